@@ -1,0 +1,701 @@
+//! Decoding RecordBatch v2 (magic 2) over `bytes::Bytes`.
+//!
+//! [`RecordBatch::decode`] checks the header, the declared length, the magic byte, the CRC-32C
+//! over bytes `[21, end)` and the compression bits; the batch then holds a zero-copy slice of the
+//! input. Records are decoded lazily by [`RecordBatch::records`]; their keys, values and header
+//! values are slices of the same buffer. [`RecordBatch::validate_records`] runs the record-level
+//! checks Kafka's decoder makes (declared lengths, header counts, exactly `recordsCount` records).
+//!
+//! The only fields a broker may change on a stored batch are the base offset and the partition
+//! leader epoch, which the CRC does not cover ([`RecordBatch::with_base_offset`],
+//! [`RecordBatch::with_partition_leader_epoch`]), and, under LogAppendTime, the timestamp type and
+//! max timestamp, which forces a new CRC ([`RecordBatch::with_log_append_time`]).
+
+use bytes::{Bytes, BytesMut};
+
+use super::control::{parse_control_record, ControlRecord};
+use super::error::{RecordError, RecordErrorKind};
+use super::varint::{read_varint, read_varlong};
+use super::{increment_sequence, CompressionType, TimestampType};
+
+/// Size of the v2 batch header: every batch is at least this long.
+pub const RECORD_BATCH_OVERHEAD: usize = 61;
+/// Bytes before the part that `batchLength` counts (base offset and the length itself).
+pub const LOG_OVERHEAD: usize = 12;
+/// The only record format modelled.
+pub const MAGIC_V2: i8 = 2;
+/// Producer id of a batch written without idempotence.
+pub const NO_PRODUCER_ID: i64 = -1;
+/// Producer epoch of a batch written without idempotence.
+pub const NO_PRODUCER_EPOCH: i16 = -1;
+/// Base sequence of a batch written without idempotence, and of control batches.
+pub const NO_SEQUENCE: i32 = -1;
+/// Partition leader epoch a producer writes before the leader stamps its own.
+pub const NO_PARTITION_LEADER_EPOCH: i32 = -1;
+/// Timestamp of a batch with no records.
+pub const NO_TIMESTAMP: i64 = -1;
+
+pub(crate) const CRC_OFFSET: usize = 17;
+pub(crate) const ATTRIBUTES_OFFSET: usize = 21;
+pub(crate) const PARTITION_LEADER_EPOCH_OFFSET: usize = 12;
+pub(crate) const MAX_TIMESTAMP_OFFSET: usize = 35;
+
+const COMPRESSION_MASK: i16 = 0x07;
+pub(crate) const TIMESTAMP_TYPE_BIT: i16 = 0x08;
+pub(crate) const TRANSACTIONAL_BIT: i16 = 0x10;
+pub(crate) const CONTROL_BIT: i16 = 0x20;
+pub(crate) const DELETE_HORIZON_BIT: i16 = 0x40;
+
+/// Every header field of a v2 batch, as stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BatchHeader {
+    /// Offset of the first record (assigned by the leader; producers write 0).
+    pub base_offset: i64,
+    /// Bytes after the length field to the end of the batch.
+    pub batch_length: i32,
+    /// Leader epoch stamped by the leader that first appended the batch.
+    pub partition_leader_epoch: i32,
+    /// Format version; always 2 for a decoded batch.
+    pub magic: i8,
+    /// CRC-32C over bytes `[21, end)`.
+    pub crc: u32,
+    /// Attribute bits (compression, timestamp type, transactional, control, delete horizon).
+    pub attributes: i16,
+    /// `lastOffset - baseOffset`; also the last sequence delta.
+    pub last_offset_delta: i32,
+    /// Timestamp of the first record, or the delete horizon when that bit is set.
+    pub base_timestamp: i64,
+    /// Largest record timestamp, or the broker's append time under LogAppendTime.
+    pub max_timestamp: i64,
+    /// Producer id, or −1.
+    pub producer_id: i64,
+    /// Producer epoch, or −1.
+    pub producer_epoch: i16,
+    /// Sequence of the first record, or −1.
+    pub base_sequence: i32,
+    /// Number of records in the records region (may be below `last_offset_delta + 1` after compaction).
+    pub records_count: i32,
+}
+
+impl BatchHeader {
+    /// The compression codec named by attribute bits 0–2.
+    pub fn compression(&self) -> CompressionType {
+        CompressionType::from_bits((self.attributes & COMPRESSION_MASK) as u8)
+    }
+
+    /// CreateTime or LogAppendTime (attribute bit 3).
+    pub fn timestamp_type(&self) -> TimestampType {
+        if self.attributes & TIMESTAMP_TYPE_BIT != 0 {
+            TimestampType::LogAppendTime
+        } else {
+            TimestampType::CreateTime
+        }
+    }
+
+    /// Attribute bit 4: the batch belongs to a transaction.
+    pub fn is_transactional(&self) -> bool {
+        self.attributes & TRANSACTIONAL_BIT != 0
+    }
+
+    /// Attribute bit 5: the batch holds control records, never returned to applications.
+    pub fn is_control(&self) -> bool {
+        self.attributes & CONTROL_BIT != 0
+    }
+
+    /// The delete horizon (KIP-534) when attribute bit 6 is set; it is stored in `base_timestamp`.
+    pub fn delete_horizon_ms(&self) -> Option<i64> {
+        (self.attributes & DELETE_HORIZON_BIT != 0).then_some(self.base_timestamp)
+    }
+
+    /// Whether a producer id is set.
+    pub fn has_producer_id(&self) -> bool {
+        self.producer_id >= 0
+    }
+
+    /// Offset of the last record.
+    pub fn last_offset(&self) -> i64 {
+        self.base_offset + i64::from(self.last_offset_delta)
+    }
+
+    /// The offset after this batch.
+    pub fn next_offset(&self) -> i64 {
+        self.last_offset() + 1
+    }
+
+    /// Sequence of the last record, with Kafka's wrap-around, or −1 without a base sequence.
+    pub fn last_sequence(&self) -> i32 {
+        if self.base_sequence < 0 {
+            NO_SEQUENCE
+        } else {
+            increment_sequence(self.base_sequence, self.last_offset_delta)
+        }
+    }
+
+    /// Total size of the batch in bytes.
+    pub fn size_in_bytes(&self) -> usize {
+        self.batch_length as usize + LOG_OVERHEAD
+    }
+
+    /// Reads the header from the first 61 bytes of `bytes` without any validation.
+    fn read(bytes: &[u8]) -> Self {
+        debug_assert!(bytes.len() >= RECORD_BATCH_OVERHEAD);
+        Self {
+            base_offset: be_i64(bytes, 0),
+            batch_length: be_i32(bytes, 8),
+            partition_leader_epoch: be_i32(bytes, 12),
+            magic: bytes[16] as i8,
+            crc: be_i32(bytes, CRC_OFFSET) as u32,
+            attributes: be_i16(bytes, ATTRIBUTES_OFFSET),
+            last_offset_delta: be_i32(bytes, 23),
+            base_timestamp: be_i64(bytes, 27),
+            max_timestamp: be_i64(bytes, MAX_TIMESTAMP_OFFSET),
+            producer_id: be_i64(bytes, 43),
+            producer_epoch: be_i16(bytes, 51),
+            base_sequence: be_i32(bytes, 53),
+            records_count: be_i32(bytes, 57),
+        }
+    }
+}
+
+/// One validated v2 batch: its header and a zero-copy slice holding exactly its bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordBatch {
+    header: BatchHeader,
+    bytes: Bytes,
+}
+
+/// One record header (key/value pair attached to a record).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordHeader {
+    /// UTF-8 header key (never null).
+    pub key: String,
+    /// Header value, `None` for a null value.
+    pub value: Option<Bytes>,
+}
+
+/// One decoded record with both its effective and its raw (delta) fields.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record {
+    /// `baseOffset + offsetDelta`.
+    pub offset: i64,
+    /// Effective timestamp: the batch max timestamp under LogAppendTime, else base + delta.
+    pub timestamp: i64,
+    /// `incrementSequence(baseSequence, offsetDelta)`, or −1 without a base sequence.
+    pub sequence: i32,
+    /// Record attributes byte (no bits are defined; kept for byte-identical re-encoding).
+    pub attributes: i8,
+    /// Timestamp delta as stored.
+    pub timestamp_delta: i64,
+    /// Offset delta as stored.
+    pub offset_delta: i32,
+    /// Key, `None` for a null key.
+    pub key: Option<Bytes>,
+    /// Value, `None` for a null value (a tombstone).
+    pub value: Option<Bytes>,
+    /// Headers in stored order.
+    pub headers: Vec<RecordHeader>,
+}
+
+impl RecordBatch {
+    /// Decodes the batch at the start of `bytes`. `position` is the absolute byte position of
+    /// `bytes[0]` and is used only in errors. `bytes` may hold more data after the batch.
+    pub fn decode(bytes: &Bytes, position: u64) -> Result<Self, RecordError> {
+        let available = bytes.len();
+        if available < RECORD_BATCH_OVERHEAD {
+            return Err(RecordError::new(
+                position,
+                RecordErrorKind::Truncated {
+                    needed: RECORD_BATCH_OVERHEAD as u64,
+                    available: available as u64,
+                },
+            ));
+        }
+        let header = BatchHeader::read(bytes);
+        let minimum_length = (RECORD_BATCH_OVERHEAD - LOG_OVERHEAD) as i32;
+        if header.batch_length < minimum_length {
+            return Err(RecordError::new(
+                position + 8,
+                RecordErrorKind::InvalidBatchLength(header.batch_length),
+            ));
+        }
+        if header.magic != MAGIC_V2 {
+            return Err(RecordError::new(
+                position + 16,
+                RecordErrorKind::UnsupportedMagic(header.magic),
+            ));
+        }
+        let size = header.size_in_bytes();
+        if available < size {
+            return Err(RecordError::new(
+                position,
+                RecordErrorKind::Truncated {
+                    needed: size as u64,
+                    available: available as u64,
+                },
+            ));
+        }
+        let computed = crc32c::crc32c(&bytes[ATTRIBUTES_OFFSET..size]);
+        if computed != header.crc {
+            return Err(RecordError::new(
+                position + CRC_OFFSET as u64,
+                RecordErrorKind::CrcMismatch {
+                    stored: header.crc,
+                    computed,
+                },
+            ));
+        }
+        if let Some(codec) = header.compression().codec_name() {
+            return Err(RecordError::new(
+                position + ATTRIBUTES_OFFSET as u64,
+                RecordErrorKind::UnsupportedCompression(codec),
+            ));
+        }
+        Ok(Self {
+            header,
+            bytes: bytes.slice(..size),
+        })
+    }
+
+    /// Decodes `bytes` as one complete batch and also validates every record; trailing bytes
+    /// after the batch are an error.
+    pub fn decode_exact(bytes: Bytes) -> Result<Self, RecordError> {
+        let batch = Self::decode(&bytes, 0)?;
+        if batch.size_in_bytes() != bytes.len() {
+            return Err(RecordError::corrupt_record(
+                batch.size_in_bytes() as u64,
+                format!(
+                    "{} bytes after the end of the batch",
+                    bytes.len() - batch.size_in_bytes()
+                ),
+            ));
+        }
+        batch.validate_records(0)?;
+        Ok(batch)
+    }
+
+    /// The decoded header.
+    pub fn header(&self) -> &BatchHeader {
+        &self.header
+    }
+
+    /// The batch's bytes, exactly as stored.
+    pub fn bytes(&self) -> &Bytes {
+        &self.bytes
+    }
+
+    /// Total size in bytes.
+    pub fn size_in_bytes(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// Offset of the first record.
+    pub fn base_offset(&self) -> i64 {
+        self.header.base_offset
+    }
+
+    /// Offset of the last record.
+    pub fn last_offset(&self) -> i64 {
+        self.header.last_offset()
+    }
+
+    /// The offset after this batch.
+    pub fn next_offset(&self) -> i64 {
+        self.header.next_offset()
+    }
+
+    /// The partition leader epoch stamped on this batch.
+    pub fn partition_leader_epoch(&self) -> i32 {
+        self.header.partition_leader_epoch
+    }
+
+    /// Whether this is a control batch.
+    pub fn is_control(&self) -> bool {
+        self.header.is_control()
+    }
+
+    /// Whether this batch belongs to a transaction.
+    pub fn is_transactional(&self) -> bool {
+        self.header.is_transactional()
+    }
+
+    /// Iterates over the records. Each item is a record or the first error (after which the
+    /// iterator ends). `position` is the absolute byte position of the batch, used in errors.
+    pub fn records_at(&self, position: u64) -> Records<'_> {
+        Records {
+            batch: self,
+            position,
+            cursor: RECORD_BATCH_OVERHEAD,
+            remaining: self.header.records_count.max(0) as usize,
+            failed: self.header.records_count < 0,
+        }
+    }
+
+    /// Iterates over the records, reporting errors relative to the start of the batch.
+    pub fn records(&self) -> Records<'_> {
+        self.records_at(0)
+    }
+
+    /// Checks every record the way Kafka's decoder does: each record's declared length matches
+    /// the bytes it uses, header counts are sane, exactly `recordsCount` records are present and
+    /// no bytes follow them.
+    pub fn validate_records(&self, position: u64) -> Result<(), RecordError> {
+        if self.header.records_count < 0 {
+            return Err(RecordError::corrupt_record(
+                position + 57,
+                format!("negative record count {}", self.header.records_count),
+            ));
+        }
+        let mut records = self.records_at(position);
+        for record in records.by_ref() {
+            record?;
+        }
+        if records.cursor != self.bytes.len() {
+            return Err(RecordError::corrupt_record(
+                position + records.cursor as u64,
+                format!(
+                    "{} bytes remain after the last of {} records",
+                    self.bytes.len() - records.cursor,
+                    self.header.records_count
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The control record of a control batch (its first record), parsed; `None` for data
+    /// batches and for control batches with no records (emptied by compaction).
+    pub fn control_record(&self) -> Option<Result<ControlRecord, RecordError>> {
+        if !self.is_control() {
+            return None;
+        }
+        let record = match self.records().next()? {
+            Ok(record) => record,
+            Err(error) => return Some(Err(error)),
+        };
+        let key = record.key.as_deref().unwrap_or(&[]);
+        Some(
+            parse_control_record(key, record.value.as_deref()).map_err(|reason| {
+                RecordError::new(
+                    RECORD_BATCH_OVERHEAD as u64,
+                    RecordErrorKind::CorruptControlRecord(reason),
+                )
+            }),
+        )
+    }
+
+    /// Whether this is a MIRROR_PID_RESET control batch (a control batch whose first record's
+    /// key has type 7).
+    pub fn is_mirror_pid_reset(&self) -> bool {
+        matches!(
+            self.control_record(),
+            Some(Ok(ControlRecord::MirrorPidReset { .. }))
+        )
+    }
+
+    /// A copy with a new base offset. The CRC does not cover the base offset, so the rest of
+    /// the bytes are unchanged (Kafka's `setLastOffset`).
+    pub fn with_base_offset(&self, base_offset: i64) -> Self {
+        let mut bytes = BytesMut::from(&self.bytes[..]);
+        bytes[0..8].copy_from_slice(&base_offset.to_be_bytes());
+        let header = BatchHeader {
+            base_offset,
+            ..self.header
+        };
+        Self {
+            header,
+            bytes: bytes.freeze(),
+        }
+    }
+
+    /// A copy with a new partition leader epoch; the CRC is unchanged because it does not cover
+    /// bytes 12..16.
+    pub fn with_partition_leader_epoch(&self, partition_leader_epoch: i32) -> Self {
+        let mut bytes = BytesMut::from(&self.bytes[..]);
+        let range = PARTITION_LEADER_EPOCH_OFFSET..PARTITION_LEADER_EPOCH_OFFSET + 4;
+        bytes[range].copy_from_slice(&partition_leader_epoch.to_be_bytes());
+        let header = BatchHeader {
+            partition_leader_epoch,
+            ..self.header
+        };
+        Self {
+            header,
+            bytes: bytes.freeze(),
+        }
+    }
+
+    /// A copy stamped by the leader in one pass: new base offset, new partition leader epoch
+    /// and, when `log_append_time_ms` is given, LogAppendTime with that max timestamp and a
+    /// recomputed CRC (Kafka's `setMaxTimestamp`, which returns early when nothing changes).
+    pub fn stamped_by_leader(
+        &self,
+        base_offset: i64,
+        partition_leader_epoch: i32,
+        log_append_time_ms: Option<i64>,
+    ) -> Self {
+        let mut bytes = BytesMut::from(&self.bytes[..]);
+        let mut header = self.header;
+        bytes[0..8].copy_from_slice(&base_offset.to_be_bytes());
+        let range = PARTITION_LEADER_EPOCH_OFFSET..PARTITION_LEADER_EPOCH_OFFSET + 4;
+        bytes[range].copy_from_slice(&partition_leader_epoch.to_be_bytes());
+        header.base_offset = base_offset;
+        header.partition_leader_epoch = partition_leader_epoch;
+        if let Some(time_ms) = log_append_time_ms {
+            let attributes = header.attributes | TIMESTAMP_TYPE_BIT;
+            if attributes != header.attributes || time_ms != header.max_timestamp {
+                header.attributes = attributes;
+                header.max_timestamp = time_ms;
+                let attributes_range = ATTRIBUTES_OFFSET..ATTRIBUTES_OFFSET + 2;
+                bytes[attributes_range].copy_from_slice(&attributes.to_be_bytes());
+                let max_range = MAX_TIMESTAMP_OFFSET..MAX_TIMESTAMP_OFFSET + 8;
+                bytes[max_range].copy_from_slice(&time_ms.to_be_bytes());
+                header.crc = crc32c::crc32c(&bytes[ATTRIBUTES_OFFSET..]);
+                bytes[CRC_OFFSET..CRC_OFFSET + 4].copy_from_slice(&header.crc.to_be_bytes());
+            }
+        }
+        Self {
+            header,
+            bytes: bytes.freeze(),
+        }
+    }
+}
+
+/// Iterator over the records of one batch; see [`RecordBatch::records_at`].
+pub struct Records<'a> {
+    batch: &'a RecordBatch,
+    position: u64,
+    cursor: usize,
+    remaining: usize,
+    failed: bool,
+}
+
+impl Iterator for Records<'_> {
+    type Item = Result<Record, RecordError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed || self.remaining == 0 {
+            return None;
+        }
+        let start = self.cursor;
+        match decode_record(self.batch, start) {
+            Ok((record, end)) => {
+                self.cursor = end;
+                self.remaining -= 1;
+                Some(Ok(record))
+            }
+            Err((offset, reason)) => {
+                self.failed = true;
+                Some(Err(RecordError::corrupt_record(
+                    self.position + offset as u64,
+                    reason,
+                )))
+            }
+        }
+    }
+}
+
+/// A cursor over the records region that reports the byte offset of every failure.
+struct Cursor<'a> {
+    bytes: &'a Bytes,
+    at: usize,
+    end: usize,
+}
+
+type DecodeFailure = (usize, String);
+
+impl Cursor<'_> {
+    fn varint(&mut self, field: &str) -> Result<i32, DecodeFailure> {
+        let (value, used) = read_varint(&self.bytes[self.at..self.end])
+            .map_err(|error| (self.at, format!("{field}: bad varint ({error:?})")))?;
+        self.at += used;
+        Ok(value)
+    }
+
+    fn varlong(&mut self, field: &str) -> Result<i64, DecodeFailure> {
+        let (value, used) = read_varlong(&self.bytes[self.at..self.end])
+            .map_err(|error| (self.at, format!("{field}: bad varlong ({error:?})")))?;
+        self.at += used;
+        Ok(value)
+    }
+
+    fn u8(&mut self, field: &str) -> Result<u8, DecodeFailure> {
+        if self.at >= self.end {
+            return Err((self.at, format!("{field}: premature end of record")));
+        }
+        self.at += 1;
+        Ok(self.bytes[self.at - 1])
+    }
+
+    /// A length-prefixed byte field; −1 means null, other negative lengths are corrupt.
+    fn nullable_bytes(&mut self, field: &str) -> Result<Option<Bytes>, DecodeFailure> {
+        let length_at = self.at;
+        let length = self.varint(field)?;
+        if length == -1 {
+            return Ok(None);
+        }
+        if length < 0 {
+            return Err((length_at, format!("{field}: negative length {length}")));
+        }
+        let length = length as usize;
+        if self.end - self.at < length {
+            return Err((
+                length_at,
+                format!(
+                    "{field}: length {length} runs past the record end ({} bytes left)",
+                    self.end - self.at
+                ),
+            ));
+        }
+        let value = self.bytes.slice(self.at..self.at + length);
+        self.at += length;
+        Ok(Some(value))
+    }
+}
+
+fn decode_record(batch: &RecordBatch, start: usize) -> Result<(Record, usize), DecodeFailure> {
+    let bytes = &batch.bytes;
+    let mut cursor = Cursor {
+        bytes,
+        at: start,
+        end: bytes.len(),
+    };
+    let length = cursor.varint("record length")?;
+    if length < 0 {
+        return Err((start, format!("negative record length {length}")));
+    }
+    let body_start = cursor.at;
+    let record_end = body_start
+        .checked_add(length as usize)
+        .filter(|end| *end <= bytes.len())
+        .ok_or_else(|| {
+            (
+                start,
+                format!(
+                    "record length {length} runs past the batch end ({} bytes left)",
+                    bytes.len() - body_start
+                ),
+            )
+        })?;
+    cursor.end = record_end;
+    let attributes = cursor.u8("record attributes")? as i8;
+    let timestamp_delta = cursor.varlong("timestamp delta")?;
+    let offset_delta = cursor.varint("offset delta")?;
+    let key = cursor.nullable_bytes("key")?;
+    let value = cursor.nullable_bytes("value")?;
+    let header_count_at = cursor.at;
+    let header_count = cursor.varint("header count")?;
+    if header_count < 0 {
+        return Err((header_count_at, format!("negative header count {header_count}")));
+    }
+    if header_count as usize > cursor.end - cursor.at {
+        return Err((
+            header_count_at,
+            format!("header count {header_count} exceeds the bytes left in the record"),
+        ));
+    }
+    let mut headers = Vec::with_capacity(header_count as usize);
+    for _ in 0..header_count {
+        let key_at = cursor.at;
+        let key = cursor
+            .nullable_bytes("header key")?
+            .ok_or((key_at, "null header key".to_string()))?;
+        let key = String::from_utf8(key.to_vec())
+            .map_err(|_| (key_at, "header key is not UTF-8".to_string()))?;
+        let value = cursor.nullable_bytes("header value")?;
+        headers.push(RecordHeader { key, value });
+    }
+    if cursor.at != record_end {
+        return Err((
+            cursor.at,
+            format!(
+                "record declares {length} bytes but its fields use {}",
+                cursor.at - body_start
+            ),
+        ));
+    }
+    let header = &batch.header;
+    let timestamp = match header.timestamp_type() {
+        TimestampType::LogAppendTime => header.max_timestamp,
+        TimestampType::CreateTime => header.base_timestamp.wrapping_add(timestamp_delta),
+    };
+    let sequence = if header.base_sequence < 0 {
+        -1
+    } else {
+        increment_sequence(header.base_sequence, offset_delta)
+    };
+    let record = Record {
+        offset: header.base_offset.wrapping_add(i64::from(offset_delta)),
+        timestamp,
+        sequence,
+        attributes,
+        timestamp_delta,
+        offset_delta,
+        key,
+        value,
+        headers,
+    };
+    Ok((record, record_end))
+}
+
+/// Iterates over concatenated batches (a log segment or a fetch response). Yields each batch
+/// with its absolute byte position; on the first error yields the error and stops.
+pub struct BatchReader {
+    bytes: Bytes,
+    position: u64,
+    cursor: usize,
+    failed: bool,
+}
+
+impl BatchReader {
+    /// Reads batches from `bytes`, whose first byte sits at absolute position `position`.
+    pub fn new(bytes: Bytes, position: u64) -> Self {
+        Self {
+            bytes,
+            position,
+            cursor: 0,
+            failed: false,
+        }
+    }
+
+    /// Byte offset (relative to the start of the input) after the last batch yielded.
+    pub fn valid_bytes(&self) -> usize {
+        self.cursor
+    }
+}
+
+impl Iterator for BatchReader {
+    type Item = Result<(u64, RecordBatch), RecordError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed || self.cursor == self.bytes.len() {
+            return None;
+        }
+        let position = self.position + self.cursor as u64;
+        let rest = self.bytes.slice(self.cursor..);
+        match RecordBatch::decode(&rest, position) {
+            Ok(batch) => {
+                self.cursor += batch.size_in_bytes();
+                Some(Ok((position, batch)))
+            }
+            Err(error) => {
+                self.failed = true;
+                Some(Err(error))
+            }
+        }
+    }
+}
+
+fn be_i16(bytes: &[u8], at: usize) -> i16 {
+    i16::from_be_bytes([bytes[at], bytes[at + 1]])
+}
+
+fn be_i32(bytes: &[u8], at: usize) -> i32 {
+    let mut raw = [0u8; 4];
+    raw.copy_from_slice(&bytes[at..at + 4]);
+    i32::from_be_bytes(raw)
+}
+
+fn be_i64(bytes: &[u8], at: usize) -> i64 {
+    let mut raw = [0u8; 8];
+    raw.copy_from_slice(&bytes[at..at + 8]);
+    i64::from_be_bytes(raw)
+}
