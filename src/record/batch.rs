@@ -9,7 +9,7 @@
 //! The only fields a broker may change on a stored batch are the base offset and the partition
 //! leader epoch, which the CRC does not cover ([`RecordBatch::with_base_offset`],
 //! [`RecordBatch::with_partition_leader_epoch`]), and, under LogAppendTime, the timestamp type and
-//! max timestamp, which forces a new CRC ([`RecordBatch::with_log_append_time`]).
+//! max timestamp, which forces a new CRC ([`RecordBatch::stamped_by_leader`]).
 
 use bytes::{Bytes, BytesMut};
 
@@ -112,23 +112,21 @@ impl BatchHeader {
         self.producer_id >= 0
     }
 
-    /// Offset of the last record.
+    /// Offset of the last record. The base offset is not covered by the CRC, so a corrupt one
+    /// must not overflow; the sum wraps as Java's `long` arithmetic does.
     pub fn last_offset(&self) -> i64 {
-        self.base_offset + i64::from(self.last_offset_delta)
+        self.base_offset
+            .wrapping_add(i64::from(self.last_offset_delta))
     }
 
-    /// The offset after this batch.
+    /// The offset after this batch (wrapping, like [`BatchHeader::last_offset`]).
     pub fn next_offset(&self) -> i64 {
-        self.last_offset() + 1
+        self.last_offset().wrapping_add(1)
     }
 
     /// Sequence of the last record, with Kafka's wrap-around, or −1 without a base sequence.
     pub fn last_sequence(&self) -> i32 {
-        if self.base_sequence < 0 {
-            NO_SEQUENCE
-        } else {
-            increment_sequence(self.base_sequence, self.last_offset_delta)
-        }
+        sequence_at(self.base_sequence, self.last_offset_delta)
     }
 
     /// Total size of the batch in bytes.
@@ -617,11 +615,7 @@ fn decode_record(batch: &RecordBatch, start: usize) -> Result<(Record, usize), D
         TimestampType::LogAppendTime => header.max_timestamp,
         TimestampType::CreateTime => header.base_timestamp.wrapping_add(timestamp_delta),
     };
-    let sequence = if header.base_sequence < 0 {
-        -1
-    } else {
-        increment_sequence(header.base_sequence, offset_delta)
-    };
+    let sequence = sequence_at(header.base_sequence, offset_delta);
     let record = Record {
         offset: header.base_offset.wrapping_add(i64::from(offset_delta)),
         timestamp,
@@ -681,6 +675,24 @@ impl Iterator for BatchReader {
                 Some(Err(error))
             }
         }
+    }
+}
+
+/// The sequence `delta` records after `base_sequence` ([`increment_sequence`]), or −1 without a
+/// base sequence. Deltas come from the input, and a CRC-valid batch may still carry a negative
+/// one, so this must not reach `increment_sequence`'s debug assertion: a negative delta gets
+/// Java's wrapping `int` arithmetic instead of a panic.
+fn sequence_at(base_sequence: i32, delta: i32) -> i32 {
+    if base_sequence < 0 {
+        NO_SEQUENCE
+    } else if delta < 0 {
+        if base_sequence > i32::MAX.wrapping_sub(delta) {
+            delta.wrapping_sub(i32::MAX - base_sequence).wrapping_sub(1)
+        } else {
+            base_sequence.wrapping_add(delta)
+        }
+    } else {
+        increment_sequence(base_sequence, delta)
     }
 }
 
