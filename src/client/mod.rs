@@ -90,8 +90,7 @@ pub fn completed_fetch(
             }
             if is_abort_marker(batch) {
                 aborted_producers.remove(&header.producer_id);
-            } else if header.is_transactional() && aborted_producers.contains(&header.producer_id)
-            {
+            } else if header.is_transactional() && aborted_producers.contains(&header.producer_id) {
                 fetch.aborted_batches_skipped += 1;
                 continue;
             }

@@ -180,7 +180,10 @@ impl LogDisk for MemoryDisk {
     }
 
     fn delete(&mut self, name: &str) -> Result<(), DiskError> {
-        self.files.remove(name).map(|_| ()).ok_or_else(|| not_found(name))
+        self.files
+            .remove(name)
+            .map(|_| ())
+            .ok_or_else(|| not_found(name))
     }
 
     fn flush(&mut self, name: &str) -> Result<(), DiskError> {

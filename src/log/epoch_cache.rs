@@ -67,7 +67,10 @@ impl LeaderEpochCache {
     /// stays strictly increasing in both fields. Negative inputs are a programming error.
     pub fn assign(&mut self, epoch: i32, start_offset: i64) {
         assert!(epoch >= 0, "assign with negative epoch {epoch}");
-        assert!(start_offset >= 0, "assign with negative offset {start_offset}");
+        assert!(
+            start_offset >= 0,
+            "assign with negative offset {start_offset}"
+        );
         if let Some(latest) = self.latest() {
             if latest.epoch == epoch && start_offset >= latest.start_offset {
                 return;
@@ -108,7 +111,9 @@ impl LeaderEpochCache {
             };
         }
         // The first entry with an epoch above the requested one.
-        let higher_index = self.entries.partition_point(|entry| entry.epoch <= requested);
+        let higher_index = self
+            .entries
+            .partition_point(|entry| entry.epoch <= requested);
         let Some(higher) = self.entries.get(higher_index) else {
             return EpochEndOffset::UNDEFINED;
         };
@@ -126,7 +131,9 @@ impl LeaderEpochCache {
 
     /// The epoch of the last entry whose start offset is ≤ `offset`.
     pub fn epoch_for_offset(&self, offset: i64) -> Option<i32> {
-        let index = self.entries.partition_point(|entry| entry.start_offset <= offset);
+        let index = self
+            .entries
+            .partition_point(|entry| entry.start_offset <= offset);
         index.checked_sub(1).map(|i| self.entries[i].epoch)
     }
 
@@ -169,7 +176,10 @@ impl LeaderEpochCache {
 
     fn assert_strictly_increasing(&self) {
         for pair in self.entries.windows(2) {
-            assert!(pair[0].epoch < pair[1].epoch, "epochs not increasing: {self}");
+            assert!(
+                pair[0].epoch < pair[1].epoch,
+                "epochs not increasing: {self}"
+            );
             assert!(
                 pair[0].start_offset < pair[1].start_offset,
                 "start offsets not increasing: {self}"
@@ -204,7 +214,11 @@ mod tests {
     }
 
     fn pairs(cache: &LeaderEpochCache) -> Vec<(i32, i64)> {
-        cache.entries().iter().map(|e| (e.epoch, e.start_offset)).collect()
+        cache
+            .entries()
+            .iter()
+            .map(|e| (e.epoch, e.start_offset))
+            .collect()
     }
 
     #[test]
@@ -233,8 +247,17 @@ mod tests {
         assert_eq!(answer(4), (4, 20));
         assert_eq!(answer(5), (-1, -1));
         let c = cache(&[(5, 11), (6, 12), (7, 13)]);
-        assert_eq!(c.end_offset_for(4, 20), EpochEndOffset { epoch: 4, end_offset: 11 });
-        assert_eq!(LeaderEpochCache::new().end_offset_for(0, 5), EpochEndOffset::UNDEFINED);
+        assert_eq!(
+            c.end_offset_for(4, 20),
+            EpochEndOffset {
+                epoch: 4,
+                end_offset: 11
+            }
+        );
+        assert_eq!(
+            LeaderEpochCache::new().end_offset_for(0, 5),
+            EpochEndOffset::UNDEFINED
+        );
     }
 
     #[test]

@@ -16,11 +16,13 @@ pub use disk::{DiskError, LogDisk, MemoryDisk, TailFate};
 pub use epoch_cache::{EpochEndOffset, EpochEntry, LeaderEpochCache};
 pub use error::{AppendError, LogError, OffsetOutOfRange};
 pub use partition_log::{
-    segment_file_name, AbortedTransaction, FetchDataInfo, FetchIsolation, LogAppendInfo,
-    LogConfig, PartitionLog, RecoveryReport, RecoveryTruncation,
+    segment_file_name, AbortedTransaction, FetchDataInfo, FetchIsolation, LogAppendInfo, LogConfig,
+    PartitionLog, RecoveryReport, RecoveryTruncation,
 };
 pub use producer_state::{
     AbortedTxn, AppendOrigin, AppendValidator, BatchMetadata, CompletedTxn, ProducerStateEntry,
     ProducerStateError, ProducerStateManager, ProducerStateUpdate, TxnMetadata,
     NUM_BATCHES_TO_RETAIN,
 };
+#[cfg(test)]
+mod tests;

@@ -356,9 +356,11 @@ impl<D: LogDisk> PartitionLog<D> {
             self.log_start_offset = base_offset;
             self.log_end_offset = base_offset;
         }
-        self.log_end_offset = kept.last().map_or(self.log_end_offset.max(base_offset), |b| {
-            b.batch.next_offset()
-        });
+        self.log_end_offset = kept
+            .last()
+            .map_or(self.log_end_offset.max(base_offset), |b| {
+                b.batch.next_offset()
+            });
         self.segments.push(Segment {
             base_offset,
             size_bytes: valid_bytes,
@@ -509,14 +511,14 @@ impl<D: LogDisk> PartitionLog<D> {
         }
         let log_append_time_ms =
             (self.config.timestamp_type == TimestampType::LogAppendTime).then_some(now_ms);
-        let stamped = batch.stamped_by_leader(self.log_end_offset, leader_epoch, log_append_time_ms);
+        let stamped =
+            batch.stamped_by_leader(self.log_end_offset, leader_epoch, log_append_time_ms);
         let mut validator = self.producer_state.begin_append(origin);
         validator.append_batch(&stamped)?;
         let update = validator.finish();
         let producer_state_reset = update.contains_reset();
         self.write_batches(std::slice::from_ref(&stamped))?;
-        self.epoch_cache
-            .assign(leader_epoch, stamped.base_offset());
+        self.epoch_cache.assign(leader_epoch, stamped.base_offset());
         let aborted = self.producer_state.apply(update, stamped.last_offset());
         self.aborted_txns.extend(aborted);
         self.assert_offsets_ordered();
@@ -556,8 +558,7 @@ impl<D: LogDisk> PartitionLog<D> {
         let mut expected_offset = self.log_end_offset;
         let mut validator = self.producer_state.begin_append(AppendOrigin::Replication);
         for batch in batches {
-            if batch.base_offset() != expected_offset || batch.last_offset() < batch.base_offset()
-            {
+            if batch.base_offset() != expected_offset || batch.last_offset() < batch.base_offset() {
                 return Err(AppendError::NonContiguousOffsets {
                     expected_offset,
                     found_offset: batch.base_offset(),
@@ -665,9 +666,16 @@ impl<D: LogDisk> PartitionLog<D> {
     /// them to the in-memory index. Disk errors leave memory unchanged for the failed batch.
     fn write_batches(&mut self, batches: &[RecordBatch]) -> Result<(), AppendError> {
         for batch in batches {
-            assert_eq!(batch.base_offset(), self.log_end_offset, "append out of order");
+            assert_eq!(
+                batch.base_offset(),
+                self.log_end_offset,
+                "append out of order"
+            );
             self.maybe_roll(batch.size_in_bytes())?;
-            let active = self.segments.last_mut().expect("a log always has a segment");
+            let active = self
+                .segments
+                .last_mut()
+                .expect("a log always has a segment");
             let name = segment_file_name(active.base_offset);
             self.disk.append(&name, batch.bytes())?;
             let position = active.size_bytes;
@@ -729,8 +737,7 @@ impl<D: LogDisk> PartitionLog<D> {
     /// A replica becoming leader (or a destination partition bumping its epoch) records that
     /// `leader_epoch` starts at the current log end offset.
     pub fn assign_epoch_start_offset(&mut self, leader_epoch: i32) {
-        self.epoch_cache
-            .assign(leader_epoch, self.log_end_offset);
+        self.epoch_cache.assign(leader_epoch, self.log_end_offset);
     }
 
     // ----- high watermark and log start -----
@@ -760,7 +767,8 @@ impl<D: LogDisk> PartitionLog<D> {
 
     fn set_high_watermark(&mut self, high_watermark: i64) {
         self.high_watermark = high_watermark;
-        self.producer_state.on_high_watermark_updated(high_watermark);
+        self.producer_state
+            .on_high_watermark_updated(high_watermark);
         self.assert_offsets_ordered();
     }
 
@@ -867,7 +875,10 @@ impl<D: LogDisk> PartitionLog<D> {
     /// Deletes everything and restarts the log empty at `new_offset` (log start, high
     /// watermark and log end all become `new_offset`).
     pub fn truncate_fully_and_start_at(&mut self, new_offset: i64) -> Result<(), LogError> {
-        assert!(new_offset >= 0, "log restarted at negative offset {new_offset}");
+        assert!(
+            new_offset >= 0,
+            "log restarted at negative offset {new_offset}"
+        );
         for segment in std::mem::take(&mut self.segments) {
             self.disk.delete(&segment_file_name(segment.base_offset))?;
         }

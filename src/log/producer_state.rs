@@ -106,7 +106,9 @@ impl ProducerStateEntry {
 
     /// Sequence of the oldest remembered batch's first record, or −1.
     pub fn first_sequence(&self) -> i32 {
-        self.batches.front().map_or(NO_SEQUENCE, |b| b.first_sequence())
+        self.batches
+            .front()
+            .map_or(NO_SEQUENCE, |b| b.first_sequence())
     }
 
     /// The remembered batch with exactly this epoch and sequence range, if any.
@@ -547,7 +549,11 @@ impl ProducerStateManager {
             }
             for txn in phase.started_txns {
                 let previous = self.ongoing_txns.insert(txn.first_offset, txn);
-                assert!(previous.is_none(), "two transactions start at {}", txn.first_offset);
+                assert!(
+                    previous.is_none(),
+                    "two transactions start at {}",
+                    txn.first_offset
+                );
             }
             for txn in phase.completed_txns {
                 if let Some(entry) = self.complete_txn(txn) {
@@ -569,7 +575,10 @@ impl ProducerStateManager {
             .ongoing_txns
             .remove(&txn.first_offset)
             .unwrap_or_else(|| panic!("completed transaction {txn:?} was never started"));
-        assert_eq!(metadata.producer_id, txn.producer_id, "transaction owner mismatch");
+        assert_eq!(
+            metadata.producer_id, txn.producer_id,
+            "transaction owner mismatch"
+        );
         metadata.last_offset = Some(txn.last_offset);
         self.unreplicated_txns.insert(txn.first_offset, metadata);
         txn.is_aborted.then_some(AbortedTxn {
@@ -596,9 +605,11 @@ impl ProducerStateManager {
         first_sequence: i32,
         last_sequence: i32,
     ) -> Option<BatchMetadata> {
-        self.producers
-            .get(&producer_id)?
-            .find_duplicate(producer_epoch, first_sequence, last_sequence)
+        self.producers.get(&producer_id)?.find_duplicate(
+            producer_epoch,
+            first_sequence,
+            last_sequence,
+        )
     }
 
     /// The entry for `producer_id`.

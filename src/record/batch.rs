@@ -582,7 +582,10 @@ fn decode_record(batch: &RecordBatch, start: usize) -> Result<(Record, usize), D
     let header_count_at = cursor.at;
     let header_count = cursor.varint("header count")?;
     if header_count < 0 {
-        return Err((header_count_at, format!("negative header count {header_count}")));
+        return Err((
+            header_count_at,
+            format!("negative header count {header_count}"),
+        ));
     }
     if header_count as usize > cursor.end - cursor.at {
         return Err((

@@ -107,7 +107,9 @@ impl ControlRecord {
     /// The record's type.
     pub fn record_type(&self) -> ControlRecordType {
         match self {
-            Self::EndTransaction { committed: true, .. } => ControlRecordType::Commit,
+            Self::EndTransaction {
+                committed: true, ..
+            } => ControlRecordType::Commit,
             Self::EndTransaction {
                 committed: false, ..
             } => ControlRecordType::Abort,
@@ -122,7 +124,10 @@ impl ControlRecord {
 /// attach a byte position to.
 pub fn parse_control_record(key: &[u8], value: Option<&[u8]>) -> Result<ControlRecord, String> {
     if key.len() < 4 {
-        return Err(format!("control record key has {} bytes, needs 4", key.len()));
+        return Err(format!(
+            "control record key has {} bytes, needs 4",
+            key.len()
+        ));
     }
     let key_version = i16::from_be_bytes([key[0], key[1]]);
     if key_version < 0 {
@@ -171,7 +176,9 @@ fn parse_mirror_pid_reset_value(value: &[u8]) -> Result<ControlRecord, String> {
     check_value_version(value)?;
     let length = i16::from_be_bytes([value[2], value[3]]);
     if length < 0 {
-        return Err(format!("MIRROR_PID_RESET source cluster id length {length}"));
+        return Err(format!(
+            "MIRROR_PID_RESET source cluster id length {length}"
+        ));
     }
     let end = 4 + length as usize;
     let raw = value.get(4..end).ok_or_else(|| {

@@ -61,10 +61,16 @@ impl fmt::Display for RecordError {
                 "truncated record batch (needs {needed} bytes, {available} available)"
             ),
             RecordErrorKind::InvalidBatchLength(length) => {
-                write!(f, "invalid batch length {length} (a v2 batch needs at least 49)")
+                write!(
+                    f,
+                    "invalid batch length {length} (a v2 batch needs at least 49)"
+                )
             }
             RecordErrorKind::UnsupportedMagic(magic) => {
-                write!(f, "unsupported magic {magic} (only RecordBatch v2 is supported)")
+                write!(
+                    f,
+                    "unsupported magic {magic} (only RecordBatch v2 is supported)"
+                )
             }
             RecordErrorKind::CrcMismatch { stored, computed } => write!(
                 f,

@@ -91,7 +91,12 @@ mod tests {
 
     #[test]
     fn varint_examples_from_the_record_format() {
-        for (value, encoded) in [(-1, vec![0x01]), (0, vec![0x00]), (1, vec![0x02]), (5, vec![0x0a])] {
+        for (value, encoded) in [
+            (-1, vec![0x01]),
+            (0, vec![0x00]),
+            (1, vec![0x02]),
+            (5, vec![0x0a]),
+        ] {
             let mut out = Vec::new();
             write_varint(&mut out, value);
             assert_eq!(out, encoded, "value {value}");
@@ -105,7 +110,10 @@ mod tests {
         assert_eq!(read_varint(&[]), Err(VarintError::Truncated));
         assert_eq!(read_varint(&[0xff; 6]), Err(VarintError::TooLong));
         // Five groups whose value needs more than 32 bits.
-        assert_eq!(read_varint(&[0xff, 0xff, 0xff, 0xff, 0x7f]), Err(VarintError::TooLong));
+        assert_eq!(
+            read_varint(&[0xff, 0xff, 0xff, 0xff, 0x7f]),
+            Err(VarintError::TooLong)
+        );
         assert_eq!(read_varlong(&[0xff; 11]), Err(VarintError::TooLong));
     }
 
