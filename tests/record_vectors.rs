@@ -133,8 +133,8 @@ fn parse_hex_i16(text: &str) -> i16 {
     u16::from_str_radix(text.trim_start_matches("0x"), 16).expect("0x-prefixed hex") as i16
 }
 
-fn optional_hex(hex: &Option<String>) -> Option<Bytes> {
-    hex.as_deref().map(|hex| Bytes::from(hex_to_bytes(hex)))
+fn optional_hex(hex: Option<&str>) -> Option<Bytes> {
+    hex.map(|hex| Bytes::from(hex_to_bytes(hex)))
 }
 
 fn vector_bytes(vector: &Vector) -> Bytes {
@@ -235,12 +235,20 @@ fn vectors_decode_every_record_field() {
             let at = format!("{name} record {index}");
             assert_eq!(record.offset, expected.offset, "{at}: offset");
             assert_eq!(record.timestamp, expected.timestamp, "{at}: timestamp");
-            assert_eq!(record.key, optional_hex(&expected.key), "{at}: key");
-            assert_eq!(record.value, optional_hex(&expected.value), "{at}: value");
+            assert_eq!(
+                record.key,
+                optional_hex(expected.key.as_deref()),
+                "{at}: key"
+            );
+            assert_eq!(
+                record.value,
+                optional_hex(expected.value.as_deref()),
+                "{at}: value"
+            );
             let headers: Vec<(String, Option<Bytes>)> = expected
                 .headers
                 .iter()
-                .map(|(key, value)| (key.clone(), optional_hex(value)))
+                .map(|(key, value)| (key.clone(), optional_hex(value.as_deref())))
                 .collect();
             let decoded: Vec<(String, Option<Bytes>)> = record
                 .headers

@@ -992,7 +992,8 @@ impl<D: LogDisk> PartitionLog<D> {
                 break;
             }
             let fits = bytes + batch.size_in_bytes() <= max_bytes;
-            if !fits && !(batches.is_empty() && min_one_message) {
+            let first_despite_size = batches.is_empty() && min_one_message;
+            if !fits && !first_despite_size {
                 break;
             }
             bytes += batch.size_in_bytes();

@@ -175,8 +175,10 @@ fn client_produce_rules_reject_malformed_batches() {
         produce(&mut log, &no_sequence),
         Err(AppendError::InvalidRecord(_))
     ));
-    let mut small = LogConfig::default();
-    small.max_message_bytes = 50;
+    let small = LogConfig {
+        max_message_bytes: 50,
+        ..LogConfig::default()
+    };
     let mut limited = PartitionLog::open(MemoryDisk::new(), small).unwrap().0;
     assert!(matches!(
         produce(&mut limited, &data_batch(1, 0, 0, 1)),

@@ -205,7 +205,7 @@ impl BatchBuilder {
             .records
             .iter()
             .map(|record| Record {
-                timestamp_delta: record.timestamp - first_timestamp,
+                timestamp_delta: record.timestamp.wrapping_sub(first_timestamp),
                 ..record.clone()
             })
             .collect();

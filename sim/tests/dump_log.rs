@@ -1,0 +1,359 @@
+//! End-to-end tests of `mirrorsim dump-log`: the built binary is run on segment files written
+//! with the codec's own builders, and its stdout, stderr and exit code are checked against
+//! design.md §6 (control records decoded; corrupt or truncated input named by byte position;
+//! exit 0 on success and 64 on bad input).
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use bytes::Bytes;
+use mirrorsim::record::{
+    end_transaction_marker, mirror_pid_reset, BatchBuilder, MarkerProducer, RecordBatch,
+    RecordHeader,
+};
+
+const T0: i64 = 1_700_000_000_000;
+/// Exit code for bad input (design.md §6).
+const EXIT_BAD_INPUT: i32 = 64;
+/// Bytes 17..21 of a batch hold its CRC; corruption after them is reported there.
+const CRC_OFFSET: usize = 17;
+
+/// A segment file under the system temp directory, removed when dropped.
+struct TempSegment {
+    path: PathBuf,
+}
+
+impl TempSegment {
+    /// Writes `bytes` to a file whose name is unique to this process and call.
+    fn new(bytes: &[u8]) -> Self {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let name = format!(
+            "mirrorsim-dump-log-{}-{}.log",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
+        let path = std::env::temp_dir().join(name);
+        std::fs::write(&path, bytes).expect("temp dir is writable");
+        Self { path }
+    }
+}
+
+impl Drop for TempSegment {
+    fn drop(&mut self) {
+        // Best effort: a leftover temp file is harmless.
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// The test segment, batch by batch, as a leader would have stamped it.
+struct Segment {
+    batches: Vec<RecordBatch>,
+}
+
+impl Segment {
+    /// Offsets 0–1 idempotent data; 2 transactional data; 3 COMMIT; 4 transactional data;
+    /// 5 ABORT; 6 MIRROR_PID_RESET (partition leader epoch bumped to 1).
+    fn new() -> Self {
+        let mut idempotent = BatchBuilder::idempotent(1000, 0, 0);
+        idempotent.append(T0, Some(Bytes::from("k0")), Some(Bytes::from("v0")), vec![]);
+        idempotent.append(
+            T0 + 5,
+            Some(Bytes::from("k1")),
+            Some(Bytes::from("v1")),
+            vec![],
+        );
+
+        let committed = transactional(2000, vec![0x00, 0xff]);
+        let aborted = transactional(3000, b"lost".to_vec());
+        let batches = vec![
+            idempotent.build().stamped_by_leader(0, 0, None),
+            committed.stamped_by_leader(2, 0, None),
+            end_transaction_marker(producer(2000), true, 5, T0 + 20).stamped_by_leader(3, 0, None),
+            aborted.stamped_by_leader(4, 0, None),
+            end_transaction_marker(producer(3000), false, 6, T0 + 30).stamped_by_leader(5, 0, None),
+            mirror_pid_reset("cluster-a", T0 + 40).stamped_by_leader(6, 1, None),
+        ];
+        Self { batches }
+    }
+
+    fn bytes(&self) -> Vec<u8> {
+        self.batches
+            .iter()
+            .flat_map(|batch| batch.bytes().iter().copied())
+            .collect()
+    }
+
+    /// Byte position of batch `index` in the segment.
+    fn position(&self, index: usize) -> usize {
+        self.batches[..index]
+            .iter()
+            .map(RecordBatch::size_in_bytes)
+            .sum()
+    }
+}
+
+fn producer(producer_id: i64) -> MarkerProducer {
+    MarkerProducer {
+        producer_id,
+        producer_epoch: 1,
+    }
+}
+
+fn transactional(producer_id: i64, value: Vec<u8>) -> RecordBatch {
+    let mut builder = BatchBuilder::idempotent(producer_id, 1, 0);
+    builder.transactional = true;
+    let header = RecordHeader {
+        key: "trace".to_string(),
+        value: Some(Bytes::from("t-1")),
+    };
+    builder.append(T0 + 10, None, Some(Bytes::from(value)), vec![header]);
+    builder.build()
+}
+
+fn mirrorsim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mirrorsim"))
+        .args(args)
+        .output()
+        .expect("the mirrorsim binary runs")
+}
+
+fn dump_log(segment: &TempSegment, extra: &[&str]) -> Output {
+    let path = segment.path.to_str().expect("temp path is UTF-8");
+    let mut args = vec!["dump-log", path];
+    args.extend_from_slice(extra);
+    mirrorsim(&args)
+}
+
+fn stdout_lines(output: &Output) -> Vec<String> {
+    String::from_utf8(output.stdout.clone())
+        .expect("stdout is UTF-8")
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[test]
+fn dump_log_prints_every_batch_and_decodes_control_records() {
+    let segment = Segment::new();
+    let file = TempSegment::new(&segment.bytes());
+    let output = dump_log(&file, &[]);
+    assert_eq!(output.status.code(), Some(0), "stderr: {}", stderr(&output));
+    assert!(output.stderr.is_empty(), "stderr: {}", stderr(&output));
+    let lines = stdout_lines(&output);
+    // Six batch lines and seven record lines.
+    assert_eq!(lines.len(), 13, "{lines:#?}");
+
+    let batch_lines: Vec<&String> = lines.iter().filter(|l| !l.starts_with("  ")).collect();
+    assert_eq!(batch_lines.len(), 6);
+    for (index, line) in batch_lines.iter().enumerate() {
+        let batch = &segment.batches[index];
+        let prefix = format!(
+            "position={} baseOffset={} lastOffset={} count={} ",
+            segment.position(index),
+            batch.base_offset(),
+            batch.last_offset(),
+            batch.header().records_count
+        );
+        assert!(line.starts_with(&prefix), "{line}\nwanted prefix {prefix}");
+        let crc = format!(
+            "crc=0x{:08x} valid=true size={}",
+            batch.header().crc,
+            batch.size_in_bytes()
+        );
+        assert!(line.ends_with(&crc), "{line}\nwanted suffix {crc}");
+    }
+    assert!(batch_lines[0].contains(
+        "partitionLeaderEpoch=0 producerId=1000 producerEpoch=0 baseSequence=0 \
+         isTransactional=false isControl=false"
+    ));
+    assert!(batch_lines[2].contains(
+        "producerId=2000 producerEpoch=1 baseSequence=-1 isTransactional=true isControl=true"
+    ));
+    assert!(batch_lines[5].contains(
+        "partitionLeaderEpoch=1 producerId=-1 producerEpoch=-1 baseSequence=-1 \
+         isTransactional=false isControl=true"
+    ));
+
+    let expected_records = [
+        (1, format!("  offset=0 timestamp={T0} sequence=0 key=\"k0\" value=\"v0\" headers=[]")),
+        (2, format!("  offset=1 timestamp={} sequence=1 key=\"k1\" value=\"v1\" headers=[]", T0 + 5)),
+        (
+            4,
+            format!(
+                "  offset=2 timestamp={} sequence=0 key=null value=0x00ff headers=[\"trace\"=\"t-1\"]",
+                T0 + 10
+            ),
+        ),
+        (6, format!("  offset=3 timestamp={} sequence=-1 COMMIT coordinatorEpoch=5", T0 + 20)),
+        (
+            8,
+            format!(
+                "  offset=4 timestamp={} sequence=0 key=null value=\"lost\" headers=[\"trace\"=\"t-1\"]",
+                T0 + 10
+            ),
+        ),
+        (10, format!("  offset=5 timestamp={} sequence=-1 ABORT coordinatorEpoch=6", T0 + 30)),
+        (
+            12,
+            format!(
+                "  offset=6 timestamp={} sequence=-1 MIRROR_PID_RESET sourceClusterId=cluster-a",
+                T0 + 40
+            ),
+        ),
+    ];
+    for (index, expected) in expected_records {
+        assert_eq!(lines[index], expected, "line {index}");
+    }
+}
+
+#[test]
+fn dump_log_json_prints_one_object_per_batch() {
+    let segment = Segment::new();
+    let file = TempSegment::new(&segment.bytes());
+    let output = dump_log(&file, &["--json"]);
+    assert_eq!(output.status.code(), Some(0), "stderr: {}", stderr(&output));
+    let objects: Vec<serde_json::Value> = stdout_lines(&output)
+        .iter()
+        .map(|line| serde_json::from_str(line).expect("every line is one JSON object"))
+        .collect();
+    assert_eq!(objects.len(), segment.batches.len());
+    for (index, (object, batch)) in objects.iter().zip(&segment.batches).enumerate() {
+        let header = batch.header();
+        assert_eq!(object["position"], segment.position(index), "batch {index}");
+        assert_eq!(object["baseOffset"], header.base_offset);
+        assert_eq!(object["lastOffset"], header.last_offset());
+        assert_eq!(object["count"], header.records_count);
+        assert_eq!(
+            object["partitionLeaderEpoch"],
+            header.partition_leader_epoch
+        );
+        assert_eq!(object["producerId"], header.producer_id);
+        assert_eq!(object["producerEpoch"], header.producer_epoch);
+        assert_eq!(object["baseSequence"], header.base_sequence);
+        assert_eq!(object["isTransactional"], header.is_transactional());
+        assert_eq!(object["isControl"], header.is_control());
+        assert_eq!(object["crc"], header.crc);
+        assert_eq!(object["valid"], true);
+        assert_eq!(object["size"], batch.size_in_bytes());
+        let records = object["records"].as_array().expect("records array");
+        assert_eq!(records.len(), header.records_count as usize);
+    }
+    let first = &objects[0]["records"];
+    assert_eq!(first[0]["offset"], 0);
+    assert_eq!(first[0]["timestamp"], T0);
+    assert_eq!(first[0]["key"]["text"], "k0");
+    assert_eq!(first[1]["value"]["text"], "v1");
+    let binary = &objects[1]["records"][0];
+    assert_eq!(binary["key"], serde_json::Value::Null);
+    assert_eq!(binary["value"]["hex"], "00ff");
+    assert_eq!(binary["headers"][0]["key"], "trace");
+    assert_eq!(binary["headers"][0]["value"]["text"], "t-1");
+    let commit = &objects[2]["records"][0]["control"];
+    assert_eq!(commit["type"], "COMMIT");
+    assert_eq!(commit["coordinatorEpoch"], 5);
+    let abort = &objects[4]["records"][0]["control"];
+    assert_eq!(abort["type"], "ABORT");
+    assert_eq!(abort["coordinatorEpoch"], 6);
+    let reset = &objects[5]["records"][0]["control"];
+    assert_eq!(reset["type"], "MIRROR_PID_RESET");
+    assert_eq!(reset["typeId"], 7);
+    assert_eq!(reset["sourceClusterId"], "cluster-a");
+}
+
+#[test]
+fn dump_log_corrupt_second_batch_prints_the_first_and_exits_64() {
+    let segment = Segment::new();
+    let mut bytes = segment.bytes();
+    let second = segment.position(1);
+    // A byte in the second batch's records region: only the CRC can notice.
+    bytes[second + 70] ^= 0x10;
+    let file = TempSegment::new(&bytes);
+    for flags in [&[][..], &["--json"][..]] {
+        let output = dump_log(&file, flags);
+        assert_eq!(
+            output.status.code(),
+            Some(EXIT_BAD_INPUT),
+            "flags {flags:?}"
+        );
+        let lines = stdout_lines(&output);
+        let batch_lines: Vec<&String> = lines.iter().filter(|l| !l.starts_with("  ")).collect();
+        assert_eq!(batch_lines.len(), 1, "only the first batch: {lines:#?}");
+        assert!(
+            batch_lines[0].contains("\"position\":0") || batch_lines[0].starts_with("position=0 ")
+        );
+        let message = stderr(&output);
+        assert!(
+            message.contains(&format!("at byte {}", second + CRC_OFFSET)),
+            "{message}"
+        );
+        assert!(message.contains("CRC mismatch"), "{message}");
+        assert!(message.contains(file.path.to_str().unwrap()), "{message}");
+        assert!(
+            message.contains(&format!("{second} valid bytes")),
+            "{message}"
+        );
+    }
+}
+
+#[test]
+fn dump_log_truncated_file_prints_whole_batches_and_exits_64() {
+    let segment = Segment::new();
+    let bytes = segment.bytes();
+    let last = segment.position(segment.batches.len() - 1);
+    let file = TempSegment::new(&bytes[..bytes.len() - 7]);
+    let output = dump_log(&file, &[]);
+    assert_eq!(output.status.code(), Some(EXIT_BAD_INPUT));
+    let lines = stdout_lines(&output);
+    // Everything but the MIRROR_PID_RESET batch and its record.
+    assert_eq!(lines.len(), 11, "{lines:#?}");
+    let message = stderr(&output);
+    assert!(message.contains(&format!("at byte {last}")), "{message}");
+    assert!(message.contains("truncated"), "{message}");
+}
+
+#[test]
+fn dump_log_missing_file_exits_64_naming_the_file() {
+    let missing = std::env::temp_dir().join(format!(
+        "mirrorsim-dump-log-{}-missing.log",
+        std::process::id()
+    ));
+    let path = missing.to_str().expect("temp path is UTF-8");
+    let output = mirrorsim(&["dump-log", path]);
+    assert_eq!(output.status.code(), Some(EXIT_BAD_INPUT));
+    assert!(output.stdout.is_empty());
+    assert!(stderr(&output).contains(path), "{}", stderr(&output));
+}
+
+#[test]
+fn unknown_flag_or_missing_argument_exits_64() {
+    let segment = TempSegment::new(&Segment::new().bytes());
+    let output = dump_log(&segment, &["--no-such-flag"]);
+    assert_eq!(output.status.code(), Some(EXIT_BAD_INPUT));
+    assert!(
+        stderr(&output).contains("--no-such-flag"),
+        "{}",
+        stderr(&output)
+    );
+    for args in [&["dump-log"][..], &["no-such-command"][..], &[][..]] {
+        let output = mirrorsim(args);
+        assert_eq!(output.status.code(), Some(EXIT_BAD_INPUT), "args {args:?}");
+    }
+}
+
+#[test]
+fn help_and_version_exit_0() {
+    for args in [
+        &["--help"][..],
+        &["--version"][..],
+        &["dump-log", "--help"][..],
+    ] {
+        let output = mirrorsim(args);
+        assert_eq!(output.status.code(), Some(0), "args {args:?}");
+        assert!(!output.stdout.is_empty(), "args {args:?}");
+    }
+}
