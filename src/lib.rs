@@ -12,6 +12,9 @@
 //! |---|---|
 //! | [`record`] | Kafka RecordBatch v2 codec over `bytes::Bytes`: decode with CRC-32C check, encode, control records (ABORT, COMMIT, MIRROR_PID_RESET). |
 //! | [`log`] | One partition's log: batches stored byte-for-byte, leader-epoch cache, producer state, transaction index, high watermark and last stable offset, truncation, durable writes through [`log::LogDisk`], recovery. |
+//! | [`protocol`] | Node ids, Kafka error codes and the request/response vocabulary between nodes. |
+//! | [`metadata`] | KRaft-style metadata records and the image built from them (topics, partitions, brokers, configs, ACLs, producer-id blocks). |
+//! | [`node`] | The `Node` trait every modelled node implements (messages and timeouts in, envelopes and a next deadline out) and the `Outbox` helper. |
 //! | [`client`] | Client-side rules that the simulated clients share, starting with how a consumer turns fetched batches into records (READ_COMMITTED filtering, control batches skipped). |
 //!
 //! Determinism rules for everything in here: no `HashMap` iteration on a path that changes
@@ -20,4 +23,7 @@
 
 pub mod client;
 pub mod log;
+pub mod metadata;
+pub mod node;
+pub mod protocol;
 pub mod record;

@@ -1,0 +1,156 @@
+//! Kafka error codes used on the wire between simulated nodes.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// A Kafka protocol error code. `None` is success.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum ErrorCode {
+    /// 0: success.
+    None,
+    /// 1: the offset is outside the partition's log.
+    OffsetOutOfRange,
+    /// 2: the batch failed its CRC or structure check.
+    CorruptMessage,
+    /// 3: the topic or partition does not exist on this broker.
+    UnknownTopicOrPartition,
+    /// 6: this broker is not the leader (or a follower) of the partition.
+    NotLeaderOrFollower,
+    /// 7: the request did not complete in time (e.g. acks=all waiting for the ISR).
+    RequestTimedOut,
+    /// 10: the batch exceeds `max.message.bytes`.
+    MessageTooLarge,
+    /// 19: the ISR is smaller than `min.insync.replicas`; nothing was appended.
+    NotEnoughReplicas,
+    /// 20: appended, but the ISR shrank below `min.insync.replicas` before it was replicated.
+    NotEnoughReplicasAfterAppend,
+    /// 41: the receiver is not the active controller.
+    NotController,
+    /// 45: the batch's sequence does not follow the producer's last one.
+    OutOfOrderSequenceNumber,
+    /// 47: the producer epoch is older than the partition knows.
+    InvalidProducerEpoch,
+    /// 48: a transaction-state rule was broken.
+    InvalidTxnState,
+    /// 52: a transaction marker came from an older coordinator.
+    TransactionCoordinatorFenced,
+    /// 56: the broker's disk failed.
+    KafkaStorageError,
+    /// 74: the request's leader epoch is older than the partition's.
+    FencedLeaderEpoch,
+    /// 75: the request's leader epoch is newer than this broker knows.
+    UnknownLeaderEpoch,
+    /// 77: the broker epoch in the request is stale.
+    StaleBrokerEpoch,
+    /// 78: the offset is not yet available (the high watermark lags the epoch start).
+    OffsetNotAvailable,
+    /// 87: the batch breaks a produce rule.
+    InvalidRecord,
+    /// 89: the broker is fenced or not registered.
+    BrokerIdNotRegistered,
+    /// 90: a newer producer with the same transactional id fenced this one.
+    ProducerFenced,
+    /// 99: the partition epoch in an AlterPartition request is stale.
+    InvalidUpdateVersion,
+    /// Any other code, kept as its number.
+    Other(i16),
+}
+
+impl ErrorCode {
+    /// The numeric Kafka code.
+    pub fn code(self) -> i16 {
+        match self {
+            Self::None => 0,
+            Self::OffsetOutOfRange => 1,
+            Self::CorruptMessage => 2,
+            Self::UnknownTopicOrPartition => 3,
+            Self::NotLeaderOrFollower => 6,
+            Self::RequestTimedOut => 7,
+            Self::MessageTooLarge => 10,
+            Self::NotEnoughReplicas => 19,
+            Self::NotEnoughReplicasAfterAppend => 20,
+            Self::NotController => 41,
+            Self::OutOfOrderSequenceNumber => 45,
+            Self::InvalidProducerEpoch => 47,
+            Self::InvalidTxnState => 48,
+            Self::TransactionCoordinatorFenced => 52,
+            Self::KafkaStorageError => 56,
+            Self::FencedLeaderEpoch => 74,
+            Self::UnknownLeaderEpoch => 75,
+            Self::StaleBrokerEpoch => 77,
+            Self::OffsetNotAvailable => 78,
+            Self::InvalidRecord => 87,
+            Self::BrokerIdNotRegistered => 89,
+            Self::ProducerFenced => 90,
+            Self::InvalidUpdateVersion => 99,
+            Self::Other(code) => code,
+        }
+    }
+
+    /// The code for a numeric value.
+    pub fn from_code(code: i16) -> Self {
+        match code {
+            0 => Self::None,
+            1 => Self::OffsetOutOfRange,
+            2 => Self::CorruptMessage,
+            3 => Self::UnknownTopicOrPartition,
+            6 => Self::NotLeaderOrFollower,
+            7 => Self::RequestTimedOut,
+            10 => Self::MessageTooLarge,
+            19 => Self::NotEnoughReplicas,
+            20 => Self::NotEnoughReplicasAfterAppend,
+            41 => Self::NotController,
+            45 => Self::OutOfOrderSequenceNumber,
+            47 => Self::InvalidProducerEpoch,
+            48 => Self::InvalidTxnState,
+            52 => Self::TransactionCoordinatorFenced,
+            56 => Self::KafkaStorageError,
+            74 => Self::FencedLeaderEpoch,
+            75 => Self::UnknownLeaderEpoch,
+            77 => Self::StaleBrokerEpoch,
+            78 => Self::OffsetNotAvailable,
+            87 => Self::InvalidRecord,
+            89 => Self::BrokerIdNotRegistered,
+            90 => Self::ProducerFenced,
+            99 => Self::InvalidUpdateVersion,
+            other => Self::Other(other),
+        }
+    }
+
+    /// Whether this is success.
+    pub fn is_none(self) -> bool {
+        self == Self::None
+    }
+
+    /// Whether a client should retry the same request (possibly after refreshing metadata),
+    /// following Kafka's `RetriableException` subclasses.
+    pub fn is_retriable(self) -> bool {
+        matches!(
+            self,
+            Self::NotLeaderOrFollower
+                | Self::RequestTimedOut
+                | Self::NotEnoughReplicas
+                | Self::NotEnoughReplicasAfterAppend
+                | Self::UnknownTopicOrPartition
+                | Self::KafkaStorageError
+                | Self::FencedLeaderEpoch
+                | Self::UnknownLeaderEpoch
+                | Self::OffsetNotAvailable
+                | Self::CorruptMessage
+                | Self::NotController
+        )
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{self:?}({})", self.code())
+    }
+}
+
+impl From<&crate::log::AppendError> for ErrorCode {
+    fn from(error: &crate::log::AppendError) -> Self {
+        Self::from_code(error.error_code())
+    }
+}
