@@ -10,7 +10,7 @@
 //!   segment form: files named by their 20-digit base offset with suffix `.log`, each holding
 //!   concatenated batches. Data becomes durable only through [`PartitionLog::flush`] or the
 //!   `flush_interval_messages` policy; the log start offset and the high watermark are kept in
-//!   small checkpoint files replaced atomically.
+//!   small checkpoint files replaced atomically (the high watermark on every flush).
 //! - [`PartitionLog::open`] recovers from whatever the disk holds: it stops at the first torn,
 //!   corrupt or out-of-order batch, truncates there, deletes later segments, and rebuilds the
 //!   leader-epoch cache, the producer state and the aborted-transaction index by replaying the
@@ -718,13 +718,14 @@ impl<D: LogDisk> PartitionLog<D> {
         Ok(())
     }
 
-    /// Makes every segment durable (fsync) and checkpoints the high watermark.
+    /// Makes every segment durable (fsync), then checkpoints the high watermark (which is at
+    /// most the now-durable log end, so recovery never starts above its data).
     pub fn flush(&mut self) -> Result<(), LogError> {
         for segment in &self.segments {
             self.disk.flush(&segment_file_name(segment.base_offset))?;
         }
         self.batches_since_flush = 0;
-        Ok(())
+        self.checkpoint_high_watermark()
     }
 
     /// Writes the high-watermark checkpoint that recovery starts from.
@@ -1082,8 +1083,11 @@ fn recovery_rejection(
             "batch at byte {position} starts at offset {}, expected {expected}",
             batch.base_offset()
         )),
-        None if batch.base_offset() < segment_base_offset => Some(format!(
-            "batch at byte {position} starts at offset {} below its segment's base {segment_base_offset}",
+        // Segments are rolled at the log end offset and never compacted, so a segment's first
+        // batch starts exactly at its base offset; anything else is a corrupt base offset (a
+        // field the CRC does not cover).
+        None if batch.base_offset() != segment_base_offset => Some(format!(
+            "batch at byte {position} starts at offset {}, its segment's base is {segment_base_offset}",
             batch.base_offset()
         )),
         _ => None,

@@ -21,8 +21,9 @@
 //!   sequence checks and regressions only tolerated, state adopted as written; the
 //!   transaction-state check still applies.
 //!
-//! KIP-1279: a `MIRROR_PID_RESET` control batch removes every producer entry and all transaction
-//! bookkeeping, whatever the origin, at the batch's position in the append.
+//! KIP-1279: a `MIRROR_PID_RESET` control batch removes every producer entry and every open
+//! transaction, whatever the origin, at the batch's position in the append. (Completed
+//! transactions still waiting for the high watermark keep holding the LSO.)
 
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
@@ -291,8 +292,17 @@ struct Phase {
     /// A MIRROR_PID_RESET precedes this phase: everything stored before it is removed.
     reset_before: bool,
     entries: BTreeMap<i64, WorkingEntry>,
-    started_txns: Vec<TxnMetadata>,
-    completed_txns: Vec<CompletedTxn>,
+    /// Transaction starts and completions in log order. Applying them in that order (rather
+    /// than all starts first, as Kafka's `UnifiedLog.append` does) makes the aborted index's
+    /// LSO field the same on the leader, on followers whatever their fetch chunking, and after
+    /// recovery.
+    txn_events: Vec<TxnEvent>,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum TxnEvent {
+    Started(TxnMetadata),
+    Completed(CompletedTxn),
 }
 
 #[derive(Debug, Clone)]
@@ -431,8 +441,8 @@ impl AppendValidator<'_> {
             self.phases
                 .last_mut()
                 .expect("at least one phase")
-                .started_txns
-                .push(txn);
+                .txn_events
+                .push(TxnEvent::Started(txn));
         }
         Ok(())
     }
@@ -478,8 +488,8 @@ impl AppendValidator<'_> {
             self.phases
                 .last_mut()
                 .expect("at least one phase")
-                .completed_txns
-                .push(txn);
+                .txn_events
+                .push(TxnEvent::Completed(txn));
         }
         Ok(())
     }
@@ -547,17 +557,17 @@ impl ProducerStateManager {
             for (producer_id, working) in phase.entries {
                 self.producers.insert(producer_id, working.entry);
             }
-            for txn in phase.started_txns {
-                let previous = self.ongoing_txns.insert(txn.first_offset, txn);
-                assert!(
-                    previous.is_none(),
-                    "two transactions start at {}",
-                    txn.first_offset
-                );
-            }
-            for txn in phase.completed_txns {
-                if let Some(entry) = self.complete_txn(txn) {
-                    aborted.push(entry);
+            for event in phase.txn_events {
+                match event {
+                    TxnEvent::Started(txn) => {
+                        let previous = self.ongoing_txns.insert(txn.first_offset, txn);
+                        assert!(
+                            previous.is_none(),
+                            "two transactions start at {}",
+                            txn.first_offset
+                        );
+                    }
+                    TxnEvent::Completed(txn) => aborted.extend(self.complete_txn(txn)),
                 }
             }
         }
@@ -589,11 +599,12 @@ impl ProducerStateManager {
         })
     }
 
-    /// MIRROR_PID_RESET: forget every producer and all transaction bookkeeping.
+    /// MIRROR_PID_RESET: forget every producer and every open transaction. Completed
+    /// transactions whose markers are not yet below the high watermark stay: they are not
+    /// producer state, and they must keep holding the LSO until their markers are replicated.
     fn remove_all_producers(&mut self) {
         self.producers.clear();
         self.ongoing_txns.clear();
-        self.unreplicated_txns.clear();
     }
 
     /// The duplicate check a leader runs before a client append: the cached batch with the
