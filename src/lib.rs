@@ -14,6 +14,7 @@
 //! | [`log`] | One partition's log: batches stored byte-for-byte, leader-epoch cache, producer state, transaction index, high watermark and last stable offset, truncation, durable writes through [`log::LogDisk`], recovery. |
 //! | [`protocol`] | Node ids, Kafka error codes and the request/response vocabulary between nodes. |
 //! | [`metadata`] | KRaft-style metadata records and the image built from them (topics, partitions, brokers, configs, ACLs, producer-id blocks). |
+//! | [`controller`] | The single active controller of a cluster (KRaft's QuorumController without a quorum): durable metadata log with recovery, broker registration, heartbeats and fencing, leader election, ISR changes, producer-id blocks, topic creation. |
 //! | [`node`] | The `Node` trait every modelled node implements (messages and timeouts in, envelopes and a next deadline out) and the `Outbox` helper. |
 //! | [`client`] | Client-side rules that the simulated clients share, starting with how a consumer turns fetched batches into records (READ_COMMITTED filtering, control batches skipped). |
 //!
@@ -21,6 +22,7 @@
 //! behaviour (all maps are `BTreeMap`), no `std::time`, no thread RNG, no globals.
 #![warn(missing_docs)]
 
+pub mod broker;
 pub mod client;
 pub mod log;
 pub mod metadata;

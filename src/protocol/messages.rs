@@ -131,6 +131,8 @@ pub enum Request {
         replica_epoch: i64,
         /// Upper bound of the returned data.
         isolation: FetchIsolation,
+        /// How long the leader may hold the request when it has no data (0: answer at once).
+        max_wait_ms: i64,
         /// Bytes per partition.
         max_bytes: usize,
         /// Partitions and positions.

@@ -1,0 +1,55 @@
+//! Broker settings. Defaults are Kafka's scaled down so that a simulated minute exercises many
+//! timeouts; every field names its unit.
+
+/// A broker's configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BrokerConfig {
+    /// `broker.heartbeat.interval.ms` (Kafka: 2000).
+    pub heartbeat_interval_ms: i64,
+    /// How often the broker polls the controller for metadata records (KRaft long-polls).
+    pub metadata_fetch_interval_ms: i64,
+    /// Metadata records per fetch.
+    pub metadata_fetch_max_records: usize,
+    /// Timeout of requests to the controller.
+    pub controller_request_timeout_ms: i64,
+    /// `replica.fetch.wait.max.ms` (Kafka: 500): how long a leader holds an empty fetch.
+    pub replica_fetch_wait_max_ms: i64,
+    /// `replica.fetch.max.bytes` per partition.
+    pub replica_fetch_max_bytes: usize,
+    /// `replica.fetch.backoff.ms` after a fetch error.
+    pub replica_fetch_backoff_ms: i64,
+    /// Timeout of a follower's fetch request (it is re-sent after this).
+    pub replica_fetch_timeout_ms: i64,
+    /// `replica.lag.time.max.ms` (Kafka: 30000): an ISR member not caught up for this long leaves.
+    pub replica_lag_time_max_ms: i64,
+    /// `min.insync.replicas` default when the topic does not set it.
+    pub default_min_insync_replicas: usize,
+    /// How often every log is flushed (fsync) and the high watermarks checkpointed;
+    /// `None` leaves durability to replication, as Kafka's default does.
+    pub log_flush_interval_ms: Option<i64>,
+    /// How often high watermarks are checkpointed
+    /// (`replica.high.watermark.checkpoint.interval.ms`, Kafka: 5000).
+    pub high_watermark_checkpoint_interval_ms: i64,
+    /// `segment.bytes` for new logs.
+    pub segment_bytes: usize,
+}
+
+impl Default for BrokerConfig {
+    fn default() -> Self {
+        Self {
+            heartbeat_interval_ms: 100,
+            metadata_fetch_interval_ms: 20,
+            metadata_fetch_max_records: 1000,
+            controller_request_timeout_ms: 500,
+            replica_fetch_wait_max_ms: 100,
+            replica_fetch_max_bytes: 1024 * 1024,
+            replica_fetch_backoff_ms: 50,
+            replica_fetch_timeout_ms: 1000,
+            replica_lag_time_max_ms: 1_000,
+            default_min_insync_replicas: 1,
+            log_flush_interval_ms: None,
+            high_watermark_checkpoint_interval_ms: 500,
+            segment_bytes: 64 * 1024,
+        }
+    }
+}

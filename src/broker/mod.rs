@@ -1,0 +1,1580 @@
+//! The broker: Kafka's `ReplicaManager`, `Partition` and replica fetcher, as one sans-IO state
+//! machine implementing [`Node`].
+//!
+//! Contract:
+//! - **Controller session.** On start the broker recovers every partition directory on its disk,
+//!   registers with the controller (a new broker epoch per incarnation), heartbeats, and polls
+//!   the controller's metadata log. It acts on partition leadership only after its metadata
+//!   image shows its *current* registration, so a restarted broker never acts on leadership the
+//!   controller granted to its previous incarnation.
+//! - **Leader.** Client produce (acks=1 and acks=all with `min.insync.replicas`), follower and
+//!   consumer fetches (with the diverging-epoch check and a bounded wait when there is no data),
+//!   OffsetsForLeaderEpoch, ListOffsets. It tracks followers, moves the high watermark over the
+//!   maximal ISR, proposes ISR changes with AlterPartition and completes acks=all produces when
+//!   the high watermark passes them.
+//! - **Follower.** One fetch session per leader broker. A diverging epoch in the answer truncates
+//!   the log per Kafka's `getOffsetTruncationState` (KIP-101/279); an out-of-range answer
+//!   restarts at the leader's log start or truncates to its high watermark; appended data moves
+//!   the follower's high watermark and log start up to the leader's.
+//! - **Producer ids.** Any broker answers InitProducerId from a block of ids the controller
+//!   granted it; the first block in every cluster starts at 0.
+//! - Every state change a checker needs is also reported as a [`BrokerEvent`].
+//!
+//! Modelling limits: one replica fetcher session per leader (Kafka may use several threads),
+//! single-partition produce requests, no partition reassignment or deletion, and the high
+//! watermark advances even while the ISR is below `min.insync.replicas` (pre-KIP-966 behaviour).
+
+mod config;
+mod partition;
+mod storage;
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeMap;
+
+pub use config::BrokerConfig;
+pub use partition::{FollowerRole, FollowerState, LeaderState, Partition, Role};
+pub use storage::{
+    parse_partition_dir_name, partition_dir_name, BrokerStorage, MemoryDirDisk, MemoryStorage,
+};
+
+use crate::log::{
+    AppendOrigin, EpochEndOffset, FetchIsolation, LogConfig, LogDisk, PartitionLog,
+};
+use crate::metadata::{MetadataImage, PartitionRecord};
+use crate::node::{Node, Outbox};
+use crate::protocol::{
+    Acks, BrokerId, ClusterIndex, EpochAnswer, EpochQuery, ErrorCode, FetchPartition,
+    FetchPartitionResponse, ListOffsetsAnswer, ListOffsetsQuery, Message, NodeId, OffsetSpec,
+    Request, Response, TopicMetadata, TopicPartition,
+};
+use crate::record::RecordBatch;
+
+/// Why a replica's log was truncated (reported so checkers can tell legal truncations apart).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TruncationReason {
+    /// A fetch answer carried a diverging epoch.
+    DivergingEpoch,
+    /// The follower's log had no epochs; it restarted from its high watermark.
+    NoEpochsOnBecomingFollower,
+    /// The leader's log is shorter than the fetch offset.
+    OffsetOutOfRangeAboveLeader,
+    /// The leader's log starts above the follower's log end.
+    OffsetOutOfRangeBelowLeaderStart,
+}
+
+/// Something a checker or a trace wants to know about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BrokerEvent {
+    /// This broker became leader of a partition in `leader_epoch` at `start_offset`.
+    BecameLeader {
+        /// The partition.
+        topic_partition: TopicPartition,
+        /// The leader epoch.
+        leader_epoch: i32,
+        /// The log end offset at which the epoch starts.
+        start_offset: i64,
+    },
+    /// This broker now follows `leader` (or waits, when `None`).
+    BecameFollower {
+        /// The partition.
+        topic_partition: TopicPartition,
+        /// The new leader.
+        leader: Option<BrokerId>,
+        /// The leader epoch.
+        leader_epoch: i32,
+    },
+    /// A log was truncated.
+    Truncated {
+        /// The partition.
+        topic_partition: TopicPartition,
+        /// Log end offset before.
+        from_log_end_offset: i64,
+        /// Log end offset after.
+        to_log_end_offset: i64,
+        /// High watermark before.
+        high_watermark_before: i64,
+        /// Why.
+        reason: TruncationReason,
+    },
+    /// A leader appended a client batch.
+    LeaderAppend {
+        /// The partition.
+        topic_partition: TopicPartition,
+        /// First offset.
+        first_offset: i64,
+        /// Last offset.
+        last_offset: i64,
+        /// The leader epoch stamped.
+        leader_epoch: i32,
+    },
+    /// The ISR of a led partition changed (as confirmed by the controller).
+    IsrChanged {
+        /// The partition.
+        topic_partition: TopicPartition,
+        /// The new ISR.
+        isr: Vec<BrokerId>,
+    },
+}
+
+#[derive(Debug, Clone, Copy)]
+struct PendingRequest {
+    correlation_id: u64,
+    sent_ms: i64,
+}
+
+#[derive(Debug, Clone, Default)]
+struct FetchSession {
+    inflight: Option<PendingRequest>,
+    /// Partitions in the in-flight request with the fetch offsets sent.
+    inflight_offsets: BTreeMap<TopicPartition, i64>,
+    next_fetch_ms: i64,
+}
+
+#[derive(Debug, Clone)]
+struct DelayedProduce {
+    reply_to: NodeId,
+    correlation_id: u64,
+    topic_partition: TopicPartition,
+    leader_epoch: i32,
+    base_offset: i64,
+    required_offset: i64,
+    log_append_time_ms: Option<i64>,
+    deadline_ms: i64,
+}
+
+#[derive(Debug, Clone)]
+struct DelayedFetch {
+    reply_to: NodeId,
+    correlation_id: u64,
+    replica_id: Option<BrokerId>,
+    isolation: FetchIsolation,
+    max_bytes: usize,
+    partitions: Vec<FetchPartition>,
+    deadline_ms: i64,
+}
+
+/// A broker; see the module doc.
+pub struct Broker<S: BrokerStorage> {
+    node_id: NodeId,
+    broker_id: BrokerId,
+    config: BrokerConfig,
+    storage: S,
+    incarnation: u64,
+    outbox: Outbox,
+    controller: NodeId,
+    broker_epoch: Option<i64>,
+    registration: Option<PendingRequest>,
+    next_registration_ms: i64,
+    heartbeat: Option<PendingRequest>,
+    next_heartbeat_ms: i64,
+    image: MetadataImage,
+    metadata_fetch: Option<PendingRequest>,
+    next_metadata_fetch_ms: i64,
+    metadata_ready: bool,
+    partitions: BTreeMap<TopicPartition, Partition<S::Disk>>,
+    unassigned_logs: BTreeMap<TopicPartition, PartitionLog<S::Disk>>,
+    fetch_sessions: BTreeMap<BrokerId, FetchSession>,
+    delayed_produces: Vec<DelayedProduce>,
+    delayed_fetches: Vec<DelayedFetch>,
+    alter_partitions: BTreeMap<u64, (TopicPartition, i64)>,
+    producer_id_block: Option<(i64, i64)>,
+    allocate_producer_ids: Option<PendingRequest>,
+    waiting_for_producer_id: Vec<(NodeId, u64)>,
+    next_isr_check_ms: i64,
+    next_flush_ms: Option<i64>,
+    next_high_watermark_checkpoint_ms: i64,
+    events: Vec<BrokerEvent>,
+}
+
+impl<S: BrokerStorage> Broker<S> {
+    /// Starts a broker process: recovers every partition directory in `storage`.
+    /// `incarnation` must differ on every start of the same broker.
+    pub fn new(
+        cluster: ClusterIndex,
+        broker_id: BrokerId,
+        config: BrokerConfig,
+        mut storage: S,
+        incarnation: u64,
+        now_ms: i64,
+    ) -> Result<Self, crate::log::LogError> {
+        let node_id = NodeId::Broker(cluster, broker_id);
+        let mut unassigned_logs = BTreeMap::new();
+        for dir in storage.partition_dirs() {
+            let Some(topic_partition) = parse_partition_dir_name(&dir) else {
+                continue;
+            };
+            let disk = storage.open_dir(&dir);
+            let (log, _report) = PartitionLog::open(disk, log_config(&config))?;
+            unassigned_logs.insert(topic_partition, log);
+        }
+        Ok(Self {
+            node_id,
+            broker_id,
+            next_isr_check_ms: now_ms + config.replica_lag_time_max_ms / 2,
+            next_flush_ms: config.log_flush_interval_ms.map(|interval| now_ms + interval),
+            next_high_watermark_checkpoint_ms: now_ms + config.high_watermark_checkpoint_interval_ms,
+            config,
+            storage,
+            incarnation,
+            outbox: Outbox::new(node_id),
+            controller: NodeId::Controller(cluster),
+            broker_epoch: None,
+            registration: None,
+            next_registration_ms: now_ms,
+            heartbeat: None,
+            next_heartbeat_ms: now_ms,
+            image: MetadataImage::default(),
+            metadata_fetch: None,
+            next_metadata_fetch_ms: now_ms,
+            metadata_ready: false,
+            partitions: BTreeMap::new(),
+            unassigned_logs,
+            fetch_sessions: BTreeMap::new(),
+            delayed_produces: Vec::new(),
+            delayed_fetches: Vec::new(),
+            alter_partitions: BTreeMap::new(),
+            producer_id_block: None,
+            allocate_producer_ids: None,
+            waiting_for_producer_id: Vec::new(),
+            events: Vec::new(),
+        })
+    }
+
+    // ----- getters for checkers -----
+
+    /// The broker id.
+    pub fn broker_id(&self) -> BrokerId {
+        self.broker_id
+    }
+
+    /// The current registration epoch, once registered.
+    pub fn broker_epoch(&self) -> Option<i64> {
+        self.broker_epoch
+    }
+
+    /// The broker's (possibly stale) metadata image.
+    pub fn image(&self) -> &MetadataImage {
+        &self.image
+    }
+
+    /// Whether the broker acts on leadership (its metadata shows its current registration).
+    pub fn is_metadata_ready(&self) -> bool {
+        self.metadata_ready
+    }
+
+    /// Partition replicas this broker hosts, by partition.
+    pub fn partitions(&self) -> &BTreeMap<TopicPartition, Partition<S::Disk>> {
+        &self.partitions
+    }
+
+    /// The storage (for the simulator's disk faults).
+    pub fn storage(&self) -> &S {
+        &self.storage
+    }
+
+    /// Events since the last call.
+    pub fn take_events(&mut self) -> Vec<BrokerEvent> {
+        std::mem::take(&mut self.events)
+    }
+
+    /// Flushes every log (used by a clean shutdown).
+    pub fn flush_all(&mut self) {
+        for partition in self.partitions.values_mut() {
+            // A disk error leaves the data unflushed, which a crash then models.
+            let _ = partition.log.flush();
+        }
+    }
+
+    // ----- controller session -----
+
+    fn maybe_register(&mut self, now_ms: i64) {
+        if self.broker_epoch.is_some() || now_ms < self.next_registration_ms {
+            return;
+        }
+        if let Some(pending) = self.registration {
+            if now_ms - pending.sent_ms < self.config.controller_request_timeout_ms {
+                return;
+            }
+        }
+        let correlation_id = self.outbox.request(
+            self.controller,
+            Request::BrokerRegistration {
+                broker_id: self.broker_id,
+                incarnation: self.incarnation,
+            },
+        );
+        self.registration = Some(PendingRequest {
+            correlation_id,
+            sent_ms: now_ms,
+        });
+        self.next_registration_ms = now_ms + self.config.controller_request_timeout_ms;
+    }
+
+    fn maybe_heartbeat(&mut self, now_ms: i64) {
+        let Some(broker_epoch) = self.broker_epoch else {
+            return;
+        };
+        if now_ms < self.next_heartbeat_ms {
+            return;
+        }
+        if let Some(pending) = self.heartbeat {
+            if now_ms - pending.sent_ms < self.config.controller_request_timeout_ms {
+                return;
+            }
+        }
+        let correlation_id = self.outbox.request(
+            self.controller,
+            Request::BrokerHeartbeat {
+                broker_id: self.broker_id,
+                broker_epoch,
+                metadata_offset: self.image.next_offset,
+            },
+        );
+        self.heartbeat = Some(PendingRequest {
+            correlation_id,
+            sent_ms: now_ms,
+        });
+        self.next_heartbeat_ms = now_ms + self.config.heartbeat_interval_ms;
+    }
+
+    fn maybe_fetch_metadata(&mut self, now_ms: i64) {
+        if now_ms < self.next_metadata_fetch_ms {
+            return;
+        }
+        if let Some(pending) = self.metadata_fetch {
+            if now_ms - pending.sent_ms < self.config.controller_request_timeout_ms {
+                return;
+            }
+        }
+        let correlation_id = self.outbox.request(
+            self.controller,
+            Request::FetchMetadata {
+                from_offset: self.image.next_offset,
+                max_records: self.config.metadata_fetch_max_records,
+            },
+        );
+        self.metadata_fetch = Some(PendingRequest {
+            correlation_id,
+            sent_ms: now_ms,
+        });
+    }
+
+    fn handle_metadata_records(
+        &mut self,
+        now_ms: i64,
+        records: Vec<(i64, crate::metadata::MetadataRecord)>,
+        end_offset: i64,
+    ) {
+        self.metadata_fetch = None;
+        let mut applied = false;
+        for (offset, record) in records {
+            if offset != self.image.next_offset {
+                // A stale or overlapping answer (e.g. after a retry); take only what follows.
+                continue;
+            }
+            self.image.apply(offset, &record);
+            applied = true;
+        }
+        self.next_metadata_fetch_ms = if self.image.next_offset < end_offset {
+            now_ms
+        } else {
+            now_ms + self.config.metadata_fetch_interval_ms
+        };
+        if !self.metadata_ready {
+            self.metadata_ready = self.broker_epoch.is_some_and(|epoch| {
+                self.image
+                    .brokers
+                    .get(&self.broker_id)
+                    .is_some_and(|registration| registration.broker_epoch == epoch)
+            });
+            applied |= self.metadata_ready;
+        }
+        if applied && self.metadata_ready {
+            self.reconcile_partitions(now_ms);
+        }
+    }
+
+    /// Brings every local replica's role in line with the metadata image.
+    fn reconcile_partitions(&mut self, now_ms: i64) {
+        let assigned: Vec<(TopicPartition, PartitionRecord)> = self
+            .image
+            .all_partitions()
+            .filter(|(_, record)| record.replicas.contains(&self.broker_id))
+            .map(|(topic_partition, record)| (topic_partition, record.clone()))
+            .collect();
+        for (topic_partition, record) in assigned {
+            if !self.partitions.contains_key(&topic_partition) {
+                let Some(log) = self.take_or_create_log(&topic_partition) else {
+                    continue;
+                };
+                self.partitions.insert(
+                    topic_partition.clone(),
+                    Partition {
+                        topic_partition: topic_partition.clone(),
+                        topic_id: record.topic_id,
+                        log,
+                        role: Role::Follower(FollowerRole {
+                            leader: None,
+                            leader_epoch: -1,
+                        }),
+                    },
+                );
+            }
+            self.apply_partition_record(now_ms, &topic_partition, &record);
+        }
+    }
+
+    fn take_or_create_log(&mut self, topic_partition: &TopicPartition) -> Option<PartitionLog<S::Disk>> {
+        if let Some(log) = self.unassigned_logs.remove(topic_partition) {
+            return Some(log);
+        }
+        let disk = self.storage.open_dir(&partition_dir_name(topic_partition));
+        PartitionLog::open(disk, log_config(&self.config))
+            .ok()
+            .map(|(log, _)| log)
+    }
+
+    fn apply_partition_record(
+        &mut self,
+        now_ms: i64,
+        topic_partition: &TopicPartition,
+        record: &PartitionRecord,
+    ) {
+        let self_id = self.broker_id;
+        let partition = self
+            .partitions
+            .get_mut(topic_partition)
+            .expect("reconciled partition exists");
+        let same_epoch = partition.leader_epoch() == record.leader_epoch;
+        match (&partition.role, record.leader) {
+            (Role::Leader(_), Some(leader)) if leader == self_id && same_epoch => {
+                let before = partition.leader_state().map(|s| s.isr.clone());
+                partition.update_isr(record);
+                let after = partition.leader_state().map(|s| s.isr.clone());
+                if before != after {
+                    self.events.push(BrokerEvent::IsrChanged {
+                        topic_partition: topic_partition.clone(),
+                        isr: record.isr.clone(),
+                    });
+                }
+                self.after_isr_change(now_ms, topic_partition);
+            }
+            (Role::Follower(role), leader) if role.leader == leader && same_epoch => {}
+            (_, Some(leader)) if leader == self_id => {
+                partition.become_leader(record, self_id, now_ms);
+                self.events.push(BrokerEvent::BecameLeader {
+                    topic_partition: topic_partition.clone(),
+                    leader_epoch: record.leader_epoch,
+                    start_offset: partition.log.log_end_offset(),
+                });
+            }
+            (_, leader) => {
+                let log_end_before = partition.log.log_end_offset();
+                let high_watermark_before = partition.log.high_watermark();
+                partition.become_follower(record);
+                if partition.log.log_end_offset() < log_end_before {
+                    self.events.push(BrokerEvent::Truncated {
+                        topic_partition: topic_partition.clone(),
+                        from_log_end_offset: log_end_before,
+                        to_log_end_offset: partition.log.log_end_offset(),
+                        high_watermark_before,
+                        reason: TruncationReason::NoEpochsOnBecomingFollower,
+                    });
+                }
+                self.events.push(BrokerEvent::BecameFollower {
+                    topic_partition: topic_partition.clone(),
+                    leader,
+                    leader_epoch: record.leader_epoch,
+                });
+                self.fail_delayed_produces(topic_partition, ErrorCode::NotLeaderOrFollower);
+                if let Some(leader) = leader {
+                    self.fetch_sessions.entry(leader).or_default();
+                }
+            }
+        }
+    }
+
+    // ----- produce -----
+
+    #[allow(clippy::too_many_arguments)] // The fields of one Produce request, unpacked.
+    fn handle_produce(
+        &mut self,
+        now_ms: i64,
+        from: NodeId,
+        correlation_id: u64,
+        acks: Acks,
+        timeout_ms: i64,
+        topic_partition: TopicPartition,
+        batch: RecordBatch,
+    ) {
+        let min_insync = self.min_insync_replicas(&topic_partition.topic);
+        let Some(partition) = self.partitions.get_mut(&topic_partition) else {
+            self.respond_produce(from, correlation_id, ErrorCode::NotLeaderOrFollower, -1, None, -1);
+            return;
+        };
+        let Role::Leader(state) = &partition.role else {
+            self.respond_produce(from, correlation_id, ErrorCode::NotLeaderOrFollower, -1, None, -1);
+            return;
+        };
+        let leader_epoch = state.leader_epoch;
+        if acks == Acks::All && state.isr.len() < min_insync {
+            let log_start = partition.log.log_start_offset();
+            self.respond_produce(from, correlation_id, ErrorCode::NotEnoughReplicas, -1, None, log_start);
+            return;
+        }
+        let appended = partition
+            .log
+            .append_as_leader(&batch, leader_epoch, AppendOrigin::Client, now_ms);
+        let info = match appended {
+            Ok(info) => info,
+            Err(error) => {
+                let log_start = partition.log.log_start_offset();
+                self.respond_produce(from, correlation_id, ErrorCode::from(&error), -1, None, log_start);
+                return;
+            }
+        };
+        if !info.duplicate {
+            self.events.push(BrokerEvent::LeaderAppend {
+                topic_partition: topic_partition.clone(),
+                first_offset: info.first_offset,
+                last_offset: info.last_offset,
+                leader_epoch,
+            });
+        }
+        match acks {
+            Acks::Leader => self.respond_produce(
+                from,
+                correlation_id,
+                ErrorCode::None,
+                info.first_offset,
+                info.log_append_time_ms,
+                info.log_start_offset,
+            ),
+            Acks::All => self.delayed_produces.push(DelayedProduce {
+                reply_to: from,
+                correlation_id,
+                topic_partition: topic_partition.clone(),
+                leader_epoch,
+                base_offset: info.first_offset,
+                required_offset: info.last_offset + 1,
+                log_append_time_ms: info.log_append_time_ms,
+                deadline_ms: now_ms + timeout_ms,
+            }),
+        }
+        self.maybe_increment_high_watermark(now_ms, &topic_partition);
+        self.try_complete_delayed_fetches(now_ms);
+    }
+
+    fn respond_produce(
+        &mut self,
+        to: NodeId,
+        correlation_id: u64,
+        error: ErrorCode,
+        base_offset: i64,
+        log_append_time_ms: Option<i64>,
+        log_start_offset: i64,
+    ) {
+        self.outbox.respond(
+            to,
+            correlation_id,
+            Response::Produce {
+                error,
+                base_offset,
+                log_append_time_ms,
+                log_start_offset,
+            },
+        );
+    }
+
+    fn min_insync_replicas(&self, topic: &str) -> usize {
+        let default = self.config.default_min_insync_replicas.to_string();
+        self.image
+            .topic_config(topic, "min.insync.replicas", &default)
+            .parse()
+            .unwrap_or(self.config.default_min_insync_replicas)
+    }
+
+    fn maybe_increment_high_watermark(&mut self, now_ms: i64, topic_partition: &TopicPartition) {
+        let self_id = self.broker_id;
+        let moved = self
+            .partitions
+            .get_mut(topic_partition)
+            .is_some_and(|partition| partition.maybe_increment_high_watermark(self_id));
+        if moved {
+            self.complete_delayed_produces(now_ms);
+            self.try_complete_delayed_fetches(now_ms);
+        }
+    }
+
+    /// Answers every acks=all produce whose offsets the high watermark passed, and fails those
+    /// whose partition this broker no longer leads in the same epoch.
+    fn complete_delayed_produces(&mut self, now_ms: i64) {
+        let pending = std::mem::take(&mut self.delayed_produces);
+        for produce in pending {
+            let min_insync = self.min_insync_replicas(&produce.topic_partition.topic);
+            let partition = self.partitions.get(&produce.topic_partition);
+            let leader = partition.and_then(|p| p.leader_state().map(|s| (p, s)));
+            match leader {
+                Some((partition, state)) if state.leader_epoch == produce.leader_epoch => {
+                    if partition.log.high_watermark() >= produce.required_offset {
+                        let error = if state.isr.len() < min_insync {
+                            ErrorCode::NotEnoughReplicasAfterAppend
+                        } else {
+                            ErrorCode::None
+                        };
+                        let log_start = partition.log.log_start_offset();
+                        self.respond_produce(
+                            produce.reply_to,
+                            produce.correlation_id,
+                            error,
+                            produce.base_offset,
+                            produce.log_append_time_ms,
+                            log_start,
+                        );
+                    } else if now_ms >= produce.deadline_ms {
+                        self.respond_produce(
+                            produce.reply_to,
+                            produce.correlation_id,
+                            ErrorCode::RequestTimedOut,
+                            -1,
+                            None,
+                            -1,
+                        );
+                    } else {
+                        self.delayed_produces.push(produce);
+                    }
+                }
+                _ => self.respond_produce(
+                    produce.reply_to,
+                    produce.correlation_id,
+                    ErrorCode::NotLeaderOrFollower,
+                    -1,
+                    None,
+                    -1,
+                ),
+            }
+        }
+    }
+
+    fn fail_delayed_produces(&mut self, topic_partition: &TopicPartition, error: ErrorCode) {
+        let (failed, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut self.delayed_produces)
+            .into_iter()
+            .partition(|produce| &produce.topic_partition == topic_partition);
+        self.delayed_produces = kept;
+        for produce in failed {
+            self.respond_produce(produce.reply_to, produce.correlation_id, error, -1, None, -1);
+        }
+    }
+
+    // ----- fetch (leader side) -----
+
+    #[allow(clippy::too_many_arguments)]
+    fn handle_fetch(
+        &mut self,
+        now_ms: i64,
+        from: NodeId,
+        correlation_id: u64,
+        replica_id: Option<BrokerId>,
+        isolation: FetchIsolation,
+        max_wait_ms: i64,
+        max_bytes: usize,
+        partitions: Vec<FetchPartition>,
+    ) {
+        let answers = self.read_fetch_partitions(now_ms, replica_id, isolation, max_bytes, &partitions);
+        let has_data = answers
+            .iter()
+            .any(|answer| !answer.batches.is_empty() || !answer.error.is_none() || answer.diverging_epoch.is_some());
+        if has_data || max_wait_ms <= 0 {
+            self.outbox
+                .respond(from, correlation_id, Response::Fetch { partitions: answers });
+            return;
+        }
+        self.delayed_fetches.push(DelayedFetch {
+            reply_to: from,
+            correlation_id,
+            replica_id,
+            isolation,
+            max_bytes,
+            partitions,
+            deadline_ms: now_ms + max_wait_ms,
+        });
+    }
+
+    fn read_fetch_partitions(
+        &mut self,
+        now_ms: i64,
+        replica_id: Option<BrokerId>,
+        isolation: FetchIsolation,
+        max_bytes: usize,
+        partitions: &[FetchPartition],
+    ) -> Vec<FetchPartitionResponse> {
+        let mut answers = Vec::with_capacity(partitions.len());
+        let mut touched = Vec::new();
+        for request in partitions {
+            let answer = match replica_id {
+                Some(follower) => self.read_for_follower(now_ms, follower, max_bytes, request),
+                None => self.read_for_consumer(isolation, max_bytes, request),
+            };
+            if replica_id.is_some() && answer.error.is_none() && answer.diverging_epoch.is_none() {
+                touched.push(request.topic_partition.clone());
+            }
+            answers.push(answer);
+        }
+        for topic_partition in touched {
+            if let Some(follower) = replica_id {
+                self.maybe_expand_isr(now_ms, &topic_partition, follower);
+            }
+            self.maybe_increment_high_watermark(now_ms, &topic_partition);
+        }
+        answers
+    }
+
+    fn read_for_follower(
+        &mut self,
+        now_ms: i64,
+        follower: BrokerId,
+        max_bytes: usize,
+        request: &FetchPartition,
+    ) -> FetchPartitionResponse {
+        let topic_partition = &request.topic_partition;
+        let Some(partition) = self.partitions.get_mut(topic_partition) else {
+            return error_answer(topic_partition, ErrorCode::UnknownTopicOrPartition);
+        };
+        let Some(state) = partition.leader_state() else {
+            return error_answer(topic_partition, ErrorCode::NotLeaderOrFollower);
+        };
+        if let Some(error) = check_leader_epoch(request.current_leader_epoch, state.leader_epoch) {
+            return error_answer(topic_partition, error);
+        }
+        let log = &partition.log;
+        if request.last_fetched_epoch >= 0 {
+            let end = log.end_offset_for_epoch(request.last_fetched_epoch);
+            if end == EpochEndOffset::UNDEFINED {
+                return offsets_answer(topic_partition, log, ErrorCode::OffsetOutOfRange);
+            }
+            if end.epoch < request.last_fetched_epoch || end.end_offset < request.fetch_offset {
+                let mut answer = offsets_answer(topic_partition, log, ErrorCode::None);
+                answer.diverging_epoch = Some(end);
+                return answer;
+            }
+        }
+        let read = log.read(request.fetch_offset, max_bytes, FetchIsolation::LogEnd, true);
+        match read {
+            Err(_) => offsets_answer(topic_partition, log, ErrorCode::OffsetOutOfRange),
+            Ok(data) => {
+                partition.record_follower_fetch(follower, request.fetch_offset, now_ms);
+                FetchPartitionResponse {
+                    topic_partition: topic_partition.clone(),
+                    error: ErrorCode::None,
+                    high_watermark: data.high_watermark,
+                    last_stable_offset: data.last_stable_offset,
+                    log_start_offset: data.log_start_offset,
+                    diverging_epoch: None,
+                    aborted_transactions: None,
+                    batches: data.batches,
+                }
+            }
+        }
+    }
+
+    fn read_for_consumer(
+        &self,
+        isolation: FetchIsolation,
+        max_bytes: usize,
+        request: &FetchPartition,
+    ) -> FetchPartitionResponse {
+        let topic_partition = &request.topic_partition;
+        let Some(partition) = self.partitions.get(topic_partition) else {
+            return error_answer(topic_partition, ErrorCode::UnknownTopicOrPartition);
+        };
+        let Some(state) = partition.leader_state() else {
+            return error_answer(topic_partition, ErrorCode::NotLeaderOrFollower);
+        };
+        if let Some(error) = check_leader_epoch(request.current_leader_epoch, state.leader_epoch) {
+            return error_answer(topic_partition, error);
+        }
+        let log = &partition.log;
+        match log.read(request.fetch_offset, max_bytes, isolation, true) {
+            Err(_) => offsets_answer(topic_partition, log, ErrorCode::OffsetOutOfRange),
+            Ok(data) => FetchPartitionResponse {
+                topic_partition: topic_partition.clone(),
+                error: ErrorCode::None,
+                high_watermark: data.high_watermark,
+                last_stable_offset: data.last_stable_offset,
+                log_start_offset: data.log_start_offset,
+                diverging_epoch: None,
+                aborted_transactions: data.aborted_transactions,
+                batches: data.batches,
+            },
+        }
+    }
+
+    /// Answers delayed fetches that now have data (or whose wait ran out).
+    fn try_complete_delayed_fetches(&mut self, now_ms: i64) {
+        if self.delayed_fetches.is_empty() {
+            return;
+        }
+        let pending = std::mem::take(&mut self.delayed_fetches);
+        for fetch in pending {
+            let answers = self.read_fetch_partitions(
+                now_ms,
+                fetch.replica_id,
+                fetch.isolation,
+                fetch.max_bytes,
+                &fetch.partitions,
+            );
+            let ready = answers.iter().any(|answer| {
+                !answer.batches.is_empty()
+                    || !answer.error.is_none()
+                    || answer.diverging_epoch.is_some()
+            });
+            if ready || now_ms >= fetch.deadline_ms {
+                self.outbox.respond(
+                    fetch.reply_to,
+                    fetch.correlation_id,
+                    Response::Fetch { partitions: answers },
+                );
+            } else {
+                self.delayed_fetches.push(fetch);
+            }
+        }
+    }
+
+    // ----- ISR -----
+
+    fn maybe_expand_isr(&mut self, now_ms: i64, topic_partition: &TopicPartition, follower: BrokerId) {
+        let Some(partition) = self.partitions.get_mut(topic_partition) else {
+            return;
+        };
+        if let Some(proposed) = partition.maybe_expand_isr(follower) {
+            self.send_alter_partition(now_ms, topic_partition, proposed);
+        }
+    }
+
+    fn maybe_shrink_isrs(&mut self, now_ms: i64) {
+        let self_id = self.broker_id;
+        let lag_time_ms = self.config.replica_lag_time_max_ms;
+        let mut proposals = Vec::new();
+        for (topic_partition, partition) in self.partitions.iter_mut() {
+            if let Some(proposed) = partition.maybe_shrink_isr(self_id, now_ms, lag_time_ms) {
+                proposals.push((topic_partition.clone(), proposed));
+            }
+        }
+        for (topic_partition, proposed) in proposals {
+            self.send_alter_partition(now_ms, &topic_partition, proposed);
+        }
+    }
+
+    fn send_alter_partition(&mut self, now_ms: i64, topic_partition: &TopicPartition, new_isr: Vec<BrokerId>) {
+        let Some(broker_epoch) = self.broker_epoch else {
+            return;
+        };
+        let Some(partition) = self.partitions.get(topic_partition) else {
+            return;
+        };
+        let Some(state) = partition.leader_state() else {
+            return;
+        };
+        let request = Request::AlterPartition {
+            broker_id: self.broker_id,
+            broker_epoch,
+            topic_id: partition.topic_id,
+            partition: topic_partition.partition,
+            leader_epoch: state.leader_epoch,
+            partition_epoch: state.partition_epoch,
+            new_isr,
+        };
+        let correlation_id = self.outbox.request(self.controller, request);
+        self.alter_partitions
+            .insert(correlation_id, (topic_partition.clone(), now_ms));
+    }
+
+    fn handle_alter_partition_response(
+        &mut self,
+        now_ms: i64,
+        correlation_id: u64,
+        error: ErrorCode,
+        record: Option<PartitionRecord>,
+    ) {
+        let Some((topic_partition, _)) = self.alter_partitions.remove(&correlation_id) else {
+            return;
+        };
+        let Some(partition) = self.partitions.get_mut(&topic_partition) else {
+            return;
+        };
+        match (error, record) {
+            (ErrorCode::None, Some(record)) => {
+                partition.update_isr(&record);
+                self.events.push(BrokerEvent::IsrChanged {
+                    topic_partition: topic_partition.clone(),
+                    isr: record.isr.clone(),
+                });
+                self.after_isr_change(now_ms, &topic_partition);
+            }
+            _ => {
+                // Refused (stale epochs, fenced member): drop the proposal; metadata will bring
+                // the partition's real state and the next check proposes again.
+                if let Role::Leader(state) = &mut partition.role {
+                    state.pending_isr = None;
+                }
+            }
+        }
+    }
+
+    fn after_isr_change(&mut self, now_ms: i64, topic_partition: &TopicPartition) {
+        // A smaller ISR can let the high watermark move; a larger one can make acks=all
+        // produces fail with NotEnoughReplicasAfterAppend less often.
+        self.maybe_increment_high_watermark(now_ms, topic_partition);
+        self.complete_delayed_produces(now_ms);
+    }
+
+    fn expire_alter_partitions(&mut self, now_ms: i64) {
+        let timeout = self.config.controller_request_timeout_ms;
+        let expired: Vec<u64> = self
+            .alter_partitions
+            .iter()
+            .filter(|(_, (_, sent_ms))| now_ms - sent_ms >= timeout)
+            .map(|(correlation_id, _)| *correlation_id)
+            .collect();
+        for correlation_id in expired {
+            self.handle_alter_partition_response(now_ms, correlation_id, ErrorCode::RequestTimedOut, None);
+        }
+    }
+
+    // ----- follower fetching -----
+
+    fn maybe_send_replica_fetches(&mut self, now_ms: i64) {
+        if !self.metadata_ready {
+            return;
+        }
+        let Some(broker_epoch) = self.broker_epoch else {
+            return;
+        };
+        let leaders: Vec<BrokerId> = self.fetch_sessions.keys().copied().collect();
+        for leader in leaders {
+            let session = self.fetch_sessions.get(&leader).expect("listed above");
+            if let Some(pending) = session.inflight {
+                if now_ms - pending.sent_ms < self.config.replica_fetch_timeout_ms {
+                    continue;
+                }
+            }
+            if now_ms < session.next_fetch_ms {
+                continue;
+            }
+            let requests = self.follower_fetch_partitions(leader);
+            if requests.is_empty() {
+                self.fetch_sessions.remove(&leader);
+                continue;
+            }
+            let offsets = requests
+                .iter()
+                .map(|request| (request.topic_partition.clone(), request.fetch_offset))
+                .collect();
+            let correlation_id = self.outbox.request(
+                NodeId::Broker(self.node_id.cluster(), leader),
+                Request::Fetch {
+                    replica_id: Some(self.broker_id),
+                    replica_epoch: broker_epoch,
+                    isolation: FetchIsolation::LogEnd,
+                    max_wait_ms: self.config.replica_fetch_wait_max_ms,
+                    max_bytes: self.config.replica_fetch_max_bytes,
+                    partitions: requests,
+                },
+            );
+            let session = self.fetch_sessions.get_mut(&leader).expect("listed above");
+            session.inflight = Some(PendingRequest {
+                correlation_id,
+                sent_ms: now_ms,
+            });
+            session.inflight_offsets = offsets;
+        }
+    }
+
+    fn follower_fetch_partitions(&self, leader: BrokerId) -> Vec<FetchPartition> {
+        self.partitions
+            .values()
+            .filter_map(|partition| match &partition.role {
+                Role::Follower(role) if role.leader == Some(leader) => Some(FetchPartition {
+                    topic_partition: partition.topic_partition.clone(),
+                    current_leader_epoch: role.leader_epoch,
+                    fetch_offset: partition.log.log_end_offset(),
+                    last_fetched_epoch: partition.log.latest_epoch().unwrap_or(-1),
+                }),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn handle_replica_fetch_response(
+        &mut self,
+        now_ms: i64,
+        leader: BrokerId,
+        correlation_id: u64,
+        answers: Vec<FetchPartitionResponse>,
+    ) {
+        let Some(session) = self.fetch_sessions.get_mut(&leader) else {
+            return;
+        };
+        if session.inflight.map(|p| p.correlation_id) != Some(correlation_id) {
+            return;
+        }
+        session.inflight = None;
+        let offsets = std::mem::take(&mut session.inflight_offsets);
+        let mut backoff = false;
+        for answer in answers {
+            let Some(sent_offset) = offsets.get(&answer.topic_partition).copied() else {
+                continue;
+            };
+            backoff |= !self.handle_replica_fetch_answer(leader, sent_offset, answer);
+        }
+        let next = if backoff {
+            now_ms + self.config.replica_fetch_backoff_ms
+        } else {
+            now_ms
+        };
+        if let Some(session) = self.fetch_sessions.get_mut(&leader) {
+            session.next_fetch_ms = next;
+        }
+    }
+
+    /// Applies one partition of a fetch answer; returns false when the fetcher should back off.
+    fn handle_replica_fetch_answer(
+        &mut self,
+        leader: BrokerId,
+        sent_offset: i64,
+        answer: FetchPartitionResponse,
+    ) -> bool {
+        let topic_partition = answer.topic_partition.clone();
+        let Some(partition) = self.partitions.get_mut(&topic_partition) else {
+            return true;
+        };
+        let following = matches!(&partition.role, Role::Follower(role) if role.leader == Some(leader));
+        if !following || partition.log.log_end_offset() != sent_offset {
+            // The role or the log changed while the fetch was in flight: drop the answer.
+            return true;
+        }
+        match answer.error {
+            ErrorCode::None => {}
+            ErrorCode::OffsetOutOfRange => {
+                let reason = if answer.log_start_offset > partition.log.log_end_offset() {
+                    let _ = partition.log.truncate_fully_and_start_at(answer.log_start_offset);
+                    TruncationReason::OffsetOutOfRangeBelowLeaderStart
+                } else {
+                    let target = answer.high_watermark.min(partition.log.log_end_offset());
+                    let _ = partition.log.truncate_to(target);
+                    TruncationReason::OffsetOutOfRangeAboveLeader
+                };
+                self.push_truncation(&topic_partition, sent_offset, reason);
+                return true;
+            }
+            _ => return false,
+        }
+        if let Some(diverging) = answer.diverging_epoch {
+            let target = follower_truncation_offset(&partition.log, diverging);
+            let _ = partition.log.truncate_to(target);
+            self.push_truncation(&topic_partition, sent_offset, TruncationReason::DivergingEpoch);
+            return true;
+        }
+        if partition.log.append_as_follower(&answer.batches).is_err() {
+            return false;
+        }
+        let log = &mut partition.log;
+        log.update_high_watermark(answer.high_watermark);
+        let new_start = answer.log_start_offset.min(log.high_watermark());
+        // Raising the start above the high watermark is refused by the log; clamped above.
+        let _ = log.maybe_increment_log_start_offset(new_start);
+        true
+    }
+
+    fn push_truncation(&mut self, topic_partition: &TopicPartition, from: i64, reason: TruncationReason) {
+        let Some(partition) = self.partitions.get(topic_partition) else {
+            return;
+        };
+        let to = partition.log.log_end_offset();
+        if to < from {
+            self.events.push(BrokerEvent::Truncated {
+                topic_partition: topic_partition.clone(),
+                from_log_end_offset: from,
+                to_log_end_offset: to,
+                high_watermark_before: partition.log.high_watermark(),
+                reason,
+            });
+        }
+    }
+
+    // ----- other requests -----
+
+    fn handle_metadata_request(&mut self, from: NodeId, correlation_id: u64, topics: Option<Vec<String>>) {
+        let brokers = self
+            .image
+            .brokers
+            .iter()
+            .filter(|(_, registration)| !registration.fenced)
+            .map(|(id, _)| *id)
+            .collect();
+        let names: Vec<String> = match topics {
+            Some(names) => names,
+            None => self.image.topic_ids.keys().cloned().collect(),
+        };
+        let topics = names
+            .into_iter()
+            .map(|name| match self.image.topic_ids.get(&name) {
+                Some(topic_id) => TopicMetadata {
+                    name,
+                    error: ErrorCode::None,
+                    topic_id: Some(*topic_id),
+                    partitions: self.image.topics[topic_id]
+                        .partitions
+                        .values()
+                        .cloned()
+                        .collect(),
+                },
+                None => TopicMetadata {
+                    name,
+                    error: ErrorCode::UnknownTopicOrPartition,
+                    topic_id: None,
+                    partitions: Vec::new(),
+                },
+            })
+            .collect();
+        self.outbox
+            .respond(from, correlation_id, Response::Metadata { brokers, topics });
+    }
+
+    fn handle_offsets_for_leader_epoch(&mut self, from: NodeId, correlation_id: u64, queries: Vec<EpochQuery>) {
+        let partitions = queries
+            .iter()
+            .map(|query| {
+                let undefined = |error| EpochAnswer {
+                    error,
+                    leader_epoch: -1,
+                    end_offset: -1,
+                };
+                let Some(partition) = self.partitions.get(&query.topic_partition) else {
+                    return undefined(ErrorCode::UnknownTopicOrPartition);
+                };
+                let Some(state) = partition.leader_state() else {
+                    return undefined(ErrorCode::NotLeaderOrFollower);
+                };
+                if let Some(error) = check_leader_epoch(query.current_leader_epoch, state.leader_epoch) {
+                    return undefined(error);
+                }
+                let end = partition.log.end_offset_for_epoch(query.leader_epoch);
+                EpochAnswer {
+                    error: ErrorCode::None,
+                    leader_epoch: end.epoch,
+                    end_offset: end.end_offset,
+                }
+            })
+            .collect();
+        self.outbox.respond(
+            from,
+            correlation_id,
+            Response::OffsetsForLeaderEpoch { partitions },
+        );
+    }
+
+    fn handle_list_offsets(
+        &mut self,
+        from: NodeId,
+        correlation_id: u64,
+        isolation: FetchIsolation,
+        queries: Vec<ListOffsetsQuery>,
+    ) {
+        let partitions = queries
+            .iter()
+            .map(|query| self.list_offset(isolation, query))
+            .collect();
+        self.outbox
+            .respond(from, correlation_id, Response::ListOffsets { partitions });
+    }
+
+    fn list_offset(&self, isolation: FetchIsolation, query: &ListOffsetsQuery) -> ListOffsetsAnswer {
+        let failed = |error| ListOffsetsAnswer {
+            error,
+            offset: -1,
+            leader_epoch: -1,
+        };
+        let Some(partition) = self.partitions.get(&query.topic_partition) else {
+            return failed(ErrorCode::UnknownTopicOrPartition);
+        };
+        let Some(state) = partition.leader_state() else {
+            return failed(ErrorCode::NotLeaderOrFollower);
+        };
+        if let Some(error) = check_leader_epoch(query.current_leader_epoch, state.leader_epoch) {
+            return failed(error);
+        }
+        let log = &partition.log;
+        let offset = match (query.spec, isolation) {
+            (OffsetSpec::Earliest, _) => log.log_start_offset(),
+            (OffsetSpec::Latest, FetchIsolation::LogEnd) => log.log_end_offset(),
+            (OffsetSpec::Latest, _) if log.high_watermark() < state.leader_epoch_start_offset => {
+                // Kafka refuses until the new leader's HW reaches its epoch start (§4.2).
+                return failed(ErrorCode::OffsetNotAvailable);
+            }
+            (OffsetSpec::Latest, FetchIsolation::HighWatermark) => log.high_watermark(),
+            (OffsetSpec::Latest, FetchIsolation::TxnCommitted) => log.last_stable_offset(),
+        };
+        ListOffsetsAnswer {
+            error: ErrorCode::None,
+            offset,
+            leader_epoch: log.epoch_cache().epoch_for_offset(offset.max(0)).unwrap_or(-1),
+        }
+    }
+
+    fn handle_init_producer_id(&mut self, now_ms: i64, from: NodeId, correlation_id: u64) {
+        self.waiting_for_producer_id.push((from, correlation_id));
+        self.serve_producer_ids(now_ms);
+    }
+
+    fn serve_producer_ids(&mut self, now_ms: i64) {
+        while !self.waiting_for_producer_id.is_empty() {
+            let Some((next, end)) = self.producer_id_block else {
+                break;
+            };
+            if next >= end {
+                self.producer_id_block = None;
+                break;
+            }
+            self.producer_id_block = Some((next + 1, end));
+            let (to, correlation_id) = self.waiting_for_producer_id.remove(0);
+            self.outbox.respond(
+                to,
+                correlation_id,
+                Response::InitProducerId {
+                    error: ErrorCode::None,
+                    producer_id: next,
+                    producer_epoch: 0,
+                },
+            );
+        }
+        if !self.waiting_for_producer_id.is_empty() {
+            self.maybe_allocate_producer_ids(now_ms);
+        }
+    }
+
+    fn maybe_allocate_producer_ids(&mut self, now_ms: i64) {
+        let Some(broker_epoch) = self.broker_epoch else {
+            return;
+        };
+        if let Some(pending) = self.allocate_producer_ids {
+            if now_ms - pending.sent_ms < self.config.controller_request_timeout_ms {
+                return;
+            }
+        }
+        let correlation_id = self.outbox.request(
+            self.controller,
+            Request::AllocateProducerIds {
+                broker_id: self.broker_id,
+                broker_epoch,
+            },
+        );
+        self.allocate_producer_ids = Some(PendingRequest {
+            correlation_id,
+            sent_ms: now_ms,
+        });
+    }
+
+    // ----- periodic work -----
+
+    fn periodic(&mut self, now_ms: i64) {
+        if now_ms >= self.next_isr_check_ms {
+            self.maybe_shrink_isrs(now_ms);
+            self.next_isr_check_ms = now_ms + (self.config.replica_lag_time_max_ms / 2).max(1);
+        }
+        if let (Some(next), Some(interval)) = (self.next_flush_ms, self.config.log_flush_interval_ms) {
+            if now_ms >= next {
+                self.flush_all();
+                self.next_flush_ms = Some(now_ms + interval);
+            }
+        }
+        if now_ms >= self.next_high_watermark_checkpoint_ms {
+            for partition in self.partitions.values_mut() {
+                let _ = partition.log.checkpoint_high_watermark();
+            }
+            self.next_high_watermark_checkpoint_ms =
+                now_ms + self.config.high_watermark_checkpoint_interval_ms;
+        }
+        if !self.waiting_for_producer_id.is_empty() {
+            self.maybe_allocate_producer_ids(now_ms);
+        }
+    }
+
+    fn handle_request(&mut self, now_ms: i64, from: NodeId, correlation_id: u64, request: Request) {
+        match request {
+            Request::Produce {
+                acks,
+                timeout_ms,
+                topic_partition,
+                batch,
+            } => self.handle_produce(now_ms, from, correlation_id, acks, timeout_ms, topic_partition, batch),
+            Request::Fetch {
+                replica_id,
+                replica_epoch: _,
+                isolation,
+                max_wait_ms,
+                max_bytes,
+                partitions,
+            } => self.handle_fetch(
+                now_ms,
+                from,
+                correlation_id,
+                replica_id,
+                isolation,
+                max_wait_ms,
+                max_bytes,
+                partitions,
+            ),
+            Request::Metadata { topics } => self.handle_metadata_request(from, correlation_id, topics),
+            Request::OffsetsForLeaderEpoch {
+                replica_id: _,
+                partitions,
+            } => self.handle_offsets_for_leader_epoch(from, correlation_id, partitions),
+            Request::ListOffsets {
+                isolation,
+                partitions,
+            } => self.handle_list_offsets(from, correlation_id, isolation, partitions),
+            Request::InitProducerId { .. } => self.handle_init_producer_id(now_ms, from, correlation_id),
+            // Controller-bound requests sent to a broker are answered with NotController.
+            Request::BrokerRegistration { .. }
+            | Request::BrokerHeartbeat { .. }
+            | Request::FetchMetadata { .. }
+            | Request::AlterPartition { .. }
+            | Request::AllocateProducerIds { .. }
+            | Request::CreateTopics { .. } => self.respond_not_controller(from, correlation_id, &request),
+        }
+    }
+
+    fn respond_not_controller(&mut self, from: NodeId, correlation_id: u64, request: &Request) {
+        let response = match request {
+            Request::CreateTopics { topics } => Response::CreateTopics {
+                results: topics
+                    .iter()
+                    .map(|topic| (topic.name.clone(), ErrorCode::NotController, None))
+                    .collect(),
+            },
+            _ => return,
+        };
+        self.outbox.respond(from, correlation_id, response);
+    }
+
+    fn handle_response(&mut self, now_ms: i64, from: NodeId, correlation_id: u64, response: Response) {
+        match response {
+            Response::BrokerRegistration { error, broker_epoch } => {
+                if self.registration.map(|p| p.correlation_id) != Some(correlation_id) {
+                    return;
+                }
+                self.registration = None;
+                if error.is_none() {
+                    self.broker_epoch = Some(broker_epoch);
+                    self.next_heartbeat_ms = now_ms;
+                } else {
+                    self.next_registration_ms = now_ms + self.config.controller_request_timeout_ms;
+                }
+            }
+            Response::BrokerHeartbeat { error, .. } => {
+                if self.heartbeat.map(|p| p.correlation_id) != Some(correlation_id) {
+                    return;
+                }
+                self.heartbeat = None;
+                if matches!(error, ErrorCode::StaleBrokerEpoch | ErrorCode::BrokerIdNotRegistered) {
+                    // The controller lost or replaced our registration: register again.
+                    self.broker_epoch = None;
+                    self.metadata_ready = false;
+                    self.next_registration_ms = now_ms;
+                }
+            }
+            Response::FetchMetadata { records, end_offset } => {
+                if self.metadata_fetch.map(|p| p.correlation_id) == Some(correlation_id) {
+                    self.handle_metadata_records(now_ms, records, end_offset);
+                }
+            }
+            Response::AlterPartition { error, partition } => {
+                self.handle_alter_partition_response(now_ms, correlation_id, error, partition);
+            }
+            Response::AllocateProducerIds {
+                error,
+                first_producer_id,
+                count,
+            } => {
+                if self.allocate_producer_ids.map(|p| p.correlation_id) != Some(correlation_id) {
+                    return;
+                }
+                self.allocate_producer_ids = None;
+                if error.is_none() && count > 0 {
+                    self.producer_id_block = Some((first_producer_id, first_producer_id + count));
+                }
+                self.serve_producer_ids(now_ms);
+            }
+            Response::Fetch { partitions } => {
+                if let NodeId::Broker(_, leader) = from {
+                    self.handle_replica_fetch_response(now_ms, leader, correlation_id, partitions);
+                }
+            }
+            // Brokers send no other requests.
+            Response::CreateTopics { .. }
+            | Response::Metadata { .. }
+            | Response::Produce { .. }
+            | Response::OffsetsForLeaderEpoch { .. }
+            | Response::ListOffsets { .. }
+            | Response::InitProducerId { .. } => {}
+        }
+    }
+
+    fn expire_delayed_operations(&mut self, now_ms: i64) {
+        if self.delayed_produces.iter().any(|p| now_ms >= p.deadline_ms) {
+            self.complete_delayed_produces(now_ms);
+        }
+        if self.delayed_fetches.iter().any(|f| now_ms >= f.deadline_ms) {
+            self.try_complete_delayed_fetches(now_ms);
+        }
+    }
+}
+
+impl<S: BrokerStorage> Node for Broker<S> {
+    fn node_id(&self) -> NodeId {
+        self.node_id
+    }
+
+    fn handle_message(&mut self, now_ms: i64, envelope: crate::protocol::Envelope) {
+        match envelope.message {
+            Message::Request(correlation_id, request) => {
+                self.handle_request(now_ms, envelope.from, correlation_id, request)
+            }
+            Message::Response(correlation_id, response) => {
+                self.handle_response(now_ms, envelope.from, correlation_id, response)
+            }
+        }
+        self.drive(now_ms);
+    }
+
+    fn handle_timeout(&mut self, now_ms: i64) {
+        self.expire_delayed_operations(now_ms);
+        self.expire_alter_partitions(now_ms);
+        self.periodic(now_ms);
+        self.drive(now_ms);
+    }
+
+    fn poll_timeout(&self) -> Option<i64> {
+        let timeout = self.config.controller_request_timeout_ms;
+        let mut deadlines = vec![
+            self.next_isr_check_ms,
+            self.next_high_watermark_checkpoint_ms,
+            self.next_metadata_fetch_ms.max(
+                self.metadata_fetch
+                    .map_or(i64::MIN, |pending| pending.sent_ms + timeout),
+            ),
+        ];
+        deadlines.extend(self.next_flush_ms);
+        if self.broker_epoch.is_none() {
+            deadlines.push(self.next_registration_ms.max(
+                self.registration
+                    .map_or(i64::MIN, |pending| pending.sent_ms + timeout),
+            ));
+        } else {
+            deadlines.push(self.next_heartbeat_ms.max(
+                self.heartbeat
+                    .map_or(i64::MIN, |pending| pending.sent_ms + timeout),
+            ));
+        }
+        for session in self.fetch_sessions.values() {
+            deadlines.push(match session.inflight {
+                Some(pending) => pending.sent_ms + self.config.replica_fetch_timeout_ms,
+                None => session.next_fetch_ms,
+            });
+        }
+        deadlines.extend(self.delayed_produces.iter().map(|p| p.deadline_ms));
+        deadlines.extend(self.delayed_fetches.iter().map(|f| f.deadline_ms));
+        deadlines.extend(self.alter_partitions.values().map(|(_, sent)| sent + timeout));
+        if let Some(pending) = self.allocate_producer_ids {
+            deadlines.push(pending.sent_ms + timeout);
+        }
+        deadlines.into_iter().min()
+    }
+
+    fn take_outbox(&mut self) -> Vec<crate::protocol::Envelope> {
+        self.outbox.take()
+    }
+}
+
+impl<S: BrokerStorage> Broker<S> {
+    /// Sends whatever the session, metadata and fetch state call for now.
+    fn drive(&mut self, now_ms: i64) {
+        self.maybe_register(now_ms);
+        self.maybe_heartbeat(now_ms);
+        self.maybe_fetch_metadata(now_ms);
+        self.maybe_send_replica_fetches(now_ms);
+    }
+}
+
+fn log_config(config: &BrokerConfig) -> LogConfig {
+    LogConfig {
+        segment_bytes: config.segment_bytes,
+        ..LogConfig::default()
+    }
+}
+
+/// Kafka's current-leader-epoch fencing (kafka-storage.md §4.4).
+fn check_leader_epoch(requested: i32, local: i32) -> Option<ErrorCode> {
+    if requested < 0 {
+        None
+    } else if requested < local {
+        Some(ErrorCode::FencedLeaderEpoch)
+    } else if requested > local {
+        Some(ErrorCode::UnknownLeaderEpoch)
+    } else {
+        None
+    }
+}
+
+fn error_answer(topic_partition: &TopicPartition, error: ErrorCode) -> FetchPartitionResponse {
+    FetchPartitionResponse {
+        topic_partition: topic_partition.clone(),
+        error,
+        high_watermark: -1,
+        last_stable_offset: -1,
+        log_start_offset: -1,
+        diverging_epoch: None,
+        aborted_transactions: None,
+        batches: Vec::new(),
+    }
+}
+
+fn offsets_answer<D: LogDisk>(
+    topic_partition: &TopicPartition,
+    log: &PartitionLog<D>,
+    error: ErrorCode,
+) -> FetchPartitionResponse {
+    FetchPartitionResponse {
+        topic_partition: topic_partition.clone(),
+        error,
+        high_watermark: log.high_watermark(),
+        last_stable_offset: log.last_stable_offset(),
+        log_start_offset: log.log_start_offset(),
+        diverging_epoch: None,
+        aborted_transactions: None,
+        batches: Vec::new(),
+    }
+}
+
+/// Kafka's follower truncation decision for a diverging epoch `(Lε, Lo)` from the leader
+/// (kafka-storage.md §4.5). When the follower lacks `Lε` it truncates to the end of its own
+/// closest lower epoch; the next fetch carries that epoch and may diverge again (KIP-279).
+pub fn follower_truncation_offset<D: LogDisk>(log: &PartitionLog<D>, leader: EpochEndOffset) -> i64 {
+    let log_end = log.log_end_offset();
+    if leader.end_offset < 0 {
+        return log.high_watermark();
+    }
+    if leader.epoch < 0 {
+        return leader.end_offset.min(log_end);
+    }
+    let local = log.end_offset_for_epoch(leader.epoch);
+    if local == EpochEndOffset::UNDEFINED {
+        leader.end_offset.min(log_end)
+    } else if local.epoch != leader.epoch {
+        local.end_offset.min(log_end)
+    } else {
+        local.end_offset.min(leader.end_offset).min(log_end)
+    }
+}

@@ -1,0 +1,277 @@
+//! One partition replica on a broker: its log plus its role (leader, follower or offline).
+//!
+//! As leader it tracks every follower's log end offset and last caught-up time, computes the
+//! high watermark over the (maximal) ISR, and proposes ISR changes: a follower that fetched up
+//! to the high watermark (and past the leader's epoch start) joins, an ISR member that has not
+//! caught up for `replica.lag.time.max.ms` leaves. Only one ISR change is in flight at a time;
+//! while it is, the high watermark uses the larger of the current and proposed ISR, as Kafka's
+//! "maximal ISR" does, so an expansion never lets the high watermark run ahead of a member.
+
+use std::collections::BTreeMap;
+
+use crate::log::{LogDisk, PartitionLog};
+use crate::metadata::PartitionRecord;
+use crate::protocol::{BrokerId, TopicId, TopicPartition};
+
+/// What the leader knows about one follower.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FollowerState {
+    /// The follower's log end offset (its last fetch offset), −1 until it fetches.
+    pub log_end_offset: i64,
+    /// Last time the follower was caught up to the leader's log end offset.
+    pub last_caught_up_ms: i64,
+    /// Time of its previous fetch.
+    pub last_fetch_ms: i64,
+    /// Leader log end offset at its previous fetch.
+    pub last_fetch_leader_log_end_offset: i64,
+}
+
+/// Leader-side state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeaderState {
+    /// Leader epoch in which this broker leads.
+    pub leader_epoch: i32,
+    /// Partition epoch of the ISR the leader works with.
+    pub partition_epoch: i32,
+    /// Committed ISR (as the controller last confirmed it).
+    pub isr: Vec<BrokerId>,
+    /// All assigned replicas.
+    pub replicas: Vec<BrokerId>,
+    /// ISR proposed to the controller and not yet answered.
+    pub pending_isr: Option<Vec<BrokerId>>,
+    /// Log end offset when this leadership began.
+    pub leader_epoch_start_offset: i64,
+    /// Followers by id.
+    pub followers: BTreeMap<BrokerId, FollowerState>,
+}
+
+impl LeaderState {
+    /// The ISR used for the high watermark: current ∪ pending expansion.
+    pub fn maximal_isr(&self) -> Vec<BrokerId> {
+        let mut members = self.isr.clone();
+        if let Some(pending) = &self.pending_isr {
+            for member in pending {
+                if !members.contains(member) {
+                    members.push(*member);
+                }
+            }
+        }
+        members.sort();
+        members
+    }
+}
+
+/// Follower-side state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FollowerRole {
+    /// The leader to fetch from (`None`: the partition has no leader right now).
+    pub leader: Option<BrokerId>,
+    /// Leader epoch of the partition as last seen in metadata.
+    pub leader_epoch: i32,
+}
+
+/// The replica's role.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Role {
+    /// This broker leads the partition.
+    Leader(LeaderState),
+    /// This broker follows (or waits for a leader).
+    Follower(FollowerRole),
+}
+
+/// A partition replica.
+#[derive(Debug)]
+pub struct Partition<D: LogDisk> {
+    /// The partition.
+    pub topic_partition: TopicPartition,
+    /// Its topic id.
+    pub topic_id: TopicId,
+    /// The local log.
+    pub log: PartitionLog<D>,
+    /// Current role.
+    pub role: Role,
+}
+
+impl<D: LogDisk> Partition<D> {
+    /// The leader state, if leading.
+    pub fn leader_state(&self) -> Option<&LeaderState> {
+        match &self.role {
+            Role::Leader(state) => Some(state),
+            Role::Follower(_) => None,
+        }
+    }
+
+    /// The leader epoch this replica acts in.
+    pub fn leader_epoch(&self) -> i32 {
+        match &self.role {
+            Role::Leader(state) => state.leader_epoch,
+            Role::Follower(role) => role.leader_epoch,
+        }
+    }
+
+    /// Takes leadership in `record.leader_epoch`: the epoch starts at the log end offset, and
+    /// every ISR member counts as caught up now so none is dropped before it can fetch.
+    pub fn become_leader(&mut self, record: &PartitionRecord, self_id: BrokerId, now_ms: i64) {
+        assert_eq!(record.leader, Some(self_id), "become_leader on a non-leader record");
+        self.log.assign_epoch_start_offset(record.leader_epoch);
+        let followers = record
+            .replicas
+            .iter()
+            .filter(|replica| **replica != self_id)
+            .map(|replica| {
+                let caught_up = if record.isr.contains(replica) { now_ms } else { -1 };
+                (
+                    *replica,
+                    FollowerState {
+                        log_end_offset: -1,
+                        last_caught_up_ms: caught_up,
+                        last_fetch_ms: -1,
+                        last_fetch_leader_log_end_offset: -1,
+                    },
+                )
+            })
+            .collect();
+        self.role = Role::Leader(LeaderState {
+            leader_epoch: record.leader_epoch,
+            partition_epoch: record.partition_epoch,
+            isr: record.isr.clone(),
+            replicas: record.replicas.clone(),
+            pending_isr: None,
+            leader_epoch_start_offset: self.log.log_end_offset(),
+            followers,
+        });
+    }
+
+    /// Follows `record.leader` (or waits, when there is none). A log with data but no epochs
+    /// cannot use truncation-on-fetch, so it is truncated to the high watermark first, as
+    /// Kafka's follower start-up does.
+    pub fn become_follower(&mut self, record: &PartitionRecord) {
+        if self.log.latest_epoch().is_none() && self.log.log_end_offset() > self.log.high_watermark()
+        {
+            let high_watermark = self.log.high_watermark();
+            // The disk error case leaves the log as it was; the next fetch retries.
+            let _ = self.log.truncate_to(high_watermark);
+        }
+        self.role = Role::Follower(FollowerRole {
+            leader: record.leader,
+            leader_epoch: record.leader_epoch,
+        });
+    }
+
+    /// The leader adopts a newer ISR from metadata or an AlterPartition answer.
+    pub fn update_isr(&mut self, record: &PartitionRecord) {
+        if let Role::Leader(state) = &mut self.role {
+            if record.leader_epoch == state.leader_epoch
+                && record.partition_epoch > state.partition_epoch
+            {
+                state.isr = record.isr.clone();
+                state.partition_epoch = record.partition_epoch;
+                state.pending_isr = None;
+            }
+        }
+    }
+
+    /// Leader: records a follower's fetch at `fetch_offset`, Kafka's `updateFollowerFetchState`.
+    pub fn record_follower_fetch(&mut self, follower: BrokerId, fetch_offset: i64, now_ms: i64) {
+        let leader_log_end_offset = self.log.log_end_offset();
+        let Role::Leader(state) = &mut self.role else {
+            return;
+        };
+        let Some(follower_state) = state.followers.get_mut(&follower) else {
+            return;
+        };
+        if fetch_offset >= leader_log_end_offset {
+            follower_state.last_caught_up_ms = now_ms;
+        } else if fetch_offset >= follower_state.last_fetch_leader_log_end_offset
+            && follower_state.last_fetch_ms >= 0
+        {
+            follower_state.last_caught_up_ms =
+                follower_state.last_caught_up_ms.max(follower_state.last_fetch_ms);
+        }
+        follower_state.log_end_offset = fetch_offset;
+        follower_state.last_fetch_ms = now_ms;
+        follower_state.last_fetch_leader_log_end_offset = leader_log_end_offset;
+    }
+
+    /// Leader: raises the high watermark to the smallest log end offset in the maximal ISR.
+    /// Returns whether it moved.
+    pub fn maybe_increment_high_watermark(&mut self, self_id: BrokerId) -> bool {
+        let Role::Leader(state) = &self.role else {
+            return false;
+        };
+        let mut candidate = self.log.log_end_offset();
+        for member in state.maximal_isr() {
+            if member == self_id {
+                continue;
+            }
+            let follower_end = state
+                .followers
+                .get(&member)
+                .map_or(-1, |follower| follower.log_end_offset);
+            candidate = candidate.min(follower_end);
+        }
+        candidate >= 0 && self.log.maybe_increment_high_watermark(candidate)
+    }
+
+    /// Leader: a follower outside the ISR that reached the high watermark and the epoch start
+    /// should join. Returns the proposed ISR, if any (and records it as pending).
+    pub fn maybe_expand_isr(&mut self, follower: BrokerId) -> Option<Vec<BrokerId>> {
+        let high_watermark = self.log.high_watermark();
+        let Role::Leader(state) = &mut self.role else {
+            return None;
+        };
+        if state.pending_isr.is_some() || state.isr.contains(&follower) {
+            return None;
+        }
+        let follower_state = state.followers.get(&follower)?;
+        let caught_up = follower_state.log_end_offset >= high_watermark
+            && follower_state.log_end_offset >= state.leader_epoch_start_offset;
+        if !caught_up {
+            return None;
+        }
+        let mut proposed = state.isr.clone();
+        proposed.push(follower);
+        proposed.sort();
+        state.pending_isr = Some(proposed.clone());
+        Some(proposed)
+    }
+
+    /// Leader: ISR members (other than itself) that have not caught up within `lag_time_ms`
+    /// leave. Returns the proposed ISR, if any (and records it as pending).
+    pub fn maybe_shrink_isr(
+        &mut self,
+        self_id: BrokerId,
+        now_ms: i64,
+        lag_time_ms: i64,
+    ) -> Option<Vec<BrokerId>> {
+        let Role::Leader(state) = &mut self.role else {
+            return None;
+        };
+        if state.pending_isr.is_some() {
+            return None;
+        }
+        let lagging: Vec<BrokerId> = state
+            .isr
+            .iter()
+            .copied()
+            .filter(|member| *member != self_id)
+            .filter(|member| {
+                state
+                    .followers
+                    .get(member)
+                    .is_none_or(|f| now_ms - f.last_caught_up_ms > lag_time_ms)
+            })
+            .collect();
+        if lagging.is_empty() {
+            return None;
+        }
+        let proposed: Vec<BrokerId> = state
+            .isr
+            .iter()
+            .copied()
+            .filter(|member| !lagging.contains(member))
+            .collect();
+        state.pending_isr = Some(proposed.clone());
+        Some(proposed)
+    }
+}

@@ -1,0 +1,463 @@
+//! Broker unit tests: brokers wired to each other through a deterministic in-test router and to
+//! a scripted controller that serves a hand-written metadata log.
+
+use bytes::Bytes;
+
+use super::*;
+use crate::client::{completed_fetch, IsolationLevel};
+use crate::metadata::{ConfigResource, MetadataRecord};
+use crate::protocol::{Envelope, TopicId};
+use crate::record::BatchBuilder;
+
+const CLUSTER: ClusterIndex = ClusterIndex(0);
+const TOPIC_ID: TopicId = TopicId(7);
+const CLIENT: NodeId = NodeId::Client(CLUSTER, crate::protocol::ClientKind::Producer, 1);
+
+fn tp() -> TopicPartition {
+    TopicPartition::new("orders", 0)
+}
+
+/// Serves a metadata log the test writes, and answers the other controller requests.
+struct ScriptedController {
+    records: Vec<MetadataRecord>,
+    next_producer_id: i64,
+    partition: PartitionRecord,
+}
+
+impl ScriptedController {
+    fn new(brokers: &[i32], isr: &[i32], min_insync: usize) -> Self {
+        let mut records = Vec::new();
+        for (index, id) in brokers.iter().enumerate() {
+            records.push(MetadataRecord::RegisterBroker {
+                broker_id: BrokerId(*id),
+                broker_epoch: index as i64 + 100,
+                incarnation: 1,
+            });
+            records.push(MetadataRecord::UnfenceBroker {
+                broker_id: BrokerId(*id),
+                broker_epoch: index as i64 + 100,
+            });
+        }
+        records.push(MetadataRecord::Topic {
+            name: "orders".into(),
+            topic_id: TOPIC_ID,
+        });
+        records.push(MetadataRecord::Config {
+            resource: ConfigResource::Topic("orders".into()),
+            name: "min.insync.replicas".into(),
+            value: Some(min_insync.to_string()),
+        });
+        let partition = PartitionRecord {
+            topic_id: TOPIC_ID,
+            partition: 0,
+            replicas: brokers.iter().map(|id| BrokerId(*id)).collect(),
+            isr: isr.iter().map(|id| BrokerId(*id)).collect(),
+            leader: Some(BrokerId(brokers[0])),
+            leader_epoch: 0,
+            partition_epoch: 0,
+        };
+        records.push(MetadataRecord::Partition(partition.clone()));
+        Self {
+            records,
+            next_producer_id: 0,
+            partition,
+        }
+    }
+
+    fn epoch_of(&self, broker_id: BrokerId) -> i64 {
+        self.records
+            .iter()
+            .find_map(|record| match record {
+                MetadataRecord::RegisterBroker {
+                    broker_id: id,
+                    broker_epoch,
+                    ..
+                } if *id == broker_id => Some(*broker_epoch),
+                _ => None,
+            })
+            .expect("registered")
+    }
+
+    fn change_partition(&mut self, change: impl FnOnce(&mut PartitionRecord)) {
+        change(&mut self.partition);
+        self.partition.partition_epoch += 1;
+        self.records
+            .push(MetadataRecord::Partition(self.partition.clone()));
+    }
+
+    fn answer(&mut self, request: Request) -> Response {
+        match request {
+            Request::BrokerRegistration { broker_id, .. } => Response::BrokerRegistration {
+                error: ErrorCode::None,
+                broker_epoch: self.epoch_of(broker_id),
+            },
+            Request::BrokerHeartbeat { .. } => Response::BrokerHeartbeat {
+                error: ErrorCode::None,
+                is_fenced: false,
+            },
+            Request::FetchMetadata { from_offset, .. } => Response::FetchMetadata {
+                records: self
+                    .records
+                    .iter()
+                    .enumerate()
+                    .skip(from_offset as usize)
+                    .map(|(offset, record)| (offset as i64, record.clone()))
+                    .collect(),
+                end_offset: self.records.len() as i64,
+            },
+            Request::AlterPartition {
+                new_isr,
+                partition_epoch,
+                ..
+            } => {
+                if partition_epoch != self.partition.partition_epoch {
+                    return Response::AlterPartition {
+                        error: ErrorCode::InvalidUpdateVersion,
+                        partition: None,
+                    };
+                }
+                self.change_partition(|p| p.isr = new_isr);
+                Response::AlterPartition {
+                    error: ErrorCode::None,
+                    partition: Some(self.partition.clone()),
+                }
+            }
+            Request::AllocateProducerIds { .. } => {
+                let first = self.next_producer_id;
+                self.next_producer_id += 1000;
+                Response::AllocateProducerIds {
+                    error: ErrorCode::None,
+                    first_producer_id: first,
+                    count: 1000,
+                }
+            }
+            other => panic!("unexpected controller request {other:?}"),
+        }
+    }
+}
+
+/// Brokers plus the scripted controller, with a FIFO of envelopes and a manual clock.
+struct Cluster {
+    now_ms: i64,
+    controller: ScriptedController,
+    brokers: BTreeMap<BrokerId, Broker<MemoryStorage>>,
+    storages: BTreeMap<BrokerId, MemoryStorage>,
+    queue: std::collections::VecDeque<Envelope>,
+    to_client: Vec<Envelope>,
+    /// Links that drop everything (from, to).
+    cut: Vec<(NodeId, NodeId)>,
+}
+
+impl Cluster {
+    fn new(brokers: &[i32], isr: &[i32], min_insync: usize) -> Self {
+        let mut cluster = Self {
+            now_ms: 0,
+            controller: ScriptedController::new(brokers, isr, min_insync),
+            brokers: BTreeMap::new(),
+            storages: BTreeMap::new(),
+            queue: Default::default(),
+            to_client: Vec::new(),
+            cut: Vec::new(),
+        };
+        for id in brokers {
+            cluster.start(BrokerId(*id), 1);
+        }
+        cluster.run_for(200);
+        cluster
+    }
+
+    fn start(&mut self, id: BrokerId, incarnation: u64) {
+        let storage = self.storages.entry(id).or_default().clone();
+        let broker = Broker::new(CLUSTER, id, BrokerConfig::default(), storage, incarnation, self.now_ms)
+            .expect("broker starts");
+        self.brokers.insert(id, broker);
+    }
+
+    fn broker(&self, id: i32) -> &Broker<MemoryStorage> {
+        &self.brokers[&BrokerId(id)]
+    }
+
+    fn partition(&self, id: i32) -> &Partition<MemoryDirDisk> {
+        &self.broker(id).partitions()[&tp()]
+    }
+
+    fn send(&mut self, envelope: Envelope) {
+        self.queue.push_back(envelope);
+    }
+
+    fn collect_outboxes(&mut self) {
+        for broker in self.brokers.values_mut() {
+            self.queue.extend(broker.take_outbox());
+        }
+    }
+
+    /// Delivers messages and fires timers, 1 ms at a time, for `duration_ms`.
+    fn run_for(&mut self, duration_ms: i64) {
+        let end = self.now_ms + duration_ms;
+        while self.now_ms < end {
+            self.collect_outboxes();
+            while let Some(envelope) = self.queue.pop_front() {
+                if self.cut.contains(&(envelope.from, envelope.to)) {
+                    continue;
+                }
+                self.deliver(envelope);
+                self.collect_outboxes();
+            }
+            self.now_ms += 1;
+            let now = self.now_ms;
+            for broker in self.brokers.values_mut() {
+                if broker.poll_timeout().is_some_and(|deadline| deadline <= now) {
+                    broker.handle_timeout(now);
+                }
+            }
+        }
+    }
+
+    fn deliver(&mut self, envelope: Envelope) {
+        match envelope.to {
+            NodeId::Controller(_) => {
+                let Message::Request(correlation_id, request) = envelope.message else {
+                    panic!("controller got a response");
+                };
+                let response = self.controller.answer(request);
+                self.queue.push_back(Envelope {
+                    from: envelope.to,
+                    to: envelope.from,
+                    message: Message::Response(correlation_id, response),
+                });
+            }
+            NodeId::Broker(_, id) => {
+                if let Some(broker) = self.brokers.get_mut(&id) {
+                    broker.handle_message(self.now_ms, envelope);
+                }
+            }
+            NodeId::Client(..) => self.to_client.push(envelope),
+        }
+    }
+
+    fn produce(&mut self, leader: i32, acks: Acks, sequence: i32) -> u64 {
+        let mut builder = BatchBuilder::idempotent(1, 0, sequence);
+        builder.append(0, None, Some(Bytes::from(format!("v{sequence}"))), vec![]);
+        let correlation_id = 1000 + sequence as u64;
+        self.send(Envelope {
+            from: CLIENT,
+            to: NodeId::Broker(CLUSTER, BrokerId(leader)),
+            message: Message::Request(
+                correlation_id,
+                Request::Produce {
+                    acks,
+                    timeout_ms: 500,
+                    topic_partition: tp(),
+                    batch: builder.build(),
+                },
+            ),
+        });
+        correlation_id
+    }
+
+    fn client_response(&mut self, correlation_id: u64) -> Option<Response> {
+        let index = self.to_client.iter().position(
+            |e| matches!(&e.message, Message::Response(id, _) if *id == correlation_id),
+        )?;
+        match self.to_client.remove(index).message {
+            Message::Response(_, response) => Some(response),
+            Message::Request(..) => unreachable!(),
+        }
+    }
+}
+
+fn produce_error(response: Option<Response>) -> (ErrorCode, i64) {
+    match response {
+        Some(Response::Produce {
+            error, base_offset, ..
+        }) => (error, base_offset),
+        other => panic!("expected a produce response, got {other:?}"),
+    }
+}
+
+#[test]
+fn broker_takes_leadership_only_after_seeing_its_registration() {
+    let cluster = Cluster::new(&[1, 2, 3], &[1, 2, 3], 2);
+    assert!(cluster.broker(1).is_metadata_ready());
+    assert!(cluster.partition(1).leader_state().is_some());
+    assert!(matches!(&cluster.partition(2).role, Role::Follower(r) if r.leader == Some(BrokerId(1))));
+    assert_eq!(cluster.broker(2).broker_epoch(), Some(101));
+}
+
+#[test]
+fn acks_all_produce_completes_when_followers_replicate() {
+    let mut cluster = Cluster::new(&[1, 2, 3], &[1, 2, 3], 2);
+    let request = cluster.produce(1, Acks::All, 0);
+    cluster.run_for(5);
+    let (error, base_offset) = produce_error(cluster.client_response(request));
+    assert_eq!((error, base_offset), (ErrorCode::None, 0));
+    cluster.run_for(300);
+    for id in [1, 2, 3] {
+        let log = &cluster.partition(id).log;
+        assert_eq!(log.log_end_offset(), 1, "broker {id}");
+        assert_eq!(log.high_watermark(), 1, "broker {id}");
+        assert_eq!(log.to_segment_bytes(), cluster.partition(1).log.to_segment_bytes());
+    }
+}
+
+#[test]
+fn acks_all_waits_while_a_follower_is_cut_off_then_isr_shrinks() {
+    let mut cluster = Cluster::new(&[1, 2, 3], &[1, 2, 3], 2);
+    let follower = NodeId::Broker(CLUSTER, BrokerId(3));
+    let leader = NodeId::Broker(CLUSTER, BrokerId(1));
+    cluster.cut.push((follower, leader));
+    let request = cluster.produce(1, Acks::All, 0);
+    cluster.run_for(100);
+    assert!(cluster.client_response(request).is_none(), "held until the ISR has it");
+    // After replica.lag.time.max.ms the leader drops broker 3 and the HW moves.
+    cluster.run_for(1500);
+    let state = cluster.partition(1).leader_state().unwrap();
+    assert_eq!(state.isr, vec![BrokerId(1), BrokerId(2)]);
+    let (error, _) = produce_error(cluster.client_response(request));
+    assert!(
+        error == ErrorCode::None || error == ErrorCode::RequestTimedOut,
+        "{error}"
+    );
+    // Healing lets broker 3 catch up and rejoin.
+    cluster.cut.clear();
+    cluster.run_for(500);
+    assert_eq!(
+        cluster.partition(1).leader_state().unwrap().isr,
+        vec![BrokerId(1), BrokerId(2), BrokerId(3)]
+    );
+}
+
+#[test]
+fn acks_all_is_refused_below_min_insync_replicas() {
+    // A single-replica partition can never reach min.insync.replicas = 2.
+    let mut cluster = Cluster::new(&[1], &[1], 2);
+    let request = cluster.produce(1, Acks::All, 0);
+    cluster.run_for(2);
+    assert_eq!(
+        produce_error(cluster.client_response(request)).0,
+        ErrorCode::NotEnoughReplicas
+    );
+    assert_eq!(cluster.partition(1).log.log_end_offset(), 0, "nothing appended");
+}
+
+#[test]
+fn produce_to_a_follower_is_not_leader() {
+    let mut cluster = Cluster::new(&[1, 2, 3], &[1, 2, 3], 1);
+    let request = cluster.produce(2, Acks::Leader, 0);
+    cluster.run_for(2);
+    assert_eq!(
+        produce_error(cluster.client_response(request)).0,
+        ErrorCode::NotLeaderOrFollower
+    );
+}
+
+#[test]
+fn follower_truncates_divergent_suffix_after_leader_change() {
+    // Broker 1 leads epoch 0 and writes two acks=1 batches that only it has.
+    let mut cluster = Cluster::new(&[1, 2], &[1, 2], 1);
+    let request = cluster.produce(1, Acks::All, 0);
+    cluster.run_for(50);
+    assert_eq!(produce_error(cluster.client_response(request)).0, ErrorCode::None);
+    let leader = NodeId::Broker(CLUSTER, BrokerId(1));
+    let follower = NodeId::Broker(CLUSTER, BrokerId(2));
+    cluster.cut.push((follower, leader));
+    cluster.produce(1, Acks::Leader, 1);
+    cluster.produce(1, Acks::Leader, 2);
+    cluster.run_for(5);
+    assert_eq!(cluster.partition(1).log.log_end_offset(), 3);
+    // The controller moves leadership to broker 2 (epoch 1), which writes its own batch.
+    cluster.controller.change_partition(|p| {
+        p.leader = Some(BrokerId(2));
+        p.leader_epoch = 1;
+        p.isr = vec![BrokerId(2)];
+    });
+    cluster.run_for(100);
+    let request = cluster.produce(2, Acks::Leader, 1);
+    cluster.run_for(5);
+    // Broker 2 replicated offset 1 through a fetch answered before the cut took effect, so the
+    // retry of sequence 1 is a duplicate of it; the divergent suffix on broker 1 is offset 2.
+    assert_eq!(produce_error(cluster.client_response(request)), (ErrorCode::None, 1));
+    // Broker 1 becomes a follower, learns the divergence and truncates. Its first fetch to the
+    // new leader went out while the link back was cut, so it is re-sent after the fetch timeout.
+    cluster.cut.clear();
+    cluster.run_for(1500);
+    let old_leader = &cluster.partition(1).log;
+    let new_leader = &cluster.partition(2).log;
+    assert_eq!(old_leader.to_segment_bytes(), new_leader.to_segment_bytes());
+    assert_eq!(old_leader.log_end_offset(), 2);
+    assert_eq!(new_leader.epoch_cache().latest_epoch(), Some(1));
+    assert!(cluster.brokers.get_mut(&BrokerId(1)).unwrap().take_events().iter().any(|event| matches!(
+        event,
+        BrokerEvent::Truncated { reason: TruncationReason::DivergingEpoch, from_log_end_offset: 3, .. }
+    )));
+}
+
+#[test]
+fn consumer_fetch_is_bounded_by_high_watermark_and_leader_epoch_is_checked() {
+    let mut cluster = Cluster::new(&[1, 2], &[1, 2], 1);
+    cluster.cut.push((NodeId::Broker(CLUSTER, BrokerId(2)), NodeId::Broker(CLUSTER, BrokerId(1))));
+    cluster.produce(1, Acks::Leader, 0);
+    cluster.run_for(5);
+    let fetch = |epoch| Request::Fetch {
+        replica_id: None,
+        replica_epoch: -1,
+        isolation: FetchIsolation::HighWatermark,
+        max_wait_ms: 0,
+        max_bytes: 1 << 20,
+        partitions: vec![FetchPartition {
+            topic_partition: tp(),
+            current_leader_epoch: epoch,
+            fetch_offset: 0,
+            last_fetched_epoch: -1,
+        }],
+    };
+    cluster.send(Envelope { from: CLIENT, to: NodeId::Broker(CLUSTER, BrokerId(1)), message: Message::Request(1, fetch(0)) });
+    cluster.send(Envelope { from: CLIENT, to: NodeId::Broker(CLUSTER, BrokerId(1)), message: Message::Request(2, fetch(5)) });
+    cluster.run_for(2);
+    let Some(Response::Fetch { partitions }) = cluster.client_response(1) else { panic!() };
+    assert!(partitions[0].batches.is_empty(), "the follower has not replicated: HW is 0");
+    assert_eq!(partitions[0].high_watermark, 0);
+    let Some(Response::Fetch { partitions }) = cluster.client_response(2) else { panic!() };
+    assert_eq!(partitions[0].error, ErrorCode::UnknownLeaderEpoch);
+    // The follower's fetch in flight during the cut is re-sent after its timeout.
+    cluster.cut.clear();
+    cluster.run_for(1500);
+    cluster.send(Envelope { from: CLIENT, to: NodeId::Broker(CLUSTER, BrokerId(1)), message: Message::Request(3, fetch(0)) });
+    cluster.run_for(2);
+    let Some(Response::Fetch { partitions }) = cluster.client_response(3) else { panic!() };
+    let fetched = completed_fetch(0, &partitions[0].batches, &[], IsolationLevel::ReadUncommitted).unwrap();
+    assert_eq!(fetched.records.len(), 1);
+}
+
+#[test]
+fn init_producer_id_hands_out_ids_from_controller_blocks_starting_at_zero() {
+    let mut cluster = Cluster::new(&[1, 2], &[1, 2], 1);
+    for (correlation_id, broker) in [(1, 1), (2, 1), (3, 2)] {
+        cluster.send(Envelope {
+            from: CLIENT,
+            to: NodeId::Broker(CLUSTER, BrokerId(broker)),
+            message: Message::Request(correlation_id, Request::InitProducerId { transactional_id: None }),
+        });
+    }
+    cluster.run_for(5);
+    let ids: Vec<i64> = (1..=3)
+        .map(|id| match cluster.client_response(id) {
+            Some(Response::InitProducerId { producer_id, error: ErrorCode::None, .. }) => producer_id,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(ids, vec![0, 1, 1000], "each broker draws from its own block");
+}
+
+#[test]
+fn restarted_broker_recovers_its_log_from_disk() {
+    let mut cluster = Cluster::new(&[1, 2], &[1, 2], 1);
+    cluster.produce(1, Acks::All, 0);
+    cluster.run_for(100);
+    cluster.brokers.get_mut(&BrokerId(2)).unwrap().flush_all();
+    cluster.brokers.remove(&BrokerId(2));
+    cluster.start(BrokerId(2), 2);
+    assert_eq!(cluster.broker(2).partitions().len(), 0, "no role before metadata");
+    cluster.run_for(100);
+    assert_eq!(cluster.partition(2).log.log_end_offset(), 1);
+}
