@@ -24,6 +24,7 @@
 
 pub mod broker;
 pub mod client;
+pub mod controller;
 pub mod log;
 pub mod metadata;
 pub mod node;

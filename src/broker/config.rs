@@ -32,6 +32,35 @@ pub struct BrokerConfig {
     pub high_watermark_checkpoint_interval_ms: i64,
     /// `segment.bytes` for new logs.
     pub segment_bytes: usize,
+    /// Deliberate bugs for checker tests only; empty in every real configuration.
+    pub broken: Vec<BrokenSwitch>,
+}
+
+/// A deliberately broken broker behaviour, switched on only by tests that prove a checker
+/// catches it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BrokenSwitch {
+    /// acks=all produces are answered as soon as the leader appended, before the ISR has them.
+    AckBeforeReplication,
+    /// A follower ignores diverging epochs instead of truncating.
+    SkipDivergenceTruncation,
+}
+
+impl BrokenSwitch {
+    /// The name used on the command line and in scenario files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::AckBeforeReplication => "ack-before-replication",
+            Self::SkipDivergenceTruncation => "skip-divergence-truncation",
+        }
+    }
+
+    /// Parses a name.
+    pub fn from_name(name: &str) -> Option<Self> {
+        [Self::AckBeforeReplication, Self::SkipDivergenceTruncation]
+            .into_iter()
+            .find(|switch| switch.name() == name)
+    }
 }
 
 impl Default for BrokerConfig {
@@ -50,6 +79,7 @@ impl Default for BrokerConfig {
             log_flush_interval_ms: None,
             high_watermark_checkpoint_interval_ms: 500,
             segment_bytes: 64 * 1024,
+            broken: Vec::new(),
         }
     }
 }

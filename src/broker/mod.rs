@@ -32,15 +32,13 @@ mod tests;
 
 use std::collections::BTreeMap;
 
-pub use config::BrokerConfig;
+pub use config::{BrokenSwitch, BrokerConfig};
 pub use partition::{FollowerRole, FollowerState, LeaderState, Partition, Role};
 pub use storage::{
     parse_partition_dir_name, partition_dir_name, BrokerStorage, MemoryDirDisk, MemoryStorage,
 };
 
-use crate::log::{
-    AppendOrigin, EpochEndOffset, FetchIsolation, LogConfig, LogDisk, PartitionLog,
-};
+use crate::log::{AppendOrigin, EpochEndOffset, FetchIsolation, LogConfig, LogDisk, PartitionLog};
 use crate::metadata::{MetadataImage, PartitionRecord};
 use crate::node::{Node, Outbox};
 use crate::protocol::{
@@ -107,6 +105,17 @@ pub enum BrokerEvent {
         last_offset: i64,
         /// The leader epoch stamped.
         leader_epoch: i32,
+    },
+    /// A follower lowered its high watermark to its (new) leader's, which lagged.
+    FollowerHighWatermarkLowered {
+        /// The partition.
+        topic_partition: TopicPartition,
+        /// High watermark before.
+        from: i64,
+        /// High watermark after.
+        to: i64,
+        /// The leader it follows.
+        leader: BrokerId,
     },
     /// The ISR of a led partition changed (as confirmed by the controller).
     IsrChanged {
@@ -212,8 +221,11 @@ impl<S: BrokerStorage> Broker<S> {
             node_id,
             broker_id,
             next_isr_check_ms: now_ms + config.replica_lag_time_max_ms / 2,
-            next_flush_ms: config.log_flush_interval_ms.map(|interval| now_ms + interval),
-            next_high_watermark_checkpoint_ms: now_ms + config.high_watermark_checkpoint_interval_ms,
+            next_flush_ms: config
+                .log_flush_interval_ms
+                .map(|interval| now_ms + interval),
+            next_high_watermark_checkpoint_ms: now_ms
+                + config.high_watermark_checkpoint_interval_ms,
             config,
             storage,
             incarnation,
@@ -425,7 +437,10 @@ impl<S: BrokerStorage> Broker<S> {
         }
     }
 
-    fn take_or_create_log(&mut self, topic_partition: &TopicPartition) -> Option<PartitionLog<S::Disk>> {
+    fn take_or_create_log(
+        &mut self,
+        topic_partition: &TopicPartition,
+    ) -> Option<PartitionLog<S::Disk>> {
         if let Some(log) = self.unassigned_logs.remove(topic_partition) {
             return Some(log);
         }
@@ -510,27 +525,56 @@ impl<S: BrokerStorage> Broker<S> {
     ) {
         let min_insync = self.min_insync_replicas(&topic_partition.topic);
         let Some(partition) = self.partitions.get_mut(&topic_partition) else {
-            self.respond_produce(from, correlation_id, ErrorCode::NotLeaderOrFollower, -1, None, -1);
+            self.respond_produce(
+                from,
+                correlation_id,
+                ErrorCode::NotLeaderOrFollower,
+                -1,
+                None,
+                -1,
+            );
             return;
         };
         let Role::Leader(state) = &partition.role else {
-            self.respond_produce(from, correlation_id, ErrorCode::NotLeaderOrFollower, -1, None, -1);
+            self.respond_produce(
+                from,
+                correlation_id,
+                ErrorCode::NotLeaderOrFollower,
+                -1,
+                None,
+                -1,
+            );
             return;
         };
         let leader_epoch = state.leader_epoch;
         if acks == Acks::All && state.isr.len() < min_insync {
             let log_start = partition.log.log_start_offset();
-            self.respond_produce(from, correlation_id, ErrorCode::NotEnoughReplicas, -1, None, log_start);
+            self.respond_produce(
+                from,
+                correlation_id,
+                ErrorCode::NotEnoughReplicas,
+                -1,
+                None,
+                log_start,
+            );
             return;
         }
-        let appended = partition
-            .log
-            .append_as_leader(&batch, leader_epoch, AppendOrigin::Client, now_ms);
+        let appended =
+            partition
+                .log
+                .append_as_leader(&batch, leader_epoch, AppendOrigin::Client, now_ms);
         let info = match appended {
             Ok(info) => info,
             Err(error) => {
                 let log_start = partition.log.log_start_offset();
-                self.respond_produce(from, correlation_id, ErrorCode::from(&error), -1, None, log_start);
+                self.respond_produce(
+                    from,
+                    correlation_id,
+                    ErrorCode::from(&error),
+                    -1,
+                    None,
+                    log_start,
+                );
                 return;
             }
         };
@@ -542,7 +586,12 @@ impl<S: BrokerStorage> Broker<S> {
                 leader_epoch,
             });
         }
-        match acks {
+        let ack_at_once = acks == Acks::Leader
+            || self
+                .config
+                .broken
+                .contains(&BrokenSwitch::AckBeforeReplication);
+        match if ack_at_once { Acks::Leader } else { acks } {
             Acks::Leader => self.respond_produce(
                 from,
                 correlation_id,
@@ -663,7 +712,14 @@ impl<S: BrokerStorage> Broker<S> {
             .partition(|produce| &produce.topic_partition == topic_partition);
         self.delayed_produces = kept;
         for produce in failed {
-            self.respond_produce(produce.reply_to, produce.correlation_id, error, -1, None, -1);
+            self.respond_produce(
+                produce.reply_to,
+                produce.correlation_id,
+                error,
+                -1,
+                None,
+                -1,
+            );
         }
     }
 
@@ -681,13 +737,21 @@ impl<S: BrokerStorage> Broker<S> {
         max_bytes: usize,
         partitions: Vec<FetchPartition>,
     ) {
-        let answers = self.read_fetch_partitions(now_ms, replica_id, isolation, max_bytes, &partitions);
-        let has_data = answers
-            .iter()
-            .any(|answer| !answer.batches.is_empty() || !answer.error.is_none() || answer.diverging_epoch.is_some());
+        let answers =
+            self.read_fetch_partitions(now_ms, replica_id, isolation, max_bytes, &partitions);
+        let has_data = answers.iter().any(|answer| {
+            !answer.batches.is_empty()
+                || !answer.error.is_none()
+                || answer.diverging_epoch.is_some()
+        });
         if has_data || max_wait_ms <= 0 {
-            self.outbox
-                .respond(from, correlation_id, Response::Fetch { partitions: answers });
+            self.outbox.respond(
+                from,
+                correlation_id,
+                Response::Fetch {
+                    partitions: answers,
+                },
+            );
             return;
         }
         self.delayed_fetches.push(DelayedFetch {
@@ -759,7 +823,12 @@ impl<S: BrokerStorage> Broker<S> {
                 return answer;
             }
         }
-        let read = log.read(request.fetch_offset, max_bytes, FetchIsolation::LogEnd, true);
+        let read = log.read(
+            request.fetch_offset,
+            max_bytes,
+            FetchIsolation::LogEnd,
+            true,
+        );
         match read {
             Err(_) => offsets_answer(topic_partition, log, ErrorCode::OffsetOutOfRange),
             Ok(data) => {
@@ -833,7 +902,9 @@ impl<S: BrokerStorage> Broker<S> {
                 self.outbox.respond(
                     fetch.reply_to,
                     fetch.correlation_id,
-                    Response::Fetch { partitions: answers },
+                    Response::Fetch {
+                        partitions: answers,
+                    },
                 );
             } else {
                 self.delayed_fetches.push(fetch);
@@ -843,7 +914,12 @@ impl<S: BrokerStorage> Broker<S> {
 
     // ----- ISR -----
 
-    fn maybe_expand_isr(&mut self, now_ms: i64, topic_partition: &TopicPartition, follower: BrokerId) {
+    fn maybe_expand_isr(
+        &mut self,
+        now_ms: i64,
+        topic_partition: &TopicPartition,
+        follower: BrokerId,
+    ) {
         let Some(partition) = self.partitions.get_mut(topic_partition) else {
             return;
         };
@@ -866,7 +942,12 @@ impl<S: BrokerStorage> Broker<S> {
         }
     }
 
-    fn send_alter_partition(&mut self, now_ms: i64, topic_partition: &TopicPartition, new_isr: Vec<BrokerId>) {
+    fn send_alter_partition(
+        &mut self,
+        now_ms: i64,
+        topic_partition: &TopicPartition,
+        new_isr: Vec<BrokerId>,
+    ) {
         let Some(broker_epoch) = self.broker_epoch else {
             return;
         };
@@ -906,6 +987,11 @@ impl<S: BrokerStorage> Broker<S> {
         match (error, record) {
             (ErrorCode::None, Some(record)) => {
                 partition.update_isr(&record);
+                // The controller may answer an unchanged ISR with the current state (same
+                // partition epoch); the proposal is settled either way.
+                if let Role::Leader(state) = &mut partition.role {
+                    state.pending_isr = None;
+                }
                 self.events.push(BrokerEvent::IsrChanged {
                     topic_partition: topic_partition.clone(),
                     isr: record.isr.clone(),
@@ -938,7 +1024,12 @@ impl<S: BrokerStorage> Broker<S> {
             .map(|(correlation_id, _)| *correlation_id)
             .collect();
         for correlation_id in expired {
-            self.handle_alter_partition_response(now_ms, correlation_id, ErrorCode::RequestTimedOut, None);
+            self.handle_alter_partition_response(
+                now_ms,
+                correlation_id,
+                ErrorCode::RequestTimedOut,
+                None,
+            );
         }
     }
 
@@ -1049,7 +1140,8 @@ impl<S: BrokerStorage> Broker<S> {
         let Some(partition) = self.partitions.get_mut(&topic_partition) else {
             return true;
         };
-        let following = matches!(&partition.role, Role::Follower(role) if role.leader == Some(leader));
+        let following =
+            matches!(&partition.role, Role::Follower(role) if role.leader == Some(leader));
         if !following || partition.log.log_end_offset() != sent_offset {
             // The role or the log changed while the fetch was in flight: drop the answer.
             return true;
@@ -1058,7 +1150,9 @@ impl<S: BrokerStorage> Broker<S> {
             ErrorCode::None => {}
             ErrorCode::OffsetOutOfRange => {
                 let reason = if answer.log_start_offset > partition.log.log_end_offset() {
-                    let _ = partition.log.truncate_fully_and_start_at(answer.log_start_offset);
+                    let _ = partition
+                        .log
+                        .truncate_fully_and_start_at(answer.log_start_offset);
                     TruncationReason::OffsetOutOfRangeBelowLeaderStart
                 } else {
                     let target = answer.high_watermark.min(partition.log.log_end_offset());
@@ -1071,28 +1165,62 @@ impl<S: BrokerStorage> Broker<S> {
             _ => return false,
         }
         if let Some(diverging) = answer.diverging_epoch {
+            if self
+                .config
+                .broken
+                .contains(&BrokenSwitch::SkipDivergenceTruncation)
+            {
+                return false;
+            }
             let target = follower_truncation_offset(&partition.log, diverging);
             let _ = partition.log.truncate_to(target);
-            self.push_truncation(&topic_partition, sent_offset, TruncationReason::DivergingEpoch);
+            self.push_truncation(
+                &topic_partition,
+                sent_offset,
+                TruncationReason::DivergingEpoch,
+            );
             return true;
         }
         if partition.log.append_as_follower(&answer.batches).is_err() {
             return false;
         }
         let log = &mut partition.log;
-        log.update_high_watermark(answer.high_watermark);
+        let high_watermark_before = log.high_watermark();
+        let high_watermark = log.update_high_watermark(answer.high_watermark);
+        if high_watermark < high_watermark_before {
+            // Kafka's follower takes the leader's high watermark as it is; a new leader's may
+            // lag its predecessor's until its followers fetch again.
+            self.events.push(BrokerEvent::FollowerHighWatermarkLowered {
+                topic_partition: topic_partition.clone(),
+                from: high_watermark_before,
+                to: high_watermark,
+                leader,
+            });
+        }
+        let log = &mut self
+            .partitions
+            .get_mut(&topic_partition)
+            .expect("checked above")
+            .log;
         let new_start = answer.log_start_offset.min(log.high_watermark());
         // Raising the start above the high watermark is refused by the log; clamped above.
         let _ = log.maybe_increment_log_start_offset(new_start);
         true
     }
 
-    fn push_truncation(&mut self, topic_partition: &TopicPartition, from: i64, reason: TruncationReason) {
+    fn push_truncation(
+        &mut self,
+        topic_partition: &TopicPartition,
+        from: i64,
+        reason: TruncationReason,
+    ) {
         let Some(partition) = self.partitions.get(topic_partition) else {
             return;
         };
         let to = partition.log.log_end_offset();
-        if to < from {
+        // Reported even when the log end moves up (a restart at the leader's log start):
+        // either way the log's content was rewritten.
+        if to != from {
             self.events.push(BrokerEvent::Truncated {
                 topic_partition: topic_partition.clone(),
                 from_log_end_offset: from,
@@ -1105,7 +1233,12 @@ impl<S: BrokerStorage> Broker<S> {
 
     // ----- other requests -----
 
-    fn handle_metadata_request(&mut self, from: NodeId, correlation_id: u64, topics: Option<Vec<String>>) {
+    fn handle_metadata_request(
+        &mut self,
+        from: NodeId,
+        correlation_id: u64,
+        topics: Option<Vec<String>>,
+    ) {
         let brokers = self
             .image
             .brokers
@@ -1142,7 +1275,12 @@ impl<S: BrokerStorage> Broker<S> {
             .respond(from, correlation_id, Response::Metadata { brokers, topics });
     }
 
-    fn handle_offsets_for_leader_epoch(&mut self, from: NodeId, correlation_id: u64, queries: Vec<EpochQuery>) {
+    fn handle_offsets_for_leader_epoch(
+        &mut self,
+        from: NodeId,
+        correlation_id: u64,
+        queries: Vec<EpochQuery>,
+    ) {
         let partitions = queries
             .iter()
             .map(|query| {
@@ -1157,7 +1295,9 @@ impl<S: BrokerStorage> Broker<S> {
                 let Some(state) = partition.leader_state() else {
                     return undefined(ErrorCode::NotLeaderOrFollower);
                 };
-                if let Some(error) = check_leader_epoch(query.current_leader_epoch, state.leader_epoch) {
+                if let Some(error) =
+                    check_leader_epoch(query.current_leader_epoch, state.leader_epoch)
+                {
                     return undefined(error);
                 }
                 let end = partition.log.end_offset_for_epoch(query.leader_epoch);
@@ -1190,7 +1330,11 @@ impl<S: BrokerStorage> Broker<S> {
             .respond(from, correlation_id, Response::ListOffsets { partitions });
     }
 
-    fn list_offset(&self, isolation: FetchIsolation, query: &ListOffsetsQuery) -> ListOffsetsAnswer {
+    fn list_offset(
+        &self,
+        isolation: FetchIsolation,
+        query: &ListOffsetsQuery,
+    ) -> ListOffsetsAnswer {
         let failed = |error| ListOffsetsAnswer {
             error,
             offset: -1,
@@ -1219,7 +1363,10 @@ impl<S: BrokerStorage> Broker<S> {
         ListOffsetsAnswer {
             error: ErrorCode::None,
             offset,
-            leader_epoch: log.epoch_cache().epoch_for_offset(offset.max(0)).unwrap_or(-1),
+            leader_epoch: log
+                .epoch_cache()
+                .epoch_for_offset(offset.max(0))
+                .unwrap_or(-1),
         }
     }
 
@@ -1283,7 +1430,9 @@ impl<S: BrokerStorage> Broker<S> {
             self.maybe_shrink_isrs(now_ms);
             self.next_isr_check_ms = now_ms + (self.config.replica_lag_time_max_ms / 2).max(1);
         }
-        if let (Some(next), Some(interval)) = (self.next_flush_ms, self.config.log_flush_interval_ms) {
+        if let (Some(next), Some(interval)) =
+            (self.next_flush_ms, self.config.log_flush_interval_ms)
+        {
             if now_ms >= next {
                 self.flush_all();
                 self.next_flush_ms = Some(now_ms + interval);
@@ -1308,7 +1457,15 @@ impl<S: BrokerStorage> Broker<S> {
                 timeout_ms,
                 topic_partition,
                 batch,
-            } => self.handle_produce(now_ms, from, correlation_id, acks, timeout_ms, topic_partition, batch),
+            } => self.handle_produce(
+                now_ms,
+                from,
+                correlation_id,
+                acks,
+                timeout_ms,
+                topic_partition,
+                batch,
+            ),
             Request::Fetch {
                 replica_id,
                 replica_epoch: _,
@@ -1326,7 +1483,9 @@ impl<S: BrokerStorage> Broker<S> {
                 max_bytes,
                 partitions,
             ),
-            Request::Metadata { topics } => self.handle_metadata_request(from, correlation_id, topics),
+            Request::Metadata { topics } => {
+                self.handle_metadata_request(from, correlation_id, topics)
+            }
             Request::OffsetsForLeaderEpoch {
                 replica_id: _,
                 partitions,
@@ -1335,14 +1494,18 @@ impl<S: BrokerStorage> Broker<S> {
                 isolation,
                 partitions,
             } => self.handle_list_offsets(from, correlation_id, isolation, partitions),
-            Request::InitProducerId { .. } => self.handle_init_producer_id(now_ms, from, correlation_id),
+            Request::InitProducerId { .. } => {
+                self.handle_init_producer_id(now_ms, from, correlation_id)
+            }
             // Controller-bound requests sent to a broker are answered with NotController.
             Request::BrokerRegistration { .. }
             | Request::BrokerHeartbeat { .. }
             | Request::FetchMetadata { .. }
             | Request::AlterPartition { .. }
             | Request::AllocateProducerIds { .. }
-            | Request::CreateTopics { .. } => self.respond_not_controller(from, correlation_id, &request),
+            | Request::CreateTopics { .. } => {
+                self.respond_not_controller(from, correlation_id, &request)
+            }
         }
     }
 
@@ -1359,9 +1522,18 @@ impl<S: BrokerStorage> Broker<S> {
         self.outbox.respond(from, correlation_id, response);
     }
 
-    fn handle_response(&mut self, now_ms: i64, from: NodeId, correlation_id: u64, response: Response) {
+    fn handle_response(
+        &mut self,
+        now_ms: i64,
+        from: NodeId,
+        correlation_id: u64,
+        response: Response,
+    ) {
         match response {
-            Response::BrokerRegistration { error, broker_epoch } => {
+            Response::BrokerRegistration {
+                error,
+                broker_epoch,
+            } => {
                 if self.registration.map(|p| p.correlation_id) != Some(correlation_id) {
                     return;
                 }
@@ -1378,14 +1550,20 @@ impl<S: BrokerStorage> Broker<S> {
                     return;
                 }
                 self.heartbeat = None;
-                if matches!(error, ErrorCode::StaleBrokerEpoch | ErrorCode::BrokerIdNotRegistered) {
+                if matches!(
+                    error,
+                    ErrorCode::StaleBrokerEpoch | ErrorCode::BrokerIdNotRegistered
+                ) {
                     // The controller lost or replaced our registration: register again.
                     self.broker_epoch = None;
                     self.metadata_ready = false;
                     self.next_registration_ms = now_ms;
                 }
             }
-            Response::FetchMetadata { records, end_offset } => {
+            Response::FetchMetadata {
+                records,
+                end_offset,
+            } => {
                 if self.metadata_fetch.map(|p| p.correlation_id) == Some(correlation_id) {
                     self.handle_metadata_records(now_ms, records, end_offset);
                 }
@@ -1423,7 +1601,11 @@ impl<S: BrokerStorage> Broker<S> {
     }
 
     fn expire_delayed_operations(&mut self, now_ms: i64) {
-        if self.delayed_produces.iter().any(|p| now_ms >= p.deadline_ms) {
+        if self
+            .delayed_produces
+            .iter()
+            .any(|p| now_ms >= p.deadline_ms)
+        {
             self.complete_delayed_produces(now_ms);
         }
         if self.delayed_fetches.iter().any(|f| now_ms >= f.deadline_ms) {
@@ -1468,15 +1650,19 @@ impl<S: BrokerStorage> Node for Broker<S> {
         ];
         deadlines.extend(self.next_flush_ms);
         if self.broker_epoch.is_none() {
-            deadlines.push(self.next_registration_ms.max(
-                self.registration
-                    .map_or(i64::MIN, |pending| pending.sent_ms + timeout),
-            ));
+            deadlines.push(
+                self.next_registration_ms.max(
+                    self.registration
+                        .map_or(i64::MIN, |pending| pending.sent_ms + timeout),
+                ),
+            );
         } else {
-            deadlines.push(self.next_heartbeat_ms.max(
-                self.heartbeat
-                    .map_or(i64::MIN, |pending| pending.sent_ms + timeout),
-            ));
+            deadlines.push(
+                self.next_heartbeat_ms.max(
+                    self.heartbeat
+                        .map_or(i64::MIN, |pending| pending.sent_ms + timeout),
+                ),
+            );
         }
         for session in self.fetch_sessions.values() {
             deadlines.push(match session.inflight {
@@ -1486,7 +1672,11 @@ impl<S: BrokerStorage> Node for Broker<S> {
         }
         deadlines.extend(self.delayed_produces.iter().map(|p| p.deadline_ms));
         deadlines.extend(self.delayed_fetches.iter().map(|f| f.deadline_ms));
-        deadlines.extend(self.alter_partitions.values().map(|(_, sent)| sent + timeout));
+        deadlines.extend(
+            self.alter_partitions
+                .values()
+                .map(|(_, sent)| sent + timeout),
+        );
         if let Some(pending) = self.allocate_producer_ids {
             deadlines.push(pending.sent_ms + timeout);
         }
@@ -1561,7 +1751,10 @@ fn offsets_answer<D: LogDisk>(
 /// Kafka's follower truncation decision for a diverging epoch `(Lε, Lo)` from the leader
 /// (kafka-storage.md §4.5). When the follower lacks `Lε` it truncates to the end of its own
 /// closest lower epoch; the next fetch carries that epoch and may diverge again (KIP-279).
-pub fn follower_truncation_offset<D: LogDisk>(log: &PartitionLog<D>, leader: EpochEndOffset) -> i64 {
+pub fn follower_truncation_offset<D: LogDisk>(
+    log: &PartitionLog<D>,
+    leader: EpochEndOffset,
+) -> i64 {
     let log_end = log.log_end_offset();
     if leader.end_offset < 0 {
         return log.high_watermark();

@@ -112,14 +112,22 @@ impl<D: LogDisk> Partition<D> {
     /// Takes leadership in `record.leader_epoch`: the epoch starts at the log end offset, and
     /// every ISR member counts as caught up now so none is dropped before it can fetch.
     pub fn become_leader(&mut self, record: &PartitionRecord, self_id: BrokerId, now_ms: i64) {
-        assert_eq!(record.leader, Some(self_id), "become_leader on a non-leader record");
+        assert_eq!(
+            record.leader,
+            Some(self_id),
+            "become_leader on a non-leader record"
+        );
         self.log.assign_epoch_start_offset(record.leader_epoch);
         let followers = record
             .replicas
             .iter()
             .filter(|replica| **replica != self_id)
             .map(|replica| {
-                let caught_up = if record.isr.contains(replica) { now_ms } else { -1 };
+                let caught_up = if record.isr.contains(replica) {
+                    now_ms
+                } else {
+                    -1
+                };
                 (
                     *replica,
                     FollowerState {
@@ -146,7 +154,8 @@ impl<D: LogDisk> Partition<D> {
     /// cannot use truncation-on-fetch, so it is truncated to the high watermark first, as
     /// Kafka's follower start-up does.
     pub fn become_follower(&mut self, record: &PartitionRecord) {
-        if self.log.latest_epoch().is_none() && self.log.log_end_offset() > self.log.high_watermark()
+        if self.log.latest_epoch().is_none()
+            && self.log.log_end_offset() > self.log.high_watermark()
         {
             let high_watermark = self.log.high_watermark();
             // The disk error case leaves the log as it was; the next fetch retries.
@@ -185,8 +194,9 @@ impl<D: LogDisk> Partition<D> {
         } else if fetch_offset >= follower_state.last_fetch_leader_log_end_offset
             && follower_state.last_fetch_ms >= 0
         {
-            follower_state.last_caught_up_ms =
-                follower_state.last_caught_up_ms.max(follower_state.last_fetch_ms);
+            follower_state.last_caught_up_ms = follower_state
+                .last_caught_up_ms
+                .max(follower_state.last_fetch_ms);
         }
         follower_state.log_end_offset = fetch_offset;
         follower_state.last_fetch_ms = now_ms;

@@ -107,7 +107,10 @@ pub struct MemoryDirDisk {
 }
 
 impl MemoryDirDisk {
-    fn with_disk<T>(&self, action: impl FnOnce(&mut MemoryDisk) -> Result<T, DiskError>) -> Result<T, DiskError> {
+    fn with_disk<T>(
+        &self,
+        action: impl FnOnce(&mut MemoryDisk) -> Result<T, DiskError>,
+    ) -> Result<T, DiskError> {
         let mut directories = self.directories.lock().expect("storage lock poisoned");
         match directories.get_mut(&self.dir) {
             Some(disk) => action(disk),
@@ -121,7 +124,8 @@ impl MemoryDirDisk {
 
 impl LogDisk for MemoryDirDisk {
     fn list_files(&self) -> Vec<String> {
-        self.with_disk(|disk| Ok(disk.list_files())).unwrap_or_default()
+        self.with_disk(|disk| Ok(disk.list_files()))
+            .unwrap_or_default()
     }
     fn read_file(&self, name: &str) -> Result<Bytes, DiskError> {
         self.with_disk(|disk| disk.read_file(name))

@@ -168,8 +168,15 @@ impl Cluster {
 
     fn start(&mut self, id: BrokerId, incarnation: u64) {
         let storage = self.storages.entry(id).or_default().clone();
-        let broker = Broker::new(CLUSTER, id, BrokerConfig::default(), storage, incarnation, self.now_ms)
-            .expect("broker starts");
+        let broker = Broker::new(
+            CLUSTER,
+            id,
+            BrokerConfig::default(),
+            storage,
+            incarnation,
+            self.now_ms,
+        )
+        .expect("broker starts");
         self.brokers.insert(id, broker);
     }
 
@@ -206,7 +213,10 @@ impl Cluster {
             self.now_ms += 1;
             let now = self.now_ms;
             for broker in self.brokers.values_mut() {
-                if broker.poll_timeout().is_some_and(|deadline| deadline <= now) {
+                if broker
+                    .poll_timeout()
+                    .is_some_and(|deadline| deadline <= now)
+                {
                     broker.handle_timeout(now);
                 }
             }
@@ -280,7 +290,9 @@ fn broker_takes_leadership_only_after_seeing_its_registration() {
     let cluster = Cluster::new(&[1, 2, 3], &[1, 2, 3], 2);
     assert!(cluster.broker(1).is_metadata_ready());
     assert!(cluster.partition(1).leader_state().is_some());
-    assert!(matches!(&cluster.partition(2).role, Role::Follower(r) if r.leader == Some(BrokerId(1))));
+    assert!(
+        matches!(&cluster.partition(2).role, Role::Follower(r) if r.leader == Some(BrokerId(1)))
+    );
     assert_eq!(cluster.broker(2).broker_epoch(), Some(101));
 }
 
@@ -296,7 +308,10 @@ fn acks_all_produce_completes_when_followers_replicate() {
         let log = &cluster.partition(id).log;
         assert_eq!(log.log_end_offset(), 1, "broker {id}");
         assert_eq!(log.high_watermark(), 1, "broker {id}");
-        assert_eq!(log.to_segment_bytes(), cluster.partition(1).log.to_segment_bytes());
+        assert_eq!(
+            log.to_segment_bytes(),
+            cluster.partition(1).log.to_segment_bytes()
+        );
     }
 }
 
@@ -308,7 +323,10 @@ fn acks_all_waits_while_a_follower_is_cut_off_then_isr_shrinks() {
     cluster.cut.push((follower, leader));
     let request = cluster.produce(1, Acks::All, 0);
     cluster.run_for(100);
-    assert!(cluster.client_response(request).is_none(), "held until the ISR has it");
+    assert!(
+        cluster.client_response(request).is_none(),
+        "held until the ISR has it"
+    );
     // After replica.lag.time.max.ms the leader drops broker 3 and the HW moves.
     cluster.run_for(1500);
     let state = cluster.partition(1).leader_state().unwrap();
@@ -337,7 +355,11 @@ fn acks_all_is_refused_below_min_insync_replicas() {
         produce_error(cluster.client_response(request)).0,
         ErrorCode::NotEnoughReplicas
     );
-    assert_eq!(cluster.partition(1).log.log_end_offset(), 0, "nothing appended");
+    assert_eq!(
+        cluster.partition(1).log.log_end_offset(),
+        0,
+        "nothing appended"
+    );
 }
 
 #[test]
@@ -357,7 +379,10 @@ fn follower_truncates_divergent_suffix_after_leader_change() {
     let mut cluster = Cluster::new(&[1, 2], &[1, 2], 1);
     let request = cluster.produce(1, Acks::All, 0);
     cluster.run_for(50);
-    assert_eq!(produce_error(cluster.client_response(request)).0, ErrorCode::None);
+    assert_eq!(
+        produce_error(cluster.client_response(request)).0,
+        ErrorCode::None
+    );
     let leader = NodeId::Broker(CLUSTER, BrokerId(1));
     let follower = NodeId::Broker(CLUSTER, BrokerId(2));
     cluster.cut.push((follower, leader));
@@ -376,7 +401,10 @@ fn follower_truncates_divergent_suffix_after_leader_change() {
     cluster.run_for(5);
     // Broker 2 replicated offset 1 through a fetch answered before the cut took effect, so the
     // retry of sequence 1 is a duplicate of it; the divergent suffix on broker 1 is offset 2.
-    assert_eq!(produce_error(cluster.client_response(request)), (ErrorCode::None, 1));
+    assert_eq!(
+        produce_error(cluster.client_response(request)),
+        (ErrorCode::None, 1)
+    );
     // Broker 1 becomes a follower, learns the divergence and truncates. Its first fetch to the
     // new leader went out while the link back was cut, so it is re-sent after the fetch timeout.
     cluster.cut.clear();
@@ -386,16 +414,29 @@ fn follower_truncates_divergent_suffix_after_leader_change() {
     assert_eq!(old_leader.to_segment_bytes(), new_leader.to_segment_bytes());
     assert_eq!(old_leader.log_end_offset(), 2);
     assert_eq!(new_leader.epoch_cache().latest_epoch(), Some(1));
-    assert!(cluster.brokers.get_mut(&BrokerId(1)).unwrap().take_events().iter().any(|event| matches!(
-        event,
-        BrokerEvent::Truncated { reason: TruncationReason::DivergingEpoch, from_log_end_offset: 3, .. }
-    )));
+    assert!(cluster
+        .brokers
+        .get_mut(&BrokerId(1))
+        .unwrap()
+        .take_events()
+        .iter()
+        .any(|event| matches!(
+            event,
+            BrokerEvent::Truncated {
+                reason: TruncationReason::DivergingEpoch,
+                from_log_end_offset: 3,
+                ..
+            }
+        )));
 }
 
 #[test]
 fn consumer_fetch_is_bounded_by_high_watermark_and_leader_epoch_is_checked() {
     let mut cluster = Cluster::new(&[1, 2], &[1, 2], 1);
-    cluster.cut.push((NodeId::Broker(CLUSTER, BrokerId(2)), NodeId::Broker(CLUSTER, BrokerId(1))));
+    cluster.cut.push((
+        NodeId::Broker(CLUSTER, BrokerId(2)),
+        NodeId::Broker(CLUSTER, BrokerId(1)),
+    ));
     cluster.produce(1, Acks::Leader, 0);
     cluster.run_for(5);
     let fetch = |epoch| Request::Fetch {
@@ -411,21 +452,48 @@ fn consumer_fetch_is_bounded_by_high_watermark_and_leader_epoch_is_checked() {
             last_fetched_epoch: -1,
         }],
     };
-    cluster.send(Envelope { from: CLIENT, to: NodeId::Broker(CLUSTER, BrokerId(1)), message: Message::Request(1, fetch(0)) });
-    cluster.send(Envelope { from: CLIENT, to: NodeId::Broker(CLUSTER, BrokerId(1)), message: Message::Request(2, fetch(5)) });
+    cluster.send(Envelope {
+        from: CLIENT,
+        to: NodeId::Broker(CLUSTER, BrokerId(1)),
+        message: Message::Request(1, fetch(0)),
+    });
+    cluster.send(Envelope {
+        from: CLIENT,
+        to: NodeId::Broker(CLUSTER, BrokerId(1)),
+        message: Message::Request(2, fetch(5)),
+    });
     cluster.run_for(2);
-    let Some(Response::Fetch { partitions }) = cluster.client_response(1) else { panic!() };
-    assert!(partitions[0].batches.is_empty(), "the follower has not replicated: HW is 0");
+    let Some(Response::Fetch { partitions }) = cluster.client_response(1) else {
+        panic!()
+    };
+    assert!(
+        partitions[0].batches.is_empty(),
+        "the follower has not replicated: HW is 0"
+    );
     assert_eq!(partitions[0].high_watermark, 0);
-    let Some(Response::Fetch { partitions }) = cluster.client_response(2) else { panic!() };
+    let Some(Response::Fetch { partitions }) = cluster.client_response(2) else {
+        panic!()
+    };
     assert_eq!(partitions[0].error, ErrorCode::UnknownLeaderEpoch);
     // The follower's fetch in flight during the cut is re-sent after its timeout.
     cluster.cut.clear();
     cluster.run_for(1500);
-    cluster.send(Envelope { from: CLIENT, to: NodeId::Broker(CLUSTER, BrokerId(1)), message: Message::Request(3, fetch(0)) });
+    cluster.send(Envelope {
+        from: CLIENT,
+        to: NodeId::Broker(CLUSTER, BrokerId(1)),
+        message: Message::Request(3, fetch(0)),
+    });
     cluster.run_for(2);
-    let Some(Response::Fetch { partitions }) = cluster.client_response(3) else { panic!() };
-    let fetched = completed_fetch(0, &partitions[0].batches, &[], IsolationLevel::ReadUncommitted).unwrap();
+    let Some(Response::Fetch { partitions }) = cluster.client_response(3) else {
+        panic!()
+    };
+    let fetched = completed_fetch(
+        0,
+        &partitions[0].batches,
+        &[],
+        IsolationLevel::ReadUncommitted,
+    )
+    .unwrap();
     assert_eq!(fetched.records.len(), 1);
 }
 
@@ -436,17 +504,30 @@ fn init_producer_id_hands_out_ids_from_controller_blocks_starting_at_zero() {
         cluster.send(Envelope {
             from: CLIENT,
             to: NodeId::Broker(CLUSTER, BrokerId(broker)),
-            message: Message::Request(correlation_id, Request::InitProducerId { transactional_id: None }),
+            message: Message::Request(
+                correlation_id,
+                Request::InitProducerId {
+                    transactional_id: None,
+                },
+            ),
         });
     }
     cluster.run_for(5);
     let ids: Vec<i64> = (1..=3)
         .map(|id| match cluster.client_response(id) {
-            Some(Response::InitProducerId { producer_id, error: ErrorCode::None, .. }) => producer_id,
+            Some(Response::InitProducerId {
+                producer_id,
+                error: ErrorCode::None,
+                ..
+            }) => producer_id,
             other => panic!("{other:?}"),
         })
         .collect();
-    assert_eq!(ids, vec![0, 1, 1000], "each broker draws from its own block");
+    assert_eq!(
+        ids,
+        vec![0, 1, 1000],
+        "each broker draws from its own block"
+    );
 }
 
 #[test]
@@ -457,7 +538,11 @@ fn restarted_broker_recovers_its_log_from_disk() {
     cluster.brokers.get_mut(&BrokerId(2)).unwrap().flush_all();
     cluster.brokers.remove(&BrokerId(2));
     cluster.start(BrokerId(2), 2);
-    assert_eq!(cluster.broker(2).partitions().len(), 0, "no role before metadata");
+    assert_eq!(
+        cluster.broker(2).partitions().len(),
+        0,
+        "no role before metadata"
+    );
     cluster.run_for(100);
     assert_eq!(cluster.partition(2).log.log_end_offset(), 1);
 }

@@ -476,6 +476,19 @@ impl<D: LogDisk> PartitionLog<D> {
         self.batches.iter().map(|stored| &stored.batch)
     }
 
+    /// Retained batches whose last offset is at or after `offset`, oldest first.
+    pub fn batches_from(&self, offset: i64) -> impl Iterator<Item = &RecordBatch> {
+        let first = self
+            .batches
+            .partition_point(|stored| stored.batch.last_offset() < offset);
+        self.batches[first..].iter().map(|stored| &stored.batch)
+    }
+
+    /// Number of retained batches.
+    pub fn batch_count(&self) -> usize {
+        self.batches.len()
+    }
+
     /// Number of segment files.
     pub fn segment_count(&self) -> usize {
         self.segments.len()

@@ -21,12 +21,24 @@ pub enum ErrorCode {
     RequestTimedOut,
     /// 10: the batch exceeds `max.message.bytes`.
     MessageTooLarge,
+    /// 17: the topic name is not a legal Kafka topic name.
+    InvalidTopic,
     /// 19: the ISR is smaller than `min.insync.replicas`; nothing was appended.
     NotEnoughReplicas,
     /// 20: appended, but the ISR shrank below `min.insync.replicas` before it was replicated.
     NotEnoughReplicasAfterAppend,
+    /// 36: a topic with this name (or id) already exists.
+    TopicAlreadyExists,
+    /// 37: the partition count is not positive.
+    InvalidPartitions,
+    /// 38: the replication factor is not positive or exceeds the live brokers.
+    InvalidReplicationFactor,
+    /// 40: a configuration entry is duplicated or has an illegal value.
+    InvalidConfig,
     /// 41: the receiver is not the active controller.
     NotController,
+    /// 42: the request is malformed (e.g. an ISR that is not a subset of the replicas).
+    InvalidRequest,
     /// 45: the batch's sequence does not follow the producer's last one.
     OutOfOrderSequenceNumber,
     /// 47: the producer epoch is older than the partition knows.
@@ -53,6 +65,10 @@ pub enum ErrorCode {
     ProducerFenced,
     /// 99: the partition epoch in an AlterPartition request is stale.
     InvalidUpdateVersion,
+    /// 101: a registration came from a broker incarnation that is no longer current.
+    DuplicateBrokerRegistration,
+    /// 107: a proposed ISR member is fenced or not registered (KIP-841).
+    IneligibleReplica,
     /// Any other code, kept as its number.
     Other(i16),
 }
@@ -68,9 +84,15 @@ impl ErrorCode {
             Self::NotLeaderOrFollower => 6,
             Self::RequestTimedOut => 7,
             Self::MessageTooLarge => 10,
+            Self::InvalidTopic => 17,
             Self::NotEnoughReplicas => 19,
             Self::NotEnoughReplicasAfterAppend => 20,
+            Self::TopicAlreadyExists => 36,
+            Self::InvalidPartitions => 37,
+            Self::InvalidReplicationFactor => 38,
+            Self::InvalidConfig => 40,
             Self::NotController => 41,
+            Self::InvalidRequest => 42,
             Self::OutOfOrderSequenceNumber => 45,
             Self::InvalidProducerEpoch => 47,
             Self::InvalidTxnState => 48,
@@ -84,6 +106,8 @@ impl ErrorCode {
             Self::BrokerIdNotRegistered => 89,
             Self::ProducerFenced => 90,
             Self::InvalidUpdateVersion => 99,
+            Self::DuplicateBrokerRegistration => 101,
+            Self::IneligibleReplica => 107,
             Self::Other(code) => code,
         }
     }
@@ -98,9 +122,15 @@ impl ErrorCode {
             6 => Self::NotLeaderOrFollower,
             7 => Self::RequestTimedOut,
             10 => Self::MessageTooLarge,
+            17 => Self::InvalidTopic,
             19 => Self::NotEnoughReplicas,
             20 => Self::NotEnoughReplicasAfterAppend,
+            36 => Self::TopicAlreadyExists,
+            37 => Self::InvalidPartitions,
+            38 => Self::InvalidReplicationFactor,
+            40 => Self::InvalidConfig,
             41 => Self::NotController,
+            42 => Self::InvalidRequest,
             45 => Self::OutOfOrderSequenceNumber,
             47 => Self::InvalidProducerEpoch,
             48 => Self::InvalidTxnState,
@@ -114,6 +144,8 @@ impl ErrorCode {
             89 => Self::BrokerIdNotRegistered,
             90 => Self::ProducerFenced,
             99 => Self::InvalidUpdateVersion,
+            101 => Self::DuplicateBrokerRegistration,
+            107 => Self::IneligibleReplica,
             other => Self::Other(other),
         }
     }

@@ -1,0 +1,783 @@
+//! Invariant checkers. They observe the world from outside: after every step they read the
+//! state machines (never changing them, except to take the brokers' event lists), and at the
+//! end they compare the recorded history with the final logs (Jepsen's Kafka anomalies).
+//!
+//! Safety invariants (exit code 1), by name:
+//! - `epochs-monotonic`: a partition's leader epoch never decreases in the controller's
+//!   metadata, and batch leader epochs never decrease along any replica's log.
+//! - `single-leader-per-epoch`: no two brokers ever lead the same partition in the same epoch.
+//! - `hw-monotonic`: within one leader epoch a replica's high watermark never decreases while
+//!   its process lives, except through a reported truncation or, on a follower, a reported
+//!   adoption of a new leader's lower high watermark (Kafka's behaviour after a leader change).
+//! - `replica-convergence`: every ISR member's log equals the leader's below their common high
+//!   watermark.
+//! - `acked-writes-durable`: an acks=all record acknowledged at an offset is at that offset in
+//!   the current leader's log once its high watermark passes it (clean-election topics only).
+//! - `no-duplicates`: no self-describing record appears twice in a log.
+//! - `producer-order`: one producer's records to a partition appear in the order it sent them.
+//! - `inconsistent-offsets`, `nonmonotonic-poll`, `skipped-poll`: a consumer's view agrees with
+//!   the final log, never goes backwards and never skips a data record (Jepsen).
+//!
+//! Liveness (exit code 2), checked at the end of the heal phase: `liveness` (every partition
+//! has a leader, the ISR is complete, every acknowledged record is below the high watermark,
+//! every send was acknowledged or failed) and `unseen` (every acknowledged record reached every
+//! consumer of its topic).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+use mirrorsim::broker::{Broker, BrokerEvent, MemoryDirDisk, MemoryStorage, Role};
+use mirrorsim::controller::Controller;
+use mirrorsim::log::PartitionLog;
+use mirrorsim::protocol::{BrokerId, ClusterIndex, NodeId, TopicPartition};
+
+use crate::workload::{parse_value, History, RecordId};
+
+/// A broken invariant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violation {
+    /// The invariant's stable name.
+    pub invariant: &'static str,
+    /// The cluster, if one is concerned.
+    pub cluster: Option<ClusterIndex>,
+    /// The partition, if one is concerned.
+    pub topic_partition: Option<TopicPartition>,
+    /// What was seen.
+    pub detail: String,
+    /// Simulated time of detection, in ms since the start.
+    pub time_ms: i64,
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "VIOLATION invariant={}", self.invariant)?;
+        if let Some(cluster) = self.cluster {
+            write!(f, " cluster={cluster}")?;
+        }
+        if let Some(tp) = &self.topic_partition {
+            write!(f, " topic={} partition={}", tp.topic, tp.partition)?;
+        }
+        write!(
+            f,
+            " time={:.3}s {}",
+            self.time_ms as f64 / 1000.0,
+            self.detail
+        )
+    }
+}
+
+/// A broker as the checkers see it.
+pub struct BrokerView<'a> {
+    /// Its cluster.
+    pub cluster: ClusterIndex,
+    /// Its process incarnation.
+    pub incarnation: u64,
+    /// The state machine (mutable only to take its events).
+    pub broker: &'a mut Broker<MemoryStorage>,
+}
+
+/// A controller as the checkers see it.
+pub struct ControllerView<'a> {
+    /// Its cluster.
+    pub cluster: ClusterIndex,
+    /// The state machine.
+    pub controller: &'a Controller<MemoryDirDisk>,
+}
+
+/// What the checkers need about a topic from the scenario.
+#[derive(Debug, Clone)]
+pub struct TopicFacts {
+    /// Whether acknowledged writes must survive (acks=all producers, clean elections only).
+    pub durable_acks: bool,
+}
+
+/// The checkers and the state they carry between steps.
+#[derive(Default)]
+pub struct Checkers {
+    metadata_epochs: BTreeMap<(ClusterIndex, TopicPartition), i32>,
+    epoch_leaders: BTreeMap<(ClusterIndex, TopicPartition, i32), BrokerId>,
+    high_watermarks: BTreeMap<(NodeId, u64, TopicPartition), (i32, i64)>,
+    log_epochs_checked: BTreeMap<(NodeId, u64, TopicPartition), (i64, i32)>,
+    durable_checked: BTreeMap<(ClusterIndex, TopicPartition), (i32, usize)>,
+    /// Topics (cluster, name) whose acknowledged writes must be durable.
+    pub durable_topics: BTreeSet<(ClusterIndex, String)>,
+    /// Counts of events seen, for coverage marks.
+    pub marks: BTreeMap<String, u64>,
+}
+
+impl Checkers {
+    /// Records a coverage mark.
+    pub fn mark(&mut self, name: &str) {
+        *self.marks.entry(name.to_string()).or_default() += 1;
+    }
+
+    /// The per-step safety checks.
+    pub fn check_step(
+        &mut self,
+        time_ms: i64,
+        controllers: &[ControllerView<'_>],
+        brokers: &mut [BrokerView<'_>],
+        history: &History,
+    ) -> Vec<Violation> {
+        let mut violations = Vec::new();
+        self.check_metadata_epochs(time_ms, controllers, &mut violations);
+        for view in brokers.iter_mut() {
+            self.consume_events(view);
+        }
+        self.check_leaders(time_ms, brokers, &mut violations);
+        self.check_replica_logs(time_ms, brokers, &mut violations);
+        self.check_acked_durable(
+            time_ms,
+            controllers,
+            brokers,
+            history,
+            false,
+            &mut violations,
+        );
+        violations
+    }
+
+    fn check_metadata_epochs(
+        &mut self,
+        time_ms: i64,
+        controllers: &[ControllerView<'_>],
+        out: &mut Vec<Violation>,
+    ) {
+        for view in controllers {
+            for (tp, record) in view.controller.image().all_partitions() {
+                let key = (view.cluster, tp.clone());
+                let previous = self.metadata_epochs.insert(key, record.leader_epoch);
+                if let Some(previous) = previous.filter(|previous| *previous > record.leader_epoch)
+                {
+                    out.push(Violation {
+                        invariant: "epochs-monotonic",
+                        cluster: Some(view.cluster),
+                        topic_partition: Some(tp),
+                        detail: format!(
+                            "metadata leader epoch went from {previous} to {}",
+                            record.leader_epoch
+                        ),
+                        time_ms,
+                    });
+                }
+            }
+        }
+    }
+
+    fn consume_events(&mut self, view: &mut BrokerView<'_>) {
+        let node = NodeId::Broker(view.cluster, view.broker.broker_id());
+        for event in view.broker.take_events() {
+            match event {
+                BrokerEvent::Truncated {
+                    topic_partition, ..
+                } => {
+                    // A reported truncation may lower the high watermark and rewrite the tail.
+                    self.high_watermarks
+                        .remove(&(node, view.incarnation, topic_partition.clone()));
+                    self.log_epochs_checked
+                        .remove(&(node, view.incarnation, topic_partition));
+                    self.mark("follower-truncated");
+                }
+                BrokerEvent::FollowerHighWatermarkLowered {
+                    topic_partition,
+                    to,
+                    ..
+                } => {
+                    // Documented: the follower adopted a new leader's lagging high watermark.
+                    if let Some(entry) =
+                        self.high_watermarks
+                            .get_mut(&(node, view.incarnation, topic_partition))
+                    {
+                        entry.1 = entry.1.min(to);
+                    }
+                    self.mark("follower-high-watermark-lowered");
+                }
+                BrokerEvent::BecameLeader { .. } => self.mark("leader-elected"),
+                BrokerEvent::IsrChanged { .. } => self.mark("isr-changed"),
+                BrokerEvent::BecameFollower { .. } | BrokerEvent::LeaderAppend { .. } => {}
+            }
+        }
+    }
+
+    fn check_leaders(
+        &mut self,
+        time_ms: i64,
+        brokers: &[BrokerView<'_>],
+        out: &mut Vec<Violation>,
+    ) {
+        for view in brokers {
+            for (tp, partition) in view.broker.partitions() {
+                let Role::Leader(state) = &partition.role else {
+                    continue;
+                };
+                let key = (view.cluster, tp.clone(), state.leader_epoch);
+                let broker_id = view.broker.broker_id();
+                let first = *self.epoch_leaders.entry(key).or_insert(broker_id);
+                if first != broker_id {
+                    out.push(Violation {
+                        invariant: "single-leader-per-epoch",
+                        cluster: Some(view.cluster),
+                        topic_partition: Some(tp.clone()),
+                        detail: format!(
+                            "brokers {first} and {broker_id} both led epoch {}",
+                            state.leader_epoch
+                        ),
+                        time_ms,
+                    });
+                }
+            }
+        }
+    }
+
+    fn check_replica_logs(
+        &mut self,
+        time_ms: i64,
+        brokers: &[BrokerView<'_>],
+        out: &mut Vec<Violation>,
+    ) {
+        for view in brokers {
+            let node = NodeId::Broker(view.cluster, view.broker.broker_id());
+            for (tp, partition) in view.broker.partitions() {
+                let key = (node, view.incarnation, tp.clone());
+                let high_watermark = partition.log.high_watermark();
+                let epoch = partition.leader_epoch();
+                // Within one leader epoch a high watermark only grows, except through a
+                // reported truncation or a reported adoption of a new leader's lagging one.
+                if let Some((previous_epoch, previous)) = self
+                    .high_watermarks
+                    .insert(key.clone(), (epoch, high_watermark))
+                {
+                    if previous_epoch == epoch && high_watermark < previous {
+                        out.push(Violation {
+                            invariant: "hw-monotonic",
+                            cluster: Some(view.cluster),
+                            topic_partition: Some(tp.clone()),
+                            detail: format!(
+                                "{node} ({}) high watermark went from {previous} to {high_watermark} in leader epoch {epoch} without a truncation (log end {})",
+                                if matches!(partition.role, Role::Leader(_)) { "leader" } else { "follower" },
+                                partition.log.log_end_offset()
+                            ),
+                            time_ms,
+                        });
+                    }
+                }
+                self.check_log_epochs(time_ms, key, &partition.log, out);
+            }
+        }
+    }
+
+    /// Batch epochs never decrease along a log; checks only batches appended since last time.
+    fn check_log_epochs(
+        &mut self,
+        time_ms: i64,
+        key: (NodeId, u64, TopicPartition),
+        log: &PartitionLog<MemoryDirDisk>,
+        out: &mut Vec<Violation>,
+    ) {
+        let (checked_to, mut last_epoch) = match self.log_epochs_checked.get(&key) {
+            Some(&(checked_to, last_epoch)) if checked_to <= log.log_end_offset() => {
+                (checked_to, last_epoch)
+            }
+            _ => (0, -1),
+        };
+        for batch in log.batches_from(checked_to) {
+            let epoch = batch.partition_leader_epoch();
+            if epoch < last_epoch {
+                out.push(Violation {
+                    invariant: "epochs-monotonic",
+                    cluster: Some(key.0.cluster()),
+                    topic_partition: Some(key.2.clone()),
+                    detail: format!(
+                        "{} log: batch at offset {} has epoch {epoch} after epoch {last_epoch}",
+                        key.0,
+                        batch.base_offset()
+                    ),
+                    time_ms,
+                });
+            }
+            last_epoch = last_epoch.max(epoch);
+        }
+        self.log_epochs_checked
+            .insert(key, (log.log_end_offset(), last_epoch));
+    }
+
+    /// Acknowledged acks=all records are in the current leader's log below its high watermark.
+    /// Checks new acknowledgements each step and everything again after a leader change.
+    pub fn check_acked_durable(
+        &mut self,
+        time_ms: i64,
+        controllers: &[ControllerView<'_>],
+        brokers: &[BrokerView<'_>],
+        history: &History,
+        full: bool,
+        out: &mut Vec<Violation>,
+    ) {
+        let mut acked: BTreeMap<(ClusterIndex, &TopicPartition), Vec<(i64, &str)>> =
+            BTreeMap::new();
+        for (tp, offset, value) in history.acked() {
+            let cluster = cluster_of_value(value);
+            if self.durable_topics.contains(&(cluster, tp.topic.clone())) {
+                acked
+                    .entry((cluster, tp))
+                    .or_default()
+                    .push((offset, value));
+            }
+        }
+        for ((cluster, tp), records) in acked {
+            let Some(leader) = current_leader(controllers, brokers, cluster, tp) else {
+                continue;
+            };
+            let (epoch, log) = leader;
+            let key = (cluster, tp.clone());
+            let (checked_epoch, checked_count) =
+                self.durable_checked.get(&key).copied().unwrap_or((-1, 0));
+            let start = if full || checked_epoch != epoch {
+                0
+            } else {
+                checked_count
+            };
+            let mut verified = start;
+            for (offset, value) in records.iter().skip(start) {
+                if *offset >= log.high_watermark() {
+                    break;
+                }
+                match record_value_at(log, *offset) {
+                    Some(found) if found == *value => {}
+                    found => out.push(Violation {
+                        invariant: "acked-writes-durable",
+                        cluster: Some(cluster),
+                        topic_partition: Some(tp.clone()),
+                        detail: format!(
+                            "acknowledged {value:?} at offset {offset}, leader (epoch {epoch}) has {found:?} there, below its high watermark {}; the acknowledged record is {}",
+                            log.high_watermark(),
+                            offset_of_value(log, value).map_or("absent".to_string(), |at| format!("at offset {at}"))
+                        ),
+                        time_ms,
+                    }),
+                }
+                verified += 1;
+            }
+            self.durable_checked.insert(key, (epoch, verified));
+        }
+    }
+
+    /// Full replica comparison, duplicate and order scans; run periodically and at the end.
+    pub fn check_logs_deep(
+        &mut self,
+        time_ms: i64,
+        controllers: &[ControllerView<'_>],
+        brokers: &[BrokerView<'_>],
+    ) -> Vec<Violation> {
+        let mut out = Vec::new();
+        for controller in controllers {
+            for (tp, record) in controller.controller.image().all_partitions() {
+                let Some((epoch, leader_log)) =
+                    current_leader(controllers, brokers, controller.cluster, &tp)
+                else {
+                    continue;
+                };
+                for member in &record.isr {
+                    let follower = brokers.iter().find(|view| {
+                        view.cluster == controller.cluster && view.broker.broker_id() == *member
+                    });
+                    let Some(follower) = follower else {
+                        continue;
+                    };
+                    let Some(partition) = follower.broker.partitions().get(&tp) else {
+                        continue;
+                    };
+                    let in_epoch = partition.leader_epoch() == epoch;
+                    if in_epoch {
+                        compare_prefix(
+                            time_ms,
+                            controller.cluster,
+                            &tp,
+                            *member,
+                            leader_log,
+                            &partition.log,
+                            &mut out,
+                        );
+                    }
+                }
+                scan_records(time_ms, controller.cluster, &tp, leader_log, &mut out);
+            }
+        }
+        out
+    }
+
+    /// End-of-run comparison of the history with the final logs.
+    pub fn check_history(
+        &mut self,
+        time_ms: i64,
+        controllers: &[ControllerView<'_>],
+        brokers: &[BrokerView<'_>],
+        history: &History,
+    ) -> Vec<Violation> {
+        let mut out = Vec::new();
+        for ((consumer, _incarnation), polls) in &history.polls {
+            let mut last: BTreeMap<&TopicPartition, i64> = BTreeMap::new();
+            for poll in polls {
+                let cluster = consumer.cluster();
+                let previous = last.insert(&poll.topic_partition, poll.offset);
+                let leader = current_leader(controllers, brokers, cluster, &poll.topic_partition);
+                if let Some((_, log)) = leader {
+                    if poll.offset < log.high_watermark() {
+                        let found = record_value_at(log, poll.offset);
+                        if found.as_deref() != Some(poll.value.as_str()) {
+                            out.push(Violation {
+                                invariant: "inconsistent-offsets",
+                                cluster: Some(cluster),
+                                topic_partition: Some(poll.topic_partition.clone()),
+                                detail: format!(
+                                    "{consumer} read {:?} at offset {}, the log has {found:?}",
+                                    poll.value, poll.offset
+                                ),
+                                time_ms,
+                            });
+                        }
+                    }
+                    if let Some(previous) = previous.filter(|_| !poll.after_reset) {
+                        if poll.offset <= previous {
+                            out.push(Violation {
+                                invariant: "nonmonotonic-poll",
+                                cluster: Some(cluster),
+                                topic_partition: Some(poll.topic_partition.clone()),
+                                detail: format!(
+                                    "{consumer} read offset {} after {previous}",
+                                    poll.offset
+                                ),
+                                time_ms,
+                            });
+                        } else if let Some(skipped) =
+                            first_data_offset_between(log, previous + 1, poll.offset)
+                        {
+                            out.push(Violation {
+                                invariant: "skipped-poll",
+                                cluster: Some(cluster),
+                                topic_partition: Some(poll.topic_partition.clone()),
+                                detail: format!(
+                                    "{consumer} jumped from {previous} to {} over record {skipped}",
+                                    poll.offset
+                                ),
+                                time_ms,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        let mut full = Vec::new();
+        self.check_acked_durable(time_ms, controllers, brokers, history, true, &mut full);
+        out.extend(full);
+        out.extend(self.lost_writes(time_ms, controllers, brokers, history));
+        out
+    }
+
+    /// Jepsen's lost write: an acknowledged acks=all record whose offset is beyond the end of a
+    /// fully replicated log (high watermark = log end) can never appear: it was truncated away.
+    fn lost_writes(
+        &self,
+        time_ms: i64,
+        controllers: &[ControllerView<'_>],
+        brokers: &[BrokerView<'_>],
+        history: &History,
+    ) -> Vec<Violation> {
+        let mut out = Vec::new();
+        for (tp, offset, value) in history.acked() {
+            let cluster = cluster_of_value(value);
+            if !self.durable_topics.contains(&(cluster, tp.topic.clone())) {
+                continue;
+            }
+            let Some((_, log)) = current_leader(controllers, brokers, cluster, tp) else {
+                continue;
+            };
+            let replicated = log.high_watermark() == log.log_end_offset();
+            if replicated && offset >= log.log_end_offset() {
+                out.push(Violation {
+                    invariant: "acked-writes-durable",
+                    cluster: Some(cluster),
+                    topic_partition: Some(tp.clone()),
+                    detail: format!(
+                        "lost write: acknowledged {value:?} at offset {offset}, the leader's replicated log ends at {}",
+                        log.log_end_offset()
+                    ),
+                    time_ms,
+                });
+                break;
+            }
+        }
+        out
+    }
+
+    /// Liveness at the end of the heal phase.
+    pub fn check_liveness(
+        &mut self,
+        time_ms: i64,
+        controllers: &[ControllerView<'_>],
+        brokers: &[BrokerView<'_>],
+        history: &History,
+    ) -> Vec<Violation> {
+        let mut out = Vec::new();
+        for controller in controllers {
+            for (tp, record) in controller.controller.image().all_partitions() {
+                let problem = if record.leader.is_none() {
+                    Some("no leader".to_string())
+                } else if record.isr.len() != record.replicas.len() {
+                    Some(format!(
+                        "ISR {:?} short of replicas {:?}",
+                        record.isr, record.replicas
+                    ))
+                } else {
+                    None
+                };
+                if let Some(problem) = problem {
+                    out.push(Violation {
+                        invariant: "liveness",
+                        cluster: Some(controller.cluster),
+                        topic_partition: Some(tp),
+                        detail: problem,
+                        time_ms,
+                    });
+                }
+            }
+        }
+        for (tp, offset, value) in history.acked() {
+            let cluster = cluster_of_value(value);
+            let Some((_, log)) = current_leader(controllers, brokers, cluster, tp) else {
+                continue;
+            };
+            if offset >= log.high_watermark() && log.high_watermark() < log.log_end_offset() {
+                out.push(Violation {
+                    invariant: "liveness",
+                    cluster: Some(cluster),
+                    topic_partition: Some(tp.clone()),
+                    detail: format!(
+                        "acknowledged offset {offset} still above the high watermark {}",
+                        log.high_watermark()
+                    ),
+                    time_ms,
+                });
+                break;
+            }
+        }
+        let unresolved = history
+            .sends
+            .iter()
+            .filter(|(_, send)| send.acked_offset.is_none() && send.failed.is_none())
+            .count();
+        if unresolved > 0 {
+            let ((producer, incarnation, _), first) = history
+                .sends
+                .iter()
+                .find(|(_, send)| send.acked_offset.is_none() && send.failed.is_none())
+                .expect("counted above");
+            out.push(Violation {
+                invariant: "liveness",
+                cluster: Some(producer.cluster()),
+                topic_partition: Some(first.topic_partition.clone()),
+                detail: format!(
+                    "{unresolved} sends neither acknowledged nor failed after healing; first: {producer}#{incarnation} {:?} sent at {} ms",
+                    first.value,
+                    first.sent_ms - crate::world::EPOCH_MS
+                ),
+                time_ms,
+            });
+        }
+        out.extend(unseen(time_ms, history));
+        out
+    }
+}
+
+/// The cluster a self-describing value was produced in (its producer's cluster letter).
+fn cluster_of_value(value: &str) -> ClusterIndex {
+    let letter = value.as_bytes().first().copied().unwrap_or(b'a');
+    ClusterIndex(letter.saturating_sub(b'a'))
+}
+
+/// The live broker leading `tp` in the controller's current epoch, with its log.
+fn current_leader<'a>(
+    controllers: &[ControllerView<'_>],
+    brokers: &'a [BrokerView<'_>],
+    cluster: ClusterIndex,
+    tp: &TopicPartition,
+) -> Option<(i32, &'a PartitionLog<MemoryDirDisk>)> {
+    let controller = controllers.iter().find(|view| view.cluster == cluster)?;
+    let record = controller.controller.image().partition(tp)?;
+    let leader = record.leader?;
+    let view = brokers
+        .iter()
+        .find(|view| view.cluster == cluster && view.broker.broker_id() == leader)?;
+    let partition = view.broker.partitions().get(tp)?;
+    match &partition.role {
+        Role::Leader(state) if state.leader_epoch == record.leader_epoch => {
+            Some((state.leader_epoch, &partition.log))
+        }
+        _ => None,
+    }
+}
+
+/// The value of the data record at `offset`, if the log holds one there.
+fn record_value_at(log: &PartitionLog<MemoryDirDisk>, offset: i64) -> Option<String> {
+    let batch = log.batches_from(offset).next()?;
+    if batch.base_offset() > offset || batch.is_control() {
+        return None;
+    }
+    batch
+        .records()
+        .filter_map(Result::ok)
+        .find(|record| record.offset == offset)
+        .map(|record| {
+            record
+                .value
+                .as_deref()
+                .map(|bytes| String::from_utf8_lossy(bytes).into_owned())
+                .unwrap_or_default()
+        })
+}
+
+/// Where a value sits in the log, if anywhere (for violation details).
+fn offset_of_value(log: &PartitionLog<MemoryDirDisk>, value: &str) -> Option<i64> {
+    log.batches_from(log.log_start_offset())
+        .filter(|batch| !batch.is_control())
+        .flat_map(|batch| batch.records().filter_map(Result::ok).collect::<Vec<_>>())
+        .find(|record| record.value.as_deref() == Some(value.as_bytes()))
+        .map(|record| record.offset)
+}
+
+/// The first data-record offset in `[from, to)`, if any.
+fn first_data_offset_between(log: &PartitionLog<MemoryDirDisk>, from: i64, to: i64) -> Option<i64> {
+    for batch in log.batches_from(from) {
+        if batch.base_offset() >= to {
+            return None;
+        }
+        if batch.is_control() {
+            continue;
+        }
+        for record in batch.records().filter_map(Result::ok) {
+            if record.offset >= from && record.offset < to {
+                return Some(record.offset);
+            }
+        }
+    }
+    None
+}
+
+fn compare_prefix(
+    time_ms: i64,
+    cluster: ClusterIndex,
+    tp: &TopicPartition,
+    member: BrokerId,
+    leader: &PartitionLog<MemoryDirDisk>,
+    follower: &PartitionLog<MemoryDirDisk>,
+    out: &mut Vec<Violation>,
+) {
+    let bound = leader.high_watermark().min(follower.high_watermark());
+    let start = leader.log_start_offset().max(follower.log_start_offset());
+    let leader_batches = leader
+        .batches_from(start)
+        .take_while(|b| b.next_offset() <= bound);
+    let mut follower_batches = follower
+        .batches_from(start)
+        .take_while(|b| b.next_offset() <= bound);
+    for expected in leader_batches {
+        match follower_batches.next() {
+            Some(found) if found.bytes() == expected.bytes() => {}
+            found => {
+                out.push(Violation {
+                    invariant: "replica-convergence",
+                    cluster: Some(cluster),
+                    topic_partition: Some(tp.clone()),
+                    detail: format!(
+                        "ISR member {member} differs from the leader at offset {} below high watermark {bound} (follower has {:?})",
+                        expected.base_offset(),
+                        found.map(|b| b.base_offset())
+                    ),
+                    time_ms,
+                });
+                return;
+            }
+        }
+    }
+}
+
+/// Duplicates and per-producer order in one log.
+fn scan_records(
+    time_ms: i64,
+    cluster: ClusterIndex,
+    tp: &TopicPartition,
+    log: &PartitionLog<MemoryDirDisk>,
+    out: &mut Vec<Violation>,
+) {
+    let mut seen: BTreeMap<RecordId, i64> = BTreeMap::new();
+    let mut last_n: BTreeMap<(String, u64), (u64, i64)> = BTreeMap::new();
+    for batch in log.batches_from(log.log_start_offset()) {
+        if batch.is_control() {
+            continue;
+        }
+        for record in batch.records().filter_map(Result::ok) {
+            let Some(id) = record.value.as_deref().and_then(parse_value) else {
+                continue;
+            };
+            let stream = (id.producer.clone(), id.incarnation);
+            if let Some((previous_n, previous_offset)) = last_n.get(&stream).copied() {
+                if id.n < previous_n {
+                    out.push(Violation {
+                        invariant: "producer-order",
+                        cluster: Some(cluster),
+                        topic_partition: Some(tp.clone()),
+                        detail: format!("{}#{} record {} at offset {} after record {previous_n} at {previous_offset}", id.producer, id.incarnation, id.n, record.offset),
+                        time_ms,
+                    });
+                }
+            }
+            last_n.insert(stream, (id.n, record.offset));
+            if let Some(first) = seen.insert(id.clone(), record.offset) {
+                out.push(Violation {
+                    invariant: "no-duplicates",
+                    cluster: Some(cluster),
+                    topic_partition: Some(tp.clone()),
+                    detail: format!(
+                        "{}#{} record {} at offsets {first} and {}",
+                        id.producer, id.incarnation, id.n, record.offset
+                    ),
+                    time_ms,
+                });
+                return;
+            }
+        }
+    }
+}
+
+/// Acknowledged records no consumer of their cluster ever received.
+fn unseen(time_ms: i64, history: &History) -> Vec<Violation> {
+    let mut out = Vec::new();
+    let consumers: Vec<&(NodeId, u64)> = history.polls.keys().collect();
+    let mut seen_by: BTreeMap<NodeId, BTreeSet<(&TopicPartition, i64)>> = BTreeMap::new();
+    for ((consumer, _), polls) in &history.polls {
+        let set = seen_by.entry(*consumer).or_default();
+        for poll in polls {
+            set.insert((&poll.topic_partition, poll.offset));
+        }
+    }
+    for (consumer, _) in consumers {
+        let seen = &seen_by[consumer];
+        let topics = history.subscriptions.get(consumer);
+        let missing = history
+            .acked()
+            .filter(|(_, _, value)| cluster_of_value(value) == consumer.cluster())
+            .filter(|(tp, _, _)| topics.is_some_and(|topics| topics.contains(&tp.topic)))
+            .find(|(tp, offset, _)| !seen.contains(&(*tp, *offset)));
+        if let Some((tp, offset, value)) = missing {
+            out.push(Violation {
+                invariant: "unseen",
+                cluster: Some(consumer.cluster()),
+                topic_partition: Some(tp.clone()),
+                detail: format!(
+                    "{consumer} never received acknowledged {value:?} at offset {offset}"
+                ),
+                time_ms,
+            });
+        }
+    }
+    out
+}

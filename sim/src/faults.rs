@@ -1,0 +1,462 @@
+//! Fault plans: every fault of a run as an explicit, timed list, built before the run from the
+//! scenario and the seed. Because the plan is data, a failing one can be printed, replayed and
+//! (later) shrunk.
+//!
+//! Fault model (what the system under test is expected to survive, so safety must hold):
+//! process kills with restarts (the page cache survives, as on a real crash of the process),
+//! power-loss kills that lose or tear the unflushed tail of one broker's disk, pauses (GC or VM
+//! stalls), symmetric and one-way partitions, isolation of a node, packet loss, latency spikes,
+//! duplicated messages, messages held back for seconds, and clock offset and drift. Swarm mode
+//! keeps at most one broker of a cluster down (killed or paused) at any time, which is what a
+//! replication factor of 3 with `min.insync.replicas = 2` promises to tolerate; scripted faults
+//! may go further on purpose.
+//!
+//! "Down" here means impaired in any way that can cost a broker its ISR membership or its
+//! session: killed, paused, isolated, cut off by a partition, or having its messages held back
+//! for seconds; each such fault also reserves a recovery margin after it ends
+//! ([`RECOVERY_MARGIN_MS`]) for the broker to rejoin the ISR. The reason is Kafka's own limit:
+//! without fsync and without KIP-966's eligible leader replicas, a broker that loses its
+//! unflushed writes in a power loss can be elected cleanly as the last ISR member when the
+//! others were fenced, and acknowledged writes are then lost. That is Kafka's behaviour, not a
+//! modelling bug, so swarm plans stay inside the single-fault model where acks=all is durable.
+
+use std::fmt;
+
+use rand::rngs::StdRng;
+use rand::{RngExt, SeedableRng};
+
+use crate::scenario::{Scenario, ScriptedFault, FAULT_KINDS};
+
+/// How long after a broker fault ends swarm mode keeps the next one away from that cluster.
+pub const RECOVERY_MARGIN_MS: u64 = 3_000;
+
+/// Which nodes a fault targets, resolved when it fires.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// A node by name (`a-broker-2`, `a-controller`).
+    Node(String),
+    /// The current leader of a partition on a cluster: (cluster letter, topic, partition).
+    Leader(String, String, i32),
+}
+
+impl Target {
+    /// Parses a scenario node name (already validated).
+    pub fn parse(name: &str) -> Self {
+        if let Some((cluster, rest)) = name.split_once("-leader:") {
+            if let Some((topic, partition)) = rest.rsplit_once(':') {
+                return Self::Leader(
+                    cluster.to_string(),
+                    topic.to_string(),
+                    partition.parse().unwrap_or(0),
+                );
+            }
+        }
+        Self::Node(name.to_string())
+    }
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Node(name) => write!(f, "{name}"),
+            Self::Leader(cluster, topic, partition) => {
+                write!(f, "{cluster}-leader:{topic}:{partition}")
+            }
+        }
+    }
+}
+
+/// One fault with its start time and duration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlannedFault {
+    /// Start, in ms from the beginning of the fault phase.
+    pub at_ms: u64,
+    /// How long it lasts.
+    pub duration_ms: u64,
+    /// What it does.
+    pub action: FaultAction,
+}
+
+/// The fault kinds.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FaultAction {
+    /// Kill the nodes and restart them after the duration; with `lose_unflushed`, the disk
+    /// loses its unflushed tail, torn at a random byte when `tear`.
+    Kill {
+        /// Targets.
+        nodes: Vec<Target>,
+        /// Power loss rather than a process crash.
+        lose_unflushed: bool,
+        /// Tear the surviving tail.
+        tear: bool,
+    },
+    /// Pause (stall) the nodes.
+    Pause {
+        /// Targets.
+        nodes: Vec<Target>,
+    },
+    /// Cut `side_a` from `side_b` (one way when `asymmetric`).
+    Partition {
+        /// One side.
+        side_a: Vec<Target>,
+        /// The other side.
+        side_b: Vec<Target>,
+        /// Only `side_a` → `side_b` is cut.
+        asymmetric: bool,
+    },
+    /// Cut the nodes from everyone.
+    Isolate {
+        /// Targets.
+        nodes: Vec<Target>,
+    },
+    /// Drop each message with this probability.
+    PacketLoss(f64),
+    /// Add this many ms to every message.
+    LatencySpike(u64),
+    /// Deliver each message twice with this probability.
+    Duplicate(f64),
+    /// Hold each message (of `nodes`, or of everyone when empty) back by `hold_ms` with
+    /// probability `probability`; everything behind it on its link waits too.
+    HoldBack {
+        /// Senders affected; empty for every node.
+        nodes: Vec<Target>,
+        /// Probability per message.
+        probability: f64,
+        /// Delay in ms.
+        hold_ms: u64,
+    },
+    /// Skew the nodes' clocks.
+    ClockSkew {
+        /// Targets.
+        nodes: Vec<Target>,
+        /// Offset in ms.
+        offset_ms: i64,
+        /// Drift in parts per million.
+        drift_ppm: i64,
+    },
+}
+
+impl FaultAction {
+    /// The kind name used in scenario files.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Kill {
+                lose_unflushed: true,
+                tear: true,
+                ..
+            } => "disk_tear",
+            Self::Kill { .. } => "kill",
+            Self::Pause { .. } => "pause",
+            Self::Partition { .. } => "partition",
+            Self::Isolate { .. } => "isolate",
+            Self::PacketLoss(_) => "packet_loss",
+            Self::LatencySpike(_) => "latency_spike",
+            Self::Duplicate(_) => "duplicate",
+            Self::HoldBack { .. } => "hold_back",
+            Self::ClockSkew { .. } => "clock_skew",
+        }
+    }
+}
+
+impl fmt::Display for PlannedFault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let list = |nodes: &[Target]| {
+            nodes
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        write!(
+            f,
+            "at={}ms for={}ms {}",
+            self.at_ms,
+            self.duration_ms,
+            self.action.kind()
+        )?;
+        match &self.action {
+            FaultAction::Kill {
+                nodes,
+                lose_unflushed,
+                ..
+            } => write!(f, " nodes={} lose_unflushed={lose_unflushed}", list(nodes)),
+            FaultAction::Pause { nodes } | FaultAction::Isolate { nodes } => {
+                write!(f, " nodes={}", list(nodes))
+            }
+            FaultAction::Partition {
+                side_a,
+                side_b,
+                asymmetric,
+            } => {
+                write!(
+                    f,
+                    " nodes={} other={} asymmetric={asymmetric}",
+                    list(side_a),
+                    list(side_b)
+                )
+            }
+            FaultAction::PacketLoss(p) | FaultAction::Duplicate(p) => {
+                write!(f, " probability={p:.3}")
+            }
+            FaultAction::LatencySpike(ms) => write!(f, " extra={ms}ms"),
+            FaultAction::HoldBack {
+                nodes,
+                probability,
+                hold_ms,
+            } => {
+                write!(
+                    f,
+                    " nodes={} probability={probability:.3} hold={hold_ms}ms",
+                    list(nodes)
+                )
+            }
+            FaultAction::ClockSkew {
+                nodes,
+                offset_ms,
+                drift_ppm,
+            } => {
+                write!(
+                    f,
+                    " nodes={} offset={offset_ms}ms drift={drift_ppm}ppm",
+                    list(nodes)
+                )
+            }
+        }
+    }
+}
+
+/// The swarm configuration a seed chose: fault kinds with their rates (events per 10 s).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SwarmChoice {
+    /// (kind, events per 10 simulated seconds), zero included.
+    pub rates: Vec<(&'static str, f64)>,
+}
+
+impl fmt::Display for SwarmChoice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let parts: Vec<String> = self
+            .rates
+            .iter()
+            .map(|(kind, rate)| format!("{kind}={rate:.2}/10s"))
+            .collect();
+        write!(f, "{}", parts.join(" "))
+    }
+}
+
+/// A whole plan.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FaultPlan {
+    /// The swarm choice, if swarm mode is on.
+    pub swarm: Option<SwarmChoice>,
+    /// Faults in start order.
+    pub faults: Vec<PlannedFault>,
+}
+
+/// Builds the plan for `scenario` and `seed`.
+pub fn plan(scenario: &Scenario, seed: u64) -> FaultPlan {
+    let mut faults: Vec<PlannedFault> = scenario.faults.scripted.iter().map(scripted).collect();
+    let mut swarm = None;
+    if scenario.faults.swarm {
+        // A separate stream from madsim's, so the plan is known before the run starts.
+        let mut rng = StdRng::seed_from_u64(seed ^ 0x5eed_fa17_0000_0001);
+        let (choice, generated) = swarm_plan(scenario, &mut rng);
+        swarm = Some(choice);
+        faults.extend(generated);
+    }
+    faults.sort_by_key(|fault| fault.at_ms);
+    FaultPlan { swarm, faults }
+}
+
+fn scripted(spec: &ScriptedFault) -> PlannedFault {
+    let nodes: Vec<Target> = spec
+        .nodes
+        .iter()
+        .map(|n| Target::parse(n.get_ref()))
+        .collect();
+    let other: Vec<Target> = spec
+        .other
+        .iter()
+        .map(|n| Target::parse(n.get_ref()))
+        .collect();
+    let action = match spec.kind.get_ref().as_str() {
+        "kill" => FaultAction::Kill {
+            nodes,
+            lose_unflushed: spec.lose_unflushed,
+            tear: false,
+        },
+        "disk_tear" => FaultAction::Kill {
+            nodes,
+            lose_unflushed: true,
+            tear: true,
+        },
+        "pause" => FaultAction::Pause { nodes },
+        "partition" => FaultAction::Partition {
+            side_a: nodes,
+            side_b: other,
+            asymmetric: spec.asymmetric,
+        },
+        "isolate" => FaultAction::Isolate { nodes },
+        "packet_loss" => FaultAction::PacketLoss(spec.amount),
+        "latency_spike" => FaultAction::LatencySpike(spec.amount.max(0.0) as u64),
+        "duplicate" => FaultAction::Duplicate(spec.amount),
+        "hold_back" => FaultAction::HoldBack {
+            nodes,
+            probability: 0.05,
+            hold_ms: spec.amount.max(0.0) as u64,
+        },
+        "clock_skew" => FaultAction::ClockSkew {
+            nodes,
+            offset_ms: spec.amount as i64,
+            drift_ppm: 0,
+        },
+        other => unreachable!("validated fault kind {other}"),
+    };
+    PlannedFault {
+        at_ms: spec.at_ms,
+        duration_ms: spec.duration_ms,
+        action,
+    }
+}
+
+fn swarm_plan(scenario: &Scenario, rng: &mut StdRng) -> (SwarmChoice, Vec<PlannedFault>) {
+    let allowed: Vec<&'static str> = if scenario.faults.swarm_kinds.is_empty() {
+        FAULT_KINDS.to_vec()
+    } else {
+        FAULT_KINDS
+            .iter()
+            .copied()
+            .filter(|kind| {
+                scenario
+                    .faults
+                    .swarm_kinds
+                    .iter()
+                    .any(|k| k.get_ref() == kind)
+            })
+            .collect()
+    };
+    let mut choice = SwarmChoice::default();
+    let mut faults = Vec::new();
+    // Per cluster, the intervals during which a broker is down, to keep at most one down.
+    let mut down: Vec<Vec<(u64, u64)>> = vec![Vec::new(); scenario.clusters.len()];
+    for kind in allowed {
+        // Each kind is off with probability 1/3, else gets a rate of up to 3 events per 10 s.
+        let rate = if rng.random_bool(1.0 / 3.0) {
+            0.0
+        } else {
+            rng.random_range(0.2..3.0)
+        };
+        choice.rates.push((kind, rate));
+        let expected = rate * scenario.duration_ms as f64 / 10_000.0;
+        let count = expected.floor() as u64 + u64::from(rng.random_bool(expected.fract()));
+        for _ in 0..count {
+            let at_ms = rng.random_range(0..scenario.duration_ms.max(1));
+            let duration_ms = rng.random_range(200..3_000);
+            if let Some(action) = swarm_action(kind, scenario, rng, at_ms, duration_ms, &mut down) {
+                faults.push(PlannedFault {
+                    at_ms,
+                    duration_ms,
+                    action,
+                });
+            }
+        }
+    }
+    (choice, faults)
+}
+
+fn swarm_action(
+    kind: &str,
+    scenario: &Scenario,
+    rng: &mut StdRng,
+    at_ms: u64,
+    duration_ms: u64,
+    down: &mut [Vec<(u64, u64)>],
+) -> Option<FaultAction> {
+    let cluster = rng.random_range(0..scenario.clusters.len());
+    let letter = (b'a' + cluster as u8) as char;
+    let brokers = scenario.clusters[cluster].brokers;
+    let broker = |rng: &mut StdRng| {
+        Target::Node(format!("{letter}-broker-{}", rng.random_range(1..=brokers)))
+    };
+    let mut take_down = |rng: &mut StdRng| -> Option<Target> {
+        // The impaired broker needs time after the fault to catch up and rejoin the ISR; no
+        // other broker of the cluster is impaired until then.
+        let end = at_ms + duration_ms + RECOVERY_MARGIN_MS;
+        if down[cluster]
+            .iter()
+            .any(|(start, stop)| at_ms < *stop && *start < end)
+        {
+            return None;
+        }
+        down[cluster].push((at_ms, end));
+        Some(if rng.random_bool(0.5) {
+            leader_target(scenario, cluster, rng).unwrap_or_else(|| broker(rng))
+        } else {
+            broker(rng)
+        })
+    };
+    Some(match kind {
+        "kill" => FaultAction::Kill {
+            nodes: vec![take_down(rng)?],
+            lose_unflushed: false,
+            tear: false,
+        },
+        "disk_tear" => FaultAction::Kill {
+            nodes: vec![take_down(rng)?],
+            lose_unflushed: true,
+            tear: rng.random_bool(0.5),
+        },
+        "pause" => FaultAction::Pause {
+            nodes: vec![take_down(rng)?],
+        },
+        "isolate" => FaultAction::Isolate {
+            nodes: vec![take_down(rng)?],
+        },
+        "partition" => {
+            let victim = take_down(rng)?;
+            let mut others: Vec<Target> = (1..=brokers)
+                .map(|id| Target::Node(format!("{letter}-broker-{id}")))
+                .filter(|target| *target != victim)
+                .collect();
+            others.push(Target::Node(format!("{letter}-controller")));
+            FaultAction::Partition {
+                side_a: vec![victim],
+                side_b: others,
+                asymmetric: rng.random_bool(0.3),
+            }
+        }
+        "packet_loss" => FaultAction::PacketLoss(rng.random_range(0.01..0.2)),
+        "latency_spike" => FaultAction::LatencySpike(rng.random_range(20..300)),
+        "duplicate" => FaultAction::Duplicate(rng.random_range(0.01..0.2)),
+        // Holding a broker's messages back for longer than the session timeout fences it, so a
+        // held-back broker counts as impaired.
+        "hold_back" => FaultAction::HoldBack {
+            nodes: vec![take_down(rng)?],
+            probability: rng.random_range(0.01..0.1),
+            hold_ms: rng.random_range(500..5_000),
+        },
+        "clock_skew" => FaultAction::ClockSkew {
+            nodes: vec![broker(rng)],
+            offset_ms: rng.random_range(-5_000..5_000),
+            drift_ppm: rng.random_range(-2_000..2_000),
+        },
+        _ => return None,
+    })
+}
+
+fn leader_target(scenario: &Scenario, cluster: usize, rng: &mut StdRng) -> Option<Target> {
+    let letter = ((b'a' + cluster as u8) as char).to_string();
+    let topics: Vec<_> = scenario
+        .topics
+        .iter()
+        .filter(|t| *t.cluster.get_ref() == letter)
+        .collect();
+    if topics.is_empty() {
+        return None;
+    }
+    let topic = topics[rng.random_range(0..topics.len())];
+    Some(Target::Leader(
+        letter,
+        topic.name.clone(),
+        rng.random_range(0..topic.partitions),
+    ))
+}

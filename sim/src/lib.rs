@@ -1,0 +1,24 @@
+//! # mirrorsim-sim — the simulator
+//!
+//! Runs the sans-IO state machines of the `mirrorsim` crate as madsim nodes: a world of one or
+//! more clusters built from a scenario file, a message layer with faults madsim lacks, world-
+//! owned disks that lose or tear unflushed writes, explicit fault plans (scripted or swarm),
+//! workloads that check themselves, and invariant checkers. Only this crate knows madsim.
+//!
+//! | module | contract |
+//! |---|---|
+//! | [`scenario`] | scenario files: parse, validate, errors with file/line/field |
+//! | [`faults`] | fault plans from the scenario and the seed |
+//! | [`world`] | node table, node drivers, message layer, clocks, trace hash |
+//! | [`workload`] | self-describing records and the recorded history |
+//! | [`checkers`] | safety and liveness invariants, Jepsen anomalies |
+//! | [`runner`] | one run: phases, fault execution, report |
+//! | [`admin`] | the set-up admin client |
+
+pub mod admin;
+pub mod checkers;
+pub mod faults;
+pub mod runner;
+pub mod scenario;
+pub mod workload;
+pub mod world;

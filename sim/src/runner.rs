@@ -1,0 +1,887 @@
+//! One run of a scenario with one seed: build the world, create topics, run the load under the
+//! fault plan while checking safety after every step, heal, check liveness, compare the history
+//! with the final logs, and report.
+//!
+//! Phases: set-up (topics created, no load, no faults) → fault phase (`duration_ms`) → heal
+//! phase (all faults lifted, load stopped, up to `heal_ms` for the cluster to converge). The run
+//! stops at the first safety violation. Wall-clock time is never read inside the simulation.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use madsim::runtime::{Handle, NodeHandle, Runtime};
+use mirrorsim::broker::{BrokenSwitch, Broker, BrokerConfig, BrokerStorage, MemoryStorage};
+use mirrorsim::client::{
+    AutoOffsetReset, Consumer, ConsumerConfig, IdempotentProducer, IsolationLevel, ProducerConfig,
+};
+use mirrorsim::controller::{Controller, ControllerConfig};
+use mirrorsim::log::TailFate;
+use mirrorsim::protocol::{
+    Acks, BrokerId, ClientKind, ClusterIndex, NewTopic, NodeId, TopicPartition,
+};
+
+use crate::admin::AdminClient;
+use crate::checkers::{BrokerView, Checkers, ControllerView, Violation};
+use crate::faults::{plan, FaultAction, FaultPlan, PlannedFault, Target};
+use crate::scenario::{AcksSpec, IsolationSpec, Scenario};
+use crate::workload::{ConsumerWorkload, ProducerWorkload};
+use crate::world::{
+    lock, node_address, run_node, ClockSkew, NetStats, NodeFactory, NodeState, Shared, Slot,
+};
+
+/// How often safety is checked, in simulated ms.
+const CHECK_INTERVAL_MS: u64 = 10;
+/// How often the deep (whole-log) checks run.
+const DEEP_CHECK_INTERVAL_MS: u64 = 1_000;
+/// Longest the set-up may take.
+const SETUP_LIMIT_MS: u64 = 30_000;
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// The seed.
+    pub seed: u64,
+    /// Test-only broken switches (by name, see [`BrokenSwitch`]).
+    pub broken: Vec<BrokenSwitch>,
+    /// Print every trace event on stderr with its simulated time.
+    pub trace: bool,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Every check passed.
+    Pass,
+    /// A safety invariant broke (exit 1).
+    Safety,
+    /// Liveness failed after healing (exit 2).
+    Liveness,
+}
+
+impl Verdict {
+    /// The process exit code (design.md §6).
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Self::Pass => 0,
+            Self::Safety => 1,
+            Self::Liveness => 2,
+        }
+    }
+}
+
+/// What a run found.
+#[derive(Debug, Clone)]
+pub struct RunReport {
+    /// The seed.
+    pub seed: u64,
+    /// The fault plan that ran.
+    pub plan: FaultPlan,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Every violation found (safety first).
+    pub violations: Vec<Violation>,
+    /// The trace hash.
+    pub trace_hash: u64,
+    /// Simulated milliseconds the run covered.
+    pub simulated_ms: i64,
+    /// Message-layer counters.
+    pub net: NetStats,
+    /// Records sent, acknowledged, failed.
+    pub records: (usize, usize, usize),
+    /// Coverage marks reached and how often.
+    pub marks: BTreeMap<String, u64>,
+}
+
+/// Runs `scenario` with `options` in a fresh madsim runtime.
+pub fn run(scenario: &Scenario, options: &RunOptions) -> RunReport {
+    let plan = plan(scenario, options.seed);
+    let runtime = Runtime::with_seed_and_config(options.seed, simulation_config());
+    let scenario = Arc::new(scenario.clone());
+    let options = options.clone();
+    runtime.block_on(async move { supervise(scenario, options, plan).await })
+}
+
+/// madsim's configuration: the message layer draws latency itself (so it can keep links in
+/// order), so madsim's own send latency is nearly zero.
+pub fn simulation_config() -> madsim::Config {
+    let mut config = madsim::Config::default();
+    config.net.send_latency = Duration::from_nanos(1)..Duration::from_nanos(2);
+    config
+}
+
+/// Runs a scenario inside an already running madsim runtime (for madsim's own determinism
+/// check, which creates the runtimes itself).
+pub async fn supervise_for_test(scenario: Scenario, seed: u64) -> RunReport {
+    let plan = plan(&scenario, seed);
+    let options = RunOptions {
+        seed,
+        broken: Vec::new(),
+        trace: false,
+    };
+    supervise(Arc::new(scenario), options, plan).await
+}
+
+struct Node {
+    id: NodeId,
+    handle: NodeHandle,
+    slot: Arc<Mutex<Slot>>,
+    storage: MemoryStorage,
+    down: bool,
+    paused: bool,
+}
+
+struct World {
+    shared: Arc<Shared>,
+    nodes: BTreeMap<NodeId, Node>,
+    checkers: Checkers,
+    violations: Vec<Violation>,
+}
+
+async fn supervise(scenario: Arc<Scenario>, options: RunOptions, plan: FaultPlan) -> RunReport {
+    let mut shared = Shared::new();
+    shared.print_trace = options.trace;
+    let shared = Arc::new(shared);
+    let mut world = World {
+        nodes: build_nodes(&scenario, &options, &shared),
+        shared,
+        checkers: Checkers::default(),
+        violations: Vec::new(),
+    };
+    for topic in &scenario.topics {
+        let cluster = ClusterIndex(
+            crate::scenario::cluster_index(topic.cluster.get_ref()).unwrap_or(0) as u8,
+        );
+        let acks_all = scenario.producers.iter().all(|p| p.acks == AcksSpec::All);
+        if acks_all && !topic.unclean_leader_election && topic.min_insync_replicas >= 2 {
+            world
+                .checkers
+                .durable_topics
+                .insert((cluster, topic.name.clone()));
+        }
+    }
+    world.setup(&scenario).await;
+    *lock(&world.shared.load_enabled) = true;
+    world.fault_phase(&scenario, &plan).await;
+    if world.violations.is_empty() {
+        world.heal_phase(&scenario).await;
+    }
+    world.finish(options.seed, plan)
+}
+
+fn build_nodes(
+    scenario: &Scenario,
+    options: &RunOptions,
+    shared: &Arc<Shared>,
+) -> BTreeMap<NodeId, Node> {
+    let handle = Handle::current();
+    let mut nodes = BTreeMap::new();
+    let mut add = |id: NodeId, factory: NodeFactory, storage: MemoryStorage| {
+        let slot = Arc::new(Mutex::new(Slot::default()));
+        let init_shared = Arc::clone(shared);
+        let init_slot = Arc::clone(&slot);
+        let node_handle = handle
+            .create_node()
+            .name(id.to_string())
+            .ip(node_address(id).ip())
+            .init(move || {
+                run_node(
+                    id,
+                    Arc::clone(&init_shared),
+                    Arc::clone(&init_slot),
+                    Arc::clone(&factory),
+                )
+            })
+            .build();
+        nodes.insert(
+            id,
+            Node {
+                id,
+                handle: node_handle,
+                slot,
+                storage,
+                down: false,
+                paused: false,
+            },
+        );
+    };
+    for (index, cluster_spec) in scenario.clusters.iter().enumerate() {
+        let cluster = ClusterIndex(index as u8);
+        let brokers: Vec<NodeId> = (1..=cluster_spec.brokers)
+            .map(|id| NodeId::Broker(cluster, BrokerId(i32::from(id))))
+            .collect();
+        let controller_storage = MemoryStorage::new();
+        let controller_config = ControllerConfig {
+            broker_session_timeout_ms: cluster_spec.broker_session_timeout_ms,
+            ..ControllerConfig::default()
+        };
+        let disk_storage = controller_storage.clone();
+        add(
+            NodeId::Controller(cluster),
+            Arc::new(move |now_ms, _| {
+                let disk = disk_storage.clone().open_dir("metadata");
+                let controller = Controller::new(
+                    NodeId::Controller(cluster),
+                    controller_config.clone(),
+                    disk,
+                    now_ms,
+                )
+                .expect("controller recovers from its disk");
+                NodeState::Controller(Box::new(controller))
+            }),
+            controller_storage,
+        );
+        for broker in &brokers {
+            let NodeId::Broker(_, broker_id) = *broker else {
+                unreachable!()
+            };
+            let storage = MemoryStorage::new();
+            let config = BrokerConfig {
+                replica_lag_time_max_ms: cluster_spec.replica_lag_time_max_ms,
+                log_flush_interval_ms: cluster_spec.log_flush_interval_ms,
+                broken: options.broken.clone(),
+                ..BrokerConfig::default()
+            };
+            let broker_storage = storage.clone();
+            add(
+                *broker,
+                Arc::new(move |now_ms, incarnation| {
+                    let broker = Broker::new(
+                        cluster,
+                        broker_id,
+                        config.clone(),
+                        broker_storage.clone(),
+                        incarnation,
+                        now_ms,
+                    )
+                    .expect("broker recovers from its disk");
+                    NodeState::Broker(Box::new(broker))
+                }),
+                storage,
+            );
+        }
+        let letter = cluster.name().to_string();
+        let topics: Vec<NewTopic> = scenario
+            .topics
+            .iter()
+            .filter(|topic| *topic.cluster.get_ref() == letter)
+            .map(|topic| NewTopic {
+                name: topic.name.clone(),
+                partitions: topic.partitions,
+                replication_factor: topic.replication_factor,
+                configs: vec![
+                    (
+                        "min.insync.replicas".into(),
+                        topic.min_insync_replicas.to_string(),
+                    ),
+                    (
+                        "unclean.leader.election.enable".into(),
+                        topic.unclean_leader_election.to_string(),
+                    ),
+                ],
+                topic_id: None,
+            })
+            .collect();
+        if !topics.is_empty() {
+            let admin = NodeId::Client(cluster, ClientKind::Admin, 1);
+            add(
+                admin,
+                Arc::new(move |now_ms, _| {
+                    NodeState::Admin(Box::new(AdminClient::new(
+                        admin,
+                        NodeId::Controller(cluster),
+                        topics.clone(),
+                        now_ms,
+                    )))
+                }),
+                MemoryStorage::new(),
+            );
+        }
+        let mut producer_index = 0u16;
+        for spec in scenario
+            .producers
+            .iter()
+            .filter(|p| *p.cluster.get_ref() == letter)
+        {
+            let partitions = partitions_of(scenario, &letter, spec.topic.get_ref());
+            for _ in 0..spec.count {
+                producer_index += 1;
+                let id = NodeId::Client(cluster, ClientKind::Producer, producer_index);
+                let (topic, interval, bootstrap) = (
+                    spec.topic.get_ref().clone(),
+                    spec.interval_ms as i64,
+                    brokers.clone(),
+                );
+                let acks = match spec.acks {
+                    AcksSpec::All => Acks::All,
+                    AcksSpec::Leader => Acks::Leader,
+                };
+                add(
+                    id,
+                    Arc::new(move |now_ms, incarnation| {
+                        let config = simulated_producer_config(acks);
+                        let producer = IdempotentProducer::new(id, bootstrap.clone(), config)
+                            .expect("valid producer config");
+                        NodeState::Producer(Box::new(ProducerWorkload::new(
+                            producer,
+                            incarnation,
+                            topic.clone(),
+                            partitions,
+                            interval,
+                            now_ms,
+                        )))
+                    }),
+                    MemoryStorage::new(),
+                );
+            }
+        }
+        let mut consumer_index = 0u16;
+        for spec in scenario
+            .consumers
+            .iter()
+            .filter(|c| *c.cluster.get_ref() == letter)
+        {
+            let partitions = partitions_of(scenario, &letter, spec.topic.get_ref());
+            for _ in 0..spec.count {
+                consumer_index += 1;
+                let id = NodeId::Client(cluster, ClientKind::Consumer, consumer_index);
+                lock(&shared.history)
+                    .subscriptions
+                    .entry(id)
+                    .or_default()
+                    .push(spec.topic.get_ref().clone());
+                let assignment: Vec<TopicPartition> = (0..partitions)
+                    .map(|p| TopicPartition::new(spec.topic.get_ref().clone(), p))
+                    .collect();
+                let isolation = match spec.isolation {
+                    IsolationSpec::ReadUncommitted => IsolationLevel::ReadUncommitted,
+                    IsolationSpec::ReadCommitted => IsolationLevel::ReadCommitted,
+                };
+                let bootstrap = brokers.clone();
+                add(
+                    id,
+                    Arc::new(move |_, incarnation| {
+                        let config = simulated_consumer_config(isolation);
+                        let consumer =
+                            Consumer::new(id, bootstrap.clone(), config, assignment.clone())
+                                .expect("valid consumer config");
+                        NodeState::Consumer(Box::new(ConsumerWorkload::new(consumer, incarnation)))
+                    }),
+                    MemoryStorage::new(),
+                );
+            }
+        }
+    }
+    nodes
+}
+
+/// Kafka's client defaults scaled to simulated runs of seconds: a request times out after 1 s
+/// (Kafka: 30 s) and a record fails after 8 s (Kafka: 120 s), so every send resolves within
+/// the heal phase.
+fn simulated_producer_config(acks: Acks) -> ProducerConfig {
+    ProducerConfig {
+        acks,
+        request_timeout_ms: 1_000,
+        retry_backoff_ms: 50,
+        delivery_timeout_ms: 8_000,
+        metadata_max_age_ms: 5_000,
+        ..ProducerConfig::default()
+    }
+}
+
+/// Consumers read every partition from the earliest offset (the history's `unseen` check
+/// relies on it), with timeouts scaled like the producer's.
+fn simulated_consumer_config(isolation: IsolationLevel) -> ConsumerConfig {
+    ConsumerConfig {
+        isolation,
+        auto_offset_reset: AutoOffsetReset::Earliest,
+        request_timeout_ms: 1_000,
+        fetch_max_wait_ms: 100,
+        retry_backoff_ms: 50,
+        metadata_max_age_ms: 5_000,
+        ..ConsumerConfig::default()
+    }
+}
+
+fn partitions_of(scenario: &Scenario, cluster: &str, topic: &str) -> i32 {
+    scenario
+        .topics
+        .iter()
+        .find(|t| t.cluster.get_ref() == cluster && t.name == topic)
+        .map_or(1, |t| t.partitions)
+}
+
+impl World {
+    fn now_ms(&self) -> i64 {
+        self.shared.elapsed_ms()
+    }
+
+    /// Waits until every topic exists with a leader and a full ISR.
+    async fn setup(&mut self, scenario: &Scenario) {
+        let expected: usize = scenario.topics.iter().map(|t| t.partitions as usize).sum();
+        let mut waited = 0;
+        while waited < SETUP_LIMIT_MS {
+            madsim::time::sleep(Duration::from_millis(50)).await;
+            waited += 50;
+            if self.ready_partitions() >= expected {
+                return;
+            }
+        }
+        self.violations.push(Violation {
+            invariant: "liveness",
+            cluster: None,
+            topic_partition: None,
+            detail: format!("set-up: topics not ready after {SETUP_LIMIT_MS} ms"),
+            time_ms: self.now_ms(),
+        });
+    }
+
+    fn ready_partitions(&self) -> usize {
+        let mut ready = 0;
+        for node in self.nodes.values() {
+            let slot = lock(&node.slot);
+            if let Some(NodeState::Controller(controller)) = &slot.state {
+                ready += controller
+                    .image()
+                    .all_partitions()
+                    .filter(|(_, record)| {
+                        record.leader.is_some() && record.isr.len() == record.replicas.len()
+                    })
+                    .count();
+            }
+        }
+        ready
+    }
+
+    async fn fault_phase(&mut self, scenario: &Scenario, plan: &FaultPlan) {
+        if !self.violations.is_empty() {
+            return;
+        }
+        let start = self.now_ms();
+        let mut pending: Vec<(u64, bool, PlannedFault)> = plan
+            .faults
+            .iter()
+            .flat_map(|fault| {
+                [
+                    (fault.at_ms, true, fault.clone()),
+                    (fault.at_ms + fault.duration_ms, false, fault.clone()),
+                ]
+            })
+            .collect();
+        pending.sort_by_key(|(at, starting, _)| (*at, *starting));
+        pending.reverse();
+        let mut since_deep = 0;
+        let mut active: Vec<(PlannedFault, Vec<NodeId>)> = Vec::new();
+        while (self.now_ms() - start) < scenario.duration_ms as i64 {
+            madsim::time::sleep(Duration::from_millis(CHECK_INTERVAL_MS)).await;
+            let elapsed = (self.now_ms() - start) as u64;
+            while pending.last().is_some_and(|(at, _, _)| *at <= elapsed) {
+                let (_, starting, fault) = pending.pop().expect("checked above");
+                if starting {
+                    self.check_step();
+                    let nodes = self.start_fault(&fault);
+                    active.push((fault, nodes));
+                } else if let Some(index) = active.iter().position(|(f, _)| *f == fault) {
+                    let (fault, nodes) = active.remove(index);
+                    self.end_fault(&fault, &nodes);
+                }
+            }
+            self.check_step();
+            since_deep += CHECK_INTERVAL_MS;
+            if since_deep >= DEEP_CHECK_INTERVAL_MS {
+                since_deep = 0;
+                self.check_deep();
+                prune_task_lists();
+            }
+            if !self.violations.is_empty() {
+                return;
+            }
+        }
+        for (fault, nodes) in active {
+            self.end_fault(&fault, &nodes);
+        }
+    }
+
+    async fn heal_phase(&mut self, scenario: &Scenario) {
+        self.heal_everything();
+        *lock(&self.shared.load_enabled) = false;
+        let start = self.now_ms();
+        while (self.now_ms() - start) < scenario.heal_ms as i64 {
+            madsim::time::sleep(Duration::from_millis(100)).await;
+            prune_task_lists();
+            self.check_step();
+            if !self.violations.is_empty() {
+                return;
+            }
+            if self.liveness().is_empty() {
+                return;
+            }
+        }
+    }
+
+    fn heal_everything(&mut self) {
+        let net = madsim::net::NetSim::current();
+        let ids: Vec<NodeId> = self.nodes.keys().copied().collect();
+        for id in &ids {
+            let handle_id = self.nodes[id].handle.id();
+            net.unclog_node(handle_id);
+            for other in &ids {
+                net.unclog_link(handle_id, self.nodes[other].handle.id());
+            }
+        }
+        *lock(&self.shared.net) = Default::default();
+        lock(&self.shared.clocks).clear();
+        for id in ids {
+            let node = self.nodes.get_mut(&id).expect("listed");
+            if node.paused {
+                Handle::current().resume(node.handle.id());
+                node.paused = false;
+            }
+            if node.down {
+                Handle::current().restart(node.handle.id());
+                node.down = false;
+            }
+        }
+        self.shared.trace("heal");
+    }
+
+    fn resolve(&self, targets: &[Target]) -> Vec<NodeId> {
+        targets
+            .iter()
+            .filter_map(|target| self.resolve_one(target))
+            .collect()
+    }
+
+    fn resolve_one(&self, target: &Target) -> Option<NodeId> {
+        match target {
+            Target::Node(name) => self
+                .nodes
+                .keys()
+                .find(|id| id.to_string() == *name)
+                .copied(),
+            Target::Leader(cluster, topic, partition) => {
+                let index = ClusterIndex(crate::scenario::cluster_index(cluster)? as u8);
+                let slot = lock(&self.nodes.get(&NodeId::Controller(index))?.slot);
+                let Some(NodeState::Controller(controller)) = &slot.state else {
+                    return None;
+                };
+                let leader = controller
+                    .image()
+                    .partition(&TopicPartition::new(topic.clone(), *partition))?
+                    .leader?;
+                Some(NodeId::Broker(index, leader))
+            }
+        }
+    }
+
+    fn start_fault(&mut self, fault: &PlannedFault) -> Vec<NodeId> {
+        self.shared.trace(&format!("fault start {fault}"));
+        let net = madsim::net::NetSim::current();
+        match &fault.action {
+            FaultAction::Kill {
+                nodes,
+                lose_unflushed,
+                tear,
+            } => {
+                let targets = self.resolve(nodes);
+                for id in &targets {
+                    self.kill(*id, *lose_unflushed, *tear);
+                }
+                targets
+            }
+            FaultAction::Pause { nodes } => {
+                let targets = self.resolve(nodes);
+                for id in &targets {
+                    let node = self.nodes.get_mut(id).expect("resolved");
+                    if !node.down && !node.paused {
+                        Handle::current().pause(node.handle.id());
+                        node.paused = true;
+                        self.checkers.mark("node-paused");
+                    }
+                }
+                targets
+            }
+            FaultAction::Partition {
+                side_a,
+                side_b,
+                asymmetric,
+            } => {
+                let a = self.resolve(side_a);
+                let b = self.resolve(side_b);
+                for x in &a {
+                    for y in &b {
+                        net.clog_link(self.nodes[x].handle.id(), self.nodes[y].handle.id());
+                        if !asymmetric {
+                            net.clog_link(self.nodes[y].handle.id(), self.nodes[x].handle.id());
+                        }
+                    }
+                }
+                self.checkers.mark("network-partitioned");
+                a.into_iter().chain(b).collect()
+            }
+            FaultAction::Isolate { nodes } => {
+                let targets = self.resolve(nodes);
+                for id in &targets {
+                    net.clog_node(self.nodes[id].handle.id());
+                }
+                self.checkers.mark("node-isolated");
+                targets
+            }
+            FaultAction::PacketLoss(p) => {
+                lock(&self.shared.net).loss = *p;
+                Vec::new()
+            }
+            FaultAction::LatencySpike(ms) => {
+                lock(&self.shared.net).extra_latency_ms = *ms;
+                Vec::new()
+            }
+            FaultAction::Duplicate(p) => {
+                lock(&self.shared.net).duplicate = *p;
+                Vec::new()
+            }
+            FaultAction::HoldBack {
+                nodes,
+                probability,
+                hold_ms,
+            } => {
+                let targets = self.resolve(nodes);
+                let mut net = lock(&self.shared.net);
+                if nodes.is_empty() {
+                    net.hold_back = *probability;
+                    net.hold_back_ms = *hold_ms;
+                } else {
+                    for id in &targets {
+                        net.hold_back_from.insert(*id, (*probability, *hold_ms));
+                    }
+                }
+                targets
+            }
+            FaultAction::ClockSkew {
+                nodes,
+                offset_ms,
+                drift_ppm,
+            } => {
+                let targets = self.resolve(nodes);
+                for id in &targets {
+                    lock(&self.shared.clocks).insert(
+                        *id,
+                        ClockSkew {
+                            offset_ms: *offset_ms,
+                            drift_ppm: *drift_ppm,
+                        },
+                    );
+                }
+                targets
+            }
+        }
+    }
+
+    fn end_fault(&mut self, fault: &PlannedFault, nodes: &[NodeId]) {
+        self.shared.trace(&format!("fault end {fault}"));
+        let net = madsim::net::NetSim::current();
+        match &fault.action {
+            FaultAction::Kill { .. } => {
+                for id in nodes {
+                    let node = self.nodes.get_mut(id).expect("resolved");
+                    if node.down {
+                        Handle::current().restart(node.handle.id());
+                        node.down = false;
+                        self.checkers.mark("node-restarted");
+                    }
+                }
+            }
+            FaultAction::Pause { .. } => {
+                for id in nodes {
+                    let node = self.nodes.get_mut(id).expect("resolved");
+                    if node.paused {
+                        Handle::current().resume(node.handle.id());
+                        node.paused = false;
+                    }
+                }
+            }
+            FaultAction::Partition { .. } => {
+                for x in nodes {
+                    for y in nodes {
+                        net.unclog_link(self.nodes[x].handle.id(), self.nodes[y].handle.id());
+                    }
+                }
+            }
+            FaultAction::Isolate { .. } => {
+                for id in nodes {
+                    net.unclog_node(self.nodes[id].handle.id());
+                }
+            }
+            FaultAction::PacketLoss(_) => lock(&self.shared.net).loss = 0.0,
+            FaultAction::LatencySpike(_) => lock(&self.shared.net).extra_latency_ms = 0,
+            FaultAction::Duplicate(_) => lock(&self.shared.net).duplicate = 0.0,
+            FaultAction::HoldBack { .. } => {
+                let mut net = lock(&self.shared.net);
+                net.hold_back = 0.0;
+                for id in nodes {
+                    net.hold_back_from.remove(id);
+                }
+            }
+            FaultAction::ClockSkew { .. } => {}
+        }
+    }
+
+    /// Kills a node (always before any restart, madsim-notes §3); a power loss also crashes
+    /// its disk, losing or tearing the unflushed tail.
+    fn kill(&mut self, id: NodeId, lose_unflushed: bool, tear: bool) {
+        let node = self.nodes.get_mut(&id).expect("resolved");
+        if node.down {
+            return;
+        }
+        if node.paused {
+            Handle::current().resume(node.handle.id());
+            node.paused = false;
+        }
+        Handle::current().kill(node.handle.id());
+        node.down = true;
+        lock(&node.slot).state = None;
+        if lose_unflushed {
+            use madsim::rand::Rng;
+            let mut rng = madsim::rand::thread_rng();
+            node.storage.crash(|_, _, tail| {
+                if tail == 0 || !tear {
+                    return TailFate::LOST;
+                }
+                // A torn write keeps part of the unflushed tail and leaves garbage where the
+                // write stopped (the last kept byte). Garbage never lands inside an earlier,
+                // completely written batch: bit rot in fields the CRC does not cover (the leader
+                // epoch) is outside the fault model, as it is outside Kafka's.
+                let kept = rng.gen_range(0..tail);
+                let corruption = (kept > 0).then(|| (kept - 1, 1u8 << rng.gen_range(0..8)));
+                TailFate {
+                    kept_bytes: kept,
+                    corruption,
+                }
+            });
+            self.checkers
+                .mark(if tear { "disk-torn" } else { "unflushed-lost" });
+        }
+        self.checkers.mark("node-killed");
+    }
+
+    fn with_views<T>(
+        &mut self,
+        check: impl FnOnce(
+            &mut Checkers,
+            &[ControllerView<'_>],
+            &mut [BrokerView<'_>],
+            &crate::workload::History,
+        ) -> T,
+    ) -> T {
+        let mut guards: Vec<(NodeId, std::sync::MutexGuard<'_, Slot>)> = self
+            .nodes
+            .values()
+            .map(|node| (node.id, lock(&node.slot)))
+            .collect();
+        let history = lock(&self.shared.history);
+        let mut controllers = Vec::new();
+        let mut brokers = Vec::new();
+        for (id, guard) in guards.iter_mut() {
+            let incarnation = guard.incarnation;
+            match guard.state.as_mut() {
+                Some(NodeState::Controller(controller)) => controllers.push(ControllerView {
+                    cluster: id.cluster(),
+                    controller,
+                }),
+                Some(NodeState::Broker(broker)) => brokers.push(BrokerView {
+                    cluster: id.cluster(),
+                    incarnation,
+                    broker,
+                }),
+                _ => {}
+            }
+        }
+        check(&mut self.checkers, &controllers, &mut brokers, &history)
+    }
+
+    fn check_step(&mut self) {
+        let now = self.now_ms();
+        let found = self.with_views(|checkers, controllers, brokers, history| {
+            checkers.check_step(now, controllers, brokers, history)
+        });
+        self.violations.extend(found);
+    }
+
+    fn check_deep(&mut self) {
+        let now = self.now_ms();
+        let found = self.with_views(|checkers, controllers, brokers, _| {
+            checkers.check_logs_deep(now, controllers, brokers)
+        });
+        self.violations.extend(found);
+    }
+
+    fn liveness(&mut self) -> Vec<Violation> {
+        let now = self.now_ms();
+        self.with_views(|checkers, controllers, brokers, history| {
+            checkers.check_liveness(now, controllers, brokers, history)
+        })
+    }
+
+    fn finish(mut self, seed: u64, plan: FaultPlan) -> RunReport {
+        let now = self.now_ms();
+        let mut verdict = Verdict::Pass;
+        if self.violations.is_empty() {
+            self.check_deep();
+            let found = self.with_views(|checkers, controllers, brokers, history| {
+                checkers.check_history(now, controllers, brokers, history)
+            });
+            self.violations.extend(found);
+        }
+        if !self.violations.is_empty() {
+            verdict = Verdict::Safety;
+        } else {
+            let liveness = self.liveness();
+            if !liveness.is_empty() {
+                verdict = Verdict::Liveness;
+                self.violations.extend(liveness);
+            }
+        }
+        let history = lock(&self.shared.history).clone();
+        let sent = history.sends.len();
+        let acked = history
+            .sends
+            .values()
+            .filter(|s| s.acked_offset.is_some())
+            .count();
+        let failed = history
+            .sends
+            .values()
+            .filter(|s| s.failed.is_some())
+            .count();
+        if history.producer_epoch_bumps > 0 {
+            *self
+                .checkers
+                .marks
+                .entry("producer-epoch-bumped".into())
+                .or_default() += history.producer_epoch_bumps;
+        }
+        let report = RunReport {
+            seed,
+            plan,
+            verdict,
+            violations: self.violations.clone(),
+            trace_hash: self.shared.trace_hash(),
+            simulated_ms: now,
+            net: *lock(&self.shared.stats),
+            records: (sent, acked, failed),
+            marks: self.checkers.marks.clone(),
+        };
+        // Kill every node before leaving the runtime so their tasks and memory go (madsim-notes §4).
+        for node in self.nodes.values() {
+            Handle::current().kill(node.handle.id());
+            lock(&node.slot).state = None;
+        }
+        report
+    }
+}
+
+/// madsim keeps a weak reference to every task a node ever spawned until someone asks for the
+/// task count; the message layer spawns a task per send, so without this the memory of a long
+/// run grows without bound (madsim-notes §4).
+fn prune_task_lists() {
+    let _ = Handle::current().metrics().num_tasks();
+}

@@ -1,0 +1,654 @@
+//! Scenario files: what a run builds, what load it drives, which faults it injects and for how
+//! long. TOML; the reference is `scenarios/README.md`.
+//!
+//! Contract: [`Scenario::load`] either returns a fully validated scenario or a
+//! [`ScenarioError`] naming the file, the line and the field (exit code 64). Nothing later in a
+//! run re-validates, so every cross-reference (cluster letters, topic names, node names) is
+//! checked here.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toml::Spanned;
+
+/// A parsed and validated scenario.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Short name (defaults to the file stem).
+    #[serde(default)]
+    pub name: String,
+    /// What the scenario exercises.
+    #[serde(default)]
+    pub description: String,
+    /// Length of the fault phase in simulated milliseconds.
+    pub duration_ms: u64,
+    /// Length of the heal phase (faults stopped, liveness checked at its end).
+    #[serde(default = "default_heal_ms")]
+    pub heal_ms: u64,
+    /// Clusters, named `a`, `b`, … in order.
+    pub clusters: Vec<ClusterSpec>,
+    /// Topics to create before the load starts.
+    #[serde(default)]
+    pub topics: Vec<TopicSpec>,
+    /// Producer workloads.
+    #[serde(default)]
+    pub producers: Vec<ProducerSpec>,
+    /// Consumer workloads.
+    #[serde(default)]
+    pub consumers: Vec<ConsumerSpec>,
+    /// Faults.
+    #[serde(default)]
+    pub faults: FaultSpec,
+    /// Coverage marks the scenario must reach (reported as vacuous otherwise).
+    #[serde(default)]
+    pub coverage: Vec<String>,
+    /// Test-only broken switches (see `BrokenSwitch` in the runner); never set in shipped scenarios.
+    #[serde(default)]
+    pub broken: Vec<String>,
+}
+
+fn default_heal_ms() -> u64 {
+    10_000
+}
+
+/// One cluster.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClusterSpec {
+    /// Number of brokers (ids 1..=n).
+    pub brokers: u8,
+    /// Broker session timeout at the controller.
+    #[serde(default = "default_session_timeout_ms")]
+    pub broker_session_timeout_ms: i64,
+    /// `replica.lag.time.max.ms`.
+    #[serde(default = "default_replica_lag_time_max_ms")]
+    pub replica_lag_time_max_ms: i64,
+    /// Flush every log at this interval (`None`: never, as Kafka's default).
+    #[serde(default)]
+    pub log_flush_interval_ms: Option<i64>,
+}
+
+fn default_session_timeout_ms() -> i64 {
+    1_000
+}
+
+fn default_replica_lag_time_max_ms() -> i64 {
+    1_000
+}
+
+/// One topic.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TopicSpec {
+    /// Cluster letter.
+    pub cluster: Spanned<String>,
+    /// Topic name.
+    pub name: String,
+    /// Partition count.
+    pub partitions: i32,
+    /// Replication factor.
+    pub replication_factor: i16,
+    /// `min.insync.replicas`.
+    #[serde(default = "default_min_insync")]
+    pub min_insync_replicas: i16,
+    /// `unclean.leader.election.enable`.
+    #[serde(default)]
+    pub unclean_leader_election: bool,
+}
+
+fn default_min_insync() -> i16 {
+    1
+}
+
+/// Acknowledgement mode of a producer workload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AcksSpec {
+    /// acks=all.
+    All,
+    /// acks=1.
+    Leader,
+}
+
+/// Idempotent producers writing self-describing records.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProducerSpec {
+    /// Cluster letter.
+    pub cluster: Spanned<String>,
+    /// Topic (all its partitions, round robin).
+    pub topic: Spanned<String>,
+    /// How many producer nodes.
+    #[serde(default = "one")]
+    pub count: u16,
+    /// One record every this many milliseconds per producer.
+    #[serde(default = "default_interval_ms")]
+    pub interval_ms: u64,
+    /// acks.
+    #[serde(default = "default_acks")]
+    pub acks: AcksSpec,
+}
+
+fn one() -> u16 {
+    1
+}
+
+fn default_interval_ms() -> u64 {
+    10
+}
+
+fn default_acks() -> AcksSpec {
+    AcksSpec::All
+}
+
+/// Consumer isolation in a scenario.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IsolationSpec {
+    /// read_uncommitted.
+    ReadUncommitted,
+    /// read_committed.
+    ReadCommitted,
+}
+
+/// Consumers reading every partition of a topic and recording what they see.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConsumerSpec {
+    /// Cluster letter.
+    pub cluster: Spanned<String>,
+    /// Topic.
+    pub topic: Spanned<String>,
+    /// How many consumer nodes (each reads all partitions).
+    #[serde(default = "one")]
+    pub count: u16,
+    /// Isolation level.
+    #[serde(default = "default_isolation")]
+    pub isolation: IsolationSpec,
+}
+
+fn default_isolation() -> IsolationSpec {
+    IsolationSpec::ReadUncommitted
+}
+
+/// Faults of the fault phase.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FaultSpec {
+    /// Let the seed choose fault kinds and rates (swarm testing).
+    #[serde(default)]
+    pub swarm: bool,
+    /// Fault kinds swarm mode may choose from (default: all).
+    #[serde(default)]
+    pub swarm_kinds: Vec<Spanned<String>>,
+    /// Faults at fixed times.
+    #[serde(default)]
+    pub scripted: Vec<ScriptedFault>,
+}
+
+/// One scripted fault.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptedFault {
+    /// When, in simulated ms from the start of the fault phase.
+    pub at_ms: u64,
+    /// What: `kill`, `pause`, `partition`, `isolate`, `packet_loss`, `latency_spike`,
+    /// `duplicate`, `hold_back`, `clock_skew`.
+    pub kind: Spanned<String>,
+    /// Target nodes (`a-broker-1`, `a-controller`, or `a-leader:TOPIC:P` for the current
+    /// leader of a partition).
+    #[serde(default)]
+    pub nodes: Vec<Spanned<String>>,
+    /// The other side of a partition (`partition` only).
+    #[serde(default)]
+    pub other: Vec<Spanned<String>>,
+    /// How long the fault lasts (kill: downtime before the restart).
+    #[serde(default = "default_fault_duration_ms")]
+    pub duration_ms: u64,
+    /// Loss/duplication probability, clock offset (ms) or extra latency (ms), by kind.
+    #[serde(default)]
+    pub amount: f64,
+    /// One-way partition (only `nodes` → `other` is cut).
+    #[serde(default)]
+    pub asymmetric: bool,
+    /// kill only: lose (and sometimes tear) unflushed disk writes.
+    #[serde(default)]
+    pub lose_unflushed: bool,
+}
+
+fn default_fault_duration_ms() -> u64 {
+    2_000
+}
+
+/// Every fault kind name, as scenario files and swarm output spell it.
+pub const FAULT_KINDS: &[&str] = &[
+    "kill",
+    "pause",
+    "partition",
+    "isolate",
+    "packet_loss",
+    "latency_spike",
+    "duplicate",
+    "hold_back",
+    "clock_skew",
+    "disk_tear",
+];
+
+/// A scenario that could not be loaded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScenarioError {
+    /// The file.
+    pub file: PathBuf,
+    /// 1-based line, when known.
+    pub line: Option<usize>,
+    /// The field path, e.g. `faults.scripted[2].kind`.
+    pub field: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file.display())?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+        }
+        write!(f, ": field `{}`: {}", self.field, self.message)
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+struct Source<'a> {
+    file: &'a Path,
+    text: &'a str,
+}
+
+impl Source<'_> {
+    fn line_of(&self, offset: usize) -> usize {
+        self.text[..offset.min(self.text.len())]
+            .matches('\n')
+            .count()
+            + 1
+    }
+
+    fn error_at<T>(&self, spanned: &Spanned<T>, field: String, message: String) -> ScenarioError {
+        ScenarioError {
+            file: self.file.to_path_buf(),
+            line: Some(self.line_of(spanned.span().start)),
+            field,
+            message,
+        }
+    }
+
+    fn error(&self, field: &str, message: String) -> ScenarioError {
+        ScenarioError {
+            file: self.file.to_path_buf(),
+            line: self.find_key_line(field),
+            field: field.to_string(),
+            message,
+        }
+    }
+
+    /// Best-effort line of the last path segment's key (for fields without spans).
+    fn find_key_line(&self, field: &str) -> Option<usize> {
+        let key = field.rsplit('.').next()?.split('[').next()?;
+        self.text
+            .lines()
+            .position(|line| line.trim_start().starts_with(key))
+            .map(|index| index + 1)
+    }
+}
+
+impl Scenario {
+    /// Reads, parses and validates a scenario file.
+    pub fn load(path: &Path) -> Result<Self, ScenarioError> {
+        let text = std::fs::read_to_string(path).map_err(|error| ScenarioError {
+            file: path.to_path_buf(),
+            line: None,
+            field: "(file)".into(),
+            message: format!("cannot read: {error}"),
+        })?;
+        Self::parse(path, &text)
+    }
+
+    /// Parses and validates scenario text; `path` is used in errors and for the default name.
+    pub fn parse(path: &Path, text: &str) -> Result<Self, ScenarioError> {
+        let source = Source { file: path, text };
+        let mut scenario: Scenario = toml::from_str(text).map_err(|error| ScenarioError {
+            file: path.to_path_buf(),
+            line: error.span().map(|span| source.line_of(span.start)),
+            field: toml_error_field(&error),
+            message: error.message().to_string(),
+        })?;
+        if scenario.name.is_empty() {
+            scenario.name = path.file_stem().map_or("scenario".into(), |stem| {
+                stem.to_string_lossy().into_owned()
+            });
+        }
+        scenario.validate(&source)?;
+        Ok(scenario)
+    }
+
+    fn validate(&self, source: &Source<'_>) -> Result<(), ScenarioError> {
+        if self.duration_ms == 0 {
+            return Err(source.error("duration_ms", "must be positive".into()));
+        }
+        if self.clusters.is_empty() || self.clusters.len() > 26 {
+            return Err(source.error("clusters", "between 1 and 26 clusters".into()));
+        }
+        for (index, cluster) in self.clusters.iter().enumerate() {
+            if cluster.brokers == 0 || cluster.brokers > 50 {
+                return Err(source.error(
+                    &format!("clusters[{index}].brokers"),
+                    "between 1 and 50 brokers".into(),
+                ));
+            }
+        }
+        for (index, topic) in self.topics.iter().enumerate() {
+            let cluster =
+                self.check_cluster(source, &topic.cluster, &format!("topics[{index}].cluster"))?;
+            let brokers = i16::from(self.clusters[cluster].brokers);
+            if topic.replication_factor < 1 || topic.replication_factor > brokers {
+                return Err(source.error(
+                    &format!("topics[{index}].replication_factor"),
+                    format!("must be between 1 and the cluster's {brokers} brokers"),
+                ));
+            }
+            if topic.min_insync_replicas < 1 || topic.min_insync_replicas > topic.replication_factor
+            {
+                return Err(source.error(
+                    &format!("topics[{index}].min_insync_replicas"),
+                    "must be between 1 and the replication factor".into(),
+                ));
+            }
+            if topic.partitions < 1 || topic.partitions > 64 {
+                return Err(source.error(
+                    &format!("topics[{index}].partitions"),
+                    "must be between 1 and 64".into(),
+                ));
+            }
+        }
+        for (index, producer) in self.producers.iter().enumerate() {
+            let field = format!("producers[{index}]");
+            self.check_cluster(source, &producer.cluster, &format!("{field}.cluster"))?;
+            self.check_topic(
+                source,
+                &producer.cluster,
+                &producer.topic,
+                &format!("{field}.topic"),
+            )?;
+            if producer.interval_ms == 0 {
+                return Err(
+                    source.error(&format!("{field}.interval_ms"), "must be positive".into())
+                );
+            }
+        }
+        for (index, consumer) in self.consumers.iter().enumerate() {
+            let field = format!("consumers[{index}]");
+            self.check_cluster(source, &consumer.cluster, &format!("{field}.cluster"))?;
+            self.check_topic(
+                source,
+                &consumer.cluster,
+                &consumer.topic,
+                &format!("{field}.topic"),
+            )?;
+        }
+        for (index, kind) in self.faults.swarm_kinds.iter().enumerate() {
+            if !FAULT_KINDS.contains(&kind.get_ref().as_str()) {
+                return Err(source.error_at(
+                    kind,
+                    format!("faults.swarm_kinds[{index}]"),
+                    format!(
+                        "unknown fault kind `{}` (known: {})",
+                        kind.get_ref(),
+                        FAULT_KINDS.join(", ")
+                    ),
+                ));
+            }
+        }
+        for (index, fault) in self.faults.scripted.iter().enumerate() {
+            self.validate_fault(source, index, fault)?;
+        }
+        Ok(())
+    }
+
+    fn validate_fault(
+        &self,
+        source: &Source<'_>,
+        index: usize,
+        fault: &ScriptedFault,
+    ) -> Result<(), ScenarioError> {
+        let field = format!("faults.scripted[{index}]");
+        let kind = fault.kind.get_ref().as_str();
+        if !FAULT_KINDS.contains(&kind) {
+            return Err(source.error_at(
+                &fault.kind,
+                format!("{field}.kind"),
+                format!(
+                    "unknown fault kind `{kind}` (known: {})",
+                    FAULT_KINDS.join(", ")
+                ),
+            ));
+        }
+        let needs_nodes = !matches!(
+            kind,
+            "packet_loss" | "latency_spike" | "duplicate" | "hold_back"
+        );
+        if needs_nodes && fault.nodes.is_empty() {
+            return Err(source.error(
+                &format!("{field}.nodes"),
+                format!("`{kind}` needs target nodes"),
+            ));
+        }
+        if kind == "partition" && fault.other.is_empty() {
+            return Err(source.error(
+                &format!("{field}.other"),
+                "`partition` needs the other side".into(),
+            ));
+        }
+        for (list, name) in [(&fault.nodes, "nodes"), (&fault.other, "other")] {
+            for (position, node) in list.iter().enumerate() {
+                if let Err(message) = self.check_node_name(node.get_ref()) {
+                    return Err(source.error_at(
+                        node,
+                        format!("{field}.{name}[{position}]"),
+                        message,
+                    ));
+                }
+            }
+        }
+        if matches!(kind, "packet_loss" | "duplicate") && !(0.0..=1.0).contains(&fault.amount) {
+            return Err(source.error(&format!("{field}.amount"), "a probability in [0, 1]".into()));
+        }
+        Ok(())
+    }
+
+    fn check_cluster(
+        &self,
+        source: &Source<'_>,
+        cluster: &Spanned<String>,
+        field: &str,
+    ) -> Result<usize, ScenarioError> {
+        cluster_index(cluster.get_ref())
+            .filter(|index| *index < self.clusters.len())
+            .ok_or_else(|| {
+                source.error_at(
+                    cluster,
+                    field.to_string(),
+                    format!(
+                        "unknown cluster `{}` (this scenario has {} cluster(s): a..)",
+                        cluster.get_ref(),
+                        self.clusters.len()
+                    ),
+                )
+            })
+    }
+
+    fn check_topic(
+        &self,
+        source: &Source<'_>,
+        cluster: &Spanned<String>,
+        topic: &Spanned<String>,
+        field: &str,
+    ) -> Result<(), ScenarioError> {
+        let known = self.topics.iter().any(|spec| {
+            spec.cluster.get_ref() == cluster.get_ref() && &spec.name == topic.get_ref()
+        });
+        if known {
+            Ok(())
+        } else {
+            Err(source.error_at(
+                topic,
+                field.to_string(),
+                format!(
+                    "topic `{}` is not declared on cluster `{}`",
+                    topic.get_ref(),
+                    cluster.get_ref()
+                ),
+            ))
+        }
+    }
+
+    /// Checks a node name such as `a-broker-2`, `b-controller` or `a-leader:orders:0`.
+    fn check_node_name(&self, name: &str) -> Result<(), String> {
+        let (cluster, rest) = name
+            .split_once('-')
+            .ok_or_else(|| format!("`{name}` is not a node name like `a-broker-1`"))?;
+        let index = cluster_index(cluster)
+            .filter(|index| *index < self.clusters.len())
+            .ok_or_else(|| format!("`{name}`: unknown cluster `{cluster}`"))?;
+        if rest == "controller" {
+            return Ok(());
+        }
+        if let Some(id) = rest.strip_prefix("broker-") {
+            let id: u8 = id.parse().map_err(|_| format!("`{name}`: bad broker id"))?;
+            if id == 0 || id > self.clusters[index].brokers {
+                return Err(format!(
+                    "`{name}`: cluster `{cluster}` has brokers 1..={}",
+                    self.clusters[index].brokers
+                ));
+            }
+            return Ok(());
+        }
+        if let Some(target) = rest.strip_prefix("leader:") {
+            let (topic, partition) = target
+                .rsplit_once(':')
+                .ok_or_else(|| format!("`{name}`: use `{cluster}-leader:TOPIC:PARTITION`"))?;
+            let partition: i32 = partition
+                .parse()
+                .map_err(|_| format!("`{name}`: bad partition"))?;
+            let declared = self.topics.iter().any(|t| {
+                t.cluster.get_ref() == cluster
+                    && t.name == topic
+                    && partition >= 0
+                    && partition < t.partitions
+            });
+            return if declared {
+                Ok(())
+            } else {
+                Err(format!(
+                    "`{name}`: no such topic partition on cluster `{cluster}`"
+                ))
+            };
+        }
+        Err(format!(
+            "`{name}` is not a controller, broker or `leader:` target"
+        ))
+    }
+}
+
+/// `a` → 0, `b` → 1, …
+pub fn cluster_index(letter: &str) -> Option<usize> {
+    let mut chars = letter.chars();
+    let first = chars.next()?;
+    if chars.next().is_some() || !first.is_ascii_lowercase() {
+        return None;
+    }
+    Some(first as usize - 'a' as usize)
+}
+
+fn toml_error_field(error: &toml::de::Error) -> String {
+    // toml reports unknown or missing fields in its message; the key is between backticks.
+    let message = error.message();
+    message
+        .split('`')
+        .nth(1)
+        .map_or_else(|| "(syntax)".to_string(), str::to_string)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MINIMAL: &str = r#"
+duration_ms = 1000
+[[clusters]]
+brokers = 3
+[[topics]]
+cluster = "a"
+name = "orders"
+partitions = 2
+replication_factor = 3
+min_insync_replicas = 2
+[[producers]]
+cluster = "a"
+topic = "orders"
+"#;
+
+    fn parse(text: &str) -> Result<Scenario, ScenarioError> {
+        Scenario::parse(Path::new("test.toml"), text)
+    }
+
+    #[test]
+    fn scenario_minimal_file_parses_with_defaults() {
+        let scenario = parse(MINIMAL).unwrap();
+        assert_eq!(scenario.name, "test");
+        assert_eq!(scenario.heal_ms, 10_000);
+        assert_eq!(scenario.producers[0].acks, AcksSpec::All);
+    }
+
+    #[test]
+    fn scenario_errors_name_file_line_and_field() {
+        let error = parse(&format!(
+            "{MINIMAL}\n[[consumers]]\ncluster = \"b\"\ntopic = \"orders\"\n"
+        ))
+        .unwrap_err();
+        assert_eq!(error.field, "consumers[0].cluster");
+        assert_eq!(error.line, Some(16));
+        assert!(
+            error
+                .to_string()
+                .starts_with("test.toml:16: field `consumers[0].cluster`"),
+            "{error}"
+        );
+
+        let error = parse(&MINIMAL.replace("replication_factor = 3", "replication_factor = 4"))
+            .unwrap_err();
+        assert_eq!(error.field, "topics[0].replication_factor");
+        assert_eq!(error.line, Some(9));
+
+        let error =
+            parse(&MINIMAL.replace("duration_ms = 1000", "duration_ms = \"soon\"")).unwrap_err();
+        assert_eq!(error.line, Some(2));
+
+        let error = parse(&format!("{MINIMAL}\nbogus = 1\n")).unwrap_err();
+        assert_eq!(error.field, "bogus");
+    }
+
+    #[test]
+    fn scenario_fault_targets_are_checked() {
+        let text = format!(
+            "{MINIMAL}\n[[faults.scripted]]\nat_ms = 10\nkind = \"kill\"\nnodes = [\"a-broker-4\"]\n"
+        );
+        let error = parse(&text).unwrap_err();
+        assert_eq!(error.field, "faults.scripted[0].nodes[0]");
+        assert_eq!(error.line, Some(18));
+        let text = format!("{MINIMAL}\n[[faults.scripted]]\nat_ms = 10\nkind = \"explode\"\nnodes = [\"a-broker-1\"]\n");
+        assert_eq!(parse(&text).unwrap_err().field, "faults.scripted[0].kind");
+        let text = format!("{MINIMAL}\n[[faults.scripted]]\nat_ms = 10\nkind = \"kill\"\nnodes = [\"a-leader:orders:1\"]\n");
+        assert!(parse(&text).is_ok());
+    }
+}

@@ -1,0 +1,330 @@
+//! Workloads that check themselves, and the history they record.
+//!
+//! Every produced value describes itself: `producer/incarnation/topic-partition/n/digest`, where
+//! `n` counts the records that producer incarnation sent to that partition and `digest` is a
+//! hash of the previous value it sent there. A checker can therefore find lost, duplicated and
+//! reordered records from the data alone (FoundationDB's Cycle idea), without trusting any
+//! component's bookkeeping. The [`History`] records every send, acknowledgement, failure and
+//! consumed record; it lives outside the nodes so it survives their crashes.
+
+use std::collections::BTreeMap;
+
+use bytes::Bytes;
+use mirrorsim::client::{Consumer, ConsumerEvent, IdempotentProducer, ProducerEvent, SendHandle};
+use mirrorsim::node::Node;
+use mirrorsim::protocol::{Envelope, NodeId, TopicPartition};
+
+/// A parsed self-describing value.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct RecordId {
+    /// The producer node.
+    pub producer: String,
+    /// Its incarnation.
+    pub incarnation: u64,
+    /// The partition it was sent to.
+    pub topic_partition: String,
+    /// Its position in that producer's stream to that partition.
+    pub n: u64,
+}
+
+/// Formats a self-describing value.
+pub fn format_value(
+    producer: NodeId,
+    incarnation: u64,
+    topic_partition: &TopicPartition,
+    n: u64,
+    previous_digest: u64,
+) -> String {
+    format!("{producer}/{incarnation}/{topic_partition}/{n}/{previous_digest:016x}")
+}
+
+/// Parses a self-describing value; `None` for anything else.
+pub fn parse_value(value: &[u8]) -> Option<RecordId> {
+    let text = std::str::from_utf8(value).ok()?;
+    let mut parts = text.split('/');
+    let producer = parts.next()?.to_string();
+    let incarnation = parts.next()?.parse().ok()?;
+    let topic_partition = parts.next()?.to_string();
+    let n = parts.next()?.parse().ok()?;
+    let _digest = parts.next()?;
+    if parts.next().is_some() {
+        return None;
+    }
+    Some(RecordId {
+        producer,
+        incarnation,
+        topic_partition,
+        n,
+    })
+}
+
+/// FNV-1a over bytes: the chain digest of values, and the trace hash's mixer.
+pub fn fnv1a(state: u64, bytes: &[u8]) -> u64 {
+    let mut hash = state;
+    for byte in bytes {
+        hash ^= u64::from(*byte);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    hash
+}
+
+/// FNV-1a offset basis.
+pub const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// One send as the workload recorded it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SendRecord {
+    /// The partition.
+    pub topic_partition: TopicPartition,
+    /// The value sent.
+    pub value: String,
+    /// Simulated time of the send.
+    pub sent_ms: i64,
+    /// Offset once acknowledged.
+    pub acked_offset: Option<i64>,
+    /// Failed; `Some(true)` when the outcome is unknown (it may be in the log).
+    pub failed: Option<bool>,
+}
+
+/// One record a consumer received.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PollRecord {
+    /// The partition.
+    pub topic_partition: TopicPartition,
+    /// Its offset.
+    pub offset: i64,
+    /// Its value (lossy UTF-8).
+    pub value: String,
+    /// Whether the consumer was repositioned right before this record.
+    pub after_reset: bool,
+}
+
+/// Everything the workloads did.
+#[derive(Debug, Clone, Default)]
+pub struct History {
+    /// Sends by (producer, incarnation, handle).
+    pub sends: BTreeMap<(NodeId, u64, u64), SendRecord>,
+    /// Records received, per consumer (and incarnation), in arrival order.
+    pub polls: BTreeMap<(NodeId, u64), Vec<PollRecord>>,
+    /// Producer events worth a coverage mark (epoch bumps, retries).
+    pub producer_epoch_bumps: u64,
+    /// Topics each consumer reads (every partition, from the earliest offset).
+    pub subscriptions: BTreeMap<NodeId, Vec<String>>,
+}
+
+impl History {
+    /// Acknowledged sends: (partition, offset, value).
+    pub fn acked(&self) -> impl Iterator<Item = (&TopicPartition, i64, &str)> {
+        self.sends.values().filter_map(|send| {
+            send.acked_offset
+                .map(|offset| (&send.topic_partition, offset, send.value.as_str()))
+        })
+    }
+}
+
+/// A producer node: the idempotent producer client plus a steady stream of records.
+pub struct ProducerWorkload {
+    /// The client.
+    pub producer: IdempotentProducer,
+    node_id: NodeId,
+    incarnation: u64,
+    topic: String,
+    partitions: i32,
+    interval_ms: i64,
+    next_send_ms: i64,
+    next_partition: i32,
+    counters: BTreeMap<i32, (u64, u64)>,
+    /// Whether new records are produced (off before set-up and during the heal phase).
+    pub enabled: bool,
+}
+
+impl ProducerWorkload {
+    /// A producer workload over all `partitions` of `topic`.
+    pub fn new(
+        producer: IdempotentProducer,
+        incarnation: u64,
+        topic: String,
+        partitions: i32,
+        interval_ms: i64,
+        now_ms: i64,
+    ) -> Self {
+        Self {
+            node_id: producer.node_id(),
+            producer,
+            incarnation,
+            topic,
+            partitions,
+            interval_ms,
+            next_send_ms: now_ms,
+            next_partition: 0,
+            counters: BTreeMap::new(),
+            enabled: false,
+        }
+    }
+
+    /// Sends the records that are due, recording them in `history`.
+    pub fn send_due(&mut self, now_ms: i64, history: &mut History) {
+        while self.enabled && now_ms >= self.next_send_ms {
+            let partition = self.next_partition;
+            self.next_partition = (self.next_partition + 1) % self.partitions;
+            let topic_partition = TopicPartition::new(self.topic.clone(), partition);
+            let (n, digest) = self.counters.entry(partition).or_insert((0, FNV_OFFSET));
+            let value = format_value(
+                self.node_id,
+                self.incarnation,
+                &topic_partition,
+                *n,
+                *digest,
+            );
+            *digest = fnv1a(FNV_OFFSET, value.as_bytes());
+            *n += 1;
+            let SendHandle(handle) = self.producer.send(
+                now_ms,
+                &self.topic,
+                partition,
+                Some(Bytes::from(format!("k{partition}"))),
+                Some(Bytes::from(value.clone())),
+            );
+            history.sends.insert(
+                (self.node_id, self.incarnation, handle),
+                SendRecord {
+                    topic_partition,
+                    value,
+                    sent_ms: now_ms,
+                    acked_offset: None,
+                    failed: None,
+                },
+            );
+            self.next_send_ms += self.interval_ms;
+        }
+        if !self.enabled {
+            self.next_send_ms = self.next_send_ms.max(now_ms);
+        }
+    }
+
+    /// Records the producer's outcomes in `history`.
+    pub fn record_events(&mut self, history: &mut History) {
+        for event in self.producer.take_events() {
+            match event {
+                ProducerEvent::Acked { handle, offset, .. } => {
+                    if let Some(send) =
+                        history
+                            .sends
+                            .get_mut(&(self.node_id, self.incarnation, handle.0))
+                    {
+                        send.acked_offset = Some(offset);
+                    }
+                }
+                ProducerEvent::Failed {
+                    handle,
+                    outcome_unknown,
+                    ..
+                } => {
+                    if let Some(send) =
+                        history
+                            .sends
+                            .get_mut(&(self.node_id, self.incarnation, handle.0))
+                    {
+                        send.failed = Some(outcome_unknown);
+                    }
+                }
+                ProducerEvent::EpochBumped { .. } => history.producer_epoch_bumps += 1,
+                _ => {}
+            }
+        }
+    }
+
+    /// Next time a record is due (when enabled).
+    pub fn next_send_ms(&self) -> Option<i64> {
+        self.enabled.then_some(self.next_send_ms)
+    }
+
+    /// The node's outbox.
+    pub fn take_outbox(&mut self) -> Vec<Envelope> {
+        self.producer.take_outbox()
+    }
+}
+
+/// A consumer node recording everything it receives.
+pub struct ConsumerWorkload {
+    /// The client.
+    pub consumer: Consumer,
+    node_id: NodeId,
+    incarnation: u64,
+    reset_pending: BTreeMap<TopicPartition, bool>,
+}
+
+impl ConsumerWorkload {
+    /// Wraps a consumer.
+    pub fn new(consumer: Consumer, incarnation: u64) -> Self {
+        Self {
+            node_id: consumer.node_id(),
+            consumer,
+            incarnation,
+            reset_pending: BTreeMap::new(),
+        }
+    }
+
+    /// Records received records in `history`.
+    pub fn record_events(&mut self, history: &mut History) {
+        for event in self.consumer.take_events() {
+            match event {
+                ConsumerEvent::Records {
+                    topic_partition,
+                    records,
+                } => {
+                    let polls = history
+                        .polls
+                        .entry((self.node_id, self.incarnation))
+                        .or_default();
+                    let mut after_reset =
+                        self.reset_pending.remove(&topic_partition).unwrap_or(false);
+                    for record in records {
+                        let value = record
+                            .value
+                            .as_deref()
+                            .map(|bytes| String::from_utf8_lossy(bytes).into_owned())
+                            .unwrap_or_default();
+                        polls.push(PollRecord {
+                            topic_partition: topic_partition.clone(),
+                            offset: record.offset,
+                            value,
+                            after_reset,
+                        });
+                        after_reset = false;
+                    }
+                }
+                ConsumerEvent::OffsetReset {
+                    topic_partition, ..
+                } => {
+                    self.reset_pending.insert(topic_partition, true);
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mirrorsim::protocol::{ClientKind, ClusterIndex};
+
+    #[test]
+    fn workload_values_parse_back() {
+        let node = NodeId::Client(ClusterIndex(0), ClientKind::Producer, 2);
+        let value = format_value(node, 3, &TopicPartition::new("orders", 1), 42, 7);
+        assert_eq!(value, "a-producer-2/3/orders-1/42/0000000000000007");
+        let id = parse_value(value.as_bytes()).unwrap();
+        assert_eq!(
+            (
+                id.producer.as_str(),
+                id.incarnation,
+                id.topic_partition.as_str(),
+                id.n
+            ),
+            ("a-producer-2", 3, "orders-1", 42)
+        );
+        assert!(parse_value(b"not a value").is_none());
+    }
+}

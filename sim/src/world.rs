@@ -1,0 +1,506 @@
+//! The simulated world: every controller, broker and client as a madsim node, the message layer
+//! between them, per-node clocks, world-owned disks and the shared trace.
+//!
+//! Node table (cluster `c` = 0 for `a`, 1 for `b`, …; every node listens on port 9092):
+//!
+//! | node | name | address |
+//! |---|---|---|
+//! | controller | `a-controller` | 10.c.1.1 |
+//! | broker `i` | `a-broker-i` | 10.c.0.i |
+//! | producer `i` | `a-producer-i` | 10.c.2.i |
+//! | consumer `i` | `a-consumer-i` | 10.c.3.i |
+//! | admin `i` | `a-admin-i` | 10.c.4.i |
+//!
+//! Each node runs one driver task that feeds its sans-IO state machine (messages and timeouts)
+//! and sends what it queues; four receiver tasks take messages off the node's madsim endpoint
+//! (each receive costs madsim's 1 ms floor, so one loop would cap a node at 1000 messages per
+//! simulated second). The state machine lives in a [`Slot`] shared with the supervisor so
+//! checkers can read it; a kill drops the tasks and the restart builds a new state machine from
+//! the world-owned disk.
+//!
+//! The message layer keeps every (sender, receiver) link in order, as the TCP connections Kafka
+//! runs on do (its idempotence relies on it): the sender stamps a link sequence number and
+//! chooses a delivery time that never precedes the previous message's on the link, and the
+//! receiver puts packets back in order, skipping a missing one after a short gap timeout (the
+//! connection broke; what was on it is lost). Faults madsim lacks are applied at send time:
+//! loss, duplication (the copy follows the original), a latency spike and holding a message back
+//! for seconds; both delay everything behind them on the link, so a held-back request lands
+//! after a leader change. Sends run in tasks of the sending node and die with it. Partitions use
+//! madsim's `clog_link`; madsim's own latency is set to nearly zero because this layer draws it.
+
+use std::collections::BTreeMap;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use madsim::net::Endpoint;
+use madsim::rand::Rng;
+use mirrorsim::broker::{Broker, MemoryDirDisk, MemoryStorage};
+use mirrorsim::controller::Controller;
+use mirrorsim::node::Node;
+use mirrorsim::protocol::{ClientKind, Envelope, NodeId};
+
+use crate::workload::{fnv1a, ConsumerWorkload, History, ProducerWorkload, FNV_OFFSET};
+
+/// The endpoint tag all messages use.
+const MESSAGE_TAG: u64 = 1;
+/// Receiver loops per node.
+const RECEIVER_LOOPS: usize = 4;
+/// One-way latency of a message, drawn per message from `[MIN, MAX)` ms (madsim's own send and
+/// receive add about 2 ms on top).
+const LATENCY_MS_MIN: u64 = 1;
+/// See [`LATENCY_MS_MIN`].
+const LATENCY_MS_MAX: u64 = 8;
+/// The simulated wall clock starts here (2023-11-14), so record timestamps look real.
+pub const EPOCH_MS: i64 = 1_700_000_000_000;
+
+/// The address of a node; see the module's node table.
+pub fn node_address(node: NodeId) -> SocketAddr {
+    let (cluster, kind, index) = match node {
+        NodeId::Controller(cluster) => (cluster.0, 1u8, 1u8),
+        NodeId::Broker(cluster, id) => (cluster.0, 0, id.0 as u8),
+        NodeId::Client(cluster, ClientKind::Producer, index) => (cluster.0, 2, index as u8),
+        NodeId::Client(cluster, ClientKind::Consumer, index) => (cluster.0, 3, index as u8),
+        NodeId::Client(cluster, ClientKind::Admin, index) => (cluster.0, 4, index as u8),
+    };
+    SocketAddr::new(IpAddr::V4(Ipv4Addr::new(10, cluster, kind, index)), 9092)
+}
+
+/// A running node's state machine.
+pub enum NodeState {
+    /// A controller.
+    Controller(Box<Controller<MemoryDirDisk>>),
+    /// A broker.
+    Broker(Box<Broker<MemoryStorage>>),
+    /// A producer workload.
+    Producer(Box<ProducerWorkload>),
+    /// A consumer workload.
+    Consumer(Box<ConsumerWorkload>),
+    /// An admin client.
+    Admin(Box<crate::admin::AdminClient>),
+}
+
+impl NodeState {
+    fn node(&mut self) -> &mut dyn Node {
+        match self {
+            Self::Controller(node) => node.as_mut(),
+            Self::Broker(node) => node.as_mut(),
+            Self::Producer(workload) => &mut workload.producer,
+            Self::Consumer(workload) => &mut workload.consumer,
+            Self::Admin(node) => node.as_mut(),
+        }
+    }
+
+    fn poll_deadline(&mut self) -> Option<i64> {
+        let node = self.node().poll_timeout();
+        let extra = match self {
+            Self::Producer(workload) => workload.next_send_ms(),
+            _ => None,
+        };
+        match (node, extra) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+}
+
+/// Where a node's state machine lives while it runs; `None` while the node is down.
+#[derive(Default)]
+pub struct Slot {
+    /// The state machine.
+    pub state: Option<NodeState>,
+    /// How many times the node has started.
+    pub incarnation: u64,
+}
+
+/// Builds a node's state machine at start-up: `(now_ms, incarnation) -> state`.
+pub type NodeFactory = Arc<dyn Fn(i64, u64) -> NodeState + Send + Sync>;
+
+/// Per-node clock: `local = EPOCH_MS + offset_ms + elapsed_ms × (1 + drift_ppm / 10⁶)`.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ClockSkew {
+    /// Constant offset in milliseconds.
+    pub offset_ms: i64,
+    /// Drift in parts per million.
+    pub drift_ppm: i64,
+}
+
+/// Message-layer fault settings, changed by the fault injector.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NetFaults {
+    /// Probability that a message is dropped.
+    pub loss: f64,
+    /// Probability that a message is delivered twice.
+    pub duplicate: f64,
+    /// Extra delay added to every message, in ms (a latency spike).
+    pub extra_latency_ms: u64,
+    /// Probability that a message is held back.
+    pub hold_back: f64,
+    /// How long a held-back message waits, in ms.
+    pub hold_back_ms: u64,
+    /// Hold-back applied only to messages sent by these nodes: (probability, ms).
+    pub hold_back_from: BTreeMap<NodeId, (f64, u64)>,
+}
+
+/// Counters of what the message layer did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NetStats {
+    /// Messages handed to the network.
+    pub sent: u64,
+    /// Messages handed to a state machine.
+    pub delivered: u64,
+    /// Dropped by injected loss.
+    pub dropped: u64,
+    /// Extra copies sent.
+    pub duplicated: u64,
+    /// Held back.
+    pub held_back: u64,
+}
+
+/// State shared by every node task and the supervisor.
+pub struct Shared {
+    /// Message-layer faults.
+    pub net: Mutex<NetFaults>,
+    /// Message counters.
+    pub stats: Mutex<NetStats>,
+    /// Per-node clock skew.
+    pub clocks: Mutex<BTreeMap<NodeId, ClockSkew>>,
+    /// The running trace hash.
+    pub trace: Mutex<u64>,
+    /// Workload history.
+    pub history: Mutex<History>,
+    /// Whether producers create new records.
+    pub load_enabled: Mutex<bool>,
+    /// Print every trace event on stderr (replay).
+    pub print_trace: bool,
+    start: madsim::time::Instant,
+}
+
+impl Shared {
+    /// Fresh shared state; must be called inside the runtime.
+    pub fn new() -> Self {
+        Self {
+            net: Mutex::new(NetFaults::default()),
+            stats: Mutex::new(NetStats::default()),
+            clocks: Mutex::new(BTreeMap::new()),
+            trace: Mutex::new(FNV_OFFSET),
+            history: Mutex::new(History::default()),
+            load_enabled: Mutex::new(false),
+            print_trace: false,
+            start: madsim::time::Instant::now(),
+        }
+    }
+
+    /// Simulated milliseconds since the world started.
+    pub fn elapsed_ms(&self) -> i64 {
+        self.start.elapsed().as_millis() as i64
+    }
+
+    /// The node's local clock in ms.
+    pub fn now_ms(&self, node: NodeId) -> i64 {
+        let elapsed = self.elapsed_ms();
+        let skew = lock(&self.clocks).get(&node).copied().unwrap_or_default();
+        EPOCH_MS + skew.offset_ms + elapsed + elapsed * skew.drift_ppm / 1_000_000
+    }
+
+    /// Mixes an event into the trace hash.
+    pub fn trace(&self, event: &str) {
+        let elapsed_ns = self.start.elapsed().as_nanos() as u64;
+        if self.print_trace {
+            eprintln!("[{:>10.6}s] {event}", elapsed_ns as f64 / 1e9);
+        }
+        let mut hash = lock(&self.trace);
+        *hash = fnv1a(*hash, &elapsed_ns.to_le_bytes());
+        *hash = fnv1a(*hash, event.as_bytes());
+    }
+
+    /// The current trace hash.
+    pub fn trace_hash(&self) -> u64 {
+        *lock(&self.trace)
+    }
+}
+
+impl Default for Shared {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Locks a mutex; a poisoned lock means a panic already ended the simulation.
+pub fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().expect("simulation lock poisoned")
+}
+
+/// What travels over madsim: an envelope stamped with its link position.
+struct Packet {
+    /// Incarnation of the sending process (a restart opens new connections).
+    sender_incarnation: u64,
+    /// Position on the (sender, receiver) link.
+    link_sequence: u64,
+    envelope: Envelope,
+}
+
+/// Sending side of one link (one destination).
+#[derive(Default)]
+struct LinkSender {
+    next_sequence: u64,
+    last_delivery: Option<madsim::time::Instant>,
+}
+
+/// Receiving side of one link (one source): puts packets back in order, as TCP would.
+#[derive(Default)]
+struct LinkReceiver {
+    sender_incarnation: u64,
+    expected: Option<u64>,
+    buffered: BTreeMap<u64, Envelope>,
+    gap_since: Option<madsim::time::Instant>,
+}
+
+/// How long a receiver waits for a missing packet before treating it as lost (its connection
+/// broke) and delivering what follows.
+const GAP_TIMEOUT: Duration = Duration::from_millis(20);
+
+impl LinkReceiver {
+    /// Accepts a packet; returns the envelopes now deliverable in order.
+    fn accept(&mut self, packet: Packet, now: madsim::time::Instant) -> Vec<Envelope> {
+        if packet.sender_incarnation < self.sender_incarnation {
+            return Vec::new(); // From a dead process: its connections are gone.
+        }
+        if packet.sender_incarnation > self.sender_incarnation {
+            *self = Self {
+                sender_incarnation: packet.sender_incarnation,
+                ..Self::default()
+            };
+        }
+        let expected = *self.expected.get_or_insert(packet.link_sequence);
+        if packet.link_sequence < expected {
+            return Vec::new(); // Already skipped as lost.
+        }
+        self.buffered.insert(packet.link_sequence, packet.envelope);
+        let ready = self.drain();
+        self.gap_since = if self.buffered.is_empty() {
+            None
+        } else {
+            self.gap_since.or(Some(now))
+        };
+        ready
+    }
+
+    fn drain(&mut self) -> Vec<Envelope> {
+        let mut ready = Vec::new();
+        while let Some(expected) = self.expected {
+            match self.buffered.remove(&expected) {
+                Some(envelope) => {
+                    ready.push(envelope);
+                    self.expected = Some(expected + 1);
+                }
+                None => break,
+            }
+        }
+        ready
+    }
+
+    /// After a gap outlived [`GAP_TIMEOUT`], skips the missing packets.
+    fn expire_gap(&mut self, now: madsim::time::Instant) -> Vec<Envelope> {
+        match (self.gap_since, self.buffered.keys().next().copied()) {
+            (Some(since), Some(first)) if now.duration_since(since) >= GAP_TIMEOUT => {
+                self.expected = Some(first);
+                let ready = self.drain();
+                self.gap_since = if self.buffered.is_empty() {
+                    None
+                } else {
+                    Some(now)
+                };
+                ready
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    fn gap_deadline(&self) -> Option<madsim::time::Instant> {
+        self.gap_since.map(|since| since + GAP_TIMEOUT)
+    }
+}
+
+/// The driver of one node; the `init` future of its madsim node. Never returns (madsim ends a
+/// node whose init future returns).
+pub async fn run_node(
+    node: NodeId,
+    shared: Arc<Shared>,
+    slot: Arc<Mutex<Slot>>,
+    factory: NodeFactory,
+) {
+    let endpoint = Arc::new(
+        Endpoint::bind(node_address(node))
+            .await
+            .unwrap_or_else(|error| panic!("{node} cannot bind: {error}")),
+    );
+    let incarnation = {
+        let mut slot = lock(&slot);
+        slot.incarnation += 1;
+        slot.incarnation
+    };
+    let state = factory(shared.now_ms(node), incarnation);
+    lock(&slot).state = Some(state);
+    shared.trace(&format!("start {node} #{incarnation}"));
+    let (sender, mut inbox) = tokio::sync::mpsc::unbounded_channel::<Packet>();
+    for _ in 0..RECEIVER_LOOPS {
+        let endpoint = Arc::clone(&endpoint);
+        let sender = sender.clone();
+        madsim::task::spawn(async move {
+            while let Ok((payload, _)) = endpoint.recv_from_raw(MESSAGE_TAG).await {
+                let Ok(packet) = payload.downcast::<Packet>() else {
+                    continue;
+                };
+                if sender.send(*packet).is_err() {
+                    break;
+                }
+            }
+        });
+    }
+    let mut links_out: BTreeMap<NodeId, LinkSender> = BTreeMap::new();
+    let mut links_in: BTreeMap<NodeId, LinkReceiver> = BTreeMap::new();
+    loop {
+        let (outbox, deadline) = step_outputs(node, &shared, &slot);
+        for envelope in outbox {
+            let link = links_out.entry(envelope.to).or_default();
+            send(&endpoint, &shared, incarnation, link, envelope);
+        }
+        let now = shared.now_ms(node);
+        // Wake at least every 100 ms even with no deadline, so workloads switched on by the
+        // supervisor start promptly.
+        let mut wait = Duration::from_millis(
+            deadline.map_or(100, |deadline| (deadline - now).clamp(1, 100)) as u64,
+        );
+        let instant = madsim::time::Instant::now();
+        if let Some(gap) = links_in
+            .values()
+            .filter_map(LinkReceiver::gap_deadline)
+            .min()
+        {
+            wait = wait.min(
+                gap.saturating_duration_since(instant)
+                    .max(Duration::from_millis(1)),
+            );
+        }
+        let received = madsim::time::timeout(wait, inbox.recv()).await;
+        let instant = madsim::time::Instant::now();
+        let mut ready = Vec::new();
+        if let Ok(Some(packet)) = received {
+            let source = packet.envelope.from;
+            ready.extend(links_in.entry(source).or_default().accept(packet, instant));
+        }
+        for link in links_in.values_mut() {
+            ready.extend(link.expire_gap(instant));
+        }
+        let now = shared.now_ms(node);
+        let mut slot = lock(&slot);
+        let Some(state) = slot.state.as_mut() else {
+            continue;
+        };
+        for envelope in ready {
+            shared.trace(&format!(
+                "deliver {} -> {} {}",
+                envelope.from,
+                envelope.to,
+                envelope.message.kind()
+            ));
+            lock(&shared.stats).delivered += 1;
+            state.node().handle_message(now, envelope);
+        }
+        // Timers fire even while messages keep arriving, so a busy node never starves them.
+        if state
+            .poll_deadline()
+            .is_some_and(|deadline| deadline <= now)
+        {
+            state.node().handle_timeout(now);
+        }
+    }
+}
+
+/// Runs the workload hooks and collects a node's outbox and next deadline.
+fn step_outputs(node: NodeId, shared: &Shared, slot: &Mutex<Slot>) -> (Vec<Envelope>, Option<i64>) {
+    let now = shared.now_ms(node);
+    let mut slot = lock(slot);
+    let Some(state) = slot.state.as_mut() else {
+        return (Vec::new(), None);
+    };
+    match state {
+        NodeState::Producer(workload) => {
+            workload.enabled = *lock(&shared.load_enabled);
+            let mut history = lock(&shared.history);
+            workload.send_due(now, &mut history);
+            workload.record_events(&mut history);
+        }
+        NodeState::Consumer(workload) => workload.record_events(&mut lock(&shared.history)),
+        _ => {}
+    }
+    let outbox = state.node().take_outbox();
+    (outbox, state.poll_deadline())
+}
+
+/// Hands one envelope to the network, applying the message-layer faults. Each link delivers
+/// in order, like a TCP connection: a latency spike or a held-back message delays everything
+/// behind it on that link, a lost message leaves a gap its receiver skips after
+/// [`GAP_TIMEOUT`], and a duplicated message arrives twice in a row.
+fn send(
+    endpoint: &Arc<Endpoint>,
+    shared: &Arc<Shared>,
+    incarnation: u64,
+    link: &mut LinkSender,
+    envelope: Envelope,
+) {
+    let faults = lock(&shared.net).clone();
+    let mut rng = madsim::rand::thread_rng();
+    lock(&shared.stats).sent += 1;
+    let link_sequence = link.next_sequence;
+    link.next_sequence += 1;
+    if faults.loss > 0.0 && rng.gen_bool(faults.loss.min(1.0)) {
+        lock(&shared.stats).dropped += 1;
+        return;
+    }
+    let mut delay_ms = rng.gen_range(LATENCY_MS_MIN..LATENCY_MS_MAX) + faults.extra_latency_ms;
+    let (hold_probability, hold_ms) = faults
+        .hold_back_from
+        .get(&envelope.from)
+        .copied()
+        .unwrap_or((faults.hold_back, faults.hold_back_ms));
+    if hold_probability > 0.0 && rng.gen_bool(hold_probability.min(1.0)) {
+        delay_ms += hold_ms;
+        lock(&shared.stats).held_back += 1;
+    }
+    let now = madsim::time::Instant::now();
+    let delivery = link
+        .last_delivery
+        .map_or(now + Duration::from_millis(delay_ms), |last| {
+            last.max(now + Duration::from_millis(delay_ms))
+        });
+    link.last_delivery = Some(delivery);
+    let mut packets = vec![Packet {
+        sender_incarnation: incarnation,
+        link_sequence,
+        envelope: envelope.clone(),
+    }];
+    if faults.duplicate > 0.0 && rng.gen_bool(faults.duplicate.min(1.0)) {
+        lock(&shared.stats).duplicated += 1;
+        packets.push(Packet {
+            sender_incarnation: incarnation,
+            link_sequence: link.next_sequence,
+            envelope,
+        });
+        link.next_sequence += 1;
+    }
+    for packet in packets {
+        let endpoint = Arc::clone(endpoint);
+        let to = node_address(packet.envelope.to);
+        // Each send is its own task: a madsim send costs at least 1 ms of simulated time, and
+        // sending in sequence would serialise a node's whole outbox.
+        madsim::task::spawn(async move {
+            madsim::time::sleep_until(delivery).await;
+            // A send to a node that is down (or across a clogged link) is lost.
+            let _ = endpoint
+                .send_to_raw(to, MESSAGE_TAG, Box::new(packet))
+                .await;
+        });
+    }
+}

@@ -1,0 +1,823 @@
+//! A Kafka consumer with a fixed partition assignment, as a sans-IO [`Node`].
+//!
+//! Contract (kafka-storage.md §5; Java's `Fetcher`, `FetchCollector`, `OffsetFetcher`):
+//! - **Start.** On its first input the consumer sends Metadata for its assigned topics to the
+//!   rotation target (a bootstrap broker at first). Each partition starts without a position;
+//!   once its leader is known it is positioned by ListOffsets at the earliest or latest offset
+//!   (`auto_offset_reset`). "Latest" is the high watermark for READ_UNCOMMITTED and the last
+//!   stable offset for READ_COMMITTED, since ListOffsets carries the isolation.
+//! - **Fetch loop.** Partitions with a position are fetched from their leader, one Fetch in
+//!   flight per leader, carrying every partition of that leader that is ready: consumer
+//!   isolation (HighWatermark or TxnCommitted), `fetch_max_wait_ms` for the leader to hold it
+//!   when there is no data, `current_leader_epoch` from metadata, `last_fetched_epoch` −1. An answer becomes records through [`completed_fetch`] (control
+//!   records never reach the application; READ_COMMITTED hides aborted transactions) and the
+//!   position moves to `next_fetch_offset`. An answer that made no progress makes the
+//!   partition wait `fetch_backoff_ms`; one that did is followed by the next fetch at once.
+//! - **Errors.** NotLeaderOrFollower, FencedLeaderEpoch, UnknownLeaderEpoch,
+//!   UnknownTopicOrPartition, KafkaStorageError and request timeouts refresh metadata and retry
+//!   after `retry_backoff_ms`. OffsetOutOfRange resets the position by ListOffsets under the
+//!   reset policy, but only if the answer is for the current position (a stale answer is
+//!   dropped). Every other error is retried after the backoff.
+//! - **Outputs.** Requests through [`Node::take_outbox`]; records and resets through
+//!   [`Consumer::take_events`].
+//!
+//! Not modelled: group membership and offset commits (the assignment is fixed), position
+//! validation by OffsetsForLeaderEpoch after a leader change (KIP-320; truncation below the
+//! position shows up as OffsetOutOfRange instead), and preferred read replicas.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::error::{require_positive_ms, ClientConfigError};
+use super::fetch::{completed_fetch, ConsumerRecord, IsolationLevel};
+use super::in_flight::InFlightRequests;
+use super::metadata_cache::MetadataCache;
+use crate::log::FetchIsolation;
+use crate::node::{Node, Outbox};
+use crate::protocol::{
+    Envelope, ErrorCode, FetchPartition, FetchPartitionResponse, ListOffsetsAnswer,
+    ListOffsetsQuery, Message, NodeId, OffsetSpec, Request, Response, TopicPartition,
+};
+use crate::record::{RecordBatch, RecordError};
+
+/// Where a partition without a valid position starts (`auto.offset.reset`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum AutoOffsetReset {
+    /// The log start offset.
+    Earliest,
+    /// The end of what the isolation level may read (high watermark or last stable offset).
+    Latest,
+}
+
+impl AutoOffsetReset {
+    fn spec(self) -> OffsetSpec {
+        match self {
+            Self::Earliest => OffsetSpec::Earliest,
+            Self::Latest => OffsetSpec::Latest,
+        }
+    }
+}
+
+/// Consumer settings (Kafka consumer configs of similar names).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConsumerConfig {
+    /// `isolation.level`. Default [`IsolationLevel::ReadUncommitted`], as in Kafka.
+    pub isolation: IsolationLevel,
+    /// `max.partition.fetch.bytes`: bytes per partition per fetch (the first batch is returned
+    /// even if larger). Default 1 048 576.
+    pub max_bytes: usize,
+    /// `fetch.max.wait.ms`: how long the leader may hold a fetch that finds no data. Must be
+    /// below `request_timeout_ms`. Default 500.
+    pub fetch_max_wait_ms: i64,
+    /// Wait after an answer that brought nothing new before fetching the partition again.
+    /// Default 100.
+    pub fetch_backoff_ms: i64,
+    /// `request.timeout.ms`. Default 30 000.
+    pub request_timeout_ms: i64,
+    /// `auto.offset.reset`. Default [`AutoOffsetReset::Latest`], as in Kafka.
+    pub auto_offset_reset: AutoOffsetReset,
+    /// `retry.backoff.ms`: wait after an error and between metadata refreshes. Default 100.
+    pub retry_backoff_ms: i64,
+    /// `metadata.max.age.ms`. Default 300 000.
+    pub metadata_max_age_ms: i64,
+}
+
+impl Default for ConsumerConfig {
+    fn default() -> Self {
+        Self {
+            isolation: IsolationLevel::ReadUncommitted,
+            max_bytes: 1_048_576,
+            fetch_max_wait_ms: 500,
+            fetch_backoff_ms: 100,
+            request_timeout_ms: 30_000,
+            auto_offset_reset: AutoOffsetReset::Latest,
+            retry_backoff_ms: 100,
+            metadata_max_age_ms: 300_000,
+        }
+    }
+}
+
+impl ConsumerConfig {
+    /// Checks every field's range.
+    pub fn validate(&self) -> Result<(), ClientConfigError> {
+        require_positive_ms("fetch_backoff_ms", self.fetch_backoff_ms)?;
+        require_positive_ms("request_timeout_ms", self.request_timeout_ms)?;
+        require_positive_ms("retry_backoff_ms", self.retry_backoff_ms)?;
+        require_positive_ms("metadata_max_age_ms", self.metadata_max_age_ms)?;
+        if self.fetch_max_wait_ms < 0 || self.fetch_max_wait_ms >= self.request_timeout_ms {
+            // A held fetch must be answered before the client gives up on it.
+            return Err(ClientConfigError::field(
+                "fetch_max_wait_ms",
+                "must be in 0..request_timeout_ms",
+            ));
+        }
+        if self.max_bytes == 0 {
+            return Err(ClientConfigError::field("max_bytes", "must be > 0"));
+        }
+        Ok(())
+    }
+
+    fn fetch_isolation(&self) -> FetchIsolation {
+        match self.isolation {
+            IsolationLevel::ReadUncommitted => FetchIsolation::HighWatermark,
+            IsolationLevel::ReadCommitted => FetchIsolation::TxnCommitted,
+        }
+    }
+}
+
+/// Why a fetch of one partition brought no records (informational; the consumer retries).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FetchError {
+    /// The leader answered with this error.
+    Broker(ErrorCode),
+    /// No answer within `request_timeout_ms`.
+    RequestTimeout,
+    /// A fetched batch's records could not be decoded; the position stays put.
+    CorruptRecords(RecordError),
+    /// The answer was of the wrong kind or lacked this partition (a broker-model bug).
+    MalformedAnswer,
+}
+
+/// What the consumer reports; see [`Consumer::take_events`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConsumerEvent {
+    /// Records for the application, in offset order, never control records.
+    Records {
+        /// Their partition.
+        topic_partition: TopicPartition,
+        /// The records.
+        records: Vec<ConsumerRecord>,
+    },
+    /// The partition was (re)positioned by ListOffsets.
+    OffsetReset {
+        /// The partition.
+        topic_partition: TopicPartition,
+        /// The position before, `None` at the start.
+        previous: Option<i64>,
+        /// The new position.
+        offset: i64,
+        /// The policy used.
+        policy: AutoOffsetReset,
+    },
+    /// A fetch or ListOffsets failed for the partition; it will be retried.
+    FetchFailed {
+        /// The partition.
+        topic_partition: TopicPartition,
+        /// Why.
+        error: FetchError,
+    },
+    /// A Metadata answer was applied.
+    MetadataRefreshed {
+        /// The broker that answered.
+        broker: NodeId,
+        /// Partitions whose cached leader changed.
+        leaders_changed: Vec<TopicPartition>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Nothing in flight; act (fetch, or ListOffsets without a position) not before this time.
+    Idle { not_before_ms: i64 },
+    /// A ListOffsets with this correlation id is in flight.
+    ListingOffsets { correlation_id: u64 },
+    /// A Fetch with this correlation id is in flight.
+    Fetching { correlation_id: u64 },
+}
+
+/// One assigned partition's fetch state.
+#[derive(Debug, Clone)]
+struct AssignedPartition {
+    /// The next offset to fetch; `None` until ListOffsets answers.
+    position: Option<i64>,
+    /// The position an OffsetOutOfRange reset started from, for the reset event.
+    reset_from: Option<i64>,
+    phase: Phase,
+    high_watermark: i64,
+    last_stable_offset: i64,
+    log_start_offset: i64,
+}
+
+impl AssignedPartition {
+    fn new() -> Self {
+        Self {
+            position: None,
+            reset_from: None,
+            phase: Phase::Idle {
+                not_before_ms: i64::MIN,
+            },
+            high_watermark: -1,
+            last_stable_offset: -1,
+            log_start_offset: -1,
+        }
+    }
+
+    fn is_due(&self, now_ms: i64) -> bool {
+        matches!(self.phase, Phase::Idle { not_before_ms } if not_before_ms <= now_ms)
+    }
+
+    fn wait(&mut self, until_ms: i64) {
+        self.phase = Phase::Idle {
+            not_before_ms: until_ms,
+        };
+    }
+}
+
+/// What the consumer remembers about a request in flight.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum PendingRequest {
+    Metadata,
+    ListOffsets {
+        partitions: Vec<TopicPartition>,
+    },
+    Fetch {
+        partitions: Vec<(TopicPartition, i64)>,
+    },
+}
+
+/// A consumer; see the module doc.
+#[derive(Debug, Clone)]
+pub struct Consumer {
+    node_id: NodeId,
+    config: ConsumerConfig,
+    outbox: Outbox,
+    metadata: MetadataCache,
+    in_flight: InFlightRequests<PendingRequest>,
+    now_ms: Option<i64>,
+    partitions: BTreeMap<TopicPartition, AssignedPartition>,
+    ignored_responses: u64,
+    events: Vec<ConsumerEvent>,
+}
+
+impl Consumer {
+    /// A consumer of `assignment` that bootstraps from `bootstrap` (brokers of one cluster).
+    pub fn new(
+        node_id: NodeId,
+        bootstrap: Vec<NodeId>,
+        config: ConsumerConfig,
+        assignment: Vec<TopicPartition>,
+    ) -> Result<Self, ClientConfigError> {
+        config.validate()?;
+        let mut metadata = MetadataCache::new(
+            &bootstrap,
+            config.metadata_max_age_ms,
+            config.retry_backoff_ms,
+        )?;
+        let mut partitions = BTreeMap::new();
+        for topic_partition in assignment {
+            metadata.add_topic(&topic_partition.topic);
+            partitions.insert(topic_partition, AssignedPartition::new());
+        }
+        Ok(Self {
+            node_id,
+            config,
+            outbox: Outbox::new(node_id),
+            metadata,
+            in_flight: InFlightRequests::default(),
+            now_ms: None,
+            partitions,
+            ignored_responses: 0,
+            events: Vec::new(),
+        })
+    }
+
+    /// Records, resets and informational events since the last call, in order.
+    pub fn take_events(&mut self) -> Vec<ConsumerEvent> {
+        std::mem::take(&mut self.events)
+    }
+
+    // ----- getters -----
+
+    /// The configuration.
+    pub fn config(&self) -> &ConsumerConfig {
+        &self.config
+    }
+
+    /// The assigned partitions, sorted.
+    pub fn assignment(&self) -> Vec<TopicPartition> {
+        self.partitions.keys().cloned().collect()
+    }
+
+    /// The next offset the consumer will fetch from `topic_partition`, if positioned.
+    pub fn position(&self, topic_partition: &TopicPartition) -> Option<i64> {
+        self.partitions.get(topic_partition)?.position
+    }
+
+    /// Every assigned partition's position.
+    pub fn positions(&self) -> BTreeMap<TopicPartition, Option<i64>> {
+        self.partitions
+            .iter()
+            .map(|(topic_partition, partition)| (topic_partition.clone(), partition.position))
+            .collect()
+    }
+
+    /// The leader's high watermark from the last successful fetch, −1 if none yet.
+    pub fn high_watermark(&self, topic_partition: &TopicPartition) -> i64 {
+        self.partitions
+            .get(topic_partition)
+            .map_or(-1, |partition| partition.high_watermark)
+    }
+
+    /// The leader's last stable offset from the last successful fetch, −1 if none yet.
+    pub fn last_stable_offset(&self, topic_partition: &TopicPartition) -> i64 {
+        self.partitions
+            .get(topic_partition)
+            .map_or(-1, |partition| partition.last_stable_offset)
+    }
+
+    /// The leader's log start offset from the last successful fetch, −1 if none yet.
+    pub fn log_start_offset(&self, topic_partition: &TopicPartition) -> i64 {
+        self.partitions
+            .get(topic_partition)
+            .map_or(-1, |partition| partition.log_start_offset)
+    }
+
+    /// Requests in flight now.
+    pub fn in_flight_requests(&self) -> usize {
+        self.in_flight.len()
+    }
+
+    /// Responses ignored because their request had timed out (or was unknown).
+    pub fn ignored_responses(&self) -> u64 {
+        self.ignored_responses
+    }
+
+    // ----- the step function -----
+
+    fn pump(&mut self, now_ms: i64) {
+        self.now_ms = Some(now_ms);
+        self.expire_requests(now_ms);
+        self.maybe_send_metadata(now_ms);
+        self.send_list_offsets(now_ms);
+        self.send_fetches(now_ms);
+    }
+
+    fn expire_requests(&mut self, now_ms: i64) {
+        for (_, entry) in self.in_flight.take_expired(now_ms) {
+            self.fail_request(
+                now_ms,
+                entry.broker,
+                entry.request,
+                FetchError::RequestTimeout,
+            );
+        }
+    }
+
+    /// No usable answer: refresh metadata and retry every partition of the request later.
+    fn fail_request(
+        &mut self,
+        now_ms: i64,
+        broker: NodeId,
+        request: PendingRequest,
+        error: FetchError,
+    ) {
+        let topic_partitions: Vec<TopicPartition> = match request {
+            PendingRequest::Metadata => {
+                self.metadata.on_failed(now_ms, broker);
+                return;
+            }
+            PendingRequest::ListOffsets { partitions } => partitions,
+            PendingRequest::Fetch { partitions } => {
+                partitions.into_iter().map(|(tp, _)| tp).collect()
+            }
+        };
+        self.metadata.request_update();
+        for topic_partition in topic_partitions {
+            self.retry_later(now_ms, &topic_partition, error.clone());
+        }
+    }
+
+    fn retry_later(&mut self, now_ms: i64, topic_partition: &TopicPartition, error: FetchError) {
+        let backoff_ms = self.config.retry_backoff_ms;
+        if let Some(partition) = self.partitions.get_mut(topic_partition) {
+            partition.wait(now_ms + backoff_ms);
+        }
+        self.events.push(ConsumerEvent::FetchFailed {
+            topic_partition: topic_partition.clone(),
+            error,
+        });
+    }
+
+    fn maybe_send_metadata(&mut self, now_ms: i64) {
+        let leaderless = self
+            .partitions
+            .keys()
+            .any(|topic_partition| self.metadata.leader(topic_partition).is_none());
+        if leaderless {
+            self.metadata.request_update();
+        }
+        if !self.metadata.should_send(now_ms) {
+            return;
+        }
+        let broker = self.metadata.target();
+        self.send_request(
+            now_ms,
+            broker,
+            self.metadata.request(),
+            PendingRequest::Metadata,
+        );
+        self.metadata.on_sent();
+    }
+
+    fn send_request(
+        &mut self,
+        now_ms: i64,
+        broker: NodeId,
+        request: Request,
+        pending: PendingRequest,
+    ) -> u64 {
+        let correlation_id = self.outbox.request(broker, request);
+        let deadline_ms = now_ms + self.config.request_timeout_ms;
+        self.in_flight
+            .insert(correlation_id, broker, deadline_ms, pending);
+        correlation_id
+    }
+
+    /// Partitions that are due and whose position is (`positioned`) or is not known, grouped
+    /// by leader.
+    fn due_by_leader(
+        &self,
+        now_ms: i64,
+        positioned: bool,
+    ) -> BTreeMap<NodeId, Vec<TopicPartition>> {
+        let mut by_leader: BTreeMap<NodeId, Vec<TopicPartition>> = BTreeMap::new();
+        for (topic_partition, partition) in &self.partitions {
+            if partition.position.is_some() != positioned || !partition.is_due(now_ms) {
+                continue;
+            }
+            if let Some((leader, _)) = self.metadata.leader(topic_partition) {
+                by_leader
+                    .entry(leader)
+                    .or_default()
+                    .push(topic_partition.clone());
+            }
+        }
+        by_leader
+    }
+
+    fn send_list_offsets(&mut self, now_ms: i64) {
+        let spec = self.config.auto_offset_reset.spec();
+        for (leader, topic_partitions) in self.due_by_leader(now_ms, false) {
+            let queries = topic_partitions
+                .iter()
+                .map(|topic_partition| ListOffsetsQuery {
+                    topic_partition: topic_partition.clone(),
+                    current_leader_epoch: self.metadata.leader_epoch(topic_partition),
+                    spec,
+                })
+                .collect();
+            let request = Request::ListOffsets {
+                isolation: self.config.fetch_isolation(),
+                partitions: queries,
+            };
+            let pending = PendingRequest::ListOffsets {
+                partitions: topic_partitions.clone(),
+            };
+            let correlation_id = self.send_request(now_ms, leader, request, pending);
+            for topic_partition in &topic_partitions {
+                let partition = self.partitions.get_mut(topic_partition).expect("assigned");
+                partition.phase = Phase::ListingOffsets { correlation_id };
+            }
+        }
+    }
+
+    fn send_fetches(&mut self, now_ms: i64) {
+        // Java sends no new fetch to a node that still has one pending.
+        let busy: BTreeSet<NodeId> = self
+            .in_flight
+            .iter()
+            .filter(|(_, entry)| matches!(entry.request, PendingRequest::Fetch { .. }))
+            .map(|(_, entry)| entry.broker)
+            .collect();
+        for (leader, topic_partitions) in self.due_by_leader(now_ms, true) {
+            if busy.contains(&leader) {
+                continue;
+            }
+            self.send_fetch(now_ms, leader, topic_partitions);
+        }
+    }
+
+    fn send_fetch(&mut self, now_ms: i64, leader: NodeId, topic_partitions: Vec<TopicPartition>) {
+        let positions: Vec<(TopicPartition, i64)> = topic_partitions
+            .into_iter()
+            .map(|topic_partition| {
+                let position = self.partitions[&topic_partition]
+                    .position
+                    .expect("positioned partitions only");
+                (topic_partition, position)
+            })
+            .collect();
+        let fetch_partitions = positions
+            .iter()
+            .map(|(topic_partition, position)| FetchPartition {
+                topic_partition: topic_partition.clone(),
+                current_leader_epoch: self.metadata.leader_epoch(topic_partition),
+                fetch_offset: *position,
+                // Consumers detect truncation by validation, not by diverging epochs.
+                last_fetched_epoch: -1,
+            })
+            .collect();
+        let request = Request::Fetch {
+            replica_id: None,
+            replica_epoch: -1,
+            isolation: self.config.fetch_isolation(),
+            max_wait_ms: self.config.fetch_max_wait_ms,
+            max_bytes: self.config.max_bytes,
+            partitions: fetch_partitions,
+        };
+        let pending = PendingRequest::Fetch {
+            partitions: positions.clone(),
+        };
+        let correlation_id = self.send_request(now_ms, leader, request, pending);
+        for (topic_partition, _) in &positions {
+            let partition = self.partitions.get_mut(topic_partition).expect("assigned");
+            partition.phase = Phase::Fetching { correlation_id };
+        }
+    }
+
+    // ----- answers -----
+
+    fn handle_response(
+        &mut self,
+        now_ms: i64,
+        correlation_id: u64,
+        broker: NodeId,
+        request: PendingRequest,
+        response: Response,
+    ) {
+        match (request, response) {
+            (PendingRequest::Metadata, Response::Metadata { brokers, topics }) => {
+                let leaders_changed = self.metadata.apply(now_ms, &brokers, &topics);
+                self.events.push(ConsumerEvent::MetadataRefreshed {
+                    broker,
+                    leaders_changed,
+                });
+            }
+            (
+                PendingRequest::ListOffsets { partitions },
+                Response::ListOffsets {
+                    partitions: answers,
+                },
+            ) => {
+                self.handle_list_offsets(now_ms, correlation_id, &partitions, &answers);
+            }
+            (
+                PendingRequest::Fetch { partitions },
+                Response::Fetch {
+                    partitions: answers,
+                },
+            ) => {
+                self.handle_fetch(now_ms, correlation_id, &partitions, answers);
+            }
+            (request, _) => {
+                // An answer of the wrong kind is a broker-model bug; treat it as no answer.
+                self.ignored_responses += 1;
+                self.fail_request(now_ms, broker, request, FetchError::MalformedAnswer);
+            }
+        }
+    }
+
+    fn handle_list_offsets(
+        &mut self,
+        now_ms: i64,
+        correlation_id: u64,
+        topic_partitions: &[TopicPartition],
+        answers: &[ListOffsetsAnswer],
+    ) {
+        for (index, topic_partition) in topic_partitions.iter().enumerate() {
+            let still_ours = self
+                .partitions
+                .get(topic_partition)
+                .is_some_and(|partition| {
+                    partition.phase == Phase::ListingOffsets { correlation_id }
+                });
+            if !still_ours {
+                continue;
+            }
+            // Answers come in request order; a missing one counts as a failure.
+            match answers.get(index) {
+                Some(answer) if answer.error.is_none() => {
+                    self.apply_reset(now_ms, topic_partition, answer.offset);
+                }
+                Some(answer) => self.handle_partition_error(now_ms, topic_partition, answer.error),
+                None => self.retry_later(now_ms, topic_partition, FetchError::MalformedAnswer),
+            }
+        }
+    }
+
+    fn apply_reset(&mut self, now_ms: i64, topic_partition: &TopicPartition, offset: i64) {
+        assert!(
+            offset >= 0,
+            "ListOffsets gave offset {offset} for {topic_partition}"
+        );
+        let partition = self.partitions.get_mut(topic_partition).expect("assigned");
+        partition.position = Some(offset);
+        partition.wait(now_ms);
+        let previous = partition.reset_from.take();
+        self.events.push(ConsumerEvent::OffsetReset {
+            topic_partition: topic_partition.clone(),
+            previous,
+            offset,
+            policy: self.config.auto_offset_reset,
+        });
+    }
+
+    fn handle_fetch(
+        &mut self,
+        now_ms: i64,
+        correlation_id: u64,
+        requested: &[(TopicPartition, i64)],
+        answers: Vec<FetchPartitionResponse>,
+    ) {
+        let mut answers_by_partition: BTreeMap<TopicPartition, FetchPartitionResponse> = answers
+            .into_iter()
+            .map(|answer| (answer.topic_partition.clone(), answer))
+            .collect();
+        for (topic_partition, fetch_offset) in requested {
+            let current = self
+                .partitions
+                .get(topic_partition)
+                .is_some_and(|partition| {
+                    partition.phase == Phase::Fetching { correlation_id }
+                        && partition.position == Some(*fetch_offset)
+                });
+            if !current {
+                continue; // Stale: the partition moved on since this fetch was sent.
+            }
+            match answers_by_partition.remove(topic_partition) {
+                Some(answer) if answer.error.is_none() => {
+                    self.apply_fetched(now_ms, topic_partition, *fetch_offset, &answer);
+                }
+                Some(answer) => self.handle_partition_error(now_ms, topic_partition, answer.error),
+                None => self.retry_later(now_ms, topic_partition, FetchError::MalformedAnswer),
+            }
+        }
+    }
+
+    /// Turns fetched batches into records and advances the position past them.
+    fn apply_fetched(
+        &mut self,
+        now_ms: i64,
+        topic_partition: &TopicPartition,
+        fetch_offset: i64,
+        answer: &FetchPartitionResponse,
+    ) {
+        let aborted = answer.aborted_transactions.as_deref().unwrap_or(&[]);
+        let fetch = match completed_fetch(
+            fetch_offset,
+            &answer.batches,
+            aborted,
+            self.config.isolation,
+        ) {
+            Ok(fetch) => fetch,
+            Err(error) => {
+                // Java raises a corrupt-record error and stays at the same position.
+                self.retry_later(now_ms, topic_partition, FetchError::CorruptRecords(error));
+                return;
+            }
+        };
+        debug_assert_no_control_records(&answer.batches, &fetch.records);
+        assert!(
+            fetch.next_fetch_offset >= fetch_offset,
+            "the position never moves back"
+        );
+        assert!(
+            fetch
+                .records
+                .windows(2)
+                .all(|pair| pair[0].offset < pair[1].offset),
+            "records come in offset order"
+        );
+        let partition = self.partitions.get_mut(topic_partition).expect("assigned");
+        update_offsets(partition, answer);
+        partition.position = Some(fetch.next_fetch_offset);
+        let progressed = fetch.next_fetch_offset > fetch_offset;
+        // Nothing new (the leader's wait ran out, or it does not wait): back off, don't spin.
+        let not_before_ms = if progressed {
+            now_ms
+        } else {
+            now_ms + self.config.fetch_backoff_ms
+        };
+        partition.wait(not_before_ms);
+        if !fetch.records.is_empty() {
+            self.events.push(ConsumerEvent::Records {
+                topic_partition: topic_partition.clone(),
+                records: fetch.records,
+            });
+        }
+    }
+
+    fn handle_partition_error(
+        &mut self,
+        now_ms: i64,
+        topic_partition: &TopicPartition,
+        error: ErrorCode,
+    ) {
+        match error {
+            ErrorCode::OffsetOutOfRange => {
+                // Reset under the policy: the next pump sends ListOffsets.
+                let partition = self.partitions.get_mut(topic_partition).expect("assigned");
+                partition.reset_from = partition.position.take();
+                partition.wait(now_ms);
+                self.events.push(ConsumerEvent::FetchFailed {
+                    topic_partition: topic_partition.clone(),
+                    error: FetchError::Broker(error),
+                });
+            }
+            ErrorCode::NotLeaderOrFollower
+            | ErrorCode::FencedLeaderEpoch
+            | ErrorCode::UnknownLeaderEpoch
+            | ErrorCode::UnknownTopicOrPartition
+            | ErrorCode::KafkaStorageError => {
+                self.metadata.request_update();
+                self.retry_later(now_ms, topic_partition, FetchError::Broker(error));
+            }
+            other => self.retry_later(now_ms, topic_partition, FetchError::Broker(other)),
+        }
+    }
+}
+
+/// Copies the leader's offsets from a successful answer (values below 0 mean "not sent").
+fn update_offsets(partition: &mut AssignedPartition, answer: &FetchPartitionResponse) {
+    if answer.high_watermark >= 0 {
+        partition.high_watermark = answer.high_watermark;
+    }
+    if answer.last_stable_offset >= 0 {
+        partition.last_stable_offset = answer.last_stable_offset;
+    }
+    if answer.log_start_offset >= 0 {
+        partition.log_start_offset = answer.log_start_offset;
+    }
+}
+
+/// INV-9 on the consumer side: no delivered record lies inside a control batch.
+fn debug_assert_no_control_records(batches: &[RecordBatch], records: &[ConsumerRecord]) {
+    if cfg!(debug_assertions) {
+        for batch in batches.iter().filter(|batch| batch.is_control()) {
+            let range = batch.base_offset()..=batch.last_offset();
+            assert!(
+                !records.iter().any(|record| range.contains(&record.offset)),
+                "a control record at {}..={} reached the application",
+                batch.base_offset(),
+                batch.last_offset()
+            );
+        }
+    }
+}
+
+impl Node for Consumer {
+    fn node_id(&self) -> NodeId {
+        self.node_id
+    }
+
+    fn handle_message(&mut self, now_ms: i64, envelope: Envelope) {
+        // Deadlines that passed first, so an answer after its timeout is ignored.
+        self.expire_requests(now_ms);
+        match envelope.message {
+            Message::Response(correlation_id, response) => {
+                match self.in_flight.take(correlation_id) {
+                    Some(entry) => {
+                        self.handle_response(
+                            now_ms,
+                            correlation_id,
+                            entry.broker,
+                            entry.request,
+                            response,
+                        );
+                    }
+                    None => self.ignored_responses += 1,
+                }
+            }
+            // Clients serve no requests.
+            Message::Request(..) => self.ignored_responses += 1,
+        }
+        self.pump(now_ms);
+    }
+
+    fn handle_timeout(&mut self, now_ms: i64) {
+        self.pump(now_ms);
+    }
+
+    fn poll_timeout(&self) -> Option<i64> {
+        let Some(now_ms) = self.now_ms else {
+            return Some(0); // Not started: wake at once (0 is never after a simulated clock).
+        };
+        let mut wakeups: Vec<i64> = Vec::new();
+        wakeups.extend(self.in_flight.next_deadline());
+        wakeups.extend(self.metadata.next_wakeup());
+        for partition in self.partitions.values() {
+            if let Phase::Idle { not_before_ms } = partition.phase {
+                wakeups.push(not_before_ms);
+            }
+        }
+        // Anything due by now was done or is blocked on an answer or a later timer.
+        wakeups.into_iter().filter(|at| *at > now_ms).min()
+    }
+
+    fn take_outbox(&mut self) -> Vec<Envelope> {
+        self.outbox.take()
+    }
+}
+
+#[cfg(test)]
+#[path = "consumer_tests.rs"]
+mod tests;

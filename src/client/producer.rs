@@ -1,0 +1,1391 @@
+//! Kafka's idempotent producer (`enable.idempotence=true`, no transactional id) as a sans-IO
+//! [`Node`].
+//!
+//! Contract (kafka-storage.md §6; Java's `Sender`, `RecordAccumulator`, `TransactionManager`):
+//! - **Start.** On its first input the producer sends Metadata for the topics it knows and
+//!   InitProducerId, both to the current rotation target (a bootstrap broker at first; the
+//!   target rotates on failure or timeout). Nothing is produced before a producer id is held.
+//! - **Send.** [`IdempotentProducer::send`] queues one record and returns its [`SendHandle`].
+//!   A partition's queued records are drained into a batch of at most `batch_records_max`
+//!   records when its leader is known, a producer id is held and fewer than
+//!   `max_in_flight_per_partition` batches were drained since its oldest unfinished one (so at
+//!   most that many are in flight; there is no linger). A batch is
+//!   stamped once with `(producer id, epoch, base sequence = the partition's next sequence)`;
+//!   sequences advance by the record count and wrap at `i32::MAX`. Retries resend the same
+//!   bytes; only an epoch bump re-stamps a batch.
+//! - **Ordering.** A batch that must be retried is resent only once it is the partition's
+//!   oldest unfinished batch, and no new batch is drained while a retry is pending. This is
+//!   Java's "in-flight requests drop to one while retrying" rule, which keeps sequences in order.
+//!   The first batch of a partition under a (producer id, epoch) is sent alone, until it is
+//!   acknowledged (see the differences below).
+//! - **Answers.** Success acknowledges each record at `base_offset + index`. Retriable errors
+//!   and request timeouts retry after `retry_backoff_ms`; errors that mean the cached leader is
+//!   wrong (and timeouts) also refresh metadata. OUT_OF_ORDER_SEQUENCE_NUMBER follows
+//!   `TransactionManager.canRetry`: a batch that is not the next expected one is retried as is;
+//!   the next expected one triggers a local epoch bump (KIP-360) and is retried re-stamped.
+//!   ProducerFenced is fatal. Any other error fails the batch and bumps the epoch, because the
+//!   failed batch leaves a hole in the partition's sequences.
+//! - **Epoch bump.** Local, no broker round trip: epoch + 1 (at `i16::MAX` a new producer id is
+//!   requested instead). The partitions that asked for it restart at sequence 0: every unfinished
+//!   batch is re-stamped with the new epoch and sequences 0, 1, … A partition is re-stamped only
+//!   once it is *settled*: no batch in flight, and every batch whose earlier attempt may have
+//!   been written was resent unchanged as a probe and came back acknowledged (a duplicate) or
+//!   OUT_OF_ORDER (absent). Other partitions keep their sequences until their unfinished
+//!   batches drain, then restart at 0 under the new epoch (new batches wait for that).
+//! - **Delivery timeout.** A record not acknowledged `delivery_timeout_ms` after `send` fails
+//!   with [`ProduceError::DeliveryTimeout`]. If it was never sent the outcome is known (not
+//!   written); a batch that was sent fails with `outcome_unknown = true`, its request is
+//!   abandoned, and the partition becomes "unresolved": no new batches drain until its other
+//!   batches finish, and then, unless the later batches were acknowledged (proving the expired
+//!   one was written), the epoch is bumped.
+//! - **Outputs.** Requests through [`Node::take_outbox`]; outcomes through
+//!   [`IdempotentProducer::take_events`]. Every `send` gets exactly one `Acked` or `Failed`.
+//!
+//! Differences from the Java client, on purpose:
+//! - `max_in_flight_per_partition` limits batches per partition (Java limits requests per
+//!   connection, each carrying many partitions); one Produce request carries one batch; there
+//!   is no linger and no byte-size batching.
+//! - Three rules close duplicate windows that the model test (`producer_tests.rs`) found and
+//!   that the Java client has too, once single messages can be lost (the simulator drops
+//!   messages one by one; TCP would reset the connection and lose everything after):
+//!   1. The first batch under a (producer id, epoch) goes alone. A leader with no state for a
+//!      producer accepts *any* sequence (kafka-storage.md §3.3), so a later batch could be
+//!      written ahead of a lost first one, and the epoch bump that follows would write it again.
+//!   2. A re-stamp waits until the partition is settled (above). Java re-stamps in-flight
+//!      batches at once and judges their late answers as "sequence reset"; that path is kept for
+//!      answers to a stamp that is no longer current, but it cannot arise any more.
+//!   3. New batches count against the window from the oldest *unfinished* batch, not just those
+//!      in flight: when its answer is lost but later ones arrive, a retry must still find it
+//!      among the leader's five remembered batches (a duplicate) instead of OUT_OF_ORDER.
+//! - The links are assumed to keep each direction in order (as TCP does); the rule "an
+//!   OUT_OF_ORDER answer means no earlier attempt of this batch was written" depends on it.
+//!   Over links that reorder, a duplicated request can be refused and then written by its
+//!   second copy, and the re-stamp writes it again (see the exploration test).
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+use bytes::Bytes;
+
+use super::error::{require_positive_ms, ClientConfigError};
+use super::in_flight::InFlightRequests;
+use super::metadata_cache::MetadataCache;
+use crate::log::NUM_BATCHES_TO_RETAIN;
+use crate::node::{Node, Outbox};
+use crate::protocol::{
+    Acks, BrokerId, Envelope, ErrorCode, Message, NodeId, Request, Response, TopicMetadata,
+    TopicPartition,
+};
+use crate::record::{in_sequence, increment_sequence, BatchBuilder, RecordBatch};
+
+/// The largest `max_in_flight_per_partition`: the broker deduplicates only a producer's last
+/// five batches per partition, so more in flight could turn a retry into a duplicate.
+pub const MAX_IN_FLIGHT_PER_PARTITION_LIMIT: usize = 5;
+const _: () = assert!(MAX_IN_FLIGHT_PER_PARTITION_LIMIT == NUM_BATCHES_TO_RETAIN);
+
+/// Kafka's DUPLICATE_SEQUENCE_NUMBER (46). Current brokers never send it; old ones meant
+/// "already written" by it, so it counts as success without an offset.
+const DUPLICATE_SEQUENCE_NUMBER: ErrorCode = ErrorCode::Other(46);
+/// Kafka's UNKNOWN_PRODUCER_ID (59), raised only by brokers before 2.5.
+const UNKNOWN_PRODUCER_ID: ErrorCode = ErrorCode::Other(59);
+
+/// Producer settings (Kafka producer configs of similar names).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProducerConfig {
+    /// `acks`. Default [`Acks::All`], which idempotence needs for its guarantees.
+    pub acks: Acks,
+    /// `request.timeout.ms`: the client gives up on a request after this long; also the Produce
+    /// request's `timeout_ms`. Default 30 000.
+    pub request_timeout_ms: i64,
+    /// `retry.backoff.ms`: wait before a retry and between metadata refreshes. Default 100.
+    pub retry_backoff_ms: i64,
+    /// `delivery.timeout.ms`: a record not acknowledged this long after `send` fails. Must be at
+    /// least `request_timeout_ms`. Default 120 000.
+    pub delivery_timeout_ms: i64,
+    /// Batches of one partition in flight at once, 1..=5. Default 5.
+    pub max_in_flight_per_partition: usize,
+    /// `metadata.max.age.ms`: refresh metadata at least this often. Default 300 000.
+    pub metadata_max_age_ms: i64,
+    /// Records per batch at most (stands in for `batch.size`). Default 100.
+    pub batch_records_max: usize,
+}
+
+impl Default for ProducerConfig {
+    fn default() -> Self {
+        Self {
+            acks: Acks::All,
+            request_timeout_ms: 30_000,
+            retry_backoff_ms: 100,
+            delivery_timeout_ms: 120_000,
+            max_in_flight_per_partition: MAX_IN_FLIGHT_PER_PARTITION_LIMIT,
+            metadata_max_age_ms: 300_000,
+            batch_records_max: 100,
+        }
+    }
+}
+
+impl ProducerConfig {
+    /// Checks every field's range.
+    pub fn validate(&self) -> Result<(), ClientConfigError> {
+        require_positive_ms("request_timeout_ms", self.request_timeout_ms)?;
+        require_positive_ms("retry_backoff_ms", self.retry_backoff_ms)?;
+        require_positive_ms("delivery_timeout_ms", self.delivery_timeout_ms)?;
+        require_positive_ms("metadata_max_age_ms", self.metadata_max_age_ms)?;
+        if self.delivery_timeout_ms < self.request_timeout_ms {
+            // Kafka refuses this too: a batch would expire before its first request could time out.
+            return Err(ClientConfigError::field(
+                "delivery_timeout_ms",
+                "must be at least request_timeout_ms",
+            ));
+        }
+        if !(1..=MAX_IN_FLIGHT_PER_PARTITION_LIMIT).contains(&self.max_in_flight_per_partition) {
+            return Err(ClientConfigError::field(
+                "max_in_flight_per_partition",
+                format!("must be in 1..={MAX_IN_FLIGHT_PER_PARTITION_LIMIT}"),
+            ));
+        }
+        if self.batch_records_max == 0 || self.batch_records_max > i32::MAX as usize {
+            return Err(ClientConfigError::field(
+                "batch_records_max",
+                "must be in 1..=i32::MAX",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Identifies one `send`; its outcome event carries the same handle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SendHandle(pub u64);
+
+/// A producer id with the epoch it is used at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ProducerIdAndEpoch {
+    /// The producer id.
+    pub producer_id: i64,
+    /// The producer epoch.
+    pub epoch: i16,
+}
+
+/// Why a record failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProduceError {
+    /// The partition leader rejected the batch with this error, which is not retried.
+    Rejected(ErrorCode),
+    /// `delivery_timeout_ms` passed before the record was acknowledged.
+    DeliveryTimeout,
+    /// The producer hit this fatal error (e.g. ProducerFenced) and fails every record since.
+    ProducerFailed(ErrorCode),
+}
+
+/// Why a batch is sent again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RetryReason {
+    /// The leader answered with this (retriable) error.
+    Broker(ErrorCode),
+    /// No answer within `request_timeout_ms`.
+    RequestTimeout,
+}
+
+/// What the producer reports; see [`IdempotentProducer::take_events`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProducerEvent {
+    /// The record is in the partition's log at `offset` (−1 if the broker confirmed a
+    /// duplicate without an offset, which only pre-2.x brokers do).
+    Acked {
+        /// The record's send.
+        handle: SendHandle,
+        /// Its partition.
+        topic_partition: TopicPartition,
+        /// Its offset.
+        offset: i64,
+    },
+    /// The record failed. With `outcome_unknown` it may nevertheless be in the log.
+    Failed {
+        /// The record's send.
+        handle: SendHandle,
+        /// Its partition.
+        topic_partition: TopicPartition,
+        /// Why.
+        error: ProduceError,
+        /// Whether a request carrying the record may have been written.
+        outcome_unknown: bool,
+    },
+    /// A producer id was assigned by InitProducerId.
+    ProducerIdAssigned {
+        /// The id and its epoch.
+        producer: ProducerIdAndEpoch,
+    },
+    /// The epoch was bumped locally (KIP-360) and these partitions restarted at sequence 0.
+    EpochBumped {
+        /// The producer id.
+        producer_id: i64,
+        /// The epoch before.
+        previous_epoch: i16,
+        /// The epoch now.
+        epoch: i16,
+        /// Partitions whose unfinished batches were re-stamped.
+        topic_partitions: Vec<TopicPartition>,
+    },
+    /// A Metadata answer was applied.
+    MetadataRefreshed {
+        /// The broker that answered.
+        broker: NodeId,
+        /// Partitions whose cached leader changed.
+        leaders_changed: Vec<TopicPartition>,
+    },
+    /// A batch will be sent again (with the same bytes unless an epoch bump re-stamps it).
+    Retried {
+        /// The partition.
+        topic_partition: TopicPartition,
+        /// The batch's base sequence in the attempt that failed.
+        base_sequence: i32,
+        /// Attempts so far, the failed one included.
+        attempts: u32,
+        /// Why.
+        reason: RetryReason,
+    },
+}
+
+/// A record waiting for its batch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct PendingRecord {
+    handle: SendHandle,
+    /// The `send` time: the record's timestamp and the start of its delivery timeout.
+    created_ms: i64,
+    key: Option<Bytes>,
+    value: Option<Bytes>,
+}
+
+/// The identity fields a batch is stamped with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    producer: ProducerIdAndEpoch,
+    base_sequence: i32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BatchState {
+    /// Waiting to be (re)sent, not before this time.
+    Ready { not_before_ms: i64 },
+    /// Sent in the request with this correlation id.
+    InFlight { correlation_id: u64 },
+}
+
+/// A batch drained from a partition's queue: it owns sequence numbers until it finishes.
+#[derive(Debug, Clone)]
+struct ProducerBatch {
+    id: u64,
+    /// Position among the partition's drained batches (0 for the first ever).
+    drain_index: u64,
+    records: Vec<PendingRecord>,
+    stamp: Stamp,
+    encoded: RecordBatch,
+    attempts: u32,
+    /// An attempt ended without a definite rejection, so the batch may be in the log.
+    maybe_written: bool,
+    state: BatchState,
+}
+
+impl ProducerBatch {
+    fn new(
+        id: u64,
+        drain_index: u64,
+        records: Vec<PendingRecord>,
+        stamp: Stamp,
+        now_ms: i64,
+    ) -> Self {
+        assert!(!records.is_empty(), "a batch holds at least one record");
+        let encoded = encode(&records, stamp);
+        Self {
+            id,
+            drain_index,
+            records,
+            stamp,
+            encoded,
+            attempts: 0,
+            maybe_written: false,
+            state: BatchState::Ready {
+                not_before_ms: now_ms,
+            },
+        }
+    }
+
+    fn record_count(&self) -> i32 {
+        self.records.len() as i32
+    }
+
+    fn last_sequence(&self) -> i32 {
+        increment_sequence(self.stamp.base_sequence, self.record_count() - 1)
+    }
+
+    /// When the batch fails for good: its oldest record's delivery deadline.
+    fn delivery_deadline_ms(&self, delivery_timeout_ms: i64) -> i64 {
+        self.records[0].created_ms + delivery_timeout_ms
+    }
+
+    fn is_in_flight(&self) -> bool {
+        matches!(self.state, BatchState::InFlight { .. })
+    }
+
+    /// Not in flight, and its retry backoff has passed.
+    fn is_due(&self, now_ms: i64) -> bool {
+        matches!(self.state, BatchState::Ready { not_before_ms } if not_before_ms <= now_ms)
+    }
+
+    /// Gives the batch a new identity after an epoch bump; the records stay as they are.
+    fn restamp(&mut self, stamp: Stamp) {
+        self.stamp = stamp;
+        self.encoded = encode(&self.records, stamp);
+    }
+}
+
+fn encode(records: &[PendingRecord], stamp: Stamp) -> RecordBatch {
+    let mut builder = BatchBuilder::idempotent(
+        stamp.producer.producer_id,
+        stamp.producer.epoch,
+        stamp.base_sequence,
+    );
+    for record in records {
+        builder.append(
+            record.created_ms,
+            record.key.clone(),
+            record.value.clone(),
+            Vec::new(),
+        );
+    }
+    builder.build()
+}
+
+/// Whether `candidate` comes after `current` in wrapping sequence order (−1 = nothing yet).
+fn sequence_is_after(candidate: i32, current: i32) -> bool {
+    if current < 0 {
+        return true;
+    }
+    let modulus = i64::from(i32::MAX) + 1;
+    let distance = (i64::from(candidate) - i64::from(current)).rem_euclid(modulus);
+    distance > 0 && distance < modulus / 2
+}
+
+/// One partition's queue, batches and sequence bookkeeping (Java's `TxnPartitionEntry`).
+#[derive(Debug, Clone)]
+struct PartitionState {
+    /// Records not yet in a batch, in send order.
+    queued: VecDeque<PendingRecord>,
+    /// Drained, unfinished batches in sequence order.
+    batches: VecDeque<ProducerBatch>,
+    /// The producer id and epoch the partition's sequences belong to.
+    sequence_owner: Option<ProducerIdAndEpoch>,
+    /// Base sequence of the next drained batch.
+    next_sequence: i32,
+    /// Last sequence of the newest acknowledged batch, −1 if none.
+    last_acked_sequence: i32,
+    /// Set when a sent batch expired: the sequence after it. New batches wait until resolved.
+    unresolved_next_sequence: Option<i32>,
+    /// Batches drained so far (the next batch's `drain_index`).
+    drained_batches: u64,
+}
+
+impl PartitionState {
+    fn new() -> Self {
+        Self {
+            queued: VecDeque::new(),
+            batches: VecDeque::new(),
+            sequence_owner: None,
+            next_sequence: 0,
+            last_acked_sequence: -1,
+            unresolved_next_sequence: None,
+            drained_batches: 0,
+        }
+    }
+
+    fn in_flight_count(&self) -> usize {
+        self.batches.iter().filter(|b| b.is_in_flight()).count()
+    }
+
+    fn batch_index(&self, batch_id: u64) -> Option<usize> {
+        self.batches.iter().position(|batch| batch.id == batch_id)
+    }
+
+    fn has_work(&self) -> bool {
+        !self.queued.is_empty() || !self.batches.is_empty()
+    }
+
+    /// Restarts the partition's sequences at 0 under `owner`, re-stamping unfinished batches.
+    fn restart_sequences(&mut self, owner: ProducerIdAndEpoch) {
+        self.sequence_owner = Some(owner);
+        self.last_acked_sequence = -1;
+        self.unresolved_next_sequence = None;
+        let mut sequence = 0;
+        for batch in &mut self.batches {
+            batch.restamp(Stamp {
+                producer: owner,
+                base_sequence: sequence,
+            });
+            sequence = increment_sequence(sequence, batch.record_count());
+        }
+        self.next_sequence = sequence;
+    }
+
+    /// Whether some unfinished batch may be in the log under its current stamp: it is in
+    /// flight, or an earlier attempt ended without a definite answer. Re-stamping such a batch
+    /// could write it twice (the broker accepts any sequence from a producer it has no state
+    /// for), so an epoch bump waits until no such batch is left.
+    fn has_unsettled_batches(&self) -> bool {
+        self.batches
+            .iter()
+            .any(|batch| batch.is_in_flight() || batch.maybe_written)
+    }
+
+    /// Sequences line up when everything drained so far is acknowledged.
+    fn sequences_line_up(&self) -> bool {
+        in_sequence(self.last_acked_sequence, self.next_sequence)
+    }
+}
+
+/// What a partition can do next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PartitionAction {
+    /// Resend this unfinished batch unchanged.
+    Resend(usize),
+    /// Drain a new batch from the queue.
+    DrainNew,
+    /// Nothing until an answer, a timer or a state change.
+    Wait,
+}
+
+/// What the producer remembers about a request in flight.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum PendingRequest {
+    Metadata,
+    InitProducerId,
+    Produce {
+        topic_partition: TopicPartition,
+        batch_id: u64,
+        stamp: Stamp,
+    },
+}
+
+/// An idempotent producer; see the module doc.
+#[derive(Debug, Clone)]
+pub struct IdempotentProducer {
+    node_id: NodeId,
+    config: ProducerConfig,
+    outbox: Outbox,
+    metadata: MetadataCache,
+    in_flight: InFlightRequests<PendingRequest>,
+    /// The time of the last input; `None` before the first one.
+    now_ms: Option<i64>,
+    producer: Option<ProducerIdAndEpoch>,
+    init_in_flight: bool,
+    init_not_before_ms: i64,
+    /// Partitions that asked for an epoch bump (KIP-360) not yet carried out.
+    partitions_to_rewrite: BTreeSet<TopicPartition>,
+    partitions: BTreeMap<TopicPartition, PartitionState>,
+    fatal_error: Option<ErrorCode>,
+    next_handle: u64,
+    next_batch_id: u64,
+    ignored_responses: u64,
+    events: Vec<ProducerEvent>,
+}
+
+impl IdempotentProducer {
+    /// A producer that bootstraps from `bootstrap` (brokers of one cluster).
+    pub fn new(
+        node_id: NodeId,
+        bootstrap: Vec<NodeId>,
+        config: ProducerConfig,
+    ) -> Result<Self, ClientConfigError> {
+        config.validate()?;
+        let metadata = MetadataCache::new(
+            &bootstrap,
+            config.metadata_max_age_ms,
+            config.retry_backoff_ms,
+        )?;
+        Ok(Self {
+            node_id,
+            config,
+            outbox: Outbox::new(node_id),
+            metadata,
+            in_flight: InFlightRequests::default(),
+            now_ms: None,
+            producer: None,
+            init_in_flight: false,
+            init_not_before_ms: i64::MIN,
+            partitions_to_rewrite: BTreeSet::new(),
+            partitions: BTreeMap::new(),
+            fatal_error: None,
+            next_handle: 0,
+            next_batch_id: 0,
+            ignored_responses: 0,
+            events: Vec::new(),
+        })
+    }
+
+    // ----- application API -----
+
+    /// Queues one record for `topic`/`partition`; its outcome arrives later as an event with
+    /// the returned handle. Take the outbox afterwards: the record may have been sent at once.
+    pub fn send(
+        &mut self,
+        now_ms: i64,
+        topic: &str,
+        partition: i32,
+        key: Option<Bytes>,
+        value: Option<Bytes>,
+    ) -> SendHandle {
+        let handle = SendHandle(self.next_handle);
+        self.next_handle += 1;
+        let topic_partition = TopicPartition::new(topic, partition);
+        if let Some(error) = self.fatal_error {
+            self.events.push(ProducerEvent::Failed {
+                handle,
+                topic_partition,
+                error: ProduceError::ProducerFailed(error),
+                outcome_unknown: false,
+            });
+            return handle;
+        }
+        self.metadata.add_topic(topic);
+        self.partitions
+            .entry(topic_partition)
+            .or_insert_with(PartitionState::new)
+            .queued
+            .push_back(PendingRecord {
+                handle,
+                created_ms: now_ms,
+                key,
+                value,
+            });
+        self.pump(now_ms);
+        handle
+    }
+
+    /// Outcomes and informational events since the last call, in the order they happened.
+    pub fn take_events(&mut self) -> Vec<ProducerEvent> {
+        std::mem::take(&mut self.events)
+    }
+
+    // ----- getters for checkers -----
+
+    /// The producer id and epoch in use, if one is held.
+    pub fn producer_id_and_epoch(&self) -> Option<ProducerIdAndEpoch> {
+        self.producer
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &ProducerConfig {
+        &self.config
+    }
+
+    /// Batches of `topic_partition` in flight now.
+    pub fn in_flight_batches(&self, topic_partition: &TopicPartition) -> usize {
+        self.partitions
+            .get(topic_partition)
+            .map_or(0, PartitionState::in_flight_count)
+    }
+
+    /// Requests of any kind in flight now.
+    pub fn in_flight_requests(&self) -> usize {
+        self.in_flight.len()
+    }
+
+    /// Drained batches of `topic_partition` not yet acknowledged or failed.
+    pub fn unfinished_batches(&self, topic_partition: &TopicPartition) -> usize {
+        self.partitions
+            .get(topic_partition)
+            .map_or(0, |partition| partition.batches.len())
+    }
+
+    /// Records of `topic_partition` not yet drained into a batch.
+    pub fn queued_records(&self, topic_partition: &TopicPartition) -> usize {
+        self.partitions
+            .get(topic_partition)
+            .map_or(0, |partition| partition.queued.len())
+    }
+
+    /// Base sequence the next batch of `topic_partition` will get.
+    pub fn next_sequence(&self, topic_partition: &TopicPartition) -> i32 {
+        self.partitions
+            .get(topic_partition)
+            .map_or(0, |partition| partition.next_sequence)
+    }
+
+    /// Last acknowledged sequence of `topic_partition`, −1 if none under the current epoch.
+    pub fn last_acked_sequence(&self, topic_partition: &TopicPartition) -> i32 {
+        self.partitions
+            .get(topic_partition)
+            .map_or(-1, |partition| partition.last_acked_sequence)
+    }
+
+    /// The fatal error the producer stopped on, if any.
+    pub fn fatal_error(&self) -> Option<ErrorCode> {
+        self.fatal_error
+    }
+
+    /// Responses ignored because their request had timed out or was abandoned.
+    pub fn ignored_responses(&self) -> u64 {
+        self.ignored_responses
+    }
+
+    // ----- the step function -----
+
+    /// Does everything that is due at `now_ms`, in a fixed order.
+    fn pump(&mut self, now_ms: i64) {
+        self.now_ms = Some(now_ms);
+        if self.fatal_error.is_some() {
+            return;
+        }
+        self.expire_requests(now_ms);
+        self.expire_deliveries(now_ms);
+        self.resolve_sequences();
+        self.maybe_bump_epoch();
+        self.maybe_send_metadata(now_ms);
+        self.maybe_send_init_producer_id(now_ms);
+        self.send_produce_requests(now_ms);
+    }
+
+    fn expire_requests(&mut self, now_ms: i64) {
+        for (_, entry) in self.in_flight.take_expired(now_ms) {
+            self.fail_request(now_ms, entry.broker, entry.request);
+        }
+    }
+
+    /// A request got no usable answer (timeout, or an answer of the wrong kind).
+    fn fail_request(&mut self, now_ms: i64, broker: NodeId, request: PendingRequest) {
+        match request {
+            PendingRequest::Metadata => self.metadata.on_failed(now_ms, broker),
+            PendingRequest::InitProducerId => self.init_failed(now_ms, broker),
+            PendingRequest::Produce {
+                topic_partition,
+                batch_id,
+                stamp,
+            } => {
+                // A timed-out produce may still be written: keep the sequence, retry the bytes.
+                self.metadata.request_update();
+                self.retry_batch(
+                    now_ms,
+                    &topic_partition,
+                    batch_id,
+                    stamp,
+                    RetryReason::RequestTimeout,
+                );
+            }
+        }
+    }
+
+    fn expire_deliveries(&mut self, now_ms: i64) {
+        let delivery_timeout_ms = self.config.delivery_timeout_ms;
+        for (topic_partition, partition) in &mut self.partitions {
+            while partition
+                .queued
+                .front()
+                .is_some_and(|record| record.created_ms + delivery_timeout_ms <= now_ms)
+            {
+                let record = partition.queued.pop_front().expect("checked above");
+                self.events.push(ProducerEvent::Failed {
+                    handle: record.handle,
+                    topic_partition: topic_partition.clone(),
+                    error: ProduceError::DeliveryTimeout,
+                    // Never sent, so certainly not written.
+                    outcome_unknown: false,
+                });
+            }
+            while partition
+                .batches
+                .front()
+                .is_some_and(|batch| batch.delivery_deadline_ms(delivery_timeout_ms) <= now_ms)
+            {
+                let batch = partition.batches.pop_front().expect("checked above");
+                if let BatchState::InFlight { correlation_id } = batch.state {
+                    // Abandon the request: an answer that still arrives is ignored.
+                    self.in_flight.take(correlation_id);
+                }
+                let after = increment_sequence(batch.last_sequence(), 1);
+                partition.unresolved_next_sequence = Some(after);
+                fail_records(
+                    &mut self.events,
+                    topic_partition,
+                    batch,
+                    ProduceError::DeliveryTimeout,
+                    true,
+                );
+            }
+        }
+    }
+
+    /// An unresolved partition whose batches all finished either lines up (the expired batch
+    /// was written, since later ones were acknowledged) or needs an epoch bump.
+    fn resolve_sequences(&mut self) {
+        for (topic_partition, partition) in &mut self.partitions {
+            if partition.unresolved_next_sequence.is_none() || !partition.batches.is_empty() {
+                continue;
+            }
+            partition.unresolved_next_sequence = None;
+            if !partition.sequences_line_up() {
+                self.partitions_to_rewrite.insert(topic_partition.clone());
+            }
+        }
+    }
+
+    /// Carries out a requested epoch bump (KIP-360), or asks for a new producer id when the
+    /// epoch is exhausted.
+    fn maybe_bump_epoch(&mut self) {
+        if self.settled_partitions_to_rewrite().is_empty() {
+            return; // Nothing asked, or still probing batches that may be written.
+        }
+        let Some(current) = self.producer else {
+            return; // The rewrite happens when the new producer id arrives.
+        };
+        if current.epoch == i16::MAX {
+            // Java resets the producer id here; the partitions are rewritten under the new one.
+            self.producer = None;
+            return;
+        }
+        let bumped = ProducerIdAndEpoch {
+            producer_id: current.producer_id,
+            epoch: current.epoch + 1,
+        };
+        self.producer = Some(bumped);
+        let topic_partitions = self.rewrite_partitions(bumped);
+        self.events.push(ProducerEvent::EpochBumped {
+            producer_id: bumped.producer_id,
+            previous_epoch: current.epoch,
+            epoch: bumped.epoch,
+            topic_partitions,
+        });
+    }
+
+    /// Partitions that asked for a rewrite and hold no batch that may already be in the log.
+    fn settled_partitions_to_rewrite(&self) -> Vec<TopicPartition> {
+        self.partitions_to_rewrite
+            .iter()
+            .filter(|topic_partition| {
+                !self
+                    .partitions
+                    .get(*topic_partition)
+                    .is_some_and(PartitionState::has_unsettled_batches)
+            })
+            .cloned()
+            .collect()
+    }
+
+    /// Restarts the sequences of every settled partition that asked for a rewrite under
+    /// `owner`; unsettled ones stay asked and get a bump of their own once settled.
+    fn rewrite_partitions(&mut self, owner: ProducerIdAndEpoch) -> Vec<TopicPartition> {
+        let topic_partitions = self.settled_partitions_to_rewrite();
+        for topic_partition in &topic_partitions {
+            self.partitions_to_rewrite.remove(topic_partition);
+            if let Some(partition) = self.partitions.get_mut(topic_partition) {
+                partition.restart_sequences(owner);
+            }
+        }
+        topic_partitions
+    }
+
+    fn maybe_send_metadata(&mut self, now_ms: i64) {
+        if !self.metadata.should_send(now_ms) {
+            return;
+        }
+        let broker = self.metadata.target();
+        self.send_request(
+            now_ms,
+            broker,
+            self.metadata.request(),
+            PendingRequest::Metadata,
+        );
+        self.metadata.on_sent();
+    }
+
+    fn maybe_send_init_producer_id(&mut self, now_ms: i64) {
+        if self.producer.is_some() || self.init_in_flight || now_ms < self.init_not_before_ms {
+            return;
+        }
+        let broker = self.metadata.target();
+        let request = Request::InitProducerId {
+            transactional_id: None,
+        };
+        self.send_request(now_ms, broker, request, PendingRequest::InitProducerId);
+        self.init_in_flight = true;
+    }
+
+    fn send_request(
+        &mut self,
+        now_ms: i64,
+        broker: NodeId,
+        request: Request,
+        pending: PendingRequest,
+    ) -> u64 {
+        let correlation_id = self.outbox.request(broker, request);
+        let deadline_ms = now_ms + self.config.request_timeout_ms;
+        self.in_flight
+            .insert(correlation_id, broker, deadline_ms, pending);
+        correlation_id
+    }
+
+    fn send_produce_requests(&mut self, now_ms: i64) {
+        let Some(producer) = self.producer else {
+            return; // Nothing is produced without a producer id.
+        };
+        let topic_partitions: Vec<TopicPartition> = self.partitions.keys().cloned().collect();
+        for topic_partition in topic_partitions {
+            self.send_partition(now_ms, &topic_partition, producer);
+        }
+    }
+
+    fn send_partition(
+        &mut self,
+        now_ms: i64,
+        topic_partition: &TopicPartition,
+        producer: ProducerIdAndEpoch,
+    ) {
+        let has_work = self.partitions[topic_partition].has_work();
+        let Some((leader, _)) = self.metadata.leader(topic_partition) else {
+            if has_work {
+                self.metadata.request_update();
+            }
+            return;
+        };
+        let rewrite_pending = self.partitions_to_rewrite.contains(topic_partition);
+        // Bounded: each pass sends one batch, and at most `max_in_flight` can be in flight.
+        for _ in 0..self.config.max_in_flight_per_partition {
+            let partition = self.partitions.get_mut(topic_partition).expect("listed");
+            if partition.in_flight_count() >= self.config.max_in_flight_per_partition {
+                return;
+            }
+            let max_in_flight = self.config.max_in_flight_per_partition;
+            let index =
+                match next_action(partition, producer, now_ms, rewrite_pending, max_in_flight) {
+                    PartitionAction::Wait => return,
+                    PartitionAction::Resend(index) => index,
+                    PartitionAction::DrainNew => {
+                        self.drain_batch(now_ms, topic_partition, producer);
+                        self.partitions[topic_partition].batches.len() - 1
+                    }
+                };
+            self.send_batch(now_ms, topic_partition, index, leader);
+        }
+    }
+
+    /// Moves up to `batch_records_max` queued records into a new batch stamped with the
+    /// partition's next sequence.
+    fn drain_batch(
+        &mut self,
+        now_ms: i64,
+        topic_partition: &TopicPartition,
+        producer: ProducerIdAndEpoch,
+    ) {
+        let partition = self.partitions.get_mut(topic_partition).expect("listed");
+        assert_eq!(partition.sequence_owner, Some(producer));
+        assert!(partition.unresolved_next_sequence.is_none());
+        let count = partition.queued.len().min(self.config.batch_records_max);
+        assert!(count > 0, "drain with an empty queue");
+        let records: Vec<PendingRecord> = partition.queued.drain(..count).collect();
+        let stamp = Stamp {
+            producer,
+            base_sequence: partition.next_sequence,
+        };
+        partition.next_sequence = increment_sequence(partition.next_sequence, count as i32);
+        let batch = ProducerBatch::new(
+            self.next_batch_id,
+            partition.drained_batches,
+            records,
+            stamp,
+            now_ms,
+        );
+        self.next_batch_id += 1;
+        partition.drained_batches += 1;
+        partition.batches.push_back(batch);
+    }
+
+    /// Sends batch `index` of the partition (the one `next_action` chose) to `leader`.
+    fn send_batch(
+        &mut self,
+        now_ms: i64,
+        topic_partition: &TopicPartition,
+        index: usize,
+        leader: NodeId,
+    ) {
+        let batch = &self.partitions[topic_partition].batches[index];
+        assert!(!batch.is_in_flight(), "a batch is in at most one request");
+        let request = Request::Produce {
+            acks: self.config.acks,
+            timeout_ms: self.config.request_timeout_ms,
+            topic_partition: topic_partition.clone(),
+            batch: batch.encoded.clone(),
+        };
+        let pending = PendingRequest::Produce {
+            topic_partition: topic_partition.clone(),
+            batch_id: batch.id,
+            stamp: batch.stamp,
+        };
+        let correlation_id = self.send_request(now_ms, leader, request, pending);
+        let partition = self.partitions.get_mut(topic_partition).expect("listed");
+        partition.batches[index].state = BatchState::InFlight { correlation_id };
+    }
+
+    // ----- answers -----
+
+    fn handle_response(
+        &mut self,
+        now_ms: i64,
+        request: PendingRequest,
+        broker: NodeId,
+        response: Response,
+    ) {
+        match (request, response) {
+            (PendingRequest::Metadata, Response::Metadata { brokers, topics }) => {
+                self.handle_metadata(now_ms, broker, &brokers, &topics);
+            }
+            (
+                PendingRequest::InitProducerId,
+                Response::InitProducerId {
+                    error,
+                    producer_id,
+                    producer_epoch,
+                },
+            ) => self.handle_init_producer_id(now_ms, broker, error, producer_id, producer_epoch),
+            (
+                PendingRequest::Produce {
+                    topic_partition,
+                    batch_id,
+                    stamp,
+                },
+                Response::Produce {
+                    error, base_offset, ..
+                },
+            ) => self.handle_produce(
+                now_ms,
+                &topic_partition,
+                batch_id,
+                stamp,
+                error,
+                base_offset,
+            ),
+            (request, _) => {
+                // An answer of the wrong kind is a broker-model bug; treat it as no answer.
+                self.ignored_responses += 1;
+                self.fail_request(now_ms, broker, request);
+            }
+        }
+    }
+
+    fn handle_metadata(
+        &mut self,
+        now_ms: i64,
+        broker: NodeId,
+        brokers: &[BrokerId],
+        topics: &[TopicMetadata],
+    ) {
+        let leaders_changed = self.metadata.apply(now_ms, brokers, topics);
+        self.events.push(ProducerEvent::MetadataRefreshed {
+            broker,
+            leaders_changed,
+        });
+    }
+
+    fn handle_init_producer_id(
+        &mut self,
+        now_ms: i64,
+        broker: NodeId,
+        error: ErrorCode,
+        producer_id: i64,
+        producer_epoch: i16,
+    ) {
+        if !error.is_none() {
+            // An idempotent producer's InitProducerId fails only transiently in this model
+            // (no authorization), so every error is retried on the next broker.
+            self.init_failed(now_ms, broker);
+            return;
+        }
+        assert!(
+            producer_id >= 0,
+            "InitProducerId gave producer id {producer_id}"
+        );
+        assert!(
+            producer_epoch >= 0,
+            "InitProducerId gave epoch {producer_epoch}"
+        );
+        self.init_in_flight = false;
+        let producer = ProducerIdAndEpoch {
+            producer_id,
+            epoch: producer_epoch,
+        };
+        self.producer = Some(producer);
+        self.events
+            .push(ProducerEvent::ProducerIdAssigned { producer });
+        // Partitions waiting for a bump (epoch exhausted) restart under the new id.
+        self.rewrite_partitions(producer);
+    }
+
+    fn init_failed(&mut self, now_ms: i64, broker: NodeId) {
+        assert!(self.init_in_flight, "no InitProducerId in flight");
+        self.init_in_flight = false;
+        self.init_not_before_ms = now_ms + self.config.retry_backoff_ms;
+        self.metadata.rotate_away_from(broker);
+    }
+
+    fn handle_produce(
+        &mut self,
+        now_ms: i64,
+        topic_partition: &TopicPartition,
+        batch_id: u64,
+        stamp: Stamp,
+        error: ErrorCode,
+        base_offset: i64,
+    ) {
+        let Some(partition) = self.partitions.get_mut(topic_partition) else {
+            return;
+        };
+        let Some(index) = partition.batch_index(batch_id) else {
+            return; // Failed meanwhile (fatal error); nothing left to do.
+        };
+        partition.batches[index].state = BatchState::Ready {
+            not_before_ms: now_ms,
+        };
+        match error {
+            ErrorCode::None => self.complete_batch(topic_partition, index, stamp, base_offset),
+            DUPLICATE_SEQUENCE_NUMBER => self.complete_batch(topic_partition, index, stamp, -1),
+            ErrorCode::ProducerFenced => self.fail_fatally(error),
+            error => self.handle_produce_error(now_ms, topic_partition, index, stamp, error),
+        }
+    }
+
+    /// A refused batch: retried (maybe re-stamped later) or failed, per `canRetry`.
+    fn handle_produce_error(
+        &mut self,
+        now_ms: i64,
+        topic_partition: &TopicPartition,
+        index: usize,
+        stamp: Stamp,
+        error: ErrorCode,
+    ) {
+        let partition = self.partitions.get_mut(topic_partition).expect("found");
+        let batch = &mut partition.batches[index];
+        let batch_id = batch.id;
+        let current_stamp = batch.stamp == stamp;
+        match error {
+            ErrorCode::OutOfOrderSequenceNumber => {
+                if current_stamp {
+                    // Links keep order, so earlier attempts reached the leader first; had one
+                    // been written, this one would be a duplicate (success), not out of order:
+                    // at most four later batches can follow it into the five-batch window.
+                    batch.maybe_written = false;
+                }
+                self.handle_out_of_order(topic_partition, index, stamp);
+            }
+            UNKNOWN_PRODUCER_ID => {
+                // Pre-2.5 brokers: the leader lost our state; for idempotence, bump and retry.
+                if current_stamp {
+                    self.partitions_to_rewrite.insert(topic_partition.clone());
+                }
+            }
+            error if error.is_retriable() => {
+                // Some of these come after the append (NotEnoughReplicasAfterAppend, a delayed
+                // produce that timed out or lost leadership), so the batch may be in the log.
+                batch.maybe_written = true;
+                if invalidates_metadata(error) {
+                    self.metadata.request_update();
+                }
+            }
+            error => {
+                // The batch leaves a hole in the sequences; later batches restart under a new
+                // epoch.
+                let batch = partition.batches.remove(index).expect("found");
+                let outcome_unknown = batch.maybe_written;
+                let error = ProduceError::Rejected(error);
+                fail_records(
+                    &mut self.events,
+                    topic_partition,
+                    batch,
+                    error,
+                    outcome_unknown,
+                );
+                self.partitions_to_rewrite.insert(topic_partition.clone());
+                return;
+            }
+        }
+        let reason = RetryReason::Broker(error);
+        self.retry_batch(now_ms, topic_partition, batch_id, stamp, reason);
+    }
+
+    /// Success: every record is at `base_offset + index`.
+    fn complete_batch(
+        &mut self,
+        topic_partition: &TopicPartition,
+        index: usize,
+        stamp: Stamp,
+        base_offset: i64,
+    ) {
+        let partition = self.partitions.get_mut(topic_partition).expect("found");
+        let batch = partition.batches.remove(index).expect("found");
+        if batch.stamp == stamp {
+            let last_sequence = batch.last_sequence();
+            if sequence_is_after(last_sequence, partition.last_acked_sequence) {
+                partition.last_acked_sequence = last_sequence;
+            }
+        } else {
+            // Written under the stamp it had before a bump, while the later batches were
+            // re-stamped assuming it was not: only a fresh epoch makes them line up again.
+            self.partitions_to_rewrite.insert(topic_partition.clone());
+        }
+        for (delta, record) in batch.records.into_iter().enumerate() {
+            let offset = if base_offset < 0 {
+                -1
+            } else {
+                base_offset + delta as i64
+            };
+            self.events.push(ProducerEvent::Acked {
+                handle: record.handle,
+                topic_partition: topic_partition.clone(),
+                offset,
+            });
+        }
+    }
+
+    /// Java's `canRetry` for OUT_OF_ORDER_SEQUENCE_NUMBER: decides whether to bump the epoch;
+    /// the batch is retried either way.
+    fn handle_out_of_order(
+        &mut self,
+        topic_partition: &TopicPartition,
+        index: usize,
+        stamp: Stamp,
+    ) {
+        let partition = &self.partitions[topic_partition];
+        let sequence_reset = partition.batches[index].stamp != stamp;
+        let is_next =
+            !sequence_reset && in_sequence(partition.last_acked_sequence, stamp.base_sequence);
+        let bump = match partition.unresolved_next_sequence {
+            // An earlier batch probably failed first; this one will line up once it is retried.
+            None if sequence_reset || !is_next => false,
+            // The next expected batch was refused: the broker lost our sequence; start over.
+            None => true,
+            // Only the batch right after the expired one proves the gap is real.
+            Some(next) => !sequence_reset && next == stamp.base_sequence,
+        };
+        if bump {
+            self.partitions_to_rewrite.insert(topic_partition.clone());
+        }
+    }
+
+    /// Puts a batch back for another attempt after the backoff, same sequence and bytes.
+    fn retry_batch(
+        &mut self,
+        now_ms: i64,
+        topic_partition: &TopicPartition,
+        batch_id: u64,
+        failed: Stamp,
+        reason: RetryReason,
+    ) {
+        let Some(partition) = self.partitions.get_mut(topic_partition) else {
+            return;
+        };
+        let Some(index) = partition.batch_index(batch_id) else {
+            return;
+        };
+        let batch = &mut partition.batches[index];
+        batch.attempts += 1;
+        if reason == RetryReason::RequestTimeout {
+            batch.maybe_written = true;
+        }
+        batch.state = BatchState::Ready {
+            not_before_ms: now_ms + self.config.retry_backoff_ms,
+        };
+        self.events.push(ProducerEvent::Retried {
+            topic_partition: topic_partition.clone(),
+            base_sequence: failed.base_sequence,
+            attempts: batch.attempts,
+            reason,
+        });
+    }
+
+    /// ProducerFenced: every queued and unfinished record fails, and so will every later send.
+    fn fail_fatally(&mut self, error: ErrorCode) {
+        self.fatal_error = Some(error);
+        for (topic_partition, partition) in &mut self.partitions {
+            for batch in std::mem::take(&mut partition.batches) {
+                let outcome_unknown = batch.maybe_written || batch.is_in_flight();
+                fail_records(
+                    &mut self.events,
+                    topic_partition,
+                    batch,
+                    ProduceError::ProducerFailed(error),
+                    outcome_unknown,
+                );
+            }
+            for record in std::mem::take(&mut partition.queued) {
+                self.events.push(ProducerEvent::Failed {
+                    handle: record.handle,
+                    topic_partition: topic_partition.clone(),
+                    error: ProduceError::ProducerFailed(error),
+                    outcome_unknown: false,
+                });
+            }
+        }
+    }
+
+    #[cfg(test)]
+    pub(crate) fn set_next_sequence_for_test(
+        &mut self,
+        topic_partition: &TopicPartition,
+        sequence: i32,
+    ) {
+        let partition = self
+            .partitions
+            .get_mut(topic_partition)
+            .expect("known partition");
+        assert!(partition.batches.is_empty(), "only between batches");
+        partition.next_sequence = sequence;
+        partition.last_acked_sequence = crate::record::decrement_sequence(sequence, 1);
+    }
+}
+
+/// What `partition` can do next under `producer` (Java's `shouldStopDrainBatchesForPartition`,
+/// plus the probing that precedes a re-stamp).
+fn next_action(
+    partition: &mut PartitionState,
+    producer: ProducerIdAndEpoch,
+    now_ms: i64,
+    rewrite_pending: bool,
+    max_in_flight: usize,
+) -> PartitionAction {
+    if rewrite_pending {
+        // Before re-stamping, learn the fate of batches that may be written under their stamp:
+        // resent unchanged, each comes back as a duplicate (success) or OUT_OF_ORDER (absent).
+        let probe = partition
+            .batches
+            .iter()
+            .position(|batch| batch.maybe_written && batch.is_due(now_ms));
+        return probe.map_or(PartitionAction::Wait, PartitionAction::Resend);
+    }
+    if let Some(index) = partition.batches.iter().position(|b| !b.is_in_flight()) {
+        // A retry goes only once it is the oldest unfinished batch, so sequences stay in order.
+        return if index == 0 && partition.batches[0].is_due(now_ms) {
+            PartitionAction::Resend(0)
+        } else {
+            PartitionAction::Wait
+        };
+    }
+    if partition.queued.is_empty() || partition.unresolved_next_sequence.is_some() {
+        return PartitionAction::Wait;
+    }
+    let window_full = partition.batches.front().is_some_and(|oldest| {
+        partition.drained_batches - oldest.drain_index >= max_in_flight as u64
+    });
+    if window_full {
+        // Answers can arrive out of order (a lost answer, later ones acknowledged): count every
+        // batch drained since the oldest unfinished one, so that if that one was written it is
+        // still among the leader's five remembered batches when it is retried, and its retry
+        // comes back as a duplicate rather than OUT_OF_ORDER.
+        return PartitionAction::Wait;
+    }
+    if partition.last_acked_sequence < 0 && !partition.batches.is_empty() {
+        // The first batch under a (producer id, epoch) goes alone: a leader with no state for
+        // the producer accepts any sequence, so a later batch could be written ahead of a lost
+        // first one, and the epoch bump that follows would write it a second time.
+        return PartitionAction::Wait;
+    }
+    if partition.sequence_owner != Some(producer) {
+        if !partition.batches.is_empty() {
+            // Batches of the old epoch are still out; a seq-0 batch could overtake them.
+            return PartitionAction::Wait;
+        }
+        partition.restart_sequences(producer);
+    }
+    PartitionAction::DrainNew
+}
+
+/// Errors after which the cached leader is probably wrong (Java's `InvalidMetadataException`).
+fn invalidates_metadata(error: ErrorCode) -> bool {
+    matches!(
+        error,
+        ErrorCode::NotLeaderOrFollower
+            | ErrorCode::UnknownTopicOrPartition
+            | ErrorCode::FencedLeaderEpoch
+            | ErrorCode::UnknownLeaderEpoch
+            | ErrorCode::KafkaStorageError
+    )
+}
+
+fn fail_records(
+    events: &mut Vec<ProducerEvent>,
+    topic_partition: &TopicPartition,
+    batch: ProducerBatch,
+    error: ProduceError,
+    outcome_unknown: bool,
+) {
+    for record in batch.records {
+        events.push(ProducerEvent::Failed {
+            handle: record.handle,
+            topic_partition: topic_partition.clone(),
+            error,
+            outcome_unknown,
+        });
+    }
+}
+
+impl Node for IdempotentProducer {
+    fn node_id(&self) -> NodeId {
+        self.node_id
+    }
+
+    fn handle_message(&mut self, now_ms: i64, envelope: Envelope) {
+        // Deadlines that passed first, so an answer after its timeout is ignored.
+        if self.fatal_error.is_none() {
+            self.expire_requests(now_ms);
+        }
+        match envelope.message {
+            Message::Response(correlation_id, response) => {
+                match self.in_flight.take(correlation_id) {
+                    Some(entry) if self.fatal_error.is_none() => {
+                        self.handle_response(now_ms, entry.request, entry.broker, response);
+                    }
+                    _ => self.ignored_responses += 1,
+                }
+            }
+            // Clients serve no requests.
+            Message::Request(..) => self.ignored_responses += 1,
+        }
+        self.pump(now_ms);
+    }
+
+    fn handle_timeout(&mut self, now_ms: i64) {
+        self.pump(now_ms);
+    }
+
+    fn poll_timeout(&self) -> Option<i64> {
+        let Some(now_ms) = self.now_ms else {
+            return Some(0); // Not started: wake at once (0 is never after a simulated clock).
+        };
+        if self.fatal_error.is_some() {
+            return None;
+        }
+        let delivery_timeout_ms = self.config.delivery_timeout_ms;
+        let mut wakeups: Vec<i64> = Vec::new();
+        wakeups.extend(self.in_flight.next_deadline());
+        wakeups.extend(self.metadata.next_wakeup());
+        if self.producer.is_none() && !self.init_in_flight {
+            wakeups.push(self.init_not_before_ms);
+        }
+        for partition in self.partitions.values() {
+            if let Some(record) = partition.queued.front() {
+                wakeups.push(record.created_ms + delivery_timeout_ms);
+            }
+            for batch in &partition.batches {
+                wakeups.push(batch.delivery_deadline_ms(delivery_timeout_ms));
+                if let BatchState::Ready { not_before_ms } = batch.state {
+                    wakeups.push(not_before_ms);
+                }
+            }
+        }
+        // Anything due by now was done or is blocked on an answer or a later timer.
+        wakeups.into_iter().filter(|at| *at > now_ms).min()
+    }
+
+    fn take_outbox(&mut self) -> Vec<Envelope> {
+        self.outbox.take()
+    }
+}
+
+#[cfg(test)]
+#[path = "producer_tests.rs"]
+mod tests;

@@ -1,0 +1,1086 @@
+//! The controller of one cluster: KRaft's `QuorumController` reduced to a single active
+//! controller, as a sans-IO state machine.
+//!
+//! **Limit: one controller per cluster.** KRaft runs a Raft quorum of controllers and commits a
+//! record once a majority has it. Here a cluster has exactly one controller
+//! (`NodeId::Controller(cluster)`), and a record is committed when that controller has appended
+//! it to its metadata log **and flushed** the file: the single fsync plays the role of the quorum
+//! commit. There is no controller failover, only restarts of the same controller from its disk.
+//!
+//! # Contract
+//!
+//! Inputs, through [`crate::node::Node`]:
+//! - `handle_message` with a request from a broker or client (table below). Responses are
+//!   ignored (the controller sends no requests).
+//! - `handle_timeout`: fences every unfenced broker whose session deadline has passed.
+//!
+//! Outputs: one response per request it serves, queued in order (`take_outbox`), and
+//! `poll_timeout` = the earliest session deadline of an unfenced broker.
+//!
+//! Every request is handled to completion in one call: the controller validates it against its
+//! [`MetadataImage`], builds the records (applying each to the image as it goes, so later
+//! records of the same batch see earlier ones), appends the batch to the metadata log with one
+//! write, flushes, and only then answers. Records are therefore never visible — not in an answer,
+//! not in `FetchMetadata` — before they are durable.
+//!
+//! | request | records written | answer |
+//! |---|---|---|
+//! | `BrokerRegistration` | a new incarnation: `FenceBroker` and partition changes if the previous registration was still unfenced, then `RegisterBroker` (epoch = its offset; the broker starts fenced). The current incarnation again: nothing (retry). An older incarnation: nothing, `DuplicateBrokerRegistration`. | the epoch |
+//! | `BrokerHeartbeat` | refreshes the session; a fenced broker whose `metadata_offset` passed its `RegisterBroker` record is unfenced (`UnfenceBroker`) and elected where eligible | `is_fenced` |
+//! | `FetchMetadata` | nothing; durable records from `from_offset` on | records, end offset |
+//! | `AlterPartition` | after validation, one `Partition` record with the new ISR and `partition_epoch + 1` | the new state |
+//! | `AllocateProducerIds` | `ProducerIds` moving `next_producer_id` up by one block; the first block starts at 0 | first id, count |
+//! | `CreateTopics` | per valid topic: `Topic`, its `Config`s, one `Partition` per partition | per-topic result |
+//! | `Metadata` | nothing; answered from the image (live brokers, topics) | topic metadata |
+//!
+//! Data-plane requests (`Produce`, `Fetch`, `OffsetsForLeaderEpoch`, `ListOffsets`,
+//! `InitProducerId`) are not served by a controller and are dropped without an answer.
+//!
+//! # Elections
+//!
+//! When a broker is fenced (session timeout, or re-registration of a new incarnation while
+//! unfenced), every partition it is in changes in the same batch as its `FenceBroker`: it leaves
+//! the ISR unless it is the last member (then the ISR is kept, so that only that replica can
+//! become leader cleanly later); if it led, the new leader is the first replica, in `replicas`
+//! order, that is in the new ISR and unfenced. Without one the partition is leaderless, unless
+//! the topic config `unclean.leader.election.enable` is `"true"`: then the first unfenced
+//! replica leads with ISR = `[it]`. When a broker is unfenced, every leaderless partition it
+//! replicates gets a leader by the same rule. Every change bumps `partition_epoch`; every
+//! leader change (to or from none included) bumps `leader_epoch`.
+//!
+//! Invariants asserted on every record written: leader ∈ ISR, ISR ⊆ replicas (non-empty, no
+//! duplicates), a leader is an unfenced broker, epochs never decrease, offsets are consecutive.
+//! Operating problems (bad requests, stale epochs) are answered with error codes; a failing disk
+//! makes the controller stop serving ([`Controller::fatal_error`]), like Kafka's controller
+//! process exiting on a metadata-log fault; it is restarted by building a new one on the disk.
+//!
+//! # Recovery
+//!
+//! [`Controller::new`] reads the metadata log (format in [`metadata_log`]), stops at the first
+//! torn, corrupt or inconsistent frame and truncates the file there, and rebuilds the image by
+//! applying the records. Broker sessions are volatile: after a restart every registered broker
+//! gets a fresh deadline of `now + broker_session_timeout_ms`.
+//!
+//! # Not modelled
+//!
+//! Raft quorum and controller failover, snapshots (the log is kept whole, in memory too),
+//! controlled shutdown, eligible leader replicas (KIP-966), preferred-leader election,
+//! reassignment, topic deletion, racks. Kafka refuses a new incarnation while the old session is
+//! alive (`DUPLICATE_BROKER_REGISTRATION`); this controller fences the old one at once instead.
+//! Determinism: `BTreeMap`/`Vec` only, no clock (time comes in as `now_ms`), no randomness.
+
+mod config;
+pub mod metadata_log;
+mod placement;
+#[cfg(test)]
+mod tests;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+pub use config::{ControllerConfig, ControllerError};
+pub use metadata_log::{
+    decode_frame, encode_frame, FrameError, MetadataLog, MetadataLogRecovery, METADATA_LOG_FILE,
+};
+pub use placement::{
+    assign_replicas, derive_topic_id, is_valid_topic_name, MIN_INSYNC_REPLICAS,
+    UNCLEAN_LEADER_ELECTION_ENABLE,
+};
+
+use crate::log::LogDisk;
+use crate::metadata::{MetadataImage, MetadataRecord, PartitionRecord};
+use crate::node::{Node, Outbox};
+use crate::protocol::{
+    BrokerId, ClusterIndex, Envelope, ErrorCode, Message, NewTopic, NodeId, Request, Response,
+    TopicId, TopicMetadata,
+};
+
+/// Kafka's `UNKNOWN_SERVER_ERROR` (−1), for the exhausted producer-id space.
+const UNKNOWN_SERVER_ERROR: ErrorCode = ErrorCode::Other(-1);
+
+/// Attempts at deriving a free topic id before giving up (a collision needs a 128-bit hash
+/// clash, so one attempt practically always suffices).
+const TOPIC_ID_ATTEMPTS_MAX: u32 = 64;
+
+/// The single active controller of a cluster; see the module doc.
+#[derive(Debug)]
+pub struct Controller<D: LogDisk> {
+    node_id: NodeId,
+    cluster: ClusterIndex,
+    config: ControllerConfig,
+    log: MetadataLog<D>,
+    /// The durable records applied, plus `staged` while a request is being handled.
+    image: MetadataImage,
+    /// Records of the batch being built: applied to `image`, not yet in `log`.
+    staged: Vec<MetadataRecord>,
+    /// Session deadline of every registered broker (controller clock, volatile).
+    session_deadlines_ms: BTreeMap<BrokerId, i64>,
+    /// Every incarnation that ever registered, per broker (rebuilt from the log).
+    incarnations: BTreeMap<BrokerId, BTreeSet<u64>>,
+    outbox: Outbox,
+    recovery: MetadataLogRecovery,
+    fatal_error: Option<ControllerError>,
+}
+
+impl<D: LogDisk> Controller<D> {
+    /// Recovers the controller `node_id` (which must be `NodeId::Controller(_)`) from `disk`:
+    /// reads the metadata log, truncates a torn or corrupt tail, rebuilds the image and gives
+    /// every registered broker a fresh session deadline of `now_ms + broker_session_timeout_ms`.
+    pub fn new(
+        node_id: NodeId,
+        config: ControllerConfig,
+        disk: D,
+        now_ms: i64,
+    ) -> Result<Self, ControllerError> {
+        let NodeId::Controller(cluster) = node_id else {
+            panic!("a controller needs a controller node id, not {node_id}");
+        };
+        config.validate()?;
+        let mut image = MetadataImage::default();
+        let (log, recovery) = MetadataLog::open(disk, |first_offset, batch| {
+            for (index, record) in batch.iter().enumerate() {
+                check_record(&image, first_offset + index as i64, record)?;
+                image.apply(first_offset + index as i64, record);
+            }
+            check_batch(&image, batch)
+        })?;
+        if image.next_offset != log.end_offset() {
+            // A refused batch was (partly) applied before it was refused: rebuild from the
+            // records kept.
+            image = replay(log.records());
+        }
+        assert_eq!(image.next_offset, log.end_offset());
+        assert_eq!(recovery.records, log.end_offset());
+        let mut incarnations: BTreeMap<BrokerId, BTreeSet<u64>> = BTreeMap::new();
+        for record in log.records() {
+            if let MetadataRecord::RegisterBroker {
+                broker_id,
+                incarnation,
+                ..
+            } = record
+            {
+                incarnations
+                    .entry(*broker_id)
+                    .or_default()
+                    .insert(*incarnation);
+            }
+        }
+        let session_deadline_ms = now_ms + config.broker_session_timeout_ms;
+        let session_deadlines_ms = image
+            .brokers
+            .keys()
+            .map(|broker_id| (*broker_id, session_deadline_ms))
+            .collect();
+        let controller = Self {
+            node_id,
+            cluster,
+            config,
+            log,
+            image,
+            staged: Vec::new(),
+            session_deadlines_ms,
+            incarnations,
+            outbox: Outbox::new(node_id),
+            recovery,
+            fatal_error: None,
+        };
+        controller.assert_image_invariants();
+        Ok(controller)
+    }
+
+    /// The cluster this controller runs.
+    pub fn cluster(&self) -> ClusterIndex {
+        self.cluster
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &ControllerConfig {
+        &self.config
+    }
+
+    /// The image built from every durable record.
+    pub fn image(&self) -> &MetadataImage {
+        &self.image
+    }
+
+    /// Every durable record of the metadata log; a record's offset is its index.
+    pub fn records(&self) -> &[MetadataRecord] {
+        self.log.records()
+    }
+
+    /// Offset of the next record the controller will write.
+    pub fn log_end_offset(&self) -> i64 {
+        self.log.end_offset()
+    }
+
+    /// What recovery found when this controller was built.
+    pub fn recovery(&self) -> &MetadataLogRecovery {
+        &self.recovery
+    }
+
+    /// The disk error that stopped this controller, if any. A stopped controller drops every
+    /// message and wants no timeout; build a new one from the disk to restart it.
+    pub fn fatal_error(&self) -> Option<&ControllerError> {
+        self.fatal_error.as_ref()
+    }
+
+    /// The session deadline of a registered broker, in controller-clock milliseconds.
+    pub fn session_deadline_ms(&self, broker_id: BrokerId) -> Option<i64> {
+        self.session_deadlines_ms.get(&broker_id).copied()
+    }
+
+    /// The disk.
+    pub fn disk(&self) -> &D {
+        self.log.disk()
+    }
+
+    /// Gives the disk back (to crash it, or to build the restarted controller on it).
+    pub fn into_disk(self) -> D {
+        self.log.into_disk()
+    }
+
+    // ---- Batches -------------------------------------------------------------------------
+
+    /// Adds `record` to the batch being built and applies it to the image.
+    fn stage(&mut self, record: MetadataRecord) {
+        let offset = self.image.next_offset;
+        if let Err(reason) = check_record(&self.image, offset, &record) {
+            panic!("controller built an invalid record at offset {offset}: {reason}: {record:?}");
+        }
+        if let MetadataRecord::Partition(partition) = &record {
+            if let Some(leader) = partition.leader {
+                assert!(
+                    self.image.is_broker_alive(leader),
+                    "controller elected fenced broker {leader} for {}-{}",
+                    partition.topic_id,
+                    partition.partition
+                );
+            }
+        }
+        self.image.apply(offset, &record);
+        self.staged.push(record);
+        assert_eq!(
+            self.log.end_offset() + self.staged.len() as i64,
+            self.image.next_offset
+        );
+    }
+
+    /// Makes the staged batch durable (one append, one flush). On a disk error the image goes
+    /// back to the durable records and the controller stops.
+    fn commit(&mut self) -> Result<(), ControllerError> {
+        if self.staged.is_empty() {
+            return Ok(());
+        }
+        let staged = std::mem::take(&mut self.staged);
+        if let Err(reason) = check_batch(&self.image, &staged) {
+            panic!("controller built an inconsistent batch: {reason}: {staged:?}");
+        }
+        match self.log.append(&staged) {
+            Ok(()) => {
+                assert_eq!(self.log.end_offset(), self.image.next_offset);
+                self.assert_image_invariants();
+                Ok(())
+            }
+            Err(error) => {
+                self.image = replay(self.log.records());
+                let error = ControllerError::Disk(error);
+                self.fatal_error = Some(error.clone());
+                Err(error)
+            }
+        }
+    }
+
+    /// Whole-image invariants that hold between requests.
+    fn assert_image_invariants(&self) {
+        assert!(self.staged.is_empty(), "a batch was left uncommitted");
+        for (topic_partition, partition) in self.image.all_partitions() {
+            if let Some(leader) = partition.leader {
+                assert!(
+                    self.image.is_broker_alive(leader),
+                    "{topic_partition} is led by fenced or unknown broker {leader}"
+                );
+            }
+            if let Err(reason) = check_partition_shape(partition) {
+                panic!("{topic_partition}: {reason}");
+            }
+        }
+        assert!(self.image.next_producer_id >= 0);
+    }
+
+    // ---- Elections -----------------------------------------------------------------------
+
+    fn unclean_election_enabled(&self, topic: &str) -> bool {
+        self.image
+            .topic_config(topic, UNCLEAN_LEADER_ELECTION_ENABLE, "false")
+            == "true"
+    }
+
+    /// The leader and ISR a partition gets from `isr`: the first replica in the ISR that is
+    /// unfenced; else, with unclean election enabled, the first unfenced replica with ISR = `[it]`;
+    /// else no leader and the ISR unchanged.
+    fn elect(
+        &self,
+        topic: &str,
+        replicas: &[BrokerId],
+        isr: Vec<BrokerId>,
+    ) -> (Option<BrokerId>, Vec<BrokerId>) {
+        let alive = |replica: &&BrokerId| self.image.is_broker_alive(**replica);
+        if let Some(leader) = replicas
+            .iter()
+            .filter(|replica| isr.contains(replica))
+            .find(alive)
+        {
+            return (Some(*leader), isr);
+        }
+        if self.unclean_election_enabled(topic) {
+            if let Some(leader) = replicas.iter().find(alive) {
+                return (Some(*leader), vec![*leader]);
+            }
+        }
+        (None, isr)
+    }
+
+    /// The next state of `current` with `leader` and `isr`, or `None` if nothing changes.
+    fn partition_change(
+        current: &PartitionRecord,
+        leader: Option<BrokerId>,
+        isr: Vec<BrokerId>,
+    ) -> Option<PartitionRecord> {
+        if leader == current.leader && isr == current.isr {
+            return None;
+        }
+        let leader_epoch = if leader == current.leader {
+            current.leader_epoch
+        } else {
+            current
+                .leader_epoch
+                .checked_add(1)
+                .expect("leader epoch overflow")
+        };
+        Some(PartitionRecord {
+            topic_id: current.topic_id,
+            partition: current.partition,
+            replicas: current.replicas.clone(),
+            isr,
+            leader,
+            leader_epoch,
+            partition_epoch: current
+                .partition_epoch
+                .checked_add(1)
+                .expect("partition epoch overflow"),
+        })
+    }
+
+    /// Stages `FenceBroker` for an unfenced broker and moves every partition off it.
+    fn stage_fence_broker(&mut self, broker_id: BrokerId) {
+        let registration = self.image.brokers.get(&broker_id).expect("registered");
+        assert!(!registration.fenced, "broker {broker_id} is already fenced");
+        let broker_epoch = registration.broker_epoch;
+        self.stage(MetadataRecord::FenceBroker {
+            broker_id,
+            broker_epoch,
+        });
+        let changes: Vec<PartitionRecord> = self
+            .image
+            .all_partitions()
+            .filter_map(|(topic_partition, partition)| {
+                let leads = partition.leader == Some(broker_id);
+                let in_isr = partition.isr.contains(&broker_id);
+                assert!(
+                    !leads || in_isr,
+                    "{topic_partition}: leader outside the ISR"
+                );
+                if !in_isr {
+                    return None;
+                }
+                let mut isr = partition.isr.clone();
+                if isr.len() > 1 {
+                    isr.retain(|replica| *replica != broker_id);
+                }
+                let (leader, isr) = if leads {
+                    self.elect(&topic_partition.topic, &partition.replicas, isr)
+                } else {
+                    (partition.leader, isr)
+                };
+                Self::partition_change(partition, leader, isr)
+            })
+            .collect();
+        for change in changes {
+            assert_ne!(change.leader, Some(broker_id));
+            self.stage(MetadataRecord::Partition(change));
+        }
+    }
+
+    /// Stages `UnfenceBroker` for a fenced broker and elects leaders for the leaderless
+    /// partitions it replicates.
+    fn stage_unfence_broker(&mut self, broker_id: BrokerId) {
+        let registration = self.image.brokers.get(&broker_id).expect("registered");
+        assert!(registration.fenced, "broker {broker_id} is not fenced");
+        let broker_epoch = registration.broker_epoch;
+        self.stage(MetadataRecord::UnfenceBroker {
+            broker_id,
+            broker_epoch,
+        });
+        let changes: Vec<PartitionRecord> = self
+            .image
+            .all_partitions()
+            .filter(|(_, partition)| {
+                partition.leader.is_none() && partition.replicas.contains(&broker_id)
+            })
+            .filter_map(|(topic_partition, partition)| {
+                let (leader, isr) = self.elect(
+                    &topic_partition.topic,
+                    &partition.replicas,
+                    partition.isr.clone(),
+                );
+                leader?;
+                Self::partition_change(partition, leader, isr)
+            })
+            .collect();
+        for change in changes {
+            assert!(change.leader.is_some());
+            self.stage(MetadataRecord::Partition(change));
+        }
+    }
+
+    fn refresh_session(&mut self, broker_id: BrokerId, now_ms: i64) {
+        assert!(self.image.brokers.contains_key(&broker_id));
+        self.session_deadlines_ms
+            .insert(broker_id, now_ms + self.config.broker_session_timeout_ms);
+    }
+
+    fn is_broker_sender(&self, from: NodeId, broker_id: BrokerId) -> bool {
+        from == NodeId::Broker(self.cluster, broker_id)
+    }
+
+    // ---- Requests ------------------------------------------------------------------------
+
+    fn handle_broker_registration(
+        &mut self,
+        now_ms: i64,
+        from: NodeId,
+        broker_id: BrokerId,
+        incarnation: u64,
+    ) -> Result<Response, ControllerError> {
+        let refuse = |error| Response::BrokerRegistration {
+            error,
+            broker_epoch: -1,
+        };
+        if !self.is_broker_sender(from, broker_id) {
+            return Ok(refuse(ErrorCode::InvalidRequest));
+        }
+        if let Some(registration) = self.image.brokers.get(&broker_id) {
+            if registration.incarnation == incarnation {
+                // A retry (or a duplicate) from the registered process: same epoch, no record.
+                let broker_epoch = registration.broker_epoch;
+                self.refresh_session(broker_id, now_ms);
+                return Ok(Response::BrokerRegistration {
+                    error: ErrorCode::None,
+                    broker_epoch,
+                });
+            }
+            let seen_before = self
+                .incarnations
+                .get(&broker_id)
+                .is_some_and(|seen| seen.contains(&incarnation));
+            if seen_before {
+                // A late message from a process that a newer incarnation replaced.
+                return Ok(refuse(ErrorCode::DuplicateBrokerRegistration));
+            }
+            if !registration.fenced {
+                // The restarted broker lost its unflushed data: it must leave every ISR and
+                // leadership under its old registration before it registers again.
+                self.stage_fence_broker(broker_id);
+            }
+        }
+        let broker_epoch = self.image.next_offset;
+        self.stage(MetadataRecord::RegisterBroker {
+            broker_id,
+            broker_epoch,
+            incarnation,
+        });
+        self.commit()?;
+        self.incarnations
+            .entry(broker_id)
+            .or_default()
+            .insert(incarnation);
+        self.refresh_session(broker_id, now_ms);
+        Ok(Response::BrokerRegistration {
+            error: ErrorCode::None,
+            broker_epoch,
+        })
+    }
+
+    fn handle_broker_heartbeat(
+        &mut self,
+        now_ms: i64,
+        from: NodeId,
+        broker_id: BrokerId,
+        broker_epoch: i64,
+        metadata_offset: i64,
+    ) -> Result<Response, ControllerError> {
+        let refuse = |error| Response::BrokerHeartbeat {
+            error,
+            is_fenced: true,
+        };
+        if !self.is_broker_sender(from, broker_id) {
+            return Ok(refuse(ErrorCode::InvalidRequest));
+        }
+        let Some(registration) = self.image.brokers.get(&broker_id) else {
+            return Ok(refuse(ErrorCode::BrokerIdNotRegistered));
+        };
+        if registration.broker_epoch != broker_epoch {
+            return Ok(refuse(ErrorCode::StaleBrokerEpoch));
+        }
+        // The broker epoch is the offset of its RegisterBroker record; `metadata_offset` is the
+        // next record the broker will apply, so it has applied its registration once it is past.
+        let caught_up = metadata_offset > registration.broker_epoch;
+        let fenced = registration.fenced;
+        self.refresh_session(broker_id, now_ms);
+        if fenced && caught_up {
+            self.stage_unfence_broker(broker_id);
+            self.commit()?;
+        }
+        let is_fenced = self.image.brokers[&broker_id].fenced;
+        assert!(!(caught_up && is_fenced), "a caught-up broker is unfenced");
+        Ok(Response::BrokerHeartbeat {
+            error: ErrorCode::None,
+            is_fenced,
+        })
+    }
+
+    fn handle_fetch_metadata(&self, from_offset: i64, max_records: usize) -> Response {
+        let end_offset = self.log.end_offset();
+        let start = from_offset.clamp(0, end_offset);
+        let count = max_records.min(self.config.fetch_metadata_records_max);
+        let records: Vec<(i64, MetadataRecord)> = self.log.records()[start as usize..]
+            .iter()
+            .take(count)
+            .enumerate()
+            .map(|(index, record)| (start + index as i64, record.clone()))
+            .collect();
+        assert!(records.len() <= count);
+        Response::FetchMetadata {
+            records,
+            end_offset,
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn handle_alter_partition(
+        &mut self,
+        from: NodeId,
+        broker_id: BrokerId,
+        broker_epoch: i64,
+        topic_id: TopicId,
+        partition: i32,
+        leader_epoch: i32,
+        partition_epoch: i32,
+        new_isr: Vec<BrokerId>,
+    ) -> Result<Response, ControllerError> {
+        let reply = |error, partition| Response::AlterPartition { error, partition };
+        if !self.is_broker_sender(from, broker_id) {
+            return Ok(reply(ErrorCode::InvalidRequest, None));
+        }
+        // Kafka's `checkBrokerEpoch`: an unknown broker is as stale as an old epoch.
+        let epoch_current = self
+            .image
+            .brokers
+            .get(&broker_id)
+            .is_some_and(|registration| registration.broker_epoch == broker_epoch);
+        if !epoch_current {
+            return Ok(reply(ErrorCode::StaleBrokerEpoch, None));
+        }
+        let Some(current) = self
+            .image
+            .topics
+            .get(&topic_id)
+            .and_then(|topic| topic.partitions.get(&partition))
+            .cloned()
+        else {
+            return Ok(reply(ErrorCode::UnknownTopicOrPartition, None));
+        };
+        let refuse = |error| Ok(reply(error, Some(current.clone())));
+        if leader_epoch < current.leader_epoch {
+            return refuse(ErrorCode::FencedLeaderEpoch);
+        }
+        if leader_epoch > current.leader_epoch {
+            // Only this controller bumps leader epochs: the sender made this epoch up.
+            return refuse(ErrorCode::UnknownLeaderEpoch);
+        }
+        if current.leader != Some(broker_id) {
+            return refuse(ErrorCode::NotLeaderOrFollower);
+        }
+        assert!(
+            self.image.is_broker_alive(broker_id),
+            "leaders are unfenced"
+        );
+        if partition_epoch != current.partition_epoch {
+            return refuse(ErrorCode::InvalidUpdateVersion);
+        }
+        let proposal = PartitionRecord {
+            isr: new_isr,
+            partition_epoch: current.partition_epoch + 1,
+            ..current.clone()
+        };
+        if check_partition_shape(&proposal).is_err() {
+            return refuse(ErrorCode::InvalidRequest);
+        }
+        // KIP-841: only unfenced brokers may join (or stay in) an ISR the leader proposes.
+        if !proposal
+            .isr
+            .iter()
+            .all(|replica| self.image.is_broker_alive(*replica))
+        {
+            return refuse(ErrorCode::IneligibleReplica);
+        }
+        let unchanged = proposal.isr.len() == current.isr.len()
+            && proposal
+                .isr
+                .iter()
+                .all(|replica| current.isr.contains(replica));
+        if unchanged {
+            return Ok(reply(ErrorCode::None, Some(current)));
+        }
+        self.stage(MetadataRecord::Partition(proposal.clone()));
+        self.commit()?;
+        Ok(reply(ErrorCode::None, Some(proposal)))
+    }
+
+    fn handle_allocate_producer_ids(
+        &mut self,
+        from: NodeId,
+        broker_id: BrokerId,
+        broker_epoch: i64,
+    ) -> Result<Response, ControllerError> {
+        let refuse = |error| Response::AllocateProducerIds {
+            error,
+            first_producer_id: -1,
+            count: 0,
+        };
+        if !self.is_broker_sender(from, broker_id) {
+            return Ok(refuse(ErrorCode::InvalidRequest));
+        }
+        let Some(registration) = self.image.brokers.get(&broker_id) else {
+            return Ok(refuse(ErrorCode::BrokerIdNotRegistered));
+        };
+        if registration.broker_epoch != broker_epoch {
+            return Ok(refuse(ErrorCode::StaleBrokerEpoch));
+        }
+        let first_producer_id = self.image.next_producer_id;
+        let count = self.config.producer_id_block_size;
+        let Some(next_producer_id) = first_producer_id.checked_add(count) else {
+            return Ok(refuse(UNKNOWN_SERVER_ERROR));
+        };
+        self.stage(MetadataRecord::ProducerIds {
+            broker_id,
+            broker_epoch,
+            next_producer_id,
+        });
+        self.commit()?;
+        assert_eq!(self.image.next_producer_id, first_producer_id + count);
+        Ok(Response::AllocateProducerIds {
+            error: ErrorCode::None,
+            first_producer_id,
+            count,
+        })
+    }
+
+    fn handle_create_topics(&mut self, topics: &[NewTopic]) -> Result<Response, ControllerError> {
+        let mut results = Vec::with_capacity(topics.len());
+        for topic in topics {
+            match self.stage_create_topic(topic) {
+                Ok(topic_id) => results.push((topic.name.clone(), ErrorCode::None, Some(topic_id))),
+                Err(error) => results.push((topic.name.clone(), error, None)),
+            }
+        }
+        self.commit()?;
+        Ok(Response::CreateTopics { results })
+    }
+
+    /// Validates one new topic and stages its records; later topics of the same request see it.
+    fn stage_create_topic(&mut self, topic: &NewTopic) -> Result<TopicId, ErrorCode> {
+        if !is_valid_topic_name(&topic.name) {
+            return Err(ErrorCode::InvalidTopic);
+        }
+        if self.image.topic_ids.contains_key(&topic.name) {
+            return Err(ErrorCode::TopicAlreadyExists);
+        }
+        if let Some(topic_id) = topic.topic_id {
+            if placement::is_reserved_topic_id(topic_id) {
+                return Err(ErrorCode::InvalidRequest);
+            }
+            if self.image.topics.contains_key(&topic_id) {
+                return Err(ErrorCode::TopicAlreadyExists);
+            }
+        }
+        let partition_count = match topic.partitions {
+            -1 => self.config.default_partition_count,
+            count if count >= 1 && count <= self.config.topic_partition_count_max => count,
+            _ => return Err(ErrorCode::InvalidPartitions),
+        };
+        let replication_factor = match topic.replication_factor {
+            -1 => self.config.default_replication_factor,
+            factor if factor >= 1 => factor,
+            _ => return Err(ErrorCode::InvalidReplicationFactor),
+        };
+        let live_brokers: Vec<BrokerId> = self
+            .image
+            .brokers
+            .iter()
+            .filter(|(_, registration)| !registration.fenced)
+            .map(|(broker_id, _)| *broker_id)
+            .collect();
+        let replication_factor = replication_factor as usize;
+        if replication_factor > live_brokers.len() {
+            return Err(ErrorCode::InvalidReplicationFactor);
+        }
+        if placement::validate_topic_configs(&topic.configs).is_err() {
+            return Err(ErrorCode::InvalidConfig);
+        }
+
+        let topic_offset = self.image.next_offset;
+        let topic_id = match topic.topic_id {
+            Some(topic_id) => topic_id,
+            None => (0..TOPIC_ID_ATTEMPTS_MAX)
+                .map(|attempt| derive_topic_id(self.cluster, &topic.name, topic_offset, attempt))
+                .find(|topic_id| {
+                    !placement::is_reserved_topic_id(*topic_id)
+                        && !self.image.topics.contains_key(topic_id)
+                })
+                .expect("a free topic id within the attempt bound"),
+        };
+        let assignment =
+            assign_replicas(&live_brokers, partition_count, replication_factor, topic_id);
+        assert_eq!(assignment.len(), partition_count as usize);
+        self.stage(MetadataRecord::Topic {
+            name: topic.name.clone(),
+            topic_id,
+        });
+        for (name, value) in &topic.configs {
+            self.stage(MetadataRecord::Config {
+                resource: crate::metadata::ConfigResource::Topic(topic.name.clone()),
+                name: name.clone(),
+                value: Some(value.clone()),
+            });
+        }
+        for (partition, replicas) in assignment.into_iter().enumerate() {
+            let leader = replicas[0];
+            self.stage(MetadataRecord::Partition(PartitionRecord {
+                topic_id,
+                partition: partition as i32,
+                isr: replicas.clone(),
+                replicas,
+                leader: Some(leader),
+                leader_epoch: 0,
+                partition_epoch: 0,
+            }));
+        }
+        Ok(topic_id)
+    }
+
+    fn handle_metadata(&self, topics: Option<&[String]>) -> Response {
+        let brokers: Vec<BrokerId> = self
+            .image
+            .brokers
+            .iter()
+            .filter(|(_, registration)| !registration.fenced)
+            .map(|(broker_id, _)| *broker_id)
+            .collect();
+        let describe = |name: &String| match self.image.topic_ids.get(name) {
+            Some(topic_id) => TopicMetadata {
+                name: name.clone(),
+                error: ErrorCode::None,
+                topic_id: Some(*topic_id),
+                partitions: self.image.topics[topic_id]
+                    .partitions
+                    .values()
+                    .cloned()
+                    .collect(),
+            },
+            None => TopicMetadata {
+                name: name.clone(),
+                error: ErrorCode::UnknownTopicOrPartition,
+                topic_id: None,
+                partitions: Vec::new(),
+            },
+        };
+        let topics = match topics {
+            Some(names) => names.iter().map(describe).collect(),
+            None => self.image.topic_ids.keys().map(describe).collect(),
+        };
+        Response::Metadata { brokers, topics }
+    }
+
+    /// Serves one request; `None` for requests a controller does not answer.
+    fn handle_request(
+        &mut self,
+        now_ms: i64,
+        from: NodeId,
+        request: Request,
+    ) -> Result<Option<Response>, ControllerError> {
+        let response = match request {
+            Request::BrokerRegistration {
+                broker_id,
+                incarnation,
+            } => self.handle_broker_registration(now_ms, from, broker_id, incarnation)?,
+            Request::BrokerHeartbeat {
+                broker_id,
+                broker_epoch,
+                metadata_offset,
+            } => self.handle_broker_heartbeat(
+                now_ms,
+                from,
+                broker_id,
+                broker_epoch,
+                metadata_offset,
+            )?,
+            Request::FetchMetadata {
+                from_offset,
+                max_records,
+            } => self.handle_fetch_metadata(from_offset, max_records),
+            Request::AlterPartition {
+                broker_id,
+                broker_epoch,
+                topic_id,
+                partition,
+                leader_epoch,
+                partition_epoch,
+                new_isr,
+            } => self.handle_alter_partition(
+                from,
+                broker_id,
+                broker_epoch,
+                topic_id,
+                partition,
+                leader_epoch,
+                partition_epoch,
+                new_isr,
+            )?,
+            Request::AllocateProducerIds {
+                broker_id,
+                broker_epoch,
+            } => self.handle_allocate_producer_ids(from, broker_id, broker_epoch)?,
+            Request::CreateTopics { topics } => self.handle_create_topics(&topics)?,
+            Request::Metadata { topics } => self.handle_metadata(topics.as_deref()),
+            Request::Produce { .. }
+            | Request::Fetch { .. }
+            | Request::OffsetsForLeaderEpoch { .. }
+            | Request::ListOffsets { .. }
+            | Request::InitProducerId { .. } => return Ok(None),
+        };
+        Ok(Some(response))
+    }
+}
+
+impl<D: LogDisk> Node for Controller<D> {
+    fn node_id(&self) -> NodeId {
+        self.node_id
+    }
+
+    fn handle_message(&mut self, now_ms: i64, envelope: Envelope) {
+        assert_eq!(
+            envelope.to, self.node_id,
+            "message delivered to the wrong node"
+        );
+        if self.fatal_error.is_some() {
+            return;
+        }
+        match envelope.message {
+            Message::Request(correlation_id, request) => {
+                // A disk error is recorded in `fatal_error`; the request goes unanswered.
+                if let Ok(Some(response)) = self.handle_request(now_ms, envelope.from, request) {
+                    self.outbox.respond(envelope.from, correlation_id, response);
+                }
+                assert!(self.staged.is_empty(), "a batch was left uncommitted");
+            }
+            Message::Response(..) => {}
+        }
+    }
+
+    fn handle_timeout(&mut self, now_ms: i64) {
+        if self.fatal_error.is_some() {
+            return;
+        }
+        let expired: Vec<BrokerId> = self
+            .session_deadlines_ms
+            .iter()
+            .filter(|(broker_id, deadline_ms)| {
+                **deadline_ms <= now_ms && self.image.is_broker_alive(**broker_id)
+            })
+            .map(|(broker_id, _)| *broker_id)
+            .collect();
+        for broker_id in expired {
+            self.stage_fence_broker(broker_id);
+        }
+        // A disk error is recorded in `fatal_error`.
+        let _ = self.commit();
+    }
+
+    fn poll_timeout(&self) -> Option<i64> {
+        if self.fatal_error.is_some() {
+            return None;
+        }
+        self.session_deadlines_ms
+            .iter()
+            .filter(|(broker_id, _)| self.image.is_broker_alive(**broker_id))
+            .map(|(_, deadline_ms)| *deadline_ms)
+            .min()
+    }
+
+    fn take_outbox(&mut self) -> Vec<Envelope> {
+        self.outbox.take()
+    }
+}
+
+/// The image of `records` applied from offset 0.
+fn replay(records: &[MetadataRecord]) -> MetadataImage {
+    let mut image = MetadataImage::default();
+    for (offset, record) in records.iter().enumerate() {
+        image.apply(offset as i64, record);
+    }
+    image
+}
+
+/// Structural rules of one partition state: replicas non-empty and distinct, ISR a non-empty
+/// subset of the replicas without duplicates, the leader (if any) in the ISR, epochs ≥ 0.
+fn check_partition_shape(partition: &PartitionRecord) -> Result<(), String> {
+    let distinct = |list: &[BrokerId]| {
+        list.iter()
+            .enumerate()
+            .all(|(index, broker)| !list[..index].contains(broker))
+    };
+    if partition.replicas.is_empty() || !distinct(&partition.replicas) {
+        return Err("replicas must be non-empty and distinct".to_string());
+    }
+    if partition.isr.is_empty() || !distinct(&partition.isr) {
+        return Err("ISR must be non-empty and distinct".to_string());
+    }
+    if !partition
+        .isr
+        .iter()
+        .all(|replica| partition.replicas.contains(replica))
+    {
+        return Err("ISR must be a subset of the replicas".to_string());
+    }
+    if partition
+        .leader
+        .is_some_and(|leader| !partition.isr.contains(&leader))
+    {
+        return Err("leader must be in the ISR".to_string());
+    }
+    if partition.leader_epoch < 0 || partition.partition_epoch < 0 {
+        return Err("epochs must not be negative".to_string());
+    }
+    Ok(())
+}
+
+/// Whether `image`, with `batch` just applied, is consistent at the batch boundary: no broker
+/// fenced or re-registered in the batch leads a partition, and every partition the batch
+/// changed has an unfenced leader or none. (Inside a batch a fenced broker may still lead until
+/// the batch's later records move its partitions.)
+fn check_batch(image: &MetadataImage, batch: &[MetadataRecord]) -> Result<(), String> {
+    for record in batch {
+        match record {
+            MetadataRecord::FenceBroker { broker_id, .. }
+            | MetadataRecord::RegisterBroker { broker_id, .. } => {
+                if let Some((topic_partition, _)) = image
+                    .all_partitions()
+                    .find(|(_, partition)| partition.leader == Some(*broker_id))
+                {
+                    return Err(format!(
+                        "fenced broker {broker_id} still leads {topic_partition}"
+                    ));
+                }
+            }
+            MetadataRecord::Partition(partition) => {
+                let current = &image.topics[&partition.topic_id].partitions[&partition.partition];
+                if let Some(leader) = current.leader {
+                    if !image.is_broker_alive(leader) {
+                        return Err(format!(
+                            "partition {}-{} is led by fenced broker {leader}",
+                            partition.topic_id, partition.partition
+                        ));
+                    }
+                }
+            }
+            MetadataRecord::UnfenceBroker { .. }
+            | MetadataRecord::Topic { .. }
+            | MetadataRecord::ProducerIds { .. }
+            | MetadataRecord::Config { .. }
+            | MetadataRecord::Acl(_)
+            | MetadataRecord::RemoveAcl(_) => {}
+        }
+    }
+    Ok(())
+}
+
+/// Whether `record` may be applied at `offset` to `image`: everything
+/// [`MetadataImage::apply`] would assert, plus the controller's own rules (broker epoch = record
+/// offset, unique topic names and ids, partition shape). Recovery uses it to refuse bad records
+/// without panicking; the write path asserts it.
+fn check_record(image: &MetadataImage, offset: i64, record: &MetadataRecord) -> Result<(), String> {
+    if offset != image.next_offset {
+        return Err(format!(
+            "offset {offset} is not the next offset {}",
+            image.next_offset
+        ));
+    }
+    match record {
+        MetadataRecord::RegisterBroker { broker_epoch, .. } => {
+            if *broker_epoch != offset {
+                return Err(format!(
+                    "broker epoch {broker_epoch} is not the record offset {offset}"
+                ));
+            }
+        }
+        MetadataRecord::FenceBroker {
+            broker_id,
+            broker_epoch,
+        }
+        | MetadataRecord::UnfenceBroker {
+            broker_id,
+            broker_epoch,
+        } => match image.brokers.get(broker_id) {
+            Some(registration) if registration.broker_epoch == *broker_epoch => {}
+            _ => {
+                return Err(format!(
+                    "broker {broker_id} epoch {broker_epoch} is not registered"
+                ))
+            }
+        },
+        MetadataRecord::Topic { name, topic_id } => {
+            if image.topic_ids.contains_key(name) {
+                return Err(format!("topic {name} exists"));
+            }
+            if image.topics.contains_key(topic_id) {
+                return Err(format!("topic id {topic_id} exists"));
+            }
+        }
+        MetadataRecord::Partition(partition) => {
+            let Some(topic) = image.topics.get(&partition.topic_id) else {
+                return Err(format!("unknown topic id {}", partition.topic_id));
+            };
+            check_partition_shape(partition)?;
+            if let Some(previous) = topic.partitions.get(&partition.partition) {
+                if partition.replicas != previous.replicas {
+                    return Err("replicas changed (reassignment is not modelled)".to_string());
+                }
+                if partition.leader_epoch < previous.leader_epoch {
+                    return Err("leader epoch went back".to_string());
+                }
+                if partition.partition_epoch <= previous.partition_epoch {
+                    return Err("partition epoch did not move forward".to_string());
+                }
+            }
+        }
+        MetadataRecord::ProducerIds {
+            next_producer_id, ..
+        } => {
+            if *next_producer_id <= image.next_producer_id {
+                return Err("producer id blocks must move forward".to_string());
+            }
+        }
+        MetadataRecord::Config { .. } | MetadataRecord::Acl(_) | MetadataRecord::RemoveAcl(_) => {}
+    }
+    Ok(())
+}
