@@ -57,11 +57,16 @@ impl fmt::Display for Violation {
         if let Some(tp) = &self.topic_partition {
             write!(f, " topic={} partition={}", tp.topic, tp.partition)?;
         }
-        write!(
-            f,
-            " time={:.3}s {}",
-            self.time_ms as f64 / 1000.0,
-            self.detail
+        write!(f, " {}", self.detail)
+    }
+}
+
+impl Violation {
+    /// The one-line form of design.md §5, with the run's seed and the detection time.
+    pub fn report_line(&self, seed: u64) -> String {
+        format!(
+            "{self} seed={seed} time={:.3}s",
+            self.time_ms as f64 / 1000.0
         )
     }
 }
@@ -91,6 +96,14 @@ pub struct TopicFacts {
     pub durable_acks: bool,
 }
 
+/// Incremental duplicate and order scan of one leader's log.
+#[derive(Debug, Clone, Default)]
+struct LogScan {
+    scanned_to: i64,
+    seen: BTreeMap<RecordId, i64>,
+    last_n: BTreeMap<(String, u64), (u64, i64)>,
+}
+
 /// The checkers and the state they carry between steps.
 #[derive(Default)]
 pub struct Checkers {
@@ -99,6 +112,12 @@ pub struct Checkers {
     high_watermarks: BTreeMap<(NodeId, u64, TopicPartition), (i32, i64)>,
     log_epochs_checked: BTreeMap<(NodeId, u64, TopicPartition), (i64, i32)>,
     durable_checked: BTreeMap<(ClusterIndex, TopicPartition), (i32, usize)>,
+    /// Replica comparison progress: (cluster, partition, member, member incarnation, leader
+    /// epoch) → offset below which the member was found equal to the leader.
+    converged_to: BTreeMap<(ClusterIndex, TopicPartition, BrokerId, u64, i32), i64>,
+    /// Duplicate and order scan of each leader's log: (cluster, partition, leader, leader
+    /// incarnation, leader epoch) → scan state.
+    scans: BTreeMap<(ClusterIndex, TopicPartition, BrokerId, u64, i32), LogScan>,
     /// Topics (cluster, name) whose acknowledged writes must be durable.
     pub durable_topics: BTreeSet<(ClusterIndex, String)>,
     /// Counts of events seen, for coverage marks.
@@ -126,6 +145,7 @@ impl Checkers {
         }
         self.check_leaders(time_ms, brokers, &mut violations);
         self.check_replica_logs(time_ms, brokers, &mut violations);
+        self.check_logs_incremental(time_ms, controllers, brokers, &mut violations);
         self.check_acked_durable(
             time_ms,
             controllers,
@@ -174,6 +194,12 @@ impl Checkers {
                     // A reported truncation may lower the high watermark and rewrite the tail.
                     self.high_watermarks
                         .remove(&(node, view.incarnation, topic_partition.clone()));
+                    let broker_id = view.broker.broker_id();
+                    self.converged_to.retain(|(cluster, tp, member, _, _), _| {
+                        !(*cluster == view.cluster
+                            && *tp == topic_partition
+                            && *member == broker_id)
+                    });
                     self.log_epochs_checked
                         .remove(&(node, view.incarnation, topic_partition));
                     self.mark("follower-truncated");
@@ -358,6 +384,66 @@ impl Checkers {
                 verified += 1;
             }
             self.durable_checked.insert(key, (epoch, verified));
+        }
+    }
+
+    /// Per step: every ISR member's log equals the leader's below their common high watermark
+    /// (only the newly covered range is compared), and the leader's log holds no duplicate and
+    /// no reordered record of one producer (only new batches are scanned).
+    fn check_logs_incremental(
+        &mut self,
+        time_ms: i64,
+        controllers: &[ControllerView<'_>],
+        brokers: &[BrokerView<'_>],
+        out: &mut Vec<Violation>,
+    ) {
+        for controller in controllers {
+            let cluster = controller.cluster;
+            for (tp, record) in controller.controller.image().all_partitions() {
+                let Some(leader_id) = record.leader else {
+                    continue;
+                };
+                let Some((epoch, leader_log)) = current_leader(controllers, brokers, cluster, &tp)
+                else {
+                    continue;
+                };
+                let leader_incarnation = brokers
+                    .iter()
+                    .find(|view| view.cluster == cluster && view.broker.broker_id() == leader_id)
+                    .map_or(0, |view| view.incarnation);
+                let scan = self
+                    .scans
+                    .entry((cluster, tp.clone(), leader_id, leader_incarnation, epoch))
+                    .or_default();
+                scan_new_records(time_ms, cluster, &tp, leader_log, scan, out);
+                for member in record.isr.iter().filter(|member| **member != leader_id) {
+                    let Some(view) = brokers
+                        .iter()
+                        .find(|view| view.cluster == cluster && view.broker.broker_id() == *member)
+                    else {
+                        continue;
+                    };
+                    let Some(partition) = view.broker.partitions().get(&tp) else {
+                        continue;
+                    };
+                    if partition.leader_epoch() != epoch {
+                        continue;
+                    }
+                    let key = (cluster, tp.clone(), *member, view.incarnation, epoch);
+                    let from = self.converged_to.get(&key).copied().unwrap_or(0);
+                    let verified = compare_range(
+                        time_ms,
+                        cluster,
+                        &tp,
+                        *member,
+                        leader_log,
+                        &partition.log,
+                        from,
+                        out,
+                    );
+                    self.converged_to.insert(key, verified);
+                }
+            }
         }
     }
 
@@ -780,4 +866,101 @@ fn unseen(time_ms: i64, history: &History) -> Vec<Violation> {
         }
     }
     out
+}
+
+/// Compares the follower with the leader from `from` up to their common high watermark;
+/// returns the offset up to which they were found equal.
+#[allow(clippy::too_many_arguments)]
+fn compare_range(
+    time_ms: i64,
+    cluster: ClusterIndex,
+    tp: &TopicPartition,
+    member: BrokerId,
+    leader: &PartitionLog<MemoryDirDisk>,
+    follower: &PartitionLog<MemoryDirDisk>,
+    from: i64,
+    out: &mut Vec<Violation>,
+) -> i64 {
+    let bound = leader.high_watermark().min(follower.high_watermark());
+    let start = from
+        .max(leader.log_start_offset())
+        .max(follower.log_start_offset());
+    let mut follower_batches = follower.batches_from(start);
+    let mut verified = from;
+    for expected in leader
+        .batches_from(start)
+        .take_while(|b| b.next_offset() <= bound)
+    {
+        let found = follower_batches.next();
+        if found.map(|b| b.bytes()) != Some(expected.bytes()) {
+            out.push(Violation {
+                invariant: "replica-convergence",
+                cluster: Some(cluster),
+                topic_partition: Some(tp.clone()),
+                detail: format!(
+                    "ISR member {member} differs from the leader at offset {} below high watermark {bound} (follower has a batch at {:?})",
+                    expected.base_offset(),
+                    found.map(|b| b.base_offset())
+                ),
+                time_ms,
+            });
+            return verified;
+        }
+        verified = expected.next_offset();
+    }
+    verified
+}
+
+/// Scans the batches a leader appended since the last step for duplicates and reordering.
+fn scan_new_records(
+    time_ms: i64,
+    cluster: ClusterIndex,
+    tp: &TopicPartition,
+    log: &PartitionLog<MemoryDirDisk>,
+    scan: &mut LogScan,
+    out: &mut Vec<Violation>,
+) {
+    let from = scan.scanned_to.max(log.log_start_offset());
+    for batch in log.batches_from(from) {
+        scan.scanned_to = batch.next_offset();
+        if batch.is_control() {
+            continue;
+        }
+        for record in batch.records().filter_map(Result::ok) {
+            if record.offset < from {
+                continue;
+            }
+            let Some(id) = record.value.as_deref().and_then(parse_value) else {
+                continue;
+            };
+            let stream = (id.producer.clone(), id.incarnation);
+            if let Some((previous_n, previous_offset)) = scan.last_n.get(&stream).copied() {
+                if id.n < previous_n {
+                    out.push(Violation {
+                        invariant: "producer-order",
+                        cluster: Some(cluster),
+                        topic_partition: Some(tp.clone()),
+                        detail: format!(
+                            "{}#{} record {} at offset {} after record {previous_n} at {previous_offset}",
+                            id.producer, id.incarnation, id.n, record.offset
+                        ),
+                        time_ms,
+                    });
+                }
+            }
+            scan.last_n.insert(stream, (id.n, record.offset));
+            if let Some(first) = scan.seen.insert(id.clone(), record.offset) {
+                out.push(Violation {
+                    invariant: "no-duplicates",
+                    cluster: Some(cluster),
+                    topic_partition: Some(tp.clone()),
+                    detail: format!(
+                        "{}#{} record {} at offsets {first} and {}",
+                        id.producer, id.incarnation, id.n, record.offset
+                    ),
+                    time_ms,
+                });
+            }
+        }
+    }
 }

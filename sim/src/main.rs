@@ -170,7 +170,7 @@ fn run_command(args: &RunArgs, replay: bool) -> ExitCode {
         println!("VACUOUS coverage marks not reached: {missing:?}");
     }
     for violation in &report.violations {
-        println!("{violation} seed={seed}");
+        println!("{}", violation.report_line(seed));
     }
     if report.verdict != mirrorsim_sim::runner::Verdict::Pass {
         println!("replay: {replay_line}");

@@ -32,8 +32,8 @@ use crate::world::{
 
 /// How often safety is checked, in simulated ms.
 const CHECK_INTERVAL_MS: u64 = 10;
-/// How often the deep (whole-log) checks run.
-const DEEP_CHECK_INTERVAL_MS: u64 = 1_000;
+/// How often madsim's task lists are pruned.
+const PRUNE_INTERVAL_MS: u64 = 1_000;
 /// Longest the set-up may take.
 const SETUP_LIMIT_MS: u64 = 30_000;
 
@@ -470,7 +470,7 @@ impl World {
             .collect();
         pending.sort_by_key(|(at, starting, _)| (*at, *starting));
         pending.reverse();
-        let mut since_deep = 0;
+        let mut since_prune = 0;
         let mut active: Vec<(PlannedFault, Vec<NodeId>)> = Vec::new();
         while (self.now_ms() - start) < scenario.duration_ms as i64 {
             madsim::time::sleep(Duration::from_millis(CHECK_INTERVAL_MS)).await;
@@ -487,10 +487,9 @@ impl World {
                 }
             }
             self.check_step();
-            since_deep += CHECK_INTERVAL_MS;
-            if since_deep >= DEEP_CHECK_INTERVAL_MS {
-                since_deep = 0;
-                self.check_deep();
+            since_prune += CHECK_INTERVAL_MS;
+            if since_prune >= PRUNE_INTERVAL_MS {
+                since_prune = 0;
                 prune_task_lists();
             }
             if !self.violations.is_empty() {

@@ -44,7 +44,11 @@ fn run_seed(name: &str, seed: u64, broken: Vec<BrokenSwitch>) -> RunReport {
 
 fn assert_passes(name: &str, seed: u64) {
     let report = run_seed(name, seed, Vec::new());
-    let violations: Vec<String> = report.violations.iter().map(ToString::to_string).collect();
+    let violations: Vec<String> = report
+        .violations
+        .iter()
+        .map(|v| v.report_line(seed))
+        .collect();
     assert_eq!(
         report.verdict,
         Verdict::Pass,
