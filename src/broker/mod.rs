@@ -1497,8 +1497,31 @@ impl<S: BrokerStorage> Broker<S> {
             Request::InitProducerId { .. } => {
                 self.handle_init_producer_id(now_ms, from, correlation_id)
             }
+            // Coordinators are not hosted yet (issue #4 in progress): Kafka's answer while no
+            // coordinator is loaded.
+            Request::FindCoordinator { .. } => self.outbox.respond(
+                from,
+                correlation_id,
+                Response::FindCoordinator {
+                    error: ErrorCode::CoordinatorNotAvailable,
+                    coordinator: None,
+                },
+            ),
+            Request::AddPartitionsToTxn { .. }
+            | Request::EndTxn { .. }
+            | Request::WriteTxnMarkers { .. }
+            | Request::ConsumerGroupHeartbeat { .. }
+            | Request::OffsetCommit { .. }
+            | Request::OffsetFetch { .. }
+            | Request::DescribeGroups { .. } => {
+                self.respond_not_coordinator(from, correlation_id, &request)
+            }
             // Controller-bound requests sent to a broker are answered with NotController.
-            Request::BrokerRegistration { .. }
+            Request::IncrementalAlterConfigs { .. }
+            | Request::CreateAcls { .. }
+            | Request::DeleteAcls { .. }
+            | Request::DescribeAcls
+            | Request::BrokerRegistration { .. }
             | Request::BrokerHeartbeat { .. }
             | Request::FetchMetadata { .. }
             | Request::AlterPartition { .. }
@@ -1509,6 +1532,56 @@ impl<S: BrokerStorage> Broker<S> {
         }
     }
 
+    fn respond_not_coordinator(&mut self, from: NodeId, correlation_id: u64, request: &Request) {
+        let error = ErrorCode::NotCoordinator;
+        let response = match request {
+            Request::AddPartitionsToTxn { partitions, .. } => Response::AddPartitionsToTxn {
+                results: partitions.iter().map(|tp| (tp.clone(), error)).collect(),
+            },
+            Request::EndTxn { .. } => Response::EndTxn { error },
+            Request::WriteTxnMarkers { markers } => Response::WriteTxnMarkers {
+                results: markers
+                    .iter()
+                    .map(|marker| {
+                        let partitions = marker
+                            .partitions
+                            .iter()
+                            .map(|tp| (tp.clone(), ErrorCode::NotLeaderOrFollower))
+                            .collect();
+                        (marker.producer_id, partitions)
+                    })
+                    .collect(),
+            },
+            Request::ConsumerGroupHeartbeat {
+                member_id,
+                member_epoch,
+                ..
+            } => Response::ConsumerGroupHeartbeat {
+                error,
+                member_id: member_id.clone(),
+                member_epoch: *member_epoch,
+                heartbeat_interval_ms: 0,
+                assignment: None,
+            },
+            Request::OffsetCommit { offsets, .. } => Response::OffsetCommit {
+                results: offsets
+                    .iter()
+                    .map(|entry| (entry.topic_partition.clone(), error))
+                    .collect(),
+            },
+            Request::OffsetFetch { .. } => Response::OffsetFetch {
+                error,
+                offsets: Vec::new(),
+            },
+            Request::DescribeGroups { .. } => Response::DescribeGroups {
+                error,
+                groups: Vec::new(),
+            },
+            _ => return,
+        };
+        self.outbox.respond(from, correlation_id, response);
+    }
+
     fn respond_not_controller(&mut self, from: NodeId, correlation_id: u64, request: &Request) {
         let response = match request {
             Request::CreateTopics { topics } => Response::CreateTopics {
@@ -1516,6 +1589,19 @@ impl<S: BrokerStorage> Broker<S> {
                     .iter()
                     .map(|topic| (topic.name.clone(), ErrorCode::NotController, None))
                     .collect(),
+            },
+            Request::IncrementalAlterConfigs { .. } => Response::IncrementalAlterConfigs {
+                error: ErrorCode::NotController,
+            },
+            Request::CreateAcls { .. } => Response::CreateAcls {
+                error: ErrorCode::NotController,
+            },
+            Request::DeleteAcls { .. } => Response::DeleteAcls {
+                error: ErrorCode::NotController,
+            },
+            Request::DescribeAcls => Response::DescribeAcls {
+                error: ErrorCode::None,
+                bindings: self.image.acls.iter().cloned().collect(),
             },
             _ => return,
         };
@@ -1590,8 +1676,20 @@ impl<S: BrokerStorage> Broker<S> {
                     self.handle_replica_fetch_response(now_ms, leader, correlation_id, partitions);
                 }
             }
-            // Brokers send no other requests.
-            Response::CreateTopics { .. }
+            // Brokers send no other requests (yet).
+            Response::FindCoordinator { .. }
+            | Response::AddPartitionsToTxn { .. }
+            | Response::EndTxn { .. }
+            | Response::WriteTxnMarkers { .. }
+            | Response::ConsumerGroupHeartbeat { .. }
+            | Response::OffsetCommit { .. }
+            | Response::OffsetFetch { .. }
+            | Response::DescribeGroups { .. }
+            | Response::IncrementalAlterConfigs { .. }
+            | Response::CreateAcls { .. }
+            | Response::DeleteAcls { .. }
+            | Response::DescribeAcls { .. }
+            | Response::CreateTopics { .. }
             | Response::Metadata { .. }
             | Response::Produce { .. }
             | Response::OffsetsForLeaderEpoch { .. }

@@ -508,6 +508,9 @@ fn init_producer_id_hands_out_ids_from_controller_blocks_starting_at_zero() {
                 correlation_id,
                 Request::InitProducerId {
                     transactional_id: None,
+                    transaction_timeout_ms: -1,
+                    producer_id: -1,
+                    producer_epoch: -1,
                 },
             ),
         });

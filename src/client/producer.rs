@@ -803,6 +803,9 @@ impl IdempotentProducer {
         let broker = self.metadata.target();
         let request = Request::InitProducerId {
             transactional_id: None,
+            transaction_timeout_ms: -1,
+            producer_id: -1,
+            producer_epoch: -1,
         };
         self.send_request(now_ms, broker, request, PendingRequest::InitProducerId);
         self.init_in_flight = true;

@@ -220,7 +220,8 @@ fn producer_start_sends_metadata_then_init_producer_id_to_the_first_bootstrap_br
     assert!(matches!(
         start[1].request,
         Request::InitProducerId {
-            transactional_id: None
+            transactional_id: None,
+            ..
         }
     ));
     harness.answer(&start[0], metadata(2, 4));

@@ -87,7 +87,7 @@ pub use placement::{
 };
 
 use crate::log::LogDisk;
-use crate::metadata::{MetadataImage, MetadataRecord, PartitionRecord};
+use crate::metadata::{AclBinding, ConfigResource, MetadataImage, MetadataRecord, PartitionRecord};
 use crate::node::{Node, Outbox};
 use crate::protocol::{
     BrokerId, ClusterIndex, Envelope, ErrorCode, Message, NewTopic, NodeId, Request, Response,
@@ -697,6 +697,68 @@ impl<D: LogDisk> Controller<D> {
         Ok(Response::CreateTopics { results })
     }
 
+    /// IncrementalAlterConfigs: SET (`Some`) or DELETE (`None`) entries of a topic or of the
+    /// broker defaults, as one batch. A topic must exist; an unchanged value writes nothing.
+    fn handle_alter_configs(
+        &mut self,
+        resource: ConfigResource,
+        changes: Vec<(String, Option<String>)>,
+    ) -> Result<Response, ControllerError> {
+        if let ConfigResource::Topic(name) = &resource {
+            if !self.image.topic_ids.contains_key(name) {
+                return Ok(Response::IncrementalAlterConfigs {
+                    error: ErrorCode::UnknownTopicOrPartition,
+                });
+            }
+        }
+        if changes.iter().any(|(name, _)| name.is_empty()) {
+            return Ok(Response::IncrementalAlterConfigs {
+                error: ErrorCode::InvalidConfig,
+            });
+        }
+        for (name, value) in changes {
+            let current = self
+                .image
+                .configs
+                .get(&resource)
+                .and_then(|entries| entries.get(&name));
+            if current != value.as_ref() {
+                self.stage(MetadataRecord::Config {
+                    resource: resource.clone(),
+                    name,
+                    value,
+                });
+            }
+        }
+        self.commit()?;
+        Ok(Response::IncrementalAlterConfigs {
+            error: ErrorCode::None,
+        })
+    }
+
+    /// CreateAcls (`create`) or DeleteAcls: one record per binding that changes.
+    fn handle_acls(
+        &mut self,
+        bindings: Vec<AclBinding>,
+        create: bool,
+    ) -> Result<Response, ControllerError> {
+        for binding in bindings {
+            let present = self.image.acls.contains(&binding);
+            if create && !present {
+                self.stage(MetadataRecord::Acl(binding));
+            } else if !create && present {
+                self.stage(MetadataRecord::RemoveAcl(binding));
+            }
+        }
+        self.commit()?;
+        let error = ErrorCode::None;
+        Ok(if create {
+            Response::CreateAcls { error }
+        } else {
+            Response::DeleteAcls { error }
+        })
+    }
+
     /// Validates one new topic and stages its records; later topics of the same request see it.
     fn stage_create_topic(&mut self, topic: &NewTopic) -> Result<TopicId, ErrorCode> {
         if !is_valid_topic_name(&topic.name) {
@@ -862,11 +924,29 @@ impl<D: LogDisk> Controller<D> {
             } => self.handle_allocate_producer_ids(from, broker_id, broker_epoch)?,
             Request::CreateTopics { topics } => self.handle_create_topics(&topics)?,
             Request::Metadata { topics } => self.handle_metadata(topics.as_deref()),
+            Request::IncrementalAlterConfigs { resource, changes } => {
+                self.handle_alter_configs(resource, changes)?
+            }
+            Request::CreateAcls { bindings } => self.handle_acls(bindings, true)?,
+            Request::DeleteAcls { bindings } => self.handle_acls(bindings, false)?,
+            Request::DescribeAcls => Response::DescribeAcls {
+                error: ErrorCode::None,
+                bindings: self.image.acls.iter().cloned().collect(),
+            },
+            // Data-plane and coordinator requests are brokers' business.
             Request::Produce { .. }
             | Request::Fetch { .. }
             | Request::OffsetsForLeaderEpoch { .. }
             | Request::ListOffsets { .. }
-            | Request::InitProducerId { .. } => return Ok(None),
+            | Request::InitProducerId { .. }
+            | Request::FindCoordinator { .. }
+            | Request::AddPartitionsToTxn { .. }
+            | Request::EndTxn { .. }
+            | Request::WriteTxnMarkers { .. }
+            | Request::ConsumerGroupHeartbeat { .. }
+            | Request::OffsetCommit { .. }
+            | Request::OffsetFetch { .. }
+            | Request::DescribeGroups { .. } => return Ok(None),
         };
         Ok(Some(response))
     }

@@ -1213,6 +1213,9 @@ fn metadata_request_is_answered_from_the_image_and_data_plane_requests_are_dropp
                 1,
                 Request::InitProducerId {
                     transactional_id: None,
+                    transaction_timeout_ms: -1,
+                    producer_id: -1,
+                    producer_epoch: -1,
                 },
             ),
         },
@@ -1596,4 +1599,137 @@ proptest! {
         prop_assert_eq!(recovered.records(), &records[..counts[complete]]);
         prop_assert_eq!(recovered.recovery().truncated_bytes, (cut - boundaries[complete]) as u64);
     }
+}
+
+#[test]
+fn incremental_alter_configs_sets_and_deletes_topic_configs_through_the_log() {
+    let mut controller = new_controller();
+    start_brokers(&mut controller, 0, &[1]);
+    create_topic(&mut controller, 0, new_topic("orders", 1, 1));
+    let alter = |changes: Vec<(&str, Option<&str>)>| Request::IncrementalAlterConfigs {
+        resource: ConfigResource::Topic("orders".into()),
+        changes: changes
+            .into_iter()
+            .map(|(name, value)| (name.to_string(), value.map(str::to_string)))
+            .collect(),
+    };
+    let before = controller.log_end_offset();
+    let response = send(
+        &mut controller,
+        1,
+        admin_node(),
+        alter(vec![
+            ("retention.ms", Some("1000")),
+            ("cleanup.policy", Some("delete")),
+        ]),
+    );
+    assert!(matches!(
+        response,
+        Response::IncrementalAlterConfigs {
+            error: ErrorCode::None
+        }
+    ));
+    assert_eq!(
+        controller.log_end_offset(),
+        before + 2,
+        "one Config record per change"
+    );
+    assert_eq!(
+        controller
+            .image()
+            .topic_config("orders", "retention.ms", ""),
+        "1000"
+    );
+    // An unchanged value writes nothing; a deletion writes a record with no value.
+    let before = controller.log_end_offset();
+    send(
+        &mut controller,
+        2,
+        admin_node(),
+        alter(vec![("retention.ms", Some("1000"))]),
+    );
+    assert_eq!(controller.log_end_offset(), before);
+    send(
+        &mut controller,
+        3,
+        admin_node(),
+        alter(vec![("retention.ms", None)]),
+    );
+    assert_eq!(
+        controller
+            .image()
+            .topic_config("orders", "retention.ms", "unset"),
+        "unset"
+    );
+    // Unknown topics and empty names are refused.
+    let unknown = Request::IncrementalAlterConfigs {
+        resource: ConfigResource::Topic("missing".into()),
+        changes: vec![("retention.ms".into(), Some("1".into()))],
+    };
+    assert!(matches!(
+        send(&mut controller, 4, admin_node(), unknown),
+        Response::IncrementalAlterConfigs {
+            error: ErrorCode::UnknownTopicOrPartition
+        }
+    ));
+    assert!(matches!(
+        send(
+            &mut controller,
+            5,
+            admin_node(),
+            alter(vec![("", Some("x"))])
+        ),
+        Response::IncrementalAlterConfigs {
+            error: ErrorCode::InvalidConfig
+        }
+    ));
+}
+
+#[test]
+fn acls_are_created_described_and_deleted_through_the_log() {
+    let mut controller = new_controller();
+    let binding = crate::metadata::AclBinding {
+        resource: "topic:orders".into(),
+        principal: "User:alice".into(),
+        operation: "Read".into(),
+        permission: "Allow".into(),
+    };
+    let before = controller.log_end_offset();
+    send(
+        &mut controller,
+        1,
+        admin_node(),
+        Request::CreateAcls {
+            bindings: vec![binding.clone(), binding.clone()],
+        },
+    );
+    assert_eq!(
+        controller.log_end_offset(),
+        before + 1,
+        "a duplicate binding writes nothing"
+    );
+    match send(&mut controller, 2, admin_node(), Request::DescribeAcls) {
+        Response::DescribeAcls { bindings, .. } => assert_eq!(bindings, vec![binding.clone()]),
+        other => panic!("{other:?}"),
+    }
+    send(
+        &mut controller,
+        3,
+        admin_node(),
+        Request::DeleteAcls {
+            bindings: vec![binding.clone()],
+        },
+    );
+    assert!(controller.image().acls.is_empty());
+    // The records survive a restart.
+    send(
+        &mut controller,
+        4,
+        admin_node(),
+        Request::CreateAcls {
+            bindings: vec![binding.clone()],
+        },
+    );
+    let restarted = open(controller.into_disk(), 5);
+    assert!(restarted.image().acls.contains(&binding));
 }

@@ -69,6 +69,28 @@ pub enum ErrorCode {
     DuplicateBrokerRegistration,
     /// 107: a proposed ISR member is fenced or not registered (KIP-841).
     IneligibleReplica,
+    /// 14: the coordinator is loading its state.
+    CoordinatorLoadInProgress,
+    /// 15: no coordinator is available (its internal partition has no leader or does not exist yet).
+    CoordinatorNotAvailable,
+    /// 16: this broker is not the coordinator for the key.
+    NotCoordinator,
+    /// 25: the member is not in the group (also the answer to an admin offset write to a group with members).
+    UnknownMemberId,
+    /// 49: the producer id does not match the transactional id.
+    InvalidProducerIdMapping,
+    /// 50: the transaction timeout is out of range.
+    InvalidTransactionTimeout,
+    /// 51: the previous transaction is still completing; retry.
+    ConcurrentTransactions,
+    /// 68: the group still has members.
+    NonEmptyGroup,
+    /// 69: the group does not exist.
+    GroupIdNotFound,
+    /// 110: the member's epoch is stale (KIP-848).
+    FencedMemberEpoch,
+    /// 100: no topic with this id.
+    UnknownTopicId,
     /// Any other code, kept as its number.
     Other(i16),
 }
@@ -108,6 +130,17 @@ impl ErrorCode {
             Self::InvalidUpdateVersion => 99,
             Self::DuplicateBrokerRegistration => 101,
             Self::IneligibleReplica => 107,
+            Self::CoordinatorLoadInProgress => 14,
+            Self::CoordinatorNotAvailable => 15,
+            Self::NotCoordinator => 16,
+            Self::UnknownMemberId => 25,
+            Self::InvalidProducerIdMapping => 49,
+            Self::InvalidTransactionTimeout => 50,
+            Self::ConcurrentTransactions => 51,
+            Self::NonEmptyGroup => 68,
+            Self::GroupIdNotFound => 69,
+            Self::FencedMemberEpoch => 110,
+            Self::UnknownTopicId => 100,
             Self::Other(code) => code,
         }
     }
@@ -146,6 +179,17 @@ impl ErrorCode {
             99 => Self::InvalidUpdateVersion,
             101 => Self::DuplicateBrokerRegistration,
             107 => Self::IneligibleReplica,
+            14 => Self::CoordinatorLoadInProgress,
+            15 => Self::CoordinatorNotAvailable,
+            16 => Self::NotCoordinator,
+            25 => Self::UnknownMemberId,
+            49 => Self::InvalidProducerIdMapping,
+            50 => Self::InvalidTransactionTimeout,
+            51 => Self::ConcurrentTransactions,
+            68 => Self::NonEmptyGroup,
+            69 => Self::GroupIdNotFound,
+            110 => Self::FencedMemberEpoch,
+            100 => Self::UnknownTopicId,
             other => Self::Other(other),
         }
     }
@@ -171,6 +215,10 @@ impl ErrorCode {
                 | Self::OffsetNotAvailable
                 | Self::CorruptMessage
                 | Self::NotController
+                | Self::CoordinatorLoadInProgress
+                | Self::CoordinatorNotAvailable
+                | Self::NotCoordinator
+                | Self::ConcurrentTransactions
         )
     }
 }

@@ -152,11 +152,172 @@ pub enum Request {
         /// Partitions to look up.
         partitions: Vec<ListOffsetsQuery>,
     },
-    /// Producer → any broker: a producer id (idempotent producers).
+    /// Producer → any broker (idempotent) or its transaction coordinator (transactional): a
+    /// producer id and epoch. A transactional re-init bumps the epoch and fences older instances.
     InitProducerId {
         /// Transactional id, if any.
         transactional_id: Option<String>,
+        /// `transaction.timeout.ms` (transactional only).
+        transaction_timeout_ms: i64,
+        /// The id the producer holds (−1 if none; KIP-360 re-init keeps it).
+        producer_id: i64,
+        /// The epoch the producer holds (−1 if none).
+        producer_epoch: i16,
     },
+    /// Client → any broker: which broker coordinates a group or transactional id.
+    FindCoordinator {
+        /// Group or transaction coordinator.
+        key_type: CoordinatorType,
+        /// The group id or transactional id.
+        key: String,
+    },
+    /// Transactional producer → its coordinator: partitions joining the ongoing transaction.
+    AddPartitionsToTxn {
+        /// Transactional id.
+        transactional_id: String,
+        /// Producer id.
+        producer_id: i64,
+        /// Producer epoch.
+        producer_epoch: i16,
+        /// Partitions to add.
+        partitions: Vec<TopicPartition>,
+    },
+    /// Transactional producer → its coordinator: commit or abort the ongoing transaction.
+    EndTxn {
+        /// Transactional id.
+        transactional_id: String,
+        /// Producer id.
+        producer_id: i64,
+        /// Producer epoch.
+        producer_epoch: i16,
+        /// Commit (`true`) or abort.
+        committed: bool,
+    },
+    /// Transaction coordinator → partition leaders: write COMMIT/ABORT markers.
+    WriteTxnMarkers {
+        /// Markers, each for several partitions.
+        markers: Vec<TxnMarker>,
+    },
+    /// Consumer → group coordinator: membership heartbeat (KIP-848 style: the coordinator
+    /// assigns partitions).
+    ConsumerGroupHeartbeat {
+        /// Group id.
+        group_id: String,
+        /// Member id; empty to join.
+        member_id: String,
+        /// Member epoch: 0 to join, −1 to leave, else the current epoch.
+        member_epoch: i32,
+        /// Topics subscribed (sent when joining or when they change).
+        subscribed_topics: Option<Vec<String>>,
+    },
+    /// Consumer or admin → group coordinator: commit offsets. An admin write uses an empty
+    /// member id and epoch −1 and is refused while the group has members.
+    OffsetCommit {
+        /// Group id.
+        group_id: String,
+        /// Member id (empty for an admin write).
+        member_id: String,
+        /// Member epoch (−1 for an admin write).
+        member_epoch: i32,
+        /// Offsets.
+        offsets: Vec<OffsetCommitEntry>,
+    },
+    /// Consumer or admin → group coordinator: committed offsets.
+    OffsetFetch {
+        /// Group id.
+        group_id: String,
+        /// Partitions; `None` for all the group has.
+        partitions: Option<Vec<TopicPartition>>,
+    },
+    /// Admin → group coordinator: groups and their state (for mirroring's offset sync).
+    DescribeGroups {
+        /// Group ids; empty for all groups of this coordinator.
+        group_ids: Vec<String>,
+    },
+    /// Admin → any broker (forwarded) or controller: change configs.
+    IncrementalAlterConfigs {
+        /// The object configured.
+        resource: crate::metadata::ConfigResource,
+        /// (name, new value or `None` to delete).
+        changes: Vec<(String, Option<String>)>,
+    },
+    /// Admin → controller: create ACLs.
+    CreateAcls {
+        /// Bindings to create.
+        bindings: Vec<crate::metadata::AclBinding>,
+    },
+    /// Admin → controller: delete ACLs.
+    DeleteAcls {
+        /// Bindings to delete.
+        bindings: Vec<crate::metadata::AclBinding>,
+    },
+    /// Admin → any broker: list ACLs.
+    DescribeAcls,
+}
+
+/// Which coordinator a FindCoordinator asks for.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+pub enum CoordinatorType {
+    /// The group coordinator (`__consumer_offsets`).
+    Group,
+    /// The transaction coordinator (`__transaction_state`).
+    Transaction,
+}
+
+/// One marker of a WriteTxnMarkers request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TxnMarker {
+    /// Producer id of the transaction.
+    pub producer_id: i64,
+    /// Producer epoch the marker carries.
+    pub producer_epoch: i16,
+    /// COMMIT (`true`) or ABORT.
+    pub committed: bool,
+    /// The coordinator's epoch (its `__transaction_state` partition leader epoch).
+    pub coordinator_epoch: i32,
+    /// Partitions to write the marker to.
+    pub partitions: Vec<TopicPartition>,
+}
+
+/// One partition of an OffsetCommit request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OffsetCommitEntry {
+    /// The partition.
+    pub topic_partition: TopicPartition,
+    /// The committed offset (the next record to consume).
+    pub offset: i64,
+    /// Leader epoch of the record before the offset, or −1.
+    pub leader_epoch: i32,
+    /// Free-form metadata.
+    pub metadata: String,
+}
+
+/// A committed offset as OffsetFetch returns it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommittedOffset {
+    /// The partition.
+    pub topic_partition: TopicPartition,
+    /// The offset, −1 if none.
+    pub offset: i64,
+    /// Its leader epoch, or −1.
+    pub leader_epoch: i32,
+    /// Its metadata.
+    pub metadata: String,
+    /// Per-partition error.
+    pub error: ErrorCode,
+}
+
+/// A group as DescribeGroups returns it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupDescription {
+    /// Group id.
+    pub group_id: String,
+    /// `Empty`, `Stable`, `Assigning`, … (free-form in this model).
+    pub state: String,
+    /// Member ids.
+    pub members: Vec<String>,
 }
 
 impl Request {
@@ -175,6 +336,18 @@ impl Request {
             Self::OffsetsForLeaderEpoch { .. } => "OffsetsForLeaderEpoch",
             Self::ListOffsets { .. } => "ListOffsets",
             Self::InitProducerId { .. } => "InitProducerId",
+            Self::FindCoordinator { .. } => "FindCoordinator",
+            Self::AddPartitionsToTxn { .. } => "AddPartitionsToTxn",
+            Self::EndTxn { .. } => "EndTxn",
+            Self::WriteTxnMarkers { .. } => "WriteTxnMarkers",
+            Self::ConsumerGroupHeartbeat { .. } => "ConsumerGroupHeartbeat",
+            Self::OffsetCommit { .. } => "OffsetCommit",
+            Self::OffsetFetch { .. } => "OffsetFetch",
+            Self::DescribeGroups { .. } => "DescribeGroups",
+            Self::IncrementalAlterConfigs { .. } => "IncrementalAlterConfigs",
+            Self::CreateAcls { .. } => "CreateAcls",
+            Self::DeleteAcls { .. } => "DeleteAcls",
+            Self::DescribeAcls => "DescribeAcls",
         }
     }
 }
@@ -325,6 +498,82 @@ pub enum Response {
         /// The producer epoch.
         producer_epoch: i16,
     },
+    /// The coordinator for a key.
+    FindCoordinator {
+        /// Error, or `None`.
+        error: ErrorCode,
+        /// The coordinator broker.
+        coordinator: Option<NodeId>,
+    },
+    /// Per-partition outcome of AddPartitionsToTxn.
+    AddPartitionsToTxn {
+        /// (partition, error).
+        results: Vec<(TopicPartition, ErrorCode)>,
+    },
+    /// Outcome of EndTxn.
+    EndTxn {
+        /// Error, or `None`.
+        error: ErrorCode,
+    },
+    /// Per-marker, per-partition outcome of WriteTxnMarkers.
+    WriteTxnMarkers {
+        /// (producer id, [(partition, error)]).
+        results: Vec<(i64, Vec<(TopicPartition, ErrorCode)>)>,
+    },
+    /// Membership answer.
+    ConsumerGroupHeartbeat {
+        /// Error, or `None`.
+        error: ErrorCode,
+        /// The member id (assigned on join).
+        member_id: String,
+        /// The member's epoch.
+        member_epoch: i32,
+        /// How often to heartbeat.
+        heartbeat_interval_ms: i64,
+        /// The member's assignment, when it changed.
+        assignment: Option<Vec<TopicPartition>>,
+    },
+    /// Per-partition outcome of OffsetCommit.
+    OffsetCommit {
+        /// (partition, error).
+        results: Vec<(TopicPartition, ErrorCode)>,
+    },
+    /// Committed offsets.
+    OffsetFetch {
+        /// Group-level error.
+        error: ErrorCode,
+        /// Offsets.
+        offsets: Vec<CommittedOffset>,
+    },
+    /// Groups.
+    DescribeGroups {
+        /// Error, or `None`.
+        error: ErrorCode,
+        /// Descriptions.
+        groups: Vec<GroupDescription>,
+    },
+    /// Outcome of IncrementalAlterConfigs.
+    IncrementalAlterConfigs {
+        /// Error, or `None`.
+        error: ErrorCode,
+    },
+    /// Outcome of CreateAcls.
+    CreateAcls {
+        /// Error, or `None`.
+        error: ErrorCode,
+    },
+    /// Outcome of DeleteAcls.
+    DeleteAcls {
+        /// Error, or `None`.
+        error: ErrorCode,
+    },
+    /// ACLs.
+    DescribeAcls {
+        /// Error, or `None`.
+        error: ErrorCode,
+        /// Bindings.
+        bindings: Vec<crate::metadata::AclBinding>,
+    },
 }
 
 impl Response {
@@ -343,6 +592,18 @@ impl Response {
             Self::OffsetsForLeaderEpoch { .. } => "OffsetsForLeaderEpochResponse",
             Self::ListOffsets { .. } => "ListOffsetsResponse",
             Self::InitProducerId { .. } => "InitProducerIdResponse",
+            Self::FindCoordinator { .. } => "FindCoordinatorResponse",
+            Self::AddPartitionsToTxn { .. } => "AddPartitionsToTxnResponse",
+            Self::EndTxn { .. } => "EndTxnResponse",
+            Self::WriteTxnMarkers { .. } => "WriteTxnMarkersResponse",
+            Self::ConsumerGroupHeartbeat { .. } => "ConsumerGroupHeartbeatResponse",
+            Self::OffsetCommit { .. } => "OffsetCommitResponse",
+            Self::OffsetFetch { .. } => "OffsetFetchResponse",
+            Self::DescribeGroups { .. } => "DescribeGroupsResponse",
+            Self::IncrementalAlterConfigs { .. } => "IncrementalAlterConfigsResponse",
+            Self::CreateAcls { .. } => "CreateAclsResponse",
+            Self::DeleteAcls { .. } => "DeleteAclsResponse",
+            Self::DescribeAcls { .. } => "DescribeAclsResponse",
         }
     }
 }

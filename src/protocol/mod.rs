@@ -7,7 +7,7 @@ mod messages;
 pub use error_code::ErrorCode;
 pub use ids::{BrokerId, ClientKind, ClusterIndex, NodeId, TopicId, TopicPartition};
 pub use messages::{
-    Acks, Envelope, EpochAnswer, EpochQuery, FetchPartition, FetchPartitionResponse,
-    ListOffsetsAnswer, ListOffsetsQuery, Message, NewTopic, OffsetSpec, Request, Response,
-    TopicMetadata,
+    Acks, CommittedOffset, CoordinatorType, Envelope, EpochAnswer, EpochQuery, FetchPartition,
+    FetchPartitionResponse, GroupDescription, ListOffsetsAnswer, ListOffsetsQuery, Message,
+    NewTopic, OffsetCommitEntry, OffsetSpec, Request, Response, TopicMetadata, TxnMarker,
 };
