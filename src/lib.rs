@@ -16,6 +16,7 @@
 //! | [`metadata`] | KRaft-style metadata records and the image built from them (topics, partitions, brokers, configs, ACLs, producer-id blocks). |
 //! | [`controller`] | The single active controller of a cluster (KRaft's QuorumController without a quorum): durable metadata log with recovery, broker registration, heartbeats and fencing, leader election, ISR changes, producer-id blocks, topic creation. |
 //! | [`node`] | The `Node` trait every modelled node implements (messages and timeouts in, envelopes and a next deadline out) and the `Outbox` helper. |
+//! | [`coordinator`] | Coordinators hosted on brokers: the shard contract (write, then apply) and Kafka's key-to-partition hash. |
 //! | [`client`] | Client-side rules that the simulated clients share, starting with how a consumer turns fetched batches into records (READ_COMMITTED filtering, control batches skipped). |
 //!
 //! Determinism rules for everything in here: no `HashMap` iteration on a path that changes
@@ -25,6 +26,7 @@
 pub mod broker;
 pub mod client;
 pub mod controller;
+pub mod coordinator;
 pub mod log;
 pub mod metadata;
 pub mod node;

@@ -1,0 +1,178 @@
+//! Coordinators hosted on brokers, Kafka's `CoordinatorRuntime` model.
+//!
+//! A coordinator is split into *shards*, one per partition of an internal topic
+//! (`__consumer_offsets` for groups, `__transaction_state` for transactions; `__mirror_state`
+//! later). The broker leading such a partition hosts its shard: when it becomes leader it builds
+//! a fresh shard, replays every record of the partition into it ([`Shard::replay`]) and calls
+//! [`Shard::loaded`]; from then on it routes the requests whose key hashes to that partition
+//! ([`partition_for`]) to the shard. When it loses leadership it calls [`Shard::unloaded`] and
+//! drops the shard.
+//!
+//! Contract between a shard and the runtime (the broker):
+//! - A shard changes its state only in `replay`. To change state it asks for a write
+//!   ([`ShardOutput::writes`]); the runtime appends the records to the partition as one batch
+//!   (leader append, coordinator origin) and, once the partition's high watermark passes the
+//!   batch, replays the records into the shard and then calls [`Shard::write_completed`] with
+//!   `Ok`. If the write cannot be appended it reports the error instead. Writes complete in the
+//!   order they were asked for. ("Write, then apply": a shard never shows state that could be
+//!   lost with its partition's uncommitted tail.)
+//! - Responses a shard queues are sent at once; a shard that must wait for a write keeps the
+//!   request's return address and answers in `write_completed`.
+//! - Requests a shard sends to other nodes ([`ShardOutput::requests`]) carry a shard-chosen
+//!   token; the runtime delivers the answer (or `Err(RequestTimedOut)`) to
+//!   [`Shard::handle_response`] with that token.
+//! - Shards are deterministic state machines: time comes in [`ShardEnv::now_ms`], metadata in
+//!   [`ShardEnv::image`]; no clocks, no randomness, `BTreeMap` only.
+
+use std::fmt::Debug;
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::metadata::MetadataImage;
+use crate::protocol::{ErrorCode, NodeId, Request, Response, TopicPartition};
+
+/// The group coordinator's internal topic.
+pub const CONSUMER_OFFSETS_TOPIC: &str = "__consumer_offsets";
+/// The transaction coordinator's internal topic.
+pub const TRANSACTION_STATE_TOPIC: &str = "__transaction_state";
+
+/// Java's `String.hashCode` over the UTF-16 code units of `key`.
+pub fn java_string_hash(key: &str) -> i32 {
+    key.encode_utf16().fold(0i32, |hash, unit| {
+        hash.wrapping_mul(31).wrapping_add(i32::from(unit))
+    })
+}
+
+/// Kafka's coordinator partition for a key: `abs(hashCode(key)) % partitions` (with Kafka's
+/// `Utils.abs`, which maps `i32::MIN` to 0).
+pub fn partition_for(key: &str, partitions: i32) -> i32 {
+    assert!(partitions > 0, "an internal topic has partitions");
+    let hash = java_string_hash(key);
+    let abs = if hash == i32::MIN { 0 } else { hash.abs() };
+    abs % partitions
+}
+
+/// What a shard sees of the world when it is called.
+#[derive(Debug, Clone, Copy)]
+pub struct ShardEnv<'a> {
+    /// The hosting broker's clock.
+    pub now_ms: i64,
+    /// The hosting broker's metadata image (partition leaders, topic configs).
+    pub image: &'a MetadataImage,
+    /// The leader epoch of the shard's partition: the coordinator epoch.
+    pub coordinator_epoch: i32,
+    /// The hosting broker.
+    pub node_id: NodeId,
+    /// The shard's partition of the internal topic.
+    pub partition: &'a TopicPartition,
+}
+
+/// Records to append as one batch; `write_id` comes back in [`Shard::write_completed`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShardWrite<R> {
+    /// Chosen by the shard.
+    pub write_id: u64,
+    /// The records, in order.
+    pub records: Vec<R>,
+}
+
+/// What a shard asks the runtime to do.
+#[derive(Debug, Clone)]
+pub struct ShardOutput<R> {
+    /// Writes, appended in this order.
+    pub writes: Vec<ShardWrite<R>>,
+    /// Responses to send now: (to, correlation id, response).
+    pub responses: Vec<(NodeId, u64, Response)>,
+    /// Requests to send: (to, request, token).
+    pub requests: Vec<(NodeId, Request, u64)>,
+}
+
+impl<R> Default for ShardOutput<R> {
+    fn default() -> Self {
+        Self {
+            writes: Vec::new(),
+            responses: Vec::new(),
+            requests: Vec::new(),
+        }
+    }
+}
+
+impl<R> ShardOutput<R> {
+    /// Whether nothing was asked for.
+    pub fn is_empty(&self) -> bool {
+        self.writes.is_empty() && self.responses.is_empty() && self.requests.is_empty()
+    }
+}
+
+/// One coordinator shard; see the module doc for the contract with the runtime.
+pub trait Shard {
+    /// The shard's record type, stored as JSON in its partition's batches.
+    type Record: Clone + Debug + Serialize + DeserializeOwned;
+
+    /// Applies one committed record (while loading, and after each write commits).
+    fn replay(&mut self, record: &Self::Record);
+
+    /// The whole partition was replayed; the shard may now resume work (e.g. finish
+    /// transactions that were completing when the previous coordinator stopped).
+    fn loaded(&mut self, env: &ShardEnv<'_>, out: &mut ShardOutput<Self::Record>);
+
+    /// A request for this shard.
+    fn handle_request(
+        &mut self,
+        env: &ShardEnv<'_>,
+        from: NodeId,
+        correlation_id: u64,
+        request: Request,
+        out: &mut ShardOutput<Self::Record>,
+    );
+
+    /// The answer to a request the shard sent, or `Err(RequestTimedOut)`.
+    fn handle_response(
+        &mut self,
+        env: &ShardEnv<'_>,
+        token: u64,
+        response: Result<Response, ErrorCode>,
+        out: &mut ShardOutput<Self::Record>,
+    );
+
+    /// A write committed (its records were replayed just before) or failed.
+    fn write_completed(
+        &mut self,
+        env: &ShardEnv<'_>,
+        write_id: u64,
+        result: Result<(), ErrorCode>,
+        out: &mut ShardOutput<Self::Record>,
+    );
+
+    /// The deadline from [`Shard::poll_timeout`] passed.
+    fn handle_timeout(&mut self, env: &ShardEnv<'_>, out: &mut ShardOutput<Self::Record>);
+
+    /// The earliest time the shard wants `handle_timeout`.
+    fn poll_timeout(&self) -> Option<i64>;
+
+    /// The broker lost the partition: answer pending requests (with `NotCoordinator`); the
+    /// shard is dropped afterwards.
+    fn unloaded(&mut self, out: &mut ShardOutput<Self::Record>);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn coordinator_partition_follows_java_string_hash() {
+        // Values printed by Java 17's "...".hashCode() on this machine.
+        assert_eq!(java_string_hash(""), 0);
+        assert_eq!(java_string_hash("a"), 97);
+        assert_eq!(java_string_hash("group-1"), 293_427_299);
+        assert_eq!(java_string_hash("ü-group"), 1_699_569_262);
+        assert_eq!(java_string_hash("polygenelubricants"), i32::MIN);
+        assert_eq!(partition_for("polygenelubricants", 50), 0);
+        assert_eq!(partition_for("a", 50), 47);
+        for key in ["txn-1", "orders-app", "g", "ü-group"] {
+            let partition = partition_for(key, 50);
+            assert!((0..50).contains(&partition), "{key} → {partition}");
+        }
+    }
+}
