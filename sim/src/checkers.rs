@@ -219,6 +219,7 @@ impl Checkers {
                     self.mark("follower-high-watermark-lowered");
                 }
                 BrokerEvent::BecameLeader { .. } => self.mark("leader-elected"),
+                BrokerEvent::CoordinatorLoaded { .. } => self.mark("coordinator-loaded"),
                 BrokerEvent::IsrChanged { .. } => self.mark("isr-changed"),
                 BrokerEvent::BecameFollower { .. } | BrokerEvent::LeaderAppend { .. } => {}
             }

@@ -32,6 +32,12 @@ pub struct BrokerConfig {
     pub high_watermark_checkpoint_interval_ms: i64,
     /// `segment.bytes` for new logs.
     pub segment_bytes: usize,
+    /// Partitions of `__consumer_offsets` (`offsets.topic.num.partitions`, Kafka: 50).
+    pub offsets_topic_partitions: i32,
+    /// Partitions of `__transaction_state` (`transaction.state.log.num.partitions`, Kafka: 50).
+    pub transaction_state_partitions: i32,
+    /// Replication factor of internal topics (Kafka: 3), capped by the live brokers.
+    pub internal_topic_replication_factor: i16,
     /// Deliberate bugs for checker tests only; empty in every real configuration.
     pub broken: Vec<BrokenSwitch>,
 }
@@ -79,6 +85,9 @@ impl Default for BrokerConfig {
             log_flush_interval_ms: None,
             high_watermark_checkpoint_interval_ms: 500,
             segment_bytes: 64 * 1024,
+            offsets_topic_partitions: 4,
+            transaction_state_partitions: 4,
+            internal_topic_replication_factor: 3,
             broken: Vec::new(),
         }
     }

@@ -25,6 +25,7 @@
 //! watermark advances even while the ISR is below `min.insync.replicas` (pre-KIP-966 behaviour).
 
 mod config;
+mod coordinators;
 mod partition;
 mod storage;
 #[cfg(test)]
@@ -42,9 +43,9 @@ use crate::log::{AppendOrigin, EpochEndOffset, FetchIsolation, LogConfig, LogDis
 use crate::metadata::{MetadataImage, PartitionRecord};
 use crate::node::{Node, Outbox};
 use crate::protocol::{
-    Acks, BrokerId, ClusterIndex, EpochAnswer, EpochQuery, ErrorCode, FetchPartition,
-    FetchPartitionResponse, ListOffsetsAnswer, ListOffsetsQuery, Message, NodeId, OffsetSpec,
-    Request, Response, TopicMetadata, TopicPartition,
+    Acks, BrokerId, ClusterIndex, CoordinatorType, EpochAnswer, EpochQuery, ErrorCode,
+    FetchPartition, FetchPartitionResponse, ListOffsetsAnswer, ListOffsetsQuery, Message, NodeId,
+    OffsetSpec, Request, Response, TopicMetadata, TopicPartition,
 };
 use crate::record::RecordBatch;
 
@@ -104,6 +105,13 @@ pub enum BrokerEvent {
         /// Last offset.
         last_offset: i64,
         /// The leader epoch stamped.
+        leader_epoch: i32,
+    },
+    /// This broker loaded the coordinator shard of an internal partition it now leads.
+    CoordinatorLoaded {
+        /// The internal partition.
+        topic_partition: TopicPartition,
+        /// Its leader epoch (the coordinator epoch).
         leader_epoch: i32,
     },
     /// A follower lowered its high watermark to its (new) leader's, which lagged.
@@ -190,6 +198,11 @@ pub struct Broker<S: BrokerStorage> {
     producer_id_block: Option<(i64, i64)>,
     allocate_producer_ids: Option<PendingRequest>,
     waiting_for_producer_id: Vec<(NodeId, u64)>,
+    coordinators: BTreeMap<
+        TopicPartition,
+        Box<dyn crate::coordinator::runtime::HostedCoordinator<S::Disk> + Send>,
+    >,
+    delayed_markers: Vec<coordinators::DelayedMarkers>,
     next_isr_check_ms: i64,
     next_flush_ms: Option<i64>,
     next_high_watermark_checkpoint_ms: i64,
@@ -249,6 +262,8 @@ impl<S: BrokerStorage> Broker<S> {
             producer_id_block: None,
             allocate_producer_ids: None,
             waiting_for_producer_id: Vec::new(),
+            coordinators: BTreeMap::new(),
+            delayed_markers: Vec::new(),
             events: Vec::new(),
         })
     }
@@ -483,6 +498,7 @@ impl<S: BrokerStorage> Broker<S> {
                     leader_epoch: record.leader_epoch,
                     start_offset: partition.log.log_end_offset(),
                 });
+                self.load_coordinator(now_ms, topic_partition);
             }
             (_, leader) => {
                 let log_end_before = partition.log.log_end_offset();
@@ -503,6 +519,8 @@ impl<S: BrokerStorage> Broker<S> {
                     leader_epoch: record.leader_epoch,
                 });
                 self.fail_delayed_produces(topic_partition, ErrorCode::NotLeaderOrFollower);
+                self.unload_coordinator(topic_partition);
+                self.complete_delayed_markers(now_ms);
                 if let Some(leader) = leader {
                     self.fetch_sessions.entry(leader).or_default();
                 }
@@ -652,6 +670,8 @@ impl<S: BrokerStorage> Broker<S> {
             .is_some_and(|partition| partition.maybe_increment_high_watermark(self_id));
         if moved {
             self.complete_delayed_produces(now_ms);
+            self.complete_delayed_markers(now_ms);
+            self.poll_coordinator(now_ms, topic_partition);
             self.try_complete_delayed_fetches(now_ms);
         }
     }
@@ -1494,27 +1514,60 @@ impl<S: BrokerStorage> Broker<S> {
                 isolation,
                 partitions,
             } => self.handle_list_offsets(from, correlation_id, isolation, partitions),
+            Request::InitProducerId {
+                transactional_id: Some(transactional_id),
+                transaction_timeout_ms,
+                producer_id,
+                producer_epoch,
+            } => {
+                let key = transactional_id.clone();
+                let key_type = CoordinatorType::Transaction;
+                let request = Request::InitProducerId {
+                    transactional_id: Some(transactional_id),
+                    transaction_timeout_ms,
+                    producer_id,
+                    producer_epoch,
+                };
+                self.route_to_coordinator(now_ms, from, correlation_id, key_type, &key, request)
+            }
             Request::InitProducerId { .. } => {
                 self.handle_init_producer_id(now_ms, from, correlation_id)
             }
-            // Coordinators are not hosted yet (issue #4 in progress): Kafka's answer while no
-            // coordinator is loaded.
-            Request::FindCoordinator { .. } => self.outbox.respond(
-                from,
-                correlation_id,
-                Response::FindCoordinator {
-                    error: ErrorCode::CoordinatorNotAvailable,
-                    coordinator: None,
-                },
-            ),
-            Request::AddPartitionsToTxn { .. }
-            | Request::EndTxn { .. }
-            | Request::WriteTxnMarkers { .. }
-            | Request::ConsumerGroupHeartbeat { .. }
+            Request::FindCoordinator { key_type, key } => {
+                self.handle_find_coordinator(from, correlation_id, key_type, &key)
+            }
+            Request::WriteTxnMarkers { markers } => {
+                self.handle_write_txn_markers(now_ms, from, correlation_id, markers)
+            }
+            Request::AddPartitionsToTxn { .. } | Request::EndTxn { .. } => {
+                let key = match &request {
+                    Request::AddPartitionsToTxn {
+                        transactional_id, ..
+                    }
+                    | Request::EndTxn {
+                        transactional_id, ..
+                    } => transactional_id.clone(),
+                    _ => unreachable!("matched above"),
+                };
+                let key_type = CoordinatorType::Transaction;
+                self.route_to_coordinator(now_ms, from, correlation_id, key_type, &key, request)
+            }
+            Request::ConsumerGroupHeartbeat { .. }
             | Request::OffsetCommit { .. }
             | Request::OffsetFetch { .. }
             | Request::DescribeGroups { .. } => {
-                self.respond_not_coordinator(from, correlation_id, &request)
+                let key = match &request {
+                    Request::ConsumerGroupHeartbeat { group_id, .. }
+                    | Request::OffsetCommit { group_id, .. }
+                    | Request::OffsetFetch { group_id, .. } => group_id.clone(),
+                    // A multi-group describe goes to the first group's coordinator.
+                    Request::DescribeGroups { group_ids } => {
+                        group_ids.first().cloned().unwrap_or_default()
+                    }
+                    _ => unreachable!("matched above"),
+                };
+                let key_type = CoordinatorType::Group;
+                self.route_to_coordinator(now_ms, from, correlation_id, key_type, &key, request)
             }
             // Controller-bound requests sent to a broker are answered with NotController.
             Request::IncrementalAlterConfigs { .. }
@@ -1615,6 +1668,10 @@ impl<S: BrokerStorage> Broker<S> {
         correlation_id: u64,
         response: Response,
     ) {
+        let Some(response) = self.route_coordinator_response(now_ms, correlation_id, response)
+        else {
+            return;
+        };
         match response {
             Response::BrokerRegistration {
                 error,
@@ -1731,6 +1788,14 @@ impl<S: BrokerStorage> Node for Broker<S> {
 
     fn handle_timeout(&mut self, now_ms: i64) {
         self.expire_delayed_operations(now_ms);
+        self.poll_coordinators(now_ms);
+        if self
+            .delayed_markers
+            .iter()
+            .any(|delayed| now_ms >= delayed.deadline_ms)
+        {
+            self.complete_delayed_markers(now_ms);
+        }
         self.expire_alter_partitions(now_ms);
         self.periodic(now_ms);
         self.drive(now_ms);
@@ -1778,6 +1843,7 @@ impl<S: BrokerStorage> Node for Broker<S> {
         if let Some(pending) = self.allocate_producer_ids {
             deadlines.push(pending.sent_ms + timeout);
         }
+        deadlines.extend(self.coordinator_deadline());
         deadlines.into_iter().min()
     }
 

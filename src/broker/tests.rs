@@ -20,6 +20,8 @@ fn tp() -> TopicPartition {
 /// Serves a metadata log the test writes, and answers the other controller requests.
 struct ScriptedController {
     records: Vec<MetadataRecord>,
+    /// CreateTopics requests received (answered, not applied).
+    created_topics: Vec<crate::protocol::NewTopic>,
     next_producer_id: i64,
     partition: PartitionRecord,
 }
@@ -59,6 +61,7 @@ impl ScriptedController {
         records.push(MetadataRecord::Partition(partition.clone()));
         Self {
             records,
+            created_topics: Vec::new(),
             next_producer_id: 0,
             partition,
         }
@@ -130,6 +133,14 @@ impl ScriptedController {
                     first_producer_id: first,
                     count: 1000,
                 }
+            }
+            Request::CreateTopics { topics } => {
+                let results = topics
+                    .iter()
+                    .map(|t| (t.name.clone(), ErrorCode::None, None))
+                    .collect();
+                self.created_topics.extend(topics);
+                Response::CreateTopics { results }
             }
             other => panic!("unexpected controller request {other:?}"),
         }
@@ -548,4 +559,170 @@ fn restarted_broker_recovers_its_log_from_disk() {
     );
     cluster.run_for(100);
     assert_eq!(cluster.partition(2).log.log_end_offset(), 1);
+}
+
+#[test]
+fn write_txn_markers_appends_markers_and_answers_once_the_isr_has_them() {
+    let mut cluster = Cluster::new(&[1, 2, 3], &[1, 2, 3], 2);
+    let mut builder = BatchBuilder::idempotent(7, 0, 0);
+    builder.transactional = true;
+    builder.append(0, None, Some(Bytes::from_static(b"in-txn")), vec![]);
+    cluster.send(Envelope {
+        from: CLIENT,
+        to: NodeId::Broker(CLUSTER, BrokerId(1)),
+        message: Message::Request(
+            1,
+            Request::Produce {
+                acks: Acks::All,
+                timeout_ms: 500,
+                topic_partition: tp(),
+                batch: builder.build(),
+            },
+        ),
+    });
+    cluster.run_for(50);
+    assert_eq!(
+        cluster.partition(1).log.last_stable_offset(),
+        0,
+        "the open transaction holds the LSO"
+    );
+    let marker = crate::protocol::TxnMarker {
+        producer_id: 7,
+        producer_epoch: 0,
+        committed: true,
+        coordinator_epoch: 4,
+        partitions: vec![tp(), TopicPartition::new("missing", 0)],
+    };
+    // With the followers cut off the marker is appended but not answered.
+    let leader = NodeId::Broker(CLUSTER, BrokerId(1));
+    for follower in [2, 3] {
+        cluster
+            .cut
+            .push((NodeId::Broker(CLUSTER, BrokerId(follower)), leader));
+    }
+    cluster.send(Envelope {
+        from: CLIENT,
+        to: leader,
+        message: Message::Request(
+            2,
+            Request::WriteTxnMarkers {
+                markers: vec![marker],
+            },
+        ),
+    });
+    cluster.run_for(50);
+    assert_eq!(cluster.partition(1).log.log_end_offset(), 2);
+    assert!(
+        cluster.client_response(2).is_none(),
+        "answered only after replication"
+    );
+    // The marker waits at most a second for the ISR, then times out (the coordinator retries).
+    cluster.run_for(1000);
+    match cluster.client_response(2) {
+        Some(Response::WriteTxnMarkers { results }) => {
+            assert_eq!(results.len(), 1);
+            assert_eq!(results[0].0, 7);
+            assert_eq!(
+                results[0].1,
+                vec![
+                    (tp(), ErrorCode::RequestTimedOut),
+                    (
+                        TopicPartition::new("missing", 0),
+                        ErrorCode::UnknownTopicOrPartition
+                    )
+                ]
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    // Healed, a retry writes a second (harmless) COMMIT and is answered once replicated.
+    cluster.cut.clear();
+    cluster.run_for(1500);
+    let retry = crate::protocol::TxnMarker {
+        producer_id: 7,
+        producer_epoch: 0,
+        committed: true,
+        coordinator_epoch: 4,
+        partitions: vec![tp()],
+    };
+    cluster.send(Envelope {
+        from: CLIENT,
+        to: leader,
+        message: Message::Request(
+            4,
+            Request::WriteTxnMarkers {
+                markers: vec![retry],
+            },
+        ),
+    });
+    cluster.run_for(100);
+    assert!(matches!(
+        cluster.client_response(4),
+        Some(Response::WriteTxnMarkers { results }) if results[0].1 == vec![(tp(), ErrorCode::None)]
+    ));
+    // Followers learn the new high watermark on their next fetch.
+    cluster.run_for(300);
+    for id in [1, 2, 3] {
+        let log = &cluster.partition(id).log;
+        assert_eq!(log.log_end_offset(), 3, "broker {id} has both markers");
+        assert_eq!(
+            log.last_stable_offset(),
+            3,
+            "broker {id}: the commit released the LSO"
+        );
+    }
+    // A marker to a follower is refused.
+    let marker = crate::protocol::TxnMarker {
+        producer_id: 7,
+        producer_epoch: 0,
+        committed: false,
+        coordinator_epoch: 4,
+        partitions: vec![tp()],
+    };
+    cluster.send(Envelope {
+        from: CLIENT,
+        to: NodeId::Broker(CLUSTER, BrokerId(2)),
+        message: Message::Request(
+            3,
+            Request::WriteTxnMarkers {
+                markers: vec![marker],
+            },
+        ),
+    });
+    cluster.run_for(2);
+    assert!(matches!(
+        cluster.client_response(3),
+        Some(Response::WriteTxnMarkers { results }) if results[0].1[0].1 == ErrorCode::NotLeaderOrFollower
+    ));
+}
+
+#[test]
+fn find_coordinator_asks_the_controller_for_the_internal_topic_first() {
+    let mut cluster = Cluster::new(&[1, 2, 3], &[1, 2, 3], 2);
+    cluster.send(Envelope {
+        from: CLIENT,
+        to: NodeId::Broker(CLUSTER, BrokerId(2)),
+        message: Message::Request(
+            1,
+            Request::FindCoordinator {
+                key_type: crate::protocol::CoordinatorType::Group,
+                key: "orders-app".into(),
+            },
+        ),
+    });
+    cluster.run_for(5);
+    assert!(matches!(
+        cluster.client_response(1),
+        Some(Response::FindCoordinator {
+            error: ErrorCode::CoordinatorNotAvailable,
+            coordinator: None
+        })
+    ));
+    let created = cluster.controller.created_topics.iter().any(|topic| {
+        topic.name == crate::coordinator::CONSUMER_OFFSETS_TOPIC && topic.partitions == 4
+    });
+    assert!(
+        created,
+        "the broker asked the controller to create __consumer_offsets"
+    );
 }

@@ -24,6 +24,8 @@
 //! - Shards are deterministic state machines: time comes in [`ShardEnv::now_ms`], metadata in
 //!   [`ShardEnv::image`]; no clocks, no randomness, `BTreeMap` only.
 
+pub mod runtime;
+
 use std::fmt::Debug;
 
 use serde::de::DeserializeOwned;
@@ -51,6 +53,19 @@ pub fn partition_for(key: &str, partitions: i32) -> i32 {
     let hash = java_string_hash(key);
     let abs = if hash == i32::MIN { 0 } else { hash.abs() };
     abs % partitions
+}
+
+/// The shard a broker hosts for a partition it leads, loaded from that partition's log, or
+/// `None` when the partition belongs to no coordinator.
+pub fn host_for<D: crate::log::LogDisk>(
+    partition: &TopicPartition,
+    _context: &mut runtime::HostContext<'_, D>,
+) -> Option<Box<dyn runtime::HostedCoordinator<D> + Send>> {
+    match partition.topic.as_str() {
+        // The group and transaction shards plug in here as they land (issue #4).
+        CONSUMER_OFFSETS_TOPIC | TRANSACTION_STATE_TOPIC => None,
+        _ => None,
+    }
 }
 
 /// What a shard sees of the world when it is called.

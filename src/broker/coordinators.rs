@@ -1,0 +1,384 @@
+//! The broker as host of coordinators (see `crate::coordinator`): FindCoordinator with the
+//! internal topics created on first use, loading and unloading shards as leadership of their
+//! partitions moves, routing coordinator requests and answers, and WriteTxnMarkers on partition
+//! leaders.
+
+use super::{BrokerStorage, Role};
+use crate::coordinator::runtime::HostContext;
+use crate::coordinator::{partition_for, CONSUMER_OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC};
+use crate::log::AppendOrigin;
+use crate::protocol::{
+    CoordinatorType, ErrorCode, NewTopic, NodeId, Request, Response, TopicPartition, TxnMarker,
+};
+use crate::record::{end_transaction_marker, MarkerProducer};
+
+/// One partition of a WriteTxnMarkers request waiting for replication.
+#[derive(Debug, Clone)]
+pub(super) struct MarkerEntry {
+    producer_id: i64,
+    topic_partition: TopicPartition,
+    leader_epoch: i32,
+    required_offset: i64,
+    error: ErrorCode,
+}
+
+/// A WriteTxnMarkers request whose markers are appended but not yet replicated to the ISR.
+#[derive(Debug, Clone)]
+pub(super) struct DelayedMarkers {
+    reply_to: NodeId,
+    correlation_id: u64,
+    entries: Vec<MarkerEntry>,
+    pub(super) deadline_ms: i64,
+}
+
+/// How long a marker write may wait for the ISR.
+const MARKER_TIMEOUT_MS: i64 = 1_000;
+
+impl<S: BrokerStorage> super::Broker<S> {
+    /// The internal topic of a coordinator kind and its partition count.
+    fn internal_topic(&self, key_type: CoordinatorType) -> (&'static str, i32, i16) {
+        match key_type {
+            CoordinatorType::Group => (
+                CONSUMER_OFFSETS_TOPIC,
+                self.config.offsets_topic_partitions,
+                self.config.internal_topic_replication_factor,
+            ),
+            CoordinatorType::Transaction => (
+                TRANSACTION_STATE_TOPIC,
+                self.config.transaction_state_partitions,
+                self.config.internal_topic_replication_factor,
+            ),
+        }
+    }
+
+    /// The partition of the internal topic that coordinates `key`, once the topic exists.
+    pub(super) fn coordinator_partition(
+        &self,
+        key_type: CoordinatorType,
+        key: &str,
+    ) -> Option<TopicPartition> {
+        let (topic, _, _) = self.internal_topic(key_type);
+        let topic_id = self.image.topic_ids.get(topic)?;
+        let partitions = self.image.topics.get(topic_id)?.partitions.len() as i32;
+        (partitions > 0).then(|| TopicPartition::new(topic, partition_for(key, partitions)))
+    }
+
+    /// FindCoordinator: the leader of the key's partition; creates the internal topic on first
+    /// use (Kafka's auto-creation), answering `CoordinatorNotAvailable` meanwhile.
+    pub(super) fn handle_find_coordinator(
+        &mut self,
+        from: NodeId,
+        correlation_id: u64,
+        key_type: CoordinatorType,
+        key: &str,
+    ) {
+        let coordinator = match self.coordinator_partition(key_type, key) {
+            Some(partition) => self
+                .image
+                .partition(&partition)
+                .and_then(|record| record.leader)
+                .map(|leader| NodeId::Broker(self.node_id.cluster(), leader)),
+            None => {
+                self.request_internal_topic(key_type);
+                None
+            }
+        };
+        let error = if coordinator.is_some() {
+            ErrorCode::None
+        } else {
+            ErrorCode::CoordinatorNotAvailable
+        };
+        self.outbox.respond(
+            from,
+            correlation_id,
+            Response::FindCoordinator { error, coordinator },
+        );
+    }
+
+    fn request_internal_topic(&mut self, key_type: CoordinatorType) {
+        let (topic, partitions, replication_factor) = self.internal_topic(key_type);
+        let live = self.image.brokers.values().filter(|b| !b.fenced).count() as i16;
+        let replication_factor = replication_factor.min(live.max(1));
+        let min_insync = replication_factor.min(2);
+        self.outbox.request(
+            self.controller,
+            Request::CreateTopics {
+                topics: vec![NewTopic {
+                    name: topic.to_string(),
+                    partitions,
+                    replication_factor,
+                    configs: vec![("min.insync.replicas".into(), min_insync.to_string())],
+                    topic_id: None,
+                }],
+            },
+        );
+    }
+
+    /// Routes a request to the shard hosting its key, or answers `NotCoordinator`.
+    pub(super) fn route_to_coordinator(
+        &mut self,
+        now_ms: i64,
+        from: NodeId,
+        correlation_id: u64,
+        key_type: CoordinatorType,
+        key: &str,
+        request: Request,
+    ) {
+        let partition = self.coordinator_partition(key_type, key);
+        let hosted = partition
+            .as_ref()
+            .is_some_and(|p| self.coordinators.contains_key(p));
+        if !hosted {
+            self.respond_not_coordinator(from, correlation_id, &request);
+            return;
+        }
+        let partition = partition.expect("checked above");
+        self.with_coordinator(now_ms, &partition, |host, context| {
+            host.handle_request(context, from, correlation_id, request)
+        });
+    }
+
+    /// Calls `action` with a hosted shard and the context it needs.
+    fn with_coordinator(
+        &mut self,
+        now_ms: i64,
+        partition: &TopicPartition,
+        action: impl FnOnce(
+            &mut (dyn crate::coordinator::runtime::HostedCoordinator<S::Disk> + Send),
+            &mut HostContext<'_, S::Disk>,
+        ),
+    ) {
+        let Some(mut host) = self.coordinators.remove(partition) else {
+            return;
+        };
+        if let Some(replica) = self.partitions.get_mut(partition) {
+            if let Role::Leader(state) = &replica.role {
+                let leader_epoch = state.leader_epoch;
+                let mut context = HostContext {
+                    now_ms,
+                    image: &self.image,
+                    log: &mut replica.log,
+                    leader_epoch,
+                    outbox: &mut self.outbox,
+                    node_id: self.node_id,
+                };
+                action(host.as_mut(), &mut context);
+            }
+        }
+        self.coordinators.insert(partition.clone(), host);
+        // A coordinator write is committed at once when the leader is the whole ISR.
+        self.maybe_increment_high_watermark(now_ms, partition);
+    }
+
+    /// Loads the shard of an internal partition this broker now leads (or reloads it in a new
+    /// leader epoch).
+    pub(super) fn load_coordinator(&mut self, now_ms: i64, partition: &TopicPartition) {
+        self.unload_coordinator(partition);
+        let Some(replica) = self.partitions.get_mut(partition) else {
+            return;
+        };
+        let Role::Leader(state) = &replica.role else {
+            return;
+        };
+        let leader_epoch = state.leader_epoch;
+        let mut context = HostContext {
+            now_ms,
+            image: &self.image,
+            log: &mut replica.log,
+            leader_epoch,
+            outbox: &mut self.outbox,
+            node_id: self.node_id,
+        };
+        if let Some(host) = crate::coordinator::host_for(partition, &mut context) {
+            self.coordinators.insert(partition.clone(), host);
+            self.events.push(super::BrokerEvent::CoordinatorLoaded {
+                topic_partition: partition.clone(),
+                leader_epoch,
+            });
+        }
+    }
+
+    /// Drops the shard of a partition this broker no longer leads.
+    pub(super) fn unload_coordinator(&mut self, partition: &TopicPartition) {
+        if let Some(mut host) = self.coordinators.remove(partition) {
+            host.unload(&mut self.outbox);
+        }
+    }
+
+    /// Completes the shard's writes the high watermark passed and runs its timers.
+    pub(super) fn poll_coordinator(&mut self, now_ms: i64, partition: &TopicPartition) {
+        if self.coordinators.contains_key(partition) {
+            self.with_coordinator(now_ms, partition, |host, context| host.poll(context));
+        }
+    }
+
+    /// Polls every hosted shard whose deadline passed.
+    pub(super) fn poll_coordinators(&mut self, now_ms: i64) {
+        let due: Vec<TopicPartition> = self
+            .coordinators
+            .iter()
+            .filter(|(_, host)| {
+                host.poll_timeout()
+                    .is_some_and(|deadline| deadline <= now_ms)
+            })
+            .map(|(partition, _)| partition.clone())
+            .collect();
+        for partition in due {
+            self.poll_coordinator(now_ms, &partition);
+        }
+    }
+
+    /// Gives an answer to the shard that sent the request, if one did; otherwise hands it back.
+    pub(super) fn route_coordinator_response(
+        &mut self,
+        now_ms: i64,
+        correlation_id: u64,
+        response: Response,
+    ) -> Option<Response> {
+        let owner = self
+            .coordinators
+            .iter()
+            .find(|(_, host)| host.awaits(correlation_id))
+            .map(|(partition, _)| partition.clone());
+        let Some(partition) = owner else {
+            return Some(response);
+        };
+        self.with_coordinator(now_ms, &partition, |host, context| {
+            host.handle_response(context, correlation_id, response);
+        });
+        None
+    }
+
+    /// The earliest deadline of any hosted shard or pending marker write.
+    pub(super) fn coordinator_deadline(&self) -> Option<i64> {
+        self.coordinators
+            .values()
+            .filter_map(|host| host.poll_timeout())
+            .chain(
+                self.delayed_markers
+                    .iter()
+                    .map(|delayed| delayed.deadline_ms),
+            )
+            .min()
+    }
+
+    /// WriteTxnMarkers on a partition leader: append each marker with coordinator origin and
+    /// answer once the ISR has them (Kafka writes markers with acks=all).
+    pub(super) fn handle_write_txn_markers(
+        &mut self,
+        now_ms: i64,
+        from: NodeId,
+        correlation_id: u64,
+        markers: Vec<TxnMarker>,
+    ) {
+        let mut entries = Vec::new();
+        for marker in markers {
+            for topic_partition in marker.partitions.clone() {
+                entries.push(self.append_marker(now_ms, &marker, topic_partition));
+            }
+        }
+        self.delayed_markers.push(DelayedMarkers {
+            reply_to: from,
+            correlation_id,
+            entries,
+            deadline_ms: now_ms + MARKER_TIMEOUT_MS,
+        });
+        for partition in self.partitions.keys().cloned().collect::<Vec<_>>() {
+            self.maybe_increment_high_watermark(now_ms, &partition);
+        }
+        self.complete_delayed_markers(now_ms);
+        self.try_complete_delayed_fetches(now_ms);
+    }
+
+    fn append_marker(
+        &mut self,
+        now_ms: i64,
+        marker: &TxnMarker,
+        topic_partition: TopicPartition,
+    ) -> MarkerEntry {
+        let mut entry = MarkerEntry {
+            producer_id: marker.producer_id,
+            topic_partition: topic_partition.clone(),
+            leader_epoch: -1,
+            required_offset: -1,
+            error: ErrorCode::None,
+        };
+        let Some(partition) = self.partitions.get_mut(&topic_partition) else {
+            entry.error = ErrorCode::UnknownTopicOrPartition;
+            return entry;
+        };
+        let Role::Leader(state) = &partition.role else {
+            entry.error = ErrorCode::NotLeaderOrFollower;
+            return entry;
+        };
+        let leader_epoch = state.leader_epoch;
+        let batch = end_transaction_marker(
+            MarkerProducer {
+                producer_id: marker.producer_id,
+                producer_epoch: marker.producer_epoch,
+            },
+            marker.committed,
+            marker.coordinator_epoch,
+            now_ms,
+        );
+        match partition.log.append_as_leader(
+            &batch,
+            leader_epoch,
+            AppendOrigin::Coordinator,
+            now_ms,
+        ) {
+            Ok(info) => {
+                entry.leader_epoch = leader_epoch;
+                entry.required_offset = info.last_offset + 1;
+            }
+            Err(error) => entry.error = ErrorCode::from(&error),
+        }
+        entry
+    }
+
+    /// Answers marker writes whose partitions all replicated (or failed, or timed out).
+    pub(super) fn complete_delayed_markers(&mut self, now_ms: i64) {
+        let pending = std::mem::take(&mut self.delayed_markers);
+        for mut delayed in pending {
+            let mut waiting = false;
+            for entry in delayed.entries.iter_mut().filter(|e| e.error.is_none()) {
+                let replica = self.partitions.get(&entry.topic_partition);
+                let led = replica.and_then(|p| p.leader_state().map(|s| (p, s.leader_epoch)));
+                match led {
+                    Some((partition, epoch)) if epoch == entry.leader_epoch => {
+                        if partition.log.high_watermark() >= entry.required_offset {
+                            entry.required_offset = -1;
+                        } else if now_ms >= delayed.deadline_ms {
+                            entry.error = ErrorCode::RequestTimedOut;
+                        } else {
+                            waiting = true;
+                        }
+                    }
+                    _ => entry.error = ErrorCode::NotLeaderOrFollower,
+                }
+            }
+            if waiting {
+                self.delayed_markers.push(delayed);
+                continue;
+            }
+            let mut results: Vec<(i64, Vec<(TopicPartition, ErrorCode)>)> = Vec::new();
+            for entry in delayed.entries {
+                match results
+                    .iter_mut()
+                    .find(|(producer_id, _)| *producer_id == entry.producer_id)
+                {
+                    Some((_, partitions)) => partitions.push((entry.topic_partition, entry.error)),
+                    None => results.push((
+                        entry.producer_id,
+                        vec![(entry.topic_partition, entry.error)],
+                    )),
+                }
+            }
+            self.outbox.respond(
+                delayed.reply_to,
+                delayed.correlation_id,
+                Response::WriteTxnMarkers { results },
+            );
+        }
+    }
+}

@@ -1,0 +1,557 @@
+//! Hosting a [`Shard`] on the broker that leads its partition (the runtime half of the
+//! contract in the module above).
+//!
+//! [`ShardHost`] owns one shard. It loads it by replaying the partition, feeds it requests,
+//! answers and timeouts, appends the records it asks for through the partition's log (a leader
+//! append with coordinator origin), and completes each write once the partition's high
+//! watermark passes it: replay first, then [`Shard::write_completed`]. [`HostedCoordinator`]
+//! erases the shard type so a broker can host several kinds side by side.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use bytes::Bytes;
+
+use super::{Shard, ShardEnv, ShardOutput};
+use crate::log::{AppendOrigin, LogDisk, PartitionLog};
+use crate::metadata::MetadataImage;
+use crate::node::Outbox;
+use crate::protocol::{ErrorCode, NodeId, Request, Response, TopicPartition};
+use crate::record::{BatchBuilder, RecordBatch};
+
+/// How long a request a shard sent may stay unanswered.
+const SHARD_REQUEST_TIMEOUT_MS: i64 = 1_000;
+
+/// What the hosting broker lends a shard host for one call.
+pub struct HostContext<'a, D: LogDisk> {
+    /// The broker's clock.
+    pub now_ms: i64,
+    /// The broker's metadata image.
+    pub image: &'a MetadataImage,
+    /// The shard's partition log (this broker leads it).
+    pub log: &'a mut PartitionLog<D>,
+    /// The partition's leader epoch (the coordinator epoch).
+    pub leader_epoch: i32,
+    /// The broker's outbox.
+    pub outbox: &'a mut Outbox,
+    /// The broker.
+    pub node_id: NodeId,
+}
+
+/// A hosted shard of any kind; see [`ShardHost`].
+pub trait HostedCoordinator<D: LogDisk> {
+    /// The shard's partition.
+    fn partition(&self) -> &TopicPartition;
+    /// Routes a request to the shard.
+    fn handle_request(
+        &mut self,
+        context: &mut HostContext<'_, D>,
+        from: NodeId,
+        correlation_id: u64,
+        request: Request,
+    );
+    /// Whether this shard sent the request with `correlation_id` and awaits its answer.
+    fn awaits(&self, correlation_id: u64) -> bool;
+    /// Routes an answer; returns false when the correlation id is not one of this shard's.
+    fn handle_response(
+        &mut self,
+        context: &mut HostContext<'_, D>,
+        correlation_id: u64,
+        response: Response,
+    ) -> bool;
+    /// Completes writes the high watermark passed, then runs due timers.
+    fn poll(&mut self, context: &mut HostContext<'_, D>);
+    /// The earliest time the host wants [`HostedCoordinator::poll`].
+    fn poll_timeout(&self) -> Option<i64>;
+    /// The broker lost the partition.
+    fn unload(&mut self, outbox: &mut Outbox);
+}
+
+struct PendingWrite<R> {
+    write_id: u64,
+    end_offset: i64,
+    records: Vec<R>,
+}
+
+/// Hosts one shard; see the module doc.
+pub struct ShardHost<S: Shard> {
+    partition: TopicPartition,
+    shard: S,
+    pending_writes: VecDeque<PendingWrite<S::Record>>,
+    outstanding: BTreeMap<u64, (u64, i64)>,
+}
+
+impl<S: Shard> ShardHost<S> {
+    /// Loads `shard` from the partition's log (every record from the log start to the log end)
+    /// and lets it resume.
+    pub fn load<D: LogDisk>(
+        partition: TopicPartition,
+        mut shard: S,
+        context: &mut HostContext<'_, D>,
+    ) -> Self {
+        for batch in context.log.batches_from(context.log.log_start_offset()) {
+            for record in decode_records::<S::Record>(batch) {
+                shard.replay(&record);
+            }
+        }
+        let mut host = Self {
+            partition,
+            shard,
+            pending_writes: VecDeque::new(),
+            outstanding: BTreeMap::new(),
+        };
+        let mut out = ShardOutput::default();
+        {
+            let env = env(context, &host.partition);
+            host.shard.loaded(&env, &mut out);
+        }
+        host.carry_out(context, out);
+        host
+    }
+
+    /// The shard (for checkers).
+    pub fn shard(&self) -> &S {
+        &self.shard
+    }
+
+    /// Carries out what the shard asked for; loops while completions ask for more.
+    fn carry_out<D: LogDisk>(
+        &mut self,
+        context: &mut HostContext<'_, D>,
+        mut out: ShardOutput<S::Record>,
+    ) {
+        loop {
+            for (to, correlation_id, response) in out.responses.drain(..) {
+                context.outbox.respond(to, correlation_id, response);
+            }
+            for (to, request, token) in out.requests.drain(..) {
+                let correlation_id = context.outbox.request(to, request);
+                self.outstanding
+                    .insert(correlation_id, (token, context.now_ms));
+            }
+            let mut failed = Vec::new();
+            for write in out.writes.drain(..) {
+                match append_records(context, &write.records) {
+                    Ok(end_offset) => self.pending_writes.push_back(PendingWrite {
+                        write_id: write.write_id,
+                        end_offset,
+                        records: write.records,
+                    }),
+                    Err(error) => failed.push((write.write_id, error)),
+                }
+            }
+            let mut next = ShardOutput::default();
+            {
+                let env = env(context, &self.partition);
+                for (write_id, error) in failed {
+                    self.shard
+                        .write_completed(&env, write_id, Err(error), &mut next);
+                }
+            }
+            self.complete_committed_writes(context, &mut next);
+            if next.is_empty() {
+                return;
+            }
+            out = next;
+        }
+    }
+
+    fn complete_committed_writes<D: LogDisk>(
+        &mut self,
+        context: &mut HostContext<'_, D>,
+        out: &mut ShardOutput<S::Record>,
+    ) {
+        let high_watermark = context.log.high_watermark();
+        let env = env(context, &self.partition);
+        while self
+            .pending_writes
+            .front()
+            .is_some_and(|write| write.end_offset <= high_watermark)
+        {
+            let write = self.pending_writes.pop_front().expect("checked above");
+            for record in &write.records {
+                self.shard.replay(record);
+            }
+            self.shard
+                .write_completed(&env, write.write_id, Ok(()), out);
+        }
+    }
+}
+
+fn env<'a, D: LogDisk>(
+    context: &'a HostContext<'_, D>,
+    partition: &'a TopicPartition,
+) -> ShardEnv<'a> {
+    ShardEnv {
+        now_ms: context.now_ms,
+        image: context.image,
+        coordinator_epoch: context.leader_epoch,
+        node_id: context.node_id,
+        partition,
+    }
+}
+
+/// Appends records as one batch; returns the offset after it.
+fn append_records<R: serde::Serialize, D: LogDisk>(
+    context: &mut HostContext<'_, D>,
+    records: &[R],
+) -> Result<i64, ErrorCode> {
+    let batch = encode_records(records, context.now_ms);
+    context
+        .log
+        .append_as_leader(
+            &batch,
+            context.leader_epoch,
+            AppendOrigin::Coordinator,
+            context.now_ms,
+        )
+        .map(|info| info.last_offset + 1)
+        .map_err(|error| ErrorCode::from(&error))
+}
+
+/// One batch of coordinator records: the value of each record is the record as JSON.
+pub fn encode_records<R: serde::Serialize>(records: &[R], now_ms: i64) -> RecordBatch {
+    let mut builder = BatchBuilder::default();
+    for record in records {
+        let value = serde_json::to_vec(record).expect("coordinator records serialize");
+        builder.append(now_ms, None, Some(Bytes::from(value)), Vec::new());
+    }
+    builder.build()
+}
+
+/// The coordinator records of a batch; records that do not parse (another shard kind's, or
+/// damaged) are skipped, never trusted.
+pub fn decode_records<R: serde::de::DeserializeOwned>(batch: &RecordBatch) -> Vec<R> {
+    if batch.is_control() {
+        return Vec::new();
+    }
+    batch
+        .records()
+        .filter_map(Result::ok)
+        .filter_map(|record| {
+            record
+                .value
+                .and_then(|value| serde_json::from_slice(&value).ok())
+        })
+        .collect()
+}
+
+impl<S: Shard, D: LogDisk> HostedCoordinator<D> for ShardHost<S> {
+    fn partition(&self) -> &TopicPartition {
+        &self.partition
+    }
+
+    fn handle_request(
+        &mut self,
+        context: &mut HostContext<'_, D>,
+        from: NodeId,
+        correlation_id: u64,
+        request: Request,
+    ) {
+        let mut out = ShardOutput::default();
+        {
+            let env = env(context, &self.partition);
+            self.shard
+                .handle_request(&env, from, correlation_id, request, &mut out);
+        }
+        self.carry_out(context, out);
+    }
+
+    fn awaits(&self, correlation_id: u64) -> bool {
+        self.outstanding.contains_key(&correlation_id)
+    }
+
+    fn handle_response(
+        &mut self,
+        context: &mut HostContext<'_, D>,
+        correlation_id: u64,
+        response: Response,
+    ) -> bool {
+        let Some((token, _)) = self.outstanding.remove(&correlation_id) else {
+            return false;
+        };
+        let mut out = ShardOutput::default();
+        {
+            let env = env(context, &self.partition);
+            self.shard
+                .handle_response(&env, token, Ok(response), &mut out);
+        }
+        self.carry_out(context, out);
+        true
+    }
+
+    fn poll(&mut self, context: &mut HostContext<'_, D>) {
+        let mut out = ShardOutput::default();
+        self.complete_committed_writes(context, &mut out);
+        let now_ms = context.now_ms;
+        let expired: Vec<(u64, u64)> = self
+            .outstanding
+            .iter()
+            .filter(|(_, (_, sent_ms))| now_ms - sent_ms >= SHARD_REQUEST_TIMEOUT_MS)
+            .map(|(correlation_id, (token, _))| (*correlation_id, *token))
+            .collect();
+        {
+            let env = env(context, &self.partition);
+            for (correlation_id, token) in expired {
+                self.outstanding.remove(&correlation_id);
+                self.shard
+                    .handle_response(&env, token, Err(ErrorCode::RequestTimedOut), &mut out);
+            }
+            if self
+                .shard
+                .poll_timeout()
+                .is_some_and(|deadline| deadline <= now_ms)
+            {
+                self.shard.handle_timeout(&env, &mut out);
+            }
+        }
+        self.carry_out(context, out);
+    }
+
+    fn poll_timeout(&self) -> Option<i64> {
+        let requests = self
+            .outstanding
+            .values()
+            .map(|(_, sent_ms)| sent_ms + SHARD_REQUEST_TIMEOUT_MS)
+            .min();
+        match (requests, self.shard.poll_timeout()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    fn unload(&mut self, outbox: &mut Outbox) {
+        let mut out = ShardOutput::default();
+        self.shard.unloaded(&mut out);
+        for (to, correlation_id, response) in out.responses {
+            outbox.respond(to, correlation_id, response);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The runtime half of the contract, with a toy shard: a counter per group id that an
+    //! OffsetCommit request adds to and an OffsetFetch reads.
+
+    use super::*;
+    use crate::log::{LogConfig, MemoryDisk};
+    use crate::protocol::{ClusterIndex, CommittedOffset, OffsetCommitEntry};
+
+    #[derive(Default)]
+    struct CounterShard {
+        total: i64,
+        replayed: usize,
+        loaded: bool,
+        pending: BTreeMap<u64, (NodeId, u64)>,
+        next_write: u64,
+    }
+
+    impl Shard for CounterShard {
+        type Record = i64;
+
+        fn replay(&mut self, record: &i64) {
+            self.total += record;
+            self.replayed += 1;
+        }
+
+        fn loaded(&mut self, _env: &ShardEnv<'_>, _out: &mut ShardOutput<i64>) {
+            self.loaded = true;
+        }
+
+        fn handle_request(
+            &mut self,
+            _env: &ShardEnv<'_>,
+            from: NodeId,
+            correlation_id: u64,
+            request: Request,
+            out: &mut ShardOutput<i64>,
+        ) {
+            match request {
+                Request::OffsetCommit { offsets, .. } => {
+                    self.next_write += 1;
+                    self.pending.insert(self.next_write, (from, correlation_id));
+                    out.writes.push(super::super::ShardWrite {
+                        write_id: self.next_write,
+                        records: offsets.iter().map(|entry| entry.offset).collect(),
+                    });
+                }
+                _ => out.responses.push((
+                    from,
+                    correlation_id,
+                    Response::OffsetFetch {
+                        error: ErrorCode::None,
+                        offsets: vec![CommittedOffset {
+                            topic_partition: TopicPartition::new("t", 0),
+                            offset: self.total,
+                            leader_epoch: -1,
+                            metadata: String::new(),
+                            error: ErrorCode::None,
+                        }],
+                    },
+                )),
+            }
+        }
+
+        fn handle_response(
+            &mut self,
+            _env: &ShardEnv<'_>,
+            _token: u64,
+            _response: Result<Response, ErrorCode>,
+            _out: &mut ShardOutput<i64>,
+        ) {
+        }
+
+        fn write_completed(
+            &mut self,
+            _env: &ShardEnv<'_>,
+            write_id: u64,
+            result: Result<(), ErrorCode>,
+            out: &mut ShardOutput<i64>,
+        ) {
+            let (to, correlation_id) = self.pending.remove(&write_id).expect("known write");
+            let error = result.err().unwrap_or(ErrorCode::None);
+            out.responses.push((
+                to,
+                correlation_id,
+                Response::OffsetCommit {
+                    results: vec![(TopicPartition::new("t", 0), error)],
+                },
+            ));
+        }
+
+        fn handle_timeout(&mut self, _env: &ShardEnv<'_>, _out: &mut ShardOutput<i64>) {}
+
+        fn poll_timeout(&self) -> Option<i64> {
+            None
+        }
+
+        fn unloaded(&mut self, out: &mut ShardOutput<i64>) {
+            for (_, (to, correlation_id)) in std::mem::take(&mut self.pending) {
+                out.responses.push((
+                    to,
+                    correlation_id,
+                    Response::OffsetCommit {
+                        results: vec![(TopicPartition::new("t", 0), ErrorCode::NotCoordinator)],
+                    },
+                ));
+            }
+        }
+    }
+
+    const BROKER: NodeId = NodeId::Broker(ClusterIndex(0), crate::protocol::BrokerId(1));
+    const CLIENT: NodeId = NodeId::Client(ClusterIndex(0), crate::protocol::ClientKind::Admin, 1);
+
+    fn commit(amount: i64) -> Request {
+        Request::OffsetCommit {
+            group_id: "g".into(),
+            member_id: String::new(),
+            member_epoch: -1,
+            offsets: vec![OffsetCommitEntry {
+                topic_partition: TopicPartition::new("t", 0),
+                offset: amount,
+                leader_epoch: -1,
+                metadata: String::new(),
+            }],
+        }
+    }
+
+    fn context<'a>(
+        log: &'a mut PartitionLog<MemoryDisk>,
+        image: &'a MetadataImage,
+        outbox: &'a mut Outbox,
+    ) -> HostContext<'a, MemoryDisk> {
+        HostContext {
+            now_ms: 0,
+            image,
+            log,
+            leader_epoch: 3,
+            outbox,
+            node_id: BROKER,
+        }
+    }
+
+    #[test]
+    fn runtime_applies_a_write_only_after_the_high_watermark_passes_it() {
+        let (mut log, _) = PartitionLog::open(MemoryDisk::new(), LogConfig::default()).unwrap();
+        log.assign_epoch_start_offset(3);
+        let image = MetadataImage::default();
+        let mut outbox = Outbox::new(BROKER);
+        let partition = TopicPartition::new("__consumer_offsets", 0);
+        let mut host = ShardHost::load(
+            partition,
+            CounterShard::default(),
+            &mut context(&mut log, &image, &mut outbox),
+        );
+        assert!(host.shard().loaded);
+        host.handle_request(
+            &mut context(&mut log, &image, &mut outbox),
+            CLIENT,
+            7,
+            commit(5),
+        );
+        assert_eq!(log.log_end_offset(), 1, "the record is appended at once");
+        assert_eq!(log.batches().next().unwrap().partition_leader_epoch(), 3);
+        assert_eq!(
+            host.shard().total,
+            0,
+            "but not applied before it is committed"
+        );
+        assert!(outbox.take().is_empty(), "and not answered");
+        log.maybe_increment_high_watermark(1);
+        HostedCoordinator::poll(&mut host, &mut context(&mut log, &image, &mut outbox));
+        assert_eq!(host.shard().total, 5);
+        let sent = outbox.take();
+        assert_eq!(sent.len(), 1);
+        assert!(
+            matches!(&sent[0].message, crate::protocol::Message::Response(7, Response::OffsetCommit { results }) if results[0].1 == ErrorCode::None)
+        );
+    }
+
+    #[test]
+    fn runtime_loading_replays_every_record_and_unloading_answers_pending_requests() {
+        let (mut log, _) = PartitionLog::open(MemoryDisk::new(), LogConfig::default()).unwrap();
+        log.assign_epoch_start_offset(3);
+        let image = MetadataImage::default();
+        let mut outbox = Outbox::new(BROKER);
+        let partition = TopicPartition::new("__consumer_offsets", 0);
+        let mut host = ShardHost::load(
+            partition.clone(),
+            CounterShard::default(),
+            &mut context(&mut log, &image, &mut outbox),
+        );
+        host.handle_request(
+            &mut context(&mut log, &image, &mut outbox),
+            CLIENT,
+            1,
+            commit(2),
+        );
+        host.handle_request(
+            &mut context(&mut log, &image, &mut outbox),
+            CLIENT,
+            2,
+            commit(3),
+        );
+        log.maybe_increment_high_watermark(log.log_end_offset());
+        HostedCoordinator::poll(&mut host, &mut context(&mut log, &image, &mut outbox));
+        host.handle_request(
+            &mut context(&mut log, &image, &mut outbox),
+            CLIENT,
+            3,
+            commit(100),
+        );
+        outbox.take();
+        HostedCoordinator::<MemoryDisk>::unload(&mut host, &mut outbox);
+        let answers = outbox.take();
+        assert!(
+            matches!(&answers[0].message, crate::protocol::Message::Response(3, Response::OffsetCommit { results }) if results[0].1 == ErrorCode::NotCoordinator)
+        );
+        // A new leader replays the whole partition, the uncommitted tail included.
+        let reloaded = ShardHost::load(
+            partition,
+            CounterShard::default(),
+            &mut context(&mut log, &image, &mut outbox),
+        );
+        assert_eq!(reloaded.shard().total, 105);
+        assert_eq!(reloaded.shard().replayed, 3);
+    }
+}
