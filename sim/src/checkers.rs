@@ -17,6 +17,10 @@
 //! - `producer-order`: one producer's records to a partition appear in the order it sent them.
 //! - `inconsistent-offsets`, `nonmonotonic-poll`, `skipped-poll`: a consumer's view agrees with
 //!   the final log, never goes backwards and never skips a data record (Jepsen).
+//! - `no-control-records-delivered`: no consumer ever received a record of a control batch.
+//! - `read-committed`: a READ_COMMITTED consumer never received a record of a transaction that
+//!   aborted or never completed (Jepsen's G1a "aborted read" and reads of open transactions),
+//!   judged against the final log's markers.
 //!
 //! Liveness (exit code 2), checked at the end of the heal phase: `liveness` (every partition
 //! has a leader, the ISR is complete, every acknowledged record is below the high watermark,
@@ -553,6 +557,12 @@ impl Checkers {
                 }
             }
         }
+        out.extend(check_delivered_records(
+            time_ms,
+            controllers,
+            brokers,
+            history,
+        ));
         let mut full = Vec::new();
         self.check_acked_durable(time_ms, controllers, brokers, history, true, &mut full);
         out.extend(full);
@@ -963,5 +973,167 @@ fn scan_new_records(
                 });
             }
         }
+    }
+}
+
+/// How a transactional batch ended, judged from the markers after it in the log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TxnOutcome {
+    Committed,
+    Aborted,
+    Open,
+}
+
+/// The outcome of every transactional data batch of a log, by base offset.
+fn transaction_outcomes(log: &PartitionLog<MemoryDirDisk>) -> BTreeMap<i64, (i64, TxnOutcome)> {
+    use mirrorsim::record::ControlRecord;
+    let mut outcomes = BTreeMap::new();
+    let mut pending: BTreeMap<i64, Vec<i64>> = BTreeMap::new();
+    for batch in log.batches_from(log.log_start_offset()) {
+        let header = batch.header();
+        match batch.control_record() {
+            Some(Ok(ControlRecord::EndTransaction { committed, .. })) => {
+                let outcome = if committed {
+                    TxnOutcome::Committed
+                } else {
+                    TxnOutcome::Aborted
+                };
+                for base in pending.remove(&header.producer_id).unwrap_or_default() {
+                    outcomes.insert(base, (header.producer_id, outcome));
+                }
+            }
+            // A reset forgets open transactions: their data never gets a marker.
+            Some(Ok(ControlRecord::MirrorPidReset { .. })) => pending.clear(),
+            _ if header.is_transactional() && !header.is_control() => {
+                pending
+                    .entry(header.producer_id)
+                    .or_default()
+                    .push(header.base_offset);
+                outcomes.insert(header.base_offset, (header.producer_id, TxnOutcome::Open));
+            }
+            _ => {}
+        }
+    }
+    outcomes
+}
+
+/// No consumer received control records; READ_COMMITTED consumers received no aborted or open
+/// transactional data.
+fn check_delivered_records(
+    time_ms: i64,
+    controllers: &[ControllerView<'_>],
+    brokers: &[BrokerView<'_>],
+    history: &History,
+) -> Vec<Violation> {
+    let mut out = Vec::new();
+    let mut outcomes: BTreeMap<(ClusterIndex, TopicPartition), BTreeMap<i64, (i64, TxnOutcome)>> =
+        BTreeMap::new();
+    for ((consumer, _), polls) in &history.polls {
+        let cluster = consumer.cluster();
+        let read_committed = history.read_committed.contains(consumer);
+        for poll in polls {
+            let Some((_, log)) =
+                current_leader(controllers, brokers, cluster, &poll.topic_partition)
+            else {
+                continue;
+            };
+            let Some(batch) = log
+                .batches_from(poll.offset)
+                .next()
+                .filter(|b| b.base_offset() <= poll.offset)
+            else {
+                continue;
+            };
+            if batch.is_control() {
+                out.push(Violation {
+                    invariant: "no-control-records-delivered",
+                    cluster: Some(cluster),
+                    topic_partition: Some(poll.topic_partition.clone()),
+                    detail: format!(
+                        "{consumer} received the control record at offset {}",
+                        poll.offset
+                    ),
+                    time_ms,
+                });
+                continue;
+            }
+            if !read_committed || !batch.is_transactional() {
+                continue;
+            }
+            let partition_outcomes = outcomes
+                .entry((cluster, poll.topic_partition.clone()))
+                .or_insert_with(|| transaction_outcomes(log));
+            if let Some((producer_id, outcome)) = partition_outcomes.get(&batch.base_offset()) {
+                if *outcome != TxnOutcome::Committed {
+                    out.push(Violation {
+                        invariant: "read-committed",
+                        cluster: Some(cluster),
+                        topic_partition: Some(poll.topic_partition.clone()),
+                        detail: format!(
+                            "READ_COMMITTED {consumer} received offset {} of producer {producer_id}'s transaction, which {}",
+                            poll.offset,
+                            if *outcome == TxnOutcome::Aborted { "aborted" } else { "never completed" }
+                        ),
+                        time_ms,
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bytes::Bytes;
+    use mirrorsim::broker::BrokerStorage;
+    use mirrorsim::log::{AppendOrigin, LogConfig};
+    use mirrorsim::record::{
+        end_transaction_marker, mirror_pid_reset, BatchBuilder, MarkerProducer,
+    };
+
+    fn txn_batch(producer_id: i64, sequence: i32) -> mirrorsim::record::RecordBatch {
+        let mut builder = BatchBuilder::idempotent(producer_id, 0, sequence);
+        builder.transactional = true;
+        builder.append(0, None, Some(Bytes::from_static(b"v")), vec![]);
+        builder.build()
+    }
+
+    fn marker(producer_id: i64, committed: bool) -> mirrorsim::record::RecordBatch {
+        end_transaction_marker(
+            MarkerProducer {
+                producer_id,
+                producer_epoch: 0,
+            },
+            committed,
+            0,
+            0,
+        )
+    }
+
+    #[test]
+    fn transaction_outcomes_follow_the_markers_and_resets() {
+        let mut storage = mirrorsim::broker::MemoryStorage::new();
+        let (mut log, _) =
+            PartitionLog::open(storage.open_dir("t-0"), LogConfig::default()).unwrap();
+        let mut append = |batch: &mirrorsim::record::RecordBatch, origin| {
+            log.append_as_leader(batch, 0, origin, 0)
+                .unwrap()
+                .first_offset
+        };
+        let committed = append(&txn_batch(1, 0), AppendOrigin::Client);
+        let aborted = append(&txn_batch(2, 0), AppendOrigin::Client);
+        append(&marker(1, true), AppendOrigin::Coordinator);
+        append(&marker(2, false), AppendOrigin::Coordinator);
+        let orphaned = append(&txn_batch(3, 0), AppendOrigin::Client);
+        append(&mirror_pid_reset("a", 0), AppendOrigin::Coordinator);
+        let open = append(&txn_batch(4, 0), AppendOrigin::Client);
+        let outcomes = transaction_outcomes(&log);
+        assert_eq!(outcomes[&committed], (1, TxnOutcome::Committed));
+        assert_eq!(outcomes[&aborted], (2, TxnOutcome::Aborted));
+        assert_eq!(outcomes[&orphaned], (3, TxnOutcome::Open));
+        assert_eq!(outcomes[&open], (4, TxnOutcome::Open));
+        assert_eq!(outcomes.len(), 4);
     }
 }

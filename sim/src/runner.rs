@@ -357,6 +357,9 @@ fn build_nodes(
                     IsolationSpec::ReadUncommitted => IsolationLevel::ReadUncommitted,
                     IsolationSpec::ReadCommitted => IsolationLevel::ReadCommitted,
                 };
+                if isolation == IsolationLevel::ReadCommitted {
+                    lock(&shared.history).read_committed.insert(id);
+                }
                 let bootstrap = brokers.clone();
                 add(
                     id,

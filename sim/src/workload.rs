@@ -110,6 +110,8 @@ pub struct History {
     pub producer_epoch_bumps: u64,
     /// Topics each consumer reads (every partition, from the earliest offset).
     pub subscriptions: BTreeMap<NodeId, Vec<String>>,
+    /// Consumers that read with READ_COMMITTED.
+    pub read_committed: std::collections::BTreeSet<NodeId>,
 }
 
 impl History {
