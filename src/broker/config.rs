@@ -50,6 +50,9 @@ pub enum BrokenSwitch {
     AckBeforeReplication,
     /// A follower ignores diverging epochs instead of truncating.
     SkipDivergenceTruncation,
+    /// The last stable offset ignores open transactions (READ_COMMITTED reads up to the high
+    /// watermark).
+    LsoIgnoresOpenTransactions,
 }
 
 impl BrokenSwitch {
@@ -58,14 +61,19 @@ impl BrokenSwitch {
         match self {
             Self::AckBeforeReplication => "ack-before-replication",
             Self::SkipDivergenceTruncation => "skip-divergence-truncation",
+            Self::LsoIgnoresOpenTransactions => "lso-ignores-open-transactions",
         }
     }
 
     /// Parses a name.
     pub fn from_name(name: &str) -> Option<Self> {
-        [Self::AckBeforeReplication, Self::SkipDivergenceTruncation]
-            .into_iter()
-            .find(|switch| switch.name() == name)
+        [
+            Self::AckBeforeReplication,
+            Self::SkipDivergenceTruncation,
+            Self::LsoIgnoresOpenTransactions,
+        ]
+        .into_iter()
+        .find(|switch| switch.name() == name)
     }
 }
 

@@ -1865,6 +1865,9 @@ impl<S: BrokerStorage> Broker<S> {
 fn log_config(config: &BrokerConfig) -> LogConfig {
     LogConfig {
         segment_bytes: config.segment_bytes,
+        broken_lso_ignores_open_transactions: config
+            .broken
+            .contains(&BrokenSwitch::LsoIgnoresOpenTransactions),
         ..LogConfig::default()
     }
 }

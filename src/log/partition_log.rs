@@ -49,6 +49,10 @@ pub struct LogConfig {
     pub flush_interval_messages: Option<u64>,
     /// `producer.id.expiration.ms`.
     pub producer_id_expiration_ms: i64,
+    /// Test-only broken behaviour: the last stable offset ignores open transactions (it is
+    /// the high watermark), so READ_COMMITTED readers see undecided data. Never set outside the
+    /// tests that prove the `read-committed` checker catches it.
+    pub broken_lso_ignores_open_transactions: bool,
 }
 
 impl Default for LogConfig {
@@ -59,6 +63,7 @@ impl Default for LogConfig {
             timestamp_type: TimestampType::CreateTime,
             flush_interval_messages: None,
             producer_id_expiration_ms: 86_400_000,
+            broken_lso_ignores_open_transactions: false,
         }
     }
 }
@@ -445,6 +450,9 @@ impl<D: LogDisk> PartitionLog<D> {
     /// Bound of READ_COMMITTED reads: the first unstable offset if it is below the high
     /// watermark, else the high watermark.
     pub fn last_stable_offset(&self) -> i64 {
+        if self.config.broken_lso_ignores_open_transactions {
+            return self.high_watermark;
+        }
         match self.first_unstable_offset() {
             Some(offset) if offset < self.high_watermark => offset,
             _ => self.high_watermark,

@@ -795,3 +795,22 @@ fn recovery_of_empty_disk_gives_empty_log() {
     assert_eq!(log.log_end_offset(), 0);
     assert_eq!(report.segments_found, 0);
 }
+
+#[test]
+fn broken_lso_switch_exposes_open_transactions_to_read_committed() {
+    // The switch exists only to prove the read-committed checker catches it; this pins what
+    // it breaks.
+    let config = LogConfig {
+        broken_lso_ignores_open_transactions: true,
+        ..LogConfig::default()
+    };
+    let mut log = PartitionLog::open(MemoryDisk::new(), config).unwrap().0;
+    produce(&mut log, &txn_batch(1, 0, 0, 1)).unwrap();
+    log.maybe_increment_high_watermark(1);
+    assert_eq!(log.first_unstable_offset(), Some(0));
+    assert_eq!(
+        log.last_stable_offset(),
+        1,
+        "broken: the open transaction is readable"
+    );
+}

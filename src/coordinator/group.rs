@@ -1,0 +1,1113 @@
+//! Kafka's group coordinator as a coordinator shard: KIP-848 consumer groups (the coordinator
+//! assigns partitions) and committed offsets, one shard per `__consumer_offsets` partition.
+//!
+//! Contract (Kafka's `GroupMetadataManager` and `OffsetMetadataManager`, reduced):
+//! - **Ownership.** A request whose group id hashes to another partition of
+//!   [`CONSUMER_OFFSETS_TOPIC`] ([`partition_for`] over the partition count in the metadata
+//!   image) is answered `NotCoordinator`, as is every request after [`Shard::unloaded`], and
+//!   every request still waiting for a write when the shard is unloaded. A request before
+//!   [`Shard::loaded`] is answered `CoordinatorLoadInProgress`.
+//! - **Persisted state** ("write, then apply": it changes only in [`Shard::replay`]): per group
+//!   its members with their subscriptions, the group epoch, the member-index counter and the
+//!   committed offsets; the record format is [`GroupRecord`]. Every answer that depends on a
+//!   write (join, subscription change, leave, commit) is sent in [`Shard::write_completed`]; a
+//!   failed write is answered with Kafka's normalized error ([`normalize_write_error`]).
+//! - **Group epoch.** Replaying a [`GroupRecord::Member`] that adds a member or changes its
+//!   subscription, or a [`GroupRecord::MemberRemoved`] that removes one, bumps the group epoch
+//!   by one. Replay is the only place it moves, so a new coordinator that replays the partition
+//!   computes the same epochs.
+//! - **ConsumerGroupHeartbeat.** Epoch 0 with an empty member id joins: the member gets the id
+//!   `{group}-member-{n}`, where `n` comes from a per-group counter that is persisted with the
+//!   member (so an id is never handed out twice, across failovers too), and the answer waits
+//!   for the member's record. Epoch 0 with a known member id rejoins (Kafka's answer to a
+//!   fenced member): the member keeps its id and is treated as owning nothing. Epoch −1 leaves
+//!   (a tombstone record, answered with epoch −1 once written). Any other epoch must equal the
+//!   epoch the coordinator last gave the member, else `FencedMemberEpoch`; an unknown member
+//!   gets `UnknownMemberId`. A heartbeat with a changed subscription writes the member's
+//!   record first. Every accepted heartbeat restarts the member's session.
+//! - **Assignment.** The target assignment is a range assignor over the group's members, topic
+//!   by topic: the members subscribed to a topic in member-id order, partitions `0..n` (n from
+//!   the metadata image; unknown topics have none) cut into consecutive ranges, the first
+//!   `n % members` ranges one longer. A member whose epoch is behind the group epoch moves to
+//!   the group epoch and gets its target, except partitions another member may still own:
+//!   those it gets by a later heartbeat, once the previous owner acknowledged losing them. A
+//!   member acknowledges an assignment by heartbeating with the epoch that came with it, so
+//!   partitions are only ever taken away together with an epoch change. The answer carries the
+//!   assignment when it changed, on a join or rejoin, and on a member's first heartbeat after a
+//!   failover; otherwise `None`.
+//! - **Sessions.** A member that does not heartbeat for `session_timeout_ms` is removed by a
+//!   tombstone (see [`Shard::poll_timeout`]); a failed removal is retried a heartbeat interval
+//!   later. After a failover every loaded member gets a fresh session from the load time.
+//! - **OffsetCommit.** A commit with member epoch < 0 is an admin or "simple" commit and is
+//!   accepted only while the group has no members, else `UnknownMemberId` (KIP-1279 §7 item 6:
+//!   mirroring's offset sync must be refused for active groups). Otherwise the member must
+//!   exist (`UnknownMemberId`; `GroupIdNotFound` if the group does not) and the epoch must be
+//!   the member's current one (`FencedMemberEpoch`). Partitions of topics or partitions the
+//!   metadata image does not know get `UnknownTopicOrPartition`; the others are written, one
+//!   record per partition (offset, leader epoch, metadata, commit time), and answered once the
+//!   write completes.
+//! - **OffsetFetch** answers from replayed state: the committed offset, or −1 (with leader
+//!   epoch −1) for a partition without one; `partitions: None` means every partition the group
+//!   has. An unknown group is not an error.
+//! - **DescribeGroups** gives, per group, `Empty` (no members), `Reconciling` (a member's epoch
+//!   is behind the group epoch, or it has not acknowledged a revocation), `Stable`, or `Dead`
+//!   (unknown group), and the member ids in order. An empty id list describes every group of
+//!   this shard. If any listed group belongs to another shard the whole answer is
+//!   `NotCoordinator` (the broker routes a describe by its first group).
+//!
+//! Simplifications against Kafka, on purpose:
+//! - Member epochs, assignments and sessions are not persisted (Kafka writes the target and
+//!   current assignment of every member). After a failover a member's epoch is unknown: its
+//!   first heartbeat with any epoch from 1 to the group epoch is accepted and answered with its
+//!   full assignment at the group epoch, and its commits are refused with `FencedMemberEpoch`
+//!   until then. Who owned what before the failover is unknown, so a partition that was moving
+//!   between members when the coordinator failed may be fetched by both for up to a heartbeat
+//!   interval (commits stay fenced by epoch).
+//! - No `ownedTopicPartitions` in heartbeats: a member's epoch acknowledgement stands in for
+//!   it, and a heartbeat with the previous epoch is fenced instead of being accepted as a lost
+//!   response. Kafka answers a commit with a stale member epoch `STALE_MEMBER_EPOCH` (113);
+//!   this model answers `FencedMemberEpoch`.
+//! - One server-side assignor (range); no static membership, rebalance timeout, regex
+//!   subscriptions, classic-protocol groups, offset expiry or deletion, or transactional
+//!   offset commits. A commit for a partition the metadata image does not have is refused
+//!   (Kafka only checks the topic). A group-epoch bump when a subscribed topic gains
+//!   partitions is not written (the model has no partition increase; a new topic's partitions
+//!   are simply added to the targets).
+//! - Configuration is the shard's ([`GroupCoordinatorConfig`]), not the member's.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+use super::{
+    partition_for, Shard, ShardEnv, ShardOutput, ShardWrite, CONSUMER_OFFSETS_TOPIC,
+};
+use crate::metadata::MetadataImage;
+use crate::protocol::{
+    CommittedOffset, ErrorCode, GroupDescription, NodeId, OffsetCommitEntry, Request, Response,
+    TopicPartition,
+};
+
+/// The group coordinator's settings (Kafka's `group.consumer.*` broker configs, scaled to the
+/// simulation's time frame).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GroupCoordinatorConfig {
+    /// `group.consumer.session.timeout.ms`: a member silent this long is removed. Default
+    /// 1 000 (Kafka: 45 000).
+    pub session_timeout_ms: i64,
+    /// `group.consumer.heartbeat.interval.ms`: how often members heartbeat. Default 200
+    /// (Kafka: 5 000).
+    pub heartbeat_interval_ms: i64,
+}
+
+impl Default for GroupCoordinatorConfig {
+    fn default() -> Self {
+        Self {
+            session_timeout_ms: 1_000,
+            heartbeat_interval_ms: 200,
+        }
+    }
+}
+
+/// One record of a group shard's `__consumer_offsets` partition, stored as JSON.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum GroupRecord {
+    /// A committed offset (Kafka's `OffsetCommitKey`/`OffsetCommitValue`); a later one for the
+    /// same group and partition replaces it.
+    OffsetCommit {
+        /// Group id.
+        group_id: String,
+        /// The partition.
+        topic_partition: TopicPartition,
+        /// The offset (the next record to consume).
+        offset: i64,
+        /// Leader epoch of the record before the offset, or −1.
+        leader_epoch: i32,
+        /// Free-form metadata.
+        metadata: String,
+        /// The coordinator's clock when the commit was accepted.
+        commit_timestamp_ms: i64,
+    },
+    /// A member joined or changed its subscription (Kafka's `ConsumerGroupMemberMetadata`).
+    /// Bumps the group epoch when it adds the member or changes its subscription.
+    Member {
+        /// Group id.
+        group_id: String,
+        /// Member id, `{group}-member-{member_index}`.
+        member_id: String,
+        /// The counter value the id was made from; the group's next id uses a larger one.
+        member_index: u64,
+        /// Subscribed topics, sorted, without duplicates.
+        subscribed_topics: Vec<String>,
+    },
+    /// A member left or its session expired (the member's tombstone). Bumps the group epoch
+    /// when it removes a member.
+    MemberRemoved {
+        /// Group id.
+        group_id: String,
+        /// Member id.
+        member_id: String,
+    },
+}
+
+/// A committed offset as the shard holds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OffsetAndMetadata {
+    /// The offset.
+    pub offset: i64,
+    /// Its leader epoch, or −1.
+    pub leader_epoch: i32,
+    /// Its metadata.
+    pub metadata: String,
+    /// When it was committed (coordinator clock).
+    pub commit_timestamp_ms: i64,
+}
+
+/// A group's persisted state (built by replay only).
+#[derive(Debug, Clone, Default)]
+struct GroupState {
+    epoch: i32,
+    next_member_index: u64,
+    /// Member id → subscribed topics.
+    members: BTreeMap<String, Vec<String>>,
+    offsets: BTreeMap<TopicPartition, OffsetAndMetadata>,
+}
+
+/// What the coordinator remembers about a member besides its record (not persisted).
+#[derive(Debug, Clone, Default)]
+struct MemberRuntime {
+    /// The epoch last given to the member; `None` after a failover until it heartbeats.
+    epoch: Option<i32>,
+    /// The partitions last given to the member.
+    assigned: BTreeSet<TopicPartition>,
+    /// Partitions taken away with the last epoch change that the member has not yet
+    /// acknowledged (it may still fetch them).
+    revoking: BTreeSet<TopicPartition>,
+    /// The session ends at this time; `None` until the next call that knows the time.
+    session_deadline_ms: Option<i64>,
+    /// A tombstone for the member is being written.
+    removing: bool,
+}
+
+/// A request waiting for its write.
+#[derive(Debug, Clone)]
+enum PendingWrite {
+    /// A join, rejoin or subscription change: answer with the member's assignment.
+    Heartbeat {
+        to: NodeId,
+        correlation_id: u64,
+        group_id: String,
+        member_id: String,
+        member_epoch: i32,
+    },
+    /// A leave.
+    Leave {
+        to: NodeId,
+        correlation_id: u64,
+        group_id: String,
+        member_id: String,
+    },
+    /// A session expiry (nobody to answer).
+    Expiry { group_id: String, member_id: String },
+    /// A commit: the per-partition results; `None` entries take the write's outcome.
+    Commit {
+        to: NodeId,
+        correlation_id: u64,
+        results: Vec<(TopicPartition, Option<ErrorCode>)>,
+    },
+}
+
+/// The group coordinator shard; see the module doc.
+#[derive(Debug, Clone)]
+pub struct GroupCoordinatorShard {
+    config: GroupCoordinatorConfig,
+    groups: BTreeMap<String, GroupState>,
+    /// Group id → member id → runtime state; holds exactly the members of `groups`.
+    runtime: BTreeMap<String, BTreeMap<String, MemberRuntime>>,
+    /// Group id → the next member index to hand out (covers joins still being written).
+    allocated_member_index: BTreeMap<String, u64>,
+    pending: BTreeMap<u64, PendingWrite>,
+    next_write_id: u64,
+    loaded: bool,
+    unloaded: bool,
+}
+
+impl Default for GroupCoordinatorShard {
+    fn default() -> Self {
+        Self::new(GroupCoordinatorConfig::default())
+    }
+}
+
+/// Kafka's `GroupCoordinatorService.normalizeException` for a failed write.
+pub fn normalize_write_error(error: ErrorCode) -> ErrorCode {
+    match error {
+        ErrorCode::UnknownTopicOrPartition
+        | ErrorCode::NotEnoughReplicas
+        | ErrorCode::NotEnoughReplicasAfterAppend
+        | ErrorCode::RequestTimedOut => ErrorCode::CoordinatorNotAvailable,
+        ErrorCode::NotLeaderOrFollower | ErrorCode::KafkaStorageError => ErrorCode::NotCoordinator,
+        // UNKNOWN_SERVER_ERROR in Kafka.
+        ErrorCode::MessageTooLarge | ErrorCode::CorruptMessage | ErrorCode::InvalidRecord => {
+            ErrorCode::Other(-1)
+        }
+        other => other,
+    }
+}
+
+impl GroupCoordinatorShard {
+    /// An empty shard, to be loaded by replay.
+    pub fn new(config: GroupCoordinatorConfig) -> Self {
+        assert!(config.session_timeout_ms > 0, "session timeout must be > 0");
+        assert!(
+            config.heartbeat_interval_ms > 0,
+            "heartbeat interval must be > 0"
+        );
+        Self {
+            config,
+            groups: BTreeMap::new(),
+            runtime: BTreeMap::new(),
+            allocated_member_index: BTreeMap::new(),
+            pending: BTreeMap::new(),
+            next_write_id: 1,
+            loaded: false,
+            unloaded: false,
+        }
+    }
+
+    // ----- read-only getters (for checkers) -----
+
+    /// The configuration.
+    pub fn config(&self) -> &GroupCoordinatorConfig {
+        &self.config
+    }
+
+    /// Every group this shard knows, in order.
+    pub fn group_ids(&self) -> Vec<String> {
+        self.groups.keys().cloned().collect()
+    }
+
+    /// The committed offsets of `group_id` (empty for an unknown group).
+    pub fn committed_offsets(&self, group_id: &str) -> BTreeMap<TopicPartition, OffsetAndMetadata> {
+        self.groups
+            .get(group_id)
+            .map(|group| group.offsets.clone())
+            .unwrap_or_default()
+    }
+
+    /// The member ids of `group_id`, in order (empty for an unknown group).
+    pub fn members(&self, group_id: &str) -> Vec<String> {
+        self.groups
+            .get(group_id)
+            .map(|group| group.members.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// The group epoch of `group_id` (0 for an unknown group).
+    pub fn group_epoch(&self, group_id: &str) -> i32 {
+        self.groups.get(group_id).map_or(0, |group| group.epoch)
+    }
+
+    /// The epoch last given to a member, if known.
+    pub fn member_epoch(&self, group_id: &str, member_id: &str) -> Option<i32> {
+        self.runtime.get(group_id)?.get(member_id)?.epoch
+    }
+
+    /// The partitions last given to a member (empty for an unknown member).
+    pub fn member_assignment(&self, group_id: &str, member_id: &str) -> Vec<TopicPartition> {
+        self.runtime
+            .get(group_id)
+            .and_then(|members| members.get(member_id))
+            .map(|member| member.assigned.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// The range assignor's target for every member of `group_id` under `image`.
+    pub fn target_assignment(
+        &self,
+        group_id: &str,
+        image: &MetadataImage,
+    ) -> BTreeMap<String, BTreeSet<TopicPartition>> {
+        self.groups
+            .get(group_id)
+            .map(|group| range_assignment(&group.members, image))
+            .unwrap_or_default()
+    }
+
+    /// Requests waiting for a write.
+    pub fn pending_writes(&self) -> usize {
+        self.pending.len()
+    }
+
+    // ----- helpers -----
+
+    fn write(&mut self, records: Vec<GroupRecord>, pending: PendingWrite, out: &mut Out) {
+        let write_id = self.next_write_id;
+        self.next_write_id += 1;
+        self.pending.insert(write_id, pending);
+        out.writes.push(ShardWrite { write_id, records });
+    }
+
+    /// Members replayed since the last call that knew the time start their session now.
+    fn arm_sessions(&mut self, now_ms: i64) {
+        let session_timeout_ms = self.config.session_timeout_ms;
+        for member in self.runtime.values_mut().flat_map(BTreeMap::values_mut) {
+            member
+                .session_deadline_ms
+                .get_or_insert(now_ms + session_timeout_ms);
+        }
+    }
+
+    /// Why this shard may not answer for `group_id`, if it may not.
+    fn ownership_error(&self, env: &ShardEnv<'_>, group_id: &str) -> Option<ErrorCode> {
+        if self.unloaded {
+            return Some(ErrorCode::NotCoordinator);
+        }
+        if !self.loaded {
+            return Some(ErrorCode::CoordinatorLoadInProgress);
+        }
+        let partitions = env
+            .image
+            .topic_ids
+            .get(CONSUMER_OFFSETS_TOPIC)
+            .and_then(|topic_id| env.image.topics.get(topic_id))
+            .map_or(0, |topic| topic.partitions.len() as i32);
+        if partitions == 0 {
+            return Some(ErrorCode::CoordinatorNotAvailable);
+        }
+        (partition_for(group_id, partitions) != env.partition.partition)
+            .then_some(ErrorCode::NotCoordinator)
+    }
+
+    fn member_runtime(&mut self, group_id: &str, member_id: &str) -> Option<&mut MemberRuntime> {
+        self.runtime.get_mut(group_id)?.get_mut(member_id)
+    }
+
+    fn is_live_member(&self, group_id: &str, member_id: &str) -> bool {
+        self.runtime
+            .get(group_id)
+            .and_then(|members| members.get(member_id))
+            .is_some_and(|member| !member.removing)
+    }
+
+    // ----- ConsumerGroupHeartbeat -----
+
+    #[allow(clippy::too_many_arguments)]
+    fn handle_heartbeat(
+        &mut self,
+        env: &ShardEnv<'_>,
+        from: NodeId,
+        correlation_id: u64,
+        group_id: String,
+        member_id: String,
+        member_epoch: i32,
+        subscribed_topics: Option<Vec<String>>,
+        out: &mut Out,
+    ) {
+        let error_response = |error| (from, correlation_id, heartbeat_error(&member_id, member_epoch, error));
+        if let Some(error) = self.ownership_error(env, &group_id) {
+            out.responses.push(error_response(error));
+            return;
+        }
+        if group_id.is_empty() || member_epoch < -1 || (member_epoch != 0 && member_id.is_empty())
+        {
+            out.responses.push(error_response(ErrorCode::InvalidRequest));
+            return;
+        }
+        let subscribed_topics = subscribed_topics.map(normalize_topics);
+        if member_epoch == 0 && member_id.is_empty() {
+            let Some(topics) = subscribed_topics else {
+                out.responses.push(error_response(ErrorCode::InvalidRequest));
+                return;
+            };
+            self.join(from, correlation_id, group_id, topics, out);
+            return;
+        }
+        if !self.is_live_member(&group_id, &member_id) {
+            out.responses.push(error_response(ErrorCode::UnknownMemberId));
+            return;
+        }
+        if member_epoch == -1 {
+            self.leave(from, correlation_id, group_id, member_id, out);
+            return;
+        }
+        let group_epoch = self.group_epoch(&group_id);
+        let session_deadline_ms = env.now_ms + self.config.session_timeout_ms;
+        let member = self
+            .member_runtime(&group_id, &member_id)
+            .expect("checked live above");
+        match member.epoch {
+            _ if member_epoch == 0 => {
+                // A rejoin: the member dropped everything it had.
+                member.epoch = None;
+                member.assigned.clear();
+                member.revoking.clear();
+            }
+            Some(epoch) if epoch == member_epoch => member.revoking.clear(),
+            // After a failover the member's epoch is unknown; any it could hold is accepted.
+            None if member_epoch <= group_epoch => {}
+            _ => {
+                out.responses.push(error_response(ErrorCode::FencedMemberEpoch));
+                return;
+            }
+        }
+        member.session_deadline_ms = Some(session_deadline_ms);
+        let current_topics = &self.groups[&group_id].members[&member_id];
+        match subscribed_topics {
+            Some(topics) if &topics != current_topics => {
+                let member_index = member_index_of(&group_id, &member_id);
+                let record = GroupRecord::Member {
+                    group_id: group_id.clone(),
+                    member_id: member_id.clone(),
+                    member_index,
+                    subscribed_topics: topics,
+                };
+                let pending = PendingWrite::Heartbeat {
+                    to: from,
+                    correlation_id,
+                    group_id,
+                    member_id,
+                    member_epoch,
+                };
+                self.write(vec![record], pending, out);
+            }
+            _ => {
+                let response = self.reconcile(env, &group_id, &member_id, member_epoch == 0);
+                out.responses.push((from, correlation_id, response));
+            }
+        }
+    }
+
+    fn join(
+        &mut self,
+        from: NodeId,
+        correlation_id: u64,
+        group_id: String,
+        topics: Vec<String>,
+        out: &mut Out,
+    ) {
+        let persisted = self
+            .groups
+            .get(&group_id)
+            .map_or(0, |group| group.next_member_index);
+        let allocated = self
+            .allocated_member_index
+            .entry(group_id.clone())
+            .or_insert(0);
+        let member_index = persisted.max(*allocated);
+        *allocated = member_index + 1;
+        let member_id = format!("{group_id}-member-{member_index}");
+        let record = GroupRecord::Member {
+            group_id: group_id.clone(),
+            member_id: member_id.clone(),
+            member_index,
+            subscribed_topics: topics,
+        };
+        let pending = PendingWrite::Heartbeat {
+            to: from,
+            correlation_id,
+            group_id,
+            member_id,
+            member_epoch: 0,
+        };
+        self.write(vec![record], pending, out);
+    }
+
+    fn leave(
+        &mut self,
+        from: NodeId,
+        correlation_id: u64,
+        group_id: String,
+        member_id: String,
+        out: &mut Out,
+    ) {
+        self.member_runtime(&group_id, &member_id)
+            .expect("a live member")
+            .removing = true;
+        let record = GroupRecord::MemberRemoved {
+            group_id: group_id.clone(),
+            member_id: member_id.clone(),
+        };
+        let pending = PendingWrite::Leave {
+            to: from,
+            correlation_id,
+            group_id,
+            member_id,
+        };
+        self.write(vec![record], pending, out);
+    }
+
+    /// Moves a member towards its target assignment and builds its heartbeat answer. `full`
+    /// forces the assignment into the answer.
+    fn reconcile(
+        &mut self,
+        env: &ShardEnv<'_>,
+        group_id: &str,
+        member_id: &str,
+        full: bool,
+    ) -> Response {
+        let group = &self.groups[group_id];
+        let group_epoch = group.epoch;
+        let target = range_assignment(&group.members, env.image)
+            .remove(member_id)
+            .unwrap_or_default();
+        let members = self.runtime.get_mut(group_id).expect("a known group");
+        // Partitions another member holds or may still hold.
+        let reserved: BTreeSet<TopicPartition> = members
+            .iter()
+            .filter(|(id, _)| id.as_str() != member_id)
+            .flat_map(|(_, other)| other.assigned.iter().chain(other.revoking.iter()))
+            .cloned()
+            .collect();
+        let member = members.get_mut(member_id).expect("a known member");
+        let full = full || member.epoch.is_none();
+        let epoch_changes = member.epoch != Some(group_epoch);
+        let mut assigned: BTreeSet<TopicPartition> = target
+            .iter()
+            .filter(|tp| member.assigned.contains(*tp) || !reserved.contains(*tp))
+            .cloned()
+            .collect();
+        if epoch_changes {
+            // Partitions are taken away only together with an epoch change, so that the
+            // member's next heartbeat acknowledges it.
+            let revoked = member.assigned.difference(&assigned).cloned();
+            member.revoking.extend(revoked);
+        } else {
+            assigned.extend(member.assigned.iter().cloned());
+        }
+        let changed = assigned != member.assigned;
+        member.assigned = assigned;
+        member.epoch = Some(group_epoch);
+        let assignment =
+            (full || changed || epoch_changes).then(|| member.assigned.iter().cloned().collect());
+        Response::ConsumerGroupHeartbeat {
+            error: ErrorCode::None,
+            member_id: member_id.to_owned(),
+            member_epoch: group_epoch,
+            heartbeat_interval_ms: self.config.heartbeat_interval_ms,
+            assignment,
+        }
+    }
+
+    // ----- OffsetCommit, OffsetFetch, DescribeGroups -----
+
+    fn commit_error(&self, group_id: &str, member_id: &str, member_epoch: i32) -> Option<ErrorCode> {
+        let group = self.groups.get(group_id);
+        let has_members = group.is_some_and(|group| !group.members.is_empty());
+        if member_epoch < 0 && !has_members {
+            return None; // An admin or simple commit to an empty group.
+        }
+        if group.is_none() {
+            return Some(ErrorCode::GroupIdNotFound);
+        }
+        if !self.is_live_member(group_id, member_id) {
+            return Some(ErrorCode::UnknownMemberId);
+        }
+        let epoch = self.runtime[group_id][member_id].epoch;
+        (epoch != Some(member_epoch)).then_some(ErrorCode::FencedMemberEpoch)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn handle_offset_commit(
+        &mut self,
+        env: &ShardEnv<'_>,
+        from: NodeId,
+        correlation_id: u64,
+        group_id: String,
+        member_id: String,
+        member_epoch: i32,
+        offsets: Vec<OffsetCommitEntry>,
+        out: &mut Out,
+    ) {
+        let group_error = self
+            .ownership_error(env, &group_id)
+            .or_else(|| group_id.is_empty().then_some(ErrorCode::InvalidGroupId))
+            .or_else(|| self.commit_error(&group_id, &member_id, member_epoch));
+        if let Some(error) = group_error {
+            let results = offsets
+                .into_iter()
+                .map(|entry| (entry.topic_partition, error))
+                .collect();
+            out.responses
+                .push((from, correlation_id, Response::OffsetCommit { results }));
+            return;
+        }
+        let mut records = Vec::new();
+        let mut results = Vec::new();
+        for entry in offsets {
+            if env.image.partition(&entry.topic_partition).is_none() {
+                results.push((entry.topic_partition, Some(ErrorCode::UnknownTopicOrPartition)));
+                continue;
+            }
+            results.push((entry.topic_partition.clone(), None));
+            records.push(GroupRecord::OffsetCommit {
+                group_id: group_id.clone(),
+                topic_partition: entry.topic_partition,
+                offset: entry.offset,
+                leader_epoch: entry.leader_epoch,
+                metadata: entry.metadata,
+                commit_timestamp_ms: env.now_ms,
+            });
+        }
+        let pending = PendingWrite::Commit {
+            to: from,
+            correlation_id,
+            results,
+        };
+        if records.is_empty() {
+            out.responses
+                .push((from, correlation_id, commit_response(pending, ErrorCode::None)));
+        } else {
+            self.write(records, pending, out);
+        }
+    }
+
+    fn handle_offset_fetch(
+        &self,
+        env: &ShardEnv<'_>,
+        group_id: &str,
+        partitions: Option<Vec<TopicPartition>>,
+    ) -> Response {
+        if let Some(error) = self.ownership_error(env, group_id) {
+            return Response::OffsetFetch {
+                error,
+                offsets: Vec::new(),
+            };
+        }
+        let committed = self.groups.get(group_id).map(|group| &group.offsets);
+        let partitions = partitions.unwrap_or_else(|| {
+            committed
+                .map(|offsets| offsets.keys().cloned().collect())
+                .unwrap_or_default()
+        });
+        let offsets = partitions
+            .into_iter()
+            .map(|topic_partition| {
+                let found = committed.and_then(|offsets| offsets.get(&topic_partition));
+                CommittedOffset {
+                    offset: found.map_or(-1, |offset| offset.offset),
+                    leader_epoch: found.map_or(-1, |offset| offset.leader_epoch),
+                    metadata: found.map(|offset| offset.metadata.clone()).unwrap_or_default(),
+                    error: ErrorCode::None,
+                    topic_partition,
+                }
+            })
+            .collect();
+        Response::OffsetFetch {
+            error: ErrorCode::None,
+            offsets,
+        }
+    }
+
+    fn handle_describe_groups(&self, env: &ShardEnv<'_>, group_ids: Vec<String>) -> Response {
+        let group_ids = if group_ids.is_empty() {
+            if let Some(error) = self.ownership_error(env, "").filter(|error| {
+                // "All groups of this coordinator" is not about one key.
+                *error != ErrorCode::NotCoordinator || self.unloaded
+            }) {
+                return describe_error(error);
+            }
+            self.group_ids()
+        } else {
+            if let Some(error) = group_ids
+                .iter()
+                .find_map(|group_id| self.ownership_error(env, group_id))
+            {
+                return describe_error(error);
+            }
+            group_ids
+        };
+        let groups = group_ids
+            .into_iter()
+            .map(|group_id| GroupDescription {
+                state: self.group_state(&group_id).to_owned(),
+                members: self.members(&group_id),
+                group_id,
+            })
+            .collect();
+        Response::DescribeGroups {
+            error: ErrorCode::None,
+            groups,
+        }
+    }
+
+    fn group_state(&self, group_id: &str) -> &'static str {
+        let Some(group) = self.groups.get(group_id) else {
+            return "Dead";
+        };
+        if group.members.is_empty() {
+            return "Empty";
+        }
+        let reconciling = self.runtime[group_id].values().any(|member| {
+            member.epoch != Some(group.epoch) || !member.revoking.is_empty()
+        });
+        if reconciling {
+            "Reconciling"
+        } else {
+            "Stable"
+        }
+    }
+
+    fn pending_response(&self, pending: PendingWrite, error: ErrorCode) -> Option<(NodeId, u64, Response)> {
+        match pending {
+            PendingWrite::Heartbeat {
+                to,
+                correlation_id,
+                member_id,
+                member_epoch,
+                ..
+            } => Some((to, correlation_id, heartbeat_error(&member_id, member_epoch, error))),
+            PendingWrite::Leave {
+                to,
+                correlation_id,
+                member_id,
+                ..
+            } => Some((to, correlation_id, heartbeat_error(&member_id, -1, error))),
+            PendingWrite::Expiry { .. } => None,
+            PendingWrite::Commit {
+                to, correlation_id, ..
+            } => Some((to, correlation_id, commit_response(pending, error))),
+        }
+    }
+}
+
+type Out = ShardOutput<GroupRecord>;
+
+fn heartbeat_error(member_id: &str, member_epoch: i32, error: ErrorCode) -> Response {
+    Response::ConsumerGroupHeartbeat {
+        error,
+        member_id: member_id.to_owned(),
+        member_epoch,
+        heartbeat_interval_ms: 0,
+        assignment: None,
+    }
+}
+
+fn describe_error(error: ErrorCode) -> Response {
+    Response::DescribeGroups {
+        error,
+        groups: Vec::new(),
+    }
+}
+
+/// The answer to a commit whose write ended with `outcome`.
+fn commit_response(pending: PendingWrite, outcome: ErrorCode) -> Response {
+    let PendingWrite::Commit { results, .. } = pending else {
+        unreachable!("a commit");
+    };
+    Response::OffsetCommit {
+        results: results
+            .into_iter()
+            .map(|(topic_partition, error)| (topic_partition, error.unwrap_or(outcome)))
+            .collect(),
+    }
+}
+
+fn normalize_topics(mut topics: Vec<String>) -> Vec<String> {
+    topics.sort();
+    topics.dedup();
+    topics
+}
+
+/// The counter value of a member id made by this shard (`{group}-member-{n}`).
+fn member_index_of(group_id: &str, member_id: &str) -> u64 {
+    member_id
+        .strip_prefix(group_id)
+        .and_then(|rest| rest.strip_prefix("-member-"))
+        .and_then(|index| index.parse().ok())
+        .expect("member ids are made by this shard")
+}
+
+/// The partition count of `topic` in `image` (0 if unknown).
+fn partition_count(image: &MetadataImage, topic: &str) -> i32 {
+    image
+        .topic_ids
+        .get(topic)
+        .and_then(|topic_id| image.topics.get(topic_id))
+        .map_or(0, |topic| topic.partitions.len() as i32)
+}
+
+/// The range assignor: per topic, its subscribers in member-id order get consecutive ranges,
+/// the first `partitions % subscribers` one partition longer.
+pub fn range_assignment(
+    members: &BTreeMap<String, Vec<String>>,
+    image: &MetadataImage,
+) -> BTreeMap<String, BTreeSet<TopicPartition>> {
+    let mut assignment: BTreeMap<String, BTreeSet<TopicPartition>> = members
+        .keys()
+        .map(|member_id| (member_id.clone(), BTreeSet::new()))
+        .collect();
+    let topics: BTreeSet<&String> = members.values().flatten().collect();
+    for topic in topics {
+        let subscribers: Vec<&String> = members
+            .iter()
+            .filter(|(_, topics)| topics.contains(topic))
+            .map(|(member_id, _)| member_id)
+            .collect();
+        let partitions = partition_count(image, topic);
+        let count = subscribers.len() as i32;
+        let (per_member, extra) = (partitions / count, partitions % count);
+        let mut next = 0;
+        for (index, member_id) in subscribers.into_iter().enumerate() {
+            let length = per_member + i32::from((index as i32) < extra);
+            let owned = assignment.get_mut(member_id).expect("every member has an entry");
+            owned.extend((next..next + length).map(|partition| TopicPartition::new(topic.clone(), partition)));
+            next += length;
+        }
+        debug_assert_eq!(next, partitions, "every partition of {topic} is assigned");
+    }
+    assignment
+}
+
+impl Shard for GroupCoordinatorShard {
+    type Record = GroupRecord;
+
+    fn replay(&mut self, record: &GroupRecord) {
+        match record {
+            GroupRecord::OffsetCommit {
+                group_id,
+                topic_partition,
+                offset,
+                leader_epoch,
+                metadata,
+                commit_timestamp_ms,
+            } => {
+                let group = self.groups.entry(group_id.clone()).or_default();
+                self.runtime.entry(group_id.clone()).or_default();
+                group.offsets.insert(
+                    topic_partition.clone(),
+                    OffsetAndMetadata {
+                        offset: *offset,
+                        leader_epoch: *leader_epoch,
+                        metadata: metadata.clone(),
+                        commit_timestamp_ms: *commit_timestamp_ms,
+                    },
+                );
+            }
+            GroupRecord::Member {
+                group_id,
+                member_id,
+                member_index,
+                subscribed_topics,
+            } => {
+                let group = self.groups.entry(group_id.clone()).or_default();
+                group.next_member_index = group.next_member_index.max(member_index + 1);
+                let previous = group
+                    .members
+                    .insert(member_id.clone(), subscribed_topics.clone());
+                if previous.as_ref() != Some(subscribed_topics) {
+                    group.epoch += 1;
+                }
+                self.runtime
+                    .entry(group_id.clone())
+                    .or_default()
+                    .entry(member_id.clone())
+                    .or_default();
+            }
+            GroupRecord::MemberRemoved {
+                group_id,
+                member_id,
+            } => {
+                let group = self.groups.entry(group_id.clone()).or_default();
+                if group.members.remove(member_id).is_some() {
+                    group.epoch += 1;
+                }
+                self.runtime
+                    .entry(group_id.clone())
+                    .or_default()
+                    .remove(member_id);
+            }
+        }
+    }
+
+    fn loaded(&mut self, env: &ShardEnv<'_>, _out: &mut Out) {
+        self.loaded = true;
+        self.arm_sessions(env.now_ms);
+    }
+
+    fn handle_request(
+        &mut self,
+        env: &ShardEnv<'_>,
+        from: NodeId,
+        correlation_id: u64,
+        request: Request,
+        out: &mut Out,
+    ) {
+        self.arm_sessions(env.now_ms);
+        match request {
+            Request::ConsumerGroupHeartbeat {
+                group_id,
+                member_id,
+                member_epoch,
+                subscribed_topics,
+            } => self.handle_heartbeat(
+                env,
+                from,
+                correlation_id,
+                group_id,
+                member_id,
+                member_epoch,
+                subscribed_topics,
+                out,
+            ),
+            Request::OffsetCommit {
+                group_id,
+                member_id,
+                member_epoch,
+                offsets,
+            } => self.handle_offset_commit(
+                env,
+                from,
+                correlation_id,
+                group_id,
+                member_id,
+                member_epoch,
+                offsets,
+                out,
+            ),
+            Request::OffsetFetch {
+                group_id,
+                partitions,
+            } => {
+                let response = self.handle_offset_fetch(env, &group_id, partitions);
+                out.responses.push((from, correlation_id, response));
+            }
+            Request::DescribeGroups { group_ids } => {
+                let response = self.handle_describe_groups(env, group_ids);
+                out.responses.push((from, correlation_id, response));
+            }
+            // The broker routes only group requests here; anything else has no answer.
+            _ => {}
+        }
+    }
+
+    fn handle_response(
+        &mut self,
+        _env: &ShardEnv<'_>,
+        _token: u64,
+        _response: Result<Response, ErrorCode>,
+        _out: &mut Out,
+    ) {
+        // The group coordinator sends no requests.
+    }
+
+    fn write_completed(
+        &mut self,
+        env: &ShardEnv<'_>,
+        write_id: u64,
+        result: Result<(), ErrorCode>,
+        out: &mut Out,
+    ) {
+        self.arm_sessions(env.now_ms);
+        let Some(pending) = self.pending.remove(&write_id) else {
+            return;
+        };
+        let error = match result {
+            Ok(()) => ErrorCode::None,
+            Err(error) => normalize_write_error(error),
+        };
+        match (pending, error) {
+            (
+                PendingWrite::Heartbeat {
+                    to,
+                    correlation_id,
+                    group_id,
+                    member_id,
+                    member_epoch,
+                },
+                ErrorCode::None,
+            ) => {
+                // The member may have been removed by a write that completed in between.
+                let response = if self.is_live_member(&group_id, &member_id) {
+                    self.reconcile(env, &group_id, &member_id, member_epoch == 0)
+                } else {
+                    heartbeat_error(&member_id, member_epoch, ErrorCode::UnknownMemberId)
+                };
+                out.responses.push((to, correlation_id, response));
+            }
+            (
+                PendingWrite::Leave {
+                    to,
+                    correlation_id,
+                    member_id,
+                    ..
+                },
+                ErrorCode::None,
+            ) => {
+                let response = Response::ConsumerGroupHeartbeat {
+                    error: ErrorCode::None,
+                    member_id,
+                    member_epoch: -1,
+                    heartbeat_interval_ms: 0,
+                    assignment: None,
+                };
+                out.responses.push((to, correlation_id, response));
+            }
+            (PendingWrite::Expiry { group_id, member_id }, error)
+            | (PendingWrite::Leave { group_id, member_id, .. }, error)
+                if error != ErrorCode::None =>
+            {
+                // The tombstone failed: the member stays; an expiry is retried a heartbeat
+                // interval from now.
+                let retry_ms = env.now_ms + self.config.heartbeat_interval_ms;
+                if let Some(member) = self.member_runtime(&group_id, &member_id) {
+                    member.removing = false;
+                    member.session_deadline_ms = Some(retry_ms);
+                }
+                if let Some(response) = self.pending_response_for_leave(&group_id, &member_id, error) {
+                    let _ = response;
+                }
+            }
+            (pending, error) => out.responses.extend(self.pending_response(pending, error)),
+        }
+    }
+
+    fn handle_timeout(&mut self, env: &ShardEnv<'_>, out: &mut Out) {
+        self.arm_sessions(env.now_ms);
+        let expired: Vec<(String, String)> = self
+            .runtime
+            .iter()
+            .flat_map(|(group_id, members)| {
+                members
+                    .iter()
+                    .filter(|(_, member)| {
+                        !member.removing
+                            && member
+                                .session_deadline_ms
+                                .is_some_and(|deadline_ms| deadline_ms <= env.now_ms)
+                    })
+                    .map(move |(member_id, _)| (group_id.clone(), member_id.clone()))
+            })
+            .collect();
+        for (group_id, member_id) in expired {
+            self.member_runtime(&group_id, &member_id)
+                .expect("listed above")
+                .removing = true;
+            let record = GroupRecord::MemberRemoved {
+                group_id: group_id.clone(),
+                member_id: member_id.clone(),
+            };
+            self.write(vec![record], PendingWrite::Expiry { group_id, member_id }, out);
+        }
+    }
+
+    fn poll_timeout(&self) -> Option<i64> {
+        self.runtime
+            .values()
+            .flat_map(BTreeMap::values)
+            .filter(|member| !member.removing)
+            .filter_map(|member| member.session_deadline_ms)
+            .min()
+    }
+
+    fn unloaded(&mut self, out: &mut Out) {
+        self.unloaded = true;
+        for (_, pending) in std::mem::take(&mut self.pending) {
+            out.responses
+                .extend(self.pending_response(pending, ErrorCode::NotCoordinator));
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "group_tests.rs"]
+mod tests;
