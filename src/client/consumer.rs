@@ -20,8 +20,11 @@
 //!   dropped). Every other error is retried after the backoff.
 //! - **Outputs.** Requests through [`Node::take_outbox`]; records and resets through
 //!   [`Consumer::take_events`].
+//! - **Assignment changes.** The assignment is fixed unless a caller (the group member
+//!   `GroupConsumer`) changes it with [`Consumer::assign_partition`] and
+//!   [`Consumer::unassign_partition`].
 //!
-//! Not modelled: group membership and offset commits (the assignment is fixed), position
+//! Not modelled: group membership and offset commits (see `GroupConsumer`), position
 //! validation by OffsetsForLeaderEpoch after a leader change (KIP-320; truncation below the
 //! position shows up as OffsetOutOfRange instead), and preferred read replicas.
 
@@ -283,6 +286,25 @@ impl Consumer {
     /// Records, resets and informational events since the last call, in order.
     pub fn take_events(&mut self) -> Vec<ConsumerEvent> {
         std::mem::take(&mut self.events)
+    }
+
+    // ----- assignment changes (for a group member, see `GroupConsumer`) -----
+
+    /// Adds `topic_partition` to the assignment, or re-positions it if assigned: fetching
+    /// starts at `position`, or, when `None`, at the offset ListOffsets gives under
+    /// `auto_offset_reset`. Answers to requests already in flight for the partition are
+    /// dropped as stale.
+    pub fn assign_partition(&mut self, topic_partition: TopicPartition, position: Option<i64>) {
+        self.metadata.add_topic(&topic_partition.topic);
+        let mut partition = AssignedPartition::new();
+        partition.position = position;
+        self.partitions.insert(topic_partition, partition);
+    }
+
+    /// Removes `topic_partition` from the assignment; returns its last position. Answers to
+    /// requests in flight for it are dropped.
+    pub fn unassign_partition(&mut self, topic_partition: &TopicPartition) -> Option<i64> {
+        self.partitions.remove(topic_partition)?.position
     }
 
     // ----- getters -----

@@ -14,6 +14,7 @@
 mod consumer;
 mod error;
 mod fetch;
+mod group_consumer;
 mod in_flight;
 mod metadata_cache;
 mod producer;
@@ -21,6 +22,9 @@ mod producer;
 pub use consumer::{AutoOffsetReset, Consumer, ConsumerConfig, ConsumerEvent, FetchError};
 pub use error::ClientConfigError;
 pub use fetch::{completed_fetch, CompletedFetch, ConsumerRecord, IsolationLevel};
+pub use group_consumer::{
+    GroupConsumer, GroupConsumerConfig, GroupConsumerEvent, GROUP_CORRELATION_ID_BASE,
+};
 pub use producer::{
     IdempotentProducer, ProduceError, ProducerConfig, ProducerEvent, ProducerIdAndEpoch,
     RetryReason, SendHandle, MAX_IN_FLIGHT_PER_PARTITION_LIMIT,

@@ -62,7 +62,11 @@
 //!   full assignment at the group epoch, and its commits are refused with `FencedMemberEpoch`
 //!   until then. Who owned what before the failover is unknown, so a partition that was moving
 //!   between members when the coordinator failed may be fetched by both for up to a heartbeat
-//!   interval (commits stay fenced by epoch).
+//!   interval (commits stay fenced by epoch). DescribeGroups says `Reconciling` until every
+//!   loaded member has heartbeated.
+//! - Member ids are made by the coordinator (Kafka ≥ 3.9 lets the member choose one, KIP-1082),
+//!   so a duplicated join request makes a second member that nobody heartbeats for; it holds
+//!   its target partitions until its session times out.
 //! - No `ownedTopicPartitions` in heartbeats: a member's epoch acknowledgement stands in for
 //!   it, and a heartbeat with the previous epoch is fenced instead of being accepted as a lost
 //!   response. Kafka answers a commit with a stale member epoch `STALE_MEMBER_EPOCH` (113);
@@ -79,9 +83,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use super::{
-    partition_for, Shard, ShardEnv, ShardOutput, ShardWrite, CONSUMER_OFFSETS_TOPIC,
-};
+use super::{partition_for, Shard, ShardEnv, ShardOutput, ShardWrite, CONSUMER_OFFSETS_TOPIC};
 use crate::metadata::MetadataImage;
 use crate::protocol::{
     CommittedOffset, ErrorCode, GroupDescription, NodeId, OffsetCommitEntry, Request, Response,
@@ -403,27 +405,35 @@ impl GroupCoordinatorShard {
         subscribed_topics: Option<Vec<String>>,
         out: &mut Out,
     ) {
-        let error_response = |error| (from, correlation_id, heartbeat_error(&member_id, member_epoch, error));
+        let error_response = |error| {
+            (
+                from,
+                correlation_id,
+                heartbeat_error(&member_id, member_epoch, error),
+            )
+        };
         if let Some(error) = self.ownership_error(env, &group_id) {
             out.responses.push(error_response(error));
             return;
         }
-        if group_id.is_empty() || member_epoch < -1 || (member_epoch != 0 && member_id.is_empty())
-        {
-            out.responses.push(error_response(ErrorCode::InvalidRequest));
+        if group_id.is_empty() || member_epoch < -1 || (member_epoch != 0 && member_id.is_empty()) {
+            out.responses
+                .push(error_response(ErrorCode::InvalidRequest));
             return;
         }
         let subscribed_topics = subscribed_topics.map(normalize_topics);
         if member_epoch == 0 && member_id.is_empty() {
             let Some(topics) = subscribed_topics else {
-                out.responses.push(error_response(ErrorCode::InvalidRequest));
+                out.responses
+                    .push(error_response(ErrorCode::InvalidRequest));
                 return;
             };
             self.join(from, correlation_id, group_id, topics, out);
             return;
         }
         if !self.is_live_member(&group_id, &member_id) {
-            out.responses.push(error_response(ErrorCode::UnknownMemberId));
+            out.responses
+                .push(error_response(ErrorCode::UnknownMemberId));
             return;
         }
         if member_epoch == -1 {
@@ -446,7 +456,8 @@ impl GroupCoordinatorShard {
             // After a failover the member's epoch is unknown; any it could hold is accepted.
             None if member_epoch <= group_epoch => {}
             _ => {
-                out.responses.push(error_response(ErrorCode::FencedMemberEpoch));
+                out.responses
+                    .push(error_response(ErrorCode::FencedMemberEpoch));
                 return;
             }
         }
@@ -590,7 +601,12 @@ impl GroupCoordinatorShard {
 
     // ----- OffsetCommit, OffsetFetch, DescribeGroups -----
 
-    fn commit_error(&self, group_id: &str, member_id: &str, member_epoch: i32) -> Option<ErrorCode> {
+    fn commit_error(
+        &self,
+        group_id: &str,
+        member_id: &str,
+        member_epoch: i32,
+    ) -> Option<ErrorCode> {
         let group = self.groups.get(group_id);
         let has_members = group.is_some_and(|group| !group.members.is_empty());
         if member_epoch < 0 && !has_members {
@@ -620,7 +636,7 @@ impl GroupCoordinatorShard {
     ) {
         let group_error = self
             .ownership_error(env, &group_id)
-            .or_else(|| group_id.is_empty().then_some(ErrorCode::InvalidGroupId))
+            .or_else(|| group_id.is_empty().then_some(ErrorCode::InvalidRequest))
             .or_else(|| self.commit_error(&group_id, &member_id, member_epoch));
         if let Some(error) = group_error {
             let results = offsets
@@ -635,7 +651,10 @@ impl GroupCoordinatorShard {
         let mut results = Vec::new();
         for entry in offsets {
             if env.image.partition(&entry.topic_partition).is_none() {
-                results.push((entry.topic_partition, Some(ErrorCode::UnknownTopicOrPartition)));
+                results.push((
+                    entry.topic_partition,
+                    Some(ErrorCode::UnknownTopicOrPartition),
+                ));
                 continue;
             }
             results.push((entry.topic_partition.clone(), None));
@@ -654,8 +673,11 @@ impl GroupCoordinatorShard {
             results,
         };
         if records.is_empty() {
-            out.responses
-                .push((from, correlation_id, commit_response(pending, ErrorCode::None)));
+            out.responses.push((
+                from,
+                correlation_id,
+                commit_response(pending, ErrorCode::None),
+            ));
         } else {
             self.write(records, pending, out);
         }
@@ -686,7 +708,9 @@ impl GroupCoordinatorShard {
                 CommittedOffset {
                     offset: found.map_or(-1, |offset| offset.offset),
                     leader_epoch: found.map_or(-1, |offset| offset.leader_epoch),
-                    metadata: found.map(|offset| offset.metadata.clone()).unwrap_or_default(),
+                    metadata: found
+                        .map(|offset| offset.metadata.clone())
+                        .unwrap_or_default(),
                     error: ErrorCode::None,
                     topic_partition,
                 }
@@ -700,11 +724,12 @@ impl GroupCoordinatorShard {
 
     fn handle_describe_groups(&self, env: &ShardEnv<'_>, group_ids: Vec<String>) -> Response {
         let group_ids = if group_ids.is_empty() {
-            if let Some(error) = self.ownership_error(env, "").filter(|error| {
-                // "All groups of this coordinator" is not about one key.
-                *error != ErrorCode::NotCoordinator || self.unloaded
-            }) {
-                return describe_error(error);
+            // Every group of this shard: no key to check, only whether the shard serves.
+            if self.unloaded {
+                return describe_error(ErrorCode::NotCoordinator);
+            }
+            if !self.loaded {
+                return describe_error(ErrorCode::CoordinatorLoadInProgress);
             }
             self.group_ids()
         } else {
@@ -737,40 +762,45 @@ impl GroupCoordinatorShard {
         if group.members.is_empty() {
             return "Empty";
         }
-        let reconciling = self.runtime[group_id].values().any(|member| {
-            member.epoch != Some(group.epoch) || !member.revoking.is_empty()
-        });
+        let reconciling = self.runtime[group_id]
+            .values()
+            .any(|member| member.epoch != Some(group.epoch) || !member.revoking.is_empty());
         if reconciling {
             "Reconciling"
         } else {
             "Stable"
         }
     }
-
-    fn pending_response(&self, pending: PendingWrite, error: ErrorCode) -> Option<(NodeId, u64, Response)> {
-        match pending {
-            PendingWrite::Heartbeat {
-                to,
-                correlation_id,
-                member_id,
-                member_epoch,
-                ..
-            } => Some((to, correlation_id, heartbeat_error(&member_id, member_epoch, error))),
-            PendingWrite::Leave {
-                to,
-                correlation_id,
-                member_id,
-                ..
-            } => Some((to, correlation_id, heartbeat_error(&member_id, -1, error))),
-            PendingWrite::Expiry { .. } => None,
-            PendingWrite::Commit {
-                to, correlation_id, ..
-            } => Some((to, correlation_id, commit_response(pending, error))),
-        }
-    }
 }
 
 type Out = ShardOutput<GroupRecord>;
+
+/// The answer to a request whose write ended with `error` (not for a successful join or leave).
+fn pending_response(pending: PendingWrite, error: ErrorCode) -> Option<(NodeId, u64, Response)> {
+    match pending {
+        PendingWrite::Heartbeat {
+            to,
+            correlation_id,
+            member_id,
+            member_epoch,
+            ..
+        } => Some((
+            to,
+            correlation_id,
+            heartbeat_error(&member_id, member_epoch, error),
+        )),
+        PendingWrite::Leave {
+            to,
+            correlation_id,
+            member_id,
+            ..
+        } => Some((to, correlation_id, heartbeat_error(&member_id, -1, error))),
+        PendingWrite::Expiry { .. } => None,
+        PendingWrite::Commit {
+            to, correlation_id, ..
+        } => Some((to, correlation_id, commit_response(pending, error))),
+    }
+}
 
 fn heartbeat_error(member_id: &str, member_epoch: i32, error: ErrorCode) -> Response {
     Response::ConsumerGroupHeartbeat {
@@ -849,8 +879,13 @@ pub fn range_assignment(
         let mut next = 0;
         for (index, member_id) in subscribers.into_iter().enumerate() {
             let length = per_member + i32::from((index as i32) < extra);
-            let owned = assignment.get_mut(member_id).expect("every member has an entry");
-            owned.extend((next..next + length).map(|partition| TopicPartition::new(topic.clone(), partition)));
+            let owned = assignment
+                .get_mut(member_id)
+                .expect("every member has an entry");
+            owned.extend(
+                (next..next + length)
+                    .map(|partition| TopicPartition::new(topic.clone(), partition)),
+            );
             next += length;
         }
         debug_assert_eq!(next, partitions, "every partition of {topic} is assigned");
@@ -1005,17 +1040,14 @@ impl Shard for GroupCoordinatorShard {
             Ok(()) => ErrorCode::None,
             Err(error) => normalize_write_error(error),
         };
-        match (pending, error) {
-            (
-                PendingWrite::Heartbeat {
-                    to,
-                    correlation_id,
-                    group_id,
-                    member_id,
-                    member_epoch,
-                },
-                ErrorCode::None,
-            ) => {
+        match pending {
+            PendingWrite::Heartbeat {
+                to,
+                correlation_id,
+                group_id,
+                member_id,
+                member_epoch,
+            } if error.is_none() => {
                 // The member may have been removed by a write that completed in between.
                 let response = if self.is_live_member(&group_id, &member_id) {
                     self.reconcile(env, &group_id, &member_id, member_epoch == 0)
@@ -1024,40 +1056,44 @@ impl Shard for GroupCoordinatorShard {
                 };
                 out.responses.push((to, correlation_id, response));
             }
-            (
-                PendingWrite::Leave {
-                    to,
-                    correlation_id,
-                    member_id,
-                    ..
-                },
-                ErrorCode::None,
-            ) => {
-                let response = Response::ConsumerGroupHeartbeat {
-                    error: ErrorCode::None,
-                    member_id,
-                    member_epoch: -1,
-                    heartbeat_interval_ms: 0,
-                    assignment: None,
+            PendingWrite::Leave {
+                to,
+                correlation_id,
+                group_id,
+                member_id,
+            } => {
+                let response = if error.is_none() {
+                    Response::ConsumerGroupHeartbeat {
+                        error,
+                        member_id,
+                        member_epoch: -1,
+                        heartbeat_interval_ms: 0,
+                        assignment: None,
+                    }
+                } else {
+                    // The tombstone failed: the member stays until it leaves again or its
+                    // session ends.
+                    if let Some(member) = self.member_runtime(&group_id, &member_id) {
+                        member.removing = false;
+                    }
+                    heartbeat_error(&member_id, -1, error)
                 };
                 out.responses.push((to, correlation_id, response));
             }
-            (PendingWrite::Expiry { group_id, member_id }, error)
-            | (PendingWrite::Leave { group_id, member_id, .. }, error)
-                if error != ErrorCode::None =>
-            {
-                // The tombstone failed: the member stays; an expiry is retried a heartbeat
-                // interval from now.
-                let retry_ms = env.now_ms + self.config.heartbeat_interval_ms;
-                if let Some(member) = self.member_runtime(&group_id, &member_id) {
-                    member.removing = false;
-                    member.session_deadline_ms = Some(retry_ms);
-                }
-                if let Some(response) = self.pending_response_for_leave(&group_id, &member_id, error) {
-                    let _ = response;
+            PendingWrite::Expiry {
+                group_id,
+                member_id,
+            } => {
+                if !error.is_none() {
+                    // The tombstone failed: try again a heartbeat interval from now.
+                    let retry_ms = env.now_ms + self.config.heartbeat_interval_ms;
+                    if let Some(member) = self.member_runtime(&group_id, &member_id) {
+                        member.removing = false;
+                        member.session_deadline_ms = Some(retry_ms);
+                    }
                 }
             }
-            (pending, error) => out.responses.extend(self.pending_response(pending, error)),
+            pending => out.responses.extend(pending_response(pending, error)),
         }
     }
 
@@ -1086,7 +1122,14 @@ impl Shard for GroupCoordinatorShard {
                 group_id: group_id.clone(),
                 member_id: member_id.clone(),
             };
-            self.write(vec![record], PendingWrite::Expiry { group_id, member_id }, out);
+            self.write(
+                vec![record],
+                PendingWrite::Expiry {
+                    group_id,
+                    member_id,
+                },
+                out,
+            );
         }
     }
 
@@ -1103,7 +1146,7 @@ impl Shard for GroupCoordinatorShard {
         self.unloaded = true;
         for (_, pending) in std::mem::take(&mut self.pending) {
             out.responses
-                .extend(self.pending_response(pending, ErrorCode::NotCoordinator));
+                .extend(pending_response(pending, ErrorCode::NotCoordinator));
         }
     }
 }

@@ -24,6 +24,7 @@
 //! - Shards are deterministic state machines: time comes in [`ShardEnv::now_ms`], metadata in
 //!   [`ShardEnv::image`]; no clocks, no randomness, `BTreeMap` only.
 
+pub mod group;
 pub mod runtime;
 
 use std::fmt::Debug;
@@ -59,11 +60,14 @@ pub fn partition_for(key: &str, partitions: i32) -> i32 {
 /// `None` when the partition belongs to no coordinator.
 pub fn host_for<D: crate::log::LogDisk>(
     partition: &TopicPartition,
-    _context: &mut runtime::HostContext<'_, D>,
+    context: &mut runtime::HostContext<'_, D>,
 ) -> Option<Box<dyn runtime::HostedCoordinator<D> + Send>> {
     match partition.topic.as_str() {
-        // The group and transaction shards plug in here as they land (issue #4).
-        CONSUMER_OFFSETS_TOPIC | TRANSACTION_STATE_TOPIC => None,
+        CONSUMER_OFFSETS_TOPIC => {
+            let shard = group::GroupCoordinatorShard::new(group::GroupCoordinatorConfig::default());
+            Some(Box::new(runtime::ShardHost::load(partition.clone(), shard, context)))
+        }
+        // The transaction shard plugs in here when it lands (issue #4).
         _ => None,
     }
 }
