@@ -65,7 +65,11 @@ pub fn host_for<D: crate::log::LogDisk>(
     match partition.topic.as_str() {
         CONSUMER_OFFSETS_TOPIC => {
             let shard = group::GroupCoordinatorShard::new(group::GroupCoordinatorConfig::default());
-            Some(Box::new(runtime::ShardHost::load(partition.clone(), shard, context)))
+            Some(Box::new(runtime::ShardHost::load(
+                partition.clone(),
+                shard,
+                context,
+            )))
         }
         // The transaction shard plugs in here when it lands (issue #4).
         _ => None,
