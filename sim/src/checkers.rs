@@ -18,6 +18,8 @@
 //! - `inconsistent-offsets`, `nonmonotonic-poll`, `skipped-poll`: a consumer's view agrees with
 //!   the final log, never goes backwards and never skips a data record (Jepsen).
 //! - `no-control-records-delivered`: no consumer ever received a record of a control batch.
+//! - `group-offsets-monotonic`: a group's committed offset for a partition never decreases on
+//!   its current coordinator.
 //! - `read-committed`: a READ_COMMITTED consumer never received a record of a transaction that
 //!   aborted or never completed (Jepsen's G1a "aborted read" and reads of open transactions),
 //!   judged against the final log's markers.
@@ -122,6 +124,8 @@ pub struct Checkers {
     /// Duplicate and order scan of each leader's log: (cluster, partition, leader, leader
     /// incarnation, leader epoch) → scan state.
     scans: BTreeMap<(ClusterIndex, TopicPartition, BrokerId, u64, i32), LogScan>,
+    /// Last committed offset seen per (cluster, group, partition) on the current coordinator.
+    group_offsets: BTreeMap<(ClusterIndex, String, TopicPartition), i64>,
     /// Topics (cluster, name) whose acknowledged writes must be durable.
     pub durable_topics: BTreeSet<(ClusterIndex, String)>,
     /// Counts of events seen, for coverage marks.
@@ -150,6 +154,7 @@ impl Checkers {
         self.check_leaders(time_ms, brokers, &mut violations);
         self.check_replica_logs(time_ms, brokers, &mut violations);
         self.check_logs_incremental(time_ms, controllers, brokers, &mut violations);
+        self.check_group_offsets(time_ms, controllers, brokers, &mut violations);
         self.check_acked_durable(
             time_ms,
             controllers,
@@ -447,6 +452,75 @@ impl Checkers {
                         out,
                     );
                     self.converged_to.insert(key, verified);
+                }
+            }
+        }
+    }
+
+    /// Committed group offsets never move backwards on the current coordinator of a group
+    /// (admin resets are not issued by any workload yet; mirroring's offset sync will add them).
+    fn check_group_offsets(
+        &mut self,
+        time_ms: i64,
+        controllers: &[ControllerView<'_>],
+        brokers: &[BrokerView<'_>],
+        out: &mut Vec<Violation>,
+    ) {
+        use mirrorsim::coordinator::group::GroupCoordinatorShard;
+        use mirrorsim::coordinator::runtime::ShardHost;
+        use mirrorsim::coordinator::CONSUMER_OFFSETS_TOPIC;
+        for controller in controllers {
+            let cluster = controller.cluster;
+            let image = controller.controller.image();
+            for (tp, record) in image
+                .all_partitions()
+                .filter(|(tp, _)| tp.topic == CONSUMER_OFFSETS_TOPIC)
+            {
+                let Some(leader) = record.leader else {
+                    continue;
+                };
+                let Some(view) = brokers
+                    .iter()
+                    .find(|v| v.cluster == cluster && v.broker.broker_id() == leader)
+                else {
+                    continue;
+                };
+                let current = view.broker.partitions().get(&tp).is_some_and(|p| {
+                    matches!(&p.role, Role::Leader(state) if state.leader_epoch == record.leader_epoch)
+                });
+                if !current {
+                    continue;
+                }
+                let host = view
+                    .broker
+                    .hosted_coordinators()
+                    .find(|(partition, _)| **partition == tp)
+                    .and_then(|(_, host)| host.downcast_ref::<ShardHost<GroupCoordinatorShard>>());
+                let Some(host) = host else {
+                    continue;
+                };
+                for group in host.shard().group_ids() {
+                    for (partition, committed) in host.shard().committed_offsets(&group) {
+                        let key = (cluster, group.clone(), partition.clone());
+                        let previous = self.group_offsets.insert(key, committed.offset);
+                        if previous != Some(committed.offset) {
+                            self.mark("group-offset-committed");
+                        }
+                        if let Some(previous) =
+                            previous.filter(|previous| *previous > committed.offset)
+                        {
+                            out.push(Violation {
+                                invariant: "group-offsets-monotonic",
+                                cluster: Some(cluster),
+                                topic_partition: Some(partition),
+                                detail: format!(
+                                    "group {group}'s committed offset went from {previous} to {}",
+                                    committed.offset
+                                ),
+                                time_ms,
+                            });
+                        }
+                    }
                 }
             }
         }
@@ -847,31 +921,38 @@ fn scan_records(
 
 /// Acknowledged records no consumer of their cluster ever received.
 fn unseen(time_ms: i64, history: &History) -> Vec<Violation> {
-    let mut out = Vec::new();
-    let consumers: Vec<&(NodeId, u64)> = history.polls.keys().collect();
-    let mut seen_by: BTreeMap<NodeId, BTreeSet<(&TopicPartition, i64)>> = BTreeMap::new();
+    // A plain consumer must see everything itself; a group must see everything between its
+    // members, whoever held the partition.
+    let reader = |consumer: &NodeId| match history.groups.get(consumer) {
+        Some(group) => format!("group {group} of cluster {}", consumer.cluster()),
+        None => consumer.to_string(),
+    };
+    let mut seen_by: BTreeMap<String, BTreeSet<(&TopicPartition, i64)>> = BTreeMap::new();
     for ((consumer, _), polls) in &history.polls {
-        let set = seen_by.entry(*consumer).or_default();
+        let set = seen_by.entry(reader(consumer)).or_default();
         for poll in polls {
             set.insert((&poll.topic_partition, poll.offset));
         }
     }
-    for (consumer, _) in consumers {
-        let seen = &seen_by[consumer];
-        let topics = history.subscriptions.get(consumer);
+    let mut readers: BTreeMap<String, (ClusterIndex, &Vec<String>)> = BTreeMap::new();
+    for (consumer, topics) in &history.subscriptions {
+        readers.insert(reader(consumer), (consumer.cluster(), topics));
+    }
+    let mut out = Vec::new();
+    let nothing = BTreeSet::new();
+    for (name, (cluster, topics)) in readers {
+        let seen = seen_by.get(&name).unwrap_or(&nothing);
         let missing = history
             .acked()
-            .filter(|(_, _, value)| cluster_of_value(value) == consumer.cluster())
-            .filter(|(tp, _, _)| topics.is_some_and(|topics| topics.contains(&tp.topic)))
+            .filter(|(_, _, value)| cluster_of_value(value) == cluster)
+            .filter(|(tp, _, _)| topics.contains(&tp.topic))
             .find(|(tp, offset, _)| !seen.contains(&(*tp, *offset)));
         if let Some((tp, offset, value)) = missing {
             out.push(Violation {
                 invariant: "unseen",
-                cluster: Some(consumer.cluster()),
+                cluster: Some(cluster),
                 topic_partition: Some(tp.clone()),
-                detail: format!(
-                    "{consumer} never received acknowledged {value:?} at offset {offset}"
-                ),
+                detail: format!("{name} never received acknowledged {value:?} at offset {offset}"),
                 time_ms,
             });
         }

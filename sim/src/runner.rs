@@ -13,7 +13,8 @@ use std::time::Duration;
 use madsim::runtime::{Handle, NodeHandle, Runtime};
 use mirrorsim::broker::{BrokenSwitch, Broker, BrokerConfig, BrokerStorage, MemoryStorage};
 use mirrorsim::client::{
-    AutoOffsetReset, Consumer, ConsumerConfig, IdempotentProducer, IsolationLevel, ProducerConfig,
+    AutoOffsetReset, Consumer, ConsumerConfig, GroupConsumer, GroupConsumerConfig,
+    IdempotentProducer, IsolationLevel, ProducerConfig,
 };
 use mirrorsim::controller::{Controller, ControllerConfig};
 use mirrorsim::log::TailFate;
@@ -25,7 +26,7 @@ use crate::admin::AdminClient;
 use crate::checkers::{BrokerView, Checkers, ControllerView, Violation};
 use crate::faults::{plan, FaultAction, FaultPlan, PlannedFault, Target};
 use crate::scenario::{AcksSpec, IsolationSpec, Scenario};
-use crate::workload::{ConsumerWorkload, ProducerWorkload};
+use crate::workload::{ConsumerClient, ConsumerWorkload, ProducerWorkload};
 use crate::world::{
     lock, node_address, run_node, ClockSkew, NetStats, NodeFactory, NodeState, Shared, Slot,
 };
@@ -361,14 +362,32 @@ fn build_nodes(
                     lock(&shared.history).read_committed.insert(id);
                 }
                 let bootstrap = brokers.clone();
+                let group = spec.group.clone();
+                if let Some(group) = &group {
+                    lock(&shared.history).groups.insert(id, group.clone());
+                }
+                let topic = spec.topic.get_ref().clone();
                 add(
                     id,
                     Arc::new(move |_, incarnation| {
                         let config = simulated_consumer_config(isolation);
-                        let consumer =
-                            Consumer::new(id, bootstrap.clone(), config, assignment.clone())
-                                .expect("valid consumer config");
-                        NodeState::Consumer(Box::new(ConsumerWorkload::new(consumer, incarnation)))
+                        let client = match &group {
+                            Some(group) => {
+                                let mut group_config =
+                                    GroupConsumerConfig::new(group.clone(), vec![topic.clone()]);
+                                group_config.consumer = config;
+                                group_config.auto_commit_interval_ms = 500;
+                                ConsumerClient::Group(Box::new(
+                                    GroupConsumer::new(id, bootstrap.clone(), group_config)
+                                        .expect("valid group consumer config"),
+                                ))
+                            }
+                            None => ConsumerClient::Plain(Box::new(
+                                Consumer::new(id, bootstrap.clone(), config, assignment.clone())
+                                    .expect("valid consumer config"),
+                            )),
+                        };
+                        NodeState::Consumer(Box::new(ConsumerWorkload::new(client, incarnation)))
                     }),
                     MemoryStorage::new(),
                 );

@@ -167,6 +167,10 @@ pub struct ConsumerSpec {
     /// Isolation level.
     #[serde(default = "default_isolation")]
     pub isolation: IsolationSpec,
+    /// Join this consumer group (partitions assigned by the group coordinator, offsets
+    /// committed); without it every consumer reads every partition.
+    #[serde(default)]
+    pub group: Option<String>,
 }
 
 fn default_isolation() -> IsolationSpec {
@@ -197,8 +201,8 @@ pub struct ScriptedFault {
     /// What: `kill`, `pause`, `partition`, `isolate`, `packet_loss`, `latency_spike`,
     /// `duplicate`, `hold_back`, `clock_skew`.
     pub kind: Spanned<String>,
-    /// Target nodes (`a-broker-1`, `a-controller`, or `a-leader:TOPIC:P` for the current
-    /// leader of a partition).
+    /// Target nodes (`a-broker-1`, `a-controller`, `a-producer-1`, `a-consumer-2`, or
+    /// `a-leader:TOPIC:P` for the current leader of a partition).
     #[serde(default)]
     pub nodes: Vec<Spanned<String>>,
     /// The other side of a partition (`partition` only).
@@ -533,6 +537,23 @@ impl Scenario {
             }
             return Ok(());
         }
+        for (kind, count) in [
+            ("producer-", self.client_count(cluster, true)),
+            ("consumer-", self.client_count(cluster, false)),
+        ] {
+            if let Some(index) = rest.strip_prefix(kind) {
+                let index: u16 = index
+                    .parse()
+                    .map_err(|_| format!("`{name}`: bad client index"))?;
+                return if index >= 1 && index <= count {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "`{name}`: cluster `{cluster}` has {kind}1..={count}"
+                    ))
+                };
+            }
+        }
         if let Some(target) = rest.strip_prefix("leader:") {
             let (topic, partition) = target
                 .rsplit_once(':')
@@ -557,6 +578,25 @@ impl Scenario {
         Err(format!(
             "`{name}` is not a controller, broker or `leader:` target"
         ))
+    }
+}
+
+impl Scenario {
+    /// How many producer (or consumer) nodes a cluster has.
+    fn client_count(&self, cluster: &str, producers: bool) -> u16 {
+        if producers {
+            self.producers
+                .iter()
+                .filter(|p| p.cluster.get_ref() == cluster)
+                .map(|p| p.count)
+                .sum()
+        } else {
+            self.consumers
+                .iter()
+                .filter(|c| c.cluster.get_ref() == cluster)
+                .map(|c| c.count)
+                .sum()
+        }
     }
 }
 

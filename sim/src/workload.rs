@@ -10,7 +10,10 @@
 use std::collections::BTreeMap;
 
 use bytes::Bytes;
-use mirrorsim::client::{Consumer, ConsumerEvent, IdempotentProducer, ProducerEvent, SendHandle};
+use mirrorsim::client::{
+    Consumer, ConsumerEvent, GroupConsumer, GroupConsumerEvent, IdempotentProducer, ProducerEvent,
+    SendHandle,
+};
 use mirrorsim::node::Node;
 use mirrorsim::protocol::{Envelope, NodeId, TopicPartition};
 
@@ -112,6 +115,8 @@ pub struct History {
     pub subscriptions: BTreeMap<NodeId, Vec<String>>,
     /// Consumers that read with READ_COMMITTED.
     pub read_committed: std::collections::BTreeSet<NodeId>,
+    /// The group of each consumer that is a group member.
+    pub groups: BTreeMap<NodeId, String>,
 }
 
 impl History {
@@ -247,62 +252,106 @@ impl ProducerWorkload {
     }
 }
 
+/// The client inside a consumer node: a plain consumer of fixed partitions, or a member of a
+/// consumer group.
+pub enum ConsumerClient {
+    /// Reads every partition of its topics itself.
+    Plain(Box<Consumer>),
+    /// Reads what its group assigns, starting at committed offsets, and commits.
+    Group(Box<GroupConsumer>),
+}
+
 /// A consumer node recording everything it receives.
 pub struct ConsumerWorkload {
     /// The client.
-    pub consumer: Consumer,
+    pub client: ConsumerClient,
     node_id: NodeId,
     incarnation: u64,
     reset_pending: BTreeMap<TopicPartition, bool>,
 }
 
 impl ConsumerWorkload {
-    /// Wraps a consumer.
-    pub fn new(consumer: Consumer, incarnation: u64) -> Self {
+    /// Wraps a consumer client.
+    pub fn new(client: ConsumerClient, incarnation: u64) -> Self {
+        let node_id = match &client {
+            ConsumerClient::Plain(consumer) => consumer.node_id(),
+            ConsumerClient::Group(member) => member.node_id(),
+        };
         Self {
-            node_id: consumer.node_id(),
-            consumer,
+            node_id,
+            client,
             incarnation,
             reset_pending: BTreeMap::new(),
         }
     }
 
+    /// The client as a node.
+    pub fn node(&mut self) -> &mut dyn mirrorsim::node::Node {
+        match &mut self.client {
+            ConsumerClient::Plain(consumer) => consumer.as_mut(),
+            ConsumerClient::Group(member) => member.as_mut(),
+        }
+    }
+
     /// Records received records in `history`.
     pub fn record_events(&mut self, history: &mut History) {
-        for event in self.consumer.take_events() {
-            match event {
-                ConsumerEvent::Records {
-                    topic_partition,
-                    records,
-                } => {
-                    let polls = history
-                        .polls
-                        .entry((self.node_id, self.incarnation))
-                        .or_default();
-                    let mut after_reset =
-                        self.reset_pending.remove(&topic_partition).unwrap_or(false);
-                    for record in records {
-                        let value = record
-                            .value
-                            .as_deref()
-                            .map(|bytes| String::from_utf8_lossy(bytes).into_owned())
-                            .unwrap_or_default();
-                        polls.push(PollRecord {
-                            topic_partition: topic_partition.clone(),
-                            offset: record.offset,
-                            value,
-                            after_reset,
-                        });
-                        after_reset = false;
+        let events: Vec<ConsumerEvent> = match &mut self.client {
+            ConsumerClient::Plain(consumer) => consumer.take_events(),
+            ConsumerClient::Group(member) => {
+                let mut consumer_events = Vec::new();
+                for event in member.take_events() {
+                    match event {
+                        GroupConsumerEvent::Consumer(event) => consumer_events.push(event),
+                        // A partition (re)started from its committed offset: the next read may
+                        // go back to it, legitimately.
+                        GroupConsumerEvent::Started {
+                            topic_partition, ..
+                        } => {
+                            self.reset_pending.insert(topic_partition, true);
+                        }
+                        _ => {}
                     }
                 }
-                ConsumerEvent::OffsetReset {
-                    topic_partition, ..
-                } => {
-                    self.reset_pending.insert(topic_partition, true);
-                }
-                _ => {}
+                consumer_events
             }
+        };
+        for event in events {
+            self.record_consumer_event(event, history);
+        }
+    }
+
+    fn record_consumer_event(&mut self, event: ConsumerEvent, history: &mut History) {
+        match event {
+            ConsumerEvent::Records {
+                topic_partition,
+                records,
+            } => {
+                let polls = history
+                    .polls
+                    .entry((self.node_id, self.incarnation))
+                    .or_default();
+                let mut after_reset = self.reset_pending.remove(&topic_partition).unwrap_or(false);
+                for record in records {
+                    let value = record
+                        .value
+                        .as_deref()
+                        .map(|bytes| String::from_utf8_lossy(bytes).into_owned())
+                        .unwrap_or_default();
+                    polls.push(PollRecord {
+                        topic_partition: topic_partition.clone(),
+                        offset: record.offset,
+                        value,
+                        after_reset,
+                    });
+                    after_reset = false;
+                }
+            }
+            ConsumerEvent::OffsetReset {
+                topic_partition, ..
+            } => {
+                self.reset_pending.insert(topic_partition, true);
+            }
+            _ => {}
         }
     }
 }

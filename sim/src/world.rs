@@ -86,7 +86,7 @@ impl NodeState {
             Self::Controller(node) => node.as_mut(),
             Self::Broker(node) => node.as_mut(),
             Self::Producer(workload) => &mut workload.producer,
-            Self::Consumer(workload) => &mut workload.consumer,
+            Self::Consumer(workload) => workload.node(),
             Self::Admin(node) => node.as_mut(),
         }
     }

@@ -295,6 +295,16 @@ impl<S: BrokerStorage> Broker<S> {
         &self.partitions
     }
 
+    /// The coordinator shards this broker hosts, by internal partition (read-only, for
+    /// checkers; downcast to the shard host type).
+    pub fn hosted_coordinators(
+        &self,
+    ) -> impl Iterator<Item = (&TopicPartition, &dyn std::any::Any)> {
+        self.coordinators
+            .iter()
+            .map(|(partition, host)| (partition, host.as_any()))
+    }
+
     /// The storage (for the simulator's disk faults).
     pub fn storage(&self) -> &S {
         &self.storage
@@ -1629,6 +1639,11 @@ impl<S: BrokerStorage> Broker<S> {
             Request::DescribeGroups { .. } => Response::DescribeGroups {
                 error,
                 groups: Vec::new(),
+            },
+            Request::InitProducerId { .. } => Response::InitProducerId {
+                error,
+                producer_id: -1,
+                producer_epoch: -1,
             },
             _ => return,
         };

@@ -18,6 +18,7 @@ mod group_consumer;
 mod in_flight;
 mod metadata_cache;
 mod producer;
+mod transactional;
 
 pub use consumer::{AutoOffsetReset, Consumer, ConsumerConfig, ConsumerEvent, FetchError};
 pub use error::ClientConfigError;
@@ -28,4 +29,8 @@ pub use group_consumer::{
 pub use producer::{
     IdempotentProducer, ProduceError, ProducerConfig, ProducerEvent, ProducerIdAndEpoch,
     RetryReason, SendHandle, MAX_IN_FLIGHT_PER_PARTITION_LIMIT,
+};
+pub use transactional::{
+    TransactionApiError, TransactionPhase, TransactionalEvent, TransactionalProducer,
+    TransactionalProducerConfig, TransactionalSendError,
 };

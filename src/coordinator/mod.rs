@@ -26,6 +26,7 @@
 
 pub mod group;
 pub mod runtime;
+pub mod transaction;
 
 use std::fmt::Debug;
 
@@ -71,7 +72,17 @@ pub fn host_for<D: crate::log::LogDisk>(
                 context,
             )))
         }
-        // The transaction shard plugs in here when it lands (issue #4).
+        TRANSACTION_STATE_TOPIC => {
+            let shard = transaction::TransactionCoordinatorShard::new(
+                partition.partition,
+                transaction::TransactionCoordinatorConfig::default(),
+            );
+            Some(Box::new(runtime::ShardHost::load(
+                partition.clone(),
+                shard,
+                context,
+            )))
+        }
         _ => None,
     }
 }

@@ -64,11 +64,16 @@ pub trait HostedCoordinator<D: LogDisk> {
     fn poll_timeout(&self) -> Option<i64>;
     /// The broker lost the partition.
     fn unload(&mut self, outbox: &mut Outbox);
+    /// The host as `Any`, so checkers can read a known shard type
+    /// (`downcast_ref::<ShardHost<GroupCoordinatorShard>>()`).
+    fn as_any(&self) -> &dyn std::any::Any;
 }
 
 struct PendingWrite<R> {
     write_id: u64,
-    end_offset: i64,
+    /// The offset after the batch, or the append error (reported in turn, so writes always
+    /// complete in the order they were asked for).
+    end_offset: Result<i64, ErrorCode>,
     records: Vec<R>,
 }
 
@@ -128,25 +133,15 @@ impl<S: Shard> ShardHost<S> {
                 self.outstanding
                     .insert(correlation_id, (token, context.now_ms));
             }
-            let mut failed = Vec::new();
             for write in out.writes.drain(..) {
-                match append_records(context, &write.records) {
-                    Ok(end_offset) => self.pending_writes.push_back(PendingWrite {
-                        write_id: write.write_id,
-                        end_offset,
-                        records: write.records,
-                    }),
-                    Err(error) => failed.push((write.write_id, error)),
-                }
+                let end_offset = append_records(context, &write.records);
+                self.pending_writes.push_back(PendingWrite {
+                    write_id: write.write_id,
+                    end_offset,
+                    records: write.records,
+                });
             }
             let mut next = ShardOutput::default();
-            {
-                let env = env(context, &self.partition);
-                for (write_id, error) in failed {
-                    self.shard
-                        .write_completed(&env, write_id, Err(error), &mut next);
-                }
-            }
             self.complete_committed_writes(context, &mut next);
             if next.is_empty() {
                 return;
@@ -162,17 +157,20 @@ impl<S: Shard> ShardHost<S> {
     ) {
         let high_watermark = context.log.high_watermark();
         let env = env(context, &self.partition);
-        while self
-            .pending_writes
-            .front()
-            .is_some_and(|write| write.end_offset <= high_watermark)
-        {
+        while let Some(write) = self.pending_writes.front() {
+            let result = match write.end_offset {
+                Ok(end_offset) if end_offset <= high_watermark => Ok(()),
+                Ok(_) => break,
+                Err(error) => Err(error),
+            };
             let write = self.pending_writes.pop_front().expect("checked above");
-            for record in &write.records {
-                self.shard.replay(record);
+            if result.is_ok() {
+                for record in &write.records {
+                    self.shard.replay(record);
+                }
             }
             self.shard
-                .write_completed(&env, write.write_id, Ok(()), out);
+                .write_completed(&env, write.write_id, result, out);
         }
     }
 }
@@ -235,7 +233,11 @@ pub fn decode_records<R: serde::de::DeserializeOwned>(batch: &RecordBatch) -> Ve
         .collect()
 }
 
-impl<S: Shard, D: LogDisk> HostedCoordinator<D> for ShardHost<S> {
+impl<S: Shard + 'static, D: LogDisk> HostedCoordinator<D> for ShardHost<S> {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
     fn partition(&self) -> &TopicPartition {
         &self.partition
     }

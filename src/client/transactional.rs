@@ -1,0 +1,1404 @@
+//! Kafka's transactional producer (`transactional.id` set) as a sans-IO [`Node`].
+//!
+//! Contract (Java's `TransactionManager` and `Sender`, transaction version 1; kafka-storage.md
+//! §6):
+//! - **Start.** On its first input the producer finds its transaction coordinator
+//!   (FindCoordinator of type Transaction, to the metadata rotation target) and sends
+//!   InitProducerId(transactional id, `transaction_timeout_ms`) to it. NOT_COORDINATOR and
+//!   COORDINATOR_NOT_AVAILABLE (and timeouts) forget the coordinator and find it again after
+//!   `retry_backoff_ms`; CONCURRENT_TRANSACTIONS and COORDINATOR_LOAD_IN_PROGRESS retry after
+//!   `retry_backoff_ms`. Coordinator requests go one at a time, in the order FindCoordinator,
+//!   InitProducerId, AddPartitionsToTxn, EndTxn.
+//! - **Transactions.** [`TransactionalProducer::begin_transaction`] opens one (allowed while the
+//!   producer id is still being fetched: records wait). [`TransactionalProducer::send`] queues a
+//!   record; outside an open transaction it fails at once. A partition's first record triggers
+//!   AddPartitionsToTxn (every partition still missing, in one request) and nothing is produced
+//!   to a partition before the coordinator confirmed it. Batches are transactional, carry the
+//!   producer id and epoch, and per-partition sequences that start at 0 for every new epoch;
+//!   retries resend the same bytes. **At most one batch per partition is in flight** (Kafka
+//!   allows five): a sequence then never has a gap behind a failed batch, and the broker's
+//!   "any sequence from an unknown producer" rule cannot reorder batches.
+//! - **Commit** ([`TransactionalProducer::commit_transaction`]) waits until every record is
+//!   acknowledged, then sends EndTxn(commit); the transaction is committed when the coordinator
+//!   answers (it answers once PrepareCommit is durable). A transaction that never added a
+//!   partition completes without a request.
+//! - **Abort** ([`TransactionalProducer::abort_transaction`]) fails the records not yet sent (and
+//!   batches waiting for a retry), waits for batches in flight, re-sends AddPartitionsToTxn for
+//!   partitions whose earlier request went unanswered, then sends EndTxn(abort). If any batch
+//!   of the transaction failed (its sequence may be missing in the partition), the epoch is
+//!   bumped afterwards by InitProducerId with the current producer id and epoch (KIP-360, Java's
+//!   `epochBumpRequired`), which restarts every partition at sequence 0.
+//! - **Errors.** Abortable (the transaction can only be aborted; reported by
+//!   [`TransactionalEvent::TransactionFailed`] with `fatal: false`): a produce error that is not
+//!   retried (OUT_OF_ORDER_SEQUENCE_NUMBER, INVALID_PRODUCER_EPOCH — abortable on produce since
+//!   Kafka 2.7 —, INVALID_TXN_STATE, …) and a record that reaches `delivery_timeout_ms`. Retriable
+//!   produce errors and timeouts retry after `retry_backoff_ms` (refreshing metadata when the
+//!   leader is probably wrong). Fatal (every later call fails; `TransactionFailed` with
+//!   `fatal: true`, then [`TransactionalEvent::Fenced`] for the first two): PRODUCER_FENCED
+//!   anywhere, INVALID_PRODUCER_EPOCH from the coordinator, INVALID_TXN_STATE and
+//!   INVALID_PRODUCER_ID_MAPPING from the coordinator, and any error the Java client does not
+//!   retry.
+//! - **Outputs.** Requests through [`Node::take_outbox`]; outcomes through
+//!   [`TransactionalProducer::take_events`]. Every `send` gets exactly one `Acked` or `Failed`;
+//!   `Acked` means written to the log, not committed. Every begun transaction ends with exactly
+//!   one `TransactionCompleted` (outcome known) or `TransactionFailed { fatal: true }` (the
+//!   producer died; the outcome is unknown if EndTxn(commit) was sent, otherwise the
+//!   coordinator aborts it).
+//!
+//! Differences from the Java client, on purpose: one batch in flight per partition; one Produce
+//! request per batch, no linger, no byte-size batching; the producer starts initialising on its
+//! first input instead of on `initTransactions()`; INVALID_PRODUCER_ID_MAPPING on EndTxn is fatal
+//! (Java makes it abortable when it can bump the epoch). Like Java before KIP-890, a produce
+//! request the client gave up on (delivery timeout) can still reach the leader after the abort
+//! marker and leave a hanging transaction there until the coordinator's next abort of this
+//! producer id; the model keeps that hole.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+use bytes::Bytes;
+
+use super::error::{require_positive_ms, ClientConfigError};
+use super::in_flight::InFlightRequests;
+use super::metadata_cache::MetadataCache;
+use super::producer::{ProducerIdAndEpoch, SendHandle};
+use crate::node::{Node, Outbox};
+use crate::protocol::{
+    Acks, BrokerId, CoordinatorType, Envelope, ErrorCode, Message, NodeId, Request, Response,
+    TopicMetadata, TopicPartition,
+};
+use crate::record::{increment_sequence, BatchBuilder, RecordBatch};
+
+/// Kafka's DUPLICATE_SEQUENCE_NUMBER (46): old brokers' "already written".
+const DUPLICATE_SEQUENCE_NUMBER: ErrorCode = ErrorCode::Other(46);
+/// Kafka's OPERATION_NOT_ATTEMPTED (55): this partition failed because another one did.
+const OPERATION_NOT_ATTEMPTED: ErrorCode = ErrorCode::Other(55);
+
+/// Transactional producer settings (Kafka producer configs of similar names).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TransactionalProducerConfig {
+    /// `transactional.id`; must not be empty.
+    pub transactional_id: String,
+    /// `transaction.timeout.ms`: the coordinator aborts a transaction open longer than this.
+    /// Kafka default 60 000.
+    pub transaction_timeout_ms: i64,
+    /// `request.timeout.ms`; also the Produce request's `timeout_ms`. Kafka default 30 000.
+    pub request_timeout_ms: i64,
+    /// `retry.backoff.ms`: wait before any retry and between metadata refreshes. Kafka
+    /// default 100.
+    pub retry_backoff_ms: i64,
+    /// `delivery.timeout.ms`: a record not acknowledged this long after `send` fails and makes
+    /// its transaction abortable. At least `request_timeout_ms`. Kafka default 120 000.
+    pub delivery_timeout_ms: i64,
+    /// `metadata.max.age.ms`. Kafka default 300 000.
+    pub metadata_max_age_ms: i64,
+    /// Records per batch at most (stands in for `batch.size`). Default 100.
+    pub batch_records_max: usize,
+}
+
+impl TransactionalProducerConfig {
+    /// Kafka's defaults for `transactional_id`.
+    pub fn new(transactional_id: impl Into<String>) -> Self {
+        Self {
+            transactional_id: transactional_id.into(),
+            transaction_timeout_ms: 60_000,
+            request_timeout_ms: 30_000,
+            retry_backoff_ms: 100,
+            delivery_timeout_ms: 120_000,
+            metadata_max_age_ms: 300_000,
+            batch_records_max: 100,
+        }
+    }
+
+    /// Kafka's defaults scaled to simulated runs of seconds, like the simulator's other
+    /// clients: requests time out after 1 s (Kafka 30 s), records after 8 s (120 s),
+    /// transactions after 10 s (60 s), retries wait 50 ms, metadata is at most 5 s old.
+    pub fn simulated(transactional_id: impl Into<String>) -> Self {
+        Self {
+            transaction_timeout_ms: 10_000,
+            request_timeout_ms: 1_000,
+            retry_backoff_ms: 50,
+            delivery_timeout_ms: 8_000,
+            metadata_max_age_ms: 5_000,
+            ..Self::new(transactional_id)
+        }
+    }
+
+    /// Checks every field's range.
+    pub fn validate(&self) -> Result<(), ClientConfigError> {
+        if self.transactional_id.is_empty() {
+            return Err(ClientConfigError::field(
+                "transactional_id",
+                "must not be empty",
+            ));
+        }
+        require_positive_ms("transaction_timeout_ms", self.transaction_timeout_ms)?;
+        require_positive_ms("request_timeout_ms", self.request_timeout_ms)?;
+        require_positive_ms("retry_backoff_ms", self.retry_backoff_ms)?;
+        require_positive_ms("delivery_timeout_ms", self.delivery_timeout_ms)?;
+        require_positive_ms("metadata_max_age_ms", self.metadata_max_age_ms)?;
+        if self.delivery_timeout_ms < self.request_timeout_ms {
+            return Err(ClientConfigError::field(
+                "delivery_timeout_ms",
+                "must be at least request_timeout_ms",
+            ));
+        }
+        if self.batch_records_max == 0 || self.batch_records_max > i32::MAX as usize {
+            return Err(ClientConfigError::field(
+                "batch_records_max",
+                "must be in 1..=i32::MAX",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Why a record failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TransactionalSendError {
+    /// `send` outside an open transaction (none begun, or its commit or abort is under way).
+    NotInTransaction,
+    /// The transaction hit an abortable error or is being aborted before the record was
+    /// acknowledged.
+    Aborted,
+    /// The partition leader refused the record's batch with this error (not retried).
+    Rejected(ErrorCode),
+    /// `delivery_timeout_ms` passed before the record was acknowledged.
+    DeliveryTimeout,
+    /// The producer failed with this fatal error.
+    ProducerFailed(ErrorCode),
+}
+
+/// Why an API call was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TransactionApiError {
+    /// The producer failed with this fatal error.
+    Fatal(ErrorCode),
+    /// `begin_transaction` while a transaction is open or completing.
+    TransactionInProgress,
+    /// `commit_transaction` / `abort_transaction` with no transaction begun.
+    NoTransaction,
+    /// The opposite completion is already under way (commit after abort or abort during a
+    /// commit).
+    Completing,
+    /// The transaction hit this abortable error: only `abort_transaction` is possible.
+    Abortable(ErrorCode),
+}
+
+/// What the producer reports; see [`TransactionalProducer::take_events`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TransactionalEvent {
+    /// FindCoordinator named the transaction coordinator.
+    CoordinatorFound {
+        /// The coordinator broker.
+        coordinator: NodeId,
+    },
+    /// InitProducerId gave a producer id and epoch (at start, and after an epoch bump).
+    ProducerIdAssigned {
+        /// The id and epoch.
+        producer: ProducerIdAndEpoch,
+    },
+    /// The record is in the partition's log at `offset` (−1 if an old broker confirmed a
+    /// duplicate without one). Not yet committed.
+    Acked {
+        /// The record's send.
+        handle: SendHandle,
+        /// Its partition.
+        topic_partition: TopicPartition,
+        /// Its offset.
+        offset: i64,
+    },
+    /// The record failed; with `outcome_unknown` it may nevertheless be in the log (never
+    /// committed: its transaction cannot commit).
+    Failed {
+        /// The record's send.
+        handle: SendHandle,
+        /// Its partition.
+        topic_partition: TopicPartition,
+        /// Why.
+        error: TransactionalSendError,
+        /// Whether a request carrying the record may have been written.
+        outcome_unknown: bool,
+    },
+    /// The coordinator confirmed the transaction's outcome.
+    TransactionCompleted {
+        /// The transaction (numbered from 0 by `begin_transaction`).
+        transaction: u64,
+        /// Committed or aborted.
+        committed: bool,
+        /// The producer id and epoch it ran under.
+        producer: Option<ProducerIdAndEpoch>,
+    },
+    /// Abortable (`fatal: false`): the transaction can only be aborted now. Fatal: the producer
+    /// stopped; `transaction` is the one open then, whose outcome is unknown.
+    TransactionFailed {
+        /// The transaction concerned.
+        transaction: Option<u64>,
+        /// Whether the producer stopped.
+        fatal: bool,
+        /// The error.
+        error: ErrorCode,
+    },
+    /// A newer instance with the same transactional id (or the coordinator's timeout abort)
+    /// fenced this producer; follows the fatal `TransactionFailed`.
+    Fenced {
+        /// PRODUCER_FENCED or INVALID_PRODUCER_EPOCH.
+        error: ErrorCode,
+    },
+}
+
+/// Where the open transaction is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TransactionPhase {
+    /// Records may be sent.
+    Open,
+    /// `commit_transaction` was called: flushing, then EndTxn(commit).
+    Committing,
+    /// `abort_transaction` was called: waiting for batches in flight, then EndTxn(abort).
+    Aborting,
+    /// An abortable error happened; only `abort_transaction` is possible.
+    AbortableError(ErrorCode),
+}
+
+#[derive(Debug, Clone)]
+struct OpenTransaction {
+    number: u64,
+    phase: TransactionPhase,
+    /// Partitions the coordinator confirmed.
+    added: BTreeSet<TopicPartition>,
+    /// Partitions of an AddPartitionsToTxn that went unanswered: maybe in the transaction.
+    maybe_added: BTreeSet<TopicPartition>,
+}
+
+impl OpenTransaction {
+    /// Whether the coordinator may know this transaction (EndTxn is needed).
+    fn started(&self) -> bool {
+        !self.added.is_empty() || !self.maybe_added.is_empty()
+    }
+
+    /// Whether new batches may be sent and retries go on.
+    fn producing(&self) -> bool {
+        matches!(
+            self.phase,
+            TransactionPhase::Open | TransactionPhase::Committing
+        )
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct PendingRecord {
+    handle: SendHandle,
+    created_ms: i64,
+    key: Option<Bytes>,
+    value: Option<Bytes>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BatchState {
+    Ready { not_before_ms: i64 },
+    InFlight { correlation_id: u64 },
+}
+
+#[derive(Debug, Clone)]
+struct ProducerBatch {
+    id: u64,
+    records: Vec<PendingRecord>,
+    encoded: RecordBatch,
+    attempts: u32,
+    /// An attempt ended without a definite answer: the batch may be in the log.
+    maybe_written: bool,
+    state: BatchState,
+}
+
+impl ProducerBatch {
+    fn deadline_ms(&self, delivery_timeout_ms: i64) -> i64 {
+        self.records[0].created_ms + delivery_timeout_ms
+    }
+
+    fn is_in_flight(&self) -> bool {
+        matches!(self.state, BatchState::InFlight { .. })
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+struct PartitionState {
+    queued: VecDeque<PendingRecord>,
+    /// The partition's one unfinished batch.
+    batch: Option<ProducerBatch>,
+    /// The producer id and epoch `next_sequence` belongs to.
+    sequence_owner: Option<ProducerIdAndEpoch>,
+    next_sequence: i32,
+}
+
+impl PartitionState {
+    fn is_flushed(&self) -> bool {
+        self.queued.is_empty() && self.batch.is_none()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum PendingRequest {
+    Metadata,
+    FindCoordinator,
+    InitProducerId,
+    AddPartitions {
+        partitions: Vec<TopicPartition>,
+    },
+    EndTxn {
+        committed: bool,
+    },
+    Produce {
+        topic_partition: TopicPartition,
+        batch_id: u64,
+    },
+}
+
+impl PendingRequest {
+    fn is_coordinator_request(&self) -> bool {
+        !matches!(self, Self::Metadata | Self::Produce { .. })
+    }
+}
+
+/// A transactional producer; see the module doc.
+#[derive(Debug, Clone)]
+pub struct TransactionalProducer {
+    node_id: NodeId,
+    config: TransactionalProducerConfig,
+    outbox: Outbox,
+    metadata: MetadataCache,
+    in_flight: InFlightRequests<PendingRequest>,
+    now_ms: Option<i64>,
+    coordinator: Option<NodeId>,
+    coordinator_request_in_flight: bool,
+    coordinator_not_before_ms: i64,
+    producer: Option<ProducerIdAndEpoch>,
+    /// InitProducerId is due: at start, and for the epoch bump after an abort.
+    init_needed: bool,
+    /// A batch of the open transaction failed: bump the epoch once it is aborted.
+    epoch_bump_required: bool,
+    txn: Option<OpenTransaction>,
+    next_transaction: u64,
+    partitions: BTreeMap<TopicPartition, PartitionState>,
+    fatal_error: Option<ErrorCode>,
+    next_handle: u64,
+    next_batch_id: u64,
+    ignored_responses: u64,
+    events: Vec<TransactionalEvent>,
+}
+
+impl TransactionalProducer {
+    /// A producer that bootstraps from `bootstrap` (brokers of one cluster).
+    pub fn new(
+        node_id: NodeId,
+        bootstrap: Vec<NodeId>,
+        config: TransactionalProducerConfig,
+    ) -> Result<Self, ClientConfigError> {
+        config.validate()?;
+        let metadata = MetadataCache::new(
+            &bootstrap,
+            config.metadata_max_age_ms,
+            config.retry_backoff_ms,
+        )?;
+        Ok(Self {
+            node_id,
+            config,
+            outbox: Outbox::new(node_id),
+            metadata,
+            in_flight: InFlightRequests::default(),
+            now_ms: None,
+            coordinator: None,
+            coordinator_request_in_flight: false,
+            coordinator_not_before_ms: i64::MIN,
+            producer: None,
+            init_needed: true,
+            epoch_bump_required: false,
+            txn: None,
+            next_transaction: 0,
+            partitions: BTreeMap::new(),
+            fatal_error: None,
+            next_handle: 0,
+            next_batch_id: 0,
+            ignored_responses: 0,
+            events: Vec::new(),
+        })
+    }
+
+    // ----- application API -----
+
+    /// Opens a transaction; returns its number. Records may be sent from now on.
+    pub fn begin_transaction(&mut self) -> Result<u64, TransactionApiError> {
+        if let Some(error) = self.fatal_error {
+            return Err(TransactionApiError::Fatal(error));
+        }
+        if self.txn.is_some() {
+            return Err(TransactionApiError::TransactionInProgress);
+        }
+        let number = self.next_transaction;
+        self.next_transaction += 1;
+        self.txn = Some(OpenTransaction {
+            number,
+            phase: TransactionPhase::Open,
+            added: BTreeSet::new(),
+            maybe_added: BTreeSet::new(),
+        });
+        Ok(number)
+    }
+
+    /// Queues one record of the open transaction; its outcome arrives as an event with the
+    /// returned handle. Take the outbox afterwards.
+    pub fn send(
+        &mut self,
+        now_ms: i64,
+        topic: &str,
+        partition: i32,
+        key: Option<Bytes>,
+        value: Option<Bytes>,
+    ) -> SendHandle {
+        let handle = SendHandle(self.next_handle);
+        self.next_handle += 1;
+        let topic_partition = TopicPartition::new(topic, partition);
+        let refusal = match (self.fatal_error, self.txn.as_ref().map(|txn| txn.phase)) {
+            (Some(error), _) => Some(TransactionalSendError::ProducerFailed(error)),
+            (None, Some(TransactionPhase::Open)) => None,
+            (None, Some(TransactionPhase::AbortableError(_))) => {
+                Some(TransactionalSendError::Aborted)
+            }
+            (None, _) => Some(TransactionalSendError::NotInTransaction),
+        };
+        if let Some(error) = refusal {
+            self.events.push(TransactionalEvent::Failed {
+                handle,
+                topic_partition,
+                error,
+                outcome_unknown: false,
+            });
+            return handle;
+        }
+        self.metadata.add_topic(topic);
+        self.partitions
+            .entry(topic_partition)
+            .or_default()
+            .queued
+            .push_back(PendingRecord {
+                handle,
+                created_ms: now_ms,
+                key,
+                value,
+            });
+        self.pump(now_ms);
+        handle
+    }
+
+    /// Commits the open transaction once every record is acknowledged; the outcome arrives as
+    /// `TransactionCompleted` (or `TransactionFailed`). Calling it again while committing is a
+    /// no-op.
+    pub fn commit_transaction(&mut self, now_ms: i64) -> Result<(), TransactionApiError> {
+        let txn = self.open_transaction()?;
+        match txn.phase {
+            TransactionPhase::Open => txn.phase = TransactionPhase::Committing,
+            TransactionPhase::Committing => {}
+            TransactionPhase::Aborting => return Err(TransactionApiError::Completing),
+            TransactionPhase::AbortableError(error) => {
+                return Err(TransactionApiError::Abortable(error));
+            }
+        }
+        self.pump(now_ms);
+        Ok(())
+    }
+
+    /// Aborts the open transaction: records not yet sent fail at once, and EndTxn(abort)
+    /// follows once the batches in flight are answered. Calling it again while aborting is a
+    /// no-op.
+    pub fn abort_transaction(&mut self, now_ms: i64) -> Result<(), TransactionApiError> {
+        let txn = self.open_transaction()?;
+        match txn.phase {
+            TransactionPhase::Open | TransactionPhase::AbortableError(_) => {
+                txn.phase = TransactionPhase::Aborting;
+                self.fail_unsent_records();
+            }
+            TransactionPhase::Aborting => {}
+            TransactionPhase::Committing => return Err(TransactionApiError::Completing),
+        }
+        self.pump(now_ms);
+        Ok(())
+    }
+
+    fn open_transaction(&mut self) -> Result<&mut OpenTransaction, TransactionApiError> {
+        if let Some(error) = self.fatal_error {
+            return Err(TransactionApiError::Fatal(error));
+        }
+        self.txn.as_mut().ok_or(TransactionApiError::NoTransaction)
+    }
+
+    /// Outcomes and informational events since the last call, in the order they happened.
+    pub fn take_events(&mut self) -> Vec<TransactionalEvent> {
+        std::mem::take(&mut self.events)
+    }
+
+    // ----- getters for checkers -----
+
+    /// The producer id and epoch in use, if one is held.
+    pub fn producer_id_and_epoch(&self) -> Option<ProducerIdAndEpoch> {
+        self.producer
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &TransactionalProducerConfig {
+        &self.config
+    }
+
+    /// The coordinator currently believed in.
+    pub fn coordinator(&self) -> Option<NodeId> {
+        self.coordinator
+    }
+
+    /// The open transaction's number and phase.
+    pub fn transaction(&self) -> Option<(u64, TransactionPhase)> {
+        self.txn.as_ref().map(|txn| (txn.number, txn.phase))
+    }
+
+    /// Whether a producer id is held and no InitProducerId is due.
+    pub fn is_ready(&self) -> bool {
+        self.fatal_error.is_none() && self.producer.is_some() && !self.init_needed
+    }
+
+    /// The fatal error the producer stopped on, if any.
+    pub fn fatal_error(&self) -> Option<ErrorCode> {
+        self.fatal_error
+    }
+
+    /// Base sequence the next batch of `topic_partition` gets (under the current epoch).
+    pub fn next_sequence(&self, topic_partition: &TopicPartition) -> i32 {
+        self.partitions
+            .get(topic_partition)
+            .filter(|partition| partition.sequence_owner == self.producer)
+            .map_or(0, |partition| partition.next_sequence)
+    }
+
+    /// Requests of any kind in flight now.
+    pub fn in_flight_requests(&self) -> usize {
+        self.in_flight.len()
+    }
+
+    /// Responses ignored because their request had timed out or was abandoned.
+    pub fn ignored_responses(&self) -> u64 {
+        self.ignored_responses
+    }
+
+    // ----- the step function -----
+
+    /// Does everything that is due at `now_ms`, in a fixed order.
+    fn pump(&mut self, now_ms: i64) {
+        self.now_ms = Some(now_ms);
+        if self.fatal_error.is_some() {
+            return;
+        }
+        self.expire_requests(now_ms);
+        self.expire_deliveries(now_ms);
+        if self.fatal_error.is_some() {
+            return;
+        }
+        self.maybe_send_metadata(now_ms);
+        self.send_produce_requests(now_ms);
+        self.maybe_complete_locally();
+        self.maybe_send_coordinator_request(now_ms);
+    }
+
+    fn expire_requests(&mut self, now_ms: i64) {
+        for (_, entry) in self.in_flight.take_expired(now_ms) {
+            self.fail_request(now_ms, entry.broker, entry.request);
+            if self.fatal_error.is_some() {
+                return;
+            }
+        }
+    }
+
+    /// A request got no usable answer (timeout, or an answer of the wrong kind).
+    fn fail_request(&mut self, now_ms: i64, broker: NodeId, request: PendingRequest) {
+        if request.is_coordinator_request() {
+            self.coordinator_request_in_flight = false;
+            // Java treats a timeout as a disconnection: find the coordinator again.
+            self.coordinator = None;
+            self.coordinator_not_before_ms = now_ms + self.config.retry_backoff_ms;
+            self.metadata.rotate_away_from(broker);
+        }
+        match request {
+            PendingRequest::Metadata => self.metadata.on_failed(now_ms, broker),
+            PendingRequest::AddPartitions { partitions } => {
+                if let Some(txn) = &mut self.txn {
+                    txn.maybe_added.extend(partitions);
+                }
+            }
+            PendingRequest::FindCoordinator
+            | PendingRequest::InitProducerId
+            | PendingRequest::EndTxn { .. } => {}
+            PendingRequest::Produce {
+                topic_partition,
+                batch_id,
+            } => {
+                self.metadata.request_update();
+                self.retry_or_fail_batch(
+                    now_ms,
+                    &topic_partition,
+                    batch_id,
+                    ErrorCode::RequestTimedOut,
+                );
+            }
+        }
+    }
+
+    fn expire_deliveries(&mut self, now_ms: i64) {
+        let delivery_timeout_ms = self.config.delivery_timeout_ms;
+        let mut expired_any = false;
+        for (topic_partition, partition) in &mut self.partitions {
+            while partition
+                .queued
+                .front()
+                .is_some_and(|record| record.created_ms + delivery_timeout_ms <= now_ms)
+            {
+                let record = partition.queued.pop_front().expect("checked above");
+                expired_any = true;
+                self.events.push(TransactionalEvent::Failed {
+                    handle: record.handle,
+                    topic_partition: topic_partition.clone(),
+                    error: TransactionalSendError::DeliveryTimeout,
+                    outcome_unknown: false,
+                });
+            }
+            let batch_expired = partition
+                .batch
+                .as_ref()
+                .is_some_and(|batch| batch.deadline_ms(delivery_timeout_ms) <= now_ms);
+            if batch_expired {
+                let batch = partition.batch.take().expect("checked above");
+                if let BatchState::InFlight { correlation_id } = batch.state {
+                    // Abandon the request: an answer that still arrives is ignored.
+                    self.in_flight.take(correlation_id);
+                }
+                expired_any = true;
+                self.epoch_bump_required = true;
+                let outcome_unknown = batch.maybe_written || batch.is_in_flight();
+                fail_records(
+                    &mut self.events,
+                    topic_partition,
+                    batch.records,
+                    TransactionalSendError::DeliveryTimeout,
+                    outcome_unknown,
+                );
+            }
+        }
+        if expired_any {
+            self.transition_to_abortable(ErrorCode::RequestTimedOut);
+        }
+    }
+
+    fn maybe_send_metadata(&mut self, now_ms: i64) {
+        if !self.metadata.should_send(now_ms) {
+            return;
+        }
+        let broker = self.metadata.target();
+        self.send_request(
+            now_ms,
+            broker,
+            self.metadata.request(),
+            PendingRequest::Metadata,
+        );
+        self.metadata.on_sent();
+    }
+
+    fn send_request(
+        &mut self,
+        now_ms: i64,
+        broker: NodeId,
+        request: Request,
+        pending: PendingRequest,
+    ) -> u64 {
+        if pending.is_coordinator_request() {
+            assert!(
+                !self.coordinator_request_in_flight,
+                "one coordinator request at a time"
+            );
+            self.coordinator_request_in_flight = true;
+        }
+        let correlation_id = self.outbox.request(broker, request);
+        let deadline_ms = now_ms + self.config.request_timeout_ms;
+        self.in_flight
+            .insert(correlation_id, broker, deadline_ms, pending);
+        correlation_id
+    }
+
+    /// The next coordinator request, by priority: FindCoordinator, InitProducerId,
+    /// AddPartitionsToTxn, EndTxn.
+    fn maybe_send_coordinator_request(&mut self, now_ms: i64) {
+        if self.coordinator_request_in_flight || now_ms < self.coordinator_not_before_ms {
+            return;
+        }
+        let Some(coordinator) = self.coordinator else {
+            let request = Request::FindCoordinator {
+                key_type: CoordinatorType::Transaction,
+                key: self.config.transactional_id.clone(),
+            };
+            let broker = self.metadata.target();
+            self.send_request(now_ms, broker, request, PendingRequest::FindCoordinator);
+            return;
+        };
+        if self.init_needed {
+            self.send_init_producer_id(now_ms, coordinator);
+            return;
+        }
+        let Some(producer) = self.producer else {
+            unreachable!("a producer id is held once no InitProducerId is due");
+        };
+        let to_add = self.partitions_to_add();
+        if !to_add.is_empty() {
+            let request = Request::AddPartitionsToTxn {
+                transactional_id: self.config.transactional_id.clone(),
+                producer_id: producer.producer_id,
+                producer_epoch: producer.epoch,
+                partitions: to_add.clone(),
+            };
+            let pending = PendingRequest::AddPartitions { partitions: to_add };
+            self.send_request(now_ms, coordinator, request, pending);
+            return;
+        }
+        if let Some(committed) = self.end_txn_due() {
+            let request = Request::EndTxn {
+                transactional_id: self.config.transactional_id.clone(),
+                producer_id: producer.producer_id,
+                producer_epoch: producer.epoch,
+                committed,
+            };
+            let pending = PendingRequest::EndTxn { committed };
+            self.send_request(now_ms, coordinator, request, pending);
+        }
+    }
+
+    fn send_init_producer_id(&mut self, now_ms: i64, coordinator: NodeId) {
+        // An epoch bump names the producer id and epoch it holds (KIP-360); a first
+        // InitProducerId names none.
+        let (producer_id, producer_epoch) = self
+            .producer
+            .map_or((-1, -1), |producer| (producer.producer_id, producer.epoch));
+        let request = Request::InitProducerId {
+            transactional_id: Some(self.config.transactional_id.clone()),
+            transaction_timeout_ms: self.config.transaction_timeout_ms,
+            producer_id,
+            producer_epoch,
+        };
+        self.send_request(now_ms, coordinator, request, PendingRequest::InitProducerId);
+    }
+
+    /// Partitions the coordinator must (still) be told about.
+    fn partitions_to_add(&self) -> Vec<TopicPartition> {
+        let Some(txn) = &self.txn else {
+            return Vec::new();
+        };
+        let mut wanted: BTreeSet<TopicPartition> = txn.maybe_added.clone();
+        if txn.producing() {
+            wanted.extend(
+                self.partitions
+                    .iter()
+                    .filter(|(_, partition)| !partition.queued.is_empty())
+                    .map(|(topic_partition, _)| topic_partition.clone()),
+            );
+        }
+        wanted
+            .into_iter()
+            .filter(|topic_partition| !txn.added.contains(topic_partition))
+            .collect()
+    }
+
+    /// EndTxn(commit) once everything is acknowledged, EndTxn(abort) once nothing is in flight.
+    fn end_txn_due(&self) -> Option<bool> {
+        let txn = self.txn.as_ref()?;
+        if !txn.started() {
+            return None;
+        }
+        match txn.phase {
+            TransactionPhase::Committing if self.all_flushed() => Some(true),
+            TransactionPhase::Aborting if self.nothing_in_flight() => Some(false),
+            _ => None,
+        }
+    }
+
+    fn all_flushed(&self) -> bool {
+        self.partitions.values().all(PartitionState::is_flushed)
+    }
+
+    fn nothing_in_flight(&self) -> bool {
+        self.partitions
+            .values()
+            .all(|partition| partition.batch.is_none())
+    }
+
+    /// A transaction the coordinator never heard of completes without EndTxn.
+    fn maybe_complete_locally(&mut self) {
+        let Some(txn) = &self.txn else {
+            return;
+        };
+        if txn.started() || self.coordinator_request_in_flight {
+            return;
+        }
+        let committed = match txn.phase {
+            TransactionPhase::Committing if self.all_flushed() => true,
+            TransactionPhase::Aborting if self.nothing_in_flight() => false,
+            _ => return,
+        };
+        self.complete_transaction(committed);
+    }
+
+    fn complete_transaction(&mut self, committed: bool) {
+        let txn = self.txn.take().expect("a transaction completes");
+        self.events.push(TransactionalEvent::TransactionCompleted {
+            transaction: txn.number,
+            committed,
+            producer: self.producer,
+        });
+        if !committed && self.epoch_bump_required {
+            // A failed batch may have left a hole in some partition's sequences: restart them
+            // all under a bumped epoch (KIP-360, after the abort as Java does).
+            self.init_needed = true;
+        }
+    }
+
+    fn send_produce_requests(&mut self, now_ms: i64) {
+        let Some(producer) = self.producer.filter(|_| !self.init_needed) else {
+            return;
+        };
+        let Some(txn) = &self.txn else {
+            return;
+        };
+        if !txn.producing() {
+            return;
+        }
+        let added: Vec<TopicPartition> = txn.added.iter().cloned().collect();
+        for topic_partition in added {
+            self.send_partition(now_ms, &topic_partition, producer);
+        }
+    }
+
+    /// Sends the partition's batch when due, or drains a new one (one in flight at most).
+    fn send_partition(
+        &mut self,
+        now_ms: i64,
+        topic_partition: &TopicPartition,
+        producer: ProducerIdAndEpoch,
+    ) {
+        let Some(partition) = self.partitions.get(topic_partition) else {
+            return;
+        };
+        if partition.is_flushed() {
+            return;
+        }
+        let Some((leader, _)) = self.metadata.leader(topic_partition) else {
+            self.metadata.request_update();
+            return;
+        };
+        let partition = self.partitions.get_mut(topic_partition).expect("checked");
+        match &partition.batch {
+            Some(batch) => match batch.state {
+                BatchState::InFlight { .. } => return,
+                BatchState::Ready { not_before_ms } if not_before_ms > now_ms => return,
+                BatchState::Ready { .. } => {}
+            },
+            None => {
+                if partition.sequence_owner != Some(producer) {
+                    partition.sequence_owner = Some(producer);
+                    partition.next_sequence = 0;
+                }
+                let count = partition.queued.len().min(self.config.batch_records_max);
+                let records: Vec<PendingRecord> = partition.queued.drain(..count).collect();
+                let encoded = encode(&records, producer, partition.next_sequence);
+                partition.next_sequence = increment_sequence(partition.next_sequence, count as i32);
+                partition.batch = Some(ProducerBatch {
+                    id: self.next_batch_id,
+                    records,
+                    encoded,
+                    attempts: 0,
+                    maybe_written: false,
+                    state: BatchState::Ready {
+                        not_before_ms: now_ms,
+                    },
+                });
+                self.next_batch_id += 1;
+            }
+        }
+        let batch = partition.batch.as_ref().expect("present");
+        let request = Request::Produce {
+            acks: Acks::All,
+            timeout_ms: self.config.request_timeout_ms,
+            topic_partition: topic_partition.clone(),
+            batch: batch.encoded.clone(),
+        };
+        let pending = PendingRequest::Produce {
+            topic_partition: topic_partition.clone(),
+            batch_id: batch.id,
+        };
+        let correlation_id = self.send_request(now_ms, leader, request, pending);
+        let batch = self.partitions.get_mut(topic_partition).expect("checked");
+        let batch = batch.batch.as_mut().expect("present");
+        batch.attempts += 1;
+        batch.state = BatchState::InFlight { correlation_id };
+    }
+
+    // ----- errors -----
+
+    /// The open transaction can only be aborted from now on.
+    fn transition_to_abortable(&mut self, error: ErrorCode) {
+        let Some(txn) = &mut self.txn else {
+            return;
+        };
+        if !txn.producing() {
+            return; // Already aborting, or already abortable.
+        }
+        txn.phase = TransactionPhase::AbortableError(error);
+        let transaction = Some(txn.number);
+        self.events.push(TransactionalEvent::TransactionFailed {
+            transaction,
+            fatal: false,
+            error,
+        });
+        self.fail_unsent_records();
+    }
+
+    /// Fails queued records and batches waiting for a retry (Java's `abortUndrainedBatches`);
+    /// batches in flight finish on their own.
+    fn fail_unsent_records(&mut self) {
+        for (topic_partition, partition) in &mut self.partitions {
+            let queued: Vec<PendingRecord> = partition.queued.drain(..).collect();
+            fail_records(
+                &mut self.events,
+                topic_partition,
+                queued,
+                TransactionalSendError::Aborted,
+                false,
+            );
+            if partition.batch.as_ref().is_some_and(|b| !b.is_in_flight()) {
+                let batch = partition.batch.take().expect("checked above");
+                // Its sequence was used; the next transaction needs a fresh epoch.
+                self.epoch_bump_required = true;
+                fail_records(
+                    &mut self.events,
+                    topic_partition,
+                    batch.records,
+                    TransactionalSendError::Aborted,
+                    batch.maybe_written,
+                );
+            }
+        }
+    }
+
+    /// Fatal: every record fails, the open transaction ends with an unknown outcome.
+    fn fail_fatally(&mut self, error: ErrorCode) {
+        if self.fatal_error.is_some() {
+            return;
+        }
+        self.fatal_error = Some(error);
+        let failure = TransactionalSendError::ProducerFailed(error);
+        for (topic_partition, partition) in &mut self.partitions {
+            let queued: Vec<PendingRecord> = partition.queued.drain(..).collect();
+            fail_records(&mut self.events, topic_partition, queued, failure, false);
+            if let Some(batch) = partition.batch.take() {
+                let outcome_unknown = batch.maybe_written || batch.is_in_flight();
+                fail_records(
+                    &mut self.events,
+                    topic_partition,
+                    batch.records,
+                    failure,
+                    outcome_unknown,
+                );
+            }
+        }
+        let transaction = self.txn.take().map(|txn| txn.number);
+        self.events.push(TransactionalEvent::TransactionFailed {
+            transaction,
+            fatal: true,
+            error,
+        });
+        if matches!(
+            error,
+            ErrorCode::ProducerFenced | ErrorCode::InvalidProducerEpoch
+        ) {
+            self.events.push(TransactionalEvent::Fenced { error });
+        }
+    }
+
+    /// A produce attempt failed with a retriable error (or timed out): retry it while the
+    /// transaction is producing, else fail it.
+    fn retry_or_fail_batch(
+        &mut self,
+        now_ms: i64,
+        topic_partition: &TopicPartition,
+        batch_id: u64,
+        error: ErrorCode,
+    ) {
+        let producing = self.txn.as_ref().is_some_and(OpenTransaction::producing);
+        let Some(partition) = self.partitions.get_mut(topic_partition) else {
+            return;
+        };
+        let Some(batch) = partition.batch.as_mut().filter(|b| b.id == batch_id) else {
+            return;
+        };
+        // Timeouts and errors after the append (NotEnoughReplicasAfterAppend, a delayed
+        // produce that lost leadership) leave the batch possibly written.
+        batch.maybe_written = true;
+        if producing {
+            batch.state = BatchState::Ready {
+                not_before_ms: now_ms + self.config.retry_backoff_ms,
+            };
+            return;
+        }
+        let batch = partition.batch.take().expect("checked above");
+        self.epoch_bump_required = true;
+        let reason = if error == ErrorCode::RequestTimedOut {
+            TransactionalSendError::Aborted
+        } else {
+            TransactionalSendError::Rejected(error)
+        };
+        fail_records(
+            &mut self.events,
+            topic_partition,
+            batch.records,
+            reason,
+            true,
+        );
+    }
+
+    // ----- answers -----
+
+    fn handle_response(
+        &mut self,
+        now_ms: i64,
+        request: PendingRequest,
+        broker: NodeId,
+        response: Response,
+    ) {
+        match (request, response) {
+            (PendingRequest::Metadata, Response::Metadata { brokers, topics }) => {
+                self.handle_metadata(now_ms, &brokers, &topics);
+            }
+            (PendingRequest::FindCoordinator, Response::FindCoordinator { error, coordinator }) => {
+                self.handle_find_coordinator(now_ms, broker, error, coordinator)
+            }
+            (
+                PendingRequest::InitProducerId,
+                Response::InitProducerId {
+                    error,
+                    producer_id,
+                    producer_epoch,
+                },
+            ) => self.handle_init_producer_id(now_ms, error, producer_id, producer_epoch),
+            (
+                PendingRequest::AddPartitions { partitions },
+                Response::AddPartitionsToTxn { results },
+            ) => self.handle_add_partitions(now_ms, partitions, &results),
+            (PendingRequest::EndTxn { committed }, Response::EndTxn { error }) => {
+                self.handle_end_txn(now_ms, committed, error);
+            }
+            (
+                PendingRequest::Produce {
+                    topic_partition,
+                    batch_id,
+                },
+                Response::Produce {
+                    error, base_offset, ..
+                },
+            ) => self.handle_produce(now_ms, &topic_partition, batch_id, error, base_offset),
+            (request, _) => {
+                // An answer of the wrong kind is a broker-model bug; treat it as no answer.
+                self.ignored_responses += 1;
+                self.fail_request(now_ms, broker, request);
+            }
+        }
+    }
+
+    fn handle_metadata(&mut self, now_ms: i64, brokers: &[BrokerId], topics: &[TopicMetadata]) {
+        self.metadata.apply(now_ms, brokers, topics);
+    }
+
+    /// Common handling of a coordinator's error answer: true if it was retriable.
+    fn coordinator_error(&mut self, now_ms: i64, error: ErrorCode) -> bool {
+        match error {
+            ErrorCode::NotCoordinator | ErrorCode::CoordinatorNotAvailable => {
+                self.coordinator = None;
+            }
+            ErrorCode::ConcurrentTransactions | ErrorCode::CoordinatorLoadInProgress => {}
+            _ => return false,
+        }
+        self.coordinator_not_before_ms = now_ms + self.config.retry_backoff_ms;
+        true
+    }
+
+    fn handle_find_coordinator(
+        &mut self,
+        now_ms: i64,
+        broker: NodeId,
+        error: ErrorCode,
+        coordinator: Option<NodeId>,
+    ) {
+        self.coordinator_request_in_flight = false;
+        match (error, coordinator) {
+            (ErrorCode::None, Some(coordinator)) => {
+                self.coordinator = Some(coordinator);
+                self.events
+                    .push(TransactionalEvent::CoordinatorFound { coordinator });
+            }
+            (error, _) if error.is_none() || error.is_retriable() => {
+                self.coordinator_not_before_ms = now_ms + self.config.retry_backoff_ms;
+                self.metadata.rotate_away_from(broker);
+            }
+            (error, _) => self.fail_fatally(error),
+        }
+    }
+
+    fn handle_init_producer_id(
+        &mut self,
+        now_ms: i64,
+        error: ErrorCode,
+        producer_id: i64,
+        producer_epoch: i16,
+    ) {
+        self.coordinator_request_in_flight = false;
+        if !error.is_none() {
+            if !self.coordinator_error(now_ms, error) {
+                self.fail_fatally(error);
+            }
+            return;
+        }
+        assert!(
+            producer_id >= 0 && producer_epoch >= 0,
+            "InitProducerId gave {producer_id}/{producer_epoch}"
+        );
+        assert!(
+            self.partitions.values().all(|p| p.batch.is_none()),
+            "a new epoch while batches are unfinished"
+        );
+        let producer = ProducerIdAndEpoch {
+            producer_id,
+            epoch: producer_epoch,
+        };
+        self.producer = Some(producer);
+        self.init_needed = false;
+        self.epoch_bump_required = false;
+        self.events
+            .push(TransactionalEvent::ProducerIdAssigned { producer });
+    }
+
+    fn handle_add_partitions(
+        &mut self,
+        now_ms: i64,
+        partitions: Vec<TopicPartition>,
+        results: &[(TopicPartition, ErrorCode)],
+    ) {
+        self.coordinator_request_in_flight = false;
+        let error = results
+            .iter()
+            .map(|(_, error)| *error)
+            .find(|error| !error.is_none() && *error != OPERATION_NOT_ATTEMPTED);
+        match error {
+            None => {
+                let Some(txn) = &mut self.txn else {
+                    return;
+                };
+                for topic_partition in partitions {
+                    txn.maybe_added.remove(&topic_partition);
+                    txn.added.insert(topic_partition);
+                }
+            }
+            Some(error) if self.coordinator_error(now_ms, error) => {}
+            // A partition the cluster does not know (yet): Java retries it.
+            Some(ErrorCode::UnknownTopicOrPartition) => {
+                self.coordinator_not_before_ms = now_ms + self.config.retry_backoff_ms;
+                self.metadata.request_update();
+            }
+            Some(error) => self.fail_fatally(error),
+        }
+    }
+
+    fn handle_end_txn(&mut self, now_ms: i64, committed: bool, error: ErrorCode) {
+        self.coordinator_request_in_flight = false;
+        if error.is_none() {
+            let expected = match self.txn.as_ref().map(|txn| txn.phase) {
+                Some(TransactionPhase::Committing) => Some(true),
+                Some(TransactionPhase::Aborting) => Some(false),
+                _ => None,
+            };
+            assert_eq!(expected, Some(committed), "EndTxn answered out of phase");
+            self.complete_transaction(committed);
+            return;
+        }
+        if !self.coordinator_error(now_ms, error) {
+            self.fail_fatally(error);
+        }
+    }
+
+    fn handle_produce(
+        &mut self,
+        now_ms: i64,
+        topic_partition: &TopicPartition,
+        batch_id: u64,
+        error: ErrorCode,
+        base_offset: i64,
+    ) {
+        let Some(partition) = self.partitions.get_mut(topic_partition) else {
+            return;
+        };
+        let Some(batch) = partition.batch.as_mut().filter(|b| b.id == batch_id) else {
+            return;
+        };
+        batch.state = BatchState::Ready {
+            not_before_ms: now_ms,
+        };
+        match error {
+            ErrorCode::None | DUPLICATE_SEQUENCE_NUMBER => {
+                let batch = partition.batch.take().expect("checked above");
+                for (delta, record) in batch.records.into_iter().enumerate() {
+                    let offset = if error.is_none() && base_offset >= 0 {
+                        base_offset + delta as i64
+                    } else {
+                        -1
+                    };
+                    self.events.push(TransactionalEvent::Acked {
+                        handle: record.handle,
+                        topic_partition: topic_partition.clone(),
+                        offset,
+                    });
+                }
+            }
+            ErrorCode::ProducerFenced => self.fail_fatally(error),
+            error if error.is_retriable() => {
+                if invalidates_metadata(error) {
+                    self.metadata.request_update();
+                }
+                self.retry_or_fail_batch(now_ms, topic_partition, batch_id, error);
+            }
+            error => {
+                // Not retried inside a transaction (OUT_OF_ORDER_SEQUENCE_NUMBER among them):
+                // the batch fails and the transaction must abort.
+                let batch = partition.batch.take().expect("checked above");
+                self.epoch_bump_required = true;
+                fail_records(
+                    &mut self.events,
+                    topic_partition,
+                    batch.records,
+                    TransactionalSendError::Rejected(error),
+                    batch.maybe_written,
+                );
+                self.transition_to_abortable(error);
+            }
+        }
+    }
+}
+
+fn encode(
+    records: &[PendingRecord],
+    producer: ProducerIdAndEpoch,
+    base_sequence: i32,
+) -> RecordBatch {
+    let mut builder = BatchBuilder::idempotent(producer.producer_id, producer.epoch, base_sequence);
+    builder.transactional = true;
+    for record in records {
+        builder.append(
+            record.created_ms,
+            record.key.clone(),
+            record.value.clone(),
+            Vec::new(),
+        );
+    }
+    builder.build()
+}
+
+fn fail_records(
+    events: &mut Vec<TransactionalEvent>,
+    topic_partition: &TopicPartition,
+    records: Vec<PendingRecord>,
+    error: TransactionalSendError,
+    outcome_unknown: bool,
+) {
+    for record in records {
+        events.push(TransactionalEvent::Failed {
+            handle: record.handle,
+            topic_partition: topic_partition.clone(),
+            error,
+            outcome_unknown,
+        });
+    }
+}
+
+/// Errors after which the cached leader is probably wrong (Java's `InvalidMetadataException`).
+fn invalidates_metadata(error: ErrorCode) -> bool {
+    matches!(
+        error,
+        ErrorCode::NotLeaderOrFollower
+            | ErrorCode::UnknownTopicOrPartition
+            | ErrorCode::FencedLeaderEpoch
+            | ErrorCode::UnknownLeaderEpoch
+            | ErrorCode::KafkaStorageError
+    )
+}
+
+impl Node for TransactionalProducer {
+    fn node_id(&self) -> NodeId {
+        self.node_id
+    }
+
+    fn handle_message(&mut self, now_ms: i64, envelope: Envelope) {
+        // Deadlines that passed first, so an answer after its timeout is ignored.
+        if self.fatal_error.is_none() {
+            self.expire_requests(now_ms);
+        }
+        match envelope.message {
+            Message::Response(correlation_id, response) => {
+                match self.in_flight.take(correlation_id) {
+                    Some(entry) if self.fatal_error.is_none() => {
+                        self.handle_response(now_ms, entry.request, entry.broker, response);
+                    }
+                    _ => self.ignored_responses += 1,
+                }
+            }
+            // Clients serve no requests.
+            Message::Request(..) => self.ignored_responses += 1,
+        }
+        self.pump(now_ms);
+    }
+
+    fn handle_timeout(&mut self, now_ms: i64) {
+        self.pump(now_ms);
+    }
+
+    fn poll_timeout(&self) -> Option<i64> {
+        let Some(now_ms) = self.now_ms else {
+            return Some(0); // Not started: wake at once (0 is never after a simulated clock).
+        };
+        if self.fatal_error.is_some() {
+            return None;
+        }
+        let delivery_timeout_ms = self.config.delivery_timeout_ms;
+        let mut wakeups: Vec<i64> = Vec::new();
+        wakeups.extend(self.in_flight.next_deadline());
+        wakeups.extend(self.metadata.next_wakeup());
+        if !self.coordinator_request_in_flight {
+            wakeups.push(self.coordinator_not_before_ms);
+        }
+        for partition in self.partitions.values() {
+            if let Some(record) = partition.queued.front() {
+                wakeups.push(record.created_ms + delivery_timeout_ms);
+            }
+            if let Some(batch) = &partition.batch {
+                wakeups.push(batch.deadline_ms(delivery_timeout_ms));
+                if let BatchState::Ready { not_before_ms } = batch.state {
+                    wakeups.push(not_before_ms);
+                }
+            }
+        }
+        // Anything due by now was done or is blocked on an answer or a later timer.
+        wakeups.into_iter().filter(|at| *at > now_ms).min()
+    }
+
+    fn take_outbox(&mut self) -> Vec<Envelope> {
+        self.outbox.take()
+    }
+}
+
+#[cfg(test)]
+#[path = "transactional_tests.rs"]
+mod tests;

@@ -1,0 +1,1304 @@
+//! Kafka's transaction coordinator (`TransactionCoordinator`, `TransactionStateManager`,
+//! `TransactionMarkerChannelManager`) as one coordinator [`Shard`] per partition of
+//! `__transaction_state`.
+//!
+//! Contract (Kafka before transaction version 2, kafka-storage.md §2, §3.3, §6.1):
+//! - **State.** Per transactional id a [`TransactionMetadata`]: producer id and epoch, the
+//!   previous ones (KIP-360), timeout, [`TransactionState`], the partitions of the ongoing
+//!   transaction and two timestamps. The shard changes it only in [`Shard::replay`]; every
+//!   transition is a [`TransactionRecord`] written first ("write, then apply"). While a write or
+//!   the marker phase of a transactional id is in progress, every other request for it gets
+//!   CONCURRENT_TRANSACTIONS (Kafka's `pendingTransitionInProgress`).
+//! - **InitProducerId.** The timeout must be in `1..=max_transaction_timeout_ms`
+//!   (INVALID_TRANSACTION_TIMEOUT). A new id gets a fresh producer id at epoch 0; an id in Empty or
+//!   Complete* gets epoch + 1 (which fences older instances), or a fresh producer id once the
+//!   epoch is exhausted (`epoch >= i16::MAX - 1`). An id in Ongoing is first aborted: PrepareAbort
+//!   is written with the epoch bumped (Kafka's PrepareEpochFence, folded into that write here),
+//!   the caller gets CONCURRENT_TRANSACTIONS once it is durable, ABORT markers carry the bumped
+//!   epoch, and the client's retry bumps the epoch once more. Prepare* → CONCURRENT_TRANSACTIONS.
+//!   KIP-360: a request carrying a producer id and epoch is accepted if the id is the current
+//!   one (or the previous one with an exhausted epoch); the epoch must be the current one (bump)
+//!   or the previous one (a retry of a bump that succeeded: answered without a second bump);
+//!   anything else is PRODUCER_FENCED.
+//! - **AddPartitionsToTxn.** Unknown id or producer id → INVALID_PRODUCER_ID_MAPPING; other epoch →
+//!   PRODUCER_FENCED; Prepare* → CONCURRENT_TRANSACTIONS; partitions already in an Ongoing
+//!   transaction → answered at once; otherwise Ongoing with the union is written and the answer
+//!   follows the write. Partitions the metadata image does not know get UNKNOWN_TOPIC_OR_PARTITION
+//!   and the others OPERATION_NOT_ATTEMPTED (55), as Kafka's `KafkaApis` answers.
+//! - **EndTxn.** Same producer checks. Ongoing → Prepare{Commit,Abort} is written and the client
+//!   is answered once it is durable (Kafka answers after the prepare write); the markers follow.
+//!   Complete* with the same outcome → success (a retry); Prepare* with the same outcome →
+//!   CONCURRENT_TRANSACTIONS; any other combination, and Empty → INVALID_TXN_STATE.
+//! - **Markers.** One WriteTxnMarkers per partition leader (from [`ShardEnv::image`], resolved
+//!   again on every retry) with `coordinator_epoch = ShardEnv::coordinator_epoch`. Partitions that
+//!   fail (any error but the two below) or time out are retried after `retry_backoff_ms`; a
+//!   partition without a leader waits; a partition the image no longer has is dropped.
+//!   INVALID_PRODUCER_EPOCH or TRANSACTION_COORDINATOR_FENCED means a newer coordinator took over:
+//!   the shard stops sending for that transaction (Kafka's `removeMarkersForTxn`). When every
+//!   partition acknowledged, Complete{Commit,Abort} is written with the partitions cleared (retried
+//!   after `retry_backoff_ms` if the write fails).
+//! - **Timeouts.** An Ongoing transaction with `txn_start_ms + timeout_ms < now` is aborted with an
+//!   epoch bump, fencing the producer (Kafka's `abortTimedOutTransactions`). An id in Empty or
+//!   Complete* idle for `transactional_id_expiration_ms` is removed with a tombstone. If such a
+//!   write fails, the shard tries again after `retry_backoff_ms`.
+//! - **Failover.** [`Shard::loaded`] resumes every transaction found in Prepare* (markers again,
+//!   with the new coordinator epoch). [`Shard::unloaded`] answers every client request waiting for
+//!   a write with NOT_COORDINATOR.
+//! - **Routing.** A request for a transactional id that `partition_for` maps to another
+//!   partition of `__transaction_state` (as many partitions as the image has) → NOT_COORDINATOR.
+//!
+//! Producer ids: real Kafka draws them from blocks the controller hands out. To stay
+//! deterministic and independent of the controller, a shard allocates from its own range,
+//! `TRANSACTIONAL_PRODUCER_ID_BASE + partition_index * PRODUCER_IDS_PER_SHARD + counter`, which
+//! never meets the ids of idempotent producers (the controller's blocks start at 0). The counter
+//! is not written separately: replay keeps it above every id a record of the partition mentions,
+//! so it survives failover. (Ids allocated for a write that never committed may be handed out
+//! again; they were never returned to a client.)
+//!
+//! Deliberate differences from Kafka: the PrepareEpochFence and Dead states are not written
+//! (the first is the bumped epoch inside the PrepareAbort record, the second is the tombstone);
+//! `last_producer_epoch` is persisted, so a KIP-360 retry also works across a failover; timeouts
+//! and expirations fire at their exact deadline rather than on a periodic scan; marker errors
+//! Kafka treats as impossible (IllegalStateException) are retried.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+use super::{partition_for, Shard, ShardEnv, ShardOutput, ShardWrite, TRANSACTION_STATE_TOPIC};
+use crate::protocol::{BrokerId, ErrorCode, NodeId, Request, Response, TopicPartition, TxnMarker};
+
+/// First producer id of shard 0's range (2^40).
+pub const TRANSACTIONAL_PRODUCER_ID_BASE: i64 = 1 << 40;
+/// Size of each shard's producer-id range.
+pub const PRODUCER_IDS_PER_SHARD: i64 = 1_000_000;
+
+const NO_PRODUCER_ID: i64 = -1;
+const NO_PRODUCER_EPOCH: i16 = -1;
+/// Kafka's UNKNOWN_SERVER_ERROR (−1).
+const UNKNOWN_SERVER_ERROR: ErrorCode = ErrorCode::Other(-1);
+/// Kafka's OPERATION_NOT_ATTEMPTED (55): the request failed for another partition.
+pub const OPERATION_NOT_ATTEMPTED: ErrorCode = ErrorCode::Other(55);
+
+/// Whether a producer epoch can no longer be bumped by InitProducerId (Kafka's
+/// `isEpochExhausted`: one value is kept for the fence bump).
+pub fn is_epoch_exhausted(epoch: i16) -> bool {
+    epoch >= i16::MAX - 1
+}
+
+/// Settings of the transaction coordinator (broker configs of similar names).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TransactionCoordinatorConfig {
+    /// `transaction.max.timeout.ms`: the largest transaction timeout a producer may ask for.
+    /// Default 900 000.
+    pub max_transaction_timeout_ms: i64,
+    /// `transactional.id.expiration.ms`: an id idle this long (Empty or Complete*) is removed.
+    /// Default 604 800 000 (7 days).
+    pub transactional_id_expiration_ms: i64,
+    /// Wait before re-sending markers that failed, and before retrying a failed completion
+    /// write. Default 100 (Kafka's marker sender retries on its next poll).
+    pub retry_backoff_ms: i64,
+}
+
+impl Default for TransactionCoordinatorConfig {
+    fn default() -> Self {
+        Self {
+            max_transaction_timeout_ms: 900_000,
+            transactional_id_expiration_ms: 604_800_000,
+            retry_backoff_ms: 100,
+        }
+    }
+}
+
+/// Kafka's `TransactionState`, as written (PrepareEpochFence and Dead are never written; see
+/// the module doc).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum TransactionState {
+    /// A producer id is held, no transaction is open.
+    Empty,
+    /// A transaction is open on `partitions`.
+    Ongoing,
+    /// Commit decided and durable; markers are being written.
+    PrepareCommit,
+    /// Abort decided and durable; markers are being written.
+    PrepareAbort,
+    /// The last transaction committed.
+    CompleteCommit,
+    /// The last transaction aborted.
+    CompleteAbort,
+}
+
+impl TransactionState {
+    /// PrepareCommit or PrepareAbort.
+    pub fn is_prepare(self) -> bool {
+        matches!(self, Self::PrepareCommit | Self::PrepareAbort)
+    }
+
+    /// Empty, CompleteCommit or CompleteAbort: no transaction open.
+    pub fn is_idle(self) -> bool {
+        matches!(
+            self,
+            Self::Empty | Self::CompleteCommit | Self::CompleteAbort
+        )
+    }
+}
+
+/// What the coordinator keeps per transactional id (Kafka's `TransactionMetadata`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TransactionMetadata {
+    /// The producer id.
+    pub producer_id: i64,
+    /// The producer id before the last rotation, or −1.
+    pub last_producer_id: i64,
+    /// The current producer epoch.
+    pub producer_epoch: i16,
+    /// The epoch before the last client-requested bump (KIP-360), or −1.
+    pub last_producer_epoch: i16,
+    /// `transaction.timeout.ms` of the producer.
+    pub timeout_ms: i64,
+    /// The state.
+    pub state: TransactionState,
+    /// Partitions of the open (or completing) transaction.
+    pub partitions: BTreeSet<TopicPartition>,
+    /// When the open transaction added its first partition, or −1.
+    pub txn_start_ms: i64,
+    /// When the metadata last changed.
+    pub last_update_ms: i64,
+}
+
+/// One record of a `__transaction_state` partition (stored as JSON by the runtime).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TransactionRecord {
+    /// The full metadata of a transactional id after a transition.
+    Metadata {
+        /// The key.
+        transactional_id: String,
+        /// The metadata.
+        metadata: TransactionMetadata,
+    },
+    /// The transactional id expired and was removed (Kafka's tombstone; the producer id is kept
+    /// so that replay still sees every id the shard allocated).
+    Tombstone {
+        /// The key.
+        transactional_id: String,
+        /// Its last producer id.
+        producer_id: i64,
+    },
+}
+
+/// Where the answer to a client request goes once its write completes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Reply {
+    InitProducerId {
+        to: NodeId,
+        correlation_id: u64,
+    },
+    AddPartitionsToTxn {
+        to: NodeId,
+        correlation_id: u64,
+        partitions: Vec<TopicPartition>,
+    },
+    EndTxn {
+        to: NodeId,
+        correlation_id: u64,
+    },
+}
+
+impl Reply {
+    fn error(&self, error: ErrorCode) -> (NodeId, u64, Response) {
+        match self {
+            Self::InitProducerId { to, correlation_id } => (
+                *to,
+                *correlation_id,
+                Response::InitProducerId {
+                    error,
+                    producer_id: NO_PRODUCER_ID,
+                    producer_epoch: NO_PRODUCER_EPOCH,
+                },
+            ),
+            Self::AddPartitionsToTxn {
+                to,
+                correlation_id,
+                partitions,
+            } => (
+                *to,
+                *correlation_id,
+                Response::AddPartitionsToTxn {
+                    results: partitions.iter().map(|tp| (tp.clone(), error)).collect(),
+                },
+            ),
+            Self::EndTxn { to, correlation_id } => {
+                (*to, *correlation_id, Response::EndTxn { error })
+            }
+        }
+    }
+}
+
+/// Why a write was asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum WritePurpose {
+    /// Empty with a new producer id or epoch; answer InitProducerId.
+    Init(Reply),
+    /// PrepareAbort with a bumped epoch: re-init during Ongoing (answer CONCURRENT_TRANSACTIONS)
+    /// or a timed-out transaction (no answer).
+    FenceAbort(Option<Reply>),
+    /// Ongoing with more partitions.
+    AddPartitions(Reply),
+    /// Prepare{Commit,Abort} on the client's EndTxn.
+    EndTxn(Reply),
+    /// Complete{Commit,Abort} after every marker.
+    Complete,
+    /// The tombstone of an expired id.
+    Expire,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct PendingWrite {
+    transactional_id: String,
+    purpose: WritePurpose,
+}
+
+/// The marker phase of one transaction (Kafka's `TxnMarkerEntry` plus the completion write).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct MarkerJob {
+    producer_id: i64,
+    producer_epoch: i16,
+    committed: bool,
+    /// Partitions whose marker must be sent (again).
+    unsent: BTreeSet<TopicPartition>,
+    /// Partitions whose marker is in a request in flight.
+    in_flight: BTreeSet<TopicPartition>,
+    /// When to send `unsent` again, or to retry the completion write.
+    retry_at_ms: Option<i64>,
+    /// The Complete write is in flight.
+    completing: bool,
+}
+
+impl MarkerJob {
+    fn all_acknowledged(&self) -> bool {
+        self.unsent.is_empty() && self.in_flight.is_empty()
+    }
+}
+
+/// Work in progress for a transactional id; its presence means CONCURRENT_TRANSACTIONS.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Progress {
+    /// A write (other than the completion write) is in flight.
+    Writing,
+    /// Markers, then the completion write.
+    Completing(MarkerJob),
+}
+
+/// A WriteTxnMarkers request in flight.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct MarkerRequest {
+    transactional_id: String,
+    partitions: Vec<TopicPartition>,
+}
+
+/// The transaction coordinator of one `__transaction_state` partition; see the module doc.
+#[derive(Debug, Clone)]
+pub struct TransactionCoordinatorShard {
+    partition_index: i32,
+    config: TransactionCoordinatorConfig,
+    /// Committed metadata (changed only by replay).
+    transactions: BTreeMap<String, TransactionMetadata>,
+    /// The next producer id to allocate.
+    next_producer_id: i64,
+    in_progress: BTreeMap<String, Progress>,
+    /// A coordinator-initiated write (timeout abort, expiration) failed: not again before this.
+    timer_backoff: BTreeMap<String, i64>,
+    writes: BTreeMap<u64, PendingWrite>,
+    marker_requests: BTreeMap<u64, MarkerRequest>,
+    next_write_id: u64,
+    next_token: u64,
+}
+
+impl TransactionCoordinatorShard {
+    /// A fresh shard for partition `partition_index` of `__transaction_state`.
+    pub fn new(partition_index: i32, config: TransactionCoordinatorConfig) -> Self {
+        assert!(partition_index >= 0, "partition index {partition_index}");
+        let range_start = Self::range_start(partition_index);
+        Self {
+            partition_index,
+            config,
+            transactions: BTreeMap::new(),
+            next_producer_id: range_start,
+            in_progress: BTreeMap::new(),
+            timer_backoff: BTreeMap::new(),
+            writes: BTreeMap::new(),
+            marker_requests: BTreeMap::new(),
+            next_write_id: 0,
+            next_token: 0,
+        }
+    }
+
+    fn range_start(partition_index: i32) -> i64 {
+        TRANSACTIONAL_PRODUCER_ID_BASE + i64::from(partition_index) * PRODUCER_IDS_PER_SHARD
+    }
+
+    // ----- getters for checkers and tests -----
+
+    /// The committed metadata of `transactional_id`.
+    pub fn transaction(&self, transactional_id: &str) -> Option<&TransactionMetadata> {
+        self.transactions.get(transactional_id)
+    }
+
+    /// Every committed transactional id with its metadata.
+    pub fn transactions(&self) -> &BTreeMap<String, TransactionMetadata> {
+        &self.transactions
+    }
+
+    /// Whether a write or the marker phase of `transactional_id` is in progress.
+    pub fn is_in_progress(&self, transactional_id: &str) -> bool {
+        self.in_progress.contains_key(transactional_id)
+    }
+
+    /// The producer id the next new transactional id gets.
+    pub fn next_producer_id(&self) -> i64 {
+        self.next_producer_id
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &TransactionCoordinatorConfig {
+        &self.config
+    }
+
+    // ----- helpers -----
+
+    fn allocate_producer_id(&mut self) -> i64 {
+        let producer_id = self.next_producer_id;
+        let range_end = Self::range_start(self.partition_index) + PRODUCER_IDS_PER_SHARD;
+        assert!(
+            producer_id < range_end,
+            "transaction coordinator shard {} exhausted its producer-id range",
+            self.partition_index
+        );
+        self.next_producer_id += 1;
+        producer_id
+    }
+
+    /// Keeps the allocation counter above an id a record mentions.
+    fn note_producer_id(&mut self, producer_id: i64) {
+        let start = Self::range_start(self.partition_index);
+        if (start..start + PRODUCER_IDS_PER_SHARD).contains(&producer_id) {
+            self.next_producer_id = self.next_producer_id.max(producer_id + 1);
+        }
+    }
+
+    /// NOT_COORDINATOR unless `transactional_id` belongs to this shard's partition.
+    fn check_coordinator(&self, env: &ShardEnv<'_>, transactional_id: &str) -> ErrorCode {
+        assert_eq!(
+            env.partition.topic, TRANSACTION_STATE_TOPIC,
+            "a transaction shard on another topic"
+        );
+        assert_eq!(
+            env.partition.partition, self.partition_index,
+            "the shard was built for another partition"
+        );
+        let partitions = env
+            .image
+            .topic_ids
+            .get(TRANSACTION_STATE_TOPIC)
+            .and_then(|topic_id| env.image.topics.get(topic_id))
+            .map_or(0, |topic| topic.partitions.len() as i32);
+        if partitions > 0 && partition_for(transactional_id, partitions) == self.partition_index {
+            ErrorCode::None
+        } else {
+            ErrorCode::NotCoordinator
+        }
+    }
+
+    /// Asks for a write of `metadata` under `transactional_id`.
+    fn write_metadata(
+        &mut self,
+        transactional_id: &str,
+        metadata: TransactionMetadata,
+        purpose: WritePurpose,
+        out: &mut ShardOutput<TransactionRecord>,
+    ) -> u64 {
+        let record = TransactionRecord::Metadata {
+            transactional_id: transactional_id.to_owned(),
+            metadata,
+        };
+        self.write(transactional_id, record, purpose, out)
+    }
+
+    fn write(
+        &mut self,
+        transactional_id: &str,
+        record: TransactionRecord,
+        purpose: WritePurpose,
+        out: &mut ShardOutput<TransactionRecord>,
+    ) -> u64 {
+        let write_id = self.next_write_id;
+        self.next_write_id += 1;
+        if purpose != WritePurpose::Complete {
+            let previous = self
+                .in_progress
+                .insert(transactional_id.to_owned(), Progress::Writing);
+            assert!(previous.is_none(), "{transactional_id} was already busy");
+        }
+        self.writes.insert(
+            write_id,
+            PendingWrite {
+                transactional_id: transactional_id.to_owned(),
+                purpose,
+            },
+        );
+        out.writes.push(ShardWrite {
+            write_id,
+            records: vec![record],
+        });
+        write_id
+    }
+
+    // ----- InitProducerId -----
+
+    #[allow(clippy::too_many_arguments)]
+    fn handle_init_producer_id(
+        &mut self,
+        env: &ShardEnv<'_>,
+        reply: Reply,
+        transactional_id: Option<String>,
+        timeout_ms: i64,
+        producer_id: i64,
+        producer_epoch: i16,
+        out: &mut ShardOutput<TransactionRecord>,
+    ) {
+        let result = self.prepare_init(
+            env,
+            transactional_id,
+            timeout_ms,
+            producer_id,
+            producer_epoch,
+        );
+        match result {
+            Err(error) => out.responses.push(reply.error(error)),
+            Ok((transactional_id, metadata)) => {
+                let purpose = if metadata.state == TransactionState::PrepareAbort {
+                    WritePurpose::FenceAbort(Some(reply))
+                } else {
+                    WritePurpose::Init(reply)
+                };
+                self.write_metadata(&transactional_id, metadata, purpose, out);
+            }
+        }
+    }
+
+    /// Kafka's `handleInitProducerId` + `prepareInitProducerIdTransit`: the metadata to write.
+    fn prepare_init(
+        &mut self,
+        env: &ShardEnv<'_>,
+        transactional_id: Option<String>,
+        timeout_ms: i64,
+        producer_id: i64,
+        producer_epoch: i16,
+    ) -> Result<(String, TransactionMetadata), ErrorCode> {
+        let Some(transactional_id) = transactional_id.filter(|id| !id.is_empty()) else {
+            // Idempotent producers are served by the broker, never by the coordinator.
+            return Err(ErrorCode::InvalidRequest);
+        };
+        let coordinator = self.check_coordinator(env, &transactional_id);
+        if !coordinator.is_none() {
+            return Err(coordinator);
+        }
+        if timeout_ms <= 0 || timeout_ms > self.config.max_transaction_timeout_ms {
+            return Err(ErrorCode::InvalidTransactionTimeout);
+        }
+        let expected = match (producer_id, producer_epoch) {
+            (NO_PRODUCER_ID, NO_PRODUCER_EPOCH) => None,
+            (id, epoch) if id >= 0 && epoch >= 0 => Some((id, epoch)),
+            _ => return Err(ErrorCode::InvalidRequest),
+        };
+        if self.in_progress.contains_key(&transactional_id) {
+            return Err(ErrorCode::ConcurrentTransactions);
+        }
+        let now_ms = env.now_ms;
+        let Some(current) = self.transactions.get(&transactional_id).cloned() else {
+            // A new id (with or without a KIP-360 producer id: the old state is gone either way).
+            let metadata = TransactionMetadata {
+                producer_id: self.allocate_producer_id(),
+                last_producer_id: NO_PRODUCER_ID,
+                producer_epoch: 0,
+                last_producer_epoch: NO_PRODUCER_EPOCH,
+                timeout_ms,
+                state: TransactionState::Empty,
+                partitions: BTreeSet::new(),
+                txn_start_ms: -1,
+                last_update_ms: now_ms,
+            };
+            return Ok((transactional_id, metadata));
+        };
+        if let Some((expected_id, expected_epoch)) = expected {
+            let valid = expected_id == current.producer_id
+                || (expected_id == current.last_producer_id && is_epoch_exhausted(expected_epoch));
+            if !valid {
+                return Err(ErrorCode::ProducerFenced);
+            }
+        }
+        let metadata = match current.state {
+            TransactionState::PrepareCommit | TransactionState::PrepareAbort => {
+                return Err(ErrorCode::ConcurrentTransactions);
+            }
+            TransactionState::Ongoing => {
+                // Abort the open transaction first, fencing its producer; the epoch is never
+                // returned: the client retries (CONCURRENT_TRANSACTIONS) and bumps again.
+                fence_metadata(&current, now_ms)
+            }
+            TransactionState::Empty
+            | TransactionState::CompleteCommit
+            | TransactionState::CompleteAbort => {
+                let expected_epoch = expected.map(|(_, epoch)| epoch);
+                if is_epoch_exhausted(current.producer_epoch)
+                    && expected_epoch.is_none_or(|epoch| epoch == current.producer_epoch)
+                {
+                    TransactionMetadata {
+                        producer_id: self.allocate_producer_id(),
+                        last_producer_id: current.producer_id,
+                        producer_epoch: 0,
+                        last_producer_epoch: if expected.is_some() {
+                            current.producer_epoch
+                        } else {
+                            NO_PRODUCER_EPOCH
+                        },
+                        timeout_ms,
+                        state: TransactionState::Empty,
+                        partitions: BTreeSet::new(),
+                        txn_start_ms: -1,
+                        last_update_ms: now_ms,
+                    }
+                } else {
+                    let (epoch, last_epoch) = increment_epoch(&current, expected_epoch)?;
+                    TransactionMetadata {
+                        producer_epoch: epoch,
+                        last_producer_epoch: last_epoch,
+                        timeout_ms,
+                        state: TransactionState::Empty,
+                        partitions: BTreeSet::new(),
+                        txn_start_ms: -1,
+                        last_update_ms: now_ms,
+                        ..current
+                    }
+                }
+            }
+        };
+        Ok((transactional_id, metadata))
+    }
+
+    // ----- AddPartitionsToTxn -----
+
+    #[allow(clippy::too_many_arguments)]
+    fn handle_add_partitions(
+        &mut self,
+        env: &ShardEnv<'_>,
+        to: NodeId,
+        correlation_id: u64,
+        transactional_id: &str,
+        producer_id: i64,
+        producer_epoch: i16,
+        partitions: Vec<TopicPartition>,
+        out: &mut ShardOutput<TransactionRecord>,
+    ) {
+        let coordinator = self.check_coordinator(env, transactional_id);
+        let unknown: BTreeSet<&TopicPartition> = partitions
+            .iter()
+            .filter(|tp| env.image.partition(tp).is_none())
+            .collect();
+        if coordinator.is_none() && !transactional_id.is_empty() && !unknown.is_empty() {
+            let results = partitions
+                .iter()
+                .map(|tp| {
+                    let error = if unknown.contains(tp) {
+                        ErrorCode::UnknownTopicOrPartition
+                    } else {
+                        OPERATION_NOT_ATTEMPTED
+                    };
+                    (tp.clone(), error)
+                })
+                .collect();
+            let response = Response::AddPartitionsToTxn { results };
+            out.responses.push((to, correlation_id, response));
+            return;
+        }
+        let reply = Reply::AddPartitionsToTxn {
+            to,
+            correlation_id,
+            partitions: partitions.clone(),
+        };
+        if !coordinator.is_none() {
+            out.responses.push(reply.error(coordinator));
+            return;
+        }
+        if transactional_id.is_empty() {
+            out.responses.push(reply.error(ErrorCode::InvalidRequest));
+            return;
+        }
+        let current = match self.check_producer(transactional_id, producer_id, producer_epoch) {
+            Ok(current) => current.clone(),
+            Err(error) => {
+                out.responses.push(reply.error(error));
+                return;
+            }
+        };
+        if current.state.is_prepare() {
+            out.responses
+                .push(reply.error(ErrorCode::ConcurrentTransactions));
+            return;
+        }
+        let already_added = partitions.iter().all(|tp| current.partitions.contains(tp));
+        if current.state == TransactionState::Ongoing && already_added {
+            out.responses.push(reply.error(ErrorCode::None));
+            return;
+        }
+        let now_ms = env.now_ms;
+        let mut metadata = current;
+        if metadata.state.is_idle() {
+            metadata.txn_start_ms = now_ms;
+        }
+        metadata.state = TransactionState::Ongoing;
+        metadata.partitions.extend(partitions.iter().cloned());
+        metadata.last_update_ms = now_ms;
+        let purpose = WritePurpose::AddPartitions(reply);
+        self.write_metadata(transactional_id, metadata, purpose, out);
+    }
+
+    /// The producer checks AddPartitionsToTxn and EndTxn share, then the pending check.
+    fn check_producer(
+        &self,
+        transactional_id: &str,
+        producer_id: i64,
+        producer_epoch: i16,
+    ) -> Result<&TransactionMetadata, ErrorCode> {
+        let Some(current) = self.transactions.get(transactional_id) else {
+            return Err(ErrorCode::InvalidProducerIdMapping);
+        };
+        if current.producer_id != producer_id {
+            return Err(ErrorCode::InvalidProducerIdMapping);
+        }
+        if current.producer_epoch != producer_epoch {
+            // Kafka ≥ 2.7 (KIP-588) says PRODUCER_FENCED where it used to say
+            // INVALID_PRODUCER_EPOCH.
+            return Err(ErrorCode::ProducerFenced);
+        }
+        if self.in_progress.contains_key(transactional_id) {
+            return Err(ErrorCode::ConcurrentTransactions);
+        }
+        Ok(current)
+    }
+
+    // ----- EndTxn -----
+
+    #[allow(clippy::too_many_arguments)]
+    fn handle_end_txn(
+        &mut self,
+        env: &ShardEnv<'_>,
+        reply: Reply,
+        transactional_id: &str,
+        producer_id: i64,
+        producer_epoch: i16,
+        committed: bool,
+        out: &mut ShardOutput<TransactionRecord>,
+    ) {
+        let coordinator = self.check_coordinator(env, transactional_id);
+        if !coordinator.is_none() {
+            out.responses.push(reply.error(coordinator));
+            return;
+        }
+        if transactional_id.is_empty() {
+            out.responses.push(reply.error(ErrorCode::InvalidRequest));
+            return;
+        }
+        let current = match self.check_producer(transactional_id, producer_id, producer_epoch) {
+            Ok(current) => current.clone(),
+            Err(error) => {
+                out.responses.push(reply.error(error));
+                return;
+            }
+        };
+        use TransactionState as S;
+        let answer = match (current.state, committed) {
+            (S::Ongoing, _) => None,
+            (S::CompleteCommit, true) | (S::CompleteAbort, false) => Some(ErrorCode::None),
+            (S::PrepareCommit, true) | (S::PrepareAbort, false) => {
+                Some(ErrorCode::ConcurrentTransactions)
+            }
+            _ => Some(ErrorCode::InvalidTxnState),
+        };
+        if let Some(error) = answer {
+            out.responses.push(reply.error(error));
+            return;
+        }
+        let metadata = TransactionMetadata {
+            state: if committed {
+                S::PrepareCommit
+            } else {
+                S::PrepareAbort
+            },
+            last_update_ms: env.now_ms,
+            ..current
+        };
+        self.write_metadata(transactional_id, metadata, WritePurpose::EndTxn(reply), out);
+    }
+
+    // ----- markers -----
+
+    /// Starts the marker phase of `transactional_id`, which must be durable in Prepare*.
+    fn start_markers(
+        &mut self,
+        env: &ShardEnv<'_>,
+        transactional_id: &str,
+        out: &mut ShardOutput<TransactionRecord>,
+    ) {
+        let metadata = &self.transactions[transactional_id];
+        assert!(
+            metadata.state.is_prepare(),
+            "markers for {transactional_id} in {:?}",
+            metadata.state
+        );
+        let job = MarkerJob {
+            producer_id: metadata.producer_id,
+            producer_epoch: metadata.producer_epoch,
+            committed: metadata.state == TransactionState::PrepareCommit,
+            unsent: metadata.partitions.clone(),
+            in_flight: BTreeSet::new(),
+            retry_at_ms: None,
+            completing: false,
+        };
+        self.in_progress
+            .insert(transactional_id.to_owned(), Progress::Completing(job));
+        self.send_markers(env, transactional_id, out);
+    }
+
+    /// Sends the markers not yet acknowledged, one request per current leader.
+    fn send_markers(
+        &mut self,
+        env: &ShardEnv<'_>,
+        transactional_id: &str,
+        out: &mut ShardOutput<TransactionRecord>,
+    ) {
+        let Some(Progress::Completing(job)) = self.in_progress.get_mut(transactional_id) else {
+            return;
+        };
+        job.retry_at_ms = None;
+        let mut by_leader: BTreeMap<BrokerId, Vec<TopicPartition>> = BTreeMap::new();
+        for topic_partition in std::mem::take(&mut job.unsent) {
+            match env.image.partition(&topic_partition) {
+                // The partition is gone: nobody can read the transaction there any more.
+                None => {}
+                Some(record) => match record.leader {
+                    Some(leader) => by_leader.entry(leader).or_default().push(topic_partition),
+                    // No leader right now: try again after the backoff.
+                    None => {
+                        job.unsent.insert(topic_partition);
+                    }
+                },
+            }
+        }
+        for (leader, partitions) in by_leader {
+            let token = self.next_token;
+            self.next_token += 1;
+            job.in_flight.extend(partitions.iter().cloned());
+            let marker = TxnMarker {
+                producer_id: job.producer_id,
+                producer_epoch: job.producer_epoch,
+                committed: job.committed,
+                coordinator_epoch: env.coordinator_epoch,
+                partitions: partitions.clone(),
+            };
+            let to = NodeId::Broker(env.node_id.cluster(), leader);
+            out.requests.push((
+                to,
+                Request::WriteTxnMarkers {
+                    markers: vec![marker],
+                },
+                token,
+            ));
+            self.marker_requests.insert(
+                token,
+                MarkerRequest {
+                    transactional_id: transactional_id.to_owned(),
+                    partitions,
+                },
+            );
+        }
+        if !job.unsent.is_empty() {
+            job.retry_at_ms = Some(env.now_ms + self.config.retry_backoff_ms);
+        }
+        self.maybe_complete(env, transactional_id, out);
+    }
+
+    /// Writes Complete* once every marker is acknowledged.
+    fn maybe_complete(
+        &mut self,
+        env: &ShardEnv<'_>,
+        transactional_id: &str,
+        out: &mut ShardOutput<TransactionRecord>,
+    ) {
+        let Some(Progress::Completing(job)) = self.in_progress.get_mut(transactional_id) else {
+            return;
+        };
+        if !job.all_acknowledged() || job.completing || job.retry_at_ms.is_some() {
+            return;
+        }
+        job.completing = true;
+        let committed = job.committed;
+        let current = self.transactions[transactional_id].clone();
+        let metadata = TransactionMetadata {
+            state: if committed {
+                TransactionState::CompleteCommit
+            } else {
+                TransactionState::CompleteAbort
+            },
+            partitions: BTreeSet::new(),
+            last_update_ms: env.now_ms,
+            ..current
+        };
+        self.write_metadata(transactional_id, metadata, WritePurpose::Complete, out);
+    }
+
+    fn handle_marker_response(
+        &mut self,
+        env: &ShardEnv<'_>,
+        request: MarkerRequest,
+        response: Result<Response, ErrorCode>,
+        out: &mut ShardOutput<TransactionRecord>,
+    ) {
+        let transactional_id = request.transactional_id;
+        let Some(Progress::Completing(job)) = self.in_progress.get_mut(&transactional_id) else {
+            return;
+        };
+        let answers: BTreeMap<TopicPartition, ErrorCode> = match response {
+            Ok(Response::WriteTxnMarkers { results }) => results
+                .into_iter()
+                .filter(|(producer_id, _)| *producer_id == job.producer_id)
+                .flat_map(|(_, partitions)| partitions)
+                .collect(),
+            // A timeout, or an answer of the wrong kind: retry every partition.
+            _ => BTreeMap::new(),
+        };
+        let mut fenced = false;
+        for topic_partition in request.partitions {
+            job.in_flight.remove(&topic_partition);
+            let error = answers
+                .get(&topic_partition)
+                .copied()
+                .unwrap_or(ErrorCode::RequestTimedOut);
+            match error {
+                ErrorCode::None => {}
+                ErrorCode::InvalidProducerEpoch | ErrorCode::TransactionCoordinatorFenced => {
+                    fenced = true;
+                }
+                _ => {
+                    job.unsent.insert(topic_partition);
+                }
+            }
+        }
+        if fenced {
+            // A newer coordinator (or producer epoch) took over; stop here, as Kafka does.
+            self.in_progress.remove(&transactional_id);
+            self.marker_requests
+                .retain(|_, request| request.transactional_id != transactional_id);
+            return;
+        }
+        if !job.unsent.is_empty() && job.retry_at_ms.is_none() {
+            job.retry_at_ms = Some(env.now_ms + self.config.retry_backoff_ms);
+        }
+        self.maybe_complete(env, &transactional_id, out);
+    }
+
+    // ----- timers -----
+
+    /// When the coordinator acts on its own for `transactional_id`: aborts an Ongoing
+    /// transaction once `txn_start_ms + timeout_ms < now`, expires an idle id after
+    /// `transactional_id_expiration_ms`. `None` while work for the id is in progress.
+    fn timer_deadline(
+        &self,
+        transactional_id: &str,
+        metadata: &TransactionMetadata,
+    ) -> Option<i64> {
+        if self.in_progress.contains_key(transactional_id) {
+            return None;
+        }
+        let deadline = match metadata.state {
+            TransactionState::Ongoing => metadata.txn_start_ms + metadata.timeout_ms + 1,
+            state if state.is_idle() => {
+                metadata.last_update_ms + self.config.transactional_id_expiration_ms
+            }
+            _ => return None,
+        };
+        let backoff = self.timer_backoff.get(transactional_id).copied();
+        Some(backoff.map_or(deadline, |at| deadline.max(at)))
+    }
+
+    fn abort_timed_out(&mut self, env: &ShardEnv<'_>, out: &mut ShardOutput<TransactionRecord>) {
+        let timed_out: Vec<String> = self
+            .transactions
+            .iter()
+            .filter(|(id, metadata)| {
+                metadata.state == TransactionState::Ongoing
+                    && self
+                        .timer_deadline(id, metadata)
+                        .is_some_and(|at| at <= env.now_ms)
+            })
+            .map(|(id, _)| id.clone())
+            .collect();
+        for transactional_id in timed_out {
+            let metadata = fence_metadata(&self.transactions[&transactional_id], env.now_ms);
+            let purpose = WritePurpose::FenceAbort(None);
+            self.write_metadata(&transactional_id, metadata, purpose, out);
+        }
+    }
+
+    fn expire_transactional_ids(
+        &mut self,
+        env: &ShardEnv<'_>,
+        out: &mut ShardOutput<TransactionRecord>,
+    ) {
+        let expired: Vec<(String, i64)> = self
+            .transactions
+            .iter()
+            .filter(|(id, metadata)| {
+                metadata.state.is_idle()
+                    && self
+                        .timer_deadline(id, metadata)
+                        .is_some_and(|at| at <= env.now_ms)
+            })
+            .map(|(id, metadata)| (id.clone(), metadata.producer_id))
+            .collect();
+        for (transactional_id, producer_id) in expired {
+            let record = TransactionRecord::Tombstone {
+                transactional_id: transactional_id.clone(),
+                producer_id,
+            };
+            self.write(&transactional_id, record, WritePurpose::Expire, out);
+        }
+    }
+
+    fn retry_due_markers(&mut self, env: &ShardEnv<'_>, out: &mut ShardOutput<TransactionRecord>) {
+        let due: Vec<String> = self
+            .in_progress
+            .iter()
+            .filter(|(_, progress)| {
+                matches!(progress, Progress::Completing(job)
+                    if job.retry_at_ms.is_some_and(|at| at <= env.now_ms))
+            })
+            .map(|(id, _)| id.clone())
+            .collect();
+        for transactional_id in due {
+            // Sends what is unsent (leaders resolved again), or retries the completion write.
+            self.send_markers(env, &transactional_id, out);
+        }
+    }
+
+    fn write_succeeded(
+        &mut self,
+        env: &ShardEnv<'_>,
+        write: PendingWrite,
+        out: &mut ShardOutput<TransactionRecord>,
+    ) {
+        let transactional_id = write.transactional_id;
+        match write.purpose {
+            WritePurpose::Init(reply) => {
+                self.in_progress.remove(&transactional_id);
+                let metadata = &self.transactions[&transactional_id];
+                assert_eq!(metadata.state, TransactionState::Empty);
+                let Reply::InitProducerId { to, correlation_id } = reply else {
+                    unreachable!("an Init write answers InitProducerId");
+                };
+                out.responses.push((
+                    to,
+                    correlation_id,
+                    Response::InitProducerId {
+                        error: ErrorCode::None,
+                        producer_id: metadata.producer_id,
+                        producer_epoch: metadata.producer_epoch,
+                    },
+                ));
+            }
+            WritePurpose::FenceAbort(reply) => {
+                self.in_progress.remove(&transactional_id);
+                if let Some(reply) = reply {
+                    // Kafka's answer once the abort is under way: retry, and get a new epoch.
+                    out.responses
+                        .push(reply.error(ErrorCode::ConcurrentTransactions));
+                }
+                self.start_markers(env, &transactional_id, out);
+            }
+            WritePurpose::AddPartitions(reply) => {
+                self.in_progress.remove(&transactional_id);
+                out.responses.push(reply.error(ErrorCode::None));
+            }
+            WritePurpose::EndTxn(reply) => {
+                self.in_progress.remove(&transactional_id);
+                out.responses.push(reply.error(ErrorCode::None));
+                self.start_markers(env, &transactional_id, out);
+            }
+            WritePurpose::Complete | WritePurpose::Expire => {
+                self.in_progress.remove(&transactional_id);
+            }
+        }
+    }
+
+    fn write_failed(
+        &mut self,
+        env: &ShardEnv<'_>,
+        write: PendingWrite,
+        error: ErrorCode,
+        out: &mut ShardOutput<TransactionRecord>,
+    ) {
+        let transactional_id = write.transactional_id;
+        let error = coordinator_error_for_write(error);
+        match write.purpose {
+            WritePurpose::Complete => {
+                // The markers are written; only the completion is missing. Try again later.
+                if let Some(Progress::Completing(job)) = self.in_progress.get_mut(&transactional_id)
+                {
+                    job.completing = false;
+                    job.retry_at_ms = Some(env.now_ms + self.config.retry_backoff_ms);
+                }
+            }
+            WritePurpose::Init(reply)
+            | WritePurpose::FenceAbort(Some(reply))
+            | WritePurpose::AddPartitions(reply)
+            | WritePurpose::EndTxn(reply) => {
+                self.in_progress.remove(&transactional_id);
+                out.responses.push(reply.error(error));
+            }
+            WritePurpose::FenceAbort(None) | WritePurpose::Expire => {
+                // Nothing changed; try again after the backoff (not at once: the partition
+                // refusing writes would turn the timer into a busy loop).
+                self.in_progress.remove(&transactional_id);
+                let at = env.now_ms + self.config.retry_backoff_ms;
+                self.timer_backoff.insert(transactional_id, at);
+            }
+        }
+    }
+}
+
+/// The metadata of an Ongoing transaction aborted by the coordinator: PrepareAbort with the
+/// epoch bumped, so the producer is fenced (Kafka's `prepareFenceProducerEpoch` followed by
+/// `prepareAbortOrCommit`). At `i16::MAX` the epoch cannot move and the abort keeps it.
+fn fence_metadata(current: &TransactionMetadata, now_ms: i64) -> TransactionMetadata {
+    assert_eq!(current.state, TransactionState::Ongoing);
+    TransactionMetadata {
+        producer_epoch: current.producer_epoch.saturating_add(1),
+        last_producer_epoch: NO_PRODUCER_EPOCH,
+        state: TransactionState::PrepareAbort,
+        last_update_ms: now_ms,
+        ..current.clone()
+    }
+}
+
+/// Kafka's `prepareIncrementProducerEpoch`: (new epoch, new last epoch), or PRODUCER_FENCED.
+fn increment_epoch(
+    current: &TransactionMetadata,
+    expected_epoch: Option<i16>,
+) -> Result<(i16, i16), ErrorCode> {
+    let epoch = current.producer_epoch;
+    match expected_epoch {
+        // A retry of a bump that succeeded but whose answer was lost: no second bump.
+        Some(expected) if expected != epoch && expected == current.last_producer_epoch => {
+            Ok((epoch, current.last_producer_epoch))
+        }
+        _ if is_epoch_exhausted(epoch) => Err(ErrorCode::ProducerFenced),
+        None => Ok((epoch + 1, NO_PRODUCER_EPOCH)),
+        Some(expected) if expected == epoch => Ok((epoch + 1, epoch)),
+        Some(_) => Err(ErrorCode::ProducerFenced),
+    }
+}
+
+/// Kafka's mapping of a failed `__transaction_state` append to the error the client sees
+/// (`TransactionStateManager.appendTransactionToLog`).
+pub fn coordinator_error_for_write(error: ErrorCode) -> ErrorCode {
+    match error {
+        ErrorCode::UnknownTopicOrPartition
+        | ErrorCode::NotEnoughReplicas
+        | ErrorCode::NotEnoughReplicasAfterAppend
+        | ErrorCode::RequestTimedOut => ErrorCode::CoordinatorNotAvailable,
+        ErrorCode::NotLeaderOrFollower | ErrorCode::KafkaStorageError => ErrorCode::NotCoordinator,
+        ErrorCode::MessageTooLarge | ErrorCode::Other(_) => UNKNOWN_SERVER_ERROR,
+        other => other,
+    }
+}
+
+impl Shard for TransactionCoordinatorShard {
+    type Record = TransactionRecord;
+
+    fn replay(&mut self, record: &TransactionRecord) {
+        match record {
+            TransactionRecord::Metadata {
+                transactional_id,
+                metadata,
+            } => {
+                self.note_producer_id(metadata.producer_id);
+                self.note_producer_id(metadata.last_producer_id);
+                self.timer_backoff.remove(transactional_id);
+                self.transactions
+                    .insert(transactional_id.clone(), metadata.clone());
+            }
+            TransactionRecord::Tombstone {
+                transactional_id,
+                producer_id,
+            } => {
+                self.note_producer_id(*producer_id);
+                self.timer_backoff.remove(transactional_id);
+                self.transactions.remove(transactional_id);
+            }
+        }
+    }
+
+    fn loaded(&mut self, env: &ShardEnv<'_>, out: &mut ShardOutput<TransactionRecord>) {
+        let preparing: Vec<String> = self
+            .transactions
+            .iter()
+            .filter(|(_, metadata)| metadata.state.is_prepare())
+            .map(|(id, _)| id.clone())
+            .collect();
+        for transactional_id in preparing {
+            // The decision is durable; the previous coordinator may not have finished the
+            // markers. Write them again under this coordinator's epoch.
+            self.start_markers(env, &transactional_id, out);
+        }
+    }
+
+    fn handle_request(
+        &mut self,
+        env: &ShardEnv<'_>,
+        from: NodeId,
+        correlation_id: u64,
+        request: Request,
+        out: &mut ShardOutput<TransactionRecord>,
+    ) {
+        match request {
+            Request::InitProducerId {
+                transactional_id,
+                transaction_timeout_ms,
+                producer_id,
+                producer_epoch,
+            } => {
+                let reply = Reply::InitProducerId {
+                    to: from,
+                    correlation_id,
+                };
+                self.handle_init_producer_id(
+                    env,
+                    reply,
+                    transactional_id,
+                    transaction_timeout_ms,
+                    producer_id,
+                    producer_epoch,
+                    out,
+                );
+            }
+            Request::AddPartitionsToTxn {
+                transactional_id,
+                producer_id,
+                producer_epoch,
+                partitions,
+            } => {
+                self.handle_add_partitions(
+                    env,
+                    from,
+                    correlation_id,
+                    &transactional_id,
+                    producer_id,
+                    producer_epoch,
+                    partitions,
+                    out,
+                );
+            }
+            Request::EndTxn {
+                transactional_id,
+                producer_id,
+                producer_epoch,
+                committed,
+            } => {
+                let reply = Reply::EndTxn {
+                    to: from,
+                    correlation_id,
+                };
+                self.handle_end_txn(
+                    env,
+                    reply,
+                    &transactional_id,
+                    producer_id,
+                    producer_epoch,
+                    committed,
+                    out,
+                );
+            }
+            // The runtime routes only transaction requests here; anything else is not ours.
+            _ => {}
+        }
+    }
+
+    fn handle_response(
+        &mut self,
+        env: &ShardEnv<'_>,
+        token: u64,
+        response: Result<Response, ErrorCode>,
+        out: &mut ShardOutput<TransactionRecord>,
+    ) {
+        if let Some(request) = self.marker_requests.remove(&token) {
+            self.handle_marker_response(env, request, response, out);
+        }
+    }
+
+    fn write_completed(
+        &mut self,
+        env: &ShardEnv<'_>,
+        write_id: u64,
+        result: Result<(), ErrorCode>,
+        out: &mut ShardOutput<TransactionRecord>,
+    ) {
+        let Some(write) = self.writes.remove(&write_id) else {
+            return;
+        };
+        match result {
+            Ok(()) => self.write_succeeded(env, write, out),
+            Err(error) => self.write_failed(env, write, error, out),
+        }
+    }
+
+    fn handle_timeout(&mut self, env: &ShardEnv<'_>, out: &mut ShardOutput<TransactionRecord>) {
+        self.abort_timed_out(env, out);
+        self.expire_transactional_ids(env, out);
+        self.retry_due_markers(env, out);
+    }
+
+    fn poll_timeout(&self) -> Option<i64> {
+        let transaction_deadlines = self
+            .transactions
+            .iter()
+            .filter_map(|(id, metadata)| self.timer_deadline(id, metadata));
+        let retries = self
+            .in_progress
+            .values()
+            .filter_map(|progress| match progress {
+                Progress::Completing(job) => job.retry_at_ms,
+                Progress::Writing => None,
+            });
+        transaction_deadlines.chain(retries).min()
+    }
+
+    fn unloaded(&mut self, out: &mut ShardOutput<TransactionRecord>) {
+        for (_, write) in std::mem::take(&mut self.writes) {
+            match write.purpose {
+                WritePurpose::Init(reply)
+                | WritePurpose::FenceAbort(Some(reply))
+                | WritePurpose::AddPartitions(reply)
+                | WritePurpose::EndTxn(reply) => {
+                    out.responses.push(reply.error(ErrorCode::NotCoordinator));
+                }
+                WritePurpose::FenceAbort(None) | WritePurpose::Complete | WritePurpose::Expire => {}
+            }
+        }
+        self.in_progress.clear();
+        self.marker_requests.clear();
+    }
+}
+
+#[cfg(test)]
+#[path = "transaction_tests.rs"]
+mod tests;
