@@ -18,6 +18,9 @@
 //! - `inconsistent-offsets`, `nonmonotonic-poll`, `skipped-poll`: a consumer's view agrees with
 //!   the final log, never goes backwards and never skips a data record (Jepsen).
 //! - `no-control-records-delivered`: no consumer ever received a record of a control batch.
+//! - `transaction-atomicity`: in the final logs a transaction's records are all committed or
+//!   none is; a transaction the coordinator confirmed committed has every record committed, an
+//!   aborted one none.
 //! - `group-offsets-monotonic`: a group's committed offset for a partition never decreases on
 //!   its current coordinator.
 //! - `read-committed`: a READ_COMMITTED consumer never received a record of a transaction that
@@ -25,8 +28,9 @@
 //!   judged against the final log's markers.
 //!
 //! Liveness (exit code 2), checked at the end of the heal phase: `liveness` (every partition
-//! has a leader, the ISR is complete, every acknowledged record is below the high watermark,
-//! every send was acknowledged or failed) and `unseen` (every acknowledged record reached every
+//! has a leader, the ISR is complete, no transaction is left open (LSO = HW), every
+//! acknowledged record is below the high watermark, every send of a live client was
+//! acknowledged or failed) and `unseen` (every acknowledged record reached every
 //! consumer of its topic).
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -613,9 +617,12 @@ impl Checkers {
                                 ),
                                 time_ms,
                             });
-                        } else if let Some(skipped) =
-                            first_data_offset_between(log, previous + 1, poll.offset)
-                        {
+                        } else if let Some(skipped) = first_data_offset_between(
+                            log,
+                            previous + 1,
+                            poll.offset,
+                            history.read_committed.contains(consumer),
+                        ) {
                             out.push(Violation {
                                 invariant: "skipped-poll",
                                 cluster: Some(cluster),
@@ -632,6 +639,12 @@ impl Checkers {
             }
         }
         out.extend(check_delivered_records(
+            time_ms,
+            controllers,
+            brokers,
+            history,
+        ));
+        out.extend(check_transaction_atomicity(
             time_ms,
             controllers,
             brokers,
@@ -691,8 +704,17 @@ impl Checkers {
         let mut out = Vec::new();
         for controller in controllers {
             for (tp, record) in controller.controller.image().all_partitions() {
+                let leader_log = current_leader(controllers, brokers, controller.cluster, &tp);
                 let problem = if record.leader.is_none() {
                     Some("no leader".to_string())
+                } else if let Some((_, log)) =
+                    leader_log.filter(|(_, log)| log.last_stable_offset() < log.high_watermark())
+                {
+                    Some(format!(
+                        "a transaction is still open: last stable offset {} below high watermark {}",
+                        log.last_stable_offset(),
+                        log.high_watermark()
+                    ))
                 } else if record.isr.len() != record.replicas.len() {
                     Some(format!(
                         "ISR {:?} short of replicas {:?}",
@@ -731,16 +753,22 @@ impl Checkers {
                 break;
             }
         }
+        // A killed client's outstanding sends never resolve: its process is gone.
+        let alive = |key: &(NodeId, u64, u64)| !history.dead_incarnations.contains(&(key.0, key.1));
         let unresolved = history
             .sends
             .iter()
-            .filter(|(_, send)| send.acked_offset.is_none() && send.failed.is_none())
+            .filter(|(key, send)| {
+                alive(key) && send.acked_offset.is_none() && send.failed.is_none()
+            })
             .count();
         if unresolved > 0 {
             let ((producer, incarnation, _), first) = history
                 .sends
                 .iter()
-                .find(|(_, send)| send.acked_offset.is_none() && send.failed.is_none())
+                .find(|(key, send)| {
+                    alive(key) && send.acked_offset.is_none() && send.failed.is_none()
+                })
                 .expect("counted above");
             out.push(Violation {
                 invariant: "liveness",
@@ -815,13 +843,28 @@ fn offset_of_value(log: &PartitionLog<MemoryDirDisk>, value: &str) -> Option<i64
         .map(|record| record.offset)
 }
 
-/// The first data-record offset in `[from, to)`, if any.
-fn first_data_offset_between(log: &PartitionLog<MemoryDirDisk>, from: i64, to: i64) -> Option<i64> {
+/// The first offset in `[from, to)` a consumer must have received: a data record, not of a
+/// transaction that did not commit when the consumer reads committed data only.
+fn first_data_offset_between(
+    log: &PartitionLog<MemoryDirDisk>,
+    from: i64,
+    to: i64,
+    read_committed: bool,
+) -> Option<i64> {
+    let outcomes = read_committed.then(|| transaction_outcomes(log));
     for batch in log.batches_from(from) {
         if batch.base_offset() >= to {
             return None;
         }
         if batch.is_control() {
+            continue;
+        }
+        let hidden = outcomes.as_ref().is_some_and(|outcomes| {
+            outcomes
+                .get(&batch.base_offset())
+                .is_some_and(|(_, outcome)| *outcome != TxnOutcome::Committed)
+        });
+        if hidden {
             continue;
         }
         for record in batch.records().filter_map(Result::ok) {
@@ -1159,6 +1202,82 @@ fn check_delivered_records(
                     });
                 }
             }
+        }
+    }
+    out
+}
+
+/// Whether each record of each recorded transaction ended up committed in the final logs.
+fn check_transaction_atomicity(
+    time_ms: i64,
+    controllers: &[ControllerView<'_>],
+    brokers: &[BrokerView<'_>],
+    history: &History,
+) -> Vec<Violation> {
+    let mut out = Vec::new();
+    let mut outcomes: BTreeMap<(ClusterIndex, TopicPartition), BTreeMap<i64, (i64, TxnOutcome)>> =
+        BTreeMap::new();
+    for ((producer, incarnation, number), transaction) in &history.transactions {
+        let cluster = producer.cluster();
+        let mut committed = Vec::new();
+        let mut not_committed = Vec::new();
+        let mut still_open = false;
+        for handle in &transaction.handles {
+            let Some(send) = history.sends.get(&(*producer, *incarnation, *handle)) else {
+                continue;
+            };
+            let Some((_, log)) =
+                current_leader(controllers, brokers, cluster, &send.topic_partition)
+            else {
+                continue;
+            };
+            if log.last_stable_offset() < log.high_watermark() {
+                // A transaction there is still completing: the liveness check judges that.
+                still_open = true;
+            }
+            let partition_outcomes = outcomes
+                .entry((cluster, send.topic_partition.clone()))
+                .or_insert_with(|| transaction_outcomes(log));
+            let outcome = offset_of_value(log, &send.value).and_then(|offset| {
+                let batch = log.batches_from(offset).next()?;
+                partition_outcomes
+                    .get(&batch.base_offset())
+                    .map(|(_, outcome)| *outcome)
+            });
+            if outcome == Some(TxnOutcome::Committed) {
+                committed.push(send.topic_partition.clone());
+            } else {
+                not_committed.push(send.topic_partition.clone());
+            }
+        }
+        if still_open {
+            continue;
+        }
+        let problem = match transaction.committed {
+            Some(true) if !not_committed.is_empty() => {
+                Some("was confirmed committed but records on")
+            }
+            Some(false) if !committed.is_empty() => Some("was confirmed aborted but records on"),
+            None if !committed.is_empty() && !not_committed.is_empty() => {
+                Some("is partly committed: records on")
+            }
+            _ => None,
+        };
+        if let Some(problem) = problem {
+            let (listed, state) = if transaction.committed == Some(false) {
+                (&committed, "are committed")
+            } else {
+                (&not_committed, "are not committed")
+            };
+            out.push(Violation {
+                invariant: "transaction-atomicity",
+                cluster: Some(cluster),
+                topic_partition: listed.first().cloned(),
+                detail: format!(
+                    "{producer}#{incarnation} transaction {number} {problem} {listed:?} {state}"
+                ),
+                time_ms,
+            });
         }
     }
     out

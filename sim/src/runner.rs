@@ -14,7 +14,8 @@ use madsim::runtime::{Handle, NodeHandle, Runtime};
 use mirrorsim::broker::{BrokenSwitch, Broker, BrokerConfig, BrokerStorage, MemoryStorage};
 use mirrorsim::client::{
     AutoOffsetReset, Consumer, ConsumerConfig, GroupConsumer, GroupConsumerConfig,
-    IdempotentProducer, IsolationLevel, ProducerConfig,
+    IdempotentProducer, IsolationLevel, ProducerConfig, TransactionalProducer,
+    TransactionalProducerConfig,
 };
 use mirrorsim::controller::{Controller, ControllerConfig};
 use mirrorsim::log::TailFate;
@@ -26,7 +27,7 @@ use crate::admin::AdminClient;
 use crate::checkers::{BrokerView, Checkers, ControllerView, Violation};
 use crate::faults::{plan, FaultAction, FaultPlan, PlannedFault, Target};
 use crate::scenario::{AcksSpec, IsolationSpec, Scenario};
-use crate::workload::{ConsumerClient, ConsumerWorkload, ProducerWorkload};
+use crate::workload::{ConsumerClient, ConsumerWorkload, ProducerWorkload, TransactionalWorkload};
 use crate::world::{
     lock, node_address, run_node, ClockSkew, NetStats, NodeFactory, NodeState, Shared, Slot,
 };
@@ -317,6 +318,28 @@ fn build_nodes(
                     AcksSpec::All => Acks::All,
                     AcksSpec::Leader => Acks::Leader,
                 };
+                if spec.transactional {
+                    add(
+                        id,
+                        Arc::new(move |now_ms, incarnation| {
+                            let config =
+                                TransactionalProducerConfig::simulated(format!("{id}-txn"));
+                            let producer =
+                                TransactionalProducer::new(id, bootstrap.clone(), config)
+                                    .expect("valid transactional producer config");
+                            NodeState::Transactional(Box::new(TransactionalWorkload::new(
+                                producer,
+                                incarnation,
+                                topic.clone(),
+                                partitions,
+                                interval,
+                                now_ms,
+                            )))
+                        }),
+                        MemoryStorage::new(),
+                    );
+                    continue;
+                }
                 add(
                     id,
                     Arc::new(move |now_ms, incarnation| {
@@ -759,7 +782,14 @@ impl World {
         }
         Handle::current().kill(node.handle.id());
         node.down = true;
-        lock(&node.slot).state = None;
+        let incarnation = {
+            let mut slot = lock(&node.slot);
+            slot.state = None;
+            slot.incarnation
+        };
+        lock(&self.shared.history)
+            .dead_incarnations
+            .insert((id, incarnation));
         if lose_unflushed {
             use madsim::rand::Rng;
             let mut rng = madsim::rand::thread_rng();

@@ -129,6 +129,11 @@ pub struct ProducerSpec {
     /// acks.
     #[serde(default = "default_acks")]
     pub acks: AcksSpec,
+    /// Transactional producers: every `interval_ms` a transaction of up to 3 records on
+    /// distinct partitions, one in five aborted on purpose. Transactional id `NODE-txn`, so a
+    /// restarted producer fences its previous incarnation.
+    #[serde(default)]
+    pub transactional: bool,
 }
 
 fn one() -> u16 {

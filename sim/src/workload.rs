@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use bytes::Bytes;
 use mirrorsim::client::{
     Consumer, ConsumerEvent, GroupConsumer, GroupConsumerEvent, IdempotentProducer, ProducerEvent,
-    SendHandle,
+    SendHandle, TransactionPhase, TransactionalEvent, TransactionalProducer,
 };
 use mirrorsim::node::Node;
 use mirrorsim::protocol::{Envelope, NodeId, TopicPartition};
@@ -87,6 +87,20 @@ pub struct SendRecord {
     pub acked_offset: Option<i64>,
     /// Failed; `Some(true)` when the outcome is unknown (it may be in the log).
     pub failed: Option<bool>,
+    /// The transaction (number) the record was sent in, for transactional producers.
+    pub transaction: Option<u64>,
+}
+
+/// One transaction as a transactional workload ran it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TransactionRecord {
+    /// Handles of its sends.
+    pub handles: Vec<u64>,
+    /// Whether the workload asked to commit (else abort).
+    pub intended_commit: bool,
+    /// The coordinator's confirmed outcome; `None` while unknown (or forever after a fatal
+    /// producer error).
+    pub committed: Option<bool>,
 }
 
 /// One record a consumer received.
@@ -117,15 +131,31 @@ pub struct History {
     pub read_committed: std::collections::BTreeSet<NodeId>,
     /// The group of each consumer that is a group member.
     pub groups: BTreeMap<NodeId, String>,
+    /// Client incarnations that were killed (their unresolved sends stay unresolved).
+    pub dead_incarnations: std::collections::BTreeSet<(NodeId, u64)>,
+    /// Transactions by (producer, incarnation, transaction number).
+    pub transactions: BTreeMap<(NodeId, u64, u64), TransactionRecord>,
 }
 
 impl History {
-    /// Acknowledged sends: (partition, offset, value).
+    /// Acknowledged sends that must be readable: (partition, offset, value). A transactional
+    /// record counts only once its transaction is known to have committed.
     pub fn acked(&self) -> impl Iterator<Item = (&TopicPartition, i64, &str)> {
-        self.sends.values().filter_map(|send| {
-            send.acked_offset
-                .map(|offset| (&send.topic_partition, offset, send.value.as_str()))
-        })
+        self.sends
+            .iter()
+            .filter_map(|((producer, incarnation, _), send)| {
+                if let Some(transaction) = send.transaction {
+                    let committed = self
+                        .transactions
+                        .get(&(*producer, *incarnation, transaction))
+                        .and_then(|txn| txn.committed);
+                    if committed != Some(true) {
+                        return None;
+                    }
+                }
+                send.acked_offset
+                    .map(|offset| (&send.topic_partition, offset, send.value.as_str()))
+            })
     }
 }
 
@@ -200,6 +230,7 @@ impl ProducerWorkload {
                     sent_ms: now_ms,
                     acked_offset: None,
                     failed: None,
+                    transaction: None,
                 },
             );
             self.next_send_ms += self.interval_ms;
@@ -250,6 +281,168 @@ impl ProducerWorkload {
     pub fn take_outbox(&mut self) -> Vec<Envelope> {
         self.producer.take_outbox()
     }
+}
+
+/// A transactional producer node: transactions of a few records to distinct partitions, most
+/// committed and some aborted on purpose (a deterministic choice per transaction number).
+pub struct TransactionalWorkload {
+    /// The client.
+    pub producer: TransactionalProducer,
+    node_id: NodeId,
+    incarnation: u64,
+    topic: String,
+    partitions: i32,
+    interval_ms: i64,
+    next_transaction_ms: i64,
+    next_partition: i32,
+    counters: BTreeMap<i32, u64>,
+    /// Whether new transactions start (off before set-up and during the heal phase).
+    pub enabled: bool,
+}
+
+/// Records per transaction (on distinct partitions, at most the partition count).
+const RECORDS_PER_TRANSACTION: i32 = 3;
+
+impl TransactionalWorkload {
+    /// A transactional workload over `partitions` of `topic`, one transaction every
+    /// `interval_ms`.
+    pub fn new(
+        producer: TransactionalProducer,
+        incarnation: u64,
+        topic: String,
+        partitions: i32,
+        interval_ms: i64,
+        now_ms: i64,
+    ) -> Self {
+        Self {
+            node_id: producer.node_id(),
+            producer,
+            incarnation,
+            topic,
+            partitions,
+            interval_ms,
+            next_transaction_ms: now_ms,
+            next_partition: 0,
+            counters: BTreeMap::new(),
+            enabled: false,
+        }
+    }
+
+    /// Starts the next transaction when one is due, and aborts after an abortable error.
+    pub fn send_due(&mut self, now_ms: i64, history: &mut History) {
+        match self.producer.transaction() {
+            Some((_, TransactionPhase::AbortableError(_))) => {
+                // The only way forward after an abortable error.
+                let _ = self.producer.abort_transaction(now_ms);
+            }
+            Some(_) => {}
+            None if self.enabled
+                && self.producer.is_ready()
+                && now_ms >= self.next_transaction_ms =>
+            {
+                self.run_transaction(now_ms, history);
+                self.next_transaction_ms = now_ms + self.interval_ms;
+            }
+            None => {}
+        }
+    }
+
+    fn run_transaction(&mut self, now_ms: i64, history: &mut History) {
+        let Ok(number) = self.producer.begin_transaction() else {
+            return;
+        };
+        let mut record = TransactionRecord {
+            intended_commit: intends_commit(self.node_id, self.incarnation, number),
+            ..TransactionRecord::default()
+        };
+        for _ in 0..RECORDS_PER_TRANSACTION.min(self.partitions) {
+            let partition = self.next_partition;
+            self.next_partition = (self.next_partition + 1) % self.partitions;
+            let topic_partition = TopicPartition::new(self.topic.clone(), partition);
+            let n = self.counters.entry(partition).or_insert(0);
+            let value = format!(
+                "{}/{}/{topic_partition}/{n}/t{number}",
+                self.node_id, self.incarnation
+            );
+            *n += 1;
+            let SendHandle(handle) = self.producer.send(
+                now_ms,
+                &self.topic,
+                partition,
+                None,
+                Some(Bytes::from(value.clone())),
+            );
+            record.handles.push(handle);
+            history.sends.insert(
+                (self.node_id, self.incarnation, handle),
+                SendRecord {
+                    topic_partition,
+                    value,
+                    sent_ms: now_ms,
+                    acked_offset: None,
+                    failed: None,
+                    transaction: Some(number),
+                },
+            );
+        }
+        let ended = if record.intended_commit {
+            self.producer.commit_transaction(now_ms)
+        } else {
+            self.producer.abort_transaction(now_ms)
+        };
+        if ended.is_ok() {
+            history
+                .transactions
+                .insert((self.node_id, self.incarnation, number), record);
+        }
+    }
+
+    /// Records the producer's outcomes in `history`.
+    pub fn record_events(&mut self, history: &mut History) {
+        for event in self.producer.take_events() {
+            let key = |handle: SendHandle| (self.node_id, self.incarnation, handle.0);
+            match event {
+                TransactionalEvent::Acked { handle, offset, .. } => {
+                    if let Some(send) = history.sends.get_mut(&key(handle)) {
+                        send.acked_offset = Some(offset);
+                    }
+                }
+                TransactionalEvent::Failed {
+                    handle,
+                    outcome_unknown,
+                    ..
+                } => {
+                    if let Some(send) = history.sends.get_mut(&key(handle)) {
+                        send.failed = Some(outcome_unknown);
+                    }
+                }
+                TransactionalEvent::TransactionCompleted {
+                    transaction,
+                    committed,
+                    ..
+                } => {
+                    let entry = history
+                        .transactions
+                        .entry((self.node_id, self.incarnation, transaction))
+                        .or_default();
+                    entry.committed = Some(committed);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Next time a transaction is due (when enabled).
+    pub fn next_transaction_ms(&self) -> Option<i64> {
+        self.enabled.then_some(self.next_transaction_ms)
+    }
+}
+
+/// Whether a transaction is meant to commit: one in five aborts, chosen from its identity so
+/// that runs stay deterministic without drawing random numbers in the node.
+fn intends_commit(node: NodeId, incarnation: u64, number: u64) -> bool {
+    let identity = format!("{node}/{incarnation}/{number}");
+    fnv1a(FNV_OFFSET, identity.as_bytes()) % 5 != 0
 }
 
 /// The client inside a consumer node: a plain consumer of fixed partitions, or a member of a

@@ -74,6 +74,8 @@ pub enum NodeState {
     Broker(Box<Broker<MemoryStorage>>),
     /// A producer workload.
     Producer(Box<ProducerWorkload>),
+    /// A transactional producer workload.
+    Transactional(Box<crate::workload::TransactionalWorkload>),
     /// A consumer workload.
     Consumer(Box<ConsumerWorkload>),
     /// An admin client.
@@ -86,6 +88,7 @@ impl NodeState {
             Self::Controller(node) => node.as_mut(),
             Self::Broker(node) => node.as_mut(),
             Self::Producer(workload) => &mut workload.producer,
+            Self::Transactional(workload) => &mut workload.producer,
             Self::Consumer(workload) => workload.node(),
             Self::Admin(node) => node.as_mut(),
         }
@@ -95,6 +98,7 @@ impl NodeState {
         let node = self.node().poll_timeout();
         let extra = match self {
             Self::Producer(workload) => workload.next_send_ms(),
+            Self::Transactional(workload) => workload.next_transaction_ms(),
             _ => None,
         };
         match (node, extra) {
@@ -429,6 +433,13 @@ fn step_outputs(node: NodeId, shared: &Shared, slot: &Mutex<Slot>) -> (Vec<Envel
         NodeState::Producer(workload) => {
             workload.enabled = *lock(&shared.load_enabled);
             let mut history = lock(&shared.history);
+            workload.send_due(now, &mut history);
+            workload.record_events(&mut history);
+        }
+        NodeState::Transactional(workload) => {
+            workload.enabled = *lock(&shared.load_enabled);
+            let mut history = lock(&shared.history);
+            workload.record_events(&mut history);
             workload.send_due(now, &mut history);
             workload.record_events(&mut history);
         }

@@ -171,3 +171,23 @@ fn broken_skip_divergence_truncation_is_caught_within_ten_seeds() {
     let (seed, violation) = caught.expect("no seed in 0..10 caught skip-divergence-truncation");
     println!("caught at seed {seed}: {violation}");
 }
+
+#[test]
+fn broken_lso_ignoring_open_transactions_is_caught_within_ten_seeds() {
+    // A last stable offset that ignores open transactions lets READ_COMMITTED consumers read
+    // data whose transaction later aborts: the read-committed checker must notice.
+    let caught = (0..10).find_map(|seed| {
+        let report = run_seed(
+            "transactions",
+            seed,
+            vec![BrokenSwitch::LsoIgnoresOpenTransactions],
+        );
+        report
+            .violations
+            .iter()
+            .find(|v| v.invariant == "read-committed")
+            .map(|v| (seed, v.to_string()))
+    });
+    let (seed, violation) = caught.expect("no seed in 0..10 caught lso-ignores-open-transactions");
+    println!("caught at seed {seed}: {violation}");
+}
