@@ -505,29 +505,34 @@ impl Checkers {
                 };
                 for group in host.shard().group_ids() {
                     for (partition, committed) in host.shard().committed_offsets(&group) {
-                        let key = (cluster, group.clone(), partition.clone());
-                        let previous = self.group_offsets.insert(key, committed.offset);
-                        if previous != Some(committed.offset) {
-                            self.mark("group-offset-committed");
-                        }
-                        if let Some(previous) =
-                            previous.filter(|previous| *previous > committed.offset)
-                        {
-                            out.push(Violation {
-                                invariant: "group-offsets-monotonic",
-                                cluster: Some(cluster),
-                                topic_partition: Some(partition),
-                                detail: format!(
-                                    "group {group}'s committed offset went from {previous} to {}",
-                                    committed.offset
-                                ),
-                                time_ms,
-                            });
-                        }
+                        let seen = (cluster, group.as_str(), partition, committed.offset);
+                        out.extend(self.observe_group_offset(time_ms, seen));
                     }
                 }
             }
         }
+    }
+
+    /// Records the committed offset a current coordinator shows for (cluster, group,
+    /// partition); a lower value than last time is a violation.
+    fn observe_group_offset(
+        &mut self,
+        time_ms: i64,
+        (cluster, group, partition, offset): (ClusterIndex, &str, TopicPartition, i64),
+    ) -> Option<Violation> {
+        let key = (cluster, group.to_string(), partition.clone());
+        let previous = self.group_offsets.insert(key, offset);
+        if previous != Some(offset) {
+            self.mark("group-offset-committed");
+        }
+        let previous = previous.filter(|previous| *previous > offset)?;
+        Some(Violation {
+            invariant: "group-offsets-monotonic",
+            cluster: Some(cluster),
+            topic_partition: Some(partition),
+            detail: format!("group {group}'s committed offset went from {previous} to {offset}"),
+            time_ms,
+        })
     }
 
     /// Full replica comparison, duplicate and order scans; run periodically and at the end.
@@ -638,18 +643,12 @@ impl Checkers {
                 }
             }
         }
-        out.extend(check_delivered_records(
-            time_ms,
+        let logs = ViewLeaderLogs {
             controllers,
             brokers,
-            history,
-        ));
-        out.extend(check_transaction_atomicity(
-            time_ms,
-            controllers,
-            brokers,
-            history,
-        ));
+        };
+        out.extend(check_delivered_records(time_ms, &logs, history));
+        out.extend(check_transaction_atomicity(time_ms, &logs, history));
         let mut full = Vec::new();
         self.check_acked_durable(time_ms, controllers, brokers, history, true, &mut full);
         out.extend(full);
@@ -1100,6 +1099,32 @@ fn scan_new_records(
     }
 }
 
+/// Where the history checks find the current leader's log of a partition.
+pub trait LeaderLogs {
+    /// The log of the live broker leading `tp` in its current epoch.
+    fn leader_log(
+        &self,
+        cluster: ClusterIndex,
+        tp: &TopicPartition,
+    ) -> Option<&PartitionLog<MemoryDirDisk>>;
+}
+
+/// [`LeaderLogs`] over the running world.
+struct ViewLeaderLogs<'a, 'b> {
+    controllers: &'a [ControllerView<'b>],
+    brokers: &'a [BrokerView<'b>],
+}
+
+impl LeaderLogs for ViewLeaderLogs<'_, '_> {
+    fn leader_log(
+        &self,
+        cluster: ClusterIndex,
+        tp: &TopicPartition,
+    ) -> Option<&PartitionLog<MemoryDirDisk>> {
+        current_leader(self.controllers, self.brokers, cluster, tp).map(|(_, log)| log)
+    }
+}
+
 /// How a transactional batch ended, judged from the markers after it in the log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum TxnOutcome {
@@ -1145,8 +1170,7 @@ fn transaction_outcomes(log: &PartitionLog<MemoryDirDisk>) -> BTreeMap<i64, (i64
 /// transactional data.
 fn check_delivered_records(
     time_ms: i64,
-    controllers: &[ControllerView<'_>],
-    brokers: &[BrokerView<'_>],
+    logs: &dyn LeaderLogs,
     history: &History,
 ) -> Vec<Violation> {
     let mut out = Vec::new();
@@ -1156,9 +1180,7 @@ fn check_delivered_records(
         let cluster = consumer.cluster();
         let read_committed = history.read_committed.contains(consumer);
         for poll in polls {
-            let Some((_, log)) =
-                current_leader(controllers, brokers, cluster, &poll.topic_partition)
-            else {
+            let Some(log) = logs.leader_log(cluster, &poll.topic_partition) else {
                 continue;
             };
             let Some(batch) = log
@@ -1210,8 +1232,7 @@ fn check_delivered_records(
 /// Whether each record of each recorded transaction ended up committed in the final logs.
 fn check_transaction_atomicity(
     time_ms: i64,
-    controllers: &[ControllerView<'_>],
-    brokers: &[BrokerView<'_>],
+    logs: &dyn LeaderLogs,
     history: &History,
 ) -> Vec<Violation> {
     let mut out = Vec::new();
@@ -1226,9 +1247,7 @@ fn check_transaction_atomicity(
             let Some(send) = history.sends.get(&(*producer, *incarnation, *handle)) else {
                 continue;
             };
-            let Some((_, log)) =
-                current_leader(controllers, brokers, cluster, &send.topic_partition)
-            else {
+            let Some(log) = logs.leader_log(cluster, &send.topic_partition) else {
                 continue;
             };
             if log.last_stable_offset() < log.high_watermark() {
@@ -1310,6 +1329,156 @@ mod tests {
             0,
             0,
         )
+    }
+
+    /// Logs keyed by partition, standing in for the current leaders.
+    struct FixedLogs(BTreeMap<TopicPartition, PartitionLog<MemoryDirDisk>>);
+
+    impl LeaderLogs for FixedLogs {
+        fn leader_log(
+            &self,
+            _cluster: ClusterIndex,
+            tp: &TopicPartition,
+        ) -> Option<&PartitionLog<MemoryDirDisk>> {
+            self.0.get(tp)
+        }
+    }
+
+    fn log_with(
+        batches: &[(mirrorsim::record::RecordBatch, AppendOrigin)],
+    ) -> PartitionLog<MemoryDirDisk> {
+        let mut storage = mirrorsim::broker::MemoryStorage::new();
+        let (mut log, _) =
+            PartitionLog::open(storage.open_dir("t-0"), LogConfig::default()).unwrap();
+        for (batch, origin) in batches {
+            log.append_as_leader(batch, 0, *origin, 0).unwrap();
+        }
+        log.maybe_increment_high_watermark(log.log_end_offset());
+        log
+    }
+
+    fn value_batch(producer_id: i64, value: &str) -> mirrorsim::record::RecordBatch {
+        let mut builder = BatchBuilder::idempotent(producer_id, 0, 0);
+        builder.transactional = true;
+        builder.append(0, None, Some(Bytes::from(value.to_string())), vec![]);
+        builder.build()
+    }
+
+    const CONSUMER: NodeId = NodeId::Client(
+        ClusterIndex(0),
+        mirrorsim::protocol::ClientKind::Consumer,
+        1,
+    );
+    const PRODUCER: NodeId = NodeId::Client(
+        ClusterIndex(0),
+        mirrorsim::protocol::ClientKind::Producer,
+        1,
+    );
+
+    fn poll(tp: &TopicPartition, offset: i64, value: &str) -> crate::workload::PollRecord {
+        crate::workload::PollRecord {
+            topic_partition: tp.clone(),
+            offset,
+            value: value.into(),
+            after_reset: false,
+        }
+    }
+
+    #[test]
+    fn delivered_records_checker_catches_a_delivered_control_record_and_an_aborted_read() {
+        let tp = TopicPartition::new("t", 0);
+        // Offset 0: producer 1's transaction, aborted at offset 1.
+        let logs = FixedLogs(BTreeMap::from([(
+            tp.clone(),
+            log_with(&[
+                (value_batch(1, "x"), AppendOrigin::Client),
+                (marker(1, false), AppendOrigin::Coordinator),
+            ]),
+        )]));
+        let mut history = History::default();
+        history.polls.insert((CONSUMER, 1), vec![poll(&tp, 0, "x")]);
+        // READ_UNCOMMITTED may read aborted data.
+        assert!(check_delivered_records(0, &logs, &history).is_empty());
+        // READ_COMMITTED may not.
+        history.read_committed.insert(CONSUMER);
+        let found = check_delivered_records(0, &logs, &history);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].invariant, "read-committed");
+        // Nobody may receive the marker.
+        history.polls.insert((CONSUMER, 1), vec![poll(&tp, 1, "")]);
+        let found = check_delivered_records(0, &logs, &history);
+        assert_eq!(found[0].invariant, "no-control-records-delivered");
+    }
+
+    #[test]
+    fn transaction_atomicity_checker_catches_a_half_committed_transaction() {
+        let committed_tp = TopicPartition::new("t", 0);
+        let aborted_tp = TopicPartition::new("t", 1);
+        let logs = FixedLogs(BTreeMap::from([
+            (
+                committed_tp.clone(),
+                log_with(&[
+                    (value_batch(1, "a"), AppendOrigin::Client),
+                    (marker(1, true), AppendOrigin::Coordinator),
+                ]),
+            ),
+            (
+                aborted_tp.clone(),
+                log_with(&[
+                    (value_batch(1, "b"), AppendOrigin::Client),
+                    (marker(1, false), AppendOrigin::Coordinator),
+                ]),
+            ),
+        ]));
+        let mut history = History::default();
+        for (handle, (tp, value)) in [(&committed_tp, "a"), (&aborted_tp, "b")]
+            .into_iter()
+            .enumerate()
+        {
+            history.sends.insert(
+                (PRODUCER, 1, handle as u64),
+                crate::workload::SendRecord {
+                    topic_partition: tp.clone(),
+                    value: value.into(),
+                    sent_ms: 0,
+                    acked_offset: Some(0),
+                    failed: None,
+                    transaction: Some(7),
+                },
+            );
+        }
+        let transaction = crate::workload::TransactionRecord {
+            handles: vec![0, 1],
+            intended_commit: true,
+            committed: None,
+        };
+        history.transactions.insert((PRODUCER, 1, 7), transaction);
+        let found = check_transaction_atomicity(0, &logs, &history);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].invariant, "transaction-atomicity");
+        assert_eq!(found[0].topic_partition, Some(aborted_tp.clone()));
+        // A transaction whose records all committed is fine.
+        history
+            .transactions
+            .get_mut(&(PRODUCER, 1, 7))
+            .unwrap()
+            .handles = vec![0];
+        assert!(check_transaction_atomicity(0, &logs, &history).is_empty());
+    }
+
+    #[test]
+    fn group_offsets_checker_catches_a_committed_offset_going_back() {
+        let mut checkers = Checkers::default();
+        let tp = TopicPartition::new("t", 0);
+        let observe = |checkers: &mut Checkers, offset| {
+            checkers.observe_group_offset(0, (ClusterIndex(0), "g", tp.clone(), offset))
+        };
+        assert!(observe(&mut checkers, 10).is_none());
+        assert!(observe(&mut checkers, 10).is_none());
+        assert!(observe(&mut checkers, 25).is_none());
+        let violation = observe(&mut checkers, 20).expect("25 then 20 goes back");
+        assert_eq!(violation.invariant, "group-offsets-monotonic");
+        assert_eq!(checkers.marks["group-offset-committed"], 3);
     }
 
     #[test]

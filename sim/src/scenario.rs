@@ -566,12 +566,16 @@ impl Scenario {
             let partition: i32 = partition
                 .parse()
                 .map_err(|_| format!("`{name}`: bad partition"))?;
-            let declared = self.topics.iter().any(|t| {
-                t.cluster.get_ref() == cluster
-                    && t.name == topic
-                    && partition >= 0
-                    && partition < t.partitions
-            });
+            // Internal topics exist once a coordinator is first used (4 partitions each).
+            let internal = matches!(topic, "__consumer_offsets" | "__transaction_state")
+                && (0..4).contains(&partition);
+            let declared = internal
+                || self.topics.iter().any(|t| {
+                    t.cluster.get_ref() == cluster
+                        && t.name == topic
+                        && partition >= 0
+                        && partition < t.partitions
+                });
             return if declared {
                 Ok(())
             } else {
