@@ -241,6 +241,7 @@ fn build_nodes(
             let config = BrokerConfig {
                 replica_lag_time_max_ms: cluster_spec.replica_lag_time_max_ms,
                 log_flush_interval_ms: cluster_spec.log_flush_interval_ms,
+                internal_topic_replication_factor: i16::from(cluster_spec.brokers.min(3)),
                 broken: options.broken.clone(),
                 ..BrokerConfig::default()
             };

@@ -36,7 +36,9 @@ pub struct BrokerConfig {
     pub offsets_topic_partitions: i32,
     /// Partitions of `__transaction_state` (`transaction.state.log.num.partitions`, Kafka: 50).
     pub transaction_state_partitions: i32,
-    /// Replication factor of internal topics (Kafka: 3), capped by the live brokers.
+    /// Replication factor of internal topics (`offsets.topic.replication.factor`,
+    /// `transaction.state.log.replication.factor`; Kafka: 3). Set it to the cluster size for
+    /// clusters of fewer than 3 brokers, as Kafka requires.
     pub internal_topic_replication_factor: i16,
     /// Deliberate bugs for checker tests only; empty in every real configuration.
     pub broken: Vec<BrokenSwitch>,

@@ -97,8 +97,10 @@ impl<S: BrokerStorage> super::Broker<S> {
 
     fn request_internal_topic(&mut self, key_type: CoordinatorType) {
         let (topic, partitions, replication_factor) = self.internal_topic(key_type);
-        let live = self.image.brokers.values().filter(|b| !b.fenced).count() as i16;
-        let replication_factor = replication_factor.min(live.max(1));
+        // The configured replication factor as it is, like Kafka's
+        // `offsets.topic.replication.factor`: while fewer brokers are alive the controller
+        // refuses the creation and FindCoordinator keeps answering CoordinatorNotAvailable,
+        // rather than an under-replicated coordinator topic being created.
         let min_insync = replication_factor.min(2);
         self.outbox.request(
             self.controller,

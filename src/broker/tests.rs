@@ -719,7 +719,9 @@ fn find_coordinator_asks_the_controller_for_the_internal_topic_first() {
         })
     ));
     let created = cluster.controller.created_topics.iter().any(|topic| {
-        topic.name == crate::coordinator::CONSUMER_OFFSETS_TOPIC && topic.partitions == 4
+        topic.name == crate::coordinator::CONSUMER_OFFSETS_TOPIC
+            && topic.partitions == 4
+            && topic.replication_factor == 3
     });
     assert!(
         created,
