@@ -562,18 +562,19 @@ impl Checkers {
                     };
                     let in_epoch = partition.leader_epoch() == epoch;
                     if in_epoch {
-                        compare_prefix(
-                            time_ms,
-                            controller.cluster,
-                            &tp,
-                            *member,
-                            leader_log,
-                            &partition.log,
-                            &mut out,
-                        );
+                        let (cluster, log) = (controller.cluster, &partition.log);
+                        compare_range(time_ms, cluster, &tp, *member, leader_log, log, 0, &mut out);
                     }
                 }
-                scan_records(time_ms, controller.cluster, &tp, leader_log, &mut out);
+                let mut scan = LogScan::default();
+                scan_new_records(
+                    time_ms,
+                    controller.cluster,
+                    &tp,
+                    leader_log,
+                    &mut scan,
+                    &mut out,
+                );
             }
         }
         out
@@ -873,92 +874,6 @@ fn first_data_offset_between(
         }
     }
     None
-}
-
-fn compare_prefix(
-    time_ms: i64,
-    cluster: ClusterIndex,
-    tp: &TopicPartition,
-    member: BrokerId,
-    leader: &PartitionLog<MemoryDirDisk>,
-    follower: &PartitionLog<MemoryDirDisk>,
-    out: &mut Vec<Violation>,
-) {
-    let bound = leader.high_watermark().min(follower.high_watermark());
-    let start = leader.log_start_offset().max(follower.log_start_offset());
-    let leader_batches = leader
-        .batches_from(start)
-        .take_while(|b| b.next_offset() <= bound);
-    let mut follower_batches = follower
-        .batches_from(start)
-        .take_while(|b| b.next_offset() <= bound);
-    for expected in leader_batches {
-        match follower_batches.next() {
-            Some(found) if found.bytes() == expected.bytes() => {}
-            found => {
-                out.push(Violation {
-                    invariant: "replica-convergence",
-                    cluster: Some(cluster),
-                    topic_partition: Some(tp.clone()),
-                    detail: format!(
-                        "ISR member {member} differs from the leader at offset {} below high watermark {bound} (follower has {:?})",
-                        expected.base_offset(),
-                        found.map(|b| b.base_offset())
-                    ),
-                    time_ms,
-                });
-                return;
-            }
-        }
-    }
-}
-
-/// Duplicates and per-producer order in one log.
-fn scan_records(
-    time_ms: i64,
-    cluster: ClusterIndex,
-    tp: &TopicPartition,
-    log: &PartitionLog<MemoryDirDisk>,
-    out: &mut Vec<Violation>,
-) {
-    let mut seen: BTreeMap<RecordId, i64> = BTreeMap::new();
-    let mut last_n: BTreeMap<(String, u64), (u64, i64)> = BTreeMap::new();
-    for batch in log.batches_from(log.log_start_offset()) {
-        if batch.is_control() {
-            continue;
-        }
-        for record in batch.records().filter_map(Result::ok) {
-            let Some(id) = record.value.as_deref().and_then(parse_value) else {
-                continue;
-            };
-            let stream = (id.producer.clone(), id.incarnation);
-            if let Some((previous_n, previous_offset)) = last_n.get(&stream).copied() {
-                if id.n < previous_n {
-                    out.push(Violation {
-                        invariant: "producer-order",
-                        cluster: Some(cluster),
-                        topic_partition: Some(tp.clone()),
-                        detail: format!("{}#{} record {} at offset {} after record {previous_n} at {previous_offset}", id.producer, id.incarnation, id.n, record.offset),
-                        time_ms,
-                    });
-                }
-            }
-            last_n.insert(stream, (id.n, record.offset));
-            if let Some(first) = seen.insert(id.clone(), record.offset) {
-                out.push(Violation {
-                    invariant: "no-duplicates",
-                    cluster: Some(cluster),
-                    topic_partition: Some(tp.clone()),
-                    detail: format!(
-                        "{}#{} record {} at offsets {first} and {}",
-                        id.producer, id.incarnation, id.n, record.offset
-                    ),
-                    time_ms,
-                });
-                return;
-            }
-        }
-    }
 }
 
 /// Acknowledged records no consumer of their cluster ever received.
