@@ -728,3 +728,59 @@ fn find_coordinator_asks_the_controller_for_the_internal_topic_first() {
         "the broker asked the controller to create __consumer_offsets"
     );
 }
+
+#[test]
+fn acls_and_topic_configs_from_the_metadata_log_are_visible_to_brokers() {
+    let mut cluster = Cluster::new(&[1, 2], &[1, 2], 1);
+    let binding = crate::metadata::AclBinding {
+        resource: "topic:orders".into(),
+        principal: "User:alice".into(),
+        operation: "Write".into(),
+        permission: "Allow".into(),
+    };
+    cluster
+        .controller
+        .records
+        .push(MetadataRecord::Acl(binding.clone()));
+    cluster.controller.records.push(MetadataRecord::Config {
+        resource: ConfigResource::Topic("orders".into()),
+        name: "retention.ms".into(),
+        value: Some("60000".into()),
+    });
+    cluster.run_for(100);
+    cluster.send(Envelope {
+        from: CLIENT,
+        to: NodeId::Broker(CLUSTER, BrokerId(2)),
+        message: Message::Request(1, Request::DescribeAcls),
+    });
+    cluster.run_for(2);
+    assert!(matches!(
+        cluster.client_response(1),
+        Some(Response::DescribeAcls { error: ErrorCode::None, bindings }) if bindings == vec![binding.clone()]
+    ));
+    assert_eq!(
+        cluster
+            .broker(2)
+            .image()
+            .topic_config("orders", "retention.ms", ""),
+        "60000"
+    );
+    // Changes go to the controller: a broker refuses them.
+    cluster.send(Envelope {
+        from: CLIENT,
+        to: NodeId::Broker(CLUSTER, BrokerId(1)),
+        message: Message::Request(
+            2,
+            Request::CreateAcls {
+                bindings: vec![binding],
+            },
+        ),
+    });
+    cluster.run_for(2);
+    assert!(matches!(
+        cluster.client_response(2),
+        Some(Response::CreateAcls {
+            error: ErrorCode::NotController
+        })
+    ));
+}
