@@ -17,7 +17,10 @@ mod fetch;
 mod group_consumer;
 mod in_flight;
 mod metadata_cache;
+mod produce_core;
 mod producer;
+#[cfg(test)]
+mod test_support;
 mod transactional;
 
 pub use consumer::{AutoOffsetReset, Consumer, ConsumerConfig, ConsumerEvent, FetchError};

@@ -67,24 +67,23 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use bytes::Bytes;
 
 use super::error::{require_positive_ms, ClientConfigError};
-use super::in_flight::InFlightRequests;
-use super::metadata_cache::MetadataCache;
-use crate::log::NUM_BATCHES_TO_RETAIN;
-use crate::node::{Node, Outbox};
-use crate::protocol::{
-    Acks, BrokerId, Envelope, ErrorCode, Message, NodeId, Request, Response, TopicMetadata,
-    TopicPartition,
+use super::produce_core::{
+    ack_records, encode_batch, fail_records, invalidates_metadata, next_wakeup_after,
+    queued_wakeup, take_expired_records, BatchState, PendingRecord, ProducerBatch, ProducerIo,
+    RecordEvent, DUPLICATE_SEQUENCE_NUMBER,
 };
-use crate::record::{in_sequence, increment_sequence, BatchBuilder, RecordBatch};
+use crate::log::NUM_BATCHES_TO_RETAIN;
+use crate::node::Node;
+use crate::protocol::{
+    Acks, BrokerId, Envelope, ErrorCode, NodeId, Request, Response, TopicMetadata, TopicPartition,
+};
+use crate::record::{in_sequence, increment_sequence, RecordBatch};
 
 /// The largest `max_in_flight_per_partition`: the broker deduplicates only a producer's last
 /// five batches per partition, so more in flight could turn a retry into a duplicate.
 pub const MAX_IN_FLIGHT_PER_PARTITION_LIMIT: usize = 5;
 const _: () = assert!(MAX_IN_FLIGHT_PER_PARTITION_LIMIT == NUM_BATCHES_TO_RETAIN);
 
-/// Kafka's DUPLICATE_SEQUENCE_NUMBER (46). Current brokers never send it; old ones meant
-/// "already written" by it, so it counts as success without an offset.
-const DUPLICATE_SEQUENCE_NUMBER: ErrorCode = ErrorCode::Other(46);
 /// Kafka's UNKNOWN_PRODUCER_ID (59), raised only by brokers before 2.5.
 const UNKNOWN_PRODUCER_ID: ErrorCode = ErrorCode::Other(59);
 
@@ -246,16 +245,6 @@ pub enum ProducerEvent {
     },
 }
 
-/// A record waiting for its batch.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct PendingRecord {
-    handle: SendHandle,
-    /// The `send` time: the record's timestamp and the start of its delivery timeout.
-    created_ms: i64,
-    key: Option<Bytes>,
-    value: Option<Bytes>,
-}
-
 /// The identity fields a batch is stamped with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Stamp {
@@ -263,51 +252,34 @@ struct Stamp {
     base_sequence: i32,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum BatchState {
-    /// Waiting to be (re)sent, not before this time.
-    Ready { not_before_ms: i64 },
-    /// Sent in the request with this correlation id.
-    InFlight { correlation_id: u64 },
-}
-
-/// A batch drained from a partition's queue: it owns sequence numbers until it finishes.
+/// What the idempotent producer keeps about a drained batch: it owns sequence numbers until it
+/// finishes.
 #[derive(Debug, Clone)]
-struct ProducerBatch {
-    id: u64,
+struct Sequencing {
     /// Position among the partition's drained batches (0 for the first ever).
     drain_index: u64,
-    records: Vec<PendingRecord>,
     stamp: Stamp,
-    encoded: RecordBatch,
-    attempts: u32,
-    /// An attempt ended without a definite rejection, so the batch may be in the log.
-    maybe_written: bool,
-    state: BatchState,
 }
 
-impl ProducerBatch {
-    fn new(
+/// A drained batch of the idempotent producer.
+type SequencedBatch = ProducerBatch<Sequencing>;
+
+impl SequencedBatch {
+    /// Batch `id`, the partition's `drain_index`-th, of `records` stamped `stamp`.
+    fn stamped(
         id: u64,
         drain_index: u64,
         records: Vec<PendingRecord>,
         stamp: Stamp,
         now_ms: i64,
     ) -> Self {
-        assert!(!records.is_empty(), "a batch holds at least one record");
         let encoded = encode(&records, stamp);
-        Self {
-            id,
-            drain_index,
-            records,
-            stamp,
-            encoded,
-            attempts: 0,
-            maybe_written: false,
-            state: BatchState::Ready {
-                not_before_ms: now_ms,
-            },
-        }
+        let sequencing = Sequencing { drain_index, stamp };
+        Self::new(id, records, encoded, sequencing, now_ms)
+    }
+
+    fn stamp(&self) -> Stamp {
+        self.meta.stamp
     }
 
     fn record_count(&self) -> i32 {
@@ -315,45 +287,19 @@ impl ProducerBatch {
     }
 
     fn last_sequence(&self) -> i32 {
-        increment_sequence(self.stamp.base_sequence, self.record_count() - 1)
-    }
-
-    /// When the batch fails for good: its oldest record's delivery deadline.
-    fn delivery_deadline_ms(&self, delivery_timeout_ms: i64) -> i64 {
-        self.records[0].created_ms + delivery_timeout_ms
-    }
-
-    fn is_in_flight(&self) -> bool {
-        matches!(self.state, BatchState::InFlight { .. })
-    }
-
-    /// Not in flight, and its retry backoff has passed.
-    fn is_due(&self, now_ms: i64) -> bool {
-        matches!(self.state, BatchState::Ready { not_before_ms } if not_before_ms <= now_ms)
+        increment_sequence(self.stamp().base_sequence, self.record_count() - 1)
     }
 
     /// Gives the batch a new identity after an epoch bump; the records stay as they are.
     fn restamp(&mut self, stamp: Stamp) {
-        self.stamp = stamp;
+        self.meta.stamp = stamp;
         self.encoded = encode(&self.records, stamp);
     }
 }
 
+/// The bytes of `records` stamped `stamp` (not transactional).
 fn encode(records: &[PendingRecord], stamp: Stamp) -> RecordBatch {
-    let mut builder = BatchBuilder::idempotent(
-        stamp.producer.producer_id,
-        stamp.producer.epoch,
-        stamp.base_sequence,
-    );
-    for record in records {
-        builder.append(
-            record.created_ms,
-            record.key.clone(),
-            record.value.clone(),
-            Vec::new(),
-        );
-    }
-    builder.build()
+    encode_batch(records, stamp.producer, stamp.base_sequence, false)
 }
 
 /// Whether `candidate` comes after `current` in wrapping sequence order (−1 = nothing yet).
@@ -372,7 +318,7 @@ struct PartitionState {
     /// Records not yet in a batch, in send order.
     queued: VecDeque<PendingRecord>,
     /// Drained, unfinished batches in sequence order.
-    batches: VecDeque<ProducerBatch>,
+    batches: VecDeque<SequencedBatch>,
     /// The producer id and epoch the partition's sequences belong to.
     sequence_owner: Option<ProducerIdAndEpoch>,
     /// Base sequence of the next drained batch.
@@ -470,9 +416,7 @@ enum PendingRequest {
 pub struct IdempotentProducer {
     node_id: NodeId,
     config: ProducerConfig,
-    outbox: Outbox,
-    metadata: MetadataCache,
-    in_flight: InFlightRequests<PendingRequest>,
+    io: ProducerIo<PendingRequest>,
     /// The time of the last input; `None` before the first one.
     now_ms: Option<i64>,
     producer: Option<ProducerIdAndEpoch>,
@@ -484,7 +428,6 @@ pub struct IdempotentProducer {
     fatal_error: Option<ErrorCode>,
     next_handle: u64,
     next_batch_id: u64,
-    ignored_responses: u64,
     events: Vec<ProducerEvent>,
 }
 
@@ -496,17 +439,17 @@ impl IdempotentProducer {
         config: ProducerConfig,
     ) -> Result<Self, ClientConfigError> {
         config.validate()?;
-        let metadata = MetadataCache::new(
+        let io = ProducerIo::new(
+            node_id,
             &bootstrap,
             config.metadata_max_age_ms,
             config.retry_backoff_ms,
+            config.request_timeout_ms,
         )?;
         Ok(Self {
             node_id,
             config,
-            outbox: Outbox::new(node_id),
-            metadata,
-            in_flight: InFlightRequests::default(),
+            io,
             now_ms: None,
             producer: None,
             init_in_flight: false,
@@ -516,7 +459,6 @@ impl IdempotentProducer {
             fatal_error: None,
             next_handle: 0,
             next_batch_id: 0,
-            ignored_responses: 0,
             events: Vec::new(),
         })
     }
@@ -545,7 +487,7 @@ impl IdempotentProducer {
             });
             return handle;
         }
-        self.metadata.add_topic(topic);
+        self.io.metadata.add_topic(topic);
         self.partitions
             .entry(topic_partition)
             .or_insert_with(PartitionState::new)
@@ -586,7 +528,7 @@ impl IdempotentProducer {
 
     /// Requests of any kind in flight now.
     pub fn in_flight_requests(&self) -> usize {
-        self.in_flight.len()
+        self.io.in_flight.len()
     }
 
     /// Drained batches of `topic_partition` not yet acknowledged or failed.
@@ -624,7 +566,7 @@ impl IdempotentProducer {
 
     /// Responses ignored because their request had timed out or was abandoned.
     pub fn ignored_responses(&self) -> u64 {
-        self.ignored_responses
+        self.io.ignored_responses
     }
 
     // ----- the step function -----
@@ -639,13 +581,14 @@ impl IdempotentProducer {
         self.expire_deliveries(now_ms);
         self.resolve_sequences();
         self.maybe_bump_epoch();
-        self.maybe_send_metadata(now_ms);
+        self.io
+            .maybe_send_metadata(now_ms, PendingRequest::Metadata);
         self.maybe_send_init_producer_id(now_ms);
         self.send_produce_requests(now_ms);
     }
 
     fn expire_requests(&mut self, now_ms: i64) {
-        for (_, entry) in self.in_flight.take_expired(now_ms) {
+        for (_, entry) in self.io.in_flight.take_expired(now_ms) {
             self.fail_request(now_ms, entry.broker, entry.request);
         }
     }
@@ -653,7 +596,7 @@ impl IdempotentProducer {
     /// A request got no usable answer (timeout, or an answer of the wrong kind).
     fn fail_request(&mut self, now_ms: i64, broker: NodeId, request: PendingRequest) {
         match request {
-            PendingRequest::Metadata => self.metadata.on_failed(now_ms, broker),
+            PendingRequest::Metadata => self.io.metadata.on_failed(now_ms, broker),
             PendingRequest::InitProducerId => self.init_failed(now_ms, broker),
             PendingRequest::Produce {
                 topic_partition,
@@ -661,7 +604,7 @@ impl IdempotentProducer {
                 stamp,
             } => {
                 // A timed-out produce may still be written: keep the sequence, retry the bytes.
-                self.metadata.request_update();
+                self.io.metadata.request_update();
                 self.retry_batch(
                     now_ms,
                     &topic_partition,
@@ -676,20 +619,10 @@ impl IdempotentProducer {
     fn expire_deliveries(&mut self, now_ms: i64) {
         let delivery_timeout_ms = self.config.delivery_timeout_ms;
         for (topic_partition, partition) in &mut self.partitions {
-            while partition
-                .queued
-                .front()
-                .is_some_and(|record| record.created_ms + delivery_timeout_ms <= now_ms)
-            {
-                let record = partition.queued.pop_front().expect("checked above");
-                self.events.push(ProducerEvent::Failed {
-                    handle: record.handle,
-                    topic_partition: topic_partition.clone(),
-                    error: ProduceError::DeliveryTimeout,
-                    // Never sent, so certainly not written.
-                    outcome_unknown: false,
-                });
-            }
+            let expired = take_expired_records(&mut partition.queued, delivery_timeout_ms, now_ms);
+            // Never sent, so certainly not written.
+            let error = ProduceError::DeliveryTimeout;
+            fail_records(&mut self.events, topic_partition, expired, error, false);
             while partition
                 .batches
                 .front()
@@ -698,14 +631,14 @@ impl IdempotentProducer {
                 let batch = partition.batches.pop_front().expect("checked above");
                 if let BatchState::InFlight { correlation_id } = batch.state {
                     // Abandon the request: an answer that still arrives is ignored.
-                    self.in_flight.take(correlation_id);
+                    self.io.in_flight.take(correlation_id);
                 }
                 let after = increment_sequence(batch.last_sequence(), 1);
                 partition.unresolved_next_sequence = Some(after);
                 fail_records(
                     &mut self.events,
                     topic_partition,
-                    batch,
+                    batch.records,
                     ProduceError::DeliveryTimeout,
                     true,
                 );
@@ -782,47 +715,20 @@ impl IdempotentProducer {
         topic_partitions
     }
 
-    fn maybe_send_metadata(&mut self, now_ms: i64) {
-        if !self.metadata.should_send(now_ms) {
-            return;
-        }
-        let broker = self.metadata.target();
-        self.send_request(
-            now_ms,
-            broker,
-            self.metadata.request(),
-            PendingRequest::Metadata,
-        );
-        self.metadata.on_sent();
-    }
-
     fn maybe_send_init_producer_id(&mut self, now_ms: i64) {
         if self.producer.is_some() || self.init_in_flight || now_ms < self.init_not_before_ms {
             return;
         }
-        let broker = self.metadata.target();
+        let broker = self.io.metadata.target();
         let request = Request::InitProducerId {
             transactional_id: None,
             transaction_timeout_ms: -1,
             producer_id: -1,
             producer_epoch: -1,
         };
-        self.send_request(now_ms, broker, request, PendingRequest::InitProducerId);
+        self.io
+            .send_request(now_ms, broker, request, PendingRequest::InitProducerId);
         self.init_in_flight = true;
-    }
-
-    fn send_request(
-        &mut self,
-        now_ms: i64,
-        broker: NodeId,
-        request: Request,
-        pending: PendingRequest,
-    ) -> u64 {
-        let correlation_id = self.outbox.request(broker, request);
-        let deadline_ms = now_ms + self.config.request_timeout_ms;
-        self.in_flight
-            .insert(correlation_id, broker, deadline_ms, pending);
-        correlation_id
     }
 
     fn send_produce_requests(&mut self, now_ms: i64) {
@@ -842,9 +748,9 @@ impl IdempotentProducer {
         producer: ProducerIdAndEpoch,
     ) {
         let has_work = self.partitions[topic_partition].has_work();
-        let Some((leader, _)) = self.metadata.leader(topic_partition) else {
+        let Some((leader, _)) = self.io.metadata.leader(topic_partition) else {
             if has_work {
-                self.metadata.request_update();
+                self.io.metadata.request_update();
             }
             return;
         };
@@ -888,7 +794,7 @@ impl IdempotentProducer {
             base_sequence: partition.next_sequence,
         };
         partition.next_sequence = increment_sequence(partition.next_sequence, count as i32);
-        let batch = ProducerBatch::new(
+        let batch = SequencedBatch::stamped(
             self.next_batch_id,
             partition.drained_batches,
             records,
@@ -919,9 +825,9 @@ impl IdempotentProducer {
         let pending = PendingRequest::Produce {
             topic_partition: topic_partition.clone(),
             batch_id: batch.id,
-            stamp: batch.stamp,
+            stamp: batch.stamp(),
         };
-        let correlation_id = self.send_request(now_ms, leader, request, pending);
+        let correlation_id = self.io.send_request(now_ms, leader, request, pending);
         let partition = self.partitions.get_mut(topic_partition).expect("listed");
         partition.batches[index].state = BatchState::InFlight { correlation_id };
     }
@@ -966,7 +872,7 @@ impl IdempotentProducer {
             ),
             (request, _) => {
                 // An answer of the wrong kind is a broker-model bug; treat it as no answer.
-                self.ignored_responses += 1;
+                self.io.ignored_responses += 1;
                 self.fail_request(now_ms, broker, request);
             }
         }
@@ -979,7 +885,7 @@ impl IdempotentProducer {
         brokers: &[BrokerId],
         topics: &[TopicMetadata],
     ) {
-        let leaders_changed = self.metadata.apply(now_ms, brokers, topics);
+        let leaders_changed = self.io.metadata.apply(now_ms, brokers, topics);
         self.events.push(ProducerEvent::MetadataRefreshed {
             broker,
             leaders_changed,
@@ -1024,7 +930,7 @@ impl IdempotentProducer {
         assert!(self.init_in_flight, "no InitProducerId in flight");
         self.init_in_flight = false;
         self.init_not_before_ms = now_ms + self.config.retry_backoff_ms;
-        self.metadata.rotate_away_from(broker);
+        self.io.metadata.rotate_away_from(broker);
     }
 
     fn handle_produce(
@@ -1065,7 +971,7 @@ impl IdempotentProducer {
         let partition = self.partitions.get_mut(topic_partition).expect("found");
         let batch = &mut partition.batches[index];
         let batch_id = batch.id;
-        let current_stamp = batch.stamp == stamp;
+        let current_stamp = batch.stamp() == stamp;
         match error {
             ErrorCode::OutOfOrderSequenceNumber => {
                 if current_stamp {
@@ -1087,7 +993,7 @@ impl IdempotentProducer {
                 // produce that timed out or lost leadership), so the batch may be in the log.
                 batch.maybe_written = true;
                 if invalidates_metadata(error) {
-                    self.metadata.request_update();
+                    self.io.metadata.request_update();
                 }
             }
             error => {
@@ -1099,7 +1005,7 @@ impl IdempotentProducer {
                 fail_records(
                     &mut self.events,
                     topic_partition,
-                    batch,
+                    batch.records,
                     error,
                     outcome_unknown,
                 );
@@ -1121,7 +1027,7 @@ impl IdempotentProducer {
     ) {
         let partition = self.partitions.get_mut(topic_partition).expect("found");
         let batch = partition.batches.remove(index).expect("found");
-        if batch.stamp == stamp {
+        if batch.stamp() == stamp {
             let last_sequence = batch.last_sequence();
             if sequence_is_after(last_sequence, partition.last_acked_sequence) {
                 partition.last_acked_sequence = last_sequence;
@@ -1131,18 +1037,12 @@ impl IdempotentProducer {
             // re-stamped assuming it was not: only a fresh epoch makes them line up again.
             self.partitions_to_rewrite.insert(topic_partition.clone());
         }
-        for (delta, record) in batch.records.into_iter().enumerate() {
-            let offset = if base_offset < 0 {
-                -1
-            } else {
-                base_offset + delta as i64
-            };
-            self.events.push(ProducerEvent::Acked {
-                handle: record.handle,
-                topic_partition: topic_partition.clone(),
-                offset,
-            });
-        }
+        ack_records(
+            &mut self.events,
+            topic_partition,
+            batch.records,
+            base_offset,
+        );
     }
 
     /// Java's `canRetry` for OUT_OF_ORDER_SEQUENCE_NUMBER: decides whether to bump the epoch;
@@ -1154,7 +1054,7 @@ impl IdempotentProducer {
         stamp: Stamp,
     ) {
         let partition = &self.partitions[topic_partition];
-        let sequence_reset = partition.batches[index].stamp != stamp;
+        let sequence_reset = partition.batches[index].stamp() != stamp;
         let is_next =
             !sequence_reset && in_sequence(partition.last_acked_sequence, stamp.base_sequence);
         let bump = match partition.unresolved_next_sequence {
@@ -1210,19 +1110,14 @@ impl IdempotentProducer {
                 fail_records(
                     &mut self.events,
                     topic_partition,
-                    batch,
+                    batch.records,
                     ProduceError::ProducerFailed(error),
                     outcome_unknown,
                 );
             }
-            for record in std::mem::take(&mut partition.queued) {
-                self.events.push(ProducerEvent::Failed {
-                    handle: record.handle,
-                    topic_partition: topic_partition.clone(),
-                    error: ProduceError::ProducerFailed(error),
-                    outcome_unknown: false,
-                });
-            }
+            let queued = std::mem::take(&mut partition.queued);
+            let failure = ProduceError::ProducerFailed(error);
+            fail_records(&mut self.events, topic_partition, queued, failure, false);
         }
     }
 
@@ -1272,7 +1167,7 @@ fn next_action(
         return PartitionAction::Wait;
     }
     let window_full = partition.batches.front().is_some_and(|oldest| {
-        partition.drained_batches - oldest.drain_index >= max_in_flight as u64
+        partition.drained_batches - oldest.meta.drain_index >= max_in_flight as u64
     });
     if window_full {
         // Answers can arrive out of order (a lost answer, later ones acknowledged): count every
@@ -1297,32 +1192,29 @@ fn next_action(
     PartitionAction::DrainNew
 }
 
-/// Errors after which the cached leader is probably wrong (Java's `InvalidMetadataException`).
-fn invalidates_metadata(error: ErrorCode) -> bool {
-    matches!(
-        error,
-        ErrorCode::NotLeaderOrFollower
-            | ErrorCode::UnknownTopicOrPartition
-            | ErrorCode::FencedLeaderEpoch
-            | ErrorCode::UnknownLeaderEpoch
-            | ErrorCode::KafkaStorageError
-    )
-}
+impl RecordEvent for ProducerEvent {
+    type Error = ProduceError;
 
-fn fail_records(
-    events: &mut Vec<ProducerEvent>,
-    topic_partition: &TopicPartition,
-    batch: ProducerBatch,
-    error: ProduceError,
-    outcome_unknown: bool,
-) {
-    for record in batch.records {
-        events.push(ProducerEvent::Failed {
-            handle: record.handle,
-            topic_partition: topic_partition.clone(),
+    fn acked(handle: SendHandle, topic_partition: TopicPartition, offset: i64) -> Self {
+        Self::Acked {
+            handle,
+            topic_partition,
+            offset,
+        }
+    }
+
+    fn failed(
+        handle: SendHandle,
+        topic_partition: TopicPartition,
+        error: ProduceError,
+        outcome_unknown: bool,
+    ) -> Self {
+        Self::Failed {
+            handle,
+            topic_partition,
             error,
             outcome_unknown,
-        });
+        }
     }
 }
 
@@ -1336,17 +1228,9 @@ impl Node for IdempotentProducer {
         if self.fatal_error.is_none() {
             self.expire_requests(now_ms);
         }
-        match envelope.message {
-            Message::Response(correlation_id, response) => {
-                match self.in_flight.take(correlation_id) {
-                    Some(entry) if self.fatal_error.is_none() => {
-                        self.handle_response(now_ms, entry.request, entry.broker, response);
-                    }
-                    _ => self.ignored_responses += 1,
-                }
-            }
-            // Clients serve no requests.
-            Message::Request(..) => self.ignored_responses += 1,
+        let accept = self.fatal_error.is_none();
+        if let Some((entry, response)) = self.io.receive(envelope, accept) {
+            self.handle_response(now_ms, entry.request, entry.broker, response);
         }
         self.pump(now_ms);
     }
@@ -1363,29 +1247,21 @@ impl Node for IdempotentProducer {
             return None;
         }
         let delivery_timeout_ms = self.config.delivery_timeout_ms;
-        let mut wakeups: Vec<i64> = Vec::new();
-        wakeups.extend(self.in_flight.next_deadline());
-        wakeups.extend(self.metadata.next_wakeup());
+        let mut wakeups: Vec<i64> = self.io.wakeups().collect();
         if self.producer.is_none() && !self.init_in_flight {
             wakeups.push(self.init_not_before_ms);
         }
         for partition in self.partitions.values() {
-            if let Some(record) = partition.queued.front() {
-                wakeups.push(record.created_ms + delivery_timeout_ms);
-            }
+            wakeups.extend(queued_wakeup(&partition.queued, delivery_timeout_ms));
             for batch in &partition.batches {
-                wakeups.push(batch.delivery_deadline_ms(delivery_timeout_ms));
-                if let BatchState::Ready { not_before_ms } = batch.state {
-                    wakeups.push(not_before_ms);
-                }
+                wakeups.extend(batch.wakeups(delivery_timeout_ms));
             }
         }
-        // Anything due by now was done or is blocked on an answer or a later timer.
-        wakeups.into_iter().filter(|at| *at > now_ms).min()
+        next_wakeup_after(wakeups, now_ms)
     }
 
     fn take_outbox(&mut self) -> Vec<Envelope> {
-        self.outbox.take()
+        self.io.outbox.take()
     }
 }
 

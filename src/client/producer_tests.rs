@@ -4,19 +4,11 @@
 use bytes::Bytes;
 
 use super::*;
+use crate::client::test_support::{broker, produce_error, produce_ok, tp, CLUSTER};
 use crate::metadata::PartitionRecord;
-use crate::protocol::{ClientKind, ClusterIndex, TopicId};
+use crate::protocol::{ClientKind, Message, TopicId};
 
-const CLUSTER: ClusterIndex = ClusterIndex(0);
 const PID: i64 = 1000;
-
-fn broker(id: i32) -> NodeId {
-    NodeId::Broker(CLUSTER, BrokerId(id))
-}
-
-fn tp(partition: i32) -> TopicPartition {
-    TopicPartition::new("orders", partition)
-}
 
 /// A metadata answer where broker `leader` leads both partitions of `orders` in `leader_epoch`.
 fn metadata(leader: i32, leader_epoch: i32) -> Response {
@@ -47,24 +39,6 @@ fn init_answer(producer_id: i64, producer_epoch: i16) -> Response {
         error: ErrorCode::None,
         producer_id,
         producer_epoch,
-    }
-}
-
-fn produce_ok(base_offset: i64) -> Response {
-    Response::Produce {
-        error: ErrorCode::None,
-        base_offset,
-        log_append_time_ms: None,
-        log_start_offset: 0,
-    }
-}
-
-fn produce_error(error: ErrorCode) -> Response {
-    Response::Produce {
-        error,
-        base_offset: -1,
-        log_append_time_ms: None,
-        log_start_offset: 0,
     }
 }
 

@@ -58,18 +58,18 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use bytes::Bytes;
 
 use super::error::{require_positive_ms, ClientConfigError};
-use super::in_flight::InFlightRequests;
-use super::metadata_cache::MetadataCache;
-use super::producer::{ProducerIdAndEpoch, SendHandle};
-use crate::node::{Node, Outbox};
-use crate::protocol::{
-    Acks, BrokerId, CoordinatorType, Envelope, ErrorCode, Message, NodeId, Request, Response,
-    TopicMetadata, TopicPartition,
+use super::produce_core::{
+    ack_records, encode_batch, fail_records, invalidates_metadata, next_wakeup_after,
+    queued_wakeup, take_expired_records, BatchState, PendingRecord, ProducerBatch, ProducerIo,
+    RecordEvent, DUPLICATE_SEQUENCE_NUMBER,
 };
-use crate::record::{increment_sequence, BatchBuilder, RecordBatch};
-
-/// Kafka's DUPLICATE_SEQUENCE_NUMBER (46): old brokers' "already written".
-const DUPLICATE_SEQUENCE_NUMBER: ErrorCode = ErrorCode::Other(46);
+use super::producer::{ProducerIdAndEpoch, SendHandle};
+use crate::node::Node;
+use crate::protocol::{
+    Acks, BrokerId, CoordinatorType, Envelope, ErrorCode, NodeId, Request, Response, TopicMetadata,
+    TopicPartition,
+};
+use crate::record::increment_sequence;
 /// Kafka's OPERATION_NOT_ATTEMPTED (55): this partition failed because another one did.
 const OPERATION_NOT_ATTEMPTED: ErrorCode = ErrorCode::Other(55);
 
@@ -246,6 +246,32 @@ pub enum TransactionalEvent {
     },
 }
 
+impl RecordEvent for TransactionalEvent {
+    type Error = TransactionalSendError;
+
+    fn acked(handle: SendHandle, topic_partition: TopicPartition, offset: i64) -> Self {
+        Self::Acked {
+            handle,
+            topic_partition,
+            offset,
+        }
+    }
+
+    fn failed(
+        handle: SendHandle,
+        topic_partition: TopicPartition,
+        error: TransactionalSendError,
+        outcome_unknown: bool,
+    ) -> Self {
+        Self::Failed {
+            handle,
+            topic_partition,
+            error,
+            outcome_unknown,
+        }
+    }
+}
+
 /// Where the open transaction is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TransactionPhase {
@@ -281,41 +307,6 @@ impl OpenTransaction {
             self.phase,
             TransactionPhase::Open | TransactionPhase::Committing
         )
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct PendingRecord {
-    handle: SendHandle,
-    created_ms: i64,
-    key: Option<Bytes>,
-    value: Option<Bytes>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum BatchState {
-    Ready { not_before_ms: i64 },
-    InFlight { correlation_id: u64 },
-}
-
-#[derive(Debug, Clone)]
-struct ProducerBatch {
-    id: u64,
-    records: Vec<PendingRecord>,
-    encoded: RecordBatch,
-    attempts: u32,
-    /// An attempt ended without a definite answer: the batch may be in the log.
-    maybe_written: bool,
-    state: BatchState,
-}
-
-impl ProducerBatch {
-    fn deadline_ms(&self, delivery_timeout_ms: i64) -> i64 {
-        self.records[0].created_ms + delivery_timeout_ms
-    }
-
-    fn is_in_flight(&self) -> bool {
-        matches!(self.state, BatchState::InFlight { .. })
     }
 }
 
@@ -363,9 +354,7 @@ impl PendingRequest {
 pub struct TransactionalProducer {
     node_id: NodeId,
     config: TransactionalProducerConfig,
-    outbox: Outbox,
-    metadata: MetadataCache,
-    in_flight: InFlightRequests<PendingRequest>,
+    io: ProducerIo<PendingRequest>,
     now_ms: Option<i64>,
     coordinator: Option<NodeId>,
     coordinator_request_in_flight: bool,
@@ -381,7 +370,6 @@ pub struct TransactionalProducer {
     fatal_error: Option<ErrorCode>,
     next_handle: u64,
     next_batch_id: u64,
-    ignored_responses: u64,
     events: Vec<TransactionalEvent>,
 }
 
@@ -393,17 +381,17 @@ impl TransactionalProducer {
         config: TransactionalProducerConfig,
     ) -> Result<Self, ClientConfigError> {
         config.validate()?;
-        let metadata = MetadataCache::new(
+        let io = ProducerIo::new(
+            node_id,
             &bootstrap,
             config.metadata_max_age_ms,
             config.retry_backoff_ms,
+            config.request_timeout_ms,
         )?;
         Ok(Self {
             node_id,
             config,
-            outbox: Outbox::new(node_id),
-            metadata,
-            in_flight: InFlightRequests::default(),
+            io,
             now_ms: None,
             coordinator: None,
             coordinator_request_in_flight: false,
@@ -417,7 +405,6 @@ impl TransactionalProducer {
             fatal_error: None,
             next_handle: 0,
             next_batch_id: 0,
-            ignored_responses: 0,
             events: Vec::new(),
         })
     }
@@ -473,7 +460,7 @@ impl TransactionalProducer {
             });
             return handle;
         }
-        self.metadata.add_topic(topic);
+        self.io.metadata.add_topic(topic);
         self.partitions
             .entry(topic_partition)
             .or_default()
@@ -576,12 +563,12 @@ impl TransactionalProducer {
 
     /// Requests of any kind in flight now.
     pub fn in_flight_requests(&self) -> usize {
-        self.in_flight.len()
+        self.io.in_flight.len()
     }
 
     /// Responses ignored because their request had timed out or was abandoned.
     pub fn ignored_responses(&self) -> u64 {
-        self.ignored_responses
+        self.io.ignored_responses
     }
 
     // ----- the step function -----
@@ -597,14 +584,15 @@ impl TransactionalProducer {
         if self.fatal_error.is_some() {
             return;
         }
-        self.maybe_send_metadata(now_ms);
+        self.io
+            .maybe_send_metadata(now_ms, PendingRequest::Metadata);
         self.send_produce_requests(now_ms);
         self.maybe_complete_locally();
         self.maybe_send_coordinator_request(now_ms);
     }
 
     fn expire_requests(&mut self, now_ms: i64) {
-        for (_, entry) in self.in_flight.take_expired(now_ms) {
+        for (_, entry) in self.io.in_flight.take_expired(now_ms) {
             self.fail_request(now_ms, entry.broker, entry.request);
             if self.fatal_error.is_some() {
                 return;
@@ -619,10 +607,10 @@ impl TransactionalProducer {
             // Java treats a timeout as a disconnection: find the coordinator again.
             self.coordinator = None;
             self.coordinator_not_before_ms = now_ms + self.config.retry_backoff_ms;
-            self.metadata.rotate_away_from(broker);
+            self.io.metadata.rotate_away_from(broker);
         }
         match request {
-            PendingRequest::Metadata => self.metadata.on_failed(now_ms, broker),
+            PendingRequest::Metadata => self.io.metadata.on_failed(now_ms, broker),
             PendingRequest::AddPartitions { partitions } => {
                 if let Some(txn) = &mut self.txn {
                     txn.maybe_added.extend(partitions);
@@ -635,7 +623,7 @@ impl TransactionalProducer {
                 topic_partition,
                 batch_id,
             } => {
-                self.metadata.request_update();
+                self.io.metadata.request_update();
                 self.retry_or_fail_batch(
                     now_ms,
                     &topic_partition,
@@ -650,29 +638,20 @@ impl TransactionalProducer {
         let delivery_timeout_ms = self.config.delivery_timeout_ms;
         let mut expired_any = false;
         for (topic_partition, partition) in &mut self.partitions {
-            while partition
-                .queued
-                .front()
-                .is_some_and(|record| record.created_ms + delivery_timeout_ms <= now_ms)
-            {
-                let record = partition.queued.pop_front().expect("checked above");
-                expired_any = true;
-                self.events.push(TransactionalEvent::Failed {
-                    handle: record.handle,
-                    topic_partition: topic_partition.clone(),
-                    error: TransactionalSendError::DeliveryTimeout,
-                    outcome_unknown: false,
-                });
-            }
+            let expired = take_expired_records(&mut partition.queued, delivery_timeout_ms, now_ms);
+            expired_any |= !expired.is_empty();
+            // Never sent, so certainly not written.
+            let error = TransactionalSendError::DeliveryTimeout;
+            fail_records(&mut self.events, topic_partition, expired, error, false);
             let batch_expired = partition
                 .batch
                 .as_ref()
-                .is_some_and(|batch| batch.deadline_ms(delivery_timeout_ms) <= now_ms);
+                .is_some_and(|batch| batch.delivery_deadline_ms(delivery_timeout_ms) <= now_ms);
             if batch_expired {
                 let batch = partition.batch.take().expect("checked above");
                 if let BatchState::InFlight { correlation_id } = batch.state {
                     // Abandon the request: an answer that still arrives is ignored.
-                    self.in_flight.take(correlation_id);
+                    self.io.in_flight.take(correlation_id);
                 }
                 expired_any = true;
                 self.epoch_bump_required = true;
@@ -691,20 +670,6 @@ impl TransactionalProducer {
         }
     }
 
-    fn maybe_send_metadata(&mut self, now_ms: i64) {
-        if !self.metadata.should_send(now_ms) {
-            return;
-        }
-        let broker = self.metadata.target();
-        self.send_request(
-            now_ms,
-            broker,
-            self.metadata.request(),
-            PendingRequest::Metadata,
-        );
-        self.metadata.on_sent();
-    }
-
     fn send_request(
         &mut self,
         now_ms: i64,
@@ -719,11 +684,7 @@ impl TransactionalProducer {
             );
             self.coordinator_request_in_flight = true;
         }
-        let correlation_id = self.outbox.request(broker, request);
-        let deadline_ms = now_ms + self.config.request_timeout_ms;
-        self.in_flight
-            .insert(correlation_id, broker, deadline_ms, pending);
-        correlation_id
+        self.io.send_request(now_ms, broker, request, pending)
     }
 
     /// The next coordinator request, by priority: FindCoordinator, InitProducerId,
@@ -737,7 +698,7 @@ impl TransactionalProducer {
                 key_type: CoordinatorType::Transaction,
                 key: self.config.transactional_id.clone(),
             };
-            let broker = self.metadata.target();
+            let broker = self.io.metadata.target();
             self.send_request(now_ms, broker, request, PendingRequest::FindCoordinator);
             return;
         };
@@ -889,8 +850,8 @@ impl TransactionalProducer {
         if partition.is_flushed() {
             return;
         }
-        let Some((leader, _)) = self.metadata.leader(topic_partition) else {
-            self.metadata.request_update();
+        let Some((leader, _)) = self.io.metadata.leader(topic_partition) else {
+            self.io.metadata.request_update();
             return;
         };
         let partition = self.partitions.get_mut(topic_partition).expect("checked");
@@ -907,18 +868,10 @@ impl TransactionalProducer {
                 }
                 let count = partition.queued.len().min(self.config.batch_records_max);
                 let records: Vec<PendingRecord> = partition.queued.drain(..count).collect();
-                let encoded = encode(&records, producer, partition.next_sequence);
+                let encoded = encode_batch(&records, producer, partition.next_sequence, true);
                 partition.next_sequence = increment_sequence(partition.next_sequence, count as i32);
-                partition.batch = Some(ProducerBatch {
-                    id: self.next_batch_id,
-                    records,
-                    encoded,
-                    attempts: 0,
-                    maybe_written: false,
-                    state: BatchState::Ready {
-                        not_before_ms: now_ms,
-                    },
-                });
+                let batch = ProducerBatch::new(self.next_batch_id, records, encoded, (), now_ms);
+                partition.batch = Some(batch);
                 self.next_batch_id += 1;
             }
         }
@@ -1105,14 +1058,14 @@ impl TransactionalProducer {
             ) => self.handle_produce(now_ms, &topic_partition, batch_id, error, base_offset),
             (request, _) => {
                 // An answer of the wrong kind is a broker-model bug; treat it as no answer.
-                self.ignored_responses += 1;
+                self.io.ignored_responses += 1;
                 self.fail_request(now_ms, broker, request);
             }
         }
     }
 
     fn handle_metadata(&mut self, now_ms: i64, brokers: &[BrokerId], topics: &[TopicMetadata]) {
-        self.metadata.apply(now_ms, brokers, topics);
+        self.io.metadata.apply(now_ms, brokers, topics);
     }
 
     /// Common handling of a coordinator's error answer: true if it was retriable.
@@ -1144,7 +1097,7 @@ impl TransactionalProducer {
             }
             (error, _) if error.is_none() || error.is_retriable() => {
                 self.coordinator_not_before_ms = now_ms + self.config.retry_backoff_ms;
-                self.metadata.rotate_away_from(broker);
+                self.io.metadata.rotate_away_from(broker);
             }
             (error, _) => self.fail_fatally(error),
         }
@@ -1208,7 +1161,7 @@ impl TransactionalProducer {
             // A partition the cluster does not know (yet): Java retries it.
             Some(ErrorCode::UnknownTopicOrPartition) => {
                 self.coordinator_not_before_ms = now_ms + self.config.retry_backoff_ms;
-                self.metadata.request_update();
+                self.io.metadata.request_update();
             }
             Some(error) => self.fail_fatally(error),
         }
@@ -1251,23 +1204,19 @@ impl TransactionalProducer {
         match error {
             ErrorCode::None | DUPLICATE_SEQUENCE_NUMBER => {
                 let batch = partition.batch.take().expect("checked above");
-                for (delta, record) in batch.records.into_iter().enumerate() {
-                    let offset = if error.is_none() && base_offset >= 0 {
-                        base_offset + delta as i64
-                    } else {
-                        -1
-                    };
-                    self.events.push(TransactionalEvent::Acked {
-                        handle: record.handle,
-                        topic_partition: topic_partition.clone(),
-                        offset,
-                    });
-                }
+                // A duplicate is confirmed without an offset.
+                let base_offset = if error.is_none() { base_offset } else { -1 };
+                ack_records(
+                    &mut self.events,
+                    topic_partition,
+                    batch.records,
+                    base_offset,
+                );
             }
             ErrorCode::ProducerFenced => self.fail_fatally(error),
             error if error.is_retriable() => {
                 if invalidates_metadata(error) {
-                    self.metadata.request_update();
+                    self.io.metadata.request_update();
                 }
                 self.retry_or_fail_batch(now_ms, topic_partition, batch_id, error);
             }
@@ -1289,53 +1238,6 @@ impl TransactionalProducer {
     }
 }
 
-fn encode(
-    records: &[PendingRecord],
-    producer: ProducerIdAndEpoch,
-    base_sequence: i32,
-) -> RecordBatch {
-    let mut builder = BatchBuilder::idempotent(producer.producer_id, producer.epoch, base_sequence);
-    builder.transactional = true;
-    for record in records {
-        builder.append(
-            record.created_ms,
-            record.key.clone(),
-            record.value.clone(),
-            Vec::new(),
-        );
-    }
-    builder.build()
-}
-
-fn fail_records(
-    events: &mut Vec<TransactionalEvent>,
-    topic_partition: &TopicPartition,
-    records: Vec<PendingRecord>,
-    error: TransactionalSendError,
-    outcome_unknown: bool,
-) {
-    for record in records {
-        events.push(TransactionalEvent::Failed {
-            handle: record.handle,
-            topic_partition: topic_partition.clone(),
-            error,
-            outcome_unknown,
-        });
-    }
-}
-
-/// Errors after which the cached leader is probably wrong (Java's `InvalidMetadataException`).
-fn invalidates_metadata(error: ErrorCode) -> bool {
-    matches!(
-        error,
-        ErrorCode::NotLeaderOrFollower
-            | ErrorCode::UnknownTopicOrPartition
-            | ErrorCode::FencedLeaderEpoch
-            | ErrorCode::UnknownLeaderEpoch
-            | ErrorCode::KafkaStorageError
-    )
-}
-
 impl Node for TransactionalProducer {
     fn node_id(&self) -> NodeId {
         self.node_id
@@ -1346,17 +1248,9 @@ impl Node for TransactionalProducer {
         if self.fatal_error.is_none() {
             self.expire_requests(now_ms);
         }
-        match envelope.message {
-            Message::Response(correlation_id, response) => {
-                match self.in_flight.take(correlation_id) {
-                    Some(entry) if self.fatal_error.is_none() => {
-                        self.handle_response(now_ms, entry.request, entry.broker, response);
-                    }
-                    _ => self.ignored_responses += 1,
-                }
-            }
-            // Clients serve no requests.
-            Message::Request(..) => self.ignored_responses += 1,
+        let accept = self.fatal_error.is_none();
+        if let Some((entry, response)) = self.io.receive(envelope, accept) {
+            self.handle_response(now_ms, entry.request, entry.broker, response);
         }
         self.pump(now_ms);
     }
@@ -1373,29 +1267,21 @@ impl Node for TransactionalProducer {
             return None;
         }
         let delivery_timeout_ms = self.config.delivery_timeout_ms;
-        let mut wakeups: Vec<i64> = Vec::new();
-        wakeups.extend(self.in_flight.next_deadline());
-        wakeups.extend(self.metadata.next_wakeup());
+        let mut wakeups: Vec<i64> = self.io.wakeups().collect();
         if !self.coordinator_request_in_flight {
             wakeups.push(self.coordinator_not_before_ms);
         }
         for partition in self.partitions.values() {
-            if let Some(record) = partition.queued.front() {
-                wakeups.push(record.created_ms + delivery_timeout_ms);
-            }
+            wakeups.extend(queued_wakeup(&partition.queued, delivery_timeout_ms));
             if let Some(batch) = &partition.batch {
-                wakeups.push(batch.deadline_ms(delivery_timeout_ms));
-                if let BatchState::Ready { not_before_ms } = batch.state {
-                    wakeups.push(not_before_ms);
-                }
+                wakeups.extend(batch.wakeups(delivery_timeout_ms));
             }
         }
-        // Anything due by now was done or is blocked on an answer or a later timer.
-        wakeups.into_iter().filter(|at| *at > now_ms).min()
+        next_wakeup_after(wakeups, now_ms)
     }
 
     fn take_outbox(&mut self) -> Vec<Envelope> {
-        self.outbox.take()
+        self.io.outbox.take()
     }
 }
 

@@ -6,20 +6,12 @@
 use bytes::Bytes;
 
 use super::*;
+use crate::client::test_support::{broker, produce_error, produce_ok, tp, CLUSTER};
 use crate::metadata::PartitionRecord;
-use crate::protocol::{ClientKind, ClusterIndex, TopicId};
+use crate::protocol::{ClientKind, Message, TopicId};
 
-const CLUSTER: ClusterIndex = ClusterIndex(0);
 const TXN_ID: &str = "orders-app";
 const PID: i64 = 5_000;
-
-fn broker(id: i32) -> NodeId {
-    NodeId::Broker(CLUSTER, BrokerId(id))
-}
-
-fn tp(partition: i32) -> TopicPartition {
-    TopicPartition::new("orders", partition)
-}
 
 /// `orders-0` led by broker 1 and `orders-1` by broker 3, in `leader_epoch`.
 fn metadata(leader_epoch: i32) -> Response {
@@ -80,24 +72,6 @@ fn add_answer(request: &Sent, error: ErrorCode) -> Response {
 
 fn end_answer(error: ErrorCode) -> Response {
     Response::EndTxn { error }
-}
-
-fn produce_ok(base_offset: i64) -> Response {
-    Response::Produce {
-        error: ErrorCode::None,
-        base_offset,
-        log_append_time_ms: None,
-        log_start_offset: 0,
-    }
-}
-
-fn produce_error(error: ErrorCode) -> Response {
-    Response::Produce {
-        error,
-        base_offset: -1,
-        log_append_time_ms: None,
-        log_start_offset: 0,
-    }
 }
 
 /// One request the producer sent.

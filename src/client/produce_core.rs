@@ -1,0 +1,321 @@
+//! What the idempotent and the transactional producer share: records waiting for a batch,
+//! the batch they are drained into, the request plumbing, and the rules for answers.
+//!
+//! Contract:
+//! - Everything here is policy-free: it never decides *when* a batch is drained, sent, retried
+//!   or failed. Those rules differ on purpose between the two producers (the transactional one
+//!   keeps one batch in flight per partition, the idempotent one up to five, with its own
+//!   probing and re-stamping) and stay in `producer.rs` and `transactional.rs`.
+//! - [`ProducerIo`] owns a producer's outbox, metadata cache and table of requests in flight:
+//!   every request goes out through [`ProducerIo::send_request`] with the deadline
+//!   `now_ms + request_timeout_ms`, and every answer comes in through
+//!   [`ProducerIo::receive`], which counts the ones it ignores.
+//! - [`ProducerBatch`] is a drained batch: its records in send order, the bytes every attempt
+//!   sends (re-encoded only by a re-stamp), and whether it is waiting or in flight.
+//! - [`RecordEvent`] is how an outcome becomes a producer's own event type: every record gets
+//!   exactly one `Acked` (through [`ack_records`]) or `Failed` (through [`fail_records`]).
+//! - Nothing here reads a clock: every time is an input (`now_ms`).
+
+use std::collections::VecDeque;
+
+use bytes::Bytes;
+
+use super::error::ClientConfigError;
+use super::in_flight::{InFlight, InFlightRequests};
+use super::metadata_cache::MetadataCache;
+use super::producer::{ProducerIdAndEpoch, SendHandle};
+use crate::node::Outbox;
+use crate::protocol::{Envelope, ErrorCode, Message, NodeId, Request, Response, TopicPartition};
+use crate::record::{BatchBuilder, RecordBatch};
+
+/// Kafka's DUPLICATE_SEQUENCE_NUMBER (46). Current brokers never send it; old ones meant
+/// "already written" by it, so it counts as success without an offset.
+pub(super) const DUPLICATE_SEQUENCE_NUMBER: ErrorCode = ErrorCode::Other(46);
+
+/// A record waiting for its batch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct PendingRecord {
+    pub handle: SendHandle,
+    /// The `send` time: the record's timestamp and the start of its delivery timeout.
+    pub created_ms: i64,
+    pub key: Option<Bytes>,
+    pub value: Option<Bytes>,
+}
+
+/// Where a drained batch is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum BatchState {
+    /// Waiting to be (re)sent, not before this time.
+    Ready { not_before_ms: i64 },
+    /// Sent in the request with this correlation id.
+    InFlight { correlation_id: u64 },
+}
+
+/// A batch drained from a partition's queue, with the bytes every attempt sends, and `M`: what
+/// a producer keeps about it beyond that (the idempotent producer: its stamp and drain index;
+/// the transactional producer: nothing).
+#[derive(Debug, Clone)]
+pub(super) struct ProducerBatch<M = ()> {
+    /// Unique within the producer; names the batch in the requests that carry it.
+    pub id: u64,
+    /// At least one record, in send order.
+    pub records: Vec<PendingRecord>,
+    pub encoded: RecordBatch,
+    pub attempts: u32,
+    /// An attempt ended without a definite rejection, so the batch may be in the log.
+    pub maybe_written: bool,
+    pub state: BatchState,
+    /// The producer's own bookkeeping.
+    pub meta: M,
+}
+
+impl<M> ProducerBatch<M> {
+    /// A batch of `records` encoded as `encoded`, ready to be sent at `now_ms`.
+    pub fn new(
+        id: u64,
+        records: Vec<PendingRecord>,
+        encoded: RecordBatch,
+        meta: M,
+        now_ms: i64,
+    ) -> Self {
+        assert!(!records.is_empty(), "a batch holds at least one record");
+        Self {
+            id,
+            meta,
+            records,
+            encoded,
+            attempts: 0,
+            maybe_written: false,
+            state: BatchState::Ready {
+                not_before_ms: now_ms,
+            },
+        }
+    }
+
+    /// When the batch fails for good: its oldest record's delivery deadline.
+    pub fn delivery_deadline_ms(&self, delivery_timeout_ms: i64) -> i64 {
+        self.records[0].created_ms + delivery_timeout_ms
+    }
+
+    pub fn is_in_flight(&self) -> bool {
+        matches!(self.state, BatchState::InFlight { .. })
+    }
+
+    /// Not in flight, and its retry backoff has passed.
+    pub fn is_due(&self, now_ms: i64) -> bool {
+        matches!(self.state, BatchState::Ready { not_before_ms } if not_before_ms <= now_ms)
+    }
+
+    /// The times the batch needs a wake-up: its delivery deadline and, while it waits, the end
+    /// of its backoff.
+    pub fn wakeups(&self, delivery_timeout_ms: i64) -> impl Iterator<Item = i64> {
+        let not_before = match self.state {
+            BatchState::Ready { not_before_ms } => Some(not_before_ms),
+            BatchState::InFlight { .. } => None,
+        };
+        std::iter::once(self.delivery_deadline_ms(delivery_timeout_ms)).chain(not_before)
+    }
+}
+
+/// Encodes `records` as one batch stamped `(producer, base_sequence)`; `transactional` sets the
+/// batch's transactional flag.
+pub(super) fn encode_batch(
+    records: &[PendingRecord],
+    producer: ProducerIdAndEpoch,
+    base_sequence: i32,
+    transactional: bool,
+) -> RecordBatch {
+    let mut builder = BatchBuilder::idempotent(producer.producer_id, producer.epoch, base_sequence);
+    builder.transactional = transactional;
+    for record in records {
+        builder.append(
+            record.created_ms,
+            record.key.clone(),
+            record.value.clone(),
+            Vec::new(),
+        );
+    }
+    builder.build()
+}
+
+/// Removes the queued records whose delivery timeout has passed at `now_ms` (the oldest first;
+/// the queue is in send order, so they are at its front).
+pub(super) fn take_expired_records(
+    queued: &mut VecDeque<PendingRecord>,
+    delivery_timeout_ms: i64,
+    now_ms: i64,
+) -> Vec<PendingRecord> {
+    let expired = queued
+        .iter()
+        .take_while(|record| record.created_ms + delivery_timeout_ms <= now_ms)
+        .count();
+    queued.drain(..expired).collect()
+}
+
+/// When the oldest queued record's delivery timeout passes, if any record is queued.
+pub(super) fn queued_wakeup(
+    queued: &VecDeque<PendingRecord>,
+    delivery_timeout_ms: i64,
+) -> Option<i64> {
+    queued
+        .front()
+        .map(|record| record.created_ms + delivery_timeout_ms)
+}
+
+/// The earliest of `wakeups` after `now_ms`: anything due by now was done, or is blocked on
+/// an answer or a later timer.
+pub(super) fn next_wakeup_after(
+    wakeups: impl IntoIterator<Item = i64>,
+    now_ms: i64,
+) -> Option<i64> {
+    wakeups.into_iter().filter(|at| *at > now_ms).min()
+}
+
+/// Errors after which the cached leader is probably wrong (Java's `InvalidMetadataException`).
+pub(super) fn invalidates_metadata(error: ErrorCode) -> bool {
+    matches!(
+        error,
+        ErrorCode::NotLeaderOrFollower
+            | ErrorCode::UnknownTopicOrPartition
+            | ErrorCode::FencedLeaderEpoch
+            | ErrorCode::UnknownLeaderEpoch
+            | ErrorCode::KafkaStorageError
+    )
+}
+
+/// A producer's event type, seen as the outcome of one record.
+pub(super) trait RecordEvent {
+    /// Why a record failed.
+    type Error: Copy;
+
+    /// The record is in the partition's log at `offset` (−1: a duplicate without an offset).
+    fn acked(handle: SendHandle, topic_partition: TopicPartition, offset: i64) -> Self;
+
+    /// The record failed; with `outcome_unknown` it may nevertheless be in the log.
+    fn failed(
+        handle: SendHandle,
+        topic_partition: TopicPartition,
+        error: Self::Error,
+        outcome_unknown: bool,
+    ) -> Self;
+}
+
+/// Acknowledges `records` at `base_offset + index`, or all at −1 if `base_offset` is negative.
+pub(super) fn ack_records<E: RecordEvent>(
+    events: &mut Vec<E>,
+    topic_partition: &TopicPartition,
+    records: Vec<PendingRecord>,
+    base_offset: i64,
+) {
+    for (delta, record) in records.into_iter().enumerate() {
+        let offset = if base_offset < 0 {
+            -1
+        } else {
+            base_offset + delta as i64
+        };
+        events.push(E::acked(record.handle, topic_partition.clone(), offset));
+    }
+}
+
+/// Fails every one of `records` with `error`.
+pub(super) fn fail_records<E: RecordEvent>(
+    events: &mut Vec<E>,
+    topic_partition: &TopicPartition,
+    records: impl IntoIterator<Item = PendingRecord>,
+    error: E::Error,
+    outcome_unknown: bool,
+) {
+    for record in records {
+        events.push(E::failed(
+            record.handle,
+            topic_partition.clone(),
+            error,
+            outcome_unknown,
+        ));
+    }
+}
+
+/// A producer's connection to the cluster: outbox, metadata cache and the requests in flight,
+/// each remembered as a `P`.
+#[derive(Debug, Clone)]
+pub(super) struct ProducerIo<P> {
+    pub outbox: Outbox,
+    pub metadata: MetadataCache,
+    pub in_flight: InFlightRequests<P>,
+    request_timeout_ms: i64,
+    /// Responses ignored: late, unknown, of the wrong kind, or after a fatal error.
+    pub ignored_responses: u64,
+}
+
+impl<P> ProducerIo<P> {
+    /// The plumbing of client `node_id`, bootstrapping from `bootstrap`.
+    pub fn new(
+        node_id: NodeId,
+        bootstrap: &[NodeId],
+        metadata_max_age_ms: i64,
+        retry_backoff_ms: i64,
+        request_timeout_ms: i64,
+    ) -> Result<Self, ClientConfigError> {
+        let metadata = MetadataCache::new(bootstrap, metadata_max_age_ms, retry_backoff_ms)?;
+        Ok(Self {
+            outbox: Outbox::new(node_id),
+            metadata,
+            in_flight: InFlightRequests::default(),
+            request_timeout_ms,
+            ignored_responses: 0,
+        })
+    }
+
+    /// Queues `request` to `broker` and remembers it as `pending` until
+    /// `now_ms + request_timeout_ms`; returns its correlation id.
+    pub fn send_request(
+        &mut self,
+        now_ms: i64,
+        broker: NodeId,
+        request: Request,
+        pending: P,
+    ) -> u64 {
+        let correlation_id = self.outbox.request(broker, request);
+        let deadline_ms = now_ms + self.request_timeout_ms;
+        self.in_flight
+            .insert(correlation_id, broker, deadline_ms, pending);
+        correlation_id
+    }
+
+    /// Sends a Metadata request, remembered as `pending`, if one is due.
+    pub fn maybe_send_metadata(&mut self, now_ms: i64, pending: P) {
+        if !self.metadata.should_send(now_ms) {
+            return;
+        }
+        let broker = self.metadata.target();
+        let request = self.metadata.request();
+        self.send_request(now_ms, broker, request, pending);
+        self.metadata.on_sent();
+    }
+
+    /// The request an incoming response answers, if it is still in flight and `accept` holds;
+    /// anything else (a late answer, a request, an answer after a fatal error) is counted as
+    /// ignored.
+    pub fn receive(&mut self, envelope: Envelope, accept: bool) -> Option<(InFlight<P>, Response)> {
+        match envelope.message {
+            Message::Response(correlation_id, response) => {
+                match self.in_flight.take(correlation_id) {
+                    Some(entry) if accept => return Some((entry, response)),
+                    _ => self.ignored_responses += 1,
+                }
+            }
+            // Clients serve no requests.
+            Message::Request(..) => self.ignored_responses += 1,
+        }
+        None
+    }
+
+    /// The times the plumbing needs a wake-up: the first request deadline and the next
+    /// metadata refresh.
+    pub fn wakeups(&self) -> impl Iterator<Item = i64> {
+        self.in_flight
+            .next_deadline()
+            .into_iter()
+            .chain(self.metadata.next_wakeup())
+    }
+}
