@@ -1396,6 +1396,136 @@ mod tests {
         assert_eq!(checkers.marks["group-offset-committed"], 3);
     }
 
+    fn plain_batch(value: &str) -> mirrorsim::record::RecordBatch {
+        let mut builder = BatchBuilder::default();
+        builder.append(0, None, Some(Bytes::from(value.to_string())), vec![]);
+        builder.build()
+    }
+
+    #[test]
+    fn replica_convergence_checker_catches_a_follower_that_differs_below_the_high_watermark() {
+        let leader = log_with(&[
+            (plain_batch("a"), AppendOrigin::Client),
+            (plain_batch("b"), AppendOrigin::Client),
+        ]);
+        let same = log_with(&[
+            (plain_batch("a"), AppendOrigin::Client),
+            (plain_batch("b"), AppendOrigin::Client),
+        ]);
+        let different = log_with(&[
+            (plain_batch("a"), AppendOrigin::Client),
+            (plain_batch("X"), AppendOrigin::Client),
+        ]);
+        let tp = TopicPartition::new("t", 0);
+        let mut out = Vec::new();
+        assert_eq!(
+            compare_range(
+                0,
+                ClusterIndex(0),
+                &tp,
+                BrokerId(2),
+                &leader,
+                &same,
+                0,
+                &mut out
+            ),
+            2
+        );
+        assert!(out.is_empty());
+        assert_eq!(
+            compare_range(
+                0,
+                ClusterIndex(0),
+                &tp,
+                BrokerId(2),
+                &leader,
+                &different,
+                0,
+                &mut out
+            ),
+            1
+        );
+        assert_eq!(out[0].invariant, "replica-convergence");
+    }
+
+    #[test]
+    fn duplicate_and_order_scan_catches_a_record_written_twice_and_a_reordering() {
+        let tp = TopicPartition::new("t", 0);
+        let value = |n: u64| format!("a-producer-1/1/t-0/{n}/0");
+        let scan = |log: &PartitionLog<MemoryDirDisk>| {
+            let mut out = Vec::new();
+            scan_new_records(
+                0,
+                ClusterIndex(0),
+                &tp,
+                log,
+                &mut LogScan::default(),
+                &mut out,
+            );
+            out.into_iter().map(|v| v.invariant).collect::<Vec<_>>()
+        };
+        let in_order = log_with(&[
+            (plain_batch(&value(0)), AppendOrigin::Client),
+            (plain_batch(&value(1)), AppendOrigin::Client),
+        ]);
+        assert!(scan(&in_order).is_empty());
+        let duplicated = log_with(&[
+            (plain_batch(&value(0)), AppendOrigin::Client),
+            (plain_batch(&value(0)), AppendOrigin::Client),
+        ]);
+        assert_eq!(scan(&duplicated), vec!["no-duplicates"]);
+        let reordered = log_with(&[
+            (plain_batch(&value(1)), AppendOrigin::Client),
+            (plain_batch(&value(0)), AppendOrigin::Client),
+        ]);
+        assert_eq!(scan(&reordered), vec!["producer-order"]);
+    }
+
+    #[test]
+    fn log_epoch_checker_catches_a_batch_epoch_going_back() {
+        let mut storage = mirrorsim::broker::MemoryStorage::new();
+        let (mut log, _) =
+            PartitionLog::open(storage.open_dir("t-0"), LogConfig::default()).unwrap();
+        log.append_as_leader(&plain_batch("a"), 5, AppendOrigin::Client, 0)
+            .unwrap();
+        // A follower-style append keeps the (lower) epoch it is given.
+        log.append_as_follower(&[plain_batch("b")
+            .with_base_offset(1)
+            .with_partition_leader_epoch(3)])
+            .unwrap();
+        let mut checkers = Checkers::default();
+        let node = NodeId::Broker(ClusterIndex(0), BrokerId(1));
+        let mut out = Vec::new();
+        checkers.check_log_epochs(0, (node, 1, TopicPartition::new("t", 0)), &log, &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].invariant, "epochs-monotonic");
+    }
+
+    #[test]
+    fn unseen_checker_catches_an_acknowledged_record_no_consumer_received() {
+        let tp = TopicPartition::new("t", 0);
+        let mut history = History::default();
+        history.subscriptions.insert(CONSUMER, vec!["t".into()]);
+        history.sends.insert(
+            (PRODUCER, 1, 0),
+            crate::workload::SendRecord {
+                topic_partition: tp.clone(),
+                value: "a-producer-1/1/t-0/0/0".into(),
+                sent_ms: 0,
+                acked_offset: Some(0),
+                failed: None,
+                transaction: None,
+            },
+        );
+        let found = unseen(0, &history);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].invariant, "unseen");
+        history
+            .polls
+            .insert((CONSUMER, 1), vec![poll(&tp, 0, "a-producer-1/1/t-0/0/0")]);
+        assert!(unseen(0, &history).is_empty());
+    }
+
     #[test]
     fn transaction_outcomes_follow_the_markers_and_resets() {
         let mut storage = mirrorsim::broker::MemoryStorage::new();
