@@ -178,21 +178,12 @@ impl Checkers {
     ) {
         for view in controllers {
             for (tp, record) in view.controller.image().all_partitions() {
-                let key = (view.cluster, tp.clone());
-                let previous = self.metadata_epochs.insert(key, record.leader_epoch);
-                if let Some(previous) = previous.filter(|previous| *previous > record.leader_epoch)
-                {
-                    out.push(Violation {
-                        invariant: "epochs-monotonic",
-                        cluster: Some(view.cluster),
-                        topic_partition: Some(tp),
-                        detail: format!(
-                            "metadata leader epoch went from {previous} to {}",
-                            record.leader_epoch
-                        ),
-                        time_ms,
-                    });
-                }
+                out.extend(self.observe_metadata_epoch(
+                    time_ms,
+                    view.cluster,
+                    tp,
+                    record.leader_epoch,
+                ));
             }
         }
     }
@@ -250,21 +241,9 @@ impl Checkers {
                 let Role::Leader(state) = &partition.role else {
                     continue;
                 };
-                let key = (view.cluster, tp.clone(), state.leader_epoch);
                 let broker_id = view.broker.broker_id();
-                let first = *self.epoch_leaders.entry(key).or_insert(broker_id);
-                if first != broker_id {
-                    out.push(Violation {
-                        invariant: "single-leader-per-epoch",
-                        cluster: Some(view.cluster),
-                        topic_partition: Some(tp.clone()),
-                        detail: format!(
-                            "brokers {first} and {broker_id} both led epoch {}",
-                            state.leader_epoch
-                        ),
-                        time_ms,
-                    });
-                }
+                let epoch = state.leader_epoch;
+                out.extend(self.observe_leader(time_ms, view.cluster, tp, epoch, broker_id));
             }
         }
     }
@@ -279,31 +258,75 @@ impl Checkers {
             let node = NodeId::Broker(view.cluster, view.broker.broker_id());
             for (tp, partition) in view.broker.partitions() {
                 let key = (node, view.incarnation, tp.clone());
-                let high_watermark = partition.log.high_watermark();
-                let epoch = partition.leader_epoch();
-                // Within one leader epoch a high watermark only grows, except through a
-                // reported truncation or a reported adoption of a new leader's lagging one.
-                if let Some((previous_epoch, previous)) = self
-                    .high_watermarks
-                    .insert(key.clone(), (epoch, high_watermark))
-                {
-                    if previous_epoch == epoch && high_watermark < previous {
-                        out.push(Violation {
-                            invariant: "hw-monotonic",
-                            cluster: Some(view.cluster),
-                            topic_partition: Some(tp.clone()),
-                            detail: format!(
-                                "{node} ({}) high watermark went from {previous} to {high_watermark} in leader epoch {epoch} without a truncation (log end {})",
-                                if matches!(partition.role, Role::Leader(_)) { "leader" } else { "follower" },
-                                partition.log.log_end_offset()
-                            ),
-                            time_ms,
-                        });
-                    }
-                }
+                let seen = (partition.leader_epoch(), partition.log.high_watermark());
+                out.extend(self.observe_high_watermark(time_ms, key.clone(), seen));
                 self.check_log_epochs(time_ms, key, &partition.log, out);
             }
         }
+    }
+
+    /// A partition's leader epoch in the controller's metadata never decreases.
+    fn observe_metadata_epoch(
+        &mut self,
+        time_ms: i64,
+        cluster: ClusterIndex,
+        tp: TopicPartition,
+        epoch: i32,
+    ) -> Option<Violation> {
+        let previous = self.metadata_epochs.insert((cluster, tp.clone()), epoch)?;
+        (previous > epoch).then(|| Violation {
+            invariant: "epochs-monotonic",
+            cluster: Some(cluster),
+            topic_partition: Some(tp),
+            detail: format!("metadata leader epoch went from {previous} to {epoch}"),
+            time_ms,
+        })
+    }
+
+    /// No two brokers ever lead one partition in one leader epoch.
+    fn observe_leader(
+        &mut self,
+        time_ms: i64,
+        cluster: ClusterIndex,
+        tp: &TopicPartition,
+        epoch: i32,
+        broker_id: BrokerId,
+    ) -> Option<Violation> {
+        let first = *self
+            .epoch_leaders
+            .entry((cluster, tp.clone(), epoch))
+            .or_insert(broker_id);
+        (first != broker_id).then(|| Violation {
+            invariant: "single-leader-per-epoch",
+            cluster: Some(cluster),
+            topic_partition: Some(tp.clone()),
+            detail: format!("brokers {first} and {broker_id} both led epoch {epoch}"),
+            time_ms,
+        })
+    }
+
+    /// Within one leader epoch a replica's high watermark only grows while its process lives,
+    /// except through a reported truncation or a reported adoption of a new leader's lagging
+    /// one (both reset what was seen).
+    fn observe_high_watermark(
+        &mut self,
+        time_ms: i64,
+        key: (NodeId, u64, TopicPartition),
+        (epoch, high_watermark): (i32, i64),
+    ) -> Option<Violation> {
+        let (previous_epoch, previous) = self
+            .high_watermarks
+            .insert(key.clone(), (epoch, high_watermark))?;
+        let (node, _, tp) = key;
+        (previous_epoch == epoch && high_watermark < previous).then(|| Violation {
+            invariant: "hw-monotonic",
+            cluster: Some(node.cluster()),
+            topic_partition: Some(tp),
+            detail: format!(
+                "{node} high watermark went from {previous} to {high_watermark} in leader epoch {epoch} without a truncation"
+            ),
+            time_ms,
+        })
     }
 
     /// Batch epochs never decrease along a log; checks only batches appended since last time.
@@ -588,66 +611,11 @@ impl Checkers {
         brokers: &[BrokerView<'_>],
         history: &History,
     ) -> Vec<Violation> {
-        let mut out = Vec::new();
-        for ((consumer, _incarnation), polls) in &history.polls {
-            let mut last: BTreeMap<&TopicPartition, i64> = BTreeMap::new();
-            for poll in polls {
-                let cluster = consumer.cluster();
-                let previous = last.insert(&poll.topic_partition, poll.offset);
-                let leader = current_leader(controllers, brokers, cluster, &poll.topic_partition);
-                if let Some((_, log)) = leader {
-                    if poll.offset < log.high_watermark() {
-                        let found = record_value_at(log, poll.offset);
-                        if found.as_deref() != Some(poll.value.as_str()) {
-                            out.push(Violation {
-                                invariant: "inconsistent-offsets",
-                                cluster: Some(cluster),
-                                topic_partition: Some(poll.topic_partition.clone()),
-                                detail: format!(
-                                    "{consumer} read {:?} at offset {}, the log has {found:?}",
-                                    poll.value, poll.offset
-                                ),
-                                time_ms,
-                            });
-                        }
-                    }
-                    if let Some(previous) = previous.filter(|_| !poll.after_reset) {
-                        if poll.offset <= previous {
-                            out.push(Violation {
-                                invariant: "nonmonotonic-poll",
-                                cluster: Some(cluster),
-                                topic_partition: Some(poll.topic_partition.clone()),
-                                detail: format!(
-                                    "{consumer} read offset {} after {previous}",
-                                    poll.offset
-                                ),
-                                time_ms,
-                            });
-                        } else if let Some(skipped) = first_data_offset_between(
-                            log,
-                            previous + 1,
-                            poll.offset,
-                            history.read_committed.contains(consumer),
-                        ) {
-                            out.push(Violation {
-                                invariant: "skipped-poll",
-                                cluster: Some(cluster),
-                                topic_partition: Some(poll.topic_partition.clone()),
-                                detail: format!(
-                                    "{consumer} jumped from {previous} to {} over record {skipped}",
-                                    poll.offset
-                                ),
-                                time_ms,
-                            });
-                        }
-                    }
-                }
-            }
-        }
         let logs = ViewLeaderLogs {
             controllers,
             brokers,
         };
+        let mut out = check_polls(time_ms, &logs, history);
         out.extend(check_delivered_records(time_ms, &logs, history));
         out.extend(check_transaction_atomicity(time_ms, &logs, history));
         let mut full = Vec::new();
@@ -1012,6 +980,69 @@ fn scan_new_records(
             }
         }
     }
+}
+
+/// Jepsen's consumer checks over the recorded polls: what a consumer read at an offset is what
+/// the log holds there (`inconsistent-offsets`), its reads of a partition never go back unless
+/// it was repositioned (`nonmonotonic-poll`), and never jump over a record it should have
+/// received (`skipped-poll`).
+fn check_polls(time_ms: i64, logs: &dyn LeaderLogs, history: &History) -> Vec<Violation> {
+    let mut out = Vec::new();
+    for ((consumer, _incarnation), polls) in &history.polls {
+        let mut last: BTreeMap<&TopicPartition, i64> = BTreeMap::new();
+        for poll in polls {
+            let cluster = consumer.cluster();
+            let previous = last.insert(&poll.topic_partition, poll.offset);
+            if let Some(log) = logs.leader_log(cluster, &poll.topic_partition) {
+                if poll.offset < log.high_watermark() {
+                    let found = record_value_at(log, poll.offset);
+                    if found.as_deref() != Some(poll.value.as_str()) {
+                        out.push(Violation {
+                            invariant: "inconsistent-offsets",
+                            cluster: Some(cluster),
+                            topic_partition: Some(poll.topic_partition.clone()),
+                            detail: format!(
+                                "{consumer} read {:?} at offset {}, the log has {found:?}",
+                                poll.value, poll.offset
+                            ),
+                            time_ms,
+                        });
+                    }
+                }
+                if let Some(previous) = previous.filter(|_| !poll.after_reset) {
+                    if poll.offset <= previous {
+                        out.push(Violation {
+                            invariant: "nonmonotonic-poll",
+                            cluster: Some(cluster),
+                            topic_partition: Some(poll.topic_partition.clone()),
+                            detail: format!(
+                                "{consumer} read offset {} after {previous}",
+                                poll.offset
+                            ),
+                            time_ms,
+                        });
+                    } else if let Some(skipped) = first_data_offset_between(
+                        log,
+                        previous + 1,
+                        poll.offset,
+                        history.read_committed.contains(consumer),
+                    ) {
+                        out.push(Violation {
+                            invariant: "skipped-poll",
+                            cluster: Some(cluster),
+                            topic_partition: Some(poll.topic_partition.clone()),
+                            detail: format!(
+                                "{consumer} jumped from {previous} to {} over record {skipped}",
+                                poll.offset
+                            ),
+                            time_ms,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Where the history checks find the current leader's log of a partition.
@@ -1524,6 +1555,96 @@ mod tests {
             .polls
             .insert((CONSUMER, 1), vec![poll(&tp, 0, "a-producer-1/1/t-0/0/0")]);
         assert!(unseen(0, &history).is_empty());
+    }
+
+    #[test]
+    fn step_checkers_catch_epoch_regressions_double_leaders_and_falling_high_watermarks() {
+        let mut checkers = Checkers::default();
+        let cluster = ClusterIndex(0);
+        let tp = TopicPartition::new("t", 0);
+        assert!(checkers
+            .observe_metadata_epoch(0, cluster, tp.clone(), 3)
+            .is_none());
+        assert!(checkers
+            .observe_metadata_epoch(0, cluster, tp.clone(), 4)
+            .is_none());
+        let found = checkers
+            .observe_metadata_epoch(0, cluster, tp.clone(), 2)
+            .expect("4 then 2");
+        assert_eq!(found.invariant, "epochs-monotonic");
+
+        assert!(checkers
+            .observe_leader(0, cluster, &tp, 7, BrokerId(1))
+            .is_none());
+        assert!(checkers
+            .observe_leader(0, cluster, &tp, 7, BrokerId(1))
+            .is_none());
+        assert!(checkers
+            .observe_leader(0, cluster, &tp, 8, BrokerId(2))
+            .is_none());
+        let found = checkers
+            .observe_leader(0, cluster, &tp, 7, BrokerId(3))
+            .expect("two leaders in 7");
+        assert_eq!(found.invariant, "single-leader-per-epoch");
+
+        let key = (NodeId::Broker(cluster, BrokerId(1)), 1, tp.clone());
+        assert!(checkers
+            .observe_high_watermark(0, key.clone(), (7, 10))
+            .is_none());
+        assert!(checkers
+            .observe_high_watermark(0, key.clone(), (7, 12))
+            .is_none());
+        // A new leader epoch may start lower (Kafka's follower adopts its new leader's).
+        assert!(checkers
+            .observe_high_watermark(0, key.clone(), (8, 11))
+            .is_none());
+        let found = checkers
+            .observe_high_watermark(0, key, (8, 9))
+            .expect("11 then 9 in epoch 8");
+        assert_eq!(found.invariant, "hw-monotonic");
+    }
+
+    #[test]
+    fn poll_checkers_catch_inconsistent_backward_and_skipping_reads() {
+        let tp = TopicPartition::new("t", 0);
+        let logs = FixedLogs(BTreeMap::from([(
+            tp.clone(),
+            log_with(&[
+                (plain_batch("v0"), AppendOrigin::Client),
+                (plain_batch("v1"), AppendOrigin::Client),
+                (plain_batch("v2"), AppendOrigin::Client),
+            ]),
+        )]));
+        let invariants = |polls: Vec<crate::workload::PollRecord>| {
+            let mut history = History::default();
+            history.polls.insert((CONSUMER, 1), polls);
+            check_polls(0, &logs, &history)
+                .into_iter()
+                .map(|v| v.invariant)
+                .collect::<Vec<_>>()
+        };
+        assert!(invariants(vec![
+            poll(&tp, 0, "v0"),
+            poll(&tp, 1, "v1"),
+            poll(&tp, 2, "v2")
+        ])
+        .is_empty());
+        assert_eq!(
+            invariants(vec![poll(&tp, 1, "other")]),
+            vec!["inconsistent-offsets"]
+        );
+        assert_eq!(
+            invariants(vec![poll(&tp, 1, "v1"), poll(&tp, 0, "v0")]),
+            vec!["nonmonotonic-poll"]
+        );
+        assert_eq!(
+            invariants(vec![poll(&tp, 0, "v0"), poll(&tp, 2, "v2")]),
+            vec!["skipped-poll"]
+        );
+        // A repositioned consumer may go back.
+        let mut reset = poll(&tp, 0, "v0");
+        reset.after_reset = true;
+        assert!(invariants(vec![poll(&tp, 1, "v1"), reset]).is_empty());
     }
 
     #[test]
