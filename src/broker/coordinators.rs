@@ -153,9 +153,11 @@ impl<S: BrokerStorage> super::Broker<S> {
         let Some(mut host) = self.coordinators.remove(partition) else {
             return;
         };
+        let min_insync = self.min_insync_replicas(&partition.topic);
         if let Some(replica) = self.partitions.get_mut(partition) {
             if let Role::Leader(state) = &replica.role {
                 let leader_epoch = state.leader_epoch;
+                let enough_replicas = state.isr.len() >= min_insync;
                 let mut context = HostContext {
                     now_ms,
                     image: &self.image,
@@ -163,6 +165,7 @@ impl<S: BrokerStorage> super::Broker<S> {
                     leader_epoch,
                     outbox: &mut self.outbox,
                     node_id: self.node_id,
+                    enough_replicas,
                 };
                 action(host.as_mut(), &mut context);
             }
@@ -176,6 +179,7 @@ impl<S: BrokerStorage> super::Broker<S> {
     /// leader epoch).
     pub(super) fn load_coordinator(&mut self, now_ms: i64, partition: &TopicPartition) {
         self.unload_coordinator(partition);
+        let min_insync = self.min_insync_replicas(&partition.topic);
         let Some(replica) = self.partitions.get_mut(partition) else {
             return;
         };
@@ -183,6 +187,7 @@ impl<S: BrokerStorage> super::Broker<S> {
             return;
         };
         let leader_epoch = state.leader_epoch;
+        let enough_replicas = state.isr.len() >= min_insync;
         let mut context = HostContext {
             now_ms,
             image: &self.image,
@@ -190,6 +195,7 @@ impl<S: BrokerStorage> super::Broker<S> {
             leader_epoch,
             outbox: &mut self.outbox,
             node_id: self.node_id,
+            enough_replicas,
         };
         if let Some(host) = crate::coordinator::host_for(partition, &mut context) {
             self.coordinators.insert(partition.clone(), host);
@@ -298,6 +304,7 @@ impl<S: BrokerStorage> super::Broker<S> {
         marker: &TxnMarker,
         topic_partition: TopicPartition,
     ) -> MarkerEntry {
+        let min_insync = self.min_insync_replicas(&topic_partition.topic);
         let mut entry = MarkerEntry {
             producer_id: marker.producer_id,
             topic_partition: topic_partition.clone(),
@@ -313,6 +320,11 @@ impl<S: BrokerStorage> super::Broker<S> {
             entry.error = ErrorCode::NotLeaderOrFollower;
             return entry;
         };
+        // Markers are acks=all writes: refused below min.insync.replicas.
+        if state.isr.len() < min_insync {
+            entry.error = ErrorCode::NotEnoughReplicas;
+            return entry;
+        }
         let leader_epoch = state.leader_epoch;
         let batch = end_transaction_marker(
             MarkerProducer {
@@ -344,12 +356,17 @@ impl<S: BrokerStorage> super::Broker<S> {
         for mut delayed in pending {
             let mut waiting = false;
             for entry in delayed.entries.iter_mut().filter(|e| e.error.is_none()) {
+                let min_insync = self.min_insync_replicas(&entry.topic_partition.topic);
                 let replica = self.partitions.get(&entry.topic_partition);
-                let led = replica.and_then(|p| p.leader_state().map(|s| (p, s.leader_epoch)));
+                let led = replica
+                    .and_then(|p| p.leader_state().map(|s| (p, s.leader_epoch, s.isr.len())));
                 match led {
-                    Some((partition, epoch)) if epoch == entry.leader_epoch => {
+                    Some((partition, epoch, isr_size)) if epoch == entry.leader_epoch => {
                         if partition.log.high_watermark() >= entry.required_offset {
                             entry.required_offset = -1;
+                            if isr_size < min_insync {
+                                entry.error = ErrorCode::NotEnoughReplicasAfterAppend;
+                            }
                         } else if now_ms >= delayed.deadline_ms {
                             entry.error = ErrorCode::RequestTimedOut;
                         } else {

@@ -35,6 +35,12 @@ pub struct HostContext<'a, D: LogDisk> {
     pub outbox: &'a mut Outbox,
     /// The broker.
     pub node_id: NodeId,
+    /// Whether the partition's ISR has at least `min.insync.replicas` members now. Coordinator
+    /// writes are acks=all writes: refused while it has not (`NotEnoughReplicas`), and reported
+    /// failed if it shrank below by the time the high watermark passes them
+    /// (`NotEnoughReplicasAfterAppend`), as Kafka's `appendRecords` with `requiredAcks = -1`
+    /// does.
+    pub enough_replicas: bool,
 }
 
 /// A hosted shard of any kind; see [`ShardHost`].
@@ -157,8 +163,12 @@ impl<S: Shard> ShardHost<S> {
     ) {
         let high_watermark = context.log.high_watermark();
         let env = env(context, &self.partition);
+        let enough_replicas = context.enough_replicas;
         while let Some(write) = self.pending_writes.front() {
             let result = match write.end_offset {
+                Ok(end_offset) if end_offset <= high_watermark && !enough_replicas => {
+                    Err(ErrorCode::NotEnoughReplicasAfterAppend)
+                }
                 Ok(end_offset) if end_offset <= high_watermark => Ok(()),
                 Ok(_) => break,
                 Err(error) => Err(error),
@@ -193,6 +203,9 @@ fn append_records<R: serde::Serialize, D: LogDisk>(
     context: &mut HostContext<'_, D>,
     records: &[R],
 ) -> Result<i64, ErrorCode> {
+    if !context.enough_replicas {
+        return Err(ErrorCode::NotEnoughReplicas);
+    }
     let batch = encode_records(records, context.now_ms);
     context
         .log
@@ -469,6 +482,7 @@ mod tests {
             leader_epoch: 3,
             outbox,
             node_id: BROKER,
+            enough_replicas: true,
         }
     }
 
@@ -506,6 +520,48 @@ mod tests {
         assert_eq!(sent.len(), 1);
         assert!(
             matches!(&sent[0].message, crate::protocol::Message::Response(7, Response::OffsetCommit { results }) if results[0].1 == ErrorCode::None)
+        );
+    }
+
+    #[test]
+    fn runtime_refuses_writes_below_min_insync_replicas() {
+        let (mut log, _) = PartitionLog::open(MemoryDisk::new(), LogConfig::default()).unwrap();
+        log.assign_epoch_start_offset(3);
+        let image = MetadataImage::default();
+        let mut outbox = Outbox::new(BROKER);
+        let partition = TopicPartition::new("__consumer_offsets", 0);
+        let mut host = ShardHost::load(
+            partition,
+            CounterShard::default(),
+            &mut context(&mut log, &image, &mut outbox),
+        );
+        let mut short = context(&mut log, &image, &mut outbox);
+        short.enough_replicas = false;
+        host.handle_request(&mut short, CLIENT, 1, commit(5));
+        assert_eq!(
+            log.log_end_offset(),
+            0,
+            "nothing appended while the ISR is too small"
+        );
+        let sent = outbox.take();
+        assert!(
+            matches!(&sent[0].message, crate::protocol::Message::Response(1, Response::OffsetCommit { results }) if results[0].1 == ErrorCode::NotEnoughReplicas)
+        );
+        // Appended with enough replicas, but the ISR shrank before the high watermark passed it.
+        host.handle_request(
+            &mut context(&mut log, &image, &mut outbox),
+            CLIENT,
+            2,
+            commit(7),
+        );
+        log.maybe_increment_high_watermark(1);
+        let mut short = context(&mut log, &image, &mut outbox);
+        short.enough_replicas = false;
+        HostedCoordinator::poll(&mut host, &mut short);
+        assert_eq!(host.shard().total, 0, "not applied");
+        let sent = outbox.take();
+        assert!(
+            matches!(&sent[0].message, crate::protocol::Message::Response(2, Response::OffsetCommit { results }) if results[0].1 == ErrorCode::NotEnoughReplicasAfterAppend)
         );
     }
 

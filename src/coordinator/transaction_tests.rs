@@ -1127,6 +1127,7 @@ fn shard_runs_inside_the_runtime_host_over_a_real_partition_log() {
         leader_epoch: COORDINATOR_EPOCH,
         outbox: &mut outbox,
         node_id: broker(1),
+        enough_replicas: true,
     };
     let shard = TransactionCoordinatorShard::new(shard_partition(), Default::default());
     let mut host: Box<dyn HostedCoordinator<MemoryDisk> + Send> =
@@ -1167,6 +1168,7 @@ fn shard_runs_inside_the_runtime_host_over_a_real_partition_log() {
         leader_epoch: COORDINATOR_EPOCH + 1,
         outbox: &mut outbox,
         node_id: broker(2),
+        enough_replicas: true,
     };
     let shard = TransactionCoordinatorShard::new(shard_partition(), Default::default());
     let host = ShardHost::load(partition, shard, &mut context);
