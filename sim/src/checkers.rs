@@ -512,18 +512,20 @@ impl Checkers {
                 else {
                     continue;
                 };
-                let current = view.broker.partitions().get(&tp).is_some_and(|p| {
+                let Some(high_watermark) = view.broker.partitions().get(&tp).and_then(|p| {
                     matches!(&p.role, Role::Leader(state) if state.leader_epoch == record.leader_epoch)
-                });
-                if !current {
+                        .then(|| p.log.high_watermark())
+                }) else {
                     continue;
-                }
+                };
                 let host = view
                     .broker
                     .hosted_coordinators()
                     .find(|(partition, _)| **partition == tp)
                     .and_then(|(_, host)| host.downcast_ref::<ShardHost<GroupCoordinatorShard>>());
-                let Some(host) = host else {
+                // A new leader's shard replays its uncommitted tail too; only what is
+                // committed counts (a later leader may truncate the rest).
+                let Some(host) = host.filter(|host| host.is_committed(high_watermark)) else {
                     continue;
                 };
                 for group in host.shard().group_ids() {

@@ -4,7 +4,10 @@
 //! [`ShardHost`] owns one shard. It loads it by replaying the partition, feeds it requests,
 //! answers and timeouts, appends the records it asks for through the partition's log (a leader
 //! append with coordinator origin), and completes each write once the partition's high
-//! watermark passes it: replay first, then [`Shard::write_completed`]. [`HostedCoordinator`]
+//! watermark passes it: replay first, then [`Shard::write_completed`]. Loading replays the
+//! whole log, the uncommitted tail included (as Kafka's loader does); until the high watermark
+//! reaches the loaded log end, answers are held back, so no client sees state a later leader
+//! may truncate, and they are dropped if the shard unloads first. [`HostedCoordinator`]
 //! erases the shard type so a broker can host several kinds side by side.
 
 use std::collections::{BTreeMap, VecDeque};
@@ -89,6 +92,14 @@ pub struct ShardHost<S: Shard> {
     shard: S,
     pending_writes: VecDeque<PendingWrite<S::Record>>,
     outstanding: BTreeMap<u64, (u64, i64)>,
+    /// The log end offset when the shard loaded. The records between the high watermark and
+    /// it were replayed but are not committed yet: a new leader's tail that a later leader may
+    /// still truncate.
+    loaded_end_offset: i64,
+    /// Answers held back until the high watermark reaches `loaded_end_offset`, so no client
+    /// learns state that may be truncated away (Kafka's runtime holds every write operation's
+    /// answer until the last written offset commits).
+    deferred_responses: Vec<(NodeId, u64, Response)>,
 }
 
 impl<S: Shard> ShardHost<S> {
@@ -99,6 +110,7 @@ impl<S: Shard> ShardHost<S> {
         mut shard: S,
         context: &mut HostContext<'_, D>,
     ) -> Self {
+        let loaded_end_offset = context.log.log_end_offset();
         for batch in context.log.batches_from(context.log.log_start_offset()) {
             for record in decode_records::<S::Record>(batch) {
                 shard.replay(&record);
@@ -109,6 +121,8 @@ impl<S: Shard> ShardHost<S> {
             shard,
             pending_writes: VecDeque::new(),
             outstanding: BTreeMap::new(),
+            loaded_end_offset,
+            deferred_responses: Vec::new(),
         };
         let mut out = ShardOutput::default();
         {
@@ -119,9 +133,31 @@ impl<S: Shard> ShardHost<S> {
         host
     }
 
-    /// The shard (for checkers).
+    /// The shard (for checkers). Its state includes the uncommitted tail it loaded until
+    /// [`ShardHost::is_committed`] says otherwise.
     pub fn shard(&self) -> &S {
         &self.shard
+    }
+
+    /// Whether everything the shard replayed is committed at `high_watermark`: the tail it
+    /// loaded is below it (the writes since are replayed only once committed).
+    pub fn is_committed(&self, high_watermark: i64) -> bool {
+        high_watermark >= self.loaded_end_offset
+    }
+
+    /// Sends an answer, or holds it back while the loaded tail is uncommitted; releases the
+    /// held-back answers once it is.
+    fn respond<D: LogDisk>(
+        &mut self,
+        context: &mut HostContext<'_, D>,
+        answer: Option<(NodeId, u64, Response)>,
+    ) {
+        self.deferred_responses.extend(answer);
+        if self.is_committed(context.log.high_watermark()) {
+            for (to, correlation_id, response) in self.deferred_responses.drain(..) {
+                context.outbox.respond(to, correlation_id, response);
+            }
+        }
     }
 
     /// Carries out what the shard asked for; loops while completions ask for more.
@@ -131,8 +167,8 @@ impl<S: Shard> ShardHost<S> {
         mut out: ShardOutput<S::Record>,
     ) {
         loop {
-            for (to, correlation_id, response) in out.responses.drain(..) {
-                context.outbox.respond(to, correlation_id, response);
+            for answer in std::mem::take(&mut out.responses) {
+                self.respond(context, Some(answer));
             }
             for (to, request, token) in out.requests.drain(..) {
                 let correlation_id = context.outbox.request(to, request);
@@ -295,6 +331,7 @@ impl<S: Shard + 'static, D: LogDisk> HostedCoordinator<D> for ShardHost<S> {
     }
 
     fn poll(&mut self, context: &mut HostContext<'_, D>) {
+        self.respond(context, None);
         let mut out = ShardOutput::default();
         self.complete_committed_writes(context, &mut out);
         let now_ms = context.now_ms;
@@ -335,6 +372,9 @@ impl<S: Shard + 'static, D: LogDisk> HostedCoordinator<D> for ShardHost<S> {
     }
 
     fn unload(&mut self, outbox: &mut Outbox) {
+        // Held-back answers are dropped: their state may be truncated away, and the clients
+        // retry after their request timeout as they do after any lost answer.
+        self.deferred_responses.clear();
         let mut out = ShardOutput::default();
         self.shard.unloaded(&mut out);
         for (to, correlation_id, response) in out.responses {
@@ -611,5 +651,78 @@ mod tests {
         );
         assert_eq!(reloaded.shard().total, 105);
         assert_eq!(reloaded.shard().replayed, 3);
+    }
+
+    fn fetch() -> Request {
+        Request::OffsetFetch {
+            group_id: "g".into(),
+            partitions: None,
+        }
+    }
+
+    #[test]
+    fn runtime_holds_answers_back_until_the_loaded_tail_commits_and_drops_them_on_unload() {
+        let (mut log, _) = PartitionLog::open(MemoryDisk::new(), LogConfig::default()).unwrap();
+        log.assign_epoch_start_offset(3);
+        let image = MetadataImage::default();
+        let mut outbox = Outbox::new(BROKER);
+        let partition = TopicPartition::new("__consumer_offsets", 0);
+        let mut host = ShardHost::load(
+            partition.clone(),
+            CounterShard::default(),
+            &mut context(&mut log, &image, &mut outbox),
+        );
+        host.handle_request(
+            &mut context(&mut log, &image, &mut outbox),
+            CLIENT,
+            1,
+            commit(7),
+        );
+        outbox.take();
+        // A new leader loads the uncommitted record at offset 0.
+        let mut reloaded = ShardHost::load(
+            partition.clone(),
+            CounterShard::default(),
+            &mut context(&mut log, &image, &mut outbox),
+        );
+        assert!(!reloaded.is_committed(log.high_watermark()));
+        reloaded.handle_request(
+            &mut context(&mut log, &image, &mut outbox),
+            CLIENT,
+            2,
+            fetch(),
+        );
+        assert!(
+            outbox.take().is_empty(),
+            "no answer may show the uncommitted tail"
+        );
+        log.maybe_increment_high_watermark(1);
+        HostedCoordinator::poll(&mut reloaded, &mut context(&mut log, &image, &mut outbox));
+        assert!(reloaded.is_committed(log.high_watermark()));
+        let answers = outbox.take();
+        assert!(
+            matches!(&answers[0].message, crate::protocol::Message::Response(2, Response::OffsetFetch { offsets, .. }) if offsets[0].offset == 7)
+        );
+        // Held-back answers die with the shard: a later leader may truncate what they show.
+        host.handle_request(
+            &mut context(&mut log, &image, &mut outbox),
+            CLIENT,
+            3,
+            commit(1),
+        );
+        outbox.take();
+        let mut third = ShardHost::load(
+            partition,
+            CounterShard::default(),
+            &mut context(&mut log, &image, &mut outbox),
+        );
+        third.handle_request(
+            &mut context(&mut log, &image, &mut outbox),
+            CLIENT,
+            4,
+            fetch(),
+        );
+        HostedCoordinator::<MemoryDisk>::unload(&mut third, &mut outbox);
+        assert!(outbox.take().is_empty());
     }
 }
