@@ -234,7 +234,8 @@ impl<D: LogDisk> PartitionLog<D> {
         let mut stop_index = segment_names.len();
         for (index, (base_offset, name)) in segment_names.iter().enumerate() {
             if expected_offset.is_some_and(|expected| expected != *base_offset) {
-                // A segment that does not continue its predecessor cannot be trusted.
+                // A segment that does not continue its predecessor cannot be trusted: it goes
+                // with every later one.
                 stop_index = index;
                 report.truncation = Some(RecoveryTruncation {
                     segment_file: name.clone(),
@@ -245,8 +246,6 @@ impl<D: LogDisk> PartitionLog<D> {
                         expected_offset.unwrap_or_default()
                     ),
                 });
-                self.disk.delete(name)?;
-                report.deleted_segments.push(name.clone());
                 break;
             }
             let complete = self.recover_segment(*base_offset, name, &mut report)?;
@@ -256,11 +255,9 @@ impl<D: LogDisk> PartitionLog<D> {
                 break;
             }
         }
-        for (_, name) in segment_names.iter().skip(stop_index) {
-            if !report.deleted_segments.contains(name) {
-                self.disk.delete(name)?;
-                report.deleted_segments.push(name.clone());
-            }
+        for (_, name) in &segment_names[stop_index..] {
+            self.disk.delete(name)?;
+            report.deleted_segments.push(name.clone());
         }
         if self.segments.is_empty() {
             let start = checkpointed_start.unwrap_or(0).max(0);
@@ -327,7 +324,6 @@ impl<D: LogDisk> PartitionLog<D> {
     ) -> Result<bool, LogError> {
         let bytes = self.disk.read_file(name)?;
         let total = bytes.len() as u64;
-        let mut reader = BatchReader::new(bytes, 0);
         let mut expected = if self.segments.is_empty() {
             None
         } else {
@@ -335,7 +331,7 @@ impl<D: LogDisk> PartitionLog<D> {
         };
         let mut failure: Option<(u64, String)> = None;
         let mut kept: Vec<StoredBatch> = Vec::new();
-        for item in reader.by_ref() {
+        for item in BatchReader::new(bytes, 0) {
             let (position, batch) = match item {
                 Ok(found) => found,
                 Err(error) => {
@@ -646,19 +642,24 @@ impl<D: LogDisk> PartitionLog<D> {
                 header.producer_id, header.base_sequence
             )));
         }
+        // The offset-delta check rides along with the structural validation so that every
+        // client batch is decoded once; a corrupt record still wins over a misplaced one.
+        let mut index = 0;
+        let mut misplaced = None;
         batch
-            .validate_records(0)
+            .validate_records_with(0, |record| {
+                if misplaced.is_none() && record.offset_delta != index {
+                    misplaced = Some((index, record.offset_delta));
+                }
+                index += 1;
+            })
             .map_err(AppendError::CorruptMessage)?;
-        for (index, record) in batch.records().enumerate() {
-            let record = record.map_err(AppendError::CorruptMessage)?;
-            if record.offset_delta != index as i32 {
-                return Err(AppendError::InvalidRecord(format!(
-                    "record {index} has offset delta {}",
-                    record.offset_delta
-                )));
-            }
+        match misplaced {
+            Some((index, offset_delta)) => Err(AppendError::InvalidRecord(format!(
+                "record {index} has offset delta {offset_delta}"
+            ))),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     fn find_duplicate(&self, batch: &RecordBatch) -> Option<LogAppendInfo> {

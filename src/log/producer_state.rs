@@ -369,25 +369,32 @@ impl AppendValidator<'_> {
         }
     }
 
+    /// The phase the next batch belongs to (the one after the latest MIRROR_PID_RESET).
+    fn current_phase(&mut self) -> &mut Phase {
+        self.phases.last_mut().expect("at least one phase")
+    }
+
     fn working_entry(&mut self, producer_id: i64) -> &mut WorkingEntry {
         let base_visible = self.phases.len() == 1;
         let manager = self.manager;
-        let phase = self.phases.last_mut().expect("at least one phase");
-        phase.entries.entry(producer_id).or_insert_with(|| {
-            let stored = base_visible
-                .then(|| manager.producers.get(&producer_id))
-                .flatten();
-            match stored {
-                Some(entry) => WorkingEntry {
-                    stored_epoch: entry.producer_epoch,
-                    entry: entry.clone(),
-                },
-                None => WorkingEntry {
-                    stored_epoch: NO_PRODUCER_EPOCH,
-                    entry: ProducerStateEntry::empty(producer_id),
-                },
-            }
-        })
+        self.current_phase()
+            .entries
+            .entry(producer_id)
+            .or_insert_with(|| {
+                let stored = base_visible
+                    .then(|| manager.producers.get(&producer_id))
+                    .flatten();
+                match stored {
+                    Some(entry) => WorkingEntry {
+                        stored_epoch: entry.producer_epoch,
+                        entry: entry.clone(),
+                    },
+                    None => WorkingEntry {
+                        stored_epoch: NO_PRODUCER_EPOCH,
+                        entry: ProducerStateEntry::empty(producer_id),
+                    },
+                }
+            })
     }
 
     fn append_data_batch(&mut self, batch: &RecordBatch) -> Result<(), ProducerStateError> {
@@ -438,11 +445,7 @@ impl AppendValidator<'_> {
             None
         };
         if let Some(txn) = started {
-            self.phases
-                .last_mut()
-                .expect("at least one phase")
-                .txn_events
-                .push(TxnEvent::Started(txn));
+            self.current_phase().txn_events.push(TxnEvent::Started(txn));
         }
         Ok(())
     }
@@ -485,9 +488,7 @@ impl AppendValidator<'_> {
         entry.current_txn_first_offset = None;
         entry.last_timestamp = header.max_timestamp;
         if let Some(txn) = completed {
-            self.phases
-                .last_mut()
-                .expect("at least one phase")
+            self.current_phase()
                 .txn_events
                 .push(TxnEvent::Completed(txn));
         }

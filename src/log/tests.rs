@@ -5,8 +5,8 @@ use bytes::Bytes;
 use super::*;
 use crate::client::{completed_fetch, IsolationLevel};
 use crate::record::{
-    end_transaction_marker, mirror_pid_reset, BatchBuilder, MarkerProducer, RecordBatch,
-    TimestampType,
+    encode_batch, end_transaction_marker, mirror_pid_reset, BatchBuilder, MarkerProducer,
+    RecordBatch, TimestampType, LOG_OVERHEAD,
 };
 
 const T0: i64 = 1_700_000_000_000;
@@ -190,6 +190,35 @@ fn client_produce_rules_reject_malformed_batches() {
         .read_file(&segment_file_name(0))
         .unwrap()
         .is_empty());
+}
+
+#[test]
+fn client_records_must_carry_their_offset_delta_and_corruption_is_reported_first() {
+    let mut log = empty_log();
+    let batch = data_batch(1, 0, 0, 3);
+    let mut records: Vec<_> = batch.records().map(Result::unwrap).collect();
+    records.swap(1, 2);
+    let misplaced = encode_batch(batch.header(), &records);
+    match produce(&mut log, &misplaced) {
+        Err(AppendError::InvalidRecord(reason)) => {
+            assert_eq!(reason, "record 1 has offset delta 2")
+        }
+        other => panic!("expected INVALID_RECORD, got {other:?}"),
+    }
+    // The same batch with one stray byte after its records (length and CRC made consistent):
+    // the structural error wins over the misplaced record.
+    let mut bytes = misplaced.bytes().to_vec();
+    bytes.push(0);
+    let batch_length = (bytes.len() - LOG_OVERHEAD) as i32;
+    bytes[8..12].copy_from_slice(&batch_length.to_be_bytes());
+    let crc = crc32c::crc32c(&bytes[21..]);
+    bytes[17..21].copy_from_slice(&crc.to_be_bytes());
+    let trailing = RecordBatch::decode(&Bytes::from(bytes), 0).expect("header and CRC are valid");
+    assert!(matches!(
+        produce(&mut log, &trailing),
+        Err(AppendError::CorruptMessage(_))
+    ));
+    assert_eq!(log.log_end_offset(), 0, "rejected produces write nothing");
 }
 
 #[test]

@@ -337,6 +337,16 @@ impl RecordBatch {
     /// the bytes it uses, header counts are sane, exactly `recordsCount` records are present and
     /// no bytes follow them.
     pub fn validate_records(&self, position: u64) -> Result<(), RecordError> {
+        self.validate_records_with(position, |_| {})
+    }
+
+    /// [`RecordBatch::validate_records`], handing every decoded record to `inspect` on the way,
+    /// so that a caller with checks of its own on the records decodes them only once.
+    pub fn validate_records_with(
+        &self,
+        position: u64,
+        mut inspect: impl FnMut(&Record),
+    ) -> Result<(), RecordError> {
         if self.header.records_count < 0 {
             return Err(RecordError::corrupt_record(
                 position + 57,
@@ -345,7 +355,7 @@ impl RecordBatch {
         }
         let mut records = self.records_at(position);
         for record in records.by_ref() {
-            record?;
+            inspect(&record?);
         }
         if records.cursor != self.bytes.len() {
             return Err(RecordError::corrupt_record(
