@@ -4,196 +4,126 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-/// A Kafka protocol error code. `None` is success.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub enum ErrorCode {
+/// Declares [`ErrorCode`] and both directions of its numeric mapping from one table, so that a
+/// code added to one direction cannot be missing from the other.
+macro_rules! error_codes {
+    ($($(#[$doc:meta])* $name:ident = $code:literal,)*) => {
+        /// A Kafka protocol error code. `None` is success.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+        pub enum ErrorCode {
+            $($(#[$doc])* $name,)*
+            /// Any other code, kept as its number.
+            Other(i16),
+        }
+
+        impl ErrorCode {
+            /// The numeric Kafka code.
+            pub fn code(self) -> i16 {
+                match self {
+                    $(Self::$name => $code,)*
+                    Self::Other(code) => code,
+                }
+            }
+
+            /// The code for a numeric value.
+            pub fn from_code(code: i16) -> Self {
+                match code {
+                    $($code => Self::$name,)*
+                    other => Self::Other(other),
+                }
+            }
+        }
+    };
+}
+
+error_codes! {
     /// 0: success.
-    None,
+    None = 0,
     /// 1: the offset is outside the partition's log.
-    OffsetOutOfRange,
+    OffsetOutOfRange = 1,
     /// 2: the batch failed its CRC or structure check.
-    CorruptMessage,
+    CorruptMessage = 2,
     /// 3: the topic or partition does not exist on this broker.
-    UnknownTopicOrPartition,
+    UnknownTopicOrPartition = 3,
     /// 6: this broker is not the leader (or a follower) of the partition.
-    NotLeaderOrFollower,
+    NotLeaderOrFollower = 6,
     /// 7: the request did not complete in time (e.g. acks=all waiting for the ISR).
-    RequestTimedOut,
+    RequestTimedOut = 7,
     /// 10: the batch exceeds `max.message.bytes`.
-    MessageTooLarge,
+    MessageTooLarge = 10,
     /// 17: the topic name is not a legal Kafka topic name.
-    InvalidTopic,
+    InvalidTopic = 17,
     /// 19: the ISR is smaller than `min.insync.replicas`; nothing was appended.
-    NotEnoughReplicas,
+    NotEnoughReplicas = 19,
     /// 20: appended, but the ISR shrank below `min.insync.replicas` before it was replicated.
-    NotEnoughReplicasAfterAppend,
+    NotEnoughReplicasAfterAppend = 20,
     /// 36: a topic with this name (or id) already exists.
-    TopicAlreadyExists,
+    TopicAlreadyExists = 36,
     /// 37: the partition count is not positive.
-    InvalidPartitions,
+    InvalidPartitions = 37,
     /// 38: the replication factor is not positive or exceeds the live brokers.
-    InvalidReplicationFactor,
+    InvalidReplicationFactor = 38,
     /// 40: a configuration entry is duplicated or has an illegal value.
-    InvalidConfig,
+    InvalidConfig = 40,
     /// 41: the receiver is not the active controller.
-    NotController,
+    NotController = 41,
     /// 42: the request is malformed (e.g. an ISR that is not a subset of the replicas).
-    InvalidRequest,
+    InvalidRequest = 42,
     /// 45: the batch's sequence does not follow the producer's last one.
-    OutOfOrderSequenceNumber,
+    OutOfOrderSequenceNumber = 45,
     /// 47: the producer epoch is older than the partition knows.
-    InvalidProducerEpoch,
+    InvalidProducerEpoch = 47,
     /// 48: a transaction-state rule was broken.
-    InvalidTxnState,
+    InvalidTxnState = 48,
     /// 52: a transaction marker came from an older coordinator.
-    TransactionCoordinatorFenced,
+    TransactionCoordinatorFenced = 52,
     /// 56: the broker's disk failed.
-    KafkaStorageError,
+    KafkaStorageError = 56,
     /// 74: the request's leader epoch is older than the partition's.
-    FencedLeaderEpoch,
+    FencedLeaderEpoch = 74,
     /// 75: the request's leader epoch is newer than this broker knows.
-    UnknownLeaderEpoch,
+    UnknownLeaderEpoch = 75,
     /// 77: the broker epoch in the request is stale.
-    StaleBrokerEpoch,
+    StaleBrokerEpoch = 77,
     /// 78: the offset is not yet available (the high watermark lags the epoch start).
-    OffsetNotAvailable,
+    OffsetNotAvailable = 78,
     /// 87: the batch breaks a produce rule.
-    InvalidRecord,
+    InvalidRecord = 87,
     /// 89: the broker is fenced or not registered.
-    BrokerIdNotRegistered,
+    BrokerIdNotRegistered = 89,
     /// 90: a newer producer with the same transactional id fenced this one.
-    ProducerFenced,
+    ProducerFenced = 90,
     /// 99: the partition epoch in an AlterPartition request is stale.
-    InvalidUpdateVersion,
+    InvalidUpdateVersion = 99,
     /// 101: a registration came from a broker incarnation that is no longer current.
-    DuplicateBrokerRegistration,
+    DuplicateBrokerRegistration = 101,
     /// 107: a proposed ISR member is fenced or not registered (KIP-841).
-    IneligibleReplica,
+    IneligibleReplica = 107,
     /// 14: the coordinator is loading its state.
-    CoordinatorLoadInProgress,
+    CoordinatorLoadInProgress = 14,
     /// 15: no coordinator is available (its internal partition has no leader or does not exist yet).
-    CoordinatorNotAvailable,
+    CoordinatorNotAvailable = 15,
     /// 16: this broker is not the coordinator for the key.
-    NotCoordinator,
+    NotCoordinator = 16,
     /// 25: the member is not in the group (also the answer to an admin offset write to a group with members).
-    UnknownMemberId,
+    UnknownMemberId = 25,
     /// 49: the producer id does not match the transactional id.
-    InvalidProducerIdMapping,
+    InvalidProducerIdMapping = 49,
     /// 50: the transaction timeout is out of range.
-    InvalidTransactionTimeout,
+    InvalidTransactionTimeout = 50,
     /// 51: the previous transaction is still completing; retry.
-    ConcurrentTransactions,
+    ConcurrentTransactions = 51,
     /// 68: the group still has members.
-    NonEmptyGroup,
+    NonEmptyGroup = 68,
     /// 69: the group does not exist.
-    GroupIdNotFound,
+    GroupIdNotFound = 69,
     /// 110: the member's epoch is stale (KIP-848).
-    FencedMemberEpoch,
+    FencedMemberEpoch = 110,
     /// 100: no topic with this id.
-    UnknownTopicId,
-    /// Any other code, kept as its number.
-    Other(i16),
+    UnknownTopicId = 100,
 }
 
 impl ErrorCode {
-    /// The numeric Kafka code.
-    pub fn code(self) -> i16 {
-        match self {
-            Self::None => 0,
-            Self::OffsetOutOfRange => 1,
-            Self::CorruptMessage => 2,
-            Self::UnknownTopicOrPartition => 3,
-            Self::NotLeaderOrFollower => 6,
-            Self::RequestTimedOut => 7,
-            Self::MessageTooLarge => 10,
-            Self::InvalidTopic => 17,
-            Self::NotEnoughReplicas => 19,
-            Self::NotEnoughReplicasAfterAppend => 20,
-            Self::TopicAlreadyExists => 36,
-            Self::InvalidPartitions => 37,
-            Self::InvalidReplicationFactor => 38,
-            Self::InvalidConfig => 40,
-            Self::NotController => 41,
-            Self::InvalidRequest => 42,
-            Self::OutOfOrderSequenceNumber => 45,
-            Self::InvalidProducerEpoch => 47,
-            Self::InvalidTxnState => 48,
-            Self::TransactionCoordinatorFenced => 52,
-            Self::KafkaStorageError => 56,
-            Self::FencedLeaderEpoch => 74,
-            Self::UnknownLeaderEpoch => 75,
-            Self::StaleBrokerEpoch => 77,
-            Self::OffsetNotAvailable => 78,
-            Self::InvalidRecord => 87,
-            Self::BrokerIdNotRegistered => 89,
-            Self::ProducerFenced => 90,
-            Self::InvalidUpdateVersion => 99,
-            Self::DuplicateBrokerRegistration => 101,
-            Self::IneligibleReplica => 107,
-            Self::CoordinatorLoadInProgress => 14,
-            Self::CoordinatorNotAvailable => 15,
-            Self::NotCoordinator => 16,
-            Self::UnknownMemberId => 25,
-            Self::InvalidProducerIdMapping => 49,
-            Self::InvalidTransactionTimeout => 50,
-            Self::ConcurrentTransactions => 51,
-            Self::NonEmptyGroup => 68,
-            Self::GroupIdNotFound => 69,
-            Self::FencedMemberEpoch => 110,
-            Self::UnknownTopicId => 100,
-            Self::Other(code) => code,
-        }
-    }
-
-    /// The code for a numeric value.
-    pub fn from_code(code: i16) -> Self {
-        match code {
-            0 => Self::None,
-            1 => Self::OffsetOutOfRange,
-            2 => Self::CorruptMessage,
-            3 => Self::UnknownTopicOrPartition,
-            6 => Self::NotLeaderOrFollower,
-            7 => Self::RequestTimedOut,
-            10 => Self::MessageTooLarge,
-            17 => Self::InvalidTopic,
-            19 => Self::NotEnoughReplicas,
-            20 => Self::NotEnoughReplicasAfterAppend,
-            36 => Self::TopicAlreadyExists,
-            37 => Self::InvalidPartitions,
-            38 => Self::InvalidReplicationFactor,
-            40 => Self::InvalidConfig,
-            41 => Self::NotController,
-            42 => Self::InvalidRequest,
-            45 => Self::OutOfOrderSequenceNumber,
-            47 => Self::InvalidProducerEpoch,
-            48 => Self::InvalidTxnState,
-            52 => Self::TransactionCoordinatorFenced,
-            56 => Self::KafkaStorageError,
-            74 => Self::FencedLeaderEpoch,
-            75 => Self::UnknownLeaderEpoch,
-            77 => Self::StaleBrokerEpoch,
-            78 => Self::OffsetNotAvailable,
-            87 => Self::InvalidRecord,
-            89 => Self::BrokerIdNotRegistered,
-            90 => Self::ProducerFenced,
-            99 => Self::InvalidUpdateVersion,
-            101 => Self::DuplicateBrokerRegistration,
-            107 => Self::IneligibleReplica,
-            14 => Self::CoordinatorLoadInProgress,
-            15 => Self::CoordinatorNotAvailable,
-            16 => Self::NotCoordinator,
-            25 => Self::UnknownMemberId,
-            49 => Self::InvalidProducerIdMapping,
-            50 => Self::InvalidTransactionTimeout,
-            51 => Self::ConcurrentTransactions,
-            68 => Self::NonEmptyGroup,
-            69 => Self::GroupIdNotFound,
-            110 => Self::FencedMemberEpoch,
-            100 => Self::UnknownTopicId,
-            other => Self::Other(other),
-        }
-    }
-
     /// Whether this is success.
     pub fn is_none(self) -> bool {
         self == Self::None
