@@ -200,6 +200,14 @@ impl MProducer {
         self.recent.last().map_or(-1, |r| r.last_seq)
     }
 
+    /// A batch or marker of another epoch: its remembered batches belong to the old epoch.
+    fn adopt_epoch(&mut self, epoch: i16) {
+        if self.epoch != epoch {
+            self.epoch = epoch;
+            self.recent.clear();
+        }
+    }
+
     fn from_impl(entry: &ProducerStateEntry) -> Self {
         Self {
             epoch: entry.producer_epoch,
@@ -267,10 +275,7 @@ impl Derived {
                     txn,
                 } => {
                     let p = d.producers.entry(pid).or_insert_with(MProducer::unknown);
-                    if p.epoch != epoch {
-                        p.epoch = epoch;
-                        p.recent.clear();
-                    }
+                    p.adopt_epoch(epoch);
                     p.recent.push(Recent {
                         first_seq,
                         last_seq: seq_add(first_seq, (b.len - 1) as i32),
@@ -324,10 +329,7 @@ impl Derived {
                         d.txns[i].aborted = !commit;
                     }
                     let p = d.producers.entry(pid).or_insert_with(MProducer::unknown);
-                    if p.epoch != epoch {
-                        p.epoch = epoch;
-                        p.recent.clear();
-                    }
+                    p.adopt_epoch(epoch);
                     p.coord = coord;
                     p.open_txn = None;
                     p.last_ts = b.max_ts;
@@ -556,6 +558,19 @@ enum EpochChoice {
     Exactly(i16),
 }
 
+impl EpochChoice {
+    /// The epoch to send, given the producer's known epoch (0 for an unknown producer).
+    fn resolve(self, known: Option<&MProducer>) -> i16 {
+        let base_epoch = known.map_or(0, |p| p.epoch);
+        match self {
+            EpochChoice::Keep => base_epoch,
+            EpochChoice::Bump => base_epoch + 1,
+            EpochChoice::Lower => (base_epoch - 1).max(0),
+            EpochChoice::Exactly(e) => e,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy)]
 enum SeqChoice {
     Next,
@@ -770,13 +785,7 @@ impl Harness {
                 let sent = match retry.clone() {
                     Some(sent) => sent,
                     None => {
-                        let base_epoch = known.map_or(0, |p| p.epoch);
-                        let epoch = match epoch {
-                            EpochChoice::Keep => base_epoch,
-                            EpochChoice::Bump => base_epoch + 1,
-                            EpochChoice::Lower => (base_epoch - 1).max(0),
-                            EpochChoice::Exactly(e) => e,
-                        };
+                        let epoch = epoch.resolve(known);
                         let next = match known {
                             Some(p) if p.epoch == epoch && p.last_seq() >= 0 => {
                                 seq_add(p.last_seq(), 1)
@@ -850,13 +859,7 @@ impl Harness {
             } => {
                 let pid = self.pid(pid);
                 let known = d.producers.get(&pid);
-                let base_epoch = known.map_or(0, |p| p.epoch);
-                let epoch = match epoch {
-                    EpochChoice::Keep => base_epoch,
-                    EpochChoice::Bump => base_epoch + 1,
-                    EpochChoice::Lower => (base_epoch - 1).max(0),
-                    EpochChoice::Exactly(e) => e,
-                };
+                let epoch = epoch.resolve(known);
                 let coord = (known.map_or(0, |p| p.coord.max(0)) + coord_delta).max(0);
                 let batch = end_transaction_marker(
                     MarkerProducer {
@@ -1019,8 +1022,8 @@ impl Harness {
         assert_eq!(epoch_entries(log), model.epochs, "{ctx}: epoch cache");
         assert_eq!(
             log.to_segment_bytes(),
-            concat(log.batches()),
-            "{ctx}: segment bytes"
+            segment_files_bytes(log.disk()),
+            "{ctx}: retained batches vs the segment files on disk"
         );
         let layout: Vec<(i64, i64, i32, bool)> = log
             .batches()
@@ -1127,10 +1130,11 @@ fn epoch_entries_with_data(log: &PartitionLog<MemoryDisk>) -> Vec<(i32, i64)> {
         .collect()
 }
 
-fn concat<'a>(batches: impl Iterator<Item = &'a RecordBatch>) -> Bytes {
+/// The segment files on `disk` (flushed or not), concatenated in base-offset order.
+fn segment_files_bytes(disk: &MemoryDisk) -> Bytes {
     let mut out = Vec::new();
-    for batch in batches {
-        out.extend_from_slice(batch.bytes());
+    for (_, name) in segment_files(disk) {
+        out.extend_from_slice(&disk.read_file(&name).expect("listed file"));
     }
     Bytes::from(out)
 }
@@ -1210,19 +1214,24 @@ fn segment_base(name: &str) -> Option<i64> {
         .flatten()
 }
 
-/// The longest valid prefix of batches on `disk`: segments in base-offset order, each starting
-/// where the previous one ended, batches CRC-valid and offset-contiguous from the first
-/// segment's base.
-fn surviving_prefix(disk: &MemoryDisk) -> Vec<Bytes> {
+/// `(base offset, file name)` of the segment files on `disk`, in base-offset order.
+fn segment_files(disk: &MemoryDisk) -> Vec<(i64, String)> {
     let mut segments: Vec<(i64, String)> = disk
         .list_files()
         .into_iter()
         .filter_map(|name| segment_base(&name).map(|base| (base, name)))
         .collect();
     segments.sort();
+    segments
+}
+
+/// The longest valid prefix of batches on `disk`: segments in base-offset order, each starting
+/// where the previous one ended, batches CRC-valid and offset-contiguous from the first
+/// segment's base.
+fn surviving_prefix(disk: &MemoryDisk) -> Vec<Bytes> {
     let mut out = Vec::new();
     let mut expected: Option<i64> = None;
-    for (base, name) in segments {
+    for (base, name) in segment_files(disk) {
         if expected.is_some_and(|e| e != base) {
             break;
         }
@@ -1393,12 +1402,9 @@ proptest! {
                 .cloned()
                 .collect();
             let ctx = format!("follower at {}", follower.log_end_offset());
-            check_producers(&ctx, &follower, &Derived::of(&held));
-            assert_index_matches(
-                &ctx,
-                &aborted_index(&follower),
-                &Derived::of(&held).index
-            );
+            let replay = Derived::of(&held);
+            check_producers(&ctx, &follower, &replay);
+            assert_index_matches(&ctx, &aborted_index(&follower), &replay.index);
         }
         follower.update_high_watermark(leader.log.high_watermark());
         assert_same_replica("follower vs leader", &leader.log, &follower);
@@ -1495,9 +1501,9 @@ proptest! {
             &recovered
         );
         // And the model's replay of the same prefix.
-        let held = &model.batches[..prefix.len()];
-        check_producers("recovered vs model", &recovered, &Derived::of(held));
-        prop_assert_eq!(aborted_index(&recovered), Derived::of(held).index);
+        let replay = Derived::of(&model.batches[..prefix.len()]);
+        check_producers("recovered vs model", &recovered, &replay);
+        prop_assert_eq!(aborted_index(&recovered), replay.index);
         // The recovered log takes new appends at its LEO.
         let mut recovered = recovered;
         let (recs, timestamps) = records_of(2, -1, 0, 1);
