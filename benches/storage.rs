@@ -23,7 +23,8 @@ const RUNS: usize = 5;
 
 fn main() {
     let batches = build_batches();
-    let buffer = concatenate(&batches);
+    let stamped = stamp_offsets(&batches);
+    let buffer = concatenate(&stamped);
     let megabytes = buffer.len() as f64 / (1024.0 * 1024.0);
     println!("buffer: {BATCHES} batches x {RECORDS_PER_BATCH} records = {megabytes:.1} MiB");
 
@@ -64,7 +65,6 @@ fn main() {
         decode_records.as_secs_f64() / crc.as_secs_f64()
     );
 
-    let stamped = stamp_offsets(&batches);
     let validation = best_of(|| {
         let mut state = ProducerStateManager::new(0);
         for batch in &stamped {
@@ -132,9 +132,10 @@ fn stamp_offsets(batches: &[RecordBatch]) -> Vec<RecordBatch> {
         .collect()
 }
 
-fn concatenate(batches: &[RecordBatch]) -> Bytes {
+/// The stamped batches as one segment buffer.
+fn concatenate(stamped: &[RecordBatch]) -> Bytes {
     let mut out = Vec::new();
-    for (index, batch) in stamp_offsets(batches).iter().enumerate() {
+    for (index, batch) in stamped.iter().enumerate() {
         debug_assert_eq!(batch.base_offset(), (index * RECORDS_PER_BATCH) as i64);
         out.extend_from_slice(batch.bytes());
     }
