@@ -3,10 +3,11 @@
 //!
 //! Contract (Kafka's `GroupMetadataManager` and `OffsetMetadataManager`, reduced):
 //! - **Ownership.** A request whose group id hashes to another partition of
-//!   [`CONSUMER_OFFSETS_TOPIC`] ([`partition_for`] over the partition count in the metadata
-//!   image) is answered `NotCoordinator`, as is every request after [`Shard::unloaded`], and
-//!   every request still waiting for a write when the shard is unloaded. A request before
-//!   [`Shard::loaded`] is answered `CoordinatorLoadInProgress`.
+//!   `__consumer_offsets` ([`ShardEnv::owns_key`]) is answered `NotCoordinator`, as is every
+//!   request after [`Shard::unloaded`], and every request still waiting for a write when the
+//!   shard is unloaded. A request before [`Shard::loaded`] is answered
+//!   `CoordinatorLoadInProgress`, and one while the metadata image has no `__consumer_offsets`
+//!   partitions `CoordinatorNotAvailable`.
 //! - **Persisted state** ("write, then apply": it changes only in [`Shard::replay`]): per group
 //!   its members with their subscriptions, the group epoch, the member-index counter and the
 //!   committed offsets; the record format is [`GroupRecord`]. Every answer that depends on a
@@ -83,7 +84,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use super::{partition_for, Shard, ShardEnv, ShardOutput, ShardWrite, CONSUMER_OFFSETS_TOPIC};
+use super::{partition_count, Shard, ShardEnv, ShardOutput, ShardWrite};
 use crate::metadata::MetadataImage;
 use crate::protocol::{
     CommittedOffset, ErrorCode, GroupDescription, NodeId, OffsetCommitEntry, Request, Response,
@@ -367,17 +368,11 @@ impl GroupCoordinatorShard {
         if !self.loaded {
             return Some(ErrorCode::CoordinatorLoadInProgress);
         }
-        let partitions = env
-            .image
-            .topic_ids
-            .get(CONSUMER_OFFSETS_TOPIC)
-            .and_then(|topic_id| env.image.topics.get(topic_id))
-            .map_or(0, |topic| topic.partitions.len() as i32);
-        if partitions == 0 {
-            return Some(ErrorCode::CoordinatorNotAvailable);
+        match env.owns_key(group_id) {
+            None => Some(ErrorCode::CoordinatorNotAvailable),
+            Some(false) => Some(ErrorCode::NotCoordinator),
+            Some(true) => None,
         }
-        (partition_for(group_id, partitions) != env.partition.partition)
-            .then_some(ErrorCode::NotCoordinator)
     }
 
     fn member_runtime(&mut self, group_id: &str, member_id: &str) -> Option<&mut MemberRuntime> {
@@ -845,15 +840,6 @@ fn member_index_of(group_id: &str, member_id: &str) -> u64 {
         .and_then(|rest| rest.strip_prefix("-member-"))
         .and_then(|index| index.parse().ok())
         .expect("member ids are made by this shard")
-}
-
-/// The partition count of `topic` in `image` (0 if unknown).
-fn partition_count(image: &MetadataImage, topic: &str) -> i32 {
-    image
-        .topic_ids
-        .get(topic)
-        .and_then(|topic_id| image.topics.get(topic_id))
-        .map_or(0, |topic| topic.partitions.len() as i32)
 }
 
 /// The range assignor: per topic, its subscribers in member-id order get consecutive ranges,

@@ -4,6 +4,7 @@
 //! new shard that replays every committed record.
 
 use super::*;
+use crate::coordinator::{partition_for, CONSUMER_OFFSETS_TOPIC};
 use crate::metadata::{MetadataRecord, PartitionRecord};
 use crate::protocol::{BrokerId, ClientKind, ClusterIndex, TopicId};
 
@@ -54,6 +55,18 @@ fn image(offsets_partitions: i32, topics: &[(&str, i32)]) -> MetadataImage {
         }
     }
     image
+}
+
+/// The shard's environment at `now_ms` (from the runtime's fields, so that the shard can be
+/// borrowed mutably beside it).
+fn env<'a>(now_ms: i64, image: &'a MetadataImage, partition: &'a TopicPartition) -> ShardEnv<'a> {
+    ShardEnv {
+        now_ms,
+        image,
+        coordinator_epoch: 0,
+        node_id: BROKER,
+        partition,
+    }
 }
 
 /// What a heartbeat answered.
@@ -110,15 +123,17 @@ impl Runtime {
         for record in self.log.clone() {
             self.shard.replay(&record);
         }
+        self.call(|shard, env, out| shard.loaded(env, out));
+    }
+
+    /// Calls the shard through the trait and carries out what it asked for.
+    fn call(
+        &mut self,
+        action: impl FnOnce(&mut GroupCoordinatorShard, &ShardEnv<'_>, &mut ShardOutput<GroupRecord>),
+    ) {
         let mut out = ShardOutput::default();
-        let env = ShardEnv {
-            now_ms: self.now_ms,
-            image: &self.image,
-            coordinator_epoch: 0,
-            node_id: BROKER,
-            partition: &self.partition,
-        };
-        self.shard.loaded(&env, &mut out);
+        let env = env(self.now_ms, &self.image, &self.partition);
+        action(&mut self.shard, &env, &mut out);
         self.carry_out(out);
     }
 
@@ -140,13 +155,7 @@ impl Runtime {
             self.responses.extend(out.responses);
             for write in out.writes {
                 let mut next = ShardOutput::default();
-                let env = ShardEnv {
-                    now_ms: self.now_ms,
-                    image: &self.image,
-                    coordinator_epoch: 0,
-                    node_id: BROKER,
-                    partition: &self.partition,
-                };
+                let env = env(self.now_ms, &self.image, &self.partition);
                 if let Some(error) = self.fail_writes {
                     self.shard
                         .write_completed(&env, write.write_id, Err(error), &mut next);
@@ -181,17 +190,7 @@ impl Runtime {
     fn send(&mut self, from: NodeId, request: Request) -> Option<Response> {
         let correlation_id = self.next_correlation_id;
         self.next_correlation_id += 1;
-        let mut out = ShardOutput::default();
-        let env = ShardEnv {
-            now_ms: self.now_ms,
-            image: &self.image,
-            coordinator_epoch: 0,
-            node_id: BROKER,
-            partition: &self.partition,
-        };
-        self.shard
-            .handle_request(&env, from, correlation_id, request, &mut out);
-        self.carry_out(out);
+        self.call(|shard, env, out| shard.handle_request(env, from, correlation_id, request, out));
         self.answer(correlation_id)
     }
 
@@ -212,16 +211,7 @@ impl Runtime {
             .poll_timeout()
             .is_some_and(|deadline| deadline <= now_ms)
         {
-            let mut out = ShardOutput::default();
-            let env = ShardEnv {
-                now_ms: self.now_ms,
-                image: &self.image,
-                coordinator_epoch: 0,
-                node_id: BROKER,
-                partition: &self.partition,
-            };
-            self.shard.handle_timeout(&env, &mut out);
-            self.carry_out(out);
+            self.call(|shard, env, out| shard.handle_timeout(env, out));
         }
     }
 
@@ -238,21 +228,7 @@ impl Runtime {
             member_epoch,
             subscribed_topics: topics.map(|topics| topics.iter().map(|t| t.to_string()).collect()),
         };
-        match self.send(from, request)? {
-            Response::ConsumerGroupHeartbeat {
-                error,
-                member_id,
-                member_epoch,
-                assignment,
-                ..
-            } => Some(Beat {
-                error,
-                member_id,
-                member_epoch,
-                assignment,
-            }),
-            other => panic!("expected a heartbeat answer, got {other:?}"),
-        }
+        self.send(from, request).map(beat_of)
     }
 
     /// Joins group `g` subscribed to `orders`; the answer must be immediate.

@@ -57,6 +57,15 @@ pub fn partition_for(key: &str, partitions: i32) -> i32 {
     abs % partitions
 }
 
+/// The partition count of `topic` in `image` (0 while the image does not have it).
+pub fn partition_count(image: &MetadataImage, topic: &str) -> i32 {
+    image
+        .topic_ids
+        .get(topic)
+        .and_then(|topic_id| image.topics.get(topic_id))
+        .map_or(0, |topic| topic.partitions.len() as i32)
+}
+
 /// The shard a broker hosts for a partition it leads, loaded from that partition's log, or
 /// `None` when the partition belongs to no coordinator.
 pub fn host_for<D: crate::log::LogDisk>(
@@ -100,6 +109,17 @@ pub struct ShardEnv<'a> {
     pub node_id: NodeId,
     /// The shard's partition of the internal topic.
     pub partition: &'a TopicPartition,
+}
+
+impl ShardEnv<'_> {
+    /// Whether `key` hashes ([`partition_for`]) to the shard's partition under the partition
+    /// count the image has for the shard's topic; `None` while the image has no partitions of
+    /// that topic. Every shard answers requests for keys it does not own with
+    /// `NotCoordinator`; what it answers for `None` is its own choice.
+    pub fn owns_key(&self, key: &str) -> Option<bool> {
+        let partitions = partition_count(self.image, &self.partition.topic);
+        (partitions > 0).then(|| partition_for(key, partitions) == self.partition.partition)
+    }
 }
 
 /// Records to append as one batch; `write_id` comes back in [`Shard::write_completed`].
@@ -208,5 +228,53 @@ mod tests {
             let partition = partition_for(key, 50);
             assert!((0..50).contains(&partition), "{key} → {partition}");
         }
+    }
+
+    #[test]
+    fn shard_owns_the_keys_that_hash_to_its_partition_once_the_topic_exists() {
+        use crate::metadata::{MetadataRecord, PartitionRecord};
+        use crate::protocol::{BrokerId, ClusterIndex, TopicId};
+
+        let mut image = MetadataImage::default();
+        let topic_id = TopicId(1);
+        image.apply(
+            0,
+            &MetadataRecord::Topic {
+                name: TRANSACTION_STATE_TOPIC.into(),
+                topic_id,
+            },
+        );
+        for partition in 0..3 {
+            let record = MetadataRecord::Partition(PartitionRecord {
+                topic_id,
+                partition,
+                replicas: vec![BrokerId(1)],
+                isr: vec![BrokerId(1)],
+                leader: Some(BrokerId(1)),
+                leader_epoch: 0,
+                partition_epoch: 0,
+            });
+            image.apply(1 + i64::from(partition), &record);
+        }
+        let home = TopicPartition::new(TRANSACTION_STATE_TOPIC, partition_for("txn-1", 3));
+        let env = ShardEnv {
+            now_ms: 0,
+            image: &image,
+            coordinator_epoch: 0,
+            node_id: NodeId::Broker(ClusterIndex(0), BrokerId(1)),
+            partition: &home,
+        };
+        assert_eq!(env.owns_key("txn-1"), Some(true));
+        let foreign = ["a", "b", "c", "d"]
+            .into_iter()
+            .find(|key| partition_for(key, 3) != home.partition)
+            .expect("some key hashes elsewhere");
+        assert_eq!(env.owns_key(foreign), Some(false));
+        let empty = MetadataImage::default();
+        let before_the_topic = ShardEnv {
+            image: &empty,
+            ..env
+        };
+        assert_eq!(before_the_topic.owns_key("txn-1"), None);
     }
 }

@@ -65,7 +65,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use super::{partition_for, Shard, ShardEnv, ShardOutput, ShardWrite, TRANSACTION_STATE_TOPIC};
+use super::{Shard, ShardEnv, ShardOutput, ShardWrite, TRANSACTION_STATE_TOPIC};
 use crate::protocol::{BrokerId, ErrorCode, NodeId, Request, Response, TopicPartition, TxnMarker};
 
 /// First producer id of shard 0's range (2^40).
@@ -386,8 +386,13 @@ impl TransactionCoordinatorShard {
         }
     }
 
-    /// NOT_COORDINATOR unless `transactional_id` belongs to this shard's partition.
-    fn check_coordinator(&self, env: &ShardEnv<'_>, transactional_id: &str) -> ErrorCode {
+    /// NOT_COORDINATOR unless `transactional_id` belongs to this shard's partition (also while
+    /// the image has no `__transaction_state` partitions).
+    fn check_coordinator(
+        &self,
+        env: &ShardEnv<'_>,
+        transactional_id: &str,
+    ) -> Result<(), ErrorCode> {
         assert_eq!(
             env.partition.topic, TRANSACTION_STATE_TOPIC,
             "a transaction shard on another topic"
@@ -396,16 +401,9 @@ impl TransactionCoordinatorShard {
             env.partition.partition, self.partition_index,
             "the shard was built for another partition"
         );
-        let partitions = env
-            .image
-            .topic_ids
-            .get(TRANSACTION_STATE_TOPIC)
-            .and_then(|topic_id| env.image.topics.get(topic_id))
-            .map_or(0, |topic| topic.partitions.len() as i32);
-        if partitions > 0 && partition_for(transactional_id, partitions) == self.partition_index {
-            ErrorCode::None
-        } else {
-            ErrorCode::NotCoordinator
+        match env.owns_key(transactional_id) {
+            Some(true) => Ok(()),
+            Some(false) | None => Err(ErrorCode::NotCoordinator),
         }
     }
 
@@ -499,10 +497,7 @@ impl TransactionCoordinatorShard {
             // Idempotent producers are served by the broker, never by the coordinator.
             return Err(ErrorCode::InvalidRequest);
         };
-        let coordinator = self.check_coordinator(env, &transactional_id);
-        if !coordinator.is_none() {
-            return Err(coordinator);
-        }
+        self.check_coordinator(env, &transactional_id)?;
         if timeout_ms <= 0 || timeout_ms > self.config.max_transaction_timeout_ms {
             return Err(ErrorCode::InvalidTransactionTimeout);
         }
@@ -600,12 +595,12 @@ impl TransactionCoordinatorShard {
         partitions: Vec<TopicPartition>,
         out: &mut ShardOutput<TransactionRecord>,
     ) {
-        let coordinator = self.check_coordinator(env, transactional_id);
+        let routed = self.check_routing(env, transactional_id);
         let unknown: BTreeSet<&TopicPartition> = partitions
             .iter()
             .filter(|tp| env.image.partition(tp).is_none())
             .collect();
-        if coordinator.is_none() && !transactional_id.is_empty() && !unknown.is_empty() {
+        if routed.is_ok() && !unknown.is_empty() {
             let results = partitions
                 .iter()
                 .map(|tp| {
@@ -626,15 +621,9 @@ impl TransactionCoordinatorShard {
             correlation_id,
             partitions: partitions.clone(),
         };
-        if !coordinator.is_none() {
-            out.responses.push(reply.error(coordinator));
-            return;
-        }
-        if transactional_id.is_empty() {
-            out.responses.push(reply.error(ErrorCode::InvalidRequest));
-            return;
-        }
-        let current = match self.check_producer(transactional_id, producer_id, producer_epoch) {
+        let checked = routed
+            .and_then(|()| self.check_producer(transactional_id, producer_id, producer_epoch));
+        let current = match checked {
             Ok(current) => current.clone(),
             Err(error) => {
                 out.responses.push(reply.error(error));
@@ -661,6 +650,16 @@ impl TransactionCoordinatorShard {
         metadata.last_update_ms = now_ms;
         let purpose = WritePurpose::AddPartitions(reply);
         self.write_metadata(transactional_id, metadata, purpose, out);
+    }
+
+    /// The routing checks AddPartitionsToTxn and EndTxn share: this shard's key, and a key at
+    /// all (in that order; InitProducerId checks for a key first).
+    fn check_routing(&self, env: &ShardEnv<'_>, transactional_id: &str) -> Result<(), ErrorCode> {
+        self.check_coordinator(env, transactional_id)?;
+        if transactional_id.is_empty() {
+            return Err(ErrorCode::InvalidRequest);
+        }
+        Ok(())
     }
 
     /// The producer checks AddPartitionsToTxn and EndTxn share, then the pending check.
@@ -700,16 +699,10 @@ impl TransactionCoordinatorShard {
         committed: bool,
         out: &mut ShardOutput<TransactionRecord>,
     ) {
-        let coordinator = self.check_coordinator(env, transactional_id);
-        if !coordinator.is_none() {
-            out.responses.push(reply.error(coordinator));
-            return;
-        }
-        if transactional_id.is_empty() {
-            out.responses.push(reply.error(ErrorCode::InvalidRequest));
-            return;
-        }
-        let current = match self.check_producer(transactional_id, producer_id, producer_epoch) {
+        let checked = self
+            .check_routing(env, transactional_id)
+            .and_then(|()| self.check_producer(transactional_id, producer_id, producer_epoch));
+        let current = match checked {
             Ok(current) => current.clone(),
             Err(error) => {
                 out.responses.push(reply.error(error));

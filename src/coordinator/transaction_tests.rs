@@ -6,6 +6,7 @@
 use std::collections::VecDeque;
 
 use super::*;
+use crate::coordinator::partition_for;
 use crate::coordinator::runtime::{decode_records, encode_records};
 use crate::metadata::{MetadataImage, MetadataRecord, PartitionRecord};
 use crate::protocol::{ClientKind, ClusterIndex, TopicId};
@@ -39,6 +40,13 @@ fn foreign_key() -> String {
         .map(|i| format!("other-{i}"))
         .find(|key| partition_for(key, STATE_PARTITIONS) != shard_partition())
         .expect("some key hashes elsewhere")
+}
+
+/// Transactional ids this shard coordinates, in a fixed order.
+fn own_keys() -> impl Iterator<Item = String> {
+    (0..200)
+        .map(|i| format!("id-{i}"))
+        .filter(|id| partition_for(id, STATE_PARTITIONS) == shard_partition())
 }
 
 fn first_producer_id() -> i64 {
@@ -142,24 +150,10 @@ fn end(producer_id: i64, producer_epoch: i16, committed: bool) -> Request {
 }
 
 fn markers_ok(request: &Request) -> Response {
-    let Request::WriteTxnMarkers { markers } = request else {
-        panic!("expected WriteTxnMarkers, got {request:?}");
-    };
-    Response::WriteTxnMarkers {
-        results: markers
-            .iter()
-            .map(|marker| {
-                let partitions = marker
-                    .partitions
-                    .iter()
-                    .map(|tp| (tp.clone(), ErrorCode::None))
-                    .collect();
-                (marker.producer_id, partitions)
-            })
-            .collect(),
-    }
+    markers_error(request, ErrorCode::None)
 }
 
+/// The answer to a WriteTxnMarkers request with `error` for every partition.
 fn markers_error(request: &Request, error: ErrorCode) -> Response {
     let Request::WriteTxnMarkers { markers } = request else {
         panic!("expected WriteTxnMarkers, got {request:?}");
@@ -451,11 +445,7 @@ fn init_of_a_new_id_answers_epoch_zero_only_after_its_write_commits() {
 #[test]
 fn producer_ids_of_new_ids_come_from_the_shard_range_and_never_repeat() {
     let mut rt = Runtime::new(TransactionCoordinatorConfig::default());
-    let ids: Vec<String> = (0..200)
-        .map(|i| format!("id-{i}"))
-        .filter(|id| partition_for(id, STATE_PARTITIONS) == shard_partition())
-        .take(3)
-        .collect();
+    let ids: Vec<String> = own_keys().take(3).collect();
     let mut producer_ids = Vec::new();
     for id in &ids {
         let (error, producer_id, epoch) = init_answer(rt.ask_committed(init(id, TIMEOUT_MS)));
@@ -809,10 +799,7 @@ fn failover_replays_the_records_and_finishes_a_prepare_commit_under_the_new_epoc
     next.commit_all();
     assert_eq!(next.state().state, TransactionState::CompleteCommit);
     // The allocation counter survived too: a new id does not reuse the first one's producer id.
-    let other = (0..200)
-        .map(|i| format!("id-{i}"))
-        .find(|id| partition_for(id, STATE_PARTITIONS) == shard_partition())
-        .expect("an id of this shard");
+    let other = own_keys().next().expect("an id of this shard");
     let (_, producer_id, _) = init_answer(next.ask_committed(init(&other, TIMEOUT_MS)));
     assert_eq!(producer_id, first_producer_id() + 1);
 }
@@ -1034,10 +1021,7 @@ fn unloaded_answers_requests_waiting_for_writes_with_not_coordinator() {
     let producer = rt.init_producer();
     let orders = [tp("orders", 0)];
     let add_id = rt.send(add(producer.0, producer.1, &orders));
-    let other = (0..200)
-        .map(|i| format!("id-{i}"))
-        .find(|id| partition_for(id, STATE_PARTITIONS) == shard_partition())
-        .unwrap();
+    let other = own_keys().next().expect("an id of this shard");
     let init_id = rt.send(init(&other, TIMEOUT_MS));
     rt.call(|shard, _, out| shard.unloaded(out));
     let add_answer = rt.take_response(add_id).expect("answered");
