@@ -390,7 +390,7 @@ mod tests {
 
     use super::*;
     use crate::log::{LogConfig, MemoryDisk};
-    use crate::protocol::{ClusterIndex, CommittedOffset, OffsetCommitEntry};
+    use crate::protocol::{ClusterIndex, CommittedOffset, Message, OffsetCommitEntry};
 
     #[derive(Default)]
     struct CounterShard {
@@ -510,149 +510,6 @@ mod tests {
         }
     }
 
-    fn context<'a>(
-        log: &'a mut PartitionLog<MemoryDisk>,
-        image: &'a MetadataImage,
-        outbox: &'a mut Outbox,
-    ) -> HostContext<'a, MemoryDisk> {
-        HostContext {
-            now_ms: 0,
-            image,
-            log,
-            leader_epoch: 3,
-            outbox,
-            node_id: BROKER,
-            enough_replicas: true,
-        }
-    }
-
-    #[test]
-    fn runtime_applies_a_write_only_after_the_high_watermark_passes_it() {
-        let (mut log, _) = PartitionLog::open(MemoryDisk::new(), LogConfig::default()).unwrap();
-        log.assign_epoch_start_offset(3);
-        let image = MetadataImage::default();
-        let mut outbox = Outbox::new(BROKER);
-        let partition = TopicPartition::new("__consumer_offsets", 0);
-        let mut host = ShardHost::load(
-            partition,
-            CounterShard::default(),
-            &mut context(&mut log, &image, &mut outbox),
-        );
-        assert!(host.shard().loaded);
-        host.handle_request(
-            &mut context(&mut log, &image, &mut outbox),
-            CLIENT,
-            7,
-            commit(5),
-        );
-        assert_eq!(log.log_end_offset(), 1, "the record is appended at once");
-        assert_eq!(log.batches().next().unwrap().partition_leader_epoch(), 3);
-        assert_eq!(
-            host.shard().total,
-            0,
-            "but not applied before it is committed"
-        );
-        assert!(outbox.take().is_empty(), "and not answered");
-        log.maybe_increment_high_watermark(1);
-        HostedCoordinator::poll(&mut host, &mut context(&mut log, &image, &mut outbox));
-        assert_eq!(host.shard().total, 5);
-        let sent = outbox.take();
-        assert_eq!(sent.len(), 1);
-        assert!(
-            matches!(&sent[0].message, crate::protocol::Message::Response(7, Response::OffsetCommit { results }) if results[0].1 == ErrorCode::None)
-        );
-    }
-
-    #[test]
-    fn runtime_refuses_writes_below_min_insync_replicas() {
-        let (mut log, _) = PartitionLog::open(MemoryDisk::new(), LogConfig::default()).unwrap();
-        log.assign_epoch_start_offset(3);
-        let image = MetadataImage::default();
-        let mut outbox = Outbox::new(BROKER);
-        let partition = TopicPartition::new("__consumer_offsets", 0);
-        let mut host = ShardHost::load(
-            partition,
-            CounterShard::default(),
-            &mut context(&mut log, &image, &mut outbox),
-        );
-        let mut short = context(&mut log, &image, &mut outbox);
-        short.enough_replicas = false;
-        host.handle_request(&mut short, CLIENT, 1, commit(5));
-        assert_eq!(
-            log.log_end_offset(),
-            0,
-            "nothing appended while the ISR is too small"
-        );
-        let sent = outbox.take();
-        assert!(
-            matches!(&sent[0].message, crate::protocol::Message::Response(1, Response::OffsetCommit { results }) if results[0].1 == ErrorCode::NotEnoughReplicas)
-        );
-        // Appended with enough replicas, but the ISR shrank before the high watermark passed it.
-        host.handle_request(
-            &mut context(&mut log, &image, &mut outbox),
-            CLIENT,
-            2,
-            commit(7),
-        );
-        log.maybe_increment_high_watermark(1);
-        let mut short = context(&mut log, &image, &mut outbox);
-        short.enough_replicas = false;
-        HostedCoordinator::poll(&mut host, &mut short);
-        assert_eq!(host.shard().total, 0, "not applied");
-        let sent = outbox.take();
-        assert!(
-            matches!(&sent[0].message, crate::protocol::Message::Response(2, Response::OffsetCommit { results }) if results[0].1 == ErrorCode::NotEnoughReplicasAfterAppend)
-        );
-    }
-
-    #[test]
-    fn runtime_loading_replays_every_record_and_unloading_answers_pending_requests() {
-        let (mut log, _) = PartitionLog::open(MemoryDisk::new(), LogConfig::default()).unwrap();
-        log.assign_epoch_start_offset(3);
-        let image = MetadataImage::default();
-        let mut outbox = Outbox::new(BROKER);
-        let partition = TopicPartition::new("__consumer_offsets", 0);
-        let mut host = ShardHost::load(
-            partition.clone(),
-            CounterShard::default(),
-            &mut context(&mut log, &image, &mut outbox),
-        );
-        host.handle_request(
-            &mut context(&mut log, &image, &mut outbox),
-            CLIENT,
-            1,
-            commit(2),
-        );
-        host.handle_request(
-            &mut context(&mut log, &image, &mut outbox),
-            CLIENT,
-            2,
-            commit(3),
-        );
-        log.maybe_increment_high_watermark(log.log_end_offset());
-        HostedCoordinator::poll(&mut host, &mut context(&mut log, &image, &mut outbox));
-        host.handle_request(
-            &mut context(&mut log, &image, &mut outbox),
-            CLIENT,
-            3,
-            commit(100),
-        );
-        outbox.take();
-        HostedCoordinator::<MemoryDisk>::unload(&mut host, &mut outbox);
-        let answers = outbox.take();
-        assert!(
-            matches!(&answers[0].message, crate::protocol::Message::Response(3, Response::OffsetCommit { results }) if results[0].1 == ErrorCode::NotCoordinator)
-        );
-        // A new leader replays the whole partition, the uncommitted tail included.
-        let reloaded = ShardHost::load(
-            partition,
-            CounterShard::default(),
-            &mut context(&mut log, &image, &mut outbox),
-        );
-        assert_eq!(reloaded.shard().total, 105);
-        assert_eq!(reloaded.shard().replayed, 3);
-    }
-
     fn fetch() -> Request {
         Request::OffsetFetch {
             group_id: "g".into(),
@@ -660,69 +517,209 @@ mod tests {
         }
     }
 
+    /// A toy shard's answer, reduced to what the tests compare.
+    #[derive(Debug, PartialEq)]
+    enum Answer {
+        /// An OffsetCommit answer with this error.
+        Committed(ErrorCode),
+        /// An OffsetFetch answer showing this total.
+        Total(i64),
+    }
+
+    /// What a broker lends a host: the partition's log (led in epoch 3), an empty image and the
+    /// broker's outbox.
+    struct Broker {
+        log: PartitionLog<MemoryDisk>,
+        image: MetadataImage,
+        outbox: Outbox,
+    }
+
+    impl Broker {
+        fn new() -> Self {
+            let (mut log, _) = PartitionLog::open(MemoryDisk::new(), LogConfig::default()).unwrap();
+            log.assign_epoch_start_offset(3);
+            Self {
+                log,
+                image: MetadataImage::default(),
+                outbox: Outbox::new(BROKER),
+            }
+        }
+
+        fn context(&mut self) -> HostContext<'_, MemoryDisk> {
+            HostContext {
+                now_ms: 0,
+                image: &self.image,
+                log: &mut self.log,
+                leader_epoch: 3,
+                outbox: &mut self.outbox,
+                node_id: BROKER,
+                enough_replicas: true,
+            }
+        }
+
+        /// A new leader's host, loaded from the log as it is now.
+        fn load(&mut self) -> ShardHost<CounterShard> {
+            let partition = TopicPartition::new("__consumer_offsets", 0);
+            ShardHost::load(partition, CounterShard::default(), &mut self.context())
+        }
+
+        fn send(
+            &mut self,
+            host: &mut ShardHost<CounterShard>,
+            correlation_id: u64,
+            request: Request,
+        ) {
+            host.handle_request(&mut self.context(), CLIENT, correlation_id, request);
+        }
+
+        fn poll(&mut self, host: &mut ShardHost<CounterShard>) {
+            HostedCoordinator::poll(host, &mut self.context());
+        }
+
+        /// Commits the log up to `offset`.
+        fn commit_to(&mut self, offset: i64) {
+            self.log.maybe_increment_high_watermark(offset);
+        }
+
+        /// The answers sent since the last call: (correlation id, answer).
+        fn answers(&mut self) -> Vec<(u64, Answer)> {
+            self.outbox
+                .take()
+                .into_iter()
+                .map(|envelope| match envelope.message {
+                    Message::Response(id, Response::OffsetCommit { results }) => {
+                        (id, Answer::Committed(results[0].1))
+                    }
+                    Message::Response(id, Response::OffsetFetch { offsets, .. }) => {
+                        (id, Answer::Total(offsets[0].offset))
+                    }
+                    other => panic!("expected a toy shard's answer, got {other:?}"),
+                })
+                .collect()
+        }
+    }
+
+    #[test]
+    fn runtime_applies_a_write_only_after_the_high_watermark_passes_it() {
+        let mut broker = Broker::new();
+        let mut host = broker.load();
+        assert!(host.shard().loaded);
+        broker.send(&mut host, 7, commit(5));
+        assert_eq!(
+            broker.log.log_end_offset(),
+            1,
+            "the record is appended at once"
+        );
+        assert_eq!(
+            broker
+                .log
+                .batches()
+                .next()
+                .unwrap()
+                .partition_leader_epoch(),
+            3
+        );
+        assert_eq!(
+            host.shard().total,
+            0,
+            "but not applied before it is committed"
+        );
+        assert_eq!(broker.answers(), vec![], "and not answered");
+        broker.commit_to(1);
+        broker.poll(&mut host);
+        assert_eq!(host.shard().total, 5);
+        assert_eq!(
+            broker.answers(),
+            vec![(7, Answer::Committed(ErrorCode::None))]
+        );
+    }
+
+    #[test]
+    fn runtime_refuses_writes_below_min_insync_replicas() {
+        let mut broker = Broker::new();
+        let mut host = broker.load();
+        let mut short = broker.context();
+        short.enough_replicas = false;
+        host.handle_request(&mut short, CLIENT, 1, commit(5));
+        assert_eq!(
+            broker.log.log_end_offset(),
+            0,
+            "nothing appended while the ISR is too small"
+        );
+        assert_eq!(
+            broker.answers(),
+            vec![(1, Answer::Committed(ErrorCode::NotEnoughReplicas))]
+        );
+        // Appended with enough replicas, but the ISR shrank before the high watermark passed it.
+        broker.send(&mut host, 2, commit(7));
+        broker.commit_to(1);
+        let mut short = broker.context();
+        short.enough_replicas = false;
+        HostedCoordinator::poll(&mut host, &mut short);
+        assert_eq!(host.shard().total, 0, "not applied");
+        assert_eq!(
+            broker.answers(),
+            vec![(
+                2,
+                Answer::Committed(ErrorCode::NotEnoughReplicasAfterAppend)
+            )]
+        );
+    }
+
+    #[test]
+    fn runtime_loading_replays_every_record_and_unloading_answers_pending_requests() {
+        let mut broker = Broker::new();
+        let mut host = broker.load();
+        broker.send(&mut host, 1, commit(2));
+        broker.send(&mut host, 2, commit(3));
+        broker.commit_to(broker.log.log_end_offset());
+        broker.poll(&mut host);
+        broker.send(&mut host, 3, commit(100));
+        broker.outbox.take();
+        HostedCoordinator::<MemoryDisk>::unload(&mut host, &mut broker.outbox);
+        assert_eq!(
+            broker.answers(),
+            vec![(3, Answer::Committed(ErrorCode::NotCoordinator))]
+        );
+        // A new leader replays the whole partition, the uncommitted tail included.
+        let reloaded = broker.load();
+        assert_eq!(reloaded.shard().total, 105);
+        assert_eq!(reloaded.shard().replayed, 3);
+    }
+
     #[test]
     fn runtime_holds_answers_back_until_the_loaded_tail_commits_and_drops_them_on_unload() {
-        let (mut log, _) = PartitionLog::open(MemoryDisk::new(), LogConfig::default()).unwrap();
-        log.assign_epoch_start_offset(3);
-        let image = MetadataImage::default();
-        let mut outbox = Outbox::new(BROKER);
-        let partition = TopicPartition::new("__consumer_offsets", 0);
-        let mut host = ShardHost::load(
-            partition.clone(),
-            CounterShard::default(),
-            &mut context(&mut log, &image, &mut outbox),
-        );
-        host.handle_request(
-            &mut context(&mut log, &image, &mut outbox),
-            CLIENT,
-            1,
-            commit(7),
-        );
-        outbox.take();
+        let mut broker = Broker::new();
+        let mut host = broker.load();
+        broker.send(&mut host, 1, commit(7));
+        broker.outbox.take();
         // A new leader loads the uncommitted record at offset 0.
-        let mut reloaded = ShardHost::load(
-            partition.clone(),
-            CounterShard::default(),
-            &mut context(&mut log, &image, &mut outbox),
-        );
-        assert!(!reloaded.is_committed(log.high_watermark()));
-        reloaded.handle_request(
-            &mut context(&mut log, &image, &mut outbox),
-            CLIENT,
-            2,
-            fetch(),
-        );
-        assert!(
-            outbox.take().is_empty(),
+        let mut reloaded = broker.load();
+        assert!(!reloaded.is_committed(broker.log.high_watermark()));
+        broker.send(&mut reloaded, 2, fetch());
+        assert_eq!(
+            broker.answers(),
+            vec![],
             "no answer may show the uncommitted tail"
         );
-        log.maybe_increment_high_watermark(1);
-        HostedCoordinator::poll(&mut reloaded, &mut context(&mut log, &image, &mut outbox));
-        assert!(reloaded.is_committed(log.high_watermark()));
-        let answers = outbox.take();
-        assert!(
-            matches!(&answers[0].message, crate::protocol::Message::Response(2, Response::OffsetFetch { offsets, .. }) if offsets[0].offset == 7)
-        );
+        broker.commit_to(1);
+        broker.poll(&mut reloaded);
+        assert!(reloaded.is_committed(broker.log.high_watermark()));
+        assert_eq!(broker.answers(), vec![(2, Answer::Total(7))]);
         // Held-back answers die with the shard: a later leader may truncate what they show.
-        host.handle_request(
-            &mut context(&mut log, &image, &mut outbox),
-            CLIENT,
-            3,
-            commit(1),
+        broker.send(&mut host, 3, commit(1));
+        broker.outbox.take();
+        let mut third = broker.load();
+        assert!(!third.is_committed(broker.log.high_watermark()));
+        broker.send(&mut third, 4, fetch());
+        // The answer exists and is held back (else the checks below would hold vacuously).
+        assert_eq!(third.deferred_responses.len(), 1);
+        HostedCoordinator::<MemoryDisk>::unload(&mut third, &mut broker.outbox);
+        assert_eq!(
+            broker.answers(),
+            vec![],
+            "unloading sends no held-back answer"
         );
-        outbox.take();
-        let mut third = ShardHost::load(
-            partition,
-            CounterShard::default(),
-            &mut context(&mut log, &image, &mut outbox),
-        );
-        third.handle_request(
-            &mut context(&mut log, &image, &mut outbox),
-            CLIENT,
-            4,
-            fetch(),
-        );
-        HostedCoordinator::<MemoryDisk>::unload(&mut third, &mut outbox);
-        assert!(outbox.take().is_empty());
+        assert!(third.deferred_responses.is_empty(), "it drops them");
     }
 }
