@@ -32,13 +32,12 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::error::{require_positive_ms, ClientConfigError};
 use super::fetch::{completed_fetch, ConsumerRecord, IsolationLevel};
-use super::in_flight::InFlightRequests;
-use super::metadata_cache::MetadataCache;
+use super::io::{invalidates_metadata, next_wakeup_after, ClientIo};
 use crate::log::FetchIsolation;
-use crate::node::{Node, Outbox};
+use crate::node::Node;
 use crate::protocol::{
     Envelope, ErrorCode, FetchPartition, FetchPartitionResponse, ListOffsetsAnswer,
-    ListOffsetsQuery, Message, NodeId, OffsetSpec, Request, Response, TopicPartition,
+    ListOffsetsQuery, NodeId, OffsetSpec, Request, Response, TopicPartition,
 };
 use crate::record::{RecordBatch, RecordError};
 
@@ -242,12 +241,9 @@ enum PendingRequest {
 pub struct Consumer {
     node_id: NodeId,
     config: ConsumerConfig,
-    outbox: Outbox,
-    metadata: MetadataCache,
-    in_flight: InFlightRequests<PendingRequest>,
+    io: ClientIo<PendingRequest>,
     now_ms: Option<i64>,
     partitions: BTreeMap<TopicPartition, AssignedPartition>,
-    ignored_responses: u64,
     events: Vec<ConsumerEvent>,
 }
 
@@ -260,25 +256,24 @@ impl Consumer {
         assignment: Vec<TopicPartition>,
     ) -> Result<Self, ClientConfigError> {
         config.validate()?;
-        let mut metadata = MetadataCache::new(
+        let mut io = ClientIo::new(
+            node_id,
             &bootstrap,
             config.metadata_max_age_ms,
             config.retry_backoff_ms,
+            config.request_timeout_ms,
         )?;
         let mut partitions = BTreeMap::new();
         for topic_partition in assignment {
-            metadata.add_topic(&topic_partition.topic);
+            io.metadata.add_topic(&topic_partition.topic);
             partitions.insert(topic_partition, AssignedPartition::new());
         }
         Ok(Self {
             node_id,
             config,
-            outbox: Outbox::new(node_id),
-            metadata,
-            in_flight: InFlightRequests::default(),
+            io,
             now_ms: None,
             partitions,
-            ignored_responses: 0,
             events: Vec::new(),
         })
     }
@@ -295,7 +290,7 @@ impl Consumer {
     /// `auto_offset_reset`. Answers to requests already in flight for the partition are
     /// dropped as stale.
     pub fn assign_partition(&mut self, topic_partition: TopicPartition, position: Option<i64>) {
-        self.metadata.add_topic(&topic_partition.topic);
+        self.io.metadata.add_topic(&topic_partition.topic);
         let mut partition = AssignedPartition::new();
         partition.position = position;
         self.partitions.insert(topic_partition, partition);
@@ -355,12 +350,12 @@ impl Consumer {
 
     /// Requests in flight now.
     pub fn in_flight_requests(&self) -> usize {
-        self.in_flight.len()
+        self.io.in_flight.len()
     }
 
     /// Responses ignored because their request had timed out (or was unknown).
     pub fn ignored_responses(&self) -> u64 {
-        self.ignored_responses
+        self.io.ignored_responses
     }
 
     // ----- the step function -----
@@ -374,7 +369,7 @@ impl Consumer {
     }
 
     fn expire_requests(&mut self, now_ms: i64) {
-        for (_, entry) in self.in_flight.take_expired(now_ms) {
+        for (_, entry) in self.io.in_flight.take_expired(now_ms) {
             self.fail_request(
                 now_ms,
                 entry.broker,
@@ -394,7 +389,7 @@ impl Consumer {
     ) {
         let topic_partitions: Vec<TopicPartition> = match request {
             PendingRequest::Metadata => {
-                self.metadata.on_failed(now_ms, broker);
+                self.io.metadata.on_failed(now_ms, broker);
                 return;
             }
             PendingRequest::ListOffsets { partitions } => partitions,
@@ -402,7 +397,7 @@ impl Consumer {
                 partitions.into_iter().map(|(tp, _)| tp).collect()
             }
         };
-        self.metadata.request_update();
+        self.io.metadata.request_update();
         for topic_partition in topic_partitions {
             self.retry_later(now_ms, &topic_partition, error.clone());
         }
@@ -423,35 +418,12 @@ impl Consumer {
         let leaderless = self
             .partitions
             .keys()
-            .any(|topic_partition| self.metadata.leader(topic_partition).is_none());
+            .any(|topic_partition| self.io.metadata.leader(topic_partition).is_none());
         if leaderless {
-            self.metadata.request_update();
+            self.io.metadata.request_update();
         }
-        if !self.metadata.should_send(now_ms) {
-            return;
-        }
-        let broker = self.metadata.target();
-        self.send_request(
-            now_ms,
-            broker,
-            self.metadata.request(),
-            PendingRequest::Metadata,
-        );
-        self.metadata.on_sent();
-    }
-
-    fn send_request(
-        &mut self,
-        now_ms: i64,
-        broker: NodeId,
-        request: Request,
-        pending: PendingRequest,
-    ) -> u64 {
-        let correlation_id = self.outbox.request(broker, request);
-        let deadline_ms = now_ms + self.config.request_timeout_ms;
-        self.in_flight
-            .insert(correlation_id, broker, deadline_ms, pending);
-        correlation_id
+        self.io
+            .maybe_send_metadata(now_ms, PendingRequest::Metadata);
     }
 
     /// Partitions that are due and whose position is (`positioned`) or is not known, grouped
@@ -466,7 +438,7 @@ impl Consumer {
             if partition.position.is_some() != positioned || !partition.is_due(now_ms) {
                 continue;
             }
-            if let Some((leader, _)) = self.metadata.leader(topic_partition) {
+            if let Some((leader, _)) = self.io.metadata.leader(topic_partition) {
                 by_leader
                     .entry(leader)
                     .or_default()
@@ -483,7 +455,7 @@ impl Consumer {
                 .iter()
                 .map(|topic_partition| ListOffsetsQuery {
                     topic_partition: topic_partition.clone(),
-                    current_leader_epoch: self.metadata.leader_epoch(topic_partition),
+                    current_leader_epoch: self.io.metadata.leader_epoch(topic_partition),
                     spec,
                 })
                 .collect();
@@ -494,7 +466,7 @@ impl Consumer {
             let pending = PendingRequest::ListOffsets {
                 partitions: topic_partitions.clone(),
             };
-            let correlation_id = self.send_request(now_ms, leader, request, pending);
+            let correlation_id = self.io.send_request(now_ms, leader, request, pending);
             for topic_partition in &topic_partitions {
                 let partition = self.partitions.get_mut(topic_partition).expect("assigned");
                 partition.phase = Phase::ListingOffsets { correlation_id };
@@ -505,6 +477,7 @@ impl Consumer {
     fn send_fetches(&mut self, now_ms: i64) {
         // Java sends no new fetch to a node that still has one pending.
         let busy: BTreeSet<NodeId> = self
+            .io
             .in_flight
             .iter()
             .filter(|(_, entry)| matches!(entry.request, PendingRequest::Fetch { .. }))
@@ -532,7 +505,7 @@ impl Consumer {
             .iter()
             .map(|(topic_partition, position)| FetchPartition {
                 topic_partition: topic_partition.clone(),
-                current_leader_epoch: self.metadata.leader_epoch(topic_partition),
+                current_leader_epoch: self.io.metadata.leader_epoch(topic_partition),
                 fetch_offset: *position,
                 // Consumers detect truncation by validation, not by diverging epochs.
                 last_fetched_epoch: -1,
@@ -549,7 +522,7 @@ impl Consumer {
         let pending = PendingRequest::Fetch {
             partitions: positions.clone(),
         };
-        let correlation_id = self.send_request(now_ms, leader, request, pending);
+        let correlation_id = self.io.send_request(now_ms, leader, request, pending);
         for (topic_partition, _) in &positions {
             let partition = self.partitions.get_mut(topic_partition).expect("assigned");
             partition.phase = Phase::Fetching { correlation_id };
@@ -568,7 +541,7 @@ impl Consumer {
     ) {
         match (request, response) {
             (PendingRequest::Metadata, Response::Metadata { brokers, topics }) => {
-                let leaders_changed = self.metadata.apply(now_ms, &brokers, &topics);
+                let leaders_changed = self.io.metadata.apply(now_ms, &brokers, &topics);
                 self.events.push(ConsumerEvent::MetadataRefreshed {
                     broker,
                     leaders_changed,
@@ -592,7 +565,7 @@ impl Consumer {
             }
             (request, _) => {
                 // An answer of the wrong kind is a broker-model bug; treat it as no answer.
-                self.ignored_responses += 1;
+                self.io.ignored_responses += 1;
                 self.fail_request(now_ms, broker, request, FetchError::MalformedAnswer);
             }
         }
@@ -745,15 +718,12 @@ impl Consumer {
                     error: FetchError::Broker(error),
                 });
             }
-            ErrorCode::NotLeaderOrFollower
-            | ErrorCode::FencedLeaderEpoch
-            | ErrorCode::UnknownLeaderEpoch
-            | ErrorCode::UnknownTopicOrPartition
-            | ErrorCode::KafkaStorageError => {
-                self.metadata.request_update();
+            error => {
+                if invalidates_metadata(error) {
+                    self.io.metadata.request_update();
+                }
                 self.retry_later(now_ms, topic_partition, FetchError::Broker(error));
             }
-            other => self.retry_later(now_ms, topic_partition, FetchError::Broker(other)),
         }
     }
 }
@@ -794,23 +764,14 @@ impl Node for Consumer {
     fn handle_message(&mut self, now_ms: i64, envelope: Envelope) {
         // Deadlines that passed first, so an answer after its timeout is ignored.
         self.expire_requests(now_ms);
-        match envelope.message {
-            Message::Response(correlation_id, response) => {
-                match self.in_flight.take(correlation_id) {
-                    Some(entry) => {
-                        self.handle_response(
-                            now_ms,
-                            correlation_id,
-                            entry.broker,
-                            entry.request,
-                            response,
-                        );
-                    }
-                    None => self.ignored_responses += 1,
-                }
-            }
-            // Clients serve no requests.
-            Message::Request(..) => self.ignored_responses += 1,
+        if let Some((correlation_id, entry, response)) = self.io.receive(envelope, true) {
+            self.handle_response(
+                now_ms,
+                correlation_id,
+                entry.broker,
+                entry.request,
+                response,
+            );
         }
         self.pump(now_ms);
     }
@@ -823,20 +784,17 @@ impl Node for Consumer {
         let Some(now_ms) = self.now_ms else {
             return Some(0); // Not started: wake at once (0 is never after a simulated clock).
         };
-        let mut wakeups: Vec<i64> = Vec::new();
-        wakeups.extend(self.in_flight.next_deadline());
-        wakeups.extend(self.metadata.next_wakeup());
+        let mut wakeups: Vec<i64> = self.io.wakeups().collect();
         for partition in self.partitions.values() {
             if let Phase::Idle { not_before_ms } = partition.phase {
                 wakeups.push(not_before_ms);
             }
         }
-        // Anything due by now was done or is blocked on an answer or a later timer.
-        wakeups.into_iter().filter(|at| *at > now_ms).min()
+        next_wakeup_after(wakeups, now_ms)
     }
 
     fn take_outbox(&mut self) -> Vec<Envelope> {
-        self.outbox.take()
+        self.io.outbox.take()
     }
 }
 

@@ -44,6 +44,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::consumer::{Consumer, ConsumerConfig, ConsumerEvent};
 use super::error::{require_positive_ms, ClientConfigError};
 use super::in_flight::InFlightRequests;
+use super::io::next_wakeup_after;
 use crate::node::Node;
 use crate::protocol::{
     CommittedOffset, CoordinatorType, Envelope, ErrorCode, Message, NodeId, OffsetCommitEntry,
@@ -855,9 +856,7 @@ impl GroupConsumer {
                 .insert(entry.topic_partition.clone(), epoch);
             self.consumer
                 .assign_partition(entry.topic_partition.clone(), committed);
-            if !self.consumer_started {
-                self.consumer_started = true;
-            }
+            self.consumer_started = true;
             self.events.push(GroupConsumerEvent::Started {
                 topic_partition: entry.topic_partition,
                 committed,
@@ -1010,8 +1009,7 @@ impl Node for GroupConsumer {
         if self.consumer_started {
             wakeups.extend(self.consumer.poll_timeout());
         }
-        // Anything due by now was done or is blocked on an answer or a later timer.
-        wakeups.into_iter().filter(|at| *at > now_ms).min()
+        next_wakeup_after(wakeups, now_ms)
     }
 
     fn take_outbox(&mut self) -> Vec<Envelope> {

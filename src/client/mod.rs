@@ -16,6 +16,7 @@ mod error;
 mod fetch;
 mod group_consumer;
 mod in_flight;
+mod io;
 mod metadata_cache;
 mod produce_core;
 mod producer;

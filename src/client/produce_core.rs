@@ -1,15 +1,12 @@
 //! What the idempotent and the transactional producer share: records waiting for a batch,
-//! the batch they are drained into, the request plumbing, and the rules for answers.
+//! the batch they are drained into, and how outcomes become events. (Their request plumbing
+//! is the [`ClientIo`](super::io::ClientIo) every client shares.)
 //!
 //! Contract:
 //! - Everything here is policy-free: it never decides *when* a batch is drained, sent, retried
 //!   or failed. Those rules differ on purpose between the two producers (the transactional one
 //!   keeps one batch in flight per partition, the idempotent one up to five, with its own
 //!   probing and re-stamping) and stay in `producer.rs` and `transactional.rs`.
-//! - [`ProducerIo`] owns a producer's outbox, metadata cache and table of requests in flight:
-//!   every request goes out through [`ProducerIo::send_request`] with the deadline
-//!   `now_ms + request_timeout_ms`, and every answer comes in through
-//!   [`ProducerIo::receive`], which counts the ones it ignores.
 //! - [`ProducerBatch`] is a drained batch: its records in send order, the bytes every attempt
 //!   sends (re-encoded only by a re-stamp), and whether it is waiting or in flight.
 //! - [`RecordEvent`] is how an outcome becomes a producer's own event type: every record gets
@@ -20,12 +17,8 @@ use std::collections::VecDeque;
 
 use bytes::Bytes;
 
-use super::error::ClientConfigError;
-use super::in_flight::{InFlight, InFlightRequests};
-use super::metadata_cache::MetadataCache;
 use super::producer::{ProducerIdAndEpoch, SendHandle};
-use crate::node::Outbox;
-use crate::protocol::{Envelope, ErrorCode, Message, NodeId, Request, Response, TopicPartition};
+use crate::protocol::{ErrorCode, TopicPartition};
 use crate::record::{BatchBuilder, RecordBatch};
 
 /// Kafka's DUPLICATE_SEQUENCE_NUMBER (46). Current brokers never send it; old ones meant
@@ -162,27 +155,6 @@ pub(super) fn queued_wakeup(
         .map(|record| record.created_ms + delivery_timeout_ms)
 }
 
-/// The earliest of `wakeups` after `now_ms`: anything due by now was done, or is blocked on
-/// an answer or a later timer.
-pub(super) fn next_wakeup_after(
-    wakeups: impl IntoIterator<Item = i64>,
-    now_ms: i64,
-) -> Option<i64> {
-    wakeups.into_iter().filter(|at| *at > now_ms).min()
-}
-
-/// Errors after which the cached leader is probably wrong (Java's `InvalidMetadataException`).
-pub(super) fn invalidates_metadata(error: ErrorCode) -> bool {
-    matches!(
-        error,
-        ErrorCode::NotLeaderOrFollower
-            | ErrorCode::UnknownTopicOrPartition
-            | ErrorCode::FencedLeaderEpoch
-            | ErrorCode::UnknownLeaderEpoch
-            | ErrorCode::KafkaStorageError
-    )
-}
-
 /// A producer's event type, seen as the outcome of one record.
 pub(super) trait RecordEvent {
     /// Why a record failed.
@@ -232,90 +204,5 @@ pub(super) fn fail_records<E: RecordEvent>(
             error,
             outcome_unknown,
         ));
-    }
-}
-
-/// A producer's connection to the cluster: outbox, metadata cache and the requests in flight,
-/// each remembered as a `P`.
-#[derive(Debug, Clone)]
-pub(super) struct ProducerIo<P> {
-    pub outbox: Outbox,
-    pub metadata: MetadataCache,
-    pub in_flight: InFlightRequests<P>,
-    request_timeout_ms: i64,
-    /// Responses ignored: late, unknown, of the wrong kind, or after a fatal error.
-    pub ignored_responses: u64,
-}
-
-impl<P> ProducerIo<P> {
-    /// The plumbing of client `node_id`, bootstrapping from `bootstrap`.
-    pub fn new(
-        node_id: NodeId,
-        bootstrap: &[NodeId],
-        metadata_max_age_ms: i64,
-        retry_backoff_ms: i64,
-        request_timeout_ms: i64,
-    ) -> Result<Self, ClientConfigError> {
-        let metadata = MetadataCache::new(bootstrap, metadata_max_age_ms, retry_backoff_ms)?;
-        Ok(Self {
-            outbox: Outbox::new(node_id),
-            metadata,
-            in_flight: InFlightRequests::default(),
-            request_timeout_ms,
-            ignored_responses: 0,
-        })
-    }
-
-    /// Queues `request` to `broker` and remembers it as `pending` until
-    /// `now_ms + request_timeout_ms`; returns its correlation id.
-    pub fn send_request(
-        &mut self,
-        now_ms: i64,
-        broker: NodeId,
-        request: Request,
-        pending: P,
-    ) -> u64 {
-        let correlation_id = self.outbox.request(broker, request);
-        let deadline_ms = now_ms + self.request_timeout_ms;
-        self.in_flight
-            .insert(correlation_id, broker, deadline_ms, pending);
-        correlation_id
-    }
-
-    /// Sends a Metadata request, remembered as `pending`, if one is due.
-    pub fn maybe_send_metadata(&mut self, now_ms: i64, pending: P) {
-        if !self.metadata.should_send(now_ms) {
-            return;
-        }
-        let broker = self.metadata.target();
-        let request = self.metadata.request();
-        self.send_request(now_ms, broker, request, pending);
-        self.metadata.on_sent();
-    }
-
-    /// The request an incoming response answers, if it is still in flight and `accept` holds;
-    /// anything else (a late answer, a request, an answer after a fatal error) is counted as
-    /// ignored.
-    pub fn receive(&mut self, envelope: Envelope, accept: bool) -> Option<(InFlight<P>, Response)> {
-        match envelope.message {
-            Message::Response(correlation_id, response) => {
-                match self.in_flight.take(correlation_id) {
-                    Some(entry) if accept => return Some((entry, response)),
-                    _ => self.ignored_responses += 1,
-                }
-            }
-            // Clients serve no requests.
-            Message::Request(..) => self.ignored_responses += 1,
-        }
-        None
-    }
-
-    /// The times the plumbing needs a wake-up: the first request deadline and the next
-    /// metadata refresh.
-    pub fn wakeups(&self) -> impl Iterator<Item = i64> {
-        self.in_flight
-            .next_deadline()
-            .into_iter()
-            .chain(self.metadata.next_wakeup())
     }
 }

@@ -67,10 +67,10 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use bytes::Bytes;
 
 use super::error::{require_positive_ms, ClientConfigError};
+use super::io::{invalidates_metadata, next_wakeup_after, ClientIo};
 use super::produce_core::{
-    ack_records, encode_batch, fail_records, invalidates_metadata, next_wakeup_after,
-    queued_wakeup, take_expired_records, BatchState, PendingRecord, ProducerBatch, ProducerIo,
-    RecordEvent, DUPLICATE_SEQUENCE_NUMBER,
+    ack_records, encode_batch, fail_records, queued_wakeup, take_expired_records, BatchState,
+    PendingRecord, ProducerBatch, RecordEvent, DUPLICATE_SEQUENCE_NUMBER,
 };
 use crate::log::NUM_BATCHES_TO_RETAIN;
 use crate::node::Node;
@@ -416,7 +416,7 @@ enum PendingRequest {
 pub struct IdempotentProducer {
     node_id: NodeId,
     config: ProducerConfig,
-    io: ProducerIo<PendingRequest>,
+    io: ClientIo<PendingRequest>,
     /// The time of the last input; `None` before the first one.
     now_ms: Option<i64>,
     producer: Option<ProducerIdAndEpoch>,
@@ -439,7 +439,7 @@ impl IdempotentProducer {
         config: ProducerConfig,
     ) -> Result<Self, ClientConfigError> {
         config.validate()?;
-        let io = ProducerIo::new(
+        let io = ClientIo::new(
             node_id,
             &bootstrap,
             config.metadata_max_age_ms,
@@ -1229,7 +1229,7 @@ impl Node for IdempotentProducer {
             self.expire_requests(now_ms);
         }
         let accept = self.fatal_error.is_none();
-        if let Some((entry, response)) = self.io.receive(envelope, accept) {
+        if let Some((_, entry, response)) = self.io.receive(envelope, accept) {
             self.handle_response(now_ms, entry.request, entry.broker, response);
         }
         self.pump(now_ms);

@@ -58,10 +58,10 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use bytes::Bytes;
 
 use super::error::{require_positive_ms, ClientConfigError};
+use super::io::{invalidates_metadata, next_wakeup_after, ClientIo};
 use super::produce_core::{
-    ack_records, encode_batch, fail_records, invalidates_metadata, next_wakeup_after,
-    queued_wakeup, take_expired_records, BatchState, PendingRecord, ProducerBatch, ProducerIo,
-    RecordEvent, DUPLICATE_SEQUENCE_NUMBER,
+    ack_records, encode_batch, fail_records, queued_wakeup, take_expired_records, BatchState,
+    PendingRecord, ProducerBatch, RecordEvent, DUPLICATE_SEQUENCE_NUMBER,
 };
 use super::producer::{ProducerIdAndEpoch, SendHandle};
 use crate::node::Node;
@@ -354,7 +354,7 @@ impl PendingRequest {
 pub struct TransactionalProducer {
     node_id: NodeId,
     config: TransactionalProducerConfig,
-    io: ProducerIo<PendingRequest>,
+    io: ClientIo<PendingRequest>,
     now_ms: Option<i64>,
     coordinator: Option<NodeId>,
     coordinator_request_in_flight: bool,
@@ -381,7 +381,7 @@ impl TransactionalProducer {
         config: TransactionalProducerConfig,
     ) -> Result<Self, ClientConfigError> {
         config.validate()?;
-        let io = ProducerIo::new(
+        let io = ClientIo::new(
             node_id,
             &bootstrap,
             config.metadata_max_age_ms,
@@ -1249,7 +1249,7 @@ impl Node for TransactionalProducer {
             self.expire_requests(now_ms);
         }
         let accept = self.fatal_error.is_none();
-        if let Some((entry, response)) = self.io.receive(envelope, accept) {
+        if let Some((_, entry, response)) = self.io.receive(envelope, accept) {
             self.handle_response(now_ms, entry.request, entry.broker, response);
         }
         self.pump(now_ms);
