@@ -7,17 +7,17 @@ use bytes::Bytes;
 
 use super::*;
 use crate::client::consumer::AutoOffsetReset;
+use crate::client::test_support::{orders_metadata, respond, take_requests, tp, Sent, CLUSTER};
 use crate::coordinator::group::{GroupCoordinatorConfig, GroupCoordinatorShard};
 use crate::coordinator::{Shard, ShardEnv, ShardOutput, CONSUMER_OFFSETS_TOPIC};
 use crate::log::{AppendOrigin, FetchIsolation, LogConfig, MemoryDisk, PartitionLog};
 use crate::metadata::{MetadataImage, MetadataRecord, PartitionRecord};
 use crate::protocol::{
-    BrokerId, ClientKind, ClusterIndex, FetchPartition, FetchPartitionResponse, ListOffsetsAnswer,
-    OffsetSpec, TopicId, TopicMetadata,
+    BrokerId, ClientKind, FetchPartition, FetchPartitionResponse, ListOffsetsAnswer, OffsetSpec,
+    TopicId,
 };
 use crate::record::BatchBuilder;
 
-const CLUSTER: ClusterIndex = ClusterIndex(0);
 /// The partition leader of `orders` in every test.
 const LEADER: NodeId = NodeId::Broker(CLUSTER, BrokerId(1));
 /// The group coordinator in every test.
@@ -26,10 +26,6 @@ const COORDINATOR: NodeId = NodeId::Broker(CLUSTER, BrokerId(2));
 const EPOCH: i32 = 3;
 /// The heartbeat interval scripted coordinator answers give.
 const HEARTBEAT_MS: i64 = 200;
-
-fn tp(partition: i32) -> TopicPartition {
-    TopicPartition::new("orders", partition)
-}
 
 fn member_node(index: u16) -> NodeId {
     NodeId::Client(CLUSTER, ClientKind::Consumer, index)
@@ -44,26 +40,7 @@ fn config() -> GroupConsumerConfig {
 
 /// A metadata answer: broker 1 leads both partitions of `orders` in [`EPOCH`].
 fn metadata() -> Response {
-    let partitions = (0..2)
-        .map(|partition| PartitionRecord {
-            topic_id: TopicId(7),
-            partition,
-            replicas: vec![BrokerId(1)],
-            isr: vec![BrokerId(1)],
-            leader: Some(BrokerId(1)),
-            leader_epoch: EPOCH,
-            partition_epoch: EPOCH,
-        })
-        .collect();
-    Response::Metadata {
-        brokers: vec![BrokerId(1), BrokerId(2)],
-        topics: vec![TopicMetadata {
-            name: "orders".into(),
-            error: ErrorCode::None,
-            topic_id: Some(TopicId(7)),
-            partitions,
-        }],
-    }
+    orders_metadata(&[1, 2], &[1, 1], EPOCH)
 }
 
 /// A log of `orders` partition with `count` one-record batches in [`EPOCH`], all committed.
@@ -177,14 +154,6 @@ fn committed(entries: &[(i32, i64, i32)]) -> Response {
     }
 }
 
-/// One request the member sent.
-#[derive(Debug, Clone)]
-struct Sent {
-    to: NodeId,
-    correlation_id: u64,
-    request: Request,
-}
-
 struct Harness {
     member: GroupConsumer,
     now_ms: i64,
@@ -204,18 +173,7 @@ impl Harness {
     }
 
     fn sent(&mut self) -> Vec<Sent> {
-        self.member
-            .take_outbox()
-            .into_iter()
-            .map(|envelope| match envelope.message {
-                Message::Request(correlation_id, request) => Sent {
-                    to: envelope.to,
-                    correlation_id,
-                    request,
-                },
-                other => panic!("a member only sends requests, got {other:?}"),
-            })
-            .collect()
+        take_requests(&mut self.member)
     }
 
     /// The only request sent since the last call.
@@ -226,14 +184,7 @@ impl Harness {
     }
 
     fn answer(&mut self, request: &Sent, response: Response) {
-        self.member.handle_message(
-            self.now_ms,
-            Envelope {
-                from: request.to,
-                to: self.member.node_id(),
-                message: Message::Response(request.correlation_id, response),
-            },
-        );
+        respond(&mut self.member, self.now_ms, request, response);
     }
 
     fn advance_to(&mut self, now_ms: i64) {
@@ -247,19 +198,7 @@ impl Harness {
     }
 
     fn delivered_offsets(&mut self) -> Vec<(i32, i64)> {
-        self.events()
-            .into_iter()
-            .flat_map(|event| match event {
-                GroupConsumerEvent::Consumer(ConsumerEvent::Records {
-                    topic_partition,
-                    records,
-                }) => records
-                    .into_iter()
-                    .map(|record| (topic_partition.partition, record.offset))
-                    .collect(),
-                _ => Vec::new(),
-            })
-            .collect()
+        delivered(self.events())
     }
 
     /// Discovery and join: the member `g-member-0` at epoch 1 with `assignment`; returns the
@@ -297,13 +236,6 @@ impl Harness {
         let fetch = self.one();
         self.events();
         fetch
-    }
-}
-
-fn fetch_partitions(sent: &Sent) -> &[FetchPartition] {
-    match &sent.request {
-        Request::Fetch { partitions, .. } => partitions,
-        other => panic!("expected Fetch, got {other:?}"),
     }
 }
 
@@ -420,8 +352,8 @@ fn group_consumer_discovers_joins_and_starts_at_committed_offsets() {
             if partitions.len() == 1 && partitions[0].topic_partition == tp(1)
                 && partitions[0].spec == OffsetSpec::Earliest
     ));
-    assert_eq!(fetch_partitions(&sent[1])[0].topic_partition, tp(0));
-    assert_eq!(fetch_partitions(&sent[1])[0].fetch_offset, 5);
+    assert_eq!(sent[1].fetch_partitions()[0].topic_partition, tp(0));
+    assert_eq!(sent[1].fetch_partitions()[0].fetch_offset, 5);
     assert_eq!(harness.member.committed(&tp(0)), Some((5, 2)));
 }
 
@@ -434,7 +366,7 @@ fn group_consumer_commits_consumed_positions_with_the_record_leader_epoch_every_
     harness.heartbeat_ms = 60_000; // Heartbeats are not the point here.
     let fetch = harness.fetching(5);
     let logs = [log_with(8)];
-    harness.answer(&fetch, serve_fetch(&logs, fetch_partitions(&fetch)));
+    harness.answer(&fetch, serve_fetch(&logs, fetch.fetch_partitions()));
     assert_eq!(harness.delivered_offsets(), vec![(0, 5), (0, 6), (0, 7)]);
     let next_fetch = harness.one();
     harness.advance_to(999);
@@ -458,7 +390,7 @@ fn group_consumer_commits_consumed_positions_with_the_record_leader_epoch_every_
     assert_eq!(harness.member.committed(&tp(0)), Some((8, EPOCH)));
     harness.answer(
         &next_fetch,
-        serve_fetch(&logs, fetch_partitions(&next_fetch)),
+        serve_fetch(&logs, next_fetch.fetch_partitions()),
     );
     harness.advance_to(2_000);
     let sent = harness.sent();
@@ -481,7 +413,7 @@ fn group_consumer_commits_revoked_partitions_before_acknowledging_the_revocation
     harness.answer(&metadata_request, metadata());
     let fetch = harness.one();
     let logs = [log_with(2), log_with(3)];
-    harness.answer(&fetch, serve_fetch(&logs, fetch_partitions(&fetch)));
+    harness.answer(&fetch, serve_fetch(&logs, fetch.fetch_partitions()));
     harness.one(); // the next fetch
     harness.advance_to(HEARTBEAT_MS);
     let heartbeat = harness.one();
@@ -519,7 +451,7 @@ fn group_consumer_rejoins_after_unknown_member_id_and_resumes_from_committed_off
     let mut harness = Harness::new(config());
     let fetch = harness.fetching(5);
     let logs = [log_with(9)];
-    harness.answer(&fetch, serve_fetch(&logs, fetch_partitions(&fetch)));
+    harness.answer(&fetch, serve_fetch(&logs, fetch.fetch_partitions()));
     let pending_fetch = harness.one();
     harness.events();
     harness.advance_to(HEARTBEAT_MS);
@@ -546,12 +478,12 @@ fn group_consumer_rejoins_after_unknown_member_id_and_resumes_from_committed_off
     // The old fetch (from offset 8) comes back: stale, dropped; the next one starts at 7.
     harness.answer(
         &pending_fetch,
-        serve_fetch(&logs, fetch_partitions(&pending_fetch)),
+        serve_fetch(&logs, pending_fetch.fetch_partitions()),
     );
     assert!(harness.delivered_offsets().is_empty());
     let fetch = harness.one();
-    assert_eq!(fetch_partitions(&fetch)[0].fetch_offset, 7);
-    harness.answer(&fetch, serve_fetch(&logs, fetch_partitions(&fetch)));
+    assert_eq!(fetch.fetch_partitions()[0].fetch_offset, 7);
+    harness.answer(&fetch, serve_fetch(&logs, fetch.fetch_partitions()));
     assert_eq!(harness.delivered_offsets(), vec![(0, 7), (0, 8)]);
     let _ = harness.one();
     harness.advance_to(2 * HEARTBEAT_MS);
@@ -623,7 +555,7 @@ fn group_consumer_leave_commits_then_sends_the_leave_heartbeat() {
     let mut harness = Harness::new(config());
     let fetch = harness.fetching(0);
     let logs = [log_with(4)];
-    harness.answer(&fetch, serve_fetch(&logs, fetch_partitions(&fetch)));
+    harness.answer(&fetch, serve_fetch(&logs, fetch.fetch_partitions()));
     harness.sent();
     harness.member.leave(10);
     let commit = harness.one();
@@ -825,6 +757,7 @@ impl World {
     }
 }
 
+/// (partition, offset) of every record among `events`.
 fn delivered(events: Vec<GroupConsumerEvent>) -> Vec<(i32, i64)> {
     events
         .into_iter()

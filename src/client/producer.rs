@@ -60,7 +60,8 @@
 //! - The links are assumed to keep each direction in order (as TCP does); the rule "an
 //!   OUT_OF_ORDER answer means no earlier attempt of this batch was written" depends on it.
 //!   Over links that reorder, a duplicated request can be refused and then written by its
-//!   second copy, and the re-stamp writes it again (see the exploration test).
+//!   second copy, and the re-stamp writes it again (the model test therefore keeps each
+//!   direction of a link in order).
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 

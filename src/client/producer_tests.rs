@@ -4,34 +4,16 @@
 use bytes::Bytes;
 
 use super::*;
-use crate::client::test_support::{broker, produce_error, produce_ok, tp, CLUSTER};
-use crate::metadata::PartitionRecord;
-use crate::protocol::{ClientKind, Message, TopicId};
+use crate::client::test_support::{
+    broker, orders_metadata, produce_error, produce_ok, respond, take_requests, tp, Sent, CLUSTER,
+};
+use crate::protocol::{ClientKind, Message};
 
 const PID: i64 = 1000;
 
 /// A metadata answer where broker `leader` leads both partitions of `orders` in `leader_epoch`.
 fn metadata(leader: i32, leader_epoch: i32) -> Response {
-    let partitions = (0..2)
-        .map(|partition| PartitionRecord {
-            topic_id: TopicId(7),
-            partition,
-            replicas: vec![BrokerId(1), BrokerId(2), BrokerId(3)],
-            isr: vec![BrokerId(1), BrokerId(2), BrokerId(3)],
-            leader: Some(BrokerId(leader)),
-            leader_epoch,
-            partition_epoch: leader_epoch,
-        })
-        .collect();
-    Response::Metadata {
-        brokers: vec![BrokerId(1), BrokerId(2), BrokerId(3)],
-        topics: vec![TopicMetadata {
-            name: "orders".into(),
-            error: ErrorCode::None,
-            topic_id: Some(TopicId(7)),
-            partitions,
-        }],
-    }
+    orders_metadata(&[1, 2, 3], &[leader, leader], leader_epoch)
 }
 
 fn init_answer(producer_id: i64, producer_epoch: i16) -> Response {
@@ -39,43 +21,6 @@ fn init_answer(producer_id: i64, producer_epoch: i16) -> Response {
         error: ErrorCode::None,
         producer_id,
         producer_epoch,
-    }
-}
-
-/// One request the producer sent.
-#[derive(Debug, Clone)]
-struct Sent {
-    to: NodeId,
-    correlation_id: u64,
-    request: Request,
-}
-
-impl Sent {
-    fn batch(&self) -> &RecordBatch {
-        match &self.request {
-            Request::Produce { batch, .. } => batch,
-            other => panic!("expected Produce, got {other:?}"),
-        }
-    }
-
-    fn produce_partition(&self) -> &TopicPartition {
-        match &self.request {
-            Request::Produce {
-                topic_partition, ..
-            } => topic_partition,
-            other => panic!("expected Produce, got {other:?}"),
-        }
-    }
-
-    /// (producer id, epoch, base sequence, record count) of a Produce request.
-    fn stamp(&self) -> (i64, i16, i32, i32) {
-        let header = self.batch().header();
-        (
-            header.producer_id,
-            header.producer_epoch,
-            header.base_sequence,
-            header.records_count,
-        )
     }
 }
 
@@ -114,18 +59,7 @@ impl Harness {
     }
 
     fn sent(&mut self) -> Vec<Sent> {
-        self.producer
-            .take_outbox()
-            .into_iter()
-            .map(|envelope| match envelope.message {
-                Message::Request(correlation_id, request) => Sent {
-                    to: envelope.to,
-                    correlation_id,
-                    request,
-                },
-                other => panic!("a producer only sends requests, got {other:?}"),
-            })
-            .collect()
+        take_requests(&mut self.producer)
     }
 
     fn send(&mut self, partition: i32, value: &str) -> SendHandle {
@@ -139,14 +73,7 @@ impl Harness {
     }
 
     fn answer(&mut self, request: &Sent, response: Response) {
-        self.producer.handle_message(
-            self.now_ms,
-            Envelope {
-                from: request.to,
-                to: self.producer.node_id(),
-                message: Message::Response(request.correlation_id, response),
-            },
-        );
+        respond(&mut self.producer, self.now_ms, request, response);
     }
 
     fn advance_to(&mut self, now_ms: i64) {
@@ -794,36 +721,16 @@ fn producer_config_is_validated() {
 }
 
 /// A small end-to-end model: the producer against one leader whose partitions are real
-/// [`PartitionLog`]s, over links that lose, duplicate and delay messages. With `reorder` off,
-/// each direction of a link keeps its order, as TCP does.
+/// [`PartitionLog`]s, over links that lose, duplicate and delay messages. Each direction of a
+/// link keeps its order, as TCP does (the producer's module doc says why it must).
 mod against_a_real_log {
     use std::collections::{BTreeMap, BTreeSet};
 
     use proptest::prelude::*;
 
     use super::*;
+    use crate::client::test_support::Rng;
     use crate::log::{AppendOrigin, LogConfig, MemoryDisk, PartitionLog};
-
-    /// splitmix64: a tiny deterministic generator driven by the case's seed.
-    struct Rng(u64);
-
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        }
-
-        fn below(&mut self, bound: u64) -> u64 {
-            self.next() % bound
-        }
-
-        fn percent(&mut self, percent: u64) -> bool {
-            self.below(100) < percent
-        }
-    }
 
     /// Faults of one run; they stop at `heal_at_ms`.
     #[derive(Debug, Clone, Copy)]
@@ -831,8 +738,6 @@ mod against_a_real_log {
         drop_percent: u64,
         duplicate_percent: u64,
         delay_ms_max: u64,
-        /// Let a message overtake earlier ones on the same link.
-        reorder: bool,
         /// Answer NotEnoughReplicasAfterAppend after appending (the data is in the log).
         error_after_append_percent: u64,
         /// Answer NotLeaderOrFollower without appending.
@@ -913,15 +818,13 @@ mod against_a_real_log {
                 } else {
                     1
                 };
-                let mut at = self.now_ms + delay;
-                if !self.faults.reorder {
-                    let tail = self
-                        .link_tail_ms
-                        .entry((envelope.from, envelope.to))
-                        .or_insert(i64::MIN);
-                    at = at.max(*tail);
-                    *tail = at;
-                }
+                // Never ahead of an earlier message on the same link.
+                let tail = self
+                    .link_tail_ms
+                    .entry((envelope.from, envelope.to))
+                    .or_insert(i64::MIN);
+                let at = (self.now_ms + delay).max(*tail);
+                *tail = at;
                 self.sequence += 1;
                 self.network.insert((at, self.sequence), envelope.clone());
             }
@@ -1126,13 +1029,12 @@ mod against_a_real_log {
     }
 
     /// Faults and settings drawn from `seed`.
-    fn random_case(seed: u64, reorder: bool) -> (Faults, ProducerConfig) {
+    fn random_case(seed: u64) -> (Faults, ProducerConfig) {
         let mut rng = Rng(seed ^ 0x5EED);
         let faults = Faults {
             drop_percent: rng.below(30),
             duplicate_percent: rng.below(10),
             delay_ms_max: 1 + rng.below(400),
-            reorder,
             error_after_append_percent: rng.below(20),
             error_before_append_percent: rng.below(20),
             heal_at_ms: 5_000,
@@ -1154,7 +1056,7 @@ mod against_a_real_log {
         // the checks of `check` hold in each, and together they reach the interesting paths.
         let mut total = Coverage::default();
         for seed in 0..300 {
-            let (faults, config) = random_case(seed, false);
+            let (faults, config) = random_case(seed);
             let coverage = run_case(seed, faults, config);
             total.epoch_bumps += coverage.epoch_bumps;
             total.timeout_retries += coverage.timeout_retries;
@@ -1189,7 +1091,6 @@ mod against_a_real_log {
                 drop_percent,
                 duplicate_percent,
                 delay_ms_max,
-                reorder: false,
                 error_after_append_percent,
                 error_before_append_percent,
                 heal_at_ms: 5_000,

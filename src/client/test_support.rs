@@ -1,8 +1,16 @@
-//! Helpers shared by the producer unit tests (`producer_tests.rs`, `transactional_tests.rs`):
-//! the test cluster's brokers and partitions, and the Produce answers a test plays back.
-//! Test-only; nothing here holds state.
+//! Helpers shared by the client unit tests (`producer_tests.rs`, `transactional_tests.rs`,
+//! `consumer_tests.rs`, `group_consumer_tests.rs`): the test cluster's brokers and partitions,
+//! the answers a test plays back, the scripted-broker plumbing (take a client's requests,
+//! answer one), and the seeded generator of the model tests. Test-only; nothing here holds
+//! state except the generator.
 
-use crate::protocol::{BrokerId, ClusterIndex, ErrorCode, NodeId, Response, TopicPartition};
+use crate::metadata::PartitionRecord;
+use crate::node::Node;
+use crate::protocol::{
+    BrokerId, ClusterIndex, Envelope, ErrorCode, FetchPartition, Message, NodeId, Request,
+    Response, TopicId, TopicMetadata, TopicPartition,
+};
+use crate::record::RecordBatch;
 
 /// The one cluster the tests run.
 pub(crate) const CLUSTER: ClusterIndex = ClusterIndex(0);
@@ -15,6 +23,33 @@ pub(crate) fn broker(id: i32) -> NodeId {
 /// Partition `partition` of the test topic `orders`.
 pub(crate) fn tp(partition: i32) -> TopicPartition {
     TopicPartition::new("orders", partition)
+}
+
+/// A Metadata answer naming live `brokers`, where partition `i` of `orders` is led by
+/// `leaders[i]` in `leader_epoch` (every broker a replica and in the ISR).
+pub(crate) fn orders_metadata(brokers: &[i32], leaders: &[i32], leader_epoch: i32) -> Response {
+    let brokers: Vec<BrokerId> = brokers.iter().copied().map(BrokerId).collect();
+    let partitions = (0..)
+        .zip(leaders)
+        .map(|(partition, leader)| PartitionRecord {
+            topic_id: TopicId(7),
+            partition,
+            replicas: brokers.clone(),
+            isr: brokers.clone(),
+            leader: Some(BrokerId(*leader)),
+            leader_epoch,
+            partition_epoch: leader_epoch,
+        })
+        .collect();
+    Response::Metadata {
+        brokers,
+        topics: vec![TopicMetadata {
+            name: "orders".into(),
+            error: ErrorCode::None,
+            topic_id: Some(TopicId(7)),
+            partitions,
+        }],
+    }
 }
 
 /// A successful Produce answer: the batch starts at `base_offset`.
@@ -34,5 +69,102 @@ pub(crate) fn produce_error(error: ErrorCode) -> Response {
         base_offset: -1,
         log_append_time_ms: None,
         log_start_offset: 0,
+    }
+}
+
+/// One request the client under test sent.
+#[derive(Debug, Clone)]
+pub(crate) struct Sent {
+    pub to: NodeId,
+    pub correlation_id: u64,
+    pub request: Request,
+}
+
+impl Sent {
+    /// The batch of a Produce request.
+    pub fn batch(&self) -> &RecordBatch {
+        match &self.request {
+            Request::Produce { batch, .. } => batch,
+            other => panic!("expected Produce, got {other:?}"),
+        }
+    }
+
+    /// The partition of a Produce request.
+    pub fn produce_partition(&self) -> &TopicPartition {
+        match &self.request {
+            Request::Produce {
+                topic_partition, ..
+            } => topic_partition,
+            other => panic!("expected Produce, got {other:?}"),
+        }
+    }
+
+    /// (producer id, epoch, base sequence, record count) of a Produce request.
+    pub fn stamp(&self) -> (i64, i16, i32, i32) {
+        let header = self.batch().header();
+        (
+            header.producer_id,
+            header.producer_epoch,
+            header.base_sequence,
+            header.records_count,
+        )
+    }
+
+    /// The partitions of a Fetch request.
+    pub fn fetch_partitions(&self) -> &[FetchPartition] {
+        match &self.request {
+            Request::Fetch { partitions, .. } => partitions,
+            other => panic!("expected Fetch, got {other:?}"),
+        }
+    }
+}
+
+/// Takes `client`'s outbox, which holds only requests: clients serve none.
+pub(crate) fn take_requests(client: &mut impl Node) -> Vec<Sent> {
+    client
+        .take_outbox()
+        .into_iter()
+        .map(|envelope| match envelope.message {
+            Message::Request(correlation_id, request) => Sent {
+                to: envelope.to,
+                correlation_id,
+                request,
+            },
+            other => panic!("a client only sends requests, got {other:?}"),
+        })
+        .collect()
+}
+
+/// Delivers `response` to `client` at `now_ms` as the answer of `request`, from the broker
+/// it went to.
+pub(crate) fn respond(client: &mut impl Node, now_ms: i64, request: &Sent, response: Response) {
+    let envelope = Envelope {
+        from: request.to,
+        to: client.node_id(),
+        message: Message::Response(request.correlation_id, response),
+    };
+    client.handle_message(now_ms, envelope);
+}
+
+/// splitmix64: a tiny deterministic generator driven by a model test case's seed.
+pub(crate) struct Rng(pub u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// A draw in `0..bound`.
+    pub fn below(&mut self, bound: u64) -> u64 {
+        self.next() % bound
+    }
+
+    /// True with probability `percent`/100.
+    pub fn percent(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
     }
 }

@@ -6,36 +6,17 @@
 use bytes::Bytes;
 
 use super::*;
-use crate::client::test_support::{broker, produce_error, produce_ok, tp, CLUSTER};
-use crate::metadata::PartitionRecord;
-use crate::protocol::{ClientKind, Message, TopicId};
+use crate::client::test_support::{
+    broker, orders_metadata, produce_error, produce_ok, respond, take_requests, tp, Sent, CLUSTER,
+};
+use crate::protocol::{ClientKind, Message};
 
 const TXN_ID: &str = "orders-app";
 const PID: i64 = 5_000;
 
 /// `orders-0` led by broker 1 and `orders-1` by broker 3, in `leader_epoch`.
 fn metadata(leader_epoch: i32) -> Response {
-    let partitions = [(0, 1), (1, 3)]
-        .into_iter()
-        .map(|(partition, leader)| PartitionRecord {
-            topic_id: TopicId(7),
-            partition,
-            replicas: vec![BrokerId(1), BrokerId(2), BrokerId(3)],
-            isr: vec![BrokerId(1), BrokerId(2), BrokerId(3)],
-            leader: Some(BrokerId(leader)),
-            leader_epoch,
-            partition_epoch: leader_epoch,
-        })
-        .collect();
-    Response::Metadata {
-        brokers: vec![BrokerId(1), BrokerId(2), BrokerId(3)],
-        topics: vec![TopicMetadata {
-            name: "orders".into(),
-            error: ErrorCode::None,
-            topic_id: Some(TopicId(7)),
-            partitions,
-        }],
-    }
+    orders_metadata(&[1, 2, 3], &[1, 3], leader_epoch)
 }
 
 fn coordinator_is(id: i32) -> Response {
@@ -74,39 +55,11 @@ fn end_answer(error: ErrorCode) -> Response {
     Response::EndTxn { error }
 }
 
-/// One request the producer sent.
-#[derive(Debug, Clone)]
-struct Sent {
-    to: NodeId,
-    correlation_id: u64,
-    request: Request,
-}
-
-impl Sent {
-    /// (producer id, epoch, base sequence, record count, transactional) of a Produce.
-    fn stamp(&self) -> (i64, i16, i32, i32, bool) {
-        let Request::Produce { batch, .. } = &self.request else {
-            panic!("expected Produce, got {:?}", self.request);
-        };
-        let header = batch.header();
-        (
-            header.producer_id,
-            header.producer_epoch,
-            header.base_sequence,
-            header.records_count,
-            header.is_transactional(),
-        )
-    }
-
-    fn produce_partition(&self) -> TopicPartition {
-        let Request::Produce {
-            topic_partition, ..
-        } = &self.request
-        else {
-            panic!("expected Produce, got {:?}", self.request);
-        };
-        topic_partition.clone()
-    }
+/// (producer id, epoch, base sequence, record count, transactional) of a Produce.
+fn txn_stamp(sent: &Sent) -> (i64, i16, i32, i32, bool) {
+    let (producer_id, epoch, base_sequence, records) = sent.stamp();
+    let transactional = sent.batch().header().is_transactional();
+    (producer_id, epoch, base_sequence, records, transactional)
 }
 
 struct Harness {
@@ -186,18 +139,7 @@ impl Harness {
     }
 
     fn sent(&mut self) -> Vec<Sent> {
-        self.producer
-            .take_outbox()
-            .into_iter()
-            .map(|envelope| match envelope.message {
-                Message::Request(correlation_id, request) => Sent {
-                    to: envelope.to,
-                    correlation_id,
-                    request,
-                },
-                other => panic!("a producer only sends requests, got {other:?}"),
-            })
-            .collect()
+        take_requests(&mut self.producer)
     }
 
     /// Requests sent, Metadata requests answered (broker 1 and 3 lead, epoch 1) and left out.
@@ -235,14 +177,7 @@ impl Harness {
     }
 
     fn answer(&mut self, request: &Sent, response: Response) {
-        self.producer.handle_message(
-            self.now_ms,
-            Envelope {
-                from: request.to,
-                to: self.producer.node_id(),
-                message: Message::Response(request.correlation_id, response),
-            },
-        );
+        respond(&mut self.producer, self.now_ms, request, response);
     }
 
     fn advance_to(&mut self, now_ms: i64) {
@@ -271,14 +206,8 @@ impl Harness {
     /// the Produce in flight.
     fn open_with_records(&mut self, values: &[&str]) -> Sent {
         self.producer.begin_transaction().expect("begin");
-        for value in values {
-            self.send(0, value);
-        }
-        let add = self.sent_one();
-        assert_eq!(add.request.kind(), "AddPartitionsToTxn");
-        self.answer(&add, add_answer(&add, ErrorCode::None));
-        let produce = self.sent_one();
-        assert_eq!(produce.produce_partition(), tp(0));
+        let produce = self.open_with_records_after_begin(values);
+        assert_eq!(produce.produce_partition(), &tp(0));
         produce
     }
 }
@@ -338,7 +267,7 @@ fn happy_path_find_coordinator_init_add_partitions_produce_end_txn() {
     assert_eq!(kinds(&sent), vec!["Produce", "AddPartitionsToTxn"]);
     let produce_0 = sent[0].clone();
     assert_eq!(produce_0.to, broker(1), "the partition leader");
-    assert_eq!(produce_0.stamp(), (PID, 0, 0, 2, true));
+    assert_eq!(txn_stamp(&produce_0), (PID, 0, 0, 2, true));
     let Request::Produce { acks, .. } = &produce_0.request else {
         unreachable!();
     };
@@ -346,7 +275,7 @@ fn happy_path_find_coordinator_init_add_partitions_produce_end_txn() {
     h.answer(&sent[1], add_answer(&sent[1], ErrorCode::None));
     let produce_1 = h.sent_one();
     assert_eq!(produce_1.to, broker(3));
-    assert_eq!(produce_1.stamp(), (PID, 0, 0, 1, true));
+    assert_eq!(txn_stamp(&produce_1), (PID, 0, 0, 1, true));
 
     h.producer.commit_transaction(h.now_ms).expect("commit");
     assert!(h.requests().is_empty(), "EndTxn waits for every record");
@@ -383,7 +312,7 @@ fn happy_path_find_coordinator_init_add_partitions_produce_end_txn() {
     // The next transaction adds its partitions again; sequences continue under the epoch.
     assert_eq!(h.producer.begin_transaction(), Ok(1));
     let produce = h.open_with_records_after_begin(&["d"]);
-    assert_eq!(produce.stamp(), (PID, 0, 2, 1, true));
+    assert_eq!(txn_stamp(&produce), (PID, 0, 2, 1, true));
 }
 
 #[test]
@@ -640,7 +569,7 @@ fn abort_fails_unsent_records_waits_for_batches_in_flight_then_ends_the_transact
     assert!(h.producer.is_ready());
     h.producer.begin_transaction().unwrap();
     let produce = h.open_with_records_after_begin(&["c"]);
-    assert_eq!(produce.stamp(), (PID, 0, 1, 1, true));
+    assert_eq!(txn_stamp(&produce), (PID, 0, 1, 1, true));
 }
 
 #[test]
@@ -710,7 +639,7 @@ fn abortable_produce_error_requires_abort_and_bumps_the_epoch_afterwards() {
     h.answer(&add, add_answer(&add, ErrorCode::None));
     let produce = h.sent_one();
     assert_eq!(
-        produce.stamp(),
+        txn_stamp(&produce),
         (PID, 1, 0, 1, true),
         "sequence 0 under the new epoch"
     );
@@ -834,7 +763,8 @@ mod end_to_end {
         partition_for, Shard, ShardEnv, ShardOutput, TRANSACTION_STATE_TOPIC,
     };
     use crate::log::{AppendOrigin, FetchIsolation, LogConfig, MemoryDisk, PartitionLog};
-    use crate::metadata::{MetadataImage, MetadataRecord};
+    use crate::metadata::{MetadataImage, MetadataRecord, PartitionRecord};
+    use crate::protocol::TopicId;
     use crate::record::{end_transaction_marker, MarkerProducer};
 
     const LEADER_EPOCH: i32 = 0;
