@@ -5,44 +5,18 @@
 use bytes::Bytes;
 
 use super::*;
+use crate::client::test_support::{
+    broker, orders_metadata, respond, take_requests, tp, Sent, CLUSTER,
+};
 use crate::log::{AppendOrigin, LogConfig, MemoryDisk, PartitionLog};
-use crate::metadata::PartitionRecord;
-use crate::protocol::{BrokerId, ClientKind, ClusterIndex, TopicId, TopicMetadata};
+use crate::protocol::{ClientKind, Message};
 use crate::record::{end_transaction_marker, BatchBuilder, MarkerProducer};
 
-const CLUSTER: ClusterIndex = ClusterIndex(0);
 const T0: i64 = 1_700_000_000_000;
-
-fn broker(id: i32) -> NodeId {
-    NodeId::Broker(CLUSTER, BrokerId(id))
-}
-
-fn tp(partition: i32) -> TopicPartition {
-    TopicPartition::new("orders", partition)
-}
 
 /// A metadata answer: broker `leader` leads both partitions of `orders` in `leader_epoch`.
 fn metadata(leader: i32, leader_epoch: i32) -> Response {
-    let partitions = (0..2)
-        .map(|partition| PartitionRecord {
-            topic_id: TopicId(7),
-            partition,
-            replicas: vec![BrokerId(1), BrokerId(2)],
-            isr: vec![BrokerId(1), BrokerId(2)],
-            leader: Some(BrokerId(leader)),
-            leader_epoch,
-            partition_epoch: leader_epoch,
-        })
-        .collect();
-    Response::Metadata {
-        brokers: vec![BrokerId(1), BrokerId(2)],
-        topics: vec![TopicMetadata {
-            name: "orders".into(),
-            error: ErrorCode::None,
-            topic_id: Some(TopicId(7)),
-            partitions,
-        }],
-    }
+    orders_metadata(&[1, 2], &[leader, leader], leader_epoch)
 }
 
 fn offsets(answers: &[i64]) -> Response {
@@ -74,16 +48,16 @@ fn fetch_error(topic_partition: TopicPartition, error: ErrorCode) -> FetchPartit
 /// What a leader answers for one partition of a consumer fetch, read from `log`.
 fn serve(
     log: &PartitionLog<MemoryDisk>,
-    request: &Sent,
+    request: &Request,
     partition: &FetchPartition,
 ) -> FetchPartitionResponse {
     let Request::Fetch {
         isolation,
         max_bytes,
         ..
-    } = request.request
+    } = *request
     else {
-        panic!("expected Fetch, got {:?}", request.request);
+        panic!("expected Fetch, got {request:?}");
     };
     match log.read(partition.fetch_offset, max_bytes, isolation, true) {
         Ok(data) => FetchPartitionResponse {
@@ -147,23 +121,6 @@ fn end_txn(log: &mut PartitionLog<MemoryDisk>, producer_id: i64, committed: bool
         .expect("marker");
 }
 
-/// One request the consumer sent.
-#[derive(Debug, Clone)]
-struct Sent {
-    to: NodeId,
-    correlation_id: u64,
-    request: Request,
-}
-
-impl Sent {
-    fn fetch_partitions(&self) -> &[FetchPartition] {
-        match &self.request {
-            Request::Fetch { partitions, .. } => partitions,
-            other => panic!("expected Fetch, got {other:?}"),
-        }
-    }
-}
-
 struct Harness {
     consumer: Consumer,
     now_ms: i64,
@@ -196,29 +153,11 @@ impl Harness {
     }
 
     fn sent(&mut self) -> Vec<Sent> {
-        self.consumer
-            .take_outbox()
-            .into_iter()
-            .map(|envelope| match envelope.message {
-                Message::Request(correlation_id, request) => Sent {
-                    to: envelope.to,
-                    correlation_id,
-                    request,
-                },
-                other => panic!("a consumer only sends requests, got {other:?}"),
-            })
-            .collect()
+        take_requests(&mut self.consumer)
     }
 
     fn answer(&mut self, request: &Sent, response: Response) {
-        self.consumer.handle_message(
-            self.now_ms,
-            Envelope {
-                from: request.to,
-                to: self.consumer.node_id(),
-                message: Message::Response(request.correlation_id, response),
-            },
-        );
+        respond(&mut self.consumer, self.now_ms, request, response);
     }
 
     /// Answers a Fetch by reading `log` for every requested partition.
@@ -226,7 +165,7 @@ impl Harness {
         let partitions = request
             .fetch_partitions()
             .iter()
-            .map(|partition| serve(log, request, partition))
+            .map(|partition| serve(log, &request.request, partition))
             .collect();
         self.answer(request, Response::Fetch { partitions });
     }
@@ -542,32 +481,33 @@ mod against_a_real_log {
     use std::collections::BTreeMap;
 
     use super::*;
+    use crate::client::test_support::Rng;
 
-    /// splitmix64, seeded per case.
-    struct Rng(u64);
+    /// The offsets a consumer must see, in order, under each isolation level.
+    struct Visible {
+        read_uncommitted: Vec<i64>,
+        read_committed: Vec<i64>,
+    }
 
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        }
-
-        fn below(&mut self, bound: u64) -> u64 {
-            self.next() % bound
-        }
-
-        fn percent(&mut self, percent: u64) -> bool {
-            self.below(100) < percent
+    impl Visible {
+        fn under(&self, isolation: IsolationLevel) -> &[i64] {
+            match isolation {
+                IsolationLevel::ReadUncommitted => &self.read_uncommitted,
+                IsolationLevel::ReadCommitted => &self.read_committed,
+            }
         }
     }
 
-    /// A log of plain batches and committed, aborted and open transactions.
-    fn random_log(rng: &mut Rng) -> PartitionLog<MemoryDisk> {
+    /// A log of plain batches and committed, aborted and open transactions, and what each
+    /// isolation level must see of it, worked out from how it was written (not by reading it
+    /// back, so the check does not lean on `completed_fetch`).
+    fn random_log(rng: &mut Rng) -> (PartitionLog<MemoryDisk>, Visible) {
         let mut log = empty_log();
         let mut sequences: BTreeMap<i64, i32> = BTreeMap::new();
+        let mut data_offsets = Vec::new();
+        let mut committed_offsets = Vec::new();
+        // Offsets of each producer's open transaction.
+        let mut open: BTreeMap<i64, Vec<i64>> = BTreeMap::new();
         for step in 0..40 {
             let producer_id = 1 + rng.below(4) as i64;
             let transactional = producer_id > 1;
@@ -575,22 +515,48 @@ mod against_a_real_log {
             let sequence = sequences.entry(producer_id).or_insert(0);
             let values: Vec<String> = (0..count).map(|i| format!("s{step}-{i}")).collect();
             let values: Vec<&str> = values.iter().map(String::as_str).collect();
+            let base_offset = log.log_end_offset();
             append(
                 &mut log,
                 &data_batch(producer_id, *sequence, &values, transactional),
             );
             *sequence += count as i32;
-            if transactional && rng.percent(40) {
-                end_txn(&mut log, producer_id, rng.percent(50));
+            let offsets = base_offset..base_offset + count as i64;
+            data_offsets.extend(offsets.clone());
+            if !transactional {
+                committed_offsets.extend(offsets);
+                continue;
+            }
+            open.entry(producer_id).or_default().extend(offsets);
+            if rng.percent(40) {
+                let committed = rng.percent(50);
+                end_txn(&mut log, producer_id, committed);
+                let ended = open.remove(&producer_id).expect("opened above");
+                if committed {
+                    committed_offsets.extend(ended);
+                }
             }
         }
         let log_end = log.log_end_offset();
         log.maybe_increment_high_watermark(log_end);
-        log
+        // READ_COMMITTED stops at the first offset of the oldest open transaction.
+        let last_stable = open
+            .values()
+            .map(|offsets| offsets[0])
+            .min()
+            .unwrap_or(log_end);
+        assert_eq!(log.last_stable_offset(), last_stable);
+        committed_offsets.retain(|offset| *offset < last_stable);
+        committed_offsets.sort_unstable();
+        let visible = Visible {
+            read_uncommitted: data_offsets,
+            read_committed: committed_offsets,
+        };
+        (log, visible)
     }
 
-    /// The offsets a consumer must see, in order: one read of the whole log.
-    fn expected_offsets(log: &PartitionLog<MemoryDisk>, isolation: IsolationLevel) -> Vec<i64> {
+    /// The offsets one clean read of the whole log hands out.
+    fn one_read_offsets(log: &PartitionLog<MemoryDisk>, isolation: IsolationLevel) -> Vec<i64> {
         let fetch_isolation = match isolation {
             IsolationLevel::ReadUncommitted => FetchIsolation::HighWatermark,
             IsolationLevel::ReadCommitted => FetchIsolation::TxnCommitted,
@@ -607,7 +573,7 @@ mod against_a_real_log {
 
     fn run_case(seed: u64) {
         let mut rng = Rng(seed);
-        let log = random_log(&mut rng);
+        let (log, visible) = random_log(&mut rng);
         let isolation = if rng.percent(50) {
             IsolationLevel::ReadCommitted
         } else {
@@ -687,16 +653,9 @@ mod against_a_real_log {
                 Request::Fetch { .. } if faulty && rng.percent(refuse_percent) => Response::Fetch {
                     partitions: vec![fetch_error(tp(0), ErrorCode::NotLeaderOrFollower)],
                 },
-                Request::Fetch { partitions, .. } => {
-                    let sent = Sent {
-                        to: envelope.to,
-                        correlation_id: *correlation_id,
-                        request: request.clone(),
-                    };
-                    Response::Fetch {
-                        partitions: partitions.iter().map(|p| serve(&log, &sent, p)).collect(),
-                    }
-                }
+                Request::Fetch { partitions, .. } => Response::Fetch {
+                    partitions: partitions.iter().map(|p| serve(&log, request, p)).collect(),
+                },
                 other => panic!("unexpected {other:?}"),
             };
             let faulty = now_ms < heal_at_ms;
@@ -718,8 +677,13 @@ mod against_a_real_log {
                 },
             );
         }
-        let expected = expected_offsets(&log, isolation);
+        let expected = visible.under(isolation);
         assert!(!expected.is_empty());
+        assert_eq!(
+            one_read_offsets(&log, isolation),
+            expected,
+            "seed {seed}: one clean read"
+        );
         assert_eq!(delivered, expected, "seed {seed}");
         let bound = match isolation {
             IsolationLevel::ReadUncommitted => log.high_watermark(),
