@@ -99,19 +99,23 @@ pub struct ControllerView<'a> {
     pub controller: &'a Controller<MemoryDirDisk>,
 }
 
-/// What the checkers need about a topic from the scenario.
-#[derive(Debug, Clone)]
-pub struct TopicFacts {
-    /// Whether acknowledged writes must survive (acks=all producers, clean elections only).
-    pub durable_acks: bool,
-}
-
 /// Incremental duplicate and order scan of one leader's log.
 #[derive(Debug, Clone, Default)]
 struct LogScan {
     scanned_to: i64,
     seen: BTreeMap<RecordId, i64>,
     last_n: BTreeMap<(String, u64), (u64, i64)>,
+}
+
+/// The acknowledged records of one partition of a durable topic, by offset (two records may
+/// claim one offset when the system is broken), split by whether the current leader epoch has
+/// verified them.
+#[derive(Debug, Clone, Default)]
+struct AckedRecords {
+    /// The leader epoch `verified` was checked in.
+    leader_epoch: i32,
+    unverified: BTreeSet<(i64, String)>,
+    verified: Vec<(i64, String)>,
 }
 
 /// The checkers and the state they carry between steps.
@@ -121,7 +125,10 @@ pub struct Checkers {
     epoch_leaders: BTreeMap<(ClusterIndex, TopicPartition, i32), BrokerId>,
     high_watermarks: BTreeMap<(NodeId, u64, TopicPartition), (i32, i64)>,
     log_epochs_checked: BTreeMap<(NodeId, u64, TopicPartition), (i64, i32)>,
-    durable_checked: BTreeMap<(ClusterIndex, TopicPartition), (i32, usize)>,
+    /// Acknowledged records of durable topics, per partition.
+    durable_acked: BTreeMap<(ClusterIndex, TopicPartition), AckedRecords>,
+    /// How much of [`History::readable`] `durable_acked` holds.
+    readable_seen: usize,
     /// Replica comparison progress: (cluster, partition, member, member incarnation, leader
     /// epoch) → offset below which the member was found equal to the leader.
     converged_to: BTreeMap<(ClusterIndex, TopicPartition, BrokerId, u64, i32), i64>,
@@ -365,7 +372,8 @@ impl Checkers {
     }
 
     /// Acknowledged acks=all records are in the current leader's log below its high watermark.
-    /// Checks new acknowledgements each step and everything again after a leader change.
+    /// Takes in the acknowledgements new since last time, checks each once its leader's high
+    /// watermark passes it, and everything again after a leader change (or when `full`).
     pub fn check_acked_durable(
         &mut self,
         time_ms: i64,
@@ -375,52 +383,66 @@ impl Checkers {
         full: bool,
         out: &mut Vec<Violation>,
     ) {
-        let mut acked: BTreeMap<(ClusterIndex, &TopicPartition), Vec<(i64, &str)>> =
-            BTreeMap::new();
-        for (tp, offset, value) in history.acked() {
-            let cluster = cluster_of_value(value);
+        let leader =
+            |cluster, tp: &TopicPartition| current_leader(controllers, brokers, cluster, tp);
+        self.verify_acked(time_ms, history, full, leader, out);
+    }
+
+    /// [`Checkers::check_acked_durable`] with the current leaders' (epoch, log) from `leader`.
+    fn verify_acked<'a>(
+        &mut self,
+        time_ms: i64,
+        history: &History,
+        full: bool,
+        leader: impl Fn(ClusterIndex, &TopicPartition) -> Option<(i32, &'a PartitionLog<MemoryDirDisk>)>,
+        out: &mut Vec<Violation>,
+    ) {
+        for key in &history.readable[self.readable_seen..] {
+            let send = &history.sends[key];
+            let offset = send.acked_offset.expect("a readable send was acknowledged");
+            let cluster = cluster_of_value(&send.value);
+            let tp = &send.topic_partition;
             if self.durable_topics.contains(&(cluster, tp.topic.clone())) {
-                acked
-                    .entry((cluster, tp))
+                self.durable_acked
+                    .entry((cluster, tp.clone()))
                     .or_default()
-                    .push((offset, value));
+                    .unverified
+                    .insert((offset, send.value.clone()));
             }
         }
-        for ((cluster, tp), records) in acked {
-            let Some(leader) = current_leader(controllers, brokers, cluster, tp) else {
+        self.readable_seen = history.readable.len();
+        for ((cluster, tp), records) in &mut self.durable_acked {
+            let Some((epoch, log)) = leader(*cluster, tp) else {
                 continue;
             };
-            let (epoch, log) = leader;
-            let key = (cluster, tp.clone());
-            let (checked_epoch, checked_count) =
-                self.durable_checked.get(&key).copied().unwrap_or((-1, 0));
-            let start = if full || checked_epoch != epoch {
-                0
-            } else {
-                checked_count
-            };
-            let mut verified = start;
-            for (offset, value) in records.iter().skip(start) {
-                if *offset >= log.high_watermark() {
-                    break;
-                }
-                match record_value_at(log, *offset) {
-                    Some(found) if found == *value => {}
+            if full || records.leader_epoch != epoch {
+                // A new leader may have lost what the previous one had: check everything again.
+                records.leader_epoch = epoch;
+                let verified = std::mem::take(&mut records.verified);
+                records.unverified.extend(verified);
+            }
+            while records
+                .unverified
+                .first()
+                .is_some_and(|(offset, _)| *offset < log.high_watermark())
+            {
+                let (offset, value) = records.unverified.pop_first().expect("checked above");
+                match record_value_at(log, offset) {
+                    Some(found) if found == value => {}
                     found => out.push(Violation {
                         invariant: "acked-writes-durable",
-                        cluster: Some(cluster),
+                        cluster: Some(*cluster),
                         topic_partition: Some(tp.clone()),
                         detail: format!(
                             "acknowledged {value:?} at offset {offset}, leader (epoch {epoch}) has {found:?} there, below its high watermark {}; the acknowledged record is {}",
                             log.high_watermark(),
-                            offset_of_value(log, value).map_or("absent".to_string(), |at| format!("at offset {at}"))
+                            offset_of_value(log, &value).map_or("absent".to_string(), |at| format!("at offset {at}"))
                         ),
                         time_ms,
                     }),
                 }
-                verified += 1;
+                records.verified.push((offset, value));
             }
-            self.durable_checked.insert(key, (epoch, verified));
         }
     }
 
@@ -560,7 +582,7 @@ impl Checkers {
         })
     }
 
-    /// Full replica comparison, duplicate and order scans; run periodically and at the end.
+    /// Full replica comparison, duplicate and order scans; run at the end of a run.
     pub fn check_logs_deep(
         &mut self,
         time_ms: i64,
@@ -1256,6 +1278,7 @@ mod tests {
     use bytes::Bytes;
     use mirrorsim::broker::BrokerStorage;
     use mirrorsim::log::{AppendOrigin, LogConfig};
+    use mirrorsim::protocol::ClientKind;
     use mirrorsim::record::{
         end_transaction_marker, mirror_pid_reset, BatchBuilder, MarkerProducer,
     };
@@ -1532,6 +1555,54 @@ mod tests {
         checkers.check_log_epochs(0, (node, 1, TopicPartition::new("t", 0)), &log, &mut out);
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].invariant, "epochs-monotonic");
+    }
+
+    #[test]
+    fn acked_durable_checker_catches_a_wrong_record_whenever_its_ack_arrives() {
+        let tp = TopicPartition::new("t", 0);
+        let log = log_with(&[
+            (plain_batch("a-producer-1/1/t-0/0/0"), AppendOrigin::Client),
+            (plain_batch("a-producer-2/1/t-0/0/0"), AppendOrigin::Client),
+        ]);
+        let mut checkers = Checkers::default();
+        checkers
+            .durable_topics
+            .insert((ClusterIndex(0), "t".into()));
+        let mut history = History::default();
+        let producer = |index| NodeId::Client(ClusterIndex(0), ClientKind::Producer, index);
+        // Producer 1 claims offset 1, which holds producer 2's record: a lost write.
+        for (index, value) in [(1, "a-producer-1/1/t-0/0/0"), (2, "a-producer-2/1/t-0/0/0")] {
+            history.sends.insert(
+                (producer(index), 1, 0),
+                crate::workload::SendRecord {
+                    topic_partition: tp.clone(),
+                    value: value.into(),
+                    sent_ms: 0,
+                    acked_offset: None,
+                    failed: None,
+                    transaction: None,
+                },
+            );
+        }
+        let step = |checkers: &mut Checkers, history: &History, full| {
+            let mut out = Vec::new();
+            checkers.verify_acked(0, history, full, |_, _| Some((0, &log)), &mut out);
+            out.into_iter().map(|v| v.invariant).collect::<Vec<_>>()
+        };
+        history.record_ack((producer(2), 1, 0), 1);
+        assert!(step(&mut checkers, &history, false).is_empty());
+        // Acknowledged later but ordered first among the sends: still checked at once.
+        history.record_ack((producer(1), 1, 0), 1);
+        assert_eq!(
+            step(&mut checkers, &history, false),
+            vec!["acked-writes-durable"]
+        );
+        assert!(step(&mut checkers, &history, false).is_empty());
+        // The end-of-run check looks at everything again.
+        assert_eq!(
+            step(&mut checkers, &history, true),
+            vec!["acked-writes-durable"]
+        );
     }
 
     #[test]

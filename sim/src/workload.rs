@@ -135,6 +135,10 @@ pub struct History {
     pub dead_incarnations: std::collections::BTreeSet<(NodeId, u64)>,
     /// Transactions by (producer, incarnation, transaction number).
     pub transactions: BTreeMap<(NodeId, u64, u64), TransactionRecord>,
+    /// Keys of the sends [`History::acked`] yields, in the order they joined it (acknowledged,
+    /// and for a transactional send also committed), so a per-step checker can look at the new
+    /// ones only instead of every send of the run.
+    pub readable: Vec<(NodeId, u64, u64)>,
 }
 
 impl History {
@@ -156,6 +160,58 @@ impl History {
                 send.acked_offset
                     .map(|offset| (&send.topic_partition, offset, send.value.as_str()))
             })
+    }
+
+    /// Records the acknowledgement of send `key` at `offset`.
+    pub(crate) fn record_ack(&mut self, key: (NodeId, u64, u64), offset: i64) {
+        let Some(send) = self.sends.get_mut(&key) else {
+            return;
+        };
+        let first = send.acked_offset.is_none();
+        send.acked_offset = Some(offset);
+        let readable = match send.transaction {
+            Some(number) => self.transaction_committed((key.0, key.1, number)),
+            None => true,
+        };
+        if first && readable {
+            self.readable.push(key);
+        }
+    }
+
+    /// Records the failure of send `key`; `outcome_unknown` when it may still be in the log.
+    fn record_failure(&mut self, key: (NodeId, u64, u64), outcome_unknown: bool) {
+        if let Some(send) = self.sends.get_mut(&key) {
+            send.failed = Some(outcome_unknown);
+        }
+    }
+
+    /// Records a transaction's confirmed outcome; a commit makes its acknowledged sends readable.
+    fn record_transaction_outcome(&mut self, transaction: (NodeId, u64, u64), committed: bool) {
+        let newly_committed = committed && !self.transaction_committed(transaction);
+        self.transactions.entry(transaction).or_default().committed = Some(committed);
+        if !newly_committed {
+            return;
+        }
+        let (producer, incarnation, number) = transaction;
+        // A transaction's sends are that incarnation's latest ones when it completes: walk back
+        // from the newest send past later transactions' sends, then over this one's.
+        let sends = self
+            .sends
+            .range((producer, incarnation, 0)..=(producer, incarnation, u64::MAX))
+            .rev()
+            .skip_while(|(_, send)| send.transaction.is_some_and(|n| n > number))
+            .take_while(|(_, send)| send.transaction == Some(number));
+        let acked: Vec<(NodeId, u64, u64)> = sends
+            .filter(|(_, send)| send.acked_offset.is_some())
+            .map(|(key, _)| *key)
+            .collect();
+        self.readable.extend(acked.into_iter().rev());
+    }
+
+    fn transaction_committed(&self, transaction: (NodeId, u64, u64)) -> bool {
+        self.transactions
+            .get(&transaction)
+            .is_some_and(|txn| txn.committed == Some(true))
     }
 }
 
@@ -243,29 +299,16 @@ impl ProducerWorkload {
     /// Records the producer's outcomes in `history`.
     pub fn record_events(&mut self, history: &mut History) {
         for event in self.producer.take_events() {
+            let key = |handle: SendHandle| (self.node_id, self.incarnation, handle.0);
             match event {
                 ProducerEvent::Acked { handle, offset, .. } => {
-                    if let Some(send) =
-                        history
-                            .sends
-                            .get_mut(&(self.node_id, self.incarnation, handle.0))
-                    {
-                        send.acked_offset = Some(offset);
-                    }
+                    history.record_ack(key(handle), offset);
                 }
                 ProducerEvent::Failed {
                     handle,
                     outcome_unknown,
                     ..
-                } => {
-                    if let Some(send) =
-                        history
-                            .sends
-                            .get_mut(&(self.node_id, self.incarnation, handle.0))
-                    {
-                        send.failed = Some(outcome_unknown);
-                    }
-                }
+                } => history.record_failure(key(handle), outcome_unknown),
                 ProducerEvent::EpochBumped { .. } => history.producer_epoch_bumps += 1,
                 _ => {}
             }
@@ -403,30 +446,21 @@ impl TransactionalWorkload {
             let key = |handle: SendHandle| (self.node_id, self.incarnation, handle.0);
             match event {
                 TransactionalEvent::Acked { handle, offset, .. } => {
-                    if let Some(send) = history.sends.get_mut(&key(handle)) {
-                        send.acked_offset = Some(offset);
-                    }
+                    history.record_ack(key(handle), offset);
                 }
                 TransactionalEvent::Failed {
                     handle,
                     outcome_unknown,
                     ..
-                } => {
-                    if let Some(send) = history.sends.get_mut(&key(handle)) {
-                        send.failed = Some(outcome_unknown);
-                    }
-                }
+                } => history.record_failure(key(handle), outcome_unknown),
                 TransactionalEvent::TransactionCompleted {
                     transaction,
                     committed,
                     ..
-                } => {
-                    let entry = history
-                        .transactions
-                        .entry((self.node_id, self.incarnation, transaction))
-                        .or_default();
-                    entry.committed = Some(committed);
-                }
+                } => history.record_transaction_outcome(
+                    (self.node_id, self.incarnation, transaction),
+                    committed,
+                ),
                 _ => {}
             }
         }
