@@ -892,24 +892,22 @@ impl World {
                 self.violations.extend(liveness);
             }
         }
-        let history = lock(&self.shared.history).clone();
-        let sent = history.sends.len();
-        let acked = history
-            .sends
-            .values()
-            .filter(|s| s.acked_offset.is_some())
-            .count();
-        let failed = history
-            .sends
-            .values()
-            .filter(|s| s.failed.is_some())
-            .count();
-        if history.producer_epoch_bumps > 0 {
+        let (records, producer_epoch_bumps) = {
+            let history = lock(&self.shared.history);
+            let sends = history.sends.values();
+            let acked = sends.clone().filter(|s| s.acked_offset.is_some()).count();
+            let failed = sends.filter(|s| s.failed.is_some()).count();
+            (
+                (history.sends.len(), acked, failed),
+                history.producer_epoch_bumps,
+            )
+        };
+        if producer_epoch_bumps > 0 {
             *self
                 .checkers
                 .marks
                 .entry("producer-epoch-bumped".into())
-                .or_default() += history.producer_epoch_bumps;
+                .or_default() += producer_epoch_bumps;
         }
         let report = RunReport {
             seed,
@@ -919,7 +917,7 @@ impl World {
             trace_hash: self.shared.trace_hash(),
             simulated_ms: now,
             net: *lock(&self.shared.stats),
-            records: (sent, acked, failed),
+            records,
             marks: self.checkers.marks.clone(),
         };
         // Kill every node before leaving the runtime so their tasks and memory go (madsim-notes §4).

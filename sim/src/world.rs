@@ -461,21 +461,26 @@ fn send(
     link: &mut LinkSender,
     envelope: Envelope,
 ) {
-    let faults = lock(&shared.net).clone();
     let mut rng = madsim::rand::thread_rng();
     lock(&shared.stats).sent += 1;
     let link_sequence = link.next_sequence;
     link.next_sequence += 1;
-    if faults.loss > 0.0 && rng.gen_bool(faults.loss.min(1.0)) {
+    // Read under the lock rather than cloning the settings for every message.
+    let (loss, extra_latency_ms, (hold_probability, hold_ms), duplicate) = {
+        let faults = lock(&shared.net);
+        let hold = faults.hold_back_from.get(&envelope.from).copied();
+        (
+            faults.loss,
+            faults.extra_latency_ms,
+            hold.unwrap_or((faults.hold_back, faults.hold_back_ms)),
+            faults.duplicate,
+        )
+    };
+    if loss > 0.0 && rng.gen_bool(loss.min(1.0)) {
         lock(&shared.stats).dropped += 1;
         return;
     }
-    let mut delay_ms = rng.gen_range(LATENCY_MS_MIN..LATENCY_MS_MAX) + faults.extra_latency_ms;
-    let (hold_probability, hold_ms) = faults
-        .hold_back_from
-        .get(&envelope.from)
-        .copied()
-        .unwrap_or((faults.hold_back, faults.hold_back_ms));
+    let mut delay_ms = rng.gen_range(LATENCY_MS_MIN..LATENCY_MS_MAX) + extra_latency_ms;
     if hold_probability > 0.0 && rng.gen_bool(hold_probability.min(1.0)) {
         delay_ms += hold_ms;
         lock(&shared.stats).held_back += 1;
@@ -487,19 +492,20 @@ fn send(
             last.max(now + Duration::from_millis(delay_ms))
         });
     link.last_delivery = Some(delivery);
-    let mut packets = vec![Packet {
+    let packet = |link_sequence, envelope| Packet {
         sender_incarnation: incarnation,
         link_sequence,
-        envelope: envelope.clone(),
-    }];
-    if faults.duplicate > 0.0 && rng.gen_bool(faults.duplicate.min(1.0)) {
+        envelope,
+    };
+    let mut packets = Vec::with_capacity(2);
+    if duplicate > 0.0 && rng.gen_bool(duplicate.min(1.0)) {
+        // The copy follows the original on the link; only a duplicate clones the envelope.
         lock(&shared.stats).duplicated += 1;
-        packets.push(Packet {
-            sender_incarnation: incarnation,
-            link_sequence: link.next_sequence,
-            envelope,
-        });
+        packets.push(packet(link_sequence, envelope.clone()));
+        packets.push(packet(link.next_sequence, envelope));
         link.next_sequence += 1;
+    } else {
+        packets.push(packet(link_sequence, envelope));
     }
     for packet in packets {
         let endpoint = Arc::clone(endpoint);
