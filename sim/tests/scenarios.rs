@@ -141,58 +141,58 @@ async fn leader_crash_seed_7() {
     assert!(report.records.0 > 0, "the run produced nothing");
 }
 
+/// Runs `name` with `switch` on seeds 0..10 until `caught` finds the violation it expects in
+/// a report, and prints it; fails when no seed does.
+fn caught_within_ten_seeds(
+    name: &str,
+    switch: BrokenSwitch,
+    caught: impl Fn(&RunReport) -> Option<String>,
+) {
+    let found =
+        (0..10).find_map(|seed| caught(&run_seed(name, seed, vec![switch])).map(|v| (seed, v)));
+    let (seed, violation) =
+        found.unwrap_or_else(|| panic!("no seed in 0..10 caught {switch:?} in {name}"));
+    println!("caught at seed {seed}: {violation}");
+}
+
+/// The first violation of `invariant` in `report`, printed.
+fn violation_of(report: &RunReport, invariant: &str) -> Option<String> {
+    report
+        .violations
+        .iter()
+        .find(|v| v.invariant == invariant)
+        .map(ToString::to_string)
+}
+
 #[test]
 fn broken_ack_before_replication_is_caught_within_ten_seeds() {
     // Acknowledging acks=all before the ISR has the write loses acknowledged records when the
     // leader dies: acked-writes-durable (or a Jepsen lost write) must notice.
-    let caught = (0..10).find_map(|seed| {
-        let report = run_seed(
-            "leader_crash",
-            seed,
-            vec![BrokenSwitch::AckBeforeReplication],
-        );
-        report
-            .violations
-            .iter()
-            .find(|v| v.invariant == "acked-writes-durable")
-            .map(|v| (seed, v.to_string()))
-    });
-    let (seed, violation) = caught.expect("no seed in 0..10 caught ack-before-replication");
-    println!("caught at seed {seed}: {violation}");
+    caught_within_ten_seeds(
+        "leader_crash",
+        BrokenSwitch::AckBeforeReplication,
+        |report| violation_of(report, "acked-writes-durable"),
+    );
 }
 
 #[test]
 fn broken_skip_divergence_truncation_is_caught_within_ten_seeds() {
     // A follower that ignores diverging epochs keeps a stale suffix: its log never converges,
     // so replica-convergence or liveness (the ISR is never restored) must fail.
-    let caught = (0..10).find_map(|seed| {
-        let report = run_seed(
-            "leader_partition",
-            seed,
-            vec![BrokenSwitch::SkipDivergenceTruncation],
-        );
-        (report.verdict != Verdict::Pass).then(|| (seed, report.violations[0].to_string()))
-    });
-    let (seed, violation) = caught.expect("no seed in 0..10 caught skip-divergence-truncation");
-    println!("caught at seed {seed}: {violation}");
+    caught_within_ten_seeds(
+        "leader_partition",
+        BrokenSwitch::SkipDivergenceTruncation,
+        |report| (report.verdict != Verdict::Pass).then(|| report.violations[0].to_string()),
+    );
 }
 
 #[test]
 fn broken_lso_ignoring_open_transactions_is_caught_within_ten_seeds() {
     // A last stable offset that ignores open transactions lets READ_COMMITTED consumers read
     // data whose transaction later aborts: the read-committed checker must notice.
-    let caught = (0..10).find_map(|seed| {
-        let report = run_seed(
-            "transactions",
-            seed,
-            vec![BrokenSwitch::LsoIgnoresOpenTransactions],
-        );
-        report
-            .violations
-            .iter()
-            .find(|v| v.invariant == "read-committed")
-            .map(|v| (seed, v.to_string()))
-    });
-    let (seed, violation) = caught.expect("no seed in 0..10 caught lso-ignores-open-transactions");
-    println!("caught at seed {seed}: {violation}");
+    caught_within_ten_seeds(
+        "transactions",
+        BrokenSwitch::LsoIgnoresOpenTransactions,
+        |report| violation_of(report, "read-committed"),
+    );
 }
