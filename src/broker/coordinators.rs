@@ -4,6 +4,7 @@
 //! leaders.
 
 use super::{BrokerStorage, Role};
+use crate::controller::MIN_INSYNC_REPLICAS;
 use crate::coordinator::runtime::HostContext;
 use crate::coordinator::{partition_for, CONSUMER_OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC};
 use crate::log::AppendOrigin;
@@ -109,7 +110,7 @@ impl<S: BrokerStorage> super::Broker<S> {
                     name: topic.to_string(),
                     partitions,
                     replication_factor,
-                    configs: vec![("min.insync.replicas".into(), min_insync.to_string())],
+                    configs: vec![(MIN_INSYNC_REPLICAS.into(), min_insync.to_string())],
                     topic_id: None,
                 }],
             },
@@ -153,42 +154,28 @@ impl<S: BrokerStorage> super::Broker<S> {
         let Some(mut host) = self.coordinators.remove(partition) else {
             return;
         };
-        let min_insync = self.min_insync_replicas(&partition.topic);
-        if let Some(replica) = self.partitions.get_mut(partition) {
-            if let Role::Leader(state) = &replica.role {
-                let leader_epoch = state.leader_epoch;
-                let enough_replicas = state.isr.len() >= min_insync;
-                let mut context = HostContext {
-                    now_ms,
-                    image: &self.image,
-                    log: &mut replica.log,
-                    leader_epoch,
-                    outbox: &mut self.outbox,
-                    node_id: self.node_id,
-                    enough_replicas,
-                };
-                action(host.as_mut(), &mut context);
-            }
+        if let Some(mut context) = self.host_context(now_ms, partition) {
+            action(host.as_mut(), &mut context);
         }
         self.coordinators.insert(partition.clone(), host);
         // A coordinator write is committed at once when the leader is the whole ISR.
         self.maybe_increment_high_watermark(now_ms, partition);
     }
 
-    /// Loads the shard of an internal partition this broker now leads (or reloads it in a new
-    /// leader epoch).
-    pub(super) fn load_coordinator(&mut self, now_ms: i64, partition: &TopicPartition) {
-        self.unload_coordinator(partition);
+    /// What a shard of `partition` works with, while this broker leads the partition.
+    fn host_context(
+        &mut self,
+        now_ms: i64,
+        partition: &TopicPartition,
+    ) -> Option<HostContext<'_, S::Disk>> {
         let min_insync = self.min_insync_replicas(&partition.topic);
-        let Some(replica) = self.partitions.get_mut(partition) else {
-            return;
-        };
+        let replica = self.partitions.get_mut(partition)?;
         let Role::Leader(state) = &replica.role else {
-            return;
+            return None;
         };
         let leader_epoch = state.leader_epoch;
         let enough_replicas = state.isr.len() >= min_insync;
-        let mut context = HostContext {
+        Some(HostContext {
             now_ms,
             image: &self.image,
             log: &mut replica.log,
@@ -196,7 +183,17 @@ impl<S: BrokerStorage> super::Broker<S> {
             outbox: &mut self.outbox,
             node_id: self.node_id,
             enough_replicas,
+        })
+    }
+
+    /// Loads the shard of an internal partition this broker now leads (or reloads it in a new
+    /// leader epoch).
+    pub(super) fn load_coordinator(&mut self, now_ms: i64, partition: &TopicPartition) {
+        self.unload_coordinator(partition);
+        let Some(mut context) = self.host_context(now_ms, partition) else {
+            return;
         };
+        let leader_epoch = context.leader_epoch;
         if let Some(host) = crate::coordinator::host_for(partition, &mut context) {
             self.coordinators.insert(partition.clone(), host);
             self.events.push(super::BrokerEvent::CoordinatorLoaded {
@@ -356,7 +353,6 @@ impl<S: BrokerStorage> super::Broker<S> {
         for mut delayed in pending {
             let mut waiting = false;
             for entry in delayed.entries.iter_mut().filter(|e| e.error.is_none()) {
-                let min_insync = self.min_insync_replicas(&entry.topic_partition.topic);
                 let replica = self.partitions.get(&entry.topic_partition);
                 let led = replica
                     .and_then(|p| p.leader_state().map(|s| (p, s.leader_epoch, s.isr.len())));
@@ -364,6 +360,7 @@ impl<S: BrokerStorage> super::Broker<S> {
                     Some((partition, epoch, isr_size)) if epoch == entry.leader_epoch => {
                         if partition.log.high_watermark() >= entry.required_offset {
                             entry.required_offset = -1;
+                            let min_insync = self.min_insync_replicas(&entry.topic_partition.topic);
                             if isr_size < min_insync {
                                 entry.error = ErrorCode::NotEnoughReplicasAfterAppend;
                             }

@@ -39,13 +39,14 @@ pub use storage::{
     parse_partition_dir_name, partition_dir_name, BrokerStorage, MemoryDirDisk, MemoryStorage,
 };
 
+use crate::controller::MIN_INSYNC_REPLICAS;
 use crate::log::{AppendOrigin, EpochEndOffset, FetchIsolation, LogConfig, LogDisk, PartitionLog};
 use crate::metadata::{MetadataImage, PartitionRecord};
 use crate::node::{Node, Outbox};
 use crate::protocol::{
     Acks, BrokerId, ClusterIndex, CoordinatorType, EpochAnswer, EpochQuery, ErrorCode,
     FetchPartition, FetchPartitionResponse, ListOffsetsAnswer, ListOffsetsQuery, Message, NodeId,
-    OffsetSpec, Request, Response, TopicMetadata, TopicPartition,
+    OffsetSpec, Request, Response, TopicPartition,
 };
 use crate::record::RecordBatch;
 
@@ -664,10 +665,12 @@ impl<S: BrokerStorage> Broker<S> {
         );
     }
 
+    /// The topic's `min.insync.replicas`; the broker default when unset or unparsable.
     fn min_insync_replicas(&self, topic: &str) -> usize {
-        let default = self.config.default_min_insync_replicas.to_string();
+        // The empty fallback fails to parse, so the default needs no string of its own (this
+        // runs for every acks=all produce and coordinator write).
         self.image
-            .topic_config(topic, "min.insync.replicas", &default)
+            .topic_config(topic, MIN_INSYNC_REPLICAS, "")
             .parse()
             .unwrap_or(self.config.default_min_insync_replicas)
     }
@@ -691,12 +694,12 @@ impl<S: BrokerStorage> Broker<S> {
     fn complete_delayed_produces(&mut self, now_ms: i64) {
         let pending = std::mem::take(&mut self.delayed_produces);
         for produce in pending {
-            let min_insync = self.min_insync_replicas(&produce.topic_partition.topic);
             let partition = self.partitions.get(&produce.topic_partition);
             let leader = partition.and_then(|p| p.leader_state().map(|s| (p, s)));
             match leader {
                 Some((partition, state)) if state.leader_epoch == produce.leader_epoch => {
                     if partition.log.high_watermark() >= produce.required_offset {
+                        let min_insync = self.min_insync_replicas(&produce.topic_partition.topic);
                         let error = if state.isr.len() < min_insync {
                             ErrorCode::NotEnoughReplicasAfterAppend
                         } else {
@@ -769,12 +772,7 @@ impl<S: BrokerStorage> Broker<S> {
     ) {
         let answers =
             self.read_fetch_partitions(now_ms, replica_id, isolation, max_bytes, &partitions);
-        let has_data = answers.iter().any(|answer| {
-            !answer.batches.is_empty()
-                || !answer.error.is_none()
-                || answer.diverging_epoch.is_some()
-        });
-        if has_data || max_wait_ms <= 0 {
+        if fetch_answer_ready(&answers) || max_wait_ms <= 0 {
             self.outbox.respond(
                 from,
                 correlation_id,
@@ -832,15 +830,11 @@ impl<S: BrokerStorage> Broker<S> {
         request: &FetchPartition,
     ) -> FetchPartitionResponse {
         let topic_partition = &request.topic_partition;
-        let Some(partition) = self.partitions.get_mut(topic_partition) else {
-            return error_answer(topic_partition, ErrorCode::UnknownTopicOrPartition);
+        let (partition, _) = match self.led_partition(topic_partition, request.current_leader_epoch)
+        {
+            Ok(led) => led,
+            Err(error) => return error_answer(topic_partition, error),
         };
-        let Some(state) = partition.leader_state() else {
-            return error_answer(topic_partition, ErrorCode::NotLeaderOrFollower);
-        };
-        if let Some(error) = check_leader_epoch(request.current_leader_epoch, state.leader_epoch) {
-            return error_answer(topic_partition, error);
-        }
         let log = &partition.log;
         if request.last_fetched_epoch >= 0 {
             let end = log.end_offset_for_epoch(request.last_fetched_epoch);
@@ -859,22 +853,14 @@ impl<S: BrokerStorage> Broker<S> {
             FetchIsolation::LogEnd,
             true,
         );
-        match read {
-            Err(_) => offsets_answer(topic_partition, log, ErrorCode::OffsetOutOfRange),
-            Ok(data) => {
-                partition.record_follower_fetch(follower, request.fetch_offset, now_ms);
-                FetchPartitionResponse {
-                    topic_partition: topic_partition.clone(),
-                    error: ErrorCode::None,
-                    high_watermark: data.high_watermark,
-                    last_stable_offset: data.last_stable_offset,
-                    log_start_offset: data.log_start_offset,
-                    diverging_epoch: None,
-                    aborted_transactions: None,
-                    batches: data.batches,
-                }
-            }
-        }
+        let Ok(data) = read else {
+            return offsets_answer(topic_partition, log, ErrorCode::OffsetOutOfRange);
+        };
+        self.partitions
+            .get_mut(topic_partition)
+            .expect("led above")
+            .record_follower_fetch(follower, request.fetch_offset, now_ms);
+        data_answer(topic_partition, data)
     }
 
     fn read_for_consumer(
@@ -884,28 +870,35 @@ impl<S: BrokerStorage> Broker<S> {
         request: &FetchPartition,
     ) -> FetchPartitionResponse {
         let topic_partition = &request.topic_partition;
-        let Some(partition) = self.partitions.get(topic_partition) else {
-            return error_answer(topic_partition, ErrorCode::UnknownTopicOrPartition);
+        let (partition, _) = match self.led_partition(topic_partition, request.current_leader_epoch)
+        {
+            Ok(led) => led,
+            Err(error) => return error_answer(topic_partition, error),
         };
-        let Some(state) = partition.leader_state() else {
-            return error_answer(topic_partition, ErrorCode::NotLeaderOrFollower);
-        };
-        if let Some(error) = check_leader_epoch(request.current_leader_epoch, state.leader_epoch) {
-            return error_answer(topic_partition, error);
-        }
         let log = &partition.log;
         match log.read(request.fetch_offset, max_bytes, isolation, true) {
             Err(_) => offsets_answer(topic_partition, log, ErrorCode::OffsetOutOfRange),
-            Ok(data) => FetchPartitionResponse {
-                topic_partition: topic_partition.clone(),
-                error: ErrorCode::None,
-                high_watermark: data.high_watermark,
-                last_stable_offset: data.last_stable_offset,
-                log_start_offset: data.log_start_offset,
-                diverging_epoch: None,
-                aborted_transactions: data.aborted_transactions,
-                batches: data.batches,
-            },
+            Ok(data) => data_answer(topic_partition, data),
+        }
+    }
+
+    /// The partition and its leader state when this broker leads it in the epoch a request
+    /// names (a negative epoch names none); otherwise the error to answer with.
+    fn led_partition(
+        &self,
+        topic_partition: &TopicPartition,
+        current_leader_epoch: i32,
+    ) -> Result<(&Partition<S::Disk>, &LeaderState), ErrorCode> {
+        let partition = self
+            .partitions
+            .get(topic_partition)
+            .ok_or(ErrorCode::UnknownTopicOrPartition)?;
+        let state = partition
+            .leader_state()
+            .ok_or(ErrorCode::NotLeaderOrFollower)?;
+        match check_leader_epoch(current_leader_epoch, state.leader_epoch) {
+            Some(error) => Err(error),
+            None => Ok((partition, state)),
         }
     }
 
@@ -923,12 +916,7 @@ impl<S: BrokerStorage> Broker<S> {
                 fetch.max_bytes,
                 &fetch.partitions,
             );
-            let ready = answers.iter().any(|answer| {
-                !answer.batches.is_empty()
-                    || !answer.error.is_none()
-                    || answer.diverging_epoch.is_some()
-            });
-            if ready || now_ms >= fetch.deadline_ms {
+            if fetch_answer_ready(&answers) || now_ms >= fetch.deadline_ms {
                 self.outbox.respond(
                     fetch.reply_to,
                     fetch.correlation_id,
@@ -1269,40 +1257,11 @@ impl<S: BrokerStorage> Broker<S> {
         correlation_id: u64,
         topics: Option<Vec<String>>,
     ) {
-        let brokers = self
-            .image
-            .brokers
-            .iter()
-            .filter(|(_, registration)| !registration.fenced)
-            .map(|(id, _)| *id)
-            .collect();
-        let names: Vec<String> = match topics {
-            Some(names) => names,
-            None => self.image.topic_ids.keys().cloned().collect(),
+        let response = Response::Metadata {
+            brokers: self.image.live_brokers(),
+            topics: self.image.describe_topics(topics.as_deref()),
         };
-        let topics = names
-            .into_iter()
-            .map(|name| match self.image.topic_ids.get(&name) {
-                Some(topic_id) => TopicMetadata {
-                    name,
-                    error: ErrorCode::None,
-                    topic_id: Some(*topic_id),
-                    partitions: self.image.topics[topic_id]
-                        .partitions
-                        .values()
-                        .cloned()
-                        .collect(),
-                },
-                None => TopicMetadata {
-                    name,
-                    error: ErrorCode::UnknownTopicOrPartition,
-                    topic_id: None,
-                    partitions: Vec::new(),
-                },
-            })
-            .collect();
-        self.outbox
-            .respond(from, correlation_id, Response::Metadata { brokers, topics });
+        self.outbox.respond(from, correlation_id, response);
     }
 
     fn handle_offsets_for_leader_epoch(
@@ -1319,17 +1278,11 @@ impl<S: BrokerStorage> Broker<S> {
                     leader_epoch: -1,
                     end_offset: -1,
                 };
-                let Some(partition) = self.partitions.get(&query.topic_partition) else {
-                    return undefined(ErrorCode::UnknownTopicOrPartition);
-                };
-                let Some(state) = partition.leader_state() else {
-                    return undefined(ErrorCode::NotLeaderOrFollower);
-                };
-                if let Some(error) =
-                    check_leader_epoch(query.current_leader_epoch, state.leader_epoch)
-                {
-                    return undefined(error);
-                }
+                let partition =
+                    match self.led_partition(&query.topic_partition, query.current_leader_epoch) {
+                        Ok((partition, _)) => partition,
+                        Err(error) => return undefined(error),
+                    };
                 let end = partition.log.end_offset_for_epoch(query.leader_epoch);
                 EpochAnswer {
                     error: ErrorCode::None,
@@ -1370,15 +1323,11 @@ impl<S: BrokerStorage> Broker<S> {
             offset: -1,
             leader_epoch: -1,
         };
-        let Some(partition) = self.partitions.get(&query.topic_partition) else {
-            return failed(ErrorCode::UnknownTopicOrPartition);
-        };
-        let Some(state) = partition.leader_state() else {
-            return failed(ErrorCode::NotLeaderOrFollower);
-        };
-        if let Some(error) = check_leader_epoch(query.current_leader_epoch, state.leader_epoch) {
-            return failed(error);
-        }
+        let (partition, state) =
+            match self.led_partition(&query.topic_partition, query.current_leader_epoch) {
+                Ok(led) => led,
+                Err(error) => return failed(error),
+            };
         let log = &partition.log;
         let offset = match (query.spec, isolation) {
             (OffsetSpec::Earliest, _) => log.log_start_offset(),
@@ -1817,49 +1766,45 @@ impl<S: BrokerStorage> Node for Broker<S> {
     }
 
     fn poll_timeout(&self) -> Option<i64> {
+        // Called after every input, so the deadlines are folded without collecting them.
         let timeout = self.config.controller_request_timeout_ms;
-        let mut deadlines = vec![
-            self.next_isr_check_ms,
-            self.next_high_watermark_checkpoint_ms,
-            self.next_metadata_fetch_ms.max(
-                self.metadata_fetch
-                    .map_or(i64::MIN, |pending| pending.sent_ms + timeout),
-            ),
-        ];
-        deadlines.extend(self.next_flush_ms);
-        if self.broker_epoch.is_none() {
-            deadlines.push(
-                self.next_registration_ms.max(
-                    self.registration
-                        .map_or(i64::MIN, |pending| pending.sent_ms + timeout),
-                ),
-            );
+        let retry_at = |next_ms: i64, pending: Option<PendingRequest>| {
+            next_ms.max(pending.map_or(i64::MIN, |pending| pending.sent_ms + timeout))
+        };
+        let session = if self.broker_epoch.is_none() {
+            retry_at(self.next_registration_ms, self.registration)
         } else {
-            deadlines.push(
-                self.next_heartbeat_ms.max(
-                    self.heartbeat
-                        .map_or(i64::MIN, |pending| pending.sent_ms + timeout),
-                ),
-            );
-        }
-        for session in self.fetch_sessions.values() {
-            deadlines.push(match session.inflight {
+            retry_at(self.next_heartbeat_ms, self.heartbeat)
+        };
+        let fetches = self
+            .fetch_sessions
+            .values()
+            .map(|session| match session.inflight {
                 Some(pending) => pending.sent_ms + self.config.replica_fetch_timeout_ms,
                 None => session.next_fetch_ms,
             });
-        }
-        deadlines.extend(self.delayed_produces.iter().map(|p| p.deadline_ms));
-        deadlines.extend(self.delayed_fetches.iter().map(|f| f.deadline_ms));
-        deadlines.extend(
+        [
+            self.next_isr_check_ms,
+            self.next_high_watermark_checkpoint_ms,
+            retry_at(self.next_metadata_fetch_ms, self.metadata_fetch),
+            session,
+        ]
+        .into_iter()
+        .chain(self.next_flush_ms)
+        .chain(fetches)
+        .chain(self.delayed_produces.iter().map(|p| p.deadline_ms))
+        .chain(self.delayed_fetches.iter().map(|f| f.deadline_ms))
+        .chain(
             self.alter_partitions
                 .values()
                 .map(|(_, sent)| sent + timeout),
-        );
-        if let Some(pending) = self.allocate_producer_ids {
-            deadlines.push(pending.sent_ms + timeout);
-        }
-        deadlines.extend(self.coordinator_deadline());
-        deadlines.into_iter().min()
+        )
+        .chain(
+            self.allocate_producer_ids
+                .map(|pending| pending.sent_ms + timeout),
+        )
+        .chain(self.coordinator_deadline())
+        .min()
     }
 
     fn take_outbox(&mut self) -> Vec<crate::protocol::Envelope> {
@@ -1911,6 +1856,31 @@ fn error_answer(topic_partition: &TopicPartition, error: ErrorCode) -> FetchPart
         aborted_transactions: None,
         batches: Vec::new(),
     }
+}
+
+/// A successful read's answer.
+fn data_answer(
+    topic_partition: &TopicPartition,
+    data: crate::log::FetchDataInfo,
+) -> FetchPartitionResponse {
+    FetchPartitionResponse {
+        topic_partition: topic_partition.clone(),
+        error: ErrorCode::None,
+        high_watermark: data.high_watermark,
+        last_stable_offset: data.last_stable_offset,
+        log_start_offset: data.log_start_offset,
+        diverging_epoch: None,
+        aborted_transactions: data.aborted_transactions,
+        batches: data.batches,
+    }
+}
+
+/// Whether a fetch has something to answer now (data, an error or a divergence) rather than
+/// waiting in purgatory for data.
+fn fetch_answer_ready(answers: &[FetchPartitionResponse]) -> bool {
+    answers.iter().any(|answer| {
+        !answer.batches.is_empty() || !answer.error.is_none() || answer.diverging_epoch.is_some()
+    })
 }
 
 fn offsets_answer<D: LogDisk>(

@@ -75,7 +75,7 @@ mod placement;
 #[cfg(test)]
 mod tests;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 pub use config::{ControllerConfig, ControllerError};
 pub use metadata_log::{
@@ -91,7 +91,7 @@ use crate::metadata::{AclBinding, ConfigResource, MetadataImage, MetadataRecord,
 use crate::node::{Node, Outbox};
 use crate::protocol::{
     BrokerId, ClusterIndex, Envelope, ErrorCode, Message, NewTopic, NodeId, Request, Response,
-    TopicId, TopicMetadata,
+    TopicId,
 };
 
 /// Kafka's `UNKNOWN_SERVER_ERROR` (−1), for the exhausted producer-id space.
@@ -114,8 +114,6 @@ pub struct Controller<D: LogDisk> {
     staged: Vec<MetadataRecord>,
     /// Session deadline of every registered broker (controller clock, volatile).
     session_deadlines_ms: BTreeMap<BrokerId, i64>,
-    /// Every incarnation that ever registered, per broker (rebuilt from the log).
-    incarnations: BTreeMap<BrokerId, BTreeSet<u64>>,
     outbox: Outbox,
     recovery: MetadataLogRecovery,
     fatal_error: Option<ControllerError>,
@@ -150,20 +148,6 @@ impl<D: LogDisk> Controller<D> {
         }
         assert_eq!(image.next_offset, log.end_offset());
         assert_eq!(recovery.records, log.end_offset());
-        let mut incarnations: BTreeMap<BrokerId, BTreeSet<u64>> = BTreeMap::new();
-        for record in log.records() {
-            if let MetadataRecord::RegisterBroker {
-                broker_id,
-                incarnation,
-                ..
-            } = record
-            {
-                incarnations
-                    .entry(*broker_id)
-                    .or_default()
-                    .insert(*incarnation);
-            }
-        }
         let session_deadline_ms = now_ms + config.broker_session_timeout_ms;
         let session_deadlines_ms = image
             .brokers
@@ -178,7 +162,6 @@ impl<D: LogDisk> Controller<D> {
             image,
             staged: Vec::new(),
             session_deadlines_ms,
-            incarnations,
             outbox: Outbox::new(node_id),
             recovery,
             fatal_error: None,
@@ -448,6 +431,21 @@ impl<D: LogDisk> Controller<D> {
             .insert(broker_id, now_ms + self.config.broker_session_timeout_ms);
     }
 
+    /// Whether `incarnation` of `broker_id` ever registered. The durable log is the record of
+    /// that (it is kept whole); registrations are rare enough for a scan.
+    fn registered_before(&self, broker_id: BrokerId, incarnation: u64) -> bool {
+        self.log.records().iter().any(|record| {
+            matches!(
+                record,
+                MetadataRecord::RegisterBroker {
+                    broker_id: registered,
+                    incarnation: registered_incarnation,
+                    ..
+                } if *registered == broker_id && *registered_incarnation == incarnation
+            )
+        })
+    }
+
     fn is_broker_sender(&self, from: NodeId, broker_id: BrokerId) -> bool {
         from == NodeId::Broker(self.cluster, broker_id)
     }
@@ -478,11 +476,7 @@ impl<D: LogDisk> Controller<D> {
                     broker_epoch,
                 });
             }
-            let seen_before = self
-                .incarnations
-                .get(&broker_id)
-                .is_some_and(|seen| seen.contains(&incarnation));
-            if seen_before {
+            if self.registered_before(broker_id, incarnation) {
                 // A late message from a process that a newer incarnation replaced.
                 return Ok(refuse(ErrorCode::DuplicateBrokerRegistration));
             }
@@ -499,10 +493,6 @@ impl<D: LogDisk> Controller<D> {
             incarnation,
         });
         self.commit()?;
-        self.incarnations
-            .entry(broker_id)
-            .or_default()
-            .insert(incarnation);
         self.refresh_session(broker_id, now_ms);
         Ok(Response::BrokerRegistration {
             error: ErrorCode::None,
@@ -785,13 +775,7 @@ impl<D: LogDisk> Controller<D> {
             factor if factor >= 1 => factor,
             _ => return Err(ErrorCode::InvalidReplicationFactor),
         };
-        let live_brokers: Vec<BrokerId> = self
-            .image
-            .brokers
-            .iter()
-            .filter(|(_, registration)| !registration.fenced)
-            .map(|(broker_id, _)| *broker_id)
-            .collect();
+        let live_brokers = self.image.live_brokers();
         let replication_factor = replication_factor as usize;
         if replication_factor > live_brokers.len() {
             return Err(ErrorCode::InvalidReplicationFactor);
@@ -841,36 +825,10 @@ impl<D: LogDisk> Controller<D> {
     }
 
     fn handle_metadata(&self, topics: Option<&[String]>) -> Response {
-        let brokers: Vec<BrokerId> = self
-            .image
-            .brokers
-            .iter()
-            .filter(|(_, registration)| !registration.fenced)
-            .map(|(broker_id, _)| *broker_id)
-            .collect();
-        let describe = |name: &String| match self.image.topic_ids.get(name) {
-            Some(topic_id) => TopicMetadata {
-                name: name.clone(),
-                error: ErrorCode::None,
-                topic_id: Some(*topic_id),
-                partitions: self.image.topics[topic_id]
-                    .partitions
-                    .values()
-                    .cloned()
-                    .collect(),
-            },
-            None => TopicMetadata {
-                name: name.clone(),
-                error: ErrorCode::UnknownTopicOrPartition,
-                topic_id: None,
-                partitions: Vec::new(),
-            },
-        };
-        let topics = match topics {
-            Some(names) => names.iter().map(describe).collect(),
-            None => self.image.topic_ids.keys().map(describe).collect(),
-        };
-        Response::Metadata { brokers, topics }
+        Response::Metadata {
+            brokers: self.image.live_brokers(),
+            topics: self.image.describe_topics(topics),
+        }
     }
 
     /// Serves one request; `None` for requests a controller does not answer.

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::{BrokerId, TopicId, TopicPartition};
+use crate::protocol::{BrokerId, ErrorCode, TopicId, TopicMetadata, TopicPartition};
 
 /// Which object a configuration entry belongs to.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -307,5 +307,37 @@ impl MetadataImage {
         self.brokers
             .get(&broker_id)
             .is_some_and(|registration| !registration.fenced)
+    }
+
+    /// Registered, unfenced brokers, in id order.
+    pub fn live_brokers(&self) -> Vec<BrokerId> {
+        self.brokers
+            .iter()
+            .filter(|(_, registration)| !registration.fenced)
+            .map(|(broker_id, _)| *broker_id)
+            .collect()
+    }
+
+    /// A Metadata answer's topics: the named ones (`None`: every topic, in name order), each
+    /// with its partitions, or `UnknownTopicOrPartition` for a name the image lacks.
+    pub fn describe_topics(&self, names: Option<&[String]>) -> Vec<TopicMetadata> {
+        let describe = |name: &String| match self.topic_ids.get(name) {
+            Some(topic_id) => TopicMetadata {
+                name: name.clone(),
+                error: ErrorCode::None,
+                topic_id: Some(*topic_id),
+                partitions: self.topics[topic_id].partitions.values().cloned().collect(),
+            },
+            None => TopicMetadata {
+                name: name.clone(),
+                error: ErrorCode::UnknownTopicOrPartition,
+                topic_id: None,
+                partitions: Vec::new(),
+            },
+        };
+        match names {
+            Some(names) => names.iter().map(describe).collect(),
+            None => self.topic_ids.keys().map(describe).collect(),
+        }
     }
 }
