@@ -24,6 +24,8 @@ struct ScriptedController {
     created_topics: Vec<crate::protocol::NewTopic>,
     next_producer_id: i64,
     partition: PartitionRecord,
+    /// Trailing records written but not yet served by FetchMetadata.
+    unpublished: usize,
 }
 
 impl ScriptedController {
@@ -64,12 +66,15 @@ impl ScriptedController {
             created_topics: Vec::new(),
             next_producer_id: 0,
             partition,
+            unpublished: 0,
         }
     }
 
+    /// The epoch of the broker's latest registration.
     fn epoch_of(&self, broker_id: BrokerId) -> i64 {
         self.records
             .iter()
+            .rev()
             .find_map(|record| match record {
                 MetadataRecord::RegisterBroker {
                     broker_id: id,
@@ -98,16 +103,18 @@ impl ScriptedController {
                 error: ErrorCode::None,
                 is_fenced: false,
             },
-            Request::FetchMetadata { from_offset, .. } => Response::FetchMetadata {
-                records: self
-                    .records
-                    .iter()
-                    .enumerate()
-                    .skip(from_offset as usize)
-                    .map(|(offset, record)| (offset as i64, record.clone()))
-                    .collect(),
-                end_offset: self.records.len() as i64,
-            },
+            Request::FetchMetadata { from_offset, .. } => {
+                let published = &self.records[..self.records.len() - self.unpublished];
+                Response::FetchMetadata {
+                    records: published
+                        .iter()
+                        .enumerate()
+                        .skip(from_offset as usize)
+                        .map(|(offset, record)| (offset as i64, record.clone()))
+                        .collect(),
+                    end_offset: published.len() as i64,
+                }
+            }
             Request::AlterPartition {
                 new_isr,
                 partition_epoch,
@@ -203,6 +210,15 @@ impl Cluster {
         self.queue.push_back(envelope);
     }
 
+    /// Sends `request` from the client to broker `to`.
+    fn client_request(&mut self, to: i32, correlation_id: u64, request: Request) {
+        self.send(Envelope {
+            from: CLIENT,
+            to: NodeId::Broker(CLUSTER, BrokerId(to)),
+            message: Message::Request(correlation_id, request),
+        });
+    }
+
     fn collect_outboxes(&mut self) {
         for broker in self.brokers.values_mut() {
             self.queue.extend(broker.take_outbox());
@@ -260,19 +276,16 @@ impl Cluster {
         let mut builder = BatchBuilder::idempotent(1, 0, sequence);
         builder.append(0, None, Some(Bytes::from(format!("v{sequence}"))), vec![]);
         let correlation_id = 1000 + sequence as u64;
-        self.send(Envelope {
-            from: CLIENT,
-            to: NodeId::Broker(CLUSTER, BrokerId(leader)),
-            message: Message::Request(
-                correlation_id,
-                Request::Produce {
-                    acks,
-                    timeout_ms: 500,
-                    topic_partition: tp(),
-                    batch: builder.build(),
-                },
-            ),
-        });
+        self.client_request(
+            leader,
+            correlation_id,
+            Request::Produce {
+                acks,
+                timeout_ms: 500,
+                topic_partition: tp(),
+                batch: builder.build(),
+            },
+        );
         correlation_id
     }
 
@@ -298,13 +311,37 @@ fn produce_error(response: Option<Response>) -> (ErrorCode, i64) {
 
 #[test]
 fn broker_takes_leadership_only_after_seeing_its_registration() {
-    let cluster = Cluster::new(&[1, 2, 3], &[1, 2, 3], 2);
+    let mut cluster = Cluster::new(&[1, 2, 3], &[1, 2, 3], 2);
     assert!(cluster.broker(1).is_metadata_ready());
     assert!(cluster.partition(1).leader_state().is_some());
     assert!(
         matches!(&cluster.partition(2).role, Role::Follower(r) if r.leader == Some(BrokerId(1)))
     );
     assert_eq!(cluster.broker(2).broker_epoch(), Some(101));
+
+    // Broker 1 restarts and registers anew, but its new RegisterBroker record is not in the
+    // metadata it fetches yet: the leadership there belongs to its previous incarnation, so it
+    // takes no role at all.
+    cluster.brokers.remove(&BrokerId(1));
+    cluster
+        .controller
+        .records
+        .push(MetadataRecord::RegisterBroker {
+            broker_id: BrokerId(1),
+            broker_epoch: 200,
+            incarnation: 2,
+        });
+    cluster.controller.unpublished = 1;
+    cluster.start(BrokerId(1), 2);
+    cluster.run_for(200);
+    assert_eq!(cluster.broker(1).broker_epoch(), Some(200));
+    assert!(!cluster.broker(1).is_metadata_ready());
+    assert!(cluster.broker(1).partitions().is_empty());
+    // Once the record is served, it acts on the leadership the metadata shows.
+    cluster.controller.unpublished = 0;
+    cluster.run_for(200);
+    assert!(cluster.broker(1).is_metadata_ready());
+    assert!(cluster.partition(1).leader_state().is_some());
 }
 
 #[test]
@@ -463,16 +500,8 @@ fn consumer_fetch_is_bounded_by_high_watermark_and_leader_epoch_is_checked() {
             last_fetched_epoch: -1,
         }],
     };
-    cluster.send(Envelope {
-        from: CLIENT,
-        to: NodeId::Broker(CLUSTER, BrokerId(1)),
-        message: Message::Request(1, fetch(0)),
-    });
-    cluster.send(Envelope {
-        from: CLIENT,
-        to: NodeId::Broker(CLUSTER, BrokerId(1)),
-        message: Message::Request(2, fetch(5)),
-    });
+    cluster.client_request(1, 1, fetch(0));
+    cluster.client_request(1, 2, fetch(5));
     cluster.run_for(2);
     let Some(Response::Fetch { partitions }) = cluster.client_response(1) else {
         panic!()
@@ -489,11 +518,7 @@ fn consumer_fetch_is_bounded_by_high_watermark_and_leader_epoch_is_checked() {
     // The follower's fetch in flight during the cut is re-sent after its timeout.
     cluster.cut.clear();
     cluster.run_for(1500);
-    cluster.send(Envelope {
-        from: CLIENT,
-        to: NodeId::Broker(CLUSTER, BrokerId(1)),
-        message: Message::Request(3, fetch(0)),
-    });
+    cluster.client_request(1, 3, fetch(0));
     cluster.run_for(2);
     let Some(Response::Fetch { partitions }) = cluster.client_response(3) else {
         panic!()
@@ -512,19 +537,16 @@ fn consumer_fetch_is_bounded_by_high_watermark_and_leader_epoch_is_checked() {
 fn init_producer_id_hands_out_ids_from_controller_blocks_starting_at_zero() {
     let mut cluster = Cluster::new(&[1, 2], &[1, 2], 1);
     for (correlation_id, broker) in [(1, 1), (2, 1), (3, 2)] {
-        cluster.send(Envelope {
-            from: CLIENT,
-            to: NodeId::Broker(CLUSTER, BrokerId(broker)),
-            message: Message::Request(
-                correlation_id,
-                Request::InitProducerId {
-                    transactional_id: None,
-                    transaction_timeout_ms: -1,
-                    producer_id: -1,
-                    producer_epoch: -1,
-                },
-            ),
-        });
+        cluster.client_request(
+            broker,
+            correlation_id,
+            Request::InitProducerId {
+                transactional_id: None,
+                transaction_timeout_ms: -1,
+                producer_id: -1,
+                producer_epoch: -1,
+            },
+        );
     }
     cluster.run_for(5);
     let ids: Vec<i64> = (1..=3)
@@ -567,19 +589,16 @@ fn write_txn_markers_appends_markers_and_answers_once_the_isr_has_them() {
     let mut builder = BatchBuilder::idempotent(7, 0, 0);
     builder.transactional = true;
     builder.append(0, None, Some(Bytes::from_static(b"in-txn")), vec![]);
-    cluster.send(Envelope {
-        from: CLIENT,
-        to: NodeId::Broker(CLUSTER, BrokerId(1)),
-        message: Message::Request(
-            1,
-            Request::Produce {
-                acks: Acks::All,
-                timeout_ms: 500,
-                topic_partition: tp(),
-                batch: builder.build(),
-            },
-        ),
-    });
+    cluster.client_request(
+        1,
+        1,
+        Request::Produce {
+            acks: Acks::All,
+            timeout_ms: 500,
+            topic_partition: tp(),
+            batch: builder.build(),
+        },
+    );
     cluster.run_for(50);
     assert_eq!(
         cluster.partition(1).log.last_stable_offset(),
@@ -600,16 +619,13 @@ fn write_txn_markers_appends_markers_and_answers_once_the_isr_has_them() {
             .cut
             .push((NodeId::Broker(CLUSTER, BrokerId(follower)), leader));
     }
-    cluster.send(Envelope {
-        from: CLIENT,
-        to: leader,
-        message: Message::Request(
-            2,
-            Request::WriteTxnMarkers {
-                markers: vec![marker],
-            },
-        ),
-    });
+    cluster.client_request(
+        1,
+        2,
+        Request::WriteTxnMarkers {
+            markers: vec![marker],
+        },
+    );
     cluster.run_for(50);
     assert_eq!(cluster.partition(1).log.log_end_offset(), 2);
     assert!(
@@ -645,16 +661,13 @@ fn write_txn_markers_appends_markers_and_answers_once_the_isr_has_them() {
         coordinator_epoch: 4,
         partitions: vec![tp()],
     };
-    cluster.send(Envelope {
-        from: CLIENT,
-        to: leader,
-        message: Message::Request(
-            4,
-            Request::WriteTxnMarkers {
-                markers: vec![retry],
-            },
-        ),
-    });
+    cluster.client_request(
+        1,
+        4,
+        Request::WriteTxnMarkers {
+            markers: vec![retry],
+        },
+    );
     cluster.run_for(100);
     assert!(matches!(
         cluster.client_response(4),
@@ -679,16 +692,13 @@ fn write_txn_markers_appends_markers_and_answers_once_the_isr_has_them() {
         coordinator_epoch: 4,
         partitions: vec![tp()],
     };
-    cluster.send(Envelope {
-        from: CLIENT,
-        to: NodeId::Broker(CLUSTER, BrokerId(2)),
-        message: Message::Request(
-            3,
-            Request::WriteTxnMarkers {
-                markers: vec![marker],
-            },
-        ),
-    });
+    cluster.client_request(
+        2,
+        3,
+        Request::WriteTxnMarkers {
+            markers: vec![marker],
+        },
+    );
     cluster.run_for(2);
     assert!(matches!(
         cluster.client_response(3),
@@ -699,17 +709,14 @@ fn write_txn_markers_appends_markers_and_answers_once_the_isr_has_them() {
 #[test]
 fn find_coordinator_asks_the_controller_for_the_internal_topic_first() {
     let mut cluster = Cluster::new(&[1, 2, 3], &[1, 2, 3], 2);
-    cluster.send(Envelope {
-        from: CLIENT,
-        to: NodeId::Broker(CLUSTER, BrokerId(2)),
-        message: Message::Request(
-            1,
-            Request::FindCoordinator {
-                key_type: crate::protocol::CoordinatorType::Group,
-                key: "orders-app".into(),
-            },
-        ),
-    });
+    cluster.client_request(
+        2,
+        1,
+        Request::FindCoordinator {
+            key_type: crate::protocol::CoordinatorType::Group,
+            key: "orders-app".into(),
+        },
+    );
     cluster.run_for(5);
     assert!(matches!(
         cluster.client_response(1),
@@ -748,11 +755,7 @@ fn acls_and_topic_configs_from_the_metadata_log_are_visible_to_brokers() {
         value: Some("60000".into()),
     });
     cluster.run_for(100);
-    cluster.send(Envelope {
-        from: CLIENT,
-        to: NodeId::Broker(CLUSTER, BrokerId(2)),
-        message: Message::Request(1, Request::DescribeAcls),
-    });
+    cluster.client_request(2, 1, Request::DescribeAcls);
     cluster.run_for(2);
     assert!(matches!(
         cluster.client_response(1),
@@ -766,16 +769,13 @@ fn acls_and_topic_configs_from_the_metadata_log_are_visible_to_brokers() {
         "60000"
     );
     // Changes go to the controller: a broker refuses them.
-    cluster.send(Envelope {
-        from: CLIENT,
-        to: NodeId::Broker(CLUSTER, BrokerId(1)),
-        message: Message::Request(
-            2,
-            Request::CreateAcls {
-                bindings: vec![binding],
-            },
-        ),
-    });
+    cluster.client_request(
+        1,
+        2,
+        Request::CreateAcls {
+            bindings: vec![binding],
+        },
+    );
     cluster.run_for(2);
     assert!(matches!(
         cluster.client_response(2),

@@ -45,18 +45,19 @@ fn send<D: LogDisk>(
     from: NodeId,
     request: Request,
 ) -> Response {
+    let to = controller.node_id();
     controller.handle_message(
         now_ms,
         Envelope {
             from,
-            to: controller_id(),
+            to,
             message: Message::Request(42, request),
         },
     );
     let mut outbox = controller.take_outbox();
     assert_eq!(outbox.len(), 1, "exactly one response");
     let envelope = outbox.pop().unwrap();
-    assert_eq!(envelope.from, controller_id());
+    assert_eq!(envelope.from, to);
     assert_eq!(envelope.to, from);
     match envelope.message {
         Message::Response(42, response) => response,
@@ -229,6 +230,48 @@ fn keep_alive<D: LogDisk>(controller: &mut Controller<D>, now_ms: i64, alive: &[
         let (error, _) = heartbeat(controller, now_ms, *broker, *epoch, end);
         assert_eq!(error, ErrorCode::None);
     }
+}
+
+/// The partition's leader changes its ISR to `new_isr`, acting in the partition's current
+/// epochs under its current registration.
+fn leader_alters_isr<D: LogDisk>(
+    controller: &mut Controller<D>,
+    now_ms: i64,
+    epochs: &[(i32, i64)],
+    current: &PartitionRecord,
+    new_isr: Vec<BrokerId>,
+) -> (ErrorCode, Option<PartitionRecord>) {
+    let leader = current.leader.expect("the partition has a leader");
+    alter_partition(
+        controller,
+        now_ms,
+        leader.0,
+        epoch_of(epochs, leader),
+        current,
+        current.leader_epoch,
+        current.partition_epoch,
+        new_isr,
+    )
+}
+
+/// The brokers of `epochs` other than `broker`.
+fn all_but(epochs: &[(i32, i64)], broker: BrokerId) -> Vec<(i32, i64)> {
+    epochs
+        .iter()
+        .copied()
+        .filter(|(id, _)| BrokerId(*id) != broker)
+        .collect()
+}
+
+/// Lets only `broker`'s session expire: the others heartbeat at 900 ms, then the controller
+/// wakes at `SESSION_MS`.
+fn expire_session<D: LogDisk>(
+    controller: &mut Controller<D>,
+    epochs: &[(i32, i64)],
+    broker: BrokerId,
+) {
+    keep_alive(controller, 900, &all_but(epochs, broker));
+    controller.handle_timeout(SESSION_MS);
 }
 
 fn epoch_of(epochs: &[(i32, i64)], broker: BrokerId) -> i64 {
@@ -430,25 +473,17 @@ fn session_timeout_fences_and_elects_new_leader_with_bumped_epoch_from_isr_only(
         [before.replicas[0], before.replicas[1], before.replicas[2]];
     assert_eq!(before.leader, Some(old_leader));
     // The leader drops the second replica from the ISR.
-    let (error, shrunk) = alter_partition(
+    let (error, shrunk) = leader_alters_isr(
         &mut controller,
         0,
-        old_leader.0,
-        epoch_of(&epochs, old_leader),
+        &epochs,
         &before,
-        before.leader_epoch,
-        before.partition_epoch,
         vec![old_leader, expected],
     );
     assert_eq!(error, ErrorCode::None);
     let shrunk = shrunk.unwrap();
 
-    let others: Vec<(i32, i64)> = epochs
-        .iter()
-        .copied()
-        .filter(|(id, _)| BrokerId(*id) != old_leader)
-        .collect();
-    keep_alive(&mut controller, 900, &others);
+    keep_alive(&mut controller, 900, &all_but(&epochs, old_leader));
     assert_eq!(controller.poll_timeout(), Some(SESSION_MS));
     controller.handle_timeout(SESSION_MS);
     assert!(controller.take_outbox().is_empty());
@@ -474,13 +509,7 @@ fn session_timeout_of_a_follower_shrinks_the_isr_without_a_leader_epoch_bump() {
     let (mut controller, epochs, topic_id) = three_broker_topic(Vec::new());
     let before = partition(&controller, topic_id, 0);
     let follower = before.replicas[1];
-    let others: Vec<(i32, i64)> = epochs
-        .iter()
-        .copied()
-        .filter(|(id, _)| BrokerId(*id) != follower)
-        .collect();
-    keep_alive(&mut controller, 900, &others);
-    controller.handle_timeout(SESSION_MS);
+    expire_session(&mut controller, &epochs, follower);
     let after = partition(&controller, topic_id, 0);
     assert_eq!(after.leader, before.leader);
     assert_eq!(after.leader_epoch, before.leader_epoch);
@@ -497,25 +526,10 @@ fn last_isr_member_is_kept_and_the_partition_goes_leaderless_until_it_returns() 
     let before = partition(&controller, topic_id, 0);
     let leader = before.leader.unwrap();
     let leader_epoch_of_broker = epoch_of(&epochs, leader);
-    let (error, shrunk) = alter_partition(
-        &mut controller,
-        0,
-        leader.0,
-        leader_epoch_of_broker,
-        &before,
-        before.leader_epoch,
-        before.partition_epoch,
-        vec![leader],
-    );
+    let (error, shrunk) = leader_alters_isr(&mut controller, 0, &epochs, &before, vec![leader]);
     assert_eq!(error, ErrorCode::None);
     let shrunk = shrunk.unwrap();
-    let others: Vec<(i32, i64)> = epochs
-        .iter()
-        .copied()
-        .filter(|(id, _)| BrokerId(*id) != leader)
-        .collect();
-    keep_alive(&mut controller, 900, &others);
-    controller.handle_timeout(SESSION_MS);
+    expire_session(&mut controller, &epochs, leader);
 
     let leaderless = partition(&controller, topic_id, 0);
     assert_eq!(leaderless.leader, None);
@@ -523,7 +537,7 @@ fn last_isr_member_is_kept_and_the_partition_goes_leaderless_until_it_returns() 
     assert_eq!(leaderless.leader_epoch, shrunk.leader_epoch + 1);
 
     // Other brokers heartbeating changes nothing: none of them is in the ISR.
-    keep_alive(&mut controller, 1_500, &others);
+    keep_alive(&mut controller, 1_500, &all_but(&epochs, leader));
     assert_eq!(partition(&controller, topic_id, 0), leaderless);
 
     // The old leader comes back with the same registration and catches up.
@@ -570,16 +584,8 @@ fn unclean_election_happens_only_with_the_topic_config() {
         for index in 0..4 {
             let current = partition(&controller, topic_id, index);
             if current.leader == Some(BrokerId(1)) {
-                let (error, _) = alter_partition(
-                    &mut controller,
-                    0,
-                    1,
-                    epochs[0].1,
-                    &current,
-                    current.leader_epoch,
-                    current.partition_epoch,
-                    vec![BrokerId(1)],
-                );
+                let (error, _) =
+                    leader_alters_isr(&mut controller, 0, &epochs, &current, vec![BrokerId(1)]);
                 assert_eq!(error, ErrorCode::None);
                 led_by_one.push((topic_id, index));
             }
@@ -590,8 +596,7 @@ fn unclean_election_happens_only_with_the_topic_config() {
         4,
         "leaders are balanced over the two brokers"
     );
-    keep_alive(&mut controller, 900, &epochs[1..]);
-    controller.handle_timeout(SESSION_MS);
+    expire_session(&mut controller, &epochs, BrokerId(1));
     for (topic_id, index) in led_by_one {
         let after = partition(&controller, topic_id, index);
         if topic_id == unclean_id {
@@ -657,18 +662,8 @@ fn alter_partition_success_bumps_the_partition_epoch_only() {
     let (mut controller, epochs, topic_id) = three_broker_topic(Vec::new());
     let current = partition(&controller, topic_id, 0);
     let leader = current.leader.unwrap();
-    let leader_epoch_of_broker = epoch_of(&epochs, leader);
     let start = controller.log_end_offset();
-    let (error, shrunk) = alter_partition(
-        &mut controller,
-        0,
-        leader.0,
-        leader_epoch_of_broker,
-        &current,
-        current.leader_epoch,
-        current.partition_epoch,
-        vec![leader],
-    );
+    let (error, shrunk) = leader_alters_isr(&mut controller, 0, &epochs, &current, vec![leader]);
     assert_eq!(error, ErrorCode::None);
     let shrunk = shrunk.unwrap();
     assert_eq!(shrunk.isr, vec![leader]);
@@ -680,14 +675,11 @@ fn alter_partition_success_bumps_the_partition_epoch_only() {
         MetadataRecord::Partition(shrunk.clone())
     );
 
-    let (error, expanded) = alter_partition(
+    let (error, expanded) = leader_alters_isr(
         &mut controller,
         0,
-        leader.0,
-        leader_epoch_of_broker,
+        &epochs,
         &shrunk,
-        shrunk.leader_epoch,
-        shrunk.partition_epoch,
         current.replicas.clone(),
     );
     assert_eq!(error, ErrorCode::None);
@@ -699,16 +691,7 @@ fn alter_partition_success_bumps_the_partition_epoch_only() {
     // Proposing the ISR it already has writes nothing.
     let now = partition(&controller, topic_id, 0);
     let end = controller.log_end_offset();
-    let (error, unchanged) = alter_partition(
-        &mut controller,
-        0,
-        leader.0,
-        leader_epoch_of_broker,
-        &now,
-        now.leader_epoch,
-        now.partition_epoch,
-        now.isr.clone(),
-    );
+    let (error, unchanged) = leader_alters_isr(&mut controller, 0, &epochs, &now, now.isr.clone());
     assert_eq!(error, ErrorCode::None);
     assert_eq!(unchanged, Some(now));
     assert_eq!(controller.log_end_offset(), end);
@@ -775,14 +758,7 @@ fn alter_partition_rejects_old_leader_epochs_and_non_leaders() {
     assert_eq!(error, ErrorCode::NotLeaderOrFollower);
 
     // Move leadership once so that epoch 0 is old.
-    let old_leader = current.leader.unwrap();
-    let others: Vec<(i32, i64)> = epochs
-        .iter()
-        .copied()
-        .filter(|(id, _)| BrokerId(*id) != old_leader)
-        .collect();
-    keep_alive(&mut controller, 900, &others);
-    controller.handle_timeout(SESSION_MS);
+    expire_session(&mut controller, &epochs, current.leader.unwrap());
     let moved = partition(&controller, topic_id, 0);
     let new_leader = moved.leader.unwrap();
     let (error, state) = alter_partition(
@@ -839,27 +815,12 @@ fn alter_partition_rejects_a_fenced_isr_member() {
     // KIP-841: a fenced broker may not be added to the ISR; once unfenced it may.
     let (mut controller, epochs, topic_id) = three_broker_topic(Vec::new());
     let current = partition(&controller, topic_id, 0);
-    let leader = current.leader.unwrap();
     let follower = current.replicas[2];
-    let alive: Vec<(i32, i64)> = epochs
-        .iter()
-        .copied()
-        .filter(|(id, _)| BrokerId(*id) != follower)
-        .collect();
-    keep_alive(&mut controller, 900, &alive);
-    controller.handle_timeout(SESSION_MS);
+    expire_session(&mut controller, &epochs, follower);
     let shrunk = partition(&controller, topic_id, 0);
     assert!(!shrunk.isr.contains(&follower));
-    let (error, _) = alter_partition(
-        &mut controller,
-        SESSION_MS,
-        leader.0,
-        epoch_of(&epochs, leader),
-        &shrunk,
-        shrunk.leader_epoch,
-        shrunk.partition_epoch,
-        current.replicas.clone(),
-    );
+    let expand = current.replicas.clone();
+    let (error, _) = leader_alters_isr(&mut controller, SESSION_MS, &epochs, &shrunk, expand);
     assert_eq!(error, ErrorCode::IneligibleReplica);
 
     let end = controller.log_end_offset();
@@ -870,16 +831,9 @@ fn alter_partition_rejects_a_fenced_isr_member() {
         epoch_of(&epochs, follower),
         end,
     );
-    let (error, expanded) = alter_partition(
-        &mut controller,
-        SESSION_MS,
-        leader.0,
-        epoch_of(&epochs, leader),
-        &shrunk,
-        shrunk.leader_epoch,
-        shrunk.partition_epoch,
-        current.replicas.clone(),
-    );
+    let expand = current.replicas.clone();
+    let (error, expanded) =
+        leader_alters_isr(&mut controller, SESSION_MS, &epochs, &shrunk, expand);
     assert_eq!(error, ErrorCode::None);
     assert_eq!(expanded.unwrap().isr, current.replicas);
 }
@@ -928,7 +882,7 @@ fn producer_id_blocks_start_at_zero_and_never_overlap() {
         incarnation: 1,
     };
     let from = NodeId::Broker(ClusterIndex(1), BrokerId(1));
-    let epoch = match send_to(&mut other, from, request) {
+    let epoch = match send(&mut other, 0, from, request) {
         Response::BrokerRegistration { broker_epoch, .. } => broker_epoch,
         other => panic!("unexpected {other:?}"),
     };
@@ -936,28 +890,12 @@ fn producer_id_blocks_start_at_zero_and_never_overlap() {
         broker_id: BrokerId(1),
         broker_epoch: epoch,
     };
-    match send_to(&mut other, from, request) {
+    match send(&mut other, 0, from, request) {
         Response::AllocateProducerIds {
             error,
             first_producer_id,
             ..
         } => assert_eq!((error, first_producer_id), (ErrorCode::None, 0)),
-        other => panic!("unexpected {other:?}"),
-    }
-}
-
-/// `send` for a controller of another cluster.
-fn send_to(controller: &mut Controller<MemoryDisk>, from: NodeId, request: Request) -> Response {
-    controller.handle_message(
-        0,
-        Envelope {
-            from,
-            to: controller.node_id(),
-            message: Message::Request(1, request),
-        },
-    );
-    match controller.take_outbox().pop().unwrap().message {
-        Message::Response(1, response) => response,
         other => panic!("unexpected {other:?}"),
     }
 }
@@ -1433,18 +1371,8 @@ fn sample_disk() -> (MemoryDisk, Vec<MetadataRecord>) {
     allocate(&mut controller, 0, 2, epochs[1].1);
     let current = partition(&controller, topic_id, 0);
     let leader = current.leader.unwrap();
-    alter_partition(
-        &mut controller,
-        0,
-        leader.0,
-        epoch_of(&epochs, leader),
-        &current,
-        current.leader_epoch,
-        current.partition_epoch,
-        vec![leader],
-    );
-    keep_alive(&mut controller, 900, &epochs[1..]);
-    controller.handle_timeout(SESSION_MS);
+    leader_alters_isr(&mut controller, 0, &epochs, &current, vec![leader]);
+    expire_session(&mut controller, &epochs, BrokerId(1));
     let records = controller.records().to_vec();
     (controller.into_disk(), records)
 }
