@@ -509,6 +509,8 @@ impl<S: BrokerStorage> Broker<S> {
                     leader_epoch: record.leader_epoch,
                     start_offset: partition.log.log_end_offset(),
                 });
+                // As Kafka's `makeLeader`: an ISR of the leader alone commits its whole log now.
+                self.maybe_increment_high_watermark(now_ms, topic_partition);
                 self.load_coordinator(now_ms, topic_partition);
             }
             (_, leader) => {

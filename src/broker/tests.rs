@@ -784,3 +784,28 @@ fn acls_and_topic_configs_from_the_metadata_log_are_visible_to_brokers() {
         })
     ));
 }
+
+#[test]
+fn new_leader_alone_in_the_isr_commits_its_log_at_once() {
+    // Broker 2 replicated offset 0 but has not learnt the high watermark that covers it when
+    // leadership moves to it with ISR = [2]: it commits its log on becoming leader, as Kafka's
+    // `makeLeader` does, rather than on the next produce.
+    let mut cluster = Cluster::new(&[1, 2], &[1, 2], 1);
+    cluster.produce(1, Acks::Leader, 0);
+    cluster.run_for(5);
+    assert_eq!(cluster.partition(1).log.high_watermark(), 1);
+    assert_eq!(cluster.partition(2).log.log_end_offset(), 1);
+    assert_eq!(cluster.partition(2).log.high_watermark(), 0);
+    let leader = NodeId::Broker(CLUSTER, BrokerId(1));
+    cluster
+        .cut
+        .push((leader, NodeId::Broker(CLUSTER, BrokerId(2))));
+    cluster.controller.change_partition(|p| {
+        p.leader = Some(BrokerId(2));
+        p.leader_epoch = 1;
+        p.isr = vec![BrokerId(2)];
+    });
+    cluster.run_for(100);
+    assert!(cluster.partition(2).leader_state().is_some());
+    assert_eq!(cluster.partition(2).log.high_watermark(), 1);
+}
