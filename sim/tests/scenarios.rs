@@ -17,10 +17,8 @@ const SCENARIOS: &[&str] = &[
     "swarm_one_cluster",
     "consumer_groups",
     "transactions",
+    "swarm_transactions",
 ];
-// `swarm_transactions` runs only with its pinned seeds (tests/regression-seeds.txt) while its
-// seed 5207 finding is open (see the note on issue #4): a group's committed offset goes from
-// 321 to 0 after clock skew and an isolated broker.
 
 fn repository_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

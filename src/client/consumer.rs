@@ -24,6 +24,10 @@
 //!   `GroupConsumer`) changes it with [`Consumer::assign_partition`] and
 //!   [`Consumer::unassign_partition`].
 //!
+//! - **Known epochs.** A leader epoch learned elsewhere (a committed offset's) goes to the
+//!   metadata cache through [`Consumer::update_last_seen_epoch_if_newer`]; a partition whose
+//!   cached leader is older is not fetched until metadata catches up (Kafka's last-seen epochs).
+//!
 //! Not modelled: group membership and offset commits (see `GroupConsumer`), position
 //! validation by OffsetsForLeaderEpoch after a leader change (KIP-320; truncation below the
 //! position shows up as OffsetOutOfRange instead), and preferred read replicas.
@@ -294,6 +298,19 @@ impl Consumer {
         let mut partition = AssignedPartition::new();
         partition.position = position;
         self.partitions.insert(topic_partition, partition);
+    }
+
+    /// Records a leader epoch known to exist for `topic_partition` (a committed offset's
+    /// epoch): until metadata shows a leader at least that new, the partition is not fetched
+    /// (Kafka's `Metadata.updateLastSeenEpochIfNewer`).
+    pub fn update_last_seen_epoch_if_newer(
+        &mut self,
+        topic_partition: &TopicPartition,
+        leader_epoch: i32,
+    ) {
+        self.io
+            .metadata
+            .update_last_seen_epoch_if_newer(topic_partition, leader_epoch);
     }
 
     /// Removes `topic_partition` from the assignment; returns its last position. Answers to

@@ -854,6 +854,10 @@ impl GroupConsumer {
             };
             self.position_epochs
                 .insert(entry.topic_partition.clone(), epoch);
+            // As Kafka's refreshCommittedOffsets: the commit's epoch exists, so a leader
+            // with an older one is stale and must not be fetched from.
+            self.consumer
+                .update_last_seen_epoch_if_newer(&entry.topic_partition, epoch);
             self.consumer
                 .assign_partition(entry.topic_partition.clone(), committed);
             self.consumer_started = true;

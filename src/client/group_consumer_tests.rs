@@ -358,6 +358,38 @@ fn group_consumer_discovers_joins_and_starts_at_committed_offsets() {
 }
 
 #[test]
+fn group_consumer_does_not_fetch_from_a_leader_older_than_the_committed_epoch() {
+    // Found by swarm_transactions seed 5207: a member started at offset 321 committed in
+    // epoch 1 while its metadata still named the deposed (isolated) epoch-0 leader. That
+    // zombie answered OffsetOutOfRange, the member reset to 0 and committed 0. Kafka's
+    // refreshCommittedOffsets marks the commit's epoch as seen, so the older leader is
+    // unknown until metadata catches up.
+    let mut harness = Harness::new(config());
+    let fetch_offsets = harness.joined(vec![tp(0)]);
+    harness.answer(&fetch_offsets[0], committed(&[(0, 7, EPOCH + 1)]));
+    let metadata_request = harness.one();
+    harness.answer(&metadata_request, metadata()); // Still epoch EPOCH.
+    assert!(
+        harness.sent().is_empty(),
+        "no Fetch (and no reset) from a leader older than the committed epoch"
+    );
+    harness.advance_to(harness.now_ms + 100);
+    let refresh = harness.one();
+    assert!(
+        matches!(refresh.request, Request::Metadata { .. }),
+        "the cache asks again after the backoff: {refresh:?}"
+    );
+    harness.answer(&refresh, orders_metadata(&[1, 2], &[2, 1], EPOCH + 1));
+    let fetch = harness.one();
+    assert_eq!(fetch.to, NodeId::Broker(CLUSTER, BrokerId(2)));
+    let partition = &fetch.fetch_partitions()[0];
+    assert_eq!(
+        (partition.fetch_offset, partition.current_leader_epoch),
+        (7, EPOCH + 1)
+    );
+}
+
+#[test]
 fn group_consumer_commits_consumed_positions_with_the_record_leader_epoch_every_interval() {
     // Records 5..8 (epoch 3) are delivered; at the auto-commit time the member commits 8 with
     // epoch 3 under its member id and epoch; with nothing new, the next interval commits

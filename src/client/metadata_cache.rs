@@ -7,6 +7,12 @@
 //!   is in flight, and a new one waits `retry_backoff_ms` after the previous answer or failure.
 //! - A partition's cached leader is replaced only by an answer with the same or a newer leader
 //!   epoch, so a broker with stale metadata cannot move the client backwards (KIP-320).
+//! - The cache also remembers the greatest leader epoch the client has *seen* for a partition
+//!   from elsewhere (a committed offset's epoch; Kafka's `updateLastSeenEpochIfNewer`). While
+//!   the cached leader's epoch is older than that, the leader counts as unknown and a refresh is
+//!   due, so the client never fetches from a deposed leader it already knows to be stale (a
+//!   zombie leader would answer OffsetOutOfRange for an offset its log never reached, and the
+//!   consumer would reset).
 //! - Requests that need "any broker" (Metadata, InitProducerId) go to the current rotation
 //!   target. The rotation is the sorted union of the bootstrap brokers and the live brokers of
 //!   the last answer; the target moves to the next one only after a failure or timeout, so the
@@ -35,6 +41,7 @@ pub(crate) struct MetadataCache {
     target: NodeId,
     topics: BTreeSet<String>,
     partitions: BTreeMap<TopicPartition, PartitionLeader>,
+    last_seen_leader_epochs: BTreeMap<TopicPartition, i32>,
     last_refresh_ms: Option<i64>,
     update_requested: bool,
     request_in_flight: bool,
@@ -72,6 +79,7 @@ impl MetadataCache {
             target,
             topics: BTreeSet::new(),
             partitions: BTreeMap::new(),
+            last_seen_leader_epochs: BTreeMap::new(),
             last_refresh_ms: None,
             update_requested: false,
             request_in_flight: false,
@@ -99,11 +107,41 @@ impl MetadataCache {
         self.update_requested = true;
     }
 
-    /// The cached leader of `topic_partition`, if one is known.
+    /// The cached leader of `topic_partition`, if one is known and not older than the
+    /// greatest leader epoch seen for it.
     pub fn leader(&self, topic_partition: &TopicPartition) -> Option<(NodeId, i32)> {
         let cached = self.partitions.get(topic_partition)?;
         let leader = cached.leader?;
+        if cached.leader_epoch < self.last_seen_leader_epoch(topic_partition) {
+            return None;
+        }
         Some((self.broker_node(leader), cached.leader_epoch))
+    }
+
+    /// Records that `leader_epoch` exists for `topic_partition` (Kafka's
+    /// `updateLastSeenEpochIfNewer`). A cached leader older than it stops counting, and a
+    /// refresh is requested. Returns whether the epoch was newer than any seen before.
+    pub fn update_last_seen_epoch_if_newer(
+        &mut self,
+        topic_partition: &TopicPartition,
+        leader_epoch: i32,
+    ) -> bool {
+        if leader_epoch < 0 || leader_epoch <= self.last_seen_leader_epoch(topic_partition) {
+            return false;
+        }
+        self.last_seen_leader_epochs
+            .insert(topic_partition.clone(), leader_epoch);
+        if self.leader_epoch(topic_partition) < leader_epoch {
+            self.update_requested = true;
+        }
+        true
+    }
+
+    fn last_seen_leader_epoch(&self, topic_partition: &TopicPartition) -> i32 {
+        let cached = self.leader_epoch(topic_partition);
+        self.last_seen_leader_epochs
+            .get(topic_partition)
+            .map_or(cached, |seen| (*seen).max(cached))
     }
 
     /// The cached leader epoch of `topic_partition`, or −1 (no check) if unknown.
@@ -208,11 +246,13 @@ impl MetadataCache {
                 leader: record.leader,
                 leader_epoch: record.leader_epoch,
             };
-            let cached = self.partitions.get(&topic_partition).copied();
-            if cached.is_some_and(|cached| cached.leader_epoch > fresh.leader_epoch) {
-                // A broker with older metadata answered; keep the newer leader (KIP-320).
+            if fresh.leader_epoch < self.last_seen_leader_epoch(&topic_partition) {
+                // A broker with older metadata answered; keep the newer leader (KIP-320),
+                // and ask again if the client knows of a newer epoch than it has a leader for.
+                self.update_requested |= self.leader(&topic_partition).is_none();
                 continue;
             }
+            let cached = self.partitions.get(&topic_partition).copied();
             if cached != Some(fresh) {
                 changed.push(topic_partition.clone());
             }
@@ -316,6 +356,38 @@ mod tests {
         cache.on_sent();
         assert!(cache.apply(20, &[], &[topic(1, 4)]).is_empty());
         assert_eq!(cache.leader(&tp), Some((broker(2), 5)));
+    }
+
+    #[test]
+    fn a_leader_older_than_a_seen_epoch_is_unknown_until_a_newer_answer() {
+        let tp = TopicPartition::new("t", 0);
+        let mut cache = MetadataCache::new(&[broker(1)], 1000, 10).unwrap();
+        cache.add_topic("t");
+        cache.on_sent();
+        cache.apply(0, &[], &[topic(1, 0)]);
+        assert_eq!(cache.leader(&tp), Some((broker(1), 0)));
+        assert!(!cache.should_send(10));
+
+        // A committed offset says epoch 1 exists: the epoch-0 leader may be a zombie.
+        assert!(cache.update_last_seen_epoch_if_newer(&tp, 1));
+        assert!(!cache.update_last_seen_epoch_if_newer(&tp, 1), "not newer");
+        assert_eq!(cache.leader(&tp), None);
+        assert!(cache.should_send(10), "a refresh is due at once");
+
+        // The zombie (or any broker with old metadata) answers again: still unknown.
+        cache.on_sent();
+        assert!(cache.apply(10, &[], &[topic(1, 0)]).is_empty());
+        assert_eq!(cache.leader(&tp), None);
+        assert!(cache.should_send(20), "and the cache keeps asking");
+
+        cache.on_sent();
+        assert_eq!(cache.apply(20, &[], &[topic(2, 1)]), vec![tp.clone()]);
+        assert_eq!(cache.leader(&tp), Some((broker(2), 1)));
+        assert!(
+            !cache.update_last_seen_epoch_if_newer(&tp, 0),
+            "an older epoch changes nothing"
+        );
+        assert_eq!(cache.leader(&tp), Some((broker(2), 1)));
     }
 
     #[test]
