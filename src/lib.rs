@@ -17,6 +17,7 @@
 //! | [`controller`] | The single active controller of a cluster (KRaft's QuorumController without a quorum): durable metadata log with recovery, broker registration, heartbeats and fencing, leader election, ISR changes, producer-id blocks, topic creation. |
 //! | [`node`] | The `Node` trait every modelled node implements (messages and timeouts in, envelopes and a next deadline out) and the `Outbox` helper. |
 //! | [`coordinator`] | Coordinators hosted on brokers: the shard contract (write, then apply) and Kafka's key-to-partition hash. |
+//! | [`mirror`] | KIP-1279 on the destination: the seed's mirror partition state machine (states, legal transitions, the decision from `mirror.name`). |
 //! | [`client`] | Client-side rules that the simulated clients share, starting with how a consumer turns fetched batches into records (READ_COMMITTED filtering, control batches skipped). |
 //!
 //! Determinism rules for everything in here: no `HashMap` iteration on a path that changes
@@ -29,6 +30,7 @@ pub mod controller;
 pub mod coordinator;
 pub mod log;
 pub mod metadata;
+pub mod mirror;
 pub mod node;
 pub mod protocol;
 pub mod record;

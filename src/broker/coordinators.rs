@@ -141,6 +141,26 @@ impl<S: BrokerStorage> super::Broker<S> {
         });
     }
 
+    /// Routes a request to the shard of `partition` if this broker hosts it, or answers
+    /// `NotCoordinator` (requests that name their coordinator partition, e.g. the mirror
+    /// coordinator's).
+    pub(super) fn route_to_shard(
+        &mut self,
+        now_ms: i64,
+        from: NodeId,
+        correlation_id: u64,
+        partition: &TopicPartition,
+        request: Request,
+    ) {
+        if !self.coordinators.contains_key(partition) {
+            self.respond_not_coordinator(from, correlation_id, &request);
+            return;
+        }
+        self.with_coordinator(now_ms, partition, |host, context| {
+            host.handle_request(context, from, correlation_id, request)
+        });
+    }
+
     /// Calls `action` with a hosted shard and the context it needs.
     fn with_coordinator(
         &mut self,

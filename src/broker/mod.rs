@@ -40,6 +40,7 @@ pub use storage::{
 };
 
 use crate::controller::MIN_INSYNC_REPLICAS;
+use crate::coordinator::mirror::MIRROR_STATE_TOPIC;
 use crate::log::{AppendOrigin, EpochEndOffset, FetchIsolation, LogConfig, LogDisk, PartitionLog};
 use crate::metadata::{MetadataImage, PartitionRecord};
 use crate::node::{Node, Outbox};
@@ -1530,6 +1531,21 @@ impl<S: BrokerStorage> Broker<S> {
                 let key_type = CoordinatorType::Group;
                 self.route_to_coordinator(now_ms, from, correlation_id, key_type, &key, request)
             }
+            Request::ReadMirrorStates {
+                coordinator_partition,
+                ..
+            }
+            | Request::WriteMirrorStates {
+                coordinator_partition,
+                ..
+            }
+            | Request::DeleteMirrorStates {
+                coordinator_partition,
+                ..
+            } => {
+                let partition = TopicPartition::new(MIRROR_STATE_TOPIC, coordinator_partition);
+                self.route_to_shard(now_ms, from, correlation_id, &partition, request)
+            }
             // Controller-bound requests sent to a broker are answered with NotController.
             Request::IncrementalAlterConfigs { .. }
             | Request::CreateAcls { .. }
@@ -1596,6 +1612,16 @@ impl<S: BrokerStorage> Broker<S> {
                 producer_id: -1,
                 producer_epoch: -1,
             },
+            Request::ReadMirrorStates { .. } => Response::ReadMirrorStates {
+                error,
+                coordinator_epoch: -1,
+                partitions: Vec::new(),
+            },
+            Request::WriteMirrorStates { .. } => Response::WriteMirrorStates {
+                error,
+                partitions: Vec::new(),
+            },
+            Request::DeleteMirrorStates { .. } => Response::DeleteMirrorStates { error },
             _ => return,
         };
         self.outbox.respond(from, correlation_id, response);
@@ -1712,6 +1738,9 @@ impl<S: BrokerStorage> Broker<S> {
             | Response::CreateAcls { .. }
             | Response::DeleteAcls { .. }
             | Response::DescribeAcls { .. }
+            | Response::ReadMirrorStates { .. }
+            | Response::WriteMirrorStates { .. }
+            | Response::DeleteMirrorStates { .. }
             | Response::CreateTopics { .. }
             | Response::Metadata { .. }
             | Response::Produce { .. }

@@ -904,7 +904,10 @@ impl<D: LogDisk> Controller<D> {
             | Request::ConsumerGroupHeartbeat { .. }
             | Request::OffsetCommit { .. }
             | Request::OffsetFetch { .. }
-            | Request::DescribeGroups { .. } => return Ok(None),
+            | Request::DescribeGroups { .. }
+            | Request::ReadMirrorStates { .. }
+            | Request::WriteMirrorStates { .. }
+            | Request::DeleteMirrorStates { .. } => return Ok(None),
         };
         Ok(Some(response))
     }

@@ -1,8 +1,8 @@
 //! Coordinators hosted on brokers, Kafka's `CoordinatorRuntime` model.
 //!
 //! A coordinator is split into *shards*, one per partition of an internal topic
-//! (`__consumer_offsets` for groups, `__transaction_state` for transactions; `__mirror_state`
-//! later). The broker leading such a partition hosts its shard: when it becomes leader it builds
+//! (`__consumer_offsets` for groups, `__transaction_state` for transactions, `__mirror_state`
+//! for KIP-1279's mirror partition states). The broker leading such a partition hosts its shard: when it becomes leader it builds
 //! a fresh shard, replays every record of the partition into it ([`Shard::replay`]) and calls
 //! [`Shard::loaded`]; from then on it routes the requests whose key hashes to that partition
 //! ([`partition_for`]) to the shard. When it loses leadership it calls [`Shard::unloaded`] and
@@ -25,6 +25,7 @@
 //!   [`ShardEnv::image`]; no clocks, no randomness, `BTreeMap` only.
 
 pub mod group;
+pub mod mirror;
 pub mod runtime;
 pub mod transaction;
 
@@ -92,6 +93,11 @@ pub fn host_for<D: crate::log::LogDisk>(
                 context,
             )))
         }
+        mirror::MIRROR_STATE_TOPIC => Some(Box::new(runtime::ShardHost::load(
+            partition.clone(),
+            mirror::MirrorCoordinatorShard::new(),
+            context,
+        ))),
         _ => None,
     }
 }

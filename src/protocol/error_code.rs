@@ -121,6 +121,19 @@ error_codes! {
     FencedMemberEpoch = 110,
     /// 100: no topic with this id.
     UnknownTopicId = 100,
+    /// 124: the state epoch of a write is older than the stored one (Kafka's share-group
+    /// `FENCED_STATE_EPOCH`, reused by KIP-1279's mirror coordinator).
+    FencedStateEpoch = 124,
+    /// KIP-1279 `INVALID_CLUSTER_MIRROR_STATE`: a mirror partition or topic is not in a state
+    /// that admits the operation (e.g. an illegal transition). The KIP has no number yet; this
+    /// model uses 1001.
+    InvalidClusterMirrorState = 1001,
+    /// KIP-1279 `ReadOnlyTopicException`: a produce to a mirror topic that is not stopped
+    /// (number 1002 in this model).
+    ReadOnlyTopic = 1002,
+    /// KIP-1279 `MirrorTopicNotStoppedException`: DeleteRecords, DeleteTopics or
+    /// CreatePartitions on a mirror topic that is not stopped (number 1003 in this model).
+    MirrorTopicNotStopped = 1003,
 }
 
 impl ErrorCode {

@@ -253,6 +253,87 @@ pub enum Request {
     },
     /// Admin → any broker: list ACLs.
     DescribeAcls,
+    /// Broker → mirror coordinator: the stored state of mirror partitions (KIP-1279
+    /// `ReadMirrorStates`), all keyed to one `__mirror_state` partition.
+    ReadMirrorStates {
+        /// The `__mirror_state` partition the keys hash to (the sender groups by it).
+        coordinator_partition: i32,
+        /// The mirror.
+        mirror: String,
+        /// The partitions.
+        partitions: Vec<MirrorPartitionId>,
+    },
+    /// Broker → mirror coordinator: persist state changes (KIP-1279 `WriteMirrorStates`), all
+    /// keyed to one `__mirror_state` partition.
+    WriteMirrorStates {
+        /// The `__mirror_state` partition the keys hash to.
+        coordinator_partition: i32,
+        /// The mirror.
+        mirror: String,
+        /// One entry per partition.
+        writes: Vec<MirrorStateWrite>,
+    },
+    /// Broker → mirror coordinator: tombstone every record of a deleted mirror that this
+    /// coordinator partition holds (DeleteMirror, seed step 4).
+    DeleteMirrorStates {
+        /// The `__mirror_state` partition to clean.
+        coordinator_partition: i32,
+        /// The mirror.
+        mirror: String,
+    },
+}
+
+/// A mirror partition as the mirror coordinator keys it (with the mirror name).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+pub struct MirrorPartitionId {
+    /// The destination topic's id (the source's: mirrored topics keep it).
+    pub topic_id: TopicId,
+    /// The partition.
+    pub partition: i32,
+}
+
+/// One partition of a WriteMirrorStates request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MirrorStateWrite {
+    /// The partition.
+    pub id: MirrorPartitionId,
+    /// The new state; `None` writes only the last mirrored epoch.
+    pub state: Option<crate::mirror::MirrorState>,
+    /// The writer's leader epoch of the partition (−1: not checked).
+    pub leader_epoch: i32,
+    /// The state epoch the writer last read (−1: not checked).
+    pub state_epoch: i32,
+    /// Why the partition failed (FAILED only).
+    pub error_message: Option<String>,
+    /// The failure must not be retried (FAILED only).
+    pub non_retryable: bool,
+    /// The last mirrored (epoch, end offset) to persist, if any.
+    pub last_mirrored: Option<(i32, i64)>,
+}
+
+/// One partition of a ReadMirrorStates answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MirrorPartitionStatus {
+    /// The partition.
+    pub id: MirrorPartitionId,
+    /// `None`, or why this partition could not be read (e.g. `NotCoordinator`).
+    pub error: ErrorCode,
+    /// The stored state (`Unknown` without a record).
+    pub state: crate::mirror::MirrorState,
+    /// The greatest leader epoch any accepted write carried (−1 if none).
+    pub leader_epoch: i32,
+    /// The stored state epoch (−1 without a record).
+    pub state_epoch: i32,
+    /// The state before FAILED.
+    pub previous_state: Option<crate::mirror::MirrorState>,
+    /// 0: not failed; n ≥ 1: the n-th failure; −1: non-retryable.
+    pub retry_attempt: i16,
+    /// Why it failed.
+    pub error_message: Option<String>,
+    /// The last mirrored (epoch, end offset), if persisted.
+    pub last_mirrored: Option<(i32, i64)>,
 }
 
 /// Which coordinator a FindCoordinator asks for.
@@ -348,6 +429,9 @@ impl Request {
             Self::CreateAcls { .. } => "CreateAcls",
             Self::DeleteAcls { .. } => "DeleteAcls",
             Self::DescribeAcls => "DescribeAcls",
+            Self::ReadMirrorStates { .. } => "ReadMirrorStates",
+            Self::WriteMirrorStates { .. } => "WriteMirrorStates",
+            Self::DeleteMirrorStates { .. } => "DeleteMirrorStates",
         }
     }
 }
@@ -574,6 +658,27 @@ pub enum Response {
         /// Bindings.
         bindings: Vec<crate::metadata::AclBinding>,
     },
+    /// Stored mirror partition states.
+    ReadMirrorStates {
+        /// Request-level error (`NotCoordinator`, `CoordinatorLoadInProgress`), or `None`.
+        error: ErrorCode,
+        /// The coordinator's epoch (its partition's leader epoch), for the reader to compare.
+        coordinator_epoch: i32,
+        /// One entry per partition asked for.
+        partitions: Vec<MirrorPartitionStatus>,
+    },
+    /// Outcome of WriteMirrorStates.
+    WriteMirrorStates {
+        /// Request-level error, or `None`.
+        error: ErrorCode,
+        /// Per partition: its error, and its state epoch after the write (−1 if refused).
+        partitions: Vec<(MirrorPartitionId, ErrorCode, i32)>,
+    },
+    /// Outcome of DeleteMirrorStates.
+    DeleteMirrorStates {
+        /// Error, or `None`.
+        error: ErrorCode,
+    },
 }
 
 impl Response {
@@ -604,6 +709,9 @@ impl Response {
             Self::CreateAcls { .. } => "CreateAclsResponse",
             Self::DeleteAcls { .. } => "DeleteAclsResponse",
             Self::DescribeAcls { .. } => "DescribeAclsResponse",
+            Self::ReadMirrorStates { .. } => "ReadMirrorStatesResponse",
+            Self::WriteMirrorStates { .. } => "WriteMirrorStatesResponse",
+            Self::DeleteMirrorStates { .. } => "DeleteMirrorStatesResponse",
         }
     }
 }

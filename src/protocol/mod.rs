@@ -9,5 +9,6 @@ pub use ids::{BrokerId, ClientKind, ClusterIndex, NodeId, TopicId, TopicPartitio
 pub use messages::{
     Acks, CommittedOffset, CoordinatorType, Envelope, EpochAnswer, EpochQuery, FetchPartition,
     FetchPartitionResponse, GroupDescription, ListOffsetsAnswer, ListOffsetsQuery, Message,
-    NewTopic, OffsetCommitEntry, OffsetSpec, Request, Response, TopicMetadata, TxnMarker,
+    MirrorPartitionId, MirrorPartitionStatus, MirrorStateWrite, NewTopic, OffsetCommitEntry,
+    OffsetSpec, Request, Response, TopicMetadata, TxnMarker,
 };

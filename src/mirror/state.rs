@@ -1,0 +1,379 @@
+//! The mirror partition state machine of the seed design (KIP-1279 seed; spec §2).
+//!
+//! Contract:
+//! - [`MirrorState`] holds the seed's states. `Unknown` means "nothing known" (a new leader, a
+//!   partition never mirrored) and is never the target of a transition.
+//! - [`is_valid_transition`] is the seed's transition table (the mid prototype's shape with
+//!   PREPARING, spec §2.2): every state may be re-entered (re-running its action, e.g. a new
+//!   leader re-creating fetchers), FAILED is reachable from everywhere, and the only ways out
+//!   of FAILED are PREPARING and STOPPING. The mirror coordinator refuses every other write,
+//!   and the `legal-transitions` checker holds every persisted change to it.
+//! - [`DesiredState`] is what the controller asked for, carried by the topic config
+//!   `mirror.name` (`<mirror>`, `<mirror>.paused`, `<mirror>.removed`); [`decide`] turns the
+//!   coordinator's current state and the desired state into the next target (spec §2.3). A
+//!   target that is not a legal transition from the current state is not taken: the partition
+//!   waits in its state until the state's own work ends, then the decision runs again (a pause
+//!   asked for while PREPARING takes effect once MIRRORING is reached).
+//! - [`retry_target`] is where a FAILED partition goes when its retry timer fires: back to
+//!   STOPPING if it failed while stopping (a failover must finish), else to PREPARING (the
+//!   log is realigned from the source before mirroring again).
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// The suffix of `mirror.name` that asks for a failover (RemoveTopicsFromMirror).
+pub const REMOVED_SUFFIX: &str = ".removed";
+/// The suffix of `mirror.name` that asks for a pause (PauseMirrorTopics).
+pub const PAUSED_SUFFIX: &str = ".paused";
+/// The topic config that makes a topic a mirror topic.
+pub const MIRROR_NAME_CONFIG: &str = "mirror.name";
+
+/// A mirror partition's state (seed names).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default,
+)]
+pub enum MirrorState {
+    /// Nothing known: never mirrored, or the coordinator has no record.
+    #[default]
+    Unknown,
+    /// Last-mirrored-epoch truncation and the wait for the ISR to follow it.
+    Preparing,
+    /// A mirror fetcher copies the source partition; the partition is read-only.
+    Mirroring,
+    /// Fetchers are being removed for a pause.
+    Pausing,
+    /// No fetcher, read-only, no metadata sync.
+    Paused,
+    /// The failover steps run: remove fetchers, bump the epoch, truncate to the LSO, persist
+    /// the last mirrored epoch, write MIRROR_PID_RESET.
+    Stopping,
+    /// Writable; the mirror no longer touches the partition.
+    Stopped,
+    /// An error stopped the work; retried with backoff unless non-retryable.
+    Failed,
+}
+
+impl MirrorState {
+    /// Every state, in declaration order.
+    pub const ALL: [MirrorState; 8] = [
+        MirrorState::Unknown,
+        MirrorState::Preparing,
+        MirrorState::Mirroring,
+        MirrorState::Pausing,
+        MirrorState::Paused,
+        MirrorState::Stopping,
+        MirrorState::Stopped,
+        MirrorState::Failed,
+    ];
+
+    /// The state's name as the KIP writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            MirrorState::Unknown => "UNKNOWN",
+            MirrorState::Preparing => "PREPARING",
+            MirrorState::Mirroring => "MIRRORING",
+            MirrorState::Pausing => "PAUSING",
+            MirrorState::Paused => "PAUSED",
+            MirrorState::Stopping => "STOPPING",
+            MirrorState::Stopped => "STOPPED",
+            MirrorState::Failed => "FAILED",
+        }
+    }
+
+    /// Whether clients may produce to the partition (only a stopped mirror partition is
+    /// writable; `Unknown` is not, because a mirror topic's partition that the coordinator has
+    /// not answered for yet must not take writes either).
+    pub fn is_writable(self) -> bool {
+        self == MirrorState::Stopped
+    }
+}
+
+impl fmt::Display for MirrorState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Whether a mirror partition may go from `source` to `target` (the seed's table; see the
+/// module doc).
+pub fn is_valid_transition(source: MirrorState, target: MirrorState) -> bool {
+    use MirrorState::*;
+    if target == Unknown {
+        return false;
+    }
+    if source == target || target == Failed {
+        return true;
+    }
+    match target {
+        Preparing => matches!(source, Unknown | Stopped | Failed),
+        Mirroring => matches!(source, Preparing | Paused),
+        Pausing => source == Mirroring,
+        Paused => source == Pausing,
+        Stopping => matches!(source, Preparing | Mirroring | Pausing | Paused | Failed),
+        Stopped => source == Stopping,
+        Unknown | Failed => unreachable!("handled above"),
+    }
+}
+
+/// What the controller asked for a mirror topic, read from its `mirror.name` config.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum DesiredState {
+    /// `mirror.name = <mirror>`: mirror it.
+    Mirror {
+        /// The mirror.
+        mirror: String,
+    },
+    /// `mirror.name = <mirror>.paused`.
+    Paused {
+        /// The mirror.
+        mirror: String,
+    },
+    /// `mirror.name = <mirror>.removed`: fail over.
+    Stopped {
+        /// The mirror.
+        mirror: String,
+    },
+}
+
+impl DesiredState {
+    /// Reads a `mirror.name` value; `None` for an empty value or a bare suffix.
+    pub fn parse(mirror_name: &str) -> Option<Self> {
+        let (mirror, make): (&str, fn(String) -> Self) =
+            if let Some(mirror) = mirror_name.strip_suffix(REMOVED_SUFFIX) {
+                (mirror, |mirror| Self::Stopped { mirror })
+            } else if let Some(mirror) = mirror_name.strip_suffix(PAUSED_SUFFIX) {
+                (mirror, |mirror| Self::Paused { mirror })
+            } else {
+                (mirror_name, |mirror| Self::Mirror { mirror })
+            };
+        (!mirror.is_empty()).then(|| make(mirror.to_owned()))
+    }
+
+    /// The mirror the topic belongs to.
+    pub fn mirror(&self) -> &str {
+        match self {
+            Self::Mirror { mirror } | Self::Paused { mirror } | Self::Stopped { mirror } => mirror,
+        }
+    }
+
+    /// The `mirror.name` value that asks for this state.
+    pub fn config_value(&self) -> String {
+        match self {
+            Self::Mirror { mirror } => mirror.clone(),
+            Self::Paused { mirror } => format!("{mirror}{PAUSED_SUFFIX}"),
+            Self::Stopped { mirror } => format!("{mirror}{REMOVED_SUFFIX}"),
+        }
+    }
+}
+
+/// The next target for a partition whose coordinator state is `current` while the controller
+/// asks for `desired` (spec §2.3, seed states). The caller takes it only if
+/// [`is_valid_transition`] allows it.
+pub fn decide(current: MirrorState, desired: &DesiredState) -> MirrorState {
+    use MirrorState::*;
+    match (current, desired) {
+        // FAILED is re-asserted (re-arming its retry timer); a new wish does not bypass it.
+        (Failed, _) => Failed,
+        (Stopped, DesiredState::Stopped { .. }) => Stopped,
+        (_, DesiredState::Stopped { .. }) => Stopping,
+        (Paused, DesiredState::Paused { .. }) => Paused,
+        // Never mirrored: align and mirror first; the pause follows from MIRRORING.
+        (Unknown | Stopped, DesiredState::Paused { .. }) => Preparing,
+        (_, DesiredState::Paused { .. }) => Pausing,
+        (Paused, DesiredState::Mirror { .. }) => Mirroring,
+        (Unknown | Stopped, DesiredState::Mirror { .. }) => Preparing,
+        // Re-enter the current state: its action runs again (e.g. fetchers on a new leader).
+        (state, DesiredState::Mirror { .. }) => state,
+    }
+}
+
+/// Where a FAILED partition goes when its retry fires, given the state it failed in.
+pub fn retry_target(previous: Option<MirrorState>) -> MirrorState {
+    match previous {
+        Some(MirrorState::Stopping) => MirrorState::Stopping,
+        _ => MirrorState::Preparing,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use MirrorState::*;
+
+    #[test]
+    fn seed_transitions_are_legal_and_the_rest_are_not() {
+        let legal = [
+            (Unknown, Preparing),
+            (Preparing, Mirroring),
+            (Mirroring, Pausing),
+            (Pausing, Paused),
+            (Paused, Mirroring),
+            (Mirroring, Stopping),
+            (Paused, Stopping),
+            (Stopping, Stopped),
+            (Stopped, Preparing),
+            (Failed, Preparing),
+            (Failed, Stopping),
+            (Mirroring, Failed),
+            (Stopped, Failed),
+        ];
+        for (source, target) in legal {
+            assert!(is_valid_transition(source, target), "{source} → {target}");
+        }
+        let illegal = [
+            (Unknown, Mirroring),
+            (Unknown, Stopping),
+            (Unknown, Stopped),
+            (Preparing, Paused),
+            (Mirroring, Stopped),
+            (Mirroring, Paused),
+            (Pausing, Mirroring),
+            (Paused, Preparing),
+            (Stopping, Mirroring),
+            (Stopped, Mirroring),
+            (Stopped, Stopping),
+            (Failed, Mirroring),
+            (Failed, Stopped),
+            (Mirroring, Unknown),
+            (Unknown, Unknown),
+        ];
+        for (source, target) in illegal {
+            assert!(!is_valid_transition(source, target), "{source} → {target}");
+        }
+    }
+
+    #[test]
+    fn mirror_name_config_parses_suffixes() {
+        let mirror = |m: &str| DesiredState::Mirror { mirror: m.into() };
+        assert_eq!(DesiredState::parse("m1"), Some(mirror("m1")));
+        assert_eq!(
+            DesiredState::parse("m1.paused"),
+            Some(DesiredState::Paused {
+                mirror: "m1".into()
+            })
+        );
+        assert_eq!(
+            DesiredState::parse("m1.removed"),
+            Some(DesiredState::Stopped {
+                mirror: "m1".into()
+            })
+        );
+        assert_eq!(DesiredState::parse(""), None);
+        assert_eq!(DesiredState::parse(".removed"), None);
+        // A mirror whose own name ends in a suffix-looking word keeps it.
+        assert_eq!(
+            DesiredState::parse("a.paused.removed"),
+            Some(DesiredState::Stopped {
+                mirror: "a.paused".into()
+            })
+        );
+        for value in ["m", "m.paused", "m.removed"] {
+            assert_eq!(DesiredState::parse(value).unwrap().config_value(), value);
+        }
+    }
+
+    #[test]
+    fn decisions_follow_the_seed_workflows() {
+        let mirror = DesiredState::Mirror { mirror: "m".into() };
+        let paused = DesiredState::Paused { mirror: "m".into() };
+        let stopped = DesiredState::Stopped { mirror: "m".into() };
+        assert_eq!(decide(Unknown, &mirror), Preparing, "AddTopicsToMirror");
+        assert_eq!(
+            decide(Preparing, &mirror),
+            Preparing,
+            "re-run on a new leader"
+        );
+        assert_eq!(decide(Mirroring, &mirror), Mirroring, "re-create fetchers");
+        assert_eq!(decide(Mirroring, &paused), Pausing);
+        assert_eq!(decide(Pausing, &paused), Pausing);
+        assert_eq!(decide(Paused, &paused), Paused);
+        assert_eq!(
+            decide(Paused, &mirror),
+            Mirroring,
+            "resume without truncation"
+        );
+        assert_eq!(decide(Mirroring, &stopped), Stopping, "failover");
+        assert_eq!(decide(Paused, &stopped), Stopping);
+        assert_eq!(
+            decide(Stopping, &stopped),
+            Stopping,
+            "finish on a new leader"
+        );
+        assert_eq!(decide(Stopped, &stopped), Stopped);
+        assert_eq!(decide(Stopped, &mirror), Preparing, "re-added after a stop");
+        assert_eq!(
+            decide(Failed, &stopped),
+            Failed,
+            "FAILED waits for its retry"
+        );
+        assert_eq!(decide(Unknown, &paused), Preparing, "align before pausing");
+        assert_eq!(retry_target(Some(Stopping)), Stopping);
+        assert_eq!(retry_target(Some(Mirroring)), Preparing);
+        assert_eq!(retry_target(None), Preparing);
+    }
+
+    fn any_desired() -> impl Strategy<Value = DesiredState> {
+        prop_oneof![
+            Just(DesiredState::Mirror { mirror: "m".into() }),
+            Just(DesiredState::Paused { mirror: "m".into() }),
+            Just(DesiredState::Stopped { mirror: "m".into() }),
+        ]
+    }
+
+    /// The step a state's own work ends with, if it has one.
+    fn work_done(state: MirrorState) -> Option<MirrorState> {
+        match state {
+            Preparing => Some(Mirroring),
+            Pausing => Some(Paused),
+            Stopping => Some(Stopped),
+            _ => None,
+        }
+    }
+
+    proptest! {
+        /// Driving the machine by decisions alone (legal targets taken, each state's work
+        /// ending by its forward edge, a failure and its retry in between) never takes an
+        /// illegal step and reaches what each wish asks for, starting as AddTopicsToMirror
+        /// does (the admin checks refuse a pause or stop of a partition never mirrored).
+        #[test]
+        fn decisions_only_take_legal_steps_and_converge(
+            wishes in prop::collection::vec((any_desired(), any::<bool>()), 1..20),
+        ) {
+            let mut state = Unknown;
+            let mut previous = None;
+            let wishes = std::iter::once((DesiredState::Mirror { mirror: "m".into() }, false))
+                .chain(wishes);
+            for (wish, fail) in wishes {
+                if fail && state != Failed {
+                    prop_assert!(is_valid_transition(state, Failed));
+                    previous = Some(state);
+                    state = Failed;
+                }
+                for _ in 0..8 {
+                    let target = match decide(state, &wish) {
+                        Failed => retry_target(previous),
+                        target => target,
+                    };
+                    if !is_valid_transition(state, target) {
+                        prop_assert!(work_done(state).is_some(), "stuck in {}", state);
+                    } else {
+                        state = target;
+                    }
+                    if let Some(next) = work_done(state) {
+                        prop_assert!(is_valid_transition(state, next));
+                        state = next;
+                    }
+                }
+                let expected = match wish {
+                    DesiredState::Mirror { .. } => Mirroring,
+                    DesiredState::Paused { .. } => Paused,
+                    DesiredState::Stopped { .. } => Stopped,
+                };
+                prop_assert_eq!(state, expected);
+            }
+        }
+    }
+}
