@@ -1546,8 +1546,13 @@ impl<S: BrokerStorage> Broker<S> {
                 let partition = TopicPartition::new(MIRROR_STATE_TOPIC, coordinator_partition);
                 self.route_to_shard(now_ms, from, correlation_id, &partition, request)
             }
-            // Controller-bound requests sent to a broker are answered with NotController.
-            Request::IncrementalAlterConfigs { .. }
+            // Controller-bound requests sent to a broker are answered with NotController (admin
+            // clients send them to the controller; brokers do not forward).
+            Request::CreateMirror { .. }
+            | Request::DeleteMirror { .. }
+            | Request::AlterMirrorTopics { .. }
+            | Request::ListMirrors
+            | Request::IncrementalAlterConfigs { .. }
             | Request::CreateAcls { .. }
             | Request::DeleteAcls { .. }
             | Request::DescribeAcls
@@ -1648,6 +1653,20 @@ impl<S: BrokerStorage> Broker<S> {
                 error: ErrorCode::None,
                 bindings: self.image.acls.iter().cloned().collect(),
             },
+            Request::CreateMirror { .. } => Response::CreateMirror {
+                error: ErrorCode::NotController,
+            },
+            Request::DeleteMirror { .. } => Response::DeleteMirror {
+                error: ErrorCode::NotController,
+            },
+            Request::AlterMirrorTopics { .. } => Response::AlterMirrorTopics {
+                error: ErrorCode::NotController,
+                results: Vec::new(),
+            },
+            Request::ListMirrors => Response::ListMirrors {
+                error: ErrorCode::NotController,
+                mirrors: Vec::new(),
+            },
             _ => return,
         };
         self.outbox.respond(from, correlation_id, response);
@@ -1738,6 +1757,10 @@ impl<S: BrokerStorage> Broker<S> {
             | Response::CreateAcls { .. }
             | Response::DeleteAcls { .. }
             | Response::DescribeAcls { .. }
+            | Response::CreateMirror { .. }
+            | Response::DeleteMirror { .. }
+            | Response::AlterMirrorTopics { .. }
+            | Response::ListMirrors { .. }
             | Response::ReadMirrorStates { .. }
             | Response::WriteMirrorStates { .. }
             | Response::DeleteMirrorStates { .. }

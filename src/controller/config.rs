@@ -26,6 +26,12 @@ pub struct ControllerConfig {
     /// Most records one `FetchMetadata` answer carries, whatever the request asks.
     /// Default 1_000.
     pub fetch_metadata_records_max: usize,
+    /// Partitions of `__mirror_state`, created with the first mirror (KIP-1279's
+    /// `mirror.state.topic.num.partitions`). Default 50.
+    pub mirror_state_partitions: i32,
+    /// Replication factor of `__mirror_state` (`mirror.state.topic.replication.factor`).
+    /// Default 3.
+    pub mirror_state_replication_factor: i16,
 }
 
 impl Default for ControllerConfig {
@@ -37,6 +43,8 @@ impl Default for ControllerConfig {
             default_replication_factor: 1,
             topic_partition_count_max: 10_000,
             fetch_metadata_records_max: 1_000,
+            mirror_state_partitions: 50,
+            mirror_state_replication_factor: 3,
         }
     }
 }
@@ -62,6 +70,14 @@ impl ControllerConfig {
         }
         if self.fetch_metadata_records_max == 0 {
             return invalid("fetch_metadata_records_max must be positive");
+        }
+        if self.mirror_state_partitions <= 0
+            || self.mirror_state_partitions > self.topic_partition_count_max
+        {
+            return invalid("mirror_state_partitions must be in 1..=topic_partition_count_max");
+        }
+        if self.mirror_state_replication_factor <= 0 {
+            return invalid("mirror_state_replication_factor must be positive");
         }
         Ok(())
     }

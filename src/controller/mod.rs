@@ -71,6 +71,7 @@
 
 mod config;
 pub mod metadata_log;
+mod mirrors;
 mod placement;
 #[cfg(test)]
 mod tests;
@@ -706,6 +707,9 @@ impl<D: LogDisk> Controller<D> {
                 error: ErrorCode::InvalidConfig,
             });
         }
+        if let Err(error) = self.check_mirror_config_change(&resource, &changes) {
+            return Ok(Response::IncrementalAlterConfigs { error });
+        }
         for (name, value) in changes {
             let current = self
                 .image
@@ -891,6 +895,14 @@ impl<D: LogDisk> Controller<D> {
                 error: ErrorCode::None,
                 bindings: self.image.acls.iter().cloned().collect(),
             },
+            Request::CreateMirror { name, configs } => self.handle_create_mirror(&name, configs)?,
+            Request::DeleteMirror { name } => self.handle_delete_mirror(&name)?,
+            Request::AlterMirrorTopics {
+                mirror,
+                operation,
+                topics,
+            } => self.handle_alter_mirror_topics(&mirror, operation, &topics)?,
+            Request::ListMirrors => self.handle_list_mirrors(),
             // Data-plane and coordinator requests are brokers' business.
             Request::Produce { .. }
             | Request::Fetch { .. }

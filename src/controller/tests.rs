@@ -1661,3 +1661,6 @@ fn acls_are_created_described_and_deleted_through_the_log() {
     let restarted = open(controller.into_disk(), 5);
     assert!(restarted.image().acls.contains(&binding));
 }
+
+#[path = "mirror_tests.rs"]
+mod mirror_tests;

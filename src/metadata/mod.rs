@@ -20,6 +20,8 @@ pub enum ConfigResource {
     Topic(String),
     /// Cluster-wide broker defaults.
     Broker,
+    /// A KIP-1279 mirror, by name: its properties (`bootstrap.servers`, …).
+    Mirror(String),
 }
 
 /// One replica set entry: the full state of a partition after a change.
@@ -218,6 +220,10 @@ impl MetadataImage {
                     }
                     None => {
                         entries.remove(name);
+                        // A resource without entries is gone (a deleted mirror is not listed).
+                        if entries.is_empty() {
+                            self.configs.remove(resource);
+                        }
                     }
                 }
             }

@@ -134,6 +134,10 @@ error_codes! {
     /// KIP-1279 `MirrorTopicNotStoppedException`: DeleteRecords, DeleteTopics or
     /// CreatePartitions on a mirror topic that is not stopped (number 1003 in this model).
     MirrorTopicNotStopped = 1003,
+    /// KIP-1279 CreateMirror: a mirror with this name exists (number 1004 in this model).
+    ClusterMirrorAlreadyExists = 1004,
+    /// KIP-1279: no mirror with this name (number 1005 in this model).
+    ClusterMirrorNotFound = 1005,
 }
 
 impl ErrorCode {

@@ -253,6 +253,31 @@ pub enum Request {
     },
     /// Admin → any broker: list ACLs.
     DescribeAcls,
+    /// Admin → controller: create a mirror (KIP-1279 CreateMirror). The properties are stored
+    /// as configs of the mirror resource; `bootstrap.servers` (the source cluster) is required.
+    CreateMirror {
+        /// The mirror's name.
+        name: String,
+        /// Its properties.
+        configs: Vec<(String, String)>,
+    },
+    /// Admin → controller: delete a mirror whose topics are all removed (DeleteMirror).
+    DeleteMirror {
+        /// The mirror's name.
+        name: String,
+    },
+    /// Admin → controller: AddTopicsToMirror, RemoveTopicsFromMirror, PauseMirrorTopics or
+    /// ResumeMirrorTopics, as a change of each topic's `mirror.name`.
+    AlterMirrorTopics {
+        /// The mirror.
+        mirror: String,
+        /// What to do.
+        operation: MirrorTopicOperation,
+        /// The topics.
+        topics: Vec<String>,
+    },
+    /// Admin → controller: the mirrors, their properties and member topics.
+    ListMirrors,
     /// Broker → mirror coordinator: the stored state of mirror partitions (KIP-1279
     /// `ReadMirrorStates`), all keyed to one `__mirror_state` partition.
     ReadMirrorStates {
@@ -281,6 +306,32 @@ pub enum Request {
         /// The mirror.
         mirror: String,
     },
+}
+
+/// The topic-membership operations of KIP-1279's admin API.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+pub enum MirrorTopicOperation {
+    /// AddTopicsToMirror: `mirror.name = <mirror>`.
+    Add,
+    /// RemoveTopicsFromMirror (failover): `mirror.name = <mirror>.removed`.
+    Remove,
+    /// PauseMirrorTopics: `mirror.name = <mirror>.paused`.
+    Pause,
+    /// ResumeMirrorTopics: `mirror.name = <mirror>` again.
+    Resume,
+}
+
+/// One mirror in a ListMirrors answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MirrorListing {
+    /// The mirror's name.
+    pub name: String,
+    /// Its properties, in name order.
+    pub configs: Vec<(String, String)>,
+    /// Its topics with their `mirror.name` values, in topic order.
+    pub topics: Vec<(String, String)>,
 }
 
 /// A mirror partition as the mirror coordinator keys it (with the mirror name).
@@ -429,6 +480,10 @@ impl Request {
             Self::CreateAcls { .. } => "CreateAcls",
             Self::DeleteAcls { .. } => "DeleteAcls",
             Self::DescribeAcls => "DescribeAcls",
+            Self::CreateMirror { .. } => "CreateMirror",
+            Self::DeleteMirror { .. } => "DeleteMirror",
+            Self::AlterMirrorTopics { .. } => "AlterMirrorTopics",
+            Self::ListMirrors => "ListMirrors",
             Self::ReadMirrorStates { .. } => "ReadMirrorStates",
             Self::WriteMirrorStates { .. } => "WriteMirrorStates",
             Self::DeleteMirrorStates { .. } => "DeleteMirrorStates",
@@ -658,6 +713,30 @@ pub enum Response {
         /// Bindings.
         bindings: Vec<crate::metadata::AclBinding>,
     },
+    /// Outcome of CreateMirror.
+    CreateMirror {
+        /// Error, or `None`.
+        error: ErrorCode,
+    },
+    /// Outcome of DeleteMirror.
+    DeleteMirror {
+        /// Error, or `None`.
+        error: ErrorCode,
+    },
+    /// Per-topic outcome of AlterMirrorTopics.
+    AlterMirrorTopics {
+        /// Request-level error (e.g. an unknown mirror), or `None`.
+        error: ErrorCode,
+        /// (topic, error), in request order.
+        results: Vec<(String, ErrorCode)>,
+    },
+    /// The mirrors.
+    ListMirrors {
+        /// Error, or `None`.
+        error: ErrorCode,
+        /// In name order.
+        mirrors: Vec<MirrorListing>,
+    },
     /// Stored mirror partition states.
     ReadMirrorStates {
         /// Request-level error (`NotCoordinator`, `CoordinatorLoadInProgress`), or `None`.
@@ -709,6 +788,10 @@ impl Response {
             Self::CreateAcls { .. } => "CreateAclsResponse",
             Self::DeleteAcls { .. } => "DeleteAclsResponse",
             Self::DescribeAcls { .. } => "DescribeAclsResponse",
+            Self::CreateMirror { .. } => "CreateMirrorResponse",
+            Self::DeleteMirror { .. } => "DeleteMirrorResponse",
+            Self::AlterMirrorTopics { .. } => "AlterMirrorTopicsResponse",
+            Self::ListMirrors { .. } => "ListMirrorsResponse",
             Self::ReadMirrorStates { .. } => "ReadMirrorStatesResponse",
             Self::WriteMirrorStates { .. } => "WriteMirrorStatesResponse",
             Self::DeleteMirrorStates { .. } => "DeleteMirrorStatesResponse",

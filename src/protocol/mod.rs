@@ -9,6 +9,7 @@ pub use ids::{BrokerId, ClientKind, ClusterIndex, NodeId, TopicId, TopicPartitio
 pub use messages::{
     Acks, CommittedOffset, CoordinatorType, Envelope, EpochAnswer, EpochQuery, FetchPartition,
     FetchPartitionResponse, GroupDescription, ListOffsetsAnswer, ListOffsetsQuery, Message,
-    MirrorPartitionId, MirrorPartitionStatus, MirrorStateWrite, NewTopic, OffsetCommitEntry,
-    OffsetSpec, Request, Response, TopicMetadata, TxnMarker,
+    MirrorListing, MirrorPartitionId, MirrorPartitionStatus, MirrorStateWrite,
+    MirrorTopicOperation, NewTopic, OffsetCommitEntry, OffsetSpec, Request, Response,
+    TopicMetadata, TxnMarker,
 };

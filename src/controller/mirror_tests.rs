@@ -1,0 +1,311 @@
+//! The controller's KIP-1279 mirror workflows, driven through the `Node` trait.
+
+use super::*;
+use crate::coordinator::mirror::MIRROR_STATE_TOPIC;
+use crate::protocol::{MirrorListing, MirrorTopicOperation};
+use MirrorTopicOperation::*;
+
+fn create_mirror<D: LogDisk>(
+    controller: &mut Controller<D>,
+    name: &str,
+    configs: &[(&str, &str)],
+) -> ErrorCode {
+    let configs = configs
+        .iter()
+        .map(|(key, value)| (key.to_string(), value.to_string()))
+        .collect();
+    let request = Request::CreateMirror {
+        name: name.into(),
+        configs,
+    };
+    match send(controller, 0, admin_node(), request) {
+        Response::CreateMirror { error } => error,
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+fn alter<D: LogDisk>(
+    controller: &mut Controller<D>,
+    mirror: &str,
+    operation: MirrorTopicOperation,
+    topics: &[&str],
+) -> (ErrorCode, Vec<ErrorCode>) {
+    let request = Request::AlterMirrorTopics {
+        mirror: mirror.into(),
+        operation,
+        topics: topics.iter().map(|t| t.to_string()).collect(),
+    };
+    match send(controller, 0, admin_node(), request) {
+        Response::AlterMirrorTopics { error, results } => {
+            (error, results.into_iter().map(|(_, e)| e).collect())
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+fn delete_mirror<D: LogDisk>(controller: &mut Controller<D>, name: &str) -> ErrorCode {
+    match send(
+        controller,
+        0,
+        admin_node(),
+        Request::DeleteMirror { name: name.into() },
+    ) {
+        Response::DeleteMirror { error } => error,
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+fn list<D: LogDisk>(controller: &mut Controller<D>) -> Vec<MirrorListing> {
+    match send(controller, 0, admin_node(), Request::ListMirrors) {
+        Response::ListMirrors { error, mirrors } => {
+            assert_eq!(error, ErrorCode::None);
+            mirrors
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+fn mirror_name<D: LogDisk>(controller: &Controller<D>, topic: &str) -> String {
+    controller
+        .image()
+        .topic_config(topic, "mirror.name", "")
+        .to_string()
+}
+
+/// Three live brokers, topics `orders` and `payments`, and mirror `m` from cluster a.
+fn with_mirror() -> Controller<MemoryDisk> {
+    let mut controller = new_controller();
+    start_brokers(&mut controller, 0, &[1, 2, 3]);
+    create_topic(&mut controller, 0, new_topic("orders", 2, 3));
+    create_topic(&mut controller, 0, new_topic("payments", 1, 3));
+    assert_eq!(
+        create_mirror(&mut controller, "m", &[("bootstrap.servers", "a")]),
+        ErrorCode::None
+    );
+    controller
+}
+
+#[test]
+fn the_first_mirror_creates_mirror_state_and_stores_its_properties() {
+    let mut controller = with_mirror();
+    let topic_id = controller.image().topic_ids[MIRROR_STATE_TOPIC];
+    let topic = &controller.image().topics[&topic_id];
+    assert_eq!(topic.partitions.len(), 50, "the default partition count");
+    assert!(topic.partitions.values().all(|p| p.replicas.len() == 3));
+    assert_eq!(
+        controller
+            .image()
+            .topic_config(MIRROR_STATE_TOPIC, "min.insync.replicas", ""),
+        "2"
+    );
+    let end = controller.log_end_offset();
+    assert_eq!(
+        create_mirror(&mut controller, "n", &[("bootstrap.servers", "b")]),
+        ErrorCode::None
+    );
+    assert_eq!(
+        controller.log_end_offset(),
+        end + 1,
+        "the second mirror writes only its config"
+    );
+    let listed = list(&mut controller);
+    assert_eq!(
+        listed
+            .iter()
+            .map(|m| (m.name.as_str(), m.configs.clone()))
+            .collect::<Vec<_>>(),
+        vec![
+            ("m", vec![("bootstrap.servers".into(), "a".into())]),
+            ("n", vec![("bootstrap.servers".into(), "b".into())]),
+        ]
+    );
+}
+
+#[test]
+fn create_mirror_refuses_bad_names_duplicates_and_missing_bootstrap() {
+    let mut controller = with_mirror();
+    let end = controller.log_end_offset();
+    let bootstrap = [("bootstrap.servers", "a")];
+    assert_eq!(
+        create_mirror(&mut controller, "m", &bootstrap),
+        ErrorCode::ClusterMirrorAlreadyExists
+    );
+    for name in ["", "x.removed", "x.paused", "a b", ".."] {
+        assert_eq!(
+            create_mirror(&mut controller, name, &bootstrap),
+            ErrorCode::InvalidRequest,
+            "{name:?}"
+        );
+    }
+    assert_eq!(
+        create_mirror(&mut controller, "n", &[]),
+        ErrorCode::InvalidConfig
+    );
+    assert_eq!(
+        create_mirror(&mut controller, "n", &[("bootstrap.servers", " ")]),
+        ErrorCode::InvalidConfig
+    );
+    assert_eq!(
+        create_mirror(
+            &mut controller,
+            "n",
+            &[("bootstrap.servers", "a"), ("bootstrap.servers", "b")]
+        ),
+        ErrorCode::InvalidConfig
+    );
+    assert_eq!(controller.log_end_offset(), end, "nothing written");
+}
+
+#[test]
+fn create_mirror_fails_whole_while_mirror_state_cannot_be_replicated() {
+    let mut controller = new_controller();
+    start_brokers(&mut controller, 0, &[1, 2]);
+    let end = controller.log_end_offset();
+    assert_eq!(
+        create_mirror(&mut controller, "m", &[("bootstrap.servers", "a")]),
+        ErrorCode::InvalidReplicationFactor
+    );
+    assert_eq!(controller.log_end_offset(), end);
+    assert!(list(&mut controller).is_empty());
+}
+
+#[test]
+fn topic_membership_follows_the_seed_workflows() {
+    let mut controller = with_mirror();
+    let ok = ErrorCode::None;
+    let invalid = ErrorCode::InvalidClusterMirrorState;
+    assert_eq!(
+        alter(&mut controller, "m", Add, &["orders"]),
+        (ok, vec![ok])
+    );
+    assert_eq!(mirror_name(&controller, "orders"), "m");
+    assert_eq!(
+        alter(&mut controller, "m", Add, &["orders", "nope", "payments"]),
+        (ok, vec![invalid, ErrorCode::UnknownTopicOrPartition, ok]),
+        "per-topic results"
+    );
+    assert_eq!(
+        alter(&mut controller, "m", Resume, &["orders"]).1,
+        vec![invalid]
+    );
+    assert_eq!(alter(&mut controller, "m", Pause, &["orders"]).1, vec![ok]);
+    assert_eq!(mirror_name(&controller, "orders"), "m.paused");
+    assert_eq!(
+        alter(&mut controller, "m", Pause, &["orders"]).1,
+        vec![invalid]
+    );
+    assert_eq!(alter(&mut controller, "m", Resume, &["orders"]).1, vec![ok]);
+    assert_eq!(mirror_name(&controller, "orders"), "m");
+    assert_eq!(alter(&mut controller, "m", Pause, &["orders"]).1, vec![ok]);
+    assert_eq!(
+        alter(&mut controller, "m", Remove, &["orders"]).1,
+        vec![ok],
+        "a paused topic can fail over"
+    );
+    assert_eq!(mirror_name(&controller, "orders"), "m.removed");
+    assert_eq!(
+        alter(&mut controller, "m", Remove, &["orders"]).1,
+        vec![invalid]
+    );
+
+    // Another mirror cannot take or touch a member topic; a removed one it may take.
+    create_mirror(&mut controller, "n", &[("bootstrap.servers", "b")]);
+    assert_eq!(
+        alter(&mut controller, "n", Add, &["payments"]).1,
+        vec![invalid]
+    );
+    assert_eq!(
+        alter(&mut controller, "n", Pause, &["payments"]).1,
+        vec![invalid]
+    );
+    assert_eq!(alter(&mut controller, "n", Add, &["orders"]).1, vec![ok]);
+    assert_eq!(mirror_name(&controller, "orders"), "n");
+    assert_eq!(
+        alter(&mut controller, "x", Add, &["orders"]),
+        (ErrorCode::ClusterMirrorNotFound, vec![])
+    );
+}
+
+#[test]
+fn delete_mirror_needs_every_topic_removed_and_frees_the_name() {
+    let mut controller = with_mirror();
+    alter(&mut controller, "m", Add, &["orders", "payments"]);
+    assert_eq!(
+        delete_mirror(&mut controller, "m"),
+        ErrorCode::InvalidClusterMirrorState
+    );
+    alter(&mut controller, "m", Remove, &["orders"]);
+    assert_eq!(
+        delete_mirror(&mut controller, "m"),
+        ErrorCode::InvalidClusterMirrorState,
+        "payments is still mirrored"
+    );
+    alter(&mut controller, "m", Remove, &["payments"]);
+    assert_eq!(delete_mirror(&mut controller, "m"), ErrorCode::None);
+    assert!(list(&mut controller).is_empty());
+    assert_eq!(mirror_name(&controller, "orders"), "");
+    assert_eq!(
+        delete_mirror(&mut controller, "m"),
+        ErrorCode::ClusterMirrorNotFound
+    );
+    assert_eq!(
+        create_mirror(&mut controller, "m", &[("bootstrap.servers", "c")]),
+        ErrorCode::None,
+        "the name is reusable"
+    );
+    assert!(
+        list(&mut controller)[0].topics.is_empty(),
+        "without old members"
+    );
+}
+
+#[test]
+fn users_cannot_set_mirror_name_or_drop_a_mirrors_bootstrap() {
+    let mut controller = with_mirror();
+    let alter_configs =
+        |controller: &mut Controller<MemoryDisk>, resource, name: &str, value: Option<&str>| {
+            let request = Request::IncrementalAlterConfigs {
+                resource,
+                changes: vec![(name.to_string(), value.map(str::to_string))],
+            };
+            match send(controller, 0, admin_node(), request) {
+                Response::IncrementalAlterConfigs { error } => error,
+                other => panic!("unexpected {other:?}"),
+            }
+        };
+    let topic = || ConfigResource::Topic("orders".into());
+    let mirror = |name: &str| ConfigResource::Mirror(name.into());
+    assert_eq!(
+        alter_configs(&mut controller, topic(), "mirror.name", Some("m")),
+        ErrorCode::InvalidConfig
+    );
+    assert_eq!(
+        alter_configs(&mut controller, mirror("m"), "bootstrap.servers", None),
+        ErrorCode::InvalidConfig
+    );
+    assert_eq!(
+        alter_configs(
+            &mut controller,
+            mirror("x"),
+            "request.timeout.ms",
+            Some("5")
+        ),
+        ErrorCode::ClusterMirrorNotFound
+    );
+    assert_eq!(
+        alter_configs(&mut controller, mirror("m"), "bootstrap.servers", Some("b")),
+        ErrorCode::None
+    );
+    assert_eq!(list(&mut controller)[0].configs[0].1, "b");
+}
+
+#[test]
+fn mirror_state_survives_a_controller_restart() {
+    let mut controller = with_mirror();
+    alter(&mut controller, "m", Add, &["orders"]);
+    alter(&mut controller, "m", Pause, &["orders"]);
+    let before = list(&mut controller);
+    let disk = controller.into_disk();
+    let mut controller = open(disk, 0);
+    assert_eq!(list(&mut controller), before);
+}

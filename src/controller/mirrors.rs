@@ -1,0 +1,292 @@
+//! KIP-1279's mirror admin workflows on the controller (seed design, spec §3).
+//!
+//! Contract:
+//! - **CreateMirror** stores the properties as configs of [`ConfigResource::Mirror`]. The name
+//!   must be a legal topic-style name that does not end in `.removed` or `.paused` (those
+//!   suffixes carry the desired state in `mirror.name`), must not exist
+//!   (`ClusterMirrorAlreadyExists`), and `bootstrap.servers` must be given (`InvalidConfig`).
+//!   The first mirror also creates `__mirror_state` with
+//!   [`ControllerConfig::mirror_state_partitions`] partitions and
+//!   [`ControllerConfig::mirror_state_replication_factor`] replicas, in the same batch; while
+//!   fewer brokers are alive than that factor, the whole request fails with
+//!   `InvalidReplicationFactor` and nothing is written.
+//! - **AlterMirrorTopics** changes each topic's `mirror.name`, topic by topic (one batch, per
+//!   topic results; a refused topic changes nothing): Add needs a topic that is in no mirror
+//!   or whose mirror removed it (a stopped topic may be mirrored again, the failback path);
+//!   Remove needs the topic mirrored or paused by this mirror; Pause needs it mirrored by this
+//!   mirror; Resume needs it paused by this mirror. Anything else is
+//!   `InvalidClusterMirrorState`; a missing topic `UnknownTopicOrPartition`; an unknown mirror
+//!   fails the whole request with `ClusterMirrorNotFound`.
+//! - **DeleteMirror** needs every topic of the mirror removed (`mirror.name = <m>.removed`),
+//!   else `InvalidClusterMirrorState`. It deletes the mirror's configs and the removed topics'
+//!   `mirror.name`, so the name can be reused without old members. (The seed also requires
+//!   every partition to be STOPPED: the coordinator knows that, not the controller, so the
+//!   admin client checks it with ReadMirrorStates before it asks, as the prototype's broker
+//!   does. Tombstoning `__mirror_state` is the brokers' part.)
+//! - **ListMirrors** answers from the image.
+//! - A user's IncrementalAlterConfigs may not touch `mirror.name` (only these workflows set
+//!   it), and may alter a mirror's properties only if the mirror exists and keeps
+//!   `bootstrap.servers`.
+//!
+//! Brokers do not forward these requests; admin clients send them to the controller.
+
+use std::collections::BTreeMap;
+
+use super::placement::is_valid_topic_name;
+use super::{Controller, ControllerError, MIN_INSYNC_REPLICAS};
+use crate::coordinator::mirror::MIRROR_STATE_TOPIC;
+use crate::log::LogDisk;
+use crate::metadata::{ConfigResource, MetadataRecord};
+use crate::mirror::state::{DesiredState, MIRROR_NAME_CONFIG, PAUSED_SUFFIX, REMOVED_SUFFIX};
+use crate::protocol::{ErrorCode, MirrorListing, MirrorTopicOperation, NewTopic, Response};
+
+/// The mirror property that names the source cluster.
+pub const BOOTSTRAP_SERVERS_CONFIG: &str = "bootstrap.servers";
+
+/// Whether `name` may name a mirror.
+pub fn is_valid_mirror_name(name: &str) -> bool {
+    is_valid_topic_name(name) && !name.ends_with(REMOVED_SUFFIX) && !name.ends_with(PAUSED_SUFFIX)
+}
+
+/// The `mirror.name` a topic gets from `operation`, given its current desired state; `Err` if
+/// the operation does not apply to it.
+pub fn next_mirror_name(
+    mirror: &str,
+    operation: MirrorTopicOperation,
+    current: Option<&DesiredState>,
+) -> Result<DesiredState, ErrorCode> {
+    let mirror_owned = || mirror.to_owned();
+    let ours = current.is_some_and(|desired| desired.mirror() == mirror);
+    match (operation, current) {
+        (MirrorTopicOperation::Add, None | Some(DesiredState::Stopped { .. })) => {
+            Ok(DesiredState::Mirror {
+                mirror: mirror_owned(),
+            })
+        }
+        (
+            MirrorTopicOperation::Remove,
+            Some(DesiredState::Mirror { .. } | DesiredState::Paused { .. }),
+        ) if ours => Ok(DesiredState::Stopped {
+            mirror: mirror_owned(),
+        }),
+        (MirrorTopicOperation::Pause, Some(DesiredState::Mirror { .. })) if ours => {
+            Ok(DesiredState::Paused {
+                mirror: mirror_owned(),
+            })
+        }
+        (MirrorTopicOperation::Resume, Some(DesiredState::Paused { .. })) if ours => {
+            Ok(DesiredState::Mirror {
+                mirror: mirror_owned(),
+            })
+        }
+        _ => Err(ErrorCode::InvalidClusterMirrorState),
+    }
+}
+
+impl<D: LogDisk> Controller<D> {
+    fn mirror_exists(&self, name: &str) -> bool {
+        self.image
+            .configs
+            .contains_key(&ConfigResource::Mirror(name.to_owned()))
+    }
+
+    /// The desired state of `topic` from its `mirror.name`.
+    fn desired_mirror_state(&self, topic: &str) -> Option<DesiredState> {
+        self.image
+            .configs
+            .get(&ConfigResource::Topic(topic.to_owned()))
+            .and_then(|configs| configs.get(MIRROR_NAME_CONFIG))
+            .and_then(|value| DesiredState::parse(value))
+    }
+
+    /// Topics whose `mirror.name` names `mirror`, with their desired states.
+    fn mirror_topics(&self, mirror: &str) -> Vec<(String, DesiredState)> {
+        self.image
+            .topic_ids
+            .keys()
+            .filter_map(|topic| {
+                let desired = self.desired_mirror_state(topic)?;
+                (desired.mirror() == mirror).then(|| (topic.clone(), desired))
+            })
+            .collect()
+    }
+
+    pub(super) fn handle_create_mirror(
+        &mut self,
+        name: &str,
+        configs: Vec<(String, String)>,
+    ) -> Result<Response, ControllerError> {
+        let error = |error| Ok(Response::CreateMirror { error });
+        if !is_valid_mirror_name(name) {
+            return error(ErrorCode::InvalidRequest);
+        }
+        if self.mirror_exists(name) {
+            return error(ErrorCode::ClusterMirrorAlreadyExists);
+        }
+        let mut properties = BTreeMap::new();
+        for (key, value) in configs {
+            if key.is_empty() || properties.insert(key, value).is_some() {
+                return error(ErrorCode::InvalidConfig);
+            }
+        }
+        if properties
+            .get(BOOTSTRAP_SERVERS_CONFIG)
+            .is_none_or(|value| value.trim().is_empty())
+        {
+            return error(ErrorCode::InvalidConfig);
+        }
+        if !self.image.topic_ids.contains_key(MIRROR_STATE_TOPIC) {
+            let replication_factor = self.config.mirror_state_replication_factor;
+            let topic = NewTopic {
+                name: MIRROR_STATE_TOPIC.to_owned(),
+                partitions: self.config.mirror_state_partitions,
+                replication_factor,
+                configs: vec![(
+                    MIN_INSYNC_REPLICAS.to_owned(),
+                    replication_factor.min(2).to_string(),
+                )],
+                topic_id: None,
+            };
+            // Validation comes before any record is staged, so a refusal leaves nothing.
+            if let Err(code) = self.stage_create_topic(&topic) {
+                return error(code);
+            }
+        }
+        let resource = ConfigResource::Mirror(name.to_owned());
+        for (key, value) in properties {
+            self.stage(MetadataRecord::Config {
+                resource: resource.clone(),
+                name: key,
+                value: Some(value),
+            });
+        }
+        self.commit()?;
+        error(ErrorCode::None)
+    }
+
+    pub(super) fn handle_delete_mirror(&mut self, name: &str) -> Result<Response, ControllerError> {
+        let error = |error| Ok(Response::DeleteMirror { error });
+        if !self.mirror_exists(name) {
+            return error(ErrorCode::ClusterMirrorNotFound);
+        }
+        let topics = self.mirror_topics(name);
+        if topics
+            .iter()
+            .any(|(_, desired)| !matches!(desired, DesiredState::Stopped { .. }))
+        {
+            return error(ErrorCode::InvalidClusterMirrorState);
+        }
+        for (topic, _) in topics {
+            self.stage(MetadataRecord::Config {
+                resource: ConfigResource::Topic(topic),
+                name: MIRROR_NAME_CONFIG.to_owned(),
+                value: None,
+            });
+        }
+        let resource = ConfigResource::Mirror(name.to_owned());
+        let keys: Vec<String> = self.image.configs[&resource].keys().cloned().collect();
+        for key in keys {
+            self.stage(MetadataRecord::Config {
+                resource: resource.clone(),
+                name: key,
+                value: None,
+            });
+        }
+        self.commit()?;
+        error(ErrorCode::None)
+    }
+
+    pub(super) fn handle_alter_mirror_topics(
+        &mut self,
+        mirror: &str,
+        operation: MirrorTopicOperation,
+        topics: &[String],
+    ) -> Result<Response, ControllerError> {
+        if !self.mirror_exists(mirror) {
+            return Ok(Response::AlterMirrorTopics {
+                error: ErrorCode::ClusterMirrorNotFound,
+                results: Vec::new(),
+            });
+        }
+        let mut results = Vec::with_capacity(topics.len());
+        for topic in topics {
+            let result = if self.image.topic_ids.contains_key(topic) {
+                let current = self.desired_mirror_state(topic);
+                next_mirror_name(mirror, operation, current.as_ref())
+            } else {
+                Err(ErrorCode::UnknownTopicOrPartition)
+            };
+            match result {
+                Ok(desired) => {
+                    // A later entry for the same topic sees this one (staged records apply).
+                    self.stage(MetadataRecord::Config {
+                        resource: ConfigResource::Topic(topic.clone()),
+                        name: MIRROR_NAME_CONFIG.to_owned(),
+                        value: Some(desired.config_value()),
+                    });
+                    results.push((topic.clone(), ErrorCode::None));
+                }
+                Err(error) => results.push((topic.clone(), error)),
+            }
+        }
+        self.commit()?;
+        Ok(Response::AlterMirrorTopics {
+            error: ErrorCode::None,
+            results,
+        })
+    }
+
+    pub(super) fn handle_list_mirrors(&self) -> Response {
+        let mirrors = self
+            .image
+            .configs
+            .iter()
+            .filter_map(|(resource, configs)| match resource {
+                ConfigResource::Mirror(name) => Some(MirrorListing {
+                    name: name.clone(),
+                    configs: configs
+                        .iter()
+                        .map(|(key, value)| (key.clone(), value.clone()))
+                        .collect(),
+                    topics: self
+                        .mirror_topics(name)
+                        .into_iter()
+                        .map(|(topic, desired)| (topic, desired.config_value()))
+                        .collect(),
+                }),
+                _ => None,
+            })
+            .collect();
+        Response::ListMirrors {
+            error: ErrorCode::None,
+            mirrors,
+        }
+    }
+
+    /// The mirror rules for a user's IncrementalAlterConfigs (see the module doc).
+    pub(super) fn check_mirror_config_change(
+        &self,
+        resource: &ConfigResource,
+        changes: &[(String, Option<String>)],
+    ) -> Result<(), ErrorCode> {
+        match resource {
+            ConfigResource::Topic(_)
+                if changes.iter().any(|(name, _)| name == MIRROR_NAME_CONFIG) =>
+            {
+                Err(ErrorCode::InvalidConfig)
+            }
+            ConfigResource::Mirror(name) if !self.mirror_exists(name) => {
+                Err(ErrorCode::ClusterMirrorNotFound)
+            }
+            ConfigResource::Mirror(_)
+                if changes.iter().any(|(name, value)| {
+                    name == BOOTSTRAP_SERVERS_CONFIG
+                        && value.as_deref().is_none_or(|v| v.trim().is_empty())
+                }) =>
+            {
+                Err(ErrorCode::InvalidConfig)
+            }
+            _ => Ok(()),
+        }
+    }
+}
