@@ -43,6 +43,7 @@ use crate::controller::MIN_INSYNC_REPLICAS;
 use crate::coordinator::mirror::MIRROR_STATE_TOPIC;
 use crate::log::{AppendOrigin, EpochEndOffset, FetchIsolation, LogConfig, LogDisk, PartitionLog};
 use crate::metadata::{MetadataImage, PartitionRecord};
+use crate::mirror::MirrorState;
 use crate::node::{Node, Outbox};
 use crate::protocol::{
     Acks, BrokerId, ClusterIndex, CoordinatorType, EpochAnswer, EpochQuery, ErrorCode,
@@ -457,6 +458,7 @@ impl<S: BrokerStorage> Broker<S> {
                             leader: None,
                             leader_epoch: -1,
                         }),
+                        mirror_state: MirrorState::Unknown,
                     },
                 );
             }
@@ -579,6 +581,24 @@ impl<S: BrokerStorage> Broker<S> {
             return;
         };
         let leader_epoch = state.leader_epoch;
+        if self
+            .image
+            .mirror_desired_state(&topic_partition.topic)
+            .is_some()
+            && !partition.mirror_state.is_writable()
+        {
+            // KIP-1279: a mirror topic is read-only until its partition is STOPPED.
+            let log_start = partition.log.log_start_offset();
+            self.respond_produce(
+                from,
+                correlation_id,
+                ErrorCode::ReadOnlyTopic,
+                -1,
+                None,
+                log_start,
+            );
+            return;
+        }
         if acks == Acks::All && state.isr.len() < min_insync {
             let log_start = partition.log.log_start_offset();
             self.respond_produce(
@@ -1561,6 +1581,7 @@ impl<S: BrokerStorage> Broker<S> {
             | Request::FetchMetadata { .. }
             | Request::AlterPartition { .. }
             | Request::AllocateProducerIds { .. }
+            | Request::BumpLeaderEpochs { .. }
             | Request::CreateTopics { .. } => {
                 self.respond_not_controller(from, correlation_id, &request)
             }
@@ -1757,6 +1778,7 @@ impl<S: BrokerStorage> Broker<S> {
             | Response::CreateAcls { .. }
             | Response::DeleteAcls { .. }
             | Response::DescribeAcls { .. }
+            | Response::BumpLeaderEpochs { .. }
             | Response::CreateMirror { .. }
             | Response::DeleteMirror { .. }
             | Response::AlterMirrorTopics { .. }

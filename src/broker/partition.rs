@@ -90,6 +90,10 @@ pub struct Partition<D: LogDisk> {
     pub log: PartitionLog<D>,
     /// Current role.
     pub role: Role,
+    /// The KIP-1279 state this broker's MirrorMetadataManager last persisted for the
+    /// partition (`Unknown` until it did). Only `Stopped` lets clients write to a topic that
+    /// has `mirror.name`.
+    pub mirror_state: crate::mirror::MirrorState,
 }
 
 impl<D: LogDisk> Partition<D> {

@@ -809,3 +809,72 @@ fn new_leader_alone_in_the_isr_commits_its_log_at_once() {
     assert!(cluster.partition(2).leader_state().is_some());
     assert_eq!(cluster.partition(2).log.high_watermark(), 1);
 }
+
+#[test]
+fn a_mirror_topic_is_read_only_until_its_partition_is_stopped() {
+    let mut cluster = Cluster::new(&[1, 2, 3], &[1, 2, 3], 1);
+    let set_mirror_name = |cluster: &mut Cluster, value: Option<&str>| {
+        cluster.controller.records.push(MetadataRecord::Config {
+            resource: ConfigResource::Topic("orders".into()),
+            name: "mirror.name".into(),
+            value: value.map(str::to_string),
+        });
+        cluster.run_for(100);
+    };
+    // Mirrored, paused and removed-but-not-yet-stopped all refuse client writes.
+    for (sequence, value) in [(0, "m"), (1, "m.paused"), (2, "m.removed")] {
+        set_mirror_name(&mut cluster, Some(value));
+        let request = cluster.produce(1, Acks::Leader, sequence);
+        cluster.run_for(2);
+        assert_eq!(
+            produce_error(cluster.client_response(request)).0,
+            ErrorCode::ReadOnlyTopic,
+            "mirror.name = {value}"
+        );
+    }
+    assert_eq!(
+        cluster.partition(1).log.log_end_offset(),
+        0,
+        "nothing appended"
+    );
+    assert_eq!(cluster.partition(1).mirror_state, MirrorState::Unknown);
+    // Out of every mirror (DeleteMirror clears mirror.name): writable again.
+    set_mirror_name(&mut cluster, None);
+    let request = cluster.produce(1, Acks::Leader, 0);
+    cluster.run_for(2);
+    assert_eq!(
+        produce_error(cluster.client_response(request)),
+        (ErrorCode::None, 0)
+    );
+}
+
+#[test]
+fn a_leader_epoch_bump_keeps_the_leader_and_starts_the_new_epoch_at_the_log_end() {
+    // KIP-1279's BumpLeaderEpochs raises the epoch without a leader change; the leader takes
+    // the new epoch as Kafka's makeLeader does, so the next batch carries it.
+    let mut cluster = Cluster::new(&[1, 2, 3], &[1, 2, 3], 1);
+    let request = cluster.produce(1, Acks::All, 0);
+    cluster.run_for(50);
+    assert_eq!(
+        produce_error(cluster.client_response(request)).0,
+        ErrorCode::None
+    );
+    cluster.controller.change_partition(|p| p.leader_epoch = 12);
+    cluster.run_for(100);
+    assert_eq!(cluster.partition(1).leader_epoch(), 12);
+    assert!(
+        cluster.partition(1).leader_state().is_some(),
+        "still the leader"
+    );
+    let request = cluster.produce(1, Acks::All, 1);
+    cluster.run_for(50);
+    assert_eq!(
+        produce_error(cluster.client_response(request)),
+        (ErrorCode::None, 1)
+    );
+    for broker in [1, 2, 3] {
+        let log = &cluster.partition(broker).log;
+        assert_eq!(log.latest_epoch(), Some(12), "broker {broker}");
+        assert_eq!(log.end_offset_for_epoch(0).end_offset, 1, "broker {broker}");
+    }
+}

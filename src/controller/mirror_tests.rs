@@ -309,3 +309,108 @@ fn mirror_state_survives_a_controller_restart() {
     let mut controller = open(disk, 0);
     assert_eq!(list(&mut controller), before);
 }
+
+fn bump<D: LogDisk>(
+    controller: &mut Controller<D>,
+    broker: i32,
+    broker_epoch: i64,
+    partitions: Vec<(TopicId, i32, i32)>,
+) -> (ErrorCode, Vec<(ErrorCode, i32)>) {
+    let request = Request::BumpLeaderEpochs {
+        broker_id: BrokerId(broker),
+        broker_epoch,
+        partitions,
+    };
+    match send(controller, 0, broker_node(broker), request) {
+        Response::BumpLeaderEpochs { error, partitions } => (
+            error,
+            partitions
+                .into_iter()
+                .map(|(_, _, e, epoch)| (e, epoch))
+                .collect(),
+        ),
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+#[test]
+fn bump_leader_epochs_raises_the_epoch_above_the_minimum_without_moving_leadership() {
+    let mut controller = new_controller();
+    let epochs = start_brokers(&mut controller, 0, &[1, 2]);
+    let topic_id = create_topic(&mut controller, 0, new_topic("orders", 1, 2));
+    let before = partition(&controller, topic_id, 0);
+    let leader = before.leader.expect("a leader").0;
+    let epoch_of = |broker: i32| epochs[broker as usize - 1];
+    let other = 3 - leader;
+
+    assert_eq!(
+        bump(
+            &mut controller,
+            leader,
+            epoch_of(leader),
+            vec![(topic_id, 0, 7)]
+        ),
+        (ErrorCode::None, vec![(ErrorCode::None, 8)])
+    );
+    let after = partition(&controller, topic_id, 0);
+    assert_eq!(after.leader, before.leader);
+    assert_eq!(after.isr, before.isr);
+    assert_eq!(
+        (after.leader_epoch, after.partition_epoch),
+        (8, before.partition_epoch + 1)
+    );
+
+    let end = controller.log_end_offset();
+    assert_eq!(
+        bump(
+            &mut controller,
+            leader,
+            epoch_of(leader),
+            vec![(topic_id, 0, 3)]
+        ),
+        (ErrorCode::None, vec![(ErrorCode::None, 8)]),
+        "already above the minimum: nothing written"
+    );
+    assert_eq!(controller.log_end_offset(), end);
+    assert_eq!(
+        bump(
+            &mut controller,
+            leader,
+            epoch_of(leader),
+            vec![(topic_id, 0, 8)]
+        )
+        .1,
+        vec![(ErrorCode::None, 9)],
+        "the epoch must exceed the minimum"
+    );
+    assert_eq!(
+        bump(
+            &mut controller,
+            other,
+            epoch_of(other),
+            vec![(topic_id, 0, 20)]
+        )
+        .1,
+        vec![(ErrorCode::NotLeaderOrFollower, 9)]
+    );
+    assert_eq!(
+        bump(
+            &mut controller,
+            leader,
+            epoch_of(leader) + 1,
+            vec![(topic_id, 0, 20)]
+        )
+        .0,
+        ErrorCode::StaleBrokerEpoch
+    );
+    assert_eq!(
+        bump(
+            &mut controller,
+            leader,
+            epoch_of(leader),
+            vec![(TopicId(5), 0, 1)]
+        )
+        .1,
+        vec![(ErrorCode::UnknownTopicOrPartition, -1)]
+    );
+}

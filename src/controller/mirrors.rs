@@ -24,6 +24,12 @@
 //!   admin client checks it with ReadMirrorStates before it asks, as the prototype's broker
 //!   does. Tombstoning `__mirror_state` is the brokers' part.)
 //! - **ListMirrors** answers from the image.
+//! - **BumpLeaderEpochs** (from a partition's leader, with its current broker epoch, else
+//!   `StaleBrokerEpoch` for the whole request): for each partition the sender leads, a leader
+//!   epoch already above the asked minimum is left alone; otherwise it becomes
+//!   `max(epoch + 1, minimum + 1)` with the same leader and ISR (the spec's model of the
+//!   prototype, §4.4). A partition the sender does not lead gets `NotLeaderOrFollower`, an
+//!   unknown one `UnknownTopicOrPartition`.
 //! - A user's IncrementalAlterConfigs may not touch `mirror.name` (only these workflows set
 //!   it), and may alter a mirror's properties only if the mirror exists and keeps
 //!   `bootstrap.servers`.
@@ -36,9 +42,11 @@ use super::placement::is_valid_topic_name;
 use super::{Controller, ControllerError, MIN_INSYNC_REPLICAS};
 use crate::coordinator::mirror::MIRROR_STATE_TOPIC;
 use crate::log::LogDisk;
-use crate::metadata::{ConfigResource, MetadataRecord};
+use crate::metadata::{ConfigResource, MetadataRecord, PartitionRecord};
 use crate::mirror::state::{DesiredState, MIRROR_NAME_CONFIG, PAUSED_SUFFIX, REMOVED_SUFFIX};
-use crate::protocol::{ErrorCode, MirrorListing, MirrorTopicOperation, NewTopic, Response};
+use crate::protocol::{
+    BrokerId, ErrorCode, MirrorListing, MirrorTopicOperation, NewTopic, NodeId, Response, TopicId,
+};
 
 /// The mirror property that names the source cluster.
 pub const BOOTSTRAP_SERVERS_CONFIG: &str = "bootstrap.servers";
@@ -92,11 +100,7 @@ impl<D: LogDisk> Controller<D> {
 
     /// The desired state of `topic` from its `mirror.name`.
     fn desired_mirror_state(&self, topic: &str) -> Option<DesiredState> {
-        self.image
-            .configs
-            .get(&ConfigResource::Topic(topic.to_owned()))
-            .and_then(|configs| configs.get(MIRROR_NAME_CONFIG))
-            .and_then(|value| DesiredState::parse(value))
+        self.image.mirror_desired_state(topic)
     }
 
     /// Topics whose `mirror.name` names `mirror`, with their desired states.
@@ -233,6 +237,65 @@ impl<D: LogDisk> Controller<D> {
         Ok(Response::AlterMirrorTopics {
             error: ErrorCode::None,
             results,
+        })
+    }
+
+    pub(super) fn handle_bump_leader_epochs(
+        &mut self,
+        from: NodeId,
+        broker_id: BrokerId,
+        broker_epoch: i64,
+        partitions: &[(TopicId, i32, i32)],
+    ) -> Result<Response, ControllerError> {
+        let refuse = |error| {
+            Ok(Response::BumpLeaderEpochs {
+                error,
+                partitions: Vec::new(),
+            })
+        };
+        if !self.is_broker_sender(from, broker_id) {
+            return refuse(ErrorCode::InvalidRequest);
+        }
+        let epoch_current = self
+            .image
+            .brokers
+            .get(&broker_id)
+            .is_some_and(|registration| registration.broker_epoch == broker_epoch);
+        if !epoch_current {
+            return refuse(ErrorCode::StaleBrokerEpoch);
+        }
+        let mut results = Vec::with_capacity(partitions.len());
+        for &(topic_id, partition, min_leader_epoch) in partitions {
+            let current = self
+                .image
+                .topics
+                .get(&topic_id)
+                .and_then(|topic| topic.partitions.get(&partition))
+                .cloned();
+            let (error, leader_epoch) = match current {
+                None => (ErrorCode::UnknownTopicOrPartition, -1),
+                Some(current) if current.leader != Some(broker_id) => {
+                    (ErrorCode::NotLeaderOrFollower, current.leader_epoch)
+                }
+                Some(current) if current.leader_epoch > min_leader_epoch => {
+                    (ErrorCode::None, current.leader_epoch)
+                }
+                Some(current) => {
+                    let leader_epoch = (current.leader_epoch + 1).max(min_leader_epoch + 1);
+                    self.stage(MetadataRecord::Partition(PartitionRecord {
+                        leader_epoch,
+                        partition_epoch: current.partition_epoch + 1,
+                        ..current
+                    }));
+                    (ErrorCode::None, leader_epoch)
+                }
+            };
+            results.push((topic_id, partition, error, leader_epoch));
+        }
+        self.commit()?;
+        Ok(Response::BumpLeaderEpochs {
+            error: ErrorCode::None,
+            partitions: results,
         })
     }
 

@@ -895,6 +895,11 @@ impl<D: LogDisk> Controller<D> {
                 error: ErrorCode::None,
                 bindings: self.image.acls.iter().cloned().collect(),
             },
+            Request::BumpLeaderEpochs {
+                broker_id,
+                broker_epoch,
+                partitions,
+            } => self.handle_bump_leader_epochs(from, broker_id, broker_epoch, &partitions)?,
             Request::CreateMirror { name, configs } => self.handle_create_mirror(&name, configs)?,
             Request::DeleteMirror { name } => self.handle_delete_mirror(&name)?,
             Request::AlterMirrorTopics {

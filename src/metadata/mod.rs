@@ -158,6 +158,15 @@ pub struct MetadataImage {
 }
 
 impl MetadataImage {
+    /// The KIP-1279 desired mirror state of `topic`, from its `mirror.name` config (`None`
+    /// for a topic in no mirror).
+    pub fn mirror_desired_state(&self, topic: &str) -> Option<crate::mirror::DesiredState> {
+        self.configs
+            .get(&ConfigResource::Topic(topic.to_owned()))
+            .and_then(|configs| configs.get(crate::mirror::state::MIRROR_NAME_CONFIG))
+            .and_then(|value| crate::mirror::DesiredState::parse(value))
+    }
+
     /// Applies the record at `offset`, which must be the next one.
     pub fn apply(&mut self, offset: i64, record: &MetadataRecord) {
         assert_eq!(

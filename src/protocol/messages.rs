@@ -95,6 +95,17 @@ pub enum Request {
         /// Proposed ISR.
         new_isr: Vec<BrokerId>,
     },
+    /// Broker → controller: raise the leader epoch of partitions the broker leads, without a
+    /// leader change, until it exceeds `min_leader_epoch` (KIP-1279 `BumpLeaderEpochs`; the
+    /// seed's STOPPING step 2).
+    BumpLeaderEpochs {
+        /// The leader.
+        broker_id: BrokerId,
+        /// Its registration epoch.
+        broker_epoch: i64,
+        /// (topic id, partition, epoch the leader epoch must exceed).
+        partitions: Vec<(TopicId, i32, i32)>,
+    },
     /// Broker → controller: a new block of producer ids.
     AllocateProducerIds {
         /// The broker.
@@ -461,6 +472,7 @@ impl Request {
             Self::FetchMetadata { .. } => "FetchMetadata",
             Self::AlterPartition { .. } => "AlterPartition",
             Self::AllocateProducerIds { .. } => "AllocateProducerIds",
+            Self::BumpLeaderEpochs { .. } => "BumpLeaderEpochs",
             Self::CreateTopics { .. } => "CreateTopics",
             Self::Metadata { .. } => "Metadata",
             Self::Produce { .. } => "Produce",
@@ -713,6 +725,13 @@ pub enum Response {
         /// Bindings.
         bindings: Vec<crate::metadata::AclBinding>,
     },
+    /// Outcome of BumpLeaderEpochs.
+    BumpLeaderEpochs {
+        /// Request-level error (`StaleBrokerEpoch`, `InvalidRequest`), or `None`.
+        error: ErrorCode,
+        /// (topic id, partition, error, the partition's leader epoch now), in request order.
+        partitions: Vec<(TopicId, i32, ErrorCode, i32)>,
+    },
     /// Outcome of CreateMirror.
     CreateMirror {
         /// Error, or `None`.
@@ -788,6 +807,7 @@ impl Response {
             Self::CreateAcls { .. } => "CreateAclsResponse",
             Self::DeleteAcls { .. } => "DeleteAclsResponse",
             Self::DescribeAcls { .. } => "DescribeAclsResponse",
+            Self::BumpLeaderEpochs { .. } => "BumpLeaderEpochsResponse",
             Self::CreateMirror { .. } => "CreateMirrorResponse",
             Self::DeleteMirror { .. } => "DeleteMirrorResponse",
             Self::AlterMirrorTopics { .. } => "AlterMirrorTopicsResponse",
