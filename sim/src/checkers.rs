@@ -232,6 +232,7 @@ impl Checkers {
                 BrokerEvent::BecameLeader { .. } => self.mark("leader-elected"),
                 BrokerEvent::CoordinatorLoaded { .. } => self.mark("coordinator-loaded"),
                 BrokerEvent::IsrChanged { .. } => self.mark("isr-changed"),
+                BrokerEvent::MirrorAppend { .. } => self.mark("mirror-append"),
                 BrokerEvent::BecameFollower { .. } | BrokerEvent::LeaderAppend { .. } => {}
             }
         }

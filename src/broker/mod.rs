@@ -26,6 +26,7 @@
 
 mod config;
 mod coordinators;
+mod mirroring;
 mod partition;
 mod storage;
 #[cfg(test)]
@@ -63,6 +64,10 @@ pub enum TruncationReason {
     OffsetOutOfRangeAboveLeader,
     /// The leader's log starts above the follower's log end.
     OffsetOutOfRangeBelowLeaderStart,
+    /// KIP-1279 PREPARING: a mirror leader truncated after its last mirrored epoch.
+    MirrorLastMirroredEpoch,
+    /// KIP-1279 STOPPING: a mirror leader truncated to its last stable offset.
+    MirrorStopAtLastStableOffset,
 }
 
 /// Something a checker or a trace wants to know about.
@@ -109,6 +114,15 @@ pub enum BrokerEvent {
         last_offset: i64,
         /// The leader epoch stamped.
         leader_epoch: i32,
+    },
+    /// A mirror leader appended batches fetched from the source, as they were (KIP-1279).
+    MirrorAppend {
+        /// The partition.
+        topic_partition: TopicPartition,
+        /// First offset.
+        first_offset: i64,
+        /// Last offset.
+        last_offset: i64,
     },
     /// This broker loaded the coordinator shard of an internal partition it now leads.
     CoordinatorLoaded {
@@ -210,6 +224,11 @@ pub struct Broker<S: BrokerStorage> {
     next_flush_ms: Option<i64>,
     next_high_watermark_checkpoint_ms: i64,
     events: Vec<BrokerEvent>,
+    mirror: mirroring::MirrorManager,
+    /// Messages this broker sent itself (to a coordinator it hosts), handled on the next
+    /// timeout as Kafka calls a local coordinator directly.
+    loopback: Vec<crate::protocol::Envelope>,
+    last_now_ms: i64,
 }
 
 impl<S: BrokerStorage> Broker<S> {
@@ -268,6 +287,9 @@ impl<S: BrokerStorage> Broker<S> {
             coordinators: BTreeMap::new(),
             delayed_markers: Vec::new(),
             events: Vec::new(),
+            mirror: mirroring::MirrorManager::default(),
+            loopback: Vec::new(),
+            last_now_ms: now_ms,
         })
     }
 
@@ -432,6 +454,7 @@ impl<S: BrokerStorage> Broker<S> {
         }
         if applied && self.metadata_ready {
             self.reconcile_partitions(now_ms);
+            self.reconcile_mirror_tasks(now_ms);
         }
     }
 
@@ -506,7 +529,11 @@ impl<S: BrokerStorage> Broker<S> {
             }
             (Role::Follower(role), leader) if role.leader == leader && same_epoch => {}
             (_, Some(leader)) if leader == self_id => {
-                partition.become_leader(record, self_id, now_ms);
+                let mirror_topic = self
+                    .image
+                    .mirror_desired_state(&topic_partition.topic)
+                    .is_some();
+                partition.become_leader(record, self_id, now_ms, mirror_topic);
                 self.events.push(BrokerEvent::BecameLeader {
                     topic_partition: topic_partition.clone(),
                     leader_epoch: record.leader_epoch,
@@ -899,6 +926,19 @@ impl<S: BrokerStorage> Broker<S> {
             Err(error) => return error_answer(topic_partition, error),
         };
         let log = &partition.log;
+        // Kafka checks a consumer's last fetched epoch too (KIP-1279's mirror fetcher sends
+        // one; plain consumers send −1).
+        if request.last_fetched_epoch >= 0 {
+            let end = log.end_offset_for_epoch(request.last_fetched_epoch);
+            if end == EpochEndOffset::UNDEFINED
+                || end.epoch < request.last_fetched_epoch
+                || end.end_offset < request.fetch_offset
+            {
+                let mut answer = offsets_answer(topic_partition, log, ErrorCode::None);
+                answer.diverging_epoch = Some(end);
+                return answer;
+            }
+        }
         match log.read(request.fetch_offset, max_bytes, isolation, true) {
             Err(_) => offsets_answer(topic_partition, log, ErrorCode::OffsetOutOfRange),
             Ok(data) => data_answer(topic_partition, data),
@@ -1551,6 +1591,18 @@ impl<S: BrokerStorage> Broker<S> {
                 let key_type = CoordinatorType::Group;
                 self.route_to_coordinator(now_ms, from, correlation_id, key_type, &key, request)
             }
+            Request::LastMirroredEpochLookup {
+                requester,
+                topic,
+                partition,
+            } => self.handle_last_mirrored_epoch_lookup(
+                now_ms,
+                from,
+                correlation_id,
+                requester,
+                &topic,
+                partition,
+            ),
             Request::ReadMirrorStates {
                 coordinator_partition,
                 ..
@@ -1704,6 +1756,10 @@ impl<S: BrokerStorage> Broker<S> {
         else {
             return;
         };
+        if self.mirror.owns(correlation_id) {
+            self.handle_mirror_response(now_ms, correlation_id, Ok(response));
+            return;
+        }
         match response {
             Response::BrokerRegistration {
                 error,
@@ -1779,6 +1835,7 @@ impl<S: BrokerStorage> Broker<S> {
             | Response::DeleteAcls { .. }
             | Response::DescribeAcls { .. }
             | Response::BumpLeaderEpochs { .. }
+            | Response::LastMirroredEpochLookup { .. }
             | Response::CreateMirror { .. }
             | Response::DeleteMirror { .. }
             | Response::AlterMirrorTopics { .. }
@@ -1815,6 +1872,7 @@ impl<S: BrokerStorage> Node for Broker<S> {
     }
 
     fn handle_message(&mut self, now_ms: i64, envelope: crate::protocol::Envelope) {
+        self.last_now_ms = now_ms;
         match envelope.message {
             Message::Request(correlation_id, request) => {
                 self.handle_request(now_ms, envelope.from, correlation_id, request)
@@ -1827,6 +1885,10 @@ impl<S: BrokerStorage> Node for Broker<S> {
     }
 
     fn handle_timeout(&mut self, now_ms: i64) {
+        self.last_now_ms = now_ms;
+        for envelope in std::mem::take(&mut self.loopback) {
+            self.handle_message(now_ms, envelope);
+        }
         self.expire_delayed_operations(now_ms);
         self.poll_coordinators(now_ms);
         if self
@@ -1880,11 +1942,22 @@ impl<S: BrokerStorage> Node for Broker<S> {
                 .map(|pending| pending.sent_ms + timeout),
         )
         .chain(self.coordinator_deadline())
+        .chain(self.mirror.deadline())
+        .chain((!self.loopback.is_empty()).then_some(self.last_now_ms))
         .min()
     }
 
     fn take_outbox(&mut self) -> Vec<crate::protocol::Envelope> {
-        self.outbox.take()
+        let node_id = self.node_id;
+        let outbox = self.outbox.take();
+        if !outbox.iter().any(|envelope| envelope.to == node_id) {
+            return outbox;
+        }
+        let (to_self, outbox): (Vec<_>, Vec<_>) = outbox
+            .into_iter()
+            .partition(|envelope| envelope.to == node_id);
+        self.loopback.extend(to_self);
+        outbox
     }
 }
 
@@ -1895,6 +1968,7 @@ impl<S: BrokerStorage> Broker<S> {
         self.maybe_heartbeat(now_ms);
         self.maybe_fetch_metadata(now_ms);
         self.maybe_send_replica_fetches(now_ms);
+        self.poll_mirror(now_ms);
     }
 }
 

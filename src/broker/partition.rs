@@ -115,13 +115,26 @@ impl<D: LogDisk> Partition<D> {
 
     /// Takes leadership in `record.leader_epoch`: the epoch starts at the log end offset, and
     /// every ISR member counts as caught up now so none is dropped before it can fetch.
-    pub fn become_leader(&mut self, record: &PartitionRecord, self_id: BrokerId, now_ms: i64) {
+    ///
+    /// The leader epoch starts at the log end in the epoch cache (Kafka's `makeLeader`),
+    /// except on a KIP-1279 mirror topic (`mirror_topic`): there the cache holds the source's
+    /// epochs, fed by the mirrored batches, and a local epoch enters it only with the first
+    /// batch this leader writes itself (spec §4.2).
+    pub fn become_leader(
+        &mut self,
+        record: &PartitionRecord,
+        self_id: BrokerId,
+        now_ms: i64,
+        mirror_topic: bool,
+    ) {
         assert_eq!(
             record.leader,
             Some(self_id),
             "become_leader on a non-leader record"
         );
-        self.log.assign_epoch_start_offset(record.leader_epoch);
+        if !mirror_topic {
+            self.log.assign_epoch_start_offset(record.leader_epoch);
+        }
         let followers = record
             .replicas
             .iter()

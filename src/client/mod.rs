@@ -17,7 +17,7 @@ mod fetch;
 mod group_consumer;
 mod in_flight;
 mod io;
-mod metadata_cache;
+pub(crate) mod metadata_cache;
 mod produce_core;
 mod producer;
 #[cfg(test)]

@@ -71,7 +71,7 @@
 
 mod config;
 pub mod metadata_log;
-mod mirrors;
+pub mod mirrors;
 mod placement;
 #[cfg(test)]
 mod tests;
@@ -922,6 +922,7 @@ impl<D: LogDisk> Controller<D> {
             | Request::OffsetCommit { .. }
             | Request::OffsetFetch { .. }
             | Request::DescribeGroups { .. }
+            | Request::LastMirroredEpochLookup { .. }
             | Request::ReadMirrorStates { .. }
             | Request::WriteMirrorStates { .. }
             | Request::DeleteMirrorStates { .. } => return Ok(None),

@@ -49,7 +49,10 @@
 //!   write completes.
 //! - **OffsetFetch** answers from replayed state: the committed offset, or −1 (with leader
 //!   epoch −1) for a partition without one; `partitions: None` means every partition the group
-//!   has. An unknown group is not an error.
+//!   has. An unknown group is not an error. While writes are pending, the answer waits until
+//!   the last of them completed (Kafka's consumers fetch with `requireStable`, which the
+//!   coordinator runtime runs as a write operation), so a commit accepted before the fetch is
+//!   never missed by it.
 //! - **DescribeGroups** gives, per group, `Empty` (no members), `Reconciling` (a member's epoch
 //!   is behind the group epoch, or it has not acknowledged a revocation), `Stable`, or `Dead`
 //!   (unknown group), and the member ids in order. An empty id list describes every group of
@@ -220,6 +223,18 @@ enum PendingWrite {
     },
 }
 
+/// An OffsetFetch waiting for the writes before it (Kafka's `requireStable` fetch, which the
+/// coordinator runtime schedules as a write operation).
+#[derive(Debug, Clone)]
+struct StableFetch {
+    /// Answer once the write with this id (the last one pending at the request) completed.
+    after_write_id: u64,
+    to: NodeId,
+    correlation_id: u64,
+    group_id: String,
+    partitions: Option<Vec<TopicPartition>>,
+}
+
 /// The group coordinator shard; see the module doc.
 #[derive(Debug, Clone)]
 pub struct GroupCoordinatorShard {
@@ -230,6 +245,8 @@ pub struct GroupCoordinatorShard {
     /// Group id → the next member index to hand out (covers joins still being written).
     allocated_member_index: BTreeMap<String, u64>,
     pending: BTreeMap<u64, PendingWrite>,
+    /// OffsetFetch answers held until every write asked for before them completed.
+    stable_fetches: Vec<StableFetch>,
     next_write_id: u64,
     loaded: bool,
     unloaded: bool,
@@ -271,6 +288,7 @@ impl GroupCoordinatorShard {
             runtime: BTreeMap::new(),
             allocated_member_index: BTreeMap::new(),
             pending: BTreeMap::new(),
+            stable_fetches: Vec::new(),
             next_write_id: 1,
             loaded: false,
             unloaded: false,
@@ -988,10 +1006,23 @@ impl Shard for GroupCoordinatorShard {
             Request::OffsetFetch {
                 group_id,
                 partitions,
-            } => {
-                let response = self.handle_offset_fetch(env, &group_id, partitions);
-                out.responses.push((from, correlation_id, response));
-            }
+            } => match self.pending.keys().next_back() {
+                // A commit still being written would be missed by an answer now: a member
+                // taking over a revoked partition would rewind to the older offset.
+                Some(&last) if self.ownership_error(env, &group_id).is_none() => {
+                    self.stable_fetches.push(StableFetch {
+                        after_write_id: last,
+                        to: from,
+                        correlation_id,
+                        group_id,
+                        partitions,
+                    });
+                }
+                _ => {
+                    let response = self.handle_offset_fetch(env, &group_id, partitions);
+                    out.responses.push((from, correlation_id, response));
+                }
+            },
             Request::DescribeGroups { group_ids } => {
                 let response = self.handle_describe_groups(env, group_ids);
                 out.responses.push((from, correlation_id, response));
@@ -1019,6 +1050,18 @@ impl Shard for GroupCoordinatorShard {
         out: &mut Out,
     ) {
         self.arm_sessions(env.now_ms);
+        // Writes complete in order: every fetch waiting for this one (or an earlier one) may
+        // answer now, from state that includes it.
+        let (ready, waiting): (Vec<StableFetch>, Vec<StableFetch>) =
+            std::mem::take(&mut self.stable_fetches)
+                .into_iter()
+                .partition(|fetch| fetch.after_write_id <= write_id);
+        self.stable_fetches = waiting;
+        for fetch in ready {
+            let response = self.handle_offset_fetch(env, &fetch.group_id, fetch.partitions);
+            out.responses
+                .push((fetch.to, fetch.correlation_id, response));
+        }
         let Some(pending) = self.pending.remove(&write_id) else {
             return;
         };
@@ -1133,6 +1176,14 @@ impl Shard for GroupCoordinatorShard {
         for (_, pending) in std::mem::take(&mut self.pending) {
             out.responses
                 .extend(pending_response(pending, ErrorCode::NotCoordinator));
+        }
+        for fetch in std::mem::take(&mut self.stable_fetches) {
+            let response = Response::OffsetFetch {
+                error: ErrorCode::NotCoordinator,
+                offsets: Vec::new(),
+            };
+            out.responses
+                .push((fetch.to, fetch.correlation_id, response));
         }
     }
 }

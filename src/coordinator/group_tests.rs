@@ -569,23 +569,34 @@ fn heartbeat_with_a_wrong_epoch_is_fenced_and_a_rejoin_keeps_the_member_id() {
 #[test]
 fn commits_are_answered_after_their_write_and_survive_a_failover() {
     // A member's commit is one record per partition, applied and answered only once written;
-    // OffsetFetch reads replayed state (−1 for none), and a new coordinator that replays the
-    // partition answers the same.
+    // OffsetFetch reads replayed state (−1 for none) but waits for the writes asked for before
+    // it (Kafka's requireStable), and a new coordinator that replays the partition answers
+    // the same.
     let mut runtime = Runtime::new();
     let a = runtime.join(client(1));
     runtime.hold_writes = true;
     let entries = [(orders(0), 10), (orders(1), 20)];
     assert_eq!(runtime.commit(client(1), &a.member_id, 1, &entries), None);
-    assert_eq!(
-        runtime.fetch_offsets(&[orders(0)]),
-        vec![(-1, -1, String::new())],
-        "not visible before it is written"
+    let commit_id = runtime.next_correlation_id - 1;
+    let fetch = Request::OffsetFetch {
+        group_id: "g".into(),
+        partitions: Some(vec![orders(0)]),
+    };
+    assert!(
+        runtime.send(ADMIN, fetch).is_none(),
+        "a fetch behind a pending commit waits for it"
     );
+    let fetch_id = runtime.next_correlation_id - 1;
     runtime.release_writes();
-    let results = runtime.answer(runtime.next_correlation_id - 2).unwrap();
+    let results = runtime.answer(commit_id).unwrap();
     assert!(
         matches!(&results, Response::OffsetCommit { results } if all_ok(results) && results.len() == 2)
     );
+    assert!(matches!(
+        runtime.answer(fetch_id),
+        Some(Response::OffsetFetch { error: ErrorCode::None, offsets })
+            if offsets.len() == 1 && offsets[0].offset == 10
+    ));
     let expected = vec![
         (10, 4, "m10".to_string()),
         (20, 4, "m20".to_string()),
@@ -853,4 +864,29 @@ fn describe_groups_reports_empty_reconciling_stable_and_dead() {
     );
     runtime.join(client(3));
     assert_eq!(runtime.state(), "Reconciling");
+}
+
+#[test]
+fn a_fetch_behind_pending_writes_is_answered_on_failover_with_not_coordinator() {
+    let mut runtime = Runtime::new();
+    let a = runtime.join(client(1));
+    runtime.hold_writes = true;
+    assert_eq!(
+        runtime.commit(client(1), &a.member_id, 1, &[(orders(0), 10)]),
+        None
+    );
+    let fetch = Request::OffsetFetch {
+        group_id: "g".into(),
+        partitions: None,
+    };
+    assert!(runtime.send(ADMIN, fetch).is_none());
+    let fetch_id = runtime.next_correlation_id - 1;
+    runtime.failover();
+    assert!(matches!(
+        runtime.answer(fetch_id),
+        Some(Response::OffsetFetch {
+            error: ErrorCode::NotCoordinator,
+            ..
+        })
+    ));
 }

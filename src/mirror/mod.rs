@@ -7,3 +7,71 @@
 pub mod state;
 
 pub use state::{decide, is_valid_transition, retry_target, DesiredState, MirrorState};
+
+use crate::protocol::{BrokerId, ClusterIndex, NodeId};
+
+/// Reads a mirror's `bootstrap.servers`: a comma-separated list of the source cluster's
+/// brokers by node name (`a-broker-1,a-broker-2`), the simulation's host names. All must be
+/// brokers of one cluster.
+pub fn parse_bootstrap_servers(value: &str) -> Result<Vec<NodeId>, String> {
+    let mut nodes = Vec::new();
+    for name in value
+        .split(',')
+        .map(str::trim)
+        .filter(|name| !name.is_empty())
+    {
+        let node = parse_broker_name(name)
+            .ok_or_else(|| format!("{name:?} is not a broker name like a-broker-1"))?;
+        if nodes
+            .first()
+            .is_some_and(|first: &NodeId| first.cluster() != node.cluster())
+        {
+            return Err(format!("{name:?} is in another cluster than {}", nodes[0]));
+        }
+        nodes.push(node);
+    }
+    if nodes.is_empty() {
+        return Err("no broker named".into());
+    }
+    Ok(nodes)
+}
+
+fn parse_broker_name(name: &str) -> Option<NodeId> {
+    let (letter, id) = name.split_once("-broker-")?;
+    let mut chars = letter.chars();
+    let letter = chars.next().filter(|c| c.is_ascii_lowercase())?;
+    if chars.next().is_some() {
+        return None;
+    }
+    let id: i32 = id.parse().ok().filter(|id| *id >= 0)?;
+    Some(NodeId::Broker(
+        ClusterIndex(letter as u8 - b'a'),
+        BrokerId(id),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bootstrap_servers_name_brokers_of_one_cluster() {
+        assert_eq!(
+            parse_bootstrap_servers("a-broker-1, a-broker-3"),
+            Ok(vec![
+                NodeId::Broker(ClusterIndex(0), BrokerId(1)),
+                NodeId::Broker(ClusterIndex(0), BrokerId(3)),
+            ])
+        );
+        for bad in [
+            "",
+            "a",
+            "a-broker-x",
+            "ab-broker-1",
+            "a-broker-1,b-broker-1",
+            "A-broker-1",
+        ] {
+            assert!(parse_bootstrap_servers(bad).is_err(), "{bad:?}");
+        }
+    }
+}

@@ -289,6 +289,17 @@ pub enum Request {
     },
     /// Admin → controller: the mirrors, their properties and member topics.
     ListMirrors,
+    /// Destination broker → any source broker: the last mirrored epoch the source recorded
+    /// for a partition when it stopped mirroring *from* the requester (KIP-1279's
+    /// `DescribeClusterMirrors` with `LastMirrorEpochLookups`, reduced to one partition).
+    LastMirroredEpochLookup {
+        /// The asking (destination) cluster.
+        requester: super::ClusterIndex,
+        /// The topic, by name (topic ids may differ between the clusters).
+        topic: String,
+        /// The partition.
+        partition: i32,
+    },
     /// Broker → mirror coordinator: the stored state of mirror partitions (KIP-1279
     /// `ReadMirrorStates`), all keyed to one `__mirror_state` partition.
     ReadMirrorStates {
@@ -496,6 +507,7 @@ impl Request {
             Self::DeleteMirror { .. } => "DeleteMirror",
             Self::AlterMirrorTopics { .. } => "AlterMirrorTopics",
             Self::ListMirrors => "ListMirrors",
+            Self::LastMirroredEpochLookup { .. } => "LastMirroredEpochLookup",
             Self::ReadMirrorStates { .. } => "ReadMirrorStates",
             Self::WriteMirrorStates { .. } => "WriteMirrorStates",
             Self::DeleteMirrorStates { .. } => "DeleteMirrorStates",
@@ -725,6 +737,14 @@ pub enum Response {
         /// Bindings.
         bindings: Vec<crate::metadata::AclBinding>,
     },
+    /// The answer to a LastMirroredEpochLookup.
+    LastMirroredEpochLookup {
+        /// `None`; `InvalidClusterMirrorState` if a mirror of the source still mirrors the
+        /// partition from the requester (mirroring both ways at once); coordinator errors.
+        error: ErrorCode,
+        /// The last mirrored leader epoch, or −1 if the source recorded none.
+        last_mirrored_epoch: i32,
+    },
     /// Outcome of BumpLeaderEpochs.
     BumpLeaderEpochs {
         /// Request-level error (`StaleBrokerEpoch`, `InvalidRequest`), or `None`.
@@ -808,6 +828,7 @@ impl Response {
             Self::DeleteAcls { .. } => "DeleteAclsResponse",
             Self::DescribeAcls { .. } => "DescribeAclsResponse",
             Self::BumpLeaderEpochs { .. } => "BumpLeaderEpochsResponse",
+            Self::LastMirroredEpochLookup { .. } => "LastMirroredEpochLookupResponse",
             Self::CreateMirror { .. } => "CreateMirrorResponse",
             Self::DeleteMirror { .. } => "DeleteMirrorResponse",
             Self::AlterMirrorTopics { .. } => "AlterMirrorTopicsResponse",

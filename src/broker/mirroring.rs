@@ -1,0 +1,1375 @@
+//! KIP-1279 on a broker: the MirrorMetadataManager and mirror fetcher for the mirror
+//! partitions this broker leads (destination side), and the last-mirrored-epoch lookups it
+//! answers for other clusters (source side). Seed design (spec §2–§4).
+//!
+//! Contract (destination side):
+//! - **Tasks.** Every partition this broker leads whose topic has `mirror.name` gets a task,
+//!   created when leadership or the config appears and dropped when either goes (the
+//!   partition's `mirror_state` then falls back to `Unknown`, i.e. read-only). A task first
+//!   reads the partition's state from the mirror coordinator (the leader of its
+//!   `__mirror_state` partition; a local coordinator is reached through the broker's
+//!   loopback), then decides with [`decide`] and persists every transition with
+//!   WriteMirrorStates carrying the task's leader epoch, before it runs the new state's
+//!   action. A new leader re-enters the current state (a self-transition write), which
+//!   fences the previous leader's writes and re-runs the action. Steps are strictly
+//!   sequential per task; a request unanswered within [`MIRROR_REQUEST_TIMEOUT_MS`] is
+//!   retried after [`MIRROR_RETRY_BACKOFF_MS`].
+//! - **PREPARING** asks a source broker for the last mirrored epoch (LME) the source recorded
+//!   for this cluster; −1 truncates the whole log, otherwise the log is truncated at the end
+//!   of epoch LME in the local epoch cache. The task then waits until every ISR follower's
+//!   log end is at or below that point before it persists MIRRORING.
+//! - **MIRRORING** runs the mirror fetcher: consumer Fetch requests (isolation up to the
+//!   source's LSO, the seed's choice) to the source partition leader, found through a
+//!   metadata cache over the mirror's `bootstrap.servers`, with the local log end as the
+//!   fetch offset and the local latest epoch as the last fetched epoch. Batches are appended
+//!   exactly as fetched (`append_as_follower` on the leader: offsets, epochs, producer ids
+//!   and CRCs unchanged), and the high watermark moves as the ISR replicates them. A
+//!   diverging epoch truncates to the source's end of that epoch; OffsetOutOfRange below the
+//!   source's log start restarts at it; one above means the source lost data it had served
+//!   (an unclean election there) and the partition FAILS non-retryably, as with
+//!   `mirror.support.unclean.leader.election=false`.
+//! - **PAUSING** drops the fetcher and persists PAUSED; PAUSED does nothing.
+//! - **STOPPING** runs the seed's steps in order: remove the fetcher; bump the leader epoch
+//!   above every epoch in the log (BumpLeaderEpochs, then wait for metadata to show it);
+//!   truncate to the last stable offset; persist the last mirrored (epoch, offset), captured
+//!   before anything local was written and kept across re-runs; append MIRROR_PID_RESET
+//!   (unless the log already ends with one) and wait for the high watermark to pass it;
+//!   persist STOPPED. None of it needs the source cluster. Only then does the partition's
+//!   `mirror_state` become STOPPED and clients may write.
+//! - **FAILED** retries after an exponential backoff (initial [`MIRROR_RETRY_BACKOFF_MS`],
+//!   doubling up to [`MIRROR_RETRY_BACKOFF_MAX_MS`]) to [`retry_target`] of the state it
+//!   failed in, unless non-retryable or after [`MIRROR_RETRY_MAX_ATTEMPTS`] attempts.
+//!
+//! Contract (source side): a LastMirroredEpochLookup from cluster X is answered −1 when no
+//! mirror of this cluster has X as its source or the topic is unknown here; otherwise the
+//! coordinator of the first such mirror (by name) is read: a partition it still mirrors
+//! (any state but UNKNOWN and STOPPED) is `InvalidClusterMirrorState`, else its persisted last
+//! mirrored epoch (or −1).
+//!
+//! Not modelled yet: the periodic sync (configs, group offsets, ACLs), topic creation on the
+//! destination, EPOCH_FENCING and proactive bumps (later revisions), follow-the-source log
+//! start, and fetch sessions shared by partitions (one fetch per partition).
+
+use std::collections::BTreeMap;
+
+use super::{BrokerStorage, Role, TruncationReason};
+use crate::client::metadata_cache::MetadataCache;
+use crate::controller::mirrors::BOOTSTRAP_SERVERS_CONFIG;
+use crate::coordinator::mirror::{mirror_state_partition, MIRROR_STATE_TOPIC};
+use crate::coordinator::partition_count;
+use crate::log::{AppendOrigin, FetchIsolation};
+use crate::metadata::ConfigResource;
+use crate::mirror::{
+    decide, is_valid_transition, parse_bootstrap_servers, retry_target, MirrorState,
+};
+use crate::protocol::{
+    ClusterIndex, ErrorCode, FetchPartition, FetchPartitionResponse, MirrorPartitionId,
+    MirrorPartitionStatus, MirrorStateWrite, NodeId, Request, Response, TopicMetadata,
+    TopicPartition,
+};
+use crate::record::mirror_pid_reset;
+
+/// How long a mirror request may stay unanswered before it is retried.
+pub const MIRROR_REQUEST_TIMEOUT_MS: i64 = 1_000;
+/// Pause before a failed step is retried, and the first FAILED backoff.
+pub const MIRROR_RETRY_BACKOFF_MS: i64 = 100;
+/// Longest FAILED backoff.
+pub const MIRROR_RETRY_BACKOFF_MAX_MS: i64 = 5_000;
+/// FAILED retries before the partition waits for an operator (`mirror.failed.retry.max.attempts`).
+pub const MIRROR_RETRY_MAX_ATTEMPTS: i16 = 20;
+/// How long a source leader may hold a mirror fetch that has no data.
+const MIRROR_FETCH_MAX_WAIT_MS: i64 = 100;
+/// Bytes per mirror fetch.
+const MIRROR_FETCH_MAX_BYTES: usize = 1 << 20;
+/// The metadata cache's refresh interval for source clusters.
+const SOURCE_METADATA_MAX_AGE_MS: i64 = 5_000;
+
+/// Where a task is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    /// Read the coordinator's state.
+    Read,
+    /// Choose the next target from the state and the desired state.
+    Decide,
+    /// Run the current state's action.
+    Act,
+    /// A request of this task is in flight.
+    Waiting,
+    /// PREPARING: waiting for the ISR to truncate to this offset.
+    AwaitTruncation { offset: i64 },
+    /// MIRRORING: the fetcher runs.
+    Fetching,
+    /// STOPPING: waiting for metadata to show a leader epoch above `min`.
+    AwaitEpochBump { min: i32 },
+    /// STOPPING: waiting for the high watermark to pass the MIRROR_PID_RESET at `offset`.
+    AwaitResetCommitted { offset: i64 },
+    /// Nothing to do until the desired state changes (PAUSED, STOPPED, FAILED for good).
+    Idle,
+}
+
+/// What a write is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum WritePurpose {
+    /// A transition; its action runs once it is persisted.
+    Transition(MirrorState),
+    /// STOPPING's last-mirrored-epoch record.
+    LastMirrored,
+}
+
+/// A request the mirror manager sent.
+#[derive(Debug, Clone)]
+enum MirrorRequest {
+    Read(TopicPartition),
+    Write(TopicPartition, WritePurpose),
+    LmeLookup {
+        partition: TopicPartition,
+        to: NodeId,
+    },
+    Bump(TopicPartition),
+    Fetch {
+        partition: TopicPartition,
+        offset: i64,
+    },
+    SourceMetadata {
+        mirror: String,
+        to: NodeId,
+    },
+    /// Source side: the coordinator read behind a lookup, and whom to answer.
+    LookupRead {
+        reply_to: NodeId,
+        correlation_id: u64,
+    },
+}
+
+/// One led mirror partition.
+#[derive(Debug, Clone)]
+struct MirrorTask {
+    mirror: String,
+    id: MirrorPartitionId,
+    /// The `mirror.name` value the task last acted on.
+    desired: String,
+    /// This task persisted a state (so later decisions need not re-fence).
+    wrote: bool,
+    /// MIRRORING: when the next fetch may go out after a failed one.
+    fetch_not_before_ms: Option<i64>,
+    /// The leader epoch this broker leads the partition in.
+    leader_epoch: i32,
+    /// The state as the coordinator committed it (`Unknown` until read).
+    state: MirrorState,
+    state_epoch: i32,
+    previous_state: Option<MirrorState>,
+    retry_attempt: i16,
+    last_mirrored: Option<(i32, i64)>,
+    step: Step,
+    not_before_ms: i64,
+    /// The desired state changed while a request was in flight.
+    re_evaluate: bool,
+}
+
+/// A source cluster as one mirror sees it.
+#[derive(Debug, Clone)]
+struct SourceCluster {
+    metadata: MetadataCache,
+}
+
+/// The broker's mirror manager state; see the module doc.
+#[derive(Debug, Default)]
+pub(super) struct MirrorManager {
+    tasks: BTreeMap<TopicPartition, MirrorTask>,
+    sources: BTreeMap<String, SourceCluster>,
+    requests: BTreeMap<u64, (MirrorRequest, i64)>,
+}
+
+impl MirrorManager {
+    /// The earliest time the manager wants a timeout.
+    pub(super) fn deadline(&self) -> Option<i64> {
+        let requests = self
+            .requests
+            .values()
+            .map(|(_, sent_ms)| sent_ms + MIRROR_REQUEST_TIMEOUT_MS);
+        // Only steps that move when advanced (or a fetch backoff) ask for a wakeup; the other
+        // waits move on messages (follower fetches, metadata), which drive the manager too.
+        let tasks = self.tasks.values().filter_map(|task| match task.step {
+            Step::Read | Step::Decide | Step::Act => Some(task.not_before_ms),
+            Step::Fetching => task.fetch_not_before_ms,
+            _ => None,
+        });
+        let sources = self
+            .sources
+            .values()
+            .filter_map(|source| source.metadata.next_wakeup());
+        requests.chain(tasks).chain(sources).min()
+    }
+
+    /// Whether a request with this correlation id is the manager's.
+    pub(super) fn owns(&self, correlation_id: u64) -> bool {
+        self.requests.contains_key(&correlation_id)
+    }
+}
+
+fn backoff_ms(retry_attempt: i16) -> i64 {
+    let doublings = u32::try_from(retry_attempt.max(1) - 1).unwrap_or(0).min(16);
+    (MIRROR_RETRY_BACKOFF_MS << doublings).min(MIRROR_RETRY_BACKOFF_MAX_MS)
+}
+
+impl<S: BrokerStorage> super::Broker<S> {
+    // ----- tasks follow leadership and config -----
+
+    /// Creates, keeps or drops tasks after the metadata image changed.
+    pub(super) fn reconcile_mirror_tasks(&mut self, now_ms: i64) {
+        let mut wanted: BTreeMap<TopicPartition, (String, MirrorPartitionId, i32, String)> =
+            BTreeMap::new();
+        for (topic_partition, partition) in &self.partitions {
+            let Role::Leader(state) = &partition.role else {
+                continue;
+            };
+            let Some(desired) = self.image.mirror_desired_state(&topic_partition.topic) else {
+                continue;
+            };
+            let id = MirrorPartitionId {
+                topic_id: partition.topic_id,
+                partition: topic_partition.partition,
+            };
+            wanted.insert(
+                topic_partition.clone(),
+                (
+                    desired.mirror().to_owned(),
+                    id,
+                    state.leader_epoch,
+                    desired.config_value(),
+                ),
+            );
+        }
+        let dropped: Vec<TopicPartition> = self
+            .mirror
+            .tasks
+            .iter()
+            .filter(|(tp, task)| {
+                !wanted
+                    .get(*tp)
+                    .is_some_and(|(mirror, id, leader_epoch, _)| {
+                        *mirror == task.mirror
+                            && *id == task.id
+                            && (*leader_epoch == task.leader_epoch || own_bump(task, *leader_epoch))
+                    })
+            })
+            .map(|(tp, _)| tp.clone())
+            .collect();
+        for topic_partition in dropped {
+            self.mirror.tasks.remove(&topic_partition);
+            if let Some(partition) = self.partitions.get_mut(&topic_partition) {
+                partition.mirror_state = MirrorState::Unknown;
+            }
+        }
+        for (topic_partition, (mirror, id, leader_epoch, desired)) in wanted {
+            match self.mirror.tasks.get_mut(&topic_partition) {
+                Some(task) => {
+                    task.leader_epoch = leader_epoch;
+                    // A new wish (the config changed) is looked at as soon as the task is
+                    // between requests.
+                    if task.desired != desired {
+                        task.desired = desired;
+                        task.re_evaluate = true;
+                    }
+                }
+                None => {
+                    self.mirror.tasks.insert(
+                        topic_partition,
+                        MirrorTask {
+                            mirror,
+                            id,
+                            desired,
+                            wrote: false,
+                            fetch_not_before_ms: None,
+                            leader_epoch,
+                            state: MirrorState::Unknown,
+                            state_epoch: -1,
+                            previous_state: None,
+                            retry_attempt: 0,
+                            last_mirrored: None,
+                            step: Step::Read,
+                            not_before_ms: now_ms,
+                            re_evaluate: false,
+                        },
+                    );
+                }
+            }
+        }
+    }
+
+    /// Drives every task and the source metadata caches.
+    pub(super) fn poll_mirror(&mut self, now_ms: i64) {
+        self.expire_mirror_requests(now_ms);
+        let partitions: Vec<TopicPartition> = self.mirror.tasks.keys().cloned().collect();
+        for topic_partition in partitions {
+            // A step may finish at once and make the next one due: run until it waits.
+            for _ in 0..8 {
+                if !self.advance_mirror_task(now_ms, &topic_partition) {
+                    break;
+                }
+            }
+        }
+        self.refresh_source_metadata(now_ms);
+    }
+
+    fn expire_mirror_requests(&mut self, now_ms: i64) {
+        let expired: Vec<u64> = self
+            .mirror
+            .requests
+            .iter()
+            .filter(|(_, (_, sent_ms))| now_ms >= sent_ms + MIRROR_REQUEST_TIMEOUT_MS)
+            .map(|(id, _)| *id)
+            .collect();
+        for correlation_id in expired {
+            self.handle_mirror_response(now_ms, correlation_id, Err(ErrorCode::RequestTimedOut));
+        }
+    }
+
+    /// Runs one step of a task; whether another step may follow at once.
+    fn advance_mirror_task(&mut self, now_ms: i64, topic_partition: &TopicPartition) -> bool {
+        let Some(task) = self.mirror.tasks.get(topic_partition) else {
+            return false;
+        };
+        if task.re_evaluate && !matches!(task.step, Step::Waiting | Step::Read) {
+            let task = self.task_mut(topic_partition);
+            task.re_evaluate = false;
+            task.step = Step::Decide;
+            task.not_before_ms = now_ms;
+            return true;
+        }
+        if now_ms < task.not_before_ms {
+            return false;
+        }
+        match task.step {
+            Step::Read => {
+                self.send_read(now_ms, topic_partition);
+                false
+            }
+            Step::Decide => self.decide_next(now_ms, topic_partition),
+            Step::Act => self.act(now_ms, topic_partition),
+            Step::AwaitTruncation { offset } => {
+                if self.isr_truncated_to(topic_partition, offset) {
+                    self.write_transition(now_ms, topic_partition, MirrorState::Mirroring);
+                }
+                false
+            }
+            Step::Fetching => {
+                if task.fetch_not_before_ms.is_none_or(|at| now_ms >= at) {
+                    self.maybe_send_mirror_fetch(now_ms, topic_partition);
+                }
+                false
+            }
+            Step::AwaitEpochBump { min } => {
+                if task.leader_epoch > min {
+                    self.stopping_after_bump(now_ms, topic_partition);
+                    return true;
+                }
+                false
+            }
+            Step::AwaitResetCommitted { offset } => {
+                let committed = self
+                    .partitions
+                    .get(topic_partition)
+                    .is_some_and(|p| p.log.high_watermark() > offset);
+                if committed {
+                    self.write_transition(now_ms, topic_partition, MirrorState::Stopped);
+                }
+                false
+            }
+            Step::Waiting | Step::Idle => false,
+        }
+    }
+
+    fn task_mut(&mut self, topic_partition: &TopicPartition) -> &mut MirrorTask {
+        self.mirror
+            .tasks
+            .get_mut(topic_partition)
+            .expect("a task being driven exists")
+    }
+
+    /// A step failed for a reason worth retrying as the same step later.
+    fn retry_step_later(&mut self, now_ms: i64, topic_partition: &TopicPartition, step: Step) {
+        if let Some(task) = self.mirror.tasks.get_mut(topic_partition) {
+            task.step = step;
+            task.not_before_ms = now_ms + MIRROR_RETRY_BACKOFF_MS;
+        }
+    }
+
+    // ----- coordinator reads and writes -----
+
+    /// The node of the coordinator of a task's key, if `__mirror_state` has a leader for it.
+    fn mirror_coordinator(&self, task: &MirrorTask) -> Option<(NodeId, i32)> {
+        let partitions = partition_count(&self.image, MIRROR_STATE_TOPIC);
+        if partitions == 0 {
+            return None;
+        }
+        let partition = mirror_state_partition(&task.mirror, &task.id, partitions);
+        let leader = self
+            .image
+            .partition(&TopicPartition::new(MIRROR_STATE_TOPIC, partition))?
+            .leader?;
+        Some((NodeId::Broker(self.node_id.cluster(), leader), partition))
+    }
+
+    fn send_mirror_request(
+        &mut self,
+        now_ms: i64,
+        to: NodeId,
+        request: Request,
+        what: MirrorRequest,
+    ) {
+        let correlation_id = self.outbox.request(to, request);
+        self.mirror.requests.insert(correlation_id, (what, now_ms));
+    }
+
+    fn send_read(&mut self, now_ms: i64, topic_partition: &TopicPartition) {
+        let task = &self.mirror.tasks[topic_partition];
+        let Some((coordinator, coordinator_partition)) = self.mirror_coordinator(task) else {
+            self.retry_step_later(now_ms, topic_partition, Step::Read);
+            return;
+        };
+        let request = Request::ReadMirrorStates {
+            coordinator_partition,
+            mirror: task.mirror.clone(),
+            partitions: vec![task.id],
+        };
+        self.task_mut(topic_partition).step = Step::Waiting;
+        let what = MirrorRequest::Read(topic_partition.clone());
+        self.send_mirror_request(now_ms, coordinator, request, what);
+    }
+
+    fn apply_read(
+        &mut self,
+        now_ms: i64,
+        topic_partition: &TopicPartition,
+        status: MirrorPartitionStatus,
+    ) {
+        let task = self.task_mut(topic_partition);
+        task.state = status.state;
+        task.state_epoch = status.state_epoch;
+        task.previous_state = status.previous_state;
+        task.retry_attempt = status.retry_attempt;
+        task.last_mirrored = status.last_mirrored;
+        task.step = Step::Decide;
+        task.not_before_ms = now_ms;
+        let state = task.state;
+        self.set_partition_mirror_state(topic_partition, state);
+    }
+
+    fn set_partition_mirror_state(&mut self, topic_partition: &TopicPartition, state: MirrorState) {
+        if let Some(partition) = self.partitions.get_mut(topic_partition) {
+            partition.mirror_state = state;
+        }
+    }
+
+    fn write_transition(
+        &mut self,
+        now_ms: i64,
+        topic_partition: &TopicPartition,
+        target: MirrorState,
+    ) {
+        self.write_failed_or_transition(now_ms, topic_partition, target, None, false);
+    }
+
+    fn write_failure(
+        &mut self,
+        now_ms: i64,
+        topic_partition: &TopicPartition,
+        reason: String,
+        non_retryable: bool,
+    ) {
+        self.write_failed_or_transition(
+            now_ms,
+            topic_partition,
+            MirrorState::Failed,
+            Some(reason),
+            non_retryable,
+        );
+    }
+
+    fn write_failed_or_transition(
+        &mut self,
+        now_ms: i64,
+        topic_partition: &TopicPartition,
+        target: MirrorState,
+        error_message: Option<String>,
+        non_retryable: bool,
+    ) {
+        let task = &self.mirror.tasks[topic_partition];
+        let write = MirrorStateWrite {
+            id: task.id,
+            state: Some(target),
+            leader_epoch: task.leader_epoch,
+            state_epoch: task.state_epoch,
+            error_message,
+            non_retryable,
+            last_mirrored: None,
+        };
+        self.send_write(
+            now_ms,
+            topic_partition,
+            write,
+            WritePurpose::Transition(target),
+        );
+    }
+
+    fn send_write(
+        &mut self,
+        now_ms: i64,
+        topic_partition: &TopicPartition,
+        write: MirrorStateWrite,
+        purpose: WritePurpose,
+    ) {
+        let task = &self.mirror.tasks[topic_partition];
+        let retry_step = match purpose {
+            WritePurpose::Transition(_) => Step::Decide,
+            WritePurpose::LastMirrored => Step::Act,
+        };
+        let Some((coordinator, coordinator_partition)) = self.mirror_coordinator(task) else {
+            self.retry_step_later(now_ms, topic_partition, retry_step);
+            return;
+        };
+        let request = Request::WriteMirrorStates {
+            coordinator_partition,
+            mirror: task.mirror.clone(),
+            writes: vec![write],
+        };
+        self.task_mut(topic_partition).step = Step::Waiting;
+        let what = MirrorRequest::Write(topic_partition.clone(), purpose);
+        self.send_mirror_request(now_ms, coordinator, request, what);
+    }
+
+    fn apply_write(
+        &mut self,
+        now_ms: i64,
+        topic_partition: &TopicPartition,
+        purpose: WritePurpose,
+        result: Result<(ErrorCode, i32), ErrorCode>,
+    ) {
+        let error = match result {
+            Ok((error, _)) => error,
+            Err(error) => error,
+        };
+        match (purpose, error) {
+            (WritePurpose::Transition(target), ErrorCode::None) => {
+                let state_epoch = result.map_or(-1, |(_, epoch)| epoch);
+                let task = self.task_mut(topic_partition);
+                if target == MirrorState::Failed && task.state != MirrorState::Failed {
+                    task.previous_state = Some(task.state);
+                }
+                if target == MirrorState::Failed {
+                    task.retry_attempt = task.retry_attempt.saturating_add(1).max(1);
+                } else if matches!(
+                    target,
+                    MirrorState::Preparing | MirrorState::Paused | MirrorState::Stopped
+                ) {
+                    task.retry_attempt = 0;
+                }
+                task.state = target;
+                task.state_epoch = state_epoch;
+                task.wrote = true;
+                task.step = Step::Act;
+                task.not_before_ms = now_ms;
+                self.set_partition_mirror_state(topic_partition, target);
+            }
+            (WritePurpose::LastMirrored, ErrorCode::None) => {
+                self.task_mut(topic_partition).step = Step::Act;
+                self.stopping_after_last_mirrored(now_ms, topic_partition);
+            }
+            // Another writer moved the state on (or a newer leader exists): read it again.
+            (
+                _,
+                ErrorCode::FencedStateEpoch
+                | ErrorCode::FencedLeaderEpoch
+                | ErrorCode::InvalidClusterMirrorState,
+            ) => {
+                self.retry_step_later(now_ms, topic_partition, Step::Read);
+            }
+            (WritePurpose::Transition(_), _) => {
+                self.retry_step_later(now_ms, topic_partition, Step::Decide);
+            }
+            (WritePurpose::LastMirrored, _) => {
+                self.retry_step_later(now_ms, topic_partition, Step::Act);
+            }
+        }
+    }
+
+    // ----- decisions and actions -----
+
+    fn decide_next(&mut self, now_ms: i64, topic_partition: &TopicPartition) -> bool {
+        let Some(desired) = self.image.mirror_desired_state(&topic_partition.topic) else {
+            return false;
+        };
+        let task = &self.mirror.tasks[topic_partition];
+        let target = match decide(task.state, &desired) {
+            MirrorState::Failed => {
+                if task.retry_attempt < 0 || task.retry_attempt >= MIRROR_RETRY_MAX_ATTEMPTS {
+                    self.task_mut(topic_partition).step = Step::Idle;
+                    return false;
+                }
+                retry_target(task.previous_state)
+            }
+            target => target,
+        };
+        let keep = task.state == target && task.wrote;
+        if keep || !is_valid_transition(task.state, target) {
+            // Re-run the current state's work (a new wish waits for it, e.g. a pause asked
+            // while PREPARING follows once MIRRORING is reached).
+            let task = self.task_mut(topic_partition);
+            task.step = Step::Act;
+            task.not_before_ms = now_ms;
+            return true;
+        }
+        // A transition, or a new leader re-entering the state: the write fences the writes
+        // of the previous leader.
+        self.write_transition(now_ms, topic_partition, target);
+        false
+    }
+
+    fn act(&mut self, now_ms: i64, topic_partition: &TopicPartition) -> bool {
+        let state = self.mirror.tasks[topic_partition].state;
+        match state {
+            MirrorState::Unknown => {
+                self.task_mut(topic_partition).step = Step::Decide;
+                true
+            }
+            MirrorState::Preparing => {
+                self.send_lme_lookup(now_ms, topic_partition);
+                false
+            }
+            MirrorState::Mirroring => {
+                let task = self.task_mut(topic_partition);
+                task.step = Step::Fetching;
+                task.fetch_not_before_ms = None;
+                true
+            }
+            MirrorState::Pausing => {
+                // The fetcher is gone once the task leaves Fetching; answers to a fetch still
+                // in flight are dropped (the task is no longer MIRRORING).
+                self.write_transition(now_ms, topic_partition, MirrorState::Paused);
+                false
+            }
+            MirrorState::Paused | MirrorState::Stopped => {
+                self.task_mut(topic_partition).step = Step::Idle;
+                false
+            }
+            MirrorState::Stopping => {
+                self.stopping_start(now_ms, topic_partition);
+                false
+            }
+            MirrorState::Failed => {
+                let task = self.task_mut(topic_partition);
+                task.step = Step::Decide;
+                task.not_before_ms = now_ms + backoff_ms(task.retry_attempt);
+                false
+            }
+        }
+    }
+
+    /// Fails the partition (retryable unless said otherwise).
+    fn fail_mirror_partition(
+        &mut self,
+        now_ms: i64,
+        topic_partition: &TopicPartition,
+        reason: String,
+        non_retryable: bool,
+    ) {
+        self.write_failure(now_ms, topic_partition, reason, non_retryable);
+    }
+
+    // ----- PREPARING -----
+
+    fn source_of(&self, mirror: &str) -> Option<Vec<NodeId>> {
+        let value = self
+            .image
+            .configs
+            .get(&ConfigResource::Mirror(mirror.to_owned()))?
+            .get(BOOTSTRAP_SERVERS_CONFIG)?;
+        parse_bootstrap_servers(value).ok()
+    }
+
+    /// The mirror's source cluster view, created on first use.
+    fn source_cluster(&mut self, mirror: &str) -> Option<&mut SourceCluster> {
+        if !self.mirror.sources.contains_key(mirror) {
+            let bootstrap = self.source_of(mirror)?;
+            let metadata = MetadataCache::new(
+                &bootstrap,
+                SOURCE_METADATA_MAX_AGE_MS,
+                MIRROR_RETRY_BACKOFF_MS,
+            )
+            .ok()?;
+            self.mirror
+                .sources
+                .insert(mirror.to_owned(), SourceCluster { metadata });
+        }
+        self.mirror.sources.get_mut(mirror)
+    }
+
+    fn send_lme_lookup(&mut self, now_ms: i64, topic_partition: &TopicPartition) {
+        let mirror = self.mirror.tasks[topic_partition].mirror.clone();
+        let Some(source) = self.source_cluster(&mirror) else {
+            self.fail_mirror_partition(
+                now_ms,
+                topic_partition,
+                "the mirror's bootstrap.servers is unusable".into(),
+                false,
+            );
+            return;
+        };
+        source.metadata.add_topic(&topic_partition.topic);
+        let to = source.metadata.target();
+        let request = Request::LastMirroredEpochLookup {
+            requester: self.node_id.cluster(),
+            topic: topic_partition.topic.clone(),
+            partition: topic_partition.partition,
+        };
+        self.task_mut(topic_partition).step = Step::Waiting;
+        let what = MirrorRequest::LmeLookup {
+            partition: topic_partition.clone(),
+            to,
+        };
+        self.send_mirror_request(now_ms, to, request, what);
+    }
+
+    fn apply_lme(
+        &mut self,
+        now_ms: i64,
+        topic_partition: &TopicPartition,
+        result: Result<(ErrorCode, i32), ErrorCode>,
+        from: NodeId,
+    ) {
+        let last_mirrored_epoch = match result {
+            Ok((ErrorCode::None, epoch)) => epoch,
+            Ok((ErrorCode::InvalidClusterMirrorState, _)) => {
+                let reason = "the source still mirrors this partition from here".to_string();
+                self.fail_mirror_partition(now_ms, topic_partition, reason, false);
+                return;
+            }
+            Ok(_) | Err(_) => {
+                let mirror = self.mirror.tasks[topic_partition].mirror.clone();
+                if let Some(source) = self.mirror.sources.get_mut(&mirror) {
+                    source.metadata.rotate_away_from(from);
+                }
+                self.retry_step_later(now_ms, topic_partition, Step::Act);
+                return;
+            }
+        };
+        let Some(partition) = self.partitions.get_mut(topic_partition) else {
+            return;
+        };
+        let log_end_before = partition.log.log_end_offset();
+        let truncated = if last_mirrored_epoch < 0 {
+            partition.log.truncate_fully_and_start_at(0).map(|()| 0)
+        } else {
+            let end = partition.log.end_offset_for_epoch(last_mirrored_epoch);
+            let target = if end.end_offset < 0 {
+                0
+            } else {
+                end.end_offset.min(log_end_before)
+            };
+            partition.log.truncate_to(target).map(|_| target)
+        };
+        match truncated {
+            Ok(offset) => {
+                self.push_truncation(
+                    topic_partition,
+                    log_end_before,
+                    TruncationReason::MirrorLastMirroredEpoch,
+                );
+                let task = self.task_mut(topic_partition);
+                task.step = Step::AwaitTruncation { offset };
+                task.not_before_ms = now_ms;
+            }
+            Err(error) => {
+                self.fail_mirror_partition(
+                    now_ms,
+                    topic_partition,
+                    format!("truncation failed: {error}"),
+                    false,
+                );
+            }
+        }
+    }
+
+    /// Whether every ISR follower's log ends at or below `offset` (they truncated too).
+    fn isr_truncated_to(&self, topic_partition: &TopicPartition, offset: i64) -> bool {
+        let Some(partition) = self.partitions.get(topic_partition) else {
+            return false;
+        };
+        let Role::Leader(state) = &partition.role else {
+            return false;
+        };
+        state
+            .isr
+            .iter()
+            .filter(|member| **member != self.broker_id)
+            .all(|member| {
+                state
+                    .followers
+                    .get(member)
+                    .is_some_and(|f| f.log_end_offset >= 0 && f.log_end_offset <= offset)
+            })
+    }
+
+    // ----- MIRRORING: the fetcher -----
+
+    fn maybe_send_mirror_fetch(&mut self, now_ms: i64, topic_partition: &TopicPartition) {
+        let in_flight = self.mirror.requests.values().any(|(what, _)| {
+            matches!(what, MirrorRequest::Fetch { partition, .. } if partition == topic_partition)
+        });
+        if in_flight {
+            return;
+        }
+        let mirror = self.mirror.tasks[topic_partition].mirror.clone();
+        let Some(source) = self.source_cluster(&mirror) else {
+            self.fail_mirror_partition(
+                now_ms,
+                topic_partition,
+                "the mirror's bootstrap.servers is unusable".into(),
+                false,
+            );
+            return;
+        };
+        source.metadata.add_topic(&topic_partition.topic);
+        let Some((leader, source_epoch)) = source.metadata.leader(topic_partition) else {
+            // Asked for on the next metadata refresh; its answer drives the fetch.
+            source.metadata.request_update();
+            return;
+        };
+        self.task_mut(topic_partition).fetch_not_before_ms = None;
+        let Some(partition) = self.partitions.get(topic_partition) else {
+            return;
+        };
+        let offset = partition.log.log_end_offset();
+        let request = Request::Fetch {
+            replica_id: None,
+            replica_epoch: -1,
+            // The seed's mirror fetcher reads up to the source's last stable offset.
+            isolation: FetchIsolation::TxnCommitted,
+            max_wait_ms: MIRROR_FETCH_MAX_WAIT_MS,
+            max_bytes: MIRROR_FETCH_MAX_BYTES,
+            partitions: vec![FetchPartition {
+                topic_partition: topic_partition.clone(),
+                current_leader_epoch: source_epoch,
+                fetch_offset: offset,
+                last_fetched_epoch: partition.log.latest_epoch().unwrap_or(-1),
+            }],
+        };
+        let what = MirrorRequest::Fetch {
+            partition: topic_partition.clone(),
+            offset,
+        };
+        self.send_mirror_request(now_ms, leader, request, what);
+    }
+
+    fn apply_mirror_fetch(
+        &mut self,
+        now_ms: i64,
+        topic_partition: &TopicPartition,
+        sent_offset: i64,
+        result: Result<FetchPartitionResponse, ErrorCode>,
+    ) {
+        let fetching = self.mirror.tasks.get(topic_partition).is_some_and(|task| {
+            task.step == Step::Fetching && task.state == MirrorState::Mirroring
+        });
+        let Some(partition) = self.partitions.get_mut(topic_partition) else {
+            return;
+        };
+        if !fetching || partition.log.log_end_offset() != sent_offset {
+            return; // The fetcher was removed, or the log moved meanwhile.
+        }
+        let answer = match result {
+            Ok(answer) => answer,
+            Err(_) => {
+                self.mirror_fetch_failed(now_ms, topic_partition);
+                return;
+            }
+        };
+        match answer.error {
+            ErrorCode::None => {}
+            ErrorCode::OffsetOutOfRange if answer.log_start_offset > sent_offset => {
+                let _ = partition
+                    .log
+                    .truncate_fully_and_start_at(answer.log_start_offset);
+                self.push_truncation(
+                    topic_partition,
+                    sent_offset,
+                    TruncationReason::OffsetOutOfRangeBelowLeaderStart,
+                );
+                return;
+            }
+            ErrorCode::OffsetOutOfRange => {
+                let reason = format!(
+                    "the source's log ends below {sent_offset}, which it served before: an unclean \
+                     leader election in the source, and mirror.support.unclean.leader.election is off"
+                );
+                self.fail_mirror_partition(now_ms, topic_partition, reason, true);
+                return;
+            }
+            _ => {
+                self.mirror_fetch_failed(now_ms, topic_partition);
+                return;
+            }
+        }
+        if let Some(diverging) = answer.diverging_epoch {
+            if diverging.end_offset < 0 {
+                // The source has no epoch at or below ours: nothing here is its history.
+                let _ = partition.log.truncate_fully_and_start_at(0);
+                self.push_truncation(
+                    topic_partition,
+                    sent_offset,
+                    TruncationReason::DivergingEpoch,
+                );
+                return;
+            }
+            let target = super::follower_truncation_offset(&partition.log, diverging);
+            let _ = partition.log.truncate_to(target);
+            self.push_truncation(
+                topic_partition,
+                sent_offset,
+                TruncationReason::DivergingEpoch,
+            );
+            return;
+        }
+        if answer.batches.is_empty() {
+            return;
+        }
+        match partition.log.append_as_follower(&answer.batches) {
+            Ok(info) => {
+                self.events.push(super::BrokerEvent::MirrorAppend {
+                    topic_partition: topic_partition.clone(),
+                    first_offset: info.first_offset,
+                    last_offset: info.last_offset,
+                });
+                self.maybe_increment_high_watermark(now_ms, topic_partition);
+            }
+            Err(error) => {
+                let reason = format!("mirrored batches were refused: {error}");
+                self.fail_mirror_partition(now_ms, topic_partition, reason, false);
+            }
+        }
+    }
+
+    /// The source leader may have moved: refresh the source metadata and fetch again after
+    /// the backoff.
+    fn mirror_fetch_failed(&mut self, now_ms: i64, topic_partition: &TopicPartition) {
+        let Some(task) = self.mirror.tasks.get_mut(topic_partition) else {
+            return;
+        };
+        task.fetch_not_before_ms = Some(now_ms + MIRROR_RETRY_BACKOFF_MS);
+        if let Some(source) = self.mirror.sources.get_mut(&task.mirror) {
+            source.metadata.request_update();
+        }
+    }
+
+    fn refresh_source_metadata(&mut self, now_ms: i64) {
+        let mirrors: Vec<String> = self.mirror.sources.keys().cloned().collect();
+        for mirror in mirrors {
+            let source = self.mirror.sources.get_mut(&mirror).expect("listed");
+            if !source.metadata.should_send(now_ms) {
+                continue;
+            }
+            let to = source.metadata.target();
+            let request = source.metadata.request();
+            source.metadata.on_sent();
+            self.send_mirror_request(
+                now_ms,
+                to,
+                request,
+                MirrorRequest::SourceMetadata { mirror, to },
+            );
+        }
+    }
+
+    fn apply_source_metadata(
+        &mut self,
+        now_ms: i64,
+        mirror: &str,
+        to: NodeId,
+        result: Result<(Vec<crate::protocol::BrokerId>, Vec<TopicMetadata>), ErrorCode>,
+    ) {
+        let Some(source) = self.mirror.sources.get_mut(mirror) else {
+            return;
+        };
+        match result {
+            Ok((brokers, topics)) => {
+                source.metadata.apply(now_ms, &brokers, &topics);
+            }
+            Err(_) => source.metadata.on_failed(now_ms, to),
+        }
+    }
+
+    // ----- STOPPING -----
+
+    fn stopping_start(&mut self, now_ms: i64, topic_partition: &TopicPartition) {
+        // Step 1, remove the fetcher: the task no longer fetches, and an answer in flight is
+        // dropped (see apply_mirror_fetch). Capture what was mirrored before anything local
+        // is written; a re-run after a failover keeps the value persisted the first time.
+        let Some(partition) = self.partitions.get(topic_partition) else {
+            return;
+        };
+        let latest_epoch = partition.log.latest_epoch().unwrap_or(-1);
+        let log_end = partition.log.log_end_offset();
+        let (broker_id, broker_epoch) = (self.broker_id, self.broker_epoch.unwrap_or(-1));
+        let task = self.task_mut(topic_partition);
+        if task.last_mirrored.is_none() {
+            task.last_mirrored = Some((latest_epoch, log_end));
+        }
+        // Step 2, bump the leader epoch above every epoch in the log.
+        let request = Request::BumpLeaderEpochs {
+            broker_id,
+            broker_epoch,
+            partitions: vec![(task.id.topic_id, task.id.partition, latest_epoch)],
+        };
+        task.step = Step::Waiting;
+        let controller = self.controller;
+        self.send_mirror_request(
+            now_ms,
+            controller,
+            request,
+            MirrorRequest::Bump(topic_partition.clone()),
+        );
+    }
+
+    fn apply_bump(
+        &mut self,
+        now_ms: i64,
+        topic_partition: &TopicPartition,
+        result: Result<(ErrorCode, i32), ErrorCode>,
+    ) {
+        match result {
+            Ok((ErrorCode::None, _)) => {
+                let latest_epoch = self
+                    .partitions
+                    .get(topic_partition)
+                    .and_then(|p| p.log.latest_epoch())
+                    .unwrap_or(-1);
+                let task = self.task_mut(topic_partition);
+                task.step = Step::AwaitEpochBump { min: latest_epoch };
+                task.not_before_ms = now_ms;
+            }
+            _ => self.retry_step_later(now_ms, topic_partition, Step::Act),
+        }
+    }
+
+    /// Steps 3 and 4: truncate to the LSO, persist the last mirrored epoch.
+    fn stopping_after_bump(&mut self, now_ms: i64, topic_partition: &TopicPartition) {
+        let Some(partition) = self.partitions.get_mut(topic_partition) else {
+            return;
+        };
+        let log_end = partition.log.log_end_offset();
+        let stable = partition.log.last_stable_offset();
+        if stable < log_end {
+            if let Err(error) = partition.log.truncate_to(stable) {
+                self.fail_mirror_partition(
+                    now_ms,
+                    topic_partition,
+                    format!("truncation to the LSO failed: {error}"),
+                    false,
+                );
+                return;
+            }
+            self.push_truncation(
+                topic_partition,
+                log_end,
+                TruncationReason::MirrorStopAtLastStableOffset,
+            );
+        }
+        let task = &self.mirror.tasks[topic_partition];
+        let write = MirrorStateWrite {
+            id: task.id,
+            state: None,
+            leader_epoch: task.leader_epoch,
+            state_epoch: task.state_epoch,
+            error_message: None,
+            non_retryable: false,
+            last_mirrored: task.last_mirrored,
+        };
+        self.send_write(now_ms, topic_partition, write, WritePurpose::LastMirrored);
+    }
+
+    /// Step 5: MIRROR_PID_RESET, then wait for it to commit.
+    fn stopping_after_last_mirrored(&mut self, now_ms: i64, topic_partition: &TopicPartition) {
+        let leader_epoch = self.mirror.tasks[topic_partition].leader_epoch;
+        let source_cluster_id = self
+            .source_of(&self.mirror.tasks[topic_partition].mirror)
+            .and_then(|nodes| nodes.first().map(|node| node.cluster()))
+            .map_or_else(|| "unknown".to_owned(), ClusterIndex::cluster_id);
+        let Some(partition) = self.partitions.get_mut(topic_partition) else {
+            return;
+        };
+        let ends_with_reset = partition
+            .log
+            .batches()
+            .last()
+            .is_some_and(|batch| batch.is_mirror_pid_reset());
+        let offset = if ends_with_reset {
+            partition.log.log_end_offset() - 1
+        } else {
+            let reset = mirror_pid_reset(&source_cluster_id, now_ms);
+            match partition.log.append_as_leader(
+                &reset,
+                leader_epoch,
+                AppendOrigin::Coordinator,
+                now_ms,
+            ) {
+                Ok(info) => {
+                    self.events.push(super::BrokerEvent::LeaderAppend {
+                        topic_partition: topic_partition.clone(),
+                        first_offset: info.first_offset,
+                        last_offset: info.last_offset,
+                        leader_epoch,
+                    });
+                    info.first_offset
+                }
+                Err(error) => {
+                    self.fail_mirror_partition(
+                        now_ms,
+                        topic_partition,
+                        format!("MIRROR_PID_RESET append failed: {error}"),
+                        false,
+                    );
+                    return;
+                }
+            }
+        };
+        let task = self.task_mut(topic_partition);
+        task.step = Step::AwaitResetCommitted { offset };
+        task.not_before_ms = now_ms;
+        self.maybe_increment_high_watermark(now_ms, topic_partition);
+    }
+
+    // ----- answers -----
+
+    /// Routes an answer (or a timeout as `Err`) to the request it belongs to.
+    pub(super) fn handle_mirror_response(
+        &mut self,
+        now_ms: i64,
+        correlation_id: u64,
+        response: Result<Response, ErrorCode>,
+    ) {
+        let Some((what, _)) = self.mirror.requests.remove(&correlation_id) else {
+            return;
+        };
+        let task_exists = |tp: &TopicPartition, tasks: &BTreeMap<TopicPartition, MirrorTask>| {
+            tasks.contains_key(tp)
+        };
+        let tasks = &self.mirror.tasks;
+        let live = match &what {
+            MirrorRequest::Read(tp)
+            | MirrorRequest::Write(tp, _)
+            | MirrorRequest::LmeLookup { partition: tp, .. }
+            | MirrorRequest::Bump(tp)
+            | MirrorRequest::Fetch { partition: tp, .. } => task_exists(tp, tasks),
+            MirrorRequest::SourceMetadata { .. } | MirrorRequest::LookupRead { .. } => true,
+        };
+        if !live {
+            // The task was dropped while the request was in flight.
+            return;
+        }
+        match what {
+            MirrorRequest::Read(tp) => match response {
+                Ok(Response::ReadMirrorStates {
+                    error: ErrorCode::None,
+                    mut partitions,
+                    ..
+                }) if partitions.len() == 1 && partitions[0].error.is_none() => {
+                    self.apply_read(now_ms, &tp, partitions.remove(0));
+                }
+                _ => self.retry_step_later(now_ms, &tp, Step::Read),
+            },
+            MirrorRequest::Write(tp, purpose) => {
+                let result = match response {
+                    Ok(Response::WriteMirrorStates { error, partitions }) => {
+                        if !error.is_none() {
+                            Err(error)
+                        } else {
+                            partitions
+                                .first()
+                                .map_or(Err(ErrorCode::InvalidRequest), |(_, e, epoch)| {
+                                    Ok((*e, *epoch))
+                                })
+                        }
+                    }
+                    Ok(_) => Err(ErrorCode::InvalidRequest),
+                    Err(error) => Err(error),
+                };
+                self.apply_write(now_ms, &tp, purpose, result);
+            }
+            MirrorRequest::LmeLookup { partition, to } => {
+                let result = match response {
+                    Ok(Response::LastMirroredEpochLookup {
+                        error,
+                        last_mirrored_epoch,
+                    }) => Ok((error, last_mirrored_epoch)),
+                    Ok(_) => Err(ErrorCode::InvalidRequest),
+                    Err(error) => Err(error),
+                };
+                self.apply_lme(now_ms, &partition, result, to);
+            }
+            MirrorRequest::Bump(tp) => {
+                let result = match response {
+                    Ok(Response::BumpLeaderEpochs {
+                        error: ErrorCode::None,
+                        partitions,
+                    }) => partitions
+                        .first()
+                        .map_or(Err(ErrorCode::InvalidRequest), |(_, _, e, epoch)| {
+                            Ok((*e, *epoch))
+                        }),
+                    Ok(Response::BumpLeaderEpochs { error, .. }) => Err(error),
+                    Ok(_) => Err(ErrorCode::InvalidRequest),
+                    Err(error) => Err(error),
+                };
+                self.apply_bump(now_ms, &tp, result);
+            }
+            MirrorRequest::Fetch { partition, offset } => {
+                let result = match response {
+                    Ok(Response::Fetch { mut partitions }) if partitions.len() == 1 => {
+                        Ok(partitions.remove(0))
+                    }
+                    Ok(_) => Err(ErrorCode::InvalidRequest),
+                    Err(error) => Err(error),
+                };
+                self.apply_mirror_fetch(now_ms, &partition, offset, result);
+            }
+            MirrorRequest::SourceMetadata { mirror, to } => {
+                let result = match response {
+                    Ok(Response::Metadata { brokers, topics }) => Ok((brokers, topics)),
+                    Ok(_) => Err(ErrorCode::InvalidRequest),
+                    Err(error) => Err(error),
+                };
+                self.apply_source_metadata(now_ms, &mirror, to, result);
+            }
+            MirrorRequest::LookupRead {
+                reply_to,
+                correlation_id,
+            } => {
+                self.answer_lookup_from_coordinator(reply_to, correlation_id, response);
+            }
+        }
+        self.poll_mirror(now_ms);
+    }
+
+    // ----- source side -----
+
+    /// A LastMirroredEpochLookup from another cluster; see the module doc.
+    pub(super) fn handle_last_mirrored_epoch_lookup(
+        &mut self,
+        now_ms: i64,
+        from: NodeId,
+        correlation_id: u64,
+        requester: ClusterIndex,
+        topic: &str,
+        partition: i32,
+    ) {
+        let answer = |error, last_mirrored_epoch| Response::LastMirroredEpochLookup {
+            error,
+            last_mirrored_epoch,
+        };
+        let mirror = self
+            .image
+            .configs
+            .iter()
+            .find_map(|(resource, configs)| match resource {
+                ConfigResource::Mirror(name) => configs
+                    .get(BOOTSTRAP_SERVERS_CONFIG)
+                    .and_then(|value| parse_bootstrap_servers(value).ok())
+                    .filter(|nodes| nodes.iter().all(|node| node.cluster() == requester))
+                    .map(|_| name.clone()),
+                _ => None,
+            });
+        let topic_id = self.image.topic_ids.get(topic).copied();
+        let (Some(mirror), Some(topic_id)) = (mirror, topic_id) else {
+            self.outbox
+                .respond(from, correlation_id, answer(ErrorCode::None, -1));
+            return;
+        };
+        let task = MirrorTask {
+            mirror: mirror.clone(),
+            id: MirrorPartitionId {
+                topic_id,
+                partition,
+            },
+            desired: String::new(),
+            wrote: false,
+            fetch_not_before_ms: None,
+            leader_epoch: -1,
+            state: MirrorState::Unknown,
+            state_epoch: -1,
+            previous_state: None,
+            retry_attempt: 0,
+            last_mirrored: None,
+            step: Step::Idle,
+            not_before_ms: now_ms,
+            re_evaluate: false,
+        };
+        let Some((coordinator, coordinator_partition)) = self.mirror_coordinator(&task) else {
+            self.outbox.respond(
+                from,
+                correlation_id,
+                answer(ErrorCode::CoordinatorNotAvailable, -1),
+            );
+            return;
+        };
+        let request = Request::ReadMirrorStates {
+            coordinator_partition,
+            mirror,
+            partitions: vec![task.id],
+        };
+        let what = MirrorRequest::LookupRead {
+            reply_to: from,
+            correlation_id,
+        };
+        self.send_mirror_request(now_ms, coordinator, request, what);
+    }
+
+    fn answer_lookup_from_coordinator(
+        &mut self,
+        reply_to: NodeId,
+        correlation_id: u64,
+        response: Result<Response, ErrorCode>,
+    ) {
+        let (error, last_mirrored_epoch) = match response {
+            Ok(Response::ReadMirrorStates {
+                error: ErrorCode::None,
+                partitions,
+                ..
+            }) => match partitions.first() {
+                Some(status) if !status.error.is_none() => (status.error, -1),
+                Some(status)
+                    if !matches!(status.state, MirrorState::Unknown | MirrorState::Stopped) =>
+                {
+                    (ErrorCode::InvalidClusterMirrorState, -1)
+                }
+                Some(status) => (
+                    ErrorCode::None,
+                    status.last_mirrored.map_or(-1, |(epoch, _)| epoch),
+                ),
+                None => (ErrorCode::InvalidRequest, -1),
+            },
+            Ok(Response::ReadMirrorStates { error, .. }) => (error, -1),
+            Ok(_) => (ErrorCode::InvalidRequest, -1),
+            Err(error) => (error, -1),
+        };
+        self.outbox.respond(
+            reply_to,
+            correlation_id,
+            Response::LastMirroredEpochLookup {
+                error,
+                last_mirrored_epoch,
+            },
+        );
+    }
+}
+
+/// Whether a task's leader epoch moved only by its own STOPPING bump (the leader stays).
+fn own_bump(task: &MirrorTask, leader_epoch: i32) -> bool {
+    leader_epoch > task.leader_epoch
+        && matches!(task.step, Step::AwaitEpochBump { .. } | Step::Waiting)
+        && task.state == MirrorState::Stopping
+}
+
+#[cfg(test)]
+#[path = "mirroring_tests.rs"]
+mod mirroring_tests;

@@ -1,0 +1,590 @@
+//! KIP-1279 end to end without the simulator: two clusters of real controllers and brokers
+//! exchanging messages through a FIFO queue with a manual clock, an admin and a producer
+//! played by the test.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use bytes::Bytes;
+
+use super::*;
+use crate::broker::{Broker, BrokerConfig, BrokerEvent, MemoryDirDisk, MemoryStorage, Partition};
+use crate::controller::{Controller, ControllerConfig};
+use crate::log::MemoryDisk;
+use crate::node::Node;
+use crate::protocol::{
+    Acks, BrokerId, ClientKind, Envelope, Message, MirrorTopicOperation, NewTopic,
+};
+use crate::record::BatchBuilder;
+
+const A: ClusterIndex = ClusterIndex(0);
+const B: ClusterIndex = ClusterIndex(1);
+const BROKERS: i32 = 3;
+
+fn admin(cluster: ClusterIndex) -> NodeId {
+    NodeId::Client(cluster, ClientKind::Admin, 0)
+}
+
+fn producer(cluster: ClusterIndex) -> NodeId {
+    NodeId::Client(cluster, ClientKind::Producer, 0)
+}
+
+fn orders() -> TopicPartition {
+    TopicPartition::new("orders", 0)
+}
+
+/// Both clusters, every message delivered in order after 1 ms.
+struct World {
+    now_ms: i64,
+    controllers: BTreeMap<ClusterIndex, Controller<MemoryDisk>>,
+    brokers: BTreeMap<NodeId, Broker<MemoryStorage>>,
+    queue: VecDeque<Envelope>,
+    to_clients: Vec<Envelope>,
+    next_correlation_id: u64,
+    /// Nodes cut off from everyone (their messages are dropped both ways).
+    cut: std::collections::BTreeSet<NodeId>,
+}
+
+impl World {
+    fn new() -> Self {
+        let mut world = Self {
+            now_ms: 0,
+            controllers: BTreeMap::new(),
+            brokers: BTreeMap::new(),
+            queue: VecDeque::new(),
+            to_clients: Vec::new(),
+            next_correlation_id: 1,
+            cut: Default::default(),
+        };
+        for cluster in [A, B] {
+            let config = ControllerConfig {
+                mirror_state_partitions: 3,
+                ..ControllerConfig::default()
+            };
+            let controller =
+                Controller::new(NodeId::Controller(cluster), config, MemoryDisk::new(), 0)
+                    .expect("controller opens");
+            world.controllers.insert(cluster, controller);
+            for id in 1..=BROKERS {
+                let broker = Broker::new(
+                    cluster,
+                    BrokerId(id),
+                    BrokerConfig::default(),
+                    MemoryStorage::new(),
+                    1,
+                    0,
+                )
+                .expect("broker starts");
+                world
+                    .brokers
+                    .insert(NodeId::Broker(cluster, BrokerId(id)), broker);
+            }
+        }
+        world.run_for(500);
+        for cluster in [A, B] {
+            let topic = NewTopic {
+                name: "orders".into(),
+                partitions: 1,
+                replication_factor: 3,
+                configs: vec![("min.insync.replicas".into(), "2".into())],
+                topic_id: None,
+            };
+            let answer = world.call(
+                NodeId::Controller(cluster),
+                Request::CreateTopics {
+                    topics: vec![topic],
+                },
+            );
+            assert!(matches!(answer, Response::CreateTopics { results } if results[0].1.is_none()));
+        }
+        world.run_for(500);
+        world
+    }
+
+    fn collect(&mut self) {
+        for controller in self.controllers.values_mut() {
+            self.queue.extend(controller.take_outbox());
+        }
+        for broker in self.brokers.values_mut() {
+            self.queue.extend(broker.take_outbox());
+        }
+    }
+
+    fn deliver(&mut self, envelope: Envelope) {
+        if self.cut.contains(&envelope.from) || self.cut.contains(&envelope.to) {
+            return;
+        }
+        match envelope.to {
+            NodeId::Controller(cluster) => {
+                if let Some(controller) = self.controllers.get_mut(&cluster) {
+                    controller.handle_message(self.now_ms, envelope);
+                }
+            }
+            NodeId::Broker(..) => {
+                if let Some(broker) = self.brokers.get_mut(&envelope.to) {
+                    broker.handle_message(self.now_ms, envelope);
+                }
+            }
+            NodeId::Client(..) => self.to_clients.push(envelope),
+        }
+    }
+
+    /// Messages sent now arrive 1 ms later; timers fire each ms.
+    fn run_for(&mut self, duration_ms: i64) {
+        let end = self.now_ms + duration_ms;
+        while self.now_ms < end {
+            self.collect();
+            let batch: Vec<Envelope> = self.queue.drain(..).collect();
+            self.now_ms += 1;
+            for envelope in batch {
+                self.deliver(envelope);
+            }
+            let now = self.now_ms;
+            for controller in self.controllers.values_mut() {
+                if controller.poll_timeout().is_some_and(|at| at <= now) {
+                    controller.handle_timeout(now);
+                }
+            }
+            for broker in self.brokers.values_mut() {
+                // Twice: a broker's own loopback messages are handled on the next timeout.
+                for _ in 0..2 {
+                    if broker.poll_timeout().is_some_and(|at| at <= now) {
+                        broker.handle_timeout(now);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Sends `request` from the cluster's admin (or producer) and runs until the answer.
+    fn call_from(&mut self, from: NodeId, to: NodeId, request: Request) -> Response {
+        let correlation_id = self.next_correlation_id;
+        self.next_correlation_id += 1;
+        self.queue.push_back(Envelope {
+            from,
+            to,
+            message: Message::Request(correlation_id, request),
+        });
+        for _ in 0..2_000 {
+            self.run_for(1);
+            let found = self.to_clients.iter().position(|envelope| {
+                matches!(envelope.message, Message::Response(id, _) if id == correlation_id)
+            });
+            if let Some(index) = found {
+                match self.to_clients.remove(index).message {
+                    Message::Response(_, response) => return response,
+                    Message::Request(..) => unreachable!(),
+                }
+            }
+        }
+        panic!("no answer from {to}");
+    }
+
+    fn call(&mut self, to: NodeId, request: Request) -> Response {
+        self.call_from(admin(to.cluster()), to, request)
+    }
+
+    fn leader(&self, cluster: ClusterIndex) -> NodeId {
+        let controller = &self.controllers[&cluster];
+        let record = controller
+            .image()
+            .partition(&orders())
+            .expect("orders exists");
+        NodeId::Broker(cluster, record.leader.expect("a leader"))
+    }
+
+    fn partition(&self, node: NodeId) -> &Partition<MemoryDirDisk> {
+        &self.brokers[&node].partitions()[&orders()]
+    }
+
+    /// Produces `count` one-record batches with producer id `producer_id` from sequence
+    /// `first_sequence`; the produce errors.
+    fn produce(
+        &mut self,
+        cluster: ClusterIndex,
+        producer_id: i64,
+        first_sequence: i32,
+        count: i32,
+    ) -> Vec<ErrorCode> {
+        (first_sequence..first_sequence + count)
+            .map(|sequence| {
+                let mut builder = BatchBuilder::idempotent(producer_id, 0, sequence);
+                builder.append(
+                    0,
+                    None,
+                    Some(Bytes::from(format!("v{sequence}"))),
+                    Vec::new(),
+                );
+                let leader = self.leader(cluster);
+                let request = Request::Produce {
+                    acks: Acks::All,
+                    timeout_ms: 1_000,
+                    topic_partition: orders(),
+                    batch: builder.build(),
+                };
+                match self.call_from(producer(cluster), leader, request) {
+                    Response::Produce { error, .. } => error,
+                    other => panic!("unexpected {other:?}"),
+                }
+            })
+            .collect()
+    }
+
+    fn alter(&mut self, operation: MirrorTopicOperation) {
+        let request = Request::AlterMirrorTopics {
+            mirror: "m".into(),
+            operation,
+            topics: vec!["orders".into()],
+        };
+        let answer = self.call(NodeId::Controller(B), request);
+        assert!(
+            matches!(&answer, Response::AlterMirrorTopics { error: ErrorCode::None, results } if results[0].1.is_none()),
+            "{answer:?}"
+        );
+    }
+
+    /// Runs until the B leader's partition reaches `state` (or panics after `limit_ms`).
+    fn run_until_state(&mut self, state: MirrorState, limit_ms: i64) {
+        for _ in 0..limit_ms / 10 {
+            self.run_for(10);
+            let leader = self.leader(B);
+            if self.partition(leader).mirror_state == state {
+                return;
+            }
+        }
+        let leader = self.leader(B);
+        panic!(
+            "b's orders-0 is {:?}, not {state:?}, after {limit_ms} ms",
+            self.partition(leader).mirror_state
+        );
+    }
+}
+
+fn create_mirror(world: &mut World) {
+    let bootstrap = (1..=BROKERS)
+        .map(|id| NodeId::Broker(A, BrokerId(id)).to_string())
+        .collect::<Vec<_>>()
+        .join(",");
+    let answer = world.call(
+        NodeId::Controller(B),
+        Request::CreateMirror {
+            name: "m".into(),
+            configs: vec![("bootstrap.servers".into(), bootstrap)],
+        },
+    );
+    assert!(
+        matches!(
+            answer,
+            Response::CreateMirror {
+                error: ErrorCode::None
+            }
+        ),
+        "{answer:?}"
+    );
+    world.run_for(300);
+}
+
+/// The batches of a log from `offset`, as bytes.
+fn bytes_from(partition: &Partition<MemoryDirDisk>, offset: i64) -> Vec<Bytes> {
+    partition
+        .log
+        .batches_from(offset)
+        .map(|batch| batch.bytes().clone())
+        .collect()
+}
+
+#[test]
+fn active_passive_mirrors_byte_for_byte_then_fails_over_to_a_writable_partition() {
+    let mut world = World::new();
+    assert!(world.produce(A, 7, 0, 5).iter().all(|e| e.is_none()));
+    create_mirror(&mut world);
+    world.alter(MirrorTopicOperation::Add);
+    world.run_until_state(MirrorState::Mirroring, 3_000);
+    assert!(world.produce(A, 7, 5, 5).iter().all(|e| e.is_none()));
+    assert_eq!(
+        world.produce(B, 9, 0, 1),
+        vec![ErrorCode::ReadOnlyTopic],
+        "read-only while mirroring"
+    );
+    world.run_for(1_000);
+
+    // Every replica of b holds a's batches byte for byte, offsets and epochs included.
+    let source = world.leader(A);
+    let source_bytes = bytes_from(world.partition(source), 0);
+    assert_eq!(source_bytes.len(), 10);
+    for id in 1..=BROKERS {
+        let replica = NodeId::Broker(B, BrokerId(id));
+        assert_eq!(
+            bytes_from(world.partition(replica), 0),
+            source_bytes,
+            "{replica}"
+        );
+    }
+    let mirrored_epoch = world.partition(source).log.latest_epoch().unwrap();
+
+    // Failover: STOPPING ends in STOPPED without asking the source.
+    world.alter(MirrorTopicOperation::Remove);
+    world.run_until_state(MirrorState::Stopped, 5_000);
+    let leader = world.leader(B);
+    let partition = world.partition(leader);
+    let reset = partition.log.batches().last().expect("a reset");
+    assert!(reset.is_mirror_pid_reset());
+    assert_eq!(reset.base_offset(), 10);
+    assert!(
+        reset.partition_leader_epoch() > mirrored_epoch,
+        "epoch bumped above the mirrored ones"
+    );
+    assert!(
+        partition.log.producer_state().producers().is_empty(),
+        "no stale producer state"
+    );
+
+    // The seed's motivating case: a new producer with the same id starts at sequence 0.
+    assert_eq!(
+        world.produce(B, 7, 0, 2),
+        vec![ErrorCode::None, ErrorCode::None]
+    );
+    world.run_for(500);
+    for id in 1..=BROKERS {
+        let replica = NodeId::Broker(B, BrokerId(id));
+        assert_eq!(
+            world.partition(replica).log.log_end_offset(),
+            13,
+            "{replica}"
+        );
+    }
+}
+
+/// Creates mirror `name` on `destination` from `source`.
+fn create_mirror_between(
+    world: &mut World,
+    name: &str,
+    source: ClusterIndex,
+    destination: ClusterIndex,
+) {
+    let bootstrap = (1..=BROKERS)
+        .map(|id| NodeId::Broker(source, BrokerId(id)).to_string())
+        .collect::<Vec<_>>()
+        .join(",");
+    let answer = world.call(
+        NodeId::Controller(destination),
+        Request::CreateMirror {
+            name: name.into(),
+            configs: vec![("bootstrap.servers".into(), bootstrap)],
+        },
+    );
+    assert!(
+        matches!(
+            answer,
+            Response::CreateMirror {
+                error: ErrorCode::None
+            }
+        ),
+        "{answer:?}"
+    );
+    world.run_for(300);
+}
+
+fn alter_on(
+    world: &mut World,
+    cluster: ClusterIndex,
+    mirror: &str,
+    operation: MirrorTopicOperation,
+) {
+    let request = Request::AlterMirrorTopics {
+        mirror: mirror.into(),
+        operation,
+        topics: vec!["orders".into()],
+    };
+    let answer = world.call(NodeId::Controller(cluster), request);
+    assert!(
+        matches!(&answer, Response::AlterMirrorTopics { error: ErrorCode::None, results } if results[0].1.is_none()),
+        "{answer:?}"
+    );
+}
+
+fn state_on(world: &World, cluster: ClusterIndex) -> MirrorState {
+    let leader = world.leader(cluster);
+    world.partition(leader).mirror_state
+}
+
+fn run_until(world: &mut World, cluster: ClusterIndex, state: MirrorState) {
+    for _ in 0..500 {
+        world.run_for(10);
+        if state_on(world, cluster) == state {
+            return;
+        }
+    }
+    panic!(
+        "{cluster}'s orders-0 is {:?}, not {state:?}",
+        state_on(world, cluster)
+    );
+}
+
+#[test]
+fn failback_truncates_the_old_primary_to_the_last_mirrored_epoch_and_converges() {
+    // Spec §4.8: A → B, A writes what B never mirrors, B fails over and writes, then A
+    // mirrors back from B: the LME lookup and the fetch's diverging epoch cut A's unmirrored
+    // suffix, and A ends byte-identical to B (with B's MIRROR_PID_RESET).
+    let mut world = World::new();
+    assert!(world.produce(A, 7, 0, 5).iter().all(|e| e.is_none()));
+    create_mirror_between(&mut world, "m", A, B);
+    alter_on(&mut world, B, "m", MirrorTopicOperation::Add);
+    run_until(&mut world, B, MirrorState::Mirroring);
+    world.run_for(500);
+    alter_on(&mut world, B, "m", MirrorTopicOperation::Pause);
+    run_until(&mut world, B, MirrorState::Paused);
+    assert!(
+        world.produce(A, 7, 5, 3).iter().all(|e| e.is_none()),
+        "never mirrored"
+    );
+    alter_on(&mut world, B, "m", MirrorTopicOperation::Remove);
+    run_until(&mut world, B, MirrorState::Stopped);
+    assert!(world.produce(B, 20, 0, 2).iter().all(|e| e.is_none()));
+    world.run_for(300);
+    let b_leader = world.leader(B);
+    assert_eq!(
+        world.partition(b_leader).log.log_end_offset(),
+        8,
+        "5 mirrored, reset, 2 local"
+    );
+
+    // A mirrors back from B.
+    create_mirror_between(&mut world, "back", B, A);
+    alter_on(&mut world, A, "back", MirrorTopicOperation::Add);
+    run_until(&mut world, A, MirrorState::Mirroring);
+    world.run_for(1_000);
+    let expected = bytes_from(world.partition(b_leader), 0);
+    for id in 1..=BROKERS {
+        let replica = NodeId::Broker(A, BrokerId(id));
+        assert_eq!(
+            bytes_from(world.partition(replica), 0),
+            expected,
+            "{replica}"
+        );
+    }
+    let a_leader = world.leader(A);
+    assert!(
+        world
+            .partition(a_leader)
+            .log
+            .producer_state()
+            .producer(7)
+            .is_none(),
+        "B's reset, mirrored into A, cleared A's producer state"
+    );
+    // The LME (A's epoch, found in B's __mirror_state) kept A's mirrored prefix; the fetch's
+    // diverging epoch cut exactly the 3 records B never had.
+    let truncations: Vec<(i64, i64, TruncationReason)> = world
+        .brokers
+        .get_mut(&a_leader)
+        .unwrap()
+        .take_events()
+        .into_iter()
+        .filter_map(|event| match event {
+            BrokerEvent::Truncated {
+                topic_partition,
+                from_log_end_offset,
+                to_log_end_offset,
+                reason,
+                ..
+            } if topic_partition == orders() => {
+                Some((from_log_end_offset, to_log_end_offset, reason))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(truncations, vec![(8, 5, TruncationReason::DivergingEpoch)]);
+
+    // And A fails over again: its own reset, above every mirrored epoch.
+    alter_on(&mut world, A, "back", MirrorTopicOperation::Remove);
+    run_until(&mut world, A, MirrorState::Stopped);
+    let a_leader = world.leader(A);
+    let log = &world.partition(a_leader).log;
+    let last = log.batches().last().unwrap();
+    assert!(last.is_mirror_pid_reset());
+    let highest_mirrored = log
+        .batches()
+        .take(log.batch_count() - 1)
+        .map(|batch| batch.partition_leader_epoch())
+        .max()
+        .unwrap();
+    assert!(last.partition_leader_epoch() > highest_mirrored);
+    assert_eq!(
+        world.produce(A, 30, 0, 1),
+        vec![ErrorCode::None],
+        "writable again"
+    );
+}
+
+#[test]
+fn a_destination_leader_change_while_mirroring_keeps_mirroring_on_the_new_leader() {
+    let mut world = World::new();
+    create_mirror_between(&mut world, "m", A, B);
+    alter_on(&mut world, B, "m", MirrorTopicOperation::Add);
+    run_until(&mut world, B, MirrorState::Mirroring);
+    assert!(world.produce(A, 7, 0, 3).iter().all(|e| e.is_none()));
+    world.run_for(500);
+    let old_leader = world.leader(B);
+    world.cut.insert(old_leader);
+    world.run_for(2_000);
+    let new_leader = world.leader(B);
+    assert_ne!(new_leader, old_leader);
+    assert!(world.produce(A, 7, 3, 3).iter().all(|e| e.is_none()));
+    world.run_for(1_000);
+    assert_eq!(state_on(&world, B), MirrorState::Mirroring);
+    let source = world.leader(A);
+    assert_eq!(
+        bytes_from(world.partition(new_leader), 0),
+        bytes_from(world.partition(source), 0)
+    );
+    world.cut.clear();
+    world.run_for(2_000);
+    alter_on(&mut world, B, "m", MirrorTopicOperation::Remove);
+    run_until(&mut world, B, MirrorState::Stopped);
+}
+
+#[test]
+fn a_destination_leader_lost_at_any_point_of_stopping_still_ends_stopped() {
+    // Crash points spread over STOPPING's steps (bump, LSO truncation, LME, reset, STOPPED).
+    // STOPPING runs from about 110 ms to 320 ms after the request in this world (measured).
+    for cut_after_ms in [110, 130, 150, 180, 210, 230, 260, 290, 310] {
+        let mut world = World::new();
+        assert!(world.produce(A, 7, 0, 4).iter().all(|e| e.is_none()));
+        create_mirror_between(&mut world, "m", A, B);
+        alter_on(&mut world, B, "m", MirrorTopicOperation::Add);
+        run_until(&mut world, B, MirrorState::Mirroring);
+        world.run_for(500);
+        let source = world.leader(A);
+        let mirrored_epoch = world.partition(source).log.latest_epoch().unwrap();
+        let first_leader = world.leader(B);
+        // The admin's answer comes back before STOPPING starts on the leader.
+        let request = Request::AlterMirrorTopics {
+            mirror: "m".into(),
+            operation: MirrorTopicOperation::Remove,
+            topics: vec!["orders".into()],
+        };
+        world.queue.push_back(Envelope {
+            from: admin(B),
+            to: NodeId::Controller(B),
+            message: Message::Request(999, request),
+        });
+        world.run_for(cut_after_ms);
+        world.cut.insert(first_leader);
+        run_until(&mut world, B, MirrorState::Stopped);
+        let leader = world.leader(B);
+        assert_ne!(leader, first_leader, "cut after {cut_after_ms} ms");
+        let log = &world.partition(leader).log;
+        let resets: Vec<i32> = log
+            .batches()
+            .filter(|batch| batch.is_mirror_pid_reset())
+            .map(|batch| batch.partition_leader_epoch())
+            .collect();
+        assert!(!resets.is_empty(), "cut after {cut_after_ms} ms");
+        assert!(
+            resets.iter().all(|epoch| *epoch > mirrored_epoch),
+            "cut after {cut_after_ms} ms: {resets:?}"
+        );
+        assert!(log.producer_state().producers().is_empty());
+        assert_eq!(world.produce(B, 7, 0, 1), vec![ErrorCode::None]);
+    }
+}
