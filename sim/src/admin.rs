@@ -1,10 +1,314 @@
-//! A minimal admin client for scenario set-up: it creates the scenario's topics on its cluster
-//! through CreateTopics to the controller, retrying until every topic exists.
+//! The admin client of a cluster: it creates the scenario's topics during set-up, then runs the
+//! cluster's admin timeline (KIP-1279 mirror operations, `[[admin]]` in the scenario) against
+//! the cluster's controller.
+//!
+//! Contract:
+//! - **Set-up.** CreateTopics for every topic of its cluster, retried until each exists
+//!   (`TopicAlreadyExists` counts: an earlier attempt's answer was lost).
+//! - **Timeline.** Operations run in file order, one at a time, each no earlier than its
+//!   `at_ms` after the start of the fault phase (the world's driver tells the client when that
+//!   was, [`AdminClient::set_clock`]) and never before set-up is done. A late operation (its
+//!   predecessor was still retrying) starts as soon as that one finishes.
+//! - **Retries.** An attempt is retried when no answer comes within [`REQUEST_TIMEOUT_MS`] (the
+//!   request or its answer was lost, or the controller was down), and after
+//!   [`RETRY_BACKOFF_MS`] when the answer is a retriable error (see [`is_retriable`]): a
+//!   request-level one resends the whole operation, per-topic ones resend only those topics,
+//!   keeping the other topics' results. Any other answer is final, as in Kafka's admin client.
+//! - **Outcomes.** Every operation ends with an [`AdminOutcome`]: the request-level error and
+//!   the per-topic errors of the answers, taken as they are. A retry after an unanswered
+//!   attempt may see that attempt's effect (e.g. `ClusterMirrorAlreadyExists` after a create
+//!   whose answer was lost), so the outcome counts the unanswered attempts to let a reader
+//!   tell. Finished operations are handed out by [`AdminClient::take_finished`]; the world's
+//!   driver records them in the history and the trace.
+//!
+//! The client is sans-IO like every node: time comes in as `now_ms` (its local clock), and the
+//! timeline is a queue, so nothing depends on map iteration order.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::fmt;
 
 use mirrorsim::node::{Node, Outbox};
-use mirrorsim::protocol::{Envelope, ErrorCode, Message, NewTopic, NodeId, Request, Response};
+use mirrorsim::protocol::{
+    BrokerId, ClusterIndex, Envelope, ErrorCode, Message, MirrorTopicOperation, NewTopic, NodeId,
+    Request, Response,
+};
 
+use crate::scenario::{cluster_index, AdminOpKind, AdminOpSpec, Scenario, BOOTSTRAP_SERVERS};
+
+/// Pause between CreateTopics attempts during set-up.
 const RETRY_MS: i64 = 200;
+/// An attempt with no answer after this long is given up and sent again (the producers'
+/// simulated request timeout).
+pub const REQUEST_TIMEOUT_MS: i64 = 1_000;
+/// Pause before resending after a retriable error.
+pub const RETRY_BACKOFF_MS: i64 = 200;
+/// While the fault phase has not started, how often the client looks whether it has.
+const PHASE_POLL_MS: i64 = 10;
+
+/// Whether an admin answer asks to try again. `UnknownTopicOrPartition` is retriable for data
+/// requests (a broker's metadata may lag) but final here: the controller is the authority on
+/// which topics exist, and Kafka's admin client fails that topic's future too.
+pub fn is_retriable(error: ErrorCode) -> bool {
+    error == ErrorCode::NotController
+        || (error.is_retriable() && error != ErrorCode::UnknownTopicOrPartition)
+}
+
+/// What a timeline operation sends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AdminAction {
+    /// CreateMirror with these properties (`bootstrap.servers` first).
+    CreateMirror {
+        /// The mirror's properties.
+        configs: Vec<(String, String)>,
+    },
+    /// AlterMirrorTopics.
+    AlterTopics {
+        /// Add, remove, pause or resume.
+        operation: MirrorTopicOperation,
+        /// The topics, in the scenario's order.
+        topics: Vec<String>,
+    },
+    /// DeleteMirror.
+    DeleteMirror,
+}
+
+/// One operation of an admin timeline, resolved from the scenario.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AdminOp {
+    /// Its position in the scenario's `[[admin]]` list.
+    pub index: usize,
+    /// The cluster whose controller gets it (the mirror's destination).
+    pub cluster: ClusterIndex,
+    /// What it is, as the scenario names it.
+    pub kind: AdminOpKind,
+    /// Earliest start, in ms from the start of the fault phase.
+    pub at_ms: i64,
+    /// The mirror.
+    pub mirror: String,
+    /// The request it sends.
+    pub action: AdminAction,
+}
+
+impl AdminOp {
+    /// The topics of a topic operation (empty for the others).
+    pub fn topics(&self) -> &[String] {
+        match &self.action {
+            AdminAction::AlterTopics { topics, .. } => topics,
+            _ => &[],
+        }
+    }
+
+    /// The request for one attempt; a topic operation sends only `topics` (those still
+    /// without a final result).
+    fn request(&self, topics: &[String]) -> Request {
+        match &self.action {
+            AdminAction::CreateMirror { configs } => Request::CreateMirror {
+                name: self.mirror.clone(),
+                configs: configs.clone(),
+            },
+            AdminAction::AlterTopics { operation, .. } => Request::AlterMirrorTopics {
+                mirror: self.mirror.clone(),
+                operation: *operation,
+                topics: topics.to_vec(),
+            },
+            AdminAction::DeleteMirror => Request::DeleteMirror {
+                name: self.mirror.clone(),
+            },
+        }
+    }
+}
+
+impl fmt::Display for AdminOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "#{} {} {} mirror={}",
+            self.index,
+            self.cluster,
+            self.kind.name(),
+            self.mirror
+        )?;
+        if !self.topics().is_empty() {
+            write!(f, " topics={}", self.topics().join(","))?;
+        }
+        write!(f, " at={}ms", self.at_ms)
+    }
+}
+
+/// How an operation ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AdminOutcome {
+    /// The final answer's request-level error (`None`: accepted, though per-topic errors may
+    /// still refuse topics).
+    pub error: ErrorCode,
+    /// Per-topic errors, in the operation's topic order (topic operations only; empty when the
+    /// whole request was refused).
+    pub topics: Vec<(String, ErrorCode)>,
+    /// When the first attempt was sent, in ms from the start of the fault phase.
+    pub started_ms: i64,
+    /// When the final answer arrived, in ms from the start of the fault phase.
+    pub finished_ms: i64,
+    /// Attempts sent.
+    pub attempts: u32,
+    /// Attempts given up without an answer; each may still have taken effect.
+    pub unanswered: u32,
+}
+
+impl AdminOutcome {
+    /// The error of `topic`, if the final answers named it.
+    pub fn topic_error(&self, topic: &str) -> Option<ErrorCode> {
+        self.topics
+            .iter()
+            .find(|(name, _)| name == topic)
+            .map(|(_, error)| *error)
+    }
+}
+
+/// An operation and, once it finished, its outcome: what the history keeps.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AdminOpRecord {
+    /// The operation.
+    pub op: AdminOp,
+    /// Its outcome; `None` while it has not finished.
+    pub outcome: Option<AdminOutcome>,
+}
+
+impl fmt::Display for AdminOpRecord {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} -> ", self.op)?;
+        let Some(outcome) = &self.outcome else {
+            return write!(f, "unfinished");
+        };
+        write!(f, "error={:?}", outcome.error)?;
+        for (topic, error) in &outcome.topics {
+            write!(f, " {topic}={error:?}")?;
+        }
+        write!(
+            f,
+            " started={}ms finished={}ms attempts={} unanswered={}",
+            outcome.started_ms, outcome.finished_ms, outcome.attempts, outcome.unanswered
+        )
+    }
+}
+
+/// Every admin operation of `scenario`, in file order.
+pub fn timeline(scenario: &Scenario) -> Vec<AdminOp> {
+    scenario
+        .admin
+        .iter()
+        .enumerate()
+        .map(|(index, spec)| {
+            let kind = spec.kind();
+            let action = match kind.topic_operation() {
+                Some(operation) => AdminAction::AlterTopics {
+                    operation,
+                    topics: spec.topics.iter().map(|t| t.get_ref().clone()).collect(),
+                },
+                None if kind == AdminOpKind::CreateMirror => AdminAction::CreateMirror {
+                    configs: mirror_configs(scenario, spec),
+                },
+                None => AdminAction::DeleteMirror,
+            };
+            AdminOp {
+                index,
+                cluster: letter_index(spec.cluster.get_ref()),
+                kind,
+                at_ms: *spec.at_ms.get_ref() as i64,
+                mirror: spec.mirror.get_ref().clone(),
+                action,
+            }
+        })
+        .collect()
+}
+
+/// A create's properties: `bootstrap.servers` naming every broker of the source cluster, then
+/// the scenario's extra configs in key order.
+fn mirror_configs(scenario: &Scenario, spec: &AdminOpSpec) -> Vec<(String, String)> {
+    let source = letter_index(spec.source.as_ref().expect("validated").get_ref());
+    let brokers: Vec<String> = (1..=scenario.clusters[usize::from(source.0)].brokers)
+        .map(|id| NodeId::Broker(source, BrokerId(i32::from(id))).to_string())
+        .collect();
+    std::iter::once((BOOTSTRAP_SERVERS.to_string(), brokers.join(",")))
+        .chain(spec.configs.clone())
+        .collect()
+}
+
+fn letter_index(letter: &str) -> ClusterIndex {
+    ClusterIndex(cluster_index(letter).expect("validated") as u8)
+}
+
+/// The operation being worked on.
+struct Running {
+    op: AdminOp,
+    /// Topics still without a final result (all of them at first).
+    pending_topics: Vec<String>,
+    /// Final per-topic results so far.
+    results: BTreeMap<String, ErrorCode>,
+    started_ms: i64,
+    attempts: u32,
+    unanswered: u32,
+    /// (correlation id, local send time) of the attempt awaiting its answer.
+    in_flight: Option<(u64, i64)>,
+    /// No attempt before this local time (backoff after a retriable error).
+    next_attempt_ms: i64,
+}
+
+impl Running {
+    fn new(op: AdminOp, started_ms: i64, now_ms: i64) -> Self {
+        Self {
+            pending_topics: op.topics().to_vec(),
+            op,
+            results: BTreeMap::new(),
+            started_ms,
+            attempts: 0,
+            unanswered: 0,
+            in_flight: None,
+            next_attempt_ms: now_ms,
+        }
+    }
+
+    /// Takes an answer in; returns the outcome when it is final.
+    fn answer(
+        &mut self,
+        now_ms: i64,
+        finished_ms: i64,
+        error: ErrorCode,
+        results: Vec<(String, ErrorCode)>,
+    ) -> Option<AdminOutcome> {
+        self.in_flight = None;
+        if is_retriable(error) {
+            self.next_attempt_ms = now_ms + RETRY_BACKOFF_MS;
+            return None;
+        }
+        if error == ErrorCode::None {
+            for (topic, topic_error) in results {
+                if !is_retriable(topic_error) && self.pending_topics.contains(&topic) {
+                    self.results.insert(topic, topic_error);
+                }
+            }
+            let results = &self.results;
+            self.pending_topics
+                .retain(|topic| !results.contains_key(topic));
+            if !self.pending_topics.is_empty() {
+                self.next_attempt_ms = now_ms + RETRY_BACKOFF_MS;
+                return None;
+            }
+        }
+        Some(AdminOutcome {
+            error,
+            topics: self
+                .op
+                .topics()
+                .iter()
+                .filter_map(|topic| self.results.get(topic).map(|e| (topic.clone(), *e)))
+                .collect(),
+            started_ms: self.started_ms,
+            finished_ms,
+            attempts: self.attempts,
+            unanswered: self.unanswered,
+        })
+    }
+}
 
 /// The admin client; see the module doc.
 pub struct AdminClient {
@@ -14,11 +318,25 @@ pub struct AdminClient {
     pending_topics: Vec<NewTopic>,
     in_flight: Option<(u64, i64)>,
     next_attempt_ms: i64,
+    timeline: VecDeque<AdminOp>,
+    running: Option<Running>,
+    /// The start of the fault phase on this node's clock, once it has started.
+    phase_origin_ms: Option<i64>,
+    /// The latest local time the client was given.
+    now_ms: i64,
+    finished: Vec<AdminOpRecord>,
 }
 
 impl AdminClient {
-    /// An admin client that will create `topics` on `controller`'s cluster.
-    pub fn new(node_id: NodeId, controller: NodeId, topics: Vec<NewTopic>, now_ms: i64) -> Self {
+    /// An admin client that will create `topics` on `controller`'s cluster, then run
+    /// `timeline` (this cluster's operations, in order).
+    pub fn new(
+        node_id: NodeId,
+        controller: NodeId,
+        topics: Vec<NewTopic>,
+        timeline: Vec<AdminOp>,
+        now_ms: i64,
+    ) -> Self {
         Self {
             node_id,
             controller,
@@ -26,6 +344,11 @@ impl AdminClient {
             pending_topics: topics,
             in_flight: None,
             next_attempt_ms: now_ms,
+            timeline: timeline.into(),
+            running: None,
+            phase_origin_ms: None,
+            now_ms,
+            finished: Vec::new(),
         }
     }
 
@@ -34,7 +357,26 @@ impl AdminClient {
         self.pending_topics.is_empty()
     }
 
+    /// Tells the client the time on its clock and how long ago the fault phase started
+    /// (`None`: not yet), which places the timeline.
+    pub fn set_clock(&mut self, now_ms: i64, fault_phase_elapsed_ms: Option<i64>) {
+        self.now_ms = now_ms;
+        self.phase_origin_ms = fault_phase_elapsed_ms.map(|elapsed| now_ms - elapsed);
+    }
+
+    /// Operations that finished since the last call, in the order they finished.
+    pub fn take_finished(&mut self) -> Vec<AdminOpRecord> {
+        std::mem::take(&mut self.finished)
+    }
+
     fn maybe_send(&mut self, now_ms: i64) {
+        self.now_ms = now_ms;
+        self.maybe_send_topics(now_ms);
+        self.maybe_start_op(now_ms);
+        self.maybe_send_op(now_ms);
+    }
+
+    fn maybe_send_topics(&mut self, now_ms: i64) {
         if self.pending_topics.is_empty() || now_ms < self.next_attempt_ms {
             return;
         }
@@ -52,6 +394,83 @@ impl AdminClient {
         self.in_flight = Some((correlation_id, now_ms));
         self.next_attempt_ms = now_ms + RETRY_MS;
     }
+
+    /// Starts the next operation once set-up is done, the previous one finished and its time
+    /// has come.
+    fn maybe_start_op(&mut self, now_ms: i64) {
+        if self.running.is_some() || !self.pending_topics.is_empty() {
+            return;
+        }
+        let Some(origin) = self.phase_origin_ms else {
+            return;
+        };
+        if self
+            .timeline
+            .front()
+            .is_some_and(|op| now_ms >= origin + op.at_ms)
+        {
+            let op = self.timeline.pop_front().expect("checked above");
+            self.running = Some(Running::new(op, now_ms - origin, now_ms));
+        }
+    }
+
+    fn maybe_send_op(&mut self, now_ms: i64) {
+        let Some(running) = self.running.as_mut() else {
+            return;
+        };
+        match running.in_flight {
+            Some((_, sent_ms)) if now_ms - sent_ms < REQUEST_TIMEOUT_MS => return,
+            Some(_) => {
+                // Given up: the request or its answer is lost, or the controller is down.
+                running.unanswered += 1;
+                running.in_flight = None;
+            }
+            None if now_ms < running.next_attempt_ms => return,
+            None => {}
+        }
+        let request = running.op.request(&running.pending_topics);
+        let correlation_id = self.outbox.request(self.controller, request);
+        running.in_flight = Some((correlation_id, now_ms));
+        running.attempts += 1;
+    }
+
+    fn handle_create_topics(&mut self, correlation_id: u64, results: Vec<(String, ErrorCode)>) {
+        if self.in_flight.map(|(id, _)| id) != Some(correlation_id) {
+            return;
+        }
+        self.in_flight = None;
+        for (name, error) in results {
+            // Created now, or by an earlier attempt whose answer was lost.
+            if error.is_none() || error == ErrorCode::TopicAlreadyExists {
+                self.pending_topics.retain(|topic| topic.name != name);
+            }
+        }
+    }
+
+    /// An answer to the running operation's attempt (answers to attempts already given up
+    /// are ignored, as a client that closed the request would).
+    fn handle_op_answer(
+        &mut self,
+        now_ms: i64,
+        correlation_id: u64,
+        error: ErrorCode,
+        results: Vec<(String, ErrorCode)>,
+    ) {
+        let Some(running) = self.running.as_mut() else {
+            return;
+        };
+        if running.in_flight.map(|(id, _)| id) != Some(correlation_id) {
+            return;
+        }
+        let finished_ms = now_ms - self.phase_origin_ms.unwrap_or(now_ms);
+        if let Some(outcome) = running.answer(now_ms, finished_ms, error, results) {
+            let running = self.running.take().expect("matched above");
+            self.finished.push(AdminOpRecord {
+                op: running.op,
+                outcome: Some(outcome),
+            });
+        }
+    }
 }
 
 impl Node for AdminClient {
@@ -60,18 +479,22 @@ impl Node for AdminClient {
     }
 
     fn handle_message(&mut self, now_ms: i64, envelope: Envelope) {
-        if let Message::Response(correlation_id, Response::CreateTopics { results }) =
-            envelope.message
-        {
-            if self.in_flight.map(|(id, _)| id) != Some(correlation_id) {
-                return;
-            }
-            self.in_flight = None;
-            for (name, error, _) in results {
-                // Created now, or by an earlier attempt whose answer was lost.
-                if error.is_none() || error == ErrorCode::TopicAlreadyExists {
-                    self.pending_topics.retain(|topic| topic.name != name);
+        if let Message::Response(correlation_id, response) = envelope.message {
+            match response {
+                Response::CreateTopics { results } => self.handle_create_topics(
+                    correlation_id,
+                    results
+                        .into_iter()
+                        .map(|(name, error, _)| (name, error))
+                        .collect(),
+                ),
+                Response::CreateMirror { error } | Response::DeleteMirror { error } => {
+                    self.handle_op_answer(now_ms, correlation_id, error, Vec::new());
                 }
+                Response::AlterMirrorTopics { error, results } => {
+                    self.handle_op_answer(now_ms, correlation_id, error, results);
+                }
+                _ => {}
             }
         }
         self.maybe_send(now_ms);
@@ -82,10 +505,308 @@ impl Node for AdminClient {
     }
 
     fn poll_timeout(&self) -> Option<i64> {
-        (!self.pending_topics.is_empty()).then_some(self.next_attempt_ms)
+        if !self.pending_topics.is_empty() {
+            return Some(self.next_attempt_ms);
+        }
+        if let Some(running) = &self.running {
+            return Some(match running.in_flight {
+                Some((_, sent_ms)) => sent_ms + REQUEST_TIMEOUT_MS,
+                None => running.next_attempt_ms,
+            });
+        }
+        let next = self.timeline.front()?;
+        Some(match self.phase_origin_ms {
+            Some(origin) => origin + next.at_ms,
+            None => self.now_ms + PHASE_POLL_MS,
+        })
     }
 
     fn take_outbox(&mut self) -> Vec<Envelope> {
         self.outbox.take()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use mirrorsim::protocol::ClientKind;
+
+    const B: ClusterIndex = ClusterIndex(1);
+    const ADMIN: NodeId = NodeId::Client(B, ClientKind::Admin, 1);
+    const CONTROLLER: NodeId = NodeId::Controller(B);
+
+    fn op(index: usize, at_ms: i64, action: AdminAction) -> AdminOp {
+        let kind = match &action {
+            AdminAction::CreateMirror { .. } => AdminOpKind::CreateMirror,
+            AdminAction::AlterTopics { .. } => AdminOpKind::AddTopics,
+            AdminAction::DeleteMirror => AdminOpKind::DeleteMirror,
+        };
+        AdminOp {
+            index,
+            cluster: B,
+            kind,
+            at_ms,
+            mirror: "m".into(),
+            action,
+        }
+    }
+
+    fn add(topics: &[&str]) -> AdminAction {
+        AdminAction::AlterTopics {
+            operation: MirrorTopicOperation::Add,
+            topics: topics.iter().map(|t| t.to_string()).collect(),
+        }
+    }
+
+    /// A client past set-up whose fault phase started at local time 1000.
+    fn client(timeline: Vec<AdminOp>) -> AdminClient {
+        let mut client = AdminClient::new(ADMIN, CONTROLLER, Vec::new(), timeline, 1_000);
+        client.set_clock(1_000, Some(0));
+        client
+    }
+
+    /// Every request the client queued, with its correlation id.
+    fn sent(client: &mut AdminClient) -> Vec<(u64, Request)> {
+        client
+            .take_outbox()
+            .into_iter()
+            .map(|envelope| {
+                assert_eq!(envelope.to, CONTROLLER);
+                match envelope.message {
+                    Message::Request(id, request) => (id, request),
+                    Message::Response(..) => panic!("an admin client only sends requests"),
+                }
+            })
+            .collect()
+    }
+
+    fn answer(client: &mut AdminClient, now_ms: i64, correlation_id: u64, response: Response) {
+        client.handle_message(
+            now_ms,
+            Envelope {
+                from: CONTROLLER,
+                to: ADMIN,
+                message: Message::Response(correlation_id, response),
+            },
+        );
+    }
+
+    fn finished_outcome(client: &mut AdminClient) -> AdminOutcome {
+        let mut finished = client.take_finished();
+        assert_eq!(finished.len(), 1, "one operation finished");
+        finished
+            .remove(0)
+            .outcome
+            .expect("finished with an outcome")
+    }
+
+    #[test]
+    fn admin_op_waits_for_the_fault_phase_and_its_time() {
+        let mut client = AdminClient::new(
+            ADMIN,
+            CONTROLLER,
+            Vec::new(),
+            vec![op(0, 100, AdminAction::DeleteMirror)],
+            500,
+        );
+        // Before the fault phase the client only looks again shortly.
+        assert_eq!(client.poll_timeout(), Some(510));
+        client.handle_timeout(510);
+        assert!(sent(&mut client).is_empty());
+        client.set_clock(1_000, Some(0));
+        assert_eq!(client.poll_timeout(), Some(1_100));
+        client.handle_timeout(1_099);
+        assert!(sent(&mut client).is_empty());
+        client.handle_timeout(1_100);
+        let requests = sent(&mut client);
+        assert!(matches!(
+            requests.as_slice(),
+            [(_, Request::DeleteMirror { name })] if name == "m"
+        ));
+    }
+
+    #[test]
+    fn admin_retries_unanswered_and_not_controller_attempts_then_keeps_a_final_refusal() {
+        let mut client = client(vec![op(
+            0,
+            0,
+            AdminAction::CreateMirror {
+                configs: vec![(BOOTSTRAP_SERVERS.into(), "a-broker-1".into())],
+            },
+        )]);
+        client.handle_timeout(1_000);
+        let [(first, _)] = sent(&mut client)[..] else {
+            panic!("one attempt")
+        };
+        // No answer within the request timeout: sent again.
+        assert_eq!(client.poll_timeout(), Some(1_000 + REQUEST_TIMEOUT_MS));
+        client.handle_timeout(2_000);
+        let [(second, _)] = sent(&mut client)[..] else {
+            panic!("a second attempt")
+        };
+        // The abandoned attempt's late answer is ignored.
+        answer(
+            &mut client,
+            2_001,
+            first,
+            Response::CreateMirror {
+                error: ErrorCode::None,
+            },
+        );
+        assert!(client.take_finished().is_empty());
+        answer(
+            &mut client,
+            2_005,
+            second,
+            Response::CreateMirror {
+                error: ErrorCode::NotController,
+            },
+        );
+        assert!(sent(&mut client).is_empty(), "backs off first");
+        assert_eq!(client.poll_timeout(), Some(2_005 + RETRY_BACKOFF_MS));
+        client.handle_timeout(2_205);
+        let [(third, _)] = sent(&mut client)[..] else {
+            panic!("a third attempt")
+        };
+        answer(
+            &mut client,
+            2_210,
+            third,
+            Response::CreateMirror {
+                error: ErrorCode::ClusterMirrorAlreadyExists,
+            },
+        );
+        let outcome = finished_outcome(&mut client);
+        assert_eq!(outcome.error, ErrorCode::ClusterMirrorAlreadyExists);
+        assert_eq!(
+            (outcome.started_ms, outcome.finished_ms),
+            (0, 1_210),
+            "times from the start of the fault phase"
+        );
+        assert_eq!((outcome.attempts, outcome.unanswered), (3, 1));
+        assert_eq!(client.poll_timeout(), None, "nothing left to do");
+    }
+
+    #[test]
+    fn admin_resends_only_topics_with_retriable_errors() {
+        let mut client = client(vec![op(0, 0, add(&["x", "y", "z"]))]);
+        client.handle_timeout(1_000);
+        let [(first, _)] = sent(&mut client)[..] else {
+            panic!("one attempt")
+        };
+        answer(
+            &mut client,
+            1_010,
+            first,
+            Response::AlterMirrorTopics {
+                error: ErrorCode::None,
+                results: vec![
+                    ("x".into(), ErrorCode::None),
+                    ("y".into(), ErrorCode::RequestTimedOut),
+                    // Final: the controller knows which topics exist.
+                    ("z".into(), ErrorCode::UnknownTopicOrPartition),
+                ],
+            },
+        );
+        assert!(client.take_finished().is_empty());
+        client.handle_timeout(1_010 + RETRY_BACKOFF_MS);
+        let requests = sent(&mut client);
+        let [(second, Request::AlterMirrorTopics { topics, .. })] = &requests[..] else {
+            panic!("a second AlterMirrorTopics: {requests:?}")
+        };
+        assert_eq!(topics, &["y".to_string()]);
+        answer(
+            &mut client,
+            1_300,
+            *second,
+            Response::AlterMirrorTopics {
+                error: ErrorCode::None,
+                results: vec![("y".into(), ErrorCode::InvalidClusterMirrorState)],
+            },
+        );
+        let outcome = finished_outcome(&mut client);
+        assert_eq!(outcome.error, ErrorCode::None);
+        assert_eq!(
+            outcome.topics,
+            vec![
+                ("x".to_string(), ErrorCode::None),
+                ("y".to_string(), ErrorCode::InvalidClusterMirrorState),
+                ("z".to_string(), ErrorCode::UnknownTopicOrPartition),
+            ],
+            "in the operation's topic order"
+        );
+        assert_eq!(
+            outcome.topic_error("z"),
+            Some(ErrorCode::UnknownTopicOrPartition)
+        );
+    }
+
+    #[test]
+    fn admin_runs_one_operation_at_a_time_in_order() {
+        let mut client = client(vec![
+            op(0, 0, add(&["x"])),
+            op(1, 0, AdminAction::DeleteMirror),
+        ]);
+        client.handle_timeout(1_000);
+        let requests = sent(&mut client);
+        let [(first, Request::AlterMirrorTopics { .. })] = requests[..] else {
+            panic!("only the first operation: {requests:?}")
+        };
+        client.handle_timeout(1_500);
+        assert!(sent(&mut client).is_empty(), "the second waits");
+        answer(
+            &mut client,
+            1_600,
+            first,
+            Response::AlterMirrorTopics {
+                error: ErrorCode::ClusterMirrorNotFound,
+                results: Vec::new(),
+            },
+        );
+        let outcome = finished_outcome(&mut client);
+        assert_eq!(outcome.error, ErrorCode::ClusterMirrorNotFound);
+        assert!(outcome.topics.is_empty());
+        let requests = sent(&mut client);
+        assert!(
+            matches!(requests[..], [(_, Request::DeleteMirror { .. })]),
+            "the second starts as the first finishes: {requests:?}"
+        );
+    }
+
+    #[test]
+    fn admin_timeline_names_the_source_brokers_in_bootstrap_servers() {
+        let text = r#"
+duration_ms = 1000
+[[clusters]]
+brokers = 3
+[[clusters]]
+brokers = 1
+[[admin]]
+at_ms = 10
+cluster = "b"
+op = "create_mirror"
+mirror = "m"
+source = "a"
+configs = { "z.last" = "2", "a.first" = "1" }
+"#;
+        let scenario = Scenario::parse(Path::new("t.toml"), text).unwrap();
+        let ops = timeline(&scenario);
+        assert_eq!(ops.len(), 1);
+        assert_eq!((ops[0].cluster, ops[0].at_ms), (B, 10));
+        assert_eq!(
+            ops[0].action,
+            AdminAction::CreateMirror {
+                configs: vec![
+                    (
+                        "bootstrap.servers".into(),
+                        "a-broker-1,a-broker-2,a-broker-3".into()
+                    ),
+                    ("a.first".into(), "1".into()),
+                    ("z.last".into(), "2".into()),
+                ]
+            }
+        );
     }
 }

@@ -30,7 +30,7 @@
 //! Liveness (exit code 2), checked at the end of the heal phase: `liveness` (every partition
 //! has a leader, the ISR is complete, no transaction is left open (LSO = HW), every
 //! acknowledged record is below the high watermark, every send of a live client was
-//! acknowledged or failed) and `unseen` (every acknowledged record reached every
+//! acknowledged or failed, every admin timeline operation finished) and `unseen` (every acknowledged record reached every
 //! consumer of its topic).
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -775,9 +775,27 @@ impl Checkers {
                 time_ms,
             });
         }
+        out.extend(unfinished_admin_ops(time_ms, history));
         out.extend(unseen(time_ms, history));
         out
     }
+}
+
+/// Admin timeline operations still without an outcome after healing: every operation ends,
+/// accepted or refused, once its controller answers.
+fn unfinished_admin_ops(time_ms: i64, history: &History) -> Vec<Violation> {
+    history
+        .admin_ops
+        .iter()
+        .filter(|record| record.outcome.is_none())
+        .map(|record| Violation {
+            invariant: "liveness",
+            cluster: Some(record.op.cluster),
+            topic_partition: None,
+            detail: format!("admin op {record} after healing"),
+            time_ms,
+        })
+        .collect()
 }
 
 /// The cluster a self-describing value was produced in (its producer's cluster letter).
@@ -1744,5 +1762,52 @@ mod tests {
         assert_eq!(outcomes[&orphaned], (3, TxnOutcome::Open));
         assert_eq!(outcomes[&open], (4, TxnOutcome::Open));
         assert_eq!(outcomes.len(), 4);
+    }
+
+    #[test]
+    fn liveness_catches_an_admin_op_that_never_finished() {
+        use crate::admin::{AdminAction, AdminOp, AdminOpRecord, AdminOutcome};
+        use crate::scenario::AdminOpKind;
+        use mirrorsim::protocol::ErrorCode;
+
+        let op = |index| AdminOp {
+            index,
+            cluster: ClusterIndex(1),
+            kind: AdminOpKind::DeleteMirror,
+            at_ms: 0,
+            mirror: "m".into(),
+            action: AdminAction::DeleteMirror,
+        };
+        let history = History {
+            admin_ops: vec![
+                AdminOpRecord {
+                    op: op(0),
+                    outcome: Some(AdminOutcome {
+                        error: ErrorCode::InvalidClusterMirrorState,
+                        topics: Vec::new(),
+                        started_ms: 0,
+                        finished_ms: 5,
+                        attempts: 1,
+                        unanswered: 0,
+                    }),
+                },
+                AdminOpRecord {
+                    op: op(1),
+                    outcome: None,
+                },
+            ],
+            ..History::default()
+        };
+        let violations = Checkers::default().check_liveness(100, &[], &[], &history);
+        assert_eq!(violations.len(), 1, "{violations:?}");
+        assert_eq!(violations[0].invariant, "liveness");
+        assert_eq!(violations[0].cluster, Some(ClusterIndex(1)));
+        assert!(
+            violations[0]
+                .detail
+                .starts_with("admin op #1 b delete_mirror"),
+            "{}",
+            violations[0].detail
+        );
     }
 }

@@ -13,7 +13,7 @@
 //! | [`workload`] | self-describing records and the recorded history |
 //! | [`checkers`] | safety and liveness invariants, Jepsen anomalies |
 //! | [`runner`] | one run: phases, fault execution, report |
-//! | [`admin`] | the set-up admin client |
+//! | [`admin`] | the admin client: set-up topics, then the scenario's admin timeline |
 
 pub mod admin;
 pub mod checkers;

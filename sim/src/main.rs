@@ -2,7 +2,8 @@
 //!
 //! Contract:
 //! - `run SCENARIO [--seed N] [--design NAME]`: one simulated run; prints the SEED block first
-//!   and `trace_hash=<16 hex>` last, and on failure the violations and a one-line replay command.
+//!   and `trace_hash=<16 hex>` last, one `admin …` line per admin timeline operation with its
+//!   outcome, and on failure the violations and a one-line replay command.
 //! - `replay SCENARIO --seed N`: the same run with the message trace on stderr, one line per
 //!   delivered message and fault with its simulated time.
 //! - `dump-log FILE [--json]` (see [`dump_log`]).
@@ -168,6 +169,9 @@ fn run_command(args: &RunArgs, replay: bool) -> ExitCode {
         .collect();
     if !missing.is_empty() {
         println!("VACUOUS coverage marks not reached: {missing:?}");
+    }
+    for record in &report.admin {
+        println!("admin {record}");
     }
     for violation in &report.violations {
         println!("{}", violation.report_line(seed));

@@ -5,6 +5,12 @@
 //! Phases: set-up (topics created, no load, no faults) → fault phase (`duration_ms`) → heal
 //! phase (all faults lifted, load stopped, up to `heal_ms` for the cluster to converge). The run
 //! stops at the first safety violation. Wall-clock time is never read inside the simulation.
+//!
+//! Times in a scenario count from the start of the fault phase: faults, the admin timeline
+//! (each cluster's admin client runs its operations, see [`crate::admin`]) and deferred
+//! workloads (`start_ms`: the client node is built only then, see
+//! [`crate::world::Shared::deferred_starts`]). Admin operations may still be finishing in the
+//! heal phase; liveness requires every one to have finished.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -23,7 +29,7 @@ use mirrorsim::protocol::{
     Acks, BrokerId, ClientKind, ClusterIndex, NewTopic, NodeId, TopicPartition,
 };
 
-use crate::admin::AdminClient;
+use crate::admin::{self, AdminClient, AdminOp, AdminOpRecord};
 use crate::checkers::{BrokerView, Checkers, ControllerView, Violation};
 use crate::faults::{plan, FaultAction, FaultPlan, PlannedFault, Target};
 use crate::scenario::{AcksSpec, IsolationSpec, Scenario};
@@ -93,6 +99,9 @@ pub struct RunReport {
     pub records: (usize, usize, usize),
     /// Coverage marks reached and how often.
     pub marks: BTreeMap<String, u64>,
+    /// Every admin timeline operation with its outcome (`None`: it never finished), in file
+    /// order.
+    pub admin: Vec<AdminOpRecord>,
 }
 
 /// Runs `scenario` with `options` in a fresh madsim runtime.
@@ -163,6 +172,7 @@ async fn supervise(scenario: Arc<Scenario>, options: RunOptions, plan: FaultPlan
         }
     }
     world.setup(&scenario).await;
+    *lock(&world.shared.fault_phase_start_ms) = Some(world.now_ms());
     *lock(&world.shared.load_enabled) = true;
     world.fault_phase(&scenario, &plan).await;
     if world.violations.is_empty() {
@@ -207,6 +217,14 @@ fn build_nodes(
             },
         );
     };
+    let timeline = admin::timeline(scenario);
+    lock(&shared.history).admin_ops = timeline
+        .iter()
+        .map(|op| AdminOpRecord {
+            op: op.clone(),
+            outcome: None,
+        })
+        .collect();
     for (index, cluster_spec) in scenario.clusters.iter().enumerate() {
         let cluster = ClusterIndex(index as u8);
         let brokers: Vec<NodeId> = (1..=cluster_spec.brokers)
@@ -215,6 +233,8 @@ fn build_nodes(
         let controller_storage = MemoryStorage::new();
         let controller_config = ControllerConfig {
             broker_session_timeout_ms: cluster_spec.broker_session_timeout_ms,
+            mirror_state_partitions: cluster_spec.mirror_state_partitions,
+            mirror_state_replication_factor: cluster_spec.mirror_state_replication_factor(),
             ..ControllerConfig::default()
         };
         let disk_storage = controller_storage.clone();
@@ -285,18 +305,16 @@ fn build_nodes(
                 topic_id: None,
             })
             .collect();
-        if !topics.is_empty() {
+        let ops: Vec<AdminOp> = timeline
+            .iter()
+            .filter(|op| op.cluster == cluster)
+            .cloned()
+            .collect();
+        if !topics.is_empty() || !ops.is_empty() {
             let admin = NodeId::Client(cluster, ClientKind::Admin, 1);
             add(
                 admin,
-                Arc::new(move |now_ms, _| {
-                    NodeState::Admin(Box::new(AdminClient::new(
-                        admin,
-                        NodeId::Controller(cluster),
-                        topics.clone(),
-                        now_ms,
-                    )))
-                }),
+                admin_factory(admin, topics, ops, Arc::clone(shared)),
                 MemoryStorage::new(),
             );
         }
@@ -310,6 +328,12 @@ fn build_nodes(
             for _ in 0..spec.count {
                 producer_index += 1;
                 let id = NodeId::Client(cluster, ClientKind::Producer, producer_index);
+                // A producer is idle until the load starts anyway, so only a later start is
+                // deferred (keeping runs without `start_ms` as they were).
+                let start_ms = spec.start_ms.as_ref().map_or(0, |start| *start.get_ref());
+                if start_ms > 0 {
+                    lock(&shared.deferred_starts).insert(id, start_ms);
+                }
                 let (topic, interval, bootstrap) = (
                     spec.topic.get_ref().clone(),
                     spec.interval_ms as i64,
@@ -370,6 +394,9 @@ fn build_nodes(
             for _ in 0..spec.count {
                 consumer_index += 1;
                 let id = NodeId::Client(cluster, ClientKind::Consumer, consumer_index);
+                if let Some(start) = &spec.start_ms {
+                    lock(&shared.deferred_starts).insert(id, *start.get_ref());
+                }
                 lock(&shared.history)
                     .subscriptions
                     .entry(id)
@@ -419,6 +446,37 @@ fn build_nodes(
         }
     }
     nodes
+}
+
+/// The admin client of a cluster. A restarted one resumes after the operations the history
+/// shows finished, as an operator's script would; an operation it was running starts over.
+fn admin_factory(
+    id: NodeId,
+    topics: Vec<NewTopic>,
+    ops: Vec<AdminOp>,
+    shared: Arc<Shared>,
+) -> NodeFactory {
+    Arc::new(move |now_ms, _| {
+        let remaining: Vec<AdminOp> = {
+            let history = lock(&shared.history);
+            ops.iter()
+                .filter(|op| {
+                    history
+                        .admin_ops
+                        .iter()
+                        .all(|record| record.op.index != op.index || record.outcome.is_none())
+                })
+                .cloned()
+                .collect()
+        };
+        NodeState::Admin(Box::new(AdminClient::new(
+            id,
+            NodeId::Controller(id.cluster()),
+            topics.clone(),
+            remaining,
+            now_ms,
+        )))
+    })
 }
 
 /// Kafka's client defaults scaled to simulated runs of seconds: a request times out after 1 s
@@ -892,7 +950,7 @@ impl World {
                 self.violations.extend(liveness);
             }
         }
-        let (records, producer_epoch_bumps) = {
+        let (records, producer_epoch_bumps, admin) = {
             let history = lock(&self.shared.history);
             let sends = history.sends.values();
             let acked = sends.clone().filter(|s| s.acked_offset.is_some()).count();
@@ -900,8 +958,12 @@ impl World {
             (
                 (history.sends.len(), acked, failed),
                 history.producer_epoch_bumps,
+                history.admin_ops.clone(),
             )
         };
+        for (mark, count) in admin_marks(&admin) {
+            *self.checkers.marks.entry(mark.into()).or_default() += count;
+        }
         if producer_epoch_bumps > 0 {
             *self
                 .checkers
@@ -919,6 +981,7 @@ impl World {
             net: *lock(&self.shared.stats),
             records,
             marks: self.checkers.marks.clone(),
+            admin,
         };
         // Kill every node before leaving the runtime so their tasks and memory go (madsim-notes §4).
         for node in self.nodes.values() {
@@ -927,6 +990,26 @@ impl World {
         }
         report
     }
+}
+
+/// Coverage marks of the admin timeline: operations fully accepted, refused (by the request
+/// or for a topic) and retried.
+fn admin_marks(admin: &[AdminOpRecord]) -> BTreeMap<&'static str, u64> {
+    let mut marks = BTreeMap::new();
+    for outcome in admin.iter().filter_map(|record| record.outcome.as_ref()) {
+        let accepted = outcome.error.is_none() && outcome.topics.iter().all(|(_, e)| e.is_none());
+        *marks
+            .entry(if accepted {
+                "admin-op-accepted"
+            } else {
+                "admin-op-refused"
+            })
+            .or_default() += 1;
+        if outcome.attempts > 1 {
+            *marks.entry("admin-op-retried").or_default() += 1;
+        }
+    }
+    marks
 }
 
 /// madsim keeps a weak reference to every task a node ever spawned until someone asks for the

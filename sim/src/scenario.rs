@@ -6,9 +6,12 @@
 //! run re-validates, so every cross-reference (cluster letters, topic names, node names) is
 //! checked here.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use mirrorsim::coordinator::mirror::MIRROR_STATE_TOPIC;
+use mirrorsim::protocol::MirrorTopicOperation;
 use serde::Deserialize;
 use toml::Spanned;
 
@@ -41,6 +44,9 @@ pub struct Scenario {
     /// Faults.
     #[serde(default)]
     pub faults: FaultSpec,
+    /// The admin timeline: KIP-1279 mirror operations at fixed times.
+    #[serde(default)]
+    pub admin: Vec<AdminOpSpec>,
     /// Coverage marks the scenario must reach (reported as vacuous otherwise).
     #[serde(default)]
     pub coverage: Vec<String>,
@@ -68,6 +74,22 @@ pub struct ClusterSpec {
     /// Flush every log at this interval (`None`: never, as Kafka's default).
     #[serde(default)]
     pub log_flush_interval_ms: Option<i64>,
+    /// Partitions of `__mirror_state`, created with the cluster's first mirror.
+    #[serde(default = "default_mirror_state_partitions")]
+    pub mirror_state_partitions: i32,
+    /// Replication factor of `__mirror_state` (`None`: the broker count, at most 3).
+    #[serde(default)]
+    pub mirror_state_replication_factor: Option<i16>,
+}
+
+impl ClusterSpec {
+    /// The replication factor of `__mirror_state`: as configured, else Kafka's 3 capped by the
+    /// broker count (as the runner caps the other internal topics), so a mirror can be created
+    /// on a small cluster without configuring anything.
+    pub fn mirror_state_replication_factor(&self) -> i16 {
+        self.mirror_state_replication_factor
+            .unwrap_or_else(|| i16::from(self.brokers.min(3)))
+    }
 }
 
 fn default_session_timeout_ms() -> i64 {
@@ -76,6 +98,11 @@ fn default_session_timeout_ms() -> i64 {
 
 fn default_replica_lag_time_max_ms() -> i64 {
     1_000
+}
+
+/// Kafka's `mirror.state.topic.num.partitions` default.
+fn default_mirror_state_partitions() -> i32 {
+    50
 }
 
 /// One topic.
@@ -134,6 +161,9 @@ pub struct ProducerSpec {
     /// restarted producer fences its previous incarnation.
     #[serde(default)]
     pub transactional: bool,
+    /// When the producers start, in ms from the start of the fault phase (`None`: 0).
+    #[serde(default)]
+    pub start_ms: Option<Spanned<u64>>,
 }
 
 fn one() -> u16 {
@@ -176,6 +206,10 @@ pub struct ConsumerSpec {
     /// committed); without it every consumer reads every partition.
     #[serde(default)]
     pub group: Option<String>,
+    /// When the consumers start, in ms from the start of the fault phase (`None`: they start
+    /// with the world, before the fault phase).
+    #[serde(default)]
+    pub start_ms: Option<Spanned<u64>>,
 }
 
 fn default_isolation() -> IsolationSpec {
@@ -230,6 +264,102 @@ pub struct ScriptedFault {
 fn default_fault_duration_ms() -> u64 {
     2_000
 }
+
+/// One operation of the admin timeline, sent to the controller of `cluster` (the mirror's
+/// destination).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AdminOpSpec {
+    /// When, in simulated ms from the start of the fault phase (the earliest time: the
+    /// cluster's operations run one at a time, in file order).
+    pub at_ms: Spanned<u64>,
+    /// The destination cluster letter.
+    pub cluster: Spanned<String>,
+    /// What: one of [`AdminOpKind::ALL`], spelled as [`AdminOpKind::name`].
+    pub op: Spanned<String>,
+    /// The mirror's name.
+    pub mirror: Spanned<String>,
+    /// The topics (topic operations only).
+    #[serde(default)]
+    pub topics: Vec<Spanned<String>>,
+    /// The source cluster letter (`create_mirror` only): `bootstrap.servers` lists its brokers.
+    #[serde(default)]
+    pub source: Option<Spanned<String>>,
+    /// Further mirror properties (`create_mirror` only), in key order.
+    #[serde(default)]
+    pub configs: BTreeMap<String, String>,
+}
+
+impl AdminOpSpec {
+    /// The operation. Only valid on a loaded scenario (validation checked the name).
+    pub fn kind(&self) -> AdminOpKind {
+        AdminOpKind::from_name(self.op.get_ref()).expect("validated by Scenario::load")
+    }
+}
+
+/// The operations an admin timeline may run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum AdminOpKind {
+    /// CreateMirror.
+    CreateMirror,
+    /// AddTopicsToMirror.
+    AddTopics,
+    /// RemoveTopicsFromMirror (failover).
+    RemoveTopics,
+    /// PauseMirrorTopics.
+    PauseTopics,
+    /// ResumeMirrorTopics.
+    ResumeTopics,
+    /// DeleteMirror.
+    DeleteMirror,
+}
+
+impl AdminOpKind {
+    /// Every operation.
+    pub const ALL: [Self; 6] = [
+        Self::CreateMirror,
+        Self::AddTopics,
+        Self::RemoveTopics,
+        Self::PauseTopics,
+        Self::ResumeTopics,
+        Self::DeleteMirror,
+    ];
+
+    /// The name scenario files and reports use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::CreateMirror => "create_mirror",
+            Self::AddTopics => "add_topics",
+            Self::RemoveTopics => "remove_topics",
+            Self::PauseTopics => "pause_topics",
+            Self::ResumeTopics => "resume_topics",
+            Self::DeleteMirror => "delete_mirror",
+        }
+    }
+
+    /// The operation called `name`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|kind| kind.name() == name)
+    }
+
+    /// The AlterMirrorTopics operation of a topic operation; `None` for the others.
+    pub fn topic_operation(self) -> Option<MirrorTopicOperation> {
+        match self {
+            Self::AddTopics => Some(MirrorTopicOperation::Add),
+            Self::RemoveTopics => Some(MirrorTopicOperation::Remove),
+            Self::PauseTopics => Some(MirrorTopicOperation::Pause),
+            Self::ResumeTopics => Some(MirrorTopicOperation::Resume),
+            Self::CreateMirror | Self::DeleteMirror => None,
+        }
+    }
+}
+
+/// The internal topics a `leader:` fault target may name before they exist (they are
+/// created on first use): the coordinators' topics have 4 partitions each.
+const COORDINATOR_TOPICS: &[&str] = &["__consumer_offsets", "__transaction_state"];
+
+/// The mirror property naming the source cluster's brokers (KIP-1279 CreateMirror).
+pub const BOOTSTRAP_SERVERS: &str = "bootstrap.servers";
 
 /// Every fault kind name, as scenario files and swarm output spell it.
 pub const FAULT_KINDS: &[&str] = &[
@@ -349,12 +479,7 @@ impl Scenario {
             return Err(source.error("clusters", "between 1 and 26 clusters".into()));
         }
         for (index, cluster) in self.clusters.iter().enumerate() {
-            if cluster.brokers == 0 || cluster.brokers > 50 {
-                return Err(source.error(
-                    &format!("clusters[{index}].brokers"),
-                    "between 1 and 50 brokers".into(),
-                ));
-            }
+            self.validate_cluster(source, index, cluster)?;
         }
         for (index, topic) in self.topics.iter().enumerate() {
             let cluster =
@@ -394,6 +519,7 @@ impl Scenario {
                     source.error(&format!("{field}.interval_ms"), "must be positive".into())
                 );
             }
+            self.check_start_ms(source, producer.start_ms.as_ref(), &field)?;
         }
         for (index, consumer) in self.consumers.iter().enumerate() {
             let field = format!("consumers[{index}]");
@@ -404,6 +530,7 @@ impl Scenario {
                 &consumer.topic,
                 &format!("{field}.topic"),
             )?;
+            self.check_start_ms(source, consumer.start_ms.as_ref(), &field)?;
         }
         for (index, kind) in self.faults.swarm_kinds.iter().enumerate() {
             if !FAULT_KINDS.contains(&kind.get_ref().as_str()) {
@@ -420,6 +547,200 @@ impl Scenario {
         }
         for (index, fault) in self.faults.scripted.iter().enumerate() {
             self.validate_fault(source, index, fault)?;
+        }
+        self.validate_admin_timeline(source)
+    }
+
+    fn validate_cluster(
+        &self,
+        source: &Source<'_>,
+        index: usize,
+        cluster: &ClusterSpec,
+    ) -> Result<(), ScenarioError> {
+        let field = format!("clusters[{index}]");
+        if cluster.brokers == 0 || cluster.brokers > 50 {
+            return Err(source.error(
+                &format!("{field}.brokers"),
+                "between 1 and 50 brokers".into(),
+            ));
+        }
+        if !(1..=64).contains(&cluster.mirror_state_partitions) {
+            return Err(source.error(
+                &format!("{field}.mirror_state_partitions"),
+                "must be between 1 and 64".into(),
+            ));
+        }
+        let replication_factor = cluster.mirror_state_replication_factor();
+        if replication_factor < 1 || replication_factor > i16::from(cluster.brokers) {
+            return Err(source.error(
+                &format!("{field}.mirror_state_replication_factor"),
+                format!(
+                    "must be between 1 and the cluster's {} brokers",
+                    cluster.brokers
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// A workload's `start_ms` must fall inside the fault phase, where load runs.
+    fn check_start_ms(
+        &self,
+        source: &Source<'_>,
+        start_ms: Option<&Spanned<u64>>,
+        field: &str,
+    ) -> Result<(), ScenarioError> {
+        match start_ms {
+            Some(start) if *start.get_ref() >= self.duration_ms => Err(source.error_at(
+                start,
+                format!("{field}.start_ms"),
+                format!(
+                    "must be before the end of the fault phase (duration_ms = {})",
+                    self.duration_ms
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    fn validate_admin_timeline(&self, source: &Source<'_>) -> Result<(), ScenarioError> {
+        // A cluster's operations run one at a time in file order, so their times must not go
+        // backwards; this keeps each cluster's latest time.
+        let mut latest: BTreeMap<usize, u64> = BTreeMap::new();
+        for (index, spec) in self.admin.iter().enumerate() {
+            let field = format!("admin[{index}]");
+            let cluster = self.check_cluster(source, &spec.cluster, &format!("{field}.cluster"))?;
+            let kind = AdminOpKind::from_name(spec.op.get_ref()).ok_or_else(|| {
+                let known: Vec<&str> = AdminOpKind::ALL.iter().map(|k| k.name()).collect();
+                source.error_at(
+                    &spec.op,
+                    format!("{field}.op"),
+                    format!(
+                        "unknown admin op `{}` (known: {})",
+                        spec.op.get_ref(),
+                        known.join(", ")
+                    ),
+                )
+            })?;
+            let at_ms = *spec.at_ms.get_ref();
+            if at_ms >= self.duration_ms {
+                return Err(source.error_at(
+                    &spec.at_ms,
+                    format!("{field}.at_ms"),
+                    format!(
+                        "must be before the end of the fault phase (duration_ms = {})",
+                        self.duration_ms
+                    ),
+                ));
+            }
+            if let Some(previous) = latest.insert(cluster, at_ms).filter(|p| *p > at_ms) {
+                return Err(source.error_at(
+                    &spec.at_ms,
+                    format!("{field}.at_ms"),
+                    format!(
+                        "earlier than cluster `{}`'s previous admin op (at_ms = {previous}); a \
+                         cluster's ops run in file order",
+                        spec.cluster.get_ref()
+                    ),
+                ));
+            }
+            self.validate_admin_source(source, &field, spec, kind)?;
+            self.validate_admin_topics(source, &field, spec, kind)?;
+        }
+        Ok(())
+    }
+
+    /// `source` and `configs` belong to `create_mirror`, which needs a source cluster other
+    /// than its own.
+    fn validate_admin_source(
+        &self,
+        source: &Source<'_>,
+        field: &str,
+        spec: &AdminOpSpec,
+        kind: AdminOpKind,
+    ) -> Result<(), ScenarioError> {
+        if kind != AdminOpKind::CreateMirror {
+            if let Some(mirror_source) = &spec.source {
+                return Err(source.error_at(
+                    mirror_source,
+                    format!("{field}.source"),
+                    "only `create_mirror` takes a source".into(),
+                ));
+            }
+            if !spec.configs.is_empty() {
+                return Err(source.error_at(
+                    &spec.op,
+                    format!("{field}.configs"),
+                    "only `create_mirror` takes configs".into(),
+                ));
+            }
+            return Ok(());
+        }
+        let Some(mirror_source) = &spec.source else {
+            return Err(source.error_at(
+                &spec.op,
+                format!("{field}.source"),
+                "`create_mirror` needs the source cluster".into(),
+            ));
+        };
+        self.check_cluster(source, mirror_source, &format!("{field}.source"))?;
+        if mirror_source.get_ref() == spec.cluster.get_ref() {
+            return Err(source.error_at(
+                mirror_source,
+                format!("{field}.source"),
+                format!(
+                    "the source must differ from the destination cluster `{}`",
+                    spec.cluster.get_ref()
+                ),
+            ));
+        }
+        if spec.configs.contains_key(BOOTSTRAP_SERVERS) {
+            return Err(source.error_at(
+                &spec.op,
+                format!("{field}.configs"),
+                format!("`{BOOTSTRAP_SERVERS}` comes from `source`"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Topic operations need distinct topics declared on the destination cluster; the others
+    /// take none.
+    fn validate_admin_topics(
+        &self,
+        source: &Source<'_>,
+        field: &str,
+        spec: &AdminOpSpec,
+        kind: AdminOpKind,
+    ) -> Result<(), ScenarioError> {
+        if kind.topic_operation().is_none() {
+            return match spec.topics.first() {
+                Some(topic) => Err(source.error_at(
+                    topic,
+                    format!("{field}.topics[0]"),
+                    format!("`{}` takes no topics", kind.name()),
+                )),
+                None => Ok(()),
+            };
+        }
+        if spec.topics.is_empty() {
+            return Err(source.error_at(
+                &spec.op,
+                format!("{field}.topics"),
+                format!("`{}` needs topics", kind.name()),
+            ));
+        }
+        let mut seen = BTreeSet::new();
+        for (position, topic) in spec.topics.iter().enumerate() {
+            let topic_field = format!("{field}.topics[{position}]");
+            self.check_topic(source, &spec.cluster, topic, &topic_field)?;
+            if !seen.insert(topic.get_ref()) {
+                return Err(source.error_at(
+                    topic,
+                    topic_field,
+                    format!("topic `{}` is listed twice", topic.get_ref()),
+                ));
+            }
         }
         Ok(())
     }
@@ -566,9 +887,11 @@ impl Scenario {
             let partition: i32 = partition
                 .parse()
                 .map_err(|_| format!("`{name}`: bad partition"))?;
-            // Internal topics exist once a coordinator is first used (4 partitions each).
-            let internal = matches!(topic, "__consumer_offsets" | "__transaction_state")
-                && (0..4).contains(&partition);
+            // Internal topics exist once a coordinator is first used (4 partitions each), and
+            // `__mirror_state` once the cluster's first mirror is created.
+            let internal = (COORDINATOR_TOPICS.contains(&topic) && (0..4).contains(&partition))
+                || (topic == MIRROR_STATE_TOPIC
+                    && (0..self.clusters[index].mirror_state_partitions).contains(&partition));
             let declared = internal
                 || self.topics.iter().any(|t| {
                     t.cluster.get_ref() == cluster
@@ -699,5 +1022,212 @@ topic = "orders"
         assert_eq!(parse(&text).unwrap_err().field, "faults.scripted[0].kind");
         let text = format!("{MINIMAL}\n[[faults.scripted]]\nat_ms = 10\nkind = \"kill\"\nnodes = [\"a-leader:orders:1\"]\n");
         assert!(parse(&text).is_ok());
+    }
+
+    /// Two clusters, `orders` on b; admin entries are appended from line 13.
+    const TWO_CLUSTERS: &str = r#"
+duration_ms = 5000
+[[clusters]]
+brokers = 3
+[[clusters]]
+brokers = 3
+mirror_state_partitions = 3
+[[topics]]
+cluster = "b"
+name = "orders"
+partitions = 1
+replication_factor = 3
+"#;
+
+    /// Parses [`TWO_CLUSTERS`] with `tail` appended; returns the error's field, line and text.
+    fn error_of(tail: &str) -> (String, Option<usize>, String) {
+        let error = parse(&format!("{TWO_CLUSTERS}{tail}")).unwrap_err();
+        (error.field.clone(), error.line, error.to_string())
+    }
+
+    #[test]
+    fn scenario_admin_timeline_parses() {
+        let scenario = parse(&format!(
+            "{TWO_CLUSTERS}[[admin]]\nat_ms = 0\ncluster = \"b\"\nop = \"create_mirror\"\n\
+             mirror = \"m\"\nsource = \"a\"\n\
+             [[admin]]\nat_ms = 0\ncluster = \"b\"\nop = \"add_topics\"\nmirror = \"m\"\n\
+             topics = [\"orders\"]\n\
+             [[admin]]\nat_ms = 10\ncluster = \"b\"\nop = \"delete_mirror\"\nmirror = \"m\"\n"
+        ))
+        .unwrap();
+        let kinds: Vec<AdminOpKind> = scenario.admin.iter().map(AdminOpSpec::kind).collect();
+        assert_eq!(
+            kinds,
+            [
+                AdminOpKind::CreateMirror,
+                AdminOpKind::AddTopics,
+                AdminOpKind::DeleteMirror
+            ]
+        );
+        assert_eq!(scenario.clusters[1].mirror_state_replication_factor(), 3);
+        assert_eq!(scenario.clusters[0].mirror_state_partitions, 50);
+    }
+
+    #[test]
+    fn scenario_admin_errors_name_file_line_and_field() {
+        let entry = |body: &str| format!("[[admin]]\nat_ms = 100\ncluster = \"b\"\n{body}");
+        // (body after at_ms and cluster, field, line, words of the message)
+        let cases = [
+            (
+                "op = \"explode\"\nmirror = \"m\"\n",
+                "admin[0].op",
+                16,
+                "unknown admin op `explode`",
+            ),
+            (
+                "op = \"create_mirror\"\nmirror = \"m\"\n",
+                "admin[0].source",
+                16,
+                "needs the source cluster",
+            ),
+            (
+                "op = \"create_mirror\"\nmirror = \"m\"\nsource = \"b\"\n",
+                "admin[0].source",
+                18,
+                "must differ from the destination cluster `b`",
+            ),
+            (
+                "op = \"create_mirror\"\nmirror = \"m\"\nsource = \"c\"\n",
+                "admin[0].source",
+                18,
+                "unknown cluster `c`",
+            ),
+            (
+                "op = \"create_mirror\"\nmirror = \"m\"\nsource = \"a\"\n\
+                 configs = { \"bootstrap.servers\" = \"x\" }\n",
+                "admin[0].configs",
+                16,
+                "comes from `source`",
+            ),
+            (
+                "op = \"create_mirror\"\nmirror = \"m\"\nsource = \"a\"\ntopics = [\"orders\"]\n",
+                "admin[0].topics[0]",
+                19,
+                "`create_mirror` takes no topics",
+            ),
+            (
+                "op = \"add_topics\"\nmirror = \"m\"\ntopics = [\"orders\", \"payments\"]\n",
+                "admin[0].topics[1]",
+                18,
+                "topic `payments` is not declared on cluster `b`",
+            ),
+            (
+                "op = \"pause_topics\"\nmirror = \"m\"\ntopics = [\"orders\", \"orders\"]\n",
+                "admin[0].topics[1]",
+                18,
+                "listed twice",
+            ),
+            (
+                "op = \"remove_topics\"\nmirror = \"m\"\n",
+                "admin[0].topics",
+                16,
+                "`remove_topics` needs topics",
+            ),
+            (
+                "op = \"delete_mirror\"\nmirror = \"m\"\nsource = \"a\"\n",
+                "admin[0].source",
+                18,
+                "only `create_mirror` takes a source",
+            ),
+            (
+                "op = \"delete_mirror\"\nmirror = \"m\"\nconfigs = { \"k\" = \"v\" }\n",
+                "admin[0].configs",
+                16,
+                "only `create_mirror` takes configs",
+            ),
+        ];
+        for (body, field, line, words) in cases {
+            let (error_field, error_line, text) = error_of(&entry(body));
+            assert_eq!(error_field, field, "{text}");
+            assert_eq!(error_line, Some(line), "{text}");
+            assert!(
+                text.starts_with(&format!("test.toml:{line}: field `{field}`: ")),
+                "{text}"
+            );
+            assert!(text.contains(words), "{text}");
+        }
+    }
+
+    #[test]
+    fn scenario_admin_cluster_and_times_are_checked() {
+        let (field, line, _) = error_of(
+            "[[admin]]\nat_ms = 0\ncluster = \"c\"\nop = \"delete_mirror\"\nmirror = \"m\"\n",
+        );
+        assert_eq!((field.as_str(), line), ("admin[0].cluster", Some(15)));
+        let (field, line, text) = error_of(
+            "[[admin]]\nat_ms = 5000\ncluster = \"b\"\nop = \"delete_mirror\"\nmirror = \"m\"\n",
+        );
+        assert_eq!((field.as_str(), line), ("admin[0].at_ms", Some(14)));
+        assert!(text.contains("duration_ms = 5000"), "{text}");
+        // A cluster's operations run in file order; another cluster's times are independent.
+        let two = |first: &str, second: &str| {
+            format!(
+                "[[admin]]\nat_ms = 200\ncluster = \"b\"\nop = \"delete_mirror\"\nmirror = \"m\"\n\
+                 [[admin]]\nat_ms = 100\ncluster = \"{first}\"\nop = \"delete_mirror\"\nmirror = \"{second}\"\n"
+            )
+        };
+        let (field, line, text) = error_of(&two("b", "m"));
+        assert_eq!(
+            (field.as_str(), line),
+            ("admin[1].at_ms", Some(19)),
+            "{text}"
+        );
+        assert!(text.contains("previous admin op (at_ms = 200)"), "{text}");
+        assert!(parse(&format!("{TWO_CLUSTERS}{}", two("a", "m"))).is_ok());
+        // A missing key is named by toml.
+        let (field, _, _) =
+            error_of("[[admin]]\nat_ms = 0\ncluster = \"b\"\nop = \"delete_mirror\"\n");
+        assert_eq!(field, "mirror");
+    }
+
+    #[test]
+    fn scenario_start_ms_and_mirror_state_sizes_are_checked() {
+        let (field, line, _) =
+            error_of("[[producers]]\ncluster = \"b\"\ntopic = \"orders\"\nstart_ms = 5000\n");
+        assert_eq!((field.as_str(), line), ("producers[0].start_ms", Some(16)));
+        let (field, line, _) =
+            error_of("[[consumers]]\ncluster = \"b\"\ntopic = \"orders\"\nstart_ms = 9000\n");
+        assert_eq!((field.as_str(), line), ("consumers[0].start_ms", Some(16)));
+        assert!(parse(&format!(
+            "{TWO_CLUSTERS}[[consumers]]\ncluster = \"b\"\ntopic = \"orders\"\nstart_ms = 4999\n"
+        ))
+        .is_ok());
+
+        let error = parse(&TWO_CLUSTERS.replace(
+            "mirror_state_partitions = 3",
+            "mirror_state_replication_factor = 4",
+        ))
+        .unwrap_err();
+        assert_eq!(error.field, "clusters[1].mirror_state_replication_factor");
+        assert_eq!(error.line, Some(7));
+        let error = parse(
+            &TWO_CLUSTERS.replace("mirror_state_partitions = 3", "mirror_state_partitions = 0"),
+        )
+        .unwrap_err();
+        assert_eq!(error.field, "clusters[1].mirror_state_partitions");
+        assert_eq!(error.line, Some(7));
+        // A small cluster gets a small replication factor unless told otherwise.
+        let scenario =
+            parse(&TWO_CLUSTERS.replace("brokers = 3\n[[clusters]]", "brokers = 1\n[[clusters]]"))
+                .unwrap();
+        assert_eq!(scenario.clusters[0].mirror_state_replication_factor(), 1);
+    }
+
+    #[test]
+    fn scenario_mirror_state_leaders_are_fault_targets() {
+        let kill = |node: &str| {
+            format!(
+                "{TWO_CLUSTERS}[[faults.scripted]]\nat_ms = 10\nkind = \"kill\"\nnodes = [\"{node}\"]\n"
+            )
+        };
+        assert!(parse(&kill("b-leader:__mirror_state:2")).is_ok());
+        let error = parse(&kill("b-leader:__mirror_state:3")).unwrap_err();
+        assert_eq!(error.field, "faults.scripted[0].nodes[0]");
+        assert!(parse(&kill("a-leader:__mirror_state:49")).is_ok());
     }
 }

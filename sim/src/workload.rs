@@ -5,7 +5,8 @@
 //! hash of the previous value it sent there. A checker can therefore find lost, duplicated and
 //! reordered records from the data alone (FoundationDB's Cycle idea), without trusting any
 //! component's bookkeeping. The [`History`] records every send, acknowledgement, failure and
-//! consumed record; it lives outside the nodes so it survives their crashes.
+//! consumed record, and the outcome of every admin operation; it lives outside the nodes so it
+//! survives their crashes.
 
 use std::collections::BTreeMap;
 
@@ -139,6 +140,9 @@ pub struct History {
     /// and for a transactional send also committed), so a per-step checker can look at the new
     /// ones only instead of every send of the run.
     pub readable: Vec<(NodeId, u64, u64)>,
+    /// Every operation of the scenario's admin timeline, in file order, with its outcome once
+    /// it finished.
+    pub admin_ops: Vec<crate::admin::AdminOpRecord>,
 }
 
 impl History {
@@ -160,6 +164,18 @@ impl History {
                 send.acked_offset
                     .map(|offset| (&send.topic_partition, offset, send.value.as_str()))
             })
+    }
+
+    /// Records a finished admin operation's outcome.
+    pub(crate) fn record_admin(&mut self, finished: crate::admin::AdminOpRecord) {
+        match self
+            .admin_ops
+            .iter_mut()
+            .find(|record| record.op.index == finished.op.index)
+        {
+            Some(record) => *record = finished,
+            None => self.admin_ops.push(finished),
+        }
     }
 
     /// Records the acknowledgement of send `key` at `offset`.

@@ -16,7 +16,8 @@
 //! (each receive costs madsim's 1 ms floor, so one loop would cap a node at 1000 messages per
 //! simulated second). The state machine lives in a [`Slot`] shared with the supervisor so
 //! checkers can read it; a kill drops the tasks and the restart builds a new state machine from
-//! the world-owned disk.
+//! the world-owned disk. A client with a deferred start (a scenario's `start_ms`) has no state
+//! machine and no address until that many ms into the fault phase.
 //!
 //! The message layer keeps every (sender, receiver) link in order, as the TCP connections Kafka
 //! runs on do (its idempotence relies on it): the sender stamps a link sequence number and
@@ -175,6 +176,11 @@ pub struct Shared {
     pub history: Mutex<History>,
     /// Whether producers create new records.
     pub load_enabled: Mutex<bool>,
+    /// When the fault phase started, in ms since the world started (`None` before).
+    pub fault_phase_start_ms: Mutex<Option<i64>>,
+    /// Client nodes whose state machine is built only this many ms into the fault phase
+    /// (a scenario's `start_ms`); filled while the nodes are built.
+    pub deferred_starts: Mutex<BTreeMap<NodeId, u64>>,
     /// Print every trace event on stderr (replay).
     pub print_trace: bool,
     start: madsim::time::Instant,
@@ -190,6 +196,8 @@ impl Shared {
             trace: Mutex::new(FNV_OFFSET),
             history: Mutex::new(History::default()),
             load_enabled: Mutex::new(false),
+            fault_phase_start_ms: Mutex::new(None),
+            deferred_starts: Mutex::new(BTreeMap::new()),
             print_trace: false,
             start: madsim::time::Instant::now(),
         }
@@ -198,6 +206,31 @@ impl Shared {
     /// Simulated milliseconds since the world started.
     pub fn elapsed_ms(&self) -> i64 {
         self.start.elapsed().as_millis() as i64
+    }
+
+    /// Simulated milliseconds since the fault phase started (`None` before it started).
+    pub fn fault_phase_elapsed_ms(&self) -> Option<i64> {
+        let start = (*lock(&self.fault_phase_start_ms))?;
+        Some(self.elapsed_ms() - start)
+    }
+
+    /// Waits until `node` may be built: at once unless its start is deferred, else until that
+    /// many ms into the fault phase.
+    async fn wait_for_start(&self, node: NodeId) {
+        let Some(offset) = lock(&self.deferred_starts).get(&node).copied() else {
+            return;
+        };
+        loop {
+            let remaining = self
+                .fault_phase_elapsed_ms()
+                .map(|elapsed| offset as i64 - elapsed);
+            match remaining {
+                Some(ms) if ms <= 0 => return,
+                Some(ms) => madsim::time::sleep(Duration::from_millis(ms as u64)).await,
+                // The fault phase's start is not known yet: look again shortly.
+                None => madsim::time::sleep(Duration::from_millis(10)).await,
+            }
+        }
     }
 
     /// The node's local clock in ms.
@@ -334,6 +367,8 @@ pub async fn run_node(
     slot: Arc<Mutex<Slot>>,
     factory: NodeFactory,
 ) {
+    // A deferred client does not exist yet: it has no address, so anything sent to it is lost.
+    shared.wait_for_start(node).await;
     let endpoint = Arc::new(
         Endpoint::bind(node_address(node))
             .await
@@ -444,6 +479,13 @@ fn step_outputs(node: NodeId, shared: &Shared, slot: &Mutex<Slot>) -> (Vec<Envel
             workload.record_events(&mut history);
         }
         NodeState::Consumer(workload) => workload.record_events(&mut lock(&shared.history)),
+        NodeState::Admin(admin) => {
+            admin.set_clock(now, shared.fault_phase_elapsed_ms());
+            for finished in admin.take_finished() {
+                shared.trace(&format!("admin {node} {finished}"));
+                lock(&shared.history).record_admin(finished);
+            }
+        }
         _ => {}
     }
     let outbox = state.node().take_outbox();

@@ -1,4 +1,4 @@
-//! Every one-cluster scenario with fresh random seeds (printed, with the replay command on
+//! Every scenario with fresh random seeds (printed, with the replay command on
 //! failure), the pinned regression seeds, determinism, and the broken-switch tests that show a
 //! checker catching a deliberately broken broker.
 
@@ -18,6 +18,7 @@ const SCENARIOS: &[&str] = &[
     "consumer_groups",
     "transactions",
     "swarm_transactions",
+    "mirror_admin",
 ];
 
 fn repository_root() -> PathBuf {
