@@ -314,6 +314,8 @@ impl Running {
 pub struct AdminClient {
     node_id: NodeId,
     controller: NodeId,
+    /// The cluster's brokers: DeleteMirror goes to one of them (see [`AdminClient::with_brokers`]).
+    brokers: Vec<NodeId>,
     outbox: Outbox,
     pending_topics: Vec<NewTopic>,
     in_flight: Option<(u64, i64)>,
@@ -340,6 +342,7 @@ impl AdminClient {
         Self {
             node_id,
             controller,
+            brokers: Vec::new(),
             outbox: Outbox::new(node_id),
             pending_topics: topics,
             in_flight: None,
@@ -350,6 +353,14 @@ impl AdminClient {
             now_ms,
             finished: Vec::new(),
         }
+    }
+
+    /// Sends DeleteMirror to these brokers (in turn, one per attempt) rather than to the
+    /// controller: a broker is KIP-1279's admin entry that checks every partition of the
+    /// mirror is STOPPED before it forwards the request.
+    pub fn with_brokers(mut self, brokers: Vec<NodeId>) -> Self {
+        self.brokers = brokers;
+        self
     }
 
     /// Whether every topic was created.
@@ -429,7 +440,13 @@ impl AdminClient {
             None => {}
         }
         let request = running.op.request(&running.pending_topics);
-        let correlation_id = self.outbox.request(self.controller, request);
+        let to = match request {
+            Request::DeleteMirror { .. } if !self.brokers.is_empty() => {
+                self.brokers[running.attempts as usize % self.brokers.len()]
+            }
+            _ => self.controller,
+        };
+        let correlation_id = self.outbox.request(to, request);
         running.in_flight = Some((correlation_id, now_ms));
         running.attempts += 1;
     }

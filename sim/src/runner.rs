@@ -314,7 +314,7 @@ fn build_nodes(
             let admin = NodeId::Client(cluster, ClientKind::Admin, 1);
             add(
                 admin,
-                admin_factory(admin, topics, ops, Arc::clone(shared)),
+                admin_factory(admin, topics, ops, brokers.clone(), Arc::clone(shared)),
                 MemoryStorage::new(),
             );
         }
@@ -454,6 +454,7 @@ fn admin_factory(
     id: NodeId,
     topics: Vec<NewTopic>,
     ops: Vec<AdminOp>,
+    brokers: Vec<NodeId>,
     shared: Arc<Shared>,
 ) -> NodeFactory {
     Arc::new(move |now_ms, _| {
@@ -469,13 +470,16 @@ fn admin_factory(
                 .cloned()
                 .collect()
         };
-        NodeState::Admin(Box::new(AdminClient::new(
-            id,
-            NodeId::Controller(id.cluster()),
-            topics.clone(),
-            remaining,
-            now_ms,
-        )))
+        NodeState::Admin(Box::new(
+            AdminClient::new(
+                id,
+                NodeId::Controller(id.cluster()),
+                topics.clone(),
+                remaining,
+                now_ms,
+            )
+            .with_brokers(brokers.clone()),
+        ))
     })
 }
 

@@ -46,6 +46,15 @@
 //! (any state but UNKNOWN and STOPPED) is `InvalidClusterMirrorState`, else its persisted last
 //! mirrored epoch (or −1).
 //!
+//! Contract (admin entry): a DeleteMirror sent to this broker is checked before it is
+//! forwarded, as the prototype's brokers do: every partition of the mirror's topics must be
+//! STOPPED at its coordinator (else `InvalidClusterMirrorState`, or the coordinator's error);
+//! then every `__mirror_state` partition tombstones the mirror's records (DeleteMirrorStates);
+//! only then is the request forwarded to the controller, whose answer is relayed. Without the
+//! check an operator could delete a mirror mid-STOPPING, and the partition would turn into a
+//! plain writable topic before its leader epoch was bumped (the `mirror_admin` scenario's
+//! `epochs-monotonic` finding when the admin went straight to the controller).
+//!
 //! Not modelled yet: the periodic sync (configs, group offsets, ACLs), topic creation on the
 //! destination, EPOCH_FENCING and proactive bumps (later revisions), follow-the-source log
 //! start, and fetch sessions shared by partitions (one fetch per partition).
@@ -139,6 +148,25 @@ enum MirrorRequest {
         reply_to: NodeId,
         correlation_id: u64,
     },
+    /// DeleteMirror at the admin entry: a coordinator read of the mirror's partitions.
+    DeleteCheck(u64),
+    /// DeleteMirror: a coordinator's tombstones of the mirror's records.
+    DeleteTombstones(u64),
+    /// DeleteMirror: the controller's answer, to relay.
+    DeleteForward(u64),
+}
+
+/// A DeleteMirror this broker checks before it forwards it (the prototype's admin-entry
+/// validation; spec §3.7).
+#[derive(Debug, Clone)]
+struct PendingDelete {
+    reply_to: NodeId,
+    correlation_id: u64,
+    mirror: String,
+    /// Coordinator answers still expected in the current phase.
+    waiting: usize,
+    /// The first reason to refuse, once known.
+    refused: Option<ErrorCode>,
 }
 
 /// One led mirror partition.
@@ -178,6 +206,8 @@ pub(super) struct MirrorManager {
     tasks: BTreeMap<TopicPartition, MirrorTask>,
     sources: BTreeMap<String, SourceCluster>,
     requests: BTreeMap<u64, (MirrorRequest, i64)>,
+    deletes: BTreeMap<u64, PendingDelete>,
+    next_delete_id: u64,
 }
 
 impl MirrorManager {
@@ -1161,7 +1191,11 @@ impl<S: BrokerStorage> super::Broker<S> {
             | MirrorRequest::LmeLookup { partition: tp, .. }
             | MirrorRequest::Bump(tp)
             | MirrorRequest::Fetch { partition: tp, .. } => task_exists(tp, tasks),
-            MirrorRequest::SourceMetadata { .. } | MirrorRequest::LookupRead { .. } => true,
+            MirrorRequest::SourceMetadata { .. }
+            | MirrorRequest::LookupRead { .. }
+            | MirrorRequest::DeleteCheck(_)
+            | MirrorRequest::DeleteTombstones(_)
+            | MirrorRequest::DeleteForward(_) => true,
         };
         if !live {
             // The task was dropped while the request was in flight.
@@ -1246,6 +1280,15 @@ impl<S: BrokerStorage> super::Broker<S> {
                 correlation_id,
             } => {
                 self.answer_lookup_from_coordinator(reply_to, correlation_id, response);
+            }
+            MirrorRequest::DeleteCheck(delete_id) => {
+                self.delete_check_answered(now_ms, delete_id, response)
+            }
+            MirrorRequest::DeleteTombstones(delete_id) => {
+                self.delete_tombstones_answered(now_ms, delete_id, response)
+            }
+            MirrorRequest::DeleteForward(delete_id) => {
+                self.delete_forward_answered(delete_id, response)
             }
         }
         self.poll_mirror(now_ms);
@@ -1359,6 +1402,227 @@ impl<S: BrokerStorage> super::Broker<S> {
                 error,
                 last_mirrored_epoch,
             },
+        );
+    }
+}
+
+impl<S: BrokerStorage> super::Broker<S> {
+    // ----- DeleteMirror at the admin entry -----
+
+    /// The keys of every partition of `mirror`'s topics, grouped by coordinator partition.
+    fn mirror_keys_by_coordinator(&self, mirror: &str) -> BTreeMap<i32, Vec<MirrorPartitionId>> {
+        let partitions = partition_count(&self.image, MIRROR_STATE_TOPIC);
+        let mut keys: BTreeMap<i32, Vec<MirrorPartitionId>> = BTreeMap::new();
+        if partitions == 0 {
+            return keys;
+        }
+        for (name, topic_id) in &self.image.topic_ids {
+            let ours = self
+                .image
+                .mirror_desired_state(name)
+                .is_some_and(|desired| desired.mirror() == mirror);
+            if !ours {
+                continue;
+            }
+            let count = self
+                .image
+                .topics
+                .get(topic_id)
+                .map_or(0, |topic| topic.partitions.len());
+            for partition in 0..count as i32 {
+                let id = MirrorPartitionId {
+                    topic_id: *topic_id,
+                    partition,
+                };
+                keys.entry(mirror_state_partition(mirror, &id, partitions))
+                    .or_default()
+                    .push(id);
+            }
+        }
+        keys
+    }
+
+    fn coordinator_of_partition(&self, coordinator_partition: i32) -> Option<NodeId> {
+        let leader = self
+            .image
+            .partition(&TopicPartition::new(
+                MIRROR_STATE_TOPIC,
+                coordinator_partition,
+            ))?
+            .leader?;
+        Some(NodeId::Broker(self.node_id.cluster(), leader))
+    }
+
+    /// DeleteMirror from an admin; see the module doc.
+    pub(super) fn handle_delete_mirror(
+        &mut self,
+        now_ms: i64,
+        from: NodeId,
+        correlation_id: u64,
+        mirror: String,
+    ) {
+        let delete_id = self.mirror.next_delete_id;
+        self.mirror.next_delete_id += 1;
+        let mut pending = PendingDelete {
+            reply_to: from,
+            correlation_id,
+            mirror: mirror.clone(),
+            waiting: 0,
+            refused: None,
+        };
+        let mut reads = Vec::new();
+        for (coordinator_partition, ids) in self.mirror_keys_by_coordinator(&mirror) {
+            match self.coordinator_of_partition(coordinator_partition) {
+                Some(coordinator) => reads.push((coordinator, coordinator_partition, ids)),
+                None => pending.refused = Some(ErrorCode::CoordinatorNotAvailable),
+            }
+        }
+        if pending.refused.is_some() {
+            self.finish_delete(pending, None);
+            return;
+        }
+        pending.waiting = reads.len();
+        self.mirror.deletes.insert(delete_id, pending);
+        if reads.is_empty() {
+            self.delete_send_tombstones(now_ms, delete_id);
+            return;
+        }
+        for (coordinator, coordinator_partition, partitions) in reads {
+            let request = Request::ReadMirrorStates {
+                coordinator_partition,
+                mirror: mirror.clone(),
+                partitions,
+            };
+            let what = MirrorRequest::DeleteCheck(delete_id);
+            self.send_mirror_request(now_ms, coordinator, request, what);
+        }
+    }
+
+    /// Counts one coordinator answer of the current phase; the pending delete once every
+    /// answer of the phase is in.
+    fn delete_phase_answered(
+        &mut self,
+        delete_id: u64,
+        refusal: Option<ErrorCode>,
+    ) -> Option<PendingDelete> {
+        let pending = self.mirror.deletes.get_mut(&delete_id)?;
+        if pending.refused.is_none() {
+            pending.refused = refusal;
+        }
+        pending.waiting -= 1;
+        if pending.waiting > 0 {
+            return None;
+        }
+        if pending.refused.is_some() {
+            let pending = self.mirror.deletes.remove(&delete_id).expect("present");
+            self.finish_delete(pending, None);
+            return None;
+        }
+        Some(pending.clone())
+    }
+
+    fn delete_check_answered(
+        &mut self,
+        now_ms: i64,
+        delete_id: u64,
+        response: Result<Response, ErrorCode>,
+    ) {
+        let refusal = match response {
+            Ok(Response::ReadMirrorStates {
+                error: ErrorCode::None,
+                partitions,
+                ..
+            }) => partitions.iter().find_map(|status| {
+                if !status.error.is_none() {
+                    Some(status.error)
+                } else if status.state != MirrorState::Stopped {
+                    Some(ErrorCode::InvalidClusterMirrorState)
+                } else {
+                    None
+                }
+            }),
+            Ok(Response::ReadMirrorStates { error, .. }) => Some(error),
+            Ok(_) => Some(ErrorCode::InvalidRequest),
+            Err(error) => Some(error),
+        };
+        if self.delete_phase_answered(delete_id, refusal).is_some() {
+            self.delete_send_tombstones(now_ms, delete_id);
+        }
+    }
+
+    fn delete_send_tombstones(&mut self, now_ms: i64, delete_id: u64) {
+        let partitions = partition_count(&self.image, MIRROR_STATE_TOPIC);
+        let coordinators: Option<Vec<(i32, NodeId)>> = (0..partitions)
+            .map(|partition| Some((partition, self.coordinator_of_partition(partition)?)))
+            .collect();
+        let Some(coordinators) = coordinators else {
+            let mut pending = self.mirror.deletes.remove(&delete_id).expect("present");
+            pending.refused = Some(ErrorCode::CoordinatorNotAvailable);
+            self.finish_delete(pending, None);
+            return;
+        };
+        if coordinators.is_empty() {
+            self.delete_forward(now_ms, delete_id);
+            return;
+        }
+        let pending = self.mirror.deletes.get_mut(&delete_id).expect("present");
+        pending.waiting = coordinators.len();
+        let mirror = pending.mirror.clone();
+        for (coordinator_partition, node) in coordinators {
+            let request = Request::DeleteMirrorStates {
+                coordinator_partition,
+                mirror: mirror.clone(),
+            };
+            let what = MirrorRequest::DeleteTombstones(delete_id);
+            self.send_mirror_request(now_ms, node, request, what);
+        }
+    }
+
+    fn delete_tombstones_answered(
+        &mut self,
+        now_ms: i64,
+        delete_id: u64,
+        response: Result<Response, ErrorCode>,
+    ) {
+        let refusal = match response {
+            Ok(Response::DeleteMirrorStates { error }) => (!error.is_none()).then_some(error),
+            Ok(_) => Some(ErrorCode::InvalidRequest),
+            Err(error) => Some(error),
+        };
+        if self.delete_phase_answered(delete_id, refusal).is_some() {
+            self.delete_forward(now_ms, delete_id);
+        }
+    }
+
+    fn delete_forward(&mut self, now_ms: i64, delete_id: u64) {
+        let mirror = self.mirror.deletes[&delete_id].mirror.clone();
+        let controller = self.controller;
+        let request = Request::DeleteMirror { name: mirror };
+        let what = MirrorRequest::DeleteForward(delete_id);
+        self.send_mirror_request(now_ms, controller, request, what);
+    }
+
+    fn delete_forward_answered(&mut self, delete_id: u64, response: Result<Response, ErrorCode>) {
+        let Some(pending) = self.mirror.deletes.remove(&delete_id) else {
+            return;
+        };
+        let error = match response {
+            Ok(Response::DeleteMirror { error }) => error,
+            Ok(_) => ErrorCode::InvalidRequest,
+            Err(error) => error,
+        };
+        self.finish_delete(pending, Some(error));
+    }
+
+    /// Answers the admin: the controller's answer if it got that far, else the refusal.
+    fn finish_delete(&mut self, pending: PendingDelete, controller_answer: Option<ErrorCode>) {
+        let error = controller_answer
+            .or(pending.refused)
+            .unwrap_or(ErrorCode::None);
+        self.outbox.respond(
+            pending.reply_to,
+            pending.correlation_id,
+            Response::DeleteMirror { error },
         );
     }
 }

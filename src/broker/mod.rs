@@ -1620,8 +1620,10 @@ impl<S: BrokerStorage> Broker<S> {
             }
             // Controller-bound requests sent to a broker are answered with NotController (admin
             // clients send them to the controller; brokers do not forward).
+            Request::DeleteMirror { name } => {
+                self.handle_delete_mirror(now_ms, from, correlation_id, name)
+            }
             Request::CreateMirror { .. }
-            | Request::DeleteMirror { .. }
             | Request::AlterMirrorTopics { .. }
             | Request::ListMirrors
             | Request::IncrementalAlterConfigs { .. }
