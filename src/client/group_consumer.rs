@@ -219,6 +219,10 @@ pub struct GroupConsumer {
     member_epoch: i32,
     heartbeat_interval_ms: i64,
     next_heartbeat_ms: i64,
+    /// The last heartbeat failed: its lost answer may have carried an assignment change, so
+    /// the next one is a full heartbeat (with the subscription) that the coordinator answers
+    /// with the whole assignment (KIP-848's full request after an error).
+    full_heartbeat_due: bool,
     next_auto_commit_ms: i64,
     /// The coordinator's assignment.
     assignment: BTreeSet<TopicPartition>,
@@ -264,6 +268,7 @@ impl GroupConsumer {
             member_epoch: 0,
             heartbeat_interval_ms: config.consumer.retry_backoff_ms,
             next_heartbeat_ms: i64::MIN,
+            full_heartbeat_due: false,
             next_auto_commit_ms: i64::MAX,
             assignment: BTreeSet::new(),
             awaiting_offsets: BTreeSet::new(),
@@ -470,7 +475,10 @@ impl GroupConsumer {
                 self.phase = Phase::Joining;
                 (0, Some(self.config.topics.clone()))
             }
-            Phase::Stable if now_ms >= self.next_heartbeat_ms => (self.member_epoch, None),
+            Phase::Stable if now_ms >= self.next_heartbeat_ms => {
+                let topics = self.full_heartbeat_due.then(|| self.config.topics.clone());
+                (self.member_epoch, topics)
+            }
             Phase::Leaving
                 if self.leave_commit.is_none()
                     && !self.in_flight_matches(|request| {
@@ -774,6 +782,7 @@ impl GroupConsumer {
         assignment: Option<Vec<TopicPartition>>,
     ) {
         self.next_heartbeat_ms = now_ms + self.heartbeat_interval_ms;
+        self.full_heartbeat_due = false;
         match self.phase {
             Phase::Joining => {
                 self.phase = Phase::Stable;
@@ -812,6 +821,7 @@ impl GroupConsumer {
         if self.phase == Phase::Joining {
             self.phase = Phase::Unjoined;
         }
+        self.full_heartbeat_due = true;
         match error {
             ErrorCode::UnknownMemberId | ErrorCode::FencedMemberEpoch => {
                 if self.phase == Phase::Stable || self.phase == Phase::Leaving {

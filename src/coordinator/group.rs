@@ -34,7 +34,9 @@
 //!   those it gets by a later heartbeat, once the previous owner acknowledged losing them. A
 //!   member acknowledges an assignment by heartbeating with the epoch that came with it, so
 //!   partitions are only ever taken away together with an epoch change. The answer carries the
-//!   assignment when it changed, on a join or rejoin, and on a member's first heartbeat after a
+//!   assignment when it changed, on a join or rejoin, on a full heartbeat (one that carries the
+//!   subscription: members send one after a failed heartbeat, whose lost answer may have added
+//!   a released partition within the same epoch), and on a member's first heartbeat after a
 //!   failover; otherwise `None`.
 //! - **Sessions.** A member that does not heartbeat for `session_timeout_ms` is removed by a
 //!   tombstone (see [`Shard::poll_timeout`]); a failed removal is retried a heartbeat interval
@@ -476,6 +478,9 @@ impl GroupCoordinatorShard {
         }
         member.session_deadline_ms = Some(session_deadline_ms);
         let current_topics = &self.groups[&group_id].members[&member_id];
+        // A full heartbeat (one with the subscription) gets the whole assignment: the member
+        // sends one after a failed heartbeat, whose lost answer may have changed it.
+        let full_request = member_epoch == 0 || subscribed_topics.is_some();
         match subscribed_topics {
             Some(topics) if &topics != current_topics => {
                 let member_index = member_index_of(&group_id, &member_id);
@@ -495,7 +500,7 @@ impl GroupCoordinatorShard {
                 self.write(vec![record], pending, out);
             }
             _ => {
-                let response = self.reconcile(env, &group_id, &member_id, member_epoch == 0);
+                let response = self.reconcile(env, &group_id, &member_id, full_request);
                 out.responses.push((from, correlation_id, response));
             }
         }

@@ -471,12 +471,24 @@ fn subscription_change_is_written_and_bumps_the_epoch() {
     let same = runtime
         .heartbeat(client(1), &a.member_id, 2, Some(&["payments"]))
         .unwrap();
-    assert_eq!((same.member_epoch, same.assignment), (2, None));
+    assert_eq!(
+        (same.member_epoch, same.assignment),
+        (
+            2,
+            Some(vec![
+                TopicPartition::new("payments", 0),
+                TopicPartition::new("payments", 1)
+            ])
+        ),
+        "a full heartbeat (with the subscription) gets the whole assignment"
+    );
     assert_eq!(
         runtime.log.len(),
         2,
         "an unchanged subscription writes nothing"
     );
+    let light = runtime.heartbeat(client(1), &a.member_id, 2, None).unwrap();
+    assert_eq!((light.member_epoch, light.assignment), (2, None));
 }
 
 #[test]
