@@ -141,6 +141,8 @@ pub struct Checkers {
     pub durable_topics: BTreeSet<(ClusterIndex, String)>,
     /// Counts of events seen, for coverage marks.
     pub marks: BTreeMap<String, u64>,
+    /// The KIP-1279 checks.
+    mirror: crate::mirror_checks::MirrorChecks,
 }
 
 impl Checkers {
@@ -160,8 +162,9 @@ impl Checkers {
         let mut violations = Vec::new();
         self.check_metadata_epochs(time_ms, controllers, &mut violations);
         for view in brokers.iter_mut() {
-            self.consume_events(view);
+            self.consume_events(time_ms, view);
         }
+        violations.extend(self.mirror.check(time_ms, controllers, brokers));
         self.check_leaders(time_ms, brokers, &mut violations);
         self.check_replica_logs(time_ms, brokers, &mut violations);
         self.check_logs_incremental(time_ms, controllers, brokers, &mut violations);
@@ -195,9 +198,10 @@ impl Checkers {
         }
     }
 
-    fn consume_events(&mut self, view: &mut BrokerView<'_>) {
+    fn consume_events(&mut self, time_ms: i64, view: &mut BrokerView<'_>) {
         let node = NodeId::Broker(view.cluster, view.broker.broker_id());
         for event in view.broker.take_events() {
+            self.mirror.observe(time_ms, view, &event);
             match event {
                 BrokerEvent::Truncated {
                     topic_partition, ..

@@ -12,12 +12,14 @@
 //! | [`world`] | node table, node drivers, message layer, clocks, trace hash |
 //! | [`workload`] | self-describing records and the recorded history |
 //! | [`checkers`] | safety and liveness invariants, Jepsen anomalies |
+//! | [`mirror_checks`] | the KIP-1279 invariants on mirrored logs |
 //! | [`runner`] | one run: phases, fault execution, report |
 //! | [`admin`] | the admin client: set-up topics, then the scenario's admin timeline |
 
 pub mod admin;
 pub mod checkers;
 pub mod faults;
+pub mod mirror_checks;
 pub mod runner;
 pub mod scenario;
 pub mod workload;

@@ -19,6 +19,7 @@ const SCENARIOS: &[&str] = &[
     "transactions",
     "swarm_transactions",
     "mirror_admin",
+    "active_passive",
 ];
 
 fn repository_root() -> PathBuf {
@@ -193,5 +194,52 @@ fn broken_lso_ignoring_open_transactions_is_caught_within_ten_seeds() {
         "transactions",
         BrokenSwitch::LsoIgnoresOpenTransactions,
         |report| violation_of(report, "read-committed"),
+    );
+}
+
+#[test]
+fn broken_mirror_skipping_the_pid_reset_is_caught_within_ten_seeds() {
+    // STOPPED without MIRROR_PID_RESET: the source's producer ids survive in b's producer
+    // state (the seed's motivating bug, spec §9 S-1).
+    caught_within_ten_seeds(
+        "active_passive",
+        BrokenSwitch::MirrorSkipPidReset,
+        |report| violation_of(report, "no-stale-pid-after-stopped"),
+    );
+}
+
+#[test]
+fn broken_mirror_skipping_the_epoch_bump_is_caught_within_ten_seeds() {
+    // STOPPING without the bump: b's own batches carry an epoch no higher than a's mirrored
+    // ones (a's leaders moved several times while b mirrored). The first such batch is the
+    // MIRROR_PID_RESET itself, which epochs-monotonic sees as soon as it is appended, before
+    // the partition is STOPPED and local-epoch-above-mirrored looks.
+    caught_within_ten_seeds(
+        "active_passive",
+        BrokenSwitch::MirrorSkipEpochBump,
+        |report| {
+            violation_of(report, "local-epoch-above-mirrored")
+                .or_else(|| violation_of(report, "epochs-monotonic"))
+        },
+    );
+}
+
+#[test]
+fn broken_mirror_rewriting_epochs_is_caught_within_ten_seeds() {
+    // Mirrored batches stamped with b's epoch are no longer the source's bytes.
+    caught_within_ten_seeds(
+        "active_passive",
+        BrokenSwitch::MirrorRewriteEpoch,
+        |report| violation_of(report, "offset-identity"),
+    );
+}
+
+#[test]
+fn broken_mirror_taking_writes_before_stopped_is_caught_within_ten_seeds() {
+    // b's producer starts while b still mirrors: a write must be refused until STOPPED.
+    caught_within_ten_seeds(
+        "active_passive",
+        BrokenSwitch::MirrorWritableBeforeStopped,
+        |report| violation_of(report, "read-only-until-stopped"),
     );
 }

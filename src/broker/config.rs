@@ -55,6 +55,16 @@ pub enum BrokenSwitch {
     /// The last stable offset ignores open transactions (READ_COMMITTED reads up to the high
     /// watermark).
     LsoIgnoresOpenTransactions,
+    /// KIP-1279 STOPPING skips MIRROR_PID_RESET: mirrored producer state survives the stop.
+    MirrorSkipPidReset,
+    /// KIP-1279 STOPPING skips the leader epoch bump: local batches may carry an epoch no
+    /// higher than the mirrored ones.
+    MirrorSkipEpochBump,
+    /// The mirror fetcher stamps fetched batches with the destination's leader epoch (the
+    /// rejected `epoch-rewrite` design).
+    MirrorRewriteEpoch,
+    /// Mirror partitions take client writes before they are STOPPED.
+    MirrorWritableBeforeStopped,
 }
 
 impl BrokenSwitch {
@@ -64,6 +74,10 @@ impl BrokenSwitch {
             Self::AckBeforeReplication => "ack-before-replication",
             Self::SkipDivergenceTruncation => "skip-divergence-truncation",
             Self::LsoIgnoresOpenTransactions => "lso-ignores-open-transactions",
+            Self::MirrorSkipPidReset => "mirror-skip-pid-reset",
+            Self::MirrorSkipEpochBump => "mirror-skip-epoch-bump",
+            Self::MirrorRewriteEpoch => "mirror-rewrite-epoch",
+            Self::MirrorWritableBeforeStopped => "mirror-writable-before-stopped",
         }
     }
 
@@ -73,6 +87,10 @@ impl BrokenSwitch {
             Self::AckBeforeReplication,
             Self::SkipDivergenceTruncation,
             Self::LsoIgnoresOpenTransactions,
+            Self::MirrorSkipPidReset,
+            Self::MirrorSkipEpochBump,
+            Self::MirrorRewriteEpoch,
+            Self::MirrorWritableBeforeStopped,
         ]
         .into_iter()
         .find(|switch| switch.name() == name)

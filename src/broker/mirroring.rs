@@ -61,7 +61,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{BrokerStorage, Role, TruncationReason};
+use super::{BrokenSwitch, BrokerStorage, Role, TruncationReason};
 use crate::client::metadata_cache::MetadataCache;
 use crate::controller::mirrors::BOOTSTRAP_SERVERS_CONFIG;
 use crate::coordinator::mirror::{mirror_state_partition, MIRROR_STATE_TOPIC};
@@ -964,7 +964,24 @@ impl<S: BrokerStorage> super::Broker<S> {
         if answer.batches.is_empty() {
             return;
         }
-        match partition.log.append_as_follower(&answer.batches) {
+        let batches = if self
+            .config
+            .broken
+            .contains(&BrokenSwitch::MirrorRewriteEpoch)
+        {
+            let leader_epoch = self.mirror.tasks[topic_partition].leader_epoch;
+            answer
+                .batches
+                .iter()
+                .map(|batch| batch.with_partition_leader_epoch(leader_epoch))
+                .collect()
+        } else {
+            answer.batches
+        };
+        let Some(partition) = self.partitions.get_mut(topic_partition) else {
+            return;
+        };
+        match partition.log.append_as_follower(&batches) {
             Ok(info) => {
                 self.events.push(super::BrokerEvent::MirrorAppend {
                     topic_partition: topic_partition.clone(),
@@ -1041,9 +1058,19 @@ impl<S: BrokerStorage> super::Broker<S> {
         let latest_epoch = partition.log.latest_epoch().unwrap_or(-1);
         let log_end = partition.log.log_end_offset();
         let (broker_id, broker_epoch) = (self.broker_id, self.broker_epoch.unwrap_or(-1));
+        let skip_bump = self
+            .config
+            .broken
+            .contains(&BrokenSwitch::MirrorSkipEpochBump);
         let task = self.task_mut(topic_partition);
         if task.last_mirrored.is_none() {
             task.last_mirrored = Some((latest_epoch, log_end));
+        }
+        if skip_bump {
+            // Broken on purpose: go on in the current leader epoch.
+            task.step = Step::AwaitEpochBump { min: -1 };
+            task.not_before_ms = now_ms;
+            return;
         }
         // Step 2, bump the leader epoch above every epoch in the log.
         let request = Request::BumpLeaderEpochs {
@@ -1133,7 +1160,14 @@ impl<S: BrokerStorage> super::Broker<S> {
             .batches()
             .last()
             .is_some_and(|batch| batch.is_mirror_pid_reset());
-        let offset = if ends_with_reset {
+        let skip_reset = self
+            .config
+            .broken
+            .contains(&BrokenSwitch::MirrorSkipPidReset);
+        let offset = if skip_reset {
+            // Broken on purpose: STOPPED once everything up to here is committed.
+            partition.log.log_end_offset() - 1
+        } else if ends_with_reset {
             partition.log.log_end_offset() - 1
         } else {
             let reset = mirror_pid_reset(&source_cluster_id, now_ms);

@@ -613,6 +613,10 @@ impl<S: BrokerStorage> Broker<S> {
             .mirror_desired_state(&topic_partition.topic)
             .is_some()
             && !partition.mirror_state.is_writable()
+            && !self
+                .config
+                .broken
+                .contains(&BrokenSwitch::MirrorWritableBeforeStopped)
         {
             // KIP-1279: a mirror topic is read-only until its partition is STOPPED.
             let log_start = partition.log.log_start_offset();

@@ -1,0 +1,321 @@
+//! The KIP-1279 checkers (design.md §5) that look at mirrored logs:
+//!
+//! - `offset-identity` (INV-2): every batch a mirror leader appends is byte-identical to the
+//!   source leader's batch at the same offset (checked when the append is reported, against
+//!   the source's current leader; offsets the source no longer has are not judged).
+//! - `read-only-until-stopped` (INV-1): a client batch is appended to a mirror topic's
+//!   partition only by a leader whose partition is STOPPED.
+//! - `no-stale-pid-after-stopped` (INV-5): once a mirror partition's leader is STOPPED, its
+//!   producer state holds no producer whose last batch is mirrored data.
+//! - `local-epoch-above-mirrored` (INV-6): on a STOPPED leader, every batch written after the
+//!   mirrored data carries a leader epoch above every mirrored batch's.
+//!
+//! "Mirrored data" of a destination partition is what its leaders reported appending from the
+//! source (`MirrorAppend`), up to the lowest later truncation.
+
+use std::collections::BTreeMap;
+
+use mirrorsim::broker::BrokerEvent;
+use mirrorsim::metadata::ConfigResource;
+use mirrorsim::mirror::{parse_bootstrap_servers, MirrorState};
+use mirrorsim::node::Node;
+use mirrorsim::protocol::{ClusterIndex, NodeId, TopicPartition};
+
+use crate::checkers::{BrokerView, ControllerView, Violation};
+
+/// A mirrored append waiting for its identity check.
+#[derive(Debug, Clone)]
+struct MirroredAppend {
+    node: NodeId,
+    topic_partition: TopicPartition,
+    first_offset: i64,
+    last_offset: i64,
+}
+
+/// The state the mirror checkers carry between steps.
+#[derive(Debug, Default)]
+pub struct MirrorChecks {
+    pending: Vec<MirroredAppend>,
+    /// (destination cluster, partition) → end offset (exclusive) and greatest leader epoch of
+    /// the mirrored data.
+    mirrored: BTreeMap<(ClusterIndex, TopicPartition), (i64, i32)>,
+    /// (node, incarnation, partition) → offset from which a STOPPED log's local batches are
+    /// still to be checked.
+    stopped_scanned: BTreeMap<(NodeId, u64, TopicPartition), i64>,
+    /// Violations found while consuming events, reported at the next check.
+    found: Vec<Violation>,
+}
+
+impl MirrorChecks {
+    /// Looks at one broker event (called for every event the checkers consume).
+    pub fn observe(&mut self, time_ms: i64, view: &BrokerView<'_>, event: &BrokerEvent) {
+        let node = NodeId::Broker(view.cluster, view.broker.broker_id());
+        match event {
+            BrokerEvent::MirrorAppend {
+                topic_partition,
+                first_offset,
+                last_offset,
+            } => {
+                let appended_epoch = view
+                    .broker
+                    .partitions()
+                    .get(topic_partition)
+                    .and_then(|partition| {
+                        partition
+                            .log
+                            .batches_from(*first_offset)
+                            .take_while(|batch| batch.base_offset() <= *last_offset)
+                            .map(|batch| batch.partition_leader_epoch())
+                            .max()
+                    })
+                    .unwrap_or(-1);
+                let (end, epoch) = self
+                    .mirrored
+                    .entry((view.cluster, topic_partition.clone()))
+                    .or_insert((0, -1));
+                *end = (*end).max(last_offset + 1);
+                *epoch = (*epoch).max(appended_epoch);
+                self.pending.push(MirroredAppend {
+                    node,
+                    topic_partition: topic_partition.clone(),
+                    first_offset: *first_offset,
+                    last_offset: *last_offset,
+                });
+            }
+            BrokerEvent::Truncated {
+                topic_partition,
+                to_log_end_offset,
+                ..
+            } => {
+                let key = (view.cluster, topic_partition.clone());
+                if let Some((end, epoch)) = self.mirrored.get_mut(&key) {
+                    if *to_log_end_offset < *end {
+                        // Rare: recompute what is left of the mirrored data.
+                        *end = *to_log_end_offset;
+                        *epoch = view
+                            .broker
+                            .partitions()
+                            .get(topic_partition)
+                            .and_then(|partition| {
+                                partition
+                                    .log
+                                    .batches()
+                                    .take_while(|batch| batch.base_offset() < *end)
+                                    .map(|batch| batch.partition_leader_epoch())
+                                    .max()
+                            })
+                            .unwrap_or(-1);
+                    }
+                }
+                self.stopped_scanned.retain(|(scanned_node, _, tp), _| {
+                    !(*scanned_node == node && tp == topic_partition)
+                });
+            }
+            BrokerEvent::LeaderAppend {
+                topic_partition,
+                first_offset,
+                ..
+            } => self.check_read_only(time_ms, view, topic_partition, *first_offset),
+            _ => {}
+        }
+    }
+
+    fn check_read_only(
+        &mut self,
+        time_ms: i64,
+        view: &BrokerView<'_>,
+        topic_partition: &TopicPartition,
+        first_offset: i64,
+    ) {
+        if view
+            .broker
+            .image()
+            .mirror_desired_state(&topic_partition.topic)
+            .is_none()
+        {
+            return;
+        }
+        let Some(partition) = view.broker.partitions().get(topic_partition) else {
+            return;
+        };
+        let client_batch = partition
+            .log
+            .batches_from(first_offset)
+            .next()
+            .is_some_and(|batch| batch.base_offset() == first_offset && !batch.is_control());
+        if client_batch && partition.mirror_state != MirrorState::Stopped {
+            self.found.push(Violation {
+                invariant: "read-only-until-stopped",
+                cluster: Some(view.cluster),
+                topic_partition: Some(topic_partition.clone()),
+                detail: format!(
+                    "{} appended a client batch at offset {first_offset} while {}",
+                    view.broker.node_id(),
+                    partition.mirror_state
+                ),
+                time_ms,
+            });
+        }
+    }
+
+    /// The per-step checks.
+    pub fn check(
+        &mut self,
+        time_ms: i64,
+        controllers: &[ControllerView<'_>],
+        brokers: &[BrokerView<'_>],
+    ) -> Vec<Violation> {
+        let mut out = std::mem::take(&mut self.found);
+        for append in std::mem::take(&mut self.pending) {
+            out.extend(self.check_identity(time_ms, controllers, brokers, &append));
+        }
+        for view in brokers {
+            for (topic_partition, partition) in view.broker.partitions() {
+                if partition.mirror_state != MirrorState::Stopped {
+                    continue;
+                }
+                let Some(&mirrored) = self.mirrored.get(&(view.cluster, topic_partition.clone()))
+                else {
+                    continue;
+                };
+                let node = NodeId::Broker(view.cluster, view.broker.broker_id());
+                let scanned = self
+                    .stopped_scanned
+                    .entry((node, view.incarnation, topic_partition.clone()))
+                    .or_insert(mirrored.0);
+                out.extend(check_stopped(
+                    time_ms,
+                    view,
+                    topic_partition,
+                    mirrored,
+                    scanned,
+                ));
+            }
+        }
+        out
+    }
+
+    fn check_identity(
+        &self,
+        time_ms: i64,
+        controllers: &[ControllerView<'_>],
+        brokers: &[BrokerView<'_>],
+        append: &MirroredAppend,
+    ) -> Option<Violation> {
+        let cluster = append.node.cluster();
+        let destination = brokers
+            .iter()
+            .find(|view| NodeId::Broker(view.cluster, view.broker.broker_id()) == append.node)?;
+        let source = source_cluster(destination, &append.topic_partition.topic)?;
+        let source_log = controllers
+            .iter()
+            .find(|view| view.cluster == source)
+            .and_then(|view| view.controller.image().partition(&append.topic_partition))
+            .and_then(|record| record.leader)
+            .and_then(|leader| {
+                brokers
+                    .iter()
+                    .find(|view| view.cluster == source && view.broker.broker_id() == leader)
+            })
+            .and_then(|view| view.broker.partitions().get(&append.topic_partition))
+            .map(|partition| &partition.log)?;
+        let log = &destination
+            .broker
+            .partitions()
+            .get(&append.topic_partition)?
+            .log;
+        for batch in log
+            .batches_from(append.first_offset)
+            .take_while(|batch| batch.base_offset() <= append.last_offset)
+        {
+            let Some(original) = source_log.batches_from(batch.base_offset()).next() else {
+                continue; // The source no longer has it: nothing to compare with.
+            };
+            if original.base_offset() > batch.last_offset() {
+                continue;
+            }
+            if original.bytes() != batch.bytes() {
+                return Some(Violation {
+                    invariant: "offset-identity",
+                    cluster: Some(cluster),
+                    topic_partition: Some(append.topic_partition.clone()),
+                    detail: format!(
+                        "{} mirrored a batch at offset {} (epoch {}) that differs from the \
+                         source's batch there (offset {}, epoch {})",
+                        append.node,
+                        batch.base_offset(),
+                        batch.partition_leader_epoch(),
+                        original.base_offset(),
+                        original.partition_leader_epoch()
+                    ),
+                    time_ms,
+                });
+            }
+        }
+        None
+    }
+}
+
+/// The source cluster of the mirror `topic` belongs to, as a broker's image says.
+fn source_cluster(view: &BrokerView<'_>, topic: &str) -> Option<ClusterIndex> {
+    let image = view.broker.image();
+    let desired = image.mirror_desired_state(topic)?;
+    let bootstrap = image
+        .configs
+        .get(&ConfigResource::Mirror(desired.mirror().to_owned()))?
+        .get("bootstrap.servers")?;
+    Some(parse_bootstrap_servers(bootstrap).ok()?.first()?.cluster())
+}
+
+/// INV-5 and INV-6 on a STOPPED partition whose mirrored data ends at `mirrored.0` with
+/// greatest epoch `mirrored.1`; local batches from `*scanned` on are checked (and `*scanned`
+/// moves to the log end).
+fn check_stopped(
+    time_ms: i64,
+    view: &BrokerView<'_>,
+    topic_partition: &TopicPartition,
+    (mirrored_end, mirrored_epoch): (i64, i32),
+    scanned: &mut i64,
+) -> Vec<Violation> {
+    let mut out = Vec::new();
+    let log = &view.broker.partitions()[topic_partition].log;
+    let violation = |invariant, detail| Violation {
+        invariant,
+        cluster: Some(view.cluster),
+        topic_partition: Some(topic_partition.clone()),
+        detail,
+        time_ms,
+    };
+    for (producer_id, entry) in log.producer_state().producers() {
+        let last = entry.batches.back().map(|batch| batch.last_offset);
+        if last.is_some_and(|last| last < mirrored_end) {
+            out.push(violation(
+                "no-stale-pid-after-stopped",
+                format!(
+                    "{} is STOPPED but its producer state still has producer {producer_id} \
+                     from mirrored data (last offset {:?} < {mirrored_end})",
+                    view.broker.node_id(),
+                    last
+                ),
+            ));
+            break;
+        }
+    }
+    let from = (*scanned).max(mirrored_end);
+    *scanned = log.log_end_offset();
+    if let Some(local) = log
+        .batches_from(from)
+        .find(|batch| batch.partition_leader_epoch() <= mirrored_epoch)
+    {
+        out.push(violation(
+            "local-epoch-above-mirrored",
+            format!(
+                "{} wrote offset {} in epoch {}, not above the mirrored epoch {mirrored_epoch}",
+                view.broker.node_id(),
+                local.base_offset(),
+                local.partition_leader_epoch()
+            ),
+        ));
+    }
+    out
+}
