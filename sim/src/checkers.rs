@@ -143,12 +143,50 @@ pub struct Checkers {
     pub marks: BTreeMap<String, u64>,
     /// The KIP-1279 checks.
     mirror: crate::mirror_checks::MirrorChecks,
+    /// Mirroring truncations per (cluster, partition): (time, offset truncated to). Records
+    /// sent before one of them at or above its offset were dropped by design (a failback
+    /// drops the old primary's unmirrored writes), not lost.
+    mirror_truncations: BTreeMap<(ClusterIndex, TopicPartition), Vec<(i64, i64)>>,
 }
 
 impl Checkers {
     /// Records a coverage mark.
     pub fn mark(&mut self, name: &str) {
         *self.marks.entry(name.to_string()).or_default() += 1;
+    }
+
+    /// Records a mirroring truncation and forgets the acknowledged records it dropped.
+    fn note_mirror_truncation(
+        &mut self,
+        time_ms: i64,
+        cluster: ClusterIndex,
+        topic_partition: &TopicPartition,
+        to_offset: i64,
+    ) {
+        self.mirror_truncations
+            .entry((cluster, topic_partition.clone()))
+            .or_default()
+            .push((time_ms, to_offset));
+        if let Some(records) = self
+            .durable_acked
+            .get_mut(&(cluster, topic_partition.clone()))
+        {
+            records.unverified.retain(|(offset, _)| *offset < to_offset);
+            records.verified.retain(|(offset, _)| *offset < to_offset);
+        }
+        self.mark("mirror-truncated");
+    }
+
+    /// Whether mirroring dropped this acknowledged send by design (see `mirror_truncations`).
+    fn dropped_by_mirroring(&self, offset: i64, send: &crate::workload::SendRecord) -> bool {
+        let cluster = cluster_of_value(&send.value);
+        self.mirror_truncations
+            .get(&(cluster, send.topic_partition.clone()))
+            .is_some_and(|truncations| {
+                truncations
+                    .iter()
+                    .any(|(time_ms, to)| send.sent_ms <= *time_ms && offset >= *to)
+            })
     }
 
     /// The per-step safety checks.
@@ -204,8 +242,19 @@ impl Checkers {
             self.mirror.observe(time_ms, view, &event);
             match event {
                 BrokerEvent::Truncated {
-                    topic_partition, ..
+                    topic_partition,
+                    to_log_end_offset,
+                    reason,
+                    ..
                 } => {
+                    if reason.is_mirroring() {
+                        self.note_mirror_truncation(
+                            time_ms,
+                            view.cluster,
+                            &topic_partition,
+                            to_log_end_offset,
+                        );
+                    }
                     // A reported truncation may lower the high watermark and rewrite the tail.
                     self.high_watermarks
                         .remove(&(node, view.incarnation, topic_partition.clone()));
@@ -407,7 +456,9 @@ impl Checkers {
             let offset = send.acked_offset.expect("a readable send was acknowledged");
             let cluster = cluster_of_value(&send.value);
             let tp = &send.topic_partition;
-            if self.durable_topics.contains(&(cluster, tp.topic.clone())) {
+            if self.durable_topics.contains(&(cluster, tp.topic.clone()))
+                && !self.dropped_by_mirroring(offset, send)
+            {
                 self.durable_acked
                     .entry((cluster, tp.clone()))
                     .or_default()
@@ -664,9 +715,12 @@ impl Checkers {
         history: &History,
     ) -> Vec<Violation> {
         let mut out = Vec::new();
-        for (tp, offset, value) in history.acked() {
+        for (offset, send) in history.acked_sends() {
+            let (tp, value) = (&send.topic_partition, &send.value);
             let cluster = cluster_of_value(value);
-            if !self.durable_topics.contains(&(cluster, tp.topic.clone())) {
+            if !self.durable_topics.contains(&(cluster, tp.topic.clone()))
+                || self.dropped_by_mirroring(offset, send)
+            {
                 continue;
             }
             let Some((_, log)) = current_leader(controllers, brokers, cluster, tp) else {
@@ -780,7 +834,9 @@ impl Checkers {
             });
         }
         out.extend(unfinished_admin_ops(time_ms, history));
-        out.extend(unseen(time_ms, history));
+        out.extend(unseen(time_ms, history, |offset, send| {
+            self.dropped_by_mirroring(offset, send)
+        }));
         out
     }
 }
@@ -892,7 +948,11 @@ fn first_data_offset_between(
 }
 
 /// Acknowledged records no consumer of their cluster ever received.
-fn unseen(time_ms: i64, history: &History) -> Vec<Violation> {
+fn unseen(
+    time_ms: i64,
+    history: &History,
+    dropped_by_mirroring: impl Fn(i64, &crate::workload::SendRecord) -> bool,
+) -> Vec<Violation> {
     // A plain consumer must see everything itself; a group must see everything between its
     // members, whoever held the partition.
     let reader = |consumer: &NodeId| match history.groups.get(consumer) {
@@ -915,7 +975,9 @@ fn unseen(time_ms: i64, history: &History) -> Vec<Violation> {
     for (name, (cluster, topics)) in readers {
         let seen = seen_by.get(&name).unwrap_or(&nothing);
         let missing = history
-            .acked()
+            .acked_sends()
+            .filter(|(offset, send)| !dropped_by_mirroring(*offset, send))
+            .map(|(offset, send)| (&send.topic_partition, offset, send.value.as_str()))
             .filter(|(_, _, value)| cluster_of_value(value) == cluster)
             .filter(|(tp, _, _)| topics.contains(&tp.topic))
             .find(|(tp, offset, _)| !seen.contains(&(*tp, *offset)));
@@ -1644,13 +1706,13 @@ mod tests {
                 transaction: None,
             },
         );
-        let found = unseen(0, &history);
+        let found = unseen(0, &history, |_, _| false);
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].invariant, "unseen");
         history
             .polls
             .insert((CONSUMER, 1), vec![poll(&tp, 0, "a-producer-1/1/t-0/0/0")]);
-        assert!(unseen(0, &history).is_empty());
+        assert!(unseen(0, &history, |_, _| false).is_empty());
     }
 
     #[test]

@@ -114,8 +114,9 @@ impl MirrorChecks {
             BrokerEvent::LeaderAppend {
                 topic_partition,
                 first_offset,
+                mirror_state: Some(state),
                 ..
-            } => self.check_read_only(time_ms, view, topic_partition, *first_offset),
+            } => self.check_read_only(time_ms, view, topic_partition, *first_offset, *state),
             _ => {}
         }
     }
@@ -126,15 +127,8 @@ impl MirrorChecks {
         view: &BrokerView<'_>,
         topic_partition: &TopicPartition,
         first_offset: i64,
+        state: MirrorState,
     ) {
-        if view
-            .broker
-            .image()
-            .mirror_desired_state(&topic_partition.topic)
-            .is_none()
-        {
-            return;
-        }
         let Some(partition) = view.broker.partitions().get(topic_partition) else {
             return;
         };
@@ -143,15 +137,14 @@ impl MirrorChecks {
             .batches_from(first_offset)
             .next()
             .is_some_and(|batch| batch.base_offset() == first_offset && !batch.is_control());
-        if client_batch && partition.mirror_state != MirrorState::Stopped {
+        if client_batch && state != MirrorState::Stopped {
             self.found.push(Violation {
                 invariant: "read-only-until-stopped",
                 cluster: Some(view.cluster),
                 topic_partition: Some(topic_partition.clone()),
                 detail: format!(
-                    "{} appended a client batch at offset {first_offset} while {}",
+                    "{} appended a client batch at offset {first_offset} while {state}",
                     view.broker.node_id(),
-                    partition.mirror_state
                 ),
                 time_ms,
             });

@@ -149,6 +149,12 @@ impl History {
     /// Acknowledged sends that must be readable: (partition, offset, value). A transactional
     /// record counts only once its transaction is known to have committed.
     pub fn acked(&self) -> impl Iterator<Item = (&TopicPartition, i64, &str)> {
+        self.acked_sends()
+            .map(|(offset, send)| (&send.topic_partition, offset, send.value.as_str()))
+    }
+
+    /// [`History::acked`] with the whole send record: (offset, send).
+    pub fn acked_sends(&self) -> impl Iterator<Item = (i64, &SendRecord)> {
         self.sends
             .iter()
             .filter_map(|((producer, incarnation, _), send)| {
@@ -161,8 +167,7 @@ impl History {
                         return None;
                     }
                 }
-                send.acked_offset
-                    .map(|offset| (&send.topic_partition, offset, send.value.as_str()))
+                send.acked_offset.map(|offset| (offset, send))
             })
     }
 

@@ -20,6 +20,7 @@ const SCENARIOS: &[&str] = &[
     "swarm_transactions",
     "mirror_admin",
     "active_passive",
+    "failback",
 ];
 
 fn repository_root() -> PathBuf {

@@ -924,7 +924,7 @@ impl<S: BrokerStorage> super::Broker<S> {
                 self.push_truncation(
                     topic_partition,
                     sent_offset,
-                    TruncationReason::OffsetOutOfRangeBelowLeaderStart,
+                    TruncationReason::MirrorBelowSourceLogStart,
                 );
                 return;
             }
@@ -948,7 +948,7 @@ impl<S: BrokerStorage> super::Broker<S> {
                 self.push_truncation(
                     topic_partition,
                     sent_offset,
-                    TruncationReason::DivergingEpoch,
+                    TruncationReason::MirrorDivergingEpoch,
                 );
                 return;
             }
@@ -957,7 +957,7 @@ impl<S: BrokerStorage> super::Broker<S> {
             self.push_truncation(
                 topic_partition,
                 sent_offset,
-                TruncationReason::DivergingEpoch,
+                TruncationReason::MirrorDivergingEpoch,
             );
             return;
         }
@@ -1183,6 +1183,7 @@ impl<S: BrokerStorage> super::Broker<S> {
                         first_offset: info.first_offset,
                         last_offset: info.last_offset,
                         leader_epoch,
+                        mirror_state: Some(MirrorState::Stopping),
                     });
                     info.first_offset
                 }

@@ -493,7 +493,10 @@ fn failback_truncates_the_old_primary_to_the_last_mirrored_epoch_and_converges()
             _ => None,
         })
         .collect();
-    assert_eq!(truncations, vec![(8, 5, TruncationReason::DivergingEpoch)]);
+    assert_eq!(
+        truncations,
+        vec![(8, 5, TruncationReason::MirrorDivergingEpoch)]
+    );
 
     // And A fails over again: its own reset, above every mirrored epoch.
     alter_on(&mut world, A, "back", MirrorTopicOperation::Remove);

@@ -68,6 +68,24 @@ pub enum TruncationReason {
     MirrorLastMirroredEpoch,
     /// KIP-1279 STOPPING: a mirror leader truncated to its last stable offset.
     MirrorStopAtLastStableOffset,
+    /// KIP-1279 MIRRORING: the source answered a mirror fetch with a diverging epoch.
+    MirrorDivergingEpoch,
+    /// KIP-1279 MIRRORING: the source's log starts above the mirror's log end.
+    MirrorBelowSourceLogStart,
+}
+
+impl TruncationReason {
+    /// Whether KIP-1279 mirroring truncated (the destination's log follows the source's, and
+    /// what it drops is lost by design, e.g. a failback's unmirrored writes).
+    pub fn is_mirroring(self) -> bool {
+        matches!(
+            self,
+            Self::MirrorLastMirroredEpoch
+                | Self::MirrorStopAtLastStableOffset
+                | Self::MirrorDivergingEpoch
+                | Self::MirrorBelowSourceLogStart
+        )
+    }
 }
 
 /// Something a checker or a trace wants to know about.
@@ -104,7 +122,7 @@ pub enum BrokerEvent {
         /// Why.
         reason: TruncationReason,
     },
-    /// A leader appended a client batch.
+    /// A leader appended a client batch (or a MIRROR_PID_RESET).
     LeaderAppend {
         /// The partition.
         topic_partition: TopicPartition,
@@ -114,6 +132,9 @@ pub enum BrokerEvent {
         last_offset: i64,
         /// The leader epoch stamped.
         leader_epoch: i32,
+        /// For a KIP-1279 mirror topic, the partition's mirror state at the append (`None`
+        /// for a topic in no mirror).
+        mirror_state: Option<crate::mirror::MirrorState>,
     },
     /// A mirror leader appended batches fetched from the source, as they were (KIP-1279).
     MirrorAppend {
@@ -662,11 +683,16 @@ impl<S: BrokerStorage> Broker<S> {
             }
         };
         if !info.duplicate {
+            let mirror_state = self
+                .image
+                .mirror_desired_state(&topic_partition.topic)
+                .map(|_| partition.mirror_state);
             self.events.push(BrokerEvent::LeaderAppend {
                 topic_partition: topic_partition.clone(),
                 first_offset: info.first_offset,
                 last_offset: info.last_offset,
                 leader_epoch,
+                mirror_state,
             });
         }
         let ack_at_once = acks == Acks::Leader
