@@ -609,7 +609,7 @@ impl Checkers {
                 for group in host.shard().group_ids() {
                     for (partition, committed) in host.shard().committed_offsets(&group) {
                         let seen = (cluster, group.as_str(), partition, committed.offset);
-                        out.extend(self.observe_group_offset(time_ms, seen));
+                        out.extend(self.observe_group_offset(time_ms, seen, committed.by_admin));
                     }
                 }
             }
@@ -617,11 +617,15 @@ impl Checkers {
     }
 
     /// Records the committed offset a current coordinator shows for (cluster, group,
-    /// partition); a lower value than last time is a violation.
+    /// partition); a lower value than last time is a violation unless an admin commit (to a
+    /// group without members: a reset, or mirroring's offset sync) wrote it. Observations are
+    /// snapshots: an admin reset followed by a member's lower commit between two of them would
+    /// be judged by the member's commit alone.
     fn observe_group_offset(
         &mut self,
         time_ms: i64,
         (cluster, group, partition, offset): (ClusterIndex, &str, TopicPartition, i64),
+        by_admin: bool,
     ) -> Option<Violation> {
         let key = (cluster, group.to_string(), partition.clone());
         let previous = self.group_offsets.insert(key, offset);
@@ -629,6 +633,10 @@ impl Checkers {
             self.mark("group-offset-committed");
         }
         let previous = previous.filter(|previous| *previous > offset)?;
+        if by_admin {
+            self.mark("group-offset-admin-reset");
+            return None;
+        }
         Some(Violation {
             invariant: "group-offsets-monotonic",
             cluster: Some(cluster),
@@ -1527,7 +1535,7 @@ mod tests {
         let mut checkers = Checkers::default();
         let tp = TopicPartition::new("t", 0);
         let observe = |checkers: &mut Checkers, offset| {
-            checkers.observe_group_offset(0, (ClusterIndex(0), "g", tp.clone(), offset))
+            checkers.observe_group_offset(0, (ClusterIndex(0), "g", tp.clone(), offset), false)
         };
         assert!(observe(&mut checkers, 10).is_none());
         assert!(observe(&mut checkers, 10).is_none());
@@ -1535,6 +1543,14 @@ mod tests {
         let violation = observe(&mut checkers, 20).expect("25 then 20 goes back");
         assert_eq!(violation.invariant, "group-offsets-monotonic");
         assert_eq!(checkers.marks["group-offset-committed"], 3);
+        // An admin reset may move it back; member commits are judged from there on.
+        let reset = (ClusterIndex(0), "g", tp.clone(), 5);
+        assert!(checkers.observe_group_offset(0, reset, true).is_none());
+        assert!(observe(&mut checkers, 8).is_none());
+        assert!(
+            observe(&mut checkers, 6).is_some(),
+            "a member's commit going back"
+        );
     }
 
     fn plain_batch(value: &str) -> mirrorsim::record::RecordBatch {

@@ -135,6 +135,10 @@ pub enum GroupRecord {
         metadata: String,
         /// The coordinator's clock when the commit was accepted.
         commit_timestamp_ms: i64,
+        /// An admin (or "simple") commit to a group without members, which may move the offset
+        /// anywhere (an admin reset, or mirroring's offset sync), unlike a member's commit.
+        #[serde(default)]
+        by_admin: bool,
     },
     /// A member joined or changed its subscription (Kafka's `ConsumerGroupMemberMetadata`).
     /// Bumps the group epoch when it adds the member or changes its subscription.
@@ -169,6 +173,8 @@ pub struct OffsetAndMetadata {
     pub metadata: String,
     /// When it was committed (coordinator clock).
     pub commit_timestamp_ms: i64,
+    /// Written by an admin commit (member epoch < 0) to a group without members.
+    pub by_admin: bool,
 }
 
 /// A group's persisted state (built by replay only).
@@ -683,6 +689,7 @@ impl GroupCoordinatorShard {
                 leader_epoch: entry.leader_epoch,
                 metadata: entry.metadata,
                 commit_timestamp_ms: env.now_ms,
+                by_admin: member_epoch < 0,
             });
         }
         let pending = PendingWrite::Commit {
@@ -914,6 +921,7 @@ impl Shard for GroupCoordinatorShard {
                 leader_epoch,
                 metadata,
                 commit_timestamp_ms,
+                by_admin,
             } => {
                 let group = self.groups.entry(group_id.clone()).or_default();
                 self.runtime.entry(group_id.clone()).or_default();
@@ -924,6 +932,7 @@ impl Shard for GroupCoordinatorShard {
                         leader_epoch: *leader_epoch,
                         metadata: metadata.clone(),
                         commit_timestamp_ms: *commit_timestamp_ms,
+                        by_admin: *by_admin,
                     },
                 );
             }

@@ -721,6 +721,15 @@ fn admin_commit_is_refused_while_the_group_has_members_and_accepted_when_empty()
     let accepted = runtime.commit(ADMIN, "", -1, &[(orders(0), 9)]).unwrap();
     assert!(all_ok(&accepted));
     assert_eq!(runtime.fetch_offsets(&[orders(0)])[0].0, 9);
+    assert!(
+        runtime.shard.committed_offsets("g")[&orders(0)].by_admin,
+        "marked as an admin commit, which may move the offset back"
+    );
+    runtime.failover();
+    assert!(
+        runtime.shard.committed_offsets("g")[&orders(0)].by_admin,
+        "persisted"
+    );
 }
 
 #[test]
