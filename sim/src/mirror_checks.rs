@@ -9,6 +9,11 @@
 //!   producer state holds no producer whose last batch is mirrored data.
 //! - `local-epoch-above-mirrored` (INV-6): on a STOPPED leader, every batch written after the
 //!   mirrored data carries a leader epoch above every mirrored batch's.
+//! - `legal-transitions` (INV-11) and `coordinator-fencing` (INV-10): read in log order from
+//!   the committed part of every `__mirror_state` partition (its current leader's log up to
+//!   the high watermark), every state record of a key is a legal transition from the key's
+//!   previous state (UNKNOWN without one, or after a tombstone), its state epoch is the
+//!   previous one plus one, and its leader epoch is not below the previous one.
 //!
 //! "Mirrored data" of a destination partition is what its leaders reported appending from the
 //! source (`MirrorAppend`), up to the lowest later truncation.
@@ -16,9 +21,13 @@
 use std::collections::BTreeMap;
 
 use mirrorsim::broker::BrokerEvent;
+use mirrorsim::coordinator::mirror::{MirrorStateRecord, MIRROR_STATE_TOPIC};
+use mirrorsim::coordinator::runtime::decode_records;
 use mirrorsim::metadata::ConfigResource;
+use mirrorsim::mirror::is_valid_transition;
 use mirrorsim::mirror::{parse_bootstrap_servers, MirrorState};
 use mirrorsim::node::Node;
+use mirrorsim::protocol::MirrorPartitionId;
 use mirrorsim::protocol::{ClusterIndex, NodeId, TopicPartition};
 
 use crate::checkers::{BrokerView, ControllerView, Violation};
@@ -44,6 +53,10 @@ pub struct MirrorChecks {
     stopped_scanned: BTreeMap<(NodeId, u64, TopicPartition), i64>,
     /// Violations found while consuming events, reported at the next check.
     found: Vec<Violation>,
+    /// (cluster, `__mirror_state` partition) → offset up to which its records were checked.
+    state_log_checked: BTreeMap<(ClusterIndex, TopicPartition), i64>,
+    /// (cluster, mirror, key) → (state, state epoch, leader epoch) of its last record.
+    stored: BTreeMap<(ClusterIndex, String, MirrorPartitionId), (MirrorState, i32, i32)>,
 }
 
 impl MirrorChecks {
@@ -159,6 +172,7 @@ impl MirrorChecks {
         brokers: &[BrokerView<'_>],
     ) -> Vec<Violation> {
         let mut out = std::mem::take(&mut self.found);
+        out.extend(self.check_state_records(time_ms, controllers, brokers));
         for append in std::mem::take(&mut self.pending) {
             out.extend(self.check_identity(time_ms, controllers, brokers, &append));
         }
@@ -249,6 +263,108 @@ impl MirrorChecks {
     }
 }
 
+impl MirrorChecks {
+    /// INV-10 and INV-11 over the newly committed `__mirror_state` records.
+    fn check_state_records(
+        &mut self,
+        time_ms: i64,
+        controllers: &[ControllerView<'_>],
+        brokers: &[BrokerView<'_>],
+    ) -> Vec<Violation> {
+        let mut out = Vec::new();
+        for controller in controllers {
+            let cluster = controller.cluster;
+            for (tp, record) in controller.controller.image().all_partitions() {
+                if tp.topic != MIRROR_STATE_TOPIC {
+                    continue;
+                }
+                let Some(log) = record.leader.and_then(|leader| {
+                    brokers
+                        .iter()
+                        .find(|v| v.cluster == cluster && v.broker.broker_id() == leader)
+                        .and_then(|v| v.broker.partitions().get(&tp))
+                        .map(|partition| &partition.log)
+                }) else {
+                    continue;
+                };
+                let checked = self
+                    .state_log_checked
+                    .entry((cluster, tp.clone()))
+                    .or_insert(0);
+                let from = (*checked).max(log.log_start_offset());
+                let committed = log.high_watermark();
+                let mut records = Vec::new();
+                for batch in log.batches_from(from) {
+                    if batch.next_offset() > committed {
+                        break;
+                    }
+                    if batch.base_offset() >= from && !batch.is_control() {
+                        records.extend(decode_records::<MirrorStateRecord>(batch));
+                    }
+                    *checked = batch.next_offset();
+                }
+                for record in records {
+                    out.extend(self.check_state_record(time_ms, cluster, &tp, record));
+                }
+            }
+        }
+        out
+    }
+
+    fn check_state_record(
+        &mut self,
+        time_ms: i64,
+        cluster: ClusterIndex,
+        state_partition: &TopicPartition,
+        record: MirrorStateRecord,
+    ) -> Option<Violation> {
+        let MirrorStateRecord::PartitionState { mirror, id, value } = record else {
+            return None; // Last-mirrored-epoch records carry no state.
+        };
+        let key = (cluster, mirror.clone(), id);
+        let Some(value) = value else {
+            self.stored.remove(&key);
+            return None;
+        };
+        let (state, state_epoch, leader_epoch) = self
+            .stored
+            .insert(key, (value.state, value.state_epoch, value.leader_epoch))
+            .unwrap_or((MirrorState::Unknown, -1, -1));
+        let violation = |invariant, detail| {
+            Some(Violation {
+                invariant,
+                cluster: Some(cluster),
+                topic_partition: Some(state_partition.clone()),
+                detail,
+                time_ms,
+            })
+        };
+        let what = format!(
+            "mirror {mirror} topic {} partition {}",
+            id.topic_id, id.partition
+        );
+        if !is_valid_transition(state, value.state) {
+            return violation(
+                "legal-transitions",
+                format!(
+                    "{what} went {state} → {} (state epoch {})",
+                    value.state, value.state_epoch
+                ),
+            );
+        }
+        if value.state_epoch != state_epoch + 1 || value.leader_epoch < leader_epoch {
+            return violation(
+                "coordinator-fencing",
+                format!(
+                    "{what}: state epoch {state_epoch} → {}, leader epoch {leader_epoch} → {}",
+                    value.state_epoch, value.leader_epoch
+                ),
+            );
+        }
+        None
+    }
+}
+
 /// The source cluster of the mirror `topic` belongs to, as a broker's image says.
 fn source_cluster(view: &BrokerView<'_>, topic: &str) -> Option<ClusterIndex> {
     let image = view.broker.image();
@@ -311,4 +427,101 @@ fn check_stopped(
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use mirrorsim::coordinator::mirror::PartitionStateValue;
+    use mirrorsim::protocol::TopicId;
+
+    use super::*;
+
+    fn state(state: MirrorState, state_epoch: i32, leader_epoch: i32) -> MirrorStateRecord {
+        MirrorStateRecord::PartitionState {
+            mirror: "m".into(),
+            id: MirrorPartitionId {
+                topic_id: TopicId(1),
+                partition: 0,
+            },
+            value: Some(PartitionStateValue {
+                state,
+                leader_epoch,
+                state_epoch,
+                previous_state: None,
+                retry_attempt: 0,
+                error_message: None,
+            }),
+        }
+    }
+
+    fn feed(records: Vec<MirrorStateRecord>) -> Vec<&'static str> {
+        let mut checks = MirrorChecks::default();
+        let tp = TopicPartition::new(MIRROR_STATE_TOPIC, 0);
+        records
+            .into_iter()
+            .filter_map(|record| checks.check_state_record(0, ClusterIndex(1), &tp, record))
+            .map(|violation| violation.invariant)
+            .collect()
+    }
+
+    #[test]
+    fn state_records_of_the_seed_workflow_pass() {
+        use MirrorState::*;
+        let records = vec![
+            state(Preparing, 0, 1),
+            state(Mirroring, 1, 1),
+            state(Mirroring, 2, 3), // a new leader re-enters the state
+            state(Stopping, 3, 3),
+            state(Stopped, 4, 4),
+        ];
+        assert!(feed(records).is_empty());
+    }
+
+    #[test]
+    fn legal_transitions_catches_a_skipped_state() {
+        use MirrorState::*;
+        assert_eq!(
+            feed(vec![state(Mirroring, 0, 1)]),
+            vec!["legal-transitions"],
+            "UNKNOWN → MIRRORING skips PREPARING"
+        );
+        assert_eq!(
+            feed(vec![
+                state(Preparing, 0, 1),
+                state(Mirroring, 1, 1),
+                state(Stopped, 2, 1)
+            ]),
+            vec!["legal-transitions"]
+        );
+    }
+
+    #[test]
+    fn coordinator_fencing_catches_a_reused_state_epoch_and_a_lower_leader_epoch() {
+        use MirrorState::*;
+        assert_eq!(
+            feed(vec![state(Preparing, 0, 1), state(Mirroring, 0, 1)]),
+            vec!["coordinator-fencing"],
+            "two accepted writes with one state epoch"
+        );
+        assert_eq!(
+            feed(vec![state(Preparing, 0, 5), state(Mirroring, 1, 4)]),
+            vec!["coordinator-fencing"],
+            "a deposed leader's write accepted"
+        );
+        // A tombstone starts the key over (DeleteMirror, then the name reused).
+        let tombstone = MirrorStateRecord::PartitionState {
+            mirror: "m".into(),
+            id: MirrorPartitionId {
+                topic_id: TopicId(1),
+                partition: 0,
+            },
+            value: None,
+        };
+        assert!(feed(vec![
+            state(Preparing, 0, 5),
+            tombstone,
+            state(Preparing, 0, 0)
+        ])
+        .is_empty());
+    }
 }

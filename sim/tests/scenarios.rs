@@ -244,3 +244,14 @@ fn broken_mirror_taking_writes_before_stopped_is_caught_within_ten_seeds() {
         |report| violation_of(report, "read-only-until-stopped"),
     );
 }
+
+#[test]
+fn broken_mirror_skipping_preparing_is_caught_within_ten_seeds() {
+    // An extra UNKNOWN → MIRRORING edge (no last-mirrored-epoch truncation) that the mirror
+    // coordinator accepts: the committed __mirror_state records show the illegal transition.
+    caught_within_ten_seeds(
+        "active_passive",
+        BrokenSwitch::MirrorSkipPreparing,
+        |report| violation_of(report, "legal-transitions"),
+    );
+}

@@ -65,6 +65,10 @@ pub enum BrokenSwitch {
     MirrorRewriteEpoch,
     /// Mirror partitions take client writes before they are STOPPED.
     MirrorWritableBeforeStopped,
+    /// The mirror state machine has an extra edge UNKNOWN → MIRRORING (no PREPARING, so no
+    /// last-mirrored-epoch truncation), taken by the MirrorMetadataManager and accepted by the
+    /// mirror coordinator.
+    MirrorSkipPreparing,
 }
 
 impl BrokenSwitch {
@@ -78,6 +82,7 @@ impl BrokenSwitch {
             Self::MirrorSkipEpochBump => "mirror-skip-epoch-bump",
             Self::MirrorRewriteEpoch => "mirror-rewrite-epoch",
             Self::MirrorWritableBeforeStopped => "mirror-writable-before-stopped",
+            Self::MirrorSkipPreparing => "mirror-skip-preparing",
         }
     }
 
@@ -91,6 +96,7 @@ impl BrokenSwitch {
             Self::MirrorSkipEpochBump,
             Self::MirrorRewriteEpoch,
             Self::MirrorWritableBeforeStopped,
+            Self::MirrorSkipPreparing,
         ]
         .into_iter()
         .find(|switch| switch.name() == name)

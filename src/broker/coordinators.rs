@@ -203,6 +203,7 @@ impl<S: BrokerStorage> super::Broker<S> {
             outbox: &mut self.outbox,
             node_id: self.node_id,
             enough_replicas,
+            broken: &self.config.broken,
         })
     }
 

@@ -639,6 +639,17 @@ impl<S: BrokerStorage> super::Broker<S> {
                 }
                 retry_target(task.previous_state)
             }
+            MirrorState::Preparing
+                if task.state == MirrorState::Unknown
+                    && self
+                        .config
+                        .broken
+                        .contains(&BrokenSwitch::MirrorSkipPreparing) =>
+            {
+                // Broken on purpose: straight to MIRRORING, no truncation.
+                self.write_transition(now_ms, topic_partition, MirrorState::Mirroring);
+                return false;
+            }
             target => target,
         };
         let keep = task.state == target && task.wrote;

@@ -211,6 +211,8 @@ pub struct MirrorCoordinatorShard {
     next_write_id: u64,
     loaded: bool,
     unloaded: bool,
+    /// Test-only (`BrokenSwitch::MirrorSkipPreparing`): also accept UNKNOWN → MIRRORING.
+    pub accept_skipped_preparing: bool,
 }
 
 type Out = ShardOutput<MirrorStateRecord>;
@@ -365,7 +367,10 @@ impl MirrorCoordinatorShard {
         let mut records = Vec::new();
         let mut state_epoch = stored.max_state_epoch;
         if let Some(target) = write.state {
-            if !is_valid_transition(stored.state(), target) {
+            let skipped_preparing = self.accept_skipped_preparing
+                && stored.state() == MirrorState::Unknown
+                && target == MirrorState::Mirroring;
+            if !is_valid_transition(stored.state(), target) && !skipped_preparing {
                 return Err(ErrorCode::InvalidClusterMirrorState);
             }
             state_epoch = stored.max_state_epoch + 1;

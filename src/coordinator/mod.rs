@@ -93,11 +93,17 @@ pub fn host_for<D: crate::log::LogDisk>(
                 context,
             )))
         }
-        mirror::MIRROR_STATE_TOPIC => Some(Box::new(runtime::ShardHost::load(
-            partition.clone(),
-            mirror::MirrorCoordinatorShard::new(),
-            context,
-        ))),
+        mirror::MIRROR_STATE_TOPIC => {
+            let mut shard = mirror::MirrorCoordinatorShard::new();
+            shard.accept_skipped_preparing = context
+                .broken
+                .contains(&crate::broker::BrokenSwitch::MirrorSkipPreparing);
+            Some(Box::new(runtime::ShardHost::load(
+                partition.clone(),
+                shard,
+                context,
+            )))
+        }
         _ => None,
     }
 }

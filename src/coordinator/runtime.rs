@@ -44,6 +44,8 @@ pub struct HostContext<'a, D: LogDisk> {
     /// (`NotEnoughReplicasAfterAppend`), as Kafka's `appendRecords` with `requiredAcks = -1`
     /// does.
     pub enough_replicas: bool,
+    /// The broker's test-only broken switches (shards that honour one say so).
+    pub broken: &'a [crate::broker::BrokenSwitch],
 }
 
 /// A hosted shard of any kind; see [`ShardHost`].
@@ -547,6 +549,7 @@ mod tests {
 
         fn context(&mut self) -> HostContext<'_, MemoryDisk> {
             HostContext {
+                broken: &[],
                 now_ms: 0,
                 image: &self.image,
                 log: &mut self.log,

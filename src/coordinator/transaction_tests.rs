@@ -1105,6 +1105,7 @@ fn shard_runs_inside_the_runtime_host_over_a_real_partition_log() {
         .0;
     let mut outbox = Outbox::new(broker(1));
     let mut context = HostContext {
+        broken: &[],
         now_ms: 0,
         image: &image,
         log: &mut log,
@@ -1146,6 +1147,7 @@ fn shard_runs_inside_the_runtime_host_over_a_real_partition_log() {
 
     // A new leader loads the same log and knows the id.
     let mut context = HostContext {
+        broken: &[],
         now_ms: 0,
         image: &image,
         log: &mut log,
