@@ -760,7 +760,7 @@ impl Checkers {
         brokers: &[BrokerView<'_>],
         history: &History,
     ) -> Vec<Violation> {
-        let mut out = Vec::new();
+        let mut out = crate::mirror_checks::check_mirror_liveness(time_ms, controllers, brokers);
         for controller in controllers {
             for (tp, record) in controller.controller.image().all_partitions() {
                 let leader_log = current_leader(controllers, brokers, controller.cluster, &tp);

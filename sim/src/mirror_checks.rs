@@ -365,6 +365,92 @@ impl MirrorChecks {
     }
 }
 
+/// Liveness of mirroring after the heal phase (part of `liveness`): the leader of every
+/// partition of a mirror topic is in the state the topic's `mirror.name` asks for (MIRRORING,
+/// PAUSED or STOPPED), and a MIRRORING one has copied everything its source has committed
+/// below the source's last stable offset.
+pub fn check_mirror_liveness(
+    time_ms: i64,
+    controllers: &[ControllerView<'_>],
+    brokers: &[BrokerView<'_>],
+) -> Vec<Violation> {
+    use mirrorsim::mirror::DesiredState;
+    let mut out = Vec::new();
+    for controller in controllers {
+        let image = controller.controller.image();
+        for (tp, record) in image.all_partitions() {
+            let Some(desired) = image.mirror_desired_state(&tp.topic) else {
+                continue;
+            };
+            let Some(view) = record.leader.and_then(|leader| {
+                brokers
+                    .iter()
+                    .find(|v| v.cluster == controller.cluster && v.broker.broker_id() == leader)
+            }) else {
+                continue; // The general liveness check reports a partition without a leader.
+            };
+            let Some(partition) = view.broker.partitions().get(&tp) else {
+                continue;
+            };
+            let expected = match desired {
+                DesiredState::Mirror { .. } => MirrorState::Mirroring,
+                DesiredState::Paused { .. } => MirrorState::Paused,
+                DesiredState::Stopped { .. } => MirrorState::Stopped,
+            };
+            let problem = if partition.mirror_state != expected {
+                Some(format!(
+                    "{} is {} but mirror.name asks for {expected}",
+                    view.broker.node_id(),
+                    partition.mirror_state
+                ))
+            } else if expected == MirrorState::Mirroring {
+                source_stable_end(controllers, brokers, view, &tp)
+                    .filter(|stable| partition.log.log_end_offset() < *stable)
+                    .map(|stable| {
+                        format!(
+                            "{} mirrored up to {} of the source's {stable}",
+                            view.broker.node_id(),
+                            partition.log.log_end_offset()
+                        )
+                    })
+            } else {
+                None
+            };
+            if let Some(problem) = problem {
+                out.push(Violation {
+                    invariant: "liveness",
+                    cluster: Some(controller.cluster),
+                    topic_partition: Some(tp.clone()),
+                    detail: problem,
+                    time_ms,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The last stable offset of the source leader of a mirrored partition, if known.
+fn source_stable_end(
+    controllers: &[ControllerView<'_>],
+    brokers: &[BrokerView<'_>],
+    destination: &BrokerView<'_>,
+    tp: &TopicPartition,
+) -> Option<i64> {
+    let source = source_cluster(destination, &tp.topic)?;
+    let leader = controllers
+        .iter()
+        .find(|view| view.cluster == source)?
+        .controller
+        .image()
+        .partition(tp)?
+        .leader?;
+    let view = brokers
+        .iter()
+        .find(|view| view.cluster == source && view.broker.broker_id() == leader)?;
+    Some(view.broker.partitions().get(tp)?.log.last_stable_offset())
+}
+
 /// The source cluster of the mirror `topic` belongs to, as a broker's image says.
 fn source_cluster(view: &BrokerView<'_>, topic: &str) -> Option<ClusterIndex> {
     let image = view.broker.image();

@@ -21,6 +21,7 @@ const SCENARIOS: &[&str] = &[
     "mirror_admin",
     "active_passive",
     "failback",
+    "failover_under_faults",
 ];
 
 fn repository_root() -> PathBuf {

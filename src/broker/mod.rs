@@ -1325,9 +1325,10 @@ impl<S: BrokerStorage> Broker<S> {
         from: i64,
         reason: TruncationReason,
     ) {
-        let Some(partition) = self.partitions.get(topic_partition) else {
+        let Some(partition) = self.partitions.get_mut(topic_partition) else {
             return;
         };
+        partition.leader_log_truncated();
         let to = partition.log.log_end_offset();
         // Reported even when the log end moves up (a restart at the leader's log start):
         // either way the log's content was rewritten.

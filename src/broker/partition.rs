@@ -263,6 +263,17 @@ impl<D: LogDisk> Partition<D> {
         Some(proposed)
     }
 
+    /// A leader truncated its own log (KIP-1279: a mirror leader's last-mirrored-epoch,
+    /// diverging-epoch or last-stable-offset truncation): the current leadership cannot have
+    /// begun beyond the new log end, else no follower could ever catch up to its start and
+    /// rejoin the ISR.
+    pub fn leader_log_truncated(&mut self) {
+        let log_end = self.log.log_end_offset();
+        if let Role::Leader(state) = &mut self.role {
+            state.leader_epoch_start_offset = state.leader_epoch_start_offset.min(log_end);
+        }
+    }
+
     /// Leader: ISR members (other than itself) that have not caught up within `lag_time_ms`
     /// leave. Returns the proposed ISR, if any (and records it as pending).
     pub fn maybe_shrink_isr(
