@@ -562,8 +562,8 @@ impl Checkers {
         }
     }
 
-    /// Committed group offsets never move backwards on the current coordinator of a group
-    /// (admin resets are not issued by any workload yet; mirroring's offset sync will add them).
+    /// Committed group offsets never move backwards on the current coordinator of a group,
+    /// unless an admin commit moved them (see `observe_group_offset`).
     fn check_group_offsets(
         &mut self,
         time_ms: i64,
@@ -873,7 +873,7 @@ fn cluster_of_value(value: &str) -> ClusterIndex {
 }
 
 /// The live broker leading `tp` in the controller's current epoch, with its log.
-fn current_leader<'a>(
+pub(crate) fn current_leader<'a>(
     controllers: &[ControllerView<'_>],
     brokers: &'a [BrokerView<'_>],
     cluster: ClusterIndex,

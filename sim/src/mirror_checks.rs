@@ -21,6 +21,7 @@
 use std::collections::BTreeMap;
 
 use mirrorsim::broker::BrokerEvent;
+use mirrorsim::controller::mirrors::BOOTSTRAP_SERVERS_CONFIG;
 use mirrorsim::coordinator::mirror::{MirrorStateRecord, MIRROR_STATE_TOPIC};
 use mirrorsim::coordinator::runtime::decode_records;
 use mirrorsim::metadata::ConfigResource;
@@ -30,7 +31,7 @@ use mirrorsim::node::Node;
 use mirrorsim::protocol::MirrorPartitionId;
 use mirrorsim::protocol::{ClusterIndex, NodeId, TopicPartition};
 
-use crate::checkers::{BrokerView, ControllerView, Violation};
+use crate::checkers::{current_leader, BrokerView, ControllerView, Violation};
 
 /// A mirrored append waiting for its identity check.
 #[derive(Debug, Clone)]
@@ -69,19 +70,8 @@ impl MirrorChecks {
                 first_offset,
                 last_offset,
             } => {
-                let appended_epoch = view
-                    .broker
-                    .partitions()
-                    .get(topic_partition)
-                    .and_then(|partition| {
-                        partition
-                            .log
-                            .batches_from(*first_offset)
-                            .take_while(|batch| batch.base_offset() <= *last_offset)
-                            .map(|batch| batch.partition_leader_epoch())
-                            .max()
-                    })
-                    .unwrap_or(-1);
+                let appended_epoch =
+                    max_epoch(view, topic_partition, *first_offset, last_offset + 1);
                 let (end, epoch) = self
                     .mirrored
                     .entry((view.cluster, topic_partition.clone()))
@@ -105,19 +95,7 @@ impl MirrorChecks {
                     if *to_log_end_offset < *end {
                         // Rare: recompute what is left of the mirrored data.
                         *end = *to_log_end_offset;
-                        *epoch = view
-                            .broker
-                            .partitions()
-                            .get(topic_partition)
-                            .and_then(|partition| {
-                                partition
-                                    .log
-                                    .batches()
-                                    .take_while(|batch| batch.base_offset() < *end)
-                                    .map(|batch| batch.partition_leader_epoch())
-                                    .max()
-                            })
-                            .unwrap_or(-1);
+                        *epoch = max_epoch(view, topic_partition, 0, *end);
                     }
                 }
                 self.stopped_scanned.retain(|(scanned_node, _, tp), _| {
@@ -214,18 +192,8 @@ impl MirrorChecks {
             .iter()
             .find(|view| NodeId::Broker(view.cluster, view.broker.broker_id()) == append.node)?;
         let source = source_cluster(destination, &append.topic_partition.topic)?;
-        let source_log = controllers
-            .iter()
-            .find(|view| view.cluster == source)
-            .and_then(|view| view.controller.image().partition(&append.topic_partition))
-            .and_then(|record| record.leader)
-            .and_then(|leader| {
-                brokers
-                    .iter()
-                    .find(|view| view.cluster == source && view.broker.broker_id() == leader)
-            })
-            .and_then(|view| view.broker.partitions().get(&append.topic_partition))
-            .map(|partition| &partition.log)?;
+        let (_, source_log) =
+            current_leader(controllers, brokers, source, &append.topic_partition)?;
         let log = &destination
             .broker
             .partitions()
@@ -274,17 +242,14 @@ impl MirrorChecks {
         let mut out = Vec::new();
         for controller in controllers {
             let cluster = controller.cluster;
-            for (tp, record) in controller.controller.image().all_partitions() {
-                if tp.topic != MIRROR_STATE_TOPIC {
-                    continue;
-                }
-                let Some(log) = record.leader.and_then(|leader| {
-                    brokers
-                        .iter()
-                        .find(|v| v.cluster == cluster && v.broker.broker_id() == leader)
-                        .and_then(|v| v.broker.partitions().get(&tp))
-                        .map(|partition| &partition.log)
-                }) else {
+            // Only `__mirror_state`'s partitions, not every partition of the image each step.
+            let partitions = mirrorsim::coordinator::partition_count(
+                controller.controller.image(),
+                MIRROR_STATE_TOPIC,
+            );
+            for partition in 0..partitions {
+                let tp = TopicPartition::new(MIRROR_STATE_TOPIC, partition);
+                let Some((_, log)) = current_leader(controllers, brokers, cluster, &tp) else {
                     continue;
                 };
                 let checked = self
@@ -438,17 +403,22 @@ fn source_stable_end(
     tp: &TopicPartition,
 ) -> Option<i64> {
     let source = source_cluster(destination, &tp.topic)?;
-    let leader = controllers
-        .iter()
-        .find(|view| view.cluster == source)?
-        .controller
-        .image()
-        .partition(tp)?
-        .leader?;
-    let view = brokers
-        .iter()
-        .find(|view| view.cluster == source && view.broker.broker_id() == leader)?;
-    Some(view.broker.partitions().get(tp)?.log.last_stable_offset())
+    let (_, log) = current_leader(controllers, brokers, source, tp)?;
+    Some(log.last_stable_offset())
+}
+
+/// The greatest leader epoch of the batches of a broker's log starting in `[from, below)`
+/// (−1 without any).
+fn max_epoch(view: &BrokerView<'_>, tp: &TopicPartition, from: i64, below: i64) -> i32 {
+    view.broker.partitions().get(tp).map_or(-1, |partition| {
+        partition
+            .log
+            .batches_from(from)
+            .take_while(|batch| batch.base_offset() < below)
+            .map(|batch| batch.partition_leader_epoch())
+            .max()
+            .unwrap_or(-1)
+    })
 }
 
 /// The source cluster of the mirror `topic` belongs to, as a broker's image says.
@@ -458,7 +428,7 @@ fn source_cluster(view: &BrokerView<'_>, topic: &str) -> Option<ClusterIndex> {
     let bootstrap = image
         .configs
         .get(&ConfigResource::Mirror(desired.mirror().to_owned()))?
-        .get("bootstrap.servers")?;
+        .get(BOOTSTRAP_SERVERS_CONFIG)?;
     Some(parse_bootstrap_servers(bootstrap).ok()?.first()?.cluster())
 }
 

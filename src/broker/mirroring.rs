@@ -501,7 +501,8 @@ impl<S: BrokerStorage> super::Broker<S> {
         self.write_failed_or_transition(now_ms, topic_partition, target, None, false);
     }
 
-    fn write_failure(
+    /// Fails the partition (retryable unless said otherwise).
+    fn fail_mirror_partition(
         &mut self,
         now_ms: i64,
         topic_partition: &TopicPartition,
@@ -707,17 +708,6 @@ impl<S: BrokerStorage> super::Broker<S> {
         }
     }
 
-    /// Fails the partition (retryable unless said otherwise).
-    fn fail_mirror_partition(
-        &mut self,
-        now_ms: i64,
-        topic_partition: &TopicPartition,
-        reason: String,
-        non_retryable: bool,
-    ) {
-        self.write_failure(now_ms, topic_partition, reason, non_retryable);
-    }
-
     // ----- PREPARING -----
 
     fn source_of(&self, mirror: &str) -> Option<Vec<NodeId>> {
@@ -746,18 +736,28 @@ impl<S: BrokerStorage> super::Broker<S> {
         self.mirror.sources.get_mut(mirror)
     }
 
-    fn send_lme_lookup(&mut self, now_ms: i64, topic_partition: &TopicPartition) {
+    /// The source cluster view of a task's mirror, asked about the task's topic; without a
+    /// usable `bootstrap.servers` the partition fails.
+    fn task_source(
+        &mut self,
+        now_ms: i64,
+        topic_partition: &TopicPartition,
+    ) -> Option<&mut SourceCluster> {
         let mirror = self.mirror.tasks[topic_partition].mirror.clone();
-        let Some(source) = self.source_cluster(&mirror) else {
-            self.fail_mirror_partition(
-                now_ms,
-                topic_partition,
-                "the mirror's bootstrap.servers is unusable".into(),
-                false,
-            );
+        if self.source_cluster(&mirror).is_none() {
+            let reason = "the mirror's bootstrap.servers is unusable".to_string();
+            self.fail_mirror_partition(now_ms, topic_partition, reason, false);
+            return None;
+        }
+        let source = self.mirror.sources.get_mut(&mirror).expect("created above");
+        source.metadata.add_topic(&topic_partition.topic);
+        Some(source)
+    }
+
+    fn send_lme_lookup(&mut self, now_ms: i64, topic_partition: &TopicPartition) {
+        let Some(source) = self.task_source(now_ms, topic_partition) else {
             return;
         };
-        source.metadata.add_topic(&topic_partition.topic);
         let to = source.metadata.target();
         let request = Request::LastMirroredEpochLookup {
             requester: self.node_id.cluster(),
@@ -861,17 +861,9 @@ impl<S: BrokerStorage> super::Broker<S> {
         if in_flight {
             return;
         }
-        let mirror = self.mirror.tasks[topic_partition].mirror.clone();
-        let Some(source) = self.source_cluster(&mirror) else {
-            self.fail_mirror_partition(
-                now_ms,
-                topic_partition,
-                "the mirror's bootstrap.servers is unusable".into(),
-                false,
-            );
+        let Some(source) = self.task_source(now_ms, topic_partition) else {
             return;
         };
-        source.metadata.add_topic(&topic_partition.topic);
         let Some((leader, source_epoch)) = source.metadata.leader(topic_partition) else {
             // Asked for on the next metadata refresh; its answer drives the fetch.
             source.metadata.request_update();
@@ -1227,16 +1219,12 @@ impl<S: BrokerStorage> super::Broker<S> {
         let Some((what, _)) = self.mirror.requests.remove(&correlation_id) else {
             return;
         };
-        let task_exists = |tp: &TopicPartition, tasks: &BTreeMap<TopicPartition, MirrorTask>| {
-            tasks.contains_key(tp)
-        };
-        let tasks = &self.mirror.tasks;
         let live = match &what {
             MirrorRequest::Read(tp)
             | MirrorRequest::Write(tp, _)
             | MirrorRequest::LmeLookup { partition: tp, .. }
             | MirrorRequest::Bump(tp)
-            | MirrorRequest::Fetch { partition: tp, .. } => task_exists(tp, tasks),
+            | MirrorRequest::Fetch { partition: tp, .. } => self.mirror.tasks.contains_key(tp),
             MirrorRequest::SourceMetadata { .. }
             | MirrorRequest::LookupRead { .. }
             | MirrorRequest::DeleteCheck(_)

@@ -228,59 +228,6 @@ impl World {
             })
             .collect()
     }
-
-    fn alter(&mut self, operation: MirrorTopicOperation) {
-        let request = Request::AlterMirrorTopics {
-            mirror: "m".into(),
-            operation,
-            topics: vec!["orders".into()],
-        };
-        let answer = self.call(NodeId::Controller(B), request);
-        assert!(
-            matches!(&answer, Response::AlterMirrorTopics { error: ErrorCode::None, results } if results[0].1.is_none()),
-            "{answer:?}"
-        );
-    }
-
-    /// Runs until the B leader's partition reaches `state` (or panics after `limit_ms`).
-    fn run_until_state(&mut self, state: MirrorState, limit_ms: i64) {
-        for _ in 0..limit_ms / 10 {
-            self.run_for(10);
-            let leader = self.leader(B);
-            if self.partition(leader).mirror_state == state {
-                return;
-            }
-        }
-        let leader = self.leader(B);
-        panic!(
-            "b's orders-0 is {:?}, not {state:?}, after {limit_ms} ms",
-            self.partition(leader).mirror_state
-        );
-    }
-}
-
-fn create_mirror(world: &mut World) {
-    let bootstrap = (1..=BROKERS)
-        .map(|id| NodeId::Broker(A, BrokerId(id)).to_string())
-        .collect::<Vec<_>>()
-        .join(",");
-    let answer = world.call(
-        NodeId::Controller(B),
-        Request::CreateMirror {
-            name: "m".into(),
-            configs: vec![("bootstrap.servers".into(), bootstrap)],
-        },
-    );
-    assert!(
-        matches!(
-            answer,
-            Response::CreateMirror {
-                error: ErrorCode::None
-            }
-        ),
-        "{answer:?}"
-    );
-    world.run_for(300);
 }
 
 /// The batches of a log from `offset`, as bytes.
@@ -296,9 +243,9 @@ fn bytes_from(partition: &Partition<MemoryDirDisk>, offset: i64) -> Vec<Bytes> {
 fn active_passive_mirrors_byte_for_byte_then_fails_over_to_a_writable_partition() {
     let mut world = World::new();
     assert!(world.produce(A, 7, 0, 5).iter().all(|e| e.is_none()));
-    create_mirror(&mut world);
-    world.alter(MirrorTopicOperation::Add);
-    world.run_until_state(MirrorState::Mirroring, 3_000);
+    create_mirror_between(&mut world, "m", A, B);
+    alter_on(&mut world, B, "m", MirrorTopicOperation::Add);
+    run_until(&mut world, B, MirrorState::Mirroring);
     assert!(world.produce(A, 7, 5, 5).iter().all(|e| e.is_none()));
     assert_eq!(
         world.produce(B, 9, 0, 1),
@@ -322,8 +269,8 @@ fn active_passive_mirrors_byte_for_byte_then_fails_over_to_a_writable_partition(
     let mirrored_epoch = world.partition(source).log.latest_epoch().unwrap();
 
     // Failover: STOPPING ends in STOPPED without asking the source.
-    world.alter(MirrorTopicOperation::Remove);
-    world.run_until_state(MirrorState::Stopped, 5_000);
+    alter_on(&mut world, B, "m", MirrorTopicOperation::Remove);
+    run_until(&mut world, B, MirrorState::Stopped);
     let leader = world.leader(B);
     let partition = world.partition(leader);
     let reset = partition.log.batches().last().expect("a reset");

@@ -629,11 +629,12 @@ impl<S: BrokerStorage> Broker<S> {
             return;
         };
         let leader_epoch = state.leader_epoch;
-        if self
+        // For a KIP-1279 mirror topic, the partition's mirror state (`None` for other topics).
+        let mirror_state = self
             .image
             .mirror_desired_state(&topic_partition.topic)
-            .is_some()
-            && !partition.mirror_state.is_writable()
+            .map(|_| partition.mirror_state);
+        if mirror_state.is_some_and(|state| !state.is_writable())
             && !self
                 .config
                 .broken
@@ -683,10 +684,6 @@ impl<S: BrokerStorage> Broker<S> {
             }
         };
         if !info.duplicate {
-            let mirror_state = self
-                .image
-                .mirror_desired_state(&topic_partition.topic)
-                .map(|_| partition.mirror_state);
             self.events.push(BrokerEvent::LeaderAppend {
                 topic_partition: topic_partition.clone(),
                 first_offset: info.first_offset,

@@ -253,16 +253,8 @@ impl<D: LogDisk> Controller<D> {
                 partitions: Vec::new(),
             })
         };
-        if !self.is_broker_sender(from, broker_id) {
-            return refuse(ErrorCode::InvalidRequest);
-        }
-        let epoch_current = self
-            .image
-            .brokers
-            .get(&broker_id)
-            .is_some_and(|registration| registration.broker_epoch == broker_epoch);
-        if !epoch_current {
-            return refuse(ErrorCode::StaleBrokerEpoch);
+        if let Err(error) = self.check_broker_request(from, broker_id, broker_epoch) {
+            return refuse(error);
         }
         let mut results = Vec::with_capacity(partitions.len());
         for &(topic_id, partition, min_leader_epoch) in partitions {

@@ -451,6 +451,30 @@ impl<D: LogDisk> Controller<D> {
         from == NodeId::Broker(self.cluster, broker_id)
     }
 
+    /// A broker-to-controller request about partitions must come from the broker it names
+    /// (`InvalidRequest`) in its current registration (Kafka's `checkBrokerEpoch`: an unknown
+    /// broker is as stale as an old epoch, `StaleBrokerEpoch`).
+    fn check_broker_request(
+        &self,
+        from: NodeId,
+        broker_id: BrokerId,
+        broker_epoch: i64,
+    ) -> Result<(), ErrorCode> {
+        if !self.is_broker_sender(from, broker_id) {
+            return Err(ErrorCode::InvalidRequest);
+        }
+        let epoch_current = self
+            .image
+            .brokers
+            .get(&broker_id)
+            .is_some_and(|registration| registration.broker_epoch == broker_epoch);
+        if epoch_current {
+            Ok(())
+        } else {
+            Err(ErrorCode::StaleBrokerEpoch)
+        }
+    }
+
     // ---- Requests ------------------------------------------------------------------------
 
     fn handle_broker_registration(
@@ -569,17 +593,8 @@ impl<D: LogDisk> Controller<D> {
         new_isr: Vec<BrokerId>,
     ) -> Result<Response, ControllerError> {
         let reply = |error, partition| Response::AlterPartition { error, partition };
-        if !self.is_broker_sender(from, broker_id) {
-            return Ok(reply(ErrorCode::InvalidRequest, None));
-        }
-        // Kafka's `checkBrokerEpoch`: an unknown broker is as stale as an old epoch.
-        let epoch_current = self
-            .image
-            .brokers
-            .get(&broker_id)
-            .is_some_and(|registration| registration.broker_epoch == broker_epoch);
-        if !epoch_current {
-            return Ok(reply(ErrorCode::StaleBrokerEpoch, None));
+        if let Err(error) = self.check_broker_request(from, broker_id, broker_epoch) {
+            return Ok(reply(error, None));
         }
         let Some(current) = self
             .image

@@ -100,30 +100,26 @@ pub enum MirrorStateRecord {
 }
 
 /// What the coordinator holds for one key.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct StoredMirrorPartition {
     /// The last state record, if any.
     pub value: Option<PartitionStateValue>,
-    /// Greatest leader epoch any state record carried (−1 if none).
-    pub max_leader_epoch: i32,
-    /// Greatest state epoch any state record carried (−1 if none).
-    pub max_state_epoch: i32,
     /// The last mirrored (epoch, offset), if persisted.
     pub last_mirrored: Option<(i32, i64)>,
 }
 
-impl Default for StoredMirrorPartition {
-    fn default() -> Self {
-        Self {
-            value: None,
-            max_leader_epoch: -1,
-            max_state_epoch: -1,
-            last_mirrored: None,
-        }
-    }
-}
-
 impl StoredMirrorPartition {
+    /// The greatest leader epoch a state record carried (−1 without one). Every accepted
+    /// record carries `max(stored, request)`, so it is the last record's.
+    pub fn max_leader_epoch(&self) -> i32 {
+        self.value.as_ref().map_or(-1, |v| v.leader_epoch)
+    }
+
+    /// The greatest state epoch (−1 without a state): each record's is the previous plus one.
+    pub fn max_state_epoch(&self) -> i32 {
+        self.value.as_ref().map_or(-1, |v| v.state_epoch)
+    }
+
     fn state(&self) -> MirrorState {
         self.value
             .as_ref()
@@ -144,20 +140,7 @@ fn apply(table: &mut Table, record: &MirrorStateRecord) {
         MirrorStateRecord::PartitionState { mirror, id, value } => {
             let key = (mirror.clone(), *id);
             let entry = table.entry(key.clone()).or_default();
-            match value {
-                Some(value) => {
-                    if value.leader_epoch >= 0 {
-                        entry.max_leader_epoch = entry.max_leader_epoch.max(value.leader_epoch);
-                    }
-                    entry.max_state_epoch = entry.max_state_epoch.max(value.state_epoch);
-                    entry.value = Some(value.clone());
-                }
-                None => {
-                    entry.value = None;
-                    entry.max_leader_epoch = -1;
-                    entry.max_state_epoch = -1;
-                }
-            }
+            entry.value = value.clone();
             if entry.is_empty() {
                 table.remove(&key);
             }
@@ -358,14 +341,14 @@ impl MirrorCoordinatorShard {
             .get(&(mirror.to_owned(), write.id))
             .cloned()
             .unwrap_or_default();
-        if write.leader_epoch != -1 && stored.max_leader_epoch > write.leader_epoch {
+        if write.leader_epoch != -1 && stored.max_leader_epoch() > write.leader_epoch {
             return Err(ErrorCode::FencedLeaderEpoch);
         }
-        if write.state_epoch != -1 && stored.max_state_epoch > write.state_epoch {
+        if write.state_epoch != -1 && stored.max_state_epoch() > write.state_epoch {
             return Err(ErrorCode::FencedStateEpoch);
         }
         let mut records = Vec::new();
-        let mut state_epoch = stored.max_state_epoch;
+        let mut state_epoch = stored.max_state_epoch();
         if let Some(target) = write.state {
             let skipped_preparing = self.accept_skipped_preparing
                 && stored.state() == MirrorState::Unknown
@@ -373,7 +356,7 @@ impl MirrorCoordinatorShard {
             if !is_valid_transition(stored.state(), target) && !skipped_preparing {
                 return Err(ErrorCode::InvalidClusterMirrorState);
             }
-            state_epoch = stored.max_state_epoch + 1;
+            state_epoch = stored.max_state_epoch() + 1;
             let value = next_value(&stored, write, target, state_epoch);
             records.push(MirrorStateRecord::PartitionState {
                 mirror: mirror.to_owned(),
@@ -473,7 +456,7 @@ fn next_value(
     target: MirrorState,
     state_epoch: i32,
 ) -> PartitionStateValue {
-    let leader_epoch = stored.max_leader_epoch.max(write.leader_epoch);
+    let leader_epoch = stored.max_leader_epoch().max(write.leader_epoch);
     let previous = stored.value.clone();
     let (previous_state, retry_attempt, error_message) = match target {
         MirrorState::Failed => {
@@ -521,7 +504,7 @@ fn status_of(
         id,
         error: ErrorCode::None,
         state: stored.state(),
-        leader_epoch: stored.max_leader_epoch,
+        leader_epoch: stored.max_leader_epoch(),
         state_epoch: value.map_or(-1, |v| v.state_epoch),
         previous_state: value.and_then(|v| v.previous_state),
         retry_attempt: value.map_or(0, |v| v.retry_attempt),
@@ -602,34 +585,7 @@ impl Shard for MirrorCoordinatorShard {
                 "with no write pending, the projection is the committed state"
             );
         }
-        match pending {
-            PendingWrite::States {
-                to,
-                correlation_id,
-                results,
-                ..
-            } => {
-                let partitions = results
-                    .into_iter()
-                    .map(|(id, refused, epoch)| match refused {
-                        Some(refusal) => (id, refusal, -1),
-                        None if error.is_none() => (id, ErrorCode::None, epoch),
-                        None => (id, error, -1),
-                    })
-                    .collect();
-                let response = Response::WriteMirrorStates {
-                    error: ErrorCode::None,
-                    partitions,
-                };
-                out.responses.push((to, correlation_id, response));
-            }
-            PendingWrite::Delete {
-                to, correlation_id, ..
-            } => {
-                let response = Response::DeleteMirrorStates { error };
-                out.responses.push((to, correlation_id, response));
-            }
-        }
+        answer_pending(pending, error, out);
     }
 
     fn handle_timeout(&mut self, _env: &ShardEnv<'_>, _out: &mut Out) {}
@@ -641,34 +597,40 @@ impl Shard for MirrorCoordinatorShard {
     fn unloaded(&mut self, out: &mut Out) {
         self.unloaded = true;
         for (_, pending) in std::mem::take(&mut self.pending) {
-            match pending {
-                PendingWrite::States {
-                    to,
-                    correlation_id,
-                    results,
-                    ..
-                } => {
-                    let partitions = results
-                        .into_iter()
-                        .map(|(id, refused, _)| {
-                            (id, refused.unwrap_or(ErrorCode::NotCoordinator), -1)
-                        })
-                        .collect();
-                    let response = Response::WriteMirrorStates {
-                        error: ErrorCode::None,
-                        partitions,
-                    };
-                    out.responses.push((to, correlation_id, response));
-                }
-                PendingWrite::Delete {
-                    to, correlation_id, ..
-                } => {
-                    let response = Response::DeleteMirrorStates {
-                        error: ErrorCode::NotCoordinator,
-                    };
-                    out.responses.push((to, correlation_id, response));
-                }
-            }
+            answer_pending(pending, ErrorCode::NotCoordinator, out);
+        }
+    }
+}
+
+/// Answers a request whose write completed with `error` (`None` on success): refused
+/// partitions keep their refusal, written ones take the write's outcome.
+fn answer_pending(pending: PendingWrite, error: ErrorCode, out: &mut Out) {
+    match pending {
+        PendingWrite::States {
+            to,
+            correlation_id,
+            results,
+            ..
+        } => {
+            let partitions = results
+                .into_iter()
+                .map(|(id, refused, epoch)| match refused {
+                    Some(refusal) => (id, refusal, -1),
+                    None if error.is_none() => (id, ErrorCode::None, epoch),
+                    None => (id, error, -1),
+                })
+                .collect();
+            let response = Response::WriteMirrorStates {
+                error: ErrorCode::None,
+                partitions,
+            };
+            out.responses.push((to, correlation_id, response));
+        }
+        PendingWrite::Delete {
+            to, correlation_id, ..
+        } => {
+            out.responses
+                .push((to, correlation_id, Response::DeleteMirrorStates { error }));
         }
     }
 }

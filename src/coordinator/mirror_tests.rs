@@ -78,6 +78,22 @@ fn failed(id: MirrorPartitionId, state_epoch: i32, non_retryable: bool) -> Mirro
     }
 }
 
+/// The shard's environment (from the runtime's fields, so the shard can be borrowed mutably
+/// beside it).
+fn env<'a>(
+    image: &'a MetadataImage,
+    partition: &'a TopicPartition,
+    coordinator_epoch: i32,
+) -> ShardEnv<'a> {
+    ShardEnv {
+        now_ms: 0,
+        image,
+        coordinator_epoch,
+        node_id: COORDINATOR,
+        partition,
+    }
+}
+
 /// The test's runtime: a partition of committed records and the shard hosted on it.
 struct Runtime {
     shard: MirrorCoordinatorShard,
@@ -116,13 +132,7 @@ impl Runtime {
             self.shard.replay(&record);
         }
         let mut out = ShardOutput::default();
-        let env = ShardEnv {
-            now_ms: 0,
-            image: &self.image,
-            coordinator_epoch: self.coordinator_epoch,
-            node_id: COORDINATOR,
-            partition: &self.partition,
-        };
+        let env = env(&self.image, &self.partition, self.coordinator_epoch);
         self.shard.loaded(&env, &mut out);
         self.carry_out(out);
     }
@@ -166,13 +176,7 @@ impl Runtime {
             }
         };
         let mut out = ShardOutput::default();
-        let env = ShardEnv {
-            now_ms: 0,
-            image: &self.image,
-            coordinator_epoch: self.coordinator_epoch,
-            node_id: COORDINATOR,
-            partition: &self.partition,
-        };
+        let env = env(&self.image, &self.partition, self.coordinator_epoch);
         self.shard
             .write_completed(&env, write.write_id, result, &mut out);
         self.carry_out(out);
@@ -190,13 +194,7 @@ impl Runtime {
         let correlation_id = self.next_correlation_id;
         self.next_correlation_id += 1;
         let mut out = ShardOutput::default();
-        let env = ShardEnv {
-            now_ms: 0,
-            image: &self.image,
-            coordinator_epoch: self.coordinator_epoch,
-            node_id: COORDINATOR,
-            partition: &self.partition,
-        };
+        let env = env(&self.image, &self.partition, self.coordinator_epoch);
         self.shard
             .handle_request(&env, LEADER, correlation_id, request, &mut out);
         self.carry_out(out);
