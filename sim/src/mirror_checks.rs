@@ -154,6 +154,13 @@ impl MirrorChecks {
         for append in std::mem::take(&mut self.pending) {
             out.extend(self.check_identity(time_ms, controllers, brokers, &append));
         }
+        // Without mirrored data (most scenarios) there is no STOPPED partition to judge: skip
+        // the walk over every partition of every broker each step.
+        let brokers = if self.mirrored.is_empty() {
+            &[]
+        } else {
+            brokers
+        };
         for view in brokers {
             for (topic_partition, partition) in view.broker.partitions() {
                 if partition.mirror_state != MirrorState::Stopped {
