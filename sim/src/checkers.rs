@@ -141,6 +141,8 @@ pub struct Checkers {
     pub durable_topics: BTreeSet<(ClusterIndex, String)>,
     /// Counts of events seen, for coverage marks.
     pub marks: BTreeMap<String, u64>,
+    /// When each event-driven mark was first reached (simulated ms, the checkers' clock).
+    pub marks_first_ms: BTreeMap<String, i64>,
     /// The KIP-1279 checks.
     mirror: crate::mirror_checks::MirrorChecks,
     /// Mirroring truncations per (cluster, partition): (time, offset truncated to). Records
@@ -201,6 +203,11 @@ impl Checkers {
         self.check_metadata_epochs(time_ms, controllers, &mut violations);
         for view in brokers.iter_mut() {
             self.consume_events(time_ms, view);
+        }
+        if self.marks.len() != self.marks_first_ms.len() {
+            for mark in self.marks.keys() {
+                self.marks_first_ms.entry(mark.clone()).or_insert(time_ms);
+            }
         }
         violations.extend(self.mirror.check(time_ms, controllers, brokers));
         self.check_leaders(time_ms, brokers, &mut violations);
@@ -286,6 +293,22 @@ impl Checkers {
                 BrokerEvent::CoordinatorLoaded { .. } => self.mark("coordinator-loaded"),
                 BrokerEvent::IsrChanged { .. } => self.mark("isr-changed"),
                 BrokerEvent::MirrorAppend { .. } => self.mark("mirror-append"),
+                BrokerEvent::MirrorTransition { from, to, .. } => {
+                    self.mark(&format!("mirror-transition:{from}->{to}"));
+                    if to == mirrorsim::mirror::MirrorState::Stopped {
+                        self.mark("mirror-stopped");
+                    }
+                }
+                BrokerEvent::MirrorOffsetSynced {
+                    offset,
+                    source_offset,
+                    ..
+                } => {
+                    self.mark("mirror-offset-synced");
+                    if offset != source_offset {
+                        self.mark("mirror-offset-clamped");
+                    }
+                }
                 BrokerEvent::BecameFollower { .. } | BrokerEvent::LeaderAppend { .. } => {}
             }
         }

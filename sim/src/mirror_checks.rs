@@ -15,6 +15,10 @@
 //!   previous state (UNKNOWN without one, or after a tombstone), its state epoch is the
 //!   previous one plus one, and its leader epoch is not below the previous one.
 //!
+//! - `offset-sync-clamped` (INV-15): every group offset the mirror sync commits lies in
+//!   [log start, log end] of the destination partition's current leader when the commit is
+//!   sent (the sync clamps with the high watermark, which is at most the log end).
+//!
 //! "Mirrored data" of a destination partition is what its leaders reported appending from the
 //! source (`MirrorAppend`), up to the lowest later truncation.
 
@@ -49,15 +53,17 @@ pub struct MirrorChecks {
     /// (destination cluster, partition) → end offset (exclusive) and greatest leader epoch of
     /// the mirrored data.
     mirrored: BTreeMap<(ClusterIndex, TopicPartition), (i64, i32)>,
-    /// (node, incarnation, partition) → offset from which a STOPPED log's local batches are
-    /// still to be checked.
-    stopped_scanned: BTreeMap<(NodeId, u64, TopicPartition), i64>,
+    /// (node, incarnation, partition) → where a STOPPED log's mirrored data ends on that
+    /// broker, and the offset from which its local batches are still to be checked.
+    stopped_scanned: BTreeMap<(NodeId, u64, TopicPartition), (i64, i64)>,
     /// Violations found while consuming events, reported at the next check.
     found: Vec<Violation>,
     /// (cluster, `__mirror_state` partition) → offset up to which its records were checked.
     state_log_checked: BTreeMap<(ClusterIndex, TopicPartition), i64>,
     /// (cluster, mirror, key) → (state, state epoch, leader epoch) of its last record.
     stored: BTreeMap<(ClusterIndex, String, MirrorPartitionId), (MirrorState, i32, i32)>,
+    /// Synced group offsets waiting for their check: (cluster, group, partition, offset).
+    synced_offsets: Vec<(ClusterIndex, String, TopicPartition, i64)>,
 }
 
 impl MirrorChecks {
@@ -108,6 +114,17 @@ impl MirrorChecks {
                 mirror_state: Some(state),
                 ..
             } => self.check_read_only(time_ms, view, topic_partition, *first_offset, *state),
+            BrokerEvent::MirrorOffsetSynced {
+                group_id,
+                topic_partition,
+                offset,
+                ..
+            } => self.synced_offsets.push((
+                view.cluster,
+                group_id.clone(),
+                topic_partition.clone(),
+                *offset,
+            )),
             _ => {}
         }
     }
@@ -154,6 +171,9 @@ impl MirrorChecks {
         for append in std::mem::take(&mut self.pending) {
             out.extend(self.check_identity(time_ms, controllers, brokers, &append));
         }
+        for synced in std::mem::take(&mut self.synced_offsets) {
+            out.extend(check_synced_offset(time_ms, controllers, brokers, synced));
+        }
         // Without mirrored data (most scenarios) there is no STOPPED partition to judge: skip
         // the walk over every partition of every broker each step.
         let brokers = if self.mirrored.is_empty() {
@@ -171,15 +191,25 @@ impl MirrorChecks {
                     continue;
                 };
                 let node = NodeId::Broker(view.cluster, view.broker.broker_id());
-                let scanned = self
+                let (boundary, scanned) = self
                     .stopped_scanned
                     .entry((node, view.incarnation, topic_partition.clone()))
-                    .or_insert(mirrored.0);
+                    .or_insert_with(|| {
+                        let boundary = mirrored_boundary(
+                            controllers,
+                            brokers,
+                            view,
+                            topic_partition,
+                            &partition.log,
+                            mirrored.0,
+                        );
+                        (boundary, boundary)
+                    });
                 out.extend(check_stopped(
                     time_ms,
                     view,
                     topic_partition,
-                    mirrored,
+                    (*boundary, mirrored.1),
                     scanned,
                 ));
             }
@@ -402,6 +432,27 @@ pub fn check_mirror_liveness(
     out
 }
 
+/// INV-15 for one synced group offset (see the module doc).
+fn check_synced_offset(
+    time_ms: i64,
+    controllers: &[ControllerView<'_>],
+    brokers: &[BrokerView<'_>],
+    (cluster, group_id, topic_partition, offset): (ClusterIndex, String, TopicPartition, i64),
+) -> Option<Violation> {
+    let (leader_epoch, log) = current_leader(controllers, brokers, cluster, &topic_partition)?;
+    let (start, end) = (log.log_start_offset(), log.log_end_offset());
+    (offset < start || offset > end).then(|| Violation {
+        invariant: "offset-sync-clamped",
+        cluster: Some(cluster),
+        detail: format!(
+            "the mirror sync committed offset {offset} for group {group_id}, outside \
+             [{start}, {end}] of the current leader's log (epoch {leader_epoch})"
+        ),
+        topic_partition: Some(topic_partition),
+        time_ms,
+    })
+}
+
 /// The last stable offset of the source leader of a mirrored partition, if known.
 fn source_stable_end(
     controllers: &[ControllerView<'_>],
@@ -437,6 +488,36 @@ fn source_cluster(view: &BrokerView<'_>, topic: &str) -> Option<ClusterIndex> {
         .get(&ConfigResource::Mirror(desired.mirror().to_owned()))?
         .get(BOOTSTRAP_SERVERS_CONFIG)?;
     Some(parse_bootstrap_servers(bootstrap).ok()?.first()?.cluster())
+}
+
+/// Where the mirrored data of a STOPPED log on one broker ends: from `lower_bound` (the
+/// mirrored data every replica kept, after the lowest mirroring truncation anywhere) on, the
+/// batches byte-identical to the source's current leader's at the same offset are mirrored
+/// data too. A truncation by one leader lowers the cluster-wide bound, but a later leader
+/// that never saw it (the first leader's truncation was lost with it) keeps mirrored batches
+/// above it, and they are not local writes (`failover_under_faults` seed 1026).
+fn mirrored_boundary(
+    controllers: &[ControllerView<'_>],
+    brokers: &[BrokerView<'_>],
+    view: &BrokerView<'_>,
+    topic_partition: &TopicPartition,
+    log: &mirrorsim::log::PartitionLog<mirrorsim::broker::MemoryDirDisk>,
+    lower_bound: i64,
+) -> i64 {
+    let source_log = source_cluster(view, &topic_partition.topic)
+        .and_then(|source| current_leader(controllers, brokers, source, topic_partition));
+    let Some((_, source_log)) = source_log else {
+        return lower_bound;
+    };
+    let mut boundary = lower_bound;
+    for batch in log.batches_from(lower_bound) {
+        let original = source_log.batches_from(batch.base_offset()).next();
+        if original.is_none_or(|original| original.bytes() != batch.bytes()) {
+            break;
+        }
+        boundary = batch.next_offset();
+    }
+    boundary
 }
 
 /// INV-5 and INV-6 on a STOPPED partition whose mirrored data ends at `mirrored.0` with

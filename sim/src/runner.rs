@@ -99,6 +99,9 @@ pub struct RunReport {
     pub records: (usize, usize, usize),
     /// Coverage marks reached and how often.
     pub marks: BTreeMap<String, u64>,
+    /// When the checkers first saw each event-driven mark, in ms from the start of the fault
+    /// phase (negative: during set-up).
+    pub marks_first_ms: BTreeMap<String, i64>,
     /// Every admin timeline operation with its outcome (`None`: it never finished), in file
     /// order.
     pub admin: Vec<AdminOpRecord>,
@@ -262,6 +265,8 @@ fn build_nodes(
                 replica_lag_time_max_ms: cluster_spec.replica_lag_time_max_ms,
                 log_flush_interval_ms: cluster_spec.log_flush_interval_ms,
                 internal_topic_replication_factor: i16::from(cluster_spec.brokers.min(3)),
+                mirror_metadata_refresh_interval_ms: cluster_spec
+                    .mirror_metadata_refresh_interval_ms,
                 broken: options.broken.clone(),
                 ..BrokerConfig::default()
             };
@@ -985,6 +990,14 @@ impl World {
             net: *lock(&self.shared.stats),
             records,
             marks: self.checkers.marks.clone(),
+            marks_first_ms: {
+                let start = lock(&self.shared.fault_phase_start_ms).unwrap_or(0);
+                let first = &self.checkers.marks_first_ms;
+                first
+                    .iter()
+                    .map(|(m, at)| (m.clone(), at - start))
+                    .collect()
+            },
             admin,
         };
         // Kill every node before leaving the runtime so their tasks and memory go (madsim-notes §4).

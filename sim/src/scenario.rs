@@ -80,6 +80,9 @@ pub struct ClusterSpec {
     /// Replication factor of `__mirror_state` (`None`: the broker count, at most 3).
     #[serde(default)]
     pub mirror_state_replication_factor: Option<i16>,
+    /// `mirror.metadata.refresh.interval.ms`: the KIP-1279 periodic sync's interval.
+    #[serde(default = "default_mirror_sync_interval_ms")]
+    pub mirror_metadata_refresh_interval_ms: i64,
 }
 
 impl ClusterSpec {
@@ -98,6 +101,10 @@ fn default_session_timeout_ms() -> i64 {
 
 fn default_replica_lag_time_max_ms() -> i64 {
     1_000
+}
+
+fn default_mirror_sync_interval_ms() -> i64 {
+    mirrorsim::broker::BrokerConfig::default().mirror_metadata_refresh_interval_ms
 }
 
 /// Kafka's `mirror.state.topic.num.partitions` default.
@@ -580,6 +587,12 @@ impl Scenario {
                 ),
             ));
         }
+        if !(100..=600_000).contains(&cluster.mirror_metadata_refresh_interval_ms) {
+            return Err(source.error(
+                &format!("{field}.mirror_metadata_refresh_interval_ms"),
+                "must be between 100 and 600000 ms".into(),
+            ));
+        }
         Ok(())
     }
 
@@ -824,10 +837,10 @@ impl Scenario {
         topic: &Spanned<String>,
         field: &str,
     ) -> Result<(), ScenarioError> {
-        let known = self.topics.iter().any(|spec| {
-            spec.cluster.get_ref() == cluster.get_ref() && &spec.name == topic.get_ref()
-        });
-        if known {
+        if self
+            .topic_partitions(cluster.get_ref(), topic.get_ref())
+            .is_some()
+        {
             Ok(())
         } else {
             Err(source.error_at(
@@ -893,12 +906,9 @@ impl Scenario {
                 || (topic == MIRROR_STATE_TOPIC
                     && (0..self.clusters[index].mirror_state_partitions).contains(&partition));
             let declared = internal
-                || self.topics.iter().any(|t| {
-                    t.cluster.get_ref() == cluster
-                        && t.name == topic
-                        && partition >= 0
-                        && partition < t.partitions
-                });
+                || self
+                    .topic_partitions(cluster, topic)
+                    .is_some_and(|partitions| (0..partitions).contains(&partition));
             return if declared {
                 Ok(())
             } else {
@@ -914,6 +924,32 @@ impl Scenario {
 }
 
 impl Scenario {
+    /// The partition count of a topic on a cluster: a declared topic's, or that of a source
+    /// topic a mirror created on the cluster adopts (`mirror.topics.include`), which the
+    /// mirror's periodic sync creates with the source's partition count.
+    fn topic_partitions(&self, cluster: &str, topic: &str) -> Option<i32> {
+        let declared = |cluster: &str| {
+            self.topics
+                .iter()
+                .find(|t| t.cluster.get_ref() == cluster && t.name == topic)
+                .map(|t| t.partitions)
+        };
+        declared(cluster).or_else(|| {
+            self.admin
+                .iter()
+                .filter(|spec| {
+                    spec.kind() == AdminOpKind::CreateMirror && spec.cluster.get_ref() == cluster
+                })
+                .filter(|spec| {
+                    spec.configs
+                        .get(mirrorsim::mirror::sync::TOPICS_INCLUDE_CONFIG)
+                        .and_then(|value| mirrorsim::mirror::sync::NameFilter::parse(value).ok())
+                        .is_some_and(|include| include.matches(topic))
+                })
+                .find_map(|spec| declared(spec.source.as_ref()?.get_ref()))
+        })
+    }
+
     /// How many producer (or consumer) nodes a cluster has.
     fn client_count(&self, cluster: &str, producers: bool) -> u16 {
         if producers {

@@ -22,6 +22,8 @@ const SCENARIOS: &[&str] = &[
     "active_passive",
     "failback",
     "failover_under_faults",
+    "group_offset_sync",
+    "source_unreachable_failover",
 ];
 
 fn repository_root() -> PathBuf {
@@ -243,6 +245,38 @@ fn broken_mirror_taking_writes_before_stopped_is_caught_within_ten_seeds() {
         "active_passive",
         BrokenSwitch::MirrorWritableBeforeStopped,
         |report| violation_of(report, "read-only-until-stopped"),
+    );
+}
+
+#[test]
+fn failover_finishes_while_the_source_is_unreachable() {
+    // Spec §3.3: STOPPING needs only the destination's log, controller and coordinator. In
+    // `source_unreachable_failover` a and b are cut apart from 4 s to the end of the fault
+    // phase (12 s) and the failover starts at 5 s: STOPPED must come inside the cut.
+    for seed in [11, 12, 13] {
+        let report = run_seed("source_unreachable_failover", seed, Vec::new());
+        assert_eq!(
+            report.verdict,
+            Verdict::Pass,
+            "seed {seed}: {:?}",
+            report.violations
+        );
+        let stopped_at = report.marks_first_ms.get("mirror-stopped").copied();
+        assert!(
+            stopped_at.is_some_and(|at| (5_000..12_000).contains(&at)),
+            "seed {seed}: first STOPPED at {stopped_at:?} ms, not while a was cut off"
+        );
+    }
+}
+
+#[test]
+fn broken_mirror_offset_sync_without_the_clamp_is_caught_within_ten_seeds() {
+    // The sync copies a's committed offsets as they are: while b's orders-0 leader is cut off
+    // from a, a's consumers commit beyond anything b holds.
+    caught_within_ten_seeds(
+        "group_offset_sync",
+        BrokenSwitch::MirrorUnclampedOffsetSync,
+        |report| violation_of(report, "offset-sync-clamped"),
     );
 }
 

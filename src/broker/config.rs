@@ -40,6 +40,9 @@ pub struct BrokerConfig {
     /// `transaction.state.log.replication.factor`; Kafka: 3). Set it to the cluster size for
     /// clusters of fewer than 3 brokers, as Kafka requires.
     pub internal_topic_replication_factor: i16,
+    /// KIP-1279 `mirror.metadata.refresh.interval.ms`: how often the periodic sync (configs,
+    /// group offsets, ACLs, topic adoption) runs (Kafka's 60 s scaled down).
+    pub mirror_metadata_refresh_interval_ms: i64,
     /// Deliberate bugs for checker tests only; empty in every real configuration.
     pub broken: Vec<BrokenSwitch>,
 }
@@ -69,6 +72,9 @@ pub enum BrokenSwitch {
     /// last-mirrored-epoch truncation), taken by the MirrorMetadataManager and accepted by the
     /// mirror coordinator.
     MirrorSkipPreparing,
+    /// The mirror sync copies source group offsets without clamping them into the destination
+    /// log (the rejected `unclamped-offset-sync` design).
+    MirrorUnclampedOffsetSync,
 }
 
 impl BrokenSwitch {
@@ -83,6 +89,7 @@ impl BrokenSwitch {
             Self::MirrorRewriteEpoch => "mirror-rewrite-epoch",
             Self::MirrorWritableBeforeStopped => "mirror-writable-before-stopped",
             Self::MirrorSkipPreparing => "mirror-skip-preparing",
+            Self::MirrorUnclampedOffsetSync => "mirror-unclamped-offset-sync",
         }
     }
 
@@ -97,6 +104,7 @@ impl BrokenSwitch {
             Self::MirrorRewriteEpoch,
             Self::MirrorWritableBeforeStopped,
             Self::MirrorSkipPreparing,
+            Self::MirrorUnclampedOffsetSync,
         ]
         .into_iter()
         .find(|switch| switch.name() == name)
@@ -122,6 +130,7 @@ impl Default for BrokerConfig {
             offsets_topic_partitions: 4,
             transaction_state_partitions: 4,
             internal_topic_replication_factor: 3,
+            mirror_metadata_refresh_interval_ms: 5_000,
             broken: Vec::new(),
         }
     }

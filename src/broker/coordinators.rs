@@ -96,7 +96,7 @@ impl<S: BrokerStorage> super::Broker<S> {
         );
     }
 
-    fn request_internal_topic(&mut self, key_type: CoordinatorType) {
+    pub(super) fn request_internal_topic(&mut self, key_type: CoordinatorType) {
         let (topic, partitions, replication_factor) = self.internal_topic(key_type);
         // The configured replication factor as it is, like Kafka's
         // `offsets.topic.replication.factor`: while fewer brokers are alive the controller
@@ -417,5 +417,66 @@ impl<S: BrokerStorage> super::Broker<S> {
                 Response::WriteTxnMarkers { results },
             );
         }
+    }
+}
+
+impl<S: BrokerStorage> super::Broker<S> {
+    /// The ids of the groups the group coordinator shards hosted here know (ListGroups).
+    pub(super) fn hosted_group_ids(&self) -> Vec<String> {
+        use crate::coordinator::group::GroupCoordinatorShard;
+        use crate::coordinator::runtime::ShardHost;
+        let mut groups: Vec<String> = self
+            .coordinators
+            .values()
+            .filter_map(|host| {
+                host.as_any()
+                    .downcast_ref::<ShardHost<GroupCoordinatorShard>>()
+            })
+            .flat_map(|host| host.shard().group_ids())
+            .collect();
+        groups.sort();
+        groups.dedup();
+        groups
+    }
+
+    /// DescribeConfigs from this broker's metadata image. `mirror.name` is hidden, as the
+    /// KIP asks (AS22): it is the destination's own bookkeeping, never something to copy.
+    pub(super) fn describe_configs(
+        &self,
+        resources: Vec<crate::metadata::ConfigResource>,
+    ) -> Response {
+        use crate::metadata::ConfigResource;
+        use crate::mirror::state::MIRROR_NAME_CONFIG;
+        let results = resources
+            .into_iter()
+            .map(|resource| {
+                let known = match &resource {
+                    ConfigResource::Topic(topic) => self.image.topic_ids.contains_key(topic),
+                    _ => true,
+                };
+                let configs = self
+                    .image
+                    .configs
+                    .get(&resource)
+                    .map(|configs| {
+                        configs
+                            .iter()
+                            .filter(|(name, _)| name.as_str() != MIRROR_NAME_CONFIG)
+                            .map(|(name, value)| (name.clone(), value.clone()))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                crate::protocol::DescribeConfigsResult {
+                    resource,
+                    error: if known {
+                        ErrorCode::None
+                    } else {
+                        ErrorCode::UnknownTopicOrPartition
+                    },
+                    configs,
+                }
+            })
+            .collect();
+        Response::DescribeConfigs { results }
     }
 }

@@ -55,9 +55,10 @@
 //! plain writable topic before its leader epoch was bumped (the `mirror_admin` scenario's
 //! `epochs-monotonic` finding when the admin went straight to the controller).
 //!
-//! Not modelled yet: the periodic sync (configs, group offsets, ACLs), topic creation on the
-//! destination, EPOCH_FENCING and proactive bumps (later revisions), follow-the-source log
-//! start, and fetch sessions shared by partitions (one fetch per partition).
+//! The periodic sync (configs, group offsets, ACLs, topic adoption) is `mirror_sync`'s.
+//!
+//! Not modelled yet: EPOCH_FENCING and proactive bumps (later revisions), follow-the-source
+//! log start, and fetch sessions shared by partitions (one fetch per partition).
 
 use std::collections::BTreeMap;
 
@@ -596,12 +597,18 @@ impl<S: BrokerStorage> super::Broker<S> {
                 ) {
                     task.retry_attempt = 0;
                 }
+                let from = task.state;
                 task.state = target;
                 task.state_epoch = state_epoch;
                 task.wrote = true;
                 task.step = Step::Act;
                 task.not_before_ms = now_ms;
                 self.set_partition_mirror_state(topic_partition, target);
+                self.events.push(super::BrokerEvent::MirrorTransition {
+                    topic_partition: topic_partition.clone(),
+                    from,
+                    to: target,
+                });
             }
             (WritePurpose::LastMirrored, ErrorCode::None) => {
                 self.task_mut(topic_partition).step = Step::Act;
@@ -710,7 +717,7 @@ impl<S: BrokerStorage> super::Broker<S> {
 
     // ----- PREPARING -----
 
-    fn source_of(&self, mirror: &str) -> Option<Vec<NodeId>> {
+    pub(super) fn source_of(&self, mirror: &str) -> Option<Vec<NodeId>> {
         let value = self
             .image
             .configs

@@ -538,3 +538,6 @@ fn a_destination_leader_lost_at_any_point_of_stopping_still_ends_stopped() {
         assert_eq!(world.produce(B, 7, 0, 1), vec![ErrorCode::None]);
     }
 }
+
+#[path = "mirror_sync_tests.rs"]
+mod sync_tests;

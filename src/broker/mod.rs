@@ -26,6 +26,7 @@
 
 mod config;
 mod coordinators;
+mod mirror_sync;
 mod mirroring;
 mod partition;
 mod storage;
@@ -145,6 +146,27 @@ pub enum BrokerEvent {
         /// Last offset.
         last_offset: i64,
     },
+    /// A mirror partition's leader persisted a state transition (KIP-1279) and acts on it.
+    MirrorTransition {
+        /// The partition.
+        topic_partition: TopicPartition,
+        /// The state before (as this leader knew it).
+        from: crate::mirror::MirrorState,
+        /// The state persisted.
+        to: crate::mirror::MirrorState,
+    },
+    /// The mirror sync (KIP-1279 §7) sent an admin commit of a source group's offset to this
+    /// cluster's group coordinator.
+    MirrorOffsetSynced {
+        /// The group.
+        group_id: String,
+        /// The partition.
+        topic_partition: TopicPartition,
+        /// The offset committed.
+        offset: i64,
+        /// The source's committed offset it came from.
+        source_offset: i64,
+    },
     /// This broker loaded the coordinator shard of an internal partition it now leads.
     CoordinatorLoaded {
         /// The internal partition.
@@ -246,6 +268,7 @@ pub struct Broker<S: BrokerStorage> {
     next_high_watermark_checkpoint_ms: i64,
     events: Vec<BrokerEvent>,
     mirror: mirroring::MirrorManager,
+    mirror_syncs: mirror_sync::MirrorSyncs,
     /// Messages this broker sent itself (to a coordinator it hosts), handled on the next
     /// timeout as Kafka calls a local coordinator directly.
     loopback: Vec<crate::protocol::Envelope>,
@@ -309,6 +332,7 @@ impl<S: BrokerStorage> Broker<S> {
             delayed_markers: Vec::new(),
             events: Vec::new(),
             mirror: mirroring::MirrorManager::default(),
+            mirror_syncs: mirror_sync::MirrorSyncs::default(),
             loopback: Vec::new(),
             last_now_ms: now_ms,
         })
@@ -476,6 +500,7 @@ impl<S: BrokerStorage> Broker<S> {
         if applied && self.metadata_ready {
             self.reconcile_partitions(now_ms);
             self.reconcile_mirror_tasks(now_ms);
+            self.reconcile_mirror_syncs(now_ms);
         }
     }
 
@@ -1651,13 +1676,28 @@ impl<S: BrokerStorage> Broker<S> {
             Request::DeleteMirror { name } => {
                 self.handle_delete_mirror(now_ms, from, correlation_id, name)
             }
+            Request::ListGroups => {
+                let groups = self.hosted_group_ids();
+                let error = ErrorCode::None;
+                let response = Response::ListGroups { error, groups };
+                self.outbox.respond(from, correlation_id, response);
+            }
+            Request::DescribeConfigs { resources } => {
+                let response = self.describe_configs(resources);
+                self.outbox.respond(from, correlation_id, response);
+            }
+            Request::DescribeAcls => {
+                let bindings = self.image.acls.iter().cloned().collect();
+                let error = ErrorCode::None;
+                let response = Response::DescribeAcls { error, bindings };
+                self.outbox.respond(from, correlation_id, response);
+            }
             Request::CreateMirror { .. }
             | Request::AlterMirrorTopics { .. }
             | Request::ListMirrors
             | Request::IncrementalAlterConfigs { .. }
             | Request::CreateAcls { .. }
             | Request::DeleteAcls { .. }
-            | Request::DescribeAcls
             | Request::BrokerRegistration { .. }
             | Request::BrokerHeartbeat { .. }
             | Request::FetchMetadata { .. }
@@ -1790,6 +1830,10 @@ impl<S: BrokerStorage> Broker<S> {
             self.handle_mirror_response(now_ms, correlation_id, Ok(response));
             return;
         }
+        if self.mirror_syncs.owns(correlation_id) {
+            self.handle_sync_response(now_ms, correlation_id, Ok(response));
+            return;
+        }
         match response {
             Response::BrokerRegistration {
                 error,
@@ -1864,6 +1908,8 @@ impl<S: BrokerStorage> Broker<S> {
             | Response::CreateAcls { .. }
             | Response::DeleteAcls { .. }
             | Response::DescribeAcls { .. }
+            | Response::ListGroups { .. }
+            | Response::DescribeConfigs { .. }
             | Response::BumpLeaderEpochs { .. }
             | Response::LastMirroredEpochLookup { .. }
             | Response::CreateMirror { .. }
@@ -1973,6 +2019,7 @@ impl<S: BrokerStorage> Node for Broker<S> {
         )
         .chain(self.coordinator_deadline())
         .chain(self.mirror.deadline())
+        .chain(self.mirror_syncs.deadline())
         .chain((!self.loopback.is_empty()).then_some(self.last_now_ms))
         .min()
     }
@@ -1999,6 +2046,7 @@ impl<S: BrokerStorage> Broker<S> {
         self.maybe_fetch_metadata(now_ms);
         self.maybe_send_replica_fetches(now_ms);
         self.poll_mirror(now_ms);
+        self.poll_mirror_sync(now_ms);
     }
 }
 

@@ -153,6 +153,21 @@ fn create_mirror_refuses_bad_names_duplicates_and_missing_bootstrap() {
         ),
         ErrorCode::InvalidConfig
     );
+    for (key, bad) in [
+        ("mirror.topics.include", "orders[0-9]"),
+        ("mirror.groups.exclude", "a|b"),
+        ("mirror.acl.include", "topic:x;User:a"),
+    ] {
+        assert_eq!(
+            create_mirror(
+                &mut controller,
+                "n",
+                &[("bootstrap.servers", "a"), (key, bad)]
+            ),
+            ErrorCode::InvalidConfig,
+            "{key}={bad}"
+        );
+    }
     assert_eq!(controller.log_end_offset(), end, "nothing written");
 }
 

@@ -4,7 +4,8 @@
 //! - **CreateMirror** stores the properties as configs of [`ConfigResource::Mirror`]. The name
 //!   must be a legal topic-style name that does not end in `.removed` or `.paused` (those
 //!   suffixes carry the desired state in `mirror.name`), must not exist
-//!   (`ClusterMirrorAlreadyExists`), and `bootstrap.servers` must be given (`InvalidConfig`).
+//!   (`ClusterMirrorAlreadyExists`), and `bootstrap.servers` must be given (`InvalidConfig`),
+//!   as must readable sync filters (`crate::mirror::sync`; else `InvalidConfig`).
 //!   The first mirror also creates `__mirror_state` with
 //!   [`ControllerConfig::mirror_state_partitions`] partitions and
 //!   [`ControllerConfig::mirror_state_replication_factor`] replicas, in the same batch; while
@@ -44,6 +45,7 @@ use crate::coordinator::mirror::MIRROR_STATE_TOPIC;
 use crate::log::LogDisk;
 use crate::metadata::{ConfigResource, MetadataRecord, PartitionRecord};
 use crate::mirror::state::{DesiredState, MIRROR_NAME_CONFIG, PAUSED_SUFFIX, REMOVED_SUFFIX};
+use crate::mirror::sync::SyncSettings;
 use crate::protocol::{
     BrokerId, ErrorCode, MirrorListing, MirrorTopicOperation, NewTopic, NodeId, Response, TopicId,
 };
@@ -137,6 +139,10 @@ impl<D: LogDisk> Controller<D> {
             .get(BOOTSTRAP_SERVERS_CONFIG)
             .is_none_or(|value| value.trim().is_empty())
         {
+            return error(ErrorCode::InvalidConfig);
+        }
+        // The sync's filters must be readable now, not found broken by every broker later.
+        if SyncSettings::from_properties(|key| properties.get(key).map(String::as_str)).is_err() {
             return error(ErrorCode::InvalidConfig);
         }
         if !self.image.topic_ids.contains_key(MIRROR_STATE_TOPIC) {

@@ -937,6 +937,8 @@ impl<D: LogDisk> Controller<D> {
             | Request::OffsetCommit { .. }
             | Request::OffsetFetch { .. }
             | Request::DescribeGroups { .. }
+            | Request::ListGroups
+            | Request::DescribeConfigs { .. }
             | Request::LastMirroredEpochLookup { .. }
             | Request::ReadMirrorStates { .. }
             | Request::WriteMirrorStates { .. }

@@ -59,6 +59,12 @@ pub fn mirror_state_partition(mirror: &str, id: &MirrorPartitionId, partitions: 
     partition_for(&mirror_state_key(mirror, id), partitions)
 }
 
+/// The `__mirror_state` partition whose leader runs a mirror's periodic sync (the mirror's
+/// "coordinator broker", spec §7).
+pub fn mirror_sync_partition(mirror: &str, partitions: i32) -> i32 {
+    partition_for(mirror, partitions)
+}
+
 /// The stored state of a mirror partition (KIP-1279 `MirrorPartitionStateValue`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PartitionStateValue {

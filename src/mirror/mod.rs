@@ -5,6 +5,7 @@
 //! revisions become named design variants.
 
 pub mod state;
+pub mod sync;
 
 pub use state::{decide, is_valid_transition, retry_target, DesiredState, MirrorState};
 

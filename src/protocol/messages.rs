@@ -264,6 +264,15 @@ pub enum Request {
     },
     /// Admin → any broker: list ACLs.
     DescribeAcls,
+    /// Admin → every broker: the groups of the group coordinators the broker hosts (Kafka's
+    /// ListGroups, which an admin sends to each broker).
+    ListGroups,
+    /// Admin → any broker: the dynamic configs of some resources, as the broker's metadata
+    /// image has them (`mirror.name` is hidden, KIP-1279 AS22).
+    DescribeConfigs {
+        /// The resources.
+        resources: Vec<crate::metadata::ConfigResource>,
+    },
     /// Admin → controller: create a mirror (KIP-1279 CreateMirror). The properties are stored
     /// as configs of the mirror resource; `bootstrap.servers` (the source cluster) is required.
     CreateMirror {
@@ -503,6 +512,8 @@ impl Request {
             Self::CreateAcls { .. } => "CreateAcls",
             Self::DeleteAcls { .. } => "DeleteAcls",
             Self::DescribeAcls => "DescribeAcls",
+            Self::ListGroups => "ListGroups",
+            Self::DescribeConfigs { .. } => "DescribeConfigs",
             Self::CreateMirror { .. } => "CreateMirror",
             Self::DeleteMirror { .. } => "DeleteMirror",
             Self::AlterMirrorTopics { .. } => "AlterMirrorTopics",
@@ -737,6 +748,18 @@ pub enum Response {
         /// Bindings.
         bindings: Vec<crate::metadata::AclBinding>,
     },
+    /// The groups a broker's coordinators host.
+    ListGroups {
+        /// Error, or `None`.
+        error: ErrorCode,
+        /// Group ids, sorted.
+        groups: Vec<String>,
+    },
+    /// Configs per resource, in request order: (resource, error, entries sorted by name).
+    DescribeConfigs {
+        /// The results.
+        results: Vec<DescribeConfigsResult>,
+    },
     /// The answer to a LastMirroredEpochLookup.
     LastMirroredEpochLookup {
         /// `None`; `InvalidClusterMirrorState` if a mirror of the source still mirrors the
@@ -827,6 +850,8 @@ impl Response {
             Self::CreateAcls { .. } => "CreateAclsResponse",
             Self::DeleteAcls { .. } => "DeleteAclsResponse",
             Self::DescribeAcls { .. } => "DescribeAclsResponse",
+            Self::ListGroups { .. } => "ListGroupsResponse",
+            Self::DescribeConfigs { .. } => "DescribeConfigsResponse",
             Self::BumpLeaderEpochs { .. } => "BumpLeaderEpochsResponse",
             Self::LastMirroredEpochLookup { .. } => "LastMirroredEpochLookupResponse",
             Self::CreateMirror { .. } => "CreateMirrorResponse",
@@ -838,6 +863,17 @@ impl Response {
             Self::DeleteMirrorStates { .. } => "DeleteMirrorStatesResponse",
         }
     }
+}
+
+/// One resource of a DescribeConfigs answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DescribeConfigsResult {
+    /// The resource.
+    pub resource: crate::metadata::ConfigResource,
+    /// `UnknownTopicOrPartition` for a topic the broker does not know, else `None`.
+    pub error: ErrorCode,
+    /// (name, value), sorted by name.
+    pub configs: Vec<(String, String)>,
 }
 
 /// One topic in a metadata response.

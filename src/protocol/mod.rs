@@ -7,9 +7,9 @@ mod messages;
 pub use error_code::ErrorCode;
 pub use ids::{BrokerId, ClientKind, ClusterIndex, NodeId, TopicId, TopicPartition};
 pub use messages::{
-    Acks, CommittedOffset, CoordinatorType, Envelope, EpochAnswer, EpochQuery, FetchPartition,
-    FetchPartitionResponse, GroupDescription, ListOffsetsAnswer, ListOffsetsQuery, Message,
-    MirrorListing, MirrorPartitionId, MirrorPartitionStatus, MirrorStateWrite,
-    MirrorTopicOperation, NewTopic, OffsetCommitEntry, OffsetSpec, Request, Response,
-    TopicMetadata, TxnMarker,
+    Acks, CommittedOffset, CoordinatorType, DescribeConfigsResult, Envelope, EpochAnswer,
+    EpochQuery, FetchPartition, FetchPartitionResponse, GroupDescription, ListOffsetsAnswer,
+    ListOffsetsQuery, Message, MirrorListing, MirrorPartitionId, MirrorPartitionStatus,
+    MirrorStateWrite, MirrorTopicOperation, NewTopic, OffsetCommitEntry, OffsetSpec, Request,
+    Response, TopicMetadata, TxnMarker,
 };

@@ -1,0 +1,685 @@
+//! KIP-1279's periodic sync on the destination (spec §7), seed design.
+//!
+//! Contract:
+//! - **Who.** A mirror's sync runs on one broker: the leader of the `__mirror_state` partition
+//!   of the mirror's name ([`mirror_sync_partition`]), the mirror's "coordinator broker". The
+//!   round follows that leadership: a broker that loses it drops its round, and answers to a
+//!   dropped round are ignored.
+//! - **When.** A round starts when the broker takes the role and then every
+//!   `mirror.metadata.refresh.interval.ms` ([`BrokerConfig::mirror_metadata_refresh_interval_ms`])
+//!   after the previous round ended. Requests of a round that stay unanswered for
+//!   [`SYNC_REQUEST_TIMEOUT_MS`] count as failed; a failed piece is skipped and the next round
+//!   tries again (everything the round writes is idempotent).
+//! - **What**, in four phases, each waiting for the answers of the previous one:
+//!   1. *Discover*: the source's metadata for all topics and its ACLs, from one source broker
+//!      (the bootstrap list in turn: a failure ends the round, and the next one starts after
+//!      [`SYNC_RETRY_BACKOFF_MS`] with the next broker).
+//!   2. *Describe*: the source's dynamic configs of the mirror's active topics (`mirror.name`
+//!      without a suffix: paused and stopped topics are not synced), the groups of every live
+//!      source broker (ListGroups), and the destination's log start and high watermark with
+//!      their leader epochs for every partition of the active topics (ListOffsets to their
+//!      leaders).
+//!   3. *Fetch offsets*: each group that `mirror.groups.include`/`exclude` admit is asked for
+//!      its committed offsets at the source broker that listed it (its coordinator).
+//!   4. *Apply*, all to the destination:
+//!      - topics the mirror adopts (`mirror.topics.include` minus `mirror.topics.exclude`) that
+//!        the destination lacks are created with the source's topic id and partition count;
+//!        once one exists with that id and in no mirror it is added to the mirror
+//!        (AlterMirrorTopics); a destination topic of the same name with another id is left
+//!        alone (the operator must delete it);
+//!      - differing source topic configs are SET (IncrementalAlterConfigs; exclude list);
+//!      - ACLs are created and deleted to match the source (`mirror.acl.include`);
+//!      - each group offset of an active topic partition is clamped into the destination log
+//!        ([`clamp_group_offset`]) and committed as an admin commit to the destination's group
+//!        coordinator, which refuses it while the group has members there (`UnknownMemberId`:
+//!        the group is active on the destination and skipped). The topic must still be active
+//!        in the image when the commit is sent.
+//!
+//! Not modelled: source cluster id validation, source topic deletion detection, CreatePartitions
+//! when the source grows, share groups, periodic epoch bumps and exclude enforcement (later
+//! revisions), and groups whose coordinator moves between the ListGroups and OffsetFetch of a
+//! round (the OffsetFetch fails and the group waits for the next round).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::{BrokenSwitch, BrokerStorage};
+use crate::coordinator::mirror::{mirror_sync_partition, MIRROR_STATE_TOPIC};
+use crate::coordinator::partition_count;
+use crate::log::FetchIsolation;
+use crate::metadata::{AclBinding, ConfigResource};
+use crate::mirror::sync::{clamp_group_offset, OffsetBounds, SyncSettings};
+use crate::mirror::DesiredState;
+use crate::protocol::{
+    CommittedOffset, CoordinatorType, ErrorCode, ListOffsetsQuery, MirrorTopicOperation, NewTopic,
+    NodeId, OffsetCommitEntry, OffsetSpec, Request, Response, TopicId, TopicPartition,
+};
+
+/// How long a sync request may stay unanswered.
+pub const SYNC_REQUEST_TIMEOUT_MS: i64 = 1_000;
+
+/// Pause before a round whose discovery failed is tried again with the next source broker.
+pub const SYNC_RETRY_BACKOFF_MS: i64 = 100;
+
+/// Where a round is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Waiting for the next round.
+    Idle,
+    Discover,
+    Describe,
+    FetchOffsets,
+    Apply,
+}
+
+/// What a sync request asked.
+#[derive(Debug, Clone)]
+enum SyncRequest {
+    SourceMetadata(NodeId),
+    SourceAcls,
+    SourceConfigs,
+    ListGroups(NodeId),
+    OffsetFetch(String),
+    /// The (partition, earliest?) keys of the queries, in request order.
+    DestinationOffsets(Vec<(TopicPartition, bool)>),
+    /// A destination write; only its completion matters.
+    Apply,
+}
+
+/// One mirror's sync on this broker.
+#[derive(Debug, Clone)]
+struct SyncRound {
+    id: u64,
+    phase: Phase,
+    /// Answers still expected in the current phase.
+    waiting: usize,
+    /// When the next round may start (`Idle`).
+    not_before_ms: i64,
+    /// Index into the bootstrap list of the source broker asked first.
+    target: usize,
+    /// Discovery failed: the round ends and the next starts after a short backoff.
+    retry_soon: bool,
+    source_topics: BTreeMap<String, (TopicId, i32)>,
+    source_brokers: Vec<NodeId>,
+    source_acls: Option<BTreeSet<AclBinding>>,
+    source_configs: BTreeMap<String, Vec<(String, String)>>,
+    /// Group → the source broker that listed it.
+    source_groups: BTreeMap<String, NodeId>,
+    source_offsets: BTreeMap<String, Vec<CommittedOffset>>,
+    /// (partition, earliest or latest) → (offset, epoch).
+    destination_offsets: BTreeMap<(TopicPartition, bool), (i64, i32)>,
+}
+
+impl SyncRound {
+    fn new(id: u64, now_ms: i64) -> Self {
+        Self {
+            id,
+            phase: Phase::Idle,
+            waiting: 0,
+            not_before_ms: now_ms,
+            target: 0,
+            retry_soon: false,
+            source_topics: BTreeMap::new(),
+            source_brokers: Vec::new(),
+            source_acls: None,
+            source_configs: BTreeMap::new(),
+            source_groups: BTreeMap::new(),
+            source_offsets: BTreeMap::new(),
+            destination_offsets: BTreeMap::new(),
+        }
+    }
+
+    /// Forgets what the previous round learned.
+    fn restart(&mut self) {
+        let (id, target) = (self.id, self.target);
+        *self = Self::new(id, 0);
+        self.target = target;
+    }
+}
+
+/// The broker's sync rounds; see the module doc.
+#[derive(Debug, Default)]
+pub(super) struct MirrorSyncs {
+    rounds: BTreeMap<String, SyncRound>,
+    /// correlation id → (mirror, round id, what, sent at).
+    requests: BTreeMap<u64, (String, u64, SyncRequest, i64)>,
+    next_round_id: u64,
+}
+
+impl MirrorSyncs {
+    /// The earliest time the syncs want a timeout.
+    pub(super) fn deadline(&self) -> Option<i64> {
+        let requests = self
+            .requests
+            .values()
+            .map(|(_, _, _, sent_ms)| sent_ms + SYNC_REQUEST_TIMEOUT_MS);
+        let rounds = self
+            .rounds
+            .values()
+            .filter(|round| round.phase == Phase::Idle)
+            .map(|round| round.not_before_ms);
+        requests.chain(rounds).min()
+    }
+
+    /// Whether a request with this correlation id is a sync's.
+    pub(super) fn owns(&self, correlation_id: u64) -> bool {
+        self.requests.contains_key(&correlation_id)
+    }
+}
+
+impl<S: BrokerStorage> super::Broker<S> {
+    /// Starts or drops rounds after the metadata image changed.
+    pub(super) fn reconcile_mirror_syncs(&mut self, now_ms: i64) {
+        let partitions = partition_count(&self.image, MIRROR_STATE_TOPIC);
+        let mirrors: BTreeSet<String> = self
+            .image
+            .configs
+            .keys()
+            .filter_map(|resource| match resource {
+                ConfigResource::Mirror(name) => Some(name.clone()),
+                _ => None,
+            })
+            .filter(|mirror| {
+                partitions > 0
+                    && self
+                        .image
+                        .partition(&TopicPartition::new(
+                            MIRROR_STATE_TOPIC,
+                            mirror_sync_partition(mirror, partitions),
+                        ))
+                        .and_then(|record| record.leader)
+                        == Some(self.broker_id)
+            })
+            .collect();
+        self.mirror_syncs
+            .rounds
+            .retain(|mirror, _| mirrors.contains(mirror));
+        for mirror in mirrors {
+            if !self.mirror_syncs.rounds.contains_key(&mirror) {
+                let id = self.mirror_syncs.next_round_id;
+                self.mirror_syncs.next_round_id += 1;
+                let round = SyncRound::new(id, now_ms);
+                self.mirror_syncs.rounds.insert(mirror, round);
+            }
+        }
+    }
+
+    /// Expires sync requests and starts due rounds.
+    pub(super) fn poll_mirror_sync(&mut self, now_ms: i64) {
+        let expired: Vec<u64> = self
+            .mirror_syncs
+            .requests
+            .iter()
+            .filter(|(_, (_, _, _, sent_ms))| now_ms >= sent_ms + SYNC_REQUEST_TIMEOUT_MS)
+            .map(|(id, _)| *id)
+            .collect();
+        for correlation_id in expired {
+            self.handle_sync_response(now_ms, correlation_id, Err(ErrorCode::RequestTimedOut));
+        }
+        let due: Vec<String> = self
+            .mirror_syncs
+            .rounds
+            .iter()
+            .filter(|(_, round)| round.phase == Phase::Idle && now_ms >= round.not_before_ms)
+            .map(|(mirror, _)| mirror.clone())
+            .collect();
+        for mirror in due {
+            self.start_sync_round(now_ms, &mirror);
+        }
+    }
+
+    fn sync_settings(&self, mirror: &str) -> Option<SyncSettings> {
+        let properties = self
+            .image
+            .configs
+            .get(&ConfigResource::Mirror(mirror.to_owned()))?;
+        SyncSettings::from_properties(|key| properties.get(key).map(String::as_str)).ok()
+    }
+
+    /// The mirror's topics that are synced: `mirror.name` is the mirror itself.
+    fn active_mirror_topics(&self, mirror: &str) -> Vec<String> {
+        self.image
+            .topic_ids
+            .keys()
+            .filter(|topic| {
+                matches!(self.image.mirror_desired_state(topic),
+                    Some(DesiredState::Mirror { mirror: m }) if m == mirror)
+            })
+            .cloned()
+            .collect()
+    }
+
+    fn send_sync_request(
+        &mut self,
+        now_ms: i64,
+        mirror: &str,
+        to: NodeId,
+        request: Request,
+        what: SyncRequest,
+    ) {
+        let round = self
+            .mirror_syncs
+            .rounds
+            .get_mut(mirror)
+            .expect("requests are sent for live rounds");
+        round.waiting += 1;
+        let round_id = round.id;
+        let correlation_id = self.outbox.request(to, request);
+        self.mirror_syncs
+            .requests
+            .insert(correlation_id, (mirror.to_owned(), round_id, what, now_ms));
+    }
+
+    fn end_sync_round(&mut self, now_ms: i64, mirror: &str) {
+        let interval = self.config.mirror_metadata_refresh_interval_ms;
+        if let Some(round) = self.mirror_syncs.rounds.get_mut(mirror) {
+            round.restart();
+            round.phase = Phase::Idle;
+            round.not_before_ms = now_ms + interval;
+        }
+    }
+
+    // ----- phase 1 -----
+
+    fn start_sync_round(&mut self, now_ms: i64, mirror: &str) {
+        let Some(bootstrap) = self.source_of(mirror) else {
+            self.end_sync_round(now_ms, mirror);
+            return;
+        };
+        let round = self.mirror_syncs.rounds.get_mut(mirror).expect("due");
+        round.restart();
+        round.phase = Phase::Discover;
+        let to = bootstrap[round.target % bootstrap.len()];
+        let metadata = Request::Metadata { topics: None };
+        let what = SyncRequest::SourceMetadata(to);
+        self.send_sync_request(now_ms, mirror, to, metadata, what);
+        let acls = Request::DescribeAcls;
+        self.send_sync_request(now_ms, mirror, to, acls, SyncRequest::SourceAcls);
+    }
+
+    // ----- answers -----
+
+    /// Routes an answer (or a timeout as `Err`) to its round.
+    pub(super) fn handle_sync_response(
+        &mut self,
+        now_ms: i64,
+        correlation_id: u64,
+        response: Result<Response, ErrorCode>,
+    ) {
+        let Some((mirror, round_id, what, _)) = self.mirror_syncs.requests.remove(&correlation_id)
+        else {
+            return;
+        };
+        let Some(round) = self.mirror_syncs.rounds.get_mut(&mirror) else {
+            return;
+        };
+        if round.id != round_id || round.phase == Phase::Idle {
+            return;
+        }
+        round.waiting -= 1;
+        let ok = record_sync_answer(round, what, response);
+        if !ok && round.phase == Phase::Discover {
+            // The source broker did not answer: the round ends, and the next one asks the
+            // next bootstrap broker after a short backoff rather than a whole interval.
+            round.target += 1;
+            round.retry_soon = true;
+        }
+        if round.waiting > 0 {
+            return;
+        }
+        match round.phase {
+            Phase::Discover if round.retry_soon => {
+                round.restart();
+                round.phase = Phase::Idle;
+                round.not_before_ms = now_ms + SYNC_RETRY_BACKOFF_MS;
+            }
+            Phase::Discover => self.sync_describe(now_ms, &mirror),
+            Phase::Describe => self.sync_fetch_offsets(now_ms, &mirror),
+            Phase::FetchOffsets => self.sync_apply(now_ms, &mirror),
+            Phase::Apply | Phase::Idle => self.end_sync_round(now_ms, &mirror),
+        }
+    }
+
+    // ----- phase 2 -----
+
+    fn sync_describe(&mut self, now_ms: i64, mirror: &str) {
+        let active = self.active_mirror_topics(mirror);
+        let round = self.mirror_syncs.rounds.get_mut(mirror).expect("live");
+        round.phase = Phase::Describe;
+        let to = round.source_brokers.first().copied();
+        let on_source: Vec<ConfigResource> = active
+            .iter()
+            .filter(|topic| round.source_topics.contains_key(*topic))
+            .map(|topic| ConfigResource::Topic(topic.clone()))
+            .collect();
+        let brokers = round.source_brokers.clone();
+        if let (Some(to), false) = (to, on_source.is_empty()) {
+            let request = Request::DescribeConfigs {
+                resources: on_source,
+            };
+            self.send_sync_request(now_ms, mirror, to, request, SyncRequest::SourceConfigs);
+        }
+        for broker in brokers {
+            let request = Request::ListGroups;
+            self.send_sync_request(
+                now_ms,
+                mirror,
+                broker,
+                request,
+                SyncRequest::ListGroups(broker),
+            );
+        }
+        for (leader, queries) in self.destination_offset_queries(&active) {
+            let keys = queries
+                .iter()
+                .map(|q| (q.topic_partition.clone(), q.spec == OffsetSpec::Earliest))
+                .collect();
+            let request = Request::ListOffsets {
+                isolation: FetchIsolation::HighWatermark,
+                partitions: queries,
+            };
+            let what = SyncRequest::DestinationOffsets(keys);
+            self.send_sync_request(now_ms, mirror, leader, request, what);
+        }
+        if self.mirror_syncs.rounds[mirror].waiting == 0 {
+            self.sync_fetch_offsets(now_ms, mirror);
+        }
+    }
+
+    /// Earliest and latest queries for every partition of `topics`, by leader.
+    fn destination_offset_queries(
+        &self,
+        topics: &[String],
+    ) -> BTreeMap<NodeId, Vec<ListOffsetsQuery>> {
+        let mut by_leader: BTreeMap<NodeId, Vec<ListOffsetsQuery>> = BTreeMap::new();
+        for topic in topics {
+            let Some(topic_image) = self
+                .image
+                .topic_ids
+                .get(topic)
+                .and_then(|id| self.image.topics.get(id))
+            else {
+                continue;
+            };
+            for (partition, record) in &topic_image.partitions {
+                let Some(leader) = record.leader else {
+                    continue;
+                };
+                let node = NodeId::Broker(self.node_id.cluster(), leader);
+                for spec in [OffsetSpec::Earliest, OffsetSpec::Latest] {
+                    by_leader.entry(node).or_default().push(ListOffsetsQuery {
+                        topic_partition: TopicPartition::new(topic.clone(), *partition),
+                        current_leader_epoch: record.leader_epoch,
+                        spec,
+                    });
+                }
+            }
+        }
+        by_leader
+    }
+
+    // ----- phase 3 -----
+
+    fn sync_fetch_offsets(&mut self, now_ms: i64, mirror: &str) {
+        let settings = self.sync_settings(mirror);
+        let round = self.mirror_syncs.rounds.get_mut(mirror).expect("live");
+        round.phase = Phase::FetchOffsets;
+        let groups: Vec<(String, NodeId)> = round
+            .source_groups
+            .iter()
+            .filter(|(group, _)| settings.as_ref().is_some_and(|s| s.syncs_group(group)))
+            .map(|(group, broker)| (group.clone(), *broker))
+            .collect();
+        for (group, broker) in groups {
+            let request = Request::OffsetFetch {
+                group_id: group.clone(),
+                partitions: None,
+            };
+            self.send_sync_request(
+                now_ms,
+                mirror,
+                broker,
+                request,
+                SyncRequest::OffsetFetch(group),
+            );
+        }
+        if self.mirror_syncs.rounds[mirror].waiting == 0 {
+            self.sync_apply(now_ms, mirror);
+        }
+    }
+
+    // ----- phase 4 -----
+
+    fn sync_apply(&mut self, now_ms: i64, mirror: &str) {
+        self.mirror_syncs
+            .rounds
+            .get_mut(mirror)
+            .expect("live")
+            .phase = Phase::Apply;
+        if let Some(settings) = self.sync_settings(mirror) {
+            self.sync_adopt_topics(now_ms, mirror, &settings);
+            self.sync_topic_configs(now_ms, mirror, &settings);
+            self.sync_acls(now_ms, mirror, &settings);
+            self.sync_group_offsets(now_ms, mirror);
+        }
+        if self.mirror_syncs.rounds[mirror].waiting == 0 {
+            self.end_sync_round(now_ms, mirror);
+        }
+    }
+
+    fn sync_adopt_topics(&mut self, now_ms: i64, mirror: &str, settings: &SyncSettings) {
+        let round = &self.mirror_syncs.rounds[mirror];
+        let mut create = Vec::new();
+        let mut add = Vec::new();
+        for (topic, (source_id, partitions)) in &round.source_topics {
+            if !settings.adopts_topic(topic) {
+                continue;
+            }
+            match self.image.topic_ids.get(topic) {
+                None => create.push(NewTopic {
+                    name: topic.clone(),
+                    partitions: *partitions,
+                    replication_factor: self.config.internal_topic_replication_factor,
+                    configs: Vec::new(),
+                    topic_id: Some(*source_id),
+                }),
+                Some(id) if id == source_id && self.image.mirror_desired_state(topic).is_none() => {
+                    add.push(topic.clone());
+                }
+                // In a mirror already, stopped, or a name clash with another topic id: the
+                // operator's business.
+                Some(_) => {}
+            }
+        }
+        let controller = self.controller;
+        if !create.is_empty() {
+            let request = Request::CreateTopics { topics: create };
+            self.send_sync_request(now_ms, mirror, controller, request, SyncRequest::Apply);
+        }
+        if !add.is_empty() {
+            let request = Request::AlterMirrorTopics {
+                mirror: mirror.to_owned(),
+                operation: MirrorTopicOperation::Add,
+                topics: add,
+            };
+            self.send_sync_request(now_ms, mirror, controller, request, SyncRequest::Apply);
+        }
+    }
+
+    fn sync_topic_configs(&mut self, now_ms: i64, mirror: &str, settings: &SyncSettings) {
+        let active: BTreeSet<String> = self.active_mirror_topics(mirror).into_iter().collect();
+        let round = &self.mirror_syncs.rounds[mirror];
+        let mut alters = Vec::new();
+        for (topic, configs) in &round.source_configs {
+            if !active.contains(topic) {
+                continue;
+            }
+            let resource = ConfigResource::Topic(topic.clone());
+            let destination = self.image.configs.get(&resource);
+            let changes = settings.config_changes(configs.iter().map(|(k, v)| (k, v)), |name| {
+                destination.and_then(|d| d.get(name)).map(String::as_str)
+            });
+            if !changes.is_empty() {
+                alters.push(Request::IncrementalAlterConfigs { resource, changes });
+            }
+        }
+        let controller = self.controller;
+        for request in alters {
+            self.send_sync_request(now_ms, mirror, controller, request, SyncRequest::Apply);
+        }
+    }
+
+    fn sync_acls(&mut self, now_ms: i64, mirror: &str, settings: &SyncSettings) {
+        let Some(source) = &self.mirror_syncs.rounds[mirror].source_acls else {
+            return;
+        };
+        let (create, delete) = settings.acl_changes(source, &self.image.acls);
+        let controller = self.controller;
+        if !create.is_empty() {
+            let request = Request::CreateAcls { bindings: create };
+            self.send_sync_request(now_ms, mirror, controller, request, SyncRequest::Apply);
+        }
+        if !delete.is_empty() {
+            let request = Request::DeleteAcls { bindings: delete };
+            self.send_sync_request(now_ms, mirror, controller, request, SyncRequest::Apply);
+        }
+    }
+
+    fn sync_group_offsets(&mut self, now_ms: i64, mirror: &str) {
+        let active: BTreeSet<String> = self.active_mirror_topics(mirror).into_iter().collect();
+        let unclamped = self
+            .config
+            .broken
+            .contains(&BrokenSwitch::MirrorUnclampedOffsetSync);
+        let round = &self.mirror_syncs.rounds[mirror];
+        let mut commits: Vec<(String, Vec<OffsetCommitEntry>, Vec<i64>)> = Vec::new();
+        for (group, offsets) in &round.source_offsets {
+            let mut entries = Vec::new();
+            let mut sources = Vec::new();
+            for committed in offsets {
+                let tp = &committed.topic_partition;
+                if !active.contains(&tp.topic) || committed.offset < 0 {
+                    continue;
+                }
+                let bounds = (
+                    round.destination_offsets.get(&(tp.clone(), true)),
+                    round.destination_offsets.get(&(tp.clone(), false)),
+                );
+                let (Some(&log_start), Some(&log_end)) = bounds else {
+                    continue;
+                };
+                let source = (committed.offset, committed.leader_epoch);
+                let synced = if unclamped {
+                    Some(source)
+                } else {
+                    clamp_group_offset(source, OffsetBounds { log_start, log_end })
+                };
+                let Some((offset, leader_epoch)) = synced else {
+                    continue;
+                };
+                entries.push(OffsetCommitEntry {
+                    topic_partition: tp.clone(),
+                    offset,
+                    leader_epoch,
+                    metadata: committed.metadata.clone(),
+                });
+                sources.push(committed.offset);
+            }
+            if !entries.is_empty() {
+                commits.push((group.clone(), entries, sources));
+            }
+        }
+        for (group, entries, sources) in commits {
+            let Some(partition) = self.coordinator_partition(CoordinatorType::Group, &group) else {
+                // As an admin's FindCoordinator would: create the offsets topic, and commit
+                // next round.
+                self.request_internal_topic(CoordinatorType::Group);
+                continue;
+            };
+            let Some(coordinator) = self.image.partition(&partition).and_then(|r| r.leader) else {
+                continue; // No coordinator right now: next round.
+            };
+            for (entry, source_offset) in entries.iter().zip(sources) {
+                self.events.push(super::BrokerEvent::MirrorOffsetSynced {
+                    group_id: group.clone(),
+                    topic_partition: entry.topic_partition.clone(),
+                    offset: entry.offset,
+                    source_offset,
+                });
+            }
+            let to = NodeId::Broker(self.node_id.cluster(), coordinator);
+            let request = Request::OffsetCommit {
+                group_id: group,
+                member_id: String::new(),
+                member_epoch: -1,
+                offsets: entries,
+            };
+            self.send_sync_request(now_ms, mirror, to, request, SyncRequest::Apply);
+        }
+    }
+}
+
+/// Keeps what an answer says in the round; whether the request succeeded.
+fn record_sync_answer(
+    round: &mut SyncRound,
+    what: SyncRequest,
+    response: Result<Response, ErrorCode>,
+) -> bool {
+    match (what, response) {
+        (SyncRequest::SourceMetadata(to), Ok(Response::Metadata { brokers, topics })) => {
+            round.source_topics = topics
+                .iter()
+                .filter(|topic| topic.error.is_none())
+                .filter_map(|topic| {
+                    let id = topic.topic_id?;
+                    Some((topic.name.clone(), (id, topic.partitions.len() as i32)))
+                })
+                .collect();
+            round.source_brokers = brokers
+                .iter()
+                .map(|id| NodeId::Broker(to.cluster(), *id))
+                .collect();
+            true
+        }
+        (SyncRequest::SourceAcls, Ok(Response::DescribeAcls { error, bindings })) => {
+            if error.is_none() {
+                round.source_acls = Some(bindings.into_iter().collect());
+            }
+            error.is_none()
+        }
+        (SyncRequest::SourceConfigs, Ok(Response::DescribeConfigs { results })) => {
+            for result in results {
+                if let (ConfigResource::Topic(topic), ErrorCode::None) =
+                    (result.resource, result.error)
+                {
+                    round.source_configs.insert(topic, result.configs);
+                }
+            }
+            true
+        }
+        (SyncRequest::ListGroups(broker), Ok(Response::ListGroups { error, groups })) => {
+            for group in groups {
+                round.source_groups.insert(group, broker);
+            }
+            error.is_none()
+        }
+        (SyncRequest::OffsetFetch(group), Ok(Response::OffsetFetch { error, offsets })) => {
+            if error.is_none() {
+                let offsets = offsets.into_iter().filter(|o| o.error.is_none()).collect();
+                round.source_offsets.insert(group, offsets);
+            }
+            error.is_none()
+        }
+        (SyncRequest::DestinationOffsets(keys), Ok(Response::ListOffsets { partitions })) => {
+            // Answers come in query order. A partition is used only with both of its bounds.
+            for (key, answer) in keys.into_iter().zip(partitions) {
+                if answer.error.is_none() {
+                    let bound = (answer.offset, answer.leader_epoch);
+                    round.destination_offsets.insert(key, bound);
+                }
+            }
+            true
+        }
+        (SyncRequest::Apply, Ok(_)) => true,
+        _ => false,
+    }
+}

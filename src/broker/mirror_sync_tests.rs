@@ -1,0 +1,233 @@
+//! The KIP-1279 periodic sync end to end on the two-cluster harness of `mirroring_tests`.
+
+use super::*;
+use crate::metadata::{AclBinding, ConfigResource};
+use crate::protocol::{CoordinatorType, OffsetCommitEntry};
+
+fn acl(resource: &str, principal: &str) -> AclBinding {
+    AclBinding {
+        resource: resource.into(),
+        principal: principal.into(),
+        operation: "Read".into(),
+        permission: "Allow".into(),
+    }
+}
+
+/// The node coordinating `group` on `cluster` (creating `__consumer_offsets` on first use).
+fn group_coordinator(world: &mut World, cluster: ClusterIndex, group: &str) -> NodeId {
+    for _ in 0..50 {
+        let request = Request::FindCoordinator {
+            key_type: CoordinatorType::Group,
+            key: group.into(),
+        };
+        if let Response::FindCoordinator {
+            error: ErrorCode::None,
+            coordinator: Some(coordinator),
+        } = world.call(NodeId::Broker(cluster, BrokerId(1)), request)
+        {
+            return coordinator;
+        }
+        world.run_for(100);
+    }
+    panic!("no group coordinator on {cluster}");
+}
+
+fn admin_commit(world: &mut World, cluster: ClusterIndex, group: &str, offset: i64, epoch: i32) {
+    let coordinator = group_coordinator(world, cluster, group);
+    let request = Request::OffsetCommit {
+        group_id: group.into(),
+        member_id: String::new(),
+        member_epoch: -1,
+        offsets: vec![OffsetCommitEntry {
+            topic_partition: orders(),
+            offset,
+            leader_epoch: epoch,
+            metadata: format!("from {cluster}"),
+        }],
+    };
+    let answer = world.call(coordinator, request);
+    assert!(
+        matches!(&answer, Response::OffsetCommit { results } if results[0].1.is_none()),
+        "{answer:?}"
+    );
+}
+
+fn committed(world: &mut World, cluster: ClusterIndex, group: &str) -> Option<(i64, i32)> {
+    let coordinator = group_coordinator(world, cluster, group);
+    let request = Request::OffsetFetch {
+        group_id: group.into(),
+        partitions: None,
+    };
+    match world.call(coordinator, request) {
+        Response::OffsetFetch { offsets, .. } => offsets
+            .iter()
+            .find(|o| o.topic_partition == orders() && o.offset >= 0)
+            .map(|o| (o.offset, o.leader_epoch)),
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+fn ok(answer: Response) {
+    let fine = match &answer {
+        Response::CreateTopics { results } => results.iter().all(|r| r.1.is_none()),
+        Response::IncrementalAlterConfigs { error }
+        | Response::CreateAcls { error }
+        | Response::CreateMirror { error } => error.is_none(),
+        _ => false,
+    };
+    assert!(fine, "{answer:?}");
+}
+
+#[test]
+fn the_sync_adopts_topics_copies_configs_and_acls_and_clamps_group_offsets() {
+    let mut world = World::new();
+    assert!(world.produce(A, 7, 0, 10).iter().all(|e| e.is_none()));
+    // a: a topic b does not have, a dynamic config, an ACL, and two groups' offsets, one of
+    // them beyond anything b will hold.
+    let payments = NewTopic {
+        name: "payments".into(),
+        partitions: 2,
+        replication_factor: 3,
+        configs: Vec::new(),
+        topic_id: None,
+    };
+    let a = NodeId::Controller(A);
+    let b = NodeId::Controller(B);
+    ok(world.call(
+        a,
+        Request::CreateTopics {
+            topics: vec![payments],
+        },
+    ));
+    for (name, value) in [("retention.ms", "1000"), ("min.insync.replicas", "3")] {
+        let request = Request::IncrementalAlterConfigs {
+            resource: ConfigResource::Topic("orders".into()),
+            changes: vec![(name.into(), Some(value.into()))],
+        };
+        ok(world.call(a, request));
+    }
+    ok(world.call(
+        a,
+        Request::CreateAcls {
+            bindings: vec![acl("topic:orders", "User:ann")],
+        },
+    ));
+    let stale = acl("topic:old", "User:bob");
+    let own = acl("cluster-mirror:m", "User:ops");
+    let request = Request::CreateAcls {
+        bindings: vec![stale.clone(), own.clone()],
+    };
+    ok(world.call(b, request));
+    let source_epoch = world.partition(world.leader(A)).log.latest_epoch().unwrap();
+    admin_commit(&mut world, A, "billing", 8, source_epoch);
+    admin_commit(&mut world, A, "audit", 1_000, source_epoch);
+    world.run_for(200);
+
+    // b mirrors orders (added by hand) and adopts payments on its own.
+    let bootstrap = (1..=BROKERS)
+        .map(|id| NodeId::Broker(A, BrokerId(id)).to_string())
+        .collect::<Vec<_>>()
+        .join(",");
+    let request = Request::CreateMirror {
+        name: "m".into(),
+        configs: vec![
+            ("bootstrap.servers".into(), bootstrap),
+            ("mirror.topics.include".into(), "pay.*".into()),
+        ],
+    };
+    ok(world.call(b, request));
+    world.run_for(300);
+    alter_on(&mut world, B, "m", MirrorTopicOperation::Add);
+    run_until(&mut world, B, MirrorState::Mirroring);
+    world.run_for(2 * BrokerConfig::default().mirror_metadata_refresh_interval_ms + 1_000);
+
+    // Adopted with a's topic id and partition count, and mirrored.
+    let a_image = world.controllers[&A].image().clone();
+    let b_image = world.controllers[&B].image().clone();
+    assert_eq!(
+        b_image.topic_ids.get("payments"),
+        a_image.topic_ids.get("payments")
+    );
+    assert_eq!(crate::coordinator::partition_count(&b_image, "payments"), 2);
+    assert_eq!(
+        b_image.mirror_desired_state("payments"),
+        Some(crate::mirror::DesiredState::Mirror { mirror: "m".into() })
+    );
+    // Configs: copied, except the excluded ones.
+    let b_orders = &b_image.configs[&ConfigResource::Topic("orders".into())];
+    assert_eq!(
+        b_orders.get("retention.ms").map(String::as_str),
+        Some("1000")
+    );
+    assert_eq!(
+        b_orders.get("min.insync.replicas").map(String::as_str),
+        Some("2"),
+        "min.insync.replicas is on the default exclude list"
+    );
+    // ACLs: a's added, b's extra one deleted, the mirror resource's kept.
+    assert!(b_image.acls.contains(&acl("topic:orders", "User:ann")));
+    assert!(!b_image.acls.contains(&stale));
+    assert!(b_image.acls.contains(&own));
+    // Offsets: copied when b has the data, clamped to b's log end (with b's epoch) otherwise.
+    let b_end = world.partition(world.leader(B)).log.high_watermark();
+    assert_eq!(b_end, 10);
+    assert_eq!(committed(&mut world, B, "billing"), Some((8, source_epoch)));
+    assert_eq!(committed(&mut world, B, "audit"), Some((10, source_epoch)));
+
+    // After failover nothing is synced any more: a's group moves on, b's stays.
+    alter_on(&mut world, B, "m", MirrorTopicOperation::Remove);
+    run_until(&mut world, B, MirrorState::Stopped);
+    admin_commit(&mut world, A, "billing", 9, source_epoch);
+    world.run_for(2 * BrokerConfig::default().mirror_metadata_refresh_interval_ms);
+    assert_eq!(committed(&mut world, B, "billing"), Some((8, source_epoch)));
+}
+
+#[test]
+fn the_sync_skips_a_group_with_members_on_the_destination() {
+    let mut world = World::new();
+    assert!(world.produce(A, 7, 0, 4).iter().all(|e| e.is_none()));
+    admin_commit(&mut world, A, "billing", 3, 0);
+    // A member of billing on b (it never commits).
+    let coordinator = group_coordinator(&mut world, B, "billing");
+    let join = Request::ConsumerGroupHeartbeat {
+        group_id: "billing".into(),
+        member_id: String::new(),
+        member_epoch: 0,
+        subscribed_topics: Some(vec!["orders".into()]),
+    };
+    let Response::ConsumerGroupHeartbeat {
+        error: ErrorCode::None,
+        member_id,
+        member_epoch,
+        ..
+    } = world.call(coordinator, join)
+    else {
+        panic!("the member joins");
+    };
+    create_mirror_between(&mut world, "m", A, B);
+    alter_on(&mut world, B, "m", MirrorTopicOperation::Add);
+    // The member heartbeats through several sync rounds: the group stays active on b.
+    let until = world.now_ms + 2 * BrokerConfig::default().mirror_metadata_refresh_interval_ms;
+    while world.now_ms < until {
+        world.run_for(200);
+        let heartbeat = Request::ConsumerGroupHeartbeat {
+            group_id: "billing".into(),
+            member_id: member_id.clone(),
+            member_epoch,
+            subscribed_topics: None,
+        };
+        let answer = world.call(coordinator, heartbeat);
+        assert!(
+            matches!(
+                answer,
+                Response::ConsumerGroupHeartbeat {
+                    error: ErrorCode::None,
+                    ..
+                }
+            ),
+            "{answer:?}"
+        );
+    }
+    assert_eq!(state_on(&world, B), MirrorState::Mirroring);
+    assert_eq!(committed(&mut world, B, "billing"), None);
+}
