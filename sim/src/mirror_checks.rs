@@ -53,6 +53,9 @@ pub struct MirrorChecks {
     /// (destination cluster, partition) → end offset (exclusive) and greatest leader epoch of
     /// the mirrored data.
     mirrored: BTreeMap<(ClusterIndex, TopicPartition), (i64, i32)>,
+    /// (destination cluster, partition) → the greatest end (exclusive) of any mirrored append,
+    /// never lowered by truncations.
+    mirrored_max_end: BTreeMap<(ClusterIndex, TopicPartition), i64>,
     /// (node, incarnation, partition) → where a STOPPED log's mirrored data ends on that
     /// broker, and the offset from which its local batches are still to be checked.
     stopped_scanned: BTreeMap<(NodeId, u64, TopicPartition), (i64, i64)>,
@@ -84,6 +87,11 @@ impl MirrorChecks {
                     .or_insert((0, -1));
                 *end = (*end).max(last_offset + 1);
                 *epoch = (*epoch).max(appended_epoch);
+                let max_end = self
+                    .mirrored_max_end
+                    .entry((view.cluster, topic_partition.clone()))
+                    .or_insert(0);
+                *max_end = (*max_end).max(last_offset + 1);
                 self.pending.push(MirroredAppend {
                     node,
                     topic_partition: topic_partition.clone(),
@@ -195,13 +203,15 @@ impl MirrorChecks {
                     .stopped_scanned
                     .entry((node, view.incarnation, topic_partition.clone()))
                     .or_insert_with(|| {
+                        let max_end =
+                            self.mirrored_max_end[&(view.cluster, topic_partition.clone())];
                         let boundary = mirrored_boundary(
                             controllers,
                             brokers,
                             view,
                             topic_partition,
                             &partition.log,
-                            mirrored.0,
+                            (mirrored.0, max_end),
                         );
                         (boundary, boundary)
                     });
@@ -491,18 +501,20 @@ fn source_cluster(view: &BrokerView<'_>, topic: &str) -> Option<ClusterIndex> {
 }
 
 /// Where the mirrored data of a STOPPED log on one broker ends: from `lower_bound` (the
-/// mirrored data every replica kept, after the lowest mirroring truncation anywhere) on, the
-/// batches byte-identical to the source's current leader's at the same offset are mirrored
-/// data too. A truncation by one leader lowers the cluster-wide bound, but a later leader
-/// that never saw it (the first leader's truncation was lost with it) keeps mirrored batches
-/// above it, and they are not local writes (`failover_under_faults` seed 1026).
+/// mirrored data every replica kept, after the lowest mirroring truncation anywhere) up to
+/// `max_end` (the end of everything ever mirrored into the cluster), the batches
+/// byte-identical to the source's current leader's at the same offset are mirrored data too.
+/// A truncation by one leader lowers the cluster-wide bound, but a later leader that never
+/// saw it (the first leader's truncation was lost with it) keeps mirrored batches above it,
+/// and they are not local writes (`failover_under_faults` seed 1026). Above `max_end` a batch
+/// equal to the source's is this cluster's own write that the source mirrored back (failback).
 fn mirrored_boundary(
     controllers: &[ControllerView<'_>],
     brokers: &[BrokerView<'_>],
     view: &BrokerView<'_>,
     topic_partition: &TopicPartition,
     log: &mirrorsim::log::PartitionLog<mirrorsim::broker::MemoryDirDisk>,
-    lower_bound: i64,
+    (lower_bound, max_end): (i64, i64),
 ) -> i64 {
     let source_log = source_cluster(view, &topic_partition.topic)
         .and_then(|source| current_leader(controllers, brokers, source, topic_partition));
@@ -510,7 +522,10 @@ fn mirrored_boundary(
         return lower_bound;
     };
     let mut boundary = lower_bound;
-    for batch in log.batches_from(lower_bound) {
+    for batch in log
+        .batches_from(lower_bound)
+        .take_while(|batch| batch.base_offset() < max_end)
+    {
         let original = source_log.batches_from(batch.base_offset()).next();
         if original.is_none_or(|original| original.bytes() != batch.bytes()) {
             break;

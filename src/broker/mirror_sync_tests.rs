@@ -231,3 +231,63 @@ fn the_sync_skips_a_group_with_members_on_the_destination() {
     assert_eq!(state_on(&world, B), MirrorState::Mirroring);
     assert_eq!(committed(&mut world, B, "billing"), None);
 }
+
+fn describe(
+    world: &mut World,
+    mirror: &str,
+) -> (ErrorCode, Vec<crate::protocol::MirrorPartitionDescription>) {
+    let request = Request::DescribeMirror {
+        name: mirror.into(),
+    };
+    match world.call(NodeId::Broker(B, BrokerId(2)), request) {
+        Response::DescribeMirror { error, partitions } => (error, partitions),
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+#[test]
+fn describe_mirror_reports_state_lag_and_last_mirrored_epoch_even_without_the_source() {
+    let mut world = World::new();
+    assert_eq!(
+        describe(&mut world, "m").0,
+        ErrorCode::ClusterMirrorNotFound
+    );
+    assert!(world.produce(A, 7, 0, 6).iter().all(|e| e.is_none()));
+    create_mirror_between(&mut world, "m", A, B);
+    alter_on(&mut world, B, "m", MirrorTopicOperation::Add);
+    run_until(&mut world, B, MirrorState::Mirroring);
+    world.run_for(500);
+    let (error, partitions) = describe(&mut world, "m");
+    assert_eq!(error, ErrorCode::None);
+    assert_eq!(partitions.len(), 1);
+    let orders_0 = &partitions[0];
+    assert_eq!(orders_0.topic_partition, orders());
+    assert_eq!(orders_0.status.state, MirrorState::Mirroring);
+    assert_eq!(
+        (orders_0.high_watermark, orders_0.source_last_stable_offset),
+        (6, 6)
+    );
+    assert_eq!(orders_0.lag, Some(0));
+
+    // Paused while a moves on: the lag shows.
+    alter_on(&mut world, B, "m", MirrorTopicOperation::Pause);
+    run_until(&mut world, B, MirrorState::Paused);
+    assert!(world.produce(A, 7, 6, 4).iter().all(|e| e.is_none()));
+    world.run_for(200);
+    let orders_0 = describe(&mut world, "m").1.remove(0);
+    assert_eq!(orders_0.status.state, MirrorState::Paused);
+    assert_eq!(orders_0.lag, Some(4));
+
+    // a is cut off: failover still ends, and the describe answers with what b knows.
+    let mirrored_epoch = world.partition(world.leader(A)).log.latest_epoch().unwrap();
+    for id in 1..=BROKERS {
+        world.cut.insert(NodeId::Broker(A, BrokerId(id)));
+    }
+    alter_on(&mut world, B, "m", MirrorTopicOperation::Remove);
+    run_until(&mut world, B, MirrorState::Stopped);
+    let orders_0 = describe(&mut world, "m").1.remove(0);
+    assert_eq!(orders_0.status.state, MirrorState::Stopped);
+    assert_eq!(orders_0.source_last_stable_offset, -1, "a is unreachable");
+    assert_eq!(orders_0.lag, None);
+    assert_eq!(orders_0.status.last_mirrored, Some((mirrored_epoch, 6)));
+}

@@ -1451,7 +1451,10 @@ impl<S: BrokerStorage> super::Broker<S> {
     // ----- DeleteMirror at the admin entry -----
 
     /// The keys of every partition of `mirror`'s topics, grouped by coordinator partition.
-    fn mirror_keys_by_coordinator(&self, mirror: &str) -> BTreeMap<i32, Vec<MirrorPartitionId>> {
+    pub(super) fn mirror_keys_by_coordinator(
+        &self,
+        mirror: &str,
+    ) -> BTreeMap<i32, Vec<MirrorPartitionId>> {
         let partitions = partition_count(&self.image, MIRROR_STATE_TOPIC);
         let mut keys: BTreeMap<i32, Vec<MirrorPartitionId>> = BTreeMap::new();
         if partitions == 0 {
@@ -1483,7 +1486,7 @@ impl<S: BrokerStorage> super::Broker<S> {
         keys
     }
 
-    fn coordinator_of_partition(&self, coordinator_partition: i32) -> Option<NodeId> {
+    pub(super) fn coordinator_of_partition(&self, coordinator_partition: i32) -> Option<NodeId> {
         let leader = self
             .image
             .partition(&TopicPartition::new(

@@ -349,9 +349,17 @@ fn alter_on(
     );
 }
 
+/// The mirror state of orders-0's leader on `cluster` (UNKNOWN while it has none).
 fn state_on(world: &World, cluster: ClusterIndex) -> MirrorState {
-    let leader = world.leader(cluster);
-    world.partition(leader).mirror_state
+    let leader = world.controllers[&cluster]
+        .image()
+        .partition(&orders())
+        .and_then(|record| record.leader);
+    leader.map_or(MirrorState::Unknown, |leader| {
+        world
+            .partition(NodeId::Broker(cluster, leader))
+            .mirror_state
+    })
 }
 
 fn run_until(world: &mut World, cluster: ClusterIndex, state: MirrorState) {
@@ -536,6 +544,174 @@ fn a_destination_leader_lost_at_any_point_of_stopping_still_ends_stopped() {
         );
         assert!(log.producer_state().producers().is_empty());
         assert_eq!(world.produce(B, 7, 0, 1), vec![ErrorCode::None]);
+    }
+}
+
+#[test]
+fn the_reset_survives_a_restart_of_every_destination_broker() {
+    // Spec §9 S-1 on followers and after log recovery: a's producer 7 is gone from every
+    // replica of b once STOPPED, also after each b broker restarts and rebuilds its producer
+    // state from its log, and a new producer handed id 7 starts at sequence 0.
+    let mut world = World::new();
+    assert!(world.produce(A, 7, 0, 5).iter().all(|e| e.is_none()));
+    create_mirror_between(&mut world, "m", A, B);
+    alter_on(&mut world, B, "m", MirrorTopicOperation::Add);
+    run_until(&mut world, B, MirrorState::Mirroring);
+    world.run_for(500);
+    alter_on(&mut world, B, "m", MirrorTopicOperation::Remove);
+    run_until(&mut world, B, MirrorState::Stopped);
+    world.run_for(500);
+    let replicas: Vec<NodeId> = (1..=BROKERS)
+        .map(|id| NodeId::Broker(B, BrokerId(id)))
+        .collect();
+    for replica in &replicas {
+        let state = world.partition(*replica).log.producer_state();
+        assert!(state.producer(7).is_none(), "{replica} before the restart");
+    }
+    for replica in &replicas {
+        let storage = world.brokers[replica].storage().clone();
+        let NodeId::Broker(cluster, id) = *replica else {
+            unreachable!()
+        };
+        let restarted = Broker::new(
+            cluster,
+            id,
+            BrokerConfig::default(),
+            storage,
+            2,
+            world.now_ms,
+        )
+        .expect("the broker recovers its logs");
+        world.brokers.insert(*replica, restarted);
+        world.run_for(1_500);
+    }
+    for replica in &replicas {
+        let partition = world.partition(*replica);
+        assert!(
+            partition.log.producer_state().producer(7).is_none(),
+            "{replica} after its restart"
+        );
+        assert!(partition
+            .log
+            .batches()
+            .any(|batch| batch.is_mirror_pid_reset()));
+    }
+    assert_eq!(
+        world.produce(B, 7, 0, 2),
+        vec![ErrorCode::None, ErrorCode::None]
+    );
+    world.run_for(500);
+    let leader_end = world.partition(world.leader(B)).log.log_end_offset();
+    for replica in &replicas {
+        assert_eq!(
+            world.partition(*replica).log.log_end_offset(),
+            leader_end,
+            "{replica}"
+        );
+    }
+}
+
+/// Which node of b a STOPPING crash test takes down.
+#[derive(Debug, Clone, Copy)]
+enum CrashTarget {
+    /// The broker leading orders-0's `__mirror_state` partition (its mirror coordinator).
+    Coordinator,
+    /// b's controller.
+    Controller,
+}
+
+impl World {
+    /// The node coordinating orders-0's mirror state for mirror `m` on b.
+    fn mirror_coordinator_of_orders(&self) -> NodeId {
+        let image = self.controllers[&B].image();
+        let id = MirrorPartitionId {
+            topic_id: image.topic_ids["orders"],
+            partition: 0,
+        };
+        let partitions = partition_count(image, MIRROR_STATE_TOPIC);
+        let partition = mirror_state_partition("m", &id, partitions);
+        let record = image
+            .partition(&TopicPartition::new(MIRROR_STATE_TOPIC, partition))
+            .expect("__mirror_state exists");
+        NodeId::Broker(B, record.leader.expect("a coordinator"))
+    }
+
+    /// Takes `node` down for `down_ms` (its messages are lost), then restarts it from its disk.
+    fn crash_and_restart(&mut self, node: NodeId, down_ms: i64) {
+        self.cut.insert(node);
+        self.run_for(down_ms);
+        self.cut.remove(&node);
+        match node {
+            NodeId::Controller(cluster) => {
+                let disk = self.controllers[&cluster].disk().clone();
+                let config = ControllerConfig {
+                    mirror_state_partitions: 3,
+                    ..ControllerConfig::default()
+                };
+                let controller = Controller::new(node, config, disk, self.now_ms)
+                    .expect("the controller recovers");
+                self.controllers.insert(cluster, controller);
+            }
+            NodeId::Broker(cluster, id) => {
+                let storage = self.brokers[&node].storage().clone();
+                let config = BrokerConfig::default();
+                let broker = Broker::new(cluster, id, config, storage, 2, self.now_ms)
+                    .expect("the broker recovers");
+                self.brokers.insert(node, broker);
+            }
+            NodeId::Client(..) => unreachable!("only servers crash here"),
+        }
+    }
+}
+
+#[test]
+fn a_mirror_coordinator_or_controller_crash_at_any_point_of_stopping_still_ends_stopped() {
+    // The same crash points as for the leader, now for the broker hosting the partition's
+    // mirror coordinator and for the controller (which BumpLeaderEpochs needs): each comes
+    // back from its disk, and STOPPING still ends STOPPED above every mirrored epoch.
+    for target in [CrashTarget::Coordinator, CrashTarget::Controller] {
+        for crash_after_ms in [110, 130, 150, 180, 210, 230, 260, 290, 310] {
+            let what = format!("{target:?} crashed after {crash_after_ms} ms");
+            let mut world = World::new();
+            assert!(world.produce(A, 7, 0, 4).iter().all(|e| e.is_none()));
+            create_mirror_between(&mut world, "m", A, B);
+            alter_on(&mut world, B, "m", MirrorTopicOperation::Add);
+            run_until(&mut world, B, MirrorState::Mirroring);
+            world.run_for(500);
+            let mirrored_epoch = world.partition(world.leader(A)).log.latest_epoch().unwrap();
+            let request = Request::AlterMirrorTopics {
+                mirror: "m".into(),
+                operation: MirrorTopicOperation::Remove,
+                topics: vec!["orders".into()],
+            };
+            world.queue.push_back(Envelope {
+                from: admin(B),
+                to: NodeId::Controller(B),
+                message: Message::Request(999, request),
+            });
+            world.run_for(crash_after_ms);
+            let node = match target {
+                CrashTarget::Coordinator => world.mirror_coordinator_of_orders(),
+                CrashTarget::Controller => NodeId::Controller(B),
+            };
+            world.crash_and_restart(node, 1_500);
+            run_until(&mut world, B, MirrorState::Stopped);
+            let log = &world.partition(world.leader(B)).log;
+            let resets: Vec<i32> = log
+                .batches()
+                .filter(|batch| batch.is_mirror_pid_reset())
+                .map(|batch| batch.partition_leader_epoch())
+                .collect();
+            assert!(!resets.is_empty(), "{what}");
+            assert!(
+                resets.iter().all(|epoch| *epoch > mirrored_epoch),
+                "{what}: {resets:?}"
+            );
+            assert!(log.producer_state().producers().is_empty(), "{what}");
+            // Followers that missed the bump while the controller was away rejoin the ISR.
+            world.run_for(2_000);
+            assert_eq!(world.produce(B, 7, 0, 1), vec![ErrorCode::None], "{what}");
+        }
     }
 }
 

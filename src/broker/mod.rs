@@ -26,6 +26,7 @@
 
 mod config;
 mod coordinators;
+mod mirror_describe;
 mod mirror_sync;
 mod mirroring;
 mod partition;
@@ -269,6 +270,7 @@ pub struct Broker<S: BrokerStorage> {
     events: Vec<BrokerEvent>,
     mirror: mirroring::MirrorManager,
     mirror_syncs: mirror_sync::MirrorSyncs,
+    mirror_describes: mirror_describe::MirrorDescribes,
     /// Messages this broker sent itself (to a coordinator it hosts), handled on the next
     /// timeout as Kafka calls a local coordinator directly.
     loopback: Vec<crate::protocol::Envelope>,
@@ -333,6 +335,7 @@ impl<S: BrokerStorage> Broker<S> {
             events: Vec::new(),
             mirror: mirroring::MirrorManager::default(),
             mirror_syncs: mirror_sync::MirrorSyncs::default(),
+            mirror_describes: mirror_describe::MirrorDescribes::default(),
             loopback: Vec::new(),
             last_now_ms: now_ms,
         })
@@ -1676,6 +1679,9 @@ impl<S: BrokerStorage> Broker<S> {
             Request::DeleteMirror { name } => {
                 self.handle_delete_mirror(now_ms, from, correlation_id, name)
             }
+            Request::DescribeMirror { name } => {
+                self.handle_describe_mirror(now_ms, from, correlation_id, name)
+            }
             Request::ListGroups => {
                 let groups = self.hosted_group_ids();
                 let error = ErrorCode::None;
@@ -1834,6 +1840,10 @@ impl<S: BrokerStorage> Broker<S> {
             self.handle_sync_response(now_ms, correlation_id, Ok(response));
             return;
         }
+        if self.mirror_describes.owns(correlation_id) {
+            self.handle_describe_response(now_ms, correlation_id, Ok(response));
+            return;
+        }
         match response {
             Response::BrokerRegistration {
                 error,
@@ -1909,6 +1919,7 @@ impl<S: BrokerStorage> Broker<S> {
             | Response::DeleteAcls { .. }
             | Response::DescribeAcls { .. }
             | Response::ListGroups { .. }
+            | Response::DescribeMirror { .. }
             | Response::DescribeConfigs { .. }
             | Response::BumpLeaderEpochs { .. }
             | Response::LastMirroredEpochLookup { .. }
@@ -2020,6 +2031,7 @@ impl<S: BrokerStorage> Node for Broker<S> {
         .chain(self.coordinator_deadline())
         .chain(self.mirror.deadline())
         .chain(self.mirror_syncs.deadline())
+        .chain(self.mirror_describes.deadline())
         .chain((!self.loopback.is_empty()).then_some(self.last_now_ms))
         .min()
     }
@@ -2047,6 +2059,7 @@ impl<S: BrokerStorage> Broker<S> {
         self.maybe_send_replica_fetches(now_ms);
         self.poll_mirror(now_ms);
         self.poll_mirror_sync(now_ms);
+        self.poll_mirror_describes(now_ms);
     }
 }
 

@@ -938,6 +938,7 @@ impl<D: LogDisk> Controller<D> {
             | Request::OffsetFetch { .. }
             | Request::DescribeGroups { .. }
             | Request::ListGroups
+            | Request::DescribeMirror { .. }
             | Request::DescribeConfigs { .. }
             | Request::LastMirroredEpochLookup { .. }
             | Request::ReadMirrorStates { .. }

@@ -286,6 +286,12 @@ pub enum Request {
         /// The mirror's name.
         name: String,
     },
+    /// Admin → any destination broker: every partition of a mirror's topics with its stored
+    /// state, last mirrored epoch and lag (KIP-1279's describe; see `broker::mirror_describe`).
+    DescribeMirror {
+        /// The mirror's name.
+        name: String,
+    },
     /// Admin → controller: AddTopicsToMirror, RemoveTopicsFromMirror, PauseMirrorTopics or
     /// ResumeMirrorTopics, as a change of each topic's `mirror.name`.
     AlterMirrorTopics {
@@ -418,6 +424,22 @@ pub struct MirrorPartitionStatus {
     pub last_mirrored: Option<(i32, i64)>,
 }
 
+/// One partition of a DescribeMirror answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MirrorPartitionDescription {
+    /// The destination partition.
+    pub topic_partition: TopicPartition,
+    /// What its mirror coordinator stores (`error` set when it could not be read).
+    pub status: MirrorPartitionStatus,
+    /// The destination leader's high watermark (−1 when unknown).
+    pub high_watermark: i64,
+    /// The source leader's last stable offset, what mirroring copies up to (−1 when unknown).
+    pub source_last_stable_offset: i64,
+    /// `source_last_stable_offset − high_watermark` while both are known and the partition
+    /// is mirrored or paused; `None` otherwise.
+    pub lag: Option<i64>,
+}
+
 /// Which coordinator a FindCoordinator asks for.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
@@ -516,6 +538,7 @@ impl Request {
             Self::DescribeConfigs { .. } => "DescribeConfigs",
             Self::CreateMirror { .. } => "CreateMirror",
             Self::DeleteMirror { .. } => "DeleteMirror",
+            Self::DescribeMirror { .. } => "DescribeMirror",
             Self::AlterMirrorTopics { .. } => "AlterMirrorTopics",
             Self::ListMirrors => "ListMirrors",
             Self::LastMirroredEpochLookup { .. } => "LastMirroredEpochLookup",
@@ -785,6 +808,13 @@ pub enum Response {
         /// Error, or `None`.
         error: ErrorCode,
     },
+    /// A mirror's partitions.
+    DescribeMirror {
+        /// `ClusterMirrorNotFound` for an unknown mirror, else `None`.
+        error: ErrorCode,
+        /// Every partition of the mirror's topics, by topic and partition.
+        partitions: Vec<MirrorPartitionDescription>,
+    },
     /// Per-topic outcome of AlterMirrorTopics.
     AlterMirrorTopics {
         /// Request-level error (e.g. an unknown mirror), or `None`.
@@ -856,6 +886,7 @@ impl Response {
             Self::LastMirroredEpochLookup { .. } => "LastMirroredEpochLookupResponse",
             Self::CreateMirror { .. } => "CreateMirrorResponse",
             Self::DeleteMirror { .. } => "DeleteMirrorResponse",
+            Self::DescribeMirror { .. } => "DescribeMirrorResponse",
             Self::AlterMirrorTopics { .. } => "AlterMirrorTopicsResponse",
             Self::ListMirrors { .. } => "ListMirrorsResponse",
             Self::ReadMirrorStates { .. } => "ReadMirrorStatesResponse",

@@ -9,7 +9,7 @@ pub use ids::{BrokerId, ClientKind, ClusterIndex, NodeId, TopicId, TopicPartitio
 pub use messages::{
     Acks, CommittedOffset, CoordinatorType, DescribeConfigsResult, Envelope, EpochAnswer,
     EpochQuery, FetchPartition, FetchPartitionResponse, GroupDescription, ListOffsetsAnswer,
-    ListOffsetsQuery, Message, MirrorListing, MirrorPartitionId, MirrorPartitionStatus,
-    MirrorStateWrite, MirrorTopicOperation, NewTopic, OffsetCommitEntry, OffsetSpec, Request,
-    Response, TopicMetadata, TxnMarker,
+    ListOffsetsQuery, Message, MirrorListing, MirrorPartitionDescription, MirrorPartitionId,
+    MirrorPartitionStatus, MirrorStateWrite, MirrorTopicOperation, NewTopic, OffsetCommitEntry,
+    OffsetSpec, Request, Response, TopicMetadata, TxnMarker,
 };
