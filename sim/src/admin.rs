@@ -70,6 +70,8 @@ pub enum AdminAction {
     },
     /// DeleteMirror.
     DeleteMirror,
+    /// DescribeMirror.
+    DescribeMirror,
 }
 
 /// One operation of an admin timeline, resolved from the scenario.
@@ -114,6 +116,9 @@ impl AdminOp {
             AdminAction::DeleteMirror => Request::DeleteMirror {
                 name: self.mirror.clone(),
             },
+            AdminAction::DescribeMirror => Request::DescribeMirror {
+                name: self.mirror.clone(),
+            },
         }
     }
 }
@@ -152,6 +157,8 @@ pub struct AdminOutcome {
     pub attempts: u32,
     /// Attempts given up without an answer; each may still have taken effect.
     pub unanswered: u32,
+    /// DescribeMirror only: one line per partition, `topic-partition=STATE(lag=L,lme=E@O)`.
+    pub described: Vec<String>,
 }
 
 impl AdminOutcome {
@@ -183,6 +190,9 @@ impl fmt::Display for AdminOpRecord {
         for (topic, error) in &outcome.topics {
             write!(f, " {topic}={error:?}")?;
         }
+        for line in &outcome.described {
+            write!(f, " {line}")?;
+        }
         write!(
             f,
             " started={}ms finished={}ms attempts={} unanswered={}",
@@ -207,6 +217,7 @@ pub fn timeline(scenario: &Scenario) -> Vec<AdminOp> {
                 None if kind == AdminOpKind::CreateMirror => AdminAction::CreateMirror {
                     configs: mirror_configs(scenario, spec),
                 },
+                None if kind == AdminOpKind::DescribeMirror => AdminAction::DescribeMirror,
                 None => AdminAction::DeleteMirror,
             };
             AdminOp {
@@ -231,6 +242,24 @@ fn mirror_configs(scenario: &Scenario, spec: &AdminOpSpec) -> Vec<(String, Strin
     std::iter::once((BOOTSTRAP_SERVERS.to_string(), brokers.join(",")))
         .chain(spec.configs.clone())
         .collect()
+}
+
+/// One partition of a DescribeMirror answer as the outcome line shows it.
+fn describe_line(description: &mirrorsim::protocol::MirrorPartitionDescription) -> String {
+    let tp = &description.topic_partition;
+    let lag = description
+        .lag
+        .map_or_else(|| "-".to_owned(), |lag| lag.to_string());
+    let lme = description.status.last_mirrored.map_or_else(
+        || "-".to_owned(),
+        |(epoch, offset)| format!("{epoch}@{offset}"),
+    );
+    let state = if description.status.error.is_none() {
+        description.status.state.to_string()
+    } else {
+        format!("{:?}", description.status.error)
+    };
+    format!("{}-{}={state}(lag={lag},lme={lme})", tp.topic, tp.partition)
 }
 
 fn letter_index(letter: &str) -> ClusterIndex {
@@ -274,6 +303,7 @@ impl Running {
         finished_ms: i64,
         error: ErrorCode,
         results: Vec<(String, ErrorCode)>,
+        described: Vec<String>,
     ) -> Option<AdminOutcome> {
         self.in_flight = None;
         if is_retriable(error) {
@@ -306,6 +336,7 @@ impl Running {
             finished_ms,
             attempts: self.attempts,
             unanswered: self.unanswered,
+            described,
         })
     }
 }
@@ -441,7 +472,9 @@ impl AdminClient {
         }
         let request = running.op.request(&running.pending_topics);
         let to = match request {
-            Request::DeleteMirror { .. } if !self.brokers.is_empty() => {
+            Request::DeleteMirror { .. } | Request::DescribeMirror { .. }
+                if !self.brokers.is_empty() =>
+            {
                 self.brokers[running.attempts as usize % self.brokers.len()]
             }
             _ => self.controller,
@@ -472,6 +505,7 @@ impl AdminClient {
         correlation_id: u64,
         error: ErrorCode,
         results: Vec<(String, ErrorCode)>,
+        described: Vec<String>,
     ) {
         let Some(running) = self.running.as_mut() else {
             return;
@@ -480,7 +514,7 @@ impl AdminClient {
             return;
         }
         let finished_ms = now_ms - self.phase_origin_ms.unwrap_or(now_ms);
-        if let Some(outcome) = running.answer(now_ms, finished_ms, error, results) {
+        if let Some(outcome) = running.answer(now_ms, finished_ms, error, results, described) {
             let running = self.running.take().expect("matched above");
             self.finished.push(AdminOpRecord {
                 op: running.op,
@@ -506,10 +540,14 @@ impl Node for AdminClient {
                         .collect(),
                 ),
                 Response::CreateMirror { error } | Response::DeleteMirror { error } => {
-                    self.handle_op_answer(now_ms, correlation_id, error, Vec::new());
+                    self.handle_op_answer(now_ms, correlation_id, error, Vec::new(), Vec::new());
                 }
                 Response::AlterMirrorTopics { error, results } => {
-                    self.handle_op_answer(now_ms, correlation_id, error, results);
+                    self.handle_op_answer(now_ms, correlation_id, error, results, Vec::new());
+                }
+                Response::DescribeMirror { error, partitions } => {
+                    let described = partitions.iter().map(describe_line).collect();
+                    self.handle_op_answer(now_ms, correlation_id, error, Vec::new(), described);
                 }
                 _ => {}
             }
@@ -559,6 +597,7 @@ mod tests {
             AdminAction::CreateMirror { .. } => AdminOpKind::CreateMirror,
             AdminAction::AlterTopics { .. } => AdminOpKind::AddTopics,
             AdminAction::DeleteMirror => AdminOpKind::DeleteMirror,
+            AdminAction::DescribeMirror => AdminOpKind::DescribeMirror,
         };
         AdminOp {
             index,

@@ -1894,6 +1894,7 @@ mod tests {
                         finished_ms: 5,
                         attempts: 1,
                         unanswered: 0,
+                        described: Vec::new(),
                     }),
                 },
                 AdminOpRecord {

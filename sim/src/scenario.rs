@@ -319,17 +319,21 @@ pub enum AdminOpKind {
     ResumeTopics,
     /// DeleteMirror.
     DeleteMirror,
+    /// DescribeMirror: every partition's state, lag and last mirrored epoch, printed with the
+    /// outcome.
+    DescribeMirror,
 }
 
 impl AdminOpKind {
     /// Every operation.
-    pub const ALL: [Self; 6] = [
+    pub const ALL: [Self; 7] = [
         Self::CreateMirror,
         Self::AddTopics,
         Self::RemoveTopics,
         Self::PauseTopics,
         Self::ResumeTopics,
         Self::DeleteMirror,
+        Self::DescribeMirror,
     ];
 
     /// The name scenario files and reports use.
@@ -341,6 +345,7 @@ impl AdminOpKind {
             Self::PauseTopics => "pause_topics",
             Self::ResumeTopics => "resume_topics",
             Self::DeleteMirror => "delete_mirror",
+            Self::DescribeMirror => "describe_mirror",
         }
     }
 
@@ -356,7 +361,7 @@ impl AdminOpKind {
             Self::RemoveTopics => Some(MirrorTopicOperation::Remove),
             Self::PauseTopics => Some(MirrorTopicOperation::Pause),
             Self::ResumeTopics => Some(MirrorTopicOperation::Resume),
-            Self::CreateMirror | Self::DeleteMirror => None,
+            Self::CreateMirror | Self::DeleteMirror | Self::DescribeMirror => None,
         }
     }
 }

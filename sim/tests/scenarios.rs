@@ -266,6 +266,21 @@ fn failover_finishes_while_the_source_is_unreachable() {
             stopped_at.is_some_and(|at| (5_000..12_000).contains(&at)),
             "seed {seed}: first STOPPED at {stopped_at:?} ms, not while a was cut off"
         );
+        // The describe at 11 s, a still cut off: both partitions STOPPED with their last
+        // mirrored epoch, no lag.
+        let describe = report
+            .admin
+            .iter()
+            .find(|record| record.op.kind.name() == "describe_mirror")
+            .and_then(|record| record.outcome.clone())
+            .expect("the describe finished");
+        assert_eq!(describe.described.len(), 2, "seed {seed}: {describe:?}");
+        for line in &describe.described {
+            assert!(
+                line.contains("=STOPPED(lag=-,lme=") && !line.ends_with("lme=-)"),
+                "seed {seed}: {line}"
+            );
+        }
     }
 }
 

@@ -26,8 +26,9 @@ use crate::protocol::{
     MirrorPartitionStatus, NodeId, OffsetSpec, Request, Response, TopicPartition,
 };
 
-/// How long a describe waits for any one answer.
-pub const DESCRIBE_REQUEST_TIMEOUT_MS: i64 = 1_000;
+/// How long a describe waits for any one answer: at most two rounds of it (source metadata,
+/// then source offsets) stay below an admin client's request timeout.
+pub const DESCRIBE_REQUEST_TIMEOUT_MS: i64 = 400;
 
 /// What a describe's request asked.
 #[derive(Debug, Clone)]
