@@ -69,6 +69,15 @@ pub enum BrokenSwitch {
     /// last-mirrored-epoch truncation), taken by the MirrorMetadataManager and accepted by the
     /// mirror coordinator.
     MirrorSkipPreparing,
+    /// KIP-1279 PAUSING keeps the mirror fetcher running (it is never removed, so the
+    /// partition never reaches PAUSED while its fetcher sends fetches).
+    MirrorFetchWhilePaused,
+    /// A follower's append keeps the producer state a MIRROR_PID_RESET it appends should
+    /// clear (the leader and log recovery clear it).
+    FollowerIgnoresPidReset,
+    /// The mirror coordinator accepts WriteMirrorStates with stale leader or state epochs and
+    /// stores the writer's epochs (no fencing: the pre-fencing design that trusts the writer).
+    MirrorCoordinatorIgnoresEpochs,
 }
 
 impl BrokenSwitch {
@@ -83,6 +92,9 @@ impl BrokenSwitch {
             Self::MirrorRewriteEpoch => "mirror-rewrite-epoch",
             Self::MirrorWritableBeforeStopped => "mirror-writable-before-stopped",
             Self::MirrorSkipPreparing => "mirror-skip-preparing",
+            Self::MirrorFetchWhilePaused => "mirror-fetch-while-paused",
+            Self::FollowerIgnoresPidReset => "follower-ignores-pid-reset",
+            Self::MirrorCoordinatorIgnoresEpochs => "mirror-coordinator-ignores-epochs",
         }
     }
 
@@ -97,6 +109,9 @@ impl BrokenSwitch {
             Self::MirrorRewriteEpoch,
             Self::MirrorWritableBeforeStopped,
             Self::MirrorSkipPreparing,
+            Self::MirrorFetchWhilePaused,
+            Self::FollowerIgnoresPidReset,
+            Self::MirrorCoordinatorIgnoresEpochs,
         ]
         .into_iter()
         .find(|switch| switch.name() == name)
