@@ -669,14 +669,17 @@ impl Checkers {
         })
     }
 
-    /// Full replica comparison, duplicate and order scans; run at the end of a run.
+    /// Full replica comparison, duplicate and order scans, and `psm-replica-agreement` on
+    /// every partition; run at the end of a run.
     pub fn check_logs_deep(
         &mut self,
         time_ms: i64,
         controllers: &[ControllerView<'_>],
         brokers: &[BrokerView<'_>],
     ) -> Vec<Violation> {
-        let mut out = Vec::new();
+        let mut out = self
+            .mirror
+            .check_producer_states_everywhere(time_ms, controllers, brokers);
         for controller in controllers {
             for (tp, record) in controller.controller.image().all_partitions() {
                 let Some((epoch, leader_log)) =

@@ -14,6 +14,29 @@
 //!   the high watermark), every state record of a key is a legal transition from the key's
 //!   previous state (UNKNOWN without one, or after a tombstone), its state epoch is the
 //!   previous one plus one, and its leader epoch is not below the previous one.
+//! - `mirror-prefix` (INV-3): while a destination leader's partition is MIRRORING or PAUSED,
+//!   every batch of its log at or above the source's log start has a batch with the same base
+//!   offset and identical bytes in the log of the source cluster's current leader (so the
+//!   destination's log is a prefix of the source's). Checked incrementally: per (node,
+//!   incarnation, partition) the offset up to which the log was found equal is remembered,
+//!   lowered by a truncation, and only batches above it are compared when the log grows.
+//! - `single-mirror-fetcher` (INV-12): every mirror fetcher
+//!   ([`mirrorsim::broker::Broker::mirror_fetchers`]) runs on a broker that leads the
+//!   partition in the latest leader epoch it knows (its role and
+//!   its metadata image agree with the fetcher's epoch), only while the task's state is
+//!   MIRRORING, and no two fetchers of one cluster share a (partition, leader epoch). A
+//!   deposed leader that has not heard of its successor still fetches in its own, older epoch
+//!   (Kafka's zombie, fenced by epochs everywhere it writes): that is allowed.
+//! - `psm-replica-agreement` (INV-7): the leader's producer state, the producer state a
+//!   from-scratch rebuild of the leader's log gives (the log module's replay, as in recovery),
+//!   and that of every follower whose log ends where the leader's does (with the same last
+//!   batch) agree, per producer id, on the producer epoch, the last sequence, the last offset
+//!   and the open transaction's first offset. Entries whose last remembered batch lies below
+//!   the log start compared from are left out (a replica whose log starts later never saw
+//!   them, and Kafka keeps such entries when the log start moves). Checked when a mirror
+//!   partition is first seen STOPPED (once a follower has caught up, or after
+//!   [`PSM_WAIT_MS`]), for each partition of a restarted broker once that replica has caught
+//!   up with its leader (within [`PSM_WAIT_MS`]), and for every partition at the end of a run.
 //!
 //! - `offset-sync-clamped` (INV-15): every group offset the mirror sync commits lies in
 //!   [log start, log end] of the destination partition's current leader when the commit is
@@ -21,19 +44,36 @@
 //!
 //! "Mirrored data" of a destination partition is what its leaders reported appending from the
 //! source (`MirrorAppend`), up to the lowest later truncation.
+//!
+//! `mirror-prefix` leaves out, by design, the transients the seed's design goes through:
+//! - Before a destination leader's first successful mirror append in its leader epoch, its log
+//!   is not judged: after PREPARING the log may still hold a suffix the source does not have
+//!   (a failback's unmirrored writes beyond the source's end of the last mirrored epoch), which
+//!   the fetcher's diverging-epoch answer cuts before anything is appended. A successful
+//!   append means the source accepted the fetch's last fetched epoch at the log end, so the
+//!   log is aligned from then on; a new leader epoch (another leader, STOPPING's bump) or a
+//!   PREPARING or STOPPING truncation starts the wait again.
+//! - Batches below the source's log start cannot be compared (the fetcher restarts at the
+//!   source's log start when it meets them).
+//! - While the source has no live leader in its controller's current epoch (a leader change in
+//!   progress), nothing is compared; a new source leader was in the ISR, so it holds every
+//!   batch the old one served up to its last stable offset, which is all a fetch returns.
+//! - Already compared batches are not compared again when the source leader changes: their
+//!   bytes were the source's, and the source's own checkers judge its replicas.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
-use mirrorsim::broker::BrokerEvent;
+use mirrorsim::broker::{BrokerEvent, MemoryDirDisk, Role, TruncationReason};
 use mirrorsim::controller::mirrors::BOOTSTRAP_SERVERS_CONFIG;
 use mirrorsim::coordinator::mirror::{MirrorStateRecord, MIRROR_STATE_TOPIC};
 use mirrorsim::coordinator::runtime::decode_records;
+use mirrorsim::log::{PartitionLog, ProducerStateManager};
 use mirrorsim::metadata::ConfigResource;
 use mirrorsim::mirror::is_valid_transition;
 use mirrorsim::mirror::{parse_bootstrap_servers, MirrorState};
 use mirrorsim::node::Node;
 use mirrorsim::protocol::MirrorPartitionId;
-use mirrorsim::protocol::{ClusterIndex, NodeId, TopicPartition};
+use mirrorsim::protocol::{BrokerId, ClusterIndex, NodeId, TopicPartition};
 
 use crate::checkers::{current_leader, BrokerView, ControllerView, Violation};
 
@@ -46,9 +86,36 @@ struct MirroredAppend {
     last_offset: i64,
 }
 
+/// How long a `psm-replica-agreement` check waits for a replica to catch up with its leader.
+pub const PSM_WAIT_MS: i64 = 5_000;
+
+/// `mirror-prefix` progress of one destination leader.
+#[derive(Debug, Clone, Copy)]
+struct PrefixProgress {
+    /// The leader epoch in which the leader appended from its source (its log is judged only
+    /// while it leads in this epoch).
+    leader_epoch: i32,
+    /// Offset below which the log was found equal to the source's.
+    checked_to: i64,
+}
+
 /// The state the mirror checkers carry between steps.
 #[derive(Debug, Default)]
 pub struct MirrorChecks {
+    /// `mirror-prefix`: (node, incarnation, partition) → progress, for destination leaders
+    /// that appended from their source.
+    prefix: BTreeMap<(NodeId, u64, TopicPartition), PrefixProgress>,
+    /// `psm-replica-agreement`: the last incarnation seen per broker.
+    incarnations: BTreeMap<NodeId, u64>,
+    /// `psm-replica-agreement`: restarted brokers (node, incarnation) → when the restart was
+    /// seen; their partitions are checked once caught up.
+    restarted: BTreeMap<(NodeId, u64), i64>,
+    /// `psm-replica-agreement`: (node, incarnation, partition) of restarted brokers already
+    /// checked.
+    restart_checked: BTreeSet<(NodeId, u64, TopicPartition)>,
+    /// `psm-replica-agreement`: STOPPED partitions waiting for a follower to catch up, with
+    /// the time after which they are checked with whatever has caught up.
+    psm_pending: BTreeMap<(ClusterIndex, TopicPartition), i64>,
     pending: Vec<MirroredAppend>,
     /// (destination cluster, partition) → end offset (exclusive) and greatest leader epoch of
     /// the mirrored data.
@@ -98,12 +165,24 @@ impl MirrorChecks {
                     first_offset: *first_offset,
                     last_offset: *last_offset,
                 });
+                self.note_aligned(view, topic_partition);
             }
             BrokerEvent::Truncated {
                 topic_partition,
                 to_log_end_offset,
+                reason,
                 ..
             } => {
+                let key = (node, view.incarnation, topic_partition.clone());
+                if matches!(
+                    reason,
+                    TruncationReason::MirrorLastMirroredEpoch
+                        | TruncationReason::MirrorStopAtLastStableOffset
+                ) {
+                    self.prefix.remove(&key);
+                } else if let Some(progress) = self.prefix.get_mut(&key) {
+                    progress.checked_to = progress.checked_to.min(*to_log_end_offset);
+                }
                 let key = (view.cluster, topic_partition.clone());
                 if let Some((end, epoch)) = self.mirrored.get_mut(&key) {
                     if *to_log_end_offset < *end {
@@ -134,6 +213,33 @@ impl MirrorChecks {
                 *offset,
             )),
             _ => {}
+        }
+    }
+
+    /// A destination leader appended from its source: its log is aligned with the source's
+    /// (see the module doc), so `mirror-prefix` judges it from now on in this leader epoch.
+    fn note_aligned(&mut self, view: &BrokerView<'_>, topic_partition: &TopicPartition) {
+        let Some(Role::Leader(state)) = view
+            .broker
+            .partitions()
+            .get(topic_partition)
+            .map(|partition| &partition.role)
+        else {
+            return;
+        };
+        let node = NodeId::Broker(view.cluster, view.broker.broker_id());
+        let progress = self
+            .prefix
+            .entry((node, view.incarnation, topic_partition.clone()))
+            .or_insert(PrefixProgress {
+                leader_epoch: state.leader_epoch,
+                checked_to: 0,
+            });
+        if progress.leader_epoch != state.leader_epoch {
+            *progress = PrefixProgress {
+                leader_epoch: state.leader_epoch,
+                checked_to: 0,
+            };
         }
     }
 
@@ -182,6 +288,10 @@ impl MirrorChecks {
         for synced in std::mem::take(&mut self.synced_offsets) {
             out.extend(check_synced_offset(time_ms, controllers, brokers, synced));
         }
+        self.check_prefix(time_ms, controllers, brokers, &mut out);
+        check_single_fetcher(time_ms, brokers, &mut out);
+        self.note_restarts(time_ms, brokers);
+        self.check_pending_producer_states(time_ms, controllers, brokers, &mut out);
         // Without mirrored data (most scenarios) there is no STOPPED partition to judge: skip
         // the walk over every partition of every broker each step.
         let brokers = if self.mirrored.is_empty() {
@@ -199,22 +309,27 @@ impl MirrorChecks {
                     continue;
                 };
                 let node = NodeId::Broker(view.cluster, view.broker.broker_id());
-                let (boundary, scanned) = self
-                    .stopped_scanned
-                    .entry((node, view.incarnation, topic_partition.clone()))
-                    .or_insert_with(|| {
-                        let max_end =
-                            self.mirrored_max_end[&(view.cluster, topic_partition.clone())];
-                        let boundary = mirrored_boundary(
-                            controllers,
-                            brokers,
-                            view,
-                            topic_partition,
-                            &partition.log,
-                            (mirrored.0, max_end),
-                        );
-                        (boundary, boundary)
-                    });
+                let key = (node, view.incarnation, topic_partition.clone());
+                if !self.stopped_scanned.contains_key(&key) {
+                    // First seen STOPPED: its replicas' producer states are compared once a
+                    // follower has the whole log.
+                    self.psm_pending.insert(
+                        (view.cluster, topic_partition.clone()),
+                        time_ms + PSM_WAIT_MS,
+                    );
+                }
+                let (boundary, scanned) = self.stopped_scanned.entry(key).or_insert_with(|| {
+                    let max_end = self.mirrored_max_end[&(view.cluster, topic_partition.clone())];
+                    let boundary = mirrored_boundary(
+                        controllers,
+                        brokers,
+                        view,
+                        topic_partition,
+                        &partition.log,
+                        (mirrored.0, max_end),
+                    );
+                    (boundary, boundary)
+                });
                 out.extend(check_stopped(
                     time_ms,
                     view,
@@ -279,6 +394,169 @@ impl MirrorChecks {
 }
 
 impl MirrorChecks {
+    /// `mirror-prefix` over every aligned destination leader whose log grew.
+    fn check_prefix(
+        &mut self,
+        time_ms: i64,
+        controllers: &[ControllerView<'_>],
+        brokers: &[BrokerView<'_>],
+        out: &mut Vec<Violation>,
+    ) {
+        self.prefix
+            .retain(|(node, incarnation, topic_partition), progress| {
+                let Some(view) = brokers.iter().find(|view| {
+                    view.incarnation == *incarnation
+                        && NodeId::Broker(view.cluster, view.broker.broker_id()) == *node
+                }) else {
+                    return false; // That incarnation is gone.
+                };
+                let Some(partition) = view.broker.partitions().get(topic_partition) else {
+                    return false;
+                };
+                match &partition.role {
+                    Role::Leader(state) if state.leader_epoch == progress.leader_epoch => {}
+                    _ => return false, // A new epoch must align again.
+                }
+                let log = &partition.log;
+                if log.log_end_offset() <= progress.checked_to
+                    || !matches!(
+                        partition.mirror_state,
+                        MirrorState::Mirroring | MirrorState::Paused
+                    )
+                {
+                    return true;
+                }
+                let Some(source) = source_cluster(view, &topic_partition.topic) else {
+                    return true;
+                };
+                let Some((_, source_log)) =
+                    current_leader(controllers, brokers, source, topic_partition)
+                else {
+                    return true; // The source's leadership is moving.
+                };
+                let from = progress
+                    .checked_to
+                    .max(log.log_start_offset())
+                    .max(source_log.log_start_offset());
+                if let Some(detail) =
+                    prefix_mismatch(log, source_log, from, &mut progress.checked_to)
+                {
+                    out.push(Violation {
+                        invariant: "mirror-prefix",
+                        cluster: Some(node.cluster()),
+                        topic_partition: Some(topic_partition.clone()),
+                        detail: format!(
+                            "{node} is {} and {detail} (source cluster {source})",
+                            partition.mirror_state
+                        ),
+                        time_ms,
+                    });
+                    progress.checked_to = log.log_end_offset();
+                }
+                true
+            });
+    }
+
+    /// Notes brokers whose incarnation changed (restarted) for `psm-replica-agreement`.
+    fn note_restarts(&mut self, time_ms: i64, brokers: &[BrokerView<'_>]) {
+        for view in brokers {
+            let node = NodeId::Broker(view.cluster, view.broker.broker_id());
+            let previous = self.incarnations.insert(node, view.incarnation);
+            if previous.is_some_and(|previous| previous != view.incarnation) {
+                self.restarted.insert((node, view.incarnation), time_ms);
+            }
+        }
+        self.restarted
+            .retain(|_, seen_ms| time_ms - *seen_ms <= PSM_WAIT_MS);
+        self.restart_checked
+            .retain(|(node, incarnation, _)| self.restarted.contains_key(&(*node, *incarnation)));
+    }
+
+    /// `psm-replica-agreement` for STOPPED partitions and restarted replicas that caught up.
+    fn check_pending_producer_states(
+        &mut self,
+        time_ms: i64,
+        controllers: &[ControllerView<'_>],
+        brokers: &[BrokerView<'_>],
+        out: &mut Vec<Violation>,
+    ) {
+        let mut done = Vec::new();
+        for ((cluster, topic_partition), until_ms) in &self.psm_pending {
+            let expired = time_ms >= *until_ms;
+            let Some(comparison) =
+                PsmComparison::gather(controllers, brokers, *cluster, topic_partition)
+            else {
+                if expired {
+                    done.push((*cluster, topic_partition.clone()));
+                }
+                continue;
+            };
+            if comparison.followers.is_empty() && !expired {
+                continue; // No follower has the whole log yet.
+            }
+            out.extend(comparison.check(time_ms, *cluster, topic_partition, None));
+            done.push((*cluster, topic_partition.clone()));
+        }
+        for key in done {
+            self.psm_pending.remove(&key);
+        }
+        for (node, incarnation) in self.restarted.keys() {
+            let Some(view) = brokers.iter().find(|view| {
+                view.incarnation == *incarnation
+                    && NodeId::Broker(view.cluster, view.broker.broker_id()) == *node
+            }) else {
+                continue;
+            };
+            for topic_partition in view.broker.partitions().keys() {
+                let key = (*node, *incarnation, topic_partition.clone());
+                if self.restart_checked.contains(&key) {
+                    continue;
+                }
+                let Some(comparison) =
+                    PsmComparison::gather(controllers, brokers, view.cluster, topic_partition)
+                else {
+                    continue;
+                };
+                let replica = view.broker.broker_id();
+                let caught_up = comparison.leader == replica
+                    || comparison.followers.iter().any(|(id, _)| *id == replica);
+                if caught_up {
+                    let only = Some(replica).filter(|id| *id != comparison.leader);
+                    out.extend(comparison.check(time_ms, view.cluster, topic_partition, only));
+                    self.restart_checked.insert(key);
+                }
+            }
+        }
+    }
+
+    /// `psm-replica-agreement` for every led partition (at the end of a run).
+    pub fn check_producer_states_everywhere(
+        &self,
+        time_ms: i64,
+        controllers: &[ControllerView<'_>],
+        brokers: &[BrokerView<'_>],
+    ) -> Vec<Violation> {
+        let mut out = Vec::new();
+        for controller in controllers {
+            for (topic_partition, _) in controller.controller.image().all_partitions() {
+                if let Some(comparison) = PsmComparison::gather(
+                    controllers,
+                    brokers,
+                    controller.cluster,
+                    &topic_partition,
+                ) {
+                    out.extend(comparison.check(
+                        time_ms,
+                        controller.cluster,
+                        &topic_partition,
+                        None,
+                    ));
+                }
+            }
+        }
+        out
+    }
+
     /// INV-10 and INV-11 over the newly committed `__mirror_state` records.
     fn check_state_records(
         &mut self,
@@ -375,6 +653,259 @@ impl MirrorChecks {
         }
         None
     }
+}
+
+/// The first batch of `log` from `from` on that the source's log does not hold at the same
+/// base offset with the same bytes, described; `*checked_to` moves past every batch found
+/// equal.
+fn prefix_mismatch(
+    log: &PartitionLog<MemoryDirDisk>,
+    source_log: &PartitionLog<MemoryDirDisk>,
+    from: i64,
+    checked_to: &mut i64,
+) -> Option<String> {
+    let mut source_batches = source_log.batches_from(from).peekable();
+    for batch in log.batches_from(from) {
+        if batch.base_offset() < from {
+            continue; // Straddles the source's log start: nothing to compare with.
+        }
+        while source_batches
+            .peek()
+            .is_some_and(|original| original.base_offset() < batch.base_offset())
+        {
+            source_batches.next();
+        }
+        match source_batches.next() {
+            Some(original)
+                if original.base_offset() == batch.base_offset()
+                    && original.bytes() == batch.bytes() => {}
+            Some(original) if original.base_offset() == batch.base_offset() => {
+                return Some(format!(
+                    "its batch at offset {} (epoch {}) differs from the source's there (epoch {})",
+                    batch.base_offset(),
+                    batch.partition_leader_epoch(),
+                    original.partition_leader_epoch()
+                ));
+            }
+            _ => {
+                return Some(format!(
+                    "its batch at offset {} (epoch {}) is not a source batch (the source's log \
+                     spans [{}, {}))",
+                    batch.base_offset(),
+                    batch.partition_leader_epoch(),
+                    source_log.log_start_offset(),
+                    source_log.log_end_offset()
+                ));
+            }
+        }
+        *checked_to = batch.next_offset();
+    }
+    None
+}
+
+/// `single-mirror-fetcher` (INV-12) over every broker's running mirror fetchers.
+fn check_single_fetcher(time_ms: i64, brokers: &[BrokerView<'_>], out: &mut Vec<Violation>) {
+    let mut fetchers: Vec<(ClusterIndex, &TopicPartition, i32, BrokerId)> = Vec::new();
+    for view in brokers {
+        let broker = &*view.broker;
+        for (topic_partition, state, leader_epoch) in broker.mirror_fetchers() {
+            let broker_id = broker.broker_id();
+            let role_epoch = broker
+                .partitions()
+                .get(topic_partition)
+                .and_then(|partition| partition.leader_state())
+                .map(|leader| leader.leader_epoch);
+            let known = broker
+                .image()
+                .partition(topic_partition)
+                .map(|record| (record.leader, record.leader_epoch));
+            let problem = if state != MirrorState::Mirroring {
+                Some(format!("while {state}"))
+            } else if role_epoch != Some(leader_epoch) {
+                Some(format!(
+                    "in leader epoch {leader_epoch}, but its role's leader epoch is {role_epoch:?}"
+                ))
+            } else if known != Some((Some(broker_id), leader_epoch)) {
+                Some(format!(
+                    "in leader epoch {leader_epoch}, but its metadata has (leader, epoch) {known:?}"
+                ))
+            } else if let Some((_, _, _, other)) = fetchers.iter().find(|(c, tp, e, _)| {
+                *c == view.cluster && *tp == topic_partition && *e == leader_epoch
+            }) {
+                Some(format!(
+                    "in leader epoch {leader_epoch}, as broker {other} does too"
+                ))
+            } else {
+                None
+            };
+            fetchers.push((view.cluster, topic_partition, leader_epoch, broker_id));
+            if let Some(problem) = problem {
+                out.push(Violation {
+                    invariant: "single-mirror-fetcher",
+                    cluster: Some(view.cluster),
+                    topic_partition: Some(topic_partition.clone()),
+                    detail: format!("{} runs a mirror fetcher {problem}", broker.node_id()),
+                    time_ms,
+                });
+            }
+        }
+    }
+}
+
+/// What `psm-replica-agreement` compares for one partition: its current leader's log and
+/// the followers whose log ends where the leader's does, with the same last batch.
+struct PsmComparison<'a> {
+    leader: BrokerId,
+    leader_log: &'a PartitionLog<MemoryDirDisk>,
+    followers: Vec<(BrokerId, &'a PartitionLog<MemoryDirDisk>)>,
+}
+
+/// Per producer id: (producer epoch, last sequence, last offset, open transaction's first
+/// offset).
+type ProducerSummary = BTreeMap<i64, (i16, i32, i64, Option<i64>)>;
+
+impl<'a> PsmComparison<'a> {
+    fn gather(
+        controllers: &[ControllerView<'_>],
+        brokers: &'a [BrokerView<'_>],
+        cluster: ClusterIndex,
+        topic_partition: &TopicPartition,
+    ) -> Option<Self> {
+        let (epoch, leader_log) = current_leader(controllers, brokers, cluster, topic_partition)?;
+        let mut leader = None;
+        let mut followers = Vec::new();
+        for view in brokers.iter().filter(|view| view.cluster == cluster) {
+            let Some(partition) = view.broker.partitions().get(topic_partition) else {
+                continue;
+            };
+            match &partition.role {
+                Role::Leader(state) if state.leader_epoch == epoch => {
+                    leader = Some(view.broker.broker_id());
+                }
+                Role::Follower(_) if caught_up(&partition.log, leader_log) => {
+                    followers.push((view.broker.broker_id(), &partition.log));
+                }
+                _ => {}
+            }
+        }
+        Some(Self {
+            leader: leader?,
+            leader_log,
+            followers,
+        })
+    }
+
+    /// Compares the leader's producer state with its rebuild and with the followers' (only
+    /// `only`'s, if given).
+    fn check(
+        &self,
+        time_ms: i64,
+        cluster: ClusterIndex,
+        topic_partition: &TopicPartition,
+        only: Option<BrokerId>,
+    ) -> Option<Violation> {
+        let violation = |detail| {
+            Some(Violation {
+                invariant: "psm-replica-agreement",
+                cluster: Some(cluster),
+                topic_partition: Some(topic_partition.clone()),
+                detail,
+                time_ms,
+            })
+        };
+        let leader_start = self.leader_log.log_start_offset();
+        let live = summary(self.leader_log.producer_state(), leader_start);
+        match self.leader_log.rebuilt_producer_state() {
+            Err(error) => {
+                return violation(format!(
+                    "the leader (broker {})'s log does not replay: {error}",
+                    self.leader
+                ))
+            }
+            Ok(rebuilt) => {
+                let rebuilt = summary(&rebuilt, leader_start);
+                if let Some(difference) = first_difference(&live, &rebuilt) {
+                    return violation(format!(
+                        "the leader (broker {}) and a rebuild of its log (end {}) differ: \
+                         {difference}",
+                        self.leader,
+                        self.leader_log.log_end_offset()
+                    ));
+                }
+            }
+        }
+        for (follower, log) in &self.followers {
+            if only.is_some_and(|only| only != *follower) {
+                continue;
+            }
+            let start = leader_start.max(log.log_start_offset());
+            let theirs = summary(log.producer_state(), start);
+            let ours = if start == leader_start {
+                live.clone()
+            } else {
+                summary(self.leader_log.producer_state(), start)
+            };
+            if let Some(difference) = first_difference(&ours, &theirs) {
+                return violation(format!(
+                    "the leader (broker {}) and follower broker {follower}, both at log end {}, \
+                     differ: {difference}",
+                    self.leader,
+                    self.leader_log.log_end_offset()
+                ));
+            }
+        }
+        None
+    }
+}
+
+/// Whether a follower's log ends where the leader's does, with the same last batch.
+fn caught_up(log: &PartitionLog<MemoryDirDisk>, leader_log: &PartitionLog<MemoryDirDisk>) -> bool {
+    if log.log_end_offset() != leader_log.log_end_offset() {
+        return false;
+    }
+    let last = log.log_end_offset() - 1;
+    let theirs = log.batches_from(last).next();
+    let ours = leader_log.batches_from(last).next();
+    match (theirs, ours) {
+        (Some(theirs), Some(ours)) => theirs.bytes() == ours.bytes(),
+        (None, None) => true,
+        _ => false,
+    }
+}
+
+/// The compared part of a producer state: entries whose last remembered batch is at or above
+/// `from`.
+fn summary(state: &ProducerStateManager, from: i64) -> ProducerSummary {
+    state
+        .producers()
+        .iter()
+        .filter_map(|(producer_id, entry)| {
+            let last = entry.batches.back()?;
+            (last.last_offset >= from).then_some((
+                *producer_id,
+                (
+                    entry.producer_epoch,
+                    last.last_sequence,
+                    last.last_offset,
+                    entry.current_txn_first_offset,
+                ),
+            ))
+        })
+        .collect()
+}
+
+/// The first producer id on which two summaries differ, described.
+fn first_difference(ours: &ProducerSummary, theirs: &ProducerSummary) -> Option<String> {
+    let ids: BTreeSet<i64> = ours.keys().chain(theirs.keys()).copied().collect();
+    ids.into_iter().find_map(|producer_id| {
+        let (a, b) = (ours.get(&producer_id), theirs.get(&producer_id));
+        (a != b).then(|| {
+            format!(
+                "producer {producer_id}: (epoch, last sequence, last offset, open transaction) \
+                 {a:?} vs {b:?}"
+            )
+        })
+    })
 }
 
 /// Liveness of mirroring after the heal phase (part of `liveness`): the leader of every

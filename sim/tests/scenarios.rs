@@ -24,6 +24,7 @@ const SCENARIOS: &[&str] = &[
     "failover_under_faults",
     "group_offset_sync",
     "source_unreachable_failover",
+    "mirror_zombie_leader",
 ];
 
 fn repository_root() -> PathBuf {
@@ -303,5 +304,38 @@ fn broken_mirror_skipping_preparing_is_caught_within_ten_seeds() {
         "active_passive",
         BrokenSwitch::MirrorSkipPreparing,
         |report| violation_of(report, "legal-transitions"),
+    );
+}
+
+#[test]
+fn broken_mirror_fetching_while_paused_is_caught_within_ten_seeds() {
+    // PAUSING that keeps the mirror fetcher running: a fetcher outside MIRRORING.
+    caught_within_ten_seeds(
+        "mirror_admin",
+        BrokenSwitch::MirrorFetchWhilePaused,
+        |report| violation_of(report, "single-mirror-fetcher"),
+    );
+}
+
+#[test]
+fn broken_follower_ignoring_the_pid_reset_is_caught_within_ten_seeds() {
+    // Followers that keep the mirrored producer state a MIRROR_PID_RESET clears disagree with
+    // their leader (and with a rebuild of the log) once the partition is STOPPED.
+    caught_within_ten_seeds(
+        "active_passive",
+        BrokenSwitch::FollowerIgnoresPidReset,
+        |report| violation_of(report, "psm-replica-agreement"),
+    );
+}
+
+#[test]
+fn broken_mirror_coordinator_ignoring_epochs_is_caught_within_ten_seeds() {
+    // A zombie leader of b's orders-0 (fenced by its controller, unaware of it) writes
+    // MIRRORING after its successor re-entered PREPARING and moved on: a coordinator that
+    // trusts the writer's epochs commits a record whose leader and state epochs go back.
+    caught_within_ten_seeds(
+        "mirror_zombie_leader",
+        BrokenSwitch::MirrorCoordinatorIgnoresEpochs,
+        |report| violation_of(report, "coordinator-fencing"),
     );
 }

@@ -75,6 +75,15 @@ pub enum BrokenSwitch {
     /// The mirror sync copies source group offsets without clamping them into the destination
     /// log (the rejected `unclamped-offset-sync` design).
     MirrorUnclampedOffsetSync,
+    /// KIP-1279 PAUSING keeps the mirror fetcher running (it is never removed, so the
+    /// partition never reaches PAUSED while its fetcher sends fetches).
+    MirrorFetchWhilePaused,
+    /// A follower's append keeps the producer state a MIRROR_PID_RESET it appends should
+    /// clear (the leader and log recovery clear it).
+    FollowerIgnoresPidReset,
+    /// The mirror coordinator accepts WriteMirrorStates with stale leader or state epochs and
+    /// stores the writer's epochs (no fencing: the pre-fencing design that trusts the writer).
+    MirrorCoordinatorIgnoresEpochs,
 }
 
 impl BrokenSwitch {
@@ -90,6 +99,9 @@ impl BrokenSwitch {
             Self::MirrorWritableBeforeStopped => "mirror-writable-before-stopped",
             Self::MirrorSkipPreparing => "mirror-skip-preparing",
             Self::MirrorUnclampedOffsetSync => "mirror-unclamped-offset-sync",
+            Self::MirrorFetchWhilePaused => "mirror-fetch-while-paused",
+            Self::FollowerIgnoresPidReset => "follower-ignores-pid-reset",
+            Self::MirrorCoordinatorIgnoresEpochs => "mirror-coordinator-ignores-epochs",
         }
     }
 
@@ -105,6 +117,9 @@ impl BrokenSwitch {
             Self::MirrorWritableBeforeStopped,
             Self::MirrorSkipPreparing,
             Self::MirrorUnclampedOffsetSync,
+            Self::MirrorFetchWhilePaused,
+            Self::FollowerIgnoresPidReset,
+            Self::MirrorCoordinatorIgnoresEpochs,
         ]
         .into_iter()
         .find(|switch| switch.name() == name)

@@ -692,6 +692,16 @@ impl<S: BrokerStorage> super::Broker<S> {
                 task.fetch_not_before_ms = None;
                 true
             }
+            MirrorState::Pausing
+                if self
+                    .config
+                    .broken
+                    .contains(&BrokenSwitch::MirrorFetchWhilePaused) =>
+            {
+                // Broken on purpose: the fetcher keeps running and PAUSED is never written.
+                self.task_mut(topic_partition).step = Step::Fetching;
+                false
+            }
             MirrorState::Pausing => {
                 // The fetcher is gone once the task leaves Fetching; answers to a fetch still
                 // in flight are dropped (the task is no longer MIRRORING).
@@ -1676,6 +1686,19 @@ fn own_bump(task: &MirrorTask, leader_epoch: i32) -> bool {
     leader_epoch > task.leader_epoch
         && matches!(task.step, Step::AwaitEpochBump { .. } | Step::Waiting)
         && task.state == MirrorState::Stopping
+}
+
+/// Read-only views for the simulator's checkers (`single-mirror-fetcher`).
+impl<S: BrokerStorage> super::Broker<S> {
+    /// The partitions whose mirror fetcher runs (their task is fetching), with the task's
+    /// committed mirror state and the leader epoch it leads the partition in.
+    pub fn mirror_fetchers(&self) -> impl Iterator<Item = (&TopicPartition, MirrorState, i32)> {
+        self.mirror
+            .tasks
+            .iter()
+            .filter(|(_, task)| task.step == Step::Fetching)
+            .map(|(topic_partition, task)| (topic_partition, task.state, task.leader_epoch))
+    }
 }
 
 #[cfg(test)]

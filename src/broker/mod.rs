@@ -1317,7 +1317,18 @@ impl<S: BrokerStorage> Broker<S> {
             );
             return true;
         }
-        if partition.log.append_as_follower(&answer.batches).is_err() {
+        let appended = if self
+            .config
+            .broken
+            .contains(&BrokenSwitch::FollowerIgnoresPidReset)
+        {
+            partition
+                .log
+                .append_as_follower_ignoring_pid_reset(&answer.batches)
+        } else {
+            partition.log.append_as_follower(&answer.batches)
+        };
+        if appended.is_err() {
             return false;
         }
         let log = &mut partition.log;

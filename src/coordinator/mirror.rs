@@ -202,6 +202,9 @@ pub struct MirrorCoordinatorShard {
     unloaded: bool,
     /// Test-only (`BrokenSwitch::MirrorSkipPreparing`): also accept UNKNOWN → MIRRORING.
     pub accept_skipped_preparing: bool,
+    /// Test-only (`BrokenSwitch::MirrorCoordinatorIgnoresEpochs`): no fencing; an accepted
+    /// write stores the writer's leader epoch and its state epoch plus one.
+    pub ignore_epochs: bool,
 }
 
 type Out = ShardOutput<MirrorStateRecord>;
@@ -347,10 +350,11 @@ impl MirrorCoordinatorShard {
             .get(&(mirror.to_owned(), write.id))
             .cloned()
             .unwrap_or_default();
-        if write.leader_epoch != -1 && stored.max_leader_epoch() > write.leader_epoch {
+        let fenced = !self.ignore_epochs;
+        if fenced && write.leader_epoch != -1 && stored.max_leader_epoch() > write.leader_epoch {
             return Err(ErrorCode::FencedLeaderEpoch);
         }
-        if write.state_epoch != -1 && stored.max_state_epoch() > write.state_epoch {
+        if fenced && write.state_epoch != -1 && stored.max_state_epoch() > write.state_epoch {
             return Err(ErrorCode::FencedStateEpoch);
         }
         let mut records = Vec::new();
@@ -363,7 +367,17 @@ impl MirrorCoordinatorShard {
                 return Err(ErrorCode::InvalidClusterMirrorState);
             }
             state_epoch = stored.max_state_epoch() + 1;
-            let value = next_value(&stored, write, target, state_epoch);
+            let mut value = next_value(&stored, write, target, state_epoch);
+            if self.ignore_epochs {
+                // Broken on purpose: the writer's epochs are trusted.
+                if write.state_epoch != -1 {
+                    state_epoch = write.state_epoch + 1;
+                    value.state_epoch = state_epoch;
+                }
+                if write.leader_epoch != -1 {
+                    value.leader_epoch = write.leader_epoch;
+                }
+            }
             records.push(MirrorStateRecord::PartitionState {
                 mirror: mirror.to_owned(),
                 id: write.id,

@@ -98,6 +98,9 @@ pub fn host_for<D: crate::log::LogDisk>(
             shard.accept_skipped_preparing = context
                 .broken
                 .contains(&crate::broker::BrokenSwitch::MirrorSkipPreparing);
+            shard.ignore_epochs = context
+                .broken
+                .contains(&crate::broker::BrokenSwitch::MirrorCoordinatorIgnoresEpochs);
             Some(Box::new(runtime::ShardHost::load(
                 partition.clone(),
                 shard,

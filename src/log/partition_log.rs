@@ -610,6 +610,21 @@ impl<D: LogDisk> PartitionLog<D> {
         })
     }
 
+    /// Test-only broken behaviour (`follower-ignores-pid-reset`): [`Self::append_as_follower`],
+    /// except that the producer entries a MIRROR_PID_RESET in `batches` removed come back
+    /// (unless a later batch of the append wrote them anew).
+    pub fn append_as_follower_ignoring_pid_reset(
+        &mut self,
+        batches: &[RecordBatch],
+    ) -> Result<LogAppendInfo, AppendError> {
+        let before = self.producer_state.producers().clone();
+        let info = self.append_as_follower(batches)?;
+        if info.producer_state_reset {
+            self.producer_state.restore_missing_producers(before);
+        }
+        Ok(info)
+    }
+
     /// Kafka's client-produce rules (kafka-storage.md §1.6).
     fn validate_client_batch(&self, batch: &RecordBatch) -> Result<(), AppendError> {
         let header = batch.header();
@@ -930,6 +945,14 @@ impl<D: LogDisk> PartitionLog<D> {
                 self.batches[index].batch.base_offset()
             ),
         }
+    }
+
+    /// The producer state a from-scratch rebuild gives: every retained batch replayed from
+    /// the log start, as recovery and truncation do. The live state is left alone.
+    pub fn rebuilt_producer_state(&self) -> Result<ProducerStateManager, ProducerStateError> {
+        self.replay_producer_state()
+            .map(|replay| replay.producer_state)
+            .map_err(|(_, error)| error)
     }
 
     fn install_replay(&mut self, replay: ProducerStateReplay) -> usize {

@@ -608,6 +608,14 @@ impl ProducerStateManager {
         self.ongoing_txns.clear();
     }
 
+    /// Test-only broken behaviour: puts back every entry of `before` that is missing now (see
+    /// `PartitionLog::append_as_follower_ignoring_pid_reset`).
+    pub(crate) fn restore_missing_producers(&mut self, before: BTreeMap<i64, ProducerStateEntry>) {
+        for (producer_id, entry) in before {
+            self.producers.entry(producer_id).or_insert(entry);
+        }
+    }
+
     /// The duplicate check a leader runs before a client append: the cached batch with the
     /// same producer, epoch and sequence range, if any.
     pub fn find_duplicate(
