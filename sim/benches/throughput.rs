@@ -6,6 +6,8 @@
 //! process, and reports simulated seconds per wall second, seeds per minute, messages per wall
 //! second, and the peak resident memory (VmHWM) with the resident memory after the first and
 //! the last seed, which shows whether memory stays flat across seeds.
+//! `MIRRORSIM_BENCH_SCENARIO=NAME` measures another scenario of `scenarios/` the same way
+//! (the README gives `active_passive` for two clusters mirroring).
 
 use std::path::Path;
 use std::time::Instant;
@@ -18,7 +20,9 @@ fn main() {
         .ok()
         .and_then(|value| value.parse().ok())
         .unwrap_or(200);
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/swarm_one_cluster.toml");
+    let name = std::env::var("MIRRORSIM_BENCH_SCENARIO")
+        .unwrap_or_else(|_| "swarm_one_cluster".to_owned());
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../scenarios/{name}.toml"));
     let scenario = Scenario::load(&path).unwrap_or_else(|error| panic!("{error}"));
     let start = Instant::now();
     let mut simulated_ms = 0i64;
@@ -42,7 +46,7 @@ fn main() {
         }
     }
     let wall = start.elapsed().as_secs_f64();
-    println!("scenario: swarm_one_cluster (3 brokers, 3 partitions RF 3, 2 producers at 100 records/s each, swarm faults)");
+    println!("scenario: {name} ({})", scenario.description);
     println!("seeds: {seeds}, failing: {failures}");
     println!(
         "wall: {wall:.1} s, simulated: {:.0} s",
