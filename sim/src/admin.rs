@@ -30,7 +30,7 @@ use std::fmt;
 use mirrorsim::node::{Node, Outbox};
 use mirrorsim::protocol::{
     BrokerId, ClusterIndex, Envelope, ErrorCode, Message, MirrorTopicOperation, NewTopic, NodeId,
-    Request, Response,
+    Request, Response, TopicPartition,
 };
 
 use crate::scenario::{cluster_index, AdminOpKind, AdminOpSpec, Scenario, BOOTSTRAP_SERVERS};
@@ -72,6 +72,23 @@ pub enum AdminAction {
     DeleteMirror,
     /// DescribeMirror.
     DescribeMirror,
+    /// DeleteRecords up to the high watermark of every partition of the topics.
+    DeleteRecords {
+        /// The topics.
+        topics: Vec<String>,
+    },
+    /// DeleteTopics.
+    DeleteTopics {
+        /// The topics.
+        topics: Vec<String>,
+    },
+    /// CreatePartitions.
+    CreatePartitions {
+        /// The topics.
+        topics: Vec<String>,
+        /// Their new partition count.
+        count: i32,
+    },
 }
 
 /// One operation of an admin timeline, resolved from the scenario.
@@ -95,7 +112,10 @@ impl AdminOp {
     /// The topics of a topic operation (empty for the others).
     pub fn topics(&self) -> &[String] {
         match &self.action {
-            AdminAction::AlterTopics { topics, .. } => topics,
+            AdminAction::AlterTopics { topics, .. }
+            | AdminAction::DeleteRecords { topics }
+            | AdminAction::DeleteTopics { topics }
+            | AdminAction::CreatePartitions { topics, .. } => topics,
             _ => &[],
         }
     }
@@ -119,20 +139,26 @@ impl AdminOp {
             AdminAction::DescribeMirror => Request::DescribeMirror {
                 name: self.mirror.clone(),
             },
+            AdminAction::DeleteTopics { .. } => Request::DeleteTopics {
+                topics: topics.to_vec(),
+            },
+            AdminAction::CreatePartitions { count, .. } => Request::CreatePartitions {
+                topics: topics.iter().map(|topic| (topic.clone(), *count)).collect(),
+            },
+            // Sent partition by partition to the leaders (see `Running::next_records_request`).
+            AdminAction::DeleteRecords { .. } => Request::Metadata {
+                topics: Some(topics.to_vec()),
+            },
         }
     }
 }
 
 impl fmt::Display for AdminOp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "#{} {} {} mirror={}",
-            self.index,
-            self.cluster,
-            self.kind.name(),
-            self.mirror
-        )?;
+        write!(f, "#{} {} {}", self.index, self.cluster, self.kind.name())?;
+        if !self.mirror.is_empty() {
+            write!(f, " mirror={}", self.mirror)?;
+        }
         if !self.topics().is_empty() {
             write!(f, " topics={}", self.topics().join(","))?;
         }
@@ -209,23 +235,33 @@ pub fn timeline(scenario: &Scenario) -> Vec<AdminOp> {
         .enumerate()
         .map(|(index, spec)| {
             let kind = spec.kind();
+            let topics: Vec<String> = spec.topics.iter().map(|t| t.get_ref().clone()).collect();
             let action = match kind.topic_operation() {
-                Some(operation) => AdminAction::AlterTopics {
-                    operation,
-                    topics: spec.topics.iter().map(|t| t.get_ref().clone()).collect(),
-                },
+                Some(operation) => AdminAction::AlterTopics { operation, topics },
                 None if kind == AdminOpKind::CreateMirror => AdminAction::CreateMirror {
                     configs: mirror_configs(scenario, spec),
                 },
-                None if kind == AdminOpKind::DescribeMirror => AdminAction::DescribeMirror,
-                None => AdminAction::DeleteMirror,
+                None => match kind {
+                    AdminOpKind::DescribeMirror => AdminAction::DescribeMirror,
+                    AdminOpKind::DeleteRecords => AdminAction::DeleteRecords { topics },
+                    AdminOpKind::DeleteTopics => AdminAction::DeleteTopics { topics },
+                    AdminOpKind::CreatePartitions => AdminAction::CreatePartitions {
+                        topics,
+                        count: *spec.partitions.as_ref().expect("validated").get_ref(),
+                    },
+                    _ => AdminAction::DeleteMirror,
+                },
             };
             AdminOp {
                 index,
                 cluster: letter_index(spec.cluster.get_ref()),
                 kind,
                 at_ms: *spec.at_ms.get_ref() as i64,
-                mirror: spec.mirror.get_ref().clone(),
+                mirror: spec
+                    .mirror
+                    .as_ref()
+                    .map(|mirror| mirror.get_ref().clone())
+                    .unwrap_or_default(),
                 action,
             }
         })
@@ -280,6 +316,10 @@ struct Running {
     in_flight: Option<(u64, i64)>,
     /// No attempt before this local time (backoff after a retriable error).
     next_attempt_ms: i64,
+    /// DeleteRecords: each partition's leader as the last Metadata answer said (`None`: ask
+    /// again), and the final error of each partition done.
+    record_leaders: BTreeMap<TopicPartition, Option<NodeId>>,
+    records_done: BTreeMap<TopicPartition, ErrorCode>,
 }
 
 impl Running {
@@ -293,6 +333,98 @@ impl Running {
             unanswered: 0,
             in_flight: None,
             next_attempt_ms: now_ms,
+            record_leaders: BTreeMap::new(),
+            records_done: BTreeMap::new(),
+        }
+    }
+
+    /// DeleteRecords' next request: the first partition not done, to its leader, or a
+    /// Metadata request (to `any_broker`) while a leader is unknown.
+    fn next_records_request(&self, any_broker: NodeId) -> (NodeId, Request) {
+        let next = self
+            .record_leaders
+            .iter()
+            .find(|(tp, _)| !self.records_done.contains_key(*tp));
+        match next {
+            Some((tp, Some(leader))) => (
+                *leader,
+                Request::DeleteRecords {
+                    partitions: vec![(tp.clone(), -1)],
+                },
+            ),
+            _ => (any_broker, self.op.request(&self.pending_topics)),
+        }
+    }
+
+    /// A Metadata answer for DeleteRecords: the partitions and their leaders; a topic the
+    /// cluster does not have is final.
+    fn records_metadata(&mut self, now_ms: i64, topics: &[mirrorsim::protocol::TopicMetadata]) {
+        self.in_flight = None;
+        for topic in topics {
+            if topic.error == ErrorCode::UnknownTopicOrPartition {
+                self.results.insert(topic.name.clone(), topic.error);
+                continue;
+            }
+            for record in &topic.partitions {
+                let tp = TopicPartition::new(topic.name.clone(), record.partition);
+                let leader = record.leader.map(|id| NodeId::Broker(self.op.cluster, id));
+                self.record_leaders.insert(tp, leader);
+            }
+        }
+        if self.record_leaders.values().any(Option::is_none) {
+            self.next_attempt_ms = now_ms + RETRY_BACKOFF_MS;
+        }
+    }
+
+    /// A DeleteRecords answer; the outcome once every partition is done.
+    fn records_answer(
+        &mut self,
+        now_ms: i64,
+        finished_ms: i64,
+        results: Vec<(TopicPartition, ErrorCode, i64)>,
+    ) -> Option<AdminOutcome> {
+        self.in_flight = None;
+        for (tp, error, _) in results {
+            if is_retriable(error) || error == ErrorCode::UnknownTopicOrPartition {
+                // The leader moved (or this broker does not know the partition yet).
+                self.record_leaders.insert(tp, None);
+                self.next_attempt_ms = now_ms + RETRY_BACKOFF_MS;
+            } else {
+                self.records_done.insert(tp, error);
+            }
+        }
+        let all_done = !self.record_leaders.is_empty()
+            && self
+                .record_leaders
+                .keys()
+                .all(|tp| self.records_done.contains_key(tp));
+        if !all_done {
+            return None;
+        }
+        for (tp, error) in &self.records_done {
+            let entry = self.results.entry(tp.topic.clone()).or_insert(*error);
+            if entry.is_none() {
+                *entry = *error;
+            }
+        }
+        self.pending_topics.clear();
+        Some(self.outcome(ErrorCode::None, finished_ms, Vec::new()))
+    }
+
+    fn outcome(&self, error: ErrorCode, finished_ms: i64, described: Vec<String>) -> AdminOutcome {
+        AdminOutcome {
+            error,
+            topics: self
+                .op
+                .topics()
+                .iter()
+                .filter_map(|topic| self.results.get(topic).map(|e| (topic.clone(), *e)))
+                .collect(),
+            started_ms: self.started_ms,
+            finished_ms,
+            attempts: self.attempts,
+            unanswered: self.unanswered,
+            described,
         }
     }
 
@@ -324,20 +456,7 @@ impl Running {
                 return None;
             }
         }
-        Some(AdminOutcome {
-            error,
-            topics: self
-                .op
-                .topics()
-                .iter()
-                .filter_map(|topic| self.results.get(topic).map(|e| (topic.clone(), *e)))
-                .collect(),
-            started_ms: self.started_ms,
-            finished_ms,
-            attempts: self.attempts,
-            unanswered: self.unanswered,
-            described,
-        })
+        Some(self.outcome(error, finished_ms, described))
     }
 }
 
@@ -470,14 +589,20 @@ impl AdminClient {
             None if now_ms < running.next_attempt_ms => return,
             None => {}
         }
-        let request = running.op.request(&running.pending_topics);
-        let to = match request {
-            Request::DeleteMirror { .. } | Request::DescribeMirror { .. }
-                if !self.brokers.is_empty() =>
-            {
-                self.brokers[running.attempts as usize % self.brokers.len()]
+        let any_broker = (!self.brokers.is_empty())
+            .then(|| self.brokers[running.attempts as usize % self.brokers.len()]);
+        let (to, request) = match (&running.op.action, any_broker) {
+            (AdminAction::DeleteRecords { .. }, Some(broker)) => {
+                running.next_records_request(broker)
             }
-            _ => self.controller,
+            (
+                AdminAction::DeleteMirror
+                | AdminAction::DescribeMirror
+                | AdminAction::DeleteTopics { .. }
+                | AdminAction::CreatePartitions { .. },
+                Some(broker),
+            ) => (broker, running.op.request(&running.pending_topics)),
+            _ => (self.controller, running.op.request(&running.pending_topics)),
         };
         let correlation_id = self.outbox.request(to, request);
         running.in_flight = Some((correlation_id, now_ms));
@@ -524,6 +649,49 @@ impl AdminClient {
     }
 }
 
+impl AdminClient {
+    /// A Metadata (`Err`) or DeleteRecords (`Ok`) answer of a running DeleteRecords.
+    fn handle_records_answer(
+        &mut self,
+        now_ms: i64,
+        correlation_id: u64,
+        answer: Result<
+            Vec<(TopicPartition, ErrorCode, i64)>,
+            Vec<mirrorsim::protocol::TopicMetadata>,
+        >,
+    ) {
+        let origin = self.phase_origin_ms.unwrap_or(now_ms);
+        let Some(running) = self.running.as_mut() else {
+            return;
+        };
+        if running.in_flight.map(|(id, _)| id) != Some(correlation_id) {
+            return;
+        }
+        let outcome = match answer {
+            Err(topics) => {
+                running.records_metadata(now_ms, &topics);
+                // Every topic unknown: nothing left to do.
+                if running.record_leaders.is_empty()
+                    && running.results.len() == running.op.topics().len()
+                {
+                    running.pending_topics.clear();
+                    Some(running.outcome(ErrorCode::None, now_ms - origin, Vec::new()))
+                } else {
+                    None
+                }
+            }
+            Ok(results) => running.records_answer(now_ms, now_ms - origin, results),
+        };
+        if let Some(outcome) = outcome {
+            let running = self.running.take().expect("matched above");
+            self.finished.push(AdminOpRecord {
+                op: running.op,
+                outcome: Some(outcome),
+            });
+        }
+    }
+}
+
 impl Node for AdminClient {
     fn node_id(&self) -> NodeId {
         self.node_id
@@ -548,6 +716,21 @@ impl Node for AdminClient {
                 Response::DescribeMirror { error, partitions } => {
                     let described = partitions.iter().map(describe_line).collect();
                     self.handle_op_answer(now_ms, correlation_id, error, Vec::new(), described);
+                }
+                Response::DeleteTopics { results } | Response::CreatePartitions { results } => {
+                    self.handle_op_answer(
+                        now_ms,
+                        correlation_id,
+                        ErrorCode::None,
+                        results,
+                        Vec::new(),
+                    );
+                }
+                Response::Metadata { topics, .. } => {
+                    self.handle_records_answer(now_ms, correlation_id, Err(topics));
+                }
+                Response::DeleteRecords { results } => {
+                    self.handle_records_answer(now_ms, correlation_id, Ok(results));
                 }
                 _ => {}
             }
@@ -598,6 +781,9 @@ mod tests {
             AdminAction::AlterTopics { .. } => AdminOpKind::AddTopics,
             AdminAction::DeleteMirror => AdminOpKind::DeleteMirror,
             AdminAction::DescribeMirror => AdminOpKind::DescribeMirror,
+            AdminAction::DeleteRecords { .. } => AdminOpKind::DeleteRecords,
+            AdminAction::DeleteTopics { .. } => AdminOpKind::DeleteTopics,
+            AdminAction::CreatePartitions { .. } => AdminOpKind::CreatePartitions,
         };
         AdminOp {
             index,

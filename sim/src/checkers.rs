@@ -293,6 +293,8 @@ impl Checkers {
                 BrokerEvent::CoordinatorLoaded { .. } => self.mark("coordinator-loaded"),
                 BrokerEvent::IsrChanged { .. } => self.mark("isr-changed"),
                 BrokerEvent::MirrorAppend { .. } => self.mark("mirror-append"),
+                BrokerEvent::RecordsDeleted { .. } => self.mark("records-deleted"),
+                BrokerEvent::TopicAdminForwarded { .. } => self.mark("topic-admin-forwarded"),
                 BrokerEvent::MirrorTransition { from, to, .. } => {
                     self.mark(&format!("mirror-transition:{from}->{to}"));
                     if to == mirrorsim::mirror::MirrorState::Stopped {

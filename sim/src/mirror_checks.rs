@@ -4,7 +4,9 @@
 //!   source leader's batch at the same offset (checked when the append is reported, against
 //!   the source's current leader; offsets the source no longer has are not judged).
 //! - `read-only-until-stopped` (INV-1): a client batch is appended to a mirror topic's
-//!   partition only by a leader whose partition is STOPPED.
+//!   partition only by a leader whose partition is STOPPED; so is a DeleteRecords carried
+//!   out; and a DeleteTopics or CreatePartitions of a mirror topic reaches the controller only
+//!   while every partition's committed state in `__mirror_state` is STOPPED (or absent).
 //! - `no-stale-pid-after-stopped` (INV-5): once a mirror partition's leader is STOPPED, its
 //!   producer state holds no producer whose last batch is mirrored data.
 //! - `local-epoch-above-mirrored` (INV-6): on a STOPPED leader, every batch written after the
@@ -132,6 +134,9 @@ pub struct MirrorChecks {
     state_log_checked: BTreeMap<(ClusterIndex, TopicPartition), i64>,
     /// (cluster, mirror, key) → (state, state epoch, leader epoch) of its last record.
     stored: BTreeMap<(ClusterIndex, String, MirrorPartitionId), (MirrorState, i32, i32)>,
+    /// Mirror topics a broker forwarded a DeleteTopics or CreatePartitions for, waiting for
+    /// their check: (cluster, topic, who forwarded).
+    forwarded_topic_admin: Vec<(ClusterIndex, String, NodeId)>,
     /// Synced group offsets waiting for their check: (cluster, group, partition, offset).
     synced_offsets: Vec<(ClusterIndex, String, TopicPartition, i64)>,
 }
@@ -201,6 +206,25 @@ impl MirrorChecks {
                 mirror_state: Some(state),
                 ..
             } => self.check_read_only(time_ms, view, topic_partition, *first_offset, *state),
+            BrokerEvent::RecordsDeleted {
+                topic_partition,
+                log_start_offset,
+                mirror_state: Some(state),
+            } if *state != MirrorState::Stopped => self.found.push(Violation {
+                invariant: "read-only-until-stopped",
+                cluster: Some(view.cluster),
+                topic_partition: Some(topic_partition.clone()),
+                detail: format!("{node} deleted records up to {log_start_offset} while {state}"),
+                time_ms,
+            }),
+            BrokerEvent::TopicAdminForwarded { topics } => {
+                for topic in topics {
+                    if view.broker.image().mirror_desired_state(topic).is_some() {
+                        self.forwarded_topic_admin
+                            .push((view.cluster, topic.clone(), node));
+                    }
+                }
+            }
             BrokerEvent::MirrorOffsetSynced {
                 group_id,
                 topic_partition,
@@ -284,6 +308,15 @@ impl MirrorChecks {
         out.extend(self.check_state_records(time_ms, controllers, brokers));
         for append in std::mem::take(&mut self.pending) {
             out.extend(self.check_identity(time_ms, controllers, brokers, &append));
+        }
+        for (cluster, topic, node) in std::mem::take(&mut self.forwarded_topic_admin) {
+            out.extend(self.check_forwarded_topic_admin(
+                time_ms,
+                controllers,
+                cluster,
+                &topic,
+                node,
+            ));
         }
         for synced in std::mem::take(&mut self.synced_offsets) {
             out.extend(check_synced_offset(time_ms, controllers, brokers, synced));
@@ -971,6 +1004,50 @@ pub fn check_mirror_liveness(
         }
     }
     out
+}
+
+impl MirrorChecks {
+    /// INV-1 for a DeleteTopics or CreatePartitions of mirror topic `topic` that `node`
+    /// forwarded to the controller: every partition's committed state in `__mirror_state`
+    /// (read by `check_state_records` this step) must be STOPPED, or absent (never mirrored).
+    /// The committed state, not the leaders' own: a leader learns that its STOPPED was
+    /// committed one answer later than the coordinator knows it.
+    fn check_forwarded_topic_admin(
+        &self,
+        time_ms: i64,
+        controllers: &[ControllerView<'_>],
+        cluster: ClusterIndex,
+        topic: &str,
+        node: NodeId,
+    ) -> Option<Violation> {
+        let controller = controllers.iter().find(|view| view.cluster == cluster)?;
+        let image = controller.controller.image();
+        let mirror = image.mirror_desired_state(topic)?.mirror().to_owned();
+        let topic_id = *image.topic_ids.get(topic)?;
+        for partition in image.topics.get(&topic_id)?.partitions.keys() {
+            let id = MirrorPartitionId {
+                topic_id,
+                partition: *partition,
+            };
+            let state = self
+                .stored
+                .get(&(cluster, mirror.clone(), id))
+                .map_or(MirrorState::Unknown, |(state, _, _)| *state);
+            if !matches!(state, MirrorState::Stopped | MirrorState::Unknown) {
+                return Some(Violation {
+                    invariant: "read-only-until-stopped",
+                    cluster: Some(cluster),
+                    topic_partition: Some(TopicPartition::new(topic, *partition)),
+                    detail: format!(
+                        "{node} forwarded a DeleteTopics or CreatePartitions of mirror topic \
+                         {topic} while the partition's committed state is {state}"
+                    ),
+                    time_ms,
+                });
+            }
+        }
+        None
+    }
 }
 
 /// INV-15 for one synced group offset (see the module doc).

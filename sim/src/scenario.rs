@@ -284,11 +284,15 @@ pub struct AdminOpSpec {
     pub cluster: Spanned<String>,
     /// What: one of [`AdminOpKind::ALL`], spelled as [`AdminOpKind::name`].
     pub op: Spanned<String>,
-    /// The mirror's name.
-    pub mirror: Spanned<String>,
+    /// The mirror's name (mirror operations only, and required there).
+    #[serde(default)]
+    pub mirror: Option<Spanned<String>>,
     /// The topics (topic operations only).
     #[serde(default)]
     pub topics: Vec<Spanned<String>>,
+    /// The new partition count (`create_partitions` only, and required there).
+    #[serde(default)]
+    pub partitions: Option<Spanned<i32>>,
     /// The source cluster letter (`create_mirror` only): `bootstrap.servers` lists its brokers.
     #[serde(default)]
     pub source: Option<Spanned<String>>,
@@ -322,11 +326,18 @@ pub enum AdminOpKind {
     /// DescribeMirror: every partition's state, lag and last mirrored epoch, printed with the
     /// outcome.
     DescribeMirror,
+    /// DeleteRecords up to the high watermark of every partition of the topics (to their
+    /// leaders, found with a Metadata request).
+    DeleteRecords,
+    /// DeleteTopics (to a broker, which checks mirror topics before forwarding).
+    DeleteTopics,
+    /// CreatePartitions to `partitions` (to a broker, as DeleteTopics).
+    CreatePartitions,
 }
 
 impl AdminOpKind {
     /// Every operation.
-    pub const ALL: [Self; 7] = [
+    pub const ALL: [Self; 10] = [
         Self::CreateMirror,
         Self::AddTopics,
         Self::RemoveTopics,
@@ -334,6 +345,9 @@ impl AdminOpKind {
         Self::ResumeTopics,
         Self::DeleteMirror,
         Self::DescribeMirror,
+        Self::DeleteRecords,
+        Self::DeleteTopics,
+        Self::CreatePartitions,
     ];
 
     /// The name scenario files and reports use.
@@ -346,6 +360,9 @@ impl AdminOpKind {
             Self::ResumeTopics => "resume_topics",
             Self::DeleteMirror => "delete_mirror",
             Self::DescribeMirror => "describe_mirror",
+            Self::DeleteRecords => "delete_records",
+            Self::DeleteTopics => "delete_topics",
+            Self::CreatePartitions => "create_partitions",
         }
     }
 
@@ -361,8 +378,27 @@ impl AdminOpKind {
             Self::RemoveTopics => Some(MirrorTopicOperation::Remove),
             Self::PauseTopics => Some(MirrorTopicOperation::Pause),
             Self::ResumeTopics => Some(MirrorTopicOperation::Resume),
-            Self::CreateMirror | Self::DeleteMirror | Self::DescribeMirror => None,
+            Self::CreateMirror
+            | Self::DeleteMirror
+            | Self::DescribeMirror
+            | Self::DeleteRecords
+            | Self::DeleteTopics
+            | Self::CreatePartitions => None,
         }
+    }
+
+    /// Whether the operation names topics (the mirror topic operations and the topic admin
+    /// operations).
+    pub fn takes_topics(self) -> bool {
+        self.topic_operation().is_some() || self.is_topic_admin()
+    }
+
+    /// DeleteRecords, DeleteTopics or CreatePartitions: about topics, not a mirror.
+    pub fn is_topic_admin(self) -> bool {
+        matches!(
+            self,
+            Self::DeleteRecords | Self::DeleteTopics | Self::CreatePartitions
+        )
     }
 }
 
@@ -664,6 +700,7 @@ impl Scenario {
             }
             self.validate_admin_source(source, &field, spec, kind)?;
             self.validate_admin_topics(source, &field, spec, kind)?;
+            validate_admin_mirror_and_partitions(source, &field, spec, kind)?;
         }
         Ok(())
     }
@@ -731,7 +768,7 @@ impl Scenario {
         spec: &AdminOpSpec,
         kind: AdminOpKind,
     ) -> Result<(), ScenarioError> {
-        if kind.topic_operation().is_none() {
+        if !kind.takes_topics() {
             return match spec.topics.first() {
                 Some(topic) => Err(source.error_at(
                     topic,
@@ -925,6 +962,52 @@ impl Scenario {
         Err(format!(
             "`{name}` is not a controller, broker or `leader:` target"
         ))
+    }
+}
+
+/// Mirror operations need `mirror`; the topic admin operations take none, and
+/// `create_partitions` alone takes (and needs) a positive `partitions`.
+fn validate_admin_mirror_and_partitions(
+    source: &Source<'_>,
+    field: &str,
+    spec: &AdminOpSpec,
+    kind: AdminOpKind,
+) -> Result<(), ScenarioError> {
+    match (&spec.mirror, kind.is_topic_admin()) {
+        (None, false) => {
+            return Err(source.error_at(
+                &spec.op,
+                format!("{field}.mirror"),
+                format!("`{}` needs the mirror's name", kind.name()),
+            ))
+        }
+        (Some(mirror), true) => {
+            return Err(source.error_at(
+                mirror,
+                format!("{field}.mirror"),
+                format!("`{}` is about topics and takes no mirror", kind.name()),
+            ))
+        }
+        _ => {}
+    }
+    match (&spec.partitions, kind == AdminOpKind::CreatePartitions) {
+        (None, true) => Err(source.error_at(
+            &spec.op,
+            format!("{field}.partitions"),
+            "`create_partitions` needs the new partition count".into(),
+        )),
+        (Some(partitions), true) if !(1..=64).contains(partitions.get_ref()) => Err(source
+            .error_at(
+                partitions,
+                format!("{field}.partitions"),
+                "must be between 1 and 64".into(),
+            )),
+        (Some(partitions), false) => Err(source.error_at(
+            partitions,
+            format!("{field}.partitions"),
+            "only `create_partitions` takes a partition count".into(),
+        )),
+        _ => Ok(()),
     }
 }
 
@@ -1220,10 +1303,30 @@ replication_factor = 3
         );
         assert!(text.contains("previous admin op (at_ms = 200)"), "{text}");
         assert!(parse(&format!("{TWO_CLUSTERS}{}", two("a", "m"))).is_ok());
-        // A missing key is named by toml.
+        // A mirror operation needs the mirror; a topic operation takes none, and only
+        // create_partitions takes (and needs) a partition count.
         let (field, _, _) =
             error_of("[[admin]]\nat_ms = 0\ncluster = \"b\"\nop = \"delete_mirror\"\n");
-        assert_eq!(field, "mirror");
+        assert_eq!(field, "admin[0].mirror");
+        let topic_op = |extra: &str| {
+            format!("[[admin]]\nat_ms = 0\ncluster = \"b\"\ntopics = [\"orders\"]\n{extra}")
+        };
+        for (extra, expected) in [
+            ("op = \"delete_topics\"\nmirror = \"m\"\n", "admin[0].mirror"),
+            ("op = \"create_partitions\"\n", "admin[0].partitions"),
+            ("op = \"create_partitions\"\npartitions = 0\n", "admin[0].partitions"),
+            ("op = \"delete_records\"\npartitions = 3\n", "admin[0].partitions"),
+        ] {
+            let (field, _, text) = error_of(&topic_op(extra));
+            assert_eq!(field, expected, "{extra}: {text}");
+        }
+        for extra in [
+            "op = \"delete_topics\"\n",
+            "op = \"delete_records\"\n",
+            "op = \"create_partitions\"\npartitions = 4\n",
+        ] {
+            assert!(parse(&format!("{TWO_CLUSTERS}{}", topic_op(extra))).is_ok(), "{extra}");
+        }
     }
 
     #[test]

@@ -25,6 +25,7 @@ const SCENARIOS: &[&str] = &[
     "group_offset_sync",
     "source_unreachable_failover",
     "mirror_zombie_leader",
+    "mirror_topic_admin",
 ];
 
 fn repository_root() -> PathBuf {
@@ -283,6 +284,61 @@ fn failover_finishes_while_the_source_is_unreachable() {
             );
         }
     }
+}
+
+#[test]
+fn topic_admin_on_a_mirror_topic_waits_for_stopped() {
+    // mirror_topic_admin: DeleteRecords, CreatePartitions and DeleteTopics refused while b
+    // mirrors orders and while it is STOPPING, accepted once STOPPED.
+    use mirrorsim::protocol::ErrorCode;
+    for seed in [21, 22] {
+        let report = run_seed("mirror_topic_admin", seed, Vec::new());
+        assert_eq!(
+            report.verdict,
+            Verdict::Pass,
+            "seed {seed}: {:?}",
+            report.violations
+        );
+        let outcomes: Vec<(String, Option<ErrorCode>)> = report
+            .admin
+            .iter()
+            .map(|record| {
+                let outcome = record.outcome.as_ref().expect("every op finished");
+                (
+                    record.op.kind.name().to_owned(),
+                    outcome.topic_error("orders"),
+                )
+            })
+            .collect();
+        let refused = Some(ErrorCode::MirrorTopicNotStopped);
+        let accepted = Some(ErrorCode::None);
+        let expected: Vec<(String, Option<ErrorCode>)> = [
+            ("create_mirror", None),
+            ("add_topics", accepted),
+            ("delete_records", refused),
+            ("create_partitions", refused),
+            ("delete_topics", refused),
+            ("remove_topics", accepted),
+            ("delete_records", refused),
+            ("delete_records", accepted),
+            ("create_partitions", accepted),
+            ("delete_topics", accepted),
+        ]
+        .into_iter()
+        .map(|(op, error)| (op.to_owned(), error))
+        .collect();
+        assert_eq!(outcomes, expected, "seed {seed}");
+    }
+}
+
+#[test]
+fn broken_mirror_topic_admin_without_the_stopped_check_is_caught_within_ten_seeds() {
+    // DeleteRecords carried out by a MIRRORING leader.
+    caught_within_ten_seeds(
+        "mirror_topic_admin",
+        BrokenSwitch::MirrorTopicAdminUnchecked,
+        |report| violation_of(report, "read-only-until-stopped"),
+    );
 }
 
 #[test]

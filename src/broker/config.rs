@@ -84,6 +84,10 @@ pub enum BrokenSwitch {
     /// The mirror coordinator accepts WriteMirrorStates with stale leader or state epochs and
     /// stores the writer's epochs (no fencing: the pre-fencing design that trusts the writer).
     MirrorCoordinatorIgnoresEpochs,
+    /// DeleteRecords, DeleteTopics and CreatePartitions skip the broker's KIP-1279 check that
+    /// a mirror topic's partitions are STOPPED (the controller still refuses topics that
+    /// `mirror.name` asks to mirror or pause).
+    MirrorTopicAdminUnchecked,
 }
 
 impl BrokenSwitch {
@@ -102,6 +106,7 @@ impl BrokenSwitch {
             Self::MirrorFetchWhilePaused => "mirror-fetch-while-paused",
             Self::FollowerIgnoresPidReset => "follower-ignores-pid-reset",
             Self::MirrorCoordinatorIgnoresEpochs => "mirror-coordinator-ignores-epochs",
+            Self::MirrorTopicAdminUnchecked => "mirror-topic-admin-unchecked",
         }
     }
 
@@ -120,6 +125,7 @@ impl BrokenSwitch {
             Self::MirrorFetchWhilePaused,
             Self::FollowerIgnoresPidReset,
             Self::MirrorCoordinatorIgnoresEpochs,
+            Self::MirrorTopicAdminUnchecked,
         ]
         .into_iter()
         .find(|switch| switch.name() == name)

@@ -17,7 +17,8 @@
 //! - **PREPARING** asks a source broker for the last mirrored epoch (LME) the source recorded
 //!   for this cluster; −1 truncates the whole log, otherwise the log is truncated at the end
 //!   of epoch LME in the local epoch cache. The task then waits until every ISR follower's
-//!   log end is at or below that point before it persists MIRRORING.
+//!   log end (every replica's with `mirror.support.unclean.leader.election=true`) is at or
+//!   below that point before it persists MIRRORING.
 //! - **MIRRORING** runs the mirror fetcher: consumer Fetch requests (isolation up to the
 //!   source's LSO, the seed's choice) to the source partition leader, found through a
 //!   metadata cache over the mirror's `bootstrap.servers`, with the local log end as the
@@ -36,6 +37,10 @@
 //!   (unless the log already ends with one) and wait for the high watermark to pass it;
 //!   persist STOPPED. None of it needs the source cluster. Only then does the partition's
 //!   `mirror_state` become STOPPED and clients may write.
+//! - A partition whose stored state is UNKNOWN when its topic is removed (`.removed` before
+//!   PREPARING was persisted, or added to a removed topic by CreatePartitions) never mirrored
+//!   anything: it is not stopped through STOPPING (UNKNOWN → STOPPING is illegal) but counts as
+//!   STOPPED at once, an ordinary writable partition.
 //! - **FAILED** retries after an exponential backoff (initial [`MIRROR_RETRY_BACKOFF_MS`],
 //!   doubling up to [`MIRROR_RETRY_BACKOFF_MAX_MS`]) to [`retry_target`] of the state it
 //!   failed in, unless non-retryable or after [`MIRROR_RETRY_MAX_ATTEMPTS`] attempts.
@@ -69,8 +74,9 @@ use crate::coordinator::mirror::{mirror_state_partition, MIRROR_STATE_TOPIC};
 use crate::coordinator::partition_count;
 use crate::log::{AppendOrigin, FetchIsolation};
 use crate::metadata::ConfigResource;
+use crate::mirror::state::MIRROR_SUPPORT_UNCLEAN_CONFIG;
 use crate::mirror::{
-    decide, is_valid_transition, parse_bootstrap_servers, retry_target, MirrorState,
+    decide, is_valid_transition, parse_bootstrap_servers, retry_target, DesiredState, MirrorState,
 };
 use crate::protocol::{
     ClusterIndex, ErrorCode, FetchPartition, FetchPartitionResponse, MirrorPartitionId,
@@ -639,6 +645,15 @@ impl<S: BrokerStorage> super::Broker<S> {
             return false;
         };
         let task = &self.mirror.tasks[topic_partition];
+        if task.state == MirrorState::Unknown && matches!(desired, DesiredState::Stopped { .. }) {
+            // Removed before anything was mirrored (or a partition added to a removed topic by
+            // CreatePartitions): there is nothing to stop, and UNKNOWN → STOPPING is not a
+            // legal transition. The partition is an ordinary writable one.
+            let task = self.task_mut(topic_partition);
+            task.step = Step::Idle;
+            self.set_partition_mirror_state(topic_partition, MirrorState::Stopped);
+            return false;
+        }
         let target = match decide(task.state, &desired) {
             MirrorState::Failed => {
                 if task.retry_attempt < 0 || task.retry_attempt >= MIRROR_RETRY_MAX_ATTEMPTS {
@@ -857,8 +872,18 @@ impl<S: BrokerStorage> super::Broker<S> {
         let Role::Leader(state) = &partition.role else {
             return false;
         };
-        state
-            .isr
+        let every_replica = self
+            .image
+            .configs
+            .get(&ConfigResource::Topic(topic_partition.topic.clone()))
+            .and_then(|configs| configs.get(MIRROR_SUPPORT_UNCLEAN_CONFIG))
+            .is_some_and(|value| value == "true");
+        let members = if every_replica {
+            &state.replicas
+        } else {
+            &state.isr
+        };
+        members
             .iter()
             .filter(|member| **member != self.broker_id)
             .all(|member| {

@@ -10,6 +10,7 @@ use super::*;
 use crate::broker::{Broker, BrokerConfig, BrokerEvent, MemoryDirDisk, MemoryStorage, Partition};
 use crate::controller::{Controller, ControllerConfig};
 use crate::log::MemoryDisk;
+use crate::metadata::ConfigResource;
 use crate::node::Node;
 use crate::protocol::{
     Acks, BrokerId, ClientKind, Envelope, Message, MirrorTopicOperation, NewTopic,
@@ -608,6 +609,162 @@ fn the_reset_survives_a_restart_of_every_destination_broker() {
             leader_end,
             "{replica}"
         );
+    }
+}
+
+#[test]
+fn preparing_waits_for_every_replica_when_unclean_elections_are_supported() {
+    // b's orders holds 3 records of its own on every replica; one follower is then cut off
+    // (and leaves the ISR). Adding orders truncates it all (a recorded nothing for b): with
+    // the default the ISR is enough to move on, with
+    // mirror.support.unclean.leader.election=true the cut follower must truncate too.
+    for support_unclean in [false, true] {
+        let mut world = World::new();
+        assert!(world.produce(B, 9, 0, 3).iter().all(|e| e.is_none()));
+        world.run_for(500);
+        if support_unclean {
+            let request = Request::IncrementalAlterConfigs {
+                resource: ConfigResource::Topic("orders".into()),
+                changes: vec![(
+                    "mirror.support.unclean.leader.election".into(),
+                    Some("true".into()),
+                )],
+            };
+            let answer = world.call(NodeId::Controller(B), request);
+            assert!(matches!(
+                answer,
+                Response::IncrementalAlterConfigs {
+                    error: ErrorCode::None
+                }
+            ));
+        }
+        let leader = world.leader(B);
+        let follower = (1..=BROKERS)
+            .map(|id| NodeId::Broker(B, BrokerId(id)))
+            .find(|node| *node != leader)
+            .unwrap();
+        create_mirror_between(&mut world, "m", A, B);
+        world.cut.insert(follower);
+        world.run_for(3_000);
+        alter_on(&mut world, B, "m", MirrorTopicOperation::Add);
+        world.run_for(2_000);
+        let expected = if support_unclean {
+            MirrorState::Preparing
+        } else {
+            MirrorState::Mirroring
+        };
+        assert_eq!(
+            state_on(&world, B),
+            expected,
+            "support unclean: {support_unclean}"
+        );
+        world.cut.clear();
+        run_until(&mut world, B, MirrorState::Mirroring);
+        // Back, the follower re-registers and truncates (at once when PREPARING waited).
+        world.run_for(3_000);
+        assert_eq!(world.partition(follower).log.log_end_offset(), 0);
+    }
+}
+
+#[test]
+fn delete_records_delete_topics_and_create_partitions_wait_for_stopped() {
+    // Spec §3.8: on a mirror topic that is not STOPPED these are refused with
+    // MirrorTopicNotStopped (DeleteRecords by the leader, the other two by the broker that
+    // takes them, after reading the partitions' mirror states); once STOPPED they work.
+    let mut world = World::new();
+    assert!(world.produce(A, 7, 0, 5).iter().all(|e| e.is_none()));
+    create_mirror_between(&mut world, "m", A, B);
+    alter_on(&mut world, B, "m", MirrorTopicOperation::Add);
+    run_until(&mut world, B, MirrorState::Mirroring);
+    world.run_for(500);
+    let entry = NodeId::Broker(B, BrokerId(1));
+    let delete_records = |world: &mut World| {
+        let request = Request::DeleteRecords {
+            partitions: vec![(orders(), 2)],
+        };
+        match world.call(world.leader(B), request) {
+            Response::DeleteRecords { results } => (results[0].1, results[0].2),
+            other => panic!("unexpected {other:?}"),
+        }
+    };
+    let topic_results = |answer: Response| match answer {
+        Response::DeleteTopics { results } | Response::CreatePartitions { results } => results,
+        other => panic!("unexpected {other:?}"),
+    };
+    let refused = vec![("orders".to_owned(), ErrorCode::MirrorTopicNotStopped)];
+    assert_eq!(
+        delete_records(&mut world).0,
+        ErrorCode::MirrorTopicNotStopped
+    );
+    let grow = Request::CreatePartitions {
+        topics: vec![("orders".into(), 2)],
+    };
+    assert_eq!(topic_results(world.call(entry, grow.clone())), refused);
+    let delete = Request::DeleteTopics {
+        topics: vec!["orders".into()],
+    };
+    assert_eq!(topic_results(world.call(entry, delete.clone())), refused);
+    assert_eq!(
+        topic_results(world.call(NodeId::Controller(B), delete.clone())),
+        refused,
+        "the controller refuses too while mirror.name asks for mirroring"
+    );
+
+    alter_on(&mut world, B, "m", MirrorTopicOperation::Remove);
+    run_until(&mut world, B, MirrorState::Stopped);
+    world.run_for(300);
+    assert_eq!(delete_records(&mut world), (ErrorCode::None, 2));
+    world.run_for(300);
+    for id in 1..=BROKERS {
+        let replica = NodeId::Broker(B, BrokerId(id));
+        assert_eq!(
+            world.partition(replica).log.log_start_offset(),
+            2,
+            "{replica}"
+        );
+    }
+    // A new partition of a stopped topic never mirrored anything: it is writable at once.
+    let ok = vec![("orders".to_owned(), ErrorCode::None)];
+    assert_eq!(topic_results(world.call(entry, grow)), ok);
+    world.run_for(1_000);
+    let orders_1 = TopicPartition::new("orders", 1);
+    let leader_1 = world.controllers[&B]
+        .image()
+        .partition(&orders_1)
+        .unwrap()
+        .leader
+        .unwrap();
+    let node_1 = NodeId::Broker(B, leader_1);
+    assert_eq!(
+        world.brokers[&node_1].partitions()[&orders_1].mirror_state,
+        MirrorState::Stopped
+    );
+    let mut builder = BatchBuilder::idempotent(40, 0, 0);
+    builder.append(0, None, Some(Bytes::from_static(b"new")), Vec::new());
+    let produce = Request::Produce {
+        acks: Acks::All,
+        timeout_ms: 1_000,
+        topic_partition: orders_1,
+        batch: builder.build(),
+    };
+    assert!(matches!(
+        world.call_from(producer(B), node_1, produce),
+        Response::Produce {
+            error: ErrorCode::None,
+            ..
+        }
+    ));
+    // And the topic can go, with every replica's logs.
+    assert_eq!(topic_results(world.call(entry, delete)), ok);
+    world.run_for(500);
+    for id in 1..=BROKERS {
+        let broker = &world.brokers[&NodeId::Broker(B, BrokerId(id))];
+        assert!(broker.partitions().keys().all(|tp| tp.topic != "orders"));
+        assert!(broker
+            .storage()
+            .partition_dirs()
+            .iter()
+            .all(|dir| !dir.starts_with("orders-")));
     }
 }
 

@@ -33,6 +33,7 @@ mod partition;
 mod storage;
 #[cfg(test)]
 mod tests;
+mod topic_admin;
 
 use std::collections::BTreeMap;
 
@@ -146,6 +147,21 @@ pub enum BrokerEvent {
         first_offset: i64,
         /// Last offset.
         last_offset: i64,
+    },
+    /// This leader moved a partition's log start for a DeleteRecords.
+    RecordsDeleted {
+        /// The partition.
+        topic_partition: TopicPartition,
+        /// The new log start offset.
+        log_start_offset: i64,
+        /// The leader's mirror state of the partition (`None` for a topic in no mirror).
+        mirror_state: Option<crate::mirror::MirrorState>,
+    },
+    /// This broker forwarded a DeleteTopics or CreatePartitions for these topics to the
+    /// controller (after its KIP-1279 mirror check).
+    TopicAdminForwarded {
+        /// The topics forwarded.
+        topics: Vec<String>,
     },
     /// A mirror partition's leader persisted a state transition (KIP-1279) and acts on it.
     MirrorTransition {
@@ -271,6 +287,7 @@ pub struct Broker<S: BrokerStorage> {
     mirror: mirroring::MirrorManager,
     mirror_syncs: mirror_sync::MirrorSyncs,
     mirror_describes: mirror_describe::MirrorDescribes,
+    topic_admins: topic_admin::TopicAdmins,
     /// Messages this broker sent itself (to a coordinator it hosts), handled on the next
     /// timeout as Kafka calls a local coordinator directly.
     loopback: Vec<crate::protocol::Envelope>,
@@ -336,6 +353,7 @@ impl<S: BrokerStorage> Broker<S> {
             mirror: mirroring::MirrorManager::default(),
             mirror_syncs: mirror_sync::MirrorSyncs::default(),
             mirror_describes: mirror_describe::MirrorDescribes::default(),
+            topic_admins: topic_admin::TopicAdmins::default(),
             loopback: Vec::new(),
             last_now_ms: now_ms,
         })
@@ -501,6 +519,7 @@ impl<S: BrokerStorage> Broker<S> {
             applied |= self.metadata_ready;
         }
         if applied && self.metadata_ready {
+            self.drop_deleted_topics();
             self.reconcile_partitions(now_ms);
             self.reconcile_mirror_tasks(now_ms);
             self.reconcile_mirror_syncs(now_ms);
@@ -1690,6 +1709,12 @@ impl<S: BrokerStorage> Broker<S> {
             Request::DeleteMirror { name } => {
                 self.handle_delete_mirror(now_ms, from, correlation_id, name)
             }
+            Request::DeleteRecords { partitions } => {
+                self.handle_delete_records(from, correlation_id, partitions)
+            }
+            request @ (Request::DeleteTopics { .. } | Request::CreatePartitions { .. }) => {
+                self.handle_topic_admin(now_ms, from, correlation_id, request)
+            }
             Request::DescribeMirror { name } => {
                 self.handle_describe_mirror(now_ms, from, correlation_id, name)
             }
@@ -1855,6 +1880,10 @@ impl<S: BrokerStorage> Broker<S> {
             self.handle_describe_response(now_ms, correlation_id, Ok(response));
             return;
         }
+        if self.topic_admins.owns(correlation_id) {
+            self.handle_topic_admin_response(now_ms, correlation_id, Ok(response));
+            return;
+        }
         match response {
             Response::BrokerRegistration {
                 error,
@@ -1931,6 +1960,9 @@ impl<S: BrokerStorage> Broker<S> {
             | Response::DescribeAcls { .. }
             | Response::ListGroups { .. }
             | Response::DescribeMirror { .. }
+            | Response::DeleteRecords { .. }
+            | Response::DeleteTopics { .. }
+            | Response::CreatePartitions { .. }
             | Response::DescribeConfigs { .. }
             | Response::BumpLeaderEpochs { .. }
             | Response::LastMirroredEpochLookup { .. }
@@ -2043,6 +2075,7 @@ impl<S: BrokerStorage> Node for Broker<S> {
         .chain(self.mirror.deadline())
         .chain(self.mirror_syncs.deadline())
         .chain(self.mirror_describes.deadline())
+        .chain(self.topic_admins.deadline())
         .chain((!self.loopback.is_empty()).then_some(self.last_now_ms))
         .min()
     }
@@ -2071,6 +2104,7 @@ impl<S: BrokerStorage> Broker<S> {
         self.poll_mirror(now_ms);
         self.poll_mirror_sync(now_ms);
         self.poll_mirror_describes(now_ms);
+        self.poll_topic_admins(now_ms);
     }
 }
 

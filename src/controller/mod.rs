@@ -75,6 +75,7 @@ pub mod mirrors;
 mod placement;
 #[cfg(test)]
 mod tests;
+mod topic_admin;
 
 use std::collections::BTreeMap;
 
@@ -923,6 +924,8 @@ impl<D: LogDisk> Controller<D> {
                 topics,
             } => self.handle_alter_mirror_topics(&mirror, operation, &topics)?,
             Request::ListMirrors => self.handle_list_mirrors(),
+            Request::DeleteTopics { topics } => self.handle_delete_topics(&topics)?,
+            Request::CreatePartitions { topics } => self.handle_create_partitions(&topics)?,
             // Data-plane and coordinator requests are brokers' business.
             Request::Produce { .. }
             | Request::Fetch { .. }
@@ -939,6 +942,7 @@ impl<D: LogDisk> Controller<D> {
             | Request::DescribeGroups { .. }
             | Request::ListGroups
             | Request::DescribeMirror { .. }
+            | Request::DeleteRecords { .. }
             | Request::DescribeConfigs { .. }
             | Request::LastMirroredEpochLookup { .. }
             | Request::ReadMirrorStates { .. }
@@ -1082,6 +1086,7 @@ fn check_batch(image: &MetadataImage, batch: &[MetadataRecord]) -> Result<(), St
             }
             MetadataRecord::UnfenceBroker { .. }
             | MetadataRecord::Topic { .. }
+            | MetadataRecord::RemoveTopic { .. }
             | MetadataRecord::ProducerIds { .. }
             | MetadataRecord::Config { .. }
             | MetadataRecord::Acl(_)
@@ -1125,6 +1130,11 @@ fn check_record(image: &MetadataImage, offset: i64, record: &MetadataRecord) -> 
                 ))
             }
         },
+        MetadataRecord::RemoveTopic { topic_id } => {
+            if !image.topics.contains_key(topic_id) {
+                return Err(format!("topic {topic_id} does not exist"));
+            }
+        }
         MetadataRecord::Topic { name, topic_id } => {
             if image.topic_ids.contains_key(name) {
                 return Err(format!("topic {name} exists"));

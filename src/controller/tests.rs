@@ -1664,3 +1664,82 @@ fn acls_are_created_described_and_deleted_through_the_log() {
 
 #[path = "mirror_tests.rs"]
 mod mirror_tests;
+
+// ---- DeleteTopics and CreatePartitions -----------------------------------------------------
+
+fn topic_results<D: LogDisk>(
+    controller: &mut Controller<D>,
+    request: Request,
+) -> Vec<(String, ErrorCode)> {
+    match send(controller, 0, admin_node(), request) {
+        Response::DeleteTopics { results } | Response::CreatePartitions { results } => results,
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+#[test]
+fn create_partitions_grows_a_topic_and_refuses_bad_counts_and_unknown_topics() {
+    let (mut controller, _, topic_id) = three_broker_topic(Vec::new());
+    let request = Request::CreatePartitions {
+        topics: vec![
+            ("orders".into(), 3),
+            ("orders".into(), 3),
+            ("missing".into(), 2),
+            ("orders".into(), 100_000),
+        ],
+    };
+    assert_eq!(
+        topic_results(&mut controller, request),
+        vec![
+            ("orders".to_owned(), ErrorCode::None),
+            ("orders".to_owned(), ErrorCode::InvalidPartitions),
+            ("missing".to_owned(), ErrorCode::UnknownTopicOrPartition),
+            ("orders".to_owned(), ErrorCode::InvalidPartitions),
+        ]
+    );
+    let partitions = &controller.image().topics[&topic_id].partitions;
+    assert_eq!(partitions.len(), 3);
+    for record in partitions.values() {
+        assert_eq!(record.replicas.len(), 3, "the topic's replication factor");
+        assert_eq!(record.leader_epoch, 0);
+        assert_eq!(record.isr, record.replicas);
+    }
+}
+
+#[test]
+fn delete_topics_removes_topic_partitions_and_configs_and_survives_recovery() {
+    let configs = vec![("retention.ms".to_owned(), "1000".to_owned())];
+    let (mut controller, _, topic_id) = three_broker_topic(configs);
+    let request = Request::DeleteTopics {
+        topics: vec![
+            "orders".into(),
+            "orders".into(),
+            "__consumer_offsets".into(),
+        ],
+    };
+    assert_eq!(
+        topic_results(&mut controller, request),
+        vec![
+            ("orders".to_owned(), ErrorCode::None),
+            ("orders".to_owned(), ErrorCode::UnknownTopicOrPartition),
+            (
+                "__consumer_offsets".to_owned(),
+                ErrorCode::UnknownTopicOrPartition
+            ),
+        ]
+    );
+    let gone = |image: &crate::metadata::MetadataImage| {
+        !image.topics.contains_key(&topic_id)
+            && !image.topic_ids.contains_key("orders")
+            && !image
+                .configs
+                .contains_key(&crate::metadata::ConfigResource::Topic("orders".into()))
+    };
+    assert!(gone(controller.image()));
+    let restarted = open(controller.disk().clone(), 10);
+    assert!(gone(restarted.image()), "the RemoveTopic record replays");
+    // The name is free again, with a new topic id.
+    let mut controller = restarted;
+    let new_id = create_topic(&mut controller, 10, new_topic("orders", 1, 1));
+    assert_ne!(new_id, topic_id);
+}

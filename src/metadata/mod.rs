@@ -89,6 +89,11 @@ pub enum MetadataRecord {
         /// Topic id.
         topic_id: TopicId,
     },
+    /// A topic was deleted, with its partitions and configs.
+    RemoveTopic {
+        /// The topic.
+        topic_id: TopicId,
+    },
     /// A partition was created or changed (full new state).
     Partition(PartitionRecord),
     /// A block of producer ids was handed to a broker; the next block starts at
@@ -196,6 +201,12 @@ impl MetadataImage {
                 broker_id,
                 broker_epoch,
             } => self.set_fenced(*broker_id, *broker_epoch, false),
+            MetadataRecord::RemoveTopic { topic_id } => {
+                if let Some(topic) = self.topics.remove(topic_id) {
+                    self.topic_ids.remove(&topic.name);
+                    self.configs.remove(&ConfigResource::Topic(topic.name));
+                }
+            }
             MetadataRecord::Topic { name, topic_id } => {
                 self.topic_ids.insert(name.clone(), *topic_id);
                 self.topics.insert(

@@ -29,6 +29,11 @@ pub const PAUSED_SUFFIX: &str = ".paused";
 /// The topic config that makes a topic a mirror topic.
 pub const MIRROR_NAME_CONFIG: &str = "mirror.name";
 
+/// The topic config (`true`/`false`, default false) that makes PREPARING wait for every
+/// replica to truncate, not only the ISR, so that an unclean election on the destination
+/// cannot bring back a log tail the last mirrored epoch cut (spec §8).
+pub const MIRROR_SUPPORT_UNCLEAN_CONFIG: &str = "mirror.support.unclean.leader.election";
+
 /// A mirror partition's state (seed names).
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default,

@@ -286,6 +286,24 @@ pub enum Request {
         /// The mirror's name.
         name: String,
     },
+    /// Admin → partition leader: move each partition's log start offset up to the offset (−1:
+    /// the high watermark). Refused on a mirror partition that is not STOPPED.
+    DeleteRecords {
+        /// (partition, new log start offset).
+        partitions: Vec<(TopicPartition, i64)>,
+    },
+    /// Admin → any broker (checked, then forwarded) or controller: delete topics. Refused for
+    /// a mirror topic whose partitions are not all STOPPED (`MirrorTopicNotStopped`).
+    DeleteTopics {
+        /// The topics.
+        topics: Vec<String>,
+    },
+    /// Admin → any broker (checked, then forwarded) or controller: raise topics' partition
+    /// counts. Refused for a mirror topic whose partitions are not all STOPPED.
+    CreatePartitions {
+        /// (topic, new total partition count).
+        topics: Vec<(String, i32)>,
+    },
     /// Admin → any destination broker: every partition of a mirror's topics with its stored
     /// state, last mirrored epoch and lag (KIP-1279's describe; see `broker::mirror_describe`).
     DescribeMirror {
@@ -539,6 +557,9 @@ impl Request {
             Self::CreateMirror { .. } => "CreateMirror",
             Self::DeleteMirror { .. } => "DeleteMirror",
             Self::DescribeMirror { .. } => "DescribeMirror",
+            Self::DeleteRecords { .. } => "DeleteRecords",
+            Self::DeleteTopics { .. } => "DeleteTopics",
+            Self::CreatePartitions { .. } => "CreatePartitions",
             Self::AlterMirrorTopics { .. } => "AlterMirrorTopics",
             Self::ListMirrors => "ListMirrors",
             Self::LastMirroredEpochLookup { .. } => "LastMirroredEpochLookup",
@@ -808,6 +829,21 @@ pub enum Response {
         /// Error, or `None`.
         error: ErrorCode,
     },
+    /// Per partition: error and the log start offset after the request.
+    DeleteRecords {
+        /// (partition, error, low watermark), in request order.
+        results: Vec<(TopicPartition, ErrorCode, i64)>,
+    },
+    /// Per-topic outcome of DeleteTopics.
+    DeleteTopics {
+        /// (topic, error), in request order.
+        results: Vec<(String, ErrorCode)>,
+    },
+    /// Per-topic outcome of CreatePartitions.
+    CreatePartitions {
+        /// (topic, error), in request order.
+        results: Vec<(String, ErrorCode)>,
+    },
     /// A mirror's partitions.
     DescribeMirror {
         /// `ClusterMirrorNotFound` for an unknown mirror, else `None`.
@@ -887,6 +923,9 @@ impl Response {
             Self::CreateMirror { .. } => "CreateMirrorResponse",
             Self::DeleteMirror { .. } => "DeleteMirrorResponse",
             Self::DescribeMirror { .. } => "DescribeMirrorResponse",
+            Self::DeleteRecords { .. } => "DeleteRecordsResponse",
+            Self::DeleteTopics { .. } => "DeleteTopicsResponse",
+            Self::CreatePartitions { .. } => "CreatePartitionsResponse",
             Self::AlterMirrorTopics { .. } => "AlterMirrorTopicsResponse",
             Self::ListMirrors { .. } => "ListMirrorsResponse",
             Self::ReadMirrorStates { .. } => "ReadMirrorStatesResponse",
