@@ -13,7 +13,8 @@
 //!
 //! "Down" here means impaired in any way that can cost a broker its ISR membership or its
 //! session: killed, paused, isolated, cut off by a partition, or having its messages held back
-//! for seconds; each such fault also reserves a recovery margin after it ends
+//! for seconds (until the last held message is out, not only while new ones are held); each
+//! such fault also reserves a recovery margin after it ends
 //! ([`RECOVERY_MARGIN_MS`]) for the broker to rejoin the ISR. The reason is Kafka's own limit:
 //! without fsync and without KIP-966's eligible leader replicas, a broker that loses its
 //! unflushed writes in a power loss can be elected cleanly as the last ISR member when the
@@ -421,9 +422,12 @@ fn swarm_action(
     let broker = |rng: &mut StdRng| {
         Target::Node(format!("{letter}-broker-{}", rng.random_range(1..=brokers)))
     };
-    let mut take_down = |rng: &mut StdRng| -> Option<Target> {
+    // `lingers_ms`: how long the fault's effect outlasts its window (held-back messages are
+    // still delivered that much later).
+    let mut take_down = |rng: &mut StdRng, lingers_ms: u64| -> Option<Target> {
         // The impaired broker needs time after the fault to catch up and rejoin the ISR; no
         // other broker of the cluster is impaired until then.
+        let end_ms = end_ms + lingers_ms;
         if overlaps(&down[cluster], at_ms, end_ms) {
             return None;
         }
@@ -436,7 +440,7 @@ fn swarm_action(
     };
     Some(match kind {
         "kill" => FaultAction::Kill {
-            nodes: vec![take_down(rng)?],
+            nodes: vec![take_down(rng, 0)?],
             lose_unflushed: false,
             tear: false,
         },
@@ -445,7 +449,7 @@ fn swarm_action(
                 if overlaps(isr_shrinking, at_ms, end_ms) {
                     return None;
                 }
-                let node = take_down(rng)?;
+                let node = take_down(rng, 0)?;
                 power_loss.push((at_ms, end_ms));
                 vec![node]
             },
@@ -453,13 +457,13 @@ fn swarm_action(
             tear: rng.random_bool(0.5),
         },
         "pause" => FaultAction::Pause {
-            nodes: vec![take_down(rng)?],
+            nodes: vec![take_down(rng, 0)?],
         },
         "isolate" => FaultAction::Isolate {
-            nodes: vec![take_down(rng)?],
+            nodes: vec![take_down(rng, 0)?],
         },
         "partition" => {
-            let victim = take_down(rng)?;
+            let victim = take_down(rng, 0)?;
             let mut others: Vec<Target> = (1..=brokers)
                 .map(|id| Target::Node(format!("{letter}-broker-{id}")))
                 .filter(|target| *target != victim)
@@ -488,11 +492,16 @@ fn swarm_action(
         "duplicate" => FaultAction::Duplicate(rng.random_range(0.01..0.2)),
         // Holding a broker's messages back for longer than the session timeout fences it, so a
         // held-back broker counts as impaired.
-        "hold_back" => FaultAction::HoldBack {
-            nodes: vec![take_down(rng)?],
-            probability: rng.random_range(0.01..0.1),
-            hold_ms: rng.random_range(500..5_000),
-        },
+        // Its window lasts until the last held message is out (swarm_transactions seed 5027:
+        // a 4.7 s hold that outlived its window met another broker's power loss).
+        "hold_back" => {
+            let hold_ms: u64 = rng.random_range(500..5_000);
+            FaultAction::HoldBack {
+                nodes: vec![take_down(rng, hold_ms)?],
+                probability: rng.random_range(0.01..0.1),
+                hold_ms,
+            }
+        }
         "clock_skew" => FaultAction::ClockSkew {
             nodes: {
                 if overlaps(power_loss, at_ms, end_ms) {
@@ -532,8 +541,13 @@ mod tests {
 
     use super::*;
 
+    /// A fault's window with its margin, until its last effect (held-back messages).
     fn window(fault: &PlannedFault) -> (u64, u64) {
-        let end = fault.at_ms + fault.duration_ms + RECOVERY_MARGIN_MS;
+        let lingers = match fault.action {
+            FaultAction::HoldBack { hold_ms, .. } => hold_ms,
+            _ => 0,
+        };
+        let end = fault.at_ms + fault.duration_ms + lingers + RECOVERY_MARGIN_MS;
         (fault.at_ms, end)
     }
 
