@@ -1108,7 +1108,8 @@ fn source_cluster(view: &BrokerView<'_>, topic: &str) -> Option<ClusterIndex> {
     Some(parse_bootstrap_servers(bootstrap).ok()?.first()?.cluster())
 }
 
-/// Where the mirrored data of a STOPPED log on one broker ends: from `lower_bound` (the
+/// Where the mirrored data of a STOPPED log on one broker ends: at its last MIRROR_PID_RESET
+/// (the one its own stop wrote). Without one (a broken switch skipped it), from `lower_bound` (the
 /// mirrored data every replica kept, after the lowest mirroring truncation anywhere) up to
 /// `max_end` (the end of everything ever mirrored into the cluster), the batches
 /// byte-identical to the source's current leader's at the same offset are mirrored data too.
@@ -1124,6 +1125,18 @@ fn mirrored_boundary(
     log: &mirrorsim::log::PartitionLog<mirrorsim::broker::MemoryDirDisk>,
     (lower_bound, max_end): (i64, i64),
 ) -> i64 {
+    // A STOPPED leader's own stop wrote the last MIRROR_PID_RESET of its log: what comes
+    // before it is mirrored, what comes after is local (resets mirrored in from a failback
+    // come earlier). The cluster-wide bounds are no help when this leader had less mirrored
+    // data than a predecessor that died (fan_out seed 7000).
+    if let Some(reset) = log
+        .batches_from(log.log_start_offset())
+        .filter(|batch| batch.is_mirror_pid_reset())
+        .map(|batch| batch.base_offset())
+        .last()
+    {
+        return reset;
+    }
     let source_log = source_cluster(view, &topic_partition.topic)
         .and_then(|source| current_leader(controllers, brokers, source, topic_partition));
     let Some((_, source_log)) = source_log else {

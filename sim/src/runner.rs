@@ -297,7 +297,7 @@ fn build_nodes(
                 name: topic.name.clone(),
                 partitions: topic.partitions,
                 replication_factor: topic.replication_factor,
-                configs: vec![
+                configs: [
                     (
                         "min.insync.replicas".into(),
                         topic.min_insync_replicas.to_string(),
@@ -306,7 +306,16 @@ fn build_nodes(
                         "unclean.leader.election.enable".into(),
                         topic.unclean_leader_election.to_string(),
                     ),
-                ],
+                ]
+                .into_iter()
+                // Only when set, so that other scenarios' metadata stays as it was.
+                .chain(topic.mirror_support_unclean_leader_election.then(|| {
+                    (
+                        mirrorsim::mirror::state::MIRROR_SUPPORT_UNCLEAN_CONFIG.into(),
+                        "true".into(),
+                    )
+                }))
+                .collect(),
                 topic_id: None,
             })
             .collect();

@@ -130,6 +130,10 @@ pub struct TopicSpec {
     /// `unclean.leader.election.enable`.
     #[serde(default)]
     pub unclean_leader_election: bool,
+    /// `mirror.support.unclean.leader.election` (KIP-1279): PREPARING waits for every replica,
+    /// not only the ISR, to truncate.
+    #[serde(default)]
+    pub mirror_support_unclean_leader_election: bool,
 }
 
 fn default_min_insync() -> i16 {

@@ -26,6 +26,12 @@ const SCENARIOS: &[&str] = &[
     "source_unreachable_failover",
     "mirror_zombie_leader",
     "mirror_topic_admin",
+    "fan_out",
+    "fan_in",
+    "chain",
+    "pause_resume",
+    "delete_mirror",
+    "transactions_at_failover",
 ];
 
 fn repository_root() -> PathBuf {
@@ -338,6 +344,35 @@ fn broken_mirror_topic_admin_without_the_stopped_check_is_caught_within_ten_seed
         "mirror_topic_admin",
         BrokenSwitch::MirrorTopicAdminUnchecked,
         |report| violation_of(report, "read-only-until-stopped"),
+    );
+}
+
+#[test]
+fn a_replica_outside_the_isr_during_a_full_truncation_diverges_unless_every_replica_is_awaited() {
+    // A finding about the seed design. In `delete_mirror` b mirrors orders from scratch a
+    // second time (LME −1) after its own writes. With the default
+    // mirror.support.unclean.leader.election=false, PREPARING waits only for the ISR; seed
+    // 7026 has a replica outside it then, which keeps b's old writes in epochs above the
+    // re-mirrored source epochs, and later rejoins with a log that differs from the leader's.
+    // The scenario sets the config, and then the same seed passes.
+    let mut scenario = load("delete_mirror");
+    for topic in &mut scenario.topics {
+        topic.mirror_support_unclean_leader_election = false;
+    }
+    let options = RunOptions {
+        seed: 7026,
+        broken: Vec::new(),
+        trace: false,
+    };
+    let report = run(&scenario, &options);
+    assert!(
+        violation_of(&report, "replica-convergence").is_some(),
+        "{:?}",
+        report.violations
+    );
+    assert_eq!(
+        run_seed("delete_mirror", 7026, Vec::new()).verdict,
+        Verdict::Pass
     );
 }
 

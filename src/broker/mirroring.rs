@@ -31,7 +31,8 @@
 //!   `mirror.support.unclean.leader.election=false`.
 //! - **PAUSING** drops the fetcher and persists PAUSED; PAUSED does nothing.
 //! - **STOPPING** runs the seed's steps in order: remove the fetcher; bump the leader epoch
-//!   above every epoch in the log (BumpLeaderEpochs, then wait for metadata to show it);
+//!   above every epoch in the log and above the current leader epoch (BumpLeaderEpochs, then
+//!   wait for metadata to show it);
 //!   truncate to the last stable offset; persist the last mirrored (epoch, offset), captured
 //!   before anything local was written and kept across re-runs; append MIRROR_PID_RESET
 //!   (unless the log already ends with one) and wait for the high watermark to pass it;
@@ -1117,11 +1118,17 @@ impl<S: BrokerStorage> super::Broker<S> {
             task.not_before_ms = now_ms;
             return;
         }
-        // Step 2, bump the leader epoch above every epoch in the log.
+        // Step 2, bump the leader epoch above every epoch in the log, and above the current
+        // leader epoch too: that epoch may already label local writes that a full truncation
+        // (a re-mirror from scratch, LME −1) removed from this log but not from a replica
+        // outside the ISR; writing new local batches in it again would give one epoch two
+        // lineages, and that replica's divergence could never be detected (found by the
+        // `delete_mirror` scenario, seed 2).
+        let minimum = latest_epoch.max(task.leader_epoch);
         let request = Request::BumpLeaderEpochs {
             broker_id,
             broker_epoch,
-            partitions: vec![(task.id.topic_id, task.id.partition, latest_epoch)],
+            partitions: vec![(task.id.topic_id, task.id.partition, minimum)],
         };
         task.step = Step::Waiting;
         let controller = self.controller;
@@ -1140,14 +1147,12 @@ impl<S: BrokerStorage> super::Broker<S> {
         result: Result<(ErrorCode, i32), ErrorCode>,
     ) {
         match result {
-            Ok((ErrorCode::None, _)) => {
-                let latest_epoch = self
-                    .partitions
-                    .get(topic_partition)
-                    .and_then(|p| p.log.latest_epoch())
-                    .unwrap_or(-1);
+            Ok((ErrorCode::None, bumped_epoch)) => {
+                // Go on once metadata shows this broker leading in the bumped epoch.
                 let task = self.task_mut(topic_partition);
-                task.step = Step::AwaitEpochBump { min: latest_epoch };
+                task.step = Step::AwaitEpochBump {
+                    min: bumped_epoch - 1,
+                };
                 task.not_before_ms = now_ms;
             }
             _ => self.retry_step_later(now_ms, topic_partition, Step::Act),
