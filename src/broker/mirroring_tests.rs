@@ -302,6 +302,52 @@ fn active_passive_mirrors_byte_for_byte_then_fails_over_to_a_writable_partition(
     }
 }
 
+/// Both clusters with `records` records of producer 7 on a's orders, mirrored by b's mirror
+/// `m` and given 500 ms to copy them.
+fn mirroring_world(records: i32) -> World {
+    let mut world = World::new();
+    assert!(world.produce(A, 7, 0, records).iter().all(|e| e.is_none()));
+    create_mirror_between(&mut world, "m", A, B);
+    alter_on(&mut world, B, "m", MirrorTopicOperation::Add);
+    run_until(&mut world, B, MirrorState::Mirroring);
+    world.run_for(500);
+    world
+}
+
+/// After a STOPPING that a crash interrupted: b's orders-0 leader ends with resets above
+/// every mirrored epoch, no producer state, and a new producer 7 writes from sequence 0.
+fn assert_stopped_cleanly(world: &mut World, mirrored_epoch: i32, what: &str) {
+    let log = &world.partition(world.leader(B)).log;
+    let resets: Vec<i32> = log
+        .batches()
+        .filter(|batch| batch.is_mirror_pid_reset())
+        .map(|batch| batch.partition_leader_epoch())
+        .collect();
+    assert!(!resets.is_empty(), "{what}");
+    assert!(
+        resets.iter().all(|epoch| *epoch > mirrored_epoch),
+        "{what}: {resets:?}"
+    );
+    assert!(log.producer_state().producers().is_empty(), "{what}");
+    // Followers that missed the bump while the controller was away rejoin the ISR.
+    world.run_for(2_000);
+    assert_eq!(world.produce(B, 7, 0, 1), vec![ErrorCode::None], "{what}");
+}
+
+/// Sends b's RemoveTopicsFromMirror for orders without waiting for the answer.
+fn request_failover(world: &mut World) {
+    let request = Request::AlterMirrorTopics {
+        mirror: "m".into(),
+        operation: MirrorTopicOperation::Remove,
+        topics: vec!["orders".into()],
+    };
+    world.queue.push_back(Envelope {
+        from: admin(B),
+        to: NodeId::Controller(B),
+        message: Message::Request(999, request),
+    });
+}
+
 /// Creates mirror `name` on `destination` from `source`.
 fn create_mirror_between(
     world: &mut World,
@@ -381,12 +427,7 @@ fn failback_truncates_the_old_primary_to_the_last_mirrored_epoch_and_converges()
     // Spec §4.8: A → B, A writes what B never mirrors, B fails over and writes, then A
     // mirrors back from B: the LME lookup and the fetch's diverging epoch cut A's unmirrored
     // suffix, and A ends byte-identical to B (with B's MIRROR_PID_RESET).
-    let mut world = World::new();
-    assert!(world.produce(A, 7, 0, 5).iter().all(|e| e.is_none()));
-    create_mirror_between(&mut world, "m", A, B);
-    alter_on(&mut world, B, "m", MirrorTopicOperation::Add);
-    run_until(&mut world, B, MirrorState::Mirroring);
-    world.run_for(500);
+    let mut world = mirroring_world(5);
     alter_on(&mut world, B, "m", MirrorTopicOperation::Pause);
     run_until(&mut world, B, MirrorState::Paused);
     assert!(
@@ -507,44 +548,22 @@ fn a_destination_leader_lost_at_any_point_of_stopping_still_ends_stopped() {
     // Crash points spread over STOPPING's steps (bump, LSO truncation, LME, reset, STOPPED).
     // STOPPING runs from about 110 ms to 320 ms after the request in this world (measured).
     for cut_after_ms in [110, 130, 150, 180, 210, 230, 260, 290, 310] {
-        let mut world = World::new();
-        assert!(world.produce(A, 7, 0, 4).iter().all(|e| e.is_none()));
-        create_mirror_between(&mut world, "m", A, B);
-        alter_on(&mut world, B, "m", MirrorTopicOperation::Add);
-        run_until(&mut world, B, MirrorState::Mirroring);
-        world.run_for(500);
+        let mut world = mirroring_world(4);
         let source = world.leader(A);
         let mirrored_epoch = world.partition(source).log.latest_epoch().unwrap();
         let first_leader = world.leader(B);
         // The admin's answer comes back before STOPPING starts on the leader.
-        let request = Request::AlterMirrorTopics {
-            mirror: "m".into(),
-            operation: MirrorTopicOperation::Remove,
-            topics: vec!["orders".into()],
-        };
-        world.queue.push_back(Envelope {
-            from: admin(B),
-            to: NodeId::Controller(B),
-            message: Message::Request(999, request),
-        });
+        request_failover(&mut world);
         world.run_for(cut_after_ms);
         world.cut.insert(first_leader);
         run_until(&mut world, B, MirrorState::Stopped);
         let leader = world.leader(B);
         assert_ne!(leader, first_leader, "cut after {cut_after_ms} ms");
-        let log = &world.partition(leader).log;
-        let resets: Vec<i32> = log
-            .batches()
-            .filter(|batch| batch.is_mirror_pid_reset())
-            .map(|batch| batch.partition_leader_epoch())
-            .collect();
-        assert!(!resets.is_empty(), "cut after {cut_after_ms} ms");
-        assert!(
-            resets.iter().all(|epoch| *epoch > mirrored_epoch),
-            "cut after {cut_after_ms} ms: {resets:?}"
+        assert_stopped_cleanly(
+            &mut world,
+            mirrored_epoch,
+            &format!("cut after {cut_after_ms} ms"),
         );
-        assert!(log.producer_state().producers().is_empty());
-        assert_eq!(world.produce(B, 7, 0, 1), vec![ErrorCode::None]);
     }
 }
 
@@ -553,12 +572,7 @@ fn the_reset_survives_a_restart_of_every_destination_broker() {
     // Spec §9 S-1 on followers and after log recovery: a's producer 7 is gone from every
     // replica of b once STOPPED, also after each b broker restarts and rebuilds its producer
     // state from its log, and a new producer handed id 7 starts at sequence 0.
-    let mut world = World::new();
-    assert!(world.produce(A, 7, 0, 5).iter().all(|e| e.is_none()));
-    create_mirror_between(&mut world, "m", A, B);
-    alter_on(&mut world, B, "m", MirrorTopicOperation::Add);
-    run_until(&mut world, B, MirrorState::Mirroring);
-    world.run_for(500);
+    let mut world = mirroring_world(5);
     alter_on(&mut world, B, "m", MirrorTopicOperation::Remove);
     run_until(&mut world, B, MirrorState::Stopped);
     world.run_for(500);
@@ -671,12 +685,7 @@ fn delete_records_delete_topics_and_create_partitions_wait_for_stopped() {
     // Spec §3.8: on a mirror topic that is not STOPPED these are refused with
     // MirrorTopicNotStopped (DeleteRecords by the leader, the other two by the broker that
     // takes them, after reading the partitions' mirror states); once STOPPED they work.
-    let mut world = World::new();
-    assert!(world.produce(A, 7, 0, 5).iter().all(|e| e.is_none()));
-    create_mirror_between(&mut world, "m", A, B);
-    alter_on(&mut world, B, "m", MirrorTopicOperation::Add);
-    run_until(&mut world, B, MirrorState::Mirroring);
-    world.run_for(500);
+    let mut world = mirroring_world(5);
     let entry = NodeId::Broker(B, BrokerId(1));
     let delete_records = |world: &mut World| {
         let request = Request::DeleteRecords {
@@ -829,23 +838,9 @@ fn a_mirror_coordinator_or_controller_crash_at_any_point_of_stopping_still_ends_
     for target in [CrashTarget::Coordinator, CrashTarget::Controller] {
         for crash_after_ms in [110, 130, 150, 180, 210, 230, 260, 290, 310] {
             let what = format!("{target:?} crashed after {crash_after_ms} ms");
-            let mut world = World::new();
-            assert!(world.produce(A, 7, 0, 4).iter().all(|e| e.is_none()));
-            create_mirror_between(&mut world, "m", A, B);
-            alter_on(&mut world, B, "m", MirrorTopicOperation::Add);
-            run_until(&mut world, B, MirrorState::Mirroring);
-            world.run_for(500);
+            let mut world = mirroring_world(4);
             let mirrored_epoch = world.partition(world.leader(A)).log.latest_epoch().unwrap();
-            let request = Request::AlterMirrorTopics {
-                mirror: "m".into(),
-                operation: MirrorTopicOperation::Remove,
-                topics: vec!["orders".into()],
-            };
-            world.queue.push_back(Envelope {
-                from: admin(B),
-                to: NodeId::Controller(B),
-                message: Message::Request(999, request),
-            });
+            request_failover(&mut world);
             world.run_for(crash_after_ms);
             let node = match target {
                 CrashTarget::Coordinator => world.mirror_coordinator_of_orders(),
@@ -853,21 +848,7 @@ fn a_mirror_coordinator_or_controller_crash_at_any_point_of_stopping_still_ends_
             };
             world.crash_and_restart(node, 1_500);
             run_until(&mut world, B, MirrorState::Stopped);
-            let log = &world.partition(world.leader(B)).log;
-            let resets: Vec<i32> = log
-                .batches()
-                .filter(|batch| batch.is_mirror_pid_reset())
-                .map(|batch| batch.partition_leader_epoch())
-                .collect();
-            assert!(!resets.is_empty(), "{what}");
-            assert!(
-                resets.iter().all(|epoch| *epoch > mirrored_epoch),
-                "{what}: {resets:?}"
-            );
-            assert!(log.producer_state().producers().is_empty(), "{what}");
-            // Followers that missed the bump while the controller was away rejoin the ISR.
-            world.run_for(2_000);
-            assert_eq!(world.produce(B, 7, 0, 1), vec![ErrorCode::None], "{what}");
+            assert_stopped_cleanly(&mut world, mirrored_epoch, &what);
         }
     }
 }
