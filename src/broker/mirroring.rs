@@ -32,8 +32,9 @@
 //! - **PAUSING** drops the fetcher and persists PAUSED; PAUSED does nothing.
 //! - **STOPPING** runs the seed's steps in order: remove the fetcher; bump the leader epoch
 //!   above every epoch in the log and above the current leader epoch (BumpLeaderEpochs, then
-//!   wait for metadata to show it);
-//!   truncate to the last stable offset; persist the last mirrored (epoch, offset), captured
+//!   wait for metadata to show it); once the high watermark has reached the bumped
+//!   leadership's start (the whole log replicated, so only open transactions lie above the
+//!   LSO), truncate to the last stable offset; persist the last mirrored (epoch, offset), captured
 //!   before anything local was written and kept across re-runs; append MIRROR_PID_RESET
 //!   (unless the log already ends with one) and wait for the high watermark to pass it;
 //!   persist STOPPED. None of it needs the source cluster. Only then does the partition's
@@ -1164,6 +1165,20 @@ impl<S: BrokerStorage> super::Broker<S> {
         let Some(partition) = self.partitions.get_mut(topic_partition) else {
             return;
         };
+        // The last stable offset is bounded by the high watermark, and a leader's high
+        // watermark lags until its ISR has fetched everything of its leadership: truncating to
+        // the LSO before that would drop records the ISR had committed (and that a downstream
+        // mirror or a consumer already read; `chain` seed 10022, right after a leader change).
+        // After the bump the leadership starts at the log end, so this waits until the whole
+        // log is replicated; then only open transactions lie above the LSO.
+        let caught_up = partition
+            .leader_state()
+            .is_some_and(|state| partition.log.high_watermark() >= state.leader_epoch_start_offset);
+        if !caught_up {
+            let task = self.task_mut(topic_partition);
+            task.not_before_ms = now_ms + MIRROR_RETRY_BACKOFF_MS;
+            return;
+        }
         let log_end = partition.log.log_end_offset();
         let stable = partition.log.last_stable_offset();
         if stable < log_end {
