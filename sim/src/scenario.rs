@@ -1312,10 +1312,19 @@ replication_factor = 3
             format!("[[admin]]\nat_ms = 0\ncluster = \"b\"\ntopics = [\"orders\"]\n{extra}")
         };
         for (extra, expected) in [
-            ("op = \"delete_topics\"\nmirror = \"m\"\n", "admin[0].mirror"),
+            (
+                "op = \"delete_topics\"\nmirror = \"m\"\n",
+                "admin[0].mirror",
+            ),
             ("op = \"create_partitions\"\n", "admin[0].partitions"),
-            ("op = \"create_partitions\"\npartitions = 0\n", "admin[0].partitions"),
-            ("op = \"delete_records\"\npartitions = 3\n", "admin[0].partitions"),
+            (
+                "op = \"create_partitions\"\npartitions = 0\n",
+                "admin[0].partitions",
+            ),
+            (
+                "op = \"delete_records\"\npartitions = 3\n",
+                "admin[0].partitions",
+            ),
         ] {
             let (field, _, text) = error_of(&topic_op(extra));
             assert_eq!(field, expected, "{extra}: {text}");
@@ -1325,7 +1334,10 @@ replication_factor = 3
             "op = \"delete_records\"\n",
             "op = \"create_partitions\"\npartitions = 4\n",
         ] {
-            assert!(parse(&format!("{TWO_CLUSTERS}{}", topic_op(extra))).is_ok(), "{extra}");
+            assert!(
+                parse(&format!("{TWO_CLUSTERS}{}", topic_op(extra))).is_ok(),
+                "{extra}"
+            );
         }
     }
 
