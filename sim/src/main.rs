@@ -278,6 +278,13 @@ fn report(file: &Path, error: &DumpError) -> ExitCode {
     }
 }
 
+/// Writes `text` and a newline to stdout and flushes; a closed stdout (`| head`) is ignored so
+/// the soak still finishes, writes `--out` and exits with its verdict.
+fn say(text: &str) {
+    let mut stdout = io::stdout().lock();
+    let _ = writeln!(stdout, "{text}").and_then(|()| stdout.flush());
+}
+
 /// A bad-input error of `soak`: printed, exit 64.
 fn soak_bad_input(message: &str) -> ExitCode {
     eprintln!("mirrorsim soak: {message}");
@@ -346,7 +353,7 @@ fn soak_command(args: &SoakArgs) -> ExitCode {
         },
         broken,
     };
-    println!(
+    say(&format!(
         "SOAK seed_base={seed_base} shard={shard} jobs={jobs} duration={} seeds={} scenarios={} ({})",
         duration.map_or("-".to_owned(), soak::format_duration),
         args.seeds.map_or("-".to_owned(), |n| n.to_string()),
@@ -357,8 +364,7 @@ fn soak_command(args: &SoakArgs) -> ExitCode {
             .map(|s| s.scenario.name.as_str())
             .collect::<Vec<_>>()
             .join(",")
-    );
-    let _ = io::stdout().flush();
+    ));
     let mut observer = SoakProgress {
         terminal: std::io::IsTerminal::is_terminal(&io::stderr()),
         stop: config.stop,
@@ -370,8 +376,8 @@ fn soak_command(args: &SoakArgs) -> ExitCode {
     let (summary, wall) = soak::soak(&config, mirrorsim_sim::runner::run, &mut observer);
     observer.clear();
     let out_failed = observer.out_failed.take();
-    print!("{}", summary.report(&config));
-    println!("{}", summary.final_line(&config, wall));
+    say(summary.report(&config).trim_end());
+    say(&summary.final_line(&config, wall));
     let mut code = summary.exit_code();
     let flushed = out.as_mut().map(|(_, writer)| writer.flush());
     if let Some(error) = out_failed.or(flushed.and_then(Result::err)) {
@@ -508,8 +514,7 @@ impl mirrorsim_sim::soak::Observer for SoakProgress<'_> {
         };
         self.clear();
         let line = failure.line();
-        println!("{line}");
-        let _ = io::stdout().flush();
+        say(&line);
         if let Some(out) = self.out.as_mut() {
             let written = writeln!(out, "{line}").and_then(|()| out.flush());
             if let Err(error) = written {
