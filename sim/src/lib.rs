@@ -15,6 +15,7 @@
 //! | [`mirror_checks`] | the KIP-1279 invariants on mirrored logs |
 //! | [`runner`] | one run: phases, fault execution, report |
 //! | [`admin`] | the admin client: set-up topics, then the scenario's admin timeline |
+//! | [`soak`] | many seeds over many scenarios on several threads: sharding, failures, coverage |
 
 pub mod admin;
 pub mod checkers;
@@ -22,5 +23,6 @@ pub mod faults;
 pub mod mirror_checks;
 pub mod runner;
 pub mod scenario;
+pub mod soak;
 pub mod workload;
 pub mod world;

@@ -7,6 +7,15 @@
 //! - `replay SCENARIO --seed N`: the same run with the message trace on stderr, one line per
 //!   delivered message and fault with its simulated time.
 //! - `dump-log FILE [--json]` (see [`dump_log`]).
+//! - `soak [--duration 10m] [--scenarios PATH…] [--jobs J] [--shard K/N] [--out FILE]
+//!   [--seed-base N] [--seeds N]`: fresh seeds over the scenarios until the duration runs out
+//!   (see [`mirrorsim_sim::soak`] for the seed sequence and what is deterministic); a `SOAK`
+//!   line first (seed base, shard, jobs, budget, scenarios), every failure as one JSON line on
+//!   stdout (and in `--out FILE`), a progress bar on stderr when it is a terminal (a status
+//!   line every 15 s otherwise), then the per-scenario and coverage report and, last,
+//!   `soak seeds=N failures=F seeds_per_min=X sim_s_per_wall_s=Y …`. Exit code 0 no failure,
+//!   1 any safety violation, else 3 any panic, else 2 liveness only, 64 bad input, 74 if the
+//!   `--out` file cannot be written.
 //! - Run exit codes: 0 pass, 1 safety violation, 2 liveness violation, 3 panic inside the
 //!   simulation.
 //! - Exit codes follow design.md §6: 0 success; 64 bad input, which covers a bad or missing flag,
@@ -47,6 +56,37 @@ enum Command {
     Replay(RunArgs),
     /// Decode a Kafka log segment (concatenated RecordBatch v2 batches), like kafka-dump-log.
     DumpLog(DumpLogArgs),
+    /// Run fresh seeds over many scenarios for a time budget; failures as JSON lines.
+    Soak(SoakArgs),
+}
+
+#[derive(Debug, Args)]
+struct SoakArgs {
+    /// Wall-clock budget for starting new seeds: `90s`, `10m`, `1h`, `1h30m` (default 10m, or
+    /// none when only --seeds is given).
+    #[arg(long)]
+    duration: Option<String>,
+    /// Scenario files or directories of them (default: every `scenarios/*.toml`).
+    #[arg(long, num_args = 1..)]
+    scenarios: Vec<PathBuf>,
+    /// Worker threads, each running one seed at a time (default: the available cores).
+    #[arg(long)]
+    jobs: Option<String>,
+    /// Run only the seeds with `seed % N == K-1`, so N machines split the work.
+    #[arg(long, default_value = "1/1")]
+    shard: String,
+    /// Also write each failure's JSON line to this file (created or truncated at the start).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// First seed of the sequence (default: random, printed on the `SOAK` line).
+    #[arg(long)]
+    seed_base: Option<u64>,
+    /// Stop after this many seeds (with --duration, whichever comes first).
+    #[arg(long)]
+    seeds: Option<u64>,
+    /// Test-only broken broker switches for every run (e.g. `ack-before-replication`).
+    #[arg(long = "broken")]
+    broken: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -82,6 +122,7 @@ fn main() -> ExitCode {
         Command::DumpLog(args) => dump_log_command(&args),
         Command::Run(args) => run_command(&args, false),
         Command::Replay(args) => run_command(&args, true),
+        Command::Soak(args) => soak_command(&args),
     }
 }
 
@@ -233,6 +274,271 @@ fn report(file: &Path, error: &DumpError) -> ExitCode {
         DumpError::Corrupt { .. } => {
             eprintln!("mirrorsim dump-log: {}: {error}", file.display());
             ExitCode::from(EXIT_BAD_INPUT)
+        }
+    }
+}
+
+/// Writes `text` and a newline to stdout and flushes; a closed stdout (`| head`) is ignored so
+/// the soak still finishes, writes `--out` and exits with its verdict.
+fn say(text: &str) {
+    let mut stdout = io::stdout().lock();
+    let _ = writeln!(stdout, "{text}").and_then(|()| stdout.flush());
+}
+
+/// A bad-input error of `soak`: printed, exit 64.
+fn soak_bad_input(message: &str) -> ExitCode {
+    eprintln!("mirrorsim soak: {message}");
+    ExitCode::from(EXIT_BAD_INPUT)
+}
+
+fn soak_command(args: &SoakArgs) -> ExitCode {
+    use mirrorsim_sim::soak::{self, Shard, SoakConfig, StopAfter};
+
+    let duration = match (&args.duration, args.seeds) {
+        (Some(text), _) => match soak::parse_duration(text) {
+            Ok(duration) => Some(duration),
+            Err(message) => return soak_bad_input(&format!("--duration: {message}")),
+        },
+        (None, Some(_)) => None,
+        (None, None) => Some(std::time::Duration::from_secs(600)),
+    };
+    if args.seeds == Some(0) {
+        return soak_bad_input("--seeds must be at least 1");
+    }
+    let shard = match Shard::parse(&args.shard) {
+        Ok(shard) => shard,
+        Err(message) => return soak_bad_input(&format!("--shard: {message}")),
+    };
+    let jobs = match &args.jobs {
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        Some(text) => match text.trim().parse::<usize>() {
+            Ok(jobs) if (1..=1024).contains(&jobs) => jobs,
+            _ => {
+                return soak_bad_input(&format!(
+                    "--jobs: bad value `{text}` (expected a whole number from 1 to 1024)"
+                ))
+            }
+        },
+    };
+    let mut broken = Vec::new();
+    for name in &args.broken {
+        match mirrorsim::broker::BrokenSwitch::from_name(name) {
+            Some(switch) => broken.push(switch),
+            None => return soak_bad_input(&format!("unknown --broken switch `{name}`")),
+        }
+    }
+    let scenarios = match soak_scenarios(&args.scenarios) {
+        Ok(scenarios) => scenarios,
+        Err(message) => return soak_bad_input(&message),
+    };
+    let mut out = match &args.out {
+        None => None,
+        Some(path) => match std::fs::File::create(path) {
+            Ok(file) => Some((path.clone(), BufWriter::new(file))),
+            Err(error) => {
+                return soak_bad_input(&format!("--out: cannot create {}: {error}", path.display()))
+            }
+        },
+    };
+    // JSON consumers that read numbers as doubles keep a base below 2^53 exact.
+    let seed_base = args.seed_base.unwrap_or_else(|| random_seed() >> 11);
+    let config = SoakConfig {
+        scenarios,
+        jobs,
+        shard,
+        seed_base,
+        stop: StopAfter {
+            duration,
+            seeds: args.seeds,
+        },
+        broken,
+    };
+    say(&format!(
+        "SOAK seed_base={seed_base} shard={shard} jobs={jobs} duration={} seeds={} scenarios={} ({})",
+        duration.map_or("-".to_owned(), soak::format_duration),
+        args.seeds.map_or("-".to_owned(), |n| n.to_string()),
+        config.scenarios.len(),
+        config
+            .scenarios
+            .iter()
+            .map(|s| s.scenario.name.as_str())
+            .collect::<Vec<_>>()
+            .join(",")
+    ));
+    let mut observer = SoakProgress {
+        terminal: std::io::IsTerminal::is_terminal(&io::stderr()),
+        stop: config.stop,
+        out: out.as_mut().map(|(_, writer)| writer),
+        out_failed: None,
+        drawn: false,
+        elapsed: std::time::Duration::ZERO,
+    };
+    let (summary, wall) = soak::soak(&config, mirrorsim_sim::runner::run, &mut observer);
+    observer.clear();
+    let out_failed = observer.out_failed.take();
+    say(summary.report(&config).trim_end());
+    say(&summary.final_line(&config, wall));
+    let mut code = summary.exit_code();
+    let flushed = out.as_mut().map(|(_, writer)| writer.flush());
+    if let Some(error) = out_failed.or(flushed.and_then(Result::err)) {
+        let path = out.as_ref().map(|(path, _)| path.display().to_string());
+        eprintln!(
+            "mirrorsim soak: cannot write {}: {error}",
+            path.unwrap_or_default()
+        );
+        if code == 0 {
+            code = EXIT_OUTPUT_FAILED;
+        }
+    }
+    ExitCode::from(code)
+}
+
+/// The scenarios of a soak: the files given (a directory stands for its `*.toml` files, in
+/// name order), or every `scenarios/*.toml` under the current directory.
+fn soak_scenarios(paths: &[PathBuf]) -> Result<Vec<mirrorsim_sim::soak::SoakScenario>, String> {
+    use mirrorsim_sim::scenario::Scenario;
+    use mirrorsim_sim::soak::SoakScenario;
+
+    let defaulted = paths.is_empty();
+    let given = if defaulted {
+        vec![PathBuf::from("scenarios")]
+    } else {
+        paths.to_vec()
+    };
+    let mut files = Vec::new();
+    for path in given {
+        if path.is_dir() {
+            let entries = std::fs::read_dir(&path)
+                .map_err(|error| format!("cannot read {}: {error}", path.display()))?;
+            let mut found: Vec<PathBuf> = entries
+                .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+                .filter(|p| p.extension().is_some_and(|ext| ext == "toml"))
+                .collect();
+            found.sort();
+            if found.is_empty() {
+                return Err(format!("{} holds no *.toml scenario", path.display()));
+            }
+            files.extend(found);
+        } else if defaulted {
+            return Err(
+                "no scenarios/ directory here: run from the repository root or pass --scenarios"
+                    .to_owned(),
+            );
+        } else {
+            files.push(path);
+        }
+    }
+    files
+        .into_iter()
+        .map(|path| match Scenario::load(&path) {
+            Ok(scenario) => Ok(SoakScenario { path, scenario }),
+            Err(error) => Err(error.to_string()),
+        })
+        .collect()
+}
+
+/// The soak's progress display and failure writer.
+struct SoakProgress<'a> {
+    /// stderr is a terminal: redraw a bar in place; otherwise print a status line now and then.
+    terminal: bool,
+    stop: mirrorsim_sim::soak::StopAfter,
+    out: Option<&'a mut BufWriter<std::fs::File>>,
+    /// The first error writing `out`.
+    out_failed: Option<io::Error>,
+    /// A bar is on the terminal's last line.
+    drawn: bool,
+    elapsed: std::time::Duration,
+}
+
+/// How often a status line is printed when stderr is not a terminal.
+const STATUS_EVERY: std::time::Duration = std::time::Duration::from_secs(15);
+
+impl SoakProgress<'_> {
+    /// Removes the bar, if one is drawn.
+    fn clear(&mut self) {
+        if self.drawn {
+            eprint!("\r\x1b[2K");
+            self.drawn = false;
+        }
+    }
+
+    fn status(&self, summary: &mirrorsim_sim::soak::Summary) -> String {
+        let minutes = self.elapsed.as_secs_f64().max(1e-9) / 60.0;
+        format!(
+            "seeds={} failures={} seeds/min={:.0} sim-s/wall-s={:.0}",
+            summary.seeds,
+            summary.failures(),
+            summary.seeds as f64 / minutes,
+            summary.simulated_ms as f64 / 1000.0 / (minutes * 60.0)
+        )
+    }
+
+    /// Done so far, from 0 to 1, by time or by seeds, whichever is further.
+    fn fraction(&self, summary: &mirrorsim_sim::soak::Summary) -> f64 {
+        let by_time = self.stop.duration.map_or(0.0, |d| {
+            self.elapsed.as_secs_f64() / d.as_secs_f64().max(1e-9)
+        });
+        let by_seeds = self
+            .stop
+            .seeds
+            .map_or(0.0, |n| summary.seeds as f64 / n.max(1) as f64);
+        by_time.max(by_seeds).clamp(0.0, 1.0)
+    }
+
+    fn draw(&mut self, summary: &mirrorsim_sim::soak::Summary) {
+        const WIDTH: usize = 30;
+        let done = (self.fraction(summary) * WIDTH as f64) as usize;
+        let budget = self.stop.duration.map_or(String::new(), |d| {
+            format!("/{}", mirrorsim_sim::soak::format_duration(d))
+        });
+        eprint!(
+            "\r\x1b[2K[{}{}] {}{budget} {}",
+            "#".repeat(done),
+            "-".repeat(WIDTH - done),
+            mirrorsim_sim::soak::format_duration(self.elapsed),
+            self.status(summary)
+        );
+        self.drawn = true;
+    }
+}
+
+impl mirrorsim_sim::soak::Observer for SoakProgress<'_> {
+    fn seed_done(
+        &mut self,
+        _outcome: &mirrorsim_sim::soak::SeedOutcome,
+        failure: Option<&mirrorsim_sim::soak::Failure>,
+        summary: &mirrorsim_sim::soak::Summary,
+    ) {
+        let Some(failure) = failure else {
+            return;
+        };
+        self.clear();
+        let line = failure.line();
+        say(&line);
+        if let Some(out) = self.out.as_mut() {
+            let written = writeln!(out, "{line}").and_then(|()| out.flush());
+            if let Err(error) = written {
+                self.out_failed.get_or_insert(error);
+            }
+        }
+        if self.terminal {
+            self.draw(summary);
+        }
+    }
+
+    fn tick(&mut self, summary: &mirrorsim_sim::soak::Summary, elapsed: std::time::Duration) {
+        let previous = self.elapsed;
+        self.elapsed = elapsed;
+        if self.terminal {
+            self.draw(summary);
+        } else if elapsed.as_secs() / STATUS_EVERY.as_secs()
+            > previous.as_secs() / STATUS_EVERY.as_secs()
+        {
+            eprintln!(
+                "soak progress elapsed={} {}",
+                mirrorsim_sim::soak::format_duration(elapsed),
+                self.status(summary)
+            );
         }
     }
 }

@@ -697,6 +697,9 @@ impl World {
 
     fn start_fault(&mut self, fault: &PlannedFault) -> Vec<NodeId> {
         self.shared.trace(&format!("fault start {fault}"));
+        // One mark per fault kind started, for the soak's coverage report.
+        self.checkers
+            .mark(&format!("fault:{}", fault.action.kind()));
         let net = madsim::net::NetSim::current();
         match &fault.action {
             FaultAction::Kill {

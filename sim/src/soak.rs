@@ -1,0 +1,919 @@
+//! `mirrorsim soak`: many fresh seeds over many scenarios for a wall-clock budget, on several
+//! threads, shardable across machines (design.md §6, issue #6).
+//!
+//! Contract:
+//! - **Work sequence.** The soak runs work items `j = 0, 1, 2, …` in this order: item `j` runs
+//!   scenario `j % S` (the scenarios in the order given) with seed [`SeedSequence::seed`]`(j)`.
+//!   Seeds are `first, first + N, first + 2N, …` where `first` is the smallest seed at or above
+//!   `--seed-base` with `seed % N == K − 1` for `--shard K/N`, so the shards of one seed space
+//!   never overlap (even with different bases) and together cover every seed from the base on.
+//! - **Stopping.** Workers claim items from one counter and stop claiming when the duration has
+//!   run out (or `--seeds` items were claimed); every claimed item is finished, so the items run
+//!   are always a prefix `0..M` of the sequence. `M` depends on wall time and machine speed;
+//!   each item's result does not: every seed runs through [`crate::runner::run`] in its own
+//!   fresh OS thread with its own madsim `Runtime`, exactly as `mirrorsim run SCENARIO --seed N`
+//!   runs it, so it has the same trace hash and verdict (tested in `sim/tests/soak.rs`).
+//!   Wall-clock time is read only here, outside every simulation, to decide when to stop.
+//! - **Fault model.** Each scenario runs with its own fault model: a swarm scenario gets its
+//!   seed-chosen fault kinds and rates, a scripted one its scripted faults (the seed still moves
+//!   latency, scheduling and every random choice). Swarm faults are not added to scripted
+//!   scenarios: their faults are chosen to stay inside Kafka's single-fault durability model
+//!   ([`crate::faults`]), and a scripted scenario may already spend that budget on purpose.
+//! - **Failures.** A run with a violation, or a panic inside the simulation (caught per seed,
+//!   the soak goes on), becomes one [`Failure`], written as one JSON line with the replay
+//!   command.
+//! - **Coverage.** [`Summary`] counts, per coverage mark, the seeds that reached it and the
+//!   total count; a scenario none of whose seeds reached one of its declared `coverage` marks
+//!   is *vacuous*.
+//! - **Exit code** ([`Summary::exit_code`]): 0 no failure; 1 any safety violation; else 3 any
+//!   panic; else 2 liveness only. Bad input (64) is decided before a soak starts.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use mirrorsim::broker::BrokenSwitch;
+use mirrorsim::mirror::{is_valid_transition, MirrorState};
+use serde::Serialize;
+
+use crate::runner::{RunOptions, RunReport, Verdict};
+use crate::scenario::{Scenario, FAULT_KINDS};
+
+/// Stack size of a seed's thread: the main thread's usual 8 MiB, as `mirrorsim run` has.
+const SEED_THREAD_STACK: usize = 8 << 20;
+
+/// Parses a duration: one or more `<integer><unit>` groups with units `h`, `m`, `s`
+/// (`90s`, `10m`, `1h`, `1h30m`). Zero and bare numbers are refused.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let bad = |why: &str| format!("bad duration `{text}`: {why} (examples: 90s, 10m, 1h, 1h30m)");
+    let trimmed = text.trim();
+    if trimmed.is_empty() {
+        return Err(bad("empty"));
+    }
+    let mut total: u64 = 0;
+    let mut digits = String::new();
+    for c in trimmed.chars() {
+        if c.is_ascii_digit() {
+            digits.push(c);
+            continue;
+        }
+        let unit: u64 = match c {
+            'h' => 3_600,
+            'm' => 60,
+            's' => 1,
+            _ => return Err(bad(&format!("unknown unit `{c}`"))),
+        };
+        if digits.is_empty() {
+            return Err(bad(&format!("`{c}` without a number before it")));
+        }
+        let value: u64 = digits.parse().map_err(|_| bad("number too large"))?;
+        total = value
+            .checked_mul(unit)
+            .and_then(|seconds| total.checked_add(seconds))
+            .ok_or_else(|| bad("too long"))?;
+        digits.clear();
+    }
+    if !digits.is_empty() {
+        return Err(bad("a number needs a unit (h, m or s)"));
+    }
+    if total == 0 {
+        return Err(bad("must be longer than zero"));
+    }
+    Ok(Duration::from_secs(total))
+}
+
+/// Formats whole seconds the way [`parse_duration`] reads them (`2m`, `1h30m`, `45s`).
+pub fn format_duration(duration: Duration) -> String {
+    let seconds = duration.as_secs();
+    let (h, m, s) = (seconds / 3_600, seconds / 60 % 60, seconds % 60);
+    let mut out = String::new();
+    if h > 0 {
+        let _ = write!(out, "{h}h");
+    }
+    if m > 0 {
+        let _ = write!(out, "{m}m");
+    }
+    if s > 0 || out.is_empty() {
+        let _ = write!(out, "{s}s");
+    }
+    out
+}
+
+/// `--shard K/N`: this process runs the seeds with `seed % N == K − 1`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    /// K, 1-based.
+    pub index: u64,
+    /// N.
+    pub count: u64,
+}
+
+impl Shard {
+    /// The whole seed space (`1/1`).
+    pub const WHOLE: Shard = Shard { index: 1, count: 1 };
+
+    /// Parses `K/N` with `1 ≤ K ≤ N`.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let bad = |why: &str| format!("bad shard `{text}`: {why} (expected K/N with 1 <= K <= N)");
+        let (k, n) = text.split_once('/').ok_or_else(|| bad("no `/`"))?;
+        let index: u64 = k.trim().parse().map_err(|_| bad("K is not a number"))?;
+        let count: u64 = n.trim().parse().map_err(|_| bad("N is not a number"))?;
+        if count == 0 {
+            return Err(bad("N must be at least 1"));
+        }
+        if index == 0 || index > count {
+            return Err(bad("K must lie in 1..=N"));
+        }
+        Ok(Self { index, count })
+    }
+
+    /// Whether this shard runs `seed`.
+    pub fn owns(self, seed: u64) -> bool {
+        seed % self.count == self.index - 1
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+/// The seeds one shard runs, from a base.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SeedSequence {
+    first: Option<u64>,
+    step: u64,
+}
+
+impl SeedSequence {
+    /// The seeds at or above `base` that `shard` owns, in increasing order.
+    pub fn new(base: u64, shard: Shard) -> Self {
+        let wanted = shard.index - 1;
+        let delta = (wanted + shard.count - base % shard.count) % shard.count;
+        Self {
+            first: base.checked_add(delta),
+            step: shard.count,
+        }
+    }
+
+    /// The seed of work item `index`; `None` past the end of the 64-bit seed space.
+    pub fn seed(&self, index: u64) -> Option<u64> {
+        self.first?.checked_add(index.checked_mul(self.step)?)
+    }
+}
+
+/// One scenario of a soak.
+#[derive(Debug, Clone)]
+pub struct SoakScenario {
+    /// The path as given (it goes into the replay command, relative to the repository root).
+    pub path: PathBuf,
+    /// The loaded scenario.
+    pub scenario: Scenario,
+}
+
+/// When a soak stops claiming new seeds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StopAfter {
+    /// Wall-clock budget.
+    pub duration: Option<Duration>,
+    /// At most this many work items.
+    pub seeds: Option<u64>,
+}
+
+/// Everything a soak needs.
+#[derive(Debug, Clone)]
+pub struct SoakConfig {
+    /// Scenarios, run round robin.
+    pub scenarios: Vec<SoakScenario>,
+    /// Worker threads (each runs one seed at a time).
+    pub jobs: usize,
+    /// This process's part of the seed space.
+    pub shard: Shard,
+    /// Seeds start here.
+    pub seed_base: u64,
+    /// When to stop.
+    pub stop: StopAfter,
+    /// Test-only broken switches for every run (they also go into the replay command).
+    pub broken: Vec<BrokenSwitch>,
+}
+
+impl SoakConfig {
+    /// Scenario index and seed of work item `index` (`None` past the end of the seed space).
+    pub fn item(&self, index: u64) -> Option<(usize, u64)> {
+        let seed = SeedSequence::new(self.seed_base, self.shard).seed(index)?;
+        let scenario = (index % self.scenarios.len().max(1) as u64) as usize;
+        Some((scenario, seed))
+    }
+
+    /// The exact command that replays `seed` of scenario `scenario` with a full trace.
+    pub fn replay_command(&self, scenario: usize, seed: u64) -> String {
+        let mut command = format!(
+            "cargo run --release --bin mirrorsim -- replay {} --seed {seed}",
+            self.scenarios[scenario].path.display()
+        );
+        for switch in &self.broken {
+            let _ = write!(command, " --broken {}", switch.name());
+        }
+        command
+    }
+}
+
+/// How one seed ended.
+#[derive(Debug)]
+pub enum SeedResult {
+    /// The run finished (passing or not).
+    Finished(Box<RunReport>),
+    /// The simulation panicked, with the panic message.
+    Panicked(String),
+}
+
+/// One finished work item.
+#[derive(Debug)]
+pub struct SeedOutcome {
+    /// Its place in the work sequence.
+    pub index: u64,
+    /// Index into [`SoakConfig::scenarios`].
+    pub scenario: usize,
+    /// The seed.
+    pub seed: u64,
+    /// What happened.
+    pub result: SeedResult,
+}
+
+/// A failing seed, as reported: one JSON object per line, keys in this order.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Failure {
+    /// The scenario's name.
+    pub scenario: String,
+    /// The seed.
+    pub seed: u64,
+    /// `safety`, `liveness` or `panic`.
+    pub verdict: &'static str,
+    /// The invariants broken, sorted (`["panic"]` for a panic).
+    pub invariants: Vec<String>,
+    /// The first violation's report line (`VIOLATION invariant=… seed=N time=T`), or the panic
+    /// message.
+    pub detail: String,
+    /// Simulated milliseconds the run covered (`null` after a panic).
+    pub simulated_ms: Option<i64>,
+    /// The command that replays the seed with a full trace, from the repository root.
+    pub replay: String,
+    /// The scenario file as given to the soak.
+    pub path: String,
+    /// The run's trace hash (`null` after a panic).
+    pub trace_hash: Option<String>,
+    /// The soak's seed base and shard, to rerun the whole soak.
+    pub seed_base: u64,
+    /// `K/N`.
+    pub shard: String,
+    /// Every violation.
+    pub violations: Vec<FailureViolation>,
+}
+
+/// One violation of a [`Failure`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FailureViolation {
+    /// The invariant's stable name.
+    pub invariant: &'static str,
+    /// The cluster letter, if one is concerned.
+    pub cluster: Option<String>,
+    /// The topic, if a partition is concerned.
+    pub topic: Option<String>,
+    /// The partition, if one is concerned.
+    pub partition: Option<i32>,
+    /// What was seen.
+    pub detail: String,
+    /// Simulated time of detection, in ms since the start of the run.
+    pub time_ms: i64,
+}
+
+impl Failure {
+    /// The JSON line (no trailing newline).
+    pub fn line(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|error| {
+            // Strings and numbers always serialise; should that ever change, still one line.
+            serde_json::json!({
+                "scenario": self.scenario,
+                "seed": self.seed,
+                "replay": self.replay,
+                "error": error.to_string(),
+            })
+            .to_string()
+        })
+    }
+}
+
+/// The failure report of `outcome`, if it failed.
+pub fn failure_of(config: &SoakConfig, outcome: &SeedOutcome) -> Option<Failure> {
+    let scenario = &config.scenarios[outcome.scenario];
+    let mut failure = Failure {
+        scenario: scenario.scenario.name.clone(),
+        seed: outcome.seed,
+        verdict: "panic",
+        invariants: vec!["panic".to_owned()],
+        detail: String::new(),
+        simulated_ms: None,
+        replay: config.replay_command(outcome.scenario, outcome.seed),
+        path: scenario.path.display().to_string(),
+        trace_hash: None,
+        seed_base: config.seed_base,
+        shard: config.shard.to_string(),
+        violations: Vec::new(),
+    };
+    match &outcome.result {
+        SeedResult::Panicked(message) => {
+            failure.detail = format!("panic inside the simulation: {message}");
+        }
+        SeedResult::Finished(report) => {
+            failure.verdict = match report.verdict {
+                Verdict::Pass => return None,
+                Verdict::Safety => "safety",
+                Verdict::Liveness => "liveness",
+            };
+            let invariants: BTreeSet<&str> =
+                report.violations.iter().map(|v| v.invariant).collect();
+            failure.invariants = invariants.into_iter().map(str::to_owned).collect();
+            failure.detail = report
+                .violations
+                .first()
+                .map(|v| v.report_line(outcome.seed))
+                .unwrap_or_default();
+            failure.simulated_ms = Some(report.simulated_ms);
+            failure.trace_hash = Some(format!("{:016x}", report.trace_hash));
+            failure.violations = report
+                .violations
+                .iter()
+                .map(|v| FailureViolation {
+                    invariant: v.invariant,
+                    cluster: v.cluster.map(|c| c.to_string()),
+                    topic: v.topic_partition.as_ref().map(|tp| tp.topic.clone()),
+                    partition: v.topic_partition.as_ref().map(|tp| tp.partition),
+                    detail: v.detail.clone(),
+                    time_ms: v.time_ms,
+                })
+                .collect();
+        }
+    }
+    Some(failure)
+}
+
+/// How often a mark was reached.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MarkTally {
+    /// Seeds that reached it at least once.
+    pub seeds: u64,
+    /// Times reached, over every seed.
+    pub total: u64,
+}
+
+/// Per-scenario figures.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ScenarioTally {
+    /// Seeds run.
+    pub seeds: u64,
+    /// Seeds that failed.
+    pub failures: u64,
+    /// Simulated milliseconds (finished runs only).
+    pub simulated_ms: i64,
+    /// Marks reached by at least one seed.
+    pub marks: BTreeSet<String>,
+}
+
+/// What a soak found so far.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Summary {
+    /// Seeds run.
+    pub seeds: u64,
+    /// Seeds with a safety violation.
+    pub safety: u64,
+    /// Seeds with only liveness violations.
+    pub liveness: u64,
+    /// Seeds whose simulation panicked.
+    pub panics: u64,
+    /// Simulated milliseconds over every finished seed.
+    pub simulated_ms: i64,
+    /// Per scenario, in [`SoakConfig::scenarios`] order.
+    pub scenarios: Vec<ScenarioTally>,
+    /// Every mark reached, by name.
+    pub marks: BTreeMap<String, MarkTally>,
+}
+
+impl Summary {
+    /// An empty summary for `config`.
+    pub fn new(config: &SoakConfig) -> Self {
+        Self {
+            scenarios: vec![ScenarioTally::default(); config.scenarios.len()],
+            ..Self::default()
+        }
+    }
+
+    /// Failing seeds.
+    pub fn failures(&self) -> u64 {
+        self.safety + self.liveness + self.panics
+    }
+
+    /// Adds one outcome.
+    pub fn record(&mut self, outcome: &SeedOutcome) {
+        self.seeds += 1;
+        let tally = &mut self.scenarios[outcome.scenario];
+        tally.seeds += 1;
+        match &outcome.result {
+            SeedResult::Panicked(_) => {
+                self.panics += 1;
+                tally.failures += 1;
+            }
+            SeedResult::Finished(report) => {
+                match report.verdict {
+                    Verdict::Pass => {}
+                    Verdict::Safety => self.safety += 1,
+                    Verdict::Liveness => self.liveness += 1,
+                }
+                if report.verdict != Verdict::Pass {
+                    tally.failures += 1;
+                }
+                self.simulated_ms += report.simulated_ms;
+                tally.simulated_ms += report.simulated_ms;
+                for (mark, count) in &report.marks {
+                    if *count == 0 {
+                        continue;
+                    }
+                    let entry = self.marks.entry(mark.clone()).or_default();
+                    entry.seeds += 1;
+                    entry.total += count;
+                    tally.marks.insert(mark.clone());
+                }
+            }
+        }
+    }
+
+    /// The exit code (module doc).
+    pub fn exit_code(&self) -> u8 {
+        if self.safety > 0 {
+            1
+        } else if self.panics > 0 {
+            3
+        } else if self.liveness > 0 {
+            2
+        } else {
+            0
+        }
+    }
+
+    /// Scenarios that ran at least one seed yet never reached a declared coverage mark, with
+    /// the marks missing.
+    pub fn vacuous<'a>(&self, config: &'a SoakConfig) -> Vec<(&'a str, Vec<&'a str>)> {
+        config
+            .scenarios
+            .iter()
+            .zip(&self.scenarios)
+            .filter(|(_, tally)| tally.seeds > 0)
+            .filter_map(|(scenario, tally)| {
+                let missing: Vec<&str> = scenario
+                    .scenario
+                    .coverage
+                    .iter()
+                    .filter(|mark| !tally.marks.contains(*mark))
+                    .map(String::as_str)
+                    .collect();
+                (!missing.is_empty()).then_some((scenario.scenario.name.as_str(), missing))
+            })
+            .collect()
+    }
+
+    /// The end-of-soak report: per-scenario figures, coverage marks grouped, what was never
+    /// reached, vacuous scenarios. Several lines, each ending in a newline.
+    pub fn report(&self, config: &SoakConfig) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, "scenarios:");
+        for (scenario, tally) in config.scenarios.iter().zip(&self.scenarios) {
+            let _ = writeln!(
+                out,
+                "  {:<30} seeds={:<6} failures={:<4} simulated={:.0}s",
+                scenario.scenario.name,
+                tally.seeds,
+                tally.failures,
+                tally.simulated_ms as f64 / 1000.0
+            );
+        }
+        let _ = writeln!(
+            out,
+            "coverage (seeds = seeds that reached the mark, total = times reached):"
+        );
+        let mut groups: BTreeMap<usize, Vec<(&String, &MarkTally)>> = BTreeMap::new();
+        for (mark, tally) in &self.marks {
+            groups
+                .entry(mark_group(mark))
+                .or_default()
+                .push((mark, tally));
+        }
+        for (group, marks) in groups {
+            let _ = writeln!(out, "  {}:", MARK_GROUPS[group]);
+            for (mark, tally) in marks {
+                let _ = writeln!(
+                    out,
+                    "    {mark:<44} seeds={:<6} total={}",
+                    tally.seeds, tally.total
+                );
+            }
+        }
+        if self.marks.keys().any(|m| m.starts_with(TRANSITION_PREFIX)) {
+            let transitions: Vec<String> = legal_transitions()
+                .into_iter()
+                .filter(|mark| !self.marks.contains_key(mark))
+                .map(|mark| mark.trim_start_matches(TRANSITION_PREFIX).to_owned())
+                .collect();
+            let _ = writeln!(
+                out,
+                "  legal mirror transitions never reached: {}",
+                list_or_none(&transitions)
+            );
+        } else {
+            let _ = writeln!(
+                out,
+                "  legal mirror transitions never reached: all (no mirroring ran)"
+            );
+        }
+        let faults: Vec<String> = FAULT_KINDS
+            .iter()
+            .filter(|kind| !self.marks.contains_key(&format!("{FAULT_PREFIX}{kind}")))
+            .map(|kind| (*kind).to_owned())
+            .collect();
+        let _ = writeln!(
+            out,
+            "  fault kinds never injected: {}",
+            list_or_none(&faults)
+        );
+        let declared: BTreeSet<&String> = config
+            .scenarios
+            .iter()
+            .flat_map(|s| &s.scenario.coverage)
+            .collect();
+        let unreached: Vec<String> = declared
+            .into_iter()
+            .filter(|mark| !self.marks.contains_key(*mark))
+            .cloned()
+            .collect();
+        let _ = writeln!(
+            out,
+            "  declared marks never reached: {}",
+            list_or_none(&unreached)
+        );
+        for (name, missing) in self.vacuous(config) {
+            let _ = writeln!(out, "VACUOUS scenario={name} missing={}", missing.join(","));
+        }
+        for (scenario, tally) in config.scenarios.iter().zip(&self.scenarios) {
+            if tally.seeds == 0 {
+                let _ = writeln!(
+                    out,
+                    "NOT RUN scenario={} (the soak ended before its turn)",
+                    scenario.scenario.name
+                );
+            }
+        }
+        out
+    }
+
+    /// The final line: `soak seeds=N failures=F seeds_per_min=X sim_s_per_wall_s=Y` followed
+    /// by `safety=… liveness=… panics=… vacuous=… wall_s=…`; keys never change or move.
+    pub fn final_line(&self, config: &SoakConfig, wall: Duration) -> String {
+        let wall_s = wall.as_secs_f64().max(1e-9);
+        format!(
+            "soak seeds={} failures={} seeds_per_min={:.1} sim_s_per_wall_s={:.1} safety={} liveness={} panics={} vacuous={} wall_s={:.1}",
+            self.seeds,
+            self.failures(),
+            self.seeds as f64 * 60.0 / wall_s,
+            self.simulated_ms as f64 / 1000.0 / wall_s,
+            self.safety,
+            self.liveness,
+            self.panics,
+            self.vacuous(config).len(),
+            wall.as_secs_f64()
+        )
+    }
+}
+
+const TRANSITION_PREFIX: &str = "mirror-transition:";
+const FAULT_PREFIX: &str = "fault:";
+const MARK_GROUPS: [&str; 6] = [
+    "mirror state transitions",
+    "admin operations",
+    "faults injected (fault:KIND) and their effects",
+    "mirroring",
+    "cluster and clients",
+    "other",
+];
+
+/// The group (index into [`MARK_GROUPS`]) a mark is reported under.
+fn mark_group(mark: &str) -> usize {
+    if mark.starts_with(TRANSITION_PREFIX) {
+        0
+    } else if mark.starts_with("admin-op-") {
+        1
+    } else if mark.starts_with(FAULT_PREFIX)
+        || matches!(
+            mark,
+            "node-killed"
+                | "node-restarted"
+                | "node-paused"
+                | "node-isolated"
+                | "network-partitioned"
+                | "disk-torn"
+                | "unflushed-lost"
+        )
+    {
+        2
+    } else if mark.starts_with("mirror-")
+        || matches!(mark, "records-deleted" | "topic-admin-forwarded")
+    {
+        3
+    } else if matches!(
+        mark,
+        "leader-elected"
+            | "isr-changed"
+            | "coordinator-loaded"
+            | "follower-truncated"
+            | "follower-high-watermark-lowered"
+            | "group-offset-committed"
+            | "group-offset-admin-reset"
+            | "producer-epoch-bumped"
+    ) {
+        4
+    } else {
+        5
+    }
+}
+
+/// Every legal change of state of a mirror partition, as its coverage mark.
+fn legal_transitions() -> Vec<String> {
+    let mut marks = Vec::new();
+    for from in MirrorState::ALL {
+        for to in MirrorState::ALL {
+            if from != to && is_valid_transition(from, to) {
+                marks.push(format!("{TRANSITION_PREFIX}{from}->{to}"));
+            }
+        }
+    }
+    marks
+}
+
+fn list_or_none(items: &[String]) -> String {
+    if items.is_empty() {
+        "none".to_owned()
+    } else {
+        items.join(" ")
+    }
+}
+
+/// What the driver tells its caller while a soak runs.
+pub trait Observer {
+    /// A seed finished; `failure` is its report when it failed. `summary` already counts it.
+    fn seed_done(&mut self, outcome: &SeedOutcome, failure: Option<&Failure>, summary: &Summary);
+    /// Called about every [`Observer::tick_interval`] while seeds run.
+    fn tick(&mut self, _summary: &Summary, _elapsed: Duration) {}
+    /// How often [`Observer::tick`] is called.
+    fn tick_interval(&self) -> Duration {
+        Duration::from_millis(500)
+    }
+}
+
+/// Runs the soak: `config.jobs` worker threads claim work items in order until the stop
+/// condition holds, each seed running `runner` in a fresh thread (a panic there is caught and
+/// becomes a failure). Returns the summary and the wall time.
+pub fn soak<R>(config: &SoakConfig, runner: R, observer: &mut dyn Observer) -> (Summary, Duration)
+where
+    R: Fn(&Scenario, &RunOptions) -> RunReport + Sync,
+{
+    let start = Instant::now();
+    // A budget too long for the clock is no budget.
+    let deadline = config.stop.duration.and_then(|d| start.checked_add(d));
+    let next = AtomicU64::new(0);
+    let exhausted = AtomicBool::new(false);
+    let mut summary = Summary::new(config);
+    if config.scenarios.is_empty() {
+        return (summary, start.elapsed());
+    }
+    let (sender, receiver) = mpsc::channel::<SeedOutcome>();
+    std::thread::scope(|scope| {
+        for worker in 0..config.jobs.max(1) {
+            let sender = sender.clone();
+            let (next, exhausted, runner) = (&next, &exhausted, &runner);
+            let spawned = std::thread::Builder::new()
+                .name(format!("soak-worker-{worker}"))
+                .spawn_scoped(scope, move || loop {
+                    if exhausted.load(Ordering::SeqCst)
+                        || deadline.is_some_and(|deadline| Instant::now() >= deadline)
+                    {
+                        break;
+                    }
+                    let index = next.fetch_add(1, Ordering::SeqCst);
+                    if config.stop.seeds.is_some_and(|max| index >= max) {
+                        break;
+                    }
+                    let Some((scenario, seed)) = config.item(index) else {
+                        exhausted.store(true, Ordering::SeqCst);
+                        break;
+                    };
+                    let result = run_seed(config, runner, scenario, seed);
+                    let outcome = SeedOutcome {
+                        index,
+                        scenario,
+                        seed,
+                        result,
+                    };
+                    if sender.send(outcome).is_err() {
+                        break;
+                    }
+                });
+            if let Err(error) = spawned {
+                eprintln!("mirrorsim soak: cannot start worker {worker}: {error}");
+            }
+        }
+        drop(sender);
+        let interval = observer.tick_interval();
+        let mut last_tick = Instant::now();
+        loop {
+            let wait = interval.saturating_sub(last_tick.elapsed());
+            match receiver.recv_timeout(wait) {
+                Ok(outcome) => {
+                    summary.record(&outcome);
+                    let failure = failure_of(config, &outcome);
+                    observer.seed_done(&outcome, failure.as_ref(), &summary);
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+            if last_tick.elapsed() >= interval {
+                last_tick = Instant::now();
+                observer.tick(&summary, start.elapsed());
+            }
+        }
+    });
+    (summary, start.elapsed())
+}
+
+/// Runs one seed in a fresh thread (a fresh thread per runtime keeps every per-thread state,
+/// such as std's hash keys, as `mirrorsim run` has it) and catches a panic there.
+fn run_seed<R>(config: &SoakConfig, runner: &R, scenario: usize, seed: u64) -> SeedResult
+where
+    R: Fn(&Scenario, &RunOptions) -> RunReport + Sync,
+{
+    let options = RunOptions {
+        seed,
+        broken: config.broken.clone(),
+        trace: false,
+    };
+    let body = || runner(&config.scenarios[scenario].scenario, &options);
+    let joined = std::thread::scope(|scope| {
+        match std::thread::Builder::new()
+            .name(format!("seed-{seed}"))
+            .stack_size(SEED_THREAD_STACK)
+            .spawn_scoped(scope, body)
+        {
+            Ok(handle) => handle.join(),
+            // No thread to be had: run here instead, still catching a panic.
+            Err(_) => std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)),
+        }
+    });
+    match joined {
+        Ok(report) => SeedResult::Finished(Box::new(report)),
+        Err(payload) => SeedResult::Panicked(panic_message(payload.as_ref())),
+    }
+}
+
+/// The text of a panic payload.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(text) = payload.downcast_ref::<&str>() {
+        (*text).to_owned()
+    } else if let Some(text) = payload.downcast_ref::<String>() {
+        text.clone()
+    } else {
+        "a panic with a non-text payload".to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse_with_units() {
+        assert_eq!(parse_duration("90s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("10m"), Ok(Duration::from_secs(600)));
+        assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3_600)));
+        assert_eq!(parse_duration("1h30m"), Ok(Duration::from_secs(5_400)));
+        assert_eq!(parse_duration(" 2m5s "), Ok(Duration::from_secs(125)));
+    }
+
+    #[test]
+    fn bad_durations_are_refused_with_a_reason() {
+        for (text, why) in [
+            ("", "empty"),
+            ("10", "needs a unit"),
+            ("10d", "unknown unit `d`"),
+            ("m", "without a number"),
+            ("0s", "longer than zero"),
+            ("-5m", "unknown unit `-`"),
+            ("1.5m", "unknown unit `.`"),
+            ("99999999999999999999s", "too large"),
+            ("9999999999999999h", "too long"),
+        ] {
+            let error = parse_duration(text).expect_err(text);
+            assert!(error.contains(why), "{text}: {error}");
+            assert!(error.contains("examples"), "{text}: {error}");
+        }
+    }
+
+    #[test]
+    fn durations_format_as_they_parse() {
+        for seconds in [1, 45, 60, 120, 3_600, 5_400, 3_725] {
+            let duration = Duration::from_secs(seconds);
+            assert_eq!(parse_duration(&format_duration(duration)), Ok(duration));
+        }
+        assert_eq!(format_duration(Duration::from_secs(120)), "2m");
+    }
+
+    #[test]
+    fn shards_parse_and_validate() {
+        assert_eq!(Shard::parse("1/1"), Ok(Shard::WHOLE));
+        assert_eq!(Shard::parse("3/4"), Ok(Shard { index: 3, count: 4 }));
+        for (text, why) in [
+            ("0/4", "1..=N"),
+            ("5/4", "1..=N"),
+            ("1/0", "at least 1"),
+            ("1", "no `/`"),
+            ("a/4", "K is not"),
+            ("1/b", "N is not"),
+            ("-1/4", "K is not"),
+        ] {
+            let error = Shard::parse(text).expect_err(text);
+            assert!(error.contains(why), "{text}: {error}");
+        }
+    }
+
+    #[test]
+    fn shards_split_the_seed_space_without_overlap_or_gaps() {
+        for base in [0u64, 1, 7, 1_000_003] {
+            let count = 3;
+            let mut seen = BTreeMap::new();
+            for index in 1..=count {
+                let shard = Shard { index, count };
+                let sequence = SeedSequence::new(base, shard);
+                for item in 0..50 {
+                    let seed = sequence.seed(item).expect("in range");
+                    assert!(shard.owns(seed), "{seed} in {shard}");
+                    assert!(seed >= base);
+                    assert_eq!(seed % count, index - 1);
+                    assert!(seen.insert(seed, shard).is_none(), "{seed} twice");
+                }
+            }
+            // Together the shards cover every seed from the base on.
+            for seed in base..base + 150 {
+                assert!(seen.contains_key(&seed), "{seed} not covered from {base}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_single_shard_runs_consecutive_seeds_from_the_base() {
+        let sequence = SeedSequence::new(41, Shard::WHOLE);
+        let seeds: Vec<u64> = (0..4).filter_map(|i| sequence.seed(i)).collect();
+        assert_eq!(seeds, vec![41, 42, 43, 44]);
+    }
+
+    #[test]
+    fn the_seed_space_ends_without_overflow() {
+        let sequence = SeedSequence::new(u64::MAX - 1, Shard::WHOLE);
+        assert_eq!(sequence.seed(0), Some(u64::MAX - 1));
+        assert_eq!(sequence.seed(1), Some(u64::MAX));
+        assert_eq!(sequence.seed(2), None);
+        let sequence = SeedSequence::new(u64::MAX, Shard { index: 1, count: 2 });
+        assert_eq!(
+            sequence.seed(0),
+            None,
+            "u64::MAX is odd; the next even seed overflows"
+        );
+    }
+
+    #[test]
+    fn every_legal_transition_mark_is_well_formed() {
+        let marks = legal_transitions();
+        assert!(marks.contains(&"mirror-transition:MIRRORING->STOPPING".to_owned()));
+        assert!(marks.contains(&"mirror-transition:UNKNOWN->PREPARING".to_owned()));
+        assert!(!marks.contains(&"mirror-transition:STOPPED->MIRRORING".to_owned()));
+        assert!(marks.iter().all(|m| mark_group(m) == 0));
+    }
+
+    #[test]
+    fn marks_are_grouped() {
+        assert_eq!(mark_group("admin-op-refused"), 1);
+        assert_eq!(mark_group("fault:kill"), 2);
+        assert_eq!(mark_group("network-partitioned"), 2);
+        assert_eq!(mark_group("mirror-append"), 3);
+        assert_eq!(mark_group("leader-elected"), 4);
+        assert_eq!(mark_group("something-new"), 5);
+    }
+}
