@@ -122,9 +122,6 @@ pub struct MirrorChecks {
     /// (destination cluster, partition) → end offset (exclusive) and greatest leader epoch of
     /// the mirrored data.
     mirrored: BTreeMap<(ClusterIndex, TopicPartition), (i64, i32)>,
-    /// (destination cluster, partition) → the greatest end (exclusive) of any mirrored append,
-    /// never lowered by truncations.
-    mirrored_max_end: BTreeMap<(ClusterIndex, TopicPartition), i64>,
     /// (node, incarnation, partition) → where a STOPPED log's mirrored data ends on that
     /// broker, and the offset from which its local batches are still to be checked.
     stopped_scanned: BTreeMap<(NodeId, u64, TopicPartition), (i64, i64)>,
@@ -159,11 +156,6 @@ impl MirrorChecks {
                     .or_insert((0, -1));
                 *end = (*end).max(last_offset + 1);
                 *epoch = (*epoch).max(appended_epoch);
-                let max_end = self
-                    .mirrored_max_end
-                    .entry((view.cluster, topic_partition.clone()))
-                    .or_insert(0);
-                *max_end = (*max_end).max(last_offset + 1);
                 self.pending.push(MirroredAppend {
                     node,
                     topic_partition: topic_partition.clone(),
@@ -352,15 +344,7 @@ impl MirrorChecks {
                     );
                 }
                 let (boundary, scanned) = self.stopped_scanned.entry(key).or_insert_with(|| {
-                    let max_end = self.mirrored_max_end[&(view.cluster, topic_partition.clone())];
-                    let boundary = mirrored_boundary(
-                        controllers,
-                        brokers,
-                        view,
-                        topic_partition,
-                        &partition.log,
-                        (mirrored.0, max_end),
-                    );
+                    let boundary = mirrored_boundary(&partition.log, mirrored.0);
                     (boundary, boundary)
                 });
                 out.extend(check_stopped(
@@ -1108,52 +1092,21 @@ fn source_cluster(view: &BrokerView<'_>, topic: &str) -> Option<ClusterIndex> {
     Some(parse_bootstrap_servers(bootstrap).ok()?.first()?.cluster())
 }
 
-/// Where the mirrored data of a STOPPED log on one broker ends: at its last MIRROR_PID_RESET
-/// (the one its own stop wrote). Without one (a broken switch skipped it), from `lower_bound` (the
-/// mirrored data every replica kept, after the lowest mirroring truncation anywhere) up to
-/// `max_end` (the end of everything ever mirrored into the cluster), the batches
-/// byte-identical to the source's current leader's at the same offset are mirrored data too.
-/// A truncation by one leader lowers the cluster-wide bound, but a later leader that never
-/// saw it (the first leader's truncation was lost with it) keeps mirrored batches above it,
-/// and they are not local writes (`failover_under_faults` seed 1026). Above `max_end` a batch
-/// equal to the source's is this cluster's own write that the source mirrored back (failback).
+/// Where the mirrored data of a STOPPED leader's log ends: at its last MIRROR_PID_RESET, the
+/// one its own stop wrote (resets mirrored in by a failback come earlier). The cluster-wide
+/// end of mirrored data (`lower_bound`, lowered by any replica's mirroring truncation) is no
+/// help when this leader had less, or more, mirrored data than another replica that died
+/// (`fan_out` seed 7000, `failover_under_faults` seeds 1026 and 7575123); it is used only for a
+/// log without a reset (a broken switch skipped it).
 fn mirrored_boundary(
-    controllers: &[ControllerView<'_>],
-    brokers: &[BrokerView<'_>],
-    view: &BrokerView<'_>,
-    topic_partition: &TopicPartition,
     log: &mirrorsim::log::PartitionLog<mirrorsim::broker::MemoryDirDisk>,
-    (lower_bound, max_end): (i64, i64),
+    lower_bound: i64,
 ) -> i64 {
-    // A STOPPED leader's own stop wrote the last MIRROR_PID_RESET of its log: what comes
-    // before it is mirrored, what comes after is local (resets mirrored in from a failback
-    // come earlier). The cluster-wide bounds are no help when this leader had less mirrored
-    // data than a predecessor that died (fan_out seed 7000).
-    if let Some(reset) = log
-        .batches_from(log.log_start_offset())
+    log.batches_from(log.log_start_offset())
         .filter(|batch| batch.is_mirror_pid_reset())
         .map(|batch| batch.base_offset())
         .last()
-    {
-        return reset;
-    }
-    let source_log = source_cluster(view, &topic_partition.topic)
-        .and_then(|source| current_leader(controllers, brokers, source, topic_partition));
-    let Some((_, source_log)) = source_log else {
-        return lower_bound;
-    };
-    let mut boundary = lower_bound;
-    for batch in log
-        .batches_from(lower_bound)
-        .take_while(|batch| batch.base_offset() < max_end)
-    {
-        let original = source_log.batches_from(batch.base_offset()).next();
-        if original.is_none_or(|original| original.bytes() != batch.bytes()) {
-            break;
-        }
-        boundary = batch.next_offset();
-    }
-    boundary
+        .unwrap_or(lower_bound)
 }
 
 /// INV-5 and INV-6 on a STOPPED partition whose mirrored data ends at `mirrored.0` with

@@ -377,6 +377,30 @@ fn a_replica_outside_the_isr_during_a_full_truncation_diverges_unless_every_repl
 }
 
 #[test]
+fn broken_mirror_topic_admin_forwarding_while_mirroring_is_caught() {
+    // The same switch without the DeleteRecords ops, so that what is caught is a DeleteTopics
+    // or CreatePartitions forwarded while orders' committed mirror state is not STOPPED (the
+    // controller then refuses it, but the broker's check was skipped).
+    use mirrorsim_sim::scenario::AdminOpKind;
+    let mut scenario = load("mirror_topic_admin");
+    scenario
+        .admin
+        .retain(|op| op.kind() != AdminOpKind::DeleteRecords);
+    let found = (0..10).find_map(|seed| {
+        let options = RunOptions {
+            seed,
+            broken: vec![BrokenSwitch::MirrorTopicAdminUnchecked],
+            trace: false,
+        };
+        run(&scenario, &options)
+            .violations
+            .into_iter()
+            .find(|v| v.invariant == "read-only-until-stopped" && v.detail.contains("forwarded"))
+    });
+    assert!(found.is_some(), "no seed in 0..10 caught a forwarded topic admin");
+}
+
+#[test]
 fn broken_mirror_offset_sync_without_the_clamp_is_caught_within_ten_seeds() {
     // The sync copies a's committed offsets as they are: while b's orders-0 leader is cut off
     // from a, a's consumers commit beyond anything b holds.
