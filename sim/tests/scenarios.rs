@@ -397,7 +397,10 @@ fn broken_mirror_topic_admin_forwarding_while_mirroring_is_caught() {
             .into_iter()
             .find(|v| v.invariant == "read-only-until-stopped" && v.detail.contains("forwarded"))
     });
-    assert!(found.is_some(), "no seed in 0..10 caught a forwarded topic admin");
+    assert!(
+        found.is_some(),
+        "no seed in 0..10 caught a forwarded topic admin"
+    );
 }
 
 #[test]
