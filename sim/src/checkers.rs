@@ -36,12 +36,14 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
-use mirrorsim::broker::{Broker, BrokerEvent, MemoryDirDisk, MemoryStorage, Role};
+use mirrorsim::broker::{
+    Broker, BrokerEvent, MemoryDirDisk, MemoryStorage, Role, TruncationReason,
+};
 use mirrorsim::controller::Controller;
 use mirrorsim::log::PartitionLog;
 use mirrorsim::protocol::{BrokerId, ClusterIndex, NodeId, TopicPartition};
 
-use crate::workload::{parse_value, History, RecordId};
+use crate::workload::{parse_value, History, PollRecord, RecordId};
 
 /// A broken invariant.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -145,11 +147,14 @@ pub struct Checkers {
     pub marks_first_ms: BTreeMap<String, i64>,
     /// The KIP-1279 checks.
     mirror: crate::mirror_checks::MirrorChecks,
-    /// Mirroring truncations per (cluster, partition): (time, offset truncated to). Records
+    /// Mirroring truncations per (cluster, partition): (time, offset truncated to, why). Records
     /// sent before one of them at or above its offset were dropped by design (a failback
     /// drops the old primary's unmirrored writes), not lost.
-    mirror_truncations: BTreeMap<(ClusterIndex, TopicPartition), Vec<(i64, i64)>>,
+    mirror_truncations: BTreeMap<(ClusterIndex, TopicPartition), Vec<MirrorTruncation>>,
 }
+
+/// A mirroring truncation: (checker time, offset truncated to, why).
+type MirrorTruncation = (i64, i64, TruncationReason);
 
 impl Checkers {
     /// Records a coverage mark.
@@ -164,11 +169,12 @@ impl Checkers {
         cluster: ClusterIndex,
         topic_partition: &TopicPartition,
         to_offset: i64,
+        reason: TruncationReason,
     ) {
         self.mirror_truncations
             .entry((cluster, topic_partition.clone()))
             .or_default()
-            .push((time_ms, to_offset));
+            .push((time_ms, to_offset, reason));
         if let Some(records) = self
             .durable_acked
             .get_mut(&(cluster, topic_partition.clone()))
@@ -187,7 +193,40 @@ impl Checkers {
             .is_some_and(|truncations| {
                 truncations
                     .iter()
-                    .any(|(time_ms, to)| send.sent_ms <= *time_ms && offset >= *to)
+                    .any(|(time_ms, to, _)| send.sent_ms <= *time_ms && offset >= *to)
+            })
+    }
+
+    /// Whether a truncation that may legally cut what `consumer` read in `poll` came at or
+    /// below its offset at or after the read, so the final log may hold other data there:
+    /// - any mirroring truncation, when the record was written on the consumer's own cluster:
+    ///   a failback drops the old primary's writes since it stopped, which its consumers may
+    ///   have read (KIP-1279 §failback; the cut comes from the last-mirrored-epoch lookup or the
+    ///   first mirror fetch's diverging epoch);
+    /// - STOPPING's cut to the last stable offset, for a READ_UNCOMMITTED consumer, which may
+    ///   have read the open transactions it drops.
+    ///
+    /// A record the cluster mirrored in is never excused otherwise: the mirror copies only what
+    /// the source committed, which a clean source never rewrites. That is how chain seed
+    /// 10022's lost committed records were caught.
+    fn rewritten_by_mirroring(
+        &self,
+        consumer: NodeId,
+        read_committed: bool,
+        poll: &PollRecord,
+    ) -> bool {
+        let cluster = consumer.cluster();
+        let local_write = cluster_of_value(&poll.value) == cluster;
+        let legal = |reason: &TruncationReason| match reason {
+            TruncationReason::MirrorStopAtLastStableOffset => local_write || !read_committed,
+            _ => local_write,
+        };
+        self.mirror_truncations
+            .get(&(cluster, poll.topic_partition.clone()))
+            .is_some_and(|truncations| {
+                truncations.iter().any(|(time_ms, to, reason)| {
+                    poll.received_ms <= *time_ms && poll.offset >= *to && legal(reason)
+                })
             })
     }
 
@@ -260,6 +299,7 @@ impl Checkers {
                             view.cluster,
                             &topic_partition,
                             to_log_end_offset,
+                            reason,
                         );
                     }
                     // A reported truncation may lower the high watermark and rewrite the tail.
@@ -731,8 +771,30 @@ impl Checkers {
             controllers,
             brokers,
         };
-        let mut out = check_polls(time_ms, &logs, history);
-        out.extend(check_delivered_records(time_ms, &logs, history));
+        let (mut out, rewritten_reads) = {
+            let rewritten = |consumer: NodeId, poll: &PollRecord| {
+                self.rewritten_by_mirroring(
+                    consumer,
+                    history.read_committed.contains(&consumer),
+                    poll,
+                )
+            };
+            let rewritten_reads = history
+                .polls
+                .iter()
+                .flat_map(|((consumer, _), polls)| polls.iter().map(move |poll| (*consumer, poll)))
+                .filter(|(consumer, poll)| rewritten(*consumer, poll))
+                .count();
+            let mut out = check_polls(time_ms, &logs, history, &rewritten);
+            out.extend(check_delivered_records(time_ms, &logs, history, &rewritten));
+            (out, rewritten_reads)
+        };
+        if rewritten_reads > 0 {
+            *self
+                .marks
+                .entry("read-rewritten-by-mirroring".into())
+                .or_default() += rewritten_reads as u64;
+        }
         out.extend(check_transaction_atomicity(time_ms, &logs, history));
         let mut full = Vec::new();
         self.check_acked_durable(time_ms, controllers, brokers, history, true, &mut full);
@@ -864,7 +926,7 @@ impl Checkers {
                 detail: format!(
                     "{unresolved} sends neither acknowledged nor failed after healing; first: {producer}#{incarnation} {:?} sent at {} ms",
                     first.value,
-                    first.sent_ms - crate::world::EPOCH_MS
+                    first.sent_ms
                 ),
                 time_ms,
             });
@@ -1130,8 +1192,14 @@ fn scan_new_records(
 /// Jepsen's consumer checks over the recorded polls: what a consumer read at an offset is what
 /// the log holds there (`inconsistent-offsets`), its reads of a partition never go back unless
 /// it was repositioned (`nonmonotonic-poll`), and never jump over a record it should have
-/// received (`skipped-poll`).
-fn check_polls(time_ms: i64, logs: &dyn LeaderLogs, history: &History) -> Vec<Violation> {
+/// received (`skipped-poll`). A read whose offset a later mirroring truncation rewrote
+/// (`rewritten`) is not compared with the final log.
+fn check_polls(
+    time_ms: i64,
+    logs: &dyn LeaderLogs,
+    history: &History,
+    rewritten: &RewrittenByMirroring<'_>,
+) -> Vec<Violation> {
     let mut out = Vec::new();
     for ((consumer, _incarnation), polls) in &history.polls {
         let mut last: BTreeMap<&TopicPartition, i64> = BTreeMap::new();
@@ -1139,7 +1207,7 @@ fn check_polls(time_ms: i64, logs: &dyn LeaderLogs, history: &History) -> Vec<Vi
             let cluster = consumer.cluster();
             let previous = last.insert(&poll.topic_partition, poll.offset);
             if let Some(log) = logs.leader_log(cluster, &poll.topic_partition) {
-                if poll.offset < log.high_watermark() {
+                if poll.offset < log.high_watermark() && !rewritten(*consumer, poll) {
                     let found = record_value_at(log, poll.offset);
                     if found.as_deref() != Some(poll.value.as_str()) {
                         out.push(Violation {
@@ -1189,6 +1257,10 @@ fn check_polls(time_ms: i64, logs: &dyn LeaderLogs, history: &History) -> Vec<Vi
     }
     out
 }
+
+/// Whether a mirroring truncation legally rewrote the log where a consumer read a record,
+/// after it read it (see `Checkers::rewritten_by_mirroring`).
+type RewrittenByMirroring<'a> = dyn Fn(NodeId, &PollRecord) -> bool + 'a;
 
 /// Where the history checks find the current leader's log of a partition.
 pub trait LeaderLogs {
@@ -1258,11 +1330,13 @@ fn transaction_outcomes(log: &PartitionLog<MemoryDirDisk>) -> BTreeMap<i64, (i64
 }
 
 /// No consumer received control records; READ_COMMITTED consumers received no aborted or open
-/// transactional data.
+/// transactional data. Judged on the final log, so reads that a later mirroring truncation
+/// rewrote are skipped.
 fn check_delivered_records(
     time_ms: i64,
     logs: &dyn LeaderLogs,
     history: &History,
+    rewritten: &RewrittenByMirroring<'_>,
 ) -> Vec<Violation> {
     let mut out = Vec::new();
     let mut outcomes: BTreeMap<(ClusterIndex, TopicPartition), BTreeMap<i64, (i64, TxnOutcome)>> =
@@ -1271,6 +1345,9 @@ fn check_delivered_records(
         let cluster = consumer.cluster();
         let read_committed = history.read_committed.contains(consumer);
         for poll in polls {
+            if rewritten(*consumer, poll) {
+                continue;
+            }
             let Some(log) = logs.leader_log(cluster, &poll.topic_partition) else {
                 continue;
             };
@@ -1473,7 +1550,12 @@ mod tests {
             offset,
             value: value.into(),
             after_reset: false,
+            received_ms: 0,
         }
+    }
+
+    fn never_rewritten(_: NodeId, _: &PollRecord) -> bool {
+        false
     }
 
     #[test]
@@ -1490,15 +1572,15 @@ mod tests {
         let mut history = History::default();
         history.polls.insert((CONSUMER, 1), vec![poll(&tp, 0, "x")]);
         // READ_UNCOMMITTED may read aborted data.
-        assert!(check_delivered_records(0, &logs, &history).is_empty());
+        assert!(check_delivered_records(0, &logs, &history, &never_rewritten).is_empty());
         // READ_COMMITTED may not.
         history.read_committed.insert(CONSUMER);
-        let found = check_delivered_records(0, &logs, &history);
+        let found = check_delivered_records(0, &logs, &history, &never_rewritten);
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].invariant, "read-committed");
         // Nobody may receive the marker.
         history.polls.insert((CONSUMER, 1), vec![poll(&tp, 1, "")]);
-        let found = check_delivered_records(0, &logs, &history);
+        let found = check_delivered_records(0, &logs, &history, &never_rewritten);
         assert_eq!(found[0].invariant, "no-control-records-delivered");
     }
 
@@ -1820,7 +1902,7 @@ mod tests {
         let invariants = |polls: Vec<crate::workload::PollRecord>| {
             let mut history = History::default();
             history.polls.insert((CONSUMER, 1), polls);
-            check_polls(0, &logs, &history)
+            check_polls(0, &logs, &history, &never_rewritten)
                 .into_iter()
                 .map(|v| v.invariant)
                 .collect::<Vec<_>>()
@@ -1847,6 +1929,73 @@ mod tests {
         let mut reset = poll(&tp, 0, "v0");
         reset.after_reset = true;
         assert!(invariants(vec![poll(&tp, 1, "v1"), reset]).is_empty());
+    }
+
+    #[test]
+    fn reads_a_later_failback_truncation_rewrote_are_excused_and_only_those() {
+        let tp = TopicPartition::new("t", 0);
+        // The final log of cluster a after a truncation rewrote everything from offset 1.
+        let logs = FixedLogs(BTreeMap::from([(
+            tp.clone(),
+            log_with(&[
+                (plain_batch("a-v0"), AppendOrigin::Client),
+                (plain_batch("b-mirrored"), AppendOrigin::Client),
+            ]),
+        )]));
+        // a's own write and a record mirrored in from b, both read at offset 1.
+        let local = "a-producer-1/1/t-0/1/x";
+        let mirrored = "b-producer-1/1/t-0/1/x";
+        let read = |offset, value: &str, received_ms| {
+            let mut record = poll(&tp, offset, value);
+            record.received_ms = received_ms;
+            record
+        };
+        let invariants = |reason, read_committed, polls: Vec<PollRecord>| {
+            let mut checkers = Checkers::default();
+            checkers.note_mirror_truncation(5_000, ClusterIndex(0), &tp, 1, reason);
+            let rewritten = |consumer: NodeId, poll: &PollRecord| {
+                checkers.rewritten_by_mirroring(consumer, read_committed, poll)
+            };
+            let mut history = History::default();
+            history.polls.insert((CONSUMER, 1), polls);
+            let mut found = check_polls(0, &logs, &history, &rewritten);
+            found.extend(check_delivered_records(0, &logs, &history, &rewritten));
+            found.into_iter().map(|v| v.invariant).collect::<Vec<_>>()
+        };
+        let diverging = TruncationReason::MirrorDivergingEpoch;
+        let before = |value| vec![read(0, "a-v0", 4_000), read(1, value, 4_000)];
+        // a's own write, read before a failback cut it: the log was rewritten there by design.
+        assert!(invariants(diverging, true, before(local)).is_empty());
+        assert!(invariants(
+            TruncationReason::MirrorLastMirroredEpoch,
+            true,
+            before(local)
+        )
+        .is_empty());
+        // The same read after the cut is a real inconsistency.
+        assert_eq!(
+            invariants(diverging, true, vec![read(1, local, 6_000)]),
+            vec!["inconsistent-offsets"]
+        );
+        // So is a read below the cut, whenever it happened.
+        assert_eq!(
+            invariants(diverging, true, vec![read(0, local, 4_000)]),
+            vec!["inconsistent-offsets"]
+        );
+        // A mirrored record was committed at its source, which never rewrites it: a cut of it
+        // while mirroring is lost committed data, never excused.
+        assert_eq!(
+            invariants(diverging, false, before(mirrored)),
+            vec!["inconsistent-offsets"]
+        );
+        // STOPPING's cut to the LSO drops only open transactions, which READ_UNCOMMITTED
+        // consumers may have read and READ_COMMITTED ones may not.
+        let stop = TruncationReason::MirrorStopAtLastStableOffset;
+        assert!(invariants(stop, false, before(mirrored)).is_empty());
+        assert_eq!(
+            invariants(stop, true, before(mirrored)),
+            vec!["inconsistent-offsets"]
+        );
     }
 
     #[test]

@@ -82,7 +82,8 @@ pub struct SendRecord {
     pub topic_partition: TopicPartition,
     /// The value sent.
     pub value: String,
-    /// Simulated time of the send.
+    /// When it was sent, on the simulation's clock (ms since the run started, the checkers'
+    /// clock; not the producer's possibly skewed local clock).
     pub sent_ms: i64,
     /// Offset once acknowledged.
     pub acked_offset: Option<i64>,
@@ -115,11 +116,17 @@ pub struct PollRecord {
     pub value: String,
     /// Whether the consumer was repositioned right before this record.
     pub after_reset: bool,
+    /// When the consumer received it, on the simulation's clock (see [`History::clock_ms`]).
+    pub received_ms: i64,
 }
 
 /// Everything the workloads did.
 #[derive(Debug, Clone, Default)]
 pub struct History {
+    /// The simulation's clock (ms since the run started, the checkers' clock) when the
+    /// workloads record: the world sets it before each workload step, so sends and polls are
+    /// stamped on the same clock as the checkers' events whatever the nodes' clock skew.
+    pub clock_ms: i64,
     /// Sends by (producer, incarnation, handle).
     pub sends: BTreeMap<(NodeId, u64, u64), SendRecord>,
     /// Records received, per consumer (and incarnation), in arrival order.
@@ -304,7 +311,7 @@ impl ProducerWorkload {
                 SendRecord {
                     topic_partition,
                     value,
-                    sent_ms: now_ms,
+                    sent_ms: history.clock_ms,
                     acked_offset: None,
                     failed: None,
                     transaction: None,
@@ -442,7 +449,7 @@ impl TransactionalWorkload {
                 SendRecord {
                     topic_partition,
                     value,
-                    sent_ms: now_ms,
+                    sent_ms: history.clock_ms,
                     acked_offset: None,
                     failed: None,
                     transaction: Some(number),
@@ -574,6 +581,7 @@ impl ConsumerWorkload {
                 topic_partition,
                 records,
             } => {
+                let clock_ms = history.clock_ms;
                 let polls = history
                     .polls
                     .entry((self.node_id, self.incarnation))
@@ -590,6 +598,7 @@ impl ConsumerWorkload {
                         offset: record.offset,
                         value,
                         after_reset,
+                        received_ms: clock_ms,
                     });
                     after_reset = false;
                 }

@@ -460,6 +460,7 @@ pub async fn run_node(
 /// Runs the workload hooks and collects a node's outbox and next deadline.
 fn step_outputs(node: NodeId, shared: &Shared, slot: &Mutex<Slot>) -> (Vec<Envelope>, Option<i64>) {
     let now = shared.now_ms(node);
+    lock(&shared.history).clock_ms = shared.elapsed_ms();
     let mut slot = lock(slot);
     let Some(state) = slot.state.as_mut() else {
         return (Vec::new(), None);

@@ -32,6 +32,7 @@ const SCENARIOS: &[&str] = &[
     "pause_resume",
     "delete_mirror",
     "transactions_at_failover",
+    "failback_too_early",
 ];
 
 fn repository_root() -> PathBuf {
@@ -274,21 +275,86 @@ fn failover_finishes_while_the_source_is_unreachable() {
             stopped_at.is_some_and(|at| (5_000..12_000).contains(&at)),
             "seed {seed}: first STOPPED at {stopped_at:?} ms, not while a was cut off"
         );
-        // The describe at 11 s, a still cut off: both partitions STOPPED with their last
-        // mirrored epoch, no lag.
+        // The describe at 11 s, a still cut off: orders' partitions STOPPED with their last
+        // mirrored epoch, no lag; audit, added after the cut and stopped while PREPARING,
+        // STOPPED with nothing mirrored.
         let describe = report
             .admin
             .iter()
             .find(|record| record.op.kind.name() == "describe_mirror")
             .and_then(|record| record.outcome.clone())
             .expect("the describe finished");
-        assert_eq!(describe.described.len(), 2, "seed {seed}: {describe:?}");
+        assert_eq!(describe.described.len(), 3, "seed {seed}: {describe:?}");
         for line in &describe.described {
-            assert!(
-                line.contains("=STOPPED(lag=-,lme=") && !line.ends_with("lme=-)"),
-                "seed {seed}: {line}"
-            );
+            let expected = if line.starts_with("audit-0=") {
+                line == "audit-0=STOPPED(lag=-,lme=-1@0)"
+            } else {
+                line.contains("=STOPPED(lag=-,lme=") && !line.contains("lme=-")
+            };
+            assert!(expected, "seed {seed}: {line}");
         }
+        assert!(
+            report
+                .marks
+                .contains_key("mirror-transition:PREPARING->STOPPING"),
+            "seed {seed}: {:?}",
+            report.marks
+        );
+    }
+}
+
+#[test]
+fn a_failback_started_too_early_fails_until_the_failover_and_can_be_taken_back() {
+    // failback_too_early: a adds orders and events to its reverse mirror at 3 s while b still
+    // mirrors both from a. The source refuses the last-mirrored-epoch lookup, so a's
+    // partitions are FAILED (or between retries, PREPARING) at 4.5 s. events is removed at
+    // 5 s and must stop from FAILED (before the fix a retry went back to PREPARING forever and
+    // the liveness check reported it); orders prepares and mirrors once b fails over at 6.5 s.
+    for seed in [31, 32] {
+        let report = run_seed("failback_too_early", seed, Vec::new());
+        assert_eq!(
+            report.verdict,
+            Verdict::Pass,
+            "seed {seed}: {:?}",
+            report.violations
+        );
+        let describe = report
+            .admin
+            .iter()
+            .find(|record| record.op.kind.name() == "describe_mirror")
+            .and_then(|record| record.outcome.clone())
+            .expect("the describe finished");
+        assert_eq!(describe.described.len(), 3, "seed {seed}: {describe:?}");
+        assert!(
+            describe
+                .described
+                .iter()
+                .all(|line| line.contains("=FAILED(") || line.contains("=PREPARING(")),
+            "seed {seed}: {describe:?}"
+        );
+        let count = |mark: &str| report.marks.get(mark).copied().unwrap_or(0);
+        let first = |mark: &str| report.marks_first_ms.get(mark).copied();
+        assert!(
+            count("mirror-transition:PREPARING->FAILED") > 0,
+            "seed {seed}"
+        );
+        // events leaves from FAILED, or from PREPARING when the removal lands between two
+        // retries (a retry's PREPARING lasts one lookup round trip, its FAILED 100 ms).
+        let stopped_from = ["FAILED", "PREPARING"]
+            .map(|from| first(&format!("mirror-transition:{from}->STOPPING")));
+        assert!(
+            stopped_from.iter().flatten().any(|at| *at >= 5_000),
+            "seed {seed}: {:?}",
+            report.marks
+        );
+        // b's three partitions and a's two orders partitions each started mirroring once.
+        assert_eq!(
+            count("mirror-transition:PREPARING->MIRRORING"),
+            5,
+            "seed {seed}"
+        );
+        // b's orders (failover) and a's events (taken back) stopped.
+        assert_eq!(count("mirror-stopped"), 3, "seed {seed}");
     }
 }
 

@@ -45,7 +45,13 @@
 //!   STOPPED at once, an ordinary writable partition.
 //! - **FAILED** retries after an exponential backoff (initial [`MIRROR_RETRY_BACKOFF_MS`],
 //!   doubling up to [`MIRROR_RETRY_BACKOFF_MAX_MS`]) to [`retry_target`] of the state it
-//!   failed in, unless non-retryable or after [`MIRROR_RETRY_MAX_ATTEMPTS`] attempts.
+//!   failed in, unless non-retryable or after [`MIRROR_RETRY_MAX_ATTEMPTS`] attempts. When its
+//!   topic has been removed from the mirror meanwhile, the retry goes to STOPPING instead,
+//!   retryable or not. The prototype retries the failed state and refuses StopMirrorTopics for
+//!   FAILED partitions; then a failback started too early (PREPARING refused because the
+//!   source still mirrors from here) can only wait, and a non-retryable partition can never
+//!   fail over. Like the prototype, entering PREPARING resets the retry count, so a PREPARING
+//!   that keeps failing retries at the initial backoff and never exhausts its attempts.
 //!
 //! Contract (source side): a LastMirroredEpochLookup from cluster X is answered −1 when no
 //! mirror of this cluster has X as its source or the topic is unknown here; otherwise the
@@ -657,6 +663,12 @@ impl<S: BrokerStorage> super::Broker<S> {
             return false;
         }
         let target = match decide(task.state, &desired) {
+            // A failover of a FAILED partition is honoured, whatever its retry budget: retrying
+            // the failed step first can fail forever (a PREPARING whose source still mirrors
+            // from here) and would keep the partition read-only after the operator removed it.
+            MirrorState::Failed if matches!(desired, DesiredState::Stopped { .. }) => {
+                MirrorState::Stopping
+            }
             MirrorState::Failed => {
                 if task.retry_attempt < 0 || task.retry_attempt >= MIRROR_RETRY_MAX_ATTEMPTS {
                     self.task_mut(topic_partition).step = Step::Idle;
