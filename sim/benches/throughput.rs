@@ -34,6 +34,7 @@ fn main() {
             &scenario,
             &RunOptions {
                 seed,
+                design: None,
                 broken: Vec::new(),
                 trace: false,
             },

@@ -84,6 +84,9 @@ struct SoakArgs {
     /// Stop after this many seeds (with --duration, whichever comes first).
     #[arg(long)]
     seeds: Option<u64>,
+    /// The KIP-1279 design variant for every run (default: each scenario's own).
+    #[arg(long)]
+    design: Option<String>,
     /// Test-only broken broker switches for every run (e.g. `ack-before-replication`).
     #[arg(long = "broken")]
     broken: Vec<String>,
@@ -96,9 +99,10 @@ struct RunArgs {
     /// The seed; a random one is chosen and printed when absent.
     #[arg(long)]
     seed: Option<u64>,
-    /// The design variant; only `seed` (the default) exists so far.
-    #[arg(long, default_value = "seed")]
-    design: String,
+    /// The KIP-1279 design variant (`seed`, `abort-markers`, `pid-rewrite`, …; default: the
+    /// scenario's `design`, else `seed`).
+    #[arg(long)]
+    design: Option<String>,
     /// Test-only broken broker switches (e.g. `ack-before-replication`).
     #[arg(long = "broken")]
     broken: Vec<String>,
@@ -133,10 +137,13 @@ fn run_command(args: &RunArgs, replay: bool) -> ExitCode {
     use mirrorsim_sim::runner::{run, RunOptions};
     use mirrorsim_sim::scenario::Scenario;
 
-    if args.design != "seed" {
-        eprintln!("mirrorsim: unknown design `{}` (known: seed)", args.design);
-        return ExitCode::from(EXIT_BAD_INPUT);
-    }
+    let design = match parse_design(args.design.as_deref()) {
+        Ok(design) => design,
+        Err(message) => {
+            eprintln!("mirrorsim: {message}");
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
     let scenario = match Scenario::load(&args.scenario) {
         Ok(scenario) => scenario,
         Err(error) => {
@@ -157,13 +164,15 @@ fn run_command(args: &RunArgs, replay: bool) -> ExitCode {
     let seed = args.seed.unwrap_or_else(random_seed);
     let options = RunOptions {
         seed,
+        design,
         broken,
         trace: replay,
     };
     let plan = mirrorsim_sim::faults::plan(&scenario, seed);
     println!(
         "SEED seed={seed} scenario={} design={}",
-        scenario.name, args.design
+        scenario.name,
+        design.unwrap_or_else(|| scenario.mirror_design())
     );
     if let Some(swarm) = &plan.swarm {
         println!("  swarm: {swarm}");
@@ -172,8 +181,9 @@ fn run_command(args: &RunArgs, replay: bool) -> ExitCode {
         println!("  fault: {fault}");
     }
     let replay_line = format!(
-        "cargo run --release --bin mirrorsim -- replay {} --seed {seed}{}",
+        "cargo run --release --bin mirrorsim -- replay {} --seed {seed}{}{}",
         args.scenario.display(),
+        design.map_or(String::new(), |design| format!(" --design {design}")),
         args.broken
             .iter()
             .map(|b| format!(" --broken {b}"))
@@ -222,6 +232,20 @@ fn run_command(args: &RunArgs, replay: bool) -> ExitCode {
     }
     println!("trace_hash={:016x}", report.trace_hash);
     ExitCode::from(report.verdict.exit_code())
+}
+
+/// Reads a `--design` flag (`None` when absent).
+fn parse_design(name: Option<&str>) -> Result<Option<mirrorsim::mirror::MirrorDesign>, String> {
+    use mirrorsim::mirror::MirrorDesign;
+    name.map(|name| {
+        MirrorDesign::from_name(name).ok_or_else(|| {
+            format!(
+                "unknown --design `{name}` (known: {})",
+                MirrorDesign::names()
+            )
+        })
+    })
+    .transpose()
 }
 
 /// A seed from the operating system, for runs that did not name one (outside the simulation).
@@ -320,6 +344,10 @@ fn soak_command(args: &SoakArgs) -> ExitCode {
             }
         },
     };
+    let design = match parse_design(args.design.as_deref()) {
+        Ok(design) => design,
+        Err(message) => return soak_bad_input(&message),
+    };
     let mut broken = Vec::new();
     for name in &args.broken {
         match mirrorsim::broker::BrokenSwitch::from_name(name) {
@@ -351,6 +379,7 @@ fn soak_command(args: &SoakArgs) -> ExitCode {
             duration,
             seeds: args.seeds,
         },
+        design,
         broken,
     };
     say(&format!(

@@ -25,6 +25,7 @@ use mirrorsim::client::{
 };
 use mirrorsim::controller::{Controller, ControllerConfig};
 use mirrorsim::log::TailFate;
+use mirrorsim::mirror::MirrorDesign;
 use mirrorsim::protocol::{
     Acks, BrokerId, ClientKind, ClusterIndex, NewTopic, NodeId, TopicPartition,
 };
@@ -50,6 +51,8 @@ const SETUP_LIMIT_MS: u64 = 30_000;
 pub struct RunOptions {
     /// The seed.
     pub seed: u64,
+    /// The KIP-1279 design variant; `None` runs the one the scenario names (else `seed`).
+    pub design: Option<MirrorDesign>,
     /// Test-only broken switches (by name, see [`BrokenSwitch`]).
     pub broken: Vec<BrokenSwitch>,
     /// Print every trace event on stderr with its simulated time.
@@ -130,6 +133,7 @@ pub async fn supervise_for_test(scenario: Scenario, seed: u64) -> RunReport {
     let plan = plan(&scenario, seed);
     let options = RunOptions {
         seed,
+        design: None,
         broken: Vec::new(),
         trace: false,
     };
@@ -267,6 +271,7 @@ fn build_nodes(
                 internal_topic_replication_factor: i16::from(cluster_spec.brokers.min(3)),
                 mirror_metadata_refresh_interval_ms: cluster_spec
                     .mirror_metadata_refresh_interval_ms,
+                mirror_design: options.design.unwrap_or_else(|| scenario.mirror_design()),
                 broken: options.broken.clone(),
                 ..BrokerConfig::default()
             };

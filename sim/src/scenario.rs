@@ -11,6 +11,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use mirrorsim::coordinator::mirror::MIRROR_STATE_TOPIC;
+use mirrorsim::mirror::MirrorDesign;
 use mirrorsim::protocol::MirrorTopicOperation;
 use serde::Deserialize;
 use toml::Spanned;
@@ -53,6 +54,9 @@ pub struct Scenario {
     /// Test-only broken switches (see `BrokenSwitch` in the runner); never set in shipped scenarios.
     #[serde(default)]
     pub broken: Vec<String>,
+    /// The KIP-1279 design variant to run (`seed` when absent; `--design` overrides it).
+    #[serde(default)]
+    pub design: Option<Spanned<String>>,
 }
 
 fn default_heal_ms() -> u64 {
@@ -526,6 +530,19 @@ impl Scenario {
     fn validate(&self, source: &Source<'_>) -> Result<(), ScenarioError> {
         if self.duration_ms == 0 {
             return Err(source.error("duration_ms", "must be positive".into()));
+        }
+        if let Some(design) = &self.design {
+            if MirrorDesign::from_name(design.get_ref()).is_none() {
+                return Err(source.error_at(
+                    design,
+                    "design".into(),
+                    format!(
+                        "unknown design `{}` (known: {})",
+                        design.get_ref(),
+                        MirrorDesign::names()
+                    ),
+                ));
+            }
         }
         if self.clusters.is_empty() || self.clusters.len() > 26 {
             return Err(source.error("clusters", "between 1 and 26 clusters".into()));
@@ -1016,6 +1033,15 @@ fn validate_admin_mirror_and_partitions(
 }
 
 impl Scenario {
+    /// The design variant the file asks for (`seed` when it names none; names are validated
+    /// at load).
+    pub fn mirror_design(&self) -> MirrorDesign {
+        self.design
+            .as_ref()
+            .and_then(|name| MirrorDesign::from_name(name.get_ref()))
+            .unwrap_or_default()
+    }
+
     /// The partition count of a topic on a cluster: a declared topic's, or that of a source
     /// topic a mirror created on the cluster adopts (`mirror.topics.include`), which the
     /// mirror's periodic sync creates with the source's partition count.
@@ -1108,6 +1134,20 @@ topic = "orders"
         assert_eq!(scenario.name, "test");
         assert_eq!(scenario.heal_ms, 10_000);
         assert_eq!(scenario.producers[0].acks, AcksSpec::All);
+        assert_eq!(scenario.mirror_design(), MirrorDesign::Seed);
+    }
+
+    #[test]
+    fn scenario_design_is_read_and_unknown_designs_are_refused_at_their_line() {
+        let scenario = parse(&format!("design = \"abort-markers\"\n{MINIMAL}")).unwrap();
+        assert_eq!(scenario.mirror_design(), MirrorDesign::AbortMarkers);
+        let error = parse(&format!("design = \"lmo\"\n{MINIMAL}")).unwrap_err();
+        assert_eq!(error.field, "design");
+        assert_eq!(error.line, Some(1));
+        assert!(
+            error.to_string().contains("unknown design `lmo`"),
+            "{error}"
+        );
     }
 
     #[test]

@@ -36,7 +36,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use mirrorsim::broker::BrokenSwitch;
-use mirrorsim::mirror::{is_valid_transition, MirrorState};
+use mirrorsim::mirror::{is_valid_transition, MirrorDesign, MirrorState};
 use serde::Serialize;
 
 use crate::runner::{RunOptions, RunReport, Verdict};
@@ -197,6 +197,9 @@ pub struct SoakConfig {
     pub seed_base: u64,
     /// When to stop.
     pub stop: StopAfter,
+    /// The design variant for every run (`None`: each scenario's own); it also goes into the
+    /// replay command.
+    pub design: Option<MirrorDesign>,
     /// Test-only broken switches for every run (they also go into the replay command).
     pub broken: Vec<BrokenSwitch>,
 }
@@ -215,6 +218,9 @@ impl SoakConfig {
             "cargo run --release --bin mirrorsim -- replay {} --seed {seed}",
             self.scenarios[scenario].path.display()
         );
+        if let Some(design) = self.design {
+            let _ = write!(command, " --design {design}");
+        }
         for switch in &self.broken {
             let _ = write!(command, " --broken {}", switch.name());
         }
@@ -763,6 +769,7 @@ where
 {
     let options = RunOptions {
         seed,
+        design: config.design,
         broken: config.broken.clone(),
         trace: false,
     };

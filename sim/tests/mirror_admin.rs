@@ -23,6 +23,7 @@ fn run_passing(scenario: &Scenario, seed: u64) -> RunReport {
         scenario,
         &RunOptions {
             seed,
+            design: None,
             broken: Vec::new(),
             trace: false,
         },

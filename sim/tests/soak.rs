@@ -44,6 +44,7 @@ fn config(names: &[&str], jobs: usize, seed_base: u64, seeds: u64) -> SoakConfig
             duration: None,
             seeds: Some(seeds),
         },
+        design: None,
         broken: Vec::new(),
     }
 }
@@ -109,6 +110,7 @@ fn soak_seeds_give_the_trace_hash_of_mirrorsim_run() {
             &scenario.scenario,
             &RunOptions {
                 seed: *seed,
+                design: None,
                 broken: Vec::new(),
                 trace: false,
             },

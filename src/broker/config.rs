@@ -43,6 +43,8 @@ pub struct BrokerConfig {
     /// KIP-1279 `mirror.metadata.refresh.interval.ms`: how often the periodic sync (configs,
     /// group offsets, ACLs, topic adoption) runs (Kafka's 60 s scaled down).
     pub mirror_metadata_refresh_interval_ms: i64,
+    /// Which KIP-1279 design the mirroring code follows (the seed's by default).
+    pub mirror_design: crate::mirror::MirrorDesign,
     /// Deliberate bugs for checker tests only; empty in every real configuration.
     pub broken: Vec<BrokenSwitch>,
 }
@@ -58,23 +60,12 @@ pub enum BrokenSwitch {
     /// The last stable offset ignores open transactions (READ_COMMITTED reads up to the high
     /// watermark).
     LsoIgnoresOpenTransactions,
-    /// KIP-1279 STOPPING skips MIRROR_PID_RESET: mirrored producer state survives the stop.
-    MirrorSkipPidReset,
-    /// KIP-1279 STOPPING skips the leader epoch bump: local batches may carry an epoch no
-    /// higher than the mirrored ones.
-    MirrorSkipEpochBump,
-    /// The mirror fetcher stamps fetched batches with the destination's leader epoch (the
-    /// rejected `epoch-rewrite` design).
-    MirrorRewriteEpoch,
     /// Mirror partitions take client writes before they are STOPPED.
     MirrorWritableBeforeStopped,
     /// The mirror state machine has an extra edge UNKNOWN → MIRRORING (no PREPARING, so no
     /// last-mirrored-epoch truncation), taken by the MirrorMetadataManager and accepted by the
     /// mirror coordinator.
     MirrorSkipPreparing,
-    /// The mirror sync copies source group offsets without clamping them into the destination
-    /// log (the rejected `unclamped-offset-sync` design).
-    MirrorUnclampedOffsetSync,
     /// KIP-1279 PAUSING keeps the mirror fetcher running (it is never removed, so the
     /// partition never reaches PAUSED while its fetcher sends fetches).
     MirrorFetchWhilePaused,
@@ -97,12 +88,8 @@ impl BrokenSwitch {
             Self::AckBeforeReplication => "ack-before-replication",
             Self::SkipDivergenceTruncation => "skip-divergence-truncation",
             Self::LsoIgnoresOpenTransactions => "lso-ignores-open-transactions",
-            Self::MirrorSkipPidReset => "mirror-skip-pid-reset",
-            Self::MirrorSkipEpochBump => "mirror-skip-epoch-bump",
-            Self::MirrorRewriteEpoch => "mirror-rewrite-epoch",
             Self::MirrorWritableBeforeStopped => "mirror-writable-before-stopped",
             Self::MirrorSkipPreparing => "mirror-skip-preparing",
-            Self::MirrorUnclampedOffsetSync => "mirror-unclamped-offset-sync",
             Self::MirrorFetchWhilePaused => "mirror-fetch-while-paused",
             Self::FollowerIgnoresPidReset => "follower-ignores-pid-reset",
             Self::MirrorCoordinatorIgnoresEpochs => "mirror-coordinator-ignores-epochs",
@@ -116,12 +103,8 @@ impl BrokenSwitch {
             Self::AckBeforeReplication,
             Self::SkipDivergenceTruncation,
             Self::LsoIgnoresOpenTransactions,
-            Self::MirrorSkipPidReset,
-            Self::MirrorSkipEpochBump,
-            Self::MirrorRewriteEpoch,
             Self::MirrorWritableBeforeStopped,
             Self::MirrorSkipPreparing,
-            Self::MirrorUnclampedOffsetSync,
             Self::MirrorFetchWhilePaused,
             Self::FollowerIgnoresPidReset,
             Self::MirrorCoordinatorIgnoresEpochs,
@@ -152,6 +135,7 @@ impl Default for BrokerConfig {
             transaction_state_partitions: 4,
             internal_topic_replication_factor: 3,
             mirror_metadata_refresh_interval_ms: 5_000,
+            mirror_design: crate::mirror::MirrorDesign::Seed,
             broken: Vec::new(),
         }
     }

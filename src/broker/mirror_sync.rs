@@ -42,13 +42,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{BrokenSwitch, BrokerStorage};
+use super::BrokerStorage;
 use crate::coordinator::mirror::{mirror_sync_partition, MIRROR_STATE_TOPIC};
 use crate::coordinator::partition_count;
 use crate::log::FetchIsolation;
 use crate::metadata::{AclBinding, ConfigResource};
 use crate::mirror::sync::{clamp_group_offset, OffsetBounds, SyncSettings};
-use crate::mirror::DesiredState;
+use crate::mirror::{DesiredState, MirrorDesign};
 use crate::protocol::{
     CommittedOffset, CoordinatorType, ErrorCode, ListOffsetsQuery, MirrorTopicOperation, NewTopic,
     NodeId, OffsetCommitEntry, OffsetSpec, Request, Response, TopicId, TopicPartition,
@@ -546,10 +546,7 @@ impl<S: BrokerStorage> super::Broker<S> {
 
     fn sync_group_offsets(&mut self, now_ms: i64, mirror: &str) {
         let active: BTreeSet<String> = self.active_mirror_topics(mirror).into_iter().collect();
-        let unclamped = self
-            .config
-            .broken
-            .contains(&BrokenSwitch::MirrorUnclampedOffsetSync);
+        let unclamped = self.config.mirror_design == MirrorDesign::UnclampedOffsetSync;
         let round = &self.mirror_syncs.rounds[mirror];
         let mut commits: Vec<(String, Vec<OffsetCommitEntry>, Vec<i64>)> = Vec::new();
         for (group, offsets) in &round.source_offsets {

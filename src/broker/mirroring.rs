@@ -84,7 +84,8 @@ use crate::log::{AppendOrigin, FetchIsolation};
 use crate::metadata::ConfigResource;
 use crate::mirror::state::MIRROR_SUPPORT_UNCLEAN_CONFIG;
 use crate::mirror::{
-    decide, is_valid_transition, parse_bootstrap_servers, retry_target, DesiredState, MirrorState,
+    decide, is_valid_transition, parse_bootstrap_servers, retry_target, DesiredState, MirrorDesign,
+    MirrorState,
 };
 use crate::protocol::{
     ClusterIndex, ErrorCode, FetchPartition, FetchPartitionResponse, MirrorPartitionId,
@@ -1023,11 +1024,7 @@ impl<S: BrokerStorage> super::Broker<S> {
         if answer.batches.is_empty() {
             return;
         }
-        let batches = if self
-            .config
-            .broken
-            .contains(&BrokenSwitch::MirrorRewriteEpoch)
-        {
+        let batches = if self.config.mirror_design == MirrorDesign::EpochRewrite {
             let leader_epoch = self.mirror.tasks[topic_partition].leader_epoch;
             answer
                 .batches
@@ -1117,16 +1114,13 @@ impl<S: BrokerStorage> super::Broker<S> {
         let latest_epoch = partition.log.latest_epoch().unwrap_or(-1);
         let log_end = partition.log.log_end_offset();
         let (broker_id, broker_epoch) = (self.broker_id, self.broker_epoch.unwrap_or(-1));
-        let skip_bump = self
-            .config
-            .broken
-            .contains(&BrokenSwitch::MirrorSkipEpochBump);
+        let skip_bump = self.config.mirror_design == MirrorDesign::NoEpochBump;
         let task = self.task_mut(topic_partition);
         if task.last_mirrored.is_none() {
             task.last_mirrored = Some((latest_epoch, log_end));
         }
         if skip_bump {
-            // Broken on purpose: go on in the current leader epoch.
+            // The `no-epoch-bump` design: go on in the current leader epoch.
             task.step = Step::AwaitEpochBump { min: -1 };
             task.not_before_ms = now_ms;
             return;
@@ -1237,12 +1231,9 @@ impl<S: BrokerStorage> super::Broker<S> {
             .batches()
             .last()
             .is_some_and(|batch| batch.is_mirror_pid_reset());
-        let skip_reset = self
-            .config
-            .broken
-            .contains(&BrokenSwitch::MirrorSkipPidReset);
+        let skip_reset = !self.config.mirror_design.writes_pid_reset();
         let offset = if skip_reset {
-            // Broken on purpose: STOPPED once everything up to here is committed.
+            // `no-pid-reset` and `pid-rewrite`: STOPPED once everything up to here is committed.
             partition.log.log_end_offset() - 1
         } else if ends_with_reset {
             partition.log.log_end_offset() - 1

@@ -4,9 +4,11 @@
 //! The seed design is the default everywhere (`../shared/seed/kip-1279-excerpt.txt`); later
 //! revisions become named design variants.
 
+pub mod design;
 pub mod state;
 pub mod sync;
 
+pub use design::MirrorDesign;
 pub use state::{decide, is_valid_transition, retry_target, DesiredState, MirrorState};
 
 use crate::protocol::{BrokerId, ClusterIndex, NodeId};

@@ -1,0 +1,136 @@
+//! KIP-1279 design variants: the seed's design and the alternatives its reviewers weighed.
+//!
+//! A variant is one named switch read by the destination broker's mirroring code (fetcher,
+//! STOPPING, PREPARING, periodic sync). Everything else — the clusters, the workloads, the
+//! checkers — is the same for every variant, so running a scenario under two designs shows
+//! which invariant the difference breaks. `../shared/docs/kip1279-spec.md` §0 and §9 describe
+//! each one; the README's variants table records what the simulator found.
+//!
+//! Contract: [`MirrorDesign::Seed`] is the default and the reference; every variant changes
+//! only what its doc says.
+
+use std::fmt;
+
+/// Which design the mirroring code follows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum MirrorDesign {
+    /// The seed revision: batches stored as-is; STOPPING removes the fetcher, bumps the leader
+    /// epoch, truncates to the LSO, persists the last mirrored epoch, writes MIRROR_PID_RESET.
+    #[default]
+    Seed,
+    /// The later revision's stop: persist the last mirrored epoch first, bump, append an ABORT
+    /// marker for every open transaction instead of truncating to the LSO, then the reset.
+    AbortMarkers,
+    /// The rejected early design: mirrored batches carry producer id −(pid+2) (CRC recomputed)
+    /// and STOPPING writes no reset.
+    PidRewrite,
+    /// Producer ids kept, but STOPPING writes no MIRROR_PID_RESET.
+    NoPidReset,
+    /// The later revision's stop with the reset appended before the ABORT markers that resolve
+    /// open transactions (the ordering bug of spec §9 S-5).
+    ResetBeforeTxnResolution,
+    /// STOPPING does not bump the leader epoch.
+    NoEpochBump,
+    /// PREPARING aligns a failback by the last mirrored offset (the early KIP's LMO) instead of
+    /// the end of the last mirrored epoch in the local log.
+    OffsetAlignment,
+    /// The periodic sync copies source group offsets without clamping them into the
+    /// destination log.
+    UnclampedOffsetSync,
+    /// Mirrored batches take the destination's leader epoch (the early KIP's JR1).
+    EpochRewrite,
+}
+
+impl MirrorDesign {
+    /// Every design, the seed first.
+    pub const ALL: [Self; 9] = [
+        Self::Seed,
+        Self::AbortMarkers,
+        Self::PidRewrite,
+        Self::NoPidReset,
+        Self::ResetBeforeTxnResolution,
+        Self::NoEpochBump,
+        Self::OffsetAlignment,
+        Self::UnclampedOffsetSync,
+        Self::EpochRewrite,
+    ];
+
+    /// The name on the command line (`--design`) and in scenario files (`design = "…"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Seed => "seed",
+            Self::AbortMarkers => "abort-markers",
+            Self::PidRewrite => "pid-rewrite",
+            Self::NoPidReset => "no-pid-reset",
+            Self::ResetBeforeTxnResolution => "reset-before-txn-resolution",
+            Self::NoEpochBump => "no-epoch-bump",
+            Self::OffsetAlignment => "offset-alignment",
+            Self::UnclampedOffsetSync => "unclamped-offset-sync",
+            Self::EpochRewrite => "epoch-rewrite",
+        }
+    }
+
+    /// Parses a name; `None` for an unknown one.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|design| design.name() == name)
+    }
+
+    /// The known names, comma-separated, for error messages.
+    pub fn names() -> String {
+        Self::ALL.map(Self::name).join(", ")
+    }
+
+    /// What the design changes, in one line.
+    pub fn summary(self) -> &'static str {
+        match self {
+            Self::Seed => "the seed's design",
+            Self::AbortMarkers => {
+                "stop: persist LME, bump, ABORT markers for open transactions, then the reset"
+            }
+            Self::PidRewrite => {
+                "mirrored batches get producer id -(pid+2), CRC recomputed; no reset"
+            }
+            Self::NoPidReset => "producer ids kept, no MIRROR_PID_RESET at stop",
+            Self::ResetBeforeTxnResolution => {
+                "the reset is written before open transactions are resolved"
+            }
+            Self::NoEpochBump => "STOPPING does not bump the leader epoch",
+            Self::OffsetAlignment => "failback aligns by last mirrored offset instead of LME",
+            Self::UnclampedOffsetSync => "group offsets are copied without the clamp",
+            Self::EpochRewrite => "mirrored batches take the destination's leader epoch",
+        }
+    }
+
+    /// Whether STOPPING resolves open transactions with ABORT markers (the later revision)
+    /// rather than by truncating to the last stable offset.
+    pub fn stops_with_abort_markers(self) -> bool {
+        matches!(self, Self::AbortMarkers | Self::ResetBeforeTxnResolution)
+    }
+
+    /// Whether STOPPING writes a MIRROR_PID_RESET.
+    pub fn writes_pid_reset(self) -> bool {
+        !matches!(self, Self::PidRewrite | Self::NoPidReset)
+    }
+}
+
+impl fmt::Display for MirrorDesign {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_name_parses_back_and_unknown_names_do_not() {
+        for design in MirrorDesign::ALL {
+            assert_eq!(MirrorDesign::from_name(design.name()), Some(design));
+        }
+        assert_eq!(MirrorDesign::from_name("Seed"), None);
+        assert_eq!(MirrorDesign::from_name("lmo"), None);
+        assert_eq!(MirrorDesign::default(), MirrorDesign::Seed);
+        assert!(MirrorDesign::names().starts_with("seed, abort-markers"));
+    }
+}
