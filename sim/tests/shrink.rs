@@ -62,7 +62,7 @@ fn a_swarm_failure_that_needs_a_fault_shrinks_to_a_file_that_fails_the_same_way(
     let options = ShrinkOptions {
         seed,
         broken: broken.clone(),
-        budget: 30,
+        budget: 15,
     };
     let mut lines = Vec::new();
     let shrunk = shrink_seed(&scenario, &options, run, &mut |line| {
@@ -72,7 +72,7 @@ fn a_swarm_failure_that_needs_a_fault_shrinks_to_a_file_that_fails_the_same_way(
     println!("{}", lines.join("\n"));
     assert_eq!(shrunk.target.invariant, "acked-writes-durable");
     assert!(shrunk.same_trace, "materialising changed the run");
-    assert!(shrunk.runs <= 30 + 2, "{} runs", shrunk.runs);
+    assert!(shrunk.runs <= 15 + 2, "{} runs", shrunk.runs);
     assert!(
         lines.iter().any(|l| l.starts_with("shrink: step 1 runs=")
             && l.ends_with("still fails acked-writes-durable")),
@@ -150,7 +150,7 @@ fn the_cli_writes_a_checked_file_and_refuses_bad_input() {
             "--broken",
             "ack-before-replication",
             "--budget",
-            "8",
+            "4",
             "--out",
         ])
         .arg(&out)
