@@ -616,10 +616,13 @@ pub fn render(
 ) -> Result<String, toml::ser::Error> {
     let body = shrunk.scenario.to_toml()?;
     let mut header = String::new();
+    // A panic message may span lines: each one is commented, or the file would not parse.
     let mut line = |text: String| {
-        header.push_str("# ");
-        header.push_str(&text);
-        header.push('\n');
+        for part in text.lines() {
+            header.push_str("# ");
+            header.push_str(part);
+            header.push('\n');
+        }
     };
     line(format!(
         "Shrunk by `mirrorsim shrink` from {} with seed {}.",
@@ -844,6 +847,55 @@ probability = 0.02
         assert_eq!(reduced.scenario.faults.scripted.len(), 1);
     }
 
+    /// A runner without the simulator: it panics when the scenario has a `kill` fault and
+    /// passes otherwise.
+    fn panics_on_a_kill(scenario: &Scenario, options: &RunOptions) -> RunReport {
+        assert!(!has_fault(scenario, "kill"), "a kill, on purpose");
+        RunReport {
+            seed: options.seed,
+            plan: plan(scenario, options.seed),
+            verdict: Verdict::Pass,
+            violations: Vec::new(),
+            trace_hash: 0,
+            simulated_ms: 0,
+            net: Default::default(),
+            records: (0, 0, 0),
+            marks: Default::default(),
+            marks_first_ms: Default::default(),
+            admin: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_panic_is_a_target_like_an_invariant() {
+        let options = ShrinkOptions {
+            seed: 3,
+            broken: Vec::new(),
+            budget: 100,
+        };
+        let shrunk = shrink_seed(&big(), &options, panics_on_a_kill, &mut |_| {}).unwrap();
+        assert_eq!(
+            (shrunk.target.invariant.as_str(), shrunk.target.verdict),
+            (PANIC_TARGET, "panic")
+        );
+        assert_eq!(shrunk.target.exit_code, 3);
+        assert!(shrunk.target.detail.contains("a kill, on purpose"));
+        let kinds: Vec<&str> = shrunk
+            .scenario
+            .faults
+            .scripted
+            .iter()
+            .map(|f| f.kind.get_ref().as_str())
+            .collect();
+        assert_eq!(kinds, ["kill"]);
+        assert_eq!(shrunk.after.producers, 0, "{}", shrunk.after);
+
+        let mut without_kill = big();
+        without_kill.faults.scripted.remove(0);
+        let passes = shrink_seed(&without_kill, &options, panics_on_a_kill, &mut |_| {});
+        assert_eq!(passes.err(), Some(ShrinkError::Passes));
+    }
+
     #[test]
     fn materialised_swarm_plans_give_the_same_plan_back() {
         let path = Path::new(concat!(
@@ -881,7 +933,7 @@ probability = 0.02
                 invariant: "acked-writes-durable".into(),
                 verdict: "safety",
                 exit_code: 1,
-                detail: "VIOLATION invariant=acked-writes-durable …".into(),
+                detail: "a panic message\nover two lines".into(),
                 trace_hash: Some(1),
             },
             swarm: None,
@@ -918,6 +970,10 @@ probability = 0.02
         );
         assert!(
             text.contains("# Runs: 7 (2 kept); the budget ran out"),
+            "{text}"
+        );
+        assert!(
+            text.contains("# Original: a panic message\n# over two lines\n"),
             "{text}"
         );
         assert!(text.contains(
