@@ -32,7 +32,9 @@ use std::fmt;
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 
-use crate::scenario::{Scenario, ScriptedFault, FAULT_KINDS};
+use toml::Spanned;
+
+use crate::scenario::{Scenario, ScriptedFault, DEFAULT_HOLD_BACK_PROBABILITY, FAULT_KINDS};
 
 /// How long after a broker fault ends swarm mode keeps the next one away from that cluster.
 pub const RECOVERY_MARGIN_MS: u64 = 3_000;
@@ -232,6 +234,79 @@ impl fmt::Display for PlannedFault {
     }
 }
 
+impl PlannedFault {
+    /// This fault as a scripted fault of a scenario file, which [`plan`] turns back into an
+    /// equal fault: how `mirrorsim shrink` writes a swarm plan out. The one lossy case cannot
+    /// occur in a plan and would not change a run: a kill that tears without losing the
+    /// unflushed tail (tearing applies only to a lost tail) comes back without `tear`.
+    pub fn to_scripted(&self) -> ScriptedFault {
+        let names = |targets: &[Target]| -> Vec<Spanned<String>> {
+            targets.iter().map(|t| unspanned(t.to_string())).collect()
+        };
+        let mut spec = ScriptedFault {
+            at_ms: self.at_ms,
+            kind: unspanned(self.action.kind().to_owned()),
+            nodes: Vec::new(),
+            other: Vec::new(),
+            duration_ms: self.duration_ms,
+            amount: 0.0,
+            asymmetric: false,
+            lose_unflushed: false,
+            probability: None,
+            drift_ppm: None,
+        };
+        match &self.action {
+            FaultAction::Kill {
+                nodes,
+                lose_unflushed,
+                ..
+            } => {
+                spec.nodes = names(nodes);
+                // `disk_tear` implies it; a plain `kill` says it.
+                spec.lose_unflushed = *lose_unflushed && spec.kind.get_ref() == "kill";
+            }
+            FaultAction::Pause { nodes } | FaultAction::Isolate { nodes } => {
+                spec.nodes = names(nodes);
+            }
+            FaultAction::Partition {
+                side_a,
+                side_b,
+                asymmetric,
+            } => {
+                spec.nodes = names(side_a);
+                spec.other = names(side_b);
+                spec.asymmetric = *asymmetric;
+            }
+            FaultAction::PacketLoss(p) | FaultAction::Duplicate(p) => spec.amount = *p,
+            FaultAction::LatencySpike(ms) => spec.amount = *ms as f64,
+            FaultAction::HoldBack {
+                nodes,
+                probability,
+                hold_ms,
+            } => {
+                spec.nodes = names(nodes);
+                spec.amount = *hold_ms as f64;
+                spec.probability = Some(unspanned(*probability));
+            }
+            FaultAction::ClockSkew {
+                nodes,
+                offset_ms,
+                drift_ppm,
+            } => {
+                spec.nodes = names(nodes);
+                spec.amount = *offset_ms as f64;
+                spec.drift_ppm = (*drift_ppm != 0).then(|| unspanned(*drift_ppm));
+            }
+        }
+        spec
+    }
+}
+
+/// A value for a scenario field that came from no file (its span is empty).
+fn unspanned<T>(value: T) -> Spanned<T> {
+    Spanned::new(0..0, value)
+}
+
 /// The swarm configuration a seed chose: fault kinds with their rates (events per 10 s).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SwarmChoice {
@@ -308,13 +383,16 @@ fn scripted(spec: &ScriptedFault) -> PlannedFault {
         "duplicate" => FaultAction::Duplicate(spec.amount),
         "hold_back" => FaultAction::HoldBack {
             nodes,
-            probability: 0.05,
+            probability: spec
+                .probability
+                .as_ref()
+                .map_or(DEFAULT_HOLD_BACK_PROBABILITY, |p| *p.get_ref()),
             hold_ms: spec.amount.max(0.0) as u64,
         },
         "clock_skew" => FaultAction::ClockSkew {
             nodes,
             offset_ms: spec.amount as i64,
-            drift_ppm: 0,
+            drift_ppm: spec.drift_ppm.as_ref().map_or(0, |d| *d.get_ref()),
         },
         other => unreachable!("validated fault kind {other}"),
     };

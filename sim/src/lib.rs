@@ -16,6 +16,7 @@
 //! | [`runner`] | one run: phases, fault execution, report |
 //! | [`admin`] | the admin client: set-up topics, then the scenario's admin timeline |
 //! | [`soak`] | many seeds over many scenarios on several threads: sharding, failures, coverage |
+//! | [`shrink`] | a failing seed's fault plan and workload reduced to a small scenario file |
 
 pub mod admin;
 pub mod checkers;
@@ -23,6 +24,7 @@ pub mod faults;
 pub mod mirror_checks;
 pub mod runner;
 pub mod scenario;
+pub mod shrink;
 pub mod soak;
 pub mod workload;
 pub mod world;

@@ -16,6 +16,13 @@
 //!   `soak seeds=N failures=F seeds_per_min=X sim_s_per_wall_s=Y …`. Exit code 0 no failure,
 //!   1 any safety violation, else 3 any panic, else 2 liveness only, 64 bad input, 74 if the
 //!   `--out` file cannot be written.
+//! - `shrink SCENARIO --seed N [--out FILE] [--broken SWITCH…] [--budget RUNS]` (see
+//!   [`mirrorsim_sim::shrink`]): progress lines `shrink: …` on stdout, one per kept candidate,
+//!   then the sizes before and after, and the reproduce command. Writes the shrunk scenario
+//!   (default `NAME-seedN-shrunk.toml` in the current directory) and runs it once to check it.
+//!   Exit code 0 written and checked; 64 bad input, including a seed that passes ("nothing to
+//!   shrink"); 70 the materialised or written scenario does not fail like the seed (a bug);
+//!   74 the file cannot be written.
 //! - Run exit codes: 0 pass, 1 safety violation, 2 liveness violation, 3 panic inside the
 //!   simulation.
 //! - Exit codes follow design.md §6: 0 success; 64 bad input, which covers a bad or missing flag,
@@ -58,6 +65,30 @@ enum Command {
     DumpLog(DumpLogArgs),
     /// Run fresh seeds over many scenarios for a time budget; failures as JSON lines.
     Soak(SoakArgs),
+    /// Reduce a failing seed's faults and workload to a small scenario file that still fails.
+    Shrink(ShrinkArgs),
+}
+
+#[derive(Debug, Args)]
+struct ShrinkArgs {
+    /// The scenario file (TOML).
+    scenario: PathBuf,
+    /// The failing seed.
+    #[arg(long)]
+    seed: u64,
+    /// Where to write the shrunk scenario (default: `NAME-seedN-shrunk.toml` in the current
+    /// directory).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// The KIP-1279 design variant (default: the scenario's); written into the shrunk file.
+    #[arg(long)]
+    design: Option<String>,
+    /// Test-only broken broker switches for every run, as for `run`.
+    #[arg(long = "broken")]
+    broken: Vec<String>,
+    /// At most this many candidate runs.
+    #[arg(long, default_value_t = mirrorsim_sim::shrink::DEFAULT_BUDGET)]
+    budget: usize,
 }
 
 #[derive(Debug, Args)]
@@ -127,6 +158,7 @@ fn main() -> ExitCode {
         Command::Run(args) => run_command(&args, false),
         Command::Replay(args) => run_command(&args, true),
         Command::Soak(args) => soak_command(&args),
+        Command::Shrink(args) => shrink_command(&args),
     }
 }
 
@@ -151,16 +183,13 @@ fn run_command(args: &RunArgs, replay: bool) -> ExitCode {
             return ExitCode::from(EXIT_BAD_INPUT);
         }
     };
-    let mut broken = Vec::new();
-    for name in &args.broken {
-        match mirrorsim::broker::BrokenSwitch::from_name(name) {
-            Some(switch) => broken.push(switch),
-            None => {
-                eprintln!("mirrorsim: unknown --broken switch `{name}`");
-                return ExitCode::from(EXIT_BAD_INPUT);
-            }
+    let broken = match broken_switches(&args.broken) {
+        Ok(broken) => broken,
+        Err(message) => {
+            eprintln!("mirrorsim: {message}");
+            return ExitCode::from(EXIT_BAD_INPUT);
         }
-    }
+    };
     let seed = args.seed.unwrap_or_else(random_seed);
     let options = RunOptions {
         seed,
@@ -246,6 +275,17 @@ fn parse_design(name: Option<&str>) -> Result<Option<mirrorsim::mirror::MirrorDe
         })
     })
     .transpose()
+}
+
+/// The `--broken` switches of `run`, `replay`, `soak` and `shrink`, by name.
+fn broken_switches(names: &[String]) -> Result<Vec<mirrorsim::broker::BrokenSwitch>, String> {
+    names
+        .iter()
+        .map(|name| {
+            mirrorsim::broker::BrokenSwitch::from_name(name)
+                .ok_or_else(|| format!("unknown --broken switch `{name}`"))
+        })
+        .collect()
 }
 
 /// A seed from the operating system, for runs that did not name one (outside the simulation).
@@ -348,13 +388,10 @@ fn soak_command(args: &SoakArgs) -> ExitCode {
         Ok(design) => design,
         Err(message) => return soak_bad_input(&message),
     };
-    let mut broken = Vec::new();
-    for name in &args.broken {
-        match mirrorsim::broker::BrokenSwitch::from_name(name) {
-            Some(switch) => broken.push(switch),
-            None => return soak_bad_input(&format!("unknown --broken switch `{name}`")),
-        }
-    }
+    let broken = match broken_switches(&args.broken) {
+        Ok(broken) => broken,
+        Err(message) => return soak_bad_input(&message),
+    };
     let scenarios = match soak_scenarios(&args.scenarios) {
         Ok(scenarios) => scenarios,
         Err(message) => return soak_bad_input(&message),
@@ -568,6 +605,136 @@ impl mirrorsim_sim::soak::Observer for SoakProgress<'_> {
                 mirrorsim_sim::soak::format_duration(elapsed),
                 self.status(summary)
             );
+        }
+    }
+}
+
+/// Exit code when the shrinker's own check fails (sysexits' `EX_SOFTWARE`): the materialised
+/// or the written scenario does not fail like the seed, which is a bug in `shrink`.
+const EXIT_SHRINK_BUG: u8 = 70;
+
+/// A bad-input error of `shrink`: printed, exit 64.
+fn shrink_bad_input(message: &str) -> ExitCode {
+    eprintln!("mirrorsim shrink: {message}");
+    ExitCode::from(EXIT_BAD_INPUT)
+}
+
+fn shrink_command(args: &ShrinkArgs) -> ExitCode {
+    use mirrorsim_sim::scenario::Scenario;
+    use mirrorsim_sim::shrink::{self, ShrinkError, ShrinkOptions};
+
+    let mut scenario = match Scenario::load(&args.scenario) {
+        Ok(scenario) => scenario,
+        Err(error) => return shrink_bad_input(&error.to_string()),
+    };
+    match parse_design(args.design.as_deref()) {
+        Ok(Some(design)) => {
+            scenario.design = Some(toml::Spanned::new(0..0, design.name().to_owned()));
+        }
+        Ok(None) => {}
+        Err(message) => return shrink_bad_input(&message),
+    }
+    let options = ShrinkOptions {
+        seed: args.seed,
+        broken: match broken_switches(&args.broken) {
+            Ok(broken) => broken,
+            Err(message) => return shrink_bad_input(&message),
+        },
+        budget: args.budget,
+    };
+    let out = args.out.clone().unwrap_or_else(|| {
+        PathBuf::from(format!("{}-seed{}-shrunk.toml", scenario.name, args.seed))
+    });
+    say(&format!(
+        "shrink: scenario={} seed={} budget={} out={}",
+        args.scenario.display(),
+        args.seed,
+        args.budget,
+        out.display()
+    ));
+    let started = std::time::Instant::now();
+    let shrunk = match shrink::shrink_seed(
+        &scenario,
+        &options,
+        mirrorsim_sim::runner::run,
+        &mut |line| say(line),
+    ) {
+        Ok(shrunk) => shrunk,
+        Err(ShrinkError::Passes) => {
+            return shrink_bad_input(&format!(
+                "nothing to shrink: seed {} passes {}",
+                args.seed,
+                args.scenario.display()
+            ))
+        }
+        Err(error) => {
+            eprintln!("mirrorsim shrink: {error}");
+            return ExitCode::from(EXIT_SHRINK_BUG);
+        }
+    };
+    let text = match shrink::render(&shrunk, &args.scenario, &out, &options) {
+        Ok(text) => text,
+        Err(error) => {
+            eprintln!("mirrorsim shrink: cannot write the scenario as TOML: {error}");
+            return ExitCode::from(EXIT_SHRINK_BUG);
+        }
+    };
+    if let Err(error) = std::fs::write(&out, text) {
+        eprintln!("mirrorsim shrink: cannot write {}: {error}", out.display());
+        return ExitCode::from(EXIT_OUTPUT_FAILED);
+    }
+    say(&format!(
+        "shrink: done runs={} kept={} wall={:.1}s{}",
+        shrunk.runs,
+        shrunk.steps,
+        started.elapsed().as_secs_f64(),
+        if shrunk.budget_exhausted {
+            " (budget exhausted: a larger --budget may shrink further)"
+        } else {
+            ""
+        }
+    ));
+    say(&format!("shrink: before {}", shrunk.before));
+    say(&format!("shrink: after  {}", shrunk.after));
+    // The file as written, loaded as `run` loads it, must fail the same way.
+    let verified = Scenario::load(&out).map(|written| {
+        let run_options = mirrorsim_sim::runner::RunOptions {
+            seed: args.seed,
+            design: None,
+            broken: options.broken.clone(),
+            trace: false,
+        };
+        let result =
+            mirrorsim_sim::soak::run_isolated(&mirrorsim_sim::runner::run, &written, &run_options);
+        shrink::target_of(&result, args.seed)
+    });
+    match verified {
+        Ok(Some(target)) if target.invariant == shrunk.target.invariant => {
+            say(&format!(
+                "shrink: wrote {} (checked: it fails {} with seed {})",
+                out.display(),
+                target.invariant,
+                args.seed
+            ));
+            say(&format!(
+                "shrink: reproduce: {}",
+                shrink::reproduce_command(&out, args.seed, &options.broken)
+            ));
+            ExitCode::SUCCESS
+        }
+        Ok(other) => {
+            eprintln!(
+                "mirrorsim shrink: {} was written but {} with seed {}, not {}: a bug in `shrink`",
+                out.display(),
+                other.map_or("passes".to_owned(), |t| format!("fails {}", t.invariant)),
+                args.seed,
+                shrunk.target.invariant
+            );
+            ExitCode::from(EXIT_SHRINK_BUG)
+        }
+        Err(error) => {
+            eprintln!("mirrorsim shrink: the written file does not load: {error}");
+            ExitCode::from(EXIT_SHRINK_BUG)
         }
     }
 }

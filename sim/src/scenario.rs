@@ -4,7 +4,8 @@
 //! Contract: [`Scenario::load`] either returns a fully validated scenario or a
 //! [`ScenarioError`] naming the file, the line and the field (exit code 64). Nothing later in a
 //! run re-validates, so every cross-reference (cluster letters, topic names, node names) is
-//! checked here.
+//! checked here. [`Scenario::to_toml`] writes a scenario back: parsing its output gives an equal
+//! scenario (the round trip `mirrorsim shrink` relies on).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -13,18 +14,18 @@ use std::path::{Path, PathBuf};
 use mirrorsim::coordinator::mirror::MIRROR_STATE_TOPIC;
 use mirrorsim::mirror::MirrorDesign;
 use mirrorsim::protocol::MirrorTopicOperation;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
 /// A parsed and validated scenario.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
     /// Short name (defaults to the file stem).
     #[serde(default)]
     pub name: String,
     /// What the scenario exercises.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub description: String,
     /// Length of the fault phase in simulated milliseconds.
     pub duration_ms: u64,
@@ -34,25 +35,25 @@ pub struct Scenario {
     /// Clusters, named `a`, `b`, … in order.
     pub clusters: Vec<ClusterSpec>,
     /// Topics to create before the load starts.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub topics: Vec<TopicSpec>,
     /// Producer workloads.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub producers: Vec<ProducerSpec>,
     /// Consumer workloads.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub consumers: Vec<ConsumerSpec>,
     /// Faults.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "FaultSpec::is_empty")]
     pub faults: FaultSpec,
     /// The admin timeline: KIP-1279 mirror operations at fixed times.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub admin: Vec<AdminOpSpec>,
     /// Coverage marks the scenario must reach (reported as vacuous otherwise).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub coverage: Vec<String>,
     /// Test-only broken switches (see `BrokenSwitch` in the runner); never set in shipped scenarios.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub broken: Vec<String>,
     /// The KIP-1279 design variant to run (`seed` when absent; `--design` overrides it).
     #[serde(default)]
@@ -64,7 +65,7 @@ fn default_heal_ms() -> u64 {
 }
 
 /// One cluster.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ClusterSpec {
     /// Number of brokers (ids 1..=n).
@@ -76,13 +77,13 @@ pub struct ClusterSpec {
     #[serde(default = "default_replica_lag_time_max_ms")]
     pub replica_lag_time_max_ms: i64,
     /// Flush every log at this interval (`None`: never, as Kafka's default).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log_flush_interval_ms: Option<i64>,
     /// Partitions of `__mirror_state`, created with the cluster's first mirror.
     #[serde(default = "default_mirror_state_partitions")]
     pub mirror_state_partitions: i32,
     /// Replication factor of `__mirror_state` (`None`: the broker count, at most 3).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mirror_state_replication_factor: Option<i16>,
     /// `mirror.metadata.refresh.interval.ms`: the KIP-1279 periodic sync's interval.
     #[serde(default = "default_mirror_sync_interval_ms")]
@@ -117,7 +118,7 @@ fn default_mirror_state_partitions() -> i32 {
 }
 
 /// One topic.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct TopicSpec {
     /// Cluster letter.
@@ -132,11 +133,11 @@ pub struct TopicSpec {
     #[serde(default = "default_min_insync")]
     pub min_insync_replicas: i16,
     /// `unclean.leader.election.enable`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_false")]
     pub unclean_leader_election: bool,
     /// `mirror.support.unclean.leader.election` (KIP-1279): PREPARING waits for every replica,
     /// not only the ISR, to truncate.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_false")]
     pub mirror_support_unclean_leader_election: bool,
 }
 
@@ -145,7 +146,7 @@ fn default_min_insync() -> i16 {
 }
 
 /// Acknowledgement mode of a producer workload.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AcksSpec {
     /// acks=all.
@@ -155,7 +156,7 @@ pub enum AcksSpec {
 }
 
 /// Idempotent producers writing self-describing records.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProducerSpec {
     /// Cluster letter.
@@ -174,10 +175,10 @@ pub struct ProducerSpec {
     /// Transactional producers: every `interval_ms` a transaction of up to 3 records on
     /// distinct partitions, one in five aborted on purpose. Transactional id `NODE-txn`, so a
     /// restarted producer fences its previous incarnation.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_false")]
     pub transactional: bool,
     /// When the producers start, in ms from the start of the fault phase (`None`: 0).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_ms: Option<Spanned<u64>>,
 }
 
@@ -194,7 +195,7 @@ fn default_acks() -> AcksSpec {
 }
 
 /// Consumer isolation in a scenario.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum IsolationSpec {
     /// read_uncommitted.
@@ -204,7 +205,7 @@ pub enum IsolationSpec {
 }
 
 /// Consumers reading every partition of a topic and recording what they see.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ConsumerSpec {
     /// Cluster letter.
@@ -219,11 +220,11 @@ pub struct ConsumerSpec {
     pub isolation: IsolationSpec,
     /// Join this consumer group (partitions assigned by the group coordinator, offsets
     /// committed); without it every consumer reads every partition.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group: Option<String>,
     /// When the consumers start, in ms from the start of the fault phase (`None`: they start
     /// with the world, before the fault phase).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_ms: Option<Spanned<u64>>,
 }
 
@@ -232,22 +233,29 @@ fn default_isolation() -> IsolationSpec {
 }
 
 /// Faults of the fault phase.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct FaultSpec {
     /// Let the seed choose fault kinds and rates (swarm testing).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_false")]
     pub swarm: bool,
     /// Fault kinds swarm mode may choose from (default: all).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub swarm_kinds: Vec<Spanned<String>>,
     /// Faults at fixed times.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub scripted: Vec<ScriptedFault>,
 }
 
+impl FaultSpec {
+    /// Nothing set: no swarm mode, no swarm kinds, no scripted fault.
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
 /// One scripted fault.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ScriptedFault {
     /// When, in simulated ms from the start of the fault phase.
@@ -257,23 +265,47 @@ pub struct ScriptedFault {
     pub kind: Spanned<String>,
     /// Target nodes (`a-broker-1`, `a-controller`, `a-producer-1`, `a-consumer-2`, or
     /// `a-leader:TOPIC:P` for the current leader of a partition).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub nodes: Vec<Spanned<String>>,
     /// The other side of a partition (`partition` only).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub other: Vec<Spanned<String>>,
     /// How long the fault lasts (kill: downtime before the restart).
     #[serde(default = "default_fault_duration_ms")]
     pub duration_ms: u64,
-    /// Loss/duplication probability, clock offset (ms) or extra latency (ms), by kind.
-    #[serde(default)]
+    /// Loss/duplication probability, clock offset (ms), extra latency (ms) or hold (ms), by
+    /// kind.
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub amount: f64,
     /// One-way partition (only `nodes` → `other` is cut).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_false")]
     pub asymmetric: bool,
     /// kill only: lose (and sometimes tear) unflushed disk writes.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_false")]
     pub lose_unflushed: bool,
+    /// hold_back only: the probability that a message is held back (`None`:
+    /// [`DEFAULT_HOLD_BACK_PROBABILITY`]); swarm mode draws it per fault.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probability: Option<Spanned<f64>>,
+    /// clock_skew only: clock drift in parts per million (`None`: none); swarm mode draws it
+    /// per fault.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drift_ppm: Option<Spanned<i64>>,
+}
+
+/// A scripted `hold_back`'s probability per message when the file names none.
+pub const DEFAULT_HOLD_BACK_PROBABILITY: f64 = 0.05;
+
+/// The largest clock drift a scripted `clock_skew` may name, in ppm: beyond a million the
+/// clock would run backwards.
+pub const MAX_DRIFT_PPM: i64 = 999_999;
+
+fn is_false(value: &bool) -> bool {
+    !*value
+}
+
+fn is_zero(value: &f64) -> bool {
+    *value == 0.0
 }
 
 fn default_fault_duration_ms() -> u64 {
@@ -282,7 +314,7 @@ fn default_fault_duration_ms() -> u64 {
 
 /// One operation of the admin timeline, sent to the controller of `cluster` (the mirror's
 /// destination).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct AdminOpSpec {
     /// When, in simulated ms from the start of the fault phase (the earliest time: the
@@ -293,19 +325,19 @@ pub struct AdminOpSpec {
     /// What: one of [`AdminOpKind::ALL`], spelled as [`AdminOpKind::name`].
     pub op: Spanned<String>,
     /// The mirror's name (mirror operations only, and required there).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mirror: Option<Spanned<String>>,
     /// The topics (topic operations only).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub topics: Vec<Spanned<String>>,
     /// The new partition count (`create_partitions` only, and required there).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partitions: Option<Spanned<i32>>,
     /// The source cluster letter (`create_mirror` only): `bootstrap.servers` lists its brokers.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<Spanned<String>>,
     /// Further mirror properties (`create_mirror` only), in key order.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub configs: BTreeMap<String, String>,
 }
 
@@ -507,6 +539,13 @@ impl Scenario {
             message: format!("cannot read: {error}"),
         })?;
         Self::parse(path, &text)
+    }
+
+    /// The scenario as TOML that [`Scenario::parse`] reads back as an equal scenario: every
+    /// field that differs from "absent" is written, defaults with a value included, so the
+    /// file says what runs (used by `mirrorsim shrink`).
+    pub fn to_toml(&self) -> Result<String, toml::ser::Error> {
+        toml::to_string(self)
     }
 
     /// Parses and validates scenario text; `path` is used in errors and for the default name.
@@ -869,7 +908,7 @@ impl Scenario {
         if matches!(kind, "packet_loss" | "duplicate") && !(0.0..=1.0).contains(&fault.amount) {
             return Err(source.error(&format!("{field}.amount"), "a probability in [0, 1]".into()));
         }
-        Ok(())
+        validate_fault_extras(source, &field, kind, fault)
     }
 
     fn check_cluster(
@@ -984,6 +1023,51 @@ impl Scenario {
             "`{name}` is not a controller, broker or `leader:` target"
         ))
     }
+}
+
+/// The per-kind fields a swarm fault needs to be written out as a scripted one:
+/// `probability` (hold_back) and `drift_ppm` (clock_skew).
+fn validate_fault_extras(
+    source: &Source<'_>,
+    field: &str,
+    kind: &str,
+    fault: &ScriptedFault,
+) -> Result<(), ScenarioError> {
+    if let Some(probability) = &fault.probability {
+        let probability_field = format!("{field}.probability");
+        if kind != "hold_back" {
+            return Err(source.error_at(
+                probability,
+                probability_field,
+                format!("only `hold_back` takes a probability (`{kind}` uses `amount`)"),
+            ));
+        }
+        if !(0.0..=1.0).contains(probability.get_ref()) {
+            return Err(source.error_at(
+                probability,
+                probability_field,
+                "a probability in [0, 1]".into(),
+            ));
+        }
+    }
+    if let Some(drift) = &fault.drift_ppm {
+        let drift_field = format!("{field}.drift_ppm");
+        if kind != "clock_skew" {
+            return Err(source.error_at(
+                drift,
+                drift_field,
+                "only `clock_skew` takes a drift".into(),
+            ));
+        }
+        if drift.get_ref().abs() > MAX_DRIFT_PPM {
+            return Err(source.error_at(
+                drift,
+                drift_field,
+                format!("must be between -{MAX_DRIFT_PPM} and {MAX_DRIFT_PPM} ppm"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Mirror operations need `mirror`; the topic admin operations take none, and
@@ -1416,6 +1500,76 @@ replication_factor = 3
             parse(&TWO_CLUSTERS.replace("brokers = 3\n[[clusters]]", "brokers = 1\n[[clusters]]"))
                 .unwrap();
         assert_eq!(scenario.clusters[0].mirror_state_replication_factor(), 1);
+    }
+
+    #[test]
+    fn scenario_hold_back_probability_and_clock_drift_are_checked() {
+        let fault = |body: &str| format!("{MINIMAL}\n[[faults.scripted]]\nat_ms = 10\n{body}");
+        let scenario = parse(&fault(
+            "kind = \"hold_back\"\nnodes = [\"a-broker-1\"]\namount = 900\nprobability = 0.25\n\
+             [[faults.scripted]]\nat_ms = 20\nkind = \"clock_skew\"\nnodes = [\"a-broker-2\"]\n\
+             amount = -300\ndrift_ppm = -1500\n",
+        ))
+        .unwrap();
+        let [hold, skew] = &scenario.faults.scripted[..] else {
+            panic!("two faults")
+        };
+        assert_eq!(hold.probability.as_ref().map(|p| *p.get_ref()), Some(0.25));
+        assert_eq!(skew.drift_ppm.as_ref().map(|d| *d.get_ref()), Some(-1500));
+        // (fault body, field, line of the offending value, words of the message); the fault
+        // starts on line 15, its kind is on line 17.
+        let cases = [
+            (
+                "kind = \"hold_back\"\nprobability = 1.5\n",
+                "faults.scripted[0].probability",
+                18,
+                "a probability in [0, 1]",
+            ),
+            (
+                "kind = \"packet_loss\"\namount = 0.1\nprobability = 0.5\n",
+                "faults.scripted[0].probability",
+                19,
+                "only `hold_back` takes a probability",
+            ),
+            (
+                "kind = \"kill\"\nnodes = [\"a-broker-1\"]\ndrift_ppm = 5\n",
+                "faults.scripted[0].drift_ppm",
+                19,
+                "only `clock_skew` takes a drift",
+            ),
+            (
+                "kind = \"clock_skew\"\nnodes = [\"a-broker-1\"]\ndrift_ppm = 1000000\n",
+                "faults.scripted[0].drift_ppm",
+                19,
+                "between -999999 and 999999",
+            ),
+        ];
+        for (body, field, line, words) in cases {
+            let error = parse(&fault(body)).unwrap_err();
+            let text = error.to_string();
+            assert_eq!(error.field, field, "{text}");
+            assert_eq!(error.line, Some(line), "{text}");
+            assert!(text.contains(words), "{text}");
+        }
+    }
+
+    #[test]
+    fn every_shipped_scenario_reads_back_from_its_own_toml() {
+        let directory = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../scenarios"));
+        let mut count = 0;
+        for entry in std::fs::read_dir(directory).expect("scenarios/") {
+            let path = entry.expect("a directory entry").path();
+            if path.extension().is_none_or(|ext| ext != "toml") {
+                continue;
+            }
+            let scenario = Scenario::load(&path).unwrap_or_else(|e| panic!("{e}"));
+            let text = scenario.to_toml().expect("serialises");
+            let again = Scenario::parse(Path::new("again.toml"), &text)
+                .unwrap_or_else(|e| panic!("{}: {e}\n{text}", path.display()));
+            assert_eq!(again, scenario, "{}:\n{text}", path.display());
+            count += 1;
+        }
+        assert!(count >= 20, "only {count} scenarios");
     }
 
     #[test]

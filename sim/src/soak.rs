@@ -761,8 +761,7 @@ where
     (summary, start.elapsed())
 }
 
-/// Runs one seed in a fresh thread (a fresh thread per runtime keeps every per-thread state,
-/// such as std's hash keys, as `mirrorsim run` has it) and catches a panic there.
+/// Runs one seed of a soak through [`run_isolated`].
 fn run_seed<R>(config: &SoakConfig, runner: &R, scenario: usize, seed: u64) -> SeedResult
 where
     R: Fn(&Scenario, &RunOptions) -> RunReport + Sync,
@@ -773,10 +772,20 @@ where
         broken: config.broken.clone(),
         trace: false,
     };
-    let body = || runner(&config.scenarios[scenario].scenario, &options);
+    run_isolated(runner, &config.scenarios[scenario].scenario, &options)
+}
+
+/// Runs `runner` on `scenario` in a fresh thread named `seed-N` (a fresh thread per runtime
+/// keeps every per-thread state, such as std's hash keys, as `mirrorsim run` has it) and
+/// catches a panic there. `mirrorsim shrink` runs its candidates the same way.
+pub fn run_isolated<R>(runner: &R, scenario: &Scenario, options: &RunOptions) -> SeedResult
+where
+    R: Fn(&Scenario, &RunOptions) -> RunReport + Sync,
+{
+    let body = || runner(scenario, options);
     let joined = std::thread::scope(|scope| {
         match std::thread::Builder::new()
-            .name(format!("seed-{seed}"))
+            .name(format!("seed-{}", options.seed))
             .stack_size(SEED_THREAD_STACK)
             .spawn_scoped(scope, body)
         {
