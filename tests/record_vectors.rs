@@ -381,6 +381,32 @@ fn base_offset_and_leader_epoch_are_outside_the_crc() {
 }
 
 #[test]
+fn a_rewritten_producer_id_gets_a_recomputed_crc_and_nothing_else_changes() {
+    // The rejected `pid-rewrite` design: producer id −(pid+2), CRC recomputed (spec §9 S-2).
+    for (name, vector) in &load_vectors().vectors {
+        let original = decode_vector(name, vector);
+        let producer_id = -(original.header().producer_id + 2);
+        let rewritten = original.with_producer_id(producer_id);
+        let redecoded = RecordBatch::decode_exact(rewritten.bytes().clone())
+            .unwrap_or_else(|error| panic!("{name}: {error}"));
+        assert_eq!(redecoded.header().producer_id, producer_id, "{name}");
+        assert_eq!(redecoded.header(), rewritten.header(), "{name}");
+        // −(−1+2) = −1: a batch without a producer keeps its bytes.
+        if producer_id != original.header().producer_id {
+            assert_ne!(redecoded.header().crc, original.header().crc, "{name}");
+        }
+        let (before, after) = (original.bytes(), redecoded.bytes());
+        assert_eq!(before.len(), after.len(), "{name}");
+        let changed: Vec<usize> = (0..before.len()).filter(|&i| before[i] != after[i]).collect();
+        assert!(
+            changed.iter().all(|i| (17..21).contains(i) || (43..51).contains(i)),
+            "{name}: bytes {changed:?} changed outside the CRC and the producer id"
+        );
+        assert_eq!(decoded_records(&redecoded), decoded_records(&original), "{name}");
+    }
+}
+
+#[test]
 fn truncation_at_every_length_is_a_typed_error() {
     for (name, vector) in &load_vectors().vectors {
         let bytes = vector_bytes(vector);

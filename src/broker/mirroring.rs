@@ -823,11 +823,11 @@ impl<S: BrokerStorage> super::Broker<S> {
         &mut self,
         now_ms: i64,
         topic_partition: &TopicPartition,
-        result: Result<(ErrorCode, i32), ErrorCode>,
+        result: Result<(ErrorCode, (i32, i64)), ErrorCode>,
         from: NodeId,
     ) {
-        let last_mirrored_epoch = match result {
-            Ok((ErrorCode::None, epoch)) => epoch,
+        let (last_mirrored_epoch, last_mirrored_offset) = match result {
+            Ok((ErrorCode::None, last_mirrored)) => last_mirrored,
             Ok((ErrorCode::InvalidClusterMirrorState, _)) => {
                 let reason = "the source still mirrors this partition from here".to_string();
                 self.fail_mirror_partition(now_ms, topic_partition, reason, false);
@@ -846,8 +846,14 @@ impl<S: BrokerStorage> super::Broker<S> {
             return;
         };
         let log_end_before = partition.log.log_end_offset();
+        let offset_alignment = self.config.mirror_design == MirrorDesign::OffsetAlignment;
         let truncated = if last_mirrored_epoch < 0 {
             partition.log.truncate_fully_and_start_at(0).map(|()| 0)
+        } else if offset_alignment {
+            // The early KIP's alignment: keep everything below the last mirrored offset,
+            // whatever epoch wrote it here.
+            let target = last_mirrored_offset.clamp(0, log_end_before);
+            partition.log.truncate_to(target).map(|_| target)
         } else {
             let end = partition.log.end_offset_for_epoch(last_mirrored_epoch);
             let target = if end.end_offset < 0 {
@@ -1334,7 +1340,8 @@ impl<S: BrokerStorage> super::Broker<S> {
                     Ok(Response::LastMirroredEpochLookup {
                         error,
                         last_mirrored_epoch,
-                    }) => Ok((error, last_mirrored_epoch)),
+                        last_mirrored_offset,
+                    }) => Ok((error, (last_mirrored_epoch, last_mirrored_offset))),
                     Ok(_) => Err(ErrorCode::InvalidRequest),
                     Err(error) => Err(error),
                 };
@@ -1408,6 +1415,7 @@ impl<S: BrokerStorage> super::Broker<S> {
         let answer = |error, last_mirrored_epoch| Response::LastMirroredEpochLookup {
             error,
             last_mirrored_epoch,
+            last_mirrored_offset: -1,
         };
         let mirror = self
             .image
@@ -1472,27 +1480,25 @@ impl<S: BrokerStorage> super::Broker<S> {
         correlation_id: u64,
         response: Result<Response, ErrorCode>,
     ) {
-        let (error, last_mirrored_epoch) = match response {
+        let none = (-1, -1);
+        let (error, (last_mirrored_epoch, last_mirrored_offset)) = match response {
             Ok(Response::ReadMirrorStates {
                 error: ErrorCode::None,
                 partitions,
                 ..
             }) => match partitions.first() {
-                Some(status) if !status.error.is_none() => (status.error, -1),
+                Some(status) if !status.error.is_none() => (status.error, none),
                 Some(status)
                     if !matches!(status.state, MirrorState::Unknown | MirrorState::Stopped) =>
                 {
-                    (ErrorCode::InvalidClusterMirrorState, -1)
+                    (ErrorCode::InvalidClusterMirrorState, none)
                 }
-                Some(status) => (
-                    ErrorCode::None,
-                    status.last_mirrored.map_or(-1, |(epoch, _)| epoch),
-                ),
-                None => (ErrorCode::InvalidRequest, -1),
+                Some(status) => (ErrorCode::None, status.last_mirrored.unwrap_or(none)),
+                None => (ErrorCode::InvalidRequest, none),
             },
-            Ok(Response::ReadMirrorStates { error, .. }) => (error, -1),
-            Ok(_) => (ErrorCode::InvalidRequest, -1),
-            Err(error) => (error, -1),
+            Ok(Response::ReadMirrorStates { error, .. }) => (error, none),
+            Ok(_) => (ErrorCode::InvalidRequest, none),
+            Err(error) => (error, none),
         };
         self.outbox.respond(
             reply_to,
@@ -1500,6 +1506,7 @@ impl<S: BrokerStorage> super::Broker<S> {
             Response::LastMirroredEpochLookup {
                 error,
                 last_mirrored_epoch,
+                last_mirrored_offset,
             },
         );
     }

@@ -811,6 +811,9 @@ pub enum Response {
         error: ErrorCode,
         /// The last mirrored leader epoch, or −1 if the source recorded none.
         last_mirrored_epoch: i32,
+        /// The log end offset when the source stopped mirroring (the late revision stores it
+        /// with the epoch), or −1. Only the `offset-alignment` design aligns by it.
+        last_mirrored_offset: i64,
     },
     /// Outcome of BumpLeaderEpochs.
     BumpLeaderEpochs {

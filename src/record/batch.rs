@@ -39,6 +39,7 @@ pub(crate) const CRC_OFFSET: usize = 17;
 pub(crate) const ATTRIBUTES_OFFSET: usize = 21;
 pub(crate) const PARTITION_LEADER_EPOCH_OFFSET: usize = 12;
 pub(crate) const MAX_TIMESTAMP_OFFSET: usize = 35;
+pub(crate) const PRODUCER_ID_OFFSET: usize = 43;
 
 const COMPRESSION_MASK: i16 = 0x07;
 pub(crate) const TIMESTAMP_TYPE_BIT: i16 = 0x08;
@@ -423,6 +424,25 @@ impl RecordBatch {
         bytes[range].copy_from_slice(&partition_leader_epoch.to_be_bytes());
         let header = BatchHeader {
             partition_leader_epoch,
+            ..self.header
+        };
+        Self {
+            header,
+            bytes: bytes.freeze(),
+        }
+    }
+
+    /// A copy with another producer id and the CRC recomputed over it (the producer id is
+    /// inside the CRC's range). Only the rejected `pid-rewrite` design rewrites producer ids.
+    pub fn with_producer_id(&self, producer_id: i64) -> Self {
+        let mut bytes = BytesMut::from(&self.bytes[..]);
+        let range = PRODUCER_ID_OFFSET..PRODUCER_ID_OFFSET + 8;
+        bytes[range].copy_from_slice(&producer_id.to_be_bytes());
+        let crc = crc32c::crc32c(&bytes[ATTRIBUTES_OFFSET..]);
+        bytes[CRC_OFFSET..CRC_OFFSET + 4].copy_from_slice(&crc.to_be_bytes());
+        let header = BatchHeader {
+            producer_id,
+            crc,
             ..self.header
         };
         Self {
