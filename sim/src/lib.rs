@@ -16,11 +16,13 @@
 //! | [`runner`] | one run: phases, fault execution, report |
 //! | [`admin`] | the admin client: set-up topics, then the scenario's admin timeline |
 //! | [`soak`] | many seeds over many scenarios on several threads: sharding, failures, coverage |
+//! | [`replay`] | one run as a readable timeline: simulated time, node spans, message summaries |
 
 pub mod admin;
 pub mod checkers;
 pub mod faults;
 pub mod mirror_checks;
+pub mod replay;
 pub mod runner;
 pub mod scenario;
 pub mod soak;
