@@ -12,7 +12,7 @@
 //! |---|---|
 //! | [`record`] | Kafka RecordBatch v2 codec over `bytes::Bytes`: decode with CRC-32C check, encode, control records (ABORT, COMMIT, MIRROR_PID_RESET). |
 //! | [`log`] | One partition's log: batches stored byte-for-byte, leader-epoch cache, producer state, transaction index, high watermark and last stable offset, truncation, durable writes through [`log::LogDisk`], recovery. |
-//! | [`protocol`] | Node ids, Kafka error codes and the request/response vocabulary between nodes. |
+//! | [`protocol`] | Node ids, Kafka error codes and the request/response vocabulary between nodes, with one-line summaries of messages for traces (`Message::summary`). |
 //! | [`metadata`] | KRaft-style metadata records and the image built from them (topics, partitions, brokers, configs, ACLs, producer-id blocks). |
 //! | [`controller`] | The single active controller of a cluster (KRaft's QuorumController without a quorum): durable metadata log with recovery, broker registration, heartbeats and fencing, leader election, ISR changes, producer-id blocks, topic creation. |
 //! | [`node`] | The `Node` trait every modelled node implements (messages and timeouts in, envelopes and a next deadline out) and the `Outbox` helper. |

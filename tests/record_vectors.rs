@@ -397,12 +397,20 @@ fn a_rewritten_producer_id_gets_a_recomputed_crc_and_nothing_else_changes() {
         }
         let (before, after) = (original.bytes(), redecoded.bytes());
         assert_eq!(before.len(), after.len(), "{name}");
-        let changed: Vec<usize> = (0..before.len()).filter(|&i| before[i] != after[i]).collect();
+        let changed: Vec<usize> = (0..before.len())
+            .filter(|&i| before[i] != after[i])
+            .collect();
         assert!(
-            changed.iter().all(|i| (17..21).contains(i) || (43..51).contains(i)),
+            changed
+                .iter()
+                .all(|i| (17..21).contains(i) || (43..51).contains(i)),
             "{name}: bytes {changed:?} changed outside the CRC and the producer id"
         );
-        assert_eq!(decoded_records(&redecoded), decoded_records(&original), "{name}");
+        assert_eq!(
+            decoded_records(&redecoded),
+            decoded_records(&original),
+            "{name}"
+        );
     }
 }
 

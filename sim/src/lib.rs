@@ -17,11 +17,13 @@
 //! | [`admin`] | the admin client: set-up topics, then the scenario's admin timeline |
 //! | [`soak`] | many seeds over many scenarios on several threads: sharding, failures, coverage |
 //! | [`shrink`] | a failing seed's fault plan and workload reduced to a small scenario file |
+//! | [`replay`] | one run as a readable timeline: simulated time, node spans, message summaries |
 
 pub mod admin;
 pub mod checkers;
 pub mod faults;
 pub mod mirror_checks;
+pub mod replay;
 pub mod runner;
 pub mod scenario;
 pub mod shrink;

@@ -4,8 +4,13 @@
 //! - `run SCENARIO [--seed N] [--design NAME]`: one simulated run; prints the SEED block first
 //!   and `trace_hash=<16 hex>` last, one `admin …` line per admin timeline operation with its
 //!   outcome, and on failure the violations and a one-line replay command.
-//! - `replay SCENARIO --seed N`: the same run with the message trace on stderr, one line per
-//!   delivered message and fault with its simulated time.
+//! - `replay SCENARIO --seed N [--level messages|timeline] [--node NAME]…`: the same run (same
+//!   output, same `trace_hash`), with its trace on stdout between the SEED block and the report:
+//!   one line per event, `<simulated time> <node#incarnation | world> <event>` (see
+//!   [`mirrorsim_sim::replay`]). `--level timeline` keeps state changes, faults, admin
+//!   operations and the verdict; `messages` (the default) adds every delivered message with a
+//!   summary of its fields. `--node` (repeatable) keeps only those nodes' lines and the `world`
+//!   lines; a name no node of the run has is reported on stderr.
 //! - `dump-log FILE [--json]` (see [`dump_log`]).
 //! - `soak [--duration 10m] [--scenarios PATH…] [--jobs J] [--shard K/N] [--out FILE]
 //!   [--seed-base N] [--seeds N]`: fresh seeds over the scenarios until the duration runs out
@@ -59,8 +64,8 @@ struct Cli {
 enum Command {
     /// Run a scenario once with one seed.
     Run(RunArgs),
-    /// Run a scenario with a seed and print the trace.
-    Replay(RunArgs),
+    /// Run a scenario with a seed and print its trace as a readable timeline.
+    Replay(ReplayArgs),
     /// Decode a Kafka log segment (concatenated RecordBatch v2 batches), like kafka-dump-log.
     DumpLog(DumpLogArgs),
     /// Run fresh seeds over many scenarios for a time budget; failures as JSON lines.
@@ -140,6 +145,26 @@ struct RunArgs {
 }
 
 #[derive(Debug, Args)]
+struct ReplayArgs {
+    #[command(flatten)]
+    run: RunArgs,
+    /// How much to show: `timeline` (state changes, faults, admin operations, verdict) or
+    /// `messages` (the timeline plus every delivered message).
+    #[arg(long, value_enum, default_value = "messages")]
+    level: LevelArg,
+    /// Show only this node's lines (and the lines about the whole world); repeatable.
+    #[arg(long = "node", value_name = "NAME")]
+    nodes: Vec<String>,
+}
+
+/// `--level` of `replay`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum LevelArg {
+    Timeline,
+    Messages,
+}
+
+#[derive(Debug, Args)]
 struct DumpLogArgs {
     /// The segment file to decode.
     file: PathBuf,
@@ -155,8 +180,17 @@ fn main() -> ExitCode {
     };
     match cli.command {
         Command::DumpLog(args) => dump_log_command(&args),
-        Command::Run(args) => run_command(&args, false),
-        Command::Replay(args) => run_command(&args, true),
+        Command::Run(args) => run_command(&args, None),
+        Command::Replay(args) => {
+            let trace = mirrorsim_sim::replay::TraceOptions {
+                level: match args.level {
+                    LevelArg::Timeline => mirrorsim_sim::replay::TraceLevel::Timeline,
+                    LevelArg::Messages => mirrorsim_sim::replay::TraceLevel::Messages,
+                },
+                nodes: args.nodes,
+            };
+            run_command(&args.run, Some(&trace))
+        }
         Command::Soak(args) => soak_command(&args),
         Command::Shrink(args) => shrink_command(&args),
     }
@@ -165,7 +199,8 @@ fn main() -> ExitCode {
 /// Exit code for a panic inside the simulation (design.md §6).
 const EXIT_PANIC: u8 = 3;
 
-fn run_command(args: &RunArgs, replay: bool) -> ExitCode {
+/// `run`, or `replay` when `trace` is given.
+fn run_command(args: &RunArgs, trace: Option<&mirrorsim_sim::replay::TraceOptions>) -> ExitCode {
     use mirrorsim_sim::runner::{run, RunOptions};
     use mirrorsim_sim::scenario::Scenario;
 
@@ -195,7 +230,7 @@ fn run_command(args: &RunArgs, replay: bool) -> ExitCode {
         seed,
         design,
         broken,
-        trace: replay,
+        trace: false,
     };
     let plan = mirrorsim_sim::faults::plan(&scenario, seed);
     println!(
@@ -218,9 +253,23 @@ fn run_command(args: &RunArgs, replay: bool) -> ExitCode {
             .map(|b| format!(" --broken {b}"))
             .collect::<String>()
     );
-    let outcome = std::panic::catch_unwind(|| run(&scenario, &options));
+    let outcome = std::panic::catch_unwind(|| match trace {
+        None => (run(&scenario, &options), false),
+        Some(trace) => {
+            // Buffered: a full trace has a line per message, and the buffer is flushed before
+            // the report below.
+            let out = Box::new(BufWriter::new(io::stdout()));
+            let replay = mirrorsim_sim::replay::replay(&scenario, &options, trace, out);
+            for name in &replay.unmatched_nodes {
+                eprintln!("mirrorsim replay: --node {name}: no node of this run has that name");
+            }
+            (replay.report, replay.output_failed)
+        }
+    });
     let report = match outcome {
-        Ok(report) => report,
+        // Whoever read the trace stopped reading (`replay … | head`): nothing more to print.
+        Ok((report, true)) => return ExitCode::from(report.verdict.exit_code()),
+        Ok((report, false)) => report,
         Err(_) => {
             println!("PANIC inside the simulation seed={seed}");
             println!("replay: {replay_line}");

@@ -55,7 +55,8 @@ pub struct RunOptions {
     pub design: Option<MirrorDesign>,
     /// Test-only broken switches (by name, see [`BrokenSwitch`]).
     pub broken: Vec<BrokenSwitch>,
-    /// Print every trace event on stderr with its simulated time.
+    /// Emit the readable trace as `tracing` events (see [`crate::replay`], whose
+    /// [`crate::replay::replay`] sets this and prints them); the run itself is unchanged.
     pub trace: bool,
 }
 
@@ -181,6 +182,9 @@ async fn supervise(scenario: Arc<Scenario>, options: RunOptions, plan: FaultPlan
     world.setup(&scenario).await;
     *lock(&world.shared.fault_phase_start_ms) = Some(world.now_ms());
     *lock(&world.shared.load_enabled) = true;
+    world.say(format_args!(
+        "fault phase starts, load on (scenario times count from here)"
+    ));
     world.fault_phase(&scenario, &plan).await;
     if world.violations.is_empty() {
         world.heal_phase(&scenario).await;
@@ -657,8 +661,12 @@ impl World {
         }
         *lock(&self.shared.net) = Default::default();
         lock(&self.shared.clocks).clear();
+        self.say(format_args!(
+            "heal phase starts: every fault lifted, load off"
+        ));
         for id in ids {
             let node = self.nodes.get_mut(&id).expect("listed");
+            let resumed = node.paused;
             if node.paused {
                 Handle::current().resume(node.handle.id());
                 node.paused = false;
@@ -666,6 +674,9 @@ impl World {
             if node.down {
                 Handle::current().restart(node.handle.id());
                 node.down = false;
+            }
+            if resumed {
+                self.say_about(id, format_args!("resumed"));
             }
         }
         self.shared.trace("heal");
@@ -700,8 +711,11 @@ impl World {
         }
     }
 
+    /// Applies a fault; returns the nodes it resolved to. A replay shows the fault, then what
+    /// it did to each node (in that node's span).
     fn start_fault(&mut self, fault: &PlannedFault) -> Vec<NodeId> {
         self.shared.trace(&format!("fault start {fault}"));
+        self.say(format_args!("fault start {fault}"));
         // One mark per fault kind started, for the soak's coverage report.
         self.checkers
             .mark(&format!("fault:{}", fault.action.kind()));
@@ -726,6 +740,7 @@ impl World {
                         Handle::current().pause(node.handle.id());
                         node.paused = true;
                         self.checkers.mark("node-paused");
+                        self.say_about(*id, format_args!("paused"));
                     }
                 }
                 targets
@@ -746,12 +761,25 @@ impl World {
                     }
                 }
                 self.checkers.mark("network-partitioned");
+                for x in &a {
+                    if *asymmetric {
+                        self.say_about(*x, format_args!("cannot send to {}", NodeList(&b)));
+                    } else {
+                        self.say_about(*x, format_args!("cut off from {}", NodeList(&b)));
+                    }
+                }
+                if !asymmetric {
+                    for y in &b {
+                        self.say_about(*y, format_args!("cut off from {}", NodeList(&a)));
+                    }
+                }
                 a.into_iter().chain(b).collect()
             }
             FaultAction::Isolate { nodes } => {
                 let targets = self.resolve(nodes);
                 for id in &targets {
                     net.clog_node(self.nodes[id].handle.id());
+                    self.say_about(*id, format_args!("isolated from every node"));
                 }
                 self.checkers.mark("node-isolated");
                 targets
@@ -799,6 +827,10 @@ impl World {
                             drift_ppm: *drift_ppm,
                         },
                     );
+                    self.say_about(
+                        *id,
+                        format_args!("clock skewed by {offset_ms} ms, drift {drift_ppm} ppm"),
+                    );
                 }
                 targets
             }
@@ -807,6 +839,7 @@ impl World {
 
     fn end_fault(&mut self, fault: &PlannedFault, nodes: &[NodeId]) {
         self.shared.trace(&format!("fault end {fault}"));
+        self.say(format_args!("fault end {fault}"));
         let net = madsim::net::NetSim::current();
         match &fault.action {
             FaultAction::Kill { .. } => {
@@ -825,6 +858,7 @@ impl World {
                     if node.paused {
                         Handle::current().resume(node.handle.id());
                         node.paused = false;
+                        self.say_about(*id, format_args!("resumed"));
                     }
                 }
             }
@@ -833,11 +867,13 @@ impl World {
                     for y in nodes {
                         net.unclog_link(self.nodes[x].handle.id(), self.nodes[y].handle.id());
                     }
+                    self.say_about(*x, format_args!("reconnected"));
                 }
             }
             FaultAction::Isolate { .. } => {
                 for id in nodes {
                     net.unclog_node(self.nodes[id].handle.id());
+                    self.say_about(*id, format_args!("reconnected"));
                 }
             }
             FaultAction::PacketLoss(_) => lock(&self.shared.net).loss = 0.0,
@@ -897,6 +933,40 @@ impl World {
                 .mark(if tear { "disk-torn" } else { "unflushed-lost" });
         }
         self.checkers.mark("node-killed");
+        let how = match (lose_unflushed, tear) {
+            (false, _) => "process crash, disk intact",
+            (true, false) => "power loss: unflushed writes lost",
+            (true, true) => "power loss: unflushed tail torn",
+        };
+        self.say_about(id, format_args!("killed ({how})"));
+    }
+
+    /// A `world` line of a replay's trace; nothing unless the run is traced.
+    fn say(&self, line: std::fmt::Arguments<'_>) {
+        if self.shared.print_trace {
+            tracing::info!("{line}");
+        }
+    }
+
+    /// A replay line about one node, in a span of that node (so a node filter keeps it).
+    fn say_about(&self, id: NodeId, line: std::fmt::Arguments<'_>) {
+        if self.shared.print_trace {
+            let incarnation = lock(&self.nodes[&id].slot).incarnation;
+            crate::replay::node_span(id, incarnation).in_scope(|| tracing::info!("{line}"));
+        }
+    }
+
+    /// The verdict and every violation as the trace's last lines.
+    fn say_verdict(&self, seed: u64, verdict: Verdict) {
+        self.say(format_args!(
+            "verdict {verdict:?}: {} violation(s)",
+            self.violations.len()
+        ));
+        if self.shared.print_trace {
+            for violation in &self.violations {
+                tracing::warn!("{}", violation.report_line(seed));
+            }
+        }
     }
 
     fn with_views<T>(
@@ -976,6 +1046,7 @@ impl World {
                 self.violations.extend(liveness);
             }
         }
+        self.say_verdict(seed, verdict);
         let (records, producer_epoch_bumps, admin) = {
             let history = lock(&self.shared.history);
             let sends = history.sends.values();
@@ -1023,6 +1094,21 @@ impl World {
             lock(&node.slot).state = None;
         }
         report
+    }
+}
+
+/// Nodes as `a-broker-1,a-broker-2` in a replay line (formatted only if a trace prints it).
+struct NodeList<'a>(&'a [NodeId]);
+
+impl std::fmt::Display for NodeList<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (index, node) in self.0.iter().enumerate() {
+            if index > 0 {
+                f.write_str(",")?;
+            }
+            write!(f, "{node}")?;
+        }
+        Ok(())
     }
 }
 

@@ -28,6 +28,12 @@
 //! for seconds; both delay everything behind them on the link, so a held-back request lands
 //! after a leader change. Sends run in tasks of the sending node and die with it. Partitions use
 //! madsim's `clog_link`; madsim's own latency is set to nearly zero because this layer draws it.
+//!
+//! Each node's driver runs in a `tracing` span naming the node and its incarnation, and, when
+//! [`Shared::print_trace`] is set (replay), emits what a reader of the run needs: delivered
+//! messages, messages the faults drop, duplicate or hold back, broker events and controller
+//! metadata records (see [`crate::replay`]). The trace hash is fed separately
+//! ([`Shared::trace`]) and never depends on whether the trace is printed.
 
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -41,6 +47,9 @@ use mirrorsim::controller::Controller;
 use mirrorsim::node::Node;
 use mirrorsim::protocol::{ClientKind, Envelope, NodeId};
 
+use tracing::Instrument;
+
+use crate::replay::Watermark;
 use crate::workload::{fnv1a, ConsumerWorkload, History, ProducerWorkload, FNV_OFFSET};
 
 /// The endpoint tag all messages use.
@@ -181,7 +190,8 @@ pub struct Shared {
     /// Client nodes whose state machine is built only this many ms into the fault phase
     /// (a scenario's `start_ms`); filled while the nodes are built.
     pub deferred_starts: Mutex<BTreeMap<NodeId, u64>>,
-    /// Print every trace event on stderr (replay).
+    /// Emit the readable trace as `tracing` events (replay, see [`crate::replay`]). Every
+    /// emitting site tests this first, so a run without it formats nothing.
     pub print_trace: bool,
     start: madsim::time::Instant,
 }
@@ -240,12 +250,10 @@ impl Shared {
         EPOCH_MS + skew.offset_ms + elapsed + elapsed * skew.drift_ppm / 1_000_000
     }
 
-    /// Mixes an event into the trace hash.
+    /// Mixes an event into the trace hash. What a replay prints is emitted separately, at the
+    /// call sites, so the hash's inputs do not depend on the trace.
     pub fn trace(&self, event: &str) {
         let elapsed_ns = self.start.elapsed().as_nanos() as u64;
-        if self.print_trace {
-            eprintln!("[{:>10.6}s] {event}", elapsed_ns as f64 / 1e9);
-        }
         let mut hash = lock(&self.trace);
         *hash = fnv1a(*hash, &elapsed_ns.to_le_bytes());
         *hash = fnv1a(*hash, event.as_bytes());
@@ -379,9 +387,28 @@ pub async fn run_node(
         slot.incarnation += 1;
         slot.incarnation
     };
+    // Everything this incarnation does is attributed to it in a replay (instrumenting adds no
+    // await and no scheduling decision, so runs are unchanged).
+    drive(node, incarnation, endpoint, shared, slot, factory)
+        .instrument(crate::replay::node_span(node, incarnation))
+        .await;
+}
+
+/// The body of [`run_node`] for one incarnation, bound to its address; never returns.
+async fn drive(
+    node: NodeId,
+    incarnation: u64,
+    endpoint: Arc<Endpoint>,
+    shared: Arc<Shared>,
+    slot: Arc<Mutex<Slot>>,
+    factory: NodeFactory,
+) {
     let state = factory(shared.now_ms(node), incarnation);
     lock(&slot).state = Some(state);
     shared.trace(&format!("start {node} #{incarnation}"));
+    if shared.print_trace {
+        tracing::info!("start");
+    }
     let (sender, mut inbox) = tokio::sync::mpsc::unbounded_channel::<Packet>();
     for _ in 0..RECEIVER_LOOPS {
         let endpoint = Arc::clone(&endpoint);
@@ -445,14 +472,29 @@ pub async fn run_node(
                 envelope.message.kind()
             ));
             lock(&shared.stats).delivered += 1;
+            // A replay shows the message, then what handling it changed (broker events,
+            // metadata records); a run skips both.
+            let watermark = if shared.print_trace {
+                tracing::debug!("<- {} {}", envelope.from, envelope.message.summary());
+                Some(Watermark::of(state))
+            } else {
+                None
+            };
             state.node().handle_message(now, envelope);
+            if let Some(watermark) = watermark {
+                watermark.trace_since(state);
+            }
         }
         // Timers fire even while messages keep arriving, so a busy node never starves them.
         if state
             .poll_deadline()
             .is_some_and(|deadline| deadline <= now)
         {
+            let watermark = shared.print_trace.then(|| Watermark::of(state));
             state.node().handle_timeout(now);
+            if let Some(watermark) = watermark {
+                watermark.trace_since(state);
+            }
         }
     }
 }
@@ -484,6 +526,11 @@ fn step_outputs(node: NodeId, shared: &Shared, slot: &Mutex<Slot>) -> (Vec<Envel
             admin.set_clock(now, shared.fault_phase_elapsed_ms());
             for finished in admin.take_finished() {
                 shared.trace(&format!("admin {node} {finished}"));
+                if shared.print_trace {
+                    // The admin timeline is part of the scenario's script, like the faults: a
+                    // `world` line, kept by every node filter.
+                    tracing::info!(parent: None, "admin {node} {finished}");
+                }
                 lock(&shared.history).record_admin(finished);
             }
         }
@@ -521,12 +568,22 @@ fn send(
     };
     if loss > 0.0 && rng.gen_bool(loss.min(1.0)) {
         lock(&shared.stats).dropped += 1;
+        if shared.print_trace {
+            tracing::debug!("-> {} lost {}", envelope.to, envelope.message.summary());
+        }
         return;
     }
     let mut delay_ms = rng.gen_range(LATENCY_MS_MIN..LATENCY_MS_MAX) + extra_latency_ms;
     if hold_probability > 0.0 && rng.gen_bool(hold_probability.min(1.0)) {
         delay_ms += hold_ms;
         lock(&shared.stats).held_back += 1;
+        if shared.print_trace {
+            tracing::debug!(
+                "-> {} held back {hold_ms} ms {}",
+                envelope.to,
+                envelope.message.summary()
+            );
+        }
     }
     let now = madsim::time::Instant::now();
     let delivery = link
@@ -544,6 +601,13 @@ fn send(
     if duplicate > 0.0 && rng.gen_bool(duplicate.min(1.0)) {
         // The copy follows the original on the link; only a duplicate clones the envelope.
         lock(&shared.stats).duplicated += 1;
+        if shared.print_trace {
+            tracing::debug!(
+                "-> {} duplicated {}",
+                envelope.to,
+                envelope.message.summary()
+            );
+        }
         packets.push(packet(link_sequence, envelope.clone()));
         packets.push(packet(link.next_sequence, envelope));
         link.next_sequence += 1;

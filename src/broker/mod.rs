@@ -26,6 +26,7 @@
 
 mod config;
 mod coordinators;
+mod event_summary;
 mod mirror_describe;
 mod mirror_sync;
 mod mirroring;
@@ -404,6 +405,11 @@ impl<S: BrokerStorage> Broker<S> {
     /// Events since the last call.
     pub fn take_events(&mut self) -> Vec<BrokerEvent> {
         std::mem::take(&mut self.events)
+    }
+
+    /// Events not taken yet, oldest first (a trace shows what an input added to them).
+    pub fn pending_events(&self) -> &[BrokerEvent] {
+        &self.events
     }
 
     /// Flushes every log (used by a clean shutdown).

@@ -11,6 +11,8 @@
 //! [`RecordBatch::with_partition_leader_epoch`]), and, under LogAppendTime, the timestamp type and
 //! max timestamp, which forces a new CRC ([`RecordBatch::stamped_by_leader`]).
 
+use std::fmt;
+
 use bytes::{Bytes, BytesMut};
 
 use super::control::{parse_control_record, ControlRecord};
@@ -157,7 +159,11 @@ impl BatchHeader {
 }
 
 /// One validated v2 batch: its header and a zero-copy slice holding exactly its bytes.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// `Debug` shows the header and the byte count, not the bytes (a batch's raw bytes would
+/// swamp any message or assertion that holds one); `Display` is the one-line summary traces
+/// use, e.g. `batch[10..=14 n=5 pid=3 epoch=0 seq=10 leader_epoch=2 txn 312B]`.
+#[derive(Clone, PartialEq, Eq)]
 pub struct RecordBatch {
     header: BatchHeader,
     bytes: Bytes,
@@ -484,6 +490,47 @@ impl RecordBatch {
             header,
             bytes: bytes.freeze(),
         }
+    }
+}
+
+impl fmt::Debug for RecordBatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RecordBatch")
+            .field("header", &self.header)
+            .field("bytes", &format_args!("<{} bytes>", self.bytes.len()))
+            .finish()
+    }
+}
+
+impl fmt::Display for RecordBatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let header = &self.header;
+        write!(
+            f,
+            "batch[{}..={} n={}",
+            header.base_offset,
+            header.last_offset(),
+            header.records_count
+        )?;
+        if header.has_producer_id() {
+            write!(
+                f,
+                " pid={} epoch={} seq={}",
+                header.producer_id, header.producer_epoch, header.base_sequence
+            )?;
+        }
+        write!(f, " leader_epoch={}", header.partition_leader_epoch)?;
+        if header.is_transactional() {
+            f.write_str(" txn")?;
+        }
+        // A control batch names its marker (COMMIT, ABORT, MIRROR_PID_RESET): that is what a
+        // reader of a trace wants to know, and the one record is cheap to decode.
+        match self.control_record() {
+            Some(Ok(record)) => write!(f, " control={}", record.record_type().name())?,
+            Some(Err(_)) => f.write_str(" control=corrupt")?,
+            None => {}
+        }
+        write!(f, " {}B]", self.bytes.len())
     }
 }
 

@@ -1,0 +1,130 @@
+//! One-line forms of [`BrokerEvent`]s for traces (`mirrorsim replay`): the event's name, the
+//! partition, then its fields, e.g. `Truncated orders-0 log_end 42->37 hw_before=37
+//! reason=DivergingEpoch`.
+
+use std::fmt;
+
+use super::BrokerEvent;
+
+impl BrokerEvent {
+    /// Whether the event is a state change a timeline reader wants (leadership, truncation,
+    /// mirror state, admin effects) rather than per-batch detail (appends).
+    pub fn is_state_change(&self) -> bool {
+        !matches!(self, Self::LeaderAppend { .. } | Self::MirrorAppend { .. })
+    }
+}
+
+impl fmt::Display for BrokerEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::BecameLeader {
+                topic_partition,
+                leader_epoch,
+                start_offset,
+            } => write!(
+                f,
+                "BecameLeader {topic_partition} leader_epoch={leader_epoch} start_offset={start_offset}"
+            ),
+            Self::BecameFollower {
+                topic_partition,
+                leader,
+                leader_epoch,
+            } => {
+                write!(f, "BecameFollower {topic_partition} leader=")?;
+                match leader {
+                    Some(leader) => write!(f, "{leader}")?,
+                    None => f.write_str("none")?,
+                }
+                write!(f, " leader_epoch={leader_epoch}")
+            }
+            Self::Truncated {
+                topic_partition,
+                from_log_end_offset,
+                to_log_end_offset,
+                high_watermark_before,
+                reason,
+            } => write!(
+                f,
+                "Truncated {topic_partition} log_end {from_log_end_offset}->{to_log_end_offset} hw_before={high_watermark_before} reason={reason:?}"
+            ),
+            Self::LeaderAppend {
+                topic_partition,
+                first_offset,
+                last_offset,
+                leader_epoch,
+                mirror_state,
+            } => {
+                write!(
+                    f,
+                    "LeaderAppend {topic_partition} {first_offset}..={last_offset} leader_epoch={leader_epoch}"
+                )?;
+                match mirror_state {
+                    Some(state) => write!(f, " mirror_state={state}"),
+                    None => Ok(()),
+                }
+            }
+            Self::MirrorAppend {
+                topic_partition,
+                first_offset,
+                last_offset,
+            } => write!(
+                f,
+                "MirrorAppend {topic_partition} {first_offset}..={last_offset}"
+            ),
+            Self::RecordsDeleted {
+                topic_partition,
+                log_start_offset,
+                mirror_state,
+            } => {
+                write!(
+                    f,
+                    "RecordsDeleted {topic_partition} log_start={log_start_offset}"
+                )?;
+                match mirror_state {
+                    Some(state) => write!(f, " mirror_state={state}"),
+                    None => Ok(()),
+                }
+            }
+            Self::TopicAdminForwarded { topics } => {
+                write!(f, "TopicAdminForwarded topics={}", topics.join(","))
+            }
+            Self::MirrorTransition {
+                topic_partition,
+                from,
+                to,
+            } => write!(f, "MirrorTransition {topic_partition} {from}->{to}"),
+            Self::MirrorOffsetSynced {
+                group_id,
+                topic_partition,
+                offset,
+                source_offset,
+            } => write!(
+                f,
+                "MirrorOffsetSynced group={group_id} {topic_partition} offset={offset} source_offset={source_offset}"
+            ),
+            Self::CoordinatorLoaded {
+                topic_partition,
+                leader_epoch,
+            } => write!(
+                f,
+                "CoordinatorLoaded {topic_partition} leader_epoch={leader_epoch}"
+            ),
+            Self::FollowerHighWatermarkLowered {
+                topic_partition,
+                from,
+                to,
+                leader,
+            } => write!(
+                f,
+                "FollowerHighWatermarkLowered {topic_partition} hw {from}->{to} leader={leader}"
+            ),
+            Self::IsrChanged {
+                topic_partition,
+                isr,
+            } => {
+                let isr: Vec<String> = isr.iter().map(ToString::to_string).collect();
+                write!(f, "IsrChanged {topic_partition} isr=[{}]", isr.join(","))
+            }
+        }
+    }
+}
