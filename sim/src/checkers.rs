@@ -157,6 +157,11 @@ pub struct Checkers {
 type MirrorTruncation = (i64, i64, TruncationReason);
 
 impl Checkers {
+    /// Judges mirrored batches against `design`'s stored form (see `MirrorChecks::design`).
+    pub fn set_mirror_design(&mut self, design: mirrorsim::mirror::MirrorDesign) {
+        self.mirror.design = design;
+    }
+
     /// Records a coverage mark.
     pub fn mark(&mut self, name: &str) {
         *self.marks.entry(name.to_string()).or_default() += 1;

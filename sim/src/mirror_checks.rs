@@ -104,6 +104,9 @@ struct PrefixProgress {
 /// The state the mirror checkers carry between steps.
 #[derive(Debug, Default)]
 pub struct MirrorChecks {
+    /// The design run: its stored form of a mirrored batch is what identity is judged
+    /// against (the seed's: the source's bytes).
+    pub design: mirrorsim::mirror::MirrorDesign,
     /// `mirror-prefix`: (node, incarnation, partition) → progress, for destination leaders
     /// that appended from their source.
     prefix: BTreeMap<(NodeId, u64, TopicPartition), PrefixProgress>,
@@ -388,7 +391,7 @@ impl MirrorChecks {
             if original.base_offset() > batch.last_offset() {
                 continue;
             }
-            if original.bytes() != batch.bytes() {
+            if !self.design.is_stored_form_of(original, batch) {
                 return Some(Violation {
                     invariant: "offset-identity",
                     cluster: Some(cluster),
@@ -419,6 +422,7 @@ impl MirrorChecks {
         brokers: &[BrokerView<'_>],
         out: &mut Vec<Violation>,
     ) {
+        let design = self.design;
         self.prefix
             .retain(|(node, incarnation, topic_partition), progress| {
                 let Some(view) = brokers.iter().find(|view| {
@@ -456,7 +460,7 @@ impl MirrorChecks {
                     .max(log.log_start_offset())
                     .max(source_log.log_start_offset());
                 if let Some(detail) =
-                    prefix_mismatch(log, source_log, from, &mut progress.checked_to)
+                    prefix_mismatch(design, log, source_log, from, &mut progress.checked_to)
                 {
                     out.push(Violation {
                         invariant: "mirror-prefix",
@@ -673,9 +677,10 @@ impl MirrorChecks {
 }
 
 /// The first batch of `log` from `from` on that the source's log does not hold at the same
-/// base offset with the same bytes, described; `*checked_to` moves past every batch found
+/// base offset in the design's stored form (the seed's: the same bytes), described; `*checked_to` moves past every batch found
 /// equal.
 fn prefix_mismatch(
+    design: mirrorsim::mirror::MirrorDesign,
     log: &PartitionLog<MemoryDirDisk>,
     source_log: &PartitionLog<MemoryDirDisk>,
     from: i64,
@@ -695,7 +700,7 @@ fn prefix_mismatch(
         match source_batches.next() {
             Some(original)
                 if original.base_offset() == batch.base_offset()
-                    && original.bytes() == batch.bytes() => {}
+                    && design.is_stored_form_of(original, batch) => {}
             Some(original) if original.base_offset() == batch.base_offset() => {
                 return Some(format!(
                     "its batch at offset {} (epoch {}) differs from the source's there (epoch {})",

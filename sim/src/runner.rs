@@ -167,6 +167,9 @@ async fn supervise(scenario: Arc<Scenario>, options: RunOptions, plan: FaultPlan
         checkers: Checkers::default(),
         violations: Vec::new(),
     };
+    world
+        .checkers
+        .set_mirror_design(options.design.unwrap_or_else(|| scenario.mirror_design()));
     for topic in &scenario.topics {
         let cluster = ClusterIndex(
             crate::scenario::cluster_index(topic.cluster.get_ref()).unwrap_or(0) as u8,

@@ -82,14 +82,78 @@ fn no_epoch_bump_writes_local_batches_in_an_epoch_no_higher_than_mirrored_ones()
 }
 
 #[test]
-fn epoch_rewrite_makes_the_mirrored_log_differ_from_the_sources() {
-    // Spec §9 S-23: batches stamped with b's epoch are no longer the source's bytes.
+fn epoch_rewrite_breaks_the_mirror_fetchs_divergence_check_and_consumers_see_rewritten_offsets() {
+    // Spec §9 S-23. The identity checks accept the rewritten epoch (it is the design's stored
+    // form), so the run shows the consequence: b's last fetched epoch is one a never had, a
+    // answers with a divergence, and b truncates records its consumer had read.
     seed_passes_and_variant_is_caught(
         "active_passive",
         MirrorDesign::EpochRewrite,
-        "offset-identity",
+        "inconsistent-offsets",
+        &[0, 2],
+    );
+}
+
+#[test]
+fn pid_rewrite_leaves_the_old_primary_and_the_new_one_disagreeing_on_shared_history() {
+    // Spec §9 S-4, failback with rewritten producer ids: a keeps its own batches (producer id
+    // p) below the last mirrored epoch's end, while b holds them as −(p+2); a's log is no
+    // longer a prefix of b's once a mirrors back.
+    seed_passes_and_variant_is_caught(
+        "failback",
+        MirrorDesign::PidRewrite,
+        "mirror-prefix",
         &[0, 1],
     );
+}
+
+#[test]
+fn reset_before_txn_resolution_lets_read_committed_consumers_read_an_open_transaction() {
+    // Spec §9 S-5: the reset forgets b's open transactions before their ABORT markers, so the
+    // last stable offset moves past their data and nothing ever aborts it.
+    seed_passes_and_variant_is_caught(
+        "transactions_at_failover",
+        MirrorDesign::ResetBeforeTxnResolution,
+        "read-committed",
+        &[0, 1],
+    );
+}
+
+/// Asserts that `design` passes `scenario` on every one of `seeds`.
+fn passes(scenario: &str, design: MirrorDesign, seeds: &[u64]) {
+    let scenario = load(scenario);
+    for &seed in seeds {
+        let report = run_design(&scenario, design, seed);
+        assert_eq!(
+            report.verdict,
+            Verdict::Pass,
+            "{} seed {seed} under {design}: {:?}",
+            scenario.name,
+            report.violations
+        );
+    }
+}
+
+#[test]
+fn abort_markers_the_later_revisions_stop_passes_every_invariant() {
+    // The later revision mirrors open transactions (READ_UNCOMMITTED up to the source's high
+    // watermark) and aborts what is still open at the stop instead of truncating it.
+    passes(
+        "transactions_at_failover",
+        MirrorDesign::AbortMarkers,
+        &[0, 1],
+    );
+    passes("failback", MirrorDesign::AbortMarkers, &[0]);
+}
+
+#[test]
+fn offset_alignment_is_repaired_by_the_mirror_fetchs_divergence_check() {
+    // Not caught, by design of the fetch: aligning a failback by the last mirrored offset
+    // keeps what the last-mirrored-epoch rule would also keep when the clusters agree on the
+    // shared history, and where they do not, the first mirror fetch's last-fetched-epoch
+    // check truncates the rest (spec §4.3 step 5). The README's variants table shows the
+    // seeds run.
+    passes("failback", MirrorDesign::OffsetAlignment, &[0, 1]);
 }
 
 #[test]

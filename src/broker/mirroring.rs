@@ -80,7 +80,7 @@ use crate::client::metadata_cache::MetadataCache;
 use crate::controller::mirrors::BOOTSTRAP_SERVERS_CONFIG;
 use crate::coordinator::mirror::{mirror_state_partition, MIRROR_STATE_TOPIC};
 use crate::coordinator::partition_count;
-use crate::log::{AppendOrigin, FetchIsolation};
+use crate::log::AppendOrigin;
 use crate::metadata::ConfigResource;
 use crate::mirror::state::MIRROR_SUPPORT_UNCLEAN_CONFIG;
 use crate::mirror::{
@@ -92,7 +92,7 @@ use crate::protocol::{
     MirrorPartitionStatus, MirrorStateWrite, NodeId, Request, Response, TopicMetadata,
     TopicPartition,
 };
-use crate::record::mirror_pid_reset;
+use crate::record::{end_transaction_marker, mirror_pid_reset, MarkerProducer, RecordBatch};
 
 /// How long a mirror request may stay unanswered before it is retried.
 pub const MIRROR_REQUEST_TIMEOUT_MS: i64 = 1_000;
@@ -251,6 +251,27 @@ impl MirrorManager {
     pub(super) fn owns(&self, correlation_id: u64) -> bool {
         self.requests.contains_key(&correlation_id)
     }
+}
+
+/// The producer (id, epoch) and coordinator epoch of every open transaction in `log`'s
+/// producer state, in first-offset order: what an ABORT marker for each must carry to be
+/// accepted (a marker below the producer's epoch or coordinator epoch is fenced).
+fn open_transaction_markers<D: crate::log::LogDisk>(
+    log: &crate::log::PartitionLog<D>,
+) -> Vec<(MarkerProducer, i32)> {
+    let state = log.producer_state();
+    state
+        .ongoing_txns()
+        .values()
+        .filter_map(|txn| state.producer(txn.producer_id))
+        .map(|entry| {
+            let producer = MarkerProducer {
+                producer_id: entry.producer_id,
+                producer_epoch: entry.producer_epoch,
+            };
+            (producer, entry.coordinator_epoch.max(0))
+        })
+        .collect()
 }
 
 fn backoff_ms(retry_attempt: i16) -> i64 {
@@ -627,7 +648,11 @@ impl<S: BrokerStorage> super::Broker<S> {
             }
             (WritePurpose::LastMirrored, ErrorCode::None) => {
                 self.task_mut(topic_partition).step = Step::Act;
-                self.stopping_after_last_mirrored(now_ms, topic_partition);
+                if self.config.mirror_design.stops_with_abort_markers() {
+                    self.stopping_request_bump(now_ms, topic_partition);
+                } else {
+                    self.stopping_after_last_mirrored(now_ms, topic_partition);
+                }
             }
             // Another writer moved the state on (or a newer leader exists): read it again.
             (
@@ -940,8 +965,7 @@ impl<S: BrokerStorage> super::Broker<S> {
         let request = Request::Fetch {
             replica_id: None,
             replica_epoch: -1,
-            // The seed's mirror fetcher reads up to the source's last stable offset.
-            isolation: FetchIsolation::TxnCommitted,
+            isolation: self.config.mirror_design.mirror_fetch_isolation(),
             max_wait_ms: MIRROR_FETCH_MAX_WAIT_MS,
             max_bytes: MIRROR_FETCH_MAX_BYTES,
             partitions: vec![FetchPartition {
@@ -1030,16 +1054,13 @@ impl<S: BrokerStorage> super::Broker<S> {
         if answer.batches.is_empty() {
             return;
         }
-        let batches = if self.config.mirror_design == MirrorDesign::EpochRewrite {
-            let leader_epoch = self.mirror.tasks[topic_partition].leader_epoch;
-            answer
-                .batches
-                .iter()
-                .map(|batch| batch.with_partition_leader_epoch(leader_epoch))
-                .collect()
-        } else {
-            answer.batches
-        };
+        let leader_epoch = self.mirror.tasks[topic_partition].leader_epoch;
+        let design = self.config.mirror_design;
+        let batches: Vec<RecordBatch> = answer
+            .batches
+            .iter()
+            .map(|batch| design.stored_form(leader_epoch, batch))
+            .collect();
         let Some(partition) = self.partitions.get_mut(topic_partition) else {
             return;
         };
@@ -1119,7 +1140,6 @@ impl<S: BrokerStorage> super::Broker<S> {
         };
         let latest_epoch = partition.log.latest_epoch().unwrap_or(-1);
         let log_end = partition.log.log_end_offset();
-        let (broker_id, broker_epoch) = (self.broker_id, self.broker_epoch.unwrap_or(-1));
         let skip_bump = self.config.mirror_design == MirrorDesign::NoEpochBump;
         let task = self.task_mut(topic_partition);
         if task.last_mirrored.is_none() {
@@ -1131,6 +1151,23 @@ impl<S: BrokerStorage> super::Broker<S> {
             task.not_before_ms = now_ms;
             return;
         }
+        if self.config.mirror_design.stops_with_abort_markers() {
+            // The later revision persists the last mirrored epoch first, before the bump
+            // adds an epoch to the log; its answer goes on to the bump.
+            self.stopping_persist_last_mirrored(now_ms, topic_partition);
+            return;
+        }
+        self.stopping_request_bump(now_ms, topic_partition);
+    }
+
+    /// Step 2: bump the leader epoch.
+    fn stopping_request_bump(&mut self, now_ms: i64, topic_partition: &TopicPartition) {
+        let Some(partition) = self.partitions.get(topic_partition) else {
+            return;
+        };
+        let latest_epoch = partition.log.latest_epoch().unwrap_or(-1);
+        let (broker_id, broker_epoch) = (self.broker_id, self.broker_epoch.unwrap_or(-1));
+        let task = self.task_mut(topic_partition);
         // Step 2, bump the leader epoch above every epoch in the log, and above the current
         // leader epoch too: that epoch may already label local writes that a full truncation
         // (a re-mirror from scratch, LME −1) removed from this log but not from a replica
@@ -1191,6 +1228,13 @@ impl<S: BrokerStorage> super::Broker<S> {
             task.not_before_ms = now_ms + MIRROR_RETRY_BACKOFF_MS;
             return;
         }
+        if self.config.mirror_design.stops_with_abort_markers() {
+            self.stopping_abort_open_transactions(now_ms, topic_partition);
+            return;
+        }
+        let Some(partition) = self.partitions.get_mut(topic_partition) else {
+            return;
+        };
         let log_end = partition.log.log_end_offset();
         let stable = partition.log.last_stable_offset();
         if stable < log_end {
@@ -1209,6 +1253,11 @@ impl<S: BrokerStorage> super::Broker<S> {
                 TruncationReason::MirrorStopAtLastStableOffset,
             );
         }
+        self.stopping_persist_last_mirrored(now_ms, topic_partition);
+    }
+
+    /// Persists the last mirrored (epoch, offset) captured when STOPPING began.
+    fn stopping_persist_last_mirrored(&mut self, now_ms: i64, topic_partition: &TopicPartition) {
         let task = &self.mirror.tasks[topic_partition];
         let write = MirrorStateWrite {
             id: task.id,
@@ -1222,56 +1271,116 @@ impl<S: BrokerStorage> super::Broker<S> {
         self.send_write(now_ms, topic_partition, write, WritePurpose::LastMirrored);
     }
 
+    /// The later revision's steps 4 and 5 (`abort-markers`): an ABORT marker for every open
+    /// transaction, so read_committed consumers skip their data and the LSO moves past it,
+    /// then the reset. `reset-before-txn-resolution` swaps the two: the reset forgets the
+    /// open transactions, and the markers written after it close nothing (spec §9 S-5).
+    fn stopping_abort_open_transactions(&mut self, now_ms: i64, topic_partition: &TopicPartition) {
+        let leader_epoch = self.mirror.tasks[topic_partition].leader_epoch;
+        let reset_first = self.config.mirror_design == MirrorDesign::ResetBeforeTxnResolution;
+        let Some(partition) = self.partitions.get(topic_partition) else {
+            return;
+        };
+        // Taken before either append: the buggy order still knows what it meant to abort.
+        let open = open_transaction_markers(&partition.log);
+        let mut last = None;
+        if reset_first {
+            last = match self.append_pid_reset(now_ms, topic_partition) {
+                Some(offset) => Some(offset),
+                None => return,
+            };
+        }
+        for producer in open {
+            let marker = end_transaction_marker(producer.0, false, producer.1, now_ms);
+            match self.append_stop_batch(now_ms, topic_partition, &marker, leader_epoch) {
+                Ok(offset) => last = Some(offset),
+                Err(error) => {
+                    let reason = format!("ABORT marker append failed: {error}");
+                    self.fail_mirror_partition(now_ms, topic_partition, reason, false);
+                    return;
+                }
+            }
+        }
+        if !reset_first {
+            last = match self.append_pid_reset(now_ms, topic_partition) {
+                Some(offset) => Some(offset),
+                None => return,
+            };
+        }
+        let Some(partition) = self.partitions.get(topic_partition) else {
+            return;
+        };
+        let offset = last.unwrap_or(partition.log.log_end_offset() - 1);
+        self.await_stop_committed(now_ms, topic_partition, offset);
+    }
+
     /// Step 5: MIRROR_PID_RESET, then wait for it to commit.
     fn stopping_after_last_mirrored(&mut self, now_ms: i64, topic_partition: &TopicPartition) {
+        if let Some(offset) = self.append_pid_reset(now_ms, topic_partition) {
+            self.await_stop_committed(now_ms, topic_partition, offset);
+        }
+    }
+
+    /// Appends MIRROR_PID_RESET unless the log already ends with one (a re-run of STOPPING) or
+    /// the design writes none; the offset STOPPED waits for. `None` when the partition is
+    /// gone or the append failed (the partition is then FAILED).
+    fn append_pid_reset(&mut self, now_ms: i64, topic_partition: &TopicPartition) -> Option<i64> {
         let leader_epoch = self.mirror.tasks[topic_partition].leader_epoch;
         let source_cluster_id = self
             .source_of(&self.mirror.tasks[topic_partition].mirror)
             .and_then(|nodes| nodes.first().map(|node| node.cluster()))
             .map_or_else(|| "unknown".to_owned(), ClusterIndex::cluster_id);
-        let Some(partition) = self.partitions.get_mut(topic_partition) else {
-            return;
-        };
+        let partition = self.partitions.get(topic_partition)?;
         let ends_with_reset = partition
             .log
             .batches()
             .last()
             .is_some_and(|batch| batch.is_mirror_pid_reset());
-        let skip_reset = !self.config.mirror_design.writes_pid_reset();
-        let offset = if skip_reset {
-            // `no-pid-reset` and `pid-rewrite`: STOPPED once everything up to here is committed.
-            partition.log.log_end_offset() - 1
-        } else if ends_with_reset {
-            partition.log.log_end_offset() - 1
-        } else {
-            let reset = mirror_pid_reset(&source_cluster_id, now_ms);
-            match partition.log.append_as_leader(
-                &reset,
-                leader_epoch,
-                AppendOrigin::Coordinator,
-                now_ms,
-            ) {
-                Ok(info) => {
-                    self.events.push(super::BrokerEvent::LeaderAppend {
-                        topic_partition: topic_partition.clone(),
-                        first_offset: info.first_offset,
-                        last_offset: info.last_offset,
-                        leader_epoch,
-                        mirror_state: Some(MirrorState::Stopping),
-                    });
-                    info.first_offset
-                }
-                Err(error) => {
-                    self.fail_mirror_partition(
-                        now_ms,
-                        topic_partition,
-                        format!("MIRROR_PID_RESET append failed: {error}"),
-                        false,
-                    );
-                    return;
-                }
+        if !self.config.mirror_design.writes_pid_reset() || ends_with_reset {
+            // `no-pid-reset` and `pid-rewrite`: STOPPED once everything up to here is
+            // committed.
+            return Some(partition.log.log_end_offset() - 1);
+        }
+        let reset = mirror_pid_reset(&source_cluster_id, now_ms);
+        match self.append_stop_batch(now_ms, topic_partition, &reset, leader_epoch) {
+            Ok(offset) => Some(offset),
+            Err(error) => {
+                let reason = format!("MIRROR_PID_RESET append failed: {error}");
+                self.fail_mirror_partition(now_ms, topic_partition, reason, false);
+                None
             }
-        };
+        }
+    }
+
+    /// Appends a batch STOPPING writes itself (reset, ABORT marker) in `leader_epoch`; its
+    /// offset.
+    fn append_stop_batch(
+        &mut self,
+        now_ms: i64,
+        topic_partition: &TopicPartition,
+        batch: &RecordBatch,
+        leader_epoch: i32,
+    ) -> Result<i64, String> {
+        let partition = self
+            .partitions
+            .get_mut(topic_partition)
+            .ok_or_else(|| "the partition is gone".to_owned())?;
+        let info = partition
+            .log
+            .append_as_leader(batch, leader_epoch, AppendOrigin::Coordinator, now_ms)
+            .map_err(|error| error.to_string())?;
+        self.events.push(super::BrokerEvent::LeaderAppend {
+            topic_partition: topic_partition.clone(),
+            first_offset: info.first_offset,
+            last_offset: info.last_offset,
+            leader_epoch,
+            mirror_state: Some(MirrorState::Stopping),
+        });
+        Ok(info.first_offset)
+    }
+
+    /// STOPPED is written once everything up to `offset` is committed.
+    fn await_stop_committed(&mut self, now_ms: i64, topic_partition: &TopicPartition, offset: i64) {
         let task = self.task_mut(topic_partition);
         task.step = Step::AwaitResetCommitted { offset };
         task.not_before_ms = now_ms;

@@ -11,6 +11,9 @@
 
 use std::fmt;
 
+use crate::log::FetchIsolation;
+use crate::record::RecordBatch;
+
 /// Which design the mirroring code follows.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum MirrorDesign {
@@ -19,15 +22,16 @@ pub enum MirrorDesign {
     #[default]
     Seed,
     /// The later revision's stop: persist the last mirrored epoch first, bump, append an ABORT
-    /// marker for every open transaction instead of truncating to the LSO, then the reset.
+    /// marker for every open transaction instead of truncating to the LSO, then the reset. Its
+    /// fetcher reads up to the source's high watermark, open transactions included.
     AbortMarkers,
     /// The rejected early design: mirrored batches carry producer id −(pid+2) (CRC recomputed)
     /// and STOPPING writes no reset.
     PidRewrite,
     /// Producer ids kept, but STOPPING writes no MIRROR_PID_RESET.
     NoPidReset,
-    /// The later revision's stop with the reset appended before the ABORT markers that resolve
-    /// open transactions (the ordering bug of spec §9 S-5).
+    /// The later revision (as `AbortMarkers`) with the reset appended before the ABORT markers
+    /// that resolve open transactions (the ordering bug of spec §9 S-5).
     ResetBeforeTxnResolution,
     /// STOPPING does not bump the leader epoch.
     NoEpochBump,
@@ -107,9 +111,47 @@ impl MirrorDesign {
         matches!(self, Self::AbortMarkers | Self::ResetBeforeTxnResolution)
     }
 
+    /// How far the mirror fetcher reads the source: the seed's fetcher reads committed data
+    /// only (up to the source's last stable offset), so no open transaction is ever mirrored;
+    /// the later revision reads READ_UNCOMMITTED up to the source's high watermark and aborts
+    /// what is still open at the stop (spec §0, "Fetch isolation").
+    pub fn mirror_fetch_isolation(self) -> FetchIsolation {
+        if self.stops_with_abort_markers() {
+            FetchIsolation::HighWatermark
+        } else {
+            FetchIsolation::TxnCommitted
+        }
+    }
+
     /// Whether STOPPING writes a MIRROR_PID_RESET.
     pub fn writes_pid_reset(self) -> bool {
         !matches!(self, Self::PidRewrite | Self::NoPidReset)
+    }
+}
+
+impl MirrorDesign {
+    /// A fetched batch as this design stores it on the destination: as fetched (the seed and
+    /// its later revisions), with the destination's `leader_epoch` (`epoch-rewrite`), or with
+    /// producer id −(pid+2) and a recomputed CRC (`pid-rewrite`; a batch without a producer,
+    /// or one an earlier hop already rewrote, keeps its negative id).
+    pub fn stored_form(self, leader_epoch: i32, batch: &RecordBatch) -> RecordBatch {
+        match self {
+            Self::EpochRewrite => batch.with_partition_leader_epoch(leader_epoch),
+            Self::PidRewrite if batch.header().producer_id >= 0 => {
+                batch.with_producer_id(-(batch.header().producer_id + 2))
+            }
+            _ => batch.clone(),
+        }
+    }
+
+    /// Whether `stored` is `original` as this design stores a mirrored batch, whatever
+    /// destination epoch it was stamped with. The seed's answer is byte identity (INV-2); the
+    /// rewrite designs' checks accept their documented rewrite, so a run shows what else
+    /// breaks rather than stopping at the rewrite itself.
+    pub fn is_stored_form_of(self, original: &RecordBatch, stored: &RecordBatch) -> bool {
+        self.stored_form(stored.partition_leader_epoch(), original)
+            .bytes()
+            == stored.bytes()
     }
 }
 
@@ -132,5 +174,28 @@ mod tests {
         assert_eq!(MirrorDesign::from_name("lmo"), None);
         assert_eq!(MirrorDesign::default(), MirrorDesign::Seed);
         assert!(MirrorDesign::names().starts_with("seed, abort-markers"));
+    }
+
+    #[test]
+    fn stored_forms_rewrite_only_what_each_design_says() {
+        let mut builder = crate::record::BatchBuilder::idempotent(5, 0, 0);
+        builder.append(0, None, Some(bytes::Bytes::from_static(b"v")), vec![]);
+        let original = builder.build().with_partition_leader_epoch(3);
+        let seed = MirrorDesign::Seed.stored_form(9, &original);
+        assert_eq!(seed.bytes(), original.bytes());
+        let epoch = MirrorDesign::EpochRewrite.stored_form(9, &original);
+        assert_eq!(epoch.partition_leader_epoch(), 9);
+        let pid = MirrorDesign::PidRewrite.stored_form(9, &original);
+        assert_eq!(pid.header().producer_id, -7);
+        // A second hop leaves a rewritten id alone (spec §9 S-3).
+        let twice = MirrorDesign::PidRewrite.stored_form(9, &pid);
+        assert_eq!(twice.header().producer_id, -7);
+        for design in MirrorDesign::ALL {
+            let stored = design.stored_form(9, &original);
+            assert!(design.is_stored_form_of(&original, &stored), "{design}");
+        }
+        assert!(!MirrorDesign::Seed.is_stored_form_of(&original, &pid));
+        assert!(!MirrorDesign::Seed.is_stored_form_of(&original, &epoch));
+        assert!(!MirrorDesign::PidRewrite.is_stored_form_of(&original, &seed));
     }
 }
