@@ -17,6 +17,7 @@
 //! | [`admin`] | the admin client: set-up topics, then the scenario's admin timeline |
 //! | [`soak`] | many seeds over many scenarios on several threads: sharding, failures, coverage |
 //! | [`shrink`] | a failing seed's fault plan and workload reduced to a small scenario file |
+//! | [`variants`] | every design variant × every mirroring scenario: caught by which invariant, how soon |
 
 pub mod admin;
 pub mod checkers;
@@ -26,5 +27,6 @@ pub mod runner;
 pub mod scenario;
 pub mod shrink;
 pub mod soak;
+pub mod variants;
 pub mod workload;
 pub mod world;
