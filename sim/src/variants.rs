@@ -250,6 +250,9 @@ pub struct Matrix {
     cells: Vec<Cell>,
 }
 
+/// How wide the plain table may be before its columns wrap into blocks.
+pub const TABLE_WIDTH: usize = 160;
+
 /// The legend printed under both tables.
 const LEGEND: &str =
     "cell: the most frequent first invariant of the failing runs (`+`: others too), \
@@ -342,8 +345,16 @@ impl Matrix {
         (caught, variants.len())
     }
 
-    /// The table as aligned plain text, with a legend line.
+    /// The table as aligned plain text, with a legend line: [`Matrix::table_within`]
+    /// [`TABLE_WIDTH`] characters.
     pub fn table(&self) -> String {
+        self.table_within(TABLE_WIDTH)
+    }
+
+    /// The table as aligned plain text. When the scenarios do not fit in `width` characters the
+    /// columns wrap into blocks, each repeating the design column (as R prints a wide data
+    /// frame), so a terminal shows it without breaking lines; at least one scenario per block.
+    pub fn table_within(&self, width: usize) -> String {
         let mut rows: Vec<Vec<String>> = vec![std::iter::once("design".to_owned())
             .chain(self.scenarios.iter().map(|column| column.name.clone()))
             .collect()];
@@ -355,20 +366,22 @@ impl Matrix {
             );
         }
         let widths: Vec<usize> = (0..rows[0].len())
-            .map(|i| rows.iter().map(|row| row[i].len()).max().unwrap_or(0))
+            .map(|c| rows.iter().map(|row| row[c].len()).max().unwrap_or(0))
             .collect();
         let mut out = String::new();
-        for (r, row) in rows.iter().enumerate() {
-            let line: Vec<String> = row
-                .iter()
-                .zip(&widths)
-                .map(|(text, width)| format!("{text:<width$}"))
-                .collect();
-            let _ = writeln!(out, "{}", line.join("  ").trim_end());
-            if r == 0 {
-                let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
-                let _ = writeln!(out, "{}", rule.join("  "));
+        let mut next = 1;
+        while next < widths.len() {
+            let mut block = vec![0];
+            let mut used = widths[0];
+            while next < widths.len() && (block.len() == 1 || used + 2 + widths[next] <= width) {
+                used += 2 + widths[next];
+                block.push(next);
+                next += 1;
             }
+            if !out.is_empty() {
+                out.push('\n');
+            }
+            write_block(&mut out, &rows, &widths, &block);
         }
         let _ = writeln!(out, "{LEGEND}");
         out
@@ -423,20 +436,20 @@ impl Matrix {
         if caught.is_empty() {
             return format!("{design}: NOT caught in any scenario ({runs} runs)");
         }
-        let mut soonest: Vec<(&str, Option<f64>)> = caught
-            .iter()
-            .map(|(column, cell)| (column.name.as_str(), cell.median_gap()))
-            .collect();
-        soonest.sort_by(|a, b| a.1.partial_cmp(&b.1).unwrap_or(std::cmp::Ordering::Equal));
         format!(
             "{design}: caught by: {}; median seeds to first failure: {}",
             self.caught_by(&caught),
-            soonest
-                .iter()
-                .map(|(name, median)| format!("{name} {}", format_median(*median)))
-                .collect::<Vec<_>>()
-                .join(", ")
+            self.medians(&caught)
         )
+    }
+
+    /// `SCENARIO, …`, or `every scenario` when the list is every column of the table.
+    fn scenario_list(&self, names: &[&str]) -> String {
+        if names.len() > 1 && names.len() == self.scenarios.len() {
+            "every scenario".to_owned()
+        } else {
+            names.join(", ")
+        }
     }
 
     /// `INVARIANT (in SCENARIO, …), …`: every first invariant of the failing runs with the
@@ -454,9 +467,38 @@ impl Matrix {
         listed.sort_by(|a, b| (b.1).0.cmp(&(a.1).0).then(a.0.cmp(b.0)));
         listed
             .iter()
-            .map(|(invariant, (_, scenarios))| format!("{invariant} (in {})", scenarios.join(", ")))
+            .map(|(invariant, (_, scenarios))| {
+                format!("{invariant} (in {})", self.scenario_list(scenarios))
+            })
             .collect::<Vec<_>>()
             .join(", ")
+    }
+
+    /// `M in SCENARIO, …; M' in …`, smallest median first; `M in each` when every catching
+    /// scenario has the same one.
+    fn medians(&self, caught: &[(&Column, &Cell)]) -> String {
+        // Medians are whole or halves: twice the median is an exact key.
+        let mut by_median: BTreeMap<u64, Vec<&str>> = BTreeMap::new();
+        for (column, cell) in caught {
+            let twice = cell.median_gap().map_or(0, |m| (m * 2.0) as u64);
+            by_median
+                .entry(twice)
+                .or_default()
+                .push(column.name.as_str());
+        }
+        let single = by_median.len() == 1 && caught.len() > 1;
+        by_median
+            .iter()
+            .map(|(twice, names)| {
+                let median = format_median(Some(*twice as f64 / 2.0));
+                if single {
+                    format!("{median} in each")
+                } else {
+                    format!("{median} in {}", self.scenario_list(names))
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
     }
 
     /// One line per caught cell: counts, first failing seed, every invariant seen, and the
@@ -509,6 +551,21 @@ fn counts<'a>(items: impl IntoIterator<Item = (&'a str, u64)>) -> String {
         .map(|(name, count)| format!("{name}×{count}"))
         .collect::<Vec<_>>()
         .join(",")
+}
+
+/// Columns `block` of `rows` (the header first), a rule under the header.
+fn write_block(out: &mut String, rows: &[Vec<String>], widths: &[usize], block: &[usize]) {
+    for (r, row) in rows.iter().enumerate() {
+        let line: Vec<String> = block
+            .iter()
+            .map(|&c| format!("{:<width$}", row[c], width = widths[c]))
+            .collect();
+        let _ = writeln!(out, "{}", line.join("  ").trim_end());
+        if r == 0 {
+            let rule: Vec<String> = block.iter().map(|&c| "-".repeat(widths[c])).collect();
+            let _ = writeln!(out, "{}", rule.join("  "));
+        }
+    }
 }
 
 /// What to run.
@@ -741,9 +798,9 @@ mod tests {
         assert_eq!(summaries[0], "seed (control): passed every run (8 runs)");
         assert_eq!(
             summaries[1],
-            "no-pid-reset: caught by: no-stale-pid-after-stopped (in active_passive, failback), \
+            "no-pid-reset: caught by: no-stale-pid-after-stopped (in every scenario), \
              psm-replica-agreement (in failback); median seeds to first failure: \
-             active_passive 1, failback 2"
+             1 in active_passive; 2 in failback"
         );
         let details = matrix.details();
         assert_eq!(details.len(), 2);
@@ -758,6 +815,49 @@ mod tests {
         assert_eq!(
             matrix.final_line(Duration::from_millis(12_340)),
             "variants designs=2 scenarios=2 seeds=4 runs=16 seed_base=10 caught=1/1 control_failures=0 panics=0 wall_s=12.3"
+        );
+    }
+
+    #[test]
+    fn a_wide_table_wraps_into_blocks_that_repeat_the_design_column() {
+        let matrix = sample();
+        let whole = matrix.table_within(usize::MAX);
+        assert_eq!(whole.lines().filter(|l| l.starts_with("design")).count(), 1);
+        // Room for the design column and one scenario only: one block per scenario.
+        let narrow = matrix.table_within(10);
+        let blocks: Vec<&str> = narrow.split("\n\n").collect();
+        assert_eq!(blocks.len(), 2, "{narrow}");
+        assert!(
+            blocks[0].starts_with("design        active_passive\n"),
+            "{narrow}"
+        );
+        assert!(
+            blocks[1].starts_with("design        failback\n"),
+            "{narrow}"
+        );
+        assert!(blocks[1].contains("no-pid-reset  no-stale-pid-after-stopped+ 2/4 (2)"));
+        assert!(narrow.ends_with(&format!("{LEGEND}\n")));
+    }
+
+    #[test]
+    fn one_median_for_every_catching_scenario_is_said_once() {
+        let mut matrix = Matrix::new(
+            vec![MirrorDesign::EpochRewrite],
+            columns(&["active_passive", "chain", "failover_under_faults"]),
+            2,
+            0,
+        );
+        for position in 0..2 {
+            matrix.record(0, 0, position, &fail("offset-identity"));
+            matrix.record(0, 1, position, &fail("offset-identity"));
+            matrix.record(0, 2, position, &RunOutcome::Passed);
+        }
+        assert_eq!(
+            matrix.summaries(),
+            vec![
+                "epoch-rewrite: caught by: offset-identity (in active_passive, chain); \
+                 median seeds to first failure: 1 in each"
+            ]
         );
     }
 

@@ -68,7 +68,7 @@ fn no_pid_reset_is_caught_in_active_passive_and_the_seed_design_passes() {
     );
     assert!(stdout.contains("seed (control): passed every run (2 runs)"));
     assert!(stdout.contains(
-        "no-pid-reset: caught by: no-stale-pid-after-stopped (in active_passive); median seeds to first failure: active_passive 1"
+        "no-pid-reset: caught by: no-stale-pid-after-stopped (in active_passive); median seeds to first failure: 1 in active_passive"
     ), "{stdout}");
     assert!(
         stdout.contains("replay scenarios/active_passive.toml --seed 0 --design no-pid-reset"),
