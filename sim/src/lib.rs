@@ -18,6 +18,7 @@
 //! | [`soak`] | many seeds over many scenarios on several threads: sharding, failures, coverage |
 //! | [`shrink`] | a failing seed's fault plan and workload reduced to a small scenario file |
 //! | [`replay`] | one run as a readable timeline: simulated time, node spans, message summaries |
+//! | [`variants`] | every design variant × every mirroring scenario: caught by which invariant, how soon |
 
 pub mod admin;
 pub mod checkers;
@@ -28,5 +29,6 @@ pub mod runner;
 pub mod scenario;
 pub mod shrink;
 pub mod soak;
+pub mod variants;
 pub mod workload;
 pub mod world;

@@ -28,6 +28,16 @@
 //!   Exit code 0 written and checked; 64 bad input, including a seed that passes ("nothing to
 //!   shrink"); 70 the materialised or written scenario does not fail like the seed (a bug);
 //!   74 the file cannot be written.
+//! - `variants [--seeds N] [--designs NAME…] [--scenarios PATH…] [--jobs J] [--seed-base B]
+//!   [--out FILE] [--markdown]` (see [`mirrorsim_sim::variants`]): every design against every
+//!   mirroring scenario (a directory, `scenarios/` by default, stands for its `*.toml` files
+//!   whose admin timeline has a `create_mirror`; a file given by name is always taken), seeds
+//!   `B..B+N` (default 0..20) per cell. A `VARIANTS` line first, a progress line per finished
+//!   cell on stderr, then the table, one summary line per design, one detail line per caught
+//!   cell with a replay command, the Markdown table with `--markdown` (always written to
+//!   `--out FILE`), and last `variants designs=… scenarios=… seeds=… runs=… … wall_s=…`. Exit
+//!   code 0 when the seed design (the control row) passed every run, 1 when it failed anywhere,
+//!   64 bad input, 74 if the `--out` file cannot be written.
 //! - Run exit codes: 0 pass, 1 safety violation, 2 liveness violation, 3 panic inside the
 //!   simulation.
 //! - Exit codes follow design.md §6: 0 success; 64 bad input, which covers a bad or missing flag,
@@ -72,6 +82,36 @@ enum Command {
     Soak(SoakArgs),
     /// Reduce a failing seed's faults and workload to a small scenario file that still fails.
     Shrink(ShrinkArgs),
+    /// Run every design variant against the mirroring scenarios and tabulate which invariant
+    /// catches each, and how soon.
+    Variants(VariantsArgs),
+}
+
+#[derive(Debug, Args)]
+struct VariantsArgs {
+    /// Seeds per design and scenario.
+    #[arg(long, default_value_t = 20)]
+    seeds: u64,
+    /// The first seed of every cell (fixed, so the table is reproducible).
+    #[arg(long, default_value_t = 0)]
+    seed_base: u64,
+    /// Designs to run, space- or comma-separated (default: all, the seed design first as the
+    /// control row).
+    #[arg(long, num_args = 1..)]
+    designs: Vec<String>,
+    /// Scenario files or directories (a directory stands for its mirroring `*.toml` files;
+    /// default: the mirroring scenarios in `scenarios/`).
+    #[arg(long, num_args = 1..)]
+    scenarios: Vec<PathBuf>,
+    /// Worker threads, each running one seed at a time (default: the available cores).
+    #[arg(long)]
+    jobs: Option<String>,
+    /// Write the Markdown table and the per-design summaries to this file.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Also print the Markdown table on stdout.
+    #[arg(long)]
+    markdown: bool,
 }
 
 #[derive(Debug, Args)]
@@ -193,6 +233,7 @@ fn main() -> ExitCode {
         }
         Command::Soak(args) => soak_command(&args),
         Command::Shrink(args) => shrink_command(&args),
+        Command::Variants(args) => variants_command(&args),
     }
 }
 
@@ -422,16 +463,9 @@ fn soak_command(args: &SoakArgs) -> ExitCode {
         Ok(shard) => shard,
         Err(message) => return soak_bad_input(&format!("--shard: {message}")),
     };
-    let jobs = match &args.jobs {
-        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        Some(text) => match text.trim().parse::<usize>() {
-            Ok(jobs) if (1..=1024).contains(&jobs) => jobs,
-            _ => {
-                return soak_bad_input(&format!(
-                    "--jobs: bad value `{text}` (expected a whole number from 1 to 1024)"
-                ))
-            }
-        },
+    let jobs = match parse_jobs(args.jobs.as_deref()) {
+        Ok(jobs) => jobs,
+        Err(message) => return soak_bad_input(&message),
     };
     let design = match parse_design(args.design.as_deref()) {
         Ok(design) => design,
@@ -506,6 +540,19 @@ fn soak_command(args: &SoakArgs) -> ExitCode {
         }
     }
     ExitCode::from(code)
+}
+
+/// A `--jobs` flag: 1 to 1024 worker threads, the available cores when absent.
+fn parse_jobs(text: Option<&str>) -> Result<usize, String> {
+    match text {
+        None => Ok(std::thread::available_parallelism().map_or(1, |n| n.get())),
+        Some(text) => match text.trim().parse::<usize>() {
+            Ok(jobs) if (1..=1024).contains(&jobs) => Ok(jobs),
+            _ => Err(format!(
+                "--jobs: bad value `{text}` (expected a whole number from 1 to 1024)"
+            )),
+        },
+    }
 }
 
 /// The scenarios of a soak: the files given (a directory stands for its `*.toml` files, in
@@ -786,4 +833,203 @@ fn shrink_command(args: &ShrinkArgs) -> ExitCode {
             ExitCode::from(EXIT_SHRINK_BUG)
         }
     }
+}
+
+/// A bad-input error of `variants`: printed, exit 64.
+fn variants_bad_input(message: &str) -> ExitCode {
+    eprintln!("mirrorsim variants: {message}");
+    ExitCode::from(EXIT_BAD_INPUT)
+}
+
+/// The designs of `--designs` (each value may hold several, comma-separated), in
+/// [`mirrorsim::mirror::MirrorDesign::ALL`]'s order so the control row comes first; every
+/// design when none is given.
+fn variants_designs(names: &[String]) -> Result<Vec<mirrorsim::mirror::MirrorDesign>, String> {
+    use mirrorsim::mirror::MirrorDesign;
+
+    if names.is_empty() {
+        return Ok(MirrorDesign::ALL.to_vec());
+    }
+    let mut designs = std::collections::BTreeSet::new();
+    for name in names.iter().flat_map(|value| value.split(',')) {
+        let name = name.trim();
+        if name.is_empty() {
+            continue;
+        }
+        let design = MirrorDesign::from_name(name).ok_or_else(|| {
+            format!(
+                "--designs: unknown design `{name}` (known: {})",
+                MirrorDesign::names()
+            )
+        })?;
+        designs.insert(design);
+    }
+    if designs.is_empty() {
+        return Err("--designs: no design named".to_owned());
+    }
+    Ok(designs.into_iter().collect())
+}
+
+/// The columns of `variants`: each file given, and for each directory (default `scenarios/`)
+/// its `*.toml` files that mirror ([`mirrorsim_sim::variants::is_mirroring`]), since the
+/// designs differ only in the mirroring code.
+fn variants_scenarios(paths: &[PathBuf]) -> Result<Vec<mirrorsim_sim::soak::SoakScenario>, String> {
+    use mirrorsim_sim::variants::is_mirroring;
+
+    let given = if paths.is_empty() {
+        vec![PathBuf::from("scenarios")]
+    } else {
+        paths.to_vec()
+    };
+    let mut scenarios = Vec::new();
+    for path in given {
+        let directory = path.is_dir();
+        let loaded = soak_scenarios(std::slice::from_ref(&path))?;
+        if !directory {
+            scenarios.extend(loaded);
+            continue;
+        }
+        let mirroring: Vec<_> = loaded
+            .into_iter()
+            .filter(|s| is_mirroring(&s.scenario))
+            .collect();
+        if mirroring.is_empty() {
+            return Err(format!(
+                "{} holds no mirroring scenario (one whose admin timeline has a create_mirror)",
+                path.display()
+            ));
+        }
+        scenarios.extend(mirroring);
+    }
+    Ok(scenarios)
+}
+
+fn variants_command(args: &VariantsArgs) -> ExitCode {
+    use mirrorsim_sim::variants::{self, VariantsConfig};
+
+    if args.seeds == 0 {
+        return variants_bad_input("--seeds must be at least 1");
+    }
+    if args.seed_base.checked_add(args.seeds - 1).is_none() {
+        return variants_bad_input("--seed-base + --seeds runs past the largest seed (2^64 - 1)");
+    }
+    let jobs = match parse_jobs(args.jobs.as_deref()) {
+        Ok(jobs) => jobs,
+        Err(message) => return variants_bad_input(&message),
+    };
+    let designs = match variants_designs(&args.designs) {
+        Ok(designs) => designs,
+        Err(message) => return variants_bad_input(&message),
+    };
+    let scenarios = match variants_scenarios(&args.scenarios) {
+        Ok(scenarios) => scenarios,
+        Err(message) => return variants_bad_input(&message),
+    };
+    // Created now so a bad path is refused before the runs, not after them.
+    let out = match &args.out {
+        None => None,
+        Some(path) => match std::fs::File::create(path) {
+            Ok(file) => Some((path, file)),
+            Err(error) => {
+                return variants_bad_input(&format!(
+                    "--out: cannot create {}: {error}",
+                    path.display()
+                ))
+            }
+        },
+    };
+    let config = VariantsConfig {
+        designs,
+        scenarios,
+        seeds: args.seeds,
+        seed_base: args.seed_base,
+        jobs,
+    };
+    let list = |names: Vec<&str>| names.join(",");
+    say(&format!(
+        "VARIANTS designs={} ({}) scenarios={} ({}) seeds={} seed_base={} jobs={jobs} runs={}",
+        config.designs.len(),
+        list(config.designs.iter().map(|d| d.name()).collect()),
+        config.scenarios.len(),
+        list(
+            config
+                .scenarios
+                .iter()
+                .map(|s| s.scenario.name.as_str())
+                .collect()
+        ),
+        config.seeds,
+        config.seed_base,
+        config.total_runs()
+    ));
+    let cells = config.designs.len() * config.scenarios.len();
+    let started = std::time::Instant::now();
+    let mut finished = 0;
+    let (matrix, wall) = variants::run_variants(
+        &config,
+        mirrorsim_sim::runner::run,
+        &mut |matrix, design, scenario| {
+            finished += 1;
+            let control = matrix.designs[design] == mirrorsim::mirror::MirrorDesign::Seed;
+            let cell = matrix.cell(design, scenario);
+            eprintln!(
+                "variants [{finished}/{cells}] {} × {}: {}{} ({:.1}s)",
+                matrix.designs[design],
+                matrix.scenarios[scenario].name,
+                cell.text(),
+                if control && cell.caught() {
+                    "  <- CONTROL FAILED"
+                } else {
+                    ""
+                },
+                started.elapsed().as_secs_f64()
+            );
+        },
+    );
+    say("");
+    say(matrix.table().trim_end());
+    say("");
+    for line in matrix.summaries() {
+        say(&line);
+    }
+    let details = matrix.details();
+    if !details.is_empty() {
+        say("");
+        say("details (one line per caught cell):");
+        for line in details {
+            say(&format!("  {line}"));
+        }
+    }
+    let markdown = matrix.markdown();
+    if args.markdown {
+        say("");
+        say(markdown.trim_end());
+    }
+    let control_failures = matrix.control_failures();
+    if !control_failures.is_empty() {
+        let message = format!(
+            "THE SEED DESIGN FAILED in {}: the control row must pass, so this is a bug in the model or a checker (replay commands above)",
+            control_failures.join(", ")
+        );
+        say("");
+        say(&format!("CONTROL FAILED: {message}"));
+        eprintln!("mirrorsim variants: {message}");
+    }
+    say(&matrix.final_line(wall));
+    let mut code = matrix.exit_code();
+    if let Some((path, mut file)) = out {
+        if let Err(error) = file
+            .write_all(markdown.as_bytes())
+            .and_then(|()| file.flush())
+        {
+            eprintln!(
+                "mirrorsim variants: cannot write {}: {error}",
+                path.display()
+            );
+            if code == 0 {
+                code = EXIT_OUTPUT_FAILED;
+            }
+        }
+    }
+    ExitCode::from(code)
 }
