@@ -347,7 +347,7 @@ impl MirrorChecks {
                     );
                 }
                 let (boundary, scanned) = self.stopped_scanned.entry(key).or_insert_with(|| {
-                    let boundary = mirrored_boundary(&partition.log, mirrored.0);
+                    let boundary = mirrored_boundary(&partition.log, mirrored.0, mirrored.1);
                     (boundary, boundary)
                 });
                 out.extend(check_stopped(
@@ -1099,19 +1099,28 @@ fn source_cluster(view: &BrokerView<'_>, topic: &str) -> Option<ClusterIndex> {
 
 /// Where the mirrored data of a STOPPED leader's log ends: at its last MIRROR_PID_RESET, the
 /// one its own stop wrote (resets mirrored in by a failback come earlier). The cluster-wide
-/// end of mirrored data (`lower_bound`, lowered by any replica's mirroring truncation) is no
-/// help when this leader had less, or more, mirrored data than another replica that died
-/// (`fan_out` seed 7000, `failover_under_faults` seeds 1026 and 7575123); it is used only for a
-/// log without a reset (a broken switch skipped it).
+/// end of mirrored data is no help when this leader had less, or more, mirrored data than
+/// another replica that died (`fan_out` seed 7000, `failover_under_faults` seeds 1026 and
+/// 7575123). A log without a reset (the `no-pid-reset` and `pid-rewrite` designs) ends its
+/// mirrored data where its first epoch above the greatest mirrored one (`mirrored_epoch`)
+/// starts (the stop's bump), else at its end: it is first judged when it turns STOPPED,
+/// before any local write. The cluster-wide end (`lower_bound`) is used only when the log
+/// has no epoch at or below `mirrored_epoch`.
 fn mirrored_boundary(
     log: &mirrorsim::log::PartitionLog<mirrorsim::broker::MemoryDirDisk>,
     lower_bound: i64,
+    mirrored_epoch: i32,
 ) -> i64 {
-    log.batches_from(log.log_start_offset())
+    let last_reset = log
+        .batches_from(log.log_start_offset())
         .filter(|batch| batch.is_mirror_pid_reset())
         .map(|batch| batch.base_offset())
-        .last()
-        .unwrap_or(lower_bound)
+        .last();
+    last_reset.unwrap_or_else(|| {
+        let end = log.end_offset_for_epoch(mirrored_epoch).end_offset;
+        let bound = if end >= 0 { end } else { lower_bound };
+        bound.min(log.log_end_offset())
+    })
 }
 
 /// INV-5 and INV-6 on a STOPPED partition whose mirrored data ends at `mirrored.0` with
