@@ -274,16 +274,16 @@ fn run_command(args: &RunArgs, trace: Option<&mirrorsim_sim::replay::TraceOption
         trace: false,
     };
     let plan = mirrorsim_sim::faults::plan(&scenario, seed);
-    println!(
+    out!(
         "SEED seed={seed} scenario={} design={}",
         scenario.name,
         design.unwrap_or_else(|| scenario.mirror_design())
     );
     if let Some(swarm) = &plan.swarm {
-        println!("  swarm: {swarm}");
+        out!("  swarm: {swarm}");
     }
     for fault in &plan.faults {
-        println!("  fault: {fault}");
+        out!("  fault: {fault}");
     }
     let replay_line = format!(
         "cargo run --release --bin mirrorsim -- replay {} --seed {seed}{}{}",
@@ -312,13 +312,13 @@ fn run_command(args: &RunArgs, trace: Option<&mirrorsim_sim::replay::TraceOption
         Ok((report, true)) => return ExitCode::from(report.verdict.exit_code()),
         Ok((report, false)) => report,
         Err(_) => {
-            println!("PANIC inside the simulation seed={seed}");
-            println!("replay: {replay_line}");
+            out!("PANIC inside the simulation seed={seed}");
+            out!("replay: {replay_line}");
             return ExitCode::from(EXIT_PANIC);
         }
     };
     let (sent, acked, failed) = report.records;
-    println!(
+    out!(
         "records sent={sent} acked={acked} failed={failed} messages={} dropped={} duplicated={} held_back={} simulated={:.3}s",
         report.net.sent,
         report.net.dropped,
@@ -331,25 +331,25 @@ fn run_command(args: &RunArgs, trace: Option<&mirrorsim_sim::replay::TraceOption
         .iter()
         .map(|(name, count)| format!("{name}={count}"))
         .collect();
-    println!("coverage {}", marks.join(" "));
+    out!("coverage {}", marks.join(" "));
     let missing: Vec<&String> = scenario
         .coverage
         .iter()
         .filter(|mark| !report.marks.contains_key(*mark))
         .collect();
     if !missing.is_empty() {
-        println!("VACUOUS coverage marks not reached: {missing:?}");
+        out!("VACUOUS coverage marks not reached: {missing:?}");
     }
     for record in &report.admin {
-        println!("admin {record}");
+        out!("admin {record}");
     }
     for violation in &report.violations {
-        println!("{}", violation.report_line(seed));
+        out!("{}", violation.report_line(seed));
     }
     if report.verdict != mirrorsim_sim::runner::Verdict::Pass {
-        println!("replay: {replay_line}");
+        out!("replay: {replay_line}");
     }
-    println!("trace_hash={:016x}", report.trace_hash);
+    out!("trace_hash={:016x}", report.trace_hash);
     ExitCode::from(report.verdict.exit_code())
 }
 
@@ -431,6 +431,14 @@ fn report(file: &Path, error: &DumpError) -> ExitCode {
         }
     }
 }
+
+/// `println!` through [`say`]: a closed stdout (`mirrorsim run … | head`) does not panic.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        say(&format!($($arg)*))
+    };
+}
+use out;
 
 /// Writes `text` and a newline to stdout and flushes; a closed stdout (`| head`) is ignored so
 /// the soak still finishes, writes `--out` and exits with its verdict.

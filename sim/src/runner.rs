@@ -201,6 +201,17 @@ fn build_nodes(
     shared: &Arc<Shared>,
 ) -> BTreeMap<NodeId, Node> {
     let handle = Handle::current();
+    // The scenario's own switches (validated at load) join the command line's.
+    let mut broken = options.broken.clone();
+    for switch in scenario
+        .broken
+        .iter()
+        .filter_map(|name| BrokenSwitch::from_name(name))
+    {
+        if !broken.contains(&switch) {
+            broken.push(switch);
+        }
+    }
     let mut nodes = BTreeMap::new();
     let mut add = |id: NodeId, factory: NodeFactory, storage: MemoryStorage| {
         let slot = Arc::new(Mutex::new(Slot::default()));
@@ -279,7 +290,7 @@ fn build_nodes(
                 mirror_metadata_refresh_interval_ms: cluster_spec
                     .mirror_metadata_refresh_interval_ms,
                 mirror_design: options.design.unwrap_or_else(|| scenario.mirror_design()),
-                broken: options.broken.clone(),
+                broken: broken.clone(),
                 ..BrokerConfig::default()
             };
             let broker_storage = storage.clone();

@@ -52,7 +52,8 @@ pub struct Scenario {
     /// Coverage marks the scenario must reach (reported as vacuous otherwise).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub coverage: Vec<String>,
-    /// Test-only broken switches (see `BrokenSwitch` in the runner); never set in shipped scenarios.
+    /// Test-only broken switches (`BrokenSwitch` names), added to the command line's `--broken`;
+    /// never set in shipped scenarios.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub broken: Vec<String>,
     /// The KIP-1279 design variant to run (`seed` when absent; `--design` overrides it).
@@ -569,6 +570,14 @@ impl Scenario {
     fn validate(&self, source: &Source<'_>) -> Result<(), ScenarioError> {
         if self.duration_ms == 0 {
             return Err(source.error("duration_ms", "must be positive".into()));
+        }
+        for (index, name) in self.broken.iter().enumerate() {
+            if mirrorsim::broker::BrokenSwitch::from_name(name).is_none() {
+                return Err(source.error(
+                    &format!("broken[{index}]"),
+                    format!("unknown broken switch `{name}`"),
+                ));
+            }
         }
         if let Some(design) = &self.design {
             if MirrorDesign::from_name(design.get_ref()).is_none() {
@@ -1219,6 +1228,18 @@ topic = "orders"
         assert_eq!(scenario.heal_ms, 10_000);
         assert_eq!(scenario.producers[0].acks, AcksSpec::All);
         assert_eq!(scenario.mirror_design(), MirrorDesign::Seed);
+    }
+
+    #[test]
+    fn scenario_broken_switches_are_checked() {
+        let scenario = parse(&format!("broken = [\"ack-before-replication\"]\n{MINIMAL}")).unwrap();
+        assert_eq!(scenario.broken, vec!["ack-before-replication".to_owned()]);
+        let error = parse(&format!("broken = [\"nope\"]\n{MINIMAL}")).unwrap_err();
+        assert_eq!(error.field, "broken[0]");
+        assert!(
+            error.to_string().contains("unknown broken switch `nope`"),
+            "{error}"
+        );
     }
 
     #[test]
