@@ -30,15 +30,7 @@ fn main() {
     let mut failures = 0u64;
     let mut rss_after_first = 0;
     for seed in 0..seeds {
-        let report = run(
-            &scenario,
-            &RunOptions {
-                seed,
-                design: None,
-                broken: Vec::new(),
-                trace: false,
-            },
-        );
+        let report = run(&scenario, &RunOptions::new(seed));
         simulated_ms += report.simulated_ms;
         messages += report.net.sent;
         failures += u64::from(!report.violations.is_empty());

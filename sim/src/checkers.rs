@@ -190,16 +190,31 @@ impl Checkers {
         self.mark("mirror-truncated");
     }
 
+    /// Whether a mirroring truncation of (`cluster`, `topic_partition`) for which `legal`
+    /// holds cut at or below `offset` at or after `since_ms`.
+    fn cut_by_mirroring(
+        &self,
+        cluster: ClusterIndex,
+        topic_partition: &TopicPartition,
+        offset: i64,
+        since_ms: i64,
+        legal: impl Fn(TruncationReason) -> bool,
+    ) -> bool {
+        self.mirror_truncations
+            .get(&(cluster, topic_partition.clone()))
+            .is_some_and(|truncations| {
+                truncations.iter().any(|&(time_ms, to, reason)| {
+                    since_ms <= time_ms && offset >= to && legal(reason)
+                })
+            })
+    }
+
     /// Whether mirroring dropped this acknowledged send by design (see `mirror_truncations`).
     fn dropped_by_mirroring(&self, offset: i64, send: &crate::workload::SendRecord) -> bool {
         let cluster = cluster_of_value(&send.value);
-        self.mirror_truncations
-            .get(&(cluster, send.topic_partition.clone()))
-            .is_some_and(|truncations| {
-                truncations
-                    .iter()
-                    .any(|(time_ms, to, _)| send.sent_ms <= *time_ms && offset >= *to)
-            })
+        self.cut_by_mirroring(cluster, &send.topic_partition, offset, send.sent_ms, |_| {
+            true
+        })
     }
 
     /// Whether a truncation that may legally cut what `consumer` read in `poll` came at or
@@ -222,17 +237,12 @@ impl Checkers {
     ) -> bool {
         let cluster = consumer.cluster();
         let local_write = cluster_of_value(&poll.value) == cluster;
-        let legal = |reason: &TruncationReason| match reason {
+        let legal = |reason| match reason {
             TruncationReason::MirrorStopAtLastStableOffset => local_write || !read_committed,
             _ => local_write,
         };
-        self.mirror_truncations
-            .get(&(cluster, poll.topic_partition.clone()))
-            .is_some_and(|truncations| {
-                truncations.iter().any(|(time_ms, to, reason)| {
-                    poll.received_ms <= *time_ms && poll.offset >= *to && legal(reason)
-                })
-            })
+        let (tp, offset) = (&poll.topic_partition, poll.offset);
+        self.cut_by_mirroring(cluster, tp, offset, poll.received_ms, legal)
     }
 
     /// The per-step safety checks.

@@ -803,10 +803,8 @@ fn shrink_command(args: &ShrinkArgs) -> ExitCode {
     // The file as written, loaded as `run` loads it, must fail the same way.
     let verified = Scenario::load(&out).map(|written| {
         let run_options = mirrorsim_sim::runner::RunOptions {
-            seed: args.seed,
-            design: None,
             broken: options.broken.clone(),
-            trace: false,
+            ..mirrorsim_sim::runner::RunOptions::new(args.seed)
         };
         let result =
             mirrorsim_sim::soak::run_isolated(&mirrorsim_sim::runner::run, &written, &run_options);

@@ -60,6 +60,18 @@ pub struct RunOptions {
     pub trace: bool,
 }
 
+impl RunOptions {
+    /// A plain run of `seed`: the scenario's design, no broken switch, no trace.
+    pub fn new(seed: u64) -> Self {
+        Self {
+            seed,
+            design: None,
+            broken: Vec::new(),
+            trace: false,
+        }
+    }
+}
+
 /// How a run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
@@ -132,12 +144,7 @@ pub fn simulation_config() -> madsim::Config {
 /// check, which creates the runtimes itself).
 pub async fn supervise_for_test(scenario: Scenario, seed: u64) -> RunReport {
     let plan = plan(&scenario, seed);
-    let options = RunOptions {
-        seed,
-        design: None,
-        broken: Vec::new(),
-        trace: false,
-    };
+    let options = RunOptions::new(seed);
     supervise(Arc::new(scenario), options, plan).await
 }
 

@@ -524,10 +524,8 @@ where
 {
     // The design, if any, is the scenario's own (`design = …`), so the written file carries it.
     let run_options = RunOptions {
-        seed: options.seed,
-        design: None,
         broken: options.broken.clone(),
-        trace: false,
+        ..RunOptions::new(options.seed)
     };
     let seed = options.seed;
     let run_one =

@@ -696,69 +696,105 @@ where
     let start = Instant::now();
     // A budget too long for the clock is no budget.
     let deadline = config.stop.duration.and_then(|d| start.checked_add(d));
-    let next = AtomicU64::new(0);
     let exhausted = AtomicBool::new(false);
     let mut summary = Summary::new(config);
     if config.scenarios.is_empty() {
         return (summary, start.elapsed());
     }
-    let (sender, receiver) = mpsc::channel::<SeedOutcome>();
+    let work = |index: u64| {
+        if exhausted.load(Ordering::SeqCst)
+            || deadline.is_some_and(|deadline| Instant::now() >= deadline)
+            || config.stop.seeds.is_some_and(|max| index >= max)
+        {
+            return None;
+        }
+        let Some((scenario, seed)) = config.item(index) else {
+            exhausted.store(true, Ordering::SeqCst);
+            return None;
+        };
+        let result = run_seed(config, &runner, scenario, seed);
+        Some(SeedOutcome {
+            index,
+            scenario,
+            seed,
+            result,
+        })
+    };
+    let tick_every = observer.tick_interval();
+    run_pool(
+        "soak",
+        config.jobs,
+        work,
+        tick_every,
+        &mut |event| match event {
+            PoolEvent::Done(outcome) => {
+                summary.record(&outcome);
+                let failure = failure_of(config, &outcome);
+                observer.seed_done(&outcome, failure.as_ref(), &summary);
+            }
+            PoolEvent::Tick => observer.tick(&summary, start.elapsed()),
+        },
+    );
+    (summary, start.elapsed())
+}
+
+/// What [`run_pool`] hands its caller.
+pub enum PoolEvent<T> {
+    /// A work item's result.
+    Done(T),
+    /// About `tick_every` has passed since the last tick.
+    Tick,
+}
+
+/// Runs work items 0, 1, 2, … on `jobs` worker threads (`NAME-worker-K`): each claims the next
+/// index and calls `work` with it, and stops at the first `None`. Results travel to the
+/// calling thread, which hands each to `on` as it arrives, with a `Tick` about every
+/// `tick_every`. Returns once every worker has stopped. `mirrorsim soak` and `mirrorsim
+/// variants` share it.
+pub fn run_pool<T, W>(
+    name: &str,
+    jobs: usize,
+    work: W,
+    tick_every: Duration,
+    on: &mut dyn FnMut(PoolEvent<T>),
+) where
+    T: Send,
+    W: Fn(u64) -> Option<T> + Sync,
+{
+    let next = AtomicU64::new(0);
+    let (sender, receiver) = mpsc::channel::<T>();
     std::thread::scope(|scope| {
-        for worker in 0..config.jobs.max(1) {
+        for worker in 0..jobs.max(1) {
             let sender = sender.clone();
-            let (next, exhausted, runner) = (&next, &exhausted, &runner);
+            let (next, work) = (&next, &work);
             let spawned = std::thread::Builder::new()
-                .name(format!("soak-worker-{worker}"))
-                .spawn_scoped(scope, move || loop {
-                    if exhausted.load(Ordering::SeqCst)
-                        || deadline.is_some_and(|deadline| Instant::now() >= deadline)
-                    {
-                        break;
-                    }
-                    let index = next.fetch_add(1, Ordering::SeqCst);
-                    if config.stop.seeds.is_some_and(|max| index >= max) {
-                        break;
-                    }
-                    let Some((scenario, seed)) = config.item(index) else {
-                        exhausted.store(true, Ordering::SeqCst);
-                        break;
-                    };
-                    let result = run_seed(config, runner, scenario, seed);
-                    let outcome = SeedOutcome {
-                        index,
-                        scenario,
-                        seed,
-                        result,
-                    };
-                    if sender.send(outcome).is_err() {
-                        break;
+                .name(format!("{name}-worker-{worker}"))
+                .spawn_scoped(scope, move || {
+                    while let Some(result) = work(next.fetch_add(1, Ordering::SeqCst)) {
+                        if sender.send(result).is_err() {
+                            break;
+                        }
                     }
                 });
             if let Err(error) = spawned {
-                eprintln!("mirrorsim soak: cannot start worker {worker}: {error}");
+                eprintln!("mirrorsim {name}: cannot start worker {worker}: {error}");
             }
         }
         drop(sender);
-        let interval = observer.tick_interval();
         let mut last_tick = Instant::now();
         loop {
-            let wait = interval.saturating_sub(last_tick.elapsed());
+            let wait = tick_every.saturating_sub(last_tick.elapsed());
             match receiver.recv_timeout(wait) {
-                Ok(outcome) => {
-                    summary.record(&outcome);
-                    let failure = failure_of(config, &outcome);
-                    observer.seed_done(&outcome, failure.as_ref(), &summary);
-                }
+                Ok(result) => on(PoolEvent::Done(result)),
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
             }
-            if last_tick.elapsed() >= interval {
+            if last_tick.elapsed() >= tick_every {
                 last_tick = Instant::now();
-                observer.tick(&summary, start.elapsed());
+                on(PoolEvent::Tick);
             }
         }
     });
-    (summary, start.elapsed())
 }
 
 /// Runs one seed of a soak through [`run_isolated`].
@@ -767,10 +803,9 @@ where
     R: Fn(&Scenario, &RunOptions) -> RunReport + Sync,
 {
     let options = RunOptions {
-        seed,
         design: config.design,
         broken: config.broken.clone(),
-        trace: false,
+        ..RunOptions::new(seed)
     };
     run_isolated(runner, &config.scenarios[scenario].scenario, &options)
 }

@@ -34,15 +34,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use mirrorsim::mirror::MirrorDesign;
 
 use crate::runner::{RunOptions, RunReport, Verdict};
 use crate::scenario::{AdminOpKind, Scenario};
-use crate::soak::{run_isolated, SeedResult, SoakScenario};
+use crate::soak::{run_isolated, run_pool, PoolEvent, SeedResult, SoakScenario};
 
 /// The first invariant of a run that panicked.
 pub const PANIC: &str = "panic";
@@ -627,39 +625,23 @@ where
     let start = Instant::now();
     let mut matrix = config.empty_matrix();
     let total = config.total_runs();
-    let next = AtomicU64::new(0);
-    let (sender, receiver) = mpsc::channel::<(u64, RunOutcome)>();
-    std::thread::scope(|scope| {
-        for worker in 0..config.jobs.max(1) {
-            let sender = sender.clone();
-            let (next, runner) = (&next, &runner);
-            let spawned = std::thread::Builder::new()
-                .name(format!("variants-worker-{worker}"))
-                .spawn_scoped(scope, move || loop {
-                    let index = next.fetch_add(1, Ordering::SeqCst);
-                    if index >= total {
-                        break;
-                    }
-                    let (design, scenario, position) = config.item(index);
-                    let options = RunOptions {
-                        seed: config.seed_base + position,
-                        design: Some(config.designs[design]),
-                        broken: Vec::new(),
-                        trace: false,
-                    };
-                    let result =
-                        run_isolated(runner, &config.scenarios[scenario].scenario, &options);
-                    // Only the outcome travels: a whole report per run would pile up.
-                    if sender.send((index, RunOutcome::of(&result))).is_err() {
-                        break;
-                    }
-                });
-            if let Err(error) = spawned {
-                eprintln!("mirrorsim variants: cannot start worker {worker}: {error}");
-            }
+    let work = |index: u64| {
+        if index >= total {
+            return None;
         }
-        drop(sender);
-        for (index, outcome) in receiver {
+        let (design, scenario, position) = config.item(index);
+        let options = RunOptions {
+            design: Some(config.designs[design]),
+            ..RunOptions::new(config.seed_base + position)
+        };
+        let result = run_isolated(&runner, &config.scenarios[scenario].scenario, &options);
+        // Only the outcome travels: a whole report per run would pile up.
+        Some((index, RunOutcome::of(&result)))
+    };
+    // No ticks: progress is reported per finished cell.
+    let never = Duration::from_secs(3600);
+    run_pool("variants", config.jobs, work, never, &mut |event| {
+        if let PoolEvent::Done((index, outcome)) = event {
             let (design, scenario, position) = config.item(index);
             if matrix.record(design, scenario, position, &outcome).runs == config.seeds {
                 cell_done(&matrix, design, scenario);

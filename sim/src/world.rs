@@ -499,10 +499,17 @@ async fn drive(
     }
 }
 
+/// The workloads' history, its clock set to now: sends and polls are stamped on the checkers'
+/// clock (see `History::clock_ms`). Only the workload steps take it.
+fn stamped_history(shared: &Shared) -> std::sync::MutexGuard<'_, History> {
+    let mut history = lock(&shared.history);
+    history.clock_ms = shared.elapsed_ms();
+    history
+}
+
 /// Runs the workload hooks and collects a node's outbox and next deadline.
 fn step_outputs(node: NodeId, shared: &Shared, slot: &Mutex<Slot>) -> (Vec<Envelope>, Option<i64>) {
     let now = shared.now_ms(node);
-    lock(&shared.history).clock_ms = shared.elapsed_ms();
     let mut slot = lock(slot);
     let Some(state) = slot.state.as_mut() else {
         return (Vec::new(), None);
@@ -510,18 +517,18 @@ fn step_outputs(node: NodeId, shared: &Shared, slot: &Mutex<Slot>) -> (Vec<Envel
     match state {
         NodeState::Producer(workload) => {
             workload.enabled = *lock(&shared.load_enabled);
-            let mut history = lock(&shared.history);
+            let mut history = stamped_history(shared);
             workload.send_due(now, &mut history);
             workload.record_events(&mut history);
         }
         NodeState::Transactional(workload) => {
             workload.enabled = *lock(&shared.load_enabled);
-            let mut history = lock(&shared.history);
+            let mut history = stamped_history(shared);
             workload.record_events(&mut history);
             workload.send_due(now, &mut history);
             workload.record_events(&mut history);
         }
-        NodeState::Consumer(workload) => workload.record_events(&mut lock(&shared.history)),
+        NodeState::Consumer(workload) => workload.record_events(&mut stamped_history(shared)),
         NodeState::Admin(admin) => {
             admin.set_clock(now, shared.fault_phase_elapsed_ms());
             for finished in admin.take_finished() {

@@ -3,7 +3,7 @@
 //! cluster without topics, deferred workloads start late, and a bad `[[admin]]` entry makes
 //! `mirrorsim run` exit 64 naming the file, line and field.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use mirrorsim::protocol::ErrorCode;
@@ -11,23 +11,11 @@ use mirrorsim_sim::admin::AdminOpRecord;
 use mirrorsim_sim::runner::{run, RunOptions, RunReport, Verdict};
 use mirrorsim_sim::scenario::{AdminOpKind, Scenario};
 
-fn repository_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("sim/ has a parent")
-        .to_path_buf()
-}
+mod common;
+use common::repository_root;
 
 fn run_passing(scenario: &Scenario, seed: u64) -> RunReport {
-    let report = run(
-        scenario,
-        &RunOptions {
-            seed,
-            design: None,
-            broken: Vec::new(),
-            trace: false,
-        },
-    );
+    let report = run(scenario, &RunOptions::new(seed));
     let violations: Vec<String> = report
         .violations
         .iter()

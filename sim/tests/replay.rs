@@ -4,7 +4,6 @@
 //! node span, message summaries, the node filter, the verdict last).
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 
@@ -12,14 +11,13 @@ use mirrorsim_sim::replay::{replay, TraceLevel, TraceOptions};
 use mirrorsim_sim::runner::{run, RunOptions};
 use mirrorsim_sim::scenario::Scenario;
 
+mod common;
+use common::repository_root;
+
 const SCENARIO: &str = "scenarios/leader_crash.toml";
 /// Acknowledging before replication loses an acknowledged write when leader_crash kills the
 /// leader; seed 1 is caught (about 4 simulated seconds in), see tests/soak.rs.
 const BROKEN: [&str; 2] = ["--broken", "ack-before-replication"];
-
-fn repository_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
 
 /// Runs `mirrorsim ARGS…` from the repository root; returns its exit code and stdout.
 fn mirrorsim(args: &[&str]) -> (i32, String) {
@@ -284,12 +282,7 @@ impl Write for Captured {
 #[test]
 fn the_library_replay_reports_like_run_and_names_unknown_nodes() {
     let scenario = Scenario::load(&repository_root().join(SCENARIO)).expect("scenario loads");
-    let options = RunOptions {
-        seed: 3,
-        design: None,
-        broken: Vec::new(),
-        trace: false,
-    };
+    let options = RunOptions::new(3);
     let captured = Captured::default();
     let trace = TraceOptions {
         level: TraceLevel::Timeline,

@@ -2,11 +2,11 @@
 //! failure), the pinned regression seeds, determinism, and the broken-switch tests that show a
 //! checker catching a deliberately broken broker.
 
-use std::path::{Path, PathBuf};
-
 use mirrorsim::broker::BrokenSwitch;
 use mirrorsim_sim::runner::{run, RunOptions, RunReport, Verdict};
-use mirrorsim_sim::scenario::Scenario;
+
+mod common;
+use common::{load, repository_root};
 
 /// Scenarios every `cargo test` runs.
 const SCENARIOS: &[&str] = &[
@@ -34,20 +34,6 @@ const SCENARIOS: &[&str] = &[
     "transactions_at_failover",
     "failback_too_early",
 ];
-
-fn repository_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("sim/ has a parent")
-        .to_path_buf()
-}
-
-fn load(name: &str) -> Scenario {
-    let path = repository_root()
-        .join("scenarios")
-        .join(format!("{name}.toml"));
-    Scenario::load(&path).unwrap_or_else(|error| panic!("{error}"))
-}
 
 fn run_seed(name: &str, seed: u64, broken: Vec<BrokenSwitch>) -> RunReport {
     run(
@@ -389,12 +375,7 @@ fn a_replica_outside_the_isr_during_a_full_truncation_diverges_unless_every_repl
     for topic in &mut scenario.topics {
         topic.mirror_support_unclean_leader_election = false;
     }
-    let options = RunOptions {
-        seed: 7026,
-        design: None,
-        broken: Vec::new(),
-        trace: false,
-    };
+    let options = RunOptions::new(7026);
     let report = run(&scenario, &options);
     assert!(
         violation_of(&report, "replica-convergence").is_some(),
@@ -419,10 +400,8 @@ fn broken_mirror_topic_admin_forwarding_while_mirroring_is_caught() {
         .retain(|op| op.kind() != AdminOpKind::DeleteRecords);
     let found = (0..10).find_map(|seed| {
         let options = RunOptions {
-            seed,
-            design: None,
             broken: vec![BrokenSwitch::MirrorTopicAdminUnchecked],
-            trace: false,
+            ..RunOptions::new(seed)
         };
         run(&scenario, &options)
             .violations

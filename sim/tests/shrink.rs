@@ -14,25 +14,14 @@ use mirrorsim_sim::shrink::{
 };
 use mirrorsim_sim::soak::run_isolated;
 
-fn repository_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("sim/ has a parent")
-        .to_path_buf()
-}
-
-fn load(name: &str) -> Scenario {
-    Scenario::load(&repository_root().join(format!("scenarios/{name}.toml")))
-        .unwrap_or_else(|error| panic!("{error}"))
-}
+mod common;
+use common::{load, repository_root};
 
 /// The invariant `scenario` fails with `seed` and `broken`, if any (`panic` for a panic).
 fn failure(scenario: &Scenario, seed: u64, broken: &[BrokenSwitch]) -> Option<String> {
     let options = RunOptions {
-        seed,
-        design: None,
         broken: broken.to_vec(),
-        trace: false,
+        ..RunOptions::new(seed)
     };
     target_of(&run_isolated(&run, scenario, &options), seed).map(|target| target.invariant)
 }

@@ -16,12 +16,8 @@ use mirrorsim_sim::soak::{
 };
 use mirrorsim_sim::world::NetStats;
 
-fn repository_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("sim/ has a parent")
-        .to_path_buf()
-}
+mod common;
+use common::repository_root;
 
 /// A scenario as the soak sees it when given `scenarios/NAME.toml` from the repository root.
 fn soak_scenario(name: &str) -> SoakScenario {
@@ -106,15 +102,7 @@ fn soak_seeds_give_the_trace_hash_of_mirrorsim_run() {
     for (_, scenario, seed, hash) in &collect.seeds {
         let hash = hash.expect("no panic");
         let scenario = &config.scenarios[*scenario];
-        let in_process = run(
-            &scenario.scenario,
-            &RunOptions {
-                seed: *seed,
-                design: None,
-                broken: Vec::new(),
-                trace: false,
-            },
-        );
+        let in_process = run(&scenario.scenario, &RunOptions::new(*seed));
         assert_eq!(
             hash,
             in_process.trace_hash,

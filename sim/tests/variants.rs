@@ -2,28 +2,19 @@
 //! seed's design passes with the same seed. Each test runs both designs on pinned seeds (the
 //! README's variants table was measured with `mirrorsim variants`).
 
-use std::path::PathBuf;
-
 use mirrorsim::mirror::MirrorDesign;
 use mirrorsim_sim::runner::{run, RunOptions, RunReport, Verdict};
 use mirrorsim_sim::scenario::Scenario;
 
-fn load(name: &str) -> Scenario {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join("scenarios")
-        .join(format!("{name}.toml"));
-    Scenario::load(&path).unwrap_or_else(|error| panic!("{error}"))
-}
+mod common;
+use common::load;
 
 fn run_design(scenario: &Scenario, design: MirrorDesign, seed: u64) -> RunReport {
     run(
         scenario,
         &RunOptions {
-            seed,
             design: Some(design),
-            broken: Vec::new(),
-            trace: false,
+            ..RunOptions::new(seed)
         },
     )
 }
@@ -119,7 +110,9 @@ fn reset_before_txn_resolution_lets_read_committed_consumers_read_an_open_transa
     );
 }
 
-/// Asserts that `design` passes `scenario` on every one of `seeds`.
+/// Asserts that `design` passes `scenario` on every one of `seeds`, and that it ran
+/// differently from the seed design there (another trace hash): a switch that did nothing
+/// would pass too.
 fn passes(scenario: &str, design: MirrorDesign, seeds: &[u64]) {
     let scenario = load(scenario);
     for &seed in seeds {
@@ -130,6 +123,12 @@ fn passes(scenario: &str, design: MirrorDesign, seeds: &[u64]) {
             "{} seed {seed} under {design}: {:?}",
             scenario.name,
             report.violations
+        );
+        let reference = run_design(&scenario, MirrorDesign::Seed, seed);
+        assert_ne!(
+            report.trace_hash, reference.trace_hash,
+            "{} seed {seed}: {design} ran exactly as the seed design",
+            scenario.name
         );
     }
 }

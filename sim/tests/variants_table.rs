@@ -3,18 +3,14 @@
 //! goes to `--out`, bad input exits 64, and the default columns are the mirroring scenarios.
 //! The aggregation, the median gap and the rendering are unit-tested in `sim/src/variants.rs`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output};
 
 use mirrorsim_sim::scenario::Scenario;
 use mirrorsim_sim::variants::is_mirroring;
 
-fn repository_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("sim/ has a parent")
-        .to_path_buf()
-}
+mod common;
+use common::repository_root;
 
 /// `mirrorsim variants ARGS…`, run from the repository root.
 fn variants(args: &[&str]) -> Output {

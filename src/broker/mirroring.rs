@@ -45,12 +45,9 @@
 //!   STOPPED at once, an ordinary writable partition.
 //! - **FAILED** retries after an exponential backoff (initial [`MIRROR_RETRY_BACKOFF_MS`],
 //!   doubling up to [`MIRROR_RETRY_BACKOFF_MAX_MS`]) to [`retry_target`] of the state it
-//!   failed in, unless non-retryable or after [`MIRROR_RETRY_MAX_ATTEMPTS`] attempts. When its
-//!   topic has been removed from the mirror meanwhile, the retry goes to STOPPING instead,
-//!   retryable or not. The prototype retries the failed state and refuses StopMirrorTopics for
-//!   FAILED partitions; then a failback started too early (PREPARING refused because the
-//!   source still mirrors from here) can only wait, and a non-retryable partition can never
-//!   fail over. Like the prototype, entering PREPARING resets the retry count, so a PREPARING
+//!   failed in, unless non-retryable or after [`MIRROR_RETRY_MAX_ATTEMPTS`] attempts; a topic
+//!   removed from the mirror meanwhile goes to STOPPING instead, retryable or not (see
+//!   `retry_target` for why the prototype's order is not kept). Like the prototype, entering PREPARING resets the retry count, so a PREPARING
 //!   that keeps failing retries at the initial backoff and never exhausts its attempts.
 //!
 //! Contract (source side): a LastMirroredEpochLookup from cluster X is answered −1 when no
@@ -689,18 +686,15 @@ impl<S: BrokerStorage> super::Broker<S> {
             return false;
         }
         let target = match decide(task.state, &desired) {
-            // A failover of a FAILED partition is honoured, whatever its retry budget: retrying
-            // the failed step first can fail forever (a PREPARING whose source still mirrors
-            // from here) and would keep the partition read-only after the operator removed it.
-            MirrorState::Failed if matches!(desired, DesiredState::Stopped { .. }) => {
-                MirrorState::Stopping
-            }
             MirrorState::Failed => {
-                if task.retry_attempt < 0 || task.retry_attempt >= MIRROR_RETRY_MAX_ATTEMPTS {
-                    self.task_mut(topic_partition).step = Step::Idle;
-                    return false;
+                let retries_left = (0..MIRROR_RETRY_MAX_ATTEMPTS).contains(&task.retry_attempt);
+                match retry_target(task.previous_state, &desired, retries_left) {
+                    Some(target) => target,
+                    None => {
+                        self.task_mut(topic_partition).step = Step::Idle;
+                        return false;
+                    }
                 }
-                retry_target(task.previous_state)
             }
             MirrorState::Preparing
                 if task.state == MirrorState::Unknown
@@ -1055,12 +1049,10 @@ impl<S: BrokerStorage> super::Broker<S> {
             return;
         }
         let leader_epoch = self.mirror.tasks[topic_partition].leader_epoch;
-        let design = self.config.mirror_design;
-        let batches: Vec<RecordBatch> = answer
-            .batches
-            .iter()
-            .map(|batch| design.stored_form(leader_epoch, batch))
-            .collect();
+        let batches = self
+            .config
+            .mirror_design
+            .store_fetched(leader_epoch, answer.batches);
         let Some(partition) = self.partitions.get_mut(topic_partition) else {
             return;
         };
@@ -1283,35 +1275,28 @@ impl<S: BrokerStorage> super::Broker<S> {
         };
         // Taken before either append: the buggy order still knows what it meant to abort.
         let open = open_transaction_markers(&partition.log);
-        let mut last = None;
-        if reset_first {
-            last = match self.append_pid_reset(now_ms, topic_partition) {
-                Some(offset) => Some(offset),
-                None => return,
-            };
+        if reset_first && self.append_pid_reset(now_ms, topic_partition).is_none() {
+            return;
         }
-        for producer in open {
-            let marker = end_transaction_marker(producer.0, false, producer.1, now_ms);
-            match self.append_stop_batch(now_ms, topic_partition, &marker, leader_epoch) {
-                Ok(offset) => last = Some(offset),
-                Err(error) => {
-                    let reason = format!("ABORT marker append failed: {error}");
-                    self.fail_mirror_partition(now_ms, topic_partition, reason, false);
-                    return;
-                }
+        for (producer, coordinator_epoch) in open {
+            let marker = end_transaction_marker(producer, false, coordinator_epoch, now_ms);
+            if let Err(error) =
+                self.append_stop_batch(now_ms, topic_partition, &marker, leader_epoch)
+            {
+                let reason = format!("ABORT marker append failed: {error}");
+                self.fail_mirror_partition(now_ms, topic_partition, reason, false);
+                return;
             }
         }
-        if !reset_first {
-            last = match self.append_pid_reset(now_ms, topic_partition) {
-                Some(offset) => Some(offset),
-                None => return,
-            };
+        if !reset_first && self.append_pid_reset(now_ms, topic_partition).is_none() {
+            return;
         }
+        // Whichever came last, STOPPED waits until everything the stop wrote is committed.
         let Some(partition) = self.partitions.get(topic_partition) else {
             return;
         };
-        let offset = last.unwrap_or(partition.log.log_end_offset() - 1);
-        self.await_stop_committed(now_ms, topic_partition, offset);
+        let last = partition.log.log_end_offset() - 1;
+        self.await_stop_committed(now_ms, topic_partition, last);
     }
 
     /// Step 5: MIRROR_PID_RESET, then wait for it to commit.

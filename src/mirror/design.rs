@@ -144,6 +144,23 @@ impl MirrorDesign {
         }
     }
 
+    /// Fetched batches as this design stores them; the seed and its later revisions hand the
+    /// fetched batches on untouched (no copy on the mirror fetcher's path).
+    pub fn store_fetched(self, leader_epoch: i32, batches: Vec<RecordBatch>) -> Vec<RecordBatch> {
+        if !self.rewrites_batches() {
+            return batches;
+        }
+        batches
+            .iter()
+            .map(|batch| self.stored_form(leader_epoch, batch))
+            .collect()
+    }
+
+    /// Whether mirrored batches are stored other than as fetched.
+    fn rewrites_batches(self) -> bool {
+        matches!(self, Self::EpochRewrite | Self::PidRewrite)
+    }
+
     /// Whether `stored` is `original` as this design stores a mirrored batch, whatever
     /// destination epoch it was stamped with. The seed's answer is byte identity (INV-2); the
     /// rewrite designs' checks accept their documented rewrite, so a run shows what else

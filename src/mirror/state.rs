@@ -14,9 +14,12 @@
 //!   target that is not a legal transition from the current state is not taken: the partition
 //!   waits in its state until the state's own work ends, then the decision runs again (a pause
 //!   asked for while PREPARING takes effect once MIRRORING is reached).
-//! - [`retry_target`] is where a FAILED partition goes when its retry timer fires: back to
-//!   STOPPING if it failed while stopping (a failover must finish), else to PREPARING (the
-//!   log is realigned from the source before mirroring again).
+//! - [`retry_target`] is where a FAILED partition goes when its retry timer fires: to STOPPING
+//!   when its topic has been removed from the mirror meanwhile, retries left or not (the
+//!   prototype retries the failed state first, and a PREPARING refused because the source
+//!   still mirrors from here would keep the removed partition read-only forever); else, while
+//!   retries are left, back to STOPPING if it failed while stopping (a failover must finish),
+//!   or to PREPARING (the log is realigned from the source before mirroring again).
 
 use std::fmt;
 
@@ -193,11 +196,18 @@ pub fn decide(current: MirrorState, desired: &DesiredState) -> MirrorState {
     }
 }
 
-/// Where a FAILED partition goes when its retry fires, given the state it failed in.
-pub fn retry_target(previous: Option<MirrorState>) -> MirrorState {
-    match previous {
-        Some(MirrorState::Stopping) => MirrorState::Stopping,
-        _ => MirrorState::Preparing,
+/// Where a FAILED partition goes when its retry fires, given the state it failed in, what
+/// `mirror.name` asks for now, and whether retries are left; `None`: it stays FAILED.
+pub fn retry_target(
+    previous: Option<MirrorState>,
+    desired: &DesiredState,
+    retries_left: bool,
+) -> Option<MirrorState> {
+    match (desired, previous) {
+        (DesiredState::Stopped { .. }, _) => Some(MirrorState::Stopping),
+        _ if !retries_left => None,
+        (_, Some(MirrorState::Stopping)) => Some(MirrorState::Stopping),
+        _ => Some(MirrorState::Preparing),
     }
 }
 
@@ -315,9 +325,23 @@ mod tests {
             "FAILED waits for its retry"
         );
         assert_eq!(decide(Unknown, &paused), Preparing, "align before pausing");
-        assert_eq!(retry_target(Some(Stopping)), Stopping);
-        assert_eq!(retry_target(Some(Mirroring)), Preparing);
-        assert_eq!(retry_target(None), Preparing);
+        let mirror = DesiredState::Mirror { mirror: "m".into() };
+        assert_eq!(retry_target(Some(Stopping), &mirror, true), Some(Stopping));
+        assert_eq!(
+            retry_target(Some(Mirroring), &mirror, true),
+            Some(Preparing)
+        );
+        assert_eq!(retry_target(None, &paused, true), Some(Preparing));
+        assert_eq!(retry_target(Some(Preparing), &mirror, false), None);
+        // A removed topic stops, whatever it failed in and whatever budget is left.
+        assert_eq!(
+            retry_target(Some(Preparing), &stopped, true),
+            Some(Stopping)
+        );
+        assert_eq!(
+            retry_target(Some(Preparing), &stopped, false),
+            Some(Stopping)
+        );
     }
 
     fn any_desired() -> impl Strategy<Value = DesiredState> {
@@ -359,7 +383,7 @@ mod tests {
                 }
                 for _ in 0..8 {
                     let target = match decide(state, &wish) {
-                        Failed => retry_target(previous),
+                        Failed => retry_target(previous, &wish, true).expect("retries left"),
                         target => target,
                     };
                     if !is_valid_transition(state, target) {
