@@ -47,7 +47,7 @@ fn run_seed(name: &str, seed: u64, broken: Vec<BrokenSwitch>) -> RunReport {
     )
 }
 
-fn assert_passes(name: &str, seed: u64) {
+fn assert_passes(name: &str, seed: u64) -> RunReport {
     let report = run_seed(name, seed, Vec::new());
     let violations: Vec<String> = report
         .violations
@@ -65,6 +65,17 @@ fn assert_passes(name: &str, seed: u64) {
         sent > 0 && acked > 0,
         "scenario {name} seed {seed} produced nothing: vacuous"
     );
+    report
+}
+
+/// The outcome of the run's first `describe_mirror` operation.
+fn first_describe(report: &RunReport) -> mirrorsim_sim::admin::AdminOutcome {
+    report
+        .admin
+        .iter()
+        .find(|record| record.op.kind.name() == "describe_mirror")
+        .and_then(|record| record.outcome.clone())
+        .expect("the describe finished")
 }
 
 /// Fresh seeds for this run, from the operating system, printed so a failure can be replayed.
@@ -213,13 +224,7 @@ fn failover_finishes_while_the_source_is_unreachable() {
     // `source_unreachable_failover` a and b are cut apart from 4 s to the end of the fault
     // phase (12 s) and the failover starts at 5 s: STOPPED must come inside the cut.
     for seed in [11, 12, 13] {
-        let report = run_seed("source_unreachable_failover", seed, Vec::new());
-        assert_eq!(
-            report.verdict,
-            Verdict::Pass,
-            "seed {seed}: {:?}",
-            report.violations
-        );
+        let report = assert_passes("source_unreachable_failover", seed);
         let stopped_at = report.marks_first_ms.get("mirror-stopped").copied();
         assert!(
             stopped_at.is_some_and(|at| (5_000..12_000).contains(&at)),
@@ -228,12 +233,7 @@ fn failover_finishes_while_the_source_is_unreachable() {
         // The describe at 11 s, a still cut off: orders' partitions STOPPED with their last
         // mirrored epoch, no lag; audit, added after the cut and stopped while PREPARING,
         // STOPPED with nothing mirrored.
-        let describe = report
-            .admin
-            .iter()
-            .find(|record| record.op.kind.name() == "describe_mirror")
-            .and_then(|record| record.outcome.clone())
-            .expect("the describe finished");
+        let describe = first_describe(&report);
         assert_eq!(describe.described.len(), 3, "seed {seed}: {describe:?}");
         for line in &describe.described {
             let expected = if line.starts_with("audit-0=") {
@@ -261,19 +261,8 @@ fn a_failback_started_too_early_fails_until_the_failover_and_can_be_taken_back()
     // 5 s and must stop from FAILED (before the fix a retry went back to PREPARING forever and
     // the liveness check reported it); orders prepares and mirrors once b fails over at 6.5 s.
     for seed in [31, 32] {
-        let report = run_seed("failback_too_early", seed, Vec::new());
-        assert_eq!(
-            report.verdict,
-            Verdict::Pass,
-            "seed {seed}: {:?}",
-            report.violations
-        );
-        let describe = report
-            .admin
-            .iter()
-            .find(|record| record.op.kind.name() == "describe_mirror")
-            .and_then(|record| record.outcome.clone())
-            .expect("the describe finished");
+        let report = assert_passes("failback_too_early", seed);
+        let describe = first_describe(&report);
         assert_eq!(describe.described.len(), 3, "seed {seed}: {describe:?}");
         assert!(
             describe
@@ -314,13 +303,7 @@ fn topic_admin_on_a_mirror_topic_waits_for_stopped() {
     // mirrors orders and while it is STOPPING, accepted once STOPPED.
     use mirrorsim::protocol::ErrorCode;
     for seed in [21, 22] {
-        let report = run_seed("mirror_topic_admin", seed, Vec::new());
-        assert_eq!(
-            report.verdict,
-            Verdict::Pass,
-            "seed {seed}: {:?}",
-            report.violations
-        );
+        let report = assert_passes("mirror_topic_admin", seed);
         let outcomes: Vec<(String, Option<ErrorCode>)> = report
             .admin
             .iter()
