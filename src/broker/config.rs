@@ -49,6 +49,113 @@ pub struct BrokerConfig {
     pub broken: Vec<BrokenSwitch>,
 }
 
+impl BrokerConfig {
+    /// Checks that the broker can work with every value: intervals and timeouts positive (a
+    /// zero interval would make a timer fire forever at the same instant), sizes and counts
+    /// positive.
+    pub fn validate(&self) -> Result<(), BrokerConfigError> {
+        let positive_ms = [
+            ("heartbeat_interval_ms", self.heartbeat_interval_ms),
+            (
+                "metadata_fetch_interval_ms",
+                self.metadata_fetch_interval_ms,
+            ),
+            (
+                "controller_request_timeout_ms",
+                self.controller_request_timeout_ms,
+            ),
+            ("replica_fetch_timeout_ms", self.replica_fetch_timeout_ms),
+            ("replica_lag_time_max_ms", self.replica_lag_time_max_ms),
+            (
+                "high_watermark_checkpoint_interval_ms",
+                self.high_watermark_checkpoint_interval_ms,
+            ),
+            (
+                "mirror_metadata_refresh_interval_ms",
+                self.mirror_metadata_refresh_interval_ms,
+            ),
+            (
+                "log_flush_interval_ms",
+                self.log_flush_interval_ms.unwrap_or(1),
+            ),
+        ];
+        for (field, value) in positive_ms {
+            if value <= 0 {
+                return Err(BrokerConfigError::new(field, "must be positive"));
+            }
+        }
+        let non_negative_ms = [
+            ("replica_fetch_wait_max_ms", self.replica_fetch_wait_max_ms),
+            ("replica_fetch_backoff_ms", self.replica_fetch_backoff_ms),
+        ];
+        for (field, value) in non_negative_ms {
+            if value < 0 {
+                return Err(BrokerConfigError::new(field, "must not be negative"));
+            }
+        }
+        let positive_counts = [
+            (
+                "metadata_fetch_max_records",
+                self.metadata_fetch_max_records,
+            ),
+            ("replica_fetch_max_bytes", self.replica_fetch_max_bytes),
+            (
+                "default_min_insync_replicas",
+                self.default_min_insync_replicas,
+            ),
+            ("segment_bytes", self.segment_bytes),
+        ];
+        for (field, value) in positive_counts {
+            if value == 0 {
+                return Err(BrokerConfigError::new(field, "must be positive"));
+            }
+        }
+        let positive_sizes = [
+            (
+                "offsets_topic_partitions",
+                i64::from(self.offsets_topic_partitions),
+            ),
+            (
+                "transaction_state_partitions",
+                i64::from(self.transaction_state_partitions),
+            ),
+            (
+                "internal_topic_replication_factor",
+                i64::from(self.internal_topic_replication_factor),
+            ),
+        ];
+        for (field, value) in positive_sizes {
+            if value <= 0 {
+                return Err(BrokerConfigError::new(field, "must be positive"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A [`BrokerConfig`] value the broker cannot work with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BrokerConfigError {
+    /// The field, as [`BrokerConfig`] names it.
+    pub field: &'static str,
+    /// What is wrong with its value.
+    pub reason: &'static str,
+}
+
+impl BrokerConfigError {
+    fn new(field: &'static str, reason: &'static str) -> Self {
+        Self { field, reason }
+    }
+}
+
+impl std::fmt::Display for BrokerConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "invalid broker config: {} {}", self.field, self.reason)
+    }
+}
+
+impl std::error::Error for BrokerConfigError {}
+
 /// A deliberately broken broker behaviour, switched on only by tests that prove a checker
 /// catches it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -137,6 +244,34 @@ impl Default for BrokerConfig {
             mirror_metadata_refresh_interval_ms: 5_000,
             mirror_design: crate::mirror::MirrorDesign::Seed,
             broken: Vec::new(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_config_is_valid_and_each_bad_value_is_named() {
+        assert_eq!(BrokerConfig::default().validate(), Ok(()));
+        type Break = fn(&mut BrokerConfig);
+        let cases: [(Break, &str); 4] = [
+            (|c| c.replica_lag_time_max_ms = 0, "replica_lag_time_max_ms"),
+            (
+                |c| c.log_flush_interval_ms = Some(-5),
+                "log_flush_interval_ms",
+            ),
+            (
+                |c| c.replica_fetch_backoff_ms = -1,
+                "replica_fetch_backoff_ms",
+            ),
+            (|c| c.segment_bytes = 0, "segment_bytes"),
+        ];
+        for (break_it, field) in cases {
+            let mut config = BrokerConfig::default();
+            break_it(&mut config);
+            assert_eq!(config.validate().map_err(|e| e.field), Err(field));
         }
     }
 }

@@ -38,7 +38,7 @@ mod topic_admin;
 
 use std::collections::BTreeMap;
 
-pub use config::{BrokenSwitch, BrokerConfig};
+pub use config::{BrokenSwitch, BrokerConfig, BrokerConfigError};
 pub use partition::{FollowerRole, FollowerState, LeaderState, Partition, Role};
 pub use storage::{
     parse_partition_dir_name, partition_dir_name, BrokerStorage, MemoryDirDisk, MemoryStorage,

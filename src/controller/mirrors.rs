@@ -39,7 +39,7 @@
 
 use std::collections::BTreeMap;
 
-use super::placement::is_valid_topic_name;
+use super::placement::topic_name_problem;
 use super::{Controller, ControllerError, MIN_INSYNC_REPLICAS};
 use crate::coordinator::mirror::MIRROR_STATE_TOPIC;
 use crate::log::LogDisk;
@@ -55,7 +55,21 @@ pub const BOOTSTRAP_SERVERS_CONFIG: &str = "bootstrap.servers";
 
 /// Whether `name` may name a mirror.
 pub fn is_valid_mirror_name(name: &str) -> bool {
-    is_valid_topic_name(name) && !name.ends_with(REMOVED_SUFFIX) && !name.ends_with(PAUSED_SUFFIX)
+    mirror_name_problem(name).is_none()
+}
+
+/// Why `name` may not name a mirror, `None` if it may: the KIP authors' prototype gives mirror
+/// names Kafka's topic-name rules (`ClusterMirrorRecordKey`), and the seed design carries the
+/// desired state as a `.removed` / `.paused` suffix of `mirror.name`, so a name ending in one
+/// would read as another mirror's desired state.
+pub fn mirror_name_problem(name: &str) -> Option<String> {
+    if let Some(problem) = topic_name_problem(name) {
+        return Some(problem);
+    }
+    [REMOVED_SUFFIX, PAUSED_SUFFIX]
+        .into_iter()
+        .find(|suffix| name.ends_with(suffix))
+        .map(|suffix| format!("ends in `{suffix}`, which `mirror.name` uses for a desired state"))
 }
 
 /// The `mirror.name` a topic gets from `operation`, given its current desired state; `Err` if

@@ -84,8 +84,8 @@ pub use metadata_log::{
     decode_frame, encode_frame, FrameError, MetadataLog, MetadataLogRecovery, METADATA_LOG_FILE,
 };
 pub use placement::{
-    assign_replicas, derive_topic_id, is_valid_topic_name, MIN_INSYNC_REPLICAS,
-    UNCLEAN_LEADER_ELECTION_ENABLE,
+    assign_replicas, derive_topic_id, is_valid_topic_name, topic_collision_key, topic_name_problem,
+    MIN_INSYNC_REPLICAS, TOPIC_NAME_LENGTH_MAX, UNCLEAN_LEADER_ELECTION_ENABLE,
 };
 
 use crate::log::LogDisk;
@@ -776,6 +776,16 @@ impl<D: LogDisk> Controller<D> {
         }
         if self.image.topic_ids.contains_key(&topic.name) {
             return Err(ErrorCode::TopicAlreadyExists);
+        }
+        // Kafka refuses a name that differs from an existing one only in `.` versus `_`.
+        let collision = topic_collision_key(&topic.name);
+        if self
+            .image
+            .topic_ids
+            .keys()
+            .any(|existing| topic_collision_key(existing) == collision)
+        {
+            return Err(ErrorCode::InvalidTopic);
         }
         if let Some(topic_id) = topic.topic_id {
             if placement::is_reserved_topic_id(topic_id) {

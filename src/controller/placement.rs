@@ -16,13 +16,39 @@ pub const MIN_INSYNC_REPLICAS: &str = "min.insync.replicas";
 /// Whether `name` is a legal Kafka topic name: 1..=249 characters from `[a-zA-Z0-9._-]`, and
 /// neither `.` nor `..`.
 pub fn is_valid_topic_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= TOPIC_NAME_LENGTH_MAX
-        && name != "."
-        && name != ".."
-        && name
-            .bytes()
-            .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'.' | b'_' | b'-'))
+    topic_name_problem(name).is_none()
+}
+
+/// Why `name` is not a legal Kafka topic name (Kafka's `Topic.validate`), `None` if it is.
+pub fn topic_name_problem(name: &str) -> Option<String> {
+    if name.is_empty() {
+        return Some("the empty string is not allowed".to_owned());
+    }
+    if name == "." || name == ".." {
+        return Some(format!("'{name}' is not allowed"));
+    }
+    if name.len() > TOPIC_NAME_LENGTH_MAX {
+        return Some(format!(
+            "{} characters, longer than the maximum of {TOPIC_NAME_LENGTH_MAX}",
+            name.chars().count()
+        ));
+    }
+    if !name
+        .bytes()
+        .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'.' | b'_' | b'-'))
+    {
+        return Some(format!(
+            "{name:?} contains characters other than ASCII alphanumerics, '.', '_' and '-'"
+        ));
+    }
+    None
+}
+
+/// The name two topics collide on when they differ only in `.` versus `_` (Kafka's
+/// `Topic.unifyCollisionChars`: both map to `_` in metric names, so Kafka refuses the second
+/// with `InvalidTopic`).
+pub fn topic_collision_key(name: &str) -> String {
+    name.replace('.', "_")
 }
 
 /// Checks the topic configs of a create request: no key twice, and the values of the configs

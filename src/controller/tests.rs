@@ -1040,6 +1040,8 @@ fn create_topics_rejects_bad_topics_one_by_one() {
             new_topic("bad/name", 1, 1),
             bad_config,
             new_topic("defaults", -1, -1),
+            new_topic("billing.eu", 1, 1),
+            new_topic("billing_eu", 1, 1),
         ],
     );
     let errors: Vec<ErrorCode> = results.iter().map(|(_, error, _)| *error).collect();
@@ -1054,11 +1056,14 @@ fn create_topics_rejects_bad_topics_one_by_one() {
             ErrorCode::InvalidTopic,
             ErrorCode::InvalidConfig,
             ErrorCode::None,
+            ErrorCode::None,
+            // Differs from `billing.eu` only in `.` versus `_` (Kafka's collision rule).
+            ErrorCode::InvalidTopic,
         ]
     );
     assert_eq!(
         controller.image().topic_ids.keys().collect::<Vec<_>>(),
-        vec!["defaults", "orders"]
+        vec!["billing.eu", "defaults", "orders"]
     );
     let defaults = controller.image().topic_ids["defaults"];
     assert_eq!(controller.image().topics[&defaults].partitions.len(), 1);
