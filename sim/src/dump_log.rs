@@ -19,13 +19,13 @@
 //! - Nothing here panics on bad input.
 
 use std::fmt;
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
 use mirrorsim::record::{
-    parse_control_record, BatchReader, ControlRecord, ControlRecordType, Record, RecordBatch,
-    RecordError, RecordErrorKind, TimestampType, RECORD_BATCH_OVERHEAD,
+    parse_control_record, BatchHeader, ControlRecord, ControlRecordType, Record, RecordBatch,
+    RecordError, RecordErrorKind, TimestampType, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD,
 };
 use serde::Serialize;
 
@@ -58,6 +58,14 @@ pub enum DumpError {
         /// The codec's error, naming the absolute byte position.
         error: RecordError,
     },
+    /// Reading the input failed part-way (reported as [`DumpError::Unreadable`] by
+    /// [`dump_file`], which knows the path).
+    ReadFailed {
+        /// Where the batch being read starts.
+        position: u64,
+        /// What the operating system said.
+        source: io::Error,
+    },
     /// Writing the dump failed (for example, the reader closed the pipe).
     Output(io::Error),
 }
@@ -79,6 +87,9 @@ impl fmt::Display for DumpError {
                     "{error} (after {batches} good batch{plural}, {valid_bytes} valid bytes)"
                 )
             }
+            Self::ReadFailed { position, source } => {
+                write!(f, "reading the batch at byte {position} failed: {source}")
+            }
             Self::Output(error) => write!(f, "cannot write the dump: {error}"),
         }
     }
@@ -87,7 +98,7 @@ impl fmt::Display for DumpError {
 impl std::error::Error for DumpError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Self::Unreadable { source, .. } => Some(source),
+            Self::Unreadable { source, .. } | Self::ReadFailed { source, .. } => Some(source),
             Self::Corrupt { error, .. } => Some(error),
             Self::Output(error) => Some(error),
         }
@@ -101,29 +112,52 @@ impl From<io::Error> for DumpError {
 }
 
 /// Reads the segment at `path` and dumps it to `out`; returns the number of batches dumped.
+/// The file is read batch by batch as the dump goes (a FIFO or a device is read as it
+/// delivers, and memory holds one batch at a time).
 pub fn dump_file(
     path: &Path,
     format: OutputFormat,
     out: &mut impl Write,
 ) -> Result<usize, DumpError> {
-    let bytes = std::fs::read(path).map_err(|source| DumpError::Unreadable {
+    let unreadable = |source| DumpError::Unreadable {
         path: path.to_path_buf(),
         source,
-    })?;
-    dump(Bytes::from(bytes), format, out)
+    };
+    let file = std::fs::File::open(path).map_err(unreadable)?;
+    dump_reader(io::BufReader::new(file), format, out).map_err(|error| match error {
+        DumpError::ReadFailed { source, .. } => unreadable(source),
+        other => other,
+    })
 }
 
 /// Dumps the segment held in `bytes` (whose first byte is segment position 0) to `out`; returns
 /// the number of batches dumped. See the module doc for the formats and the error rule.
 pub fn dump(bytes: Bytes, format: OutputFormat, out: &mut impl Write) -> Result<usize, DumpError> {
+    dump_reader(&bytes[..], format, out)
+}
+
+/// Dumps the segment `input` delivers (its first byte is segment position 0) to `out`, one
+/// batch in memory at a time; returns the number of batches dumped.
+pub fn dump_reader(
+    mut input: impl io::Read,
+    format: OutputFormat,
+    out: &mut impl Write,
+) -> Result<usize, DumpError> {
     let mut batches = 0;
-    let mut valid_bytes = 0;
-    for item in BatchReader::new(bytes, 0) {
-        let (position, batch) = item.map_err(|error| DumpError::Corrupt {
-            batches,
-            valid_bytes,
-            error,
-        })?;
+    let mut position = 0u64;
+    let corrupt = |batches, valid_bytes, error| DumpError::Corrupt {
+        batches,
+        valid_bytes,
+        error,
+    };
+    while let Some(bytes) = next_batch_bytes(&mut input, position).map_err(|error| match error {
+        BatchRead::Failed(source) => DumpError::ReadFailed { position, source },
+        BatchRead::Corrupt(error) => corrupt(batches, position, error),
+    })? {
+        // A header whose offsets no log can hold is refused like a bad CRC: no line for it.
+        let batch = RecordBatch::decode(&bytes, position)
+            .and_then(|batch| check_offset_range(position, batch.header()).map(|()| batch))
+            .map_err(|error| corrupt(batches, position, error))?;
         let (described, failure) = describe_batch(position, &batch);
         match format {
             OutputFormat::Text => write_text(out, &described)?,
@@ -131,16 +165,52 @@ pub fn dump(bytes: Bytes, format: OutputFormat, out: &mut impl Write) -> Result<
             OutputFormat::Json => {}
         }
         if let Some(error) = failure {
-            return Err(DumpError::Corrupt {
-                batches,
-                valid_bytes,
-                error,
-            });
+            return Err(corrupt(batches, position, error));
         }
         batches += 1;
-        valid_bytes = position + batch.size_in_bytes() as u64;
+        position += batch.size_in_bytes() as u64;
     }
     Ok(batches)
+}
+
+/// Why [`next_batch_bytes`] has no batch.
+enum BatchRead {
+    /// The input could not be read.
+    Failed(io::Error),
+    /// The bytes read cannot start a batch.
+    Corrupt(RecordError),
+}
+
+/// The bytes of the batch starting at `position`: its 12-byte log overhead (base offset and
+/// batch length), then as many of the declared length's bytes as the input has. `None` at a
+/// clean end of input. A short read is left to the decoder, which names it (a truncated
+/// batch); a length below the smallest batch is refused here, before any read it would size.
+fn next_batch_bytes(input: &mut impl io::Read, position: u64) -> Result<Option<Bytes>, BatchRead> {
+    let mut head = Vec::with_capacity(LOG_OVERHEAD);
+    (&mut *input)
+        .take(LOG_OVERHEAD as u64)
+        .read_to_end(&mut head)
+        .map_err(BatchRead::Failed)?;
+    if head.is_empty() {
+        return Ok(None);
+    }
+    if head.len() < LOG_OVERHEAD {
+        return Ok(Some(Bytes::from(head)));
+    }
+    let length = i32::from_be_bytes([head[8], head[9], head[10], head[11]]);
+    let minimum_length = (RECORD_BATCH_OVERHEAD - LOG_OVERHEAD) as i32;
+    if length < minimum_length {
+        return Err(BatchRead::Corrupt(RecordError::new(
+            position + 8,
+            RecordErrorKind::InvalidBatchLength(length),
+        )));
+    }
+    let mut bytes = head;
+    (&mut *input)
+        .take(length as u64)
+        .read_to_end(&mut bytes)
+        .map_err(BatchRead::Failed)?;
+    Ok(Some(Bytes::from(bytes)))
 }
 
 /// One batch as printed.
@@ -246,8 +316,13 @@ fn describe_batch(position: u64, batch: &RecordBatch) -> (BatchDump, Option<Reco
         size: batch.size_in_bytes(),
         records: Vec::new(),
     };
+    let mut previous_delta = None;
     for record in batch.records_at(position) {
-        let described_record = record.and_then(|record| describe_record(position, batch, &record));
+        let described_record = record.and_then(|record| {
+            check_record_offset(position, header, previous_delta, &record)?;
+            previous_delta = Some(record.offset_delta);
+            describe_record(position, batch, &record)
+        });
         match described_record {
             Ok(record) => described.records.push(record),
             Err(error) => return (described, Some(error)),
@@ -257,6 +332,84 @@ fn describe_batch(position: u64, batch: &RecordBatch) -> (BatchDump, Option<Reco
     // count, bytes left over after the last record).
     let failure = batch.validate_records(position).err();
     (described, failure)
+}
+
+/// Byte position of `lastOffsetDelta` in a batch header.
+const LAST_OFFSET_DELTA_AT: u64 = 23;
+/// Byte position of `recordsCount` in a batch header.
+const RECORDS_COUNT_AT: u64 = 57;
+
+/// The batch's offset range must be one a log can hold: a base offset of at least 0, a
+/// last offset delta of at least 0 that does not carry the last offset past `i64::MAX` (the
+/// base offset is outside the CRC, so this is where a damaged one shows), and no more records
+/// than offsets (compaction may leave fewer).
+fn check_offset_range(position: u64, header: &BatchHeader) -> Result<(), RecordError> {
+    let corrupt = |at: u64, reason: String| {
+        Err(RecordError::new(
+            position + at,
+            RecordErrorKind::CorruptRecord(reason),
+        ))
+    };
+    if header.base_offset < 0 {
+        return corrupt(0, format!("negative base offset {}", header.base_offset));
+    }
+    if header.last_offset_delta < 0 {
+        return corrupt(
+            LAST_OFFSET_DELTA_AT,
+            format!("negative lastOffsetDelta {}", header.last_offset_delta),
+        );
+    }
+    if header
+        .base_offset
+        .checked_add(i64::from(header.last_offset_delta))
+        .is_none()
+    {
+        return corrupt(
+            0,
+            format!(
+                "baseOffset {} + lastOffsetDelta {} overflows the largest offset",
+                header.base_offset, header.last_offset_delta
+            ),
+        );
+    }
+    if i64::from(header.records_count) > i64::from(header.last_offset_delta) + 1 {
+        return corrupt(
+            RECORDS_COUNT_AT,
+            format!(
+                "{} records do not fit the {} offsets lastOffsetDelta {} spans",
+                header.records_count,
+                i64::from(header.last_offset_delta) + 1,
+                header.last_offset_delta
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// A record's offset delta must lie in the batch's range and grow from record to record.
+fn check_record_offset(
+    position: u64,
+    header: &BatchHeader,
+    previous_delta: Option<i32>,
+    record: &Record,
+) -> Result<(), RecordError> {
+    let delta = record.offset_delta;
+    let in_order = previous_delta.is_none_or(|previous| delta > previous);
+    if (0..=header.last_offset_delta).contains(&delta) && in_order {
+        return Ok(());
+    }
+    Err(RecordError::new(
+        position + LAST_OFFSET_DELTA_AT,
+        RecordErrorKind::CorruptRecord(format!(
+            "record offset delta {delta} {} (lastOffsetDelta {})",
+            if in_order {
+                "lies outside the batch"
+            } else {
+                "does not follow the previous record's"
+            },
+            header.last_offset_delta
+        )),
+    ))
 }
 
 fn describe_record(

@@ -75,12 +75,17 @@ impl fmt::Display for Target {
     }
 }
 
-/// One fault with its start time and duration.
-#[derive(Debug, Clone, PartialEq)]
+/// One fault with its start time and duration. Two planned faults are equal when they act
+/// the same: a clock skew's window (see [`PlannedFault::duration_ms`]) is not part of what it
+/// does, so a swarm clock skew equals its scripted form.
+#[derive(Debug, Clone)]
 pub struct PlannedFault {
     /// Start, in ms from the beginning of the fault phase.
     pub at_ms: u64,
-    /// How long it lasts.
+    /// How long it lasts. A clock skew stays until the heal phase whatever this says: for it,
+    /// this is the window its clock jump is given (swarm mode's calendar keeps other faults
+    /// away from it), drawn in swarm mode and [`crate::scenario::DEFAULT_FAULT_DURATION_MS`]
+    /// when scripted.
     pub duration_ms: u64,
     /// What it does.
     pub action: FaultAction,
@@ -167,6 +172,14 @@ impl FaultAction {
     }
 }
 
+impl PartialEq for PlannedFault {
+    fn eq(&self, other: &Self) -> bool {
+        let same_window = matches!(self.action, FaultAction::ClockSkew { .. })
+            || self.duration_ms == other.duration_ms;
+        self.at_ms == other.at_ms && self.action == other.action && same_window
+    }
+}
+
 impl fmt::Display for PlannedFault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let list = |nodes: &[Target]| {
@@ -176,13 +189,13 @@ impl fmt::Display for PlannedFault {
                 .collect::<Vec<_>>()
                 .join(",")
         };
-        write!(
-            f,
-            "at={}ms for={}ms {}",
-            self.at_ms,
-            self.duration_ms,
-            self.action.kind()
-        )?;
+        // A clock skew stays until the heal phase: its planned duration is only the window its
+        // jump is given, so it is not printed as how long it lasts.
+        match self.action {
+            FaultAction::ClockSkew { .. } => write!(f, "at={}ms until-heal", self.at_ms)?,
+            _ => write!(f, "at={}ms for={}ms", self.at_ms, self.duration_ms)?,
+        }
+        write!(f, " {}", self.action.kind())?;
         match &self.action {
             FaultAction::Kill {
                 nodes,
@@ -236,9 +249,11 @@ impl fmt::Display for PlannedFault {
 
 impl PlannedFault {
     /// This fault as a scripted fault of a scenario file, which [`plan`] turns back into an
-    /// equal fault: how `mirrorsim shrink` writes a swarm plan out. The one lossy case cannot
-    /// occur in a plan and would not change a run: a kill that tears without losing the
-    /// unflushed tail (tearing applies only to a lost tail) comes back without `tear`.
+    /// equal fault: how `mirrorsim shrink` writes a swarm plan out. Two lossy cases, neither of
+    /// which changes what the run does or its trace: a kill that tears without losing the
+    /// unflushed tail (tearing applies only to a lost tail; it cannot occur in a plan) comes
+    /// back without `tear`, and a clock skew comes back with the scripted window for its clock
+    /// jump, since a file names no duration for it (nothing in a run reads that window).
     pub fn to_scripted(&self) -> ScriptedFault {
         let names = |targets: &[Target]| -> Vec<Spanned<String>> {
             targets.iter().map(|t| unspanned(t.to_string())).collect()
@@ -248,10 +263,12 @@ impl PlannedFault {
             kind: unspanned(self.action.kind().to_owned()),
             nodes: Vec::new(),
             other: Vec::new(),
-            duration_ms: self.duration_ms,
-            amount: 0.0,
-            asymmetric: false,
-            lose_unflushed: false,
+            // A clock skew lasts until the heal phase and names no duration.
+            duration_ms: (!matches!(self.action, FaultAction::ClockSkew { .. }))
+                .then_some(self.duration_ms),
+            amount: None,
+            asymmetric: None,
+            lose_unflushed: None,
             probability: None,
             drift_ppm: None,
         };
@@ -262,8 +279,10 @@ impl PlannedFault {
                 ..
             } => {
                 spec.nodes = names(nodes);
-                // `disk_tear` implies it; a plain `kill` says it.
-                spec.lose_unflushed = *lose_unflushed && spec.kind.get_ref() == "kill";
+                // `disk_tear` implies it; a plain `kill` says it when it loses the tail.
+                if spec.kind.get_ref() == "kill" && *lose_unflushed {
+                    spec.lose_unflushed = Some(true);
+                }
             }
             FaultAction::Pause { nodes } | FaultAction::Isolate { nodes } => {
                 spec.nodes = names(nodes);
@@ -275,17 +294,17 @@ impl PlannedFault {
             } => {
                 spec.nodes = names(side_a);
                 spec.other = names(side_b);
-                spec.asymmetric = *asymmetric;
+                spec.asymmetric = asymmetric.then_some(true);
             }
-            FaultAction::PacketLoss(p) | FaultAction::Duplicate(p) => spec.amount = *p,
-            FaultAction::LatencySpike(ms) => spec.amount = *ms as f64,
+            FaultAction::PacketLoss(p) | FaultAction::Duplicate(p) => spec.amount = Some(*p),
+            FaultAction::LatencySpike(ms) => spec.amount = Some(*ms as f64),
             FaultAction::HoldBack {
                 nodes,
                 probability,
                 hold_ms,
             } => {
                 spec.nodes = names(nodes);
-                spec.amount = *hold_ms as f64;
+                spec.amount = Some(*hold_ms as f64);
                 spec.probability = Some(unspanned(*probability));
             }
             FaultAction::ClockSkew {
@@ -294,7 +313,7 @@ impl PlannedFault {
                 drift_ppm,
             } => {
                 spec.nodes = names(nodes);
-                spec.amount = *offset_ms as f64;
+                spec.amount = Some(*offset_ms as f64);
                 spec.drift_ppm = (*drift_ppm != 0).then(|| unspanned(*drift_ppm));
             }
         }
@@ -349,6 +368,8 @@ pub fn plan(scenario: &Scenario, seed: u64) -> FaultPlan {
     FaultPlan { swarm, faults }
 }
 
+/// A scripted fault as planned. A clock skew names no duration: its skew stays until the heal
+/// phase, and its planned duration is the default window its clock jump is given.
 fn scripted(spec: &ScriptedFault) -> PlannedFault {
     let nodes: Vec<Target> = spec
         .nodes
@@ -363,7 +384,7 @@ fn scripted(spec: &ScriptedFault) -> PlannedFault {
     let action = match spec.kind.get_ref().as_str() {
         "kill" => FaultAction::Kill {
             nodes,
-            lose_unflushed: spec.lose_unflushed,
+            lose_unflushed: spec.lose_unflushed(),
             tear: false,
         },
         "disk_tear" => FaultAction::Kill {
@@ -375,30 +396,30 @@ fn scripted(spec: &ScriptedFault) -> PlannedFault {
         "partition" => FaultAction::Partition {
             side_a: nodes,
             side_b: other,
-            asymmetric: spec.asymmetric,
+            asymmetric: spec.asymmetric(),
         },
         "isolate" => FaultAction::Isolate { nodes },
-        "packet_loss" => FaultAction::PacketLoss(spec.amount),
-        "latency_spike" => FaultAction::LatencySpike(spec.amount.max(0.0) as u64),
-        "duplicate" => FaultAction::Duplicate(spec.amount),
+        "packet_loss" => FaultAction::PacketLoss(spec.amount()),
+        "latency_spike" => FaultAction::LatencySpike(spec.amount() as u64),
+        "duplicate" => FaultAction::Duplicate(spec.amount()),
         "hold_back" => FaultAction::HoldBack {
             nodes,
             probability: spec
                 .probability
                 .as_ref()
                 .map_or(DEFAULT_HOLD_BACK_PROBABILITY, |p| *p.get_ref()),
-            hold_ms: spec.amount.max(0.0) as u64,
+            hold_ms: spec.amount() as u64,
         },
         "clock_skew" => FaultAction::ClockSkew {
             nodes,
-            offset_ms: spec.amount as i64,
+            offset_ms: spec.amount() as i64,
             drift_ppm: spec.drift_ppm.as_ref().map_or(0, |d| *d.get_ref()),
         },
         other => unreachable!("validated fault kind {other}"),
     };
     PlannedFault {
         at_ms: spec.at_ms,
-        duration_ms: spec.duration_ms,
+        duration_ms: spec.duration_ms(),
         action,
     }
 }

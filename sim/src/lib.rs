@@ -19,9 +19,13 @@
 //! | [`shrink`] | a failing seed's fault plan and workload reduced to a small scenario file |
 //! | [`replay`] | one run as a readable timeline: simulated time, node spans, message summaries |
 //! | [`variants`] | every design variant × every mirroring scenario: caught by which invariant, how soon |
+//! | [`dump_log`] | `mirrorsim dump-log`: a segment decoded batch by batch, streamed |
+//! | [`exit`] | the process exit codes, one table |
 
 pub mod admin;
 pub mod checkers;
+pub mod dump_log;
+pub mod exit;
 pub mod faults;
 pub mod mirror_checks;
 pub mod replay;

@@ -19,8 +19,9 @@
 //!   stdout (and in `--out FILE`), a progress bar on stderr when it is a terminal (a status
 //!   line every 15 s otherwise), then the per-scenario and coverage report and, last,
 //!   `soak seeds=N failures=F seeds_per_min=X sim_s_per_wall_s=Y …`. Exit code 0 no failure,
-//!   1 any safety violation, else 3 any panic, else 2 liveness only, 64 bad input, 74 if the
-//!   `--out` file cannot be written.
+//!   1 any safety violation, else 3 any panic, else 2 liveness only, 64 bad input (a seed base
+//!   the seed space cannot serve included), 74 if the `--out` file cannot be created or
+//!   written (whatever the seeds did: the file asked for does not hold them).
 //! - `shrink SCENARIO --seed N [--out FILE] [--broken SWITCH…] [--budget RUNS]` (see
 //!   [`mirrorsim_sim::shrink`]): progress lines `shrink: …` on stdout, one per kept candidate,
 //!   then the sizes before and after, and the reproduce command. Writes the shrunk scenario
@@ -37,16 +38,15 @@
 //!   cell with a replay command, the Markdown table with `--markdown` (always written to
 //!   `--out FILE`), and last `variants designs=… scenarios=… seeds=… runs=… … wall_s=…`. Exit
 //!   code 0 when the seed design (the control row) passed every run, 1 when it failed anywhere,
-//!   64 bad input, 74 if the `--out` file cannot be written.
-//! - Run exit codes: 0 pass, 1 safety violation, 2 liveness violation, 3 panic inside the
-//!   simulation.
+//!   64 bad input, 74 if the `--out` file cannot be created or written (which wins over 1).
+//! - Run exit codes: 0 pass, 1 safety violation, 2 liveness violation (a set-up that never
+//!   finishes included), 3 panic inside the simulation; every code is in
+//!   [`mirrorsim_sim::exit`].
 //! - Exit codes follow design.md §6: 0 success; 64 bad input, which covers a bad or missing flag,
 //!   an unreadable file and a corrupt or truncated segment, always with a message on stderr
 //!   naming the file (and, for a corrupt segment, the byte position). `--help` and `--version`
 //!   exit 0. Failing to write the output exits 74 (`EX_IOERR`), except that a closed pipe (as
 //!   with `| head`) ends the dump quietly with 0.
-
-mod dump_log;
 
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -55,12 +55,12 @@ use std::process::ExitCode;
 use clap::error::ErrorKind;
 use clap::{Args, Parser, Subcommand};
 
-use dump_log::{DumpError, OutputFormat};
+use mirrorsim_sim::dump_log::{self, DumpError, OutputFormat};
 
-/// Exit code for bad input: a bad flag, an unreadable file, a corrupt segment (design.md §6).
-const EXIT_BAD_INPUT: u8 = 64;
-/// Exit code when the output cannot be written (sysexits' `EX_IOERR`).
-const EXIT_OUTPUT_FAILED: u8 = 74;
+use mirrorsim_sim::exit::{
+    BAD_INPUT as EXIT_BAD_INPUT, INTERNAL as EXIT_SHRINK_BUG, OUTPUT_FAILED as EXIT_OUTPUT_FAILED,
+    PANIC as EXIT_PANIC,
+};
 
 /// Deterministic simulation testbed for Kafka cluster mirroring (KIP-1279).
 #[derive(Debug, Parser)]
@@ -236,9 +236,6 @@ fn main() -> ExitCode {
         Command::Variants(args) => variants_command(&args),
     }
 }
-
-/// Exit code for a panic inside the simulation (design.md §6).
-const EXIT_PANIC: u8 = 3;
 
 /// `run`, or `replay` when `trace` is given.
 fn run_command(args: &RunArgs, trace: Option<&mirrorsim_sim::replay::TraceOptions>) -> ExitCode {
@@ -421,7 +418,7 @@ fn report(file: &Path, error: &DumpError) -> ExitCode {
             eprintln!("mirrorsim dump-log: {error}");
             ExitCode::from(EXIT_OUTPUT_FAILED)
         }
-        DumpError::Unreadable { .. } => {
+        DumpError::Unreadable { .. } | DumpError::ReadFailed { .. } => {
             eprintln!("mirrorsim dump-log: {error}");
             ExitCode::from(EXIT_BAD_INPUT)
         }
@@ -487,15 +484,6 @@ fn soak_command(args: &SoakArgs) -> ExitCode {
         Ok(scenarios) => scenarios,
         Err(message) => return soak_bad_input(&message),
     };
-    let mut out = match &args.out {
-        None => None,
-        Some(path) => match std::fs::File::create(path) {
-            Ok(file) => Some((path.clone(), BufWriter::new(file))),
-            Err(error) => {
-                return soak_bad_input(&format!("--out: cannot create {}: {error}", path.display()))
-            }
-        },
-    };
     // JSON consumers that read numbers as doubles keep a base below 2^53 exact.
     let seed_base = args.seed_base.unwrap_or_else(|| random_seed() >> 11);
     let config = SoakConfig {
@@ -509,6 +497,24 @@ fn soak_command(args: &SoakArgs) -> ExitCode {
         },
         design,
         broken,
+    };
+    if let Err(message) = config.check_seed_space() {
+        return soak_bad_input(&message);
+    }
+    // Created after every flag is checked and before any seed runs; a path that cannot be
+    // created is an output error (74), as a failed write is.
+    let mut out = match &args.out {
+        None => None,
+        Some(path) => match std::fs::File::create(path) {
+            Ok(file) => Some((path.clone(), BufWriter::new(file))),
+            Err(error) => {
+                eprintln!(
+                    "mirrorsim soak: --out: cannot create {}: {error}",
+                    path.display()
+                );
+                return ExitCode::from(EXIT_OUTPUT_FAILED);
+            }
+        },
     };
     say(&format!(
         "SOAK seed_base={seed_base} shard={shard} jobs={jobs} duration={} seeds={} scenarios={} ({})",
@@ -534,18 +540,21 @@ fn soak_command(args: &SoakArgs) -> ExitCode {
     observer.clear();
     let out_failed = observer.out_failed.take();
     say(summary.report(&config).trim_end());
+    if summary.seed_space_exhausted {
+        say("soak: stopped early: this shard's seeds reached the end of the 64-bit seed space");
+    }
     say(&summary.final_line(&config, wall));
     let mut code = summary.exit_code();
     let flushed = out.as_mut().map(|(_, writer)| writer.flush());
     if let Some(error) = out_failed.or(flushed.and_then(Result::err)) {
         let path = out.as_ref().map(|(path, _)| path.display().to_string());
         eprintln!(
-            "mirrorsim soak: cannot write {}: {error}",
+            "mirrorsim soak: cannot write {}: {error} (the failure lines above are on stdout; \
+             exit code {EXIT_OUTPUT_FAILED} even when seeds failed, since the file asked for \
+             does not hold them)",
             path.unwrap_or_default()
         );
-        if code == 0 {
-            code = EXIT_OUTPUT_FAILED;
-        }
+        code = EXIT_OUTPUT_FAILED;
     }
     ExitCode::from(code)
 }
@@ -712,10 +721,6 @@ impl mirrorsim_sim::soak::Observer for SoakProgress<'_> {
         }
     }
 }
-
-/// Exit code when the shrinker's own check fails (sysexits' `EX_SOFTWARE`): the materialised
-/// or the written scenario does not fail like the seed, which is a bug in `shrink`.
-const EXIT_SHRINK_BUG: u8 = 70;
 
 /// A bad-input error of `shrink`: printed, exit 64.
 fn shrink_bad_input(message: &str) -> ExitCode {
@@ -931,16 +936,18 @@ fn variants_command(args: &VariantsArgs) -> ExitCode {
         Ok(scenarios) => scenarios,
         Err(message) => return variants_bad_input(&message),
     };
-    // Created now so a bad path is refused before the runs, not after them.
+    // Created now so a bad path is refused before the runs, not after them; like a failed
+    // write, it is an output error (74).
     let out = match &args.out {
         None => None,
         Some(path) => match std::fs::File::create(path) {
             Ok(file) => Some((path, file)),
             Err(error) => {
-                return variants_bad_input(&format!(
-                    "--out: cannot create {}: {error}",
+                eprintln!(
+                    "mirrorsim variants: --out: cannot create {}: {error}",
                     path.display()
-                ))
+                );
+                return ExitCode::from(EXIT_OUTPUT_FAILED);
             }
         },
     };
@@ -1032,9 +1039,7 @@ fn variants_command(args: &VariantsArgs) -> ExitCode {
                 "mirrorsim variants: cannot write {}: {error}",
                 path.display()
             );
-            if code == 0 {
-                code = EXIT_OUTPUT_FAILED;
-            }
+            code = EXIT_OUTPUT_FAILED;
         }
     }
     ExitCode::from(code)

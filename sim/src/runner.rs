@@ -17,13 +17,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use madsim::runtime::{Handle, NodeHandle, Runtime};
-use mirrorsim::broker::{BrokenSwitch, Broker, BrokerConfig, BrokerStorage, MemoryStorage};
+use mirrorsim::broker::{BrokenSwitch, Broker, BrokerStorage, MemoryStorage};
 use mirrorsim::client::{
     AutoOffsetReset, Consumer, ConsumerConfig, GroupConsumer, GroupConsumerConfig,
     IdempotentProducer, IsolationLevel, ProducerConfig, TransactionalProducer,
     TransactionalProducerConfig,
 };
-use mirrorsim::controller::{Controller, ControllerConfig};
+use mirrorsim::controller::Controller;
 use mirrorsim::log::TailFate;
 use mirrorsim::mirror::MirrorDesign;
 use mirrorsim::protocol::{
@@ -87,9 +87,9 @@ impl Verdict {
     /// The process exit code (design.md §6).
     pub fn exit_code(self) -> u8 {
         match self {
-            Self::Pass => 0,
-            Self::Safety => 1,
-            Self::Liveness => 2,
+            Self::Pass => crate::exit::PASS,
+            Self::Safety => crate::exit::SAFETY,
+            Self::Liveness => crate::exit::LIVENESS,
         }
     }
 }
@@ -162,6 +162,9 @@ struct World {
     nodes: BTreeMap<NodeId, Node>,
     checkers: Checkers,
     violations: Vec<Violation>,
+    /// The set-up never finished (topics not ready): the run is a liveness failure, and
+    /// nothing after the set-up ran.
+    setup_failed: bool,
 }
 
 async fn supervise(scenario: Arc<Scenario>, options: RunOptions, plan: FaultPlan) -> RunReport {
@@ -173,6 +176,7 @@ async fn supervise(scenario: Arc<Scenario>, options: RunOptions, plan: FaultPlan
         shared,
         checkers: Checkers::default(),
         violations: Vec::new(),
+        setup_failed: false,
     };
     world
         .checkers
@@ -263,12 +267,7 @@ fn build_nodes(
             .map(|id| NodeId::Broker(cluster, BrokerId(i32::from(id))))
             .collect();
         let controller_storage = MemoryStorage::new();
-        let controller_config = ControllerConfig {
-            broker_session_timeout_ms: cluster_spec.broker_session_timeout_ms,
-            mirror_state_partitions: cluster_spec.mirror_state_partitions,
-            mirror_state_replication_factor: cluster_spec.mirror_state_replication_factor(),
-            ..ControllerConfig::default()
-        };
+        let controller_config = cluster_spec.controller_config();
         let disk_storage = controller_storage.clone();
         add(
             NodeId::Controller(cluster),
@@ -290,16 +289,10 @@ fn build_nodes(
                 unreachable!()
             };
             let storage = MemoryStorage::new();
-            let config = BrokerConfig {
-                replica_lag_time_max_ms: cluster_spec.replica_lag_time_max_ms,
-                log_flush_interval_ms: cluster_spec.log_flush_interval_ms,
-                internal_topic_replication_factor: i16::from(cluster_spec.brokers.min(3)),
-                mirror_metadata_refresh_interval_ms: cluster_spec
-                    .mirror_metadata_refresh_interval_ms,
-                mirror_design: options.design.unwrap_or_else(|| scenario.mirror_design()),
-                broken: broken.clone(),
-                ..BrokerConfig::default()
-            };
+            let config = cluster_spec.broker_config(
+                options.design.unwrap_or_else(|| scenario.mirror_design()),
+                broken.clone(),
+            );
             let broker_storage = storage.clone();
             add(
                 *broker,
@@ -579,6 +572,7 @@ impl World {
                 return;
             }
         }
+        self.setup_failed = true;
         self.violations.push(Violation {
             invariant: "liveness",
             cluster: None,
@@ -614,10 +608,14 @@ impl World {
             .faults
             .iter()
             .flat_map(|fault| {
+                // A clock skew has no end of its own: it is lifted with the fault phase.
+                let ends = !matches!(fault.action, FaultAction::ClockSkew { .. });
                 [
-                    (fault.at_ms, true, fault.clone()),
-                    (fault.at_ms + fault.duration_ms, false, fault.clone()),
+                    Some((fault.at_ms, true, fault.clone())),
+                    ends.then(|| (fault.at_ms + fault.duration_ms, false, fault.clone())),
                 ]
+                .into_iter()
+                .flatten()
             })
             .collect();
         pending.sort_by_key(|(at, starting, _)| (*at, *starting));
@@ -1048,9 +1046,9 @@ impl World {
         })
     }
 
-    fn finish(mut self, seed: u64, plan: FaultPlan) -> RunReport {
-        let now = self.now_ms();
-        let mut verdict = Verdict::Pass;
+    /// After a full run: the deep and history checks (safety) unless a step check already
+    /// failed, then liveness if safety held.
+    fn final_verdict(&mut self, now: i64) -> Verdict {
         if self.violations.is_empty() {
             self.check_deep();
             let found = self.with_views(|checkers, controllers, brokers, history| {
@@ -1059,14 +1057,24 @@ impl World {
             self.violations.extend(found);
         }
         if !self.violations.is_empty() {
-            verdict = Verdict::Safety;
-        } else {
-            let liveness = self.liveness();
-            if !liveness.is_empty() {
-                verdict = Verdict::Liveness;
-                self.violations.extend(liveness);
-            }
+            return Verdict::Safety;
         }
+        let liveness = self.liveness();
+        if liveness.is_empty() {
+            return Verdict::Pass;
+        }
+        self.violations.extend(liveness);
+        Verdict::Liveness
+    }
+
+    fn finish(mut self, seed: u64, plan: FaultPlan) -> RunReport {
+        let now = self.now_ms();
+        let verdict = if self.setup_failed {
+            // No load ran, so the history has nothing to check: a liveness failure.
+            Verdict::Liveness
+        } else {
+            self.final_verdict(now)
+        };
         self.say_verdict(seed, verdict);
         let (records, producer_epoch_bumps, admin) = {
             let history = lock(&self.shared.history);

@@ -212,6 +212,28 @@ impl SoakConfig {
         Some((scenario, seed))
     }
 
+    /// Refuses a seed base the 64-bit seed space cannot serve: no seed at all for this shard,
+    /// or fewer than `--seeds` (the soak would quietly run fewer and exit 0).
+    pub fn check_seed_space(&self) -> Result<(), String> {
+        let sequence = SeedSequence::new(self.seed_base, self.shard);
+        if sequence.seed(0).is_none() {
+            return Err(format!(
+                "--seed-base {} leaves shard {} no seed below 2^64",
+                self.seed_base, self.shard
+            ));
+        }
+        if let Some(seeds) = self.stop.seeds {
+            if sequence.seed(seeds - 1).is_none() {
+                return Err(format!(
+                    "--seed-base {} with --seeds {seeds} runs past the largest seed (2^64 - 1) \
+                     for shard {}",
+                    self.seed_base, self.shard
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// The exact command that replays `seed` of scenario `scenario` with a full trace.
     pub fn replay_command(&self, scenario: usize, seed: u64) -> String {
         let mut command = format!(
@@ -406,6 +428,9 @@ pub struct Summary {
     pub scenarios: Vec<ScenarioTally>,
     /// Every mark reached, by name.
     pub marks: BTreeMap<String, MarkTally>,
+    /// The soak stopped because this shard's seeds reached the end of the 64-bit seed space
+    /// (only a soak bounded by `--duration` alone can get there; `--seeds` is checked first).
+    pub seed_space_exhausted: bool,
 }
 
 impl Summary {
@@ -458,14 +483,15 @@ impl Summary {
 
     /// The exit code (module doc).
     pub fn exit_code(&self) -> u8 {
+        use crate::exit::{LIVENESS, PANIC, PASS, SAFETY};
         if self.safety > 0 {
-            1
+            SAFETY
         } else if self.panics > 0 {
-            3
+            PANIC
         } else if self.liveness > 0 {
-            2
+            LIVENESS
         } else {
-            0
+            PASS
         }
     }
 
@@ -735,6 +761,7 @@ where
             PoolEvent::Tick => observer.tick(&summary, start.elapsed()),
         },
     );
+    summary.seed_space_exhausted = exhausted.load(Ordering::SeqCst);
     (summary, start.elapsed())
 }
 

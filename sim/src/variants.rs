@@ -327,7 +327,11 @@ impl Matrix {
 
     /// 0 when the seed design passed every run (or was not run), 1 otherwise.
     pub fn exit_code(&self) -> u8 {
-        u8::from(!self.control_failures().is_empty())
+        if self.control_failures().is_empty() {
+            crate::exit::PASS
+        } else {
+            crate::exit::SAFETY
+        }
     }
 
     /// The variants (every design but the seed's) caught in at least one scenario, and how many

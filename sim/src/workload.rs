@@ -317,7 +317,7 @@ impl ProducerWorkload {
                     transaction: None,
                 },
             );
-            self.next_send_ms += self.interval_ms;
+            self.next_send_ms = self.next_send_ms.saturating_add(self.interval_ms);
         }
         if !self.enabled {
             self.next_send_ms = self.next_send_ms.max(now_ms);
@@ -412,7 +412,7 @@ impl TransactionalWorkload {
                 && now_ms >= self.next_transaction_ms =>
             {
                 self.run_transaction(now_ms, history);
-                self.next_transaction_ms = now_ms + self.interval_ms;
+                self.next_transaction_ms = now_ms.saturating_add(self.interval_ms);
             }
             None => {}
         }

@@ -1,0 +1,943 @@
+//! Everything a scenario file must satisfy beyond its types, checked once at load so that a run
+//! never meets a value it cannot work with (no panic, no hang, no fault or workload that
+//! silently never acts).
+//!
+//! Contract: [`Scenario::validate`] refuses, with the field path of the offending value:
+//! - times and rates a run cannot hold: every time is below [`MAX_PHASE_MS`], so no sum of two
+//!   of them overflows; Kafka's millisecond configs are Java ints;
+//! - names Kafka refuses, with Kafka's rules (topics: `Topic.validate` and the `.`/`_`
+//!   collision rule; mirrors: the KIP authors' prototype's rule plus the seed's desired-state
+//!   suffixes; group ids: not empty), topic names the clusters use for themselves, and text with
+//!   control characters anywhere the run prints it (a newline in a name could forge a report
+//!   line);
+//! - keys a fault kind does not use ([`FAULT_KEYS`]), faults that start after the fault phase,
+//!   and faults whose amount makes them no-ops or outlive the heal phase;
+//! - more client nodes of one kind on a cluster than node addresses ([`MAX_CLIENTS_PER_KIND`]);
+//! - and, as a last net, any cluster whose controller or broker configuration the model's own
+//!   `validate` refuses.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use mirrorsim::controller::mirrors::mirror_name_problem;
+use mirrorsim::controller::{topic_collision_key, topic_name_problem};
+use mirrorsim::coordinator::mirror::MIRROR_STATE_TOPIC;
+use mirrorsim::mirror::MirrorDesign;
+use toml::Spanned;
+
+use super::locate::Source;
+use super::schema::{
+    AcksSpec, AdminOpKind, AdminOpSpec, ClusterSpec, ScriptedFault, BOOTSTRAP_SERVERS,
+    COORDINATOR_TOPICS, FAULT_KINDS,
+};
+use super::{cluster_index, Scenario, ScenarioError};
+
+/// The longest fault or heal phase, and the bound of every time and interval in a file: a
+/// simulated week. Any two such times add up without overflow (a fault's end, a producer's
+/// next send, a phase's end on the world's clock).
+pub const MAX_PHASE_MS: u64 = 7 * 24 * 3_600_000;
+
+/// Kafka's millisecond configs (`broker.session.timeout.ms`, …) are Java ints.
+pub const MAX_CONFIG_MS: i64 = i32::MAX as i64;
+
+/// Client nodes of one kind (producers, consumers) on one cluster: the last octet of a node's
+/// address numbers them from 1.
+pub const MAX_CLIENTS_PER_KIND: u32 = 255;
+
+/// The largest clock offset a `clock_skew` may name: a year, either way.
+pub const MAX_CLOCK_OFFSET_MS: f64 = 365.0 * 24.0 * 3_600_000.0;
+
+/// The largest clock drift a scripted `clock_skew` may name, in ppm: beyond a million the
+/// clock would run backwards.
+pub const MAX_DRIFT_PPM: i64 = 999_999;
+
+/// The broker heartbeat interval the model uses; a session must outlast two of them.
+fn heartbeat_interval_ms() -> i64 {
+    mirrorsim::broker::BrokerConfig::default().heartbeat_interval_ms
+}
+
+/// The topics a cluster creates for itself: a scenario may not declare them.
+const INTERNAL_TOPICS: &[&str] = &[
+    "__consumer_offsets",
+    "__transaction_state",
+    MIRROR_STATE_TOPIC,
+    "__cluster_metadata",
+];
+
+type Check = Result<(), ScenarioError>;
+
+/// Whether a fault kind needs a key, may take it, or takes no such key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Use {
+    /// The kind needs it.
+    Required,
+    /// The kind may take it.
+    Optional,
+    /// Another kind's key: refused.
+    Refused,
+}
+
+/// The optional keys of a scripted fault, in the order the table lists them.
+pub const FAULT_OPTIONAL_KEYS: [&str; 8] = [
+    "nodes",
+    "other",
+    "duration_ms",
+    "amount",
+    "asymmetric",
+    "lose_unflushed",
+    "probability",
+    "drift_ppm",
+];
+
+/// Per kind, how it uses each of [`FAULT_OPTIONAL_KEYS`].
+pub const FAULT_KEYS: [(&str, [Use; 8]); 10] = {
+    use Use::{Optional as O, Refused as X, Required as R};
+    [
+        // kind            nodes other duration amount asym lose prob drift
+        ("kill", [R, X, O, X, X, O, X, X]),
+        ("disk_tear", [R, X, O, X, X, X, X, X]),
+        ("pause", [R, X, O, X, X, X, X, X]),
+        ("partition", [R, R, O, X, O, X, X, X]),
+        ("isolate", [R, X, O, X, X, X, X, X]),
+        ("packet_loss", [X, X, O, R, X, X, X, X]),
+        ("latency_spike", [X, X, O, R, X, X, X, X]),
+        ("duplicate", [X, X, O, R, X, X, X, X]),
+        ("hold_back", [O, X, O, R, X, X, O, X]),
+        // A clock skew stays until the heal phase; it needs an offset or a drift (checked
+        // below), each optional here.
+        ("clock_skew", [R, X, X, O, X, X, X, O]),
+    ]
+};
+
+/// How `kind` uses `key` (`None` for an unknown kind).
+pub fn fault_key_use(kind: &str, key: &str) -> Option<Use> {
+    let (_, uses) = FAULT_KEYS.iter().find(|(name, _)| *name == kind)?;
+    let position = FAULT_OPTIONAL_KEYS.iter().position(|k| *k == key)?;
+    Some(uses[position])
+}
+
+impl Scenario {
+    pub(super) fn validate(&self, source: &Source<'_>) -> Check {
+        self.validate_top_level(source)?;
+        self.validate_clusters(source)?;
+        self.validate_topics(source)?;
+        self.validate_workloads(source)?;
+        self.validate_faults(source)?;
+        self.validate_admin_timeline(source)
+    }
+
+    fn validate_top_level(&self, source: &Source<'_>) -> Check {
+        if source.has("name") {
+            if let Some(problem) = topic_name_problem(&self.name) {
+                return Err(source.error(
+                    "name",
+                    format!("{problem} (scenario names follow Kafka's topic-name rules)"),
+                ));
+            }
+        }
+        check_phase_ms(source, "duration_ms", self.duration_ms, 1)?;
+        check_phase_ms(source, "heal_ms", self.heal_ms, 0)?;
+        for (index, mark) in self.coverage.iter().enumerate() {
+            check_printable(source, &format!("coverage[{index}]"), mark)?;
+        }
+        for (index, name) in self.broken.iter().enumerate() {
+            if mirrorsim::broker::BrokenSwitch::from_name(name).is_none() {
+                return Err(source.error(
+                    &format!("broken[{index}]"),
+                    format!("unknown broken switch {name:?}"),
+                ));
+            }
+        }
+        if let Some(design) = &self.design {
+            if MirrorDesign::from_name(design.get_ref()).is_none() {
+                return Err(source.error_at(
+                    design,
+                    "design".into(),
+                    format!(
+                        "unknown design {:?} (known: {})",
+                        design.get_ref(),
+                        MirrorDesign::names()
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn validate_clusters(&self, source: &Source<'_>) -> Check {
+        if self.clusters.is_empty() {
+            return Err(source.error("clusters", "at least one cluster".into()));
+        }
+        if self.clusters.len() > 26 {
+            return Err(source.error(
+                "clusters[26]",
+                format!(
+                    "at most 26 clusters (`a` to `z`), this file has {}",
+                    self.clusters.len()
+                ),
+            ));
+        }
+        for (index, cluster) in self.clusters.iter().enumerate() {
+            validate_cluster(source, &format!("clusters[{index}]"), cluster)?;
+        }
+        Ok(())
+    }
+
+    fn validate_topics(&self, source: &Source<'_>) -> Check {
+        // (cluster, collision key) → the first topic's index and name.
+        let mut seen: BTreeMap<(usize, String), (usize, &str)> = BTreeMap::new();
+        for (index, topic) in self.topics.iter().enumerate() {
+            let field = format!("topics[{index}]");
+            let cluster =
+                self.check_cluster(source, &topic.cluster, &format!("{field}.cluster"))?;
+            let name_field = format!("{field}.name");
+            if let Some(problem) = topic_name_problem(&topic.name) {
+                return Err(source.error(&name_field, format!("invalid topic name: {problem}")));
+            }
+            if INTERNAL_TOPICS.contains(&topic.name.as_str()) {
+                return Err(source.error(
+                    &name_field,
+                    format!(
+                        "{:?} is an internal topic the cluster creates itself",
+                        topic.name
+                    ),
+                ));
+            }
+            let key = (cluster, topic_collision_key(&topic.name));
+            if let Some((first, first_name)) = seen.get(&key) {
+                let why = if *first_name == topic.name {
+                    format!("topic {first_name:?} is declared twice on cluster")
+                } else {
+                    format!(
+                        "topic {:?} collides with {first_name:?} (Kafka treats `.` and `_` \
+                         alike in topic names) on cluster",
+                        topic.name
+                    )
+                };
+                return Err(source.error(
+                    &name_field,
+                    format!(
+                        "{why} `{}` (first at topics[{first}])",
+                        topic.cluster.get_ref()
+                    ),
+                ));
+            }
+            seen.insert(key, (index, &topic.name));
+            let brokers = i16::from(self.clusters[cluster].brokers);
+            if topic.replication_factor < 1 || topic.replication_factor > brokers {
+                return Err(source.error(
+                    &format!("{field}.replication_factor"),
+                    format!("must be between 1 and the cluster's {brokers} brokers"),
+                ));
+            }
+            if topic.min_insync_replicas < 1 || topic.min_insync_replicas > topic.replication_factor
+            {
+                return Err(source.error(
+                    &format!("{field}.min_insync_replicas"),
+                    "must be between 1 and the replication factor".into(),
+                ));
+            }
+            if !(1..=64).contains(&topic.partitions) {
+                return Err(source.error(
+                    &format!("{field}.partitions"),
+                    "must be between 1 and 64".into(),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn validate_workloads(&self, source: &Source<'_>) -> Check {
+        // (cluster, producers?) → client nodes so far.
+        let mut clients: BTreeMap<(usize, bool), u32> = BTreeMap::new();
+        for (index, producer) in self.producers.iter().enumerate() {
+            let field = format!("producers[{index}]");
+            let cluster =
+                self.check_cluster(source, &producer.cluster, &format!("{field}.cluster"))?;
+            self.check_topic(
+                source,
+                &producer.cluster,
+                &producer.topic,
+                &format!("{field}.topic"),
+            )?;
+            count_clients(source, &field, cluster, true, producer.count, &mut clients)?;
+            check_phase_ms(
+                source,
+                &format!("{field}.interval_ms"),
+                producer.interval_ms,
+                1,
+            )?;
+            if producer.transactional && producer.acks != AcksSpec::All {
+                return Err(source.error(
+                    &format!("{field}.acks"),
+                    "a transactional producer needs acks = \"all\" (Kafka refuses a \
+                     transactional.id with other acks)"
+                        .into(),
+                ));
+            }
+            self.check_start_ms(source, producer.start_ms.as_ref(), &field)?;
+        }
+        for (index, consumer) in self.consumers.iter().enumerate() {
+            let field = format!("consumers[{index}]");
+            let cluster =
+                self.check_cluster(source, &consumer.cluster, &format!("{field}.cluster"))?;
+            self.check_topic(
+                source,
+                &consumer.cluster,
+                &consumer.topic,
+                &format!("{field}.topic"),
+            )?;
+            count_clients(source, &field, cluster, false, consumer.count, &mut clients)?;
+            if let Some(group) = &consumer.group {
+                let group_field = format!("{field}.group");
+                if group.is_empty() {
+                    return Err(source.error(
+                        &group_field,
+                        "an empty group id is not allowed (Kafka: InvalidGroupId); leave \
+                         `group` out for a consumer without a group"
+                            .into(),
+                    ));
+                }
+                check_printable(source, &group_field, group)?;
+            }
+            self.check_start_ms(source, consumer.start_ms.as_ref(), &field)?;
+        }
+        Ok(())
+    }
+
+    fn validate_faults(&self, source: &Source<'_>) -> Check {
+        if !self.faults.swarm && !self.faults.swarm_kinds.is_empty() {
+            return Err(source.error(
+                "faults.swarm_kinds",
+                "swarm kinds need `swarm = true` (without it they choose nothing)".into(),
+            ));
+        }
+        for (index, kind) in self.faults.swarm_kinds.iter().enumerate() {
+            if !FAULT_KINDS.contains(&kind.get_ref().as_str()) {
+                return Err(source.error(
+                    &format!("faults.swarm_kinds[{index}]"),
+                    format!(
+                        "unknown fault kind {:?} (known: {})",
+                        kind.get_ref(),
+                        FAULT_KINDS.join(", ")
+                    ),
+                ));
+            }
+        }
+        for (index, fault) in self.faults.scripted.iter().enumerate() {
+            self.validate_fault(source, &format!("faults.scripted[{index}]"), fault)?;
+        }
+        Ok(())
+    }
+
+    fn validate_fault(&self, source: &Source<'_>, field: &str, fault: &ScriptedFault) -> Check {
+        let kind = fault.kind.get_ref().as_str();
+        if !FAULT_KINDS.contains(&kind) {
+            return Err(source.error(
+                &format!("{field}.kind"),
+                format!(
+                    "unknown fault kind {kind:?} (known: {})",
+                    FAULT_KINDS.join(", ")
+                ),
+            ));
+        }
+        if fault.at_ms >= self.duration_ms {
+            return Err(source.error(
+                &format!("{field}.at_ms"),
+                format!(
+                    "must be before the end of the fault phase (duration_ms = {}): a later \
+                     fault would never fire",
+                    self.duration_ms
+                ),
+            ));
+        }
+        let present = [
+            !fault.nodes.is_empty() || source.has(&format!("{field}.nodes")),
+            !fault.other.is_empty() || source.has(&format!("{field}.other")),
+            fault.duration_ms.is_some(),
+            fault.amount.is_some(),
+            fault.asymmetric.is_some(),
+            fault.lose_unflushed.is_some(),
+            fault.probability.is_some(),
+            fault.drift_ppm.is_some(),
+        ];
+        for (key, given) in FAULT_OPTIONAL_KEYS.into_iter().zip(present) {
+            let key_field = format!("{field}.{key}");
+            match (fault_key_use(kind, key), given) {
+                (Some(Use::Required), false) => {
+                    return Err(source.error(&key_field, format!("`{kind}` needs `{key}`")))
+                }
+                (Some(Use::Refused), true) => {
+                    return Err(source.error(
+                        &key_field,
+                        format!("`{kind}` takes no `{key}` ({})", key_users(key)),
+                    ))
+                }
+                _ => {}
+            }
+        }
+        if let Some(duration) = fault.duration_ms {
+            check_phase_ms(source, &format!("{field}.duration_ms"), duration, 1)?;
+        }
+        for (list, name) in [(&fault.nodes, "nodes"), (&fault.other, "other")] {
+            for (position, node) in list.iter().enumerate() {
+                if let Err(message) = self.check_node_name(node.get_ref()) {
+                    return Err(source.error(&format!("{field}.{name}[{position}]"), message));
+                }
+            }
+        }
+        self.validate_fault_amounts(source, field, kind, fault)
+    }
+
+    /// The kind's numbers: probabilities in (0, 1] (0 would be a fault that never acts),
+    /// delays positive and inside the heal phase (a message still held after it would fail
+    /// liveness by construction), clock offsets and drifts finite and bounded.
+    fn validate_fault_amounts(
+        &self,
+        source: &Source<'_>,
+        field: &str,
+        kind: &str,
+        fault: &ScriptedFault,
+    ) -> Check {
+        let amount_field = format!("{field}.amount");
+        let amount = fault.amount();
+        match kind {
+            "packet_loss" | "duplicate" => check_probability(source, &amount_field, amount)?,
+            "latency_spike" | "hold_back"
+                if !(amount.is_finite() && amount >= 1.0 && amount <= self.heal_ms as f64) =>
+            {
+                return Err(source.error(
+                    &amount_field,
+                    format!(
+                        "a delay in ms from 1 to the heal phase's {} ms (a message delayed past \
+                         the heal phase would fail liveness by construction), not {amount}",
+                        self.heal_ms
+                    ),
+                ));
+            }
+            "clock_skew" => {
+                if fault.amount.is_none() && fault.drift_ppm.is_none() {
+                    return Err(source.error(
+                        &amount_field,
+                        "`clock_skew` needs an offset (`amount`, ms) or a `drift_ppm`".into(),
+                    ));
+                }
+                if !(amount.is_finite() && amount.abs() <= MAX_CLOCK_OFFSET_MS) {
+                    return Err(source.error(
+                        &amount_field,
+                        format!("a clock offset in ms of at most a year either way, not {amount}"),
+                    ));
+                }
+            }
+            _ => {}
+        }
+        if let Some(probability) = &fault.probability {
+            check_probability(
+                source,
+                &format!("{field}.probability"),
+                *probability.get_ref(),
+            )?;
+        }
+        if let Some(drift) = &fault.drift_ppm {
+            if drift.get_ref().unsigned_abs() > MAX_DRIFT_PPM.unsigned_abs() {
+                return Err(source.error(
+                    &format!("{field}.drift_ppm"),
+                    format!("must be between -{MAX_DRIFT_PPM} and {MAX_DRIFT_PPM} ppm"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn validate_admin_timeline(&self, source: &Source<'_>) -> Check {
+        // A cluster's operations run one at a time in file order, so their times must not go
+        // backwards; this keeps each cluster's latest time.
+        let mut latest: BTreeMap<usize, u64> = BTreeMap::new();
+        for (index, spec) in self.admin.iter().enumerate() {
+            let field = format!("admin[{index}]");
+            let cluster = self.check_cluster(source, &spec.cluster, &format!("{field}.cluster"))?;
+            let Some(kind) = AdminOpKind::from_name(spec.op.get_ref()) else {
+                let known: Vec<&str> = AdminOpKind::ALL.iter().map(|k| k.name()).collect();
+                return Err(source.error(
+                    &format!("{field}.op"),
+                    format!(
+                        "unknown admin op {:?} (known: {})",
+                        spec.op.get_ref(),
+                        known.join(", ")
+                    ),
+                ));
+            };
+            let at_ms = *spec.at_ms.get_ref();
+            if at_ms >= self.duration_ms {
+                return Err(source.error(
+                    &format!("{field}.at_ms"),
+                    format!(
+                        "must be before the end of the fault phase (duration_ms = {})",
+                        self.duration_ms
+                    ),
+                ));
+            }
+            if let Some(previous) = latest.insert(cluster, at_ms).filter(|p| *p > at_ms) {
+                return Err(source.error(
+                    &format!("{field}.at_ms"),
+                    format!(
+                        "earlier than cluster `{}`'s previous admin op (at_ms = {previous}); a \
+                         cluster's ops run in file order",
+                        spec.cluster.get_ref()
+                    ),
+                ));
+            }
+            self.validate_admin_source(source, &field, spec, kind)?;
+            self.validate_admin_topics(source, &field, spec, kind)?;
+            validate_admin_mirror_and_partitions(source, &field, spec, kind)?;
+        }
+        Ok(())
+    }
+
+    /// `source` and `configs` belong to `create_mirror`, which needs a source cluster other
+    /// than its own.
+    fn validate_admin_source(
+        &self,
+        source: &Source<'_>,
+        field: &str,
+        spec: &AdminOpSpec,
+        kind: AdminOpKind,
+    ) -> Check {
+        if kind != AdminOpKind::CreateMirror {
+            if spec.source.is_some() {
+                return Err(source.error(
+                    &format!("{field}.source"),
+                    "only `create_mirror` takes a source".into(),
+                ));
+            }
+            if !spec.configs.is_empty() {
+                return Err(source.error(
+                    &format!("{field}.configs"),
+                    "only `create_mirror` takes configs".into(),
+                ));
+            }
+            return Ok(());
+        }
+        let Some(mirror_source) = &spec.source else {
+            return Err(source.error(
+                &format!("{field}.source"),
+                "`create_mirror` needs the source cluster".into(),
+            ));
+        };
+        self.check_cluster(source, mirror_source, &format!("{field}.source"))?;
+        if mirror_source.get_ref() == spec.cluster.get_ref() {
+            return Err(source.error(
+                &format!("{field}.source"),
+                format!(
+                    "the source must differ from the destination cluster `{}`",
+                    spec.cluster.get_ref()
+                ),
+            ));
+        }
+        for (key, value) in &spec.configs {
+            let key_field = format!("{field}.configs.{}", quoted_key(key));
+            if key == BOOTSTRAP_SERVERS {
+                return Err(source.error(
+                    &key_field,
+                    format!("`{BOOTSTRAP_SERVERS}` comes from `source`"),
+                ));
+            }
+            if key.is_empty() {
+                return Err(source.error(&key_field, "a config needs a name".into()));
+            }
+            check_printable(source, &key_field, key)?;
+            check_printable(source, &key_field, value)?;
+        }
+        Ok(())
+    }
+
+    /// Topic operations need distinct topics declared on the destination cluster; the others
+    /// take none.
+    fn validate_admin_topics(
+        &self,
+        source: &Source<'_>,
+        field: &str,
+        spec: &AdminOpSpec,
+        kind: AdminOpKind,
+    ) -> Check {
+        if !kind.takes_topics() {
+            return match spec.topics.first() {
+                Some(_) => Err(source.error(
+                    &format!("{field}.topics[0]"),
+                    format!("`{}` takes no topics", kind.name()),
+                )),
+                None => Ok(()),
+            };
+        }
+        if spec.topics.is_empty() {
+            return Err(source.error(
+                &format!("{field}.topics"),
+                format!("`{}` needs topics", kind.name()),
+            ));
+        }
+        let mut seen = BTreeSet::new();
+        for (position, topic) in spec.topics.iter().enumerate() {
+            let topic_field = format!("{field}.topics[{position}]");
+            self.check_topic(source, &spec.cluster, topic, &topic_field)?;
+            if !seen.insert(topic.get_ref()) {
+                return Err(source.error(
+                    &topic_field,
+                    format!("topic {:?} is listed twice", topic.get_ref()),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// A workload's `start_ms` must fall inside the fault phase, where load runs.
+    fn check_start_ms(
+        &self,
+        source: &Source<'_>,
+        start_ms: Option<&Spanned<u64>>,
+        field: &str,
+    ) -> Check {
+        match start_ms {
+            Some(start) if *start.get_ref() >= self.duration_ms => Err(source.error(
+                &format!("{field}.start_ms"),
+                format!(
+                    "must be before the end of the fault phase (duration_ms = {})",
+                    self.duration_ms
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    fn check_cluster(
+        &self,
+        source: &Source<'_>,
+        cluster: &Spanned<String>,
+        field: &str,
+    ) -> Result<usize, ScenarioError> {
+        cluster_index(cluster.get_ref())
+            .filter(|index| *index < self.clusters.len())
+            .ok_or_else(|| {
+                source.error(
+                    field,
+                    format!(
+                        "unknown cluster {:?} (this scenario has {} cluster(s): a..)",
+                        cluster.get_ref(),
+                        self.clusters.len()
+                    ),
+                )
+            })
+    }
+
+    fn check_topic(
+        &self,
+        source: &Source<'_>,
+        cluster: &Spanned<String>,
+        topic: &Spanned<String>,
+        field: &str,
+    ) -> Check {
+        if self
+            .topic_partitions(cluster.get_ref(), topic.get_ref())
+            .is_some()
+        {
+            return Ok(());
+        }
+        Err(source.error(
+            field,
+            format!(
+                "topic {:?} is not declared on cluster `{}`",
+                topic.get_ref(),
+                cluster.get_ref()
+            ),
+        ))
+    }
+
+    /// Checks a node name such as `a-broker-2`, `b-controller` or `a-leader:orders:0`; numbers
+    /// are written as the node table names them (no sign, no leading zero), so one node has
+    /// one name.
+    fn check_node_name(&self, name: &str) -> Result<(), String> {
+        let (cluster, rest) = name
+            .split_once('-')
+            .ok_or_else(|| format!("{name:?} is not a node name like `a-broker-1`"))?;
+        let index = cluster_index(cluster)
+            .filter(|index| *index < self.clusters.len())
+            .ok_or_else(|| format!("{name:?}: unknown cluster {cluster:?}"))?;
+        if rest == "controller" {
+            return Ok(());
+        }
+        if let Some(id) = rest.strip_prefix("broker-") {
+            let brokers = self.clusters[index].brokers;
+            return match canonical_number(id) {
+                Some(id) if (1..=u64::from(brokers)).contains(&id) => Ok(()),
+                Some(_) => Err(format!(
+                    "{name:?}: cluster `{cluster}` has brokers 1..={brokers}"
+                )),
+                None => Err(format!(
+                    "{name:?}: bad broker id {id:?} (write it like `2`)"
+                )),
+            };
+        }
+        for (kind, producers) in [("producer-", true), ("consumer-", false)] {
+            if let Some(number) = rest.strip_prefix(kind) {
+                let count = self.client_count(cluster, producers);
+                return match canonical_number(number) {
+                    Some(n) if n >= 1 && n <= u64::from(count) => Ok(()),
+                    Some(_) => Err(format!(
+                        "{name:?}: cluster `{cluster}` has {kind}1..={count}"
+                    )),
+                    None => Err(format!("{name:?}: bad client index {number:?}")),
+                };
+            }
+        }
+        if let Some(target) = rest.strip_prefix("leader:") {
+            let (topic, partition) = target
+                .rsplit_once(':')
+                .ok_or_else(|| format!("{name:?}: use `{cluster}-leader:TOPIC:PARTITION`"))?;
+            let partition = canonical_number(partition)
+                .and_then(|p| i32::try_from(p).ok())
+                .ok_or_else(|| format!("{name:?}: bad partition {partition:?}"))?;
+            // Internal topics exist once a coordinator is first used (4 partitions each), and
+            // `__mirror_state` once the cluster's first mirror is created.
+            let internal = (COORDINATOR_TOPICS.contains(&topic) && (0..4).contains(&partition))
+                || (topic == MIRROR_STATE_TOPIC
+                    && (0..self.clusters[index].mirror_state_partitions).contains(&partition));
+            let declared = internal
+                || self
+                    .topic_partitions(cluster, topic)
+                    .is_some_and(|partitions| (0..partitions).contains(&partition));
+            return if declared {
+                Ok(())
+            } else {
+                Err(format!(
+                    "{name:?}: no such topic partition on cluster `{cluster}`"
+                ))
+            };
+        }
+        Err(format!(
+            "{name:?} is not a controller, broker, producer, consumer or `leader:` target"
+        ))
+    }
+}
+
+fn validate_cluster(source: &Source<'_>, field: &str, cluster: &ClusterSpec) -> Check {
+    if cluster.brokers == 0 || cluster.brokers > 50 {
+        return Err(source.error(
+            &format!("{field}.brokers"),
+            "between 1 and 50 brokers".into(),
+        ));
+    }
+    let minimum_session = 2 * heartbeat_interval_ms() + 1;
+    check_config_ms(
+        source,
+        &format!("{field}.broker_session_timeout_ms"),
+        cluster.broker_session_timeout_ms,
+        minimum_session,
+        "it must outlast two broker heartbeats (100 ms each)",
+    )?;
+    check_config_ms(
+        source,
+        &format!("{field}.replica_lag_time_max_ms"),
+        cluster.replica_lag_time_max_ms,
+        1,
+        "",
+    )?;
+    if let Some(interval) = cluster.log_flush_interval_ms {
+        check_config_ms(
+            source,
+            &format!("{field}.log_flush_interval_ms"),
+            interval,
+            1,
+            "leave it out to never flush",
+        )?;
+    }
+    if !(1..=64).contains(&cluster.mirror_state_partitions) {
+        return Err(source.error(
+            &format!("{field}.mirror_state_partitions"),
+            "must be between 1 and 64".into(),
+        ));
+    }
+    let replication_factor = cluster.mirror_state_replication_factor();
+    if replication_factor < 1 || replication_factor > i16::from(cluster.brokers) {
+        return Err(source.error(
+            &format!("{field}.mirror_state_replication_factor"),
+            format!(
+                "must be between 1 and the cluster's {} brokers",
+                cluster.brokers
+            ),
+        ));
+    }
+    if !(100..=600_000).contains(&cluster.mirror_metadata_refresh_interval_ms) {
+        return Err(source.error(
+            &format!("{field}.mirror_metadata_refresh_interval_ms"),
+            "must be between 100 and 600000 ms".into(),
+        ));
+    }
+    // The last net: what the model itself refuses (the checks above name the field first).
+    if let Err(error) = cluster.controller_config().validate() {
+        return Err(source.error(field, error.to_string()));
+    }
+    if let Err(error) = cluster
+        .broker_config(MirrorDesign::default(), Vec::new())
+        .validate()
+    {
+        return Err(source.error(field, error.to_string()));
+    }
+    Ok(())
+}
+
+/// Counts an entry's client nodes against [`MAX_CLIENTS_PER_KIND`] for its cluster.
+fn count_clients(
+    source: &Source<'_>,
+    field: &str,
+    cluster: usize,
+    producers: bool,
+    count: u16,
+    clients: &mut BTreeMap<(usize, bool), u32>,
+) -> Check {
+    if count == 0 {
+        return Err(source.error(
+            &format!("{field}.count"),
+            "at least 1 (leave the entry out for none)".into(),
+        ));
+    }
+    let total = clients.entry((cluster, producers)).or_insert(0);
+    *total += u32::from(count);
+    if *total > MAX_CLIENTS_PER_KIND {
+        let kind = if producers { "producer" } else { "consumer" };
+        return Err(source.error(
+            &format!("{field}.count"),
+            format!(
+                "a cluster has at most {MAX_CLIENTS_PER_KIND} {kind} nodes (counted over every \
+                 entry of the cluster; this one brings it to {total})"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A time of the file: at least `minimum`, at most [`MAX_PHASE_MS`].
+fn check_phase_ms(source: &Source<'_>, field: &str, value: u64, minimum: u64) -> Check {
+    if (minimum..=MAX_PHASE_MS).contains(&value) {
+        return Ok(());
+    }
+    Err(source.error(
+        field,
+        format!("must be between {minimum} and {MAX_PHASE_MS} ms (a week), not {value}"),
+    ))
+}
+
+/// A Kafka millisecond config: at least `minimum`, at most [`MAX_CONFIG_MS`].
+fn check_config_ms(source: &Source<'_>, field: &str, value: i64, minimum: i64, why: &str) -> Check {
+    if (minimum..=MAX_CONFIG_MS).contains(&value) {
+        return Ok(());
+    }
+    let why = if why.is_empty() {
+        String::new()
+    } else {
+        format!("; {why}")
+    };
+    Err(source.error(
+        field,
+        format!("must be between {minimum} and {MAX_CONFIG_MS} ms, not {value}{why}"),
+    ))
+}
+
+fn check_probability(source: &Source<'_>, field: &str, value: f64) -> Check {
+    if value > 0.0 && value <= 1.0 {
+        return Ok(());
+    }
+    Err(source.error(
+        field,
+        format!("a probability in (0, 1] (0 never acts), not {value}"),
+    ))
+}
+
+/// Text the run prints: no control characters (a newline could forge a report line).
+fn check_printable(source: &Source<'_>, field: &str, text: &str) -> Check {
+    match text.chars().find(|c| c.is_control()) {
+        None => Ok(()),
+        Some(c) => Err(source.error(
+            field,
+            format!("control character {c:?} in {text:?} (the run prints this text)"),
+        )),
+    }
+}
+
+/// The kinds that take `key`, for the refusal's message.
+fn key_users(key: &str) -> String {
+    let users: Vec<&str> = FAULT_KEYS
+        .iter()
+        .filter(|(kind, _)| fault_key_use(kind, key).is_some_and(|u| u != Use::Refused))
+        .map(|(kind, _)| *kind)
+        .collect();
+    match users.as_slice() {
+        [] => "no kind takes it".to_owned(),
+        [one] => format!("only {one} takes it"),
+        users => format!("only {} take it", users.join(", ")),
+    }
+}
+
+/// A decimal number as the node table writes it: digits only, no leading zero.
+fn canonical_number(text: &str) -> Option<u64> {
+    let canonical = !text.is_empty()
+        && text.bytes().all(|b| b.is_ascii_digit())
+        && (text == "0" || !text.starts_with('0'));
+    canonical.then(|| text.parse().ok()).flatten()
+}
+
+/// A config key as a field path segment (quoted unless bare).
+fn quoted_key(key: &str) -> String {
+    if !key.is_empty()
+        && key
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    {
+        key.to_owned()
+    } else {
+        format!("{key:?}")
+    }
+}
+
+/// Mirror operations need `mirror` (a name Kafka accepts); the topic admin operations take
+/// none, and `create_partitions` alone takes (and needs) a positive `partitions`.
+fn validate_admin_mirror_and_partitions(
+    source: &Source<'_>,
+    field: &str,
+    spec: &AdminOpSpec,
+    kind: AdminOpKind,
+) -> Check {
+    let mirror_field = format!("{field}.mirror");
+    match (&spec.mirror, kind.is_topic_admin()) {
+        (None, false) => {
+            return Err(source.error(
+                &mirror_field,
+                format!("`{}` needs the mirror's name", kind.name()),
+            ))
+        }
+        (Some(_), true) => {
+            return Err(source.error(
+                &mirror_field,
+                format!("`{}` is about topics and takes no mirror", kind.name()),
+            ))
+        }
+        (Some(mirror), false) => {
+            if let Some(problem) = mirror_name_problem(mirror.get_ref()) {
+                return Err(source.error(&mirror_field, format!("invalid mirror name: {problem}")));
+            }
+        }
+        (None, true) => {}
+    }
+    let partitions_field = format!("{field}.partitions");
+    match (&spec.partitions, kind == AdminOpKind::CreatePartitions) {
+        (None, true) => Err(source.error(
+            &partitions_field,
+            "`create_partitions` needs the new partition count".into(),
+        )),
+        (Some(partitions), true) if !(1..=64).contains(partitions.get_ref()) => {
+            Err(source.error(&partitions_field, "must be between 1 and 64".into()))
+        }
+        (Some(_), false) => Err(source.error(
+            &partitions_field,
+            "only `create_partitions` takes a partition count".into(),
+        )),
+        _ => Ok(()),
+    }
+}
