@@ -45,6 +45,126 @@ use mirrorsim::protocol::{BrokerId, ClusterIndex, NodeId, TopicPartition};
 
 use crate::workload::{parse_value, History, PollRecord, RecordId};
 
+/// Every invariant the checkers hold, by its stable name, with the case that must arise in a
+/// run for the check to test anything (its precondition, stateright's `Sometimes`). A checker
+/// notes its case with [`Checkers::precondition`] where it meets it; `mirrorsim soak` counts
+/// the seeds that reached each and reports `VACUOUS invariant=NAME` for one no seed reached.
+pub const INVARIANTS: &[(&str, &str)] = &[
+    (
+        "acked-writes-durable",
+        "an acknowledged acks=all record was verified again by the leader of a later epoch",
+    ),
+    (
+        "no-duplicates",
+        "a leader answered a batch its producer had already written (a retry or a duplicate)",
+    ),
+    (
+        "producer-order",
+        "a producer sent a batch again (a retry) to a partition whose log was scanned",
+    ),
+    (
+        "replica-convergence",
+        "a follower's log was compared with the leader's after a restart or a leader change",
+    ),
+    (
+        "epochs-monotonic",
+        "a partition's leader epoch moved in the controller's metadata",
+    ),
+    (
+        "hw-monotonic",
+        "a replica's high watermark moved within one leader epoch of a live process",
+    ),
+    (
+        "single-leader-per-epoch",
+        "a partition's leadership moved to another broker",
+    ),
+    (
+        "inconsistent-offsets",
+        "a consumer's read was compared with the final log of a partition whose leader changed",
+    ),
+    (
+        "nonmonotonic-poll",
+        "a consumer read a partition again after its leader changed",
+    ),
+    (
+        "skipped-poll",
+        "a consumer's consecutive reads of a partition jumped over offsets, which were checked",
+    ),
+    (
+        "unseen",
+        "an acknowledged record had to reach a reader that restarted or whose group spread the \
+         partition over two members",
+    ),
+    (
+        "no-control-records-delivered",
+        "a consumer read past a control batch (a transaction marker or MIRROR_PID_RESET)",
+    ),
+    (
+        "read-committed",
+        "a READ_COMMITTED consumer read past an aborted or open transaction's records",
+    ),
+    (
+        "transaction-atomicity",
+        "a transaction the coordinator confirmed aborted left records in the final log",
+    ),
+    (
+        "group-offsets-monotonic",
+        "a group's committed offset moved on its coordinator",
+    ),
+    (
+        "offset-identity",
+        "a mirrored batch was compared with the source's batch at its offset",
+    ),
+    (
+        "read-only-until-stopped",
+        "a client write to a mirror partition that was not STOPPED was refused",
+    ),
+    (
+        "no-stale-pid-after-stopped",
+        "a partition went STOPPED with mirrored records of a producer before its reset",
+    ),
+    (
+        "local-epoch-above-mirrored",
+        "a batch written after STOPPED on a partition with mirrored data was compared",
+    ),
+    (
+        "legal-transitions",
+        "a persisted mirror state record followed an earlier state of its partition",
+    ),
+    (
+        "coordinator-fencing",
+        "the mirror coordinator refused a stale state write (fenced by leader or state epoch)",
+    ),
+    (
+        "mirror-prefix",
+        "a destination log was compared with the source's while mirroring",
+    ),
+    (
+        "single-mirror-fetcher",
+        "a mirror partition's fetcher ran on two brokers over the run (leadership moved)",
+    ),
+    (
+        "psm-replica-agreement",
+        "producer states holding a producer were compared between a leader and a replica",
+    ),
+    (
+        "offset-sync-clamped",
+        "the mirror sync clamped a group offset",
+    ),
+    (
+        "liveness",
+        "the heal phase began with the system short of liveness (it had to converge)",
+    ),
+];
+
+/// The coverage-mark prefix of a precondition: `precondition:NAME`.
+pub const PRECONDITION_PREFIX: &str = "precondition:";
+
+/// Whether `name` is one of [`INVARIANTS`].
+pub fn is_invariant(name: &str) -> bool {
+    INVARIANTS.iter().any(|(known, _)| *known == name)
+}
+
 /// A broken invariant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Violation {
@@ -151,6 +271,12 @@ pub struct Checkers {
     /// sent before one of them at or above its offset were dropped by design (a failback
     /// drops the old primary's unmirrored writes), not lost.
     mirror_truncations: BTreeMap<(ClusterIndex, TopicPartition), Vec<MirrorTruncation>>,
+    /// Preconditions noted, by invariant (see [`Checkers::precondition`]).
+    preconditions: BTreeMap<&'static str, u64>,
+    /// The broker that led each partition last, to notice leadership moving.
+    last_leaders: BTreeMap<(ClusterIndex, TopicPartition), BrokerId>,
+    /// Partitions whose leader changed during the run.
+    leader_changed: BTreeSet<(ClusterIndex, TopicPartition)>,
 }
 
 /// A mirroring truncation: (checker time, offset truncated to, why).
@@ -165,6 +291,25 @@ impl Checkers {
     /// Records a coverage mark.
     pub fn mark(&mut self, name: &str) {
         *self.marks.entry(name.to_string()).or_default() += 1;
+    }
+
+    /// Notes that `invariant`'s case arose (see [`INVARIANTS`]); counted without allocating,
+    /// and turned into `precondition:NAME` marks by [`Checkers::take_preconditions`].
+    pub fn precondition(&mut self, invariant: &'static str) {
+        debug_assert!(is_invariant(invariant), "unknown invariant {invariant}");
+        *self.preconditions.entry(invariant).or_default() += 1;
+    }
+
+    /// Moves the preconditions noted so far (the KIP-1279 checkers' too) into the marks.
+    pub fn take_preconditions(&mut self) {
+        let noted = std::mem::take(&mut self.preconditions);
+        let mirror = std::mem::take(&mut self.mirror.preconditions);
+        for (invariant, count) in noted.into_iter().chain(mirror) {
+            *self
+                .marks
+                .entry(format!("{PRECONDITION_PREFIX}{invariant}"))
+                .or_default() += count;
+        }
     }
 
     /// Records a mirroring truncation and forgets the acknowledged records it dropped.
@@ -304,10 +449,22 @@ impl Checkers {
             match event {
                 BrokerEvent::Truncated {
                     topic_partition,
+                    from_log_end_offset,
                     to_log_end_offset,
                     reason,
                     ..
                 } => {
+                    if from_log_end_offset > to_log_end_offset {
+                        match reason {
+                            TruncationReason::MirrorLastMirroredEpoch => {
+                                self.mark("lme-truncation-removed-data");
+                            }
+                            TruncationReason::MirrorStopAtLastStableOffset => {
+                                self.mark("stopping-truncation-removed-data");
+                            }
+                            _ => {}
+                        }
+                    }
                     if reason.is_mirroring() {
                         self.note_mirror_truncation(
                             time_ms,
@@ -364,6 +521,25 @@ impl Checkers {
                     self.mark("mirror-offset-synced");
                     if offset != source_offset {
                         self.mark("mirror-offset-clamped");
+                        self.precondition("offset-sync-clamped");
+                    }
+                }
+                BrokerEvent::DuplicateBatch { .. } => {
+                    self.mark("duplicate-batch-answered");
+                    self.precondition("no-duplicates");
+                }
+                BrokerEvent::MirrorWriteRefused { .. } => {
+                    self.mark("mirror-write-refused");
+                    self.precondition("read-only-until-stopped");
+                }
+                BrokerEvent::MirrorStateWriteRefused { error, .. } => {
+                    if matches!(
+                        error,
+                        mirrorsim::protocol::ErrorCode::FencedLeaderEpoch
+                            | mirrorsim::protocol::ErrorCode::FencedStateEpoch
+                    ) {
+                        self.mark("mirror-state-write-fenced");
+                        self.precondition("coordinator-fencing");
                     }
                 }
                 BrokerEvent::BecameFollower { .. } | BrokerEvent::LeaderAppend { .. } => {}
@@ -415,6 +591,10 @@ impl Checkers {
         epoch: i32,
     ) -> Option<Violation> {
         let previous = self.metadata_epochs.insert((cluster, tp.clone()), epoch)?;
+        if previous < epoch {
+            self.precondition("epochs-monotonic");
+            self.leader_changed.insert((cluster, tp.clone()));
+        }
         (previous > epoch).then(|| Violation {
             invariant: "epochs-monotonic",
             cluster: Some(cluster),
@@ -433,6 +613,10 @@ impl Checkers {
         epoch: i32,
         broker_id: BrokerId,
     ) -> Option<Violation> {
+        let last = self.last_leaders.insert((cluster, tp.clone()), broker_id);
+        if last.is_some_and(|last| last != broker_id) {
+            self.precondition("single-leader-per-epoch");
+        }
         let first = *self
             .epoch_leaders
             .entry((cluster, tp.clone(), epoch))
@@ -458,6 +642,9 @@ impl Checkers {
         let (previous_epoch, previous) = self
             .high_watermarks
             .insert(key.clone(), (epoch, high_watermark))?;
+        if previous_epoch == epoch && high_watermark > previous {
+            self.precondition("hw-monotonic");
+        }
         let (node, _, tp) = key;
         (previous_epoch == epoch && high_watermark < previous).then(|| Violation {
             invariant: "hw-monotonic",
@@ -547,14 +734,19 @@ impl Checkers {
             }
         }
         self.readable_seen = history.readable.len();
+        let mut reverified = 0;
         for ((cluster, tp), records) in &mut self.durable_acked {
             let Some((epoch, log)) = leader(*cluster, tp) else {
                 continue;
             };
             if full || records.leader_epoch != epoch {
                 // A new leader may have lost what the previous one had: check everything again.
+                let moved = records.leader_epoch != epoch && !records.verified.is_empty();
                 records.leader_epoch = epoch;
                 let verified = std::mem::take(&mut records.verified);
+                if moved {
+                    reverified += verified.len();
+                }
                 records.unverified.extend(verified);
             }
             while records
@@ -579,6 +771,9 @@ impl Checkers {
                 }
                 records.verified.push((offset, value));
             }
+        }
+        if reverified > 0 {
+            self.precondition("acked-writes-durable");
         }
     }
 
@@ -636,6 +831,9 @@ impl Checkers {
                         from,
                         out,
                     );
+                    if verified > from && (view.incarnation > 1 || epoch > 0) {
+                        self.precondition("replica-convergence");
+                    }
                     self.converged_to.insert(key, verified);
                 }
             }
@@ -711,6 +909,9 @@ impl Checkers {
         let previous = self.group_offsets.insert(key, offset);
         if previous != Some(offset) {
             self.mark("group-offset-committed");
+        }
+        if previous.is_some_and(|previous| previous != offset) {
+            self.precondition("group-offsets-monotonic");
         }
         let previous = previous.filter(|previous| *previous > offset)?;
         if by_admin {
@@ -811,11 +1012,203 @@ impl Checkers {
                 .or_default() += rewritten_reads as u64;
         }
         out.extend(check_transaction_atomicity(time_ms, &logs, history));
+        self.note_history_preconditions(&logs, history);
         let mut full = Vec::new();
         self.check_acked_durable(time_ms, controllers, brokers, history, true, &mut full);
         out.extend(full);
         out.extend(self.lost_writes(time_ms, controllers, brokers, history));
         out
+    }
+
+    /// The preconditions of the history checks, judged on the same final logs: which cases
+    /// the recorded reads, transactions and retries reached (see [`INVARIANTS`]), and the
+    /// transaction outcomes the final logs hold, as coverage marks.
+    fn note_history_preconditions(&mut self, logs: &dyn LeaderLogs, history: &History) {
+        if history.batch_retries > 0 {
+            self.precondition("producer-order");
+        }
+        let mut outcomes: BTreeMap<
+            (ClusterIndex, TopicPartition),
+            BTreeMap<i64, (i64, TxnOutcome)>,
+        > = BTreeMap::new();
+        for ((consumer, _), polls) in &history.polls {
+            let cluster = consumer.cluster();
+            let read_committed = history.read_committed.contains(consumer);
+            let mut last: BTreeMap<&TopicPartition, i64> = BTreeMap::new();
+            let mut ranges: BTreeMap<&TopicPartition, (i64, i64)> = BTreeMap::new();
+            for poll in polls {
+                let tp = &poll.topic_partition;
+                let moved = self.leader_changed.contains(&(cluster, tp.clone()));
+                if let Some(previous) = last.insert(tp, poll.offset).filter(|_| !poll.after_reset) {
+                    if poll.offset > previous + 1 {
+                        self.precondition("skipped-poll");
+                    }
+                    if moved {
+                        self.precondition("nonmonotonic-poll");
+                    }
+                }
+                if moved {
+                    self.precondition("inconsistent-offsets");
+                }
+                let range = ranges.entry(tp).or_insert((poll.offset, poll.offset));
+                *range = (range.0.min(poll.offset), range.1.max(poll.offset));
+            }
+            for (tp, (low, high)) in ranges {
+                let Some(log) = logs.leader_log(cluster, tp) else {
+                    continue;
+                };
+                let partition_outcomes = outcomes
+                    .entry((cluster, tp.clone()))
+                    .or_insert_with(|| transaction_outcomes(log));
+                for batch in log
+                    .batches_from(low)
+                    .take_while(|b| b.base_offset() <= high)
+                {
+                    if batch.base_offset() < low {
+                        continue;
+                    }
+                    if batch.is_control() {
+                        self.precondition("no-control-records-delivered");
+                    } else if read_committed && batch.is_transactional() {
+                        match partition_outcomes.get(&batch.base_offset()) {
+                            Some((_, TxnOutcome::Aborted)) => {
+                                self.precondition("read-committed");
+                                self.mark("read-committed-skipped-aborted");
+                            }
+                            Some((_, TxnOutcome::Open)) => {
+                                self.precondition("read-committed");
+                                self.mark("read-committed-skipped-open");
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+            }
+        }
+        self.note_transaction_preconditions(logs, history, &mut outcomes);
+        self.note_unseen_precondition(history);
+    }
+
+    /// `transaction-atomicity`'s aborted branch, and marks for the markers the final logs hold:
+    /// `txn-commit-marker`, `txn-abort-marker`, `txn-fence-abort` (an ABORT at a producer epoch
+    /// above its transaction's records: the coordinator fenced the producer, on a timeout or a
+    /// new instance's InitProducerId) and `aborted-index-from-mirrored-data` (a destination's
+    /// aborted-transaction index holds a transaction it mirrored).
+    fn note_transaction_preconditions(
+        &mut self,
+        logs: &dyn LeaderLogs,
+        history: &History,
+        outcomes: &mut PartitionOutcomes,
+    ) {
+        for ((producer, incarnation, _), transaction) in &history.transactions {
+            if transaction.committed != Some(false) {
+                continue;
+            }
+            let cluster = producer.cluster();
+            let left_records = transaction.handles.iter().any(|handle| {
+                let Some(send) = history.sends.get(&(*producer, *incarnation, *handle)) else {
+                    return false;
+                };
+                let Some(log) = logs.leader_log(cluster, &send.topic_partition) else {
+                    return false;
+                };
+                let partition_outcomes = outcomes
+                    .entry((cluster, send.topic_partition.clone()))
+                    .or_insert_with(|| transaction_outcomes(log));
+                offset_of_value(log, &send.value)
+                    .and_then(|offset| log.batches_from(offset).next())
+                    .and_then(|batch| partition_outcomes.get(&batch.base_offset()))
+                    .is_some_and(|(_, outcome)| *outcome == TxnOutcome::Aborted)
+            });
+            if left_records {
+                self.precondition("transaction-atomicity");
+                self.mark("txn-aborted-records-in-log");
+            }
+        }
+        let partitions: Vec<(ClusterIndex, TopicPartition)> = outcomes.keys().cloned().collect();
+        for (cluster, tp) in partitions {
+            let Some(log) = logs.leader_log(cluster, &tp) else {
+                continue;
+            };
+            self.note_markers(cluster, &tp, log);
+        }
+    }
+
+    /// Marks for the transaction markers of one final log (see
+    /// [`Checkers::note_transaction_preconditions`]).
+    fn note_markers(
+        &mut self,
+        cluster: ClusterIndex,
+        tp: &TopicPartition,
+        log: &PartitionLog<MemoryDirDisk>,
+    ) {
+        use mirrorsim::record::ControlRecord;
+        // Producer id → the epoch of its latest transactional data batch.
+        let mut data_epochs: BTreeMap<i64, i16> = BTreeMap::new();
+        for batch in log.batches_from(log.log_start_offset()) {
+            let header = batch.header();
+            match batch.control_record() {
+                Some(Ok(ControlRecord::EndTransaction { committed, .. })) => {
+                    self.mark(if committed {
+                        "txn-commit-marker"
+                    } else {
+                        "txn-abort-marker"
+                    });
+                    let fenced = data_epochs
+                        .remove(&header.producer_id)
+                        .is_some_and(|epoch| epoch < header.producer_epoch);
+                    if fenced && !committed {
+                        self.mark("txn-fence-abort");
+                    }
+                }
+                _ if header.is_transactional() && !header.is_control() => {
+                    data_epochs.insert(header.producer_id, header.producer_epoch);
+                }
+                _ => {}
+            }
+        }
+        if let Some(mirrored_end) = self.mirror.mirrored_end(cluster, tp) {
+            if log
+                .aborted_txns()
+                .iter()
+                .any(|aborted| aborted.last_offset < mirrored_end)
+            {
+                self.mark("aborted-index-from-mirrored-data");
+            }
+        }
+    }
+
+    /// `unseen`'s case: a reader (a plain consumer, or a group as a whole) whose reads came
+    /// from two or more incarnations or members had to see an acknowledged record.
+    fn note_unseen_precondition(&mut self, history: &History) {
+        let reader = |consumer: &NodeId| match history.groups.get(consumer) {
+            Some(group) => format!("group {group} of cluster {}", consumer.cluster()),
+            None => consumer.to_string(),
+        };
+        let mut sources: BTreeMap<String, BTreeSet<(NodeId, u64)>> = BTreeMap::new();
+        for ((consumer, incarnation), polls) in &history.polls {
+            if !polls.is_empty() {
+                sources
+                    .entry(reader(consumer))
+                    .or_default()
+                    .insert((*consumer, *incarnation));
+            }
+        }
+        let spread: BTreeSet<&String> = sources
+            .iter()
+            .filter(|(_, from)| from.len() > 1)
+            .map(|(name, _)| name)
+            .collect();
+        let required = history.subscriptions.iter().any(|(consumer, topics)| {
+            spread.contains(&reader(consumer))
+                && history.acked_sends().any(|(_, send)| {
+                    cluster_of_value(&send.value) == consumer.cluster()
+                        && topics.contains(&send.topic_partition.topic)
+                })
+        });
+        if required {
+            self.precondition("unseen");
+        }
     }
 
     /// Jepsen's lost write: an acknowledged acks=all record whose offset is beyond the end of a
@@ -1311,6 +1704,10 @@ enum TxnOutcome {
     Open,
 }
 
+/// The transaction outcomes of each partition's final log (see [`transaction_outcomes`]),
+/// computed when first needed.
+type PartitionOutcomes = BTreeMap<(ClusterIndex, TopicPartition), BTreeMap<i64, (i64, TxnOutcome)>>;
+
 /// The outcome of every transactional data batch of a log, by base offset.
 fn transaction_outcomes(log: &PartitionLog<MemoryDirDisk>) -> BTreeMap<i64, (i64, TxnOutcome)> {
     use mirrorsim::record::ControlRecord;
@@ -1571,6 +1968,54 @@ mod tests {
 
     fn never_rewritten(_: NodeId, _: &PollRecord) -> bool {
         false
+    }
+
+    #[test]
+    fn every_invariant_a_checker_reports_is_listed_with_its_precondition() {
+        // The names violations carry, read from the checkers' sources (as `invariant: "…"` or,
+        // in the KIP-1279 checkers, as the first argument of their violation helper).
+        let directory = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
+        let mut reported = BTreeSet::new();
+        for file in ["checkers.rs", "mirror_checks.rs", "runner.rs"] {
+            let text = std::fs::read_to_string(format!("{directory}/{file}")).expect("source");
+            let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+            for piece in code.split("invariant: \"").skip(1) {
+                reported.insert(piece.split('"').next().unwrap_or_default().to_owned());
+            }
+            for line in code.lines() {
+                let line = line.trim();
+                if line.starts_with('"') && line.ends_with("\",") && line.contains('-') {
+                    let name = line.trim_matches(|c| c == '"' || c == ',');
+                    if name.chars().all(|c| c.is_ascii_lowercase() || c == '-') {
+                        reported.insert(name.to_owned());
+                    }
+                }
+            }
+        }
+        let listed: BTreeSet<String> = INVARIANTS
+            .iter()
+            .map(|(name, _)| (*name).to_owned())
+            .collect();
+        let unlisted: Vec<&String> = reported.difference(&listed).collect();
+        assert!(
+            unlisted.is_empty(),
+            "reported but not in INVARIANTS: {unlisted:?}"
+        );
+        let unreported: Vec<&String> = listed.difference(&reported).collect();
+        assert!(
+            unreported.is_empty(),
+            "listed but never reported: {unreported:?}"
+        );
+        for required in [
+            "coordinator-fencing",
+            "legal-transitions",
+            "local-epoch-above-mirrored",
+        ] {
+            assert!(reported.contains(required), "the scan missed {required}");
+        }
+        let names: Vec<&str> = INVARIANTS.iter().map(|(name, _)| *name).collect();
+        let unique: BTreeSet<&str> = names.iter().copied().collect();
+        assert_eq!(unique.len(), names.len(), "an invariant is listed twice");
     }
 
     #[test]

@@ -166,6 +166,10 @@ struct SoakArgs {
     /// Test-only broken broker switches for every run (e.g. `ack-before-replication`).
     #[arg(long = "broken")]
     broken: Vec<String>,
+    /// Exit 1 when an invariant's precondition was reached by no seed (its check tested
+    /// nothing: `VACUOUS invariant=NAME`), even if every seed passed.
+    #[arg(long)]
+    require_preconditions: bool,
 }
 
 #[derive(Debug, Args)]
@@ -545,6 +549,16 @@ fn soak_command(args: &SoakArgs) -> ExitCode {
     }
     say(&summary.final_line(&config, wall));
     let mut code = summary.exit_code();
+    if args.require_preconditions && code == mirrorsim_sim::exit::PASS {
+        let vacuous = summary.vacuous_invariants();
+        if !vacuous.is_empty() {
+            eprintln!(
+                "mirrorsim soak: --require-preconditions: no seed exercised {}",
+                vacuous.join(", ")
+            );
+            code = mirrorsim_sim::exit::SAFETY;
+        }
+    }
     let flushed = out.as_mut().map(|(_, writer)| writer.flush());
     if let Some(error) = out_failed.or(flushed.and_then(Result::err)) {
         let path = out.as_ref().map(|(path, _)| path.display().to_string());

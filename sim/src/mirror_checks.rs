@@ -134,6 +134,11 @@ pub struct MirrorChecks {
     state_log_checked: BTreeMap<(ClusterIndex, TopicPartition), i64>,
     /// (cluster, mirror, key) → (state, state epoch, leader epoch) of its last record.
     stored: BTreeMap<(ClusterIndex, String, MirrorPartitionId), (MirrorState, i32, i32)>,
+    /// Preconditions noted, by invariant (merged into the marks by the checkers; see
+    /// [`crate::checkers::INVARIANTS`]).
+    pub preconditions: BTreeMap<&'static str, u64>,
+    /// `single-mirror-fetcher`: the brokers seen running a fetcher, per mirror partition.
+    fetcher_brokers: BTreeMap<(ClusterIndex, TopicPartition), BTreeSet<BrokerId>>,
     /// Mirror topics a broker forwarded a DeleteTopics or CreatePartitions for, waiting for
     /// their check: (cluster, topic, who forwarded).
     forwarded_topic_admin: Vec<(ClusterIndex, String, NodeId)>,
@@ -142,6 +147,19 @@ pub struct MirrorChecks {
 }
 
 impl MirrorChecks {
+    /// Where the mirrored data of a destination partition ends (exclusive), if it has any.
+    pub fn mirrored_end(&self, cluster: ClusterIndex, tp: &TopicPartition) -> Option<i64> {
+        self.mirrored
+            .get(&(cluster, tp.clone()))
+            .map(|(end, _)| *end)
+    }
+
+    /// Notes that `invariant`'s case arose (see [`crate::checkers::INVARIANTS`]).
+    fn precondition(&mut self, invariant: &'static str) {
+        debug_assert!(crate::checkers::is_invariant(invariant), "{invariant}");
+        *self.preconditions.entry(invariant).or_default() += 1;
+    }
+
     /// Looks at one broker event (called for every event the checkers consume).
     pub fn observe(&mut self, time_ms: i64, view: &BrokerView<'_>, event: &BrokerEvent) {
         let node = NodeId::Broker(view.cluster, view.broker.broker_id());
@@ -304,6 +322,7 @@ impl MirrorChecks {
         for append in std::mem::take(&mut self.pending) {
             out.extend(self.check_identity(time_ms, controllers, brokers, &append));
         }
+        self.note_fetchers(brokers);
         for (cluster, topic, node) in std::mem::take(&mut self.forwarded_topic_admin) {
             out.extend(self.check_forwarded_topic_admin(
                 time_ms,
@@ -345,25 +364,38 @@ impl MirrorChecks {
                         (view.cluster, topic_partition.clone()),
                         time_ms + PSM_WAIT_MS,
                     );
+                    if has_mirrored_producers(&partition.log, mirrored.0) {
+                        *self
+                            .preconditions
+                            .entry("no-stale-pid-after-stopped")
+                            .or_default() += 1;
+                    }
                 }
                 let (boundary, scanned) = self.stopped_scanned.entry(key).or_insert_with(|| {
                     let boundary = mirrored_boundary(&partition.log, mirrored.0, mirrored.1);
                     (boundary, boundary)
                 });
-                out.extend(check_stopped(
+                let (found, local_checked) = check_stopped(
                     time_ms,
                     view,
                     topic_partition,
                     (*boundary, mirrored.1),
                     scanned,
-                ));
+                );
+                out.extend(found);
+                if local_checked {
+                    *self
+                        .preconditions
+                        .entry("local-epoch-above-mirrored")
+                        .or_default() += 1;
+                }
             }
         }
         out
     }
 
     fn check_identity(
-        &self,
+        &mut self,
         time_ms: i64,
         controllers: &[ControllerView<'_>],
         brokers: &[BrokerView<'_>],
@@ -391,6 +423,7 @@ impl MirrorChecks {
             if original.base_offset() > batch.last_offset() {
                 continue;
             }
+            *self.preconditions.entry("offset-identity").or_default() += 1;
             if !self.design.is_stored_form_of(original, batch) {
                 return Some(Violation {
                     invariant: "offset-identity",
@@ -423,6 +456,7 @@ impl MirrorChecks {
         out: &mut Vec<Violation>,
     ) {
         let design = self.design;
+        let mut compared = 0;
         self.prefix
             .retain(|(node, incarnation, topic_partition), progress| {
                 let Some(view) = brokers.iter().find(|view| {
@@ -459,6 +493,7 @@ impl MirrorChecks {
                     .checked_to
                     .max(log.log_start_offset())
                     .max(source_log.log_start_offset());
+                compared += 1;
                 if let Some(detail) =
                     prefix_mismatch(design, log, source_log, from, &mut progress.checked_to)
                 {
@@ -476,6 +511,29 @@ impl MirrorChecks {
                 }
                 true
             });
+        if compared > 0 {
+            self.precondition("mirror-prefix");
+        }
+    }
+
+    /// `single-mirror-fetcher`'s case: a mirror partition's fetcher ran on a second broker
+    /// (its leadership moved while it mirrored, so the old leader had to stop fetching).
+    fn note_fetchers(&mut self, brokers: &[BrokerView<'_>]) {
+        let mut moved = false;
+        for view in brokers {
+            for (topic_partition, _, _) in view.broker.mirror_fetchers() {
+                let seen = self
+                    .fetcher_brokers
+                    .entry((view.cluster, topic_partition.clone()))
+                    .or_default();
+                if seen.insert(view.broker.broker_id()) && seen.len() > 1 {
+                    moved = true;
+                }
+            }
+        }
+        if moved {
+            self.precondition("single-mirror-fetcher");
+        }
     }
 
     /// Notes brokers whose incarnation changed (restarted) for `psm-replica-agreement`.
@@ -515,6 +573,12 @@ impl MirrorChecks {
             if comparison.followers.is_empty() && !expired {
                 continue; // No follower has the whole log yet.
             }
+            if comparison.compares_a_producer(None) {
+                *self
+                    .preconditions
+                    .entry("psm-replica-agreement")
+                    .or_default() += 1;
+            }
             out.extend(comparison.check(time_ms, *cluster, topic_partition, None));
             done.push((*cluster, topic_partition.clone()));
         }
@@ -543,6 +607,12 @@ impl MirrorChecks {
                     || comparison.followers.iter().any(|(id, _)| *id == replica);
                 if caught_up {
                     let only = Some(replica).filter(|id| *id != comparison.leader);
+                    if comparison.compares_a_producer(only) {
+                        *self
+                            .preconditions
+                            .entry("psm-replica-agreement")
+                            .or_default() += 1;
+                    }
                     out.extend(comparison.check(time_ms, view.cluster, topic_partition, only));
                     self.restart_checked.insert(key);
                 }
@@ -552,7 +622,7 @@ impl MirrorChecks {
 
     /// `psm-replica-agreement` for every led partition (at the end of a run).
     pub fn check_producer_states_everywhere(
-        &self,
+        &mut self,
         time_ms: i64,
         controllers: &[ControllerView<'_>],
         brokers: &[BrokerView<'_>],
@@ -566,6 +636,12 @@ impl MirrorChecks {
                     controller.cluster,
                     &topic_partition,
                 ) {
+                    if comparison.compares_a_producer(None) {
+                        *self
+                            .preconditions
+                            .entry("psm-replica-agreement")
+                            .or_default() += 1;
+                    }
                     out.extend(comparison.check(
                         time_ms,
                         controller.cluster,
@@ -637,10 +713,13 @@ impl MirrorChecks {
             self.stored.remove(&key);
             return None;
         };
-        let (state, state_epoch, leader_epoch) = self
+        let previous = self
             .stored
-            .insert(key, (value.state, value.state_epoch, value.leader_epoch))
-            .unwrap_or((MirrorState::Unknown, -1, -1));
+            .insert(key, (value.state, value.state_epoch, value.leader_epoch));
+        if previous.is_some() {
+            self.precondition("legal-transitions");
+        }
+        let (state, state_epoch, leader_epoch) = previous.unwrap_or((MirrorState::Unknown, -1, -1));
         let violation = |invariant, detail| {
             Some(Violation {
                 invariant,
@@ -815,6 +894,16 @@ impl<'a> PsmComparison<'a> {
             leader_log,
             followers,
         })
+    }
+
+    /// Whether [`PsmComparison::check`] compares something: the leader's producer state holds
+    /// a producer and a follower (only `only`, if given) is compared with it.
+    fn compares_a_producer(&self, only: Option<BrokerId>) -> bool {
+        !self.leader_log.producer_state().producers().is_empty()
+            && self
+                .followers
+                .iter()
+                .any(|(follower, _)| only.is_none_or(|only| only == *follower))
     }
 
     /// Compares the leader's producer state with its rebuild and with the followers' (only
@@ -1126,13 +1215,23 @@ fn mirrored_boundary(
 /// INV-5 and INV-6 on a STOPPED partition whose mirrored data ends at `mirrored.0` with
 /// greatest epoch `mirrored.1`; local batches from `*scanned` on are checked (and `*scanned`
 /// moves to the log end).
+/// Whether the mirrored data below `mirrored_end` holds batches of a producer (idempotent or
+/// transactional): their producer entries are what the STOPPED partition's reset must clear.
+fn has_mirrored_producers(log: &PartitionLog<MemoryDirDisk>, mirrored_end: i64) -> bool {
+    log.batches_from(log.log_start_offset())
+        .take_while(|batch| batch.base_offset() < mirrored_end)
+        .any(|batch| !batch.is_control() && batch.header().has_producer_id())
+}
+
+/// The STOPPED checks of one partition; also whether a batch written after the mirrored data
+/// was compared with the mirrored epoch.
 fn check_stopped(
     time_ms: i64,
     view: &BrokerView<'_>,
     topic_partition: &TopicPartition,
     (mirrored_end, mirrored_epoch): (i64, i32),
     scanned: &mut i64,
-) -> Vec<Violation> {
+) -> (Vec<Violation>, bool) {
     let mut out = Vec::new();
     let log = &view.broker.partitions()[topic_partition].log;
     let violation = |invariant, detail| Violation {
@@ -1159,6 +1258,7 @@ fn check_stopped(
     }
     let from = (*scanned).max(mirrored_end);
     *scanned = log.log_end_offset();
+    let local_checked = log.batches_from(from).next().is_some();
     if let Some(local) = log
         .batches_from(from)
         .find(|batch| batch.partition_leader_epoch() <= mirrored_epoch)
@@ -1173,7 +1273,7 @@ fn check_stopped(
             ),
         ));
     }
-    out
+    (out, local_checked)
 }
 
 #[cfg(test)]

@@ -654,6 +654,10 @@ impl World {
     async fn heal_phase(&mut self, scenario: &Scenario) {
         self.heal_everything();
         *lock(&self.shared.load_enabled) = false;
+        // Liveness tests something only if the system still has to converge.
+        if !self.liveness().is_empty() {
+            self.checkers.precondition("liveness");
+        }
         let start = self.now_ms();
         while (self.now_ms() - start) < scenario.heal_ms as i64 {
             madsim::time::sleep(Duration::from_millis(100)).await;
@@ -1087,6 +1091,7 @@ impl World {
                 history.admin_ops.clone(),
             )
         };
+        self.checkers.take_preconditions();
         for (mark, count) in admin_marks(&admin) {
             *self.checkers.marks.entry(mark.into()).or_default() += count;
         }

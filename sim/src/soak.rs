@@ -39,6 +39,7 @@ use mirrorsim::broker::BrokenSwitch;
 use mirrorsim::mirror::{is_valid_transition, MirrorDesign, MirrorState};
 use serde::Serialize;
 
+use crate::checkers::{INVARIANTS, PRECONDITION_PREFIX};
 use crate::runner::{RunOptions, RunReport, Verdict};
 use crate::scenario::{Scenario, FAULT_KINDS};
 
@@ -536,7 +537,11 @@ impl Summary {
             "coverage (seeds = seeds that reached the mark, total = times reached):"
         );
         let mut groups: BTreeMap<usize, Vec<(&String, &MarkTally)>> = BTreeMap::new();
-        for (mark, tally) in &self.marks {
+        for (mark, tally) in self
+            .marks
+            .iter()
+            .filter(|(mark, _)| !mark.starts_with(PRECONDITION_PREFIX))
+        {
             groups
                 .entry(mark_group(mark))
                 .or_default()
@@ -594,8 +599,30 @@ impl Summary {
             "  declared marks never reached: {}",
             list_or_none(&unreached)
         );
+        let _ = writeln!(
+            out,
+            "invariants (seeds = seeds whose run reached the invariant's precondition):"
+        );
+        for (invariant, precondition) in INVARIANTS {
+            let tally = self
+                .marks
+                .get(&format!("{PRECONDITION_PREFIX}{invariant}"))
+                .copied()
+                .unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "  {invariant:<30} seeds={:<6} total={:<8} when {precondition}",
+                tally.seeds, tally.total
+            );
+        }
         for (name, missing) in self.vacuous(config) {
             let _ = writeln!(out, "VACUOUS scenario={name} missing={}", missing.join(","));
+        }
+        for invariant in self.vacuous_invariants() {
+            let _ = writeln!(
+                out,
+                "VACUOUS invariant={invariant} (no seed reached its precondition)"
+            );
         }
         for (scenario, tally) in config.scenarios.iter().zip(&self.scenarios) {
             if tally.seeds == 0 {
@@ -614,7 +641,7 @@ impl Summary {
     pub fn final_line(&self, config: &SoakConfig, wall: Duration) -> String {
         let wall_s = wall.as_secs_f64().max(1e-9);
         format!(
-            "soak seeds={} failures={} seeds_per_min={:.1} sim_s_per_wall_s={:.1} safety={} liveness={} panics={} vacuous={} wall_s={:.1}",
+            "soak seeds={} failures={} seeds_per_min={:.1} sim_s_per_wall_s={:.1} safety={} liveness={} panics={} vacuous={} wall_s={:.1} vacuous_invariants={}",
             self.seeds,
             self.failures(),
             self.seeds as f64 * 60.0 / wall_s,
@@ -623,8 +650,23 @@ impl Summary {
             self.liveness,
             self.panics,
             self.vacuous(config).len(),
-            wall.as_secs_f64()
+            wall.as_secs_f64(),
+            self.vacuous_invariants().len()
         )
+    }
+
+    /// The invariants whose precondition no seed reached (see
+    /// [`crate::checkers::INVARIANTS`]): their checks tested nothing in this soak.
+    pub fn vacuous_invariants(&self) -> Vec<&'static str> {
+        INVARIANTS
+            .iter()
+            .map(|(invariant, _)| *invariant)
+            .filter(|invariant| {
+                !self
+                    .marks
+                    .contains_key(&format!("{PRECONDITION_PREFIX}{invariant}"))
+            })
+            .collect()
     }
 }
 

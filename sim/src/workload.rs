@@ -133,6 +133,8 @@ pub struct History {
     pub polls: BTreeMap<(NodeId, u64), Vec<PollRecord>>,
     /// Producer events worth a coverage mark (epoch bumps, retries).
     pub producer_epoch_bumps: u64,
+    /// Batches idempotent producers sent again (their `Retried` events).
+    pub batch_retries: u64,
     /// Topics each consumer reads (every partition, from the earliest offset).
     pub subscriptions: BTreeMap<NodeId, Vec<String>>,
     /// Consumers that read with READ_COMMITTED.
@@ -338,6 +340,7 @@ impl ProducerWorkload {
                     ..
                 } => history.record_failure(key(handle), outcome_unknown),
                 ProducerEvent::EpochBumped { .. } => history.producer_epoch_bumps += 1,
+                ProducerEvent::Retried { .. } => history.batch_retries += 1,
                 _ => {}
             }
         }
@@ -355,7 +358,13 @@ impl ProducerWorkload {
 }
 
 /// A transactional producer node: transactions of a few records to distinct partitions, most
-/// committed and some aborted on purpose (a deterministic choice per transaction number).
+/// committed and one in five aborted on purpose (a deterministic choice per transaction
+/// number). A transaction meant to commit asks for the commit right after its sends (the
+/// client flushes first). One meant to abort is aborted only once its records reached the
+/// log: when one of them is acknowledged, or [`ABORT_AFTER_MS`] after it began, so that its
+/// batches are in the partitions and the coordinator writes ABORT markers there (an abort
+/// before any partition was added ends inside the client, as Kafka's does, and tests
+/// nothing).
 pub struct TransactionalWorkload {
     /// The client.
     pub producer: TransactionalProducer,
@@ -367,12 +376,25 @@ pub struct TransactionalWorkload {
     next_transaction_ms: i64,
     next_partition: i32,
     counters: BTreeMap<i32, u64>,
+    /// The transaction begun and not yet ended by the workload, with its plan.
+    open: Option<PlannedTransaction>,
     /// Whether new transactions start (off before set-up and during the heal phase).
     pub enabled: bool,
 }
 
+/// A begun transaction the workload has not asked to end yet.
+struct PlannedTransaction {
+    number: u64,
+    began_ms: i64,
+    record: TransactionRecord,
+}
+
 /// Records per transaction (on distinct partitions, at most the partition count).
 const RECORDS_PER_TRANSACTION: i32 = 3;
+
+/// The longest a transaction meant to abort waits for one of its records to be acknowledged
+/// before it is aborted anyway (under faults its records may not be written at all).
+pub const ABORT_AFTER_MS: i64 = 300;
 
 impl TransactionalWorkload {
     /// A transactional workload over `partitions` of `topic`, one transaction every
@@ -395,17 +417,21 @@ impl TransactionalWorkload {
             next_transaction_ms: now_ms,
             next_partition: 0,
             counters: BTreeMap::new(),
+            open: None,
             enabled: false,
         }
     }
 
-    /// Starts the next transaction when one is due, and aborts after an abortable error.
+    /// Starts the next transaction when one is due, ends the open one when its plan says so,
+    /// and aborts after an abortable error.
     pub fn send_due(&mut self, now_ms: i64, history: &mut History) {
         match self.producer.transaction() {
             Some((_, TransactionPhase::AbortableError(_))) => {
                 // The only way forward after an abortable error.
-                let _ = self.producer.abort_transaction(now_ms);
+                let ended = self.producer.abort_transaction(now_ms).is_ok();
+                self.end_planned(history, ended);
             }
+            Some((_, TransactionPhase::Open)) => self.maybe_abort(now_ms, history),
             Some(_) => {}
             None if self.enabled
                 && self.producer.is_ready()
@@ -456,15 +482,49 @@ impl TransactionalWorkload {
                 },
             );
         }
-        let ended = if record.intended_commit {
-            self.producer.commit_transaction(now_ms)
-        } else {
-            self.producer.abort_transaction(now_ms)
+        self.open = Some(PlannedTransaction {
+            number,
+            began_ms: now_ms,
+            record,
+        });
+        if self.open.as_ref().is_some_and(|t| t.record.intended_commit) {
+            let ended = self.producer.commit_transaction(now_ms).is_ok();
+            self.end_planned(history, ended);
+        }
+    }
+
+    /// Aborts the open transaction meant to abort once one of its records is acknowledged (it
+    /// is in a partition's log), or [`ABORT_AFTER_MS`] after it began.
+    fn maybe_abort(&mut self, now_ms: i64, history: &mut History) {
+        let Some(planned) = &self.open else {
+            return;
         };
-        if ended.is_ok() {
+        if planned.record.intended_commit {
+            return;
+        }
+        let acked = planned.record.handles.iter().any(|handle| {
             history
-                .transactions
-                .insert((self.node_id, self.incarnation, number), record);
+                .sends
+                .get(&(self.node_id, self.incarnation, *handle))
+                .is_some_and(|send| send.acked_offset.is_some())
+        });
+        if acked || now_ms >= planned.began_ms.saturating_add(ABORT_AFTER_MS) {
+            let ended = self.producer.abort_transaction(now_ms).is_ok();
+            self.end_planned(history, ended);
+        }
+    }
+
+    /// The workload asked to end the open transaction: it goes into the history when the
+    /// client took the request (`ended`), as the checkers judge only those.
+    fn end_planned(&mut self, history: &mut History, ended: bool) {
+        let Some(planned) = self.open.take() else {
+            return;
+        };
+        if ended {
+            history.transactions.insert(
+                (self.node_id, self.incarnation, planned.number),
+                planned.record,
+            );
         }
     }
 
@@ -494,9 +554,16 @@ impl TransactionalWorkload {
         }
     }
 
-    /// Next time a transaction is due (when enabled).
+    /// Next time the workload acts: a transaction meant to abort reaches its abort time, or
+    /// (when enabled) the next transaction is due.
     pub fn next_transaction_ms(&self) -> Option<i64> {
-        self.enabled.then_some(self.next_transaction_ms)
+        let abort_at = self
+            .open
+            .as_ref()
+            .filter(|planned| !planned.record.intended_commit)
+            .map(|planned| planned.began_ms.saturating_add(ABORT_AFTER_MS));
+        let next = self.enabled.then_some(self.next_transaction_ms);
+        abort_at.into_iter().chain(next).min()
     }
 }
 

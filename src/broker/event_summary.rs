@@ -8,9 +8,16 @@ use super::BrokerEvent;
 
 impl BrokerEvent {
     /// Whether the event is a state change a timeline reader wants (leadership, truncation,
-    /// mirror state, admin effects) rather than per-batch detail (appends).
+    /// mirror state, admin effects) rather than per-batch detail (appends, duplicates answered,
+    /// writes refused).
     pub fn is_state_change(&self) -> bool {
-        !matches!(self, Self::LeaderAppend { .. } | Self::MirrorAppend { .. })
+        !matches!(
+            self,
+            Self::LeaderAppend { .. }
+                | Self::MirrorAppend { .. }
+                | Self::DuplicateBatch { .. }
+                | Self::MirrorWriteRefused { .. }
+        )
     }
 }
 
@@ -125,6 +132,21 @@ impl fmt::Display for BrokerEvent {
                 let isr: Vec<String> = isr.iter().map(ToString::to_string).collect();
                 write!(f, "IsrChanged {topic_partition} isr=[{}]", isr.join(","))
             }
+            Self::DuplicateBatch {
+                topic_partition,
+                first_offset,
+            } => write!(
+                f,
+                "DuplicateBatch {topic_partition} first_offset={first_offset}"
+            ),
+            Self::MirrorWriteRefused {
+                topic_partition,
+                mirror_state,
+            } => write!(f, "MirrorWriteRefused {topic_partition} state={mirror_state}"),
+            Self::MirrorStateWriteRefused {
+                topic_partition,
+                error,
+            } => write!(f, "MirrorStateWriteRefused {topic_partition} error={error:?}"),
         }
     }
 }

@@ -654,10 +654,15 @@ impl<S: BrokerStorage> super::Broker<S> {
             // Another writer moved the state on (or a newer leader exists): read it again.
             (
                 _,
-                ErrorCode::FencedStateEpoch
+                error @ (ErrorCode::FencedStateEpoch
                 | ErrorCode::FencedLeaderEpoch
-                | ErrorCode::InvalidClusterMirrorState,
+                | ErrorCode::InvalidClusterMirrorState),
             ) => {
+                self.events
+                    .push(super::BrokerEvent::MirrorStateWriteRefused {
+                        topic_partition: topic_partition.clone(),
+                        error,
+                    });
                 self.retry_step_later(now_ms, topic_partition, Step::Read);
             }
             (WritePurpose::Transition(_), _) => {

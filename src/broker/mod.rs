@@ -210,6 +210,31 @@ pub enum BrokerEvent {
         /// The new ISR.
         isr: Vec<BrokerId>,
     },
+    /// A leader answered a client batch its producer had already written (a retry or a
+    /// duplicated request) with the original offsets, appending nothing.
+    DuplicateBatch {
+        /// The partition.
+        topic_partition: TopicPartition,
+        /// The original first offset.
+        first_offset: i64,
+    },
+    /// The mirror coordinator refused this broker's write of a partition's mirror state as
+    /// stale (`FencedStateEpoch`, `FencedLeaderEpoch`) or illegal
+    /// (`InvalidClusterMirrorState`); the broker reads the state again.
+    MirrorStateWriteRefused {
+        /// The mirror partition.
+        topic_partition: TopicPartition,
+        /// The coordinator's error.
+        error: ErrorCode,
+    },
+    /// A leader refused a client batch for a KIP-1279 mirror partition that is not STOPPED
+    /// (`ReadOnlyTopic`).
+    MirrorWriteRefused {
+        /// The partition.
+        topic_partition: TopicPartition,
+        /// Its mirror state.
+        mirror_state: crate::mirror::MirrorState,
+    },
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -687,13 +712,18 @@ impl<S: BrokerStorage> Broker<S> {
             .image
             .mirror_desired_state(&topic_partition.topic)
             .map(|_| partition.mirror_state);
-        if mirror_state.is_some_and(|state| !state.is_writable())
-            && !self
-                .config
-                .broken
-                .contains(&BrokenSwitch::MirrorWritableBeforeStopped)
-        {
+        if let Some(state) = mirror_state.filter(|state| {
+            !state.is_writable()
+                && !self
+                    .config
+                    .broken
+                    .contains(&BrokenSwitch::MirrorWritableBeforeStopped)
+        }) {
             // KIP-1279: a mirror topic is read-only until its partition is STOPPED.
+            self.events.push(BrokerEvent::MirrorWriteRefused {
+                topic_partition: topic_partition.clone(),
+                mirror_state: state,
+            });
             let log_start = partition.log.log_start_offset();
             self.respond_produce(
                 from,
@@ -736,7 +766,12 @@ impl<S: BrokerStorage> Broker<S> {
                 return;
             }
         };
-        if !info.duplicate {
+        if info.duplicate {
+            self.events.push(BrokerEvent::DuplicateBatch {
+                topic_partition: topic_partition.clone(),
+                first_offset: info.first_offset,
+            });
+        } else {
             self.events.push(BrokerEvent::LeaderAppend {
                 topic_partition: topic_partition.clone(),
                 first_offset: info.first_offset,

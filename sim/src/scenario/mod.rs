@@ -45,13 +45,34 @@ pub struct ScenarioError {
 }
 
 impl fmt::Display for ScenarioError {
+    /// One line: `FILE:LINE: field `PATH`: message`, with any control character of the file
+    /// name, the path or the message escaped (a value echoed by TOML's own messages may hold
+    /// a newline).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.file.display())?;
+        write!(f, "{}", one_line(&self.file.display().to_string()))?;
         if let Some(line) = self.line {
             write!(f, ":{line}")?;
         }
-        write!(f, ": field `{}`: {}", self.field, self.message)
+        write!(
+            f,
+            ": field `{}`: {}",
+            one_line(&self.field),
+            one_line(&self.message)
+        )
     }
+}
+
+/// `text` with control characters escaped as Rust writes them (`\n`, `\u{0}`).
+fn one_line(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_debug().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 impl std::error::Error for ScenarioError {}

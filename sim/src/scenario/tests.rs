@@ -1007,3 +1007,17 @@ fn the_readme_fault_key_table_is_the_loaders() {
         assert_eq!(documented, uses, "README row for `{kind}`: {row}");
     }
 }
+
+#[test]
+fn an_error_message_echoing_a_value_with_a_newline_stays_on_one_line() {
+    // TOML's own message for a bad enum value repeats the value.
+    let text = base_with(
+        "topic = \"orders\"\n[[admin]]",
+        "topic = \"orders\"\nisolation = \"x\\nVIOLATION invariant=liveness\"\n[[admin]]",
+    );
+    let error = parse(&text).unwrap_err();
+    assert_eq!(error.field, "consumers[0].isolation");
+    let shown = error.to_string();
+    assert!(!shown.contains('\n'), "{shown:?}");
+    assert!(shown.contains("x\\nVIOLATION"), "{shown}");
+}
