@@ -277,6 +277,13 @@ pub struct Checkers {
     last_leaders: BTreeMap<(ClusterIndex, TopicPartition), BrokerId>,
     /// Partitions whose leader changed during the run.
     leader_changed: BTreeSet<(ClusterIndex, TopicPartition)>,
+    /// `skipped-poll` at read time: per (consumer, incarnation), how many of its polls were
+    /// looked at and the offset it last read of each partition.
+    polls_seen: BTreeMap<(NodeId, u64), (usize, BTreeMap<TopicPartition, i64>)>,
+    /// Jumps (consumer, incarnation, index of the poll in its history) over offsets where the
+    /// leader's log held no record for the consumer in the step of the read (see
+    /// `note_poll_gaps`).
+    empty_gaps: BTreeSet<(NodeId, u64, usize)>,
 }
 
 /// A mirroring truncation: (checker time, offset truncated to, why).
@@ -390,6 +397,69 @@ impl Checkers {
         self.cut_by_mirroring(cluster, tp, offset, poll.received_ms, legal)
     }
 
+    /// Whether the jump of `consumer`'s poll number `index` over `skipped`, a data record of
+    /// the final log, is excused: when the consumer read past it, the leader's log held no
+    /// record for it there (control batches, such as the `MIRROR_PID_RESET` a failover wrote,
+    /// or for READ_COMMITTED aborted data; seen in the step of the read, see `note_poll_gaps`),
+    /// and a mirroring truncation at or below `skipped` came after the read, so the record
+    /// there now was not in the log the consumer read. A jump over a data record the log held
+    /// is never excused, mirrored or not.
+    fn skip_rewritten_by_mirroring(
+        &self,
+        (consumer, incarnation, index): (NodeId, u64, usize),
+        poll: &PollRecord,
+        skipped: i64,
+    ) -> bool {
+        let tp = &poll.topic_partition;
+        self.empty_gaps.contains(&(consumer, incarnation, index))
+            && self.cut_by_mirroring(consumer.cluster(), tp, skipped, poll.received_ms, |_| true)
+    }
+
+    /// In the step of each read: notes the jumps over offsets for which the current leader's
+    /// log holds no record the consumer must receive, while no mirroring truncation has cut
+    /// them since the read (so the log still holds what the consumer read past). `check_polls`
+    /// judges jumps against the final log, which a later mirroring truncation may have
+    /// rewritten there (`skip_rewritten_by_mirroring`).
+    fn note_poll_gaps(&mut self, logs: &dyn LeaderLogs, history: &History) {
+        let mut polls_seen = std::mem::take(&mut self.polls_seen);
+        for (&(consumer, incarnation), polls) in &history.polls {
+            let (seen, last) = polls_seen.entry((consumer, incarnation)).or_default();
+            for (index, poll) in polls.iter().enumerate().skip(*seen) {
+                let tp = &poll.topic_partition;
+                let previous = match last.get_mut(tp) {
+                    Some(last) => Some(std::mem::replace(last, poll.offset)),
+                    None => last.insert(tp.clone(), poll.offset),
+                };
+                let Some(previous) =
+                    previous.filter(|previous| !poll.after_reset && poll.offset > previous + 1)
+                else {
+                    continue;
+                };
+                let cluster = consumer.cluster();
+                let Some(log) = logs.leader_log(cluster, tp) else {
+                    continue;
+                };
+                let gap = (previous + 1, poll.offset);
+                let holds_data = |read_committed| {
+                    first_data_offset_between(log, gap.0, gap.1, read_committed).is_some()
+                };
+                // The transaction outcomes of READ_COMMITTED cost a walk of the whole log: only
+                // when the gap holds data at all.
+                let empty = log.log_start_offset() <= gap.0
+                    && gap.1 <= log.log_end_offset()
+                    && (!holds_data(false)
+                        || (history.read_committed.contains(&consumer) && !holds_data(true)));
+                let cut_since =
+                    self.cut_by_mirroring(cluster, tp, gap.1 - 1, poll.received_ms, |_| true);
+                if empty && !cut_since {
+                    self.empty_gaps.insert((consumer, incarnation, index));
+                }
+            }
+            *seen = polls.len();
+        }
+        self.polls_seen = polls_seen;
+    }
+
     /// The per-step safety checks.
     pub fn check_step(
         &mut self,
@@ -403,6 +473,11 @@ impl Checkers {
         for view in brokers.iter_mut() {
             self.consume_events(time_ms, view);
         }
+        let logs = ViewLeaderLogs {
+            controllers,
+            brokers,
+        };
+        self.note_poll_gaps(&logs, history);
         if self.marks.len() != self.marks_first_ms.len() {
             for mark in self.marks.keys() {
                 self.marks_first_ms.entry(mark.clone()).or_insert(time_ms);
@@ -987,7 +1062,7 @@ impl Checkers {
             controllers,
             brokers,
         };
-        let (mut out, rewritten_reads) = {
+        let (mut out, (rewritten_reads, rewritten_skips)) = {
             let rewritten = |consumer: NodeId, poll: &PollRecord| {
                 self.rewritten_by_mirroring(
                     consumer,
@@ -1001,15 +1076,27 @@ impl Checkers {
                 .flat_map(|((consumer, _), polls)| polls.iter().map(move |poll| (*consumer, poll)))
                 .filter(|(consumer, poll)| rewritten(*consumer, poll))
                 .count();
-            let mut out = check_polls(time_ms, &logs, history, &rewritten);
+            let rewritten_skips = std::cell::Cell::new(0u64);
+            let skip_rewritten = |key, poll: &PollRecord, skipped| {
+                let excused = self.skip_rewritten_by_mirroring(key, poll, skipped);
+                rewritten_skips.set(rewritten_skips.get() + u64::from(excused));
+                excused
+            };
+            let mut out = check_polls(time_ms, &logs, history, &rewritten, &skip_rewritten);
             out.extend(check_delivered_records(time_ms, &logs, history, &rewritten));
-            (out, rewritten_reads)
+            (out, (rewritten_reads, rewritten_skips.get()))
         };
         if rewritten_reads > 0 {
             *self
                 .marks
                 .entry("read-rewritten-by-mirroring".into())
                 .or_default() += rewritten_reads as u64;
+        }
+        if rewritten_skips > 0 {
+            *self
+                .marks
+                .entry("skip-rewritten-by-mirroring".into())
+                .or_default() += rewritten_skips;
         }
         out.extend(check_transaction_atomicity(time_ms, &logs, history));
         self.note_history_preconditions(&logs, history);
@@ -1601,17 +1688,21 @@ fn scan_new_records(
 /// the log holds there (`inconsistent-offsets`), its reads of a partition never go back unless
 /// it was repositioned (`nonmonotonic-poll`), and never jump over a record it should have
 /// received (`skipped-poll`). A read whose offset a later mirroring truncation rewrote
-/// (`rewritten`) is not compared with the final log.
+/// (`rewritten`) is not compared with the final log, nor is a jump over offsets that held no
+/// record for the consumer when it read past them and that a later mirroring truncation
+/// rewrote (`skip_rewritten`, given the consumer, its incarnation, the poll's index in its
+/// history, the poll and the record of the final log jumped over).
 fn check_polls(
     time_ms: i64,
     logs: &dyn LeaderLogs,
     history: &History,
     rewritten: &RewrittenByMirroring<'_>,
+    skip_rewritten: &SkipRewrittenByMirroring<'_>,
 ) -> Vec<Violation> {
     let mut out = Vec::new();
-    for ((consumer, _incarnation), polls) in &history.polls {
+    for ((consumer, incarnation), polls) in &history.polls {
         let mut last: BTreeMap<&TopicPartition, i64> = BTreeMap::new();
-        for poll in polls {
+        for (index, poll) in polls.iter().enumerate() {
             let cluster = consumer.cluster();
             let previous = last.insert(&poll.topic_partition, poll.offset);
             if let Some(log) = logs.leader_log(cluster, &poll.topic_partition) {
@@ -1647,7 +1738,10 @@ fn check_polls(
                         previous + 1,
                         poll.offset,
                         history.read_committed.contains(consumer),
-                    ) {
+                    )
+                    .filter(|skipped| {
+                        !skip_rewritten((*consumer, *incarnation, index), poll, *skipped)
+                    }) {
                         out.push(Violation {
                             invariant: "skipped-poll",
                             cluster: Some(cluster),
@@ -1669,6 +1763,11 @@ fn check_polls(
 /// Whether a mirroring truncation legally rewrote the log where a consumer read a record,
 /// after it read it (see `Checkers::rewritten_by_mirroring`).
 type RewrittenByMirroring<'a> = dyn Fn(NodeId, &PollRecord) -> bool + 'a;
+
+/// Whether a jump of a consumer's poll ((consumer, incarnation, index of the poll), the poll)
+/// over a record of the final log (its offset) is excused (see
+/// `Checkers::skip_rewritten_by_mirroring`).
+type SkipRewrittenByMirroring<'a> = dyn Fn((NodeId, u64, usize), &PollRecord, i64) -> bool + 'a;
 
 /// Where the history checks find the current leader's log of a partition.
 pub trait LeaderLogs {
@@ -2362,7 +2461,7 @@ mod tests {
         let invariants = |polls: Vec<crate::workload::PollRecord>| {
             let mut history = History::default();
             history.polls.insert((CONSUMER, 1), polls);
-            check_polls(0, &logs, &history, &never_rewritten)
+            check_polls(0, &logs, &history, &never_rewritten, &|_, _, _| false)
                 .into_iter()
                 .map(|v| v.invariant)
                 .collect::<Vec<_>>()
@@ -2418,7 +2517,7 @@ mod tests {
             };
             let mut history = History::default();
             history.polls.insert((CONSUMER, 1), polls);
-            let mut found = check_polls(0, &logs, &history, &rewritten);
+            let mut found = check_polls(0, &logs, &history, &rewritten, &|_, _, _| false);
             found.extend(check_delivered_records(0, &logs, &history, &rewritten));
             found.into_iter().map(|v| v.invariant).collect::<Vec<_>>()
         };
@@ -2456,6 +2555,81 @@ mod tests {
             invariants(stop, true, before(mirrored)),
             vec!["inconsistent-offsets"]
         );
+    }
+
+    #[test]
+    fn jumps_over_a_control_batch_a_later_mirroring_truncation_rewrote_are_excused_and_only_those()
+    {
+        let tp = TopicPartition::new("t", 0);
+        // Issue #14 with the clusters' roles swapped: cluster a's consumer read a-v0 at 0 and
+        // a's own write at 2, past the MIRROR_PID_RESET a's failover wrote at 1.
+        let local = "a-producer-1/1/t-0/1/x";
+        let with_reset = || {
+            log_with(&[
+                (plain_batch("a-v0"), AppendOrigin::Client),
+                (mirror_pid_reset("b", 0), AppendOrigin::Coordinator),
+                (plain_batch(local), AppendOrigin::Client),
+            ])
+        };
+        // The same jump over a data record, mirrored in from b and committed there.
+        let with_record = || {
+            log_with(&[
+                (plain_batch("a-v0"), AppendOrigin::Client),
+                (plain_batch("b-producer-1/1/t-0/0/x"), AppendOrigin::Client),
+                (plain_batch(local), AppendOrigin::Client),
+            ])
+        };
+        // The final log: when a mirrored b again, a truncation (to `cut_to`) rewrote the log
+        // with b's records, so a data record now sits at 1.
+        let rewritten_log = FixedLogs(BTreeMap::from([(
+            tp.clone(),
+            log_with(&[
+                (plain_batch("a-v0"), AppendOrigin::Client),
+                (plain_batch("b-producer-1/1/t-0/0/x"), AppendOrigin::Client),
+                (plain_batch("b-producer-1/1/t-0/1/x"), AppendOrigin::Client),
+            ]),
+        )]));
+        let read = |offset, value: &str| {
+            let mut record = poll(&tp, offset, value);
+            record.received_ms = 4_000;
+            record
+        };
+        let invariants = |read_time_log: PartitionLog<MemoryDirDisk>, cut_ms, cut_to| {
+            let mut checkers = Checkers::default();
+            let mut history = History::default();
+            history
+                .polls
+                .insert((CONSUMER, 1), vec![read(0, "a-v0"), read(2, local)]);
+            // The step of the reads sees the log they were served from.
+            let read_time = FixedLogs(BTreeMap::from([(tp.clone(), read_time_log)]));
+            checkers.note_poll_gaps(&read_time, &history);
+            let reason = TruncationReason::MirrorLastMirroredEpoch;
+            checkers.note_mirror_truncation(cut_ms, ClusterIndex(0), &tp, cut_to, reason);
+            let rewritten = |consumer: NodeId, poll: &PollRecord| {
+                checkers.rewritten_by_mirroring(consumer, false, poll)
+            };
+            let skip_rewritten = |key, poll: &PollRecord, skipped| {
+                checkers.skip_rewritten_by_mirroring(key, poll, skipped)
+            };
+            check_polls(0, &rewritten_log, &history, &rewritten, &skip_rewritten)
+                .into_iter()
+                .map(|v| v.invariant)
+                .collect::<Vec<_>>()
+        };
+        // The reset was legitimately skipped, then cut after the reads (a's own write at 2 with
+        // it): the record now at 1 was never in the log the consumer read.
+        assert!(invariants(with_reset(), 5_000, 0).is_empty());
+        assert!(invariants(with_reset(), 5_000, 1).is_empty());
+        // A record the log held when the consumer jumped over it is a real skip, even though a
+        // truncation later rewrote it: never excused, mirrored (committed at its source) or not.
+        assert_eq!(invariants(with_record(), 5_000, 0), vec!["skipped-poll"]);
+        // Without a cut after the reads, the final log is what the consumer read past.
+        assert_eq!(
+            invariants(with_reset(), 3_000, 0),
+            vec!["inconsistent-offsets", "skipped-poll"]
+        );
+        // A cut above the record jumped over did not rewrite it.
+        assert_eq!(invariants(with_reset(), 5_000, 2), vec!["skipped-poll"]);
     }
 
     #[test]

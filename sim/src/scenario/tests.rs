@@ -378,10 +378,15 @@ fn scenario_hold_back_probability_and_clock_drift_are_checked() {
 
 #[test]
 fn every_shipped_scenario_reads_back_from_its_own_toml() {
-    let directory = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../scenarios"));
+    let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../scenarios"));
     let mut count = 0;
-    for entry in std::fs::read_dir(directory).expect("scenarios/") {
-        let path = entry.expect("a directory entry").path();
+    let mut paths: Vec<std::path::PathBuf> = Vec::new();
+    for directory in [root.to_path_buf(), root.join("regressions")] {
+        for entry in std::fs::read_dir(&directory).expect("a scenarios directory") {
+            paths.push(entry.expect("a directory entry").path());
+        }
+    }
+    for path in paths {
         if path.extension().is_none_or(|ext| ext != "toml") {
             continue;
         }
