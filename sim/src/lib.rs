@@ -9,6 +9,7 @@
 //! |---|---|
 //! | [`scenario`] | scenario files: parse, validate, errors with file/line/field |
 //! | [`faults`] | fault plans from the scenario and the seed |
+//! | [`generate`] | a complete, valid scenario drawn from a seed (`mirrorsim generate`, `soak --generate`) |
 //! | [`world`] | node table, node drivers, message layer, clocks, trace hash |
 //! | [`workload`] | self-describing records and the recorded history |
 //! | [`checkers`] | safety and liveness invariants, Jepsen anomalies |
@@ -27,6 +28,7 @@ pub mod checkers;
 pub mod dump_log;
 pub mod exit;
 pub mod faults;
+pub mod generate;
 pub mod mirror_checks;
 pub mod replay;
 pub mod runner;

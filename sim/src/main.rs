@@ -85,6 +85,20 @@ enum Command {
     /// Run every design variant against the mirroring scenarios and tabulate which invariant
     /// catches each, and how soon.
     Variants(VariantsArgs),
+    /// Write a complete, valid scenario drawn from a seed (topology, workloads, admin timeline,
+    /// faults), for `run`, `replay`, `shrink` and `soak --scenarios`.
+    Generate(GenerateArgs),
+}
+
+#[derive(Debug, Args)]
+struct GenerateArgs {
+    /// The seed the scenario is drawn from (a random one is chosen and printed on stderr when
+    /// absent).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Write the scenario to this file instead of stdout.
+    #[arg(long)]
+    out: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -238,6 +252,7 @@ fn main() -> ExitCode {
         Command::Soak(args) => soak_command(&args),
         Command::Shrink(args) => shrink_command(&args),
         Command::Variants(args) => variants_command(&args),
+        Command::Generate(args) => generate_command(&args),
     }
 }
 
@@ -1057,4 +1072,34 @@ fn variants_command(args: &VariantsArgs) -> ExitCode {
         }
     }
     ExitCode::from(code)
+}
+
+/// `generate`: the scenario of a seed, on stdout or in `--out`.
+fn generate_command(args: &GenerateArgs) -> ExitCode {
+    let seed = args.seed.unwrap_or_else(|| {
+        let seed = random_seed() >> 11;
+        eprintln!("mirrorsim generate: seed {seed}");
+        seed
+    });
+    let text = mirrorsim_sim::generate::generated_toml(seed);
+    if let Err(error) = mirrorsim_sim::generate::check_loads(seed, &text) {
+        eprintln!("mirrorsim generate: the scenario of seed {seed} does not load (a bug): {error}");
+        return ExitCode::from(EXIT_SHRINK_BUG);
+    }
+    match &args.out {
+        None => {
+            say(text.trim_end());
+            ExitCode::SUCCESS
+        }
+        Some(path) => match std::fs::write(path, &text) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) => {
+                eprintln!(
+                    "mirrorsim generate: cannot write {}: {error}",
+                    path.display()
+                );
+                ExitCode::from(EXIT_OUTPUT_FAILED)
+            }
+        },
+    }
 }
