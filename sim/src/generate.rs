@@ -507,7 +507,7 @@ impl Draft {
                 self.transactional_producer(cluster, &topic, Some(start));
             }
             if self.chance(0.75) {
-                let consumer_start = (self.chance(0.5)).then(|| start);
+                let consumer_start = self.chance(0.5).then_some(start);
                 self.consumer(cluster, &topic, consumer_start);
             }
         }
