@@ -394,7 +394,9 @@ impl Checkers {
             _ => local_write,
         };
         let (tp, offset) = (&poll.topic_partition, poll.offset);
-        self.cut_by_mirroring(cluster, tp, offset, poll.received_ms, legal)
+        // From the fetch's sending on: the broker may have read its log at any time before
+        // the answer arrived, so a truncation while it travelled counts as after the read.
+        self.cut_by_mirroring(cluster, tp, offset, poll.fetched_ms, legal)
     }
 
     /// Whether the jump of `consumer`'s poll number `index` over `skipped`, a data record of
@@ -412,7 +414,7 @@ impl Checkers {
     ) -> bool {
         let tp = &poll.topic_partition;
         self.empty_gaps.contains(&(consumer, incarnation, index))
-            && self.cut_by_mirroring(consumer.cluster(), tp, skipped, poll.received_ms, |_| true)
+            && self.cut_by_mirroring(consumer.cluster(), tp, skipped, poll.fetched_ms, |_| true)
     }
 
     /// In the step of each read: notes the jumps over offsets for which the current leader's
@@ -450,7 +452,7 @@ impl Checkers {
                     && (!holds_data(false)
                         || (history.read_committed.contains(&consumer) && !holds_data(true)));
                 let cut_since =
-                    self.cut_by_mirroring(cluster, tp, gap.1 - 1, poll.received_ms, |_| true);
+                    self.cut_by_mirroring(cluster, tp, gap.1 - 1, poll.fetched_ms, |_| true);
                 if empty && !cut_since {
                     self.empty_gaps.insert((consumer, incarnation, index));
                 }
@@ -2062,6 +2064,7 @@ mod tests {
             value: value.into(),
             after_reset: false,
             received_ms: 0,
+            fetched_ms: 0,
         }
     }
 
@@ -2507,6 +2510,7 @@ mod tests {
         let read = |offset, value: &str, received_ms| {
             let mut record = poll(&tp, offset, value);
             record.received_ms = received_ms;
+            record.fetched_ms = received_ms;
             record
         };
         let invariants = |reason, read_committed, polls: Vec<PollRecord>| {
@@ -2592,6 +2596,7 @@ mod tests {
         let read = |offset, value: &str| {
             let mut record = poll(&tp, offset, value);
             record.received_ms = 4_000;
+            record.fetched_ms = 4_000;
             record
         };
         let invariants = |read_time_log: PartitionLog<MemoryDirDisk>, cut_ms, cut_to| {

@@ -184,6 +184,26 @@ struct SoakArgs {
     /// nothing: `VACUOUS invariant=NAME`), even if every seed passed.
     #[arg(long)]
     require_preconditions: bool,
+    /// Run scenarios generated from the seeds (`mirrorsim generate`): `mix` (the default when
+    /// the flag has no value) alternates them with the scenario files, `only` runs nothing
+    /// else.
+    #[arg(long, value_enum, num_args = 0..=1, default_missing_value = "mix")]
+    generate: Option<GenerateArg>,
+    /// Where a failing generated scenario is written as `generated-SEED.toml` (default: the
+    /// `--out` file's directory, else `target/soak-generated`).
+    #[arg(long)]
+    generated_dir: Option<PathBuf>,
+    /// Run one seed in K (default 10) a second time, later and usually in another worker
+    /// thread, and report a different trace hash as a `nondeterminism` failure.
+    #[arg(long, num_args = 0..=1, default_missing_value = "10")]
+    check_determinism: Option<u64>,
+}
+
+/// `--generate` of `soak`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum GenerateArg {
+    Mix,
+    Only,
 }
 
 #[derive(Debug, Args)]
@@ -499,10 +519,29 @@ fn soak_command(args: &SoakArgs) -> ExitCode {
         Ok(broken) => broken,
         Err(message) => return soak_bad_input(&message),
     };
-    let scenarios = match soak_scenarios(&args.scenarios) {
-        Ok(scenarios) => scenarios,
-        Err(message) => return soak_bad_input(&message),
+    let generate = match args.generate {
+        None => soak::GenerateMode::Off,
+        Some(GenerateArg::Mix) => soak::GenerateMode::Mix,
+        Some(GenerateArg::Only) => soak::GenerateMode::Only,
     };
+    if args.check_determinism == Some(0) {
+        return soak_bad_input("--check-determinism must be at least 1");
+    }
+    let scenarios = if generate == soak::GenerateMode::Only && args.scenarios.is_empty() {
+        Vec::new()
+    } else {
+        match soak_scenarios(&args.scenarios) {
+            Ok(scenarios) => scenarios,
+            Err(message) => return soak_bad_input(&message),
+        }
+    };
+    let generated_dir = args.generated_dir.clone().unwrap_or_else(|| {
+        args.out
+            .as_ref()
+            .and_then(|out| out.parent())
+            .filter(|parent| !parent.as_os_str().is_empty())
+            .map_or_else(|| PathBuf::from("target/soak-generated"), Path::to_path_buf)
+    });
     // JSON consumers that read numbers as doubles keep a base below 2^53 exact.
     let seed_base = args.seed_base.unwrap_or_else(|| random_seed() >> 11);
     let config = SoakConfig {
@@ -516,6 +555,9 @@ fn soak_command(args: &SoakArgs) -> ExitCode {
         },
         design,
         broken,
+        generate,
+        generated_dir,
+        check_determinism: args.check_determinism,
     };
     if let Err(message) = config.check_seed_space() {
         return soak_bad_input(&message);
@@ -536,7 +578,7 @@ fn soak_command(args: &SoakArgs) -> ExitCode {
         },
     };
     say(&format!(
-        "SOAK seed_base={seed_base} shard={shard} jobs={jobs} duration={} seeds={} scenarios={} ({})",
+        "SOAK seed_base={seed_base} shard={shard} jobs={jobs} duration={} seeds={} scenarios={} ({}) generate={} check_determinism={}",
         duration.map_or("-".to_owned(), soak::format_duration),
         args.seeds.map_or("-".to_owned(), |n| n.to_string()),
         config.scenarios.len(),
@@ -545,9 +587,18 @@ fn soak_command(args: &SoakArgs) -> ExitCode {
             .iter()
             .map(|s| s.scenario.name.as_str())
             .collect::<Vec<_>>()
-            .join(",")
+            .join(","),
+        match config.generate {
+            soak::GenerateMode::Off => "off",
+            soak::GenerateMode::Mix => "mix",
+            soak::GenerateMode::Only => "only",
+        },
+        config
+            .check_determinism
+            .map_or("off".to_owned(), |every| format!("1/{every}"))
     ));
     let mut observer = SoakProgress {
+        config: &config,
         terminal: std::io::IsTerminal::is_terminal(&io::stderr()),
         stop: config.stop,
         out: out.as_mut().map(|(_, writer)| writer),
@@ -647,6 +698,8 @@ fn soak_scenarios(paths: &[PathBuf]) -> Result<Vec<mirrorsim_sim::soak::SoakScen
 
 /// The soak's progress display and failure writer.
 struct SoakProgress<'a> {
+    /// The soak (to write a failing generated scenario where its failure line says).
+    config: &'a mirrorsim_sim::soak::SoakConfig,
     /// stderr is a terminal: redraw a bar in place; otherwise print a status line now and then.
     terminal: bool,
     stop: mirrorsim_sim::soak::StopAfter,
@@ -713,7 +766,7 @@ impl SoakProgress<'_> {
 impl mirrorsim_sim::soak::Observer for SoakProgress<'_> {
     fn seed_done(
         &mut self,
-        _outcome: &mirrorsim_sim::soak::SeedOutcome,
+        outcome: &mirrorsim_sim::soak::SeedOutcome,
         failure: Option<&mirrorsim_sim::soak::Failure>,
         summary: &mirrorsim_sim::soak::Summary,
     ) {
@@ -721,6 +774,15 @@ impl mirrorsim_sim::soak::Observer for SoakProgress<'_> {
             return;
         };
         self.clear();
+        if outcome.scenario == mirrorsim_sim::soak::ScenarioRef::Generated {
+            if let Err(error) = mirrorsim_sim::soak::write_generated(self.config, outcome.seed) {
+                eprintln!(
+                    "mirrorsim soak: cannot write the generated scenario {}: {error}",
+                    failure.path
+                );
+                self.out_failed.get_or_insert(error);
+            }
+        }
         let line = failure.line();
         say(&line);
         if let Some(out) = self.out.as_mut() {

@@ -25,8 +25,20 @@
 //! - **Coverage.** [`Summary`] counts, per coverage mark, the seeds that reached it and the
 //!   total count; a scenario none of whose seeds reached one of its declared `coverage` marks
 //!   is *vacuous*.
+//! - **Generated scenarios** (`--generate`, [`GenerateMode`]): a work item may run the scenario
+//!   [`crate::generate::generate`] draws from its own seed instead of a file: every other item
+//!   with `mix` (the odd ones; the even ones go round the files), every item with `only`. A
+//!   failing generated scenario is written as `generated-SEED.toml` into
+//!   [`SoakConfig::generated_dir`] (by [`write_generated`]), and its failure line's path and
+//!   replay command name that file, so `run`, `replay` and `shrink` take it unchanged.
+//! - **Determinism self-check** (`--check-determinism K`, FoundationDB's unseed check): one
+//!   item in `K` is run a second time, as an extra work item placed `K` items later, so another
+//!   worker thread usually runs it at another point of the soak; a different trace hash is a
+//!   failure of its own kind (`nondeterminism`, with both hashes and the replay command).
+//!   Repeats are not counted as seeds.
 //! - **Exit code** ([`Summary::exit_code`]): 0 no failure; 1 any safety violation; else 3 any
-//!   panic; else 2 liveness only. Bad input (64) is decided before a soak starts.
+//!   panic or nondeterminism (a simulator bug); else 2 liveness only. Bad input (64) is decided
+//!   before a soak starts.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -176,6 +188,28 @@ pub struct SoakScenario {
     pub scenario: Scenario,
 }
 
+/// Whether a soak runs generated scenarios (see the module doc).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum GenerateMode {
+    /// Only the scenario files.
+    #[default]
+    Off,
+    /// Every other work item a generated scenario.
+    Mix,
+    /// Every work item a generated scenario.
+    Only,
+}
+
+/// What a work item runs: a scenario file of [`SoakConfig::scenarios`] by index, or the
+/// scenario generated from the item's seed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ScenarioRef {
+    /// `config.scenarios[index]`.
+    File(usize),
+    /// [`crate::generate::generate`] of the seed.
+    Generated,
+}
+
 /// When a soak stops claiming new seeds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct StopAfter {
@@ -203,14 +237,88 @@ pub struct SoakConfig {
     pub design: Option<MirrorDesign>,
     /// Test-only broken switches for every run (they also go into the replay command).
     pub broken: Vec<BrokenSwitch>,
+    /// Generated scenarios, mixed in or alone.
+    pub generate: GenerateMode,
+    /// Where failing generated scenarios are written.
+    pub generated_dir: PathBuf,
+    /// Run one item in this many twice and compare trace hashes (`None`: never).
+    pub check_determinism: Option<u64>,
 }
 
 impl SoakConfig {
-    /// Scenario index and seed of work item `index` (`None` past the end of the seed space).
-    pub fn item(&self, index: u64) -> Option<(usize, u64)> {
+    /// What work item `index` runs and its seed (`None` past the end of the seed space).
+    pub fn item(&self, index: u64) -> Option<(ScenarioRef, u64)> {
         let seed = SeedSequence::new(self.seed_base, self.shard).seed(index)?;
-        let scenario = (index % self.scenarios.len().max(1) as u64) as usize;
+        let files = self.scenarios.len().max(1) as u64;
+        let scenario = match self.generate {
+            GenerateMode::Off => ScenarioRef::File((index % files) as usize),
+            GenerateMode::Only => ScenarioRef::Generated,
+            GenerateMode::Mix if index % 2 == 1 || self.scenarios.is_empty() => {
+                ScenarioRef::Generated
+            }
+            GenerateMode::Mix => ScenarioRef::File(((index / 2) % files) as usize),
+        };
         Some((scenario, seed))
+    }
+
+    /// The work item (and whether it is a determinism repeat) of the pool's `slot`-th claim.
+    /// Without the check, slot `j` is item `j`. With `--check-determinism K`, every block of
+    /// `K + 1` slots holds `K` items and, last, a repeat of one of them (position `block % K`
+    /// of the block, so the repeat is claimed after it and usually runs in another thread).
+    pub fn slot(&self, slot: u64) -> (u64, bool) {
+        let Some(every) = self.check_determinism.filter(|every| *every > 0) else {
+            return (slot, false);
+        };
+        let (block, position) = (slot / (every + 1), slot % (every + 1));
+        if position < every {
+            (block * every + position, false)
+        } else {
+            (block * every + block % every, true)
+        }
+    }
+
+    /// Whether item `index` is run a second time by the determinism self-check.
+    pub fn is_repeated(&self, index: u64) -> bool {
+        self.check_determinism
+            .filter(|every| *every > 0)
+            .is_some_and(|every| index % every == (index / every) % every)
+    }
+
+    /// The rows of the report: one per scenario file, then one for the generated scenarios.
+    pub fn rows(&self) -> usize {
+        self.scenarios.len() + usize::from(self.generate != GenerateMode::Off)
+    }
+
+    /// The report row of `scenario`.
+    pub fn row(&self, scenario: ScenarioRef) -> usize {
+        match scenario {
+            ScenarioRef::File(index) => index,
+            ScenarioRef::Generated => self.scenarios.len(),
+        }
+    }
+
+    /// The name of a report row.
+    pub fn row_name(&self, row: usize) -> &str {
+        self.scenarios
+            .get(row)
+            .map_or("(generated)", |s| s.scenario.name.as_str())
+    }
+
+    /// The scenario a work item runs (a generated one is drawn from `seed`).
+    pub fn scenario_of(&self, scenario: ScenarioRef, seed: u64) -> std::borrow::Cow<'_, Scenario> {
+        match scenario {
+            ScenarioRef::File(index) => std::borrow::Cow::Borrowed(&self.scenarios[index].scenario),
+            ScenarioRef::Generated => std::borrow::Cow::Owned(crate::generate::generate(seed)),
+        }
+    }
+
+    /// The file a work item's scenario is in: the one given, or where [`write_generated`]
+    /// writes a generated one.
+    pub fn path_of(&self, scenario: ScenarioRef, seed: u64) -> PathBuf {
+        match scenario {
+            ScenarioRef::File(index) => self.scenarios[index].path.clone(),
+            ScenarioRef::Generated => self.generated_dir.join(format!("generated-{seed}.toml")),
+        }
     }
 
     /// Refuses a seed base the 64-bit seed space cannot serve: no seed at all for this shard,
@@ -236,10 +344,10 @@ impl SoakConfig {
     }
 
     /// The exact command that replays `seed` of scenario `scenario` with a full trace.
-    pub fn replay_command(&self, scenario: usize, seed: u64) -> String {
+    pub fn replay_command(&self, scenario: ScenarioRef, seed: u64) -> String {
         let mut command = format!(
             "cargo run --release --bin mirrorsim -- replay {} --seed {seed}",
-            self.scenarios[scenario].path.display()
+            self.path_of(scenario, seed).display()
         );
         if let Some(design) = self.design {
             let _ = write!(command, " --design {design}");
@@ -260,17 +368,38 @@ pub enum SeedResult {
     Panicked(String),
 }
 
+/// Writes the scenario generated from `seed` where [`SoakConfig::path_of`] says (creating the
+/// directory), for a failure of it; returns the path.
+pub fn write_generated(config: &SoakConfig, seed: u64) -> std::io::Result<PathBuf> {
+    let path = config.path_of(ScenarioRef::Generated, seed);
+    std::fs::create_dir_all(&config.generated_dir)?;
+    std::fs::write(&path, crate::generate::generated_toml(seed))?;
+    Ok(path)
+}
+
 /// One finished work item.
 #[derive(Debug)]
 pub struct SeedOutcome {
-    /// Its place in the work sequence.
+    /// The work item it ran (for a determinism repeat: the item repeated).
     pub index: u64,
-    /// Index into [`SoakConfig::scenarios`].
-    pub scenario: usize,
+    /// What it ran.
+    pub scenario: ScenarioRef,
     /// The seed.
     pub seed: u64,
     /// What happened.
     pub result: SeedResult,
+    /// A second run of an item for the determinism self-check (not counted as a seed).
+    pub repeat: bool,
+}
+
+impl SeedOutcome {
+    /// The trace hash, if the run finished.
+    pub fn trace_hash(&self) -> Option<u64> {
+        match &self.result {
+            SeedResult::Finished(report) => Some(report.trace_hash),
+            SeedResult::Panicked(_) => None,
+        }
+    }
 }
 
 /// A failing seed, as reported: one JSON object per line, keys in this order.
@@ -280,12 +409,12 @@ pub struct Failure {
     pub scenario: String,
     /// The seed.
     pub seed: u64,
-    /// `safety`, `liveness` or `panic`.
+    /// `safety`, `liveness`, `panic` or `nondeterminism`.
     pub verdict: &'static str,
     /// The invariants broken, sorted (`["panic"]` for a panic).
     pub invariants: Vec<String>,
-    /// The first violation's report line (`VIOLATION invariant=… seed=N time=T`), or the panic
-    /// message.
+    /// The first violation's report line (`VIOLATION invariant=… seed=N time=T`), the panic
+    /// message, or for `nondeterminism` the two trace hashes.
     pub detail: String,
     /// Simulated milliseconds the run covered (`null` after a panic).
     pub simulated_ms: Option<i64>,
@@ -338,21 +467,7 @@ impl Failure {
 
 /// The failure report of `outcome`, if it failed.
 pub fn failure_of(config: &SoakConfig, outcome: &SeedOutcome) -> Option<Failure> {
-    let scenario = &config.scenarios[outcome.scenario];
-    let mut failure = Failure {
-        scenario: scenario.scenario.name.clone(),
-        seed: outcome.seed,
-        verdict: "panic",
-        invariants: vec!["panic".to_owned()],
-        detail: String::new(),
-        simulated_ms: None,
-        replay: config.replay_command(outcome.scenario, outcome.seed),
-        path: scenario.path.display().to_string(),
-        trace_hash: None,
-        seed_base: config.seed_base,
-        shard: config.shard.to_string(),
-        violations: Vec::new(),
-    };
+    let mut failure = blank_failure(config, outcome);
     match &outcome.result {
         SeedResult::Panicked(message) => {
             failure.detail = format!("panic inside the simulation: {message}");
@@ -390,6 +505,45 @@ pub fn failure_of(config: &SoakConfig, outcome: &SeedOutcome) -> Option<Failure>
     Some(failure)
 }
 
+/// The failure of a determinism repeat whose trace hash differs from the first run's.
+pub fn nondeterminism_failure(config: &SoakConfig, first: u64, repeat: &SeedOutcome) -> Failure {
+    let mut failure = blank_failure(config, repeat);
+    failure.verdict = "nondeterminism";
+    failure.invariants = vec!["determinism".to_owned()];
+    let second = repeat.trace_hash().map_or("a panic".to_owned(), |hash| {
+        format!("trace_hash={hash:016x}")
+    });
+    failure.detail = format!(
+        "the same seed ran twice: trace_hash={first:016x}, then {second} (in another thread, \
+         later in the soak)"
+    );
+    failure.trace_hash = Some(format!("{first:016x}"));
+    failure
+}
+
+/// A failure record for `outcome` with its identity filled in, judged as a panic.
+fn blank_failure(config: &SoakConfig, outcome: &SeedOutcome) -> Failure {
+    let path = config.path_of(outcome.scenario, outcome.seed);
+    let name = match outcome.scenario {
+        ScenarioRef::File(index) => config.scenarios[index].scenario.name.clone(),
+        ScenarioRef::Generated => format!("generated-{}", outcome.seed),
+    };
+    Failure {
+        scenario: name,
+        seed: outcome.seed,
+        verdict: "panic",
+        invariants: vec!["panic".to_owned()],
+        detail: String::new(),
+        simulated_ms: None,
+        replay: config.replay_command(outcome.scenario, outcome.seed),
+        path: path.display().to_string(),
+        trace_hash: None,
+        seed_base: config.seed_base,
+        shard: config.shard.to_string(),
+        violations: Vec::new(),
+    }
+}
+
 /// How often a mark was reached.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct MarkTally {
@@ -423,9 +577,14 @@ pub struct Summary {
     pub liveness: u64,
     /// Seeds whose simulation panicked.
     pub panics: u64,
+    /// Seeds that ran twice with different trace hashes (`--check-determinism`).
+    pub nondeterministic: u64,
+    /// Seeds run a second time for the determinism self-check.
+    pub repeated: u64,
     /// Simulated milliseconds over every finished seed.
     pub simulated_ms: i64,
-    /// Per scenario, in [`SoakConfig::scenarios`] order.
+    /// Per report row ([`SoakConfig::rows`]): the scenario files in order, then the generated
+    /// scenarios.
     pub scenarios: Vec<ScenarioTally>,
     /// Every mark reached, by name.
     pub marks: BTreeMap<String, MarkTally>,
@@ -438,20 +597,24 @@ impl Summary {
     /// An empty summary for `config`.
     pub fn new(config: &SoakConfig) -> Self {
         Self {
-            scenarios: vec![ScenarioTally::default(); config.scenarios.len()],
+            scenarios: vec![ScenarioTally::default(); config.rows()],
             ..Self::default()
         }
     }
 
     /// Failing seeds.
     pub fn failures(&self) -> u64 {
-        self.safety + self.liveness + self.panics
+        self.safety + self.liveness + self.panics + self.nondeterministic
     }
 
-    /// Adds one outcome.
-    pub fn record(&mut self, outcome: &SeedOutcome) {
+    /// Adds one outcome (a determinism repeat is only counted as a repeat).
+    pub fn record(&mut self, config: &SoakConfig, outcome: &SeedOutcome) {
+        if outcome.repeat {
+            self.repeated += 1;
+            return;
+        }
         self.seeds += 1;
-        let tally = &mut self.scenarios[outcome.scenario];
+        let tally = &mut self.scenarios[config.row(outcome.scenario)];
         tally.seeds += 1;
         match &outcome.result {
             SeedResult::Panicked(_) => {
@@ -487,7 +650,7 @@ impl Summary {
         use crate::exit::{LIVENESS, PANIC, PASS, SAFETY};
         if self.safety > 0 {
             SAFETY
-        } else if self.panics > 0 {
+        } else if self.panics > 0 || self.nondeterministic > 0 {
             PANIC
         } else if self.liveness > 0 {
             LIVENESS
@@ -522,14 +685,21 @@ impl Summary {
     pub fn report(&self, config: &SoakConfig) -> String {
         let mut out = String::new();
         let _ = writeln!(out, "scenarios:");
-        for (scenario, tally) in config.scenarios.iter().zip(&self.scenarios) {
+        for (row, tally) in self.scenarios.iter().enumerate() {
             let _ = writeln!(
                 out,
                 "  {:<30} seeds={:<6} failures={:<4} simulated={:.0}s",
-                scenario.scenario.name,
+                config.row_name(row),
                 tally.seeds,
                 tally.failures,
                 tally.simulated_ms as f64 / 1000.0
+            );
+        }
+        if config.check_determinism.is_some() {
+            let _ = writeln!(
+                out,
+                "determinism: {} seeds run twice, {} with different trace hashes",
+                self.repeated, self.nondeterministic
             );
         }
         let _ = writeln!(
@@ -766,10 +936,11 @@ where
     let deadline = config.stop.duration.and_then(|d| start.checked_add(d));
     let exhausted = AtomicBool::new(false);
     let mut summary = Summary::new(config);
-    if config.scenarios.is_empty() {
+    if config.scenarios.is_empty() && config.generate == GenerateMode::Off {
         return (summary, start.elapsed());
     }
-    let work = |index: u64| {
+    let work = |slot: u64| {
+        let (index, repeat) = config.slot(slot);
         if exhausted.load(Ordering::SeqCst)
             || deadline.is_some_and(|deadline| Instant::now() >= deadline)
             || config.stop.seeds.is_some_and(|max| index >= max)
@@ -786,9 +957,11 @@ where
             scenario,
             seed,
             result,
+            repeat,
         })
     };
     let tick_every = observer.tick_interval();
+    let mut twice = DeterminismCheck::default();
     run_pool(
         "soak",
         config.jobs,
@@ -796,8 +969,15 @@ where
         tick_every,
         &mut |event| match event {
             PoolEvent::Done(outcome) => {
-                summary.record(&outcome);
-                let failure = failure_of(config, &outcome);
+                summary.record(config, &outcome);
+                let failure = match twice.compare(config, &outcome) {
+                    Some(mismatch) => {
+                        summary.nondeterministic += 1;
+                        Some(mismatch)
+                    }
+                    None if outcome.repeat => None,
+                    None => failure_of(config, &outcome),
+                };
                 observer.seed_done(&outcome, failure.as_ref(), &summary);
             }
             PoolEvent::Tick => observer.tick(&summary, start.elapsed()),
@@ -805,6 +985,40 @@ where
     );
     summary.seed_space_exhausted = exhausted.load(Ordering::SeqCst);
     (summary, start.elapsed())
+}
+
+/// The determinism self-check's pairing of an item's two runs, whichever finishes first.
+#[derive(Debug, Default)]
+struct DeterminismCheck {
+    /// Item → trace hash (`None`: panicked) of the run that finished first.
+    first: BTreeMap<u64, Option<u64>>,
+}
+
+impl DeterminismCheck {
+    /// Pairs `outcome` with its item's other run; the failure when their hashes differ.
+    fn compare(&mut self, config: &SoakConfig, outcome: &SeedOutcome) -> Option<Failure> {
+        if !config.is_repeated(outcome.index) {
+            return None;
+        }
+        let other = self.first.remove(&outcome.index);
+        let Some(other) = other else {
+            self.first.insert(outcome.index, outcome.trace_hash());
+            return None;
+        };
+        (other != outcome.trace_hash()).then(|| {
+            let first = other.unwrap_or(0);
+            let mut failure = nondeterminism_failure(config, first, outcome);
+            if other.is_none() {
+                failure.detail = format!(
+                    "the same seed ran twice: a panic, then {}",
+                    outcome
+                        .trace_hash()
+                        .map_or("a panic".to_owned(), |h| format!("trace_hash={h:016x}"))
+                );
+            }
+            failure
+        })
+    }
 }
 
 /// What [`run_pool`] hands its caller.
@@ -867,7 +1081,7 @@ pub fn run_pool<T, W>(
 }
 
 /// Runs one seed of a soak through [`run_isolated`].
-fn run_seed<R>(config: &SoakConfig, runner: &R, scenario: usize, seed: u64) -> SeedResult
+fn run_seed<R>(config: &SoakConfig, runner: &R, scenario: ScenarioRef, seed: u64) -> SeedResult
 where
     R: Fn(&Scenario, &RunOptions) -> RunReport + Sync,
 {
@@ -876,7 +1090,7 @@ where
         broken: config.broken.clone(),
         ..RunOptions::new(seed)
     };
-    run_isolated(runner, &config.scenarios[scenario].scenario, &options)
+    run_isolated(runner, &config.scenario_of(scenario, seed), &options)
 }
 
 /// Runs `runner` on `scenario` in a fresh thread named `seed-N` (a fresh thread per runtime

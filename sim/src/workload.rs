@@ -105,6 +105,10 @@ pub struct TransactionRecord {
     pub committed: Option<bool>,
 }
 
+/// The oldest a fetch can be when its answer arrives: the simulated consumers' request timeout
+/// (`runner::simulated_consumer_config`), after which a fetch is given up.
+const FETCH_AGE_MAX_MS: i64 = 1_000;
+
 /// One record a consumer received.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PollRecord {
@@ -118,6 +122,9 @@ pub struct PollRecord {
     pub after_reset: bool,
     /// When the consumer received it, on the simulation's clock (see [`History::clock_ms`]).
     pub received_ms: i64,
+    /// When the fetch that brought it was sent, on the same clock: the broker read its log
+    /// between then and `received_ms`, so a truncation from then on may have cut what it read.
+    pub fetched_ms: i64,
 }
 
 /// Everything the workloads did.
@@ -616,7 +623,7 @@ impl ConsumerWorkload {
     }
 
     /// Records received records in `history`.
-    pub fn record_events(&mut self, history: &mut History) {
+    pub fn record_events(&mut self, now_ms: i64, history: &mut History) {
         let events: Vec<ConsumerEvent> = match &mut self.client {
             ConsumerClient::Plain(consumer) => consumer.take_events(),
             ConsumerClient::Group(member) => {
@@ -638,17 +645,22 @@ impl ConsumerWorkload {
             }
         };
         for event in events {
-            self.record_consumer_event(event, history);
+            self.record_consumer_event(now_ms, event, history);
         }
     }
 
-    fn record_consumer_event(&mut self, event: ConsumerEvent, history: &mut History) {
+    fn record_consumer_event(&mut self, now_ms: i64, event: ConsumerEvent, history: &mut History) {
         match event {
             ConsumerEvent::Records {
                 topic_partition,
                 records,
+                fetch_sent_ms,
             } => {
                 let clock_ms = history.clock_ms;
+                // The node's clock may be skewed: only the fetch's age is taken from it, and no
+                // fetch is older than the consumer's request timeout (a clock jump in between
+                // must not stretch it).
+                let fetched_ms = clock_ms - (now_ms - fetch_sent_ms).clamp(0, FETCH_AGE_MAX_MS);
                 let polls = history
                     .polls
                     .entry((self.node_id, self.incarnation))
@@ -666,6 +678,7 @@ impl ConsumerWorkload {
                         value,
                         after_reset,
                         received_ms: clock_ms,
+                        fetched_ms,
                     });
                     after_reset = false;
                 }

@@ -528,7 +528,7 @@ fn step_outputs(node: NodeId, shared: &Shared, slot: &Mutex<Slot>) -> (Vec<Envel
             workload.send_due(now, &mut history);
             workload.record_events(&mut history);
         }
-        NodeState::Consumer(workload) => workload.record_events(&mut stamped_history(shared)),
+        NodeState::Consumer(workload) => workload.record_events(now, &mut stamped_history(shared)),
         NodeState::Admin(admin) => {
             admin.set_clock(now, shared.fault_phase_elapsed_ms());
             for finished in admin.take_finished() {

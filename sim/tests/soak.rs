@@ -11,8 +11,8 @@ use mirrorsim_sim::faults::FaultPlan;
 use mirrorsim_sim::runner::{run, RunOptions, RunReport, Verdict};
 use mirrorsim_sim::scenario::Scenario;
 use mirrorsim_sim::soak::{
-    soak, Failure, Observer, SeedOutcome, SeedResult, Shard, SoakConfig, SoakScenario, StopAfter,
-    Summary,
+    soak, Failure, GenerateMode, Observer, ScenarioRef, SeedOutcome, SeedResult, Shard, SoakConfig,
+    SoakScenario, StopAfter, Summary,
 };
 use mirrorsim_sim::world::NetStats;
 
@@ -42,6 +42,9 @@ fn config(names: &[&str], jobs: usize, seed_base: u64, seeds: u64) -> SoakConfig
         },
         design: None,
         broken: Vec::new(),
+        generate: GenerateMode::Off,
+        generated_dir: std::env::temp_dir().join(format!("mirrorsim-soak-{}", std::process::id())),
+        check_determinism: None,
     }
 }
 
@@ -59,8 +62,14 @@ impl Observer for Collect {
             SeedResult::Finished(report) => Some(report.trace_hash),
             SeedResult::Panicked(_) => None,
         };
-        self.seeds
-            .push((outcome.index, outcome.scenario, outcome.seed, hash));
+        let scenario = match outcome.scenario {
+            ScenarioRef::File(index) => index,
+            ScenarioRef::Generated => usize::MAX,
+        };
+        if !outcome.repeat {
+            self.seeds
+                .push((outcome.index, scenario, outcome.seed, hash));
+        }
         self.failures.extend(failure.cloned());
     }
 }
@@ -338,4 +347,85 @@ fn the_cli_writes_failures_to_stdout_and_the_out_file_and_exits_1() {
         "{last}"
     );
     assert!(last.contains(" safety=1 liveness=0 panics=0 "), "{last}");
+}
+
+#[test]
+fn generated_scenarios_alternate_with_the_files_and_each_is_the_seeds_own() {
+    let mut config = config(&["leader_crash"], 2, 40, 4);
+    config.generate = GenerateMode::Mix;
+    let items: Vec<(ScenarioRef, u64)> = (0..4).map(|i| config.item(i).expect("an item")).collect();
+    assert_eq!(
+        items,
+        vec![
+            (ScenarioRef::File(0), 40),
+            (ScenarioRef::Generated, 41),
+            (ScenarioRef::File(0), 42),
+            (ScenarioRef::Generated, 43)
+        ]
+    );
+    assert_eq!(
+        *config.scenario_of(ScenarioRef::Generated, 43),
+        mirrorsim_sim::generate::generate(43)
+    );
+    // A failing generated scenario is written where its failure line's replay command says.
+    let written = mirrorsim_sim::soak::write_generated(&config, 43).expect("written");
+    let replay = config.replay_command(ScenarioRef::Generated, 43);
+    assert!(replay.contains(&written.display().to_string()), "{replay}");
+    let loaded = Scenario::load(&written).expect("the written file loads");
+    assert_eq!(loaded, mirrorsim_sim::generate::generate(43));
+    let _ = std::fs::remove_file(&written);
+    config.generate = GenerateMode::Only;
+    assert_eq!(config.item(0).map(|(s, _)| s), Some(ScenarioRef::Generated));
+}
+
+#[test]
+fn the_determinism_check_runs_one_seed_in_k_twice_and_reports_a_different_hash() {
+    // Slots: K items, then a repeat of one of them.
+    let mut config = config(&["leader_crash"], 2, 0, 6);
+    config.check_determinism = Some(3);
+    let slots: Vec<(u64, bool)> = (0..8).map(|slot| config.slot(slot)).collect();
+    assert_eq!(
+        slots,
+        vec![
+            (0, false),
+            (1, false),
+            (2, false),
+            (0, true),
+            (3, false),
+            (4, false),
+            (5, false),
+            (4, true)
+        ]
+    );
+    // A runner whose second run of a seed gives another hash is caught; repeats are not seeds.
+    let calls = Mutex::new(std::collections::BTreeMap::<u64, u64>::new());
+    let unstable = |_: &Scenario, options: &RunOptions| -> RunReport {
+        let mut report = fake_report(options.seed, Verdict::Pass, &[]);
+        let mut calls = calls.lock().expect("not poisoned");
+        let count = calls.entry(options.seed).or_insert(0);
+        *count += 1;
+        report.trace_hash = options.seed * 100 + *count;
+        report
+    };
+    let mut collect = Collect::default();
+    let (summary, _) = soak(&config, unstable, &mut collect);
+    assert_eq!(summary.seeds, 6);
+    assert_eq!(summary.repeated, 2);
+    assert_eq!(summary.nondeterministic, 2);
+    assert_eq!(summary.exit_code(), 3);
+    let mismatch = collect
+        .failures
+        .iter()
+        .find(|f| f.verdict == "nondeterminism")
+        .expect("a nondeterminism failure");
+    assert!(
+        mismatch.detail.contains("trace_hash="),
+        "{}",
+        mismatch.detail
+    );
+    assert!(mismatch.replay.contains("--seed"), "{}", mismatch.replay);
+    // The real runner is deterministic.
+    let mut collect = Collect::default();
+    let (summary, _) = soak(&config, run, &mut collect);
+    assert_eq!((summary.repeated, summary.nondeterministic), (2, 0));
 }

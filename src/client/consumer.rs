@@ -152,6 +152,9 @@ pub enum ConsumerEvent {
         topic_partition: TopicPartition,
         /// The records.
         records: Vec<ConsumerRecord>,
+        /// When the fetch that brought them was sent (the consumer's clock): the broker read
+        /// its log between then and their arrival.
+        fetch_sent_ms: i64,
     },
     /// The partition was (re)positioned by ListOffsets.
     OffsetReset {
@@ -237,6 +240,7 @@ enum PendingRequest {
     },
     Fetch {
         partitions: Vec<(TopicPartition, i64)>,
+        sent_ms: i64,
     },
 }
 
@@ -410,7 +414,7 @@ impl Consumer {
                 return;
             }
             PendingRequest::ListOffsets { partitions } => partitions,
-            PendingRequest::Fetch { partitions } => {
+            PendingRequest::Fetch { partitions, .. } => {
                 partitions.into_iter().map(|(tp, _)| tp).collect()
             }
         };
@@ -538,6 +542,7 @@ impl Consumer {
         };
         let pending = PendingRequest::Fetch {
             partitions: positions.clone(),
+            sent_ms: now_ms,
         };
         let correlation_id = self.io.send_request(now_ms, leader, request, pending);
         for (topic_partition, _) in &positions {
@@ -573,12 +578,15 @@ impl Consumer {
                 self.handle_list_offsets(now_ms, correlation_id, &partitions, &answers);
             }
             (
-                PendingRequest::Fetch { partitions },
+                PendingRequest::Fetch {
+                    partitions,
+                    sent_ms,
+                },
                 Response::Fetch {
                     partitions: answers,
                 },
             ) => {
-                self.handle_fetch(now_ms, correlation_id, &partitions, answers);
+                self.handle_fetch(now_ms, correlation_id, &partitions, sent_ms, answers);
             }
             (request, _) => {
                 // An answer of the wrong kind is a broker-model bug; treat it as no answer.
@@ -638,6 +646,7 @@ impl Consumer {
         now_ms: i64,
         correlation_id: u64,
         requested: &[(TopicPartition, i64)],
+        sent_ms: i64,
         answers: Vec<FetchPartitionResponse>,
     ) {
         let mut answers_by_partition: BTreeMap<TopicPartition, FetchPartitionResponse> = answers
@@ -657,7 +666,7 @@ impl Consumer {
             }
             match answers_by_partition.remove(topic_partition) {
                 Some(answer) if answer.error.is_none() => {
-                    self.apply_fetched(now_ms, topic_partition, *fetch_offset, &answer);
+                    self.apply_fetched(now_ms, topic_partition, *fetch_offset, sent_ms, &answer);
                 }
                 Some(answer) => self.handle_partition_error(now_ms, topic_partition, answer.error),
                 None => self.retry_later(now_ms, topic_partition, FetchError::MalformedAnswer),
@@ -671,6 +680,7 @@ impl Consumer {
         now_ms: i64,
         topic_partition: &TopicPartition,
         fetch_offset: i64,
+        fetch_sent_ms: i64,
         answer: &FetchPartitionResponse,
     ) {
         let aborted = answer.aborted_transactions.as_deref().unwrap_or(&[]);
@@ -714,6 +724,7 @@ impl Consumer {
             self.events.push(ConsumerEvent::Records {
                 topic_partition: topic_partition.clone(),
                 records: fetch.records,
+                fetch_sent_ms,
             });
         }
     }

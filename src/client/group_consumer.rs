@@ -414,6 +414,7 @@ impl GroupConsumer {
                 ConsumerEvent::Records {
                     topic_partition,
                     records,
+                    ..
                 } => {
                     if let Some(last) = records.last() {
                         self.position_epochs

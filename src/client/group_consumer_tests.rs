@@ -801,6 +801,7 @@ fn delivered(events: Vec<GroupConsumerEvent>) -> Vec<(i32, i64)> {
             GroupConsumerEvent::Consumer(ConsumerEvent::Records {
                 topic_partition,
                 records,
+                ..
             }) => records
                 .into_iter()
                 .map(|record| (topic_partition.partition, record.offset))
