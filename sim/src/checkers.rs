@@ -152,6 +152,10 @@ pub const INVARIANTS: &[(&str, &str)] = &[
         "the mirror sync clamped a group offset",
     ),
     (
+        "admin-outcomes",
+        "an admin operation the seed's rules refuse was tried (and had to be refused)",
+    ),
+    (
         "liveness",
         "the heal phase began with the system short of liveness (it had to converge)",
     ),
@@ -261,6 +265,8 @@ pub struct Checkers {
     group_offsets: BTreeMap<(ClusterIndex, String, TopicPartition), i64>,
     /// Topics (cluster, name) whose acknowledged writes must be durable.
     pub durable_topics: BTreeSet<(ClusterIndex, String)>,
+    /// The clusters' topics at the start, for `admin-outcomes`.
+    pub admin_world: crate::admin_checks::AdminWorld,
     /// Counts of events seen, for coverage marks.
     pub marks: BTreeMap<String, u64>,
     /// When each event-driven mark was first reached (simulated ms, the checkers' clock).
@@ -1102,6 +1108,15 @@ impl Checkers {
         }
         out.extend(check_transaction_atomicity(time_ms, &logs, history));
         self.note_history_preconditions(&logs, history);
+        let (admin, refusals) = crate::admin_checks::check_admin_outcomes(
+            time_ms,
+            &self.admin_world,
+            &history.admin_ops,
+        );
+        out.extend(admin);
+        if refusals > 0 {
+            self.precondition("admin-outcomes");
+        }
         let mut full = Vec::new();
         self.check_acked_durable(time_ms, controllers, brokers, history, true, &mut full);
         out.extend(full);
@@ -2078,7 +2093,12 @@ mod tests {
         // in the KIP-1279 checkers, as the first argument of their violation helper).
         let directory = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
         let mut reported = BTreeSet::new();
-        for file in ["checkers.rs", "mirror_checks.rs", "runner.rs"] {
+        for file in [
+            "checkers.rs",
+            "mirror_checks.rs",
+            "runner.rs",
+            "admin_checks.rs",
+        ] {
             let text = std::fs::read_to_string(format!("{directory}/{file}")).expect("source");
             let code = text.split("#[cfg(test)]").next().unwrap_or_default();
             for piece in code.split("invariant: \"").skip(1) {

@@ -16,6 +16,7 @@
 //! | [`mirror_checks`] | the KIP-1279 invariants on mirrored logs |
 //! | [`runner`] | one run: phases, fault execution, report |
 //! | [`admin`] | the admin client: set-up topics, then the scenario's admin timeline |
+//! | [`admin_checks`] | `admin-outcomes`: every admin operation ended as the seed's rules say |
 //! | [`soak`] | many seeds over many scenarios on several threads: sharding, failures, coverage |
 //! | [`shrink`] | a failing seed's fault plan and workload reduced to a small scenario file |
 //! | [`replay`] | one run as a readable timeline: simulated time, node spans, message summaries |
@@ -24,6 +25,7 @@
 //! | [`exit`] | the process exit codes, one table |
 
 pub mod admin;
+pub mod admin_checks;
 pub mod checkers;
 pub mod dump_log;
 pub mod exit;

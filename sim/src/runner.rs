@@ -193,6 +193,7 @@ async fn supervise(scenario: Arc<Scenario>, options: RunOptions, plan: FaultPlan
                 .insert((cluster, topic.name.clone()));
         }
     }
+    world.checkers.admin_world = admin_world(&scenario);
     world.setup(&scenario).await;
     *lock(&world.shared.fault_phase_start_ms) = Some(world.now_ms());
     *lock(&world.shared.load_enabled) = true;
@@ -204,6 +205,53 @@ async fn supervise(scenario: Arc<Scenario>, options: RunOptions, plan: FaultPlan
         world.heal_phase(&scenario).await;
     }
     world.finish(options.seed, plan)
+}
+
+/// The clusters' topics at the start, and those a mirror may adopt, for `admin-outcomes`.
+fn admin_world(scenario: &Scenario) -> crate::admin_checks::AdminWorld {
+    use crate::scenario::{cluster_index, AdminOpKind};
+    let mut world = crate::admin_checks::AdminWorld::default();
+    for topic in &scenario.topics {
+        let cluster = cluster_index(topic.cluster.get_ref()).expect("validated") as u8;
+        world.topics.insert(
+            (ClusterIndex(cluster), topic.name.clone()),
+            topic.partitions,
+        );
+    }
+    for spec in scenario
+        .admin
+        .iter()
+        .filter(|s| s.kind() == AdminOpKind::CreateMirror)
+    {
+        let Some(include) = spec
+            .configs
+            .get(mirrorsim::mirror::sync::TOPICS_INCLUDE_CONFIG)
+            .and_then(|value| mirrorsim::mirror::sync::NameFilter::parse(value).ok())
+        else {
+            continue;
+        };
+        let destination =
+            ClusterIndex(cluster_index(spec.cluster.get_ref()).expect("validated") as u8);
+        let source = spec
+            .source
+            .as_ref()
+            .map(|s| s.get_ref().clone())
+            .unwrap_or_default();
+        for topic in scenario
+            .topics
+            .iter()
+            .filter(|t| *t.cluster.get_ref() == source)
+        {
+            if include.matches(&topic.name)
+                && !world
+                    .topics
+                    .contains_key(&(destination, topic.name.clone()))
+            {
+                world.adoptable.insert((destination, topic.name.clone()));
+            }
+        }
+    }
+    world
 }
 
 fn build_nodes(

@@ -1,0 +1,464 @@
+//! `admin-outcomes`: every admin timeline operation ended as the seed design's rules say it
+//! must, given the operations before it on its cluster (KIP-1279 spec §3, the seed's admin
+//! workflows). The rules are written here again, from the spec, rather than taken from the
+//! controller, so that a controller, broker or admin client that applies them wrongly
+//! (a stale image, a lost config, a mirror's topics mixed up with another's) is caught.
+//!
+//! Contract: [`check_admin_outcomes`] replays each cluster's operations in file order over a
+//! model of that cluster: its mirrors, its topics (declared, plus those a mirror may adopt
+//! through `mirror.topics.include`, whose existence depends on timing) with their partition
+//! counts, and each topic's desired state (`mirror.name`: mirrored, paused or removed by a
+//! mirror, or none). An operation's outcome must be one of those the rules allow in the model's
+//! state; an accepted change is then applied to the model.
+//!
+//! | operation | accepted when | refused with |
+//! |---|---|---|
+//! | create_mirror | the name is free | `ClusterMirrorAlreadyExists`; `InvalidReplicationFactor` is also allowed (too few brokers alive for `__mirror_state`) |
+//! | add / remove / pause / resume | the mirror exists (else `ClusterMirrorNotFound` for the whole request); per topic: it exists (else `UnknownTopicOrPartition`) and add: no mirror or removed by one; remove: mirrored or paused by this mirror; pause: mirrored by it; resume: paused by it | `InvalidClusterMirrorState` |
+//! | delete_mirror | the mirror exists and every topic of it is removed; its partitions must also be STOPPED, which depends on timing, so `InvalidClusterMirrorState` is allowed then too | `ClusterMirrorNotFound`, `InvalidClusterMirrorState` |
+//! | describe_mirror | the mirror exists | `ClusterMirrorNotFound` |
+//! | delete_records / delete_topics / create_partitions | per topic: not mirrored or paused by a mirror (a removed one may still be STOPPING: then either) | `MirrorTopicNotStopped` |
+//!
+//! An attempt that went unanswered may have taken effect, so after one the "already done"
+//! refusal of an accepted change is allowed too (and the change is applied). An operation that
+//! never finished is the liveness check's. Errors the rules do not speak of (a topic admin
+//! operation's `InvalidPartitions`, `OffsetOutOfRange`, …) are not judged, except that a topic
+//! a mirror still mirrors must never be accepted.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use mirrorsim::protocol::{ClusterIndex, ErrorCode, MirrorTopicOperation, TopicPartition};
+
+use crate::admin::{AdminAction, AdminOp, AdminOpRecord, AdminOutcome};
+use crate::checkers::Violation;
+
+/// A topic's desired state: `mirror.name` as the seed carries it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Desired {
+    Mirrored(String),
+    Paused(String),
+    Removed(String),
+}
+
+impl Desired {
+    fn mirror(&self) -> &str {
+        match self {
+            Self::Mirrored(m) | Self::Paused(m) | Self::Removed(m) => m,
+        }
+    }
+}
+
+/// What one cluster holds, as the rules see it.
+#[derive(Debug, Clone, Default)]
+struct ClusterModel {
+    mirrors: BTreeSet<String>,
+    /// Topics that exist, with their partition counts.
+    topics: BTreeMap<String, i32>,
+    /// Topics a mirror may create on its own (adoption): they may or may not exist yet.
+    maybe_topics: BTreeSet<String>,
+    desired: BTreeMap<String, Desired>,
+}
+
+/// The clusters' topics at the start of a run: (cluster, topic) → partition count, and the
+/// topics a `create_mirror` on a cluster may adopt.
+#[derive(Debug, Clone, Default)]
+pub struct AdminWorld {
+    /// Declared topics and their partition counts.
+    pub topics: BTreeMap<(ClusterIndex, String), i32>,
+    /// Topics that a mirror of the cluster may create through `mirror.topics.include`.
+    pub adoptable: BTreeSet<(ClusterIndex, String)>,
+}
+
+/// What the rules allow an operation's outcome to be.
+struct Allowed {
+    /// Request-level errors allowed.
+    request: Vec<ErrorCode>,
+    /// Per topic: the errors allowed (empty: not judged).
+    topics: BTreeMap<String, Vec<ErrorCode>>,
+    /// Whether any allowed outcome is a refusal the rules demand (the precondition).
+    demands_refusal: bool,
+}
+
+/// Checks every finished operation of `ops` (the history's, in file order); returns the
+/// violations and how many operations the rules demanded a refusal of (the invariant's
+/// precondition: illegal operations were tried).
+pub fn check_admin_outcomes(
+    time_ms: i64,
+    world: &AdminWorld,
+    ops: &[AdminOpRecord],
+) -> (Vec<Violation>, u64) {
+    let mut clusters: BTreeMap<ClusterIndex, ClusterModel> = BTreeMap::new();
+    for ((cluster, topic), partitions) in &world.topics {
+        clusters
+            .entry(*cluster)
+            .or_default()
+            .topics
+            .insert(topic.clone(), *partitions);
+    }
+    for (cluster, topic) in &world.adoptable {
+        clusters
+            .entry(*cluster)
+            .or_default()
+            .maybe_topics
+            .insert(topic.clone());
+    }
+    let mut out = Vec::new();
+    let mut refusals = 0;
+    for record in ops {
+        let Some(outcome) = &record.outcome else {
+            continue; // Never finished: liveness.
+        };
+        let model = clusters.entry(record.op.cluster).or_default();
+        let allowed = allowed(model, &record.op, outcome.unanswered > 0);
+        if allowed.demands_refusal {
+            refusals += 1;
+        }
+        if let Some(problem) = judge(&allowed, outcome) {
+            out.push(Violation {
+                invariant: "admin-outcomes",
+                cluster: Some(record.op.cluster),
+                topic_partition: record
+                    .op
+                    .topics()
+                    .first()
+                    .map(|topic| TopicPartition::new(topic.clone(), 0)),
+                detail: format!(
+                    "admin #{} {} mirror={}: {problem}",
+                    record.op.index,
+                    record.op.kind.name(),
+                    record.op.mirror
+                ),
+                time_ms,
+            });
+        }
+        apply(model, &record.op, outcome);
+    }
+    (out, refusals)
+}
+
+/// The outcomes the rules allow `op` in `model`'s state; `retried`: an attempt went
+/// unanswered and may have taken effect.
+fn allowed(model: &ClusterModel, op: &AdminOp, retried: bool) -> Allowed {
+    let exists = model.mirrors.contains(&op.mirror);
+    let mut allowed = Allowed {
+        request: vec![ErrorCode::None],
+        topics: BTreeMap::new(),
+        demands_refusal: false,
+    };
+    match &op.action {
+        AdminAction::CreateMirror { .. } => {
+            allowed.request = if exists {
+                allowed.demands_refusal = true;
+                vec![ErrorCode::ClusterMirrorAlreadyExists]
+            } else if retried {
+                vec![ErrorCode::None, ErrorCode::ClusterMirrorAlreadyExists]
+            } else {
+                vec![ErrorCode::None]
+            };
+            allowed.request.push(ErrorCode::InvalidReplicationFactor);
+        }
+        AdminAction::AlterTopics { operation, topics } => {
+            if !exists {
+                allowed.request = vec![ErrorCode::ClusterMirrorNotFound];
+                allowed.demands_refusal = true;
+                return allowed;
+            }
+            for topic in topics {
+                let errors = topic_rule(model, &op.mirror, *operation, topic, retried);
+                if !errors.contains(&ErrorCode::None) {
+                    allowed.demands_refusal = true;
+                }
+                allowed.topics.insert(topic.clone(), errors);
+            }
+        }
+        AdminAction::DeleteMirror => {
+            if !exists {
+                allowed.demands_refusal = true;
+                allowed.request = vec![ErrorCode::ClusterMirrorNotFound];
+            } else if model
+                .desired
+                .values()
+                .any(|d| d.mirror() == op.mirror && !matches!(d, Desired::Removed(_)))
+            {
+                allowed.demands_refusal = true;
+                allowed.request = vec![ErrorCode::InvalidClusterMirrorState];
+            } else {
+                // Accepted once every partition is STOPPED, which depends on timing.
+                allowed.request = vec![ErrorCode::None, ErrorCode::InvalidClusterMirrorState];
+                if retried {
+                    allowed.request.push(ErrorCode::ClusterMirrorNotFound);
+                }
+            }
+        }
+        AdminAction::DescribeMirror => {
+            allowed.request = if exists {
+                vec![ErrorCode::None]
+            } else {
+                allowed.demands_refusal = true;
+                vec![ErrorCode::ClusterMirrorNotFound]
+            };
+        }
+        AdminAction::DeleteRecords { topics }
+        | AdminAction::DeleteTopics { topics }
+        | AdminAction::CreatePartitions { topics, .. } => {
+            for topic in topics {
+                // A removed topic may still be STOPPING, and a topic in no mirror may meet
+                // other errors: neither is the rules' to judge.
+                if let Some(Desired::Mirrored(_) | Desired::Paused(_)) = model.desired.get(topic) {
+                    allowed.demands_refusal = true;
+                    allowed
+                        .topics
+                        .insert(topic.clone(), vec![ErrorCode::MirrorTopicNotStopped]);
+                }
+            }
+        }
+    }
+    allowed
+}
+
+/// The errors a topic may get from an AlterMirrorTopics `operation` of `mirror`.
+fn topic_rule(
+    model: &ClusterModel,
+    mirror: &str,
+    operation: MirrorTopicOperation,
+    topic: &str,
+    retried: bool,
+) -> Vec<ErrorCode> {
+    if !model.topics.contains_key(topic) {
+        return if model.maybe_topics.contains(topic) {
+            // Adopted by the sync only after some time.
+            vec![
+                ErrorCode::UnknownTopicOrPartition,
+                ErrorCode::None,
+                ErrorCode::InvalidClusterMirrorState,
+            ]
+        } else {
+            vec![ErrorCode::UnknownTopicOrPartition]
+        };
+    }
+    let current = model.desired.get(topic);
+    let ours = current.is_some_and(|d| d.mirror() == mirror);
+    let legal = match operation {
+        MirrorTopicOperation::Add => matches!(current, None | Some(Desired::Removed(_))),
+        MirrorTopicOperation::Remove => {
+            ours && matches!(current, Some(Desired::Mirrored(_) | Desired::Paused(_)))
+        }
+        MirrorTopicOperation::Pause => ours && matches!(current, Some(Desired::Mirrored(_))),
+        MirrorTopicOperation::Resume => ours && matches!(current, Some(Desired::Paused(_))),
+    };
+    match (legal, retried) {
+        (true, false) => vec![ErrorCode::None],
+        (true, true) => vec![ErrorCode::None, ErrorCode::InvalidClusterMirrorState],
+        (false, _) => vec![ErrorCode::InvalidClusterMirrorState],
+    }
+}
+
+/// What is wrong with `outcome`, if the rules do not allow it.
+fn judge(allowed: &Allowed, outcome: &AdminOutcome) -> Option<String> {
+    if !allowed.request.contains(&outcome.error) {
+        return Some(format!(
+            "ended with {:?}, the rules allow {:?}",
+            outcome.error, allowed.request
+        ));
+    }
+    if outcome.error != ErrorCode::None {
+        return None;
+    }
+    for (topic, errors) in &allowed.topics {
+        let Some(error) = outcome.topic_error(topic) else {
+            continue;
+        };
+        if !errors.contains(&error) {
+            return Some(format!(
+                "topic {topic} ended with {error:?}, the rules allow {errors:?}"
+            ));
+        }
+    }
+    None
+}
+
+/// Applies what `outcome` accepted to the model.
+fn apply(model: &mut ClusterModel, op: &AdminOp, outcome: &AdminOutcome) {
+    let accepted = outcome.error == ErrorCode::None;
+    match &op.action {
+        AdminAction::CreateMirror { .. }
+            if accepted || outcome.error == ErrorCode::ClusterMirrorAlreadyExists =>
+        {
+            model.mirrors.insert(op.mirror.clone());
+        }
+        AdminAction::AlterTopics { operation, topics } if accepted => {
+            for topic in topics {
+                let error = outcome.topic_error(topic);
+                // A retried change refused as already done took effect too.
+                let applied = error == Some(ErrorCode::None)
+                    || (outcome.unanswered > 0
+                        && error == Some(ErrorCode::InvalidClusterMirrorState));
+                if !applied {
+                    continue;
+                }
+                if model.maybe_topics.remove(topic) {
+                    model.topics.insert(topic.clone(), 0);
+                }
+                let mirror = op.mirror.clone();
+                let next = match operation {
+                    MirrorTopicOperation::Add | MirrorTopicOperation::Resume => {
+                        Desired::Mirrored(mirror)
+                    }
+                    MirrorTopicOperation::Pause => Desired::Paused(mirror),
+                    MirrorTopicOperation::Remove => Desired::Removed(mirror),
+                };
+                model.desired.insert(topic.clone(), next);
+            }
+        }
+        AdminAction::DeleteMirror if accepted => {
+            model.mirrors.remove(&op.mirror);
+            model
+                .desired
+                .retain(|_, desired| desired.mirror() != op.mirror);
+        }
+        AdminAction::DeleteTopics { topics } => {
+            for topic in topics {
+                if outcome.topic_error(topic) == Some(ErrorCode::None) {
+                    model.topics.remove(topic);
+                    model.desired.remove(topic);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::AdminOpKind;
+    use mirrorsim::protocol::ClusterIndex;
+
+    const B: ClusterIndex = ClusterIndex(1);
+
+    fn op(index: usize, kind: AdminOpKind, topics: &[&str]) -> AdminOp {
+        let topics: Vec<String> = topics.iter().map(|t| (*t).to_owned()).collect();
+        let action = match kind {
+            AdminOpKind::CreateMirror => AdminAction::CreateMirror {
+                configs: Vec::new(),
+            },
+            AdminOpKind::DeleteMirror => AdminAction::DeleteMirror,
+            AdminOpKind::DescribeMirror => AdminAction::DescribeMirror,
+            AdminOpKind::DeleteTopics => AdminAction::DeleteTopics { topics },
+            other => AdminAction::AlterTopics {
+                operation: other.topic_operation().expect("a topic operation"),
+                topics,
+            },
+        };
+        AdminOp {
+            index,
+            cluster: B,
+            kind,
+            at_ms: 0,
+            mirror: "m".to_owned(),
+            action,
+        }
+    }
+
+    fn finished(op: AdminOp, error: ErrorCode, topics: &[(&str, ErrorCode)]) -> AdminOpRecord {
+        AdminOpRecord {
+            op,
+            outcome: Some(AdminOutcome {
+                error,
+                topics: topics.iter().map(|(t, e)| ((*t).to_owned(), *e)).collect(),
+                started_ms: 0,
+                finished_ms: 1,
+                attempts: 1,
+                unanswered: 0,
+                described: Vec::new(),
+            }),
+        }
+    }
+
+    fn world() -> AdminWorld {
+        AdminWorld {
+            topics: [((B, "orders".to_owned()), 2)].into_iter().collect(),
+            adoptable: BTreeSet::new(),
+        }
+    }
+
+    #[test]
+    fn a_timeline_that_follows_the_rules_passes_and_its_refusals_count() {
+        use AdminOpKind::*;
+        use ErrorCode::{ClusterMirrorNotFound, InvalidClusterMirrorState, None as Ok};
+        let ops = vec![
+            finished(op(0, AddTopics, &["orders"]), ClusterMirrorNotFound, &[]),
+            finished(op(1, CreateMirror, &[]), Ok, &[]),
+            finished(op(2, AddTopics, &["orders"]), Ok, &[("orders", Ok)]),
+            finished(
+                op(3, ResumeTopics, &["orders"]),
+                Ok,
+                &[("orders", InvalidClusterMirrorState)],
+            ),
+            finished(op(4, DeleteMirror, &[]), InvalidClusterMirrorState, &[]),
+            finished(op(5, PauseTopics, &["orders"]), Ok, &[("orders", Ok)]),
+            finished(op(6, RemoveTopics, &["orders"]), Ok, &[("orders", Ok)]),
+            finished(op(7, DeleteMirror, &[]), Ok, &[]),
+            finished(op(8, DescribeMirror, &[]), ClusterMirrorNotFound, &[]),
+            finished(op(9, CreateMirror, &[]), Ok, &[]),
+            finished(op(10, AddTopics, &["orders"]), Ok, &[("orders", Ok)]),
+        ];
+        let (violations, refusals) = check_admin_outcomes(0, &world(), &ops);
+        assert!(violations.is_empty(), "{violations:?}");
+        assert_eq!(refusals, 4);
+    }
+
+    #[test]
+    fn outcomes_the_rules_forbid_are_caught() {
+        use AdminOpKind::*;
+        use ErrorCode::{InvalidClusterMirrorState, None as Ok};
+        let base = |last: AdminOpRecord| {
+            vec![
+                finished(op(0, CreateMirror, &[]), Ok, &[]),
+                finished(op(1, AddTopics, &["orders"]), Ok, &[("orders", Ok)]),
+                last,
+            ]
+        };
+        for last in [
+            // Adding a topic the mirror already mirrors must be refused.
+            finished(op(2, AddTopics, &["orders"]), Ok, &[("orders", Ok)]),
+            // Pausing a mirrored topic must be accepted.
+            finished(
+                op(2, PauseTopics, &["orders"]),
+                Ok,
+                &[("orders", InvalidClusterMirrorState)],
+            ),
+            // A mirror with a topic still mirrored cannot be deleted.
+            finished(op(2, DeleteMirror, &[]), Ok, &[]),
+            // A mirrored topic cannot be deleted.
+            finished(op(2, DeleteTopics, &["orders"]), Ok, &[("orders", Ok)]),
+            // The mirror exists.
+            finished(op(2, CreateMirror, &[]), Ok, &[]),
+        ] {
+            let what = format!("{:?}", last.op.kind);
+            let (violations, _) = check_admin_outcomes(0, &world(), &base(last));
+            assert_eq!(violations.len(), 1, "{what}: {violations:?}");
+            assert_eq!(violations[0].invariant, "admin-outcomes");
+        }
+    }
+
+    #[test]
+    fn a_retried_change_may_come_back_as_already_done() {
+        use AdminOpKind::*;
+        use ErrorCode::{InvalidClusterMirrorState, None as Ok};
+        let mut add = finished(
+            op(1, AddTopics, &["orders"]),
+            Ok,
+            &[("orders", InvalidClusterMirrorState)],
+        );
+        add.outcome.as_mut().expect("finished").unanswered = 1;
+        let ops = vec![
+            finished(op(0, CreateMirror, &[]), Ok, &[]),
+            add,
+            // The add took effect: pausing is legal now.
+            finished(op(2, PauseTopics, &["orders"]), Ok, &[("orders", Ok)]),
+        ];
+        let (violations, _) = check_admin_outcomes(0, &world(), &ops);
+        assert!(violations.is_empty(), "{violations:?}");
+    }
+}
