@@ -566,6 +566,16 @@ impl Checkers {
                             && *tp == topic_partition
                             && *member == broker_id)
                     });
+                    // A leader may truncate inside its epoch (KIP-1279's PREPARING cut): its
+                    // duplicate and order scan starts over, or the offsets it refills would
+                    // never be scanned.
+                    let incarnation = view.incarnation;
+                    self.scans.retain(|(cluster, tp, leader, leader_incarnation, _), _| {
+                        !(*cluster == view.cluster
+                            && *tp == topic_partition
+                            && *leader == broker_id
+                            && *leader_incarnation == incarnation)
+                    });
                     self.log_epochs_checked
                         .remove(&(node, view.incarnation, topic_partition));
                     self.mark("follower-truncated");
