@@ -570,12 +570,13 @@ impl Checkers {
                     // duplicate and order scan starts over, or the offsets it refills would
                     // never be scanned.
                     let incarnation = view.incarnation;
-                    self.scans.retain(|(cluster, tp, leader, leader_incarnation, _), _| {
-                        !(*cluster == view.cluster
-                            && *tp == topic_partition
-                            && *leader == broker_id
-                            && *leader_incarnation == incarnation)
-                    });
+                    self.scans
+                        .retain(|(cluster, tp, leader, leader_incarnation, _), _| {
+                            !(*cluster == view.cluster
+                                && *tp == topic_partition
+                                && *leader == broker_id
+                                && *leader_incarnation == incarnation)
+                        });
                     self.log_epochs_checked
                         .remove(&(node, view.incarnation, topic_partition));
                     self.mark("follower-truncated");
@@ -1239,7 +1240,17 @@ impl Checkers {
                 self.mark("txn-aborted-records-in-log");
             }
         }
-        let partitions: Vec<(ClusterIndex, TopicPartition)> = outcomes.keys().cloned().collect();
+        // Every partition a transactional producer wrote to, on its own cluster and on those
+        // that mirror it (the partitions read above).
+        let mut partitions: BTreeSet<(ClusterIndex, TopicPartition)> =
+            outcomes.keys().cloned().collect();
+        partitions.extend(
+            history
+                .sends
+                .values()
+                .filter(|send| send.transaction.is_some())
+                .map(|send| (cluster_of_value(&send.value), send.topic_partition.clone())),
+        );
         for (cluster, tp) in partitions {
             let Some(log) = logs.leader_log(cluster, &tp) else {
                 continue;
@@ -1257,8 +1268,9 @@ impl Checkers {
         log: &PartitionLog<MemoryDirDisk>,
     ) {
         use mirrorsim::record::ControlRecord;
-        // Producer id → the epoch of its latest transactional data batch.
-        let mut data_epochs: BTreeMap<i64, i16> = BTreeMap::new();
+        // Producer id → the epoch of its latest batch (data or marker): an ABORT above it was
+        // written for an epoch the producer never wrote with, a fence.
+        let mut epochs: BTreeMap<i64, i16> = BTreeMap::new();
         for batch in log.batches_from(log.log_start_offset()) {
             let header = batch.header();
             match batch.control_record() {
@@ -1268,15 +1280,15 @@ impl Checkers {
                     } else {
                         "txn-abort-marker"
                     });
-                    let fenced = data_epochs
-                        .remove(&header.producer_id)
+                    let fenced = epochs
+                        .insert(header.producer_id, header.producer_epoch)
                         .is_some_and(|epoch| epoch < header.producer_epoch);
                     if fenced && !committed {
                         self.mark("txn-fence-abort");
                     }
                 }
                 _ if header.is_transactional() && !header.is_control() => {
-                    data_epochs.insert(header.producer_id, header.producer_epoch);
+                    epochs.insert(header.producer_id, header.producer_epoch);
                 }
                 _ => {}
             }

@@ -527,18 +527,25 @@ impl Draft {
             acks,
             transactional: false,
             start_ms: start_ms.filter(|at| *at > 0).map(spanned),
+            transaction_timeout_ms: None,
         });
     }
 
     fn transactional_producer(&mut self, cluster: usize, topic: &str, start_ms: Option<u64>) {
+        let interval_ms = self.rng.random_range(3..=8) * 10;
+        // A short transaction timeout makes a client pause past it a coordinator's abort.
+        let transaction_timeout_ms = self
+            .chance(0.3)
+            .then(|| self.rng.random_range(15..=40) * 100);
         self.producers.push(ProducerSpec {
             cluster: spanned(letter(cluster)),
             topic: spanned(topic.to_owned()),
             count: 1,
-            interval_ms: self.rng.random_range(3..=8) * 10,
+            interval_ms,
             acks: AcksSpec::All,
             transactional: true,
             start_ms: start_ms.filter(|at| *at > 0).map(spanned),
+            transaction_timeout_ms,
         });
     }
 

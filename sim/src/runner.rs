@@ -429,11 +429,15 @@ fn build_nodes(
                     AcksSpec::Leader => Acks::Leader,
                 };
                 if spec.transactional {
+                    let timeout = spec.transaction_timeout_ms;
                     add(
                         id,
                         Arc::new(move |now_ms, incarnation| {
-                            let config =
+                            let mut config =
                                 TransactionalProducerConfig::simulated(format!("{id}-txn"));
+                            if let Some(timeout) = timeout {
+                                config.transaction_timeout_ms = timeout;
+                            }
                             let producer =
                                 TransactionalProducer::new(id, bootstrap.clone(), config)
                                     .expect("valid transactional producer config");
@@ -1128,7 +1132,7 @@ impl World {
             self.final_verdict(now)
         };
         self.say_verdict(seed, verdict);
-        let (records, producer_epoch_bumps, admin) = {
+        let (records, producer_epoch_bumps, transactional_fenced, admin) = {
             let history = lock(&self.shared.history);
             let sends = history.sends.values();
             let acked = sends.clone().filter(|s| s.acked_offset.is_some()).count();
@@ -1136,12 +1140,20 @@ impl World {
             (
                 (history.sends.len(), acked, failed),
                 history.producer_epoch_bumps,
+                history.transactional_fenced,
                 history.admin_ops.clone(),
             )
         };
         self.checkers.take_preconditions();
         for (mark, count) in admin_marks(&admin) {
             *self.checkers.marks.entry(mark.into()).or_default() += count;
+        }
+        if transactional_fenced > 0 {
+            *self
+                .checkers
+                .marks
+                .entry("txn-producer-fenced-by-timeout".into())
+                .or_default() += transactional_fenced;
         }
         if producer_epoch_bumps > 0 {
             *self

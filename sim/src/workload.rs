@@ -142,6 +142,9 @@ pub struct History {
     pub producer_epoch_bumps: u64,
     /// Batches idempotent producers sent again (their `Retried` events).
     pub batch_retries: u64,
+    /// Transactional producers fenced while alive (a coordinator's timeout abort bumped the
+    /// epoch under their open transaction).
+    pub transactional_fenced: u64,
     /// Topics each consumer reads (every partition, from the earliest offset).
     pub subscriptions: BTreeMap<NodeId, Vec<String>>,
     /// Consumers that read with READ_COMMITTED.
@@ -548,6 +551,10 @@ impl TransactionalWorkload {
                     outcome_unknown,
                     ..
                 } => history.record_failure(key(handle), outcome_unknown),
+                // Only a live producer hears this: the coordinator bumped its epoch under an
+                // open transaction (it timed out), as a restart of this node would fence a
+                // dead incarnation instead.
+                TransactionalEvent::Fenced { .. } => history.transactional_fenced += 1,
                 TransactionalEvent::TransactionCompleted {
                     transaction,
                     committed,

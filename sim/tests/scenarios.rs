@@ -471,3 +471,16 @@ fn a_jump_over_a_reset_that_preparing_cut_is_excused_in_a_failback_without_rever
         );
     }
 }
+
+#[test]
+fn mirror_prefix_catches_an_off_by_one_in_the_last_mirrored_epoch_truncation() {
+    // failback's a moves its leaders after b stopped mirroring, so a's PREPARING truncation
+    // removes data (lme-truncation-removed-data): one record kept too many is a record b
+    // never had, and b's own bumped epoch can equal a's, so the fetch's divergence check does
+    // not repair it.
+    caught_within_ten_seeds(
+        "failback",
+        BrokenSwitch::MirrorLmeTruncationOffByOne,
+        |report| violation_of(report, "mirror-prefix"),
+    );
+}

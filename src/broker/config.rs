@@ -186,6 +186,9 @@ pub enum BrokenSwitch {
     /// a mirror topic's partitions are STOPPED (the controller still refuses topics that
     /// `mirror.name` asks to mirror or pause).
     MirrorTopicAdminUnchecked,
+    /// PREPARING's last-mirrored-epoch truncation keeps one record too many (an off-by-one at
+    /// the end of the last mirrored epoch).
+    MirrorLmeTruncationOffByOne,
 }
 
 impl BrokenSwitch {
@@ -201,6 +204,7 @@ impl BrokenSwitch {
             Self::FollowerIgnoresPidReset => "follower-ignores-pid-reset",
             Self::MirrorCoordinatorIgnoresEpochs => "mirror-coordinator-ignores-epochs",
             Self::MirrorTopicAdminUnchecked => "mirror-topic-admin-unchecked",
+            Self::MirrorLmeTruncationOffByOne => "mirror-lme-truncation-off-by-one",
         }
     }
 
@@ -216,6 +220,7 @@ impl BrokenSwitch {
             Self::FollowerIgnoresPidReset,
             Self::MirrorCoordinatorIgnoresEpochs,
             Self::MirrorTopicAdminUnchecked,
+            Self::MirrorLmeTruncationOffByOne,
         ]
         .into_iter()
         .find(|switch| switch.name() == name)

@@ -880,10 +880,15 @@ impl<S: BrokerStorage> super::Broker<S> {
             partition.log.truncate_to(target).map(|_| target)
         } else {
             let end = partition.log.end_offset_for_epoch(last_mirrored_epoch);
+            let off_by_one = i64::from(
+                self.config
+                    .broken
+                    .contains(&BrokenSwitch::MirrorLmeTruncationOffByOne),
+            );
             let target = if end.end_offset < 0 {
                 0
             } else {
-                end.end_offset.min(log_end_before)
+                (end.end_offset + off_by_one).min(log_end_before)
             };
             partition.log.truncate_to(target).map(|_| target)
         };

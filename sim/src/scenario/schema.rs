@@ -201,6 +201,10 @@ pub struct ProducerSpec {
     /// When the producers start, in ms from the start of the fault phase (`None`: 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_ms: Option<Spanned<u64>>,
+    /// Transactional producers only: `transaction.timeout.ms`, after which the coordinator
+    /// aborts an open transaction and fences the producer (`None`: the simulated 10 s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transaction_timeout_ms: Option<i64>,
 }
 
 fn one() -> u16 {

@@ -43,6 +43,10 @@ pub const MAX_CONFIG_MS: i64 = i32::MAX as i64;
 /// address numbers them from 1.
 pub const MAX_CLIENTS_PER_KIND: u32 = 255;
 
+/// Kafka's `transaction.max.timeout.ms` default: the longest transaction timeout a producer
+/// may ask for.
+pub const TRANSACTION_MAX_TIMEOUT_MS: i64 = 900_000;
+
 /// The largest clock offset a `clock_skew` may name: a year, either way.
 pub const MAX_CLOCK_OFFSET_MS: f64 = 365.0 * 24.0 * 3_600_000.0;
 
@@ -266,6 +270,31 @@ impl Scenario {
                 producer.interval_ms,
                 1,
             )?;
+            if let Some(timeout) = producer.transaction_timeout_ms {
+                let timeout_field = format!("{field}.transaction_timeout_ms");
+                if !producer.transactional {
+                    return Err(source.error(
+                        &timeout_field,
+                        "only a transactional producer has a transaction timeout".into(),
+                    ));
+                }
+                check_config_ms(
+                    source,
+                    &timeout_field,
+                    timeout,
+                    1,
+                    "Kafka's transaction.max.timeout.ms is 900000",
+                )?;
+                if timeout > TRANSACTION_MAX_TIMEOUT_MS {
+                    return Err(source.error(
+                        &timeout_field,
+                        format!(
+                            "at most {TRANSACTION_MAX_TIMEOUT_MS} ms (the coordinator's \
+                             transaction.max.timeout.ms), not {timeout}"
+                        ),
+                    ));
+                }
+            }
             if producer.transactional && producer.acks != AcksSpec::All {
                 return Err(source.error(
                     &format!("{field}.acks"),
