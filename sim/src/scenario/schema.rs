@@ -194,7 +194,7 @@ pub struct ProducerSpec {
     #[serde(default = "default_acks")]
     pub acks: AcksSpec,
     /// Transactional producers: every `interval_ms` a transaction of up to 3 records on
-    /// distinct partitions, one in five aborted on purpose. Transactional id `NODE-txn`, so a
+    /// distinct partitions, one in five aborted on purpose once its records reached the log. Transactional id `NODE-txn`, so a
     /// restarted producer fences its previous incarnation.
     #[serde(default, skip_serializing_if = "is_false")]
     pub transactional: bool,
