@@ -152,6 +152,11 @@ pub const INVARIANTS: &[(&str, &str)] = &[
         "the mirror sync clamped a group offset",
     ),
     (
+        "group-resume-no-skip",
+        "a group whose offsets the mirror sync committed read on the destination from above \
+         its log start",
+    ),
+    (
         "admin-outcomes",
         "an admin operation the seed's rules refuse was tried (and had to be refused)",
     ),
@@ -283,6 +288,8 @@ pub struct Checkers {
     last_leaders: BTreeMap<(ClusterIndex, TopicPartition), BrokerId>,
     /// Partitions whose leader changed during the run.
     leader_changed: BTreeSet<(ClusterIndex, TopicPartition)>,
+    /// Groups the mirror sync committed offsets for, by destination cluster.
+    synced_groups: BTreeSet<(ClusterIndex, String)>,
     /// `skipped-poll` at read time: per (consumer, incarnation), how many of its polls were
     /// looked at and the offset it last read of each partition.
     polls_seen: BTreeMap<(NodeId, u64), (usize, BTreeMap<TopicPartition, i64>)>,
@@ -608,10 +615,12 @@ impl Checkers {
                     }
                 }
                 BrokerEvent::MirrorOffsetSynced {
+                    group_id,
                     offset,
                     source_offset,
                     ..
                 } => {
+                    self.synced_groups.insert((view.cluster, group_id));
                     self.mark("mirror-offset-synced");
                     if offset != source_offset {
                         self.mark("mirror-offset-clamped");
@@ -1119,6 +1128,7 @@ impl Checkers {
         }
         out.extend(check_transaction_atomicity(time_ms, &logs, history));
         self.note_history_preconditions(&logs, history);
+        out.extend(self.check_group_resumes(time_ms, &logs, history));
         let (admin, refusals) = crate::admin_checks::check_admin_outcomes(
             time_ms,
             &self.admin_world,
@@ -1132,6 +1142,98 @@ impl Checkers {
         self.check_acked_durable(time_ms, controllers, brokers, history, true, &mut full);
         out.extend(full);
         out.extend(self.lost_writes(time_ms, controllers, brokers, history));
+        out
+    }
+
+    /// `group-resume-no-skip`: a consumer group that reads a destination cluster after the
+    /// mirror sync committed offsets for it there (a failover's consumers resuming where they
+    /// stopped on the source) must not skip a record: every data record of the destination's
+    /// final log below the first offset the group read there (above the log start) must be a
+    /// record the group read somewhere, on the source or here. A synced offset that a later
+    /// truncation (a leader change, STOPPING's cut to the last stable offset) left above the
+    /// log, refilled by the destination's own writes, makes the group resume past them.
+    fn check_group_resumes(
+        &mut self,
+        time_ms: i64,
+        logs: &dyn LeaderLogs,
+        history: &History,
+    ) -> Vec<Violation> {
+        let mut out = Vec::new();
+        for (cluster, group) in &self.synced_groups.clone() {
+            let members: Vec<NodeId> = history
+                .groups
+                .iter()
+                .filter(|(node, name)| node.cluster() == *cluster && *name == group)
+                .map(|(node, _)| *node)
+                .collect();
+            if members.is_empty() {
+                continue;
+            }
+            // Values the group read anywhere (a group name is the same on every cluster).
+            let read: BTreeSet<&str> = history
+                .polls
+                .iter()
+                .filter(|((node, _), _)| history.groups.get(node) == Some(group))
+                .flat_map(|(_, polls)| polls.iter().map(|poll| poll.value.as_str()))
+                .collect();
+            // The first offset the group read here, per partition (earliest read first).
+            let mut first: BTreeMap<&TopicPartition, (i64, i64)> = BTreeMap::new();
+            for ((node, _), polls) in &history.polls {
+                if !members.contains(node) {
+                    continue;
+                }
+                for poll in polls {
+                    let entry = first
+                        .entry(&poll.topic_partition)
+                        .or_insert((poll.received_ms, poll.offset));
+                    if poll.received_ms < entry.0 {
+                        *entry = (poll.received_ms, poll.offset);
+                    }
+                }
+            }
+            let read_committed = members.iter().any(|m| history.read_committed.contains(m));
+            for (tp, (_, resumed_at)) in first {
+                let Some(log) = logs.leader_log(*cluster, tp) else {
+                    continue;
+                };
+                if resumed_at <= log.log_start_offset() {
+                    continue;
+                }
+                self.precondition("group-resume-no-skip");
+                let outcomes = read_committed.then(|| transaction_outcomes(log));
+                let skipped = log
+                    .batches_from(log.log_start_offset())
+                    .take_while(|batch| batch.base_offset() < resumed_at)
+                    .filter(|batch| !batch.is_control())
+                    .filter(|batch| {
+                        outcomes.as_ref().is_none_or(|outcomes| {
+                            outcomes
+                                .get(&batch.base_offset())
+                                .is_none_or(|(_, outcome)| *outcome == TxnOutcome::Committed)
+                        })
+                    })
+                    .flat_map(|batch| batch.records().filter_map(Result::ok))
+                    .filter(|record| record.offset < resumed_at)
+                    .find_map(|record| {
+                        let value = record.value.as_deref().map(String::from_utf8_lossy)?;
+                        (!read.contains(value.as_ref()))
+                            .then(|| (record.offset, value.into_owned()))
+                    });
+                if let Some((offset, value)) = skipped {
+                    out.push(Violation {
+                        invariant: "group-resume-no-skip",
+                        cluster: Some(*cluster),
+                        topic_partition: Some(tp.clone()),
+                        detail: format!(
+                            "group {group} resumed at offset {resumed_at} over {value:?} at offset \
+                             {offset}, which it never read (the mirror sync committed its offsets \
+                             here)"
+                        ),
+                        time_ms,
+                    });
+                }
+            }
+        }
         out
     }
 
@@ -2160,6 +2262,58 @@ mod tests {
         let names: Vec<&str> = INVARIANTS.iter().map(|(name, _)| *name).collect();
         let unique: BTreeSet<&str> = names.iter().copied().collect();
         assert_eq!(unique.len(), names.len(), "an invariant is listed twice");
+    }
+
+    #[test]
+    fn group_resume_checker_catches_a_group_resuming_past_records_it_never_read() {
+        // b's log: two mirrored records the group read on a, then two b wrote itself after a
+        // truncation cut below the synced offset 3.
+        let tp = TopicPartition::new("orders", 0);
+        // One producer per batch: the same producer id and sequence would be a duplicate.
+        let plain = |producer_id: i64, value: &str| {
+            let mut builder = BatchBuilder::idempotent(producer_id, 0, 0);
+            builder.append(0, None, Some(Bytes::from(value.to_owned())), vec![]);
+            builder.build()
+        };
+        let log = log_with(&[
+            (plain(7, "a/1/orders-0/0/x"), AppendOrigin::Client),
+            (plain(8, "a/1/orders-0/1/x"), AppendOrigin::Client),
+            (plain(9, "b/1/orders-0/0/y"), AppendOrigin::Client),
+            (plain(10, "b/1/orders-0/1/y"), AppendOrigin::Client),
+        ]);
+        let logs = FixedLogs([(tp.clone(), log)].into_iter().collect());
+        let b = ClusterIndex(1);
+        let on_a = NodeId::Client(ClusterIndex(0), ClientKind::Consumer, 1);
+        let on_b = NodeId::Client(b, ClientKind::Consumer, 1);
+        let judge = |resume_at: i64, b_read: &str| {
+            let mut history = History::default();
+            history.groups.insert(on_a, "g".into());
+            history.groups.insert(on_b, "g".into());
+            history.polls.insert(
+                (on_a, 1),
+                vec![
+                    poll(&tp, 0, "a/1/orders-0/0/x"),
+                    poll(&tp, 1, "a/1/orders-0/1/x"),
+                ],
+            );
+            history
+                .polls
+                .insert((on_b, 1), vec![poll(&tp, resume_at, b_read)]);
+            let mut checkers = Checkers::default();
+            checkers.synced_groups.insert((b, "g".to_owned()));
+            checkers.check_group_resumes(0, &logs, &history)
+        };
+        // Resuming at 2 skips nothing: everything below was read on a.
+        assert!(judge(2, "b/1/orders-0/0/y").is_empty());
+        // Resuming at 3 (an offset synced before the truncation) skips b's record at 2.
+        let found = judge(3, "b/1/orders-0/1/y");
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].invariant, "group-resume-no-skip");
+        assert!(
+            found[0].detail.contains("at offset 2"),
+            "{}",
+            found[0].detail
+        );
     }
 
     #[test]
