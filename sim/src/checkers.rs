@@ -635,6 +635,7 @@ impl Checkers {
                         self.precondition("coordinator-fencing");
                     }
                 }
+                BrokerEvent::TxnMarkerRefused { .. } => self.mark("mirror-txn-marker-refused"),
                 BrokerEvent::BecameFollower { .. } | BrokerEvent::LeaderAppend { .. } => {}
             }
         }

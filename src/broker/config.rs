@@ -186,6 +186,9 @@ pub enum BrokenSwitch {
     /// a mirror topic's partitions are STOPPED (the controller still refuses topics that
     /// `mirror.name` asks to mirror or pause).
     MirrorTopicAdminUnchecked,
+    /// WriteTxnMarkers appends markers into KIP-1279 mirror partitions that are not STOPPED
+    /// (no read-only check on the marker path: the behaviour before issue #14).
+    MirrorMarkersUnchecked,
 }
 
 impl BrokenSwitch {
@@ -201,6 +204,7 @@ impl BrokenSwitch {
             Self::FollowerIgnoresPidReset => "follower-ignores-pid-reset",
             Self::MirrorCoordinatorIgnoresEpochs => "mirror-coordinator-ignores-epochs",
             Self::MirrorTopicAdminUnchecked => "mirror-topic-admin-unchecked",
+            Self::MirrorMarkersUnchecked => "mirror-markers-unchecked",
         }
     }
 
@@ -216,6 +220,7 @@ impl BrokenSwitch {
             Self::FollowerIgnoresPidReset,
             Self::MirrorCoordinatorIgnoresEpochs,
             Self::MirrorTopicAdminUnchecked,
+            Self::MirrorMarkersUnchecked,
         ]
         .into_iter()
         .find(|switch| switch.name() == name)

@@ -3,7 +3,7 @@
 //! partitions moves, routing coordinator requests and answers, and WriteTxnMarkers on partition
 //! leaders.
 
-use super::{BrokerStorage, Role};
+use super::{BrokenSwitch, BrokerStorage, Role};
 use crate::controller::MIN_INSYNC_REPLICAS;
 use crate::coordinator::runtime::HostContext;
 use crate::coordinator::{partition_for, CONSUMER_OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC};
@@ -289,7 +289,9 @@ impl<S: BrokerStorage> super::Broker<S> {
     }
 
     /// WriteTxnMarkers on a partition leader: append each marker with coordinator origin and
-    /// answer once the ISR has them (Kafka writes markers with acks=all).
+    /// answer once the ISR has them (Kafka writes markers with acks=all). A marker for a
+    /// KIP-1279 mirror partition that is not STOPPED is refused with `ReadOnlyTopic`, whatever
+    /// its outcome and whatever the partition's state (see [`Self::append_marker`]).
     pub(super) fn handle_write_txn_markers(
         &mut self,
         now_ms: i64,
@@ -316,6 +318,17 @@ impl<S: BrokerStorage> super::Broker<S> {
         self.try_complete_delayed_fetches(now_ms);
     }
 
+    /// Appends one marker as the partition's leader, or says why not.
+    ///
+    /// Read-only (KIP-1279): a mirror partition takes no marker until it is STOPPED, as the
+    /// prototype's `ReplicaManager.appendToLocalLog` refuses every append origin into a
+    /// mirroring partition with `READ_ONLY_TOPIC`. Before this check the local transaction
+    /// coordinator's markers landed between mirrored batches, at offsets the source later
+    /// filled with its own batches (issue #14: `mirror-prefix` and `epochs-monotonic` on
+    /// every seed). STOPPING too refuses them here: what STOPPING writes itself (its
+    /// `MIRROR_PID_RESET`, the `abort-markers` design's ABORT markers) is appended by the
+    /// mirroring code directly, never through WriteTxnMarkers. The refusal is checked before
+    /// `min.insync.replicas`, as the prototype's check comes before the partition's append.
     fn append_marker(
         &mut self,
         now_ms: i64,
@@ -323,6 +336,14 @@ impl<S: BrokerStorage> super::Broker<S> {
         topic_partition: TopicPartition,
     ) -> MarkerEntry {
         let min_insync = self.min_insync_replicas(&topic_partition.topic);
+        let mirror_topic = self
+            .image
+            .mirror_desired_state(&topic_partition.topic)
+            .is_some();
+        let unchecked = self
+            .config
+            .broken
+            .contains(&BrokenSwitch::MirrorMarkersUnchecked);
         let mut entry = MarkerEntry {
             producer_id: marker.producer_id,
             topic_partition: topic_partition.clone(),
@@ -338,6 +359,16 @@ impl<S: BrokerStorage> super::Broker<S> {
             entry.error = ErrorCode::NotLeaderOrFollower;
             return entry;
         };
+        let mirror_state = partition.mirror_state;
+        if mirror_topic && !mirror_state.is_writable() && !unchecked {
+            entry.error = ErrorCode::ReadOnlyTopic;
+            self.events.push(super::BrokerEvent::TxnMarkerRefused {
+                topic_partition,
+                committed: marker.committed,
+                mirror_state,
+            });
+            return entry;
+        }
         // Markers are acks=all writes: refused below min.insync.replicas.
         if state.isr.len() < min_insync {
             entry.error = ErrorCode::NotEnoughReplicas;

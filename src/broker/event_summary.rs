@@ -125,6 +125,17 @@ impl fmt::Display for BrokerEvent {
                 f,
                 "FollowerHighWatermarkLowered {topic_partition} hw {from}->{to} leader={leader}"
             ),
+            Self::TxnMarkerRefused {
+                topic_partition,
+                committed,
+                mirror_state,
+            } => {
+                let marker = if *committed { "COMMIT" } else { "ABORT" };
+                write!(
+                    f,
+                    "TxnMarkerRefused {topic_partition} {marker} error=ReadOnlyTopic mirror_state={mirror_state}"
+                )
+            }
             Self::IsrChanged {
                 topic_partition,
                 isr,

@@ -203,6 +203,16 @@ pub enum BrokerEvent {
         /// The leader it follows.
         leader: BrokerId,
     },
+    /// This leader refused a WriteTxnMarkers marker for a KIP-1279 mirror partition that is
+    /// not STOPPED (`ReadOnlyTopic`; the transaction coordinator retries it).
+    TxnMarkerRefused {
+        /// The partition.
+        topic_partition: TopicPartition,
+        /// Whether the marker was a COMMIT (else ABORT).
+        committed: bool,
+        /// The partition's mirror state at the refusal.
+        mirror_state: crate::mirror::MirrorState,
+    },
     /// The ISR of a led partition changed (as confirmed by the controller).
     IsrChanged {
         /// The partition.
