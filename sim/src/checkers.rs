@@ -637,6 +637,7 @@ impl Checkers {
                     }
                 }
                 BrokerEvent::TxnMarkerRefused { .. } => self.mark("mirror-txn-marker-refused"),
+                BrokerEvent::TxnEnlistRefused { .. } => self.mark("mirror-txn-enlist-refused"),
                 BrokerEvent::BecameFollower { .. } | BrokerEvent::LeaderAppend { .. } => {}
             }
         }

@@ -136,6 +136,17 @@ impl fmt::Display for BrokerEvent {
                     "TxnMarkerRefused {topic_partition} {marker} error=ReadOnlyTopic mirror_state={mirror_state}"
                 )
             }
+            Self::TxnEnlistRefused {
+                transactional_id,
+                partitions,
+            } => {
+                let partitions: Vec<String> = partitions.iter().map(ToString::to_string).collect();
+                write!(
+                    f,
+                    "TxnEnlistRefused transactional_id={transactional_id} partitions=[{}] error=ReadOnlyTopic",
+                    partitions.join(",")
+                )
+            }
             Self::IsrChanged {
                 topic_partition,
                 isr,
