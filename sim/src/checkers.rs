@@ -28,7 +28,8 @@
 //!   judged against the final log's markers.
 //!
 //! Liveness (exit code 2), checked at the end of the heal phase: `liveness` (every partition
-//! has a leader, the ISR is complete, no transaction is left open (LSO = HW), every
+//! has a leader, the ISR is complete, no transaction is left open (LSO = HW) or still
+//! completing at its coordinator (PrepareCommit/PrepareAbort), every
 //! acknowledged record is below the high watermark, every send of a live client was
 //! acknowledged or failed, every admin timeline operation finished) and `unseen` (every acknowledged record reached every
 //! consumer of its topic).
@@ -645,6 +646,8 @@ impl Checkers {
                         self.precondition("coordinator-fencing");
                     }
                 }
+                BrokerEvent::TxnMarkerRefused { .. } => self.mark("mirror-txn-marker-refused"),
+                BrokerEvent::TxnEnlistRefused { .. } => self.mark("mirror-txn-enlist-refused"),
                 BrokerEvent::BecameFollower { .. } | BrokerEvent::LeaderAppend { .. } => {}
             }
         }
@@ -1568,6 +1571,7 @@ impl Checkers {
             });
         }
         out.extend(unfinished_admin_ops(time_ms, history));
+        out.extend(unfinished_transactions(time_ms, controllers, brokers));
         out.extend(unseen(time_ms, history, |offset, send| {
             self.dropped_by_mirroring(offset, send)
         }));
@@ -1590,6 +1594,70 @@ fn unfinished_admin_ops(time_ms: i64, history: &History) -> Vec<Violation> {
             time_ms,
         })
         .collect()
+}
+
+/// Transactions still completing (PrepareCommit or PrepareAbort) at the shard of their
+/// current transaction coordinator after healing: a healed cluster writes every marker within
+/// a few retries, so one left there is stuck for good and its producer gets
+/// CONCURRENT_TRANSACTIONS forever (issue #14: markers a mirror partition refuses as read-only).
+/// Nothing else sees this: the producer's sends have all failed by then, and the partitions
+/// the markers are for may hold no data of the transaction.
+fn unfinished_transactions(
+    time_ms: i64,
+    controllers: &[ControllerView<'_>],
+    brokers: &[BrokerView<'_>],
+) -> Vec<Violation> {
+    use mirrorsim::coordinator::runtime::ShardHost;
+    use mirrorsim::coordinator::transaction::TransactionCoordinatorShard;
+    use mirrorsim::coordinator::TRANSACTION_STATE_TOPIC;
+    let mut out = Vec::new();
+    for controller in controllers {
+        let image = controller.controller.image();
+        for (tp, record) in image
+            .all_partitions()
+            .filter(|(tp, _)| tp.topic == TRANSACTION_STATE_TOPIC)
+        {
+            let shard = record.leader.and_then(|leader| {
+                brokers
+                    .iter()
+                    .find(|v| v.cluster == controller.cluster && v.broker.broker_id() == leader)
+                    .and_then(|view| {
+                        view.broker
+                            .hosted_coordinators()
+                            .find(|(partition, _)| **partition == tp)
+                            .and_then(|(_, host)| {
+                                host.downcast_ref::<ShardHost<TransactionCoordinatorShard>>()
+                            })
+                    })
+            });
+            let Some(shard) = shard.map(ShardHost::shard) else {
+                continue; // The general check reports a partition without a leader.
+            };
+            for (transactional_id, metadata) in shard.transactions() {
+                if !metadata.state.is_prepare() {
+                    continue;
+                }
+                let partitions: Vec<String> = metadata
+                    .partitions
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect();
+                out.push(Violation {
+                    invariant: "liveness",
+                    cluster: Some(controller.cluster),
+                    topic_partition: metadata.partitions.first().cloned(),
+                    detail: format!(
+                        "transaction {transactional_id} (producer id {}) is still {:?} at its coordinator after healing: markers unwritten on [{}]",
+                        metadata.producer_id,
+                        metadata.state,
+                        partitions.join(",")
+                    ),
+                    time_ms,
+                });
+            }
+        }
+    }
+    out
 }
 
 /// The cluster a self-describing value was produced in (its producer's cluster letter).

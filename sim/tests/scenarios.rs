@@ -33,6 +33,7 @@ const SCENARIOS: &[&str] = &[
     "delete_mirror",
     "transactions_at_failover",
     "failback_too_early",
+    "regressions/txn_producer_on_mirroring_destination",
 ];
 
 fn run_seed(name: &str, seed: u64, broken: Vec<BrokenSwitch>) -> RunReport {
@@ -483,4 +484,51 @@ fn mirror_prefix_catches_an_off_by_one_in_the_last_mirrored_epoch_truncation() {
         BrokenSwitch::MirrorLmeTruncationOffByOne,
         |report| violation_of(report, "mirror-prefix"),
     );
+}
+
+/// Issue #14's situation: transactional producers on b write to topics b still mirrors.
+const TXN_ON_MIRROR: &str = "regressions/txn_producer_on_mirroring_destination";
+
+#[test]
+fn a_transactional_producer_on_a_mirroring_destination_never_writes_into_the_mirror() {
+    // The seed design: AddPartitionsToTxn refuses orders while b mirrors it, and the markers of
+    // what b's payments producer enlisted while payments was being stopped wait for STOPPED.
+    // Every transaction of b completes (the liveness check reads the coordinators).
+    for seed in [0, 1] {
+        let report = assert_passes(TXN_ON_MIRROR, seed);
+        for mark in ["mirror-txn-enlist-refused", "mirror-txn-marker-refused"] {
+            assert!(
+                report.marks.contains_key(mark),
+                "seed {seed}: {mark} not reached: {:?}",
+                report.marks
+            );
+        }
+    }
+}
+
+#[test]
+fn broken_markers_without_the_read_only_check_are_caught_in_the_mirror() {
+    // The behaviour issue #14 reported: with the prototype's unchecked AddPartitionsToTxn and
+    // no read-only check on WriteTxnMarkers, the coordinator's ABORT lands in a MIRRORING
+    // partition where the source's next batch belongs (mirror-prefix); with the seed's
+    // enlist check alone, the ABORT of a transaction enlisted while payments was being
+    // stopped lands in b's epoch before STOPPING's bump, below the mirrored epochs.
+    use mirrorsim::mirror::MirrorDesign;
+    let scenario = load(TXN_ON_MIRROR);
+    for (design, invariant) in [
+        (MirrorDesign::TxnEnlistUnchecked, "mirror-prefix"),
+        (MirrorDesign::Seed, "epochs-monotonic"),
+    ] {
+        let report = run(
+            &scenario,
+            &RunOptions {
+                design: Some(design),
+                broken: vec![BrokenSwitch::MirrorMarkersUnchecked],
+                ..RunOptions::new(0)
+            },
+        );
+        let caught = violation_of(&report, invariant)
+            .unwrap_or_else(|| panic!("{design}: no {invariant}: {:?}", report.violations));
+        println!("{design} with mirror-markers-unchecked: {caught}");
+    }
 }

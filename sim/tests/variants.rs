@@ -165,3 +165,31 @@ fn unclamped_offset_sync_commits_offsets_beyond_the_destination_log() {
         &[0, 1],
     );
 }
+
+#[test]
+fn txn_enlist_unchecked_leaves_the_destinations_transaction_in_prepare_abort_for_good() {
+    // Issue #14, the prototype's AddPartitionsToTxn: b's producer enlists orders while b
+    // mirrors it, its produce is refused as read-only, and so is the ABORT marker the
+    // coordinator then owes orders, for as long as b mirrors: the transaction stays in
+    // PrepareAbort and the producer gets CONCURRENT_TRANSACTIONS from then on.
+    seed_passes_and_variant_is_caught(
+        "regressions/txn_producer_on_mirroring_destination",
+        MirrorDesign::TxnEnlistUnchecked,
+        "liveness",
+        &[0, 1],
+    );
+}
+
+#[test]
+fn stopping_admits_txn_abort_writes_the_local_abort_below_the_mirrored_epochs() {
+    // The prototype's origin rule: STOPPING appends a coordinator-origin ABORT, so the local
+    // coordinator's marker for a transaction b's payments producer enlisted while payments was
+    // being stopped lands before STOPPING's epoch bump, in b's old leader epoch, after batches
+    // mirrored in a's higher epochs.
+    seed_passes_and_variant_is_caught(
+        "regressions/txn_producer_on_mirroring_destination",
+        MirrorDesign::StoppingAdmitsTxnAbort,
+        "epochs-monotonic",
+        &[0, 1],
+    );
+}

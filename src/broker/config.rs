@@ -189,6 +189,9 @@ pub enum BrokenSwitch {
     /// PREPARING's last-mirrored-epoch truncation keeps one record too many (an off-by-one at
     /// the end of the last mirrored epoch).
     MirrorLmeTruncationOffByOne,
+    /// WriteTxnMarkers appends markers into KIP-1279 mirror partitions that are not STOPPED
+    /// (no read-only check on the marker path: the behaviour before issue #14).
+    MirrorMarkersUnchecked,
 }
 
 impl BrokenSwitch {
@@ -205,6 +208,7 @@ impl BrokenSwitch {
             Self::MirrorCoordinatorIgnoresEpochs => "mirror-coordinator-ignores-epochs",
             Self::MirrorTopicAdminUnchecked => "mirror-topic-admin-unchecked",
             Self::MirrorLmeTruncationOffByOne => "mirror-lme-truncation-off-by-one",
+            Self::MirrorMarkersUnchecked => "mirror-markers-unchecked",
         }
     }
 
@@ -221,6 +225,7 @@ impl BrokenSwitch {
             Self::MirrorCoordinatorIgnoresEpochs,
             Self::MirrorTopicAdminUnchecked,
             Self::MirrorLmeTruncationOffByOne,
+            Self::MirrorMarkersUnchecked,
         ]
         .into_iter()
         .find(|switch| switch.name() == name)

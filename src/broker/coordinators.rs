@@ -3,11 +3,13 @@
 //! partitions moves, routing coordinator requests and answers, and WriteTxnMarkers on partition
 //! leaders.
 
-use super::{BrokerStorage, Role};
+use super::{BrokenSwitch, BrokerStorage, Role};
 use crate::controller::MIN_INSYNC_REPLICAS;
 use crate::coordinator::runtime::HostContext;
+use crate::coordinator::transaction::OPERATION_NOT_ATTEMPTED;
 use crate::coordinator::{partition_for, CONSUMER_OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC};
 use crate::log::AppendOrigin;
+use crate::mirror::{DesiredState, MirrorState};
 use crate::protocol::{
     CoordinatorType, ErrorCode, NewTopic, NodeId, Request, Response, TopicPartition, TxnMarker,
 };
@@ -288,8 +290,78 @@ impl<S: BrokerStorage> super::Broker<S> {
             .min()
     }
 
+    /// AddPartitionsToTxn, as Kafka's `KafkaApis` screens it before its coordinator sees it
+    /// (it answers unauthorized and unknown topics there): a transactional id this broker
+    /// does not coordinate gets `NotCoordinator`; then, unless the design is
+    /// `txn-enlist-unchecked`, a partition of a topic whose `mirror.name` asks to mirror or to
+    /// pause it gets `ReadOnlyTopic` and the request's other partitions
+    /// `OPERATION_NOT_ATTEMPTED`, so a producer on the destination never enlists a mirror
+    /// partition whose markers its leader would refuse (issue #14: the prototype enlists it,
+    /// the produce is refused, and the transaction's ABORT marker is refused for as long as
+    /// the partition mirrors, leaving the transaction in PrepareAbort). The check reads this
+    /// broker's metadata, which knows the desired state but not each partition's state: a
+    /// topic being removed (`<m>.removed`) is enlisted while a partition may still be
+    /// STOPPING; its leader then refuses the produce and the marker until STOPPED, which
+    /// STOPPING reaches on its own, so the transaction completes then.
+    pub(super) fn handle_add_partitions_to_txn(
+        &mut self,
+        now_ms: i64,
+        from: NodeId,
+        correlation_id: u64,
+        request: Request,
+    ) {
+        let Request::AddPartitionsToTxn {
+            transactional_id,
+            partitions,
+            ..
+        } = &request
+        else {
+            unreachable!("called for AddPartitionsToTxn");
+        };
+        let key_type = CoordinatorType::Transaction;
+        let hosted = self
+            .coordinator_partition(key_type, transactional_id)
+            .is_some_and(|partition| self.coordinators.contains_key(&partition));
+        let read_only: Vec<TopicPartition> = partitions
+            .iter()
+            .filter(|tp| {
+                matches!(
+                    self.image.mirror_desired_state(&tp.topic),
+                    Some(DesiredState::Mirror { .. } | DesiredState::Paused { .. })
+                )
+            })
+            .cloned()
+            .collect();
+        if !hosted || read_only.is_empty() || !self.config.mirror_design.checks_txn_enlist() {
+            let key = transactional_id.clone();
+            self.route_to_coordinator(now_ms, from, correlation_id, key_type, &key, request);
+            return;
+        }
+        let results = partitions
+            .iter()
+            .map(|tp| {
+                let error = if read_only.contains(tp) {
+                    ErrorCode::ReadOnlyTopic
+                } else if self.image.partition(tp).is_none() {
+                    ErrorCode::UnknownTopicOrPartition
+                } else {
+                    OPERATION_NOT_ATTEMPTED
+                };
+                (tp.clone(), error)
+            })
+            .collect();
+        self.events.push(super::BrokerEvent::TxnEnlistRefused {
+            transactional_id: transactional_id.clone(),
+            partitions: read_only,
+        });
+        let response = Response::AddPartitionsToTxn { results };
+        self.outbox.respond(from, correlation_id, response);
+    }
+
     /// WriteTxnMarkers on a partition leader: append each marker with coordinator origin and
-    /// answer once the ISR has them (Kafka writes markers with acks=all).
+    /// answer once the ISR has them (Kafka writes markers with acks=all). A marker for a
+    /// KIP-1279 mirror partition that is not STOPPED is refused with `ReadOnlyTopic`, whatever
+    /// its outcome and whatever the partition's state (see [`Self::append_marker`]).
     pub(super) fn handle_write_txn_markers(
         &mut self,
         now_ms: i64,
@@ -316,6 +388,17 @@ impl<S: BrokerStorage> super::Broker<S> {
         self.try_complete_delayed_fetches(now_ms);
     }
 
+    /// Appends one marker as the partition's leader, or says why not.
+    ///
+    /// Read-only (KIP-1279): a mirror partition takes no marker until it is STOPPED, as the
+    /// prototype's `ReplicaManager.appendToLocalLog` refuses every append origin into a
+    /// mirroring partition with `READ_ONLY_TOPIC`. Before this check the local transaction
+    /// coordinator's markers landed between mirrored batches, at offsets the source later
+    /// filled with its own batches (issue #14: `mirror-prefix` and `epochs-monotonic` on
+    /// every seed). STOPPING too refuses them here: what STOPPING writes itself (its
+    /// `MIRROR_PID_RESET`, the `abort-markers` design's ABORT markers) is appended by the
+    /// mirroring code directly, never through WriteTxnMarkers. The refusal is checked before
+    /// `min.insync.replicas`, as the prototype's check comes before the partition's append.
     fn append_marker(
         &mut self,
         now_ms: i64,
@@ -323,6 +406,14 @@ impl<S: BrokerStorage> super::Broker<S> {
         topic_partition: TopicPartition,
     ) -> MarkerEntry {
         let min_insync = self.min_insync_replicas(&topic_partition.topic);
+        let mirror_topic = self
+            .image
+            .mirror_desired_state(&topic_partition.topic)
+            .is_some();
+        let unchecked = self
+            .config
+            .broken
+            .contains(&BrokenSwitch::MirrorMarkersUnchecked);
         let mut entry = MarkerEntry {
             producer_id: marker.producer_id,
             topic_partition: topic_partition.clone(),
@@ -338,6 +429,21 @@ impl<S: BrokerStorage> super::Broker<S> {
             entry.error = ErrorCode::NotLeaderOrFollower;
             return entry;
         };
+        let mirror_state = partition.mirror_state;
+        // `stopping-admits-txn-abort`: the prototype cannot tell its own stop's ABORT markers
+        // from the local coordinator's (both are coordinator-origin appends).
+        let admitted_in_stopping = mirror_state == MirrorState::Stopping
+            && !marker.committed
+            && self.config.mirror_design.stopping_admits_txn_abort();
+        if mirror_topic && !mirror_state.is_writable() && !unchecked && !admitted_in_stopping {
+            entry.error = ErrorCode::ReadOnlyTopic;
+            self.events.push(super::BrokerEvent::TxnMarkerRefused {
+                topic_partition,
+                committed: marker.committed,
+                mirror_state,
+            });
+            return entry;
+        }
         // Markers are acks=all writes: refused below min.insync.replicas.
         if state.isr.len() < min_insync {
             entry.error = ErrorCode::NotEnoughReplicas;

@@ -125,6 +125,28 @@ impl fmt::Display for BrokerEvent {
                 f,
                 "FollowerHighWatermarkLowered {topic_partition} hw {from}->{to} leader={leader}"
             ),
+            Self::TxnMarkerRefused {
+                topic_partition,
+                committed,
+                mirror_state,
+            } => {
+                let marker = if *committed { "COMMIT" } else { "ABORT" };
+                write!(
+                    f,
+                    "TxnMarkerRefused {topic_partition} {marker} error=ReadOnlyTopic mirror_state={mirror_state}"
+                )
+            }
+            Self::TxnEnlistRefused {
+                transactional_id,
+                partitions,
+            } => {
+                let partitions: Vec<String> = partitions.iter().map(ToString::to_string).collect();
+                write!(
+                    f,
+                    "TxnEnlistRefused transactional_id={transactional_id} partitions=[{}] error=ReadOnlyTopic",
+                    partitions.join(",")
+                )
+            }
             Self::IsrChanged {
                 topic_partition,
                 isr,

@@ -203,6 +203,24 @@ pub enum BrokerEvent {
         /// The leader it follows.
         leader: BrokerId,
     },
+    /// This leader refused a WriteTxnMarkers marker for a KIP-1279 mirror partition that is
+    /// not STOPPED (`ReadOnlyTopic`; the transaction coordinator retries it).
+    TxnMarkerRefused {
+        /// The partition.
+        topic_partition: TopicPartition,
+        /// Whether the marker was a COMMIT (else ABORT).
+        committed: bool,
+        /// The partition's mirror state at the refusal.
+        mirror_state: crate::mirror::MirrorState,
+    },
+    /// This broker, as the transactional id's coordinator, refused AddPartitionsToTxn for
+    /// partitions of topics its metadata has mirroring or paused (`ReadOnlyTopic`, KIP-1279).
+    TxnEnlistRefused {
+        /// The transactional id.
+        transactional_id: String,
+        /// The partitions refused as read-only.
+        partitions: Vec<TopicPartition>,
+    },
     /// The ISR of a led partition changed (as confirmed by the controller).
     IsrChanged {
         /// The partition.
@@ -1688,16 +1706,14 @@ impl<S: BrokerStorage> Broker<S> {
             Request::WriteTxnMarkers { markers } => {
                 self.handle_write_txn_markers(now_ms, from, correlation_id, markers)
             }
-            Request::AddPartitionsToTxn { .. } | Request::EndTxn { .. } => {
-                let key = match &request {
-                    Request::AddPartitionsToTxn {
-                        transactional_id, ..
-                    }
-                    | Request::EndTxn {
-                        transactional_id, ..
-                    } => transactional_id.clone(),
-                    _ => unreachable!("matched above"),
-                };
+            Request::AddPartitionsToTxn { .. } => {
+                self.handle_add_partitions_to_txn(now_ms, from, correlation_id, request)
+            }
+            Request::EndTxn {
+                ref transactional_id,
+                ..
+            } => {
+                let key = transactional_id.clone();
                 let key_type = CoordinatorType::Transaction;
                 self.route_to_coordinator(now_ms, from, correlation_id, key_type, &key, request)
             }

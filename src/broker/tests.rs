@@ -849,6 +849,93 @@ fn a_mirror_topic_is_read_only_until_its_partition_is_stopped() {
 }
 
 #[test]
+fn a_mirror_partition_takes_no_transaction_marker_until_it_is_stopped() {
+    // Issue #14: the local transaction coordinator's markers went into mirror partitions. Every
+    // mirror state but STOPPED refuses them (COMMIT and ABORT alike, STOPPING included: what
+    // STOPPING writes itself does not come through WriteTxnMarkers).
+    let mut cluster = Cluster::new(&[1, 2, 3], &[1, 2, 3], 1);
+    let marker = |committed| crate::protocol::TxnMarker {
+        producer_id: 7,
+        producer_epoch: 0,
+        committed,
+        coordinator_epoch: 4,
+        partitions: vec![tp()],
+    };
+    let mut correlation_id = 0;
+    let mut write_marker = |cluster: &mut Cluster, committed| {
+        correlation_id += 1;
+        cluster.client_request(
+            1,
+            correlation_id,
+            Request::WriteTxnMarkers {
+                markers: vec![marker(committed)],
+            },
+        );
+        cluster.run_for(50);
+        match cluster.client_response(correlation_id) {
+            Some(Response::WriteTxnMarkers { results }) => results[0].1[0].1,
+            other => panic!("{other:?}"),
+        }
+    };
+    let set_mirror_name = |cluster: &mut Cluster, value: Option<&str>| {
+        cluster.controller.records.push(MetadataRecord::Config {
+            resource: ConfigResource::Topic("orders".into()),
+            name: "mirror.name".into(),
+            value: value.map(str::to_string),
+        });
+        cluster.run_for(100);
+    };
+    let leader = BrokerId(1);
+    for value in ["m", "m.paused", "m.removed"] {
+        set_mirror_name(&mut cluster, Some(value));
+        for committed in [true, false] {
+            assert_eq!(
+                write_marker(&mut cluster, committed),
+                ErrorCode::ReadOnlyTopic,
+                "mirror.name = {value}, committed = {committed}"
+            );
+        }
+    }
+    // STOPPING (set by hand: this cluster has no mirror coordinator) refuses an ABORT too.
+    let partition = |cluster: &mut Cluster| {
+        cluster
+            .brokers
+            .get_mut(&leader)
+            .and_then(|broker| broker.partitions.get_mut(&tp()))
+            .expect("the leader's replica")
+            .mirror_state = MirrorState::Stopping;
+    };
+    partition(&mut cluster);
+    assert_eq!(write_marker(&mut cluster, false), ErrorCode::ReadOnlyTopic);
+    assert_eq!(
+        cluster.partition(1).log.log_end_offset(),
+        0,
+        "nothing appended"
+    );
+    let refused: Vec<(bool, MirrorState)> = cluster
+        .brokers
+        .get_mut(&leader)
+        .expect("the leader")
+        .take_events()
+        .into_iter()
+        .filter_map(|event| match event {
+            BrokerEvent::TxnMarkerRefused {
+                committed,
+                mirror_state,
+                ..
+            } => Some((committed, mirror_state)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(refused.len(), 7, "{refused:?}");
+    assert_eq!(refused[6], (false, MirrorState::Stopping));
+    // Out of every mirror: the marker is written.
+    set_mirror_name(&mut cluster, None);
+    assert_eq!(write_marker(&mut cluster, false), ErrorCode::None);
+    assert_eq!(cluster.partition(1).log.log_end_offset(), 1);
+}
+
+#[test]
 fn a_leader_epoch_bump_keeps_the_leader_and_starts_the_new_epoch_at_the_log_end() {
     // KIP-1279's BumpLeaderEpochs raises the epoch without a leader change; the leader takes
     // the new epoch as Kafka's makeLeader does, so the next batch carries it.

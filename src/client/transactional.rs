@@ -31,7 +31,9 @@
 //! - **Errors.** Abortable (the transaction can only be aborted; reported by
 //!   [`TransactionalEvent::TransactionFailed`] with `fatal: false`): a produce error that is not
 //!   retried (OUT_OF_ORDER_SEQUENCE_NUMBER, INVALID_PRODUCER_EPOCH — abortable on produce since
-//!   Kafka 2.7 —, INVALID_TXN_STATE, …) and a record that reaches `delivery_timeout_ms`. Retriable
+//!   Kafka 2.7 —, INVALID_TXN_STATE, …), READ_ONLY_TOPIC from AddPartitionsToTxn (KIP-1279: a
+//!   mirror partition that is not stopped; Java makes every unexpected partition error of
+//!   AddPartitionsToTxn abortable) and a record that reaches `delivery_timeout_ms`. Retriable
 //!   produce errors and timeouts retry after `retry_backoff_ms` (refreshing metadata when the
 //!   leader is probably wrong). Fatal (every later call fails; `TransactionFailed` with
 //!   `fatal: true`, then [`TransactionalEvent::Fenced`] for the first two): PRODUCER_FENCED
@@ -1163,6 +1165,11 @@ impl TransactionalProducer {
                 self.coordinator_not_before_ms = now_ms + self.config.retry_backoff_ms;
                 self.io.metadata.request_update();
             }
+            // KIP-1279: a mirror partition cannot join a transaction until it is stopped. Java
+            // makes every partition error it has no case for abortable ("Could not add
+            // partitions to transaction due to errors"); the transaction aborts and the next
+            // one may try again.
+            Some(error @ ErrorCode::ReadOnlyTopic) => self.transition_to_abortable(error),
             Some(error) => self.fail_fatally(error),
         }
     }

@@ -1159,3 +1159,45 @@ mod end_to_end {
         }
     }
 }
+
+#[test]
+fn a_mirror_partition_refused_by_add_partitions_makes_the_transaction_abortable() {
+    // KIP-1279: AddPartitionsToTxn refuses a mirror partition that is not stopped with
+    // READ_ONLY_TOPIC. As Java does with a partition error it has no case for, the transaction
+    // becomes abortable (not fatal): its records fail, the abort needs no EndTxn (nothing was
+    // added), and the next transaction may try again.
+    let mut h = Harness::ready();
+    h.producer.begin_transaction().unwrap();
+    let refused = h.send(0, "a");
+    let add = h.sent_one();
+    assert_eq!(add.request.kind(), "AddPartitionsToTxn");
+    h.answer(&add, add_answer(&add, ErrorCode::ReadOnlyTopic));
+    assert_eq!(
+        h.events(),
+        vec![
+            TransactionalEvent::TransactionFailed {
+                transaction: Some(0),
+                fatal: false,
+                error: ErrorCode::ReadOnlyTopic,
+            },
+            failed(refused.0, TransactionalSendError::Aborted, false),
+        ]
+    );
+    assert!(h.producer.fatal_error().is_none());
+    h.producer.abort_transaction(h.now_ms).unwrap();
+    assert!(
+        h.requests().is_empty(),
+        "no EndTxn for an empty transaction"
+    );
+    assert_eq!(
+        h.events(),
+        vec![TransactionalEvent::TransactionCompleted {
+            transaction: 0,
+            committed: false,
+            producer: producer(0),
+        }]
+    );
+    h.producer.begin_transaction().unwrap();
+    h.send(0, "b");
+    assert_eq!(h.sent_one().request.kind(), "AddPartitionsToTxn");
+}

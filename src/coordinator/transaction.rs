@@ -34,7 +34,14 @@
 //!   fail (any error but the two below) or time out are retried after `retry_backoff_ms`; a
 //!   partition without a leader waits; a partition the image no longer has is dropped.
 //!   INVALID_PRODUCER_EPOCH or TRANSACTION_COORDINATOR_FENCED means a newer coordinator took over:
-//!   the shard stops sending for that transaction (Kafka's `removeMarkersForTxn`). When every
+//!   the shard stops sending for that transaction (Kafka's `removeMarkersForTxn`).
+//!   READ_ONLY_TOPIC (KIP-1279: the partition is a mirror partition that is not STOPPED, and its
+//!   leader takes no marker) is retried like any other error, so the transaction stays in
+//!   Prepare* until the partition is STOPPED, and for good if it never is. The prototype's
+//!   completion handler has no case for it and throws, which leaves the partition's marker
+//!   pending with no retry (until a coordinator failover resends it, into the same refusal):
+//!   stuck the same way while the partition mirrors; retrying also completes the transaction
+//!   once the partition stops. When every
 //!   partition acknowledged, Complete{Commit,Abort} is written with the partitions cleared (retried
 //!   after `retry_backoff_ms` if the write fails).
 //! - **Timeouts.** An Ongoing transaction with `txn_start_ms + timeout_ms < now` is aborted with an

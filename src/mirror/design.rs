@@ -1,7 +1,8 @@
 //! KIP-1279 design variants: the seed's design and the alternatives its reviewers weighed.
 //!
 //! A variant is one named switch read by the destination broker's mirroring code (fetcher,
-//! STOPPING, PREPARING, periodic sync). Everything else — the clusters, the workloads, the
+//! STOPPING, PREPARING, periodic sync) and by its read-only checks on the transaction paths
+//! (AddPartitionsToTxn, WriteTxnMarkers). Everything else — the clusters, the workloads, the
 //! checkers — is the same for every variant, so running a scenario under two designs shows
 //! which invariant the difference breaks. `../shared/docs/kip1279-spec.md` §0 and §9 describe
 //! each one; the README's variants table records what the simulator found.
@@ -43,11 +44,20 @@ pub enum MirrorDesign {
     UnclampedOffsetSync,
     /// Mirrored batches take the destination's leader epoch (the early KIP's JR1).
     EpochRewrite,
+    /// The prototype's AddPartitionsToTxn: a destination producer may enlist a mirror
+    /// partition that is not STOPPED (neither AddPartitionsToTxn nor the KIP-890 verification
+    /// path checks read-only there). Its produce is refused, and so is the marker that would
+    /// end the transaction, which then never completes (issue #14).
+    TxnEnlistUnchecked,
+    /// The prototype's origin rule in STOPPING: an ABORT marker from the local transaction
+    /// coordinator (WriteTxnMarkers, coordinator origin) is appended into a STOPPING
+    /// partition, as the abort-markers stop's own ABORT markers are.
+    StoppingAdmitsTxnAbort,
 }
 
 impl MirrorDesign {
     /// Every design, the seed first.
-    pub const ALL: [Self; 9] = [
+    pub const ALL: [Self; 11] = [
         Self::Seed,
         Self::AbortMarkers,
         Self::PidRewrite,
@@ -57,6 +67,8 @@ impl MirrorDesign {
         Self::OffsetAlignment,
         Self::UnclampedOffsetSync,
         Self::EpochRewrite,
+        Self::TxnEnlistUnchecked,
+        Self::StoppingAdmitsTxnAbort,
     ];
 
     /// The name on the command line (`--design`) and in scenario files (`design = "…"`).
@@ -71,6 +83,8 @@ impl MirrorDesign {
             Self::OffsetAlignment => "offset-alignment",
             Self::UnclampedOffsetSync => "unclamped-offset-sync",
             Self::EpochRewrite => "epoch-rewrite",
+            Self::TxnEnlistUnchecked => "txn-enlist-unchecked",
+            Self::StoppingAdmitsTxnAbort => "stopping-admits-txn-abort",
         }
     }
 
@@ -102,7 +116,28 @@ impl MirrorDesign {
             Self::OffsetAlignment => "failback aligns by last mirrored offset instead of LME",
             Self::UnclampedOffsetSync => "group offsets are copied without the clamp",
             Self::EpochRewrite => "mirrored batches take the destination's leader epoch",
+            Self::TxnEnlistUnchecked => {
+                "AddPartitionsToTxn enlists mirror partitions that are not STOPPED (the prototype)"
+            }
+            Self::StoppingAdmitsTxnAbort => {
+                "STOPPING appends the local coordinator's ABORT markers (the prototype)"
+            }
         }
+    }
+
+    /// Whether AddPartitionsToTxn refuses, with `ReadOnlyTopic`, partitions of a topic the
+    /// broker's metadata has in a mirror that is not removed (`mirror.name` `<m>` or
+    /// `<m>.paused`): the seed's read-only rule on the first step of a transactional write.
+    /// Only `txn-enlist-unchecked` (the prototype) enlists them.
+    pub fn checks_txn_enlist(self) -> bool {
+        self != Self::TxnEnlistUnchecked
+    }
+
+    /// Whether a STOPPING partition appends an ABORT marker WriteTxnMarkers brings (the
+    /// prototype admits every coordinator-origin ABORT there, its own stop's and the local
+    /// transaction coordinator's alike); every other design refuses every marker until STOPPED.
+    pub fn stopping_admits_txn_abort(self) -> bool {
+        self == Self::StoppingAdmitsTxnAbort
     }
 
     /// Whether STOPPING resolves open transactions with ABORT markers (the later revision)
