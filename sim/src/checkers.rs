@@ -22,7 +22,9 @@
 //!   none is; a transaction the coordinator confirmed committed has every record committed, an
 //!   aborted one none.
 //! - `group-offsets-monotonic`: a group's committed offset for a partition never decreases on
-//!   its current coordinator.
+//!   its current coordinator, except by an admin commit (a reset, or mirroring's offset sync)
+//!   or by a member's first lower commit after a mirroring truncation of the partition (its
+//!   consumer's position fell out of range and was reset).
 //! - `read-committed`: a READ_COMMITTED consumer never received a record of a transaction that
 //!   aborted or never completed (Jepsen's G1a "aborted read" and reads of open transactions),
 //!   judged against the final log's markers.
@@ -258,7 +260,7 @@ pub struct Checkers {
     /// incarnation, leader epoch) → scan state.
     scans: BTreeMap<(ClusterIndex, TopicPartition, BrokerId, u64, i32), LogScan>,
     /// Last committed offset seen per (cluster, group, partition) on the current coordinator.
-    group_offsets: BTreeMap<(ClusterIndex, String, TopicPartition), i64>,
+    group_offsets: BTreeMap<(ClusterIndex, String, TopicPartition), GroupOffsetSeen>,
     /// Topics (cluster, name) whose acknowledged writes must be durable.
     pub durable_topics: BTreeSet<(ClusterIndex, String)>,
     /// Counts of events seen, for coverage marks.
@@ -288,6 +290,17 @@ pub struct Checkers {
 
 /// A mirroring truncation: (checker time, offset truncated to, why).
 type MirrorTruncation = (i64, i64, TruncationReason);
+
+/// What `group-offsets-monotonic` remembers of one (cluster, group, partition).
+#[derive(Debug, Clone, Copy)]
+struct GroupOffsetSeen {
+    /// The committed offset last seen.
+    offset: i64,
+    /// A mirroring truncation of the partition noted at or after this time (the checkers'
+    /// clock) excuses a member's lower commit: when the key was first seen, then the time of
+    /// the last lower commit so excused (each truncation excuses one reset per key).
+    cut_window_from_ms: i64,
+}
 
 impl Checkers {
     /// Judges mirrored batches against `design`'s stored form (see `MirrorChecks::design`).
@@ -970,10 +983,23 @@ impl Checkers {
     }
 
     /// Records the committed offset a current coordinator shows for (cluster, group,
-    /// partition); a lower value than last time is a violation unless an admin commit (to a
-    /// group without members: a reset, or mirroring's offset sync) wrote it. Observations are
-    /// snapshots: an admin reset followed by a member's lower commit between two of them would
-    /// be judged by the member's commit alone.
+    /// partition); a lower value than last time is a violation unless
+    /// - an admin commit (to a group without members: a reset, or mirroring's offset sync)
+    ///   wrote it, or
+    /// - a member wrote it after a mirroring truncation of the partition on this cluster
+    ///   (PREPARING's cut to the last mirrored epoch, the mirror fetch's diverging epoch,
+    ///   STOPPING's cut to the LSO) noted since the key was first seen or since its last lower
+    ///   commit excused this way. Such a cut may take the log below a consumer's position —
+    ///   a full one when a stopped topic mirrors again and the source knows no last mirrored
+    ///   epoch for it —, its fetch gets OffsetOutOfRange, `auto.offset.reset` moves it, and
+    ///   its next commit is lower; Kafka's group coordinator takes any offset from a member of
+    ///   the current epoch. A position read from the log before the cut may still be committed
+    ///   after it, so the cut need not come after the higher commit. Without a cut, a member's
+    ///   lower commit is a coordinator fault (lost commits, a fenced member's write) and stays
+    ///   a violation.
+    ///
+    /// Observations are snapshots: an admin reset followed by a member's lower commit between
+    /// two of them would be judged by the member's commit alone.
     fn observe_group_offset(
         &mut self,
         time_ms: i64,
@@ -981,7 +1007,16 @@ impl Checkers {
         by_admin: bool,
     ) -> Option<Violation> {
         let key = (cluster, group.to_string(), partition.clone());
-        let previous = self.group_offsets.insert(key, offset);
+        let seen = self.group_offsets.get(&key).copied();
+        let cut_window_from_ms = seen.map_or(time_ms, |seen| seen.cut_window_from_ms);
+        self.group_offsets.insert(
+            key.clone(),
+            GroupOffsetSeen {
+                offset,
+                cut_window_from_ms,
+            },
+        );
+        let previous = seen.map(|seen| seen.offset);
         if previous != Some(offset) {
             self.mark("group-offset-committed");
         }
@@ -991,6 +1026,13 @@ impl Checkers {
         let previous = previous.filter(|previous| *previous > offset)?;
         if by_admin {
             self.mark("group-offset-admin-reset");
+            return None;
+        }
+        if self.cut_by_mirroring(cluster, &partition, i64::MAX, cut_window_from_ms, |_| true) {
+            self.mark("mirror-truncation-reset-group-offset");
+            if let Some(seen) = self.group_offsets.get_mut(&key) {
+                seen.cut_window_from_ms = time_ms + 1;
+            }
             return None;
         }
         Some(Violation {
@@ -2220,6 +2262,45 @@ mod tests {
             observe(&mut checkers, 6).is_some(),
             "a member's commit going back"
         );
+    }
+
+    #[test]
+    fn group_offsets_checker_excuses_one_reset_per_mirroring_truncation() {
+        // Generator seeds 4, 22 and 28: b's stopped topic mirrors a again, PREPARING cuts b's
+        // log to 0 below the group's committed offset, the member's fetch is out of range and
+        // its next commit is the reset position.
+        let mut checkers = Checkers::default();
+        let (b, tp) = (ClusterIndex(1), TopicPartition::new("orders", 1));
+        let observe = |checkers: &mut Checkers, time_ms, offset| {
+            checkers.observe_group_offset(time_ms, (b, "g-b-orders", tp.clone(), offset), false)
+        };
+        assert!(observe(&mut checkers, 1_000, 30).is_none());
+        let reason = TruncationReason::MirrorLastMirroredEpoch;
+        checkers.note_mirror_truncation(3_570, b, &tp, 0, reason);
+        // A position read before the cut may still be committed after it.
+        assert!(observe(&mut checkers, 3_580, 38).is_none());
+        assert!(
+            observe(&mut checkers, 3_850, 0).is_none(),
+            "reset after the cut"
+        );
+        assert_eq!(checkers.marks["mirror-truncation-reset-group-offset"], 1);
+        assert!(observe(&mut checkers, 4_000, 20).is_none());
+        // The cut excused one reset; a second lower commit without a new cut is caught.
+        let violation = observe(&mut checkers, 4_500, 10).expect("no cut since the reset");
+        assert_eq!(violation.invariant, "group-offsets-monotonic");
+        // A cut of another partition, or on another cluster, excuses nothing here.
+        checkers.note_mirror_truncation(5_000, b, &TopicPartition::new("orders", 0), 0, reason);
+        checkers.note_mirror_truncation(5_000, ClusterIndex(0), &tp, 0, reason);
+        assert!(observe(&mut checkers, 5_100, 15).is_none());
+        assert!(observe(&mut checkers, 5_200, 12).is_some());
+        // A cut before the group's key was first seen excuses nothing either.
+        let (late, seen_from) = (TopicPartition::new("orders", 2), 6_000);
+        checkers.note_mirror_truncation(5_500, b, &late, 0, reason);
+        let observe_late = |checkers: &mut Checkers, time_ms, offset| {
+            checkers.observe_group_offset(time_ms, (b, "g-b-orders", late.clone(), offset), false)
+        };
+        assert!(observe_late(&mut checkers, seen_from, 9).is_none());
+        assert!(observe_late(&mut checkers, seen_from + 100, 3).is_some());
     }
 
     fn plain_batch(value: &str) -> mirrorsim::record::RecordBatch {
