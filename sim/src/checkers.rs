@@ -33,7 +33,8 @@
 //! has a leader, the ISR is complete, no transaction is left open (LSO = HW), every
 //! acknowledged record is below the high watermark, every send of a live client was
 //! acknowledged or failed, every admin timeline operation finished) and `unseen` (every acknowledged record reached every
-//! consumer of its topic).
+//! consumer of its topic, unless it was dropped by mirroring by design or, on a topic that is not
+//! durable, is gone from the final log as acks=1 allows).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -1469,10 +1470,33 @@ impl Checkers {
             });
         }
         out.extend(unfinished_admin_ops(time_ms, history));
+        let logs = ViewLeaderLogs {
+            controllers,
+            brokers,
+        };
         out.extend(unseen(time_ms, history, |offset, send| {
-            self.dropped_by_mirroring(offset, send)
+            self.dropped_by_mirroring(offset, send) || self.lost_legally(&logs, offset, send)
         }));
         out
+    }
+
+    /// Whether an acknowledged record may be gone from the final log by Kafka's rules: its
+    /// topic is not durable (an acks=1 producer, unclean election or `min.insync.replicas` < 2:
+    /// an acknowledgement from a leader that then lost its leadership does not survive the
+    /// follower's truncation) and the current leader's log no longer holds it at its offset.
+    /// A record the log still holds must be seen, on every topic.
+    fn lost_legally(
+        &self,
+        logs: &dyn LeaderLogs,
+        offset: i64,
+        send: &crate::workload::SendRecord,
+    ) -> bool {
+        let (tp, value) = (&send.topic_partition, send.value.as_str());
+        let cluster = cluster_of_value(value);
+        !self.durable_topics.contains(&(cluster, tp.topic.clone()))
+            && logs
+                .leader_log(cluster, tp)
+                .is_some_and(|log| record_value_at(log, offset).as_deref() != Some(value))
     }
 }
 
@@ -1582,11 +1606,13 @@ fn first_data_offset_between(
     None
 }
 
-/// Acknowledged records no consumer of their cluster ever received.
+/// Acknowledged records no consumer of their cluster ever received, except those `excused`
+/// says may be gone from the log (dropped by mirroring by design, or lost as Kafka allows on a
+/// topic that is not durable).
 fn unseen(
     time_ms: i64,
     history: &History,
-    dropped_by_mirroring: impl Fn(i64, &crate::workload::SendRecord) -> bool,
+    excused: impl Fn(i64, &crate::workload::SendRecord) -> bool,
 ) -> Vec<Violation> {
     // A plain consumer must see everything itself; a group must see everything between its
     // members, whoever held the partition.
@@ -1611,7 +1637,7 @@ fn unseen(
         let seen = seen_by.get(&name).unwrap_or(&nothing);
         let missing = history
             .acked_sends()
-            .filter(|(offset, send)| !dropped_by_mirroring(*offset, send))
+            .filter(|(offset, send)| !excused(*offset, send))
             .map(|(offset, send)| (&send.topic_partition, offset, send.value.as_str()))
             .filter(|(_, _, value)| cluster_of_value(value) == cluster)
             .filter(|(tp, _, _)| topics.contains(&tp.topic))
@@ -2479,6 +2505,51 @@ mod tests {
             .polls
             .insert((CONSUMER, 1), vec![poll(&tp, 0, "a-producer-1/1/t-0/0/0")]);
         assert!(unseen(0, &history, |_, _| false).is_empty());
+    }
+
+    #[test]
+    fn unseen_excuses_only_a_record_a_non_durable_topic_lost() {
+        // Generator seed 12: b's acks=1 producer had offset 483 acknowledged by a leader that
+        // was then cut off; the new leader's epoch started at 483 and the old leader truncated.
+        let tp = TopicPartition::new("t", 0);
+        let value = "a-producer-1/1/t-0/0/0";
+        let send = crate::workload::SendRecord {
+            topic_partition: tp.clone(),
+            value: value.into(),
+            sent_ms: 0,
+            acked_offset: Some(0),
+            failed: None,
+            transaction: None,
+        };
+        let mut history = History::default();
+        history.subscriptions.insert(CONSUMER, vec!["t".into()]);
+        history.sends.insert((PRODUCER, 1, 0), send.clone());
+        let plain = |value: &str| {
+            let mut builder = BatchBuilder::idempotent(9, 0, 0);
+            builder.append(0, None, Some(Bytes::from(value.to_string())), vec![]);
+            (builder.build(), AppendOrigin::Client)
+        };
+        let replaced = FixedLogs([(tp.clone(), log_with(&[plain("another record")]))].into());
+        let kept = FixedLogs([(tp.clone(), log_with(&[plain(value)]))].into());
+        let mut checkers = Checkers::default();
+        let lost = |checkers: &Checkers, logs: &FixedLogs| {
+            unseen(0, &history, |offset, send| {
+                checkers.lost_legally(logs, offset, send)
+            })
+        };
+        assert!(checkers.lost_legally(&replaced, 0, &send));
+        assert!(
+            lost(&checkers, &replaced).is_empty(),
+            "gone from a non-durable topic"
+        );
+        // Still in the log: it must be seen, durable topic or not.
+        assert_eq!(lost(&checkers, &kept)[0].invariant, "unseen");
+        // A durable topic's acknowledged record is never excused.
+        checkers
+            .durable_topics
+            .insert((ClusterIndex(0), "t".into()));
+        assert!(!checkers.lost_legally(&replaced, 0, &send));
+        assert_eq!(lost(&checkers, &replaced)[0].invariant, "unseen");
     }
 
     #[test]
