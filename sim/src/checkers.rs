@@ -287,6 +287,23 @@ pub struct Checkers {
     /// leader's log held no record for the consumer in the step of the read (see
     /// `note_poll_gaps`).
     empty_gaps: BTreeSet<(NodeId, u64, usize)>,
+    /// Per (consumer, incarnation, partition): what the leader's log held past the consumer's
+    /// last read before a mirroring truncation rewrote it (see `note_poll_gaps`).
+    passed: BTreeMap<(NodeId, u64, TopicPartition), PassedRange>,
+    /// Jumps (as in `empty_gaps`) over offsets that held only control batches past the
+    /// consumer's previous read, until a mirroring truncation rewrote them before the read.
+    passed_then_cut: BTreeSet<(NodeId, u64, usize)>,
+}
+
+/// Offsets `[from, to)` past a consumer's last read (`from` is that offset + 1) that the
+/// current leader's log held below its high watermark as control batches only, seen step by
+/// step; `cut` once a mirroring truncation went below `to`, after which the range is no longer
+/// extended (the log there is another one).
+#[derive(Debug, Clone, Copy)]
+struct PassedRange {
+    from: i64,
+    to: i64,
+    cut: bool,
 }
 
 /// A mirroring truncation: (checker time, offset truncated to, why).
@@ -346,6 +363,11 @@ impl Checkers {
             .entry((cluster, topic_partition.clone()))
             .or_default()
             .push((time_ms, to_offset, reason));
+        for ((consumer, _, tp), passed) in &mut self.passed {
+            if consumer.cluster() == cluster && tp == topic_partition && to_offset < passed.to {
+                passed.cut = true;
+            }
+        }
         if let Some(records) = self
             .durable_acked
             .get_mut(&(cluster, topic_partition.clone()))
@@ -425,8 +447,10 @@ impl Checkers {
         skipped: i64,
     ) -> bool {
         let tp = &poll.topic_partition;
-        self.empty_gaps.contains(&(consumer, incarnation, index))
-            && self.cut_by_mirroring(consumer.cluster(), tp, skipped, poll.received_ms, |_| true)
+        let key = (consumer, incarnation, index);
+        (self.empty_gaps.contains(&key)
+            && self.cut_by_mirroring(consumer.cluster(), tp, skipped, poll.received_ms, |_| true))
+            || self.passed_then_cut.contains(&key)
     }
 
     /// In the step of each read: notes the jumps over offsets for which the current leader's
@@ -434,6 +458,16 @@ impl Checkers {
     /// them since the read (so the log still holds what the consumer read past). `check_polls`
     /// judges jumps against the final log, which a later mirroring truncation may have
     /// rewritten there (`skip_rewritten_by_mirroring`).
+    ///
+    /// The consumer passes control batches between two reads without a poll to show for it, so
+    /// the log it passed may be rewritten before its next read, not after (generator seed 5:
+    /// c's consumer read 22, fetched the ABORT marker at 23 and the `MIRROR_PID_RESET` at 24,
+    /// then PREPARING cut c's log to 0 and mirrored a from scratch past 25, and the consumer's
+    /// next read was a's 25). So every step also extends, per consumer and partition, the range
+    /// past its last read that the leader's log held as control batches only below its high
+    /// watermark ([`PassedRange`]); a jump that stays inside it after a mirroring truncation
+    /// cut it is noted in `passed_then_cut`. Only control batches count there, for
+    /// READ_COMMITTED consumers too (an aborted transaction's data is not excused this way).
     fn note_poll_gaps(&mut self, logs: &dyn LeaderLogs, history: &History) {
         let mut polls_seen = std::mem::take(&mut self.polls_seen);
         for (&(consumer, incarnation), polls) in &history.polls {
@@ -444,11 +478,24 @@ impl Checkers {
                     Some(last) => Some(std::mem::replace(last, poll.offset)),
                     None => last.insert(tp.clone(), poll.offset),
                 };
+                let next = PassedRange {
+                    from: poll.offset + 1,
+                    to: poll.offset + 1,
+                    cut: false,
+                };
+                let passed = self
+                    .passed
+                    .insert((consumer, incarnation, tp.clone()), next);
                 let Some(previous) =
                     previous.filter(|previous| !poll.after_reset && poll.offset > previous + 1)
                 else {
                     continue;
                 };
+                if passed.is_some_and(|passed| {
+                    passed.cut && passed.from == previous + 1 && poll.offset <= passed.to
+                }) {
+                    self.passed_then_cut.insert((consumer, incarnation, index));
+                }
                 let cluster = consumer.cluster();
                 let Some(log) = logs.leader_log(cluster, tp) else {
                     continue;
@@ -472,6 +519,24 @@ impl Checkers {
             *seen = polls.len();
         }
         self.polls_seen = polls_seen;
+        for ((consumer, _, tp), passed) in &mut self.passed {
+            if passed.cut {
+                continue;
+            }
+            let Some(log) = logs.leader_log(consumer.cluster(), tp) else {
+                continue;
+            };
+            for batch in log.batches_from(passed.to) {
+                let next = batch.next_offset();
+                if !batch.is_control()
+                    || next > log.high_watermark()
+                    || batch.base_offset() > passed.to
+                {
+                    break;
+                }
+                passed.to = next;
+            }
+        }
     }
 
     /// The per-step safety checks.
@@ -2782,6 +2847,76 @@ mod tests {
         );
         // A cut above the record jumped over did not rewrite it.
         assert_eq!(invariants(with_reset(), 5_000, 2), vec!["skipped-poll"]);
+    }
+
+    #[test]
+    fn jumps_over_control_batches_passed_before_a_cut_and_read_after_it_are_excused() {
+        // Generator seed 5: the consumer read 0, fetched the MIRROR_PID_RESET at 1 (no poll),
+        // then a truncation rewrote the log with b's records and its next read was b's at 2.
+        let tp = TopicPartition::new("t", 0);
+        let passed_reset = || {
+            log_with(&[
+                (plain_batch("a-v0"), AppendOrigin::Client),
+                (mirror_pid_reset("b", 0), AppendOrigin::Coordinator),
+            ])
+        };
+        let passed_data = || {
+            log_with(&[
+                (plain_batch("a-v0"), AppendOrigin::Client),
+                (plain_batch("a-producer-1/1/t-0/1/x"), AppendOrigin::Client),
+            ])
+        };
+        let after = "b-producer-1/1/t-0/2/x";
+        let rewritten = || {
+            log_with(&[
+                (plain_batch("a-v0"), AppendOrigin::Client),
+                (plain_batch("b-producer-1/1/t-0/1/x"), AppendOrigin::Client),
+                (plain_batch(after), AppendOrigin::Client),
+            ])
+        };
+        let read = |offset, value: &str, received_ms| {
+            let mut record = poll(&tp, offset, value);
+            record.received_ms = received_ms;
+            record
+        };
+        let invariants = |before: PartitionLog<MemoryDirDisk>, cut_to: Option<i64>| {
+            let mut checkers = Checkers::default();
+            let mut history = History::default();
+            history
+                .polls
+                .insert((CONSUMER, 1), vec![read(0, "a-v0", 1_000)]);
+            // The steps after the first read see the log the consumer then fetched from.
+            checkers.note_poll_gaps(&FixedLogs(BTreeMap::from([(tp.clone(), before)])), &history);
+            if let Some(cut_to) = cut_to {
+                let reason = TruncationReason::MirrorLastMirroredEpoch;
+                checkers.note_mirror_truncation(3_000, ClusterIndex(0), &tp, cut_to, reason);
+            }
+            let rewritten = FixedLogs(BTreeMap::from([(tp.clone(), rewritten())]));
+            history
+                .polls
+                .get_mut(&(CONSUMER, 1))
+                .unwrap()
+                .push(read(2, after, 4_000));
+            checkers.note_poll_gaps(&rewritten, &history);
+            let rewritten_read = |consumer: NodeId, poll: &PollRecord| {
+                checkers.rewritten_by_mirroring(consumer, false, poll)
+            };
+            let skip_rewritten = |key, poll: &PollRecord, skipped| {
+                checkers.skip_rewritten_by_mirroring(key, poll, skipped)
+            };
+            check_polls(0, &rewritten, &history, &rewritten_read, &skip_rewritten)
+                .into_iter()
+                .map(|v| v.invariant)
+                .collect::<Vec<_>>()
+        };
+        assert!(invariants(passed_reset(), Some(1)).is_empty());
+        assert!(invariants(passed_reset(), Some(0)).is_empty());
+        // A data record past the first read is a real skip, cut or not.
+        assert_eq!(invariants(passed_data(), Some(1)), vec!["skipped-poll"]);
+        // Without a cut in between, the log the consumer jumped over holds data there.
+        assert_eq!(invariants(passed_reset(), None), vec!["skipped-poll"]);
+        // A cut above the passed range did not rewrite it.
+        assert_eq!(invariants(passed_reset(), Some(2)), vec!["skipped-poll"]);
     }
 
     #[test]
