@@ -314,10 +314,10 @@ type MirrorTruncation = (i64, i64, TruncationReason);
 struct GroupOffsetSeen {
     /// The committed offset last seen.
     offset: i64,
-    /// A mirroring truncation of the partition noted at or after this time (the checkers'
-    /// clock) excuses a member's lower commit: when the key was first seen, then the time of
-    /// the last lower commit so excused (each truncation excuses one reset per key).
-    cut_window_from_ms: i64,
+    /// How many of the partition's mirroring truncations (`mirror_truncations`, in the order
+    /// noted) cannot excuse a member's lower commit: those noted before the key was first
+    /// seen, and one more for each lower commit so excused (each cut excuses one reset).
+    cuts_used: usize,
 }
 
 impl Checkers {
@@ -1054,8 +1054,10 @@ impl Checkers {
     ///   wrote it, or
     /// - a member wrote it after a mirroring truncation of the partition on this cluster
     ///   (PREPARING's cut to the last mirrored epoch, the mirror fetch's diverging epoch,
-    ///   STOPPING's cut to the LSO) noted since the key was first seen or since its last lower
-    ///   commit excused this way. Such a cut may take the log below a consumer's position —
+    ///   STOPPING's cut to the LSO) noted since the key was first seen and not yet used to
+    ///   excuse one (two cuts in quick succession may reset the consumer twice, generator seed
+    ///   42: a failback's PREPARING cut, then its first fetch's diverging epoch). Such a cut
+    ///   may take the log below a consumer's position —
     ///   a full one when a stopped topic mirrors again and the source knows no last mirrored
     ///   epoch for it —, its fetch gets OffsetOutOfRange, `auto.offset.reset` moves it, and
     ///   its next commit is lower; Kafka's group coordinator takes any offset from a member of
@@ -1074,14 +1076,13 @@ impl Checkers {
     ) -> Option<Violation> {
         let key = (cluster, group.to_string(), partition.clone());
         let seen = self.group_offsets.get(&key).copied();
-        let cut_window_from_ms = seen.map_or(time_ms, |seen| seen.cut_window_from_ms);
-        self.group_offsets.insert(
-            key.clone(),
-            GroupOffsetSeen {
-                offset,
-                cut_window_from_ms,
-            },
-        );
+        let cuts = self
+            .mirror_truncations
+            .get(&(cluster, partition.clone()))
+            .map_or(0, Vec::len);
+        let cuts_used = seen.map_or(cuts, |seen| seen.cuts_used);
+        self.group_offsets
+            .insert(key.clone(), GroupOffsetSeen { offset, cuts_used });
         let previous = seen.map(|seen| seen.offset);
         if previous != Some(offset) {
             self.mark("group-offset-committed");
@@ -1094,10 +1095,10 @@ impl Checkers {
             self.mark("group-offset-admin-reset");
             return None;
         }
-        if self.cut_by_mirroring(cluster, &partition, i64::MAX, cut_window_from_ms, |_| true) {
+        if cuts_used < cuts {
             self.mark("mirror-truncation-reset-group-offset");
             if let Some(seen) = self.group_offsets.get_mut(&key) {
-                seen.cut_window_from_ms = time_ms + 1;
+                seen.cuts_used += 1;
             }
             return None;
         }
@@ -2379,6 +2380,13 @@ mod tests {
         // The cut excused one reset; a second lower commit without a new cut is caught.
         let violation = observe(&mut checkers, 4_500, 10).expect("no cut since the reset");
         assert_eq!(violation.invariant, "group-offsets-monotonic");
+        // Generator seed 42: two cuts before the first reset was seen excuse two resets.
+        let reason = TruncationReason::MirrorDivergingEpoch;
+        checkers.note_mirror_truncation(4_600, b, &tp, 5, reason);
+        checkers.note_mirror_truncation(4_600, b, &tp, 3, reason);
+        assert!(observe(&mut checkers, 4_700, 5).is_none());
+        assert!(observe(&mut checkers, 4_800, 3).is_none());
+        assert!(observe(&mut checkers, 4_900, 2).is_some(), "both cuts used");
         // A cut of another partition, or on another cluster, excuses nothing here.
         checkers.note_mirror_truncation(5_000, b, &TopicPartition::new("orders", 0), 0, reason);
         checkers.note_mirror_truncation(5_000, ClusterIndex(0), &tp, 0, reason);
