@@ -22,7 +22,9 @@
 //!   none is; a transaction the coordinator confirmed committed has every record committed, an
 //!   aborted one none.
 //! - `group-offsets-monotonic`: a group's committed offset for a partition never decreases on
-//!   its current coordinator.
+//!   its current coordinator, except by an admin commit (a reset, or mirroring's offset sync)
+//!   or by a member's first lower commit after a mirroring truncation of the partition (its
+//!   consumer's position fell out of range and was reset).
 //! - `read-committed`: a READ_COMMITTED consumer never received a record of a transaction that
 //!   aborted or never completed (Jepsen's G1a "aborted read" and reads of open transactions),
 //!   judged against the final log's markers.
@@ -32,7 +34,8 @@
 //! completing at its coordinator (PrepareCommit/PrepareAbort), every
 //! acknowledged record is below the high watermark, every send of a live client was
 //! acknowledged or failed, every admin timeline operation finished) and `unseen` (every acknowledged record reached every
-//! consumer of its topic).
+//! consumer of its topic, unless it was dropped by mirroring by design or, on a topic that is not
+//! durable, is gone from the final log as acks=1 allows).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -268,7 +271,7 @@ pub struct Checkers {
     /// incarnation, leader epoch) → scan state.
     scans: BTreeMap<(ClusterIndex, TopicPartition, BrokerId, u64, i32), LogScan>,
     /// Last committed offset seen per (cluster, group, partition) on the current coordinator.
-    group_offsets: BTreeMap<(ClusterIndex, String, TopicPartition), i64>,
+    group_offsets: BTreeMap<(ClusterIndex, String, TopicPartition), GroupOffsetSeen>,
     /// Topics (cluster, name) whose acknowledged writes must be durable.
     pub durable_topics: BTreeSet<(ClusterIndex, String)>,
     /// The clusters' topics at the start, for `admin-outcomes`.
@@ -298,10 +301,38 @@ pub struct Checkers {
     /// leader's log held no record for the consumer in the step of the read (see
     /// `note_poll_gaps`).
     empty_gaps: BTreeSet<(NodeId, u64, usize)>,
+    /// Per (consumer, incarnation, partition): what the leader's log held past the consumer's
+    /// last read before a mirroring truncation rewrote it (see `note_poll_gaps`).
+    passed: BTreeMap<(NodeId, u64, TopicPartition), PassedRange>,
+    /// Jumps (as in `empty_gaps`) over offsets that held only control batches past the
+    /// consumer's previous read, until a mirroring truncation rewrote them before the read.
+    passed_then_cut: BTreeSet<(NodeId, u64, usize)>,
+}
+
+/// Offsets `[from, to)` past a consumer's last read (`from` is that offset + 1) that the
+/// current leader's log held below its high watermark as control batches only, seen step by
+/// step; `cut` once a mirroring truncation went below `to`, after which the range is no longer
+/// extended (the log there is another one).
+#[derive(Debug, Clone, Copy)]
+struct PassedRange {
+    from: i64,
+    to: i64,
+    cut: bool,
 }
 
 /// A mirroring truncation: (checker time, offset truncated to, why).
 type MirrorTruncation = (i64, i64, TruncationReason);
+
+/// What `group-offsets-monotonic` remembers of one (cluster, group, partition).
+#[derive(Debug, Clone, Copy)]
+struct GroupOffsetSeen {
+    /// The committed offset last seen.
+    offset: i64,
+    /// How many of the partition's mirroring truncations (`mirror_truncations`, in the order
+    /// noted) cannot excuse a member's lower commit: those noted before the key was first
+    /// seen, and one more for each lower commit so excused (each cut excuses one reset).
+    cuts_used: usize,
+}
 
 impl Checkers {
     /// Judges mirrored batches against `design`'s stored form (see `MirrorChecks::design`).
@@ -346,6 +377,11 @@ impl Checkers {
             .entry((cluster, topic_partition.clone()))
             .or_default()
             .push((time_ms, to_offset, reason));
+        for ((consumer, _, tp), passed) in &mut self.passed {
+            if consumer.cluster() == cluster && tp == topic_partition && to_offset < passed.to {
+                passed.cut = true;
+            }
+        }
         if let Some(records) = self
             .durable_acked
             .get_mut(&(cluster, topic_partition.clone()))
@@ -427,8 +463,10 @@ impl Checkers {
         skipped: i64,
     ) -> bool {
         let tp = &poll.topic_partition;
-        self.empty_gaps.contains(&(consumer, incarnation, index))
-            && self.cut_by_mirroring(consumer.cluster(), tp, skipped, poll.fetched_ms, |_| true)
+        let key = (consumer, incarnation, index);
+        (self.empty_gaps.contains(&key)
+            && self.cut_by_mirroring(consumer.cluster(), tp, skipped, poll.fetched_ms, |_| true))
+            || self.passed_then_cut.contains(&key)
     }
 
     /// In the step of each read: notes the jumps over offsets for which the current leader's
@@ -436,6 +474,16 @@ impl Checkers {
     /// them since the read (so the log still holds what the consumer read past). `check_polls`
     /// judges jumps against the final log, which a later mirroring truncation may have
     /// rewritten there (`skip_rewritten_by_mirroring`).
+    ///
+    /// The consumer passes control batches between two reads without a poll to show for it, so
+    /// the log it passed may be rewritten before its next read, not after (generator seed 5:
+    /// c's consumer read 22, fetched the ABORT marker at 23 and the `MIRROR_PID_RESET` at 24,
+    /// then PREPARING cut c's log to 0 and mirrored a from scratch past 25, and the consumer's
+    /// next read was a's 25). So every step also extends, per consumer and partition, the range
+    /// past its last read that the leader's log held as control batches only below its high
+    /// watermark ([`PassedRange`]); a jump that stays inside it after a mirroring truncation
+    /// cut it is noted in `passed_then_cut`. Only control batches count there, for
+    /// READ_COMMITTED consumers too (an aborted transaction's data is not excused this way).
     fn note_poll_gaps(&mut self, logs: &dyn LeaderLogs, history: &History) {
         let mut polls_seen = std::mem::take(&mut self.polls_seen);
         for (&(consumer, incarnation), polls) in &history.polls {
@@ -446,11 +494,24 @@ impl Checkers {
                     Some(last) => Some(std::mem::replace(last, poll.offset)),
                     None => last.insert(tp.clone(), poll.offset),
                 };
+                let next = PassedRange {
+                    from: poll.offset + 1,
+                    to: poll.offset + 1,
+                    cut: false,
+                };
+                let passed = self
+                    .passed
+                    .insert((consumer, incarnation, tp.clone()), next);
                 let Some(previous) =
                     previous.filter(|previous| !poll.after_reset && poll.offset > previous + 1)
                 else {
                     continue;
                 };
+                if passed.is_some_and(|passed| {
+                    passed.cut && passed.from == previous + 1 && poll.offset <= passed.to
+                }) {
+                    self.passed_then_cut.insert((consumer, incarnation, index));
+                }
                 let cluster = consumer.cluster();
                 let Some(log) = logs.leader_log(cluster, tp) else {
                     continue;
@@ -474,6 +535,24 @@ impl Checkers {
             *seen = polls.len();
         }
         self.polls_seen = polls_seen;
+        for ((consumer, _, tp), passed) in &mut self.passed {
+            if passed.cut {
+                continue;
+            }
+            let Some(log) = logs.leader_log(consumer.cluster(), tp) else {
+                continue;
+            };
+            for batch in log.batches_from(passed.to) {
+                let next = batch.next_offset();
+                if !batch.is_control()
+                    || next > log.high_watermark()
+                    || batch.base_offset() > passed.to
+                {
+                    break;
+                }
+                passed.to = next;
+            }
+        }
     }
 
     /// The per-step safety checks.
@@ -1001,10 +1080,25 @@ impl Checkers {
     }
 
     /// Records the committed offset a current coordinator shows for (cluster, group,
-    /// partition); a lower value than last time is a violation unless an admin commit (to a
-    /// group without members: a reset, or mirroring's offset sync) wrote it. Observations are
-    /// snapshots: an admin reset followed by a member's lower commit between two of them would
-    /// be judged by the member's commit alone.
+    /// partition); a lower value than last time is a violation unless
+    /// - an admin commit (to a group without members: a reset, or mirroring's offset sync)
+    ///   wrote it, or
+    /// - a member wrote it after a mirroring truncation of the partition on this cluster
+    ///   (PREPARING's cut to the last mirrored epoch, the mirror fetch's diverging epoch,
+    ///   STOPPING's cut to the LSO) noted since the key was first seen and not yet used to
+    ///   excuse one (two cuts in quick succession may reset the consumer twice, generator seed
+    ///   42: a failback's PREPARING cut, then its first fetch's diverging epoch). Such a cut
+    ///   may take the log below a consumer's position —
+    ///   a full one when a stopped topic mirrors again and the source knows no last mirrored
+    ///   epoch for it —, its fetch gets OffsetOutOfRange, `auto.offset.reset` moves it, and
+    ///   its next commit is lower; Kafka's group coordinator takes any offset from a member of
+    ///   the current epoch. A position read from the log before the cut may still be committed
+    ///   after it, so the cut need not come after the higher commit. Without a cut, a member's
+    ///   lower commit is a coordinator fault (lost commits, a fenced member's write) and stays
+    ///   a violation.
+    ///
+    /// Observations are snapshots: an admin reset followed by a member's lower commit between
+    /// two of them would be judged by the member's commit alone.
     fn observe_group_offset(
         &mut self,
         time_ms: i64,
@@ -1012,7 +1106,15 @@ impl Checkers {
         by_admin: bool,
     ) -> Option<Violation> {
         let key = (cluster, group.to_string(), partition.clone());
-        let previous = self.group_offsets.insert(key, offset);
+        let seen = self.group_offsets.get(&key).copied();
+        let cuts = self
+            .mirror_truncations
+            .get(&(cluster, partition.clone()))
+            .map_or(0, Vec::len);
+        let cuts_used = seen.map_or(cuts, |seen| seen.cuts_used);
+        self.group_offsets
+            .insert(key.clone(), GroupOffsetSeen { offset, cuts_used });
+        let previous = seen.map(|seen| seen.offset);
         if previous != Some(offset) {
             self.mark("group-offset-committed");
         }
@@ -1022,6 +1124,13 @@ impl Checkers {
         let previous = previous.filter(|previous| *previous > offset)?;
         if by_admin {
             self.mark("group-offset-admin-reset");
+            return None;
+        }
+        if cuts_used < cuts {
+            self.mark("mirror-truncation-reset-group-offset");
+            if let Some(seen) = self.group_offsets.get_mut(&key) {
+                seen.cuts_used += 1;
+            }
             return None;
         }
         Some(Violation {
@@ -1572,10 +1681,33 @@ impl Checkers {
         }
         out.extend(unfinished_admin_ops(time_ms, history));
         out.extend(unfinished_transactions(time_ms, controllers, brokers));
+        let logs = ViewLeaderLogs {
+            controllers,
+            brokers,
+        };
         out.extend(unseen(time_ms, history, |offset, send| {
-            self.dropped_by_mirroring(offset, send)
+            self.dropped_by_mirroring(offset, send) || self.lost_legally(&logs, offset, send)
         }));
         out
+    }
+
+    /// Whether an acknowledged record may be gone from the final log by Kafka's rules: its
+    /// topic is not durable (an acks=1 producer, unclean election or `min.insync.replicas` < 2:
+    /// an acknowledgement from a leader that then lost its leadership does not survive the
+    /// follower's truncation) and the current leader's log no longer holds it at its offset.
+    /// A record the log still holds must be seen, on every topic.
+    fn lost_legally(
+        &self,
+        logs: &dyn LeaderLogs,
+        offset: i64,
+        send: &crate::workload::SendRecord,
+    ) -> bool {
+        let (tp, value) = (&send.topic_partition, send.value.as_str());
+        let cluster = cluster_of_value(value);
+        !self.durable_topics.contains(&(cluster, tp.topic.clone()))
+            && logs
+                .leader_log(cluster, tp)
+                .is_some_and(|log| record_value_at(log, offset).as_deref() != Some(value))
     }
 }
 
@@ -1749,11 +1881,13 @@ fn first_data_offset_between(
     None
 }
 
-/// Acknowledged records no consumer of their cluster ever received.
+/// Acknowledged records no consumer of their cluster ever received, except those `excused`
+/// says may be gone from the log (dropped by mirroring by design, or lost as Kafka allows on a
+/// topic that is not durable).
 fn unseen(
     time_ms: i64,
     history: &History,
-    dropped_by_mirroring: impl Fn(i64, &crate::workload::SendRecord) -> bool,
+    excused: impl Fn(i64, &crate::workload::SendRecord) -> bool,
 ) -> Vec<Violation> {
     // A plain consumer must see everything itself; a group must see everything between its
     // members, whoever held the partition.
@@ -1778,7 +1912,7 @@ fn unseen(
         let seen = seen_by.get(&name).unwrap_or(&nothing);
         let missing = history
             .acked_sends()
-            .filter(|(offset, send)| !dropped_by_mirroring(*offset, send))
+            .filter(|(offset, send)| !excused(*offset, send))
             .map(|(offset, send)| (&send.topic_partition, offset, send.value.as_str()))
             .filter(|(_, _, value)| cluster_of_value(value) == cluster)
             .filter(|(tp, _, _)| topics.contains(&tp.topic))
@@ -2489,6 +2623,52 @@ mod tests {
         );
     }
 
+    #[test]
+    fn group_offsets_checker_excuses_one_reset_per_mirroring_truncation() {
+        // Generator seeds 4, 22 and 28: b's stopped topic mirrors a again, PREPARING cuts b's
+        // log to 0 below the group's committed offset, the member's fetch is out of range and
+        // its next commit is the reset position.
+        let mut checkers = Checkers::default();
+        let (b, tp) = (ClusterIndex(1), TopicPartition::new("orders", 1));
+        let observe = |checkers: &mut Checkers, time_ms, offset| {
+            checkers.observe_group_offset(time_ms, (b, "g-b-orders", tp.clone(), offset), false)
+        };
+        assert!(observe(&mut checkers, 1_000, 30).is_none());
+        let reason = TruncationReason::MirrorLastMirroredEpoch;
+        checkers.note_mirror_truncation(3_570, b, &tp, 0, reason);
+        // A position read before the cut may still be committed after it.
+        assert!(observe(&mut checkers, 3_580, 38).is_none());
+        assert!(
+            observe(&mut checkers, 3_850, 0).is_none(),
+            "reset after the cut"
+        );
+        assert_eq!(checkers.marks["mirror-truncation-reset-group-offset"], 1);
+        assert!(observe(&mut checkers, 4_000, 20).is_none());
+        // The cut excused one reset; a second lower commit without a new cut is caught.
+        let violation = observe(&mut checkers, 4_500, 10).expect("no cut since the reset");
+        assert_eq!(violation.invariant, "group-offsets-monotonic");
+        // Generator seed 42: two cuts before the first reset was seen excuse two resets.
+        let reason = TruncationReason::MirrorDivergingEpoch;
+        checkers.note_mirror_truncation(4_600, b, &tp, 5, reason);
+        checkers.note_mirror_truncation(4_600, b, &tp, 3, reason);
+        assert!(observe(&mut checkers, 4_700, 5).is_none());
+        assert!(observe(&mut checkers, 4_800, 3).is_none());
+        assert!(observe(&mut checkers, 4_900, 2).is_some(), "both cuts used");
+        // A cut of another partition, or on another cluster, excuses nothing here.
+        checkers.note_mirror_truncation(5_000, b, &TopicPartition::new("orders", 0), 0, reason);
+        checkers.note_mirror_truncation(5_000, ClusterIndex(0), &tp, 0, reason);
+        assert!(observe(&mut checkers, 5_100, 15).is_none());
+        assert!(observe(&mut checkers, 5_200, 12).is_some());
+        // A cut before the group's key was first seen excuses nothing either.
+        let (late, seen_from) = (TopicPartition::new("orders", 2), 6_000);
+        checkers.note_mirror_truncation(5_500, b, &late, 0, reason);
+        let observe_late = |checkers: &mut Checkers, time_ms, offset| {
+            checkers.observe_group_offset(time_ms, (b, "g-b-orders", late.clone(), offset), false)
+        };
+        assert!(observe_late(&mut checkers, seen_from, 9).is_none());
+        assert!(observe_late(&mut checkers, seen_from + 100, 3).is_some());
+    }
+
     fn plain_batch(value: &str) -> mirrorsim::record::RecordBatch {
         let mut builder = BatchBuilder::default();
         builder.append(0, None, Some(Bytes::from(value.to_string())), vec![]);
@@ -2665,6 +2845,51 @@ mod tests {
             .polls
             .insert((CONSUMER, 1), vec![poll(&tp, 0, "a-producer-1/1/t-0/0/0")]);
         assert!(unseen(0, &history, |_, _| false).is_empty());
+    }
+
+    #[test]
+    fn unseen_excuses_only_a_record_a_non_durable_topic_lost() {
+        // Generator seed 12: b's acks=1 producer had offset 483 acknowledged by a leader that
+        // was then cut off; the new leader's epoch started at 483 and the old leader truncated.
+        let tp = TopicPartition::new("t", 0);
+        let value = "a-producer-1/1/t-0/0/0";
+        let send = crate::workload::SendRecord {
+            topic_partition: tp.clone(),
+            value: value.into(),
+            sent_ms: 0,
+            acked_offset: Some(0),
+            failed: None,
+            transaction: None,
+        };
+        let mut history = History::default();
+        history.subscriptions.insert(CONSUMER, vec!["t".into()]);
+        history.sends.insert((PRODUCER, 1, 0), send.clone());
+        let plain = |value: &str| {
+            let mut builder = BatchBuilder::idempotent(9, 0, 0);
+            builder.append(0, None, Some(Bytes::from(value.to_string())), vec![]);
+            (builder.build(), AppendOrigin::Client)
+        };
+        let replaced = FixedLogs([(tp.clone(), log_with(&[plain("another record")]))].into());
+        let kept = FixedLogs([(tp.clone(), log_with(&[plain(value)]))].into());
+        let mut checkers = Checkers::default();
+        let lost = |checkers: &Checkers, logs: &FixedLogs| {
+            unseen(0, &history, |offset, send| {
+                checkers.lost_legally(logs, offset, send)
+            })
+        };
+        assert!(checkers.lost_legally(&replaced, 0, &send));
+        assert!(
+            lost(&checkers, &replaced).is_empty(),
+            "gone from a non-durable topic"
+        );
+        // Still in the log: it must be seen, durable topic or not.
+        assert_eq!(lost(&checkers, &kept)[0].invariant, "unseen");
+        // A durable topic's acknowledged record is never excused.
+        checkers
+            .durable_topics
+            .insert((ClusterIndex(0), "t".into()));
+        assert!(!checkers.lost_legally(&replaced, 0, &send));
+        assert_eq!(lost(&checkers, &replaced)[0].invariant, "unseen");
     }
 
     #[test]
@@ -2899,6 +3124,76 @@ mod tests {
         );
         // A cut above the record jumped over did not rewrite it.
         assert_eq!(invariants(with_reset(), 5_000, 2), vec!["skipped-poll"]);
+    }
+
+    #[test]
+    fn jumps_over_control_batches_passed_before_a_cut_and_read_after_it_are_excused() {
+        // Generator seed 5: the consumer read 0, fetched the MIRROR_PID_RESET at 1 (no poll),
+        // then a truncation rewrote the log with b's records and its next read was b's at 2.
+        let tp = TopicPartition::new("t", 0);
+        let passed_reset = || {
+            log_with(&[
+                (plain_batch("a-v0"), AppendOrigin::Client),
+                (mirror_pid_reset("b", 0), AppendOrigin::Coordinator),
+            ])
+        };
+        let passed_data = || {
+            log_with(&[
+                (plain_batch("a-v0"), AppendOrigin::Client),
+                (plain_batch("a-producer-1/1/t-0/1/x"), AppendOrigin::Client),
+            ])
+        };
+        let after = "b-producer-1/1/t-0/2/x";
+        let rewritten = || {
+            log_with(&[
+                (plain_batch("a-v0"), AppendOrigin::Client),
+                (plain_batch("b-producer-1/1/t-0/1/x"), AppendOrigin::Client),
+                (plain_batch(after), AppendOrigin::Client),
+            ])
+        };
+        let read = |offset, value: &str, received_ms| {
+            let mut record = poll(&tp, offset, value);
+            record.received_ms = received_ms;
+            record
+        };
+        let invariants = |before: PartitionLog<MemoryDirDisk>, cut_to: Option<i64>| {
+            let mut checkers = Checkers::default();
+            let mut history = History::default();
+            history
+                .polls
+                .insert((CONSUMER, 1), vec![read(0, "a-v0", 1_000)]);
+            // The steps after the first read see the log the consumer then fetched from.
+            checkers.note_poll_gaps(&FixedLogs(BTreeMap::from([(tp.clone(), before)])), &history);
+            if let Some(cut_to) = cut_to {
+                let reason = TruncationReason::MirrorLastMirroredEpoch;
+                checkers.note_mirror_truncation(3_000, ClusterIndex(0), &tp, cut_to, reason);
+            }
+            let rewritten = FixedLogs(BTreeMap::from([(tp.clone(), rewritten())]));
+            history
+                .polls
+                .get_mut(&(CONSUMER, 1))
+                .unwrap()
+                .push(read(2, after, 4_000));
+            checkers.note_poll_gaps(&rewritten, &history);
+            let rewritten_read = |consumer: NodeId, poll: &PollRecord| {
+                checkers.rewritten_by_mirroring(consumer, false, poll)
+            };
+            let skip_rewritten = |key, poll: &PollRecord, skipped| {
+                checkers.skip_rewritten_by_mirroring(key, poll, skipped)
+            };
+            check_polls(0, &rewritten, &history, &rewritten_read, &skip_rewritten)
+                .into_iter()
+                .map(|v| v.invariant)
+                .collect::<Vec<_>>()
+        };
+        assert!(invariants(passed_reset(), Some(1)).is_empty());
+        assert!(invariants(passed_reset(), Some(0)).is_empty());
+        // A data record past the first read is a real skip, cut or not.
+        assert_eq!(invariants(passed_data(), Some(1)), vec!["skipped-poll"]);
+        // Without a cut in between, the log the consumer jumped over holds data there.
+        assert_eq!(invariants(passed_reset(), None), vec!["skipped-poll"]);
+        // A cut above the passed range did not rewrite it.
+        assert_eq!(invariants(passed_reset(), Some(2)), vec!["skipped-poll"]);
     }
 
     #[test]
