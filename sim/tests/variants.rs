@@ -89,11 +89,28 @@ fn epoch_rewrite_breaks_the_mirror_fetchs_divergence_check_and_consumers_see_rew
 fn pid_rewrite_leaves_the_old_primary_and_the_new_one_disagreeing_on_shared_history() {
     // Spec §9 S-4, failback with rewritten producer ids: a keeps its own batches (producer id
     // p) below the last mirrored epoch's end, while b holds them as −(p+2); a's log is no
-    // longer a prefix of b's once a mirrors back.
+    // longer a prefix of b's once a mirrors back. In `failback` itself a's leader kills after
+    // the failover often make a's PREPARING or its first fetch's divergence cut below the
+    // shared batches (4 seeds in 10 caught, the README's table), so the pinned seeds are
+    // `failback_too_early`'s, caught on every seed.
     seed_passes_and_variant_is_caught(
-        "failback",
+        "failback_too_early",
         MirrorDesign::PidRewrite,
         "mirror-prefix",
+        &[0, 1],
+    );
+    seed_passes_and_variant_is_caught("failback", MirrorDesign::PidRewrite, "mirror-prefix", &[0]);
+}
+
+#[test]
+fn pid_rewrite_hides_the_mirrored_transactions_from_the_destinations_producer_state() {
+    // Spec §9 S-2: with negative producer ids b's producer state tracks no transaction, so
+    // no aborted-transaction index is built for what a aborted, and a READ_COMMITTED consumer
+    // on b reads it (every seed since the workload's transactions really abort).
+    seed_passes_and_variant_is_caught(
+        "transactions_at_failover",
+        MirrorDesign::PidRewrite,
+        "read-committed",
         &[0, 1],
     );
 }
@@ -151,8 +168,9 @@ fn offset_alignment_is_repaired_by_the_mirror_fetchs_divergence_check() {
     // keeps what the last-mirrored-epoch rule would also keep when the clusters agree on the
     // shared history, and where they do not, the first mirror fetch's last-fetched-epoch
     // check truncates the rest (spec §4.3 step 5). The README's variants table shows the
-    // seeds run.
-    passes("failback", MirrorDesign::OffsetAlignment, &[0, 1]);
+    // seeds run. Seeds 1 and 3: on seeds 0 and 2 a's leader kills after the failover leave
+    // the two rules' cuts at the same offset, so the runs are identical.
+    passes("failback", MirrorDesign::OffsetAlignment, &[1, 3]);
 }
 
 #[test]
