@@ -246,11 +246,21 @@ fn syntax_context(text: &str, offset: usize) -> String {
         }
         if let Some(name) = line.strip_prefix("[[").and_then(|l| l.split("]]").next()) {
             let name = name.trim().to_owned();
+            if !is_bare_dotted_key(&name) {
+                // A broken header (`[[`): which table follows is unknown.
+                table.clear();
+                continue;
+            }
             let count = array_counts.entry(name.clone()).or_insert(0);
             table = format!("{name}[{count}]");
             *count += 1;
         } else if let Some(name) = line.strip_prefix('[').and_then(|l| l.split(']').next()) {
-            table = name.trim().to_owned();
+            let name = name.trim();
+            table = if is_bare_dotted_key(name) {
+                name.to_owned()
+            } else {
+                String::new()
+            };
         }
     }
     match (table.is_empty(), key) {
@@ -335,6 +345,12 @@ mod tests {
             .err()
             .expect("bad header");
         assert_eq!((error.line, error.field.as_str()), (Some(1), "(syntax)"));
+        // A broken array header leaves the following lines' table unknown (found by
+        // sim/tests/fuzz_input.rs: `[[` named the table `[0]`).
+        let error = Source::new(Path::new("t.toml"), "[[admin]]\n[[\nat_ms = 0\nc.\n")
+            .err()
+            .expect("bad header");
+        assert!(error.field.starts_with('('), "{error}");
     }
 
     #[test]
