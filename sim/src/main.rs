@@ -30,7 +30,8 @@
 //!   shrink"); 70 the materialised or written scenario does not fail like the seed (a bug);
 //!   74 the file cannot be written.
 //! - `variants [--seeds N] [--designs NAME…] [--scenarios PATH…] [--jobs J] [--seed-base B]
-//!   [--out FILE] [--markdown]` (see [`mirrorsim_sim::variants`]): every design against every
+//!   [--out FILE] [--markdown] [--generate [mix|only]]` (see [`mirrorsim_sim::variants`];
+//!   `--generate` adds a column of scenarios generated from the seeds): every design against every
 //!   mirroring scenario (a directory, `scenarios/` by default, stands for its `*.toml` files
 //!   whose admin timeline has a `create_mirror`; a file given by name is always taken), seeds
 //!   `B..B+N` (default 0..20) per cell. A `VARIANTS` line first, a progress line per finished
@@ -126,6 +127,11 @@ struct VariantsArgs {
     /// Also print the Markdown table on stdout.
     #[arg(long)]
     markdown: bool,
+    /// Add a column of scenarios generated from the seeds (`mirrorsim generate`), where a
+    /// variant's run counts only on the seeds the seed design passed: `mix` (the default when
+    /// the flag has no value) after the scenario files, `only` instead of them.
+    #[arg(long, value_enum, num_args = 0..=1, default_missing_value = "mix")]
+    generate: Option<GenerateArg>,
 }
 
 #[derive(Debug, Args)]
@@ -1023,9 +1029,14 @@ fn variants_command(args: &VariantsArgs) -> ExitCode {
         Ok(designs) => designs,
         Err(message) => return variants_bad_input(&message),
     };
-    let scenarios = match variants_scenarios(&args.scenarios) {
-        Ok(scenarios) => scenarios,
-        Err(message) => return variants_bad_input(&message),
+    let only_generated = matches!(args.generate, Some(GenerateArg::Only));
+    let scenarios = if only_generated && args.scenarios.is_empty() {
+        Vec::new()
+    } else {
+        match variants_scenarios(&args.scenarios) {
+            Ok(scenarios) => scenarios,
+            Err(message) => return variants_bad_input(&message),
+        }
     };
     // Created now so a bad path is refused before the runs, not after them; like a failed
     // write, it is an output error (74).
@@ -1048,25 +1059,27 @@ fn variants_command(args: &VariantsArgs) -> ExitCode {
         seeds: args.seeds,
         seed_base: args.seed_base,
         jobs,
+        generated: args.generate.is_some(),
     };
     let list = |names: Vec<&str>| names.join(",");
     say(&format!(
         "VARIANTS designs={} ({}) scenarios={} ({}) seeds={} seed_base={} jobs={jobs} runs={}",
         config.designs.len(),
         list(config.designs.iter().map(|d| d.name()).collect()),
-        config.scenarios.len(),
+        config.columns(),
         list(
             config
                 .scenarios
                 .iter()
                 .map(|s| s.scenario.name.as_str())
+                .chain(config.generated.then_some(variants::GENERATED_COLUMN))
                 .collect()
         ),
         config.seeds,
         config.seed_base,
         config.total_runs()
     ));
-    let cells = config.designs.len() * config.scenarios.len();
+    let cells = config.designs.len() * config.columns();
     let started = std::time::Instant::now();
     let mut finished = 0;
     let (matrix, wall) = variants::run_variants(

@@ -513,15 +513,24 @@ impl Matrix {
                     continue;
                 };
                 let seed = self.seed_base + first;
+                let (make, file) = if column.path == GENERATED_COLUMN {
+                    (
+                        format!(
+                            "cargo run --release --bin mirrorsim -- generate --seed {seed} --out generated-{seed}.toml && "
+                        ),
+                        format!("generated-{seed}.toml"),
+                    )
+                } else {
+                    (String::new(), column.path.clone())
+                };
                 lines.push(format!(
-                    "{design} × {}: failed {}/{} first_failing_seed={seed} median={} first_invariants={} invariants={} replay: cargo run --release --bin mirrorsim -- replay {} --seed {seed} --design {design}",
+                    "{design} × {}: failed {}/{} first_failing_seed={seed} median={} first_invariants={} invariants={} replay: {make}cargo run --release --bin mirrorsim -- replay {file} --seed {seed} --design {design}",
                     column.name,
                     cell.failures(),
                     cell.runs,
                     format_median(cell.median_gap()),
                     counts(cell.first_invariants_by_count()),
                     counts(cell.invariants.iter().map(|(name, n)| (name.as_str(), *n))),
-                    column.path
                 ));
             }
         }
@@ -583,18 +592,36 @@ pub struct VariantsConfig {
     pub seed_base: u64,
     /// Worker threads, each running one seed at a time.
     pub jobs: usize,
+    /// A last column of scenarios generated from each seed ([`crate::generate::generate`]),
+    /// run with that seed. A variant's run there counts only where the seed design passed the
+    /// same seed: the generated scenarios reach cases the seed design fails too, and what the
+    /// column measures is what the variant breaks that the seed design does not.
+    pub generated: bool,
 }
+
+/// The name of the generated column (also its `path`; its replay command generates the file).
+pub const GENERATED_COLUMN: &str = "generated";
 
 impl VariantsConfig {
     /// Every run, cell by cell (design-major), seeds in order.
     pub fn total_runs(&self) -> u64 {
-        (self.designs.len() * self.scenarios.len()) as u64 * self.seeds
+        (self.designs.len() * self.columns()) as u64 * self.seeds
+    }
+
+    /// The table's columns: the scenario files, then the generated column if asked for.
+    pub fn columns(&self) -> usize {
+        self.scenarios.len() + usize::from(self.generated)
+    }
+
+    /// Whether column `scenario` is the generated one.
+    fn is_generated(&self, scenario: usize) -> bool {
+        scenario == self.scenarios.len()
     }
 
     /// Design index, scenario index and seed position of run `index`.
     fn item(&self, index: u64) -> (usize, usize, u64) {
         let cell = index / self.seeds.max(1);
-        let columns = self.scenarios.len().max(1) as u64;
+        let columns = self.columns().max(1) as u64;
         (
             (cell / columns) as usize,
             (cell % columns) as usize,
@@ -603,7 +630,7 @@ impl VariantsConfig {
     }
 
     fn empty_matrix(&self) -> Matrix {
-        let columns = self
+        let mut columns: Vec<Column> = self
             .scenarios
             .iter()
             .map(|s| Column {
@@ -611,6 +638,12 @@ impl VariantsConfig {
                 path: s.path.display().to_string(),
             })
             .collect();
+        if self.generated {
+            columns.push(Column {
+                name: GENERATED_COLUMN.to_owned(),
+                path: GENERATED_COLUMN.to_owned(),
+            });
+        }
         Matrix::new(self.designs.clone(), columns, self.seeds, self.seed_base)
     }
 }
@@ -634,25 +667,69 @@ where
             return None;
         }
         let (design, scenario, position) = config.item(index);
+        let seed = config.seed_base + position;
         let options = RunOptions {
             design: Some(config.designs[design]),
-            ..RunOptions::new(config.seed_base + position)
+            ..RunOptions::new(seed)
         };
-        let result = run_isolated(&runner, &config.scenarios[scenario].scenario, &options);
+        let generated;
+        let scenario = if config.is_generated(scenario) {
+            generated = crate::generate::generate(seed);
+            &generated
+        } else {
+            &config.scenarios[scenario].scenario
+        };
+        let result = run_isolated(&runner, scenario, &options);
         // Only the outcome travels: a whole report per run would pile up.
         Some((index, RunOutcome::of(&result)))
     };
     // No ticks: progress is reported per finished cell.
     let never = Duration::from_secs(3600);
+    // The generated column's outcomes wait for the end: a variant's run is judged against
+    // the seed design's on the same seed.
+    let mut generated: Vec<(usize, u64, RunOutcome)> = Vec::new();
     run_pool("variants", config.jobs, work, never, &mut |event| {
         if let PoolEvent::Done((index, outcome)) = event {
             let (design, scenario, position) = config.item(index);
-            if matrix.record(design, scenario, position, &outcome).runs == config.seeds {
+            if config.is_generated(scenario) {
+                generated.push((design, position, outcome));
+            } else if matrix.record(design, scenario, position, &outcome).runs == config.seeds {
                 cell_done(&matrix, design, scenario);
             }
         }
     });
+    if config.generated {
+        record_generated(config, &mut matrix, generated, cell_done);
+    }
     (matrix, start.elapsed())
+}
+
+/// Fills the generated column: the seed design's row with every run, each other row with its
+/// runs on the seeds the seed design passed (all of them without a seed design row).
+fn record_generated(
+    config: &VariantsConfig,
+    matrix: &mut Matrix,
+    mut outcomes: Vec<(usize, u64, RunOutcome)>,
+    cell_done: &mut dyn FnMut(&Matrix, usize, usize),
+) {
+    outcomes.sort_by_key(|(design, position, _)| (*design, *position));
+    let column = config.scenarios.len();
+    let control = config.designs.iter().position(|d| *d == MirrorDesign::Seed);
+    let control_failed: BTreeSet<u64> = outcomes
+        .iter()
+        .filter(|(design, _, outcome)| {
+            Some(*design) == control && matches!(outcome, RunOutcome::Failed { .. })
+        })
+        .map(|(_, position, _)| *position)
+        .collect();
+    for (design, position, outcome) in &outcomes {
+        if Some(*design) == control || !control_failed.contains(position) {
+            matrix.record(*design, column, *position, outcome);
+        }
+    }
+    for design in 0..config.designs.len() {
+        cell_done(matrix, design, column);
+    }
 }
 
 #[cfg(test)]
@@ -908,6 +985,7 @@ mod tests {
             seeds: 3,
             seed_base: 0,
             jobs: 1,
+            generated: false,
         };
         assert_eq!(config.total_runs(), 12);
         assert_eq!(config.item(0), (0, 0, 0));
@@ -969,6 +1047,7 @@ mod tests {
             seeds: 6,
             seed_base: 1,
             jobs: 1,
+            generated: false,
         };
         let mut done = Vec::new();
         let (one_job, _) = run_variants(&config, fake_runner, &mut |matrix, d, s| {
@@ -984,5 +1063,66 @@ mod tests {
         config.jobs = 3;
         let (three_jobs, _) = run_variants(&config, fake_runner, &mut |_, _, _| {});
         assert_eq!(three_jobs, one_job);
+    }
+
+    #[test]
+    fn the_generated_column_counts_a_variant_only_where_the_seed_design_passed() {
+        // The seed design fails seeds divisible by 3; no-pid-reset fails odd seeds. Each run
+        // gets the scenario generated from its seed (its name says which).
+        let runner = |scenario: &Scenario, options: &RunOptions| {
+            assert_eq!(scenario.name, format!("generated-{}", options.seed));
+            let control_fails = options.design == Some(MirrorDesign::Seed) && options.seed % 3 == 0;
+            let mut report = fake_runner(
+                scenario,
+                &RunOptions {
+                    seed: 1,
+                    ..options.clone()
+                },
+            );
+            report.seed = options.seed;
+            if control_fails {
+                report.verdict = Verdict::Safety;
+                report.violations = vec![crate::checkers::Violation {
+                    invariant: "mirror-prefix",
+                    cluster: None,
+                    topic_partition: None,
+                    detail: String::new(),
+                    time_ms: 0,
+                }];
+            } else if options.design == Some(MirrorDesign::Seed) || options.seed % 2 == 0 {
+                report.verdict = Verdict::Pass;
+                report.violations.clear();
+            }
+            report
+        };
+        let config = VariantsConfig {
+            designs: vec![MirrorDesign::Seed, MirrorDesign::NoPidReset],
+            scenarios: Vec::new(),
+            seeds: 6,
+            seed_base: 1,
+            jobs: 2,
+            generated: true,
+        };
+        assert_eq!(config.total_runs(), 12);
+        let mut done = Vec::new();
+        let (matrix, _) = run_variants(&config, runner, &mut |matrix, d, s| {
+            done.push((d, s, matrix.cell(d, s).runs));
+        });
+        done.sort_unstable();
+        // Seeds 1..=6: the seed design fails 3 and 6, so no-pid-reset counts 1, 2, 4, 5, of
+        // which 1 and 5 fail (its failure on 3 is the seed design's too).
+        assert_eq!(done, vec![(0, 0, 6), (1, 0, 4)]);
+        assert_eq!(matrix.scenarios[0].name, GENERATED_COLUMN);
+        assert_eq!(matrix.cell(0, 0).text(), "mirror-prefix 2/6 (3)");
+        assert_eq!(
+            matrix.cell(1, 0).failing,
+            [0, 4].into_iter().collect::<BTreeSet<u64>>()
+        );
+        assert_eq!(matrix.control_failures(), vec![GENERATED_COLUMN]);
+        let details = matrix.details();
+        assert!(
+            details[1].contains("generate --seed 1 --out generated-1.toml"),
+            "{details:?}"
+        );
     }
 }
