@@ -419,6 +419,55 @@ impl Checkers {
         })
     }
 
+    /// Whether a failback cut this acknowledged transactional send out of its own cluster's log
+    /// by design: a mirroring truncation of the producer's cluster that follows a source
+    /// (PREPARING's last-mirrored-epoch cut, the first mirror fetch's diverging epoch, or a
+    /// restart below the source's log start) came at or below the offset it was acknowledged
+    /// at, after it was sent. KIP-1279's failback drops the old primary's unmirrored writes,
+    /// committed transactions included (the coordinator confirms a commit once PrepareCommit
+    /// is written; the partitions' markers are refused from PREPARING on, and the records go
+    /// with the cut). STOPPING's cut to the last stable offset is not one of them: it drops
+    /// open transactions only, never one the coordinator confirmed. The caller checks that the
+    /// record is gone from the final log (a record the failback mirrored back is judged by its
+    /// markers as any other).
+    fn txn_send_cut_by_failback(&self, send: &crate::workload::SendRecord) -> bool {
+        let Some(offset) = send.acked_offset else {
+            return false;
+        };
+        let cluster = cluster_of_value(&send.value);
+        let legal = |reason| {
+            matches!(
+                reason,
+                TruncationReason::MirrorLastMirroredEpoch
+                    | TruncationReason::MirrorDivergingEpoch
+                    | TruncationReason::MirrorBelowSourceLogStart
+            )
+        };
+        self.cut_by_mirroring(cluster, &send.topic_partition, offset, send.sent_ms, legal)
+    }
+
+    /// Whether a transactional send gone from its final log may be gone by design, and then
+    /// the coverage mark saying why: `txn-record-cut-by-failback`
+    /// ([`Checkers::txn_send_cut_by_failback`]) or `txn-record-lost-not-durable` (its topic
+    /// is not durable and the log no longer holds it at its offset, as a power loss of a
+    /// leader allows there, see `Checkers::lost_legally`).
+    fn txn_send_gone_legally(
+        &self,
+        logs: &dyn LeaderLogs,
+        send: &crate::workload::SendRecord,
+    ) -> Option<&'static str> {
+        if self.txn_send_cut_by_failback(send) {
+            Some("txn-record-cut-by-failback")
+        } else if send
+            .acked_offset
+            .is_some_and(|offset| self.lost_legally(logs, offset, send))
+        {
+            Some("txn-record-lost-not-durable")
+        } else {
+            None
+        }
+    }
+
     /// Whether a truncation that may legally cut what `consumer` read in `poll` came at or
     /// below its offset at or after the read, so the final log may hold other data there:
     /// - any mirroring truncation, when the record was written on the consumer's own cluster:
@@ -1238,7 +1287,21 @@ impl Checkers {
                 .entry("skip-rewritten-by-mirroring".into())
                 .or_default() += rewritten_skips;
         }
-        out.extend(check_transaction_atomicity(time_ms, &logs, history));
+        let gone_marks = std::cell::RefCell::new(Vec::new());
+        let gone_legally = |send: &crate::workload::SendRecord| {
+            let mark = self.txn_send_gone_legally(&logs, send);
+            gone_marks.borrow_mut().extend(mark);
+            mark.is_some()
+        };
+        out.extend(check_transaction_atomicity(
+            time_ms,
+            &logs,
+            history,
+            &gone_legally,
+        ));
+        for mark in gone_marks.into_inner() {
+            self.mark(mark);
+        }
         self.note_history_preconditions(&logs, history);
         out.extend(self.check_group_resumes(time_ms, &logs, history));
         let (admin, refusals) = crate::admin_checks::check_admin_outcomes(
@@ -2251,11 +2314,18 @@ fn check_delivered_records(
     out
 }
 
-/// Whether each record of each recorded transaction ended up committed in the final logs.
+/// Whether each record of each recorded transaction ended up committed in the final logs. A
+/// record gone from its final log that `gone_legally` excuses counts as neither committed nor
+/// not: its loss is a durability matter, not an atomicity one, and it was legal there (a
+/// failback dropped it with the old primary's unmirrored writes, see
+/// `Checkers::txn_send_cut_by_failback`, or the topic is not durable and a leader lost it, as
+/// `unseen` and the lost-writes check allow, see `Checkers::lost_legally`). A record gone
+/// otherwise is not committed.
 fn check_transaction_atomicity(
     time_ms: i64,
     logs: &dyn LeaderLogs,
     history: &History,
+    gone_legally: &dyn Fn(&crate::workload::SendRecord) -> bool,
 ) -> Vec<Violation> {
     let mut out = Vec::new();
     let mut outcomes: BTreeMap<(ClusterIndex, TopicPartition), BTreeMap<i64, (i64, TxnOutcome)>> =
@@ -2279,8 +2349,13 @@ fn check_transaction_atomicity(
             let partition_outcomes = outcomes
                 .entry((cluster, send.topic_partition.clone()))
                 .or_insert_with(|| transaction_outcomes(log));
-            let outcome = offset_of_value(log, &send.value).and_then(|offset| {
-                let batch = log.batches_from(offset).next()?;
+            let Some(offset) = offset_of_value(log, &send.value) else {
+                if !gone_legally(send) {
+                    not_committed.push(send.topic_partition.clone());
+                }
+                continue;
+            };
+            let outcome = log.batches_from(offset).next().and_then(|batch| {
                 partition_outcomes
                     .get(&batch.base_offset())
                     .map(|(_, outcome)| *outcome)
@@ -2587,7 +2662,7 @@ mod tests {
             committed: None,
         };
         history.transactions.insert((PRODUCER, 1, 7), transaction);
-        let found = check_transaction_atomicity(0, &logs, &history);
+        let found = check_transaction_atomicity(0, &logs, &history, &|_| false);
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].invariant, "transaction-atomicity");
         assert_eq!(found[0].topic_partition, Some(aborted_tp.clone()));
@@ -2597,7 +2672,134 @@ mod tests {
             .get_mut(&(PRODUCER, 1, 7))
             .unwrap()
             .handles = vec![0];
-        assert!(check_transaction_atomicity(0, &logs, &history).is_empty());
+        assert!(check_transaction_atomicity(0, &logs, &history, &|_| false).is_empty());
+    }
+
+    /// A transaction confirmed committed whose record on one partition is gone from the final
+    /// log (another record took its offset) fails `transaction-atomicity`, unless a failback
+    /// cut it (a mirroring truncation of its own cluster that follows a source, after the send,
+    /// at or below its offset) or its topic is not durable. STOPPING's cut to the LSO, a cut
+    /// before the send, above the offset or on another cluster excuse nothing, and neither
+    /// excuse covers a record the final log still holds uncommitted.
+    #[test]
+    fn transaction_atomicity_excuses_only_a_failback_cut_or_a_non_durable_loss() {
+        let (kept_tp, cut_tp) = (TopicPartition::new("t", 0), TopicPartition::new("t", 1));
+        let a = ClusterIndex(0);
+        let committed_log = |value| {
+            log_with(&[
+                (value_batch(1, value), AppendOrigin::Client),
+                (marker(1, true), AppendOrigin::Coordinator),
+            ])
+        };
+        // The record on t-1 is gone: a record of another producer sits at its offset.
+        let gone = FixedLogs(BTreeMap::from([
+            (kept_tp.clone(), committed_log("a-kept")),
+            (cut_tp.clone(), committed_log("a-other")),
+        ]));
+        // The record on t-1 is still there, aborted.
+        let aborted = FixedLogs(BTreeMap::from([
+            (kept_tp.clone(), committed_log("a-kept")),
+            (
+                cut_tp.clone(),
+                log_with(&[
+                    (value_batch(1, "a-cut"), AppendOrigin::Client),
+                    (marker(1, false), AppendOrigin::Coordinator),
+                ]),
+            ),
+        ]));
+        let mut history = History::default();
+        for (handle, (tp, value)) in [(&kept_tp, "a-kept"), (&cut_tp, "a-cut")]
+            .into_iter()
+            .enumerate()
+        {
+            history.sends.insert(
+                (PRODUCER, 1, handle as u64),
+                crate::workload::SendRecord {
+                    topic_partition: tp.clone(),
+                    value: value.into(),
+                    sent_ms: 100,
+                    acked_offset: Some(0),
+                    failed: None,
+                    transaction: Some(3),
+                },
+            );
+        }
+        history.transactions.insert(
+            (PRODUCER, 1, 3),
+            crate::workload::TransactionRecord {
+                handles: vec![0, 1],
+                intended_commit: true,
+                committed: Some(true),
+            },
+        );
+        let check = |checkers: &Checkers, logs: &FixedLogs| {
+            let gone_legally = |send: &crate::workload::SendRecord| {
+                checkers.txn_send_gone_legally(logs, send).is_some()
+            };
+            let found = check_transaction_atomicity(0, logs, &history, &gone_legally);
+            found.iter().map(|v| v.invariant).collect::<Vec<_>>()
+        };
+        let durable = || {
+            let mut checkers = Checkers::default();
+            checkers.durable_topics.insert((a, "t".into()));
+            checkers
+        };
+        // No cut on a durable topic: caught.
+        assert_eq!(check(&durable(), &gone), vec!["transaction-atomicity"]);
+        // A failback's cuts after the send, at or below the offset: excused.
+        for reason in [
+            TruncationReason::MirrorLastMirroredEpoch,
+            TruncationReason::MirrorDivergingEpoch,
+            TruncationReason::MirrorBelowSourceLogStart,
+        ] {
+            let mut checkers = durable();
+            checkers.note_mirror_truncation(200, a, &cut_tp, 0, reason);
+            assert!(check(&checkers, &gone).is_empty(), "{reason:?}");
+            assert_eq!(
+                checkers.txn_send_gone_legally(&gone, &history.sends[&(PRODUCER, 1, 1)]),
+                Some("txn-record-cut-by-failback")
+            );
+            // The record still in the log, aborted, is never excused.
+            assert_eq!(check(&checkers, &aborted), vec!["transaction-atomicity"]);
+        }
+        // STOPPING's cut, a cut before the send, above the offset, on another cluster or on
+        // another partition: caught.
+        for (time_ms, cluster, tp, to, reason) in [
+            (
+                200,
+                a,
+                &cut_tp,
+                0,
+                TruncationReason::MirrorStopAtLastStableOffset,
+            ),
+            (50, a, &cut_tp, 0, TruncationReason::MirrorDivergingEpoch),
+            (200, a, &cut_tp, 1, TruncationReason::MirrorDivergingEpoch),
+            (
+                200,
+                ClusterIndex(1),
+                &cut_tp,
+                0,
+                TruncationReason::MirrorDivergingEpoch,
+            ),
+            (200, a, &kept_tp, 0, TruncationReason::MirrorDivergingEpoch),
+        ] {
+            let mut checkers = durable();
+            checkers.note_mirror_truncation(time_ms, cluster, tp, to, reason);
+            assert_eq!(
+                check(&checkers, &gone),
+                vec!["transaction-atomicity"],
+                "{time_ms} {cluster:?} {tp:?} {to} {reason:?}"
+            );
+        }
+        // A topic that is not durable may lose the record (a leader's power loss), not keep it
+        // uncommitted.
+        let not_durable = Checkers::default();
+        assert!(check(&not_durable, &gone).is_empty());
+        assert_eq!(
+            not_durable.txn_send_gone_legally(&gone, &history.sends[&(PRODUCER, 1, 1)]),
+            Some("txn-record-lost-not-durable")
+        );
+        assert_eq!(check(&not_durable, &aborted), vec!["transaction-atomicity"]);
     }
 
     #[test]
