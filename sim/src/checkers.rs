@@ -775,6 +775,7 @@ impl Checkers {
                     }
                 }
                 BrokerEvent::TxnMarkerRefused { .. } => self.mark("mirror-txn-marker-refused"),
+                BrokerEvent::TxnMarkerMoot { .. } => self.mark("mirror-txn-marker-moot"),
                 BrokerEvent::TxnEnlistRefused { .. } => self.mark("mirror-txn-enlist-refused"),
                 BrokerEvent::BecameFollower { .. } | BrokerEvent::LeaderAppend { .. } => {}
             }

@@ -435,7 +435,24 @@ impl<S: BrokerStorage> super::Broker<S> {
         let admitted_in_stopping = mirror_state == MirrorState::Stopping
             && !marker.committed
             && self.config.mirror_design.stopping_admits_txn_abort();
+        let moot = self.config.mirror_design.acknowledges_moot_markers()
+            && partition
+                .log
+                .producer_state()
+                .producer(marker.producer_id)
+                .is_none_or(|entry| entry.current_txn_first_offset.is_none());
         if mirror_topic && !mirror_state.is_writable() && !unchecked && !admitted_in_stopping {
+            if moot {
+                // Nothing of the transaction is in this log: acknowledged, nothing appended
+                // (see `MirrorDesign::acknowledges_moot_markers`); no offset to wait for.
+                entry.leader_epoch = state.leader_epoch;
+                self.events.push(super::BrokerEvent::TxnMarkerMoot {
+                    topic_partition,
+                    committed: marker.committed,
+                    mirror_state,
+                });
+                return entry;
+            }
             entry.error = ErrorCode::ReadOnlyTopic;
             self.events.push(super::BrokerEvent::TxnMarkerRefused {
                 topic_partition,

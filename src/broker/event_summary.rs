@@ -136,6 +136,17 @@ impl fmt::Display for BrokerEvent {
                     "TxnMarkerRefused {topic_partition} {marker} error=ReadOnlyTopic mirror_state={mirror_state}"
                 )
             }
+            Self::TxnMarkerMoot {
+                topic_partition,
+                committed,
+                mirror_state,
+            } => {
+                let marker = if *committed { "COMMIT" } else { "ABORT" };
+                write!(
+                    f,
+                    "TxnMarkerMoot {topic_partition} {marker} acknowledged without an append mirror_state={mirror_state}"
+                )
+            }
             Self::TxnEnlistRefused {
                 transactional_id,
                 partitions,

@@ -213,6 +213,17 @@ pub enum BrokerEvent {
         /// The partition's mirror state at the refusal.
         mirror_state: crate::mirror::MirrorState,
     },
+    /// This leader acknowledged, without an append, a WriteTxnMarkers marker for a KIP-1279
+    /// mirror partition that is not STOPPED and holds nothing of the producer's transaction
+    /// (see `MirrorDesign::acknowledges_moot_markers`).
+    TxnMarkerMoot {
+        /// The partition.
+        topic_partition: TopicPartition,
+        /// Whether the marker was a COMMIT (else ABORT).
+        committed: bool,
+        /// The partition's mirror state.
+        mirror_state: crate::mirror::MirrorState,
+    },
     /// This broker, as the transactional id's coordinator, refused AddPartitionsToTxn for
     /// partitions of topics its metadata has mirroring or paused (`ReadOnlyTopic`, KIP-1279).
     TxnEnlistRefused {

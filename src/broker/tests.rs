@@ -886,6 +886,26 @@ fn a_mirror_partition_takes_no_transaction_marker_until_it_is_stopped() {
         cluster.run_for(100);
     };
     let leader = BrokerId(1);
+    // Producer 7 has an open transaction in the log (written while orders was not mirrored):
+    // its markers would close it, so they wait.
+    let mut open = BatchBuilder::idempotent(7, 0, 0);
+    open.transactional = true;
+    open.append(0, None, Some(Bytes::from("open")), vec![]);
+    cluster.client_request(
+        1,
+        900,
+        Request::Produce {
+            acks: Acks::All,
+            timeout_ms: 500,
+            topic_partition: tp(),
+            batch: open.build(),
+        },
+    );
+    cluster.run_for(50);
+    assert_eq!(
+        produce_error(cluster.client_response(900)),
+        (ErrorCode::None, 0)
+    );
     for value in ["m", "m.paused", "m.removed"] {
         set_mirror_name(&mut cluster, Some(value));
         for committed in [true, false] {
@@ -909,7 +929,7 @@ fn a_mirror_partition_takes_no_transaction_marker_until_it_is_stopped() {
     assert_eq!(write_marker(&mut cluster, false), ErrorCode::ReadOnlyTopic);
     assert_eq!(
         cluster.partition(1).log.log_end_offset(),
-        0,
+        1,
         "nothing appended"
     );
     let refused: Vec<(bool, MirrorState)> = cluster
@@ -929,10 +949,48 @@ fn a_mirror_partition_takes_no_transaction_marker_until_it_is_stopped() {
         .collect();
     assert_eq!(refused.len(), 7, "{refused:?}");
     assert_eq!(refused[6], (false, MirrorState::Stopping));
+    // A marker of a producer with nothing open in the log closes nothing: acknowledged,
+    // nothing appended (the seed's choice; the prototype's two rules refuse it).
+    let moot = crate::protocol::TxnMarker {
+        producer_id: 8,
+        ..marker(true)
+    };
+    cluster.client_request(
+        1,
+        901,
+        Request::WriteTxnMarkers {
+            markers: vec![moot],
+        },
+    );
+    cluster.run_for(50);
+    match cluster.client_response(901) {
+        Some(Response::WriteTxnMarkers { results }) => {
+            assert_eq!(results[0].1[0].1, ErrorCode::None);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        cluster.partition(1).log.log_end_offset(),
+        1,
+        "nothing appended"
+    );
+    assert!(cluster
+        .brokers
+        .get_mut(&leader)
+        .expect("the leader")
+        .take_events()
+        .iter()
+        .any(|event| matches!(
+            event,
+            BrokerEvent::TxnMarkerMoot {
+                committed: true,
+                ..
+            }
+        )));
     // Out of every mirror: the marker is written.
     set_mirror_name(&mut cluster, None);
     assert_eq!(write_marker(&mut cluster, false), ErrorCode::None);
-    assert_eq!(cluster.partition(1).log.log_end_offset(), 1);
+    assert_eq!(cluster.partition(1).log.log_end_offset(), 2);
 }
 
 #[test]

@@ -133,6 +133,23 @@ impl MirrorDesign {
         self != Self::TxnEnlistUnchecked
     }
 
+    /// Whether a mirror partition that is not STOPPED acknowledges, without an append, a
+    /// transaction marker for a producer with no open transaction in its log (a choice where
+    /// the seed is silent). Such a marker closes nothing there: the transaction's records on
+    /// that partition were refused, or cut by the mirroring's truncation (PREPARING's cut to
+    /// the last mirrored epoch, a diverging fetch, STOPPING's cut to the last stable offset).
+    /// Refusing it would leave the transaction in PrepareCommit or PrepareAbort for as long
+    /// as the partition mirrors, and its producer getting CONCURRENT_TRANSACTIONS: a
+    /// transaction open on a failback's old primary when its reverse mirror starts (generated
+    /// soak, issue #14). The prototype's two rules refuse it, as its marker handler has no
+    /// case for `READ_ONLY_TOPIC`.
+    pub fn acknowledges_moot_markers(self) -> bool {
+        !matches!(
+            self,
+            Self::TxnEnlistUnchecked | Self::StoppingAdmitsTxnAbort
+        )
+    }
+
     /// Whether a STOPPING partition appends an ABORT marker WriteTxnMarkers brings (the
     /// prototype admits every coordinator-origin ABORT there, its own stop's and the local
     /// transaction coordinator's alike); every other design refuses every marker until STOPPED.
