@@ -15,7 +15,10 @@
 //!   the committed part of every `__mirror_state` partition (its current leader's log up to
 //!   the high watermark), every state record of a key is a legal transition from the key's
 //!   previous state (UNKNOWN without one, or after a tombstone), its state epoch is the
-//!   previous one plus one, and its leader epoch is not below the previous one.
+//!   previous one plus one, and its leader epoch is not below the previous one. When a
+//!   single-replica partition's leader no longer holds the last batch read (its unflushed
+//!   tail lost in a power loss, as acks=all to an ISR of one allows), the partition is read
+//!   again from its start, as its coordinator reloaded it.
 //! - `mirror-prefix` (INV-3): while a destination leader's partition is MIRRORING or PAUSED,
 //!   every batch of its log at or above the source's log start has a batch with the same base
 //!   offset and identical bytes in the log of the source cluster's current leader (so the
@@ -101,6 +104,40 @@ struct PrefixProgress {
     checked_to: i64,
 }
 
+/// (cluster, `__mirror_state` partition, mirror, key) of a partition's mirror state.
+type StoredKey = (ClusterIndex, i32, String, MirrorPartitionId);
+
+/// How far `legal-transitions` and `coordinator-fencing` read one `__mirror_state` partition.
+#[derive(Debug, Default, Clone, Copy)]
+struct StateLogProgress {
+    /// Offset up to which its records were checked.
+    checked: i64,
+    /// (base offset, CRC) of the last batch read, to notice that the log lost it.
+    last_batch: Option<(i64, u32)>,
+}
+
+/// Whether the current leader's `log` of a `__mirror_state` partition no longer holds the
+/// last batch read from it (`progress`), and the partition has a single replica
+/// (`replicas`): its committed records were lost with that replica's unflushed tail, which
+/// an acks=all write to an ISR of one allows (no fsync), so the coordinator rebuilt its state
+/// from a shorter log (generated seeds 1337263765019463, …784, …815 and …974: a one-broker
+/// destination's power loss). With more replicas a committed record is never lost, and a
+/// log that lost one is judged as it is.
+fn state_log_lost(
+    log: &PartitionLog<MemoryDirDisk>,
+    progress: &StateLogProgress,
+    replicas: usize,
+) -> bool {
+    let Some((base, crc)) = progress.last_batch else {
+        return false;
+    };
+    let still_there = log
+        .batches_from(base)
+        .next()
+        .is_some_and(|batch| batch.base_offset() == base && batch.header().crc == crc);
+    replicas == 1 && !still_there
+}
+
 /// The state the mirror checkers carry between steps.
 #[derive(Debug, Default)]
 pub struct MirrorChecks {
@@ -130,10 +167,12 @@ pub struct MirrorChecks {
     stopped_scanned: BTreeMap<(NodeId, u64, TopicPartition), (i64, i64)>,
     /// Violations found while consuming events, reported at the next check.
     found: Vec<Violation>,
-    /// (cluster, `__mirror_state` partition) → offset up to which its records were checked.
-    state_log_checked: BTreeMap<(ClusterIndex, TopicPartition), i64>,
-    /// (cluster, mirror, key) → (state, state epoch, leader epoch) of its last record.
-    stored: BTreeMap<(ClusterIndex, String, MirrorPartitionId), (MirrorState, i32, i32)>,
+    /// (cluster, `__mirror_state` partition) → offset up to which its records were checked,
+    /// and the (base offset, CRC) of the last batch read there.
+    state_log_checked: BTreeMap<(ClusterIndex, TopicPartition), StateLogProgress>,
+    /// (cluster, `__mirror_state` partition, mirror, key) → (state, state epoch, leader
+    /// epoch) of its last record.
+    stored: BTreeMap<StoredKey, (MirrorState, i32, i32)>,
     /// Preconditions noted, by invariant (merged into the marks by the checkers; see
     /// [`crate::checkers::INVARIANTS`]).
     pub preconditions: BTreeMap<&'static str, u64>,
@@ -674,11 +713,27 @@ impl MirrorChecks {
                 let Some((_, log)) = current_leader(controllers, brokers, cluster, &tp) else {
                     continue;
                 };
-                let checked = self
+                let replicas = controller
+                    .controller
+                    .image()
+                    .partition(&tp)
+                    .map_or(0, |record| record.replicas.len());
+                let progress = self
                     .state_log_checked
                     .entry((cluster, tp.clone()))
-                    .or_insert(0);
-                let from = (*checked).max(log.log_start_offset());
+                    .or_default();
+                if state_log_lost(log, progress, replicas) {
+                    // The records read are gone: judge the log the coordinator reloaded,
+                    // from its start.
+                    *progress = StateLogProgress::default();
+                    self.stored
+                        .retain(|(c, p, _, _), _| !(*c == cluster && *p == partition));
+                }
+                let progress = self
+                    .state_log_checked
+                    .get_mut(&(cluster, tp.clone()))
+                    .expect("inserted above");
+                let from = progress.checked.max(log.log_start_offset());
                 let committed = log.high_watermark();
                 let mut records = Vec::new();
                 for batch in log.batches_from(from) {
@@ -688,7 +743,8 @@ impl MirrorChecks {
                     if batch.base_offset() >= from && !batch.is_control() {
                         records.extend(decode_records::<MirrorStateRecord>(batch));
                     }
-                    *checked = batch.next_offset();
+                    progress.checked = batch.next_offset();
+                    progress.last_batch = Some((batch.base_offset(), batch.header().crc));
                 }
                 for record in records {
                     out.extend(self.check_state_record(time_ms, cluster, &tp, record));
@@ -708,7 +764,7 @@ impl MirrorChecks {
         let MirrorStateRecord::PartitionState { mirror, id, value } = record else {
             return None; // Last-mirrored-epoch records carry no state.
         };
-        let key = (cluster, mirror.clone(), id);
+        let key = (cluster, state_partition.partition, mirror.clone(), id);
         let Some(value) = value else {
             self.stored.remove(&key);
             return None;
@@ -1109,8 +1165,9 @@ impl MirrorChecks {
             };
             let state = self
                 .stored
-                .get(&(cluster, mirror.clone(), id))
-                .map_or(MirrorState::Unknown, |(state, _, _)| *state);
+                .iter()
+                .find(|((c, _, m, i), _)| *c == cluster && *m == mirror && *i == id)
+                .map_or(MirrorState::Unknown, |(_, (state, _, _))| *state);
             if !matches!(state, MirrorState::Stopped | MirrorState::Unknown) {
                 return Some(Violation {
                     invariant: "read-only-until-stopped",
@@ -1370,5 +1427,103 @@ mod tests {
             state(Preparing, 0, 0)
         ])
         .is_empty());
+    }
+
+    /// A `__mirror_state` log of one batch per record, appended by its leader in epoch 0.
+    fn state_log(records: &[MirrorStateRecord], at_ms: i64) -> PartitionLog<MemoryDirDisk> {
+        use mirrorsim::broker::BrokerStorage;
+        let mut storage = mirrorsim::broker::MemoryStorage::new();
+        let (mut log, _) = PartitionLog::open(
+            storage.open_dir("__mirror_state-0"),
+            mirrorsim::log::LogConfig::default(),
+        )
+        .unwrap();
+        for record in records {
+            let batch = mirrorsim::coordinator::runtime::encode_records(
+                std::slice::from_ref(record),
+                at_ms,
+            );
+            log.append_as_leader(&batch, 0, mirrorsim::log::AppendOrigin::Coordinator, at_ms)
+                .unwrap();
+        }
+        log.maybe_increment_high_watermark(log.log_end_offset());
+        log
+    }
+
+    /// Reads `log` as `check_state_records` does (losses noticed), the invariants found.
+    fn read(
+        checks: &mut MirrorChecks,
+        log: &PartitionLog<MemoryDirDisk>,
+        replicas: usize,
+    ) -> Vec<&'static str> {
+        let tp = TopicPartition::new(MIRROR_STATE_TOPIC, 0);
+        let progress = checks
+            .state_log_checked
+            .entry((ClusterIndex(1), tp.clone()))
+            .or_default();
+        if state_log_lost(log, progress, replicas) {
+            *progress = StateLogProgress::default();
+            checks.stored.clear();
+        }
+        let progress = checks.state_log_checked[&(ClusterIndex(1), tp.clone())];
+        let mut found = Vec::new();
+        let mut progress_after = progress;
+        for batch in log.batches_from(progress.checked) {
+            for record in decode_records::<MirrorStateRecord>(batch) {
+                found.extend(
+                    checks
+                        .check_state_record(0, ClusterIndex(1), &tp, record)
+                        .map(|violation| violation.invariant),
+                );
+            }
+            progress_after.checked = batch.next_offset();
+            progress_after.last_batch = Some((batch.base_offset(), batch.header().crc));
+        }
+        checks
+            .state_log_checked
+            .insert((ClusterIndex(1), tp), progress_after);
+        found
+    }
+
+    #[test]
+    fn a_single_replica_state_log_that_lost_committed_records_is_read_again_from_its_start() {
+        use MirrorState::*;
+        // Read: PREPARING, MIRRORING (state epochs 0, 1). Then the only replica loses its
+        // unflushed MIRRORING in a power loss, and the coordinator, reloaded from PREPARING,
+        // accepts a new leader's STOPPING with state epoch 1 again, then STOPPED: read on
+        // from where it was, the checker would see MIRRORING → STOPPED (generated seed
+        // 1337263765019815).
+        let before = [state(Preparing, 0, 0), state(Mirroring, 1, 0)];
+        let after = [
+            state(Preparing, 0, 0),
+            state(Stopping, 1, 2),
+            state(Stopped, 2, 2),
+        ];
+        let mut checks = MirrorChecks::default();
+        assert!(read(&mut checks, &state_log(&before, 0), 1).is_empty());
+        assert!(
+            read(&mut checks, &state_log(&after, 1), 1).is_empty(),
+            "judged on the log the coordinator reloaded"
+        );
+        // With three replicas a committed record is never lost: the log is judged as it is.
+        let mut checks = MirrorChecks::default();
+        assert!(read(&mut checks, &state_log(&before, 0), 3).is_empty());
+        assert_eq!(
+            read(&mut checks, &state_log(&after, 1), 3),
+            vec!["legal-transitions"]
+        );
+        // And on a single replica whose log kept what was read, a reused state epoch is
+        // still caught.
+        let mut checks = MirrorChecks::default();
+        let reused = [
+            state(Preparing, 0, 0),
+            state(Mirroring, 1, 0),
+            state(Mirroring, 1, 2),
+        ];
+        assert!(read(&mut checks, &state_log(&reused[..2], 0), 1).is_empty());
+        assert_eq!(
+            read(&mut checks, &state_log(&reused, 0), 1),
+            vec!["coordinator-fencing"]
+        );
     }
 }

@@ -35,8 +35,10 @@
 //!   wait for metadata to show it); once the high watermark has reached the bumped
 //!   leadership's start (the whole log replicated, so only open transactions lie above the
 //!   LSO), truncate to the last stable offset; persist the last mirrored (epoch, offset), captured
-//!   before anything local was written and kept across re-runs; append MIRROR_PID_RESET
-//!   (unless the log already ends with one) and wait for the high watermark to pass it;
+//!   before anything local was written and kept across re-runs (a new stop after mirroring
+//!   again captures afresh); append MIRROR_PID_RESET (unless the log already ends with one
+//!   this stop wrote, in an epoch above the last mirrored one: a reset mirrored from the
+//!   source does not count) and wait for the high watermark to pass it;
 //!   persist STOPPED. None of it needs the source cluster. Only then does the partition's
 //!   `mirror_state` become STOPPED and clients may write.
 //! - A partition whose stored state is UNKNOWN when its topic is removed (`.removed` before
@@ -631,6 +633,14 @@ impl<S: BrokerStorage> super::Broker<S> {
                     task.retry_attempt = 0;
                 }
                 let from = task.state;
+                let resumed_stop = from == MirrorState::Stopping
+                    || (from == MirrorState::Failed
+                        && task.previous_state == Some(MirrorState::Stopping));
+                if target == MirrorState::Stopping && !resumed_stop {
+                    // A new stop: what a stop of an earlier mirroring session persisted (read
+                    // back from the coordinator) is not what this one mirrored.
+                    task.last_mirrored = None;
+                }
                 task.state = target;
                 task.state_epoch = state_epoch;
                 task.wrote = true;
@@ -1316,21 +1326,30 @@ impl<S: BrokerStorage> super::Broker<S> {
         }
     }
 
-    /// Appends MIRROR_PID_RESET unless the log already ends with one (a re-run of STOPPING) or
-    /// the design writes none; the offset STOPPED waits for. `None` when the partition is
-    /// gone or the append failed (the partition is then FAILED).
+    /// Appends MIRROR_PID_RESET unless the log already ends with one this stop wrote (a
+    /// re-run of STOPPING) or the design writes none; the offset STOPPED waits for. `None`
+    /// when the partition is gone or the append failed (the partition is then FAILED).
+    ///
+    /// A reset this stop wrote carries an epoch above the last mirrored one (it was appended
+    /// after the bump). A mirrored log may also end with the *source's* reset, in the
+    /// source's epoch: in a chain (a → b → c, c stops after fetching b's reset) or a failback
+    /// (b → a after a → b) when the source wrote nothing after its own stop. That one is
+    /// mirrored data and does not stand for this stop's: skipping it would leave the bumped
+    /// epoch without a batch and the stop without the reset the seed requires (generated
+    /// seeds 1337263765019680, …456, …460: the stopped log ended with the mirrored reset).
     fn append_pid_reset(&mut self, now_ms: i64, topic_partition: &TopicPartition) -> Option<i64> {
         let leader_epoch = self.mirror.tasks[topic_partition].leader_epoch;
+        let last_mirrored_epoch = self.mirror.tasks[topic_partition]
+            .last_mirrored
+            .map_or(-1, |(epoch, _)| epoch);
         let source_cluster_id = self
             .source_of(&self.mirror.tasks[topic_partition].mirror)
             .and_then(|nodes| nodes.first().map(|node| node.cluster()))
             .map_or_else(|| "unknown".to_owned(), ClusterIndex::cluster_id);
         let partition = self.partitions.get(topic_partition)?;
-        let ends_with_reset = partition
-            .log
-            .batches()
-            .last()
-            .is_some_and(|batch| batch.is_mirror_pid_reset());
+        let ends_with_reset = partition.log.batches().last().is_some_and(|batch| {
+            batch.is_mirror_pid_reset() && batch.partition_leader_epoch() > last_mirrored_epoch
+        });
         if !self.config.mirror_design.writes_pid_reset() || ends_with_reset {
             // `no-pid-reset` and `pid-rewrite`: STOPPED once everything up to here is
             // committed.

@@ -517,6 +517,46 @@ fn failback_truncates_the_old_primary_to_the_last_mirrored_epoch_and_converges()
 }
 
 #[test]
+fn a_stop_writes_its_own_reset_when_the_mirrored_log_ends_with_the_sources_reset() {
+    // B mirrors A and fails over without writing anything after its reset; A mirrors back
+    // from B, so A's mirrored log ends with B's reset, in B's epoch. A's stop must still
+    // write its own reset in its bumped epoch: B's is mirrored data, not this stop's (the
+    // generated chain and failback seeds 1337263765019680, …460: the stopped log ended with
+    // the mirrored reset and the bumped epoch had no batch).
+    let mut world = mirroring_world(5);
+    alter_on(&mut world, B, "m", MirrorTopicOperation::Remove);
+    run_until(&mut world, B, MirrorState::Stopped);
+    world.run_for(300);
+    create_mirror_between(&mut world, "back", B, A);
+    alter_on(&mut world, A, "back", MirrorTopicOperation::Add);
+    run_until(&mut world, A, MirrorState::Mirroring);
+    world.run_for(1_000);
+    let a_leader = world.leader(A);
+    let log = &world.partition(a_leader).log;
+    assert!(
+        log.batches().last().unwrap().is_mirror_pid_reset(),
+        "A mirrored B's reset last"
+    );
+    let mirrored_batches = log.batch_count();
+
+    alter_on(&mut world, A, "back", MirrorTopicOperation::Remove);
+    run_until(&mut world, A, MirrorState::Stopped);
+    let a_leader = world.leader(A);
+    let log = &world.partition(a_leader).log;
+    assert_eq!(log.batch_count(), mirrored_batches + 1, "A's own reset");
+    let last = log.batches().last().unwrap();
+    assert!(last.is_mirror_pid_reset());
+    let highest_mirrored = log
+        .batches()
+        .take(mirrored_batches)
+        .map(|batch| batch.partition_leader_epoch())
+        .max()
+        .unwrap();
+    assert!(last.partition_leader_epoch() > highest_mirrored);
+    assert_eq!(world.produce(A, 30, 0, 1), vec![ErrorCode::None]);
+}
+
+#[test]
 fn a_destination_leader_change_while_mirroring_keeps_mirroring_on_the_new_leader() {
     let mut world = World::new();
     create_mirror_between(&mut world, "m", A, B);
