@@ -1128,10 +1128,21 @@ impl Checkers {
                 let Some(host) = host.filter(|host| host.is_committed(high_watermark)) else {
                     continue;
                 };
+                // The coordinator's own log losing a committed tail (a power loss of the only
+                // replicas of a `__consumer_offsets` partition) reloads older commits.
+                let coordinator_losses = self
+                    .lost_tails
+                    .get(&(cluster, tp.clone()))
+                    .map_or(0, Vec::len);
                 for group in host.shard().group_ids() {
                     for (partition, committed) in host.shard().committed_offsets(&group) {
                         let seen = (cluster, group.as_str(), partition, committed.offset);
-                        out.extend(self.observe_group_offset(time_ms, seen, committed.by_admin));
+                        out.extend(self.observe_group_offset_with(
+                            time_ms,
+                            seen,
+                            committed.by_admin,
+                            coordinator_losses,
+                        ));
                     }
                 }
             }
@@ -1158,11 +1169,26 @@ impl Checkers {
     ///
     /// Observations are snapshots: an admin reset followed by a member's lower commit between
     /// two of them would be judged by the member's commit alone.
+    #[cfg(test)]
     fn observe_group_offset(
+        &mut self,
+        time_ms: i64,
+        seen: (ClusterIndex, &str, TopicPartition, i64),
+        by_admin: bool,
+    ) -> Option<Violation> {
+        self.observe_group_offset_with(time_ms, seen, by_admin, 0)
+    }
+
+    /// [`Checkers::observe_group_offset`], where the group's `__consumer_offsets` partition has
+    /// lost `coordinator_losses` committed tails (see `lost_tails`): each may also excuse one
+    /// lower offset of every partition of its groups (older commits reloaded, generator seeds
+    /// 1337263765019609 and …845: a 1-broker cluster's power loss).
+    fn observe_group_offset_with(
         &mut self,
         time_ms: i64,
         (cluster, group, partition, offset): (ClusterIndex, &str, TopicPartition, i64),
         by_admin: bool,
+        coordinator_losses: usize,
     ) -> Option<Violation> {
         let key = (cluster, group.to_string(), partition.clone());
         let seen = self.group_offsets.get(&key).copied();
@@ -1173,7 +1199,8 @@ impl Checkers {
             + self
                 .lost_tails
                 .get(&(cluster, partition.clone()))
-                .map_or(0, Vec::len);
+                .map_or(0, Vec::len)
+            + coordinator_losses;
         let cuts_used = seen.map_or(cuts, |seen| seen.cuts_used);
         self.group_offsets
             .insert(key.clone(), GroupOffsetSeen { offset, cuts_used });
@@ -2800,6 +2827,18 @@ mod tests {
         assert!(checkers.observe_group_offset(1_000, seen, false).is_none());
         let seen = (a, "g", durable, 0);
         assert!(checkers.observe_group_offset(2_100, seen, false).is_some());
+        // A coordinator partition's lost tail excuses one lower offset per partition too.
+        let (g, coordinator_losses) = (TopicPartition::new("orders", 7), 1);
+        let seen = |offset| (a, "g", g.clone(), offset);
+        assert!(checkers
+            .observe_group_offset_with(3_000, seen(50), false, 0)
+            .is_none());
+        assert!(checkers
+            .observe_group_offset_with(3_100, seen(40), false, coordinator_losses)
+            .is_none());
+        assert!(checkers
+            .observe_group_offset_with(3_200, seen(30), false, coordinator_losses)
+            .is_some());
         // A read the lost tail took after it was read is not held against the final log; one
         // read after the loss, or below the cut, is.
         let poll = |offset, fetched_ms| PollRecord {
