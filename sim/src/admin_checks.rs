@@ -17,6 +17,11 @@
 //! | add / remove / pause / resume | the mirror exists (else `ClusterMirrorNotFound` for the whole request); per topic: it exists (else `UnknownTopicOrPartition`) and add: no mirror or removed by one; remove: mirrored or paused by this mirror; pause: mirrored by it; resume: paused by it | `InvalidClusterMirrorState` |
 //! | delete_mirror | the mirror exists and every topic of it is removed; its partitions must also be STOPPED, which depends on timing, so `InvalidClusterMirrorState` is allowed then too | `ClusterMirrorNotFound`, `InvalidClusterMirrorState` |
 //! | describe_mirror | the mirror exists | `ClusterMirrorNotFound` |
+//!
+//! DeleteMirror and DescribeMirror are answered by a broker from its metadata image, which may
+//! lag the controller's: within [`METADATA_PROPAGATION_MS`] of a mirror's CreateMirror being
+//! answered they may also end `ClusterMirrorNotFound`, and within it of a DeleteMirror a
+//! describe may still find the mirror.
 //! | delete_records / delete_topics / create_partitions | per topic: not mirrored or paused by a mirror (a removed one may still be STOPPING: then either) | `MirrorTopicNotStopped` |
 //!
 //! An attempt that went unanswered may have taken effect, so after one the "already done"
@@ -57,7 +62,16 @@ struct ClusterModel {
     /// Topics a mirror may create on its own (adoption): they may or may not exist yet.
     maybe_topics: BTreeSet<String>,
     desired: BTreeMap<String, Desired>,
+    /// When (`finished_ms`) each mirror was last created or deleted.
+    changed_ms: BTreeMap<String, i64>,
 }
+
+/// How long after a mirror's CreateMirror or DeleteMirror was answered a broker's metadata
+/// image may still not hold the change: the controller answers once the record is in its
+/// metadata log, brokers fetch it every `metadata_fetch_interval_ms` (20 ms) and resend a lost
+/// fetch after `controller_request_timeout_ms` (500 ms), as in Kafka, where a broker answers
+/// admin requests from its own metadata cache.
+pub const METADATA_PROPAGATION_MS: i64 = 1_000;
 
 /// The clusters' topics at the start of a run: (cluster, topic) → partition count, and the
 /// topics a `create_mirror` on a cluster may adopt.
@@ -109,7 +123,11 @@ pub fn check_admin_outcomes(
             continue; // Never finished: liveness.
         };
         let model = clusters.entry(record.op.cluster).or_default();
-        let allowed = allowed(model, &record.op, outcome.unanswered > 0);
+        let lagging = model
+            .changed_ms
+            .get(&record.op.mirror)
+            .is_some_and(|changed| outcome.started_ms < changed + METADATA_PROPAGATION_MS);
+        let allowed = allowed(model, &record.op, outcome.unanswered > 0, lagging);
         if allowed.demands_refusal {
             refusals += 1;
         }
@@ -137,8 +155,10 @@ pub fn check_admin_outcomes(
 }
 
 /// The outcomes the rules allow `op` in `model`'s state; `retried`: an attempt went
-/// unanswered and may have taken effect.
-fn allowed(model: &ClusterModel, op: &AdminOp, retried: bool) -> Allowed {
+/// unanswered and may have taken effect; `lagging`: the op started within
+/// [`METADATA_PROPAGATION_MS`] of its mirror's creation or deletion, so a broker answering it
+/// (DeleteMirror, DescribeMirror) may not know of that yet.
+fn allowed(model: &ClusterModel, op: &AdminOp, retried: bool, lagging: bool) -> Allowed {
     let exists = model.mirrors.contains(&op.mirror);
     let mut allowed = Allowed {
         request: vec![ErrorCode::None],
@@ -189,6 +209,10 @@ fn allowed(model: &ClusterModel, op: &AdminOp, retried: bool) -> Allowed {
                     allowed.request.push(ErrorCode::ClusterMirrorNotFound);
                 }
             }
+            // The checking broker may not know of a mirror created just before.
+            if exists && lagging && !allowed.request.contains(&ErrorCode::ClusterMirrorNotFound) {
+                allowed.request.push(ErrorCode::ClusterMirrorNotFound);
+            }
         }
         AdminAction::DescribeMirror => {
             allowed.request = if exists {
@@ -197,6 +221,16 @@ fn allowed(model: &ClusterModel, op: &AdminOp, retried: bool) -> Allowed {
                 allowed.demands_refusal = true;
                 vec![ErrorCode::ClusterMirrorNotFound]
             };
+            // A broker whose image lags may still describe a deleted mirror, or not know a
+            // new one (generator seeds 1337263765019760, …830, …939: describe 16 ms after
+            // the CreateMirror was answered, at a broker that had not fetched its record).
+            if lagging {
+                allowed.request.push(if exists {
+                    ErrorCode::ClusterMirrorNotFound
+                } else {
+                    ErrorCode::None
+                });
+            }
         }
         AdminAction::DeleteRecords { topics }
         | AdminAction::DeleteTopics { topics }
@@ -285,6 +319,11 @@ fn apply(model: &mut ClusterModel, op: &AdminOp, outcome: &AdminOutcome) {
             if accepted || outcome.error == ErrorCode::ClusterMirrorAlreadyExists =>
         {
             model.mirrors.insert(op.mirror.clone());
+            if accepted {
+                model
+                    .changed_ms
+                    .insert(op.mirror.clone(), outcome.finished_ms);
+            }
         }
         AdminAction::AlterTopics { operation, topics } if accepted => {
             for topic in topics {
@@ -312,6 +351,9 @@ fn apply(model: &mut ClusterModel, op: &AdminOp, outcome: &AdminOutcome) {
         }
         AdminAction::DeleteMirror if accepted => {
             model.mirrors.remove(&op.mirror);
+            model
+                .changed_ms
+                .insert(op.mirror.clone(), outcome.finished_ms);
             model
                 .desired
                 .retain(|_, desired| desired.mirror() != op.mirror);
@@ -440,6 +482,54 @@ mod tests {
             assert_eq!(violations.len(), 1, "{what}: {violations:?}");
             assert_eq!(violations[0].invariant, "admin-outcomes");
         }
+    }
+
+    #[test]
+    fn a_broker_may_not_know_of_a_mirror_created_or_deleted_just_before() {
+        // Generator seeds 1337263765019760, …830 and …939: b's describe_mirror reached a
+        // broker 16 ms after the CreateMirror was answered, before that broker had fetched the
+        // mirror's config record, and came back ClusterMirrorNotFound.
+        use AdminOpKind::*;
+        use ErrorCode::{ClusterMirrorNotFound, None as Ok};
+        let at = |mut record: AdminOpRecord, started_ms: i64| {
+            let outcome = record.outcome.as_mut().expect("finished");
+            (outcome.started_ms, outcome.finished_ms) = (started_ms, started_ms + 10);
+            record
+        };
+        let created_at_100 = || at(finished(op(0, CreateMirror, &[]), Ok, &[]), 90);
+        let judge = |ops: Vec<AdminOpRecord>| check_admin_outcomes(0, &world(), &ops).0;
+        let soon = 100 + METADATA_PROPAGATION_MS - 1;
+        let late = 100 + METADATA_PROPAGATION_MS;
+        for kind in [DescribeMirror, DeleteMirror] {
+            let lagging = at(finished(op(1, kind, &[]), ClusterMirrorNotFound, &[]), soon);
+            assert!(
+                judge(vec![created_at_100(), lagging]).is_empty(),
+                "{kind:?}"
+            );
+            // Past the propagation bound the broker must know the mirror.
+            let stale = at(finished(op(1, kind, &[]), ClusterMirrorNotFound, &[]), late);
+            let found = judge(vec![created_at_100(), stale]);
+            assert_eq!(found.len(), 1, "{kind:?}: {found:?}");
+            assert_eq!(found[0].invariant, "admin-outcomes");
+        }
+        // Just after a delete a lagging broker may still describe the mirror; later it may not.
+        let deleted_at_300 = || at(finished(op(1, DeleteMirror, &[]), Ok, &[]), 290);
+        let describe = |started_ms| at(finished(op(2, DescribeMirror, &[]), Ok, &[]), started_ms);
+        let ops = vec![
+            created_at_100(),
+            deleted_at_300(),
+            describe(300 + METADATA_PROPAGATION_MS - 1),
+        ];
+        assert!(judge(ops).is_empty());
+        let ops = vec![
+            created_at_100(),
+            deleted_at_300(),
+            describe(300 + METADATA_PROPAGATION_MS),
+        ];
+        assert_eq!(judge(ops).len(), 1);
+        // A mirror never created is never found, however soon.
+        let never = at(finished(op(0, DescribeMirror, &[]), Ok, &[]), 0);
+        assert_eq!(judge(vec![never]).len(), 1);
     }
 
     #[test]

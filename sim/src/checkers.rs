@@ -307,6 +307,14 @@ pub struct Checkers {
     /// Jumps (as in `empty_gaps`) over offsets that held only control batches past the
     /// consumer's previous read, until a mirroring truncation rewrote them before the read.
     passed_then_cut: BTreeSet<(NodeId, u64, usize)>,
+    /// The highest high watermark a current leader of each (cluster, partition) of a topic
+    /// that is not durable has shown since its last lost tail or mirroring truncation.
+    committed_end: BTreeMap<(ClusterIndex, TopicPartition), i64>,
+    /// Committed tails lost outside mirroring, per (cluster, partition) of a topic that is not
+    /// durable: (checker time, the current leader's log end offset then), whenever a current
+    /// leader's log ended below `committed_end` (an unclean election, or a power loss of the
+    /// only replicas holding the unflushed tail: Kafka's rules allow both there).
+    lost_tails: BTreeMap<(ClusterIndex, TopicPartition), Vec<(i64, i64)>>,
 }
 
 /// Offsets `[from, to)` past a consumer's last read (`from` is that offset + 1) that the
@@ -377,6 +385,13 @@ impl Checkers {
             .entry((cluster, topic_partition.clone()))
             .or_default()
             .push((time_ms, to_offset, reason));
+        // A mirroring cut is noted as such, never again as a lost tail.
+        if let Some(end) = self
+            .committed_end
+            .get_mut(&(cluster, topic_partition.clone()))
+        {
+            *end = (*end).min(to_offset);
+        }
         for ((consumer, _, tp), passed) in &mut self.passed {
             if consumer.cluster() == cluster && tp == topic_partition && to_offset < passed.to {
                 passed.cut = true;
@@ -390,6 +405,36 @@ impl Checkers {
             records.verified.retain(|(offset, _)| *offset < to_offset);
         }
         self.mark("mirror-truncated");
+    }
+
+    /// Notes a committed tail lost outside mirroring (see `lost_tails`): the current leader's
+    /// log of a partition of a topic that is not durable ends below a high watermark a current
+    /// leader showed before. A clean election never does that (every ISR member's log reaches
+    /// the leader's high watermark), nor does a leader inside its epoch but for mirroring.
+    fn note_committed_end(
+        &mut self,
+        time_ms: i64,
+        cluster: ClusterIndex,
+        tp: &TopicPartition,
+        (log_end, high_watermark): (i64, i64),
+    ) {
+        if self.durable_topics.contains(&(cluster, tp.topic.clone())) {
+            return;
+        }
+        let end = self
+            .committed_end
+            .entry((cluster, tp.clone()))
+            .or_insert(high_watermark);
+        if log_end < *end {
+            *end = high_watermark;
+            self.lost_tails
+                .entry((cluster, tp.clone()))
+                .or_default()
+                .push((time_ms, log_end));
+            self.mark("committed-tail-lost");
+        } else {
+            *end = (*end).max(high_watermark);
+        }
     }
 
     /// Whether a mirroring truncation of (`cluster`, `topic_partition`) for which `legal`
@@ -496,6 +541,18 @@ impl Checkers {
         // From the fetch's sending on: the broker may have read its log at any time before
         // the answer arrived, so a truncation while it travelled counts as after the read.
         self.cut_by_mirroring(cluster, tp, offset, poll.fetched_ms, legal)
+    }
+
+    /// Whether a committed tail lost outside mirroring (see `lost_tails`: a topic that is not
+    /// durable, an unclean election or a power loss of the replicas holding the tail) took the
+    /// offset `consumer` read, after it read it: Kafka lets such a topic lose records its
+    /// consumers already received, and the offset may hold another record since.
+    fn lost_with_tail(&self, consumer: NodeId, poll: &PollRecord) -> bool {
+        let key = (consumer.cluster(), poll.topic_partition.clone());
+        self.lost_tails.get(&key).is_some_and(|lost| {
+            lost.iter()
+                .any(|&(time_ms, to)| poll.fetched_ms <= time_ms && poll.offset >= to)
+        })
     }
 
     /// Whether the jump of `consumer`'s poll number `index` over `skipped`, a data record of
@@ -1032,6 +1089,8 @@ impl Checkers {
                 else {
                     continue;
                 };
+                let ends = (leader_log.log_end_offset(), leader_log.high_watermark());
+                self.note_committed_end(time_ms, cluster, &tp, ends);
                 let leader_incarnation = brokers
                     .iter()
                     .find(|view| view.cluster == cluster && view.broker.broker_id() == leader_id)
@@ -1119,10 +1178,21 @@ impl Checkers {
                 let Some(host) = host.filter(|host| host.is_committed(high_watermark)) else {
                     continue;
                 };
+                // The coordinator's own log losing a committed tail (a power loss of the only
+                // replicas of a `__consumer_offsets` partition) reloads older commits.
+                let coordinator_losses = self
+                    .lost_tails
+                    .get(&(cluster, tp.clone()))
+                    .map_or(0, Vec::len);
                 for group in host.shard().group_ids() {
                     for (partition, committed) in host.shard().committed_offsets(&group) {
                         let seen = (cluster, group.as_str(), partition, committed.offset);
-                        out.extend(self.observe_group_offset(time_ms, seen, committed.by_admin));
+                        out.extend(self.observe_group_offset_with(
+                            time_ms,
+                            seen,
+                            committed.by_admin,
+                            coordinator_losses,
+                        ));
                     }
                 }
             }
@@ -1149,18 +1219,38 @@ impl Checkers {
     ///
     /// Observations are snapshots: an admin reset followed by a member's lower commit between
     /// two of them would be judged by the member's commit alone.
+    #[cfg(test)]
     fn observe_group_offset(
+        &mut self,
+        time_ms: i64,
+        seen: (ClusterIndex, &str, TopicPartition, i64),
+        by_admin: bool,
+    ) -> Option<Violation> {
+        self.observe_group_offset_with(time_ms, seen, by_admin, 0)
+    }
+
+    /// [`Checkers::observe_group_offset`], where the group's `__consumer_offsets` partition has
+    /// lost `coordinator_losses` committed tails (see `lost_tails`): each may also excuse one
+    /// lower offset of every partition of its groups (older commits reloaded, generator seeds
+    /// 1337263765019609 and …845: a 1-broker cluster's power loss).
+    fn observe_group_offset_with(
         &mut self,
         time_ms: i64,
         (cluster, group, partition, offset): (ClusterIndex, &str, TopicPartition, i64),
         by_admin: bool,
+        coordinator_losses: usize,
     ) -> Option<Violation> {
         let key = (cluster, group.to_string(), partition.clone());
         let seen = self.group_offsets.get(&key).copied();
         let cuts = self
             .mirror_truncations
             .get(&(cluster, partition.clone()))
-            .map_or(0, Vec::len);
+            .map_or(0, Vec::len)
+            + self
+                .lost_tails
+                .get(&(cluster, partition.clone()))
+                .map_or(0, Vec::len)
+            + coordinator_losses;
         let cuts_used = seen.map_or(cuts, |seen| seen.cuts_used);
         self.group_offsets
             .insert(key.clone(), GroupOffsetSeen { offset, cuts_used });
@@ -1252,19 +1342,30 @@ impl Checkers {
             controllers,
             brokers,
         };
+        let lost_reads;
         let (mut out, (rewritten_reads, rewritten_skips)) = {
-            let rewritten = |consumer: NodeId, poll: &PollRecord| {
+            let by_mirroring = |consumer: NodeId, poll: &PollRecord| {
                 self.rewritten_by_mirroring(
                     consumer,
                     history.read_committed.contains(&consumer),
                     poll,
                 )
             };
-            let rewritten_reads = history
-                .polls
-                .iter()
-                .flat_map(|((consumer, _), polls)| polls.iter().map(move |poll| (*consumer, poll)))
-                .filter(|(consumer, poll)| rewritten(*consumer, poll))
+            let rewritten = |consumer: NodeId, poll: &PollRecord| {
+                by_mirroring(consumer, poll) || self.lost_with_tail(consumer, poll)
+            };
+            let reads = || {
+                history.polls.iter().flat_map(|((consumer, _), polls)| {
+                    polls.iter().map(move |poll| (*consumer, poll))
+                })
+            };
+            let rewritten_reads = reads()
+                .filter(|(consumer, poll)| by_mirroring(*consumer, poll))
+                .count();
+            lost_reads = reads()
+                .filter(|(consumer, poll)| {
+                    !by_mirroring(*consumer, poll) && self.lost_with_tail(*consumer, poll)
+                })
                 .count();
             let rewritten_skips = std::cell::Cell::new(0u64);
             let skip_rewritten = |key, poll: &PollRecord, skipped| {
@@ -1281,6 +1382,12 @@ impl Checkers {
                 .marks
                 .entry("read-rewritten-by-mirroring".into())
                 .or_default() += rewritten_reads as u64;
+        }
+        if lost_reads > 0 {
+            *self
+                .marks
+                .entry("read-lost-with-committed-tail".into())
+                .or_default() += lost_reads as u64;
         }
         if rewritten_skips > 0 {
             *self
@@ -2870,6 +2977,90 @@ mod tests {
         };
         assert!(observe_late(&mut checkers, seen_from, 9).is_none());
         assert!(observe_late(&mut checkers, seen_from + 100, 3).is_some());
+    }
+
+    #[test]
+    fn a_committed_tail_lost_on_a_topic_that_is_not_durable_excuses_one_reset() {
+        // Generator seeds 1337263765019564 and …610: a's payments-1 (one replica) lost its
+        // unflushed tail in a power loss of its leader, whose log came back ending at 83 below
+        // the group's committed 97; the member's fetch was out of range, it reset to the log
+        // start and committed 0. Seed …643: an unclean election did the same (81 below 83).
+        let mut checkers = Checkers::default();
+        let (a, tp) = (ClusterIndex(0), TopicPartition::new("payments", 1));
+        let observe = |checkers: &mut Checkers, time_ms, offset| {
+            checkers.observe_group_offset(time_ms, (a, "g-a-payments", tp.clone(), offset), false)
+        };
+        checkers.note_committed_end(1_000, a, &tp, (100, 98));
+        assert!(observe(&mut checkers, 1_000, 97).is_none());
+        // A new leader whose log reaches the high watermark seen lost nothing committed.
+        checkers.note_committed_end(2_000, a, &tp, (98, 90));
+        assert!(checkers.lost_tails.is_empty());
+        assert!(
+            observe(&mut checkers, 2_100, 50).is_some(),
+            "a lower commit without a loss is caught"
+        );
+        assert!(observe(&mut checkers, 2_200, 97).is_none());
+        // The log now ends at 83, below the 98 committed before: one reset is excused.
+        checkers.note_committed_end(7_800, a, &tp, (83, 83));
+        assert_eq!(checkers.lost_tails[&(a, tp.clone())], vec![(7_800, 83)]);
+        assert!(
+            observe(&mut checkers, 7_860, 0).is_none(),
+            "reset after the loss"
+        );
+        assert!(observe(&mut checkers, 8_000, 40).is_none());
+        assert!(
+            observe(&mut checkers, 8_100, 20).is_some(),
+            "one loss, one reset"
+        );
+        // The log growing again from there is no further loss.
+        checkers.note_committed_end(8_200, a, &tp, (95, 95));
+        assert_eq!(checkers.lost_tails[&(a, tp.clone())].len(), 1);
+        // A mirroring truncation is noted as such, not as a lost tail too.
+        let reason = TruncationReason::MirrorLastMirroredEpoch;
+        checkers.note_mirror_truncation(9_000, a, &tp, 10, reason);
+        checkers.note_committed_end(9_000, a, &tp, (10, 10));
+        assert_eq!(checkers.lost_tails[&(a, tp.clone())].len(), 1);
+        // A durable topic never loses a committed tail by the rules: nothing is excused.
+        let durable = TopicPartition::new("orders", 0);
+        checkers.durable_topics.insert((a, "orders".into()));
+        checkers.note_committed_end(1_000, a, &durable, (100, 100));
+        checkers.note_committed_end(2_000, a, &durable, (50, 50));
+        assert!(!checkers.lost_tails.contains_key(&(a, durable.clone())));
+        let seen = (a, "g", durable.clone(), 90);
+        assert!(checkers.observe_group_offset(1_000, seen, false).is_none());
+        let seen = (a, "g", durable, 0);
+        assert!(checkers.observe_group_offset(2_100, seen, false).is_some());
+        // A coordinator partition's lost tail excuses one lower offset per partition too.
+        let (g, coordinator_losses) = (TopicPartition::new("orders", 7), 1);
+        let seen = |offset| (a, "g", g.clone(), offset);
+        assert!(checkers
+            .observe_group_offset_with(3_000, seen(50), false, 0)
+            .is_none());
+        assert!(checkers
+            .observe_group_offset_with(3_100, seen(40), false, coordinator_losses)
+            .is_none());
+        assert!(checkers
+            .observe_group_offset_with(3_200, seen(30), false, coordinator_losses)
+            .is_some());
+        // A read the lost tail took after it was read is not held against the final log; one
+        // read after the loss, or below the cut, is.
+        let poll = |offset, fetched_ms| PollRecord {
+            topic_partition: tp.clone(),
+            offset,
+            value: "a-producer-3/1/payments-1/39/x".into(),
+            after_reset: false,
+            received_ms: fetched_ms + 1,
+            fetched_ms,
+        };
+        let on_b = NodeId::Client(
+            ClusterIndex(1),
+            mirrorsim::protocol::ClientKind::Consumer,
+            1,
+        );
+        assert!(checkers.lost_with_tail(CONSUMER, &poll(90, 7_000)));
+        assert!(!checkers.lost_with_tail(CONSUMER, &poll(90, 7_900)));
+        assert!(!checkers.lost_with_tail(CONSUMER, &poll(80, 7_000)));
+        assert!(!checkers.lost_with_tail(on_b, &poll(90, 7_000)));
     }
 
     fn plain_batch(value: &str) -> mirrorsim::record::RecordBatch {

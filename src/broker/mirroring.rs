@@ -750,6 +750,14 @@ impl<S: BrokerStorage> super::Broker<S> {
                 self.send_lme_lookup(now_ms, topic_partition);
                 false
             }
+            MirrorState::Mirroring | MirrorState::Paused | MirrorState::Stopped
+                if self.wish_leads_elsewhere(topic_partition, state) =>
+            {
+                // A wish that came while the state before was at work (a resume while
+                // PAUSING, an add while STOPPING) could not be taken then; take it now.
+                self.task_mut(topic_partition).step = Step::Decide;
+                true
+            }
             MirrorState::Mirroring => {
                 let task = self.task_mut(topic_partition);
                 task.step = Step::Fetching;
@@ -787,6 +795,21 @@ impl<S: BrokerStorage> super::Broker<S> {
                 false
             }
         }
+    }
+
+    /// Whether `mirror.name` now asks a partition that reached `state` to move on to another
+    /// state it may go to from there. Checked when a state is reached: a wish that arrived
+    /// while the state before it was at work is looked at then (STOPPING → PREPARING is not
+    /// a transition, so a topic added again while STOPPING re-ran STOPPING and, reaching
+    /// STOPPED, was left there for good: generator seed 1337263765019824; likewise a resume
+    /// while PAUSING, seed 1337263765019770).
+    fn wish_leads_elsewhere(&self, topic_partition: &TopicPartition, state: MirrorState) -> bool {
+        self.image
+            .mirror_desired_state(&topic_partition.topic)
+            .is_some_and(|desired| {
+                let target = decide(state, &desired);
+                target != state && is_valid_transition(state, target)
+            })
     }
 
     // ----- PREPARING -----

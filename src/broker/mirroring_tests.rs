@@ -895,3 +895,37 @@ fn a_mirror_coordinator_or_controller_crash_at_any_point_of_stopping_still_ends_
 
 #[path = "mirror_sync_tests.rs"]
 mod sync_tests;
+
+#[test]
+fn a_wish_that_changes_while_stopping_is_followed_once_stopped() {
+    // Generator seed 1337263765019824: b's payments was removed from its mirror and added
+    // again while payments-2's leader was in STOPPING; the new wish was looked at mid-STOPPING
+    // (STOPPING → PREPARING is not a transition, so STOPPING ran again), and once STOPPED the
+    // partition stayed STOPPED for good while `mirror.name` asked to mirror it.
+    // STOPPING runs from about 110 ms to 320 ms after the request in this world (measured).
+    for add_after_ms in [110, 150, 180, 210, 230, 260, 290, 310] {
+        let mut world = mirroring_world(4);
+        request_failover(&mut world);
+        world.run_for(add_after_ms);
+        alter_on(&mut world, B, "m", MirrorTopicOperation::Add);
+        run_until(&mut world, B, MirrorState::Mirroring);
+    }
+}
+
+#[test]
+fn a_resume_asked_while_pausing_is_followed_once_paused() {
+    // Generator seed 1337263765019770: b's orders was paused and resumed 300 ms later; a
+    // leader still PAUSING re-ran PAUSING for the resume, wrote PAUSED and stayed PAUSED.
+    for resume_after_ms in [0, 5, 10, 20, 40, 80] {
+        let mut world = mirroring_world(4);
+        alter_on(&mut world, B, "m", MirrorTopicOperation::Pause);
+        world.run_for(resume_after_ms);
+        alter_on(&mut world, B, "m", MirrorTopicOperation::Resume);
+        world.run_for(2_000);
+        assert_eq!(
+            state_on(&world, B),
+            MirrorState::Mirroring,
+            "resumed {resume_after_ms} ms after the pause"
+        );
+    }
+}
