@@ -16,7 +16,13 @@
 //! - `no-duplicates`: no self-describing record appears twice in a log.
 //! - `producer-order`: one producer's records to a partition appear in the order it sent them.
 //! - `inconsistent-offsets`, `nonmonotonic-poll`, `skipped-poll`: a consumer's view agrees with
-//!   the final log, never goes backwards and never skips a data record (Jepsen).
+//!   the final log, never goes backwards and never skips a data record (Jepsen). Besides
+//!   mirroring's cuts by design, a read (or a jump over a record sent after it) is excused when
+//!   a loss of committed data came after it at or below its offset: on a topic that is not
+//!   durable, a leader that began its epoch below the highest high watermark its leaders
+//!   reached (an unclean election, or the only replica's power loss: Kafka exposes records
+//!   before they are fsync'd), and a mirror's diverging-epoch or PREPARING cut that followed
+//!   such a loss, or a failback cut, of its source (`Checkers::losses`).
 //! - `no-control-records-delivered`: no consumer ever received a record of a control batch.
 //! - `transaction-atomicity`: in the final logs a transaction's records are all committed or
 //!   none is; a transaction the coordinator confirmed committed has every record committed, an
@@ -286,6 +292,17 @@ pub struct Checkers {
     /// sent before one of them at or above its offset were dropped by design (a failback
     /// drops the old primary's unmirrored writes), not lost.
     mirror_truncations: BTreeMap<(ClusterIndex, TopicPartition), Vec<MirrorTruncation>>,
+    /// Per (cluster, partition): the highest high watermark its leader in the controller's
+    /// current epoch reached since its committed data was last cut (a mirroring truncation, a
+    /// loss in [`Checkers::losses`]).
+    committed_high: BTreeMap<(ClusterIndex, TopicPartition), i64>,
+    /// Losses of committed data per (cluster, partition): (checker time, offset the log kept).
+    /// A leader of a topic that is not durable began its epoch below `committed_high` (an
+    /// unclean election, or the only replica lost unflushed writes in a power loss: Kafka
+    /// acknowledges and exposes records before they are fsync'd, and replication is its only
+    /// durability), or a mirror destination's diverging-epoch truncation followed such a loss
+    /// of its source (see [`Checkers::note_loss`]).
+    losses: BTreeMap<(ClusterIndex, TopicPartition), Vec<(i64, i64)>>,
     /// Preconditions noted, by invariant (see [`Checkers::precondition`]).
     preconditions: BTreeMap<&'static str, u64>,
     /// The broker that led each partition last, to notice leadership moving.
@@ -437,6 +454,103 @@ impl Checkers {
         }
     }
 
+    /// Records a loss of committed data of (`cluster`, `topic_partition`) above `kept` (see
+    /// [`Checkers::losses`]): reads and jumps over what the log held there before are judged
+    /// against a log that no longer holds it, and a mirror of the partition may hold batches
+    /// its source lost.
+    fn note_loss(
+        &mut self,
+        time_ms: i64,
+        cluster: ClusterIndex,
+        topic_partition: &TopicPartition,
+        kept: i64,
+        epoch: Option<i32>,
+    ) {
+        self.losses
+            .entry((cluster, topic_partition.clone()))
+            .or_default()
+            .push((time_ms, kept));
+        for ((consumer, _, tp), passed) in &mut self.passed {
+            if consumer.cluster() == cluster && tp == topic_partition && kept < passed.to {
+                passed.cut = true;
+            }
+        }
+        self.mirror
+            .note_source_loss(cluster, topic_partition, kept, epoch);
+        self.mark("committed-data-lost");
+    }
+
+    /// A leader of (`cluster`, `topic_partition`) began its epoch at `start_offset`: below the
+    /// highest high watermark its leaders reached (`committed_high`), committed data is gone.
+    /// A clean election with intact disks never does that (every ISR member holds what the
+    /// leader committed); an unclean one, or the only replica's power loss, does. On a topic
+    /// that is not durable it is noted as a loss ([`Checkers::note_loss`]); on a durable one
+    /// it is a lost acknowledged write, which `acked-writes-durable` reports, and nothing is
+    /// excused.
+    fn observe_leader_start(
+        &mut self,
+        time_ms: i64,
+        cluster: ClusterIndex,
+        topic_partition: &TopicPartition,
+        (leader_epoch, start_offset): (i32, i64),
+    ) {
+        let key = (cluster, topic_partition.clone());
+        let Some(high) = self.committed_high.get_mut(&key) else {
+            return;
+        };
+        if start_offset >= *high {
+            return;
+        }
+        *high = start_offset;
+        if !self
+            .durable_topics
+            .contains(&(cluster, topic_partition.topic.clone()))
+        {
+            let epoch = Some(leader_epoch);
+            self.note_loss(time_ms, cluster, topic_partition, start_offset, epoch);
+        }
+    }
+
+    /// Whether a loss of committed data (see [`Checkers::losses`]) of (`cluster`,
+    /// `topic_partition`) at or after `since_ms` kept less than up to `offset`, so the log no
+    /// longer holds what was at `offset` then.
+    fn lost_since(
+        &self,
+        cluster: ClusterIndex,
+        topic_partition: &TopicPartition,
+        offset: i64,
+        since_ms: i64,
+    ) -> bool {
+        self.losses
+            .get(&(cluster, topic_partition.clone()))
+            .is_some_and(|losses| {
+                losses
+                    .iter()
+                    .any(|&(time_ms, kept)| since_ms <= time_ms && offset >= kept)
+            })
+    }
+
+    /// The lowest offset below `log_end` from which (`source`, `topic_partition`) dropped its
+    /// data at or before `time_ms`, if it did: a loss of committed data, or a mirroring
+    /// truncation (a failback of the source cutting its own unmirrored writes, which a mirror
+    /// of it may have fetched).
+    fn cut_before(
+        &self,
+        source: ClusterIndex,
+        topic_partition: &TopicPartition,
+        log_end: i64,
+        time_ms: i64,
+    ) -> Option<i64> {
+        let key = (source, topic_partition.clone());
+        let lost = self.losses.get(&key).into_iter().flatten().copied();
+        let cut = (self.mirror_truncations.get(&key).into_iter().flatten())
+            .map(|&(cut_ms, to, _)| (cut_ms, to));
+        lost.chain(cut)
+            .filter(|&(cut_ms, kept)| cut_ms <= time_ms && kept < log_end)
+            .map(|(_, kept)| kept)
+            .min()
+    }
+
     /// Whether a mirroring truncation of (`cluster`, `topic_partition`) for which `legal`
     /// holds cut at or below `offset` at or after `since_ms`.
     fn cut_by_mirroring(
@@ -555,6 +669,19 @@ impl Checkers {
         })
     }
 
+    /// Whether a loss of committed data ([`Checkers::losses`]) of the partition `consumer` read
+    /// in `poll` came at or below its offset at or after the read: whatever cluster wrote the
+    /// record, the log read no longer holds it (a topic that is not durable, or the mirror of
+    /// one, lost it). A loss before the read, or above its offset, excuses nothing.
+    fn lost_after_read(&self, consumer: NodeId, poll: &PollRecord) -> bool {
+        self.lost_since(
+            consumer.cluster(),
+            &poll.topic_partition,
+            poll.offset,
+            poll.fetched_ms,
+        )
+    }
+
     /// Whether the jump of `consumer`'s poll number `index` over `skipped`, a data record of
     /// the final log, is excused: when the consumer read past it, the leader's log held no
     /// record for it there (control batches, such as the `MIRROR_PID_RESET` a failover wrote,
@@ -570,9 +697,32 @@ impl Checkers {
     ) -> bool {
         let tp = &poll.topic_partition;
         let key = (consumer, incarnation, index);
+        let cluster = consumer.cluster();
         (self.empty_gaps.contains(&key)
-            && self.cut_by_mirroring(consumer.cluster(), tp, skipped, poll.fetched_ms, |_| true))
+            && (self.cut_by_mirroring(cluster, tp, skipped, poll.fetched_ms, |_| true)
+                || self.lost_since(cluster, tp, skipped, poll.fetched_ms)))
             || self.passed_then_cut.contains(&key)
+    }
+
+    /// Whether the jump of `consumer`'s `poll` over `skipped`, a data record of the final log
+    /// first sent at `sent_ms`, is excused because that record did not exist when the consumer
+    /// read past its offset: it was sent after the read's fetch, and a mirroring truncation or
+    /// a loss of committed data (see [`Checkers::losses`]) at or below `skipped` came after the
+    /// read, so the log the consumer read held something else there (generator seed
+    /// 1337263765019505: the read past an aborted transaction came just before the only
+    /// replica's power loss, with no leader left in the step to see the log it read). A record
+    /// that existed at the read is judged as before.
+    fn skip_over_later_write(
+        &self,
+        consumer: NodeId,
+        poll: &PollRecord,
+        skipped: i64,
+        sent_ms: Option<i64>,
+    ) -> bool {
+        let (cluster, tp) = (consumer.cluster(), &poll.topic_partition);
+        sent_ms.is_some_and(|sent_ms| sent_ms > poll.fetched_ms)
+            && (self.cut_by_mirroring(cluster, tp, skipped, poll.fetched_ms, |_| true)
+                || self.lost_since(cluster, tp, skipped, poll.fetched_ms))
     }
 
     /// In the step of each read: notes the jumps over offsets for which the current leader's
@@ -633,7 +783,8 @@ impl Checkers {
                     && (!holds_data(false)
                         || (history.read_committed.contains(&consumer) && !holds_data(true)));
                 let cut_since =
-                    self.cut_by_mirroring(cluster, tp, gap.1 - 1, poll.fetched_ms, |_| true);
+                    self.cut_by_mirroring(cluster, tp, gap.1 - 1, poll.fetched_ms, |_| true)
+                        || self.lost_since(cluster, tp, gap.1 - 1, poll.fetched_ms);
                 if empty && !cut_since {
                     self.empty_gaps.insert((consumer, incarnation, index));
                 }
@@ -749,6 +900,41 @@ impl Checkers {
                             to_log_end_offset,
                             reason,
                         );
+                        let key = (view.cluster, topic_partition.clone());
+                        if let Some(high) = self.committed_high.get_mut(&key) {
+                            *high = (*high).min(to_log_end_offset);
+                        }
+                        // The source lost committed data this mirror had fetched, or cut it
+                        // by design: the mirror's diverging epoch (or its PREPARING cut, when
+                        // it mirrors again) drops it here too, mirrored records included, from
+                        // where the source's log changed on.
+                        let follows_source = matches!(
+                            reason,
+                            TruncationReason::MirrorDivergingEpoch
+                                | TruncationReason::MirrorLastMirroredEpoch
+                        );
+                        let source_cut =
+                            crate::mirror_checks::source_cluster(view, &topic_partition.topic)
+                                .filter(|_| {
+                                    follows_source && to_log_end_offset < from_log_end_offset
+                                })
+                                .and_then(|source| {
+                                    self.cut_before(
+                                        source,
+                                        &topic_partition,
+                                        from_log_end_offset,
+                                        time_ms,
+                                    )
+                                });
+                        if let Some(source_kept) = source_cut {
+                            self.note_loss(
+                                time_ms,
+                                view.cluster,
+                                &topic_partition,
+                                to_log_end_offset.max(source_kept),
+                                None,
+                            );
+                        }
                     }
                     // A reported truncation may lower the high watermark and rewrite the tail.
                     self.high_watermarks
@@ -788,7 +974,19 @@ impl Checkers {
                     }
                     self.mark("follower-high-watermark-lowered");
                 }
-                BrokerEvent::BecameLeader { .. } => self.mark("leader-elected"),
+                BrokerEvent::BecameLeader {
+                    topic_partition,
+                    leader_epoch,
+                    start_offset,
+                } => {
+                    self.mark("leader-elected");
+                    self.observe_leader_start(
+                        time_ms,
+                        view.cluster,
+                        &topic_partition,
+                        (leader_epoch, start_offset),
+                    );
+                }
                 BrokerEvent::CoordinatorLoaded { .. } => self.mark("coordinator-loaded"),
                 BrokerEvent::IsrChanged { .. } => self.mark("isr-changed"),
                 BrokerEvent::MirrorAppend { .. } => self.mark("mirror-append"),
@@ -866,6 +1064,15 @@ impl Checkers {
         for view in brokers {
             let node = NodeId::Broker(view.cluster, view.broker.broker_id());
             for (tp, partition) in view.broker.partitions() {
+                let current_leader = matches!(&partition.role, Role::Leader(state)
+                    if self.metadata_epochs.get(&(view.cluster, tp.clone())) == Some(&state.leader_epoch));
+                if current_leader {
+                    let high = self
+                        .committed_high
+                        .entry((view.cluster, tp.clone()))
+                        .or_insert(0);
+                    *high = (*high).max(partition.log.high_watermark());
+                }
                 let key = (node, view.incarnation, tp.clone());
                 let seen = (partition.leader_epoch(), partition.log.high_watermark());
                 out.extend(self.observe_high_watermark(time_ms, key.clone(), seen));
@@ -1351,8 +1558,14 @@ impl Checkers {
                     poll,
                 )
             };
+            // Two views of a loss of committed data on a topic that is not durable: a leader
+            // log ending below a high watermark seen before (`lost_tails`), and a leader epoch
+            // starting below it or a mirror following such a source (`losses`).
+            let lost = |consumer: NodeId, poll: &PollRecord| {
+                self.lost_with_tail(consumer, poll) || self.lost_after_read(consumer, poll)
+            };
             let rewritten = |consumer: NodeId, poll: &PollRecord| {
-                by_mirroring(consumer, poll) || self.lost_with_tail(consumer, poll)
+                by_mirroring(consumer, poll) || lost(consumer, poll)
             };
             let reads = || {
                 history.polls.iter().flat_map(|((consumer, _), polls)| {
@@ -1363,13 +1576,21 @@ impl Checkers {
                 .filter(|(consumer, poll)| by_mirroring(*consumer, poll))
                 .count();
             lost_reads = reads()
-                .filter(|(consumer, poll)| {
-                    !by_mirroring(*consumer, poll) && self.lost_with_tail(*consumer, poll)
-                })
+                .filter(|(consumer, poll)| !by_mirroring(*consumer, poll) && lost(*consumer, poll))
                 .count();
             let rewritten_skips = std::cell::Cell::new(0u64);
-            let skip_rewritten = |key, poll: &PollRecord, skipped| {
-                let excused = self.skip_rewritten_by_mirroring(key, poll, skipped);
+            let sent_ms: BTreeMap<&str, i64> = history
+                .sends
+                .values()
+                .map(|send| (send.value.as_str(), send.sent_ms))
+                .collect();
+            let skip_rewritten = |key: (NodeId, u64, usize), poll: &PollRecord, skipped| {
+                let written_later = logs
+                    .leader_log(key.0.cluster(), &poll.topic_partition)
+                    .and_then(|log| record_value_at(log, skipped))
+                    .and_then(|value| sent_ms.get(value.as_str()).copied());
+                let excused = self.skip_rewritten_by_mirroring(key, poll, skipped)
+                    || self.skip_over_later_write(key.0, poll, skipped, written_later);
                 rewritten_skips.set(rewritten_skips.get() + u64::from(excused));
                 excused
             };
@@ -3442,6 +3663,92 @@ mod tests {
             invariants(stop, true, before(mirrored)),
             vec!["inconsistent-offsets"]
         );
+    }
+
+    #[test]
+    fn reads_and_jumps_a_later_loss_of_committed_data_removed_are_excused_and_only_those() {
+        let tp = TopicPartition::new("t", 0);
+        let a = ClusterIndex(0);
+        // The final log of cluster a after its only replica lost everything from offset 1 in
+        // a power loss and took new writes there.
+        let logs = FixedLogs(BTreeMap::from([(
+            tp.clone(),
+            log_with(&[
+                (plain_batch("a-v0"), AppendOrigin::Client),
+                (
+                    plain_batch("a-producer-1/1/t-0/9/new"),
+                    AppendOrigin::Client,
+                ),
+            ]),
+        )]));
+        let read = |offset, value: &str, fetched_ms| {
+            let mut record = poll(&tp, offset, value);
+            record.received_ms = fetched_ms;
+            record.fetched_ms = fetched_ms;
+            record
+        };
+        // A leader starting its epoch at 1 after its leaders had committed up to 3.
+        let lost_at = |durable: bool, start_offset| {
+            let mut checkers = Checkers::default();
+            if durable {
+                checkers.durable_topics.insert((a, "t".into()));
+            }
+            checkers.committed_high.insert((a, tp.clone()), 3);
+            checkers.observe_leader_start(5_000, a, &tp, (1, start_offset));
+            checkers
+        };
+        let invariants = |checkers: &Checkers, polls: Vec<PollRecord>| {
+            let rewritten = |consumer: NodeId, poll: &PollRecord| {
+                checkers.rewritten_by_mirroring(consumer, false, poll)
+                    || checkers.lost_after_read(consumer, poll)
+            };
+            let mut history = History::default();
+            history.polls.insert((CONSUMER, 1), polls);
+            let found = check_polls(0, &logs, &history, &rewritten, &|_, _, _| false);
+            found.into_iter().map(|v| v.invariant).collect::<Vec<_>>()
+        };
+        let old = "b-producer-1/1/t-0/1/x"; // mirrored in: no mirroring cut excuses it
+        let lost = lost_at(false, 1);
+        assert_eq!(lost.losses[&(a, tp.clone())], vec![(5_000, 1)]);
+        // Read before the loss, at or above what the log kept: excused, whoever wrote it.
+        assert!(invariants(&lost, vec![read(1, old, 4_000)]).is_empty());
+        // The same read after the loss, or below what was kept, is a real inconsistency.
+        assert_eq!(
+            invariants(&lost, vec![read(1, old, 6_000)]),
+            vec!["inconsistent-offsets"]
+        );
+        assert_eq!(
+            invariants(&lost, vec![read(0, old, 4_000)]),
+            vec!["inconsistent-offsets"]
+        );
+        // A durable topic's loss, or a leader starting at the committed end, excuses nothing.
+        for checkers in [lost_at(true, 1), lost_at(false, 3)] {
+            assert!(checkers.losses.is_empty());
+            assert_eq!(
+                invariants(&checkers, vec![read(1, old, 4_000)]),
+                vec!["inconsistent-offsets"]
+            );
+        }
+        // A mirror of a's partition that cut below its log end after the loss follows it, from
+        // what a kept on; one that cut before the loss does not.
+        assert_eq!(lost.cut_before(a, &tp, 4, 5_000), Some(1));
+        assert_eq!(lost.cut_before(a, &tp, 4, 4_999), None);
+        assert_eq!(lost.cut_before(a, &tp, 1, 5_000), None);
+        // So does a mirror of a source whose failback cut its own writes (a chain's middle
+        // cluster mirroring again): a's PREPARING cut to 2 before the mirror's truncation.
+        let mut failback = Checkers::default();
+        let lme = TruncationReason::MirrorLastMirroredEpoch;
+        failback.note_mirror_truncation(5_000, a, &tp, 2, lme);
+        assert_eq!(failback.cut_before(a, &tp, 4, 5_000), Some(2));
+        assert_eq!(failback.cut_before(a, &tp, 2, 5_000), None);
+        // A jump over the new record at 1, which was sent after the read: excused only with
+        // the loss after the read; a record that existed when the consumer read past it never.
+        let jump = read(2, "a-v2", 4_000);
+        assert!(lost.skip_over_later_write(CONSUMER, &jump, 1, Some(4_500)));
+        assert!(!lost.skip_over_later_write(CONSUMER, &jump, 1, Some(3_500)));
+        assert!(!lost.skip_over_later_write(CONSUMER, &jump, 1, None));
+        assert!(!lost_at(false, 3).skip_over_later_write(CONSUMER, &jump, 1, Some(4_500)));
+        assert!(!lost.skip_over_later_write(CONSUMER, &read(2, "a-v2", 5_500), 1, Some(5_600)));
     }
 
     #[test]

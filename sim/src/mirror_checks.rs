@@ -63,6 +63,11 @@
 //! - While the source has no live leader in its controller's current epoch (a leader change in
 //!   progress), nothing is compared; a new source leader was in the ISR, so it holds every
 //!   batch the old one served up to its last stable offset, which is all a fetch returns.
+//! - After the source lost committed data (an unclean election or its only replica's power
+//!   loss, on a topic that is not durable: `Checkers::losses`), the batches the mirror held
+//!   then at or above what the source kept are not judged until a truncation removes them
+//!   (the fetcher's next fetch meets the diverging epoch): the source no longer has them
+//!   (generator seed 1337263765019451, an unclean election in a).
 //! - Already compared batches are not compared again when the source leader changes: their
 //!   bytes were the source's, and the source's own checkers judge its replicas.
 
@@ -102,6 +107,10 @@ struct PrefixProgress {
     leader_epoch: i32,
     /// Offset below which the log was found equal to the source's.
     checked_to: i64,
+    /// `(from, to, below_epoch)`: batches in `[from, to)` with a leader epoch below
+    /// `below_epoch` belong to what the source lost above `from` (see
+    /// [`MirrorChecks::note_source_loss`]); not judged until a truncation cuts them.
+    stale: Option<(i64, i64, i32)>,
 }
 
 /// (cluster, `__mirror_state` partition, mirror, key) of a partition's mirror state.
@@ -183,6 +192,9 @@ pub struct MirrorChecks {
     forwarded_topic_admin: Vec<(ClusterIndex, String, NodeId)>,
     /// Synced group offsets waiting for their check: (cluster, group, partition, offset).
     synced_offsets: Vec<(ClusterIndex, String, TopicPartition, i64)>,
+    /// Losses of committed data not yet applied to `prefix`: (cluster, partition, offset the
+    /// log kept, the leader epoch that began there, if one did).
+    source_losses: Vec<(ClusterIndex, TopicPartition, i64, Option<i32>)>,
 }
 
 impl MirrorChecks {
@@ -191,6 +203,26 @@ impl MirrorChecks {
         self.mirrored
             .get(&(cluster, tp.clone()))
             .map(|(end, _)| *end)
+    }
+
+    /// A partition of `cluster` lost committed data above `kept` (an unclean election or a
+    /// power loss of its only replica on a topic that is not durable, or a mirror's cut that
+    /// followed one, see `Checkers::losses`). A mirror of it may hold batches fetched before
+    /// that its source no longer has, until its fetcher meets the diverging epoch and truncates
+    /// them: `mirror-prefix` leaves those batches unjudged until a truncation removes them.
+    /// When the loss is a new leader epoch beginning at `kept` (`epoch`), they are the batches
+    /// at or above `kept` with a lower epoch, fetched before the loss or after it from the
+    /// deposed leader, which still serves its epoch until it hears of the new one (generator
+    /// seed 1337263765019451, shrunk); otherwise (a mirror's cut that followed its source's)
+    /// the batches the mirror held then at or above `kept`.
+    pub fn note_source_loss(
+        &mut self,
+        cluster: ClusterIndex,
+        tp: &TopicPartition,
+        kept: i64,
+        epoch: Option<i32>,
+    ) {
+        self.source_losses.push((cluster, tp.clone(), kept, epoch));
     }
 
     /// Notes that `invariant`'s case arose (see [`crate::checkers::INVARIANTS`]).
@@ -239,6 +271,10 @@ impl MirrorChecks {
                     self.prefix.remove(&key);
                 } else if let Some(progress) = self.prefix.get_mut(&key) {
                     progress.checked_to = progress.checked_to.min(*to_log_end_offset);
+                    progress.stale = progress
+                        .stale
+                        .map(|(from, to, epoch)| (from, to.min(*to_log_end_offset), epoch))
+                        .filter(|(from, to, _)| from < to);
                 }
                 let key = (view.cluster, topic_partition.clone());
                 if let Some((end, epoch)) = self.mirrored.get_mut(&key) {
@@ -310,11 +346,13 @@ impl MirrorChecks {
             .or_insert(PrefixProgress {
                 leader_epoch: state.leader_epoch,
                 checked_to: 0,
+                stale: None,
             });
         if progress.leader_epoch != state.leader_epoch {
             *progress = PrefixProgress {
                 leader_epoch: state.leader_epoch,
                 checked_to: 0,
+                stale: None,
             };
         }
     }
@@ -496,6 +534,37 @@ impl MirrorChecks {
     ) {
         let design = self.design;
         let mut compared = 0;
+        for (cluster, lost_tp, kept, epoch) in std::mem::take(&mut self.source_losses) {
+            for ((node, incarnation, topic_partition), progress) in &mut self.prefix {
+                if *topic_partition != lost_tp {
+                    continue;
+                }
+                let Some(view) = brokers.iter().find(|view| {
+                    view.incarnation == *incarnation
+                        && NodeId::Broker(view.cluster, view.broker.broker_id()) == *node
+                }) else {
+                    continue;
+                };
+                let Some(partition) = view.broker.partitions().get(topic_partition) else {
+                    continue;
+                };
+                let end = partition.log.log_end_offset();
+                if source_cluster(view, &topic_partition.topic) != Some(cluster) {
+                    continue;
+                }
+                let stale = match epoch {
+                    Some(epoch) => (kept, i64::MAX, epoch),
+                    None if kept < end => (kept, end, i32::MAX),
+                    None => continue,
+                };
+                progress.stale = Some(match progress.stale {
+                    Some((from, to, below)) => {
+                        (from.min(stale.0), to.max(stale.1), below.max(stale.2))
+                    }
+                    None => stale,
+                });
+            }
+        }
         self.prefix
             .retain(|(node, incarnation, topic_partition), progress| {
                 let Some(view) = brokers.iter().find(|view| {
@@ -533,9 +602,24 @@ impl MirrorChecks {
                     .max(log.log_start_offset())
                     .max(source_log.log_start_offset());
                 compared += 1;
-                if let Some(detail) =
-                    prefix_mismatch(design, log, source_log, from, &mut progress.checked_to)
-                {
+                let mut checked_to = progress.checked_to;
+                let mismatch = prefix_mismatch(design, log, source_log, from, &mut checked_to);
+                // The mismatching batch starts at `checked_to`.
+                let batch_epoch = log
+                    .batches_from(checked_to)
+                    .next()
+                    .map_or(i32::MAX, |batch| batch.partition_leader_epoch());
+                let stale = mismatch.is_some()
+                    && progress.stale.is_some_and(|(stale_from, stale_to, below)| {
+                        stale_from <= checked_to && checked_to < stale_to && batch_epoch < below
+                    });
+                progress.checked_to = checked_to;
+                if stale {
+                    // Fetched before its source lost it: compared again from here each step,
+                    // until a truncation removes it.
+                    return true;
+                }
+                if let Some(detail) = mismatch {
                     out.push(Violation {
                         invariant: "mirror-prefix",
                         cluster: Some(node.cluster()),
@@ -1233,7 +1317,7 @@ fn max_epoch(view: &BrokerView<'_>, tp: &TopicPartition, from: i64, below: i64) 
 }
 
 /// The source cluster of the mirror `topic` belongs to, as a broker's image says.
-fn source_cluster(view: &BrokerView<'_>, topic: &str) -> Option<ClusterIndex> {
+pub(crate) fn source_cluster(view: &BrokerView<'_>, topic: &str) -> Option<ClusterIndex> {
     let image = view.broker.image();
     let desired = image.mirror_desired_state(topic)?;
     let bootstrap = image
