@@ -1298,10 +1298,8 @@ impl Checkers {
                 };
                 let ends = (leader_log.log_end_offset(), leader_log.high_watermark());
                 self.note_committed_end(time_ms, cluster, &tp, ends);
-                let leader_incarnation = brokers
-                    .iter()
-                    .find(|view| view.cluster == cluster && view.broker.broker_id() == leader_id)
-                    .map_or(0, |view| view.incarnation);
+                let leader_incarnation =
+                    broker_view(brokers, cluster, leader_id).map_or(0, |view| view.incarnation);
                 let scan = self
                     .scans
                     .entry((cluster, tp.clone(), leader_id, leader_incarnation, epoch))
@@ -1363,10 +1361,7 @@ impl Checkers {
                 let Some(leader) = record.leader else {
                     continue;
                 };
-                let Some(view) = brokers
-                    .iter()
-                    .find(|v| v.cluster == cluster && v.broker.broker_id() == leader)
-                else {
+                let Some(view) = broker_view(brokers, cluster, leader) else {
                     continue;
                 };
                 let Some(high_watermark) = view.broker.partitions().get(&tp).and_then(|p| {
@@ -2142,17 +2137,14 @@ fn unfinished_transactions(
             .filter(|(tp, _)| tp.topic == TRANSACTION_STATE_TOPIC)
         {
             let shard = record.leader.and_then(|leader| {
-                brokers
-                    .iter()
-                    .find(|v| v.cluster == controller.cluster && v.broker.broker_id() == leader)
-                    .and_then(|view| {
-                        view.broker
-                            .hosted_coordinators()
-                            .find(|(partition, _)| **partition == tp)
-                            .and_then(|(_, host)| {
-                                host.downcast_ref::<ShardHost<TransactionCoordinatorShard>>()
-                            })
-                    })
+                broker_view(brokers, controller.cluster, leader).and_then(|view| {
+                    view.broker
+                        .hosted_coordinators()
+                        .find(|(partition, _)| **partition == tp)
+                        .and_then(|(_, host)| {
+                            host.downcast_ref::<ShardHost<TransactionCoordinatorShard>>()
+                        })
+                })
             });
             let Some(shard) = shard.map(ShardHost::shard) else {
                 continue; // The general check reports a partition without a leader.
@@ -2190,6 +2182,17 @@ fn cluster_of_value(value: &str) -> ClusterIndex {
     ClusterIndex(letter.saturating_sub(b'a'))
 }
 
+/// The view of `broker` of `cluster`, if it is live.
+pub(crate) fn broker_view<'a, 'b>(
+    brokers: &'a [BrokerView<'b>],
+    cluster: ClusterIndex,
+    broker: BrokerId,
+) -> Option<&'a BrokerView<'b>> {
+    brokers
+        .iter()
+        .find(|view| view.cluster == cluster && view.broker.broker_id() == broker)
+}
+
 /// The live broker leading `tp` in the controller's current epoch, with its log.
 pub(crate) fn current_leader<'a>(
     controllers: &[ControllerView<'_>],
@@ -2200,9 +2203,7 @@ pub(crate) fn current_leader<'a>(
     let controller = controllers.iter().find(|view| view.cluster == cluster)?;
     let record = controller.controller.image().partition(tp)?;
     let leader = record.leader?;
-    let view = brokers
-        .iter()
-        .find(|view| view.cluster == cluster && view.broker.broker_id() == leader)?;
+    let view = broker_view(brokers, cluster, leader)?;
     let partition = view.broker.partitions().get(tp)?;
     match &partition.role {
         Role::Leader(state) if state.leader_epoch == record.leader_epoch => {

@@ -1177,9 +1177,7 @@ pub fn check_mirror_liveness(
                 continue;
             };
             let Some(view) = record.leader.and_then(|leader| {
-                brokers
-                    .iter()
-                    .find(|v| v.cluster == controller.cluster && v.broker.broker_id() == leader)
+                crate::checkers::broker_view(brokers, controller.cluster, leader)
             }) else {
                 continue; // The general liveness check reports a partition without a leader.
             };
