@@ -383,6 +383,26 @@ impl MirrorCoordinatorShard {
                 id: write.id,
                 value: Some(value),
             });
+            let resumed_stop = stored.state() == MirrorState::Stopping
+                || (stored.state() == MirrorState::Failed
+                    && stored.value.as_ref().and_then(|v| v.previous_state)
+                        == Some(MirrorState::Stopping));
+            if target == MirrorState::Stopping
+                && !resumed_stop
+                && write.last_mirrored.is_none()
+                && stored.last_mirrored.is_some()
+            {
+                // A new stop: the last mirrored epoch an earlier session's stop persisted is
+                // not what this one mirrored. Kept, a leader that re-reads the state (after a
+                // fenced write, or a failover) would take it for this stop's capture and skip
+                // its own MIRROR_PID_RESET behind a mirrored one (generated seed
+                // 3307716073686285: c's stale 0@4 over b's mirrored reset at 4 in epoch 1).
+                records.push(MirrorStateRecord::LastMirroredEpoch {
+                    mirror: mirror.to_owned(),
+                    id: write.id,
+                    value: None,
+                });
+            }
         }
         if let Some(last_mirrored) = write.last_mirrored {
             records.push(MirrorStateRecord::LastMirroredEpoch {

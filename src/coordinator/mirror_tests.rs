@@ -428,6 +428,47 @@ fn last_mirrored_epoch_is_written_alone_or_with_a_state() {
 }
 
 #[test]
+fn a_new_stop_clears_the_last_mirrored_epoch_of_an_earlier_session() {
+    // Generated seed 3307716073686285: a leader that re-read a new stop's state (after a
+    // fenced write) took the first session's 0@4 for this stop's capture.
+    let mut runtime = Runtime::new();
+    let id = owned_by(0, 1)[0];
+    runtime.write_one(write(id, Preparing, 1, -1));
+    runtime.write_one(write(id, Mirroring, 1, 0));
+    runtime.write_one(write(id, Stopping, 1, 1));
+    let lme = MirrorStateWrite {
+        state: None,
+        last_mirrored: Some((0, 4)),
+        ..write(id, Stopping, 1, 2)
+    };
+    runtime.write_one(lme);
+    runtime.write_one(write(id, Stopped, 1, 2));
+    let status = runtime.read_one(id);
+    assert_eq!(
+        (status.state, status.last_mirrored),
+        (Stopped, Some((0, 4)))
+    );
+    runtime.write_one(write(id, Preparing, 1, 3));
+    runtime.write_one(write(id, Mirroring, 1, 4));
+    let status = runtime.read_one(id);
+    assert_eq!(
+        status.last_mirrored,
+        Some((0, 4)),
+        "kept while mirroring again"
+    );
+    runtime.write_one(write(id, Stopping, 1, 5));
+    let status = runtime.read_one(id);
+    assert_eq!((status.state, status.last_mirrored), (Stopping, None));
+    let lme = MirrorStateWrite {
+        state: None,
+        last_mirrored: Some((1, 5)),
+        ..write(id, Stopping, 1, 6)
+    };
+    runtime.write_one(lme);
+    assert_eq!(runtime.read_one(id).last_mirrored, Some((1, 5)));
+}
+
+#[test]
 fn keys_of_other_coordinator_partitions_are_refused_one_by_one() {
     let mut runtime = Runtime::new();
     let mine = owned_by(0, 1)[0];
