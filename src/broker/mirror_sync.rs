@@ -10,18 +10,26 @@
 //!   after the previous round ended. Requests of a round that stay unanswered for
 //!   [`SYNC_REQUEST_TIMEOUT_MS`] count as failed; a failed piece is skipped and the next round
 //!   tries again (everything the round writes is idempotent).
-//! - **What**, in four phases, each waiting for the answers of the previous one:
+//! - **What**, in five phases, each waiting for the answers of the previous one:
 //!   1. *Discover*: the source's metadata for all topics and its ACLs, from one source broker
 //!      (the bootstrap list in turn: a failure ends the round, and the next one starts after
 //!      [`SYNC_RETRY_BACKOFF_MS`] with the next broker).
 //!   2. *Describe*: the source's dynamic configs of the mirror's active topics (`mirror.name`
 //!      without a suffix: paused and stopped topics are not synced), the groups of every live
-//!      source broker (ListGroups), and the destination's log start and high watermark with
-//!      their leader epochs for every partition of the active topics (ListOffsets to their
-//!      leaders).
+//!      source broker (ListGroups), and the stored mirror state of every partition of the
+//!      active topics (ReadMirrorStates to their mirror coordinators).
 //!   3. *Fetch offsets*: each group that `mirror.groups.include`/`exclude` admit is asked for
-//!      its committed offsets at the source broker that listed it (its coordinator).
-//!   4. *Apply*, all to the destination:
+//!      its committed offsets at the source broker that listed it (its coordinator), and the
+//!      destination's log start and high watermark with their leader epochs are read for
+//!      every partition phase 2 found MIRRORING (ListOffsets to their leaders).
+//!   4. *Verify*: the states of those partitions are read again; a partition's bounds are used
+//!      only if it is still MIRRORING in the same state epoch, so no transition happened
+//!      between the first read and the second, and the bounds were read inside MIRRORING. A
+//!      partition whose topic is in the mirror but that is STOPPED, PREPARING or FAILED holds
+//!      the destination's own log, which PREPARING is about to cut to the last mirrored
+//!      epoch: an offset clamped to its high watermark would point past the log once PREPARING
+//!      is done (generated soak, issue #14), and the group would skip what is mirrored there.
+//!   5. *Apply*, all to the destination:
 //!      - topics the mirror adopts (`mirror.topics.include` minus `mirror.topics.exclude`) that
 //!        the destination lacks are created with the source's topic id and partition count;
 //!        once one exists with that id and in no mirror it is added to the mirror
@@ -29,7 +37,7 @@
 //!        alone (the operator must delete it);
 //!      - differing source topic configs are SET (IncrementalAlterConfigs; exclude list);
 //!      - ACLs are created and deleted to match the source (`mirror.acl.include`);
-//!      - each group offset of an active topic partition is clamped into the destination log
+//!      - each group offset of a partition verified MIRRORING is clamped into the destination log
 //!        ([`clamp_group_offset`]) and committed as an admin commit to the destination's group
 //!        coordinator, which refuses it while the group has members there (`UnknownMemberId`:
 //!        the group is active on the destination and skipped). The topic must still be active
@@ -48,10 +56,11 @@ use crate::coordinator::partition_count;
 use crate::log::FetchIsolation;
 use crate::metadata::{AclBinding, ConfigResource};
 use crate::mirror::sync::{clamp_group_offset, OffsetBounds, SyncSettings};
-use crate::mirror::{DesiredState, MirrorDesign};
+use crate::mirror::{DesiredState, MirrorDesign, MirrorState};
 use crate::protocol::{
-    CommittedOffset, CoordinatorType, ErrorCode, ListOffsetsQuery, MirrorTopicOperation, NewTopic,
-    NodeId, OffsetCommitEntry, OffsetSpec, Request, Response, TopicId, TopicPartition,
+    CommittedOffset, CoordinatorType, ErrorCode, ListOffsetsQuery, MirrorPartitionId,
+    MirrorTopicOperation, NewTopic, NodeId, OffsetCommitEntry, OffsetSpec, Request, Response,
+    TopicId, TopicPartition,
 };
 
 /// How long a sync request may stay unanswered.
@@ -68,6 +77,7 @@ enum Phase {
     Discover,
     Describe,
     FetchOffsets,
+    Verify,
     Apply,
 }
 
@@ -79,6 +89,8 @@ enum SyncRequest {
     SourceConfigs,
     ListGroups(NodeId),
     OffsetFetch(String),
+    /// Stored mirror states, in the phase that asked (Describe or Verify).
+    States,
     /// The (partition, earliest?) keys of the queries, in request order.
     DestinationOffsets(Vec<(TopicPartition, bool)>),
     /// A destination write; only its completion matters.
@@ -107,6 +119,10 @@ struct SyncRound {
     source_offsets: BTreeMap<String, Vec<CommittedOffset>>,
     /// (partition, earliest or latest) → (offset, epoch).
     destination_offsets: BTreeMap<(TopicPartition, bool), (i64, i32)>,
+    /// Stored (state, state epoch) of the active topics' partitions, read in Describe.
+    states_described: BTreeMap<MirrorPartitionId, (MirrorState, i32)>,
+    /// The same, read again in Verify.
+    states_verified: BTreeMap<MirrorPartitionId, (MirrorState, i32)>,
 }
 
 impl SyncRound {
@@ -125,6 +141,8 @@ impl SyncRound {
             source_groups: BTreeMap::new(),
             source_offsets: BTreeMap::new(),
             destination_offsets: BTreeMap::new(),
+            states_described: BTreeMap::new(),
+            states_verified: BTreeMap::new(),
         }
     }
 
@@ -316,7 +334,8 @@ impl<S: BrokerStorage> super::Broker<S> {
             return;
         }
         round.waiting -= 1;
-        let ok = record_sync_answer(round, what, response);
+        let verifying = round.phase == Phase::Verify;
+        let ok = record_sync_answer(round, what, response, verifying);
         if !ok && round.phase == Phase::Discover {
             // The source broker did not answer: the round ends, and the next one asks the
             // next bootstrap broker after a short backoff rather than a whole interval.
@@ -334,7 +353,8 @@ impl<S: BrokerStorage> super::Broker<S> {
             }
             Phase::Discover => self.sync_describe(now_ms, &mirror),
             Phase::Describe => self.sync_fetch_offsets(now_ms, &mirror),
-            Phase::FetchOffsets => self.sync_apply(now_ms, &mirror),
+            Phase::FetchOffsets => self.sync_verify(now_ms, &mirror),
+            Phase::Verify => self.sync_apply(now_ms, &mirror),
             Phase::Apply | Phase::Idle => self.end_sync_round(now_ms, &mirror),
         }
     }
@@ -368,50 +388,90 @@ impl<S: BrokerStorage> super::Broker<S> {
                 SyncRequest::ListGroups(broker),
             );
         }
-        for (leader, queries) in self.destination_offset_queries(&active) {
-            let keys = queries
-                .iter()
-                .map(|q| (q.topic_partition.clone(), q.spec == OffsetSpec::Earliest))
-                .collect();
-            let request = Request::ListOffsets {
-                isolation: FetchIsolation::HighWatermark,
-                partitions: queries,
-            };
-            let what = SyncRequest::DestinationOffsets(keys);
-            self.send_sync_request(now_ms, mirror, leader, request, what);
-        }
+        let keys = self.mirror_keys_by_coordinator(mirror);
+        self.send_state_reads(now_ms, mirror, keys);
         if self.mirror_syncs.rounds[mirror].waiting == 0 {
             self.sync_fetch_offsets(now_ms, mirror);
         }
     }
 
-    /// Earliest and latest queries for every partition of `topics`, by leader.
-    fn destination_offset_queries(
-        &self,
-        topics: &[String],
-    ) -> BTreeMap<NodeId, Vec<ListOffsetsQuery>> {
-        let mut by_leader: BTreeMap<NodeId, Vec<ListOffsetsQuery>> = BTreeMap::new();
-        for topic in topics {
-            let Some(topic_image) = self
-                .image
-                .topic_ids
-                .get(topic)
-                .and_then(|id| self.image.topics.get(id))
-            else {
+    /// ReadMirrorStates for `keys` to their coordinators; a key whose coordinator is unknown
+    /// stays unread (and is not synced this round).
+    fn send_state_reads(
+        &mut self,
+        now_ms: i64,
+        mirror: &str,
+        keys: BTreeMap<i32, Vec<MirrorPartitionId>>,
+    ) {
+        for (coordinator_partition, partitions) in keys {
+            let Some(coordinator) = self.coordinator_of_partition(coordinator_partition) else {
                 continue;
             };
-            for (partition, record) in &topic_image.partitions {
-                let Some(leader) = record.leader else {
-                    continue;
-                };
-                let node = NodeId::Broker(self.node_id.cluster(), leader);
-                for spec in [OffsetSpec::Earliest, OffsetSpec::Latest] {
-                    by_leader.entry(node).or_default().push(ListOffsetsQuery {
-                        topic_partition: TopicPartition::new(topic.clone(), *partition),
-                        current_leader_epoch: record.leader_epoch,
-                        spec,
-                    });
-                }
+            let request = Request::ReadMirrorStates {
+                coordinator_partition,
+                mirror: mirror.to_owned(),
+                partitions,
+            };
+            self.send_sync_request(now_ms, mirror, coordinator, request, SyncRequest::States);
+        }
+    }
+
+    /// The partitions whose group offsets this round syncs, by name: those of the active
+    /// topics phase 2 read as MIRRORING (every partition of the active topics under
+    /// `sync-by-topic-state`).
+    fn described_mirroring(&self, mirror: &str) -> BTreeSet<TopicPartition> {
+        if !self.config.mirror_design.syncs_mirroring_partitions_only() {
+            return self.active_partitions(mirror);
+        }
+        let round = &self.mirror_syncs.rounds[mirror];
+        let names: BTreeMap<TopicId, &String> = self
+            .image
+            .topic_ids
+            .iter()
+            .map(|(name, id)| (*id, name))
+            .collect();
+        round
+            .states_described
+            .iter()
+            .filter(|(_, (state, _))| *state == MirrorState::Mirroring)
+            .filter_map(|(id, _)| {
+                let name = names.get(&id.topic_id)?;
+                Some(TopicPartition::new((*name).clone(), id.partition))
+            })
+            .collect()
+    }
+
+    fn active_partitions(&self, mirror: &str) -> BTreeSet<TopicPartition> {
+        let mut partitions = BTreeSet::new();
+        for topic in self.active_mirror_topics(mirror) {
+            let count = partition_count(&self.image, &topic);
+            for partition in 0..count {
+                partitions.insert(TopicPartition::new(topic.clone(), partition));
+            }
+        }
+        partitions
+    }
+
+    /// Earliest and latest queries for every one of `partitions` with a leader, by leader.
+    fn destination_offset_queries(
+        &self,
+        partitions: &BTreeSet<TopicPartition>,
+    ) -> BTreeMap<NodeId, Vec<ListOffsetsQuery>> {
+        let mut by_leader: BTreeMap<NodeId, Vec<ListOffsetsQuery>> = BTreeMap::new();
+        for topic_partition in partitions {
+            let Some(record) = self.image.partition(topic_partition) else {
+                continue;
+            };
+            let Some(leader) = record.leader else {
+                continue;
+            };
+            let node = NodeId::Broker(self.node_id.cluster(), leader);
+            for spec in [OffsetSpec::Earliest, OffsetSpec::Latest] {
+                by_leader.entry(node).or_default().push(ListOffsetsQuery {
+                    topic_partition: topic_partition.clone(),
+                    current_leader_epoch: record.leader_epoch,
+                    spec,
+                });
             }
         }
         by_leader
@@ -442,12 +502,50 @@ impl<S: BrokerStorage> super::Broker<S> {
                 SyncRequest::OffsetFetch(group),
             );
         }
+        let mirroring = self.described_mirroring(mirror);
+        for (leader, queries) in self.destination_offset_queries(&mirroring) {
+            let keys = queries
+                .iter()
+                .map(|q| (q.topic_partition.clone(), q.spec == OffsetSpec::Earliest))
+                .collect();
+            let request = Request::ListOffsets {
+                isolation: FetchIsolation::HighWatermark,
+                partitions: queries,
+            };
+            let what = SyncRequest::DestinationOffsets(keys);
+            self.send_sync_request(now_ms, mirror, leader, request, what);
+        }
+        if self.mirror_syncs.rounds[mirror].waiting == 0 {
+            self.sync_verify(now_ms, mirror);
+        }
+    }
+
+    // ----- phase 4 -----
+
+    /// Reads again the states of the partitions whose bounds were read.
+    fn sync_verify(&mut self, now_ms: i64, mirror: &str) {
+        let round = self.mirror_syncs.rounds.get_mut(mirror).expect("live");
+        round.phase = Phase::Verify;
+        let read: BTreeSet<MirrorPartitionId> = round
+            .states_described
+            .iter()
+            .filter(|(_, (state, _))| *state == MirrorState::Mirroring)
+            .map(|(id, _)| *id)
+            .collect();
+        let mut keys = self.mirror_keys_by_coordinator(mirror);
+        for ids in keys.values_mut() {
+            ids.retain(|id| read.contains(id));
+        }
+        keys.retain(|_, ids| !ids.is_empty());
+        if !self.mirror_syncs.rounds[mirror].source_offsets.is_empty() {
+            self.send_state_reads(now_ms, mirror, keys);
+        }
         if self.mirror_syncs.rounds[mirror].waiting == 0 {
             self.sync_apply(now_ms, mirror);
         }
     }
 
-    // ----- phase 4 -----
+    // ----- phase 5 -----
 
     fn sync_apply(&mut self, now_ms: i64, mirror: &str) {
         self.mirror_syncs
@@ -548,13 +646,31 @@ impl<S: BrokerStorage> super::Broker<S> {
         let active: BTreeSet<String> = self.active_mirror_topics(mirror).into_iter().collect();
         let unclamped = self.config.mirror_design == MirrorDesign::UnclampedOffsetSync;
         let round = &self.mirror_syncs.rounds[mirror];
+        let verified: BTreeSet<TopicPartition> = self
+            .described_mirroring(mirror)
+            .into_iter()
+            .filter(|tp| {
+                let id = self
+                    .image
+                    .topic_ids
+                    .get(&tp.topic)
+                    .map(|topic_id| MirrorPartitionId {
+                        topic_id: *topic_id,
+                        partition: tp.partition,
+                    });
+                !self.config.mirror_design.syncs_mirroring_partitions_only()
+                    || id.is_some_and(|id| {
+                        round.states_verified.get(&id) == round.states_described.get(&id)
+                    })
+            })
+            .collect();
         let mut commits: Vec<(String, Vec<OffsetCommitEntry>, Vec<i64>)> = Vec::new();
         for (group, offsets) in &round.source_offsets {
             let mut entries = Vec::new();
             let mut sources = Vec::new();
             for committed in offsets {
                 let tp = &committed.topic_partition;
-                if !active.contains(&tp.topic) || committed.offset < 0 {
+                if !active.contains(&tp.topic) || !verified.contains(tp) || committed.offset < 0 {
                     continue;
                 }
                 let bounds = (
@@ -620,8 +736,27 @@ fn record_sync_answer(
     round: &mut SyncRound,
     what: SyncRequest,
     response: Result<Response, ErrorCode>,
+    verifying: bool,
 ) -> bool {
     match (what, response) {
+        (
+            SyncRequest::States,
+            Ok(Response::ReadMirrorStates {
+                error, partitions, ..
+            }),
+        ) => {
+            let states = if verifying {
+                &mut round.states_verified
+            } else {
+                &mut round.states_described
+            };
+            for status in partitions {
+                if error.is_none() && status.error.is_none() {
+                    states.insert(status.id, (status.state, status.state_epoch));
+                }
+            }
+            error.is_none()
+        }
         (SyncRequest::SourceMetadata(to), Ok(Response::Metadata { brokers, topics })) => {
             round.source_topics = topics
                 .iter()

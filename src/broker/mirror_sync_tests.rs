@@ -291,3 +291,70 @@ fn describe_mirror_reports_state_lag_and_last_mirrored_epoch_even_without_the_so
     assert_eq!(orders_0.lag, None);
     assert_eq!(orders_0.status.last_mirrored, Some((mirrored_epoch, 6)));
 }
+
+/// The coordinator's stored state of b's orders-0.
+fn stored_state_on_b(world: &mut World) -> MirrorState {
+    let (error, partitions) = describe(world, "m");
+    assert_eq!(error, ErrorCode::None);
+    partitions[0].status.state
+}
+
+#[test]
+fn the_sync_commits_no_offset_for_a_partition_that_is_in_the_mirror_but_not_mirroring() {
+    // Generated soak (issue #14): the sync read b's high watermark while a re-added partition
+    // was still STOPPED with b's own writes, PREPARING then cut b's log to the last mirrored
+    // epoch, and the group offset committed from the old bounds pointed past b's log end.
+    sync_over_a_re_added_partition(crate::mirror::MirrorDesign::Seed);
+}
+
+#[test]
+#[should_panic(expected = "no offset from the bounds of a partition that is not MIRRORING")]
+fn the_kips_topic_level_rule_syncs_a_re_added_partition_that_is_still_stopped() {
+    sync_over_a_re_added_partition(crate::mirror::MirrorDesign::SyncByTopicState);
+}
+
+fn sync_over_a_re_added_partition(design: crate::mirror::MirrorDesign) {
+    let mut world = World::with_design(design);
+    assert!(world.produce(A, 7, 0, 10).iter().all(|e| e.is_none()));
+    let epoch = world.partition(world.leader(A)).log.latest_epoch().unwrap();
+    admin_commit(&mut world, A, "billing", 8, epoch);
+    create_mirror_between(&mut world, "m", A, B);
+    alter_on(&mut world, B, "m", MirrorTopicOperation::Add);
+    run_until(&mut world, B, MirrorState::Mirroring);
+    let interval = BrokerConfig::default().mirror_metadata_refresh_interval_ms;
+    world.run_for(2 * interval + 1_000);
+    assert_eq!(committed(&mut world, B, "billing"), Some((8, epoch)));
+
+    // Failover: b stops and writes 6 records of its own; a moves on to 20 and billing to 18.
+    alter_on(&mut world, B, "m", MirrorTopicOperation::Remove);
+    run_until(&mut world, B, MirrorState::Stopped);
+    assert!(world.produce(B, 9, 0, 6).iter().all(|e| e.is_none()));
+    assert!(world.produce(A, 7, 10, 10).iter().all(|e| e.is_none()));
+    admin_commit(&mut world, A, "billing", 18, epoch);
+    let b_end = world.partition(world.leader(B)).log.high_watermark();
+    assert!(b_end > 10, "b's own records are above the mirrored ones");
+
+    // Re-added while no state write reaches a coordinator: orders-0 is in the mirror again
+    // but stays STOPPED, holding b's log. The sync must leave billing alone.
+    world.drop_if = Some(|envelope| {
+        matches!(
+            envelope.message,
+            crate::protocol::Message::Request(_, Request::WriteMirrorStates { .. })
+        )
+    });
+    alter_on(&mut world, B, "m", MirrorTopicOperation::Add);
+    world.run_for(3 * interval);
+    assert_eq!(stored_state_on_b(&mut world), MirrorState::Stopped);
+    assert_eq!(
+        committed(&mut world, B, "billing"),
+        Some((8, epoch)),
+        "no offset from the bounds of a partition that is not MIRRORING"
+    );
+
+    // Once it mirrors again (PREPARING cut b's own records), the sync resumes.
+    world.drop_if = None;
+    run_until(&mut world, B, MirrorState::Mirroring);
+    world.run_for(2 * interval + 1_000);
+    assert_eq!(stored_state_on_b(&mut world), MirrorState::Mirroring);
+    assert_eq!(committed(&mut world, B, "billing"), Some((18, epoch)));
+}

@@ -43,10 +43,17 @@ struct World {
     next_correlation_id: u64,
     /// Nodes cut off from everyone (their messages are dropped both ways).
     cut: std::collections::BTreeSet<NodeId>,
+    /// Messages this says to drop are lost (e.g. one kind of request, to hold a step back).
+    drop_if: Option<fn(&Envelope) -> bool>,
 }
 
 impl World {
     fn new() -> Self {
+        Self::with_design(crate::mirror::MirrorDesign::Seed)
+    }
+
+    /// Both clusters' brokers following `design`.
+    fn with_design(design: crate::mirror::MirrorDesign) -> Self {
         let mut world = Self {
             now_ms: 0,
             controllers: BTreeMap::new(),
@@ -55,6 +62,7 @@ impl World {
             to_clients: Vec::new(),
             next_correlation_id: 1,
             cut: Default::default(),
+            drop_if: None,
         };
         for cluster in [A, B] {
             let config = ControllerConfig {
@@ -66,15 +74,12 @@ impl World {
                     .expect("controller opens");
             world.controllers.insert(cluster, controller);
             for id in 1..=BROKERS {
-                let broker = Broker::new(
-                    cluster,
-                    BrokerId(id),
-                    BrokerConfig::default(),
-                    MemoryStorage::new(),
-                    1,
-                    0,
-                )
-                .expect("broker starts");
+                let config = BrokerConfig {
+                    mirror_design: design,
+                    ..BrokerConfig::default()
+                };
+                let broker = Broker::new(cluster, BrokerId(id), config, MemoryStorage::new(), 1, 0)
+                    .expect("broker starts");
                 world
                     .brokers
                     .insert(NodeId::Broker(cluster, BrokerId(id)), broker);
@@ -112,6 +117,9 @@ impl World {
 
     fn deliver(&mut self, envelope: Envelope) {
         if self.cut.contains(&envelope.from) || self.cut.contains(&envelope.to) {
+            return;
+        }
+        if self.drop_if.is_some_and(|drop_if| drop_if(&envelope)) {
             return;
         }
         match envelope.to {

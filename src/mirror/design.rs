@@ -53,11 +53,17 @@ pub enum MirrorDesign {
     /// coordinator (WriteTxnMarkers, coordinator origin) is appended into a STOPPING
     /// partition, as the abort-markers stop's own ABORT markers are.
     StoppingAdmitsTxnAbort,
+    /// The KIP's sync rule (spec §7, the prototype): group offsets are synced for every
+    /// partition of a topic whose desired state is to mirror, whatever its partition's state.
+    /// The seed design (issue #14) syncs only partitions read MIRRORING before and after the
+    /// bounds: a re-added partition that is still STOPPED or PREPARING holds the destination's
+    /// own log, which PREPARING is about to cut.
+    SyncByTopicState,
 }
 
 impl MirrorDesign {
     /// Every design, the seed first.
-    pub const ALL: [Self; 11] = [
+    pub const ALL: [Self; 12] = [
         Self::Seed,
         Self::AbortMarkers,
         Self::PidRewrite,
@@ -69,6 +75,7 @@ impl MirrorDesign {
         Self::EpochRewrite,
         Self::TxnEnlistUnchecked,
         Self::StoppingAdmitsTxnAbort,
+        Self::SyncByTopicState,
     ];
 
     /// The name on the command line (`--design`) and in scenario files (`design = "…"`).
@@ -85,6 +92,7 @@ impl MirrorDesign {
             Self::EpochRewrite => "epoch-rewrite",
             Self::TxnEnlistUnchecked => "txn-enlist-unchecked",
             Self::StoppingAdmitsTxnAbort => "stopping-admits-txn-abort",
+            Self::SyncByTopicState => "sync-by-topic-state",
         }
     }
 
@@ -121,6 +129,9 @@ impl MirrorDesign {
             }
             Self::StoppingAdmitsTxnAbort => {
                 "STOPPING appends the local coordinator's ABORT markers (the prototype)"
+            }
+            Self::SyncByTopicState => {
+                "group offsets synced for a mirrored topic's partitions in any state (the KIP)"
             }
         }
     }
@@ -173,6 +184,13 @@ impl MirrorDesign {
         } else {
             FetchIsolation::TxnCommitted
         }
+    }
+
+    /// Whether the periodic sync commits group offsets only for partitions it read MIRRORING
+    /// before and after their bounds (the seed design, issue #14) rather than for every
+    /// partition of a topic in the mirror (the KIP's rule).
+    pub fn syncs_mirroring_partitions_only(self) -> bool {
+        self != Self::SyncByTopicState
     }
 
     /// Whether STOPPING writes a MIRROR_PID_RESET.
