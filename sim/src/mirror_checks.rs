@@ -255,6 +255,11 @@ impl MirrorChecks {
                     last_offset: *last_offset,
                 });
                 self.note_aligned(view, topic_partition);
+                // Mirroring again after a STOPPED this broker was judged in (a failback
+                // whose PREPARING truncated nothing, so no `Truncated` reset it): the next
+                // STOPPED has new mirrored data, so its boundary is found anew.
+                self.stopped_scanned
+                    .remove(&(node, view.incarnation, topic_partition.clone()));
             }
             BrokerEvent::Truncated {
                 topic_partition,

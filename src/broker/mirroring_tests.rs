@@ -937,3 +937,46 @@ fn a_resume_asked_while_pausing_is_followed_once_paused() {
         );
     }
 }
+
+#[test]
+fn a_follower_that_missed_a_preparing_truncation_cuts_its_local_tail() {
+    // Seed 3307716073686179: b mirrors a, stops (its reset in b's own epoch, above a's) and
+    // writes; one follower is then cut off and leaves the ISR. Adding orders again truncates
+    // everything (a recorded nothing for b) and re-mirrors a's epoch-0 batches past the
+    // follower's log end. Back, the follower fetches with its local epoch, above every epoch
+    // the leader has left: it must cut its tail and copy the leader, not loop on
+    // OFFSET_OUT_OF_RANGE (or later append epoch 0 after its own epoch).
+    let mut world = mirroring_world(5);
+    alter_on(&mut world, B, "m", MirrorTopicOperation::Remove);
+    run_until(&mut world, B, MirrorState::Stopped);
+    assert!(world.produce(B, 20, 0, 2).iter().all(|e| e.is_none()));
+    world.run_for(300);
+    let leader = world.leader(B);
+    let follower = (1..=BROKERS)
+        .map(|id| NodeId::Broker(B, BrokerId(id)))
+        .find(|node| *node != leader)
+        .unwrap();
+    let tail_epoch = world.partition(follower).log.latest_epoch().unwrap();
+    assert!(tail_epoch > 0, "b's own epoch");
+    assert_eq!(world.partition(follower).log.log_end_offset(), 8);
+    world.cut.insert(follower);
+    world.run_for(3_000);
+    alter_on(&mut world, B, "m", MirrorTopicOperation::Add);
+    run_until(&mut world, B, MirrorState::Mirroring);
+    assert!(world.produce(A, 7, 5, 10).iter().all(|e| e.is_none()));
+    world.run_for(1_000);
+    assert_eq!(world.leader(B), leader);
+    assert_eq!(world.partition(leader).log.log_end_offset(), 15);
+    assert_eq!(world.partition(leader).log.high_watermark(), 15);
+    world.cut.clear();
+    world.run_for(3_000);
+    let expected = bytes_from(world.partition(leader), 0);
+    assert_eq!(bytes_from(world.partition(follower), 0), expected);
+    let epochs: Vec<i32> = world
+        .partition(follower)
+        .log
+        .batches()
+        .map(|batch| batch.partition_leader_epoch())
+        .collect();
+    assert!(epochs.iter().all(|epoch| *epoch == 0), "{epochs:?}");
+}

@@ -1031,7 +1031,7 @@ impl<S: BrokerStorage> Broker<S> {
         };
         let log = &partition.log;
         if request.last_fetched_epoch >= 0 {
-            let end = log.end_offset_for_epoch(request.last_fetched_epoch);
+            let end = leader_end_offset_for_follower_epoch(log, request.last_fetched_epoch);
             if end == EpochEndOffset::UNDEFINED {
                 return offsets_answer(topic_partition, log, ErrorCode::OffsetOutOfRange);
             }
@@ -1398,6 +1398,15 @@ impl<S: BrokerStorage> Broker<S> {
                 return false;
             }
             let target = follower_truncation_offset(&partition.log, diverging);
+            let _ = partition.log.truncate_to(target);
+            self.push_truncation(
+                &topic_partition,
+                sent_offset,
+                TruncationReason::DivergingEpoch,
+            );
+            return true;
+        }
+        if let Some(target) = follower_truncation_for_batches(&partition.log, &answer.batches) {
             let _ = partition.log.truncate_to(target);
             self.push_truncation(
                 &topic_partition,
@@ -2252,6 +2261,63 @@ fn offsets_answer<D: LogDisk>(
         aborted_transactions: None,
         batches: Vec::new(),
     }
+}
+
+/// The leader's end offset for a follower's last fetched epoch, for the fetch's divergence
+/// check (kafka-storage.md §4.6).
+///
+/// Kafka's leader always finds the epoch: its own leader epoch enters the cache at the log end
+/// when it takes over, and no follower can hold a batch of a later epoch. A KIP-1279 mirror
+/// leader keeps no such entry (its cache holds the source's epochs, spec §4.2), and PREPARING
+/// truncates the leader's own log, so a follower that missed the truncation (out of the ISR
+/// then) can come back with a tail in a local epoch above every epoch left here, e.g. the
+/// MIRROR_PID_RESET of an earlier STOPPING. Kafka's cache answers undefined above its latest
+/// epoch, and the OFFSET_OUT_OF_RANGE that follows leaves the follower's log as it is once the
+/// leader's has grown past it (§4.8): the follower would ask again for ever, or append the
+/// source's older epochs onto that tail once the source reaches its epoch. The answer is the one
+/// Kafka gives when the leader's epoch starts at its log end: the latest epoch here, ending at
+/// the log end, so the follower cuts its tail back to the end of that epoch in its own log.
+fn leader_end_offset_for_follower_epoch<D: LogDisk>(
+    log: &PartitionLog<D>,
+    last_fetched_epoch: i32,
+) -> EpochEndOffset {
+    match log.latest_epoch() {
+        Some(latest) if latest < last_fetched_epoch => EpochEndOffset {
+            epoch: latest,
+            end_offset: log.log_end_offset(),
+        },
+        _ => log.end_offset_for_epoch(last_fetched_epoch),
+    }
+}
+
+/// Where a follower must truncate before appending `batches` (fetched at its log end), if
+/// they would put an epoch below its latest one after it; `None` when they fit.
+///
+/// A leader's log never lowers its epochs, so when the first fetched batch has epoch `e`
+/// below the follower's latest epoch, every batch the leader holds below this offset has an
+/// epoch ≤ `e` and the follower's batches of later epochs are not the leader's. Kafka never
+/// sees this (its epochs are the leader's terms); a KIP-1279 destination's log mixes the
+/// source's epochs with its own (written while STOPPED), and a follower that missed a
+/// PREPARING truncation keeps a local tail whose epoch the source may reach later, which the
+/// fetch's divergence check then takes for the leader's. The tail is cut as for a diverging
+/// epoch `(e, this offset)`; the next fetch checks what is left.
+pub fn follower_truncation_for_batches<D: LogDisk>(
+    log: &PartitionLog<D>,
+    batches: &[RecordBatch],
+) -> Option<i64> {
+    let first = batches.first()?;
+    let epoch = first.partition_leader_epoch();
+    let latest = log.latest_epoch()?;
+    if epoch < 0 || epoch >= latest {
+        return None;
+    }
+    Some(follower_truncation_offset(
+        log,
+        EpochEndOffset {
+            epoch,
+            end_offset: first.base_offset(),
+        },
+    ))
 }
 
 /// Kafka's follower truncation decision for a diverging epoch `(Lε, Lo)` from the leader

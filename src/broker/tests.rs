@@ -1023,3 +1023,97 @@ fn a_leader_epoch_bump_keeps_the_leader_and_starts_the_new_epoch_at_the_log_end(
         assert_eq!(log.end_offset_for_epoch(0).end_offset, 1, "broker {broker}");
     }
 }
+
+/// A follower log of one-record batches with these leader epochs, from offset 0.
+fn follower_log_with_epochs(epochs: &[i32]) -> crate::log::PartitionLog<crate::log::MemoryDisk> {
+    let mut log = crate::log::PartitionLog::open(
+        crate::log::MemoryDisk::new(),
+        crate::log::LogConfig::default(),
+    )
+    .unwrap()
+    .0;
+    for (offset, epoch) in epochs.iter().enumerate() {
+        log.append_as_follower(&[one_record_batch(offset as i64, *epoch)])
+            .unwrap();
+    }
+    log
+}
+
+fn one_record_batch(offset: i64, epoch: i32) -> RecordBatch {
+    let mut builder = BatchBuilder::default();
+    builder.append(0, None, Some(Bytes::from_static(b"v")), Vec::new());
+    builder
+        .build()
+        .with_base_offset(offset)
+        .with_partition_leader_epoch(epoch)
+}
+
+#[test]
+fn a_follower_cuts_a_tail_whose_epoch_is_above_the_fetched_batches() {
+    // Seed 3307716073686179: offsets 0..=2 mirrored in epoch 0, offset 3 the destination's own
+    // epoch 1 (a follower that missed PREPARING's truncation); the leader's offset 4 is epoch 0
+    // again (re-mirrored), so the follower's offset 3 is not the leader's.
+    let log = follower_log_with_epochs(&[0, 0, 0, 1]);
+    assert_eq!(
+        follower_truncation_for_batches(&log, &[one_record_batch(4, 0)]),
+        Some(3)
+    );
+    // A lower epoch the follower never had: back to the end of its closest lower epoch.
+    let log = follower_log_with_epochs(&[0, 0, 2, 4]);
+    assert_eq!(
+        follower_truncation_for_batches(&log, &[one_record_batch(4, 3)]),
+        Some(3)
+    );
+    // Same or later epochs fit, and so does a log without epochs.
+    let log = follower_log_with_epochs(&[0, 0, 0, 1]);
+    assert_eq!(
+        follower_truncation_for_batches(&log, &[one_record_batch(4, 1)]),
+        None
+    );
+    assert_eq!(
+        follower_truncation_for_batches(&log, &[one_record_batch(4, 5)]),
+        None
+    );
+    assert_eq!(follower_truncation_for_batches(&log, &[]), None);
+    let log = follower_log_with_epochs(&[]);
+    assert_eq!(
+        follower_truncation_for_batches(&log, &[one_record_batch(0, 0)]),
+        None
+    );
+}
+
+#[test]
+fn a_leader_answers_a_follower_epoch_above_its_own_with_its_latest_epoch() {
+    // A mirror leader that truncated in PREPARING and re-mirrored epoch 0 up to offset 6; a
+    // follower that missed the truncation asks with its own epoch 1 (or later).
+    let log = follower_log_with_epochs(&[0, 0, 0, 0, 0, 0]);
+    for asked in [1, 7] {
+        assert_eq!(
+            leader_end_offset_for_follower_epoch(&log, asked),
+            EpochEndOffset {
+                epoch: 0,
+                end_offset: 6
+            }
+        );
+    }
+    // Known epochs are answered as Kafka's cache does.
+    let log = follower_log_with_epochs(&[0, 0, 2, 2]);
+    assert_eq!(
+        leader_end_offset_for_follower_epoch(&log, 1),
+        EpochEndOffset {
+            epoch: 0,
+            end_offset: 2
+        }
+    );
+    assert_eq!(
+        leader_end_offset_for_follower_epoch(&log, 2),
+        EpochEndOffset {
+            epoch: 2,
+            end_offset: 4
+        }
+    );
+    assert_eq!(
+        leader_end_offset_for_follower_epoch(&follower_log_with_epochs(&[]), 1),
+        EpochEndOffset::UNDEFINED
+    );
+}
