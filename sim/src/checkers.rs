@@ -387,6 +387,9 @@ impl Checkers {
                 .entry(format!("{PRECONDITION_PREFIX}{invariant}"))
                 .or_default() += count;
         }
+        for (mark, count) in std::mem::take(&mut self.mirror.marks) {
+            *self.marks.entry(mark.to_owned()).or_default() += count;
+        }
     }
 
     /// Records a mirroring truncation and forgets the acknowledged records it dropped.

@@ -211,3 +211,17 @@ fn stopping_admits_txn_abort_writes_the_local_abort_below_the_mirrored_epochs() 
         &[0, 1],
     );
 }
+
+#[test]
+fn sync_by_topic_state_commits_offsets_a_preparing_cut_leaves_past_the_log() {
+    // Issue #14's generated soak, the KIP's topic-level rule (spec §7): orders is added back
+    // to b's mirror while its partitions are still STOPPED with b's own writes; the sync reads
+    // b's high watermark there, PREPARING cuts b's log to the last mirrored epoch, and the
+    // committed offset points past b's log end.
+    seed_passes_and_variant_is_caught(
+        "regressions/sync_offsets_of_re_added_partition",
+        MirrorDesign::SyncByTopicState,
+        "offset-sync-clamped",
+        &[1, 2],
+    );
+}
