@@ -246,6 +246,8 @@ struct LogScan {
     scanned_to: i64,
     seen: BTreeMap<RecordId, i64>,
     last_n: BTreeMap<(String, u64), (u64, i64)>,
+    /// The offsets `[base, next)` of each producer stream's first batch in the scanned log.
+    first: BTreeMap<(String, u64), (i64, i64)>,
 }
 
 /// The acknowledged records of one partition of a durable topic, by offset (two records may
@@ -557,6 +559,12 @@ impl Checkers {
         losses
             .chain(tails)
             .any(|&(time_ms, kept)| since_ms <= time_ms && offset < kept && kept <= decided_at)
+    }
+
+    /// The lowest offset from which (`cluster`, `topic_partition`) lost committed data, if it
+    /// did (see [`lost_from`]).
+    fn lost_from(&self, cluster: ClusterIndex, topic_partition: &TopicPartition) -> Option<i64> {
+        lost_from(&self.losses, &self.lost_tails, cluster, topic_partition)
     }
 
     /// The lowest offset below `log_end` from which (`source`, `topic_partition`) dropped its
@@ -1333,7 +1341,15 @@ impl Checkers {
                     .scans
                     .entry((cluster, tp.clone(), leader_id, leader_incarnation, epoch))
                     .or_default();
-                scan_new_records(time_ms, cluster, &tp, leader_log, scan, out);
+                let lost_from = lost_from(&self.losses, &self.lost_tails, cluster, &tp);
+                let reordered =
+                    scan_new_records(time_ms, cluster, &tp, leader_log, scan, lost_from, out);
+                if reordered > 0 {
+                    *self
+                        .marks
+                        .entry("reorder-after-lost-producer-state".into())
+                        .or_default() += reordered;
+                }
                 for member in record.isr.iter().filter(|member| **member != leader_id) {
                     let Some(view) = brokers
                         .iter()
@@ -1548,12 +1564,14 @@ impl Checkers {
                     }
                 }
                 let mut scan = LogScan::default();
+                let lost_from = self.lost_from(controller.cluster, &tp);
                 scan_new_records(
                     time_ms,
                     controller.cluster,
                     &tp,
                     leader_log,
                     &mut scan,
+                    lost_from,
                     &mut out,
                 );
             }
@@ -2421,15 +2439,44 @@ fn compare_range(
     verified
 }
 
-/// Scans the batches a leader appended since the last step for duplicates and reordering.
+/// The lowest offset from which (`cluster`, `topic_partition`) lost committed data, if it
+/// did: a leader epoch starting below the high watermark (`losses`) or a leader log ending
+/// below it (`lost_tails`), both noted only on a topic that is not durable. A free function
+/// so a caller can hold another field of the checkers mutably.
+fn lost_from(
+    losses: &BTreeMap<(ClusterIndex, TopicPartition), Vec<(i64, i64)>>,
+    lost_tails: &BTreeMap<(ClusterIndex, TopicPartition), Vec<(i64, i64)>>,
+    cluster: ClusterIndex,
+    topic_partition: &TopicPartition,
+) -> Option<i64> {
+    let key = (cluster, topic_partition.clone());
+    let lost = losses.get(&key).into_iter().flatten();
+    let tails = lost_tails.get(&key).into_iter().flatten();
+    lost.chain(tails).map(|&(_, kept)| kept).min()
+}
+
+/// Scans the batches a leader appended since the last step for duplicates and reordering;
+/// returns how many reorderings it excused.
+///
+/// `lost_from` is the lowest offset from which the log lost committed data, if it did (a topic
+/// that is not durable: the only replica's power loss, an unclean election). A producer's
+/// first record in the log at or above it may follow a later-sent one of the same producer:
+/// the loss took the producer's state with its records, and Kafka's broker accepts any
+/// sequence from a producer it holds no state for (`ProducerAppendInfo.checkSequence`, no
+/// current producer epoch), so a pipelined later batch that arrives first is appended, and
+/// the earlier ones, refused as out of order, are re-sent after the producer's epoch bump.
+/// A reordering behind a record outside the producer's first batch in the log, or of a first
+/// batch below the loss, is caught: there the broker's producer state orders the sequences.
 fn scan_new_records(
     time_ms: i64,
     cluster: ClusterIndex,
     tp: &TopicPartition,
     log: &PartitionLog<MemoryDirDisk>,
     scan: &mut LogScan,
+    lost_from: Option<i64>,
     out: &mut Vec<Violation>,
-) {
+) -> u64 {
+    let mut excused = 0;
     let from = scan.scanned_to.max(log.log_start_offset());
     for batch in log.batches_from(from) {
         scan.scanned_to = batch.next_offset();
@@ -2444,8 +2491,14 @@ fn scan_new_records(
                 continue;
             };
             let stream = (id.producer.clone(), id.incarnation);
+            let batch_range = (batch.base_offset(), batch.next_offset());
+            let first = *scan.first.entry(stream.clone()).or_insert(batch_range);
             if let Some((previous_n, previous_offset)) = scan.last_n.get(&stream).copied() {
-                if id.n < previous_n {
+                let after_lost_state = (first.0..first.1).contains(&previous_offset)
+                    && lost_from.is_some_and(|lost_from| first.0 >= lost_from);
+                if id.n < previous_n && after_lost_state {
+                    excused += 1;
+                } else if id.n < previous_n {
                     out.push(Violation {
                         invariant: "producer-order",
                         cluster: Some(cluster),
@@ -2473,6 +2526,7 @@ fn scan_new_records(
             }
         }
     }
+    excused
 }
 
 /// Jepsen's consumer checks over the recorded polls: what a consumer read at an offset is what
@@ -3562,18 +3616,23 @@ mod tests {
     fn duplicate_and_order_scan_catches_a_record_written_twice_and_a_reordering() {
         let tp = TopicPartition::new("t", 0);
         let value = |n: u64| format!("a-producer-1/1/t-0/{n}/0");
-        let scan = |log: &PartitionLog<MemoryDirDisk>| {
+        let scan_lost = |log: &PartitionLog<MemoryDirDisk>, lost_from| {
             let mut out = Vec::new();
-            scan_new_records(
+            let excused = scan_new_records(
                 0,
                 ClusterIndex(0),
                 &tp,
                 log,
                 &mut LogScan::default(),
+                lost_from,
                 &mut out,
             );
-            out.into_iter().map(|v| v.invariant).collect::<Vec<_>>()
+            (
+                out.into_iter().map(|v| v.invariant).collect::<Vec<_>>(),
+                excused,
+            )
         };
+        let scan = |log: &PartitionLog<MemoryDirDisk>| scan_lost(log, None).0;
         let in_order = log_with(&[
             (plain_batch(&value(0)), AppendOrigin::Client),
             (plain_batch(&value(1)), AppendOrigin::Client),
@@ -3589,6 +3648,33 @@ mod tests {
             (plain_batch(&value(0)), AppendOrigin::Client),
         ]);
         assert_eq!(scan(&reordered), vec!["producer-order"]);
+        // Generator seed 3307716073686358: the only replica lost the producer's records and
+        // state; its pipelined record 1 came first and was accepted (no state, any sequence),
+        // record 0 was re-sent after the epoch bump. Excused when record 1 is in the
+        // producer's first batch in the log, at or above the loss.
+        assert_eq!(scan_lost(&reordered, Some(0)), (vec![], 1));
+        // The first batch may hold several records (the seed's had 113 and 114).
+        let mut first_batch = BatchBuilder::default();
+        for (delta, n) in [(0, 2), (1, 3)] {
+            first_batch.append(delta, None, Some(Bytes::from(value(n))), vec![]);
+        }
+        let reordered_batch = log_with(&[
+            (first_batch.build(), AppendOrigin::Client),
+            (plain_batch(&value(1)), AppendOrigin::Client),
+        ]);
+        assert_eq!(scan_lost(&reordered_batch, Some(0)), (vec![], 1));
+        // Below the loss the broker held the producer's state: caught.
+        assert_eq!(scan_lost(&reordered, Some(1)).0, vec!["producer-order"]);
+        // Behind a record outside the producer's first batch in the log: caught.
+        let reordered_later = log_with(&[
+            (plain_batch(&value(0)), AppendOrigin::Client),
+            (plain_batch(&value(2)), AppendOrigin::Client),
+            (plain_batch(&value(1)), AppendOrigin::Client),
+        ]);
+        assert_eq!(
+            scan_lost(&reordered_later, Some(0)).0,
+            vec!["producer-order"]
+        );
     }
 
     #[test]
