@@ -25,7 +25,9 @@
 //! | delete_records / delete_topics / create_partitions | per topic: not mirrored or paused by a mirror (a removed one may still be STOPPING: then either) | `MirrorTopicNotStopped` |
 //!
 //! An attempt that went unanswered may have taken effect, so after one the "already done"
-//! refusal of an accepted change is allowed too (and the change is applied). An operation that
+//! refusal of an accepted change is allowed too (and the change is applied); a retried
+//! delete_mirror refused in the end may have deleted the mirror, so the next operation on it is
+//! judged with and without it, and its outcome settles which. An operation that
 //! never finished is the liveness check's. Errors the rules do not speak of (a topic admin
 //! operation's `InvalidPartitions`, `OffsetOutOfRange`, …) are not judged, except that a topic
 //! a mirror still mirrors must never be accepted.
@@ -64,6 +66,23 @@ struct ClusterModel {
     desired: BTreeMap<String, Desired>,
     /// When (`finished_ms`) each mirror was last created or deleted.
     changed_ms: BTreeMap<String, i64>,
+    /// Mirrors in `mirrors` that a retried DeleteMirror, refused in the end, may have deleted
+    /// all the same: an attempt that went unanswered may have deleted the mirror, and the
+    /// retry then reached a broker whose image still held it (tombstoned states, so not
+    /// every partition STOPPED: `InvalidClusterMirrorState`; generator seed 3307716073686212).
+    /// The next operation on the mirror is judged in both worlds and settles which it is.
+    maybe_deleted: BTreeSet<String>,
+}
+
+impl ClusterModel {
+    /// This model with `mirror` deleted, as an accepted DeleteMirror leaves it.
+    fn without(&self, mirror: &str) -> Self {
+        let mut gone = self.clone();
+        gone.mirrors.remove(mirror);
+        gone.maybe_deleted.remove(mirror);
+        gone.desired.retain(|_, desired| desired.mirror() != mirror);
+        gone
+    }
 }
 
 /// How long after a mirror's CreateMirror or DeleteMirror was answered a broker's metadata
@@ -127,7 +146,26 @@ pub fn check_admin_outcomes(
             .changed_ms
             .get(&record.op.mirror)
             .is_some_and(|changed| outcome.started_ms < changed + METADATA_PROPAGATION_MS);
-        let allowed = allowed(model, &record.op, outcome.unanswered > 0, lagging);
+        let retried = outcome.unanswered > 0;
+        let mut allowed = allowed(model, &record.op, retried, lagging);
+        if model.maybe_deleted.contains(&record.op.mirror) {
+            // Judged in both worlds; the outcome settles which one holds (see `maybe_deleted`).
+            let gone = model.without(&record.op.mirror);
+            let gone_allowed = self::allowed(&gone, &record.op, retried, lagging);
+            let fits = |allowed: &Allowed| judge(allowed, outcome).is_none();
+            match (fits(&allowed), fits(&gone_allowed)) {
+                (false, true) => {
+                    *model = gone;
+                    allowed = gone_allowed;
+                }
+                (true, false) => {
+                    model.maybe_deleted.remove(&record.op.mirror);
+                }
+                // Neither: reported against the world the rules last knew for sure; both:
+                // still unsettled.
+                _ => {}
+            }
+        }
         if allowed.demands_refusal {
             refusals += 1;
         }
@@ -349,14 +387,32 @@ fn apply(model: &mut ClusterModel, op: &AdminOp, outcome: &AdminOutcome) {
                 model.desired.insert(topic.clone(), next);
             }
         }
-        AdminAction::DeleteMirror if accepted => {
-            model.mirrors.remove(&op.mirror);
+        // A retried delete refused as not found took effect too.
+        AdminAction::DeleteMirror
+            if accepted
+                || (outcome.unanswered > 0
+                    && outcome.error == ErrorCode::ClusterMirrorNotFound) =>
+        {
+            *model = model.without(&op.mirror);
             model
                 .changed_ms
                 .insert(op.mirror.clone(), outcome.finished_ms);
+        }
+        // A retried delete the rules would have accepted but that ended refused as not yet
+        // STOPPED may have taken effect with an attempt that went unanswered.
+        AdminAction::DeleteMirror
+            if outcome.unanswered > 0
+                && outcome.error == ErrorCode::InvalidClusterMirrorState
+                && model.mirrors.contains(&op.mirror)
+                && model
+                    .desired
+                    .values()
+                    .all(|d| d.mirror() != op.mirror || matches!(d, Desired::Removed(_))) =>
+        {
+            model.maybe_deleted.insert(op.mirror.clone());
             model
-                .desired
-                .retain(|_, desired| desired.mirror() != op.mirror);
+                .changed_ms
+                .insert(op.mirror.clone(), outcome.finished_ms);
         }
         AdminAction::DeleteTopics { topics } => {
             for topic in topics {
@@ -530,6 +586,39 @@ mod tests {
         // A mirror never created is never found, however soon.
         let never = at(finished(op(0, DescribeMirror, &[]), Ok, &[]), 0);
         assert_eq!(judge(vec![never]).len(), 1);
+    }
+
+    /// Generator seed 3307716073686212: b's delete_mirror of m1 (every topic removed) went
+    /// unanswered four times; one attempt deleted m1, and the last retry reached a broker
+    /// whose image still held m1 with its states tombstoned: InvalidClusterMirrorState. The
+    /// create_mirror of m1 after it was accepted. Either world is then possible, and the next
+    /// operation settles which; without a retry a refused delete leaves the mirror in place.
+    #[test]
+    fn a_retried_delete_refused_in_the_end_may_have_deleted_the_mirror() {
+        use AdminOpKind::*;
+        use ErrorCode::{ClusterMirrorAlreadyExists, InvalidClusterMirrorState, None as Ok};
+        let judge = |unanswered: u32, after: Vec<AdminOpRecord>| {
+            let mut delete = finished(op(3, DeleteMirror, &[]), InvalidClusterMirrorState, &[]);
+            delete.outcome.as_mut().expect("finished").unanswered = unanswered;
+            let mut ops = vec![
+                finished(op(0, CreateMirror, &[]), Ok, &[]),
+                finished(op(1, AddTopics, &["orders"]), Ok, &[("orders", Ok)]),
+                finished(op(2, RemoveTopics, &["orders"]), Ok, &[("orders", Ok)]),
+                delete,
+            ];
+            ops.extend(after);
+            check_admin_outcomes(0, &world(), &ops).0
+        };
+        let create = |index, error| finished(op(index, CreateMirror, &[]), error, &[]);
+        // Retried: the create may be accepted (it was deleted) or refused (it was not).
+        assert!(judge(4, vec![create(4, Ok)]).is_empty());
+        assert!(judge(4, vec![create(4, ClusterMirrorAlreadyExists)]).is_empty());
+        // Once the create settled that it was deleted, a second create must be refused.
+        assert_eq!(judge(4, vec![create(4, Ok), create(5, Ok)]).len(), 1);
+        // Not retried: the refused delete left the mirror, the create must be refused.
+        let found = judge(0, vec![create(4, Ok)]);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].invariant, "admin-outcomes");
     }
 
     #[test]

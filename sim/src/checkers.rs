@@ -246,6 +246,8 @@ struct LogScan {
     scanned_to: i64,
     seen: BTreeMap<RecordId, i64>,
     last_n: BTreeMap<(String, u64), (u64, i64)>,
+    /// The offsets `[base, next)` of each producer stream's first batch in the scanned log.
+    first: BTreeMap<(String, u64), (i64, i64)>,
 }
 
 /// The acknowledged records of one partition of a durable topic, by offset (two records may
@@ -531,6 +533,41 @@ impl Checkers {
                     .iter()
                     .any(|&(time_ms, kept)| since_ms <= time_ms && offset >= kept)
             })
+    }
+
+    /// Whether a loss of committed data of (`cluster`, `topic_partition`) at or after
+    /// `since_ms` (a leader starting its epoch below the high watermark, `losses`, or a leader
+    /// log ending below it, `lost_tails`: only on a topic that is not durable) kept the
+    /// transactional record at `offset` but nothing from `decided_at` on, where the final log
+    /// decides its transaction (`None`: nowhere yet). The marker a client saw decide it then
+    /// (a READ_COMMITTED read past the record needs one below the last stable offset; a
+    /// coordinator's commit writes one) may be what the loss took, and the final log's marker
+    /// is another written since: with one replica and its unflushed tail lost, the broker's
+    /// rebuilt producer state still holds the transaction open from the record on, and the
+    /// producer's next marker (an abort, say) closes it, as in Kafka. A loss at or below the
+    /// record's offset is the record's own, judged by the excuses for a lost record; a loss
+    /// above the marker left the verdict in place.
+    fn outcome_lost_since(
+        &self,
+        cluster: ClusterIndex,
+        topic_partition: &TopicPartition,
+        offset: i64,
+        decided_at: Option<i64>,
+        since_ms: i64,
+    ) -> bool {
+        let key = (cluster, topic_partition.clone());
+        let decided_at = decided_at.unwrap_or(i64::MAX);
+        let losses = self.losses.get(&key).into_iter().flatten();
+        let tails = self.lost_tails.get(&key).into_iter().flatten();
+        losses
+            .chain(tails)
+            .any(|&(time_ms, kept)| since_ms <= time_ms && offset < kept && kept <= decided_at)
+    }
+
+    /// The lowest offset from which (`cluster`, `topic_partition`) lost committed data, if it
+    /// did (see [`lost_from`]).
+    fn lost_from(&self, cluster: ClusterIndex, topic_partition: &TopicPartition) -> Option<i64> {
+        lost_from(&self.losses, &self.lost_tails, cluster, topic_partition)
     }
 
     /// The lowest offset below `log_end` from which (`source`, `topic_partition`) dropped its
@@ -1307,7 +1344,15 @@ impl Checkers {
                     .scans
                     .entry((cluster, tp.clone(), leader_id, leader_incarnation, epoch))
                     .or_default();
-                scan_new_records(time_ms, cluster, &tp, leader_log, scan, out);
+                let lost_from = lost_from(&self.losses, &self.lost_tails, cluster, &tp);
+                let reordered =
+                    scan_new_records(time_ms, cluster, &tp, leader_log, scan, lost_from, out);
+                if reordered > 0 {
+                    *self
+                        .marks
+                        .entry("reorder-after-lost-producer-state".into())
+                        .or_default() += reordered;
+                }
                 for member in record.isr.iter().filter(|member| **member != leader_id) {
                     let Some(view) = brokers
                         .iter()
@@ -1522,12 +1567,14 @@ impl Checkers {
                     }
                 }
                 let mut scan = LogScan::default();
+                let lost_from = self.lost_from(controller.cluster, &tp);
                 scan_new_records(
                     time_ms,
                     controller.cluster,
                     &tp,
                     leader_log,
                     &mut scan,
+                    lost_from,
                     &mut out,
                 );
             }
@@ -1548,6 +1595,7 @@ impl Checkers {
             brokers,
         };
         let lost_reads;
+        let outcome_lost_reads = std::cell::Cell::new(0u64);
         let (mut out, (rewritten_reads, rewritten_skips)) = {
             let by_mirroring = |consumer: NodeId, poll: &PollRecord| {
                 self.rewritten_by_mirroring(
@@ -1593,7 +1641,18 @@ impl Checkers {
                 excused
             };
             let mut out = check_polls(time_ms, &logs, history, &rewritten, &skip_rewritten);
-            out.extend(check_delivered_records(time_ms, &logs, history, &rewritten));
+            let outcome_lost = |cluster, tp: &TopicPartition, offset, decided_at, since_ms| {
+                let lost = self.outcome_lost_since(cluster, tp, offset, decided_at, since_ms);
+                outcome_lost_reads.set(outcome_lost_reads.get() + u64::from(lost));
+                lost
+            };
+            out.extend(check_delivered_records(
+                time_ms,
+                &logs,
+                history,
+                &rewritten,
+                &outcome_lost,
+            ));
             (out, (rewritten_reads, rewritten_skips.get()))
         };
         if rewritten_reads > 0 {
@@ -1608,6 +1667,12 @@ impl Checkers {
                 .entry("read-lost-with-committed-tail".into())
                 .or_default() += lost_reads as u64;
         }
+        if outcome_lost_reads.get() > 0 {
+            *self
+                .marks
+                .entry("read-committed-outcome-lost".into())
+                .or_default() += outcome_lost_reads.get();
+        }
         if rewritten_skips > 0 {
             *self
                 .marks
@@ -1620,11 +1685,19 @@ impl Checkers {
             gone_marks.borrow_mut().extend(mark);
             mark.is_some()
         };
+        let outcome_lost = |cluster, tp: &TopicPartition, offset, decided_at, since_ms| {
+            let lost = self.outcome_lost_since(cluster, tp, offset, decided_at, since_ms);
+            if lost {
+                gone_marks.borrow_mut().push("txn-outcome-lost-not-durable");
+            }
+            lost
+        };
         out.extend(check_transaction_atomicity(
             time_ms,
             &logs,
             history,
             &gone_legally,
+            &outcome_lost,
         ));
         for mark in gone_marks.into_inner() {
             self.mark(mark);
@@ -2369,15 +2442,44 @@ fn compare_range(
     verified
 }
 
-/// Scans the batches a leader appended since the last step for duplicates and reordering.
+/// The lowest offset from which (`cluster`, `topic_partition`) lost committed data, if it
+/// did: a leader epoch starting below the high watermark (`losses`) or a leader log ending
+/// below it (`lost_tails`), both noted only on a topic that is not durable. A free function
+/// so a caller can hold another field of the checkers mutably.
+fn lost_from(
+    losses: &BTreeMap<(ClusterIndex, TopicPartition), Vec<(i64, i64)>>,
+    lost_tails: &BTreeMap<(ClusterIndex, TopicPartition), Vec<(i64, i64)>>,
+    cluster: ClusterIndex,
+    topic_partition: &TopicPartition,
+) -> Option<i64> {
+    let key = (cluster, topic_partition.clone());
+    let lost = losses.get(&key).into_iter().flatten();
+    let tails = lost_tails.get(&key).into_iter().flatten();
+    lost.chain(tails).map(|&(_, kept)| kept).min()
+}
+
+/// Scans the batches a leader appended since the last step for duplicates and reordering;
+/// returns how many reorderings it excused.
+///
+/// `lost_from` is the lowest offset from which the log lost committed data, if it did (a topic
+/// that is not durable: the only replica's power loss, an unclean election). A producer's
+/// first record in the log at or above it may follow a later-sent one of the same producer:
+/// the loss took the producer's state with its records, and Kafka's broker accepts any
+/// sequence from a producer it holds no state for (`ProducerAppendInfo.checkSequence`, no
+/// current producer epoch), so a pipelined later batch that arrives first is appended, and
+/// the earlier ones, refused as out of order, are re-sent after the producer's epoch bump.
+/// A reordering behind a record outside the producer's first batch in the log, or of a first
+/// batch below the loss, is caught: there the broker's producer state orders the sequences.
 fn scan_new_records(
     time_ms: i64,
     cluster: ClusterIndex,
     tp: &TopicPartition,
     log: &PartitionLog<MemoryDirDisk>,
     scan: &mut LogScan,
+    lost_from: Option<i64>,
     out: &mut Vec<Violation>,
-) {
+) -> u64 {
+    let mut excused = 0;
     let from = scan.scanned_to.max(log.log_start_offset());
     for batch in log.batches_from(from) {
         scan.scanned_to = batch.next_offset();
@@ -2392,8 +2494,14 @@ fn scan_new_records(
                 continue;
             };
             let stream = (id.producer.clone(), id.incarnation);
+            let batch_range = (batch.base_offset(), batch.next_offset());
+            let first = *scan.first.entry(stream.clone()).or_insert(batch_range);
             if let Some((previous_n, previous_offset)) = scan.last_n.get(&stream).copied() {
-                if id.n < previous_n {
+                let after_lost_state = (first.0..first.1).contains(&previous_offset)
+                    && lost_from.is_some_and(|lost_from| first.0 >= lost_from);
+                if id.n < previous_n && after_lost_state {
+                    excused += 1;
+                } else if id.n < previous_n {
                     out.push(Violation {
                         invariant: "producer-order",
                         cluster: Some(cluster),
@@ -2421,6 +2529,7 @@ fn scan_new_records(
             }
         }
     }
+    excused
 }
 
 /// Jepsen's consumer checks over the recorded polls: what a consumer read at an offset is what
@@ -2508,6 +2617,11 @@ type RewrittenByMirroring<'a> = dyn Fn(NodeId, &PollRecord) -> bool + 'a;
 /// `Checkers::skip_rewritten_by_mirroring`).
 type SkipRewrittenByMirroring<'a> = dyn Fn((NodeId, u64, usize), &PollRecord, i64) -> bool + 'a;
 
+/// Whether the final log's verdict on a transactional record may not be the one a client saw
+/// (see [`Checkers::outcome_lost_since`]): (cluster, partition, the record's offset, where the
+/// final log decided its transaction, `None` if nowhere yet, since when).
+type OutcomeLost<'a> = dyn Fn(ClusterIndex, &TopicPartition, i64, Option<i64>, i64) -> bool + 'a;
+
 /// Where the history checks find the current leader's log of a partition.
 pub trait LeaderLogs {
     /// The log of the live broker leading `tp` in its current epoch.
@@ -2546,13 +2660,33 @@ enum TxnOutcome {
 /// computed when first needed.
 type PartitionOutcomes = BTreeMap<(ClusterIndex, TopicPartition), BTreeMap<i64, (i64, TxnOutcome)>>;
 
-/// The outcome of every transactional data batch of a log, by base offset.
+/// How the transaction of a transactional data batch ended in a log, and where.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct TxnEnd {
+    producer_id: i64,
+    outcome: TxnOutcome,
+    /// The offset of the control batch that decided `outcome`: the transaction's marker, or
+    /// the `MIRROR_PID_RESET` that left it open for good; `None` while it is still open.
+    decided_at: Option<i64>,
+}
+
+/// The outcome of every transactional data batch of a log, by base offset: (producer id,
+/// outcome).
 fn transaction_outcomes(log: &PartitionLog<MemoryDirDisk>) -> BTreeMap<i64, (i64, TxnOutcome)> {
+    transaction_ends(log)
+        .into_iter()
+        .map(|(base, end)| (base, (end.producer_id, end.outcome)))
+        .collect()
+}
+
+/// How every transactional data batch of a log ended, by base offset (see [`TxnEnd`]).
+fn transaction_ends(log: &PartitionLog<MemoryDirDisk>) -> BTreeMap<i64, TxnEnd> {
     use mirrorsim::record::ControlRecord;
-    let mut outcomes = BTreeMap::new();
+    let mut ends = BTreeMap::new();
     let mut pending: BTreeMap<i64, Vec<i64>> = BTreeMap::new();
     for batch in log.batches_from(log.log_start_offset()) {
         let header = batch.header();
+        let decided_at = Some(header.base_offset);
         match batch.control_record() {
             Some(Ok(ControlRecord::EndTransaction { committed, .. })) => {
                 let outcome = if committed {
@@ -2561,35 +2695,55 @@ fn transaction_outcomes(log: &PartitionLog<MemoryDirDisk>) -> BTreeMap<i64, (i64
                     TxnOutcome::Aborted
                 };
                 for base in pending.remove(&header.producer_id).unwrap_or_default() {
-                    outcomes.insert(base, (header.producer_id, outcome));
+                    let producer_id = header.producer_id;
+                    let end = TxnEnd {
+                        producer_id,
+                        outcome,
+                        decided_at,
+                    };
+                    ends.insert(base, end);
                 }
             }
             // A reset forgets open transactions: their data never gets a marker.
-            Some(Ok(ControlRecord::MirrorPidReset { .. })) => pending.clear(),
+            Some(Ok(ControlRecord::MirrorPidReset { .. })) => {
+                for base in std::mem::take(&mut pending).into_values().flatten() {
+                    if let Some(end) = ends.get_mut(&base) {
+                        end.decided_at = decided_at;
+                    }
+                }
+            }
             _ if header.is_transactional() && !header.is_control() => {
                 pending
                     .entry(header.producer_id)
                     .or_default()
                     .push(header.base_offset);
-                outcomes.insert(header.base_offset, (header.producer_id, TxnOutcome::Open));
+                let end = TxnEnd {
+                    producer_id: header.producer_id,
+                    outcome: TxnOutcome::Open,
+                    decided_at: None,
+                };
+                ends.insert(header.base_offset, end);
             }
             _ => {}
         }
     }
-    outcomes
+    ends
 }
 
 /// No consumer received control records; READ_COMMITTED consumers received no aborted or open
 /// transactional data. Judged on the final log, so reads that a later mirroring truncation
-/// rewrote are skipped.
+/// rewrote are skipped, and so are reads of a transaction whose deciding marker in the final
+/// log a later loss may have put in place of the one the consumer's read relied on
+/// (`outcome_lost`).
 fn check_delivered_records(
     time_ms: i64,
     logs: &dyn LeaderLogs,
     history: &History,
     rewritten: &RewrittenByMirroring<'_>,
+    outcome_lost: &OutcomeLost<'_>,
 ) -> Vec<Violation> {
     let mut out = Vec::new();
-    let mut outcomes: BTreeMap<(ClusterIndex, TopicPartition), BTreeMap<i64, (i64, TxnOutcome)>> =
+    let mut outcomes: BTreeMap<(ClusterIndex, TopicPartition), BTreeMap<i64, TxnEnd>> =
         BTreeMap::new();
     for ((consumer, _), polls) in &history.polls {
         let cluster = consumer.cluster();
@@ -2626,9 +2780,13 @@ fn check_delivered_records(
             }
             let partition_outcomes = outcomes
                 .entry((cluster, poll.topic_partition.clone()))
-                .or_insert_with(|| transaction_outcomes(log));
-            if let Some((producer_id, outcome)) = partition_outcomes.get(&batch.base_offset()) {
-                if *outcome != TxnOutcome::Committed {
+                .or_insert_with(|| transaction_ends(log));
+            if let Some(end) = partition_outcomes.get(&batch.base_offset()) {
+                let (producer_id, outcome) = (&end.producer_id, &end.outcome);
+                let tp = &poll.topic_partition;
+                let lost =
+                    || outcome_lost(cluster, tp, poll.offset, end.decided_at, poll.fetched_ms);
+                if *outcome != TxnOutcome::Committed && !lost() {
                     out.push(Violation {
                         invariant: "read-committed",
                         cluster: Some(cluster),
@@ -2653,15 +2811,18 @@ fn check_delivered_records(
 /// failback dropped it with the old primary's unmirrored writes, see
 /// `Checkers::txn_send_cut_by_failback`, or the topic is not durable and a leader lost it, as
 /// `unseen` and the lost-writes check allow, see `Checkers::lost_legally`). A record gone
-/// otherwise is not committed.
+/// otherwise is not committed. A record the final log holds whose transaction was decided at
+/// or above a loss of committed data after the send (`outcome_lost`) counts as neither too:
+/// the marker that decided it then may be the one the loss took.
 fn check_transaction_atomicity(
     time_ms: i64,
     logs: &dyn LeaderLogs,
     history: &History,
     gone_legally: &dyn Fn(&crate::workload::SendRecord) -> bool,
+    outcome_lost: &OutcomeLost<'_>,
 ) -> Vec<Violation> {
     let mut out = Vec::new();
-    let mut outcomes: BTreeMap<(ClusterIndex, TopicPartition), BTreeMap<i64, (i64, TxnOutcome)>> =
+    let mut outcomes: BTreeMap<(ClusterIndex, TopicPartition), BTreeMap<i64, TxnEnd>> =
         BTreeMap::new();
     for ((producer, incarnation, number), transaction) in &history.transactions {
         let cluster = producer.cluster();
@@ -2681,18 +2842,30 @@ fn check_transaction_atomicity(
             }
             let partition_outcomes = outcomes
                 .entry((cluster, send.topic_partition.clone()))
-                .or_insert_with(|| transaction_outcomes(log));
+                .or_insert_with(|| transaction_ends(log));
             let Some(offset) = offset_of_value(log, &send.value) else {
                 if !gone_legally(send) {
                     not_committed.push(send.topic_partition.clone());
                 }
                 continue;
             };
-            let outcome = log.batches_from(offset).next().and_then(|batch| {
-                partition_outcomes
-                    .get(&batch.base_offset())
-                    .map(|(_, outcome)| *outcome)
-            });
+            let end = log
+                .batches_from(offset)
+                .next()
+                .and_then(|batch| partition_outcomes.get(&batch.base_offset()));
+            let outcome = end.map(|end| end.outcome);
+            let decided_at = end.and_then(|end| end.decided_at);
+            if outcome != Some(TxnOutcome::Committed)
+                && outcome_lost(
+                    cluster,
+                    &send.topic_partition,
+                    offset,
+                    decided_at,
+                    send.sent_ms,
+                )
+            {
+                continue;
+            }
             if outcome == Some(TxnOutcome::Committed) {
                 committed.push(send.topic_partition.clone());
             } else {
@@ -2821,6 +2994,10 @@ mod tests {
         false
     }
 
+    fn never_lost(_: ClusterIndex, _: &TopicPartition, _: i64, _: Option<i64>, _: i64) -> bool {
+        false
+    }
+
     #[test]
     fn every_invariant_a_checker_reports_is_listed_with_its_precondition() {
         // The names violations carry, read from the checkers' sources (as `invariant: "…"` or,
@@ -2944,16 +3121,108 @@ mod tests {
         let mut history = History::default();
         history.polls.insert((CONSUMER, 1), vec![poll(&tp, 0, "x")]);
         // READ_UNCOMMITTED may read aborted data.
-        assert!(check_delivered_records(0, &logs, &history, &never_rewritten).is_empty());
+        assert!(
+            check_delivered_records(0, &logs, &history, &never_rewritten, &never_lost).is_empty()
+        );
         // READ_COMMITTED may not.
         history.read_committed.insert(CONSUMER);
-        let found = check_delivered_records(0, &logs, &history, &never_rewritten);
+        let found = check_delivered_records(0, &logs, &history, &never_rewritten, &never_lost);
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].invariant, "read-committed");
         // Nobody may receive the marker.
         history.polls.insert((CONSUMER, 1), vec![poll(&tp, 1, "")]);
-        let found = check_delivered_records(0, &logs, &history, &never_rewritten);
+        let found = check_delivered_records(0, &logs, &history, &never_rewritten, &never_lost);
         assert_eq!(found[0].invariant, "no-control-records-delivered");
+    }
+
+    /// Generator seed 3307716073686263: a's only replica of orders-0 lost its unflushed tail
+    /// in a power loss, the COMMIT marker of a transaction whose records it kept among it. A
+    /// READ_COMMITTED consumer had read them; the rebuilt producer state held the transaction
+    /// open, and the producer's next ABORT closed it. The final log's verdict (aborted) is
+    /// decided at or above a loss after the read or send, so neither `read-committed` nor
+    /// `transaction-atomicity` may judge by it; a loss before, at or below the record, above
+    /// the marker, or on another partition leaves the verdict to them.
+    #[test]
+    fn a_verdict_a_later_loss_may_have_replaced_is_not_judged() {
+        let tp = TopicPartition::new("t", 0);
+        let a = ClusterIndex(0);
+        // Offset 0: producer 1's record; offset 1: the ABORT written after the loss.
+        let logs = FixedLogs(BTreeMap::from([(
+            tp.clone(),
+            log_with(&[
+                (value_batch(1, "a-committed"), AppendOrigin::Client),
+                (marker(1, false), AppendOrigin::Coordinator),
+            ]),
+        )]));
+        let mut history = History::default();
+        history.read_committed.insert(CONSUMER);
+        let mut read = poll(&tp, 0, "a-committed");
+        read.fetched_ms = 100;
+        history.polls.insert((CONSUMER, 1), vec![read]);
+        history.sends.insert(
+            (PRODUCER, 1, 0),
+            crate::workload::SendRecord {
+                topic_partition: tp.clone(),
+                value: "a-committed".into(),
+                sent_ms: 100,
+                acked_offset: Some(0),
+                failed: None,
+                transaction: Some(3),
+            },
+        );
+        history.transactions.insert(
+            (PRODUCER, 1, 3),
+            crate::workload::TransactionRecord {
+                handles: vec![0],
+                intended_commit: true,
+                committed: Some(true),
+            },
+        );
+        let check = |losses: &[(TopicPartition, i64, i64)]| {
+            let mut checkers = Checkers::default();
+            for (tp, time_ms, kept) in losses {
+                checkers.note_loss(*time_ms, a, tp, *kept, Some(1));
+            }
+            let outcome_lost = |cluster, tp: &TopicPartition, offset, decided_at, since_ms| {
+                checkers.outcome_lost_since(cluster, tp, offset, decided_at, since_ms)
+            };
+            let mut found =
+                check_delivered_records(0, &logs, &history, &never_rewritten, &outcome_lost);
+            found.extend(check_transaction_atomicity(
+                0,
+                &logs,
+                &history,
+                &|_| false,
+                &outcome_lost,
+            ));
+            found.iter().map(|v| v.invariant).collect::<Vec<_>>()
+        };
+        let caught = vec!["read-committed", "transaction-atomicity"];
+        assert_eq!(check(&[]), caught);
+        // The loss after the read and send kept the record (offset 0) and not the marker's
+        // offset 1: excused.
+        assert!(check(&[(tp.clone(), 200, 1)]).is_empty());
+        // Before the read and send, at or below the record, above the marker, elsewhere: not.
+        let other = TopicPartition::new("t", 1);
+        for (tp, time_ms, kept) in [(&tp, 50, 1), (&tp, 200, 0), (&tp, 200, 2), (&other, 200, 1)] {
+            assert_eq!(
+                check(&[(tp.clone(), time_ms, kept)]),
+                caught,
+                "{tp} {time_ms} {kept}"
+            );
+        }
+        // A loss of a transaction left open: no marker at all in the final log.
+        let open = FixedLogs(BTreeMap::from([(
+            tp.clone(),
+            log_with(&[(value_batch(1, "a-committed"), AppendOrigin::Client)]),
+        )]));
+        let outcome_lost = |cluster, tp: &TopicPartition, offset, decided_at, since_ms| {
+            let mut checkers = Checkers::default();
+            checkers.note_loss(200, a, &TopicPartition::new("t", 0), 1, Some(1));
+            checkers.outcome_lost_since(cluster, tp, offset, decided_at, since_ms)
+        };
+        let found = check_delivered_records(0, &open, &history, &never_rewritten, &outcome_lost);
+        assert!(found.is_empty(), "{found:?}");
     }
 
     #[test]
@@ -2999,7 +3268,7 @@ mod tests {
             committed: None,
         };
         history.transactions.insert((PRODUCER, 1, 7), transaction);
-        let found = check_transaction_atomicity(0, &logs, &history, &|_| false);
+        let found = check_transaction_atomicity(0, &logs, &history, &|_| false, &never_lost);
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].invariant, "transaction-atomicity");
         assert_eq!(found[0].topic_partition, Some(aborted_tp.clone()));
@@ -3009,7 +3278,9 @@ mod tests {
             .get_mut(&(PRODUCER, 1, 7))
             .unwrap()
             .handles = vec![0];
-        assert!(check_transaction_atomicity(0, &logs, &history, &|_| false).is_empty());
+        assert!(
+            check_transaction_atomicity(0, &logs, &history, &|_| false, &never_lost).is_empty()
+        );
     }
 
     /// A transaction confirmed committed whose record on one partition is gone from the final
@@ -3073,7 +3344,7 @@ mod tests {
             let gone_legally = |send: &crate::workload::SendRecord| {
                 checkers.txn_send_gone_legally(logs, send).is_some()
             };
-            let found = check_transaction_atomicity(0, logs, &history, &gone_legally);
+            let found = check_transaction_atomicity(0, logs, &history, &gone_legally, &never_lost);
             found.iter().map(|v| v.invariant).collect::<Vec<_>>()
         };
         let durable = || {
@@ -3348,18 +3619,23 @@ mod tests {
     fn duplicate_and_order_scan_catches_a_record_written_twice_and_a_reordering() {
         let tp = TopicPartition::new("t", 0);
         let value = |n: u64| format!("a-producer-1/1/t-0/{n}/0");
-        let scan = |log: &PartitionLog<MemoryDirDisk>| {
+        let scan_lost = |log: &PartitionLog<MemoryDirDisk>, lost_from| {
             let mut out = Vec::new();
-            scan_new_records(
+            let excused = scan_new_records(
                 0,
                 ClusterIndex(0),
                 &tp,
                 log,
                 &mut LogScan::default(),
+                lost_from,
                 &mut out,
             );
-            out.into_iter().map(|v| v.invariant).collect::<Vec<_>>()
+            (
+                out.into_iter().map(|v| v.invariant).collect::<Vec<_>>(),
+                excused,
+            )
         };
+        let scan = |log: &PartitionLog<MemoryDirDisk>| scan_lost(log, None).0;
         let in_order = log_with(&[
             (plain_batch(&value(0)), AppendOrigin::Client),
             (plain_batch(&value(1)), AppendOrigin::Client),
@@ -3375,6 +3651,33 @@ mod tests {
             (plain_batch(&value(0)), AppendOrigin::Client),
         ]);
         assert_eq!(scan(&reordered), vec!["producer-order"]);
+        // Generator seed 3307716073686358: the only replica lost the producer's records and
+        // state; its pipelined record 1 came first and was accepted (no state, any sequence),
+        // record 0 was re-sent after the epoch bump. Excused when record 1 is in the
+        // producer's first batch in the log, at or above the loss.
+        assert_eq!(scan_lost(&reordered, Some(0)), (vec![], 1));
+        // The first batch may hold several records (the seed's had 113 and 114).
+        let mut first_batch = BatchBuilder::default();
+        for (delta, n) in [(0, 2), (1, 3)] {
+            first_batch.append(delta, None, Some(Bytes::from(value(n))), vec![]);
+        }
+        let reordered_batch = log_with(&[
+            (first_batch.build(), AppendOrigin::Client),
+            (plain_batch(&value(1)), AppendOrigin::Client),
+        ]);
+        assert_eq!(scan_lost(&reordered_batch, Some(0)), (vec![], 1));
+        // Below the loss the broker held the producer's state: caught.
+        assert_eq!(scan_lost(&reordered, Some(1)).0, vec!["producer-order"]);
+        // Behind a record outside the producer's first batch in the log: caught.
+        let reordered_later = log_with(&[
+            (plain_batch(&value(0)), AppendOrigin::Client),
+            (plain_batch(&value(2)), AppendOrigin::Client),
+            (plain_batch(&value(1)), AppendOrigin::Client),
+        ]);
+        assert_eq!(
+            scan_lost(&reordered_later, Some(0)).0,
+            vec!["producer-order"]
+        );
     }
 
     #[test]
@@ -3634,7 +3937,13 @@ mod tests {
             let mut history = History::default();
             history.polls.insert((CONSUMER, 1), polls);
             let mut found = check_polls(0, &logs, &history, &rewritten, &|_, _, _| false);
-            found.extend(check_delivered_records(0, &logs, &history, &rewritten));
+            found.extend(check_delivered_records(
+                0,
+                &logs,
+                &history,
+                &rewritten,
+                &never_lost,
+            ));
             found.into_iter().map(|v| v.invariant).collect::<Vec<_>>()
         };
         let diverging = TruncationReason::MirrorDivergingEpoch;
