@@ -13,7 +13,7 @@ use common::load;
 fn three_shipped_scenarios_reach_every_invariants_precondition() {
     let mut reached = std::collections::BTreeSet::new();
     for (name, seed) in [
-        ("fan_out", 1),
+        ("fan_out", 3),
         ("group_offset_sync", 1),
         ("mirror_admin", 1),
     ] {
