@@ -326,6 +326,13 @@ pub struct Checkers {
     /// Jumps (as in `empty_gaps`) over offsets that held only control batches past the
     /// consumer's previous read, until a mirroring truncation rewrote them before the read.
     passed_then_cut: BTreeSet<(NodeId, u64, usize)>,
+    /// Per (cluster, partition) a consumer read: the current leader's log as the checkers saw
+    /// it at their last step (see `note_log_versions`).
+    log_versions: BTreeMap<(ClusterIndex, TopicPartition), LogVersion>,
+    /// The logs of `log_versions` that the leader's log stopped extending (a truncation, or
+    /// a leader whose log diverged), each with the checker time the change was seen: a fetch
+    /// sent before then may have been answered from it.
+    replaced_versions: BTreeMap<(ClusterIndex, TopicPartition), Vec<(i64, LogVersion)>>,
     /// The highest high watermark a current leader of each (cluster, partition) of a topic
     /// that is not durable has shown since its last lost tail or mirroring truncation.
     committed_end: BTreeMap<(ClusterIndex, TopicPartition), i64>,
@@ -345,6 +352,110 @@ struct PassedRange {
     from: i64,
     to: i64,
     cut: bool,
+}
+
+/// One version of a leader's log, batch by batch, as the checkers saw it step by step (what
+/// a consumer may have been answered from), and its high watermark then.
+#[derive(Debug, Clone, Default)]
+struct LogVersion {
+    high_watermark: i64,
+    batches: Vec<BatchSeen>,
+}
+
+/// What a consumer's fetch could find in one batch of a [`LogVersion`].
+#[derive(Debug, Clone)]
+struct BatchSeen {
+    base_offset: i64,
+    crc: u32,
+    producer_id: i64,
+    kind: BatchSeenKind,
+    /// The data records' (offset, value), empty for a control batch.
+    values: Vec<(i64, String)>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BatchSeenKind {
+    Data { transactional: bool },
+    EndTransaction { committed: bool },
+    MirrorPidReset,
+    OtherControl,
+}
+
+impl LogVersion {
+    /// The batch-by-batch view of `batch`.
+    fn seen(batch: &mirrorsim::record::RecordBatch) -> BatchSeen {
+        use mirrorsim::record::ControlRecord;
+        let header = batch.header();
+        let kind = match batch.control_record() {
+            Some(Ok(ControlRecord::EndTransaction { committed, .. })) => {
+                BatchSeenKind::EndTransaction { committed }
+            }
+            Some(Ok(ControlRecord::MirrorPidReset { .. })) => BatchSeenKind::MirrorPidReset,
+            Some(_) => BatchSeenKind::OtherControl,
+            None if batch.is_control() => BatchSeenKind::OtherControl,
+            None => BatchSeenKind::Data {
+                transactional: header.is_transactional(),
+            },
+        };
+        let values = if matches!(kind, BatchSeenKind::Data { .. }) {
+            batch
+                .records()
+                .filter_map(Result::ok)
+                .map(|record| {
+                    let value = record.value.as_deref().map(String::from_utf8_lossy);
+                    (record.offset, value.unwrap_or_default().into_owned())
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        BatchSeen {
+            base_offset: batch.base_offset(),
+            crc: header.crc,
+            producer_id: header.producer_id,
+            kind,
+            values,
+        }
+    }
+
+    /// Whether this version held `value` at `offset` below its high watermark (a consumer
+    /// could have read it there).
+    fn holds(&self, offset: i64, value: &str) -> bool {
+        offset < self.high_watermark
+            && self.batches.iter().any(|batch| {
+                batch
+                    .values
+                    .iter()
+                    .any(|(at, held)| *at == offset && held == value)
+            })
+    }
+
+    /// Whether this version held no record a consumer must receive in `[from, to)`: control
+    /// batches only, or for READ_COMMITTED also data of transactions this version aborted
+    /// (an ABORT marker of its producer follows it before a COMMIT or a reset).
+    fn holds_nothing_between(&self, from: i64, to: i64, read_committed: bool) -> bool {
+        self.batches.iter().enumerate().all(|(index, batch)| {
+            let in_gap = batch.values.iter().any(|(at, _)| from <= *at && *at < to);
+            if !in_gap {
+                return true;
+            }
+            read_committed
+                && batch.kind
+                    == (BatchSeenKind::Data {
+                        transactional: true,
+                    })
+                && self.batches[index + 1..]
+                    .iter()
+                    .find(|later| {
+                        later.kind == BatchSeenKind::MirrorPidReset
+                            || (later.producer_id == batch.producer_id
+                                && matches!(later.kind, BatchSeenKind::EndTransaction { .. }))
+                    })
+                    .is_some_and(|end| {
+                        end.kind == (BatchSeenKind::EndTransaction { committed: false })
+                    })
+        })
+    }
 }
 
 /// A mirroring truncation: (checker time, offset truncated to, why).
@@ -852,6 +963,88 @@ impl Checkers {
         }
     }
 
+    /// In each step: extends, per (cluster, partition) a consumer read, the version of the
+    /// current leader's log the checkers saw ([`LogVersion`]), and keeps a version the log
+    /// stopped extending (its last batch seen is gone or another) in `replaced_versions`.
+    /// A broker answers a fetch from its log as it is when the fetch arrives, which a
+    /// truncation may rewrite before the answer reaches the consumer, so the step of the read
+    /// may already see another log (generator seeds 3307716073686192 and …194: PREPARING's
+    /// and the first mirror fetch's cuts landed while a READ_COMMITTED fetch travelled).
+    fn note_log_versions(&mut self, time_ms: i64, logs: &dyn LeaderLogs) {
+        let read: BTreeSet<(ClusterIndex, TopicPartition)> = self
+            .passed
+            .keys()
+            .map(|(consumer, _, tp)| (consumer.cluster(), tp.clone()))
+            .collect();
+        for key in read {
+            let Some(log) = logs.leader_log(key.0, &key.1) else {
+                continue;
+            };
+            let version = self.log_versions.entry(key.clone()).or_default();
+            let extends = version.batches.last().is_none_or(|last| {
+                log.batches_from(last.base_offset)
+                    .next()
+                    .is_some_and(|batch| {
+                        batch.base_offset() == last.base_offset && batch.header().crc == last.crc
+                    })
+            });
+            if !extends {
+                let replaced = std::mem::take(version);
+                self.replaced_versions
+                    .entry(key.clone())
+                    .or_default()
+                    .push((time_ms, replaced));
+            }
+            let from = version
+                .batches
+                .last()
+                .map_or(log.log_start_offset(), |last| last.base_offset + 1);
+            for batch in log.batches_from(from) {
+                if batch.base_offset() >= from {
+                    version.batches.push(LogVersion::seen(batch));
+                }
+            }
+            version.high_watermark = log.high_watermark();
+        }
+    }
+
+    /// Whether the jump of `consumer`'s `poll` from its `previous` read of the partition over
+    /// `skipped`, a data record of the final log, is excused because it read both from a
+    /// version of the leader's log that held no record for it in between and that the log
+    /// stopped extending after the fetch was sent (see `note_log_versions`), and a mirroring
+    /// truncation (or a loss of committed data) at or below `skipped` came after the read,
+    /// so the record there now was not in the log it read. Both reads must be of that
+    /// version (their values at their offsets): a jump over a record the log read held is
+    /// never excused.
+    fn skip_over_replaced_log(
+        &self,
+        consumer: NodeId,
+        read_committed: bool,
+        previous: &PollRecord,
+        poll: &PollRecord,
+        skipped: i64,
+    ) -> bool {
+        let (cluster, tp) = (consumer.cluster(), &poll.topic_partition);
+        let read_from_replaced = self
+            .replaced_versions
+            .get(&(cluster, tp.clone()))
+            .is_some_and(|versions| {
+                versions.iter().any(|(replaced_ms, version)| {
+                    *replaced_ms >= poll.fetched_ms
+                        && version.holds(previous.offset, &previous.value)
+                        && version.holds(poll.offset, &poll.value)
+                        && version.holds_nothing_between(
+                            previous.offset + 1,
+                            poll.offset,
+                            read_committed,
+                        )
+                })
+            });
+        read_from_replaced
+            && (self.cut_by_mirroring(cluster, tp, skipped, poll.fetched_ms, |_| true)
+                || self.lost_since(cluster, tp, skipped, poll.fetched_ms))
+    }
+
     /// The per-step safety checks.
     pub fn check_step(
         &mut self,
@@ -870,6 +1063,7 @@ impl Checkers {
             brokers,
         };
         self.note_poll_gaps(&logs, history);
+        self.note_log_versions(time_ms, &logs);
         if self.marks.len() != self.marks_first_ms.len() {
             for mark in self.marks.keys() {
                 self.marks_first_ms.entry(mark.clone()).or_insert(time_ms);
@@ -1635,8 +1829,16 @@ impl Checkers {
                     .leader_log(key.0.cluster(), &poll.topic_partition)
                     .and_then(|log| record_value_at(log, skipped))
                     .and_then(|value| sent_ms.get(value.as_str()).copied());
+                let previous = history.polls[&(key.0, key.1)][..key.2]
+                    .iter()
+                    .rev()
+                    .find(|earlier| earlier.topic_partition == poll.topic_partition);
+                let read_committed = history.read_committed.contains(&key.0);
                 let excused = self.skip_rewritten_by_mirroring(key, poll, skipped)
-                    || self.skip_over_later_write(key.0, poll, skipped, written_later);
+                    || self.skip_over_later_write(key.0, poll, skipped, written_later)
+                    || previous.is_some_and(|previous| {
+                        self.skip_over_replaced_log(key.0, read_committed, previous, poll, skipped)
+                    });
                 rewritten_skips.set(rewritten_skips.get() + u64::from(excused));
                 excused
             };
@@ -4237,6 +4439,110 @@ mod tests {
         );
         // A cut above the record jumped over did not rewrite it.
         assert_eq!(invariants(with_reset(), 5_000, 2), vec!["skipped-poll"]);
+    }
+
+    #[test]
+    fn jumps_over_a_log_a_mirroring_cut_replaced_while_the_fetch_travelled_are_excused() {
+        // Generator seed 3307716073686192: a READ_COMMITTED consumer read c's 466, then a fetch
+        // was answered with the aborted transaction at 467 and c's 468, and PREPARING cut c's
+        // log to 0 before the answer arrived, so the step of the read saw an empty log; the
+        // final log holds a's mirrored records there.
+        let tp = TopicPartition::new("t", 0);
+        let local = "a-producer-1/1/t-0/1/x";
+        let read_version = |committed| {
+            log_with(&[
+                (plain_batch("a-v0"), AppendOrigin::Client),
+                (
+                    value_batch(7, "a-producer-2/1/t-0/0/t"),
+                    AppendOrigin::Client,
+                ),
+                (marker(7, committed), AppendOrigin::Coordinator),
+                (plain_batch(local), AppendOrigin::Client),
+            ])
+        };
+        let final_log = FixedLogs(BTreeMap::from([(
+            tp.clone(),
+            log_with(&[
+                (plain_batch("b-producer-1/1/t-0/0/x"), AppendOrigin::Client),
+                (plain_batch("b-producer-1/1/t-0/1/x"), AppendOrigin::Client),
+                (plain_batch("b-producer-1/1/t-0/2/x"), AppendOrigin::Client),
+                (plain_batch("b-producer-1/1/t-0/3/x"), AppendOrigin::Client),
+            ]),
+        )]));
+        let read = |offset, value: &str, fetched_ms| {
+            let mut record = poll(&tp, offset, value);
+            record.fetched_ms = fetched_ms;
+            record.received_ms = fetched_ms + 10;
+            record
+        };
+        // `answered_ms`: the last step that saw the read's log; `cut_ms`: the truncation.
+        let invariants = |committed, read_committed, answered_ms, cut_ms, with_fix| {
+            let mut checkers = Checkers::default();
+            let mut history = History::default();
+            if read_committed {
+                history.read_committed.insert(CONSUMER);
+            }
+            let version = FixedLogs(BTreeMap::from([(tp.clone(), read_version(committed))]));
+            history
+                .polls
+                .insert((CONSUMER, 1), vec![read(0, "a-v0", 3_000)]);
+            checkers.note_poll_gaps(&version, &history);
+            checkers.note_log_versions(3_010, &version);
+            checkers.note_log_versions(answered_ms, &version);
+            let reason = TruncationReason::MirrorLastMirroredEpoch;
+            checkers.note_mirror_truncation(cut_ms, ClusterIndex(0), &tp, 0, reason);
+            let empty = FixedLogs(BTreeMap::from([(tp.clone(), log_with(&[]))]));
+            history
+                .polls
+                .get_mut(&(CONSUMER, 1))
+                .unwrap()
+                .push(read(3, local, 4_000));
+            checkers.note_poll_gaps(&empty, &history);
+            checkers.note_log_versions(4_010, &empty);
+            let rewritten = |consumer: NodeId, poll: &PollRecord| {
+                checkers.rewritten_by_mirroring(consumer, read_committed, poll)
+            };
+            let skip = |(consumer, incarnation, index): (NodeId, u64, usize),
+                        poll: &PollRecord,
+                        skipped| {
+                let previous = &history.polls[&(consumer, incarnation)][index - 1];
+                checkers.skip_rewritten_by_mirroring((consumer, incarnation, index), poll, skipped)
+                    || (with_fix
+                        && checkers.skip_over_replaced_log(
+                            consumer,
+                            read_committed,
+                            previous,
+                            poll,
+                            skipped,
+                        ))
+            };
+            check_polls(0, &final_log, &history, &rewritten, &skip)
+                .into_iter()
+                .map(|v| v.invariant)
+                .collect::<Vec<_>>()
+        };
+        // The aborted transaction held nothing for READ_COMMITTED in the log it read.
+        assert!(invariants(false, true, 4_000, 4_005, true).is_empty());
+        // What the step of the read saw (an empty log) excuses nothing by itself.
+        assert_eq!(
+            invariants(false, true, 4_000, 4_005, false),
+            vec!["skipped-poll"]
+        );
+        // A committed transaction, or any data for READ_UNCOMMITTED, is a real skip.
+        assert_eq!(
+            invariants(true, true, 4_000, 4_005, true),
+            vec!["skipped-poll"]
+        );
+        assert_eq!(
+            invariants(false, false, 4_000, 4_005, true),
+            vec!["skipped-poll"]
+        );
+        // A log replaced before the fetch was sent cannot have answered it (and the read of 3
+        // after that cut is not excused either).
+        assert_eq!(
+            invariants(false, true, 3_010, 3_500, true),
+            vec!["inconsistent-offsets", "skipped-poll"]
+        );
     }
 
     #[test]
