@@ -304,7 +304,7 @@ pub struct Checkers {
     /// acknowledges and exposes records before they are fsync'd, and replication is its only
     /// durability), or a mirror destination's diverging-epoch truncation followed such a loss
     /// of its source (see [`Checkers::note_loss`]).
-    losses: BTreeMap<(ClusterIndex, TopicPartition), Vec<(i64, i64)>>,
+    losses: LossMap,
     /// Preconditions noted, by invariant (see [`Checkers::precondition`]).
     preconditions: BTreeMap<&'static str, u64>,
     /// The broker that led each partition last, to notice leadership moving.
@@ -340,7 +340,7 @@ pub struct Checkers {
     /// durable: (checker time, the current leader's log end offset then), whenever a current
     /// leader's log ended below `committed_end` (an unclean election, or a power loss of the
     /// only replicas holding the unflushed tail: Kafka's rules allow both there).
-    lost_tails: BTreeMap<(ClusterIndex, TopicPartition), Vec<(i64, i64)>>,
+    lost_tails: LossMap,
 }
 
 /// Offsets `[from, to)` past a consumer's last read (`from` is that offset + 1) that the
@@ -355,106 +355,51 @@ struct PassedRange {
 }
 
 /// One version of a leader's log, batch by batch, as the checkers saw it step by step (what
-/// a consumer may have been answered from), and its high watermark then.
+/// a consumer may have been answered from), and its high watermark then. The batches share
+/// their bytes with the log's (a copy costs a reference count), and outlive a truncation.
 #[derive(Debug, Clone, Default)]
 struct LogVersion {
     high_watermark: i64,
-    batches: Vec<BatchSeen>,
-}
-
-/// What a consumer's fetch could find in one batch of a [`LogVersion`].
-#[derive(Debug, Clone)]
-struct BatchSeen {
-    base_offset: i64,
-    crc: u32,
-    producer_id: i64,
-    kind: BatchSeenKind,
-    /// The data records' (offset, value), empty for a control batch.
-    values: Vec<(i64, String)>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum BatchSeenKind {
-    Data { transactional: bool },
-    EndTransaction { committed: bool },
-    MirrorPidReset,
-    OtherControl,
+    batches: Vec<mirrorsim::record::RecordBatch>,
 }
 
 impl LogVersion {
-    /// The batch-by-batch view of `batch`.
-    fn seen(batch: &mirrorsim::record::RecordBatch) -> BatchSeen {
-        use mirrorsim::record::ControlRecord;
-        let header = batch.header();
-        let kind = match batch.control_record() {
-            Some(Ok(ControlRecord::EndTransaction { committed, .. })) => {
-                BatchSeenKind::EndTransaction { committed }
-            }
-            Some(Ok(ControlRecord::MirrorPidReset { .. })) => BatchSeenKind::MirrorPidReset,
-            Some(_) => BatchSeenKind::OtherControl,
-            None if batch.is_control() => BatchSeenKind::OtherControl,
-            None => BatchSeenKind::Data {
-                transactional: header.is_transactional(),
-            },
-        };
-        let values = if matches!(kind, BatchSeenKind::Data { .. }) {
-            batch
-                .records()
-                .filter_map(Result::ok)
-                .map(|record| {
-                    let value = record.value.as_deref().map(String::from_utf8_lossy);
-                    (record.offset, value.unwrap_or_default().into_owned())
-                })
-                .collect()
-        } else {
-            Vec::new()
-        };
-        BatchSeen {
-            base_offset: batch.base_offset(),
-            crc: header.crc,
-            producer_id: header.producer_id,
-            kind,
-            values,
-        }
-    }
-
     /// Whether this version held `value` at `offset` below its high watermark (a consumer
     /// could have read it there).
     fn holds(&self, offset: i64, value: &str) -> bool {
+        let at = self
+            .batches
+            .partition_point(|batch| batch.last_offset() < offset);
         offset < self.high_watermark
-            && self.batches.iter().any(|batch| {
-                batch
-                    .values
-                    .iter()
-                    .any(|(at, held)| *at == offset && held == value)
-            })
+            && self
+                .batches
+                .get(at)
+                .and_then(|batch| record_value_in(batch, offset))
+                == Some(value.to_owned())
     }
 
     /// Whether this version held no record a consumer must receive in `[from, to)`: control
     /// batches only, or for READ_COMMITTED also data of transactions this version aborted
     /// (an ABORT marker of its producer follows it before a COMMIT or a reset).
     fn holds_nothing_between(&self, from: i64, to: i64, read_committed: bool) -> bool {
-        self.batches.iter().enumerate().all(|(index, batch)| {
-            let in_gap = batch.values.iter().any(|(at, _)| from <= *at && *at < to);
-            if !in_gap {
-                return true;
-            }
-            read_committed
-                && batch.kind
-                    == (BatchSeenKind::Data {
-                        transactional: true,
-                    })
-                && self.batches[index + 1..]
-                    .iter()
-                    .find(|later| {
-                        later.kind == BatchSeenKind::MirrorPidReset
-                            || (later.producer_id == batch.producer_id
-                                && matches!(later.kind, BatchSeenKind::EndTransaction { .. }))
-                    })
-                    .is_some_and(|end| {
-                        end.kind == (BatchSeenKind::EndTransaction { committed: false })
-                    })
-        })
+        let ends = read_committed.then(|| transaction_ends_of(&self.batches));
+        let aborted = |batch: &mirrorsim::record::RecordBatch| {
+            ends.as_ref()
+                .and_then(|ends| ends.get(&batch.base_offset()))
+                .is_some_and(|end| end.outcome == TxnOutcome::Aborted)
+        };
+        self.batches
+            .iter()
+            .filter(|batch| {
+                !batch.is_control() && batch.last_offset() >= from && batch.base_offset() < to
+            })
+            .all(|batch| {
+                let in_gap = batch
+                    .records()
+                    .filter_map(Result::ok)
+                    .any(|record| from <= record.offset && record.offset < to);
+                !in_gap || aborted(batch)
+            })
     }
 }
 
@@ -668,11 +613,8 @@ impl Checkers {
     ) -> bool {
         let key = (cluster, topic_partition.clone());
         let decided_at = decided_at.unwrap_or(i64::MAX);
-        let losses = self.losses.get(&key).into_iter().flatten();
-        let tails = self.lost_tails.get(&key).into_iter().flatten();
-        losses
-            .chain(tails)
-            .any(|&(time_ms, kept)| since_ms <= time_ms && offset < kept && kept <= decided_at)
+        all_losses(&self.losses, &self.lost_tails, &key)
+            .any(|(time_ms, kept)| since_ms <= time_ms && offset < kept && kept <= decided_at)
     }
 
     /// The lowest offset from which (`cluster`, `topic_partition`) lost committed data, if it
@@ -909,6 +851,11 @@ impl Checkers {
                 let passed = self
                     .passed
                     .insert((consumer, incarnation, tp.clone()), next);
+                if passed.is_none() {
+                    self.log_versions
+                        .entry((consumer.cluster(), tp.clone()))
+                        .or_default();
+                }
                 let Some(previous) =
                     previous.filter(|previous| !poll.after_reset && poll.offset > previous + 1)
                 else {
@@ -971,21 +918,17 @@ impl Checkers {
     /// may already see another log (generator seeds 3307716073686192 and …194: PREPARING's
     /// and the first mirror fetch's cuts landed while a READ_COMMITTED fetch travelled).
     fn note_log_versions(&mut self, time_ms: i64, logs: &dyn LeaderLogs) {
-        let read: BTreeSet<(ClusterIndex, TopicPartition)> = self
-            .passed
-            .keys()
-            .map(|(consumer, _, tp)| (consumer.cluster(), tp.clone()))
-            .collect();
-        for key in read {
+        // One entry per partition a consumer has read (`note_poll_gaps` adds it).
+        for (key, version) in &mut self.log_versions {
             let Some(log) = logs.leader_log(key.0, &key.1) else {
                 continue;
             };
-            let version = self.log_versions.entry(key.clone()).or_default();
             let extends = version.batches.last().is_none_or(|last| {
-                log.batches_from(last.base_offset)
+                log.batches_from(last.base_offset())
                     .next()
                     .is_some_and(|batch| {
-                        batch.base_offset() == last.base_offset && batch.header().crc == last.crc
+                        batch.base_offset() == last.base_offset()
+                            && batch.header().crc == last.header().crc
                     })
             });
             if !extends {
@@ -998,10 +941,10 @@ impl Checkers {
             let from = version
                 .batches
                 .last()
-                .map_or(log.log_start_offset(), |last| last.base_offset + 1);
+                .map_or(log.log_start_offset(), |last| last.base_offset() + 1);
             for batch in log.batches_from(from) {
                 if batch.base_offset() >= from {
-                    version.batches.push(LogVersion::seen(batch));
+                    version.batches.push(batch.clone());
                 }
             }
             version.high_watermark = log.high_watermark();
@@ -2539,7 +2482,11 @@ pub(crate) fn current_leader<'a>(
 
 /// The value of the data record at `offset`, if the log holds one there.
 fn record_value_at(log: &PartitionLog<MemoryDirDisk>, offset: i64) -> Option<String> {
-    let batch = log.batches_from(offset).next()?;
+    record_value_in(log.batches_from(offset).next()?, offset)
+}
+
+/// The value of `batch`'s data record at `offset`, if it holds one there.
+fn record_value_in(batch: &mirrorsim::record::RecordBatch, offset: i64) -> Option<String> {
     if batch.base_offset() > offset || batch.is_control() {
         return None;
     }
@@ -2700,15 +2647,29 @@ fn compare_range(
 /// below it (`lost_tails`), both noted only on a topic that is not durable. A free function
 /// so a caller can hold another field of the checkers mutably.
 fn lost_from(
-    losses: &BTreeMap<(ClusterIndex, TopicPartition), Vec<(i64, i64)>>,
-    lost_tails: &BTreeMap<(ClusterIndex, TopicPartition), Vec<(i64, i64)>>,
+    losses: &LossMap,
+    lost_tails: &LossMap,
     cluster: ClusterIndex,
     topic_partition: &TopicPartition,
 ) -> Option<i64> {
     let key = (cluster, topic_partition.clone());
-    let lost = losses.get(&key).into_iter().flatten();
-    let tails = lost_tails.get(&key).into_iter().flatten();
-    lost.chain(tails).map(|&(_, kept)| kept).min()
+    all_losses(losses, lost_tails, &key)
+        .map(|(_, kept)| kept)
+        .min()
+}
+
+/// Losses of committed data per (cluster, partition): (checker time, offset the log kept).
+type LossMap = BTreeMap<(ClusterIndex, TopicPartition), Vec<(i64, i64)>>;
+
+/// Every loss of `key` noted in either map (`Checkers::losses`, `Checkers::lost_tails`).
+fn all_losses<'a>(
+    losses: &'a LossMap,
+    lost_tails: &'a LossMap,
+    key: &(ClusterIndex, TopicPartition),
+) -> impl Iterator<Item = (i64, i64)> + 'a {
+    let lost = losses.get(key).into_iter().flatten();
+    let tails = lost_tails.get(key).into_iter().flatten();
+    lost.chain(tails).copied()
 }
 
 /// Scans the batches a leader appended since the last step for duplicates and reordering;
@@ -2934,10 +2895,17 @@ fn transaction_outcomes(log: &PartitionLog<MemoryDirDisk>) -> BTreeMap<i64, (i64
 
 /// How every transactional data batch of a log ended, by base offset (see [`TxnEnd`]).
 fn transaction_ends(log: &PartitionLog<MemoryDirDisk>) -> BTreeMap<i64, TxnEnd> {
+    transaction_ends_of(log.batches_from(log.log_start_offset()))
+}
+
+/// [`transaction_ends`] of a sequence of batches in log order.
+fn transaction_ends_of<'a>(
+    batches: impl IntoIterator<Item = &'a mirrorsim::record::RecordBatch>,
+) -> BTreeMap<i64, TxnEnd> {
     use mirrorsim::record::ControlRecord;
     let mut ends = BTreeMap::new();
     let mut pending: BTreeMap<i64, Vec<i64>> = BTreeMap::new();
-    for batch in log.batches_from(log.log_start_offset()) {
+    for batch in batches {
         let header = batch.header();
         let decided_at = Some(header.base_offset);
         match batch.control_record() {
@@ -3188,6 +3156,24 @@ mod tests {
         )
     }
 
+    /// A record sent to `tp` (not failed).
+    fn send_record(
+        tp: &TopicPartition,
+        value: &str,
+        sent_ms: i64,
+        acked_offset: Option<i64>,
+        transaction: Option<u64>,
+    ) -> crate::workload::SendRecord {
+        crate::workload::SendRecord {
+            topic_partition: tp.clone(),
+            value: value.into(),
+            sent_ms,
+            acked_offset,
+            failed: None,
+            transaction,
+        }
+    }
+
     /// Logs keyed by partition, standing in for the current leaders.
     struct FixedLogs(BTreeMap<TopicPartition, PartitionLog<MemoryDirDisk>>);
 
@@ -3414,14 +3400,7 @@ mod tests {
         history.polls.insert((CONSUMER, 1), vec![read]);
         history.sends.insert(
             (PRODUCER, 1, 0),
-            crate::workload::SendRecord {
-                topic_partition: tp.clone(),
-                value: "a-committed".into(),
-                sent_ms: 100,
-                acked_offset: Some(0),
-                failed: None,
-                transaction: Some(3),
-            },
+            send_record(&tp, "a-committed", 100, Some(0), Some(3)),
         );
         history.transactions.insert(
             (PRODUCER, 1, 3),
@@ -3505,14 +3484,7 @@ mod tests {
         {
             history.sends.insert(
                 (PRODUCER, 1, handle as u64),
-                crate::workload::SendRecord {
-                    topic_partition: tp.clone(),
-                    value: value.into(),
-                    sent_ms: 0,
-                    acked_offset: Some(0),
-                    failed: None,
-                    transaction: Some(7),
-                },
+                send_record(tp, value, 0, Some(0), Some(7)),
             );
         }
         let transaction = crate::workload::TransactionRecord {
@@ -3575,14 +3547,7 @@ mod tests {
         {
             history.sends.insert(
                 (PRODUCER, 1, handle as u64),
-                crate::workload::SendRecord {
-                    topic_partition: tp.clone(),
-                    value: value.into(),
-                    sent_ms: 100,
-                    acked_offset: Some(0),
-                    failed: None,
-                    transaction: Some(3),
-                },
+                send_record(tp, value, 100, Some(0), Some(3)),
             );
         }
         history.transactions.insert(
@@ -3970,14 +3935,7 @@ mod tests {
         for (index, value) in [(1, "a-producer-1/1/t-0/0/0"), (2, "a-producer-2/1/t-0/0/0")] {
             history.sends.insert(
                 (producer(index), 1, 0),
-                crate::workload::SendRecord {
-                    topic_partition: tp.clone(),
-                    value: value.into(),
-                    sent_ms: 0,
-                    acked_offset: None,
-                    failed: None,
-                    transaction: None,
-                },
+                send_record(&tp, value, 0, None, None),
             );
         }
         let step = |checkers: &mut Checkers, history: &History, full| {
@@ -4008,14 +3966,7 @@ mod tests {
         history.subscriptions.insert(CONSUMER, vec!["t".into()]);
         history.sends.insert(
             (PRODUCER, 1, 0),
-            crate::workload::SendRecord {
-                topic_partition: tp.clone(),
-                value: "a-producer-1/1/t-0/0/0".into(),
-                sent_ms: 0,
-                acked_offset: Some(0),
-                failed: None,
-                transaction: None,
-            },
+            send_record(&tp, "a-producer-1/1/t-0/0/0", 0, Some(0), None),
         );
         let found = unseen(0, &history, |_, _, _| false);
         assert_eq!(found.len(), 1);
@@ -4052,14 +4003,7 @@ mod tests {
         );
         checkers.note_loss(6_000, a, &tp, 1, None);
         assert!(checkers.hanging_after_loss(a, &tp, &open));
-        let send = crate::workload::SendRecord {
-            topic_partition: tp.clone(),
-            value: "a-producer-1/1/t-0/0/0".into(),
-            sent_ms: 0,
-            acked_offset: Some(1),
-            failed: None,
-            transaction: None,
-        };
+        let send = send_record(&tp, "a-producer-1/1/t-0/0/0", 0, Some(1), None);
         let logs = FixedLogs([(tp.clone(), open)].into());
         assert!(checkers.above_hanging_txn(&logs, 1, &send));
         checkers.durable_topics.insert((a, "t".into()));
@@ -4076,14 +4020,7 @@ mod tests {
         // was then cut off; the new leader's epoch started at 483 and the old leader truncated.
         let tp = TopicPartition::new("t", 0);
         let value = "a-producer-1/1/t-0/0/0";
-        let send = crate::workload::SendRecord {
-            topic_partition: tp.clone(),
-            value: value.into(),
-            sent_ms: 0,
-            acked_offset: Some(0),
-            failed: None,
-            transaction: None,
-        };
+        let send = send_record(&tp, value, 0, Some(0), None);
         let mut history = History::default();
         history.subscriptions.insert(CONSUMER, vec!["t".into()]);
         history.sends.insert((PRODUCER, 1, 0), send.clone());

@@ -570,10 +570,7 @@ impl MirrorChecks {
                 if *topic_partition != lost_tp {
                     continue;
                 }
-                let Some(view) = brokers.iter().find(|view| {
-                    view.incarnation == *incarnation
-                        && NodeId::Broker(view.cluster, view.broker.broker_id()) == *node
-                }) else {
+                let Some(view) = live_incarnation(brokers, *node, *incarnation) else {
                     continue;
                 };
                 let Some(partition) = view.broker.partitions().get(topic_partition) else {
@@ -598,10 +595,7 @@ impl MirrorChecks {
         }
         self.prefix
             .retain(|(node, incarnation, topic_partition), progress| {
-                let Some(view) = brokers.iter().find(|view| {
-                    view.incarnation == *incarnation
-                        && NodeId::Broker(view.cluster, view.broker.broker_id()) == *node
-                }) else {
+                let Some(view) = live_incarnation(brokers, *node, *incarnation) else {
                     return false; // That incarnation is gone.
                 };
                 let Some(partition) = view.broker.partitions().get(topic_partition) else {
@@ -740,10 +734,7 @@ impl MirrorChecks {
             self.psm_pending.remove(&key);
         }
         for (node, incarnation) in self.restarted.keys() {
-            let Some(view) = brokers.iter().find(|view| {
-                view.incarnation == *incarnation
-                    && NodeId::Broker(view.cluster, view.broker.broker_id()) == *node
-            }) else {
+            let Some(view) = live_incarnation(brokers, *node, *incarnation) else {
                 continue;
             };
             for topic_partition in view.broker.partitions().keys() {
@@ -1342,6 +1333,18 @@ fn max_epoch(view: &BrokerView<'_>, tp: &TopicPartition, from: i64, below: i64) 
             .map(|batch| batch.partition_leader_epoch())
             .max()
             .unwrap_or(-1)
+    })
+}
+
+/// The view of broker `node` if it is live in its `incarnation`.
+fn live_incarnation<'a, 'b>(
+    brokers: &'a [BrokerView<'b>],
+    node: NodeId,
+    incarnation: u64,
+) -> Option<&'a BrokerView<'b>> {
+    brokers.iter().find(|view| {
+        view.incarnation == incarnation
+            && NodeId::Broker(view.cluster, view.broker.broker_id()) == node
     })
 }
 

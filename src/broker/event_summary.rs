@@ -5,6 +5,7 @@
 use std::fmt;
 
 use super::BrokerEvent;
+use crate::record::ControlRecordType;
 
 impl BrokerEvent {
     /// Whether the event is a state change a timeline reader wants (leadership, truncation,
@@ -130,7 +131,7 @@ impl fmt::Display for BrokerEvent {
                 committed,
                 mirror_state,
             } => {
-                let marker = if *committed { "COMMIT" } else { "ABORT" };
+                let marker = ControlRecordType::end_transaction(*committed).name();
                 write!(
                     f,
                     "TxnMarkerRefused {topic_partition} {marker} error=ReadOnlyTopic mirror_state={mirror_state}"
@@ -141,7 +142,7 @@ impl fmt::Display for BrokerEvent {
                 committed,
                 mirror_state,
             } => {
-                let marker = if *committed { "COMMIT" } else { "ABORT" };
+                let marker = ControlRecordType::end_transaction(*committed).name();
                 write!(
                     f,
                     "TxnMarkerMoot {topic_partition} {marker} acknowledged without an append mirror_state={mirror_state}"

@@ -334,8 +334,7 @@ impl<S: BrokerStorage> super::Broker<S> {
             return;
         }
         round.waiting -= 1;
-        let verifying = round.phase == Phase::Verify;
-        let ok = record_sync_answer(round, what, response, verifying);
+        let ok = record_sync_answer(round, what, response);
         if !ok && round.phase == Phase::Discover {
             // The source broker did not answer: the round ends, and the next one asks the
             // next bootstrap broker after a short backoff rather than a whole interval.
@@ -416,40 +415,36 @@ impl<S: BrokerStorage> super::Broker<S> {
         }
     }
 
-    /// The partitions whose group offsets this round syncs, by name: those of the active
-    /// topics phase 2 read as MIRRORING (every partition of the active topics under
-    /// `sync-by-topic-state`).
-    fn described_mirroring(&self, mirror: &str) -> BTreeSet<TopicPartition> {
+    /// The partitions whose group offsets this round may sync, by mirror key: those phase 2
+    /// read as MIRRORING (every partition of the active topics under `sync-by-topic-state`).
+    fn sync_candidates(&self, mirror: &str) -> BTreeMap<MirrorPartitionId, TopicPartition> {
+        let mut candidates = BTreeMap::new();
         if !self.config.mirror_design.syncs_mirroring_partitions_only() {
-            return self.active_partitions(mirror);
+            for topic in self.active_mirror_topics(mirror) {
+                let topic_id = self.image.topic_ids[&topic];
+                for partition in 0..partition_count(&self.image, &topic) {
+                    let id = MirrorPartitionId {
+                        topic_id,
+                        partition,
+                    };
+                    candidates.insert(id, TopicPartition::new(topic.clone(), partition));
+                }
+            }
+            return candidates;
         }
-        let round = &self.mirror_syncs.rounds[mirror];
         let names: BTreeMap<TopicId, &String> = self
             .image
             .topic_ids
             .iter()
             .map(|(name, id)| (*id, name))
             .collect();
-        round
-            .states_described
-            .iter()
-            .filter(|(_, (state, _))| *state == MirrorState::Mirroring)
-            .filter_map(|(id, _)| {
-                let name = names.get(&id.topic_id)?;
-                Some(TopicPartition::new((*name).clone(), id.partition))
-            })
-            .collect()
-    }
-
-    fn active_partitions(&self, mirror: &str) -> BTreeSet<TopicPartition> {
-        let mut partitions = BTreeSet::new();
-        for topic in self.active_mirror_topics(mirror) {
-            let count = partition_count(&self.image, &topic);
-            for partition in 0..count {
-                partitions.insert(TopicPartition::new(topic.clone(), partition));
+        let described = &self.mirror_syncs.rounds[mirror].states_described;
+        for (id, (state, _)) in described {
+            if let (MirrorState::Mirroring, Some(name)) = (state, names.get(&id.topic_id)) {
+                candidates.insert(*id, TopicPartition::new((*name).clone(), id.partition));
             }
         }
-        partitions
+        candidates
     }
 
     /// Earliest and latest queries for every one of `partitions` with a leader, by leader.
@@ -502,8 +497,8 @@ impl<S: BrokerStorage> super::Broker<S> {
                 SyncRequest::OffsetFetch(group),
             );
         }
-        let mirroring = self.described_mirroring(mirror);
-        for (leader, queries) in self.destination_offset_queries(&mirroring) {
+        let candidates = self.sync_candidates(mirror).into_values().collect();
+        for (leader, queries) in self.destination_offset_queries(&candidates) {
             let keys = queries
                 .iter()
                 .map(|q| (q.topic_partition.clone(), q.spec == OffsetSpec::Earliest))
@@ -524,17 +519,16 @@ impl<S: BrokerStorage> super::Broker<S> {
 
     /// Reads again the states of the partitions whose bounds were read.
     fn sync_verify(&mut self, now_ms: i64, mirror: &str) {
+        let mut keys = self.mirror_keys_by_coordinator(mirror);
         let round = self.mirror_syncs.rounds.get_mut(mirror).expect("live");
         round.phase = Phase::Verify;
-        let read: BTreeSet<MirrorPartitionId> = round
-            .states_described
-            .iter()
-            .filter(|(_, (state, _))| *state == MirrorState::Mirroring)
-            .map(|(id, _)| *id)
-            .collect();
-        let mut keys = self.mirror_keys_by_coordinator(mirror);
         for ids in keys.values_mut() {
-            ids.retain(|id| read.contains(id));
+            ids.retain(|id| {
+                matches!(
+                    round.states_described.get(id),
+                    Some((MirrorState::Mirroring, _))
+                )
+            });
         }
         keys.retain(|_, ids| !ids.is_empty());
         if !self.mirror_syncs.rounds[mirror].source_offsets.is_empty() {
@@ -646,23 +640,14 @@ impl<S: BrokerStorage> super::Broker<S> {
         let active: BTreeSet<String> = self.active_mirror_topics(mirror).into_iter().collect();
         let unclamped = self.config.mirror_design == MirrorDesign::UnclampedOffsetSync;
         let round = &self.mirror_syncs.rounds[mirror];
+        let by_topic_state = !self.config.mirror_design.syncs_mirroring_partitions_only();
         let verified: BTreeSet<TopicPartition> = self
-            .described_mirroring(mirror)
+            .sync_candidates(mirror)
             .into_iter()
-            .filter(|tp| {
-                let id = self
-                    .image
-                    .topic_ids
-                    .get(&tp.topic)
-                    .map(|topic_id| MirrorPartitionId {
-                        topic_id: *topic_id,
-                        partition: tp.partition,
-                    });
-                !self.config.mirror_design.syncs_mirroring_partitions_only()
-                    || id.is_some_and(|id| {
-                        round.states_verified.get(&id) == round.states_described.get(&id)
-                    })
+            .filter(|(id, _)| {
+                by_topic_state || round.states_verified.get(id) == round.states_described.get(id)
             })
+            .map(|(_, tp)| tp)
             .collect();
         let mut commits: Vec<(String, Vec<OffsetCommitEntry>, Vec<i64>)> = Vec::new();
         for (group, offsets) in &round.source_offsets {
@@ -736,7 +721,6 @@ fn record_sync_answer(
     round: &mut SyncRound,
     what: SyncRequest,
     response: Result<Response, ErrorCode>,
-    verifying: bool,
 ) -> bool {
     match (what, response) {
         (
@@ -745,7 +729,7 @@ fn record_sync_answer(
                 error, partitions, ..
             }),
         ) => {
-            let states = if verifying {
+            let states = if round.phase == Phase::Verify {
                 &mut round.states_verified
             } else {
                 &mut round.states_described

@@ -1389,24 +1389,19 @@ impl<S: BrokerStorage> Broker<S> {
             }
             _ => return false,
         }
-        if let Some(diverging) = answer.diverging_epoch {
-            if self
-                .config
-                .broken
-                .contains(&BrokenSwitch::SkipDivergenceTruncation)
+        let target = match answer.diverging_epoch {
+            Some(_)
+                if self
+                    .config
+                    .broken
+                    .contains(&BrokenSwitch::SkipDivergenceTruncation) =>
             {
                 return false;
             }
-            let target = follower_truncation_offset(&partition.log, diverging);
-            let _ = partition.log.truncate_to(target);
-            self.push_truncation(
-                &topic_partition,
-                sent_offset,
-                TruncationReason::DivergingEpoch,
-            );
-            return true;
-        }
-        if let Some(target) = follower_truncation_for_batches(&partition.log, &answer.batches) {
+            Some(diverging) => Some(follower_truncation_offset(&partition.log, diverging)),
+            None => follower_truncation_for_batches(&partition.log, &answer.batches),
+        };
+        if let Some(target) = target {
             let _ = partition.log.truncate_to(target);
             self.push_truncation(
                 &topic_partition,

@@ -16,7 +16,7 @@
 use std::fmt;
 
 use crate::metadata::{MetadataRecord, PartitionRecord};
-use crate::record::RecordBatch;
+use crate::record::{ControlRecordType, RecordBatch};
 
 use super::messages::{FetchPartitionResponse, MirrorPartitionStatus};
 use super::{Acks, BrokerId, ErrorCode, Message, Request, Response, TopicId};
@@ -352,13 +352,13 @@ fn request_fields(f: &mut fmt::Formatter<'_>, request: &Request) -> fmt::Result 
         } => write!(
             f,
             " {} transactional_id={transactional_id} pid={producer_id} epoch={producer_epoch}",
-            if *committed { "COMMIT" } else { "ABORT" }
+            ControlRecordType::end_transaction(*committed).name()
         ),
         Request::WriteTxnMarkers { markers } => list(f, "markers", markers, |f, marker| {
             write!(
                 f,
                 "{} pid={} epoch={} coordinator_epoch={} on {}",
-                if marker.committed { "COMMIT" } else { "ABORT" },
+                ControlRecordType::end_transaction(marker.committed).name(),
                 marker.producer_id,
                 marker.producer_epoch,
                 marker.coordinator_epoch,

@@ -245,11 +245,7 @@ pub fn end_transaction_marker(
     coordinator_epoch: i32,
     timestamp_ms: i64,
 ) -> RecordBatch {
-    let kind = if committed {
-        ControlRecordType::Commit
-    } else {
-        ControlRecordType::Abort
-    };
+    let kind = ControlRecordType::end_transaction(committed);
     let mut builder = BatchBuilder {
         producer_id: producer.producer_id,
         producer_epoch: producer.producer_epoch,

@@ -33,6 +33,15 @@ pub enum ControlRecordType {
 }
 
 impl ControlRecordType {
+    /// The marker that ends a transaction: COMMIT or ABORT.
+    pub fn end_transaction(committed: bool) -> Self {
+        if committed {
+            Self::Commit
+        } else {
+            Self::Abort
+        }
+    }
+
     /// Maps a wire id to a type.
     pub fn from_id(id: i16) -> Self {
         match id {
