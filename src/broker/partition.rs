@@ -267,10 +267,19 @@ impl<D: LogDisk> Partition<D> {
     /// diverging-epoch or last-stable-offset truncation): the current leadership cannot have
     /// begun beyond the new log end, else no follower could ever catch up to its start and
     /// rejoin the ISR.
+    ///
+    /// What the leader knew of its followers' logs holds only up to the new log end: a
+    /// follower that had fetched past it still has the records the leader just removed. Its
+    /// known log end is cut to the leader's, so the high watermark cannot advance over the
+    /// offsets the leader now fills with other records until the follower has truncated
+    /// (its next fetch meets the diverging epoch) and fetched them.
     pub fn leader_log_truncated(&mut self) {
         let log_end = self.log.log_end_offset();
         if let Role::Leader(state) = &mut self.role {
             state.leader_epoch_start_offset = state.leader_epoch_start_offset.min(log_end);
+            for follower in state.followers.values_mut() {
+                follower.log_end_offset = follower.log_end_offset.min(log_end);
+            }
         }
     }
 
@@ -311,5 +320,83 @@ impl<D: LogDisk> Partition<D> {
             .collect();
         state.pending_isr = Some(proposed.clone());
         Some(proposed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use bytes::Bytes;
+
+    use super::*;
+    use crate::log::{AppendOrigin, LogConfig, MemoryDisk};
+    use crate::mirror::MirrorState;
+    use crate::record::BatchBuilder;
+
+    const LEADER: BrokerId = BrokerId(2);
+    const FOLLOWER: BrokerId = BrokerId(3);
+
+    fn leader_partition() -> Partition<MemoryDisk> {
+        let log = PartitionLog::open(MemoryDisk::new(), LogConfig::default())
+            .unwrap()
+            .0;
+        let mut partition = Partition {
+            topic_partition: TopicPartition::new("orders", 5),
+            topic_id: TopicId(1),
+            log,
+            role: Role::Follower(FollowerRole {
+                leader: None,
+                leader_epoch: 0,
+            }),
+            mirror_state: MirrorState::Unknown,
+        };
+        let record = PartitionRecord {
+            topic_id: TopicId(1),
+            partition: 5,
+            replicas: vec![LEADER, FOLLOWER],
+            isr: vec![LEADER, FOLLOWER],
+            leader: Some(LEADER),
+            leader_epoch: 1,
+            partition_epoch: 1,
+        };
+        partition.become_leader(&record, LEADER, 0, false);
+        partition
+    }
+
+    /// Appends `batches` one-record batches.
+    fn append(partition: &mut Partition<MemoryDisk>, batches: usize) {
+        for _ in 0..batches {
+            let mut builder = BatchBuilder::default();
+            builder.append(0, None, Some(Bytes::from_static(b"v")), vec![]);
+            partition
+                .log
+                .append_as_leader(&builder.build(), 1, AppendOrigin::Client, 0)
+                .unwrap();
+        }
+    }
+
+    #[test]
+    fn a_leader_truncation_forgets_what_followers_had_fetched_past_it() {
+        // Generated seed 2292223553896607: a mirror leader cut 40 → 5 (the source's diverging
+        // epoch) while a follower's last fetch stood at 40; the 25 mirrored records appended
+        // next were counted as replicated by the follower that still held the old ones.
+        let mut partition = leader_partition();
+        append(&mut partition, 40);
+        partition.record_follower_fetch(FOLLOWER, 40, 10);
+        assert!(partition.maybe_increment_high_watermark(LEADER));
+        assert_eq!(partition.log.high_watermark(), 40);
+
+        partition.log.truncate_to(5).unwrap();
+        partition.leader_log_truncated();
+        append(&mut partition, 25);
+        partition.maybe_increment_high_watermark(LEADER);
+        assert_eq!(
+            partition.log.high_watermark(),
+            5,
+            "the follower has not fetched the new records"
+        );
+
+        partition.record_follower_fetch(FOLLOWER, 30, 20);
+        assert!(partition.maybe_increment_high_watermark(LEADER));
+        assert_eq!(partition.log.high_watermark(), 30);
     }
 }
