@@ -382,6 +382,12 @@ impl LogVersion {
     /// batches only, or for READ_COMMITTED also data of transactions this version aborted
     /// (an ABORT marker of its producer follows it before a COMMIT or a reset).
     fn holds_nothing_between(&self, from: i64, to: i64, read_committed: bool) -> bool {
+        self.first_data_between(from, to, read_committed).is_none()
+    }
+
+    /// The lowest offset in `[from, to)` where this version held a record a consumer must
+    /// receive (see [`LogVersion::holds_nothing_between`]).
+    fn first_data_between(&self, from: i64, to: i64, read_committed: bool) -> Option<i64> {
         let ends = read_committed.then(|| transaction_ends_of(&self.batches));
         let aborted = |batch: &mirrorsim::record::RecordBatch| {
             ends.as_ref()
@@ -391,14 +397,17 @@ impl LogVersion {
         self.batches
             .iter()
             .filter(|batch| {
-                !batch.is_control() && batch.last_offset() >= from && batch.base_offset() < to
+                !batch.is_control()
+                    && batch.last_offset() >= from
+                    && batch.base_offset() < to
+                    && !aborted(batch)
             })
-            .all(|batch| {
-                let in_gap = batch
+            .find_map(|batch| {
+                batch
                     .records()
                     .filter_map(Result::ok)
-                    .any(|record| from <= record.offset && record.offset < to);
-                !in_gap || aborted(batch)
+                    .map(|record| record.offset)
+                    .find(|offset| from <= *offset && *offset < to)
             })
     }
 }
@@ -986,6 +995,79 @@ impl Checkers {
         read_from_replaced
             && (self.cut_by_mirroring(cluster, tp, skipped, poll.fetched_ms, |_| true)
                 || self.lost_since(cluster, tp, skipped, poll.fetched_ms))
+    }
+
+    /// Whether the jump of `consumer`'s `poll` from its `previous` read of the partition over
+    /// `skipped`, the first data record of the final log in between, is excused because the
+    /// consumer passed the jump's offsets in two versions of the leader's log (see
+    /// `note_log_versions`): the version `previous` was read from held no record for it from
+    /// there up to some offset `s` (the `MIRROR_PID_RESET` a failover wrote, say), and was
+    /// replaced between the two reads' fetches; the version `poll` was read from (replaced
+    /// after its fetch was sent, or still the current one) held no record for it in `[s, poll)`
+    /// (an ABORT marker the new log holds where the consumer's position stood). Every data
+    /// record of the final log in the jump must have come by a mirroring truncation at or
+    /// below it, after the read of the version that held nothing there (generator seeds
+    /// 2292223553896316 and …411: c's consumer passed the reset at 28, then PREPARING cut c's
+    /// log to 0 and mirrored a from scratch past 29 before its next fetch, which read 30 over
+    /// a's ABORT marker at 29). Only a mirroring cut: it keeps the leader epoch, so a consumer
+    /// has no leader change to validate its position at (KIP-320), whereas a loss of committed
+    /// data between the reads comes with a new leader epoch, and a Kafka consumer validates
+    /// its position against the new leader's log and rewinds below the divergence. A jump over
+    /// a record either version held is never excused.
+    fn skip_across_replaced_log(
+        &self,
+        consumer: NodeId,
+        read_committed: bool,
+        (previous, poll): (&PollRecord, &PollRecord),
+        skipped: i64,
+        final_log: Option<&PartitionLog<MemoryDirDisk>>,
+    ) -> bool {
+        let (cluster, tp) = (consumer.cluster(), &poll.topic_partition);
+        let key = (cluster, tp.clone());
+        let Some(replaced) = self.replaced_versions.get(&key) else {
+            return false;
+        };
+        let from = previous.offset + 1;
+        let rewritten =
+            |offset, since_ms| self.cut_by_mirroring(cluster, tp, offset, since_ms, |_| true);
+        let read_from = |version: &LogVersion, split| {
+            version.holds(poll.offset, &poll.value)
+                && version.holds_nothing_between(split, poll.offset, read_committed)
+        };
+        replaced.iter().any(|(replaced_ms, version)| {
+            if !(previous.fetched_ms <= *replaced_ms
+                && *replaced_ms < poll.fetched_ms
+                && version.holds(previous.offset, &previous.value))
+            {
+                return false;
+            }
+            // How far the version `previous` was read from held nothing for the consumer.
+            let end = version.high_watermark.min(poll.offset);
+            let split = version
+                .first_data_between(from, end, read_committed)
+                .unwrap_or(end);
+            if split <= from {
+                return false;
+            }
+            let poll_version = self
+                .log_versions
+                .get(&key)
+                .is_some_and(|current| read_from(current, split))
+                || replaced.iter().any(|(later_ms, later)| {
+                    *later_ms >= poll.fetched_ms && read_from(later, split)
+                });
+            // The final log's first data record where the poll's version held nothing.
+            let past_split = if skipped >= split {
+                Some(skipped)
+            } else {
+                final_log.and_then(|log| {
+                    first_data_offset_between(log, split, poll.offset, read_committed)
+                })
+            };
+            poll_version
+                && (skipped >= split || rewritten(skipped, previous.fetched_ms))
+                && past_split.is_none_or(|offset| rewritten(offset, poll.fetched_ms))
+        })
     }
 
     /// The per-step safety checks.
@@ -1733,7 +1815,7 @@ impl Checkers {
         };
         let lost_reads;
         let outcome_lost_reads = std::cell::Cell::new(0u64);
-        let (mut out, (rewritten_reads, rewritten_skips)) = {
+        let (mut out, (rewritten_reads, rewritten_skips, across_skips)) = {
             let by_mirroring = |consumer: NodeId, poll: &PollRecord| {
                 self.rewritten_by_mirroring(
                     consumer,
@@ -1762,6 +1844,7 @@ impl Checkers {
                 .filter(|(consumer, poll)| !by_mirroring(*consumer, poll) && lost(*consumer, poll))
                 .count();
             let rewritten_skips = std::cell::Cell::new(0u64);
+            let across_skips = std::cell::Cell::new(0u64);
             let sent_ms: BTreeMap<&str, i64> = history
                 .sends
                 .values()
@@ -1782,8 +1865,15 @@ impl Checkers {
                     || previous.is_some_and(|previous| {
                         self.skip_over_replaced_log(key.0, read_committed, previous, poll, skipped)
                     });
+                let across = !excused
+                    && previous.is_some_and(|previous| {
+                        let log = logs.leader_log(key.0.cluster(), &poll.topic_partition);
+                        let reads = (previous, poll);
+                        self.skip_across_replaced_log(key.0, read_committed, reads, skipped, log)
+                    });
                 rewritten_skips.set(rewritten_skips.get() + u64::from(excused));
-                excused
+                across_skips.set(across_skips.get() + u64::from(across));
+                excused || across
             };
             let mut out = check_polls(time_ms, &logs, history, &rewritten, &skip_rewritten);
             let outcome_lost = |cluster, tp: &TopicPartition, offset, decided_at, since_ms| {
@@ -1798,7 +1888,10 @@ impl Checkers {
                 &rewritten,
                 &outcome_lost,
             ));
-            (out, (rewritten_reads, rewritten_skips.get()))
+            (
+                out,
+                (rewritten_reads, rewritten_skips.get(), across_skips.get()),
+            )
         };
         if rewritten_reads > 0 {
             *self
@@ -1823,6 +1916,12 @@ impl Checkers {
                 .marks
                 .entry("skip-rewritten-by-mirroring".into())
                 .or_default() += rewritten_skips;
+        }
+        if across_skips > 0 {
+            *self
+                .marks
+                .entry("skip-across-replaced-log".into())
+                .or_default() += across_skips;
         }
         let gone_marks = std::cell::RefCell::new(Vec::new());
         let gone_legally = |send: &crate::workload::SendRecord| {
@@ -4479,6 +4578,117 @@ mod tests {
         assert_eq!(
             invariants(false, true, 3_010, 3_500, true),
             vec!["inconsistent-offsets", "skipped-poll"]
+        );
+    }
+
+    #[test]
+    fn jumps_across_a_log_a_mirroring_cut_replaced_between_the_reads_are_excused() {
+        // Generator seeds 2292223553896316 and …411: the consumer read 0 and passed the
+        // MIRROR_PID_RESET at 1; PREPARING cut the log to 0 and mirrored it from scratch
+        // (a's 0 and 1, an ABORT marker at 2, a's 3) before its next fetch, from 2, read 3.
+        let tp = TopicPartition::new("t", 0);
+        let after = "a-producer-1/1/t-0/3/x";
+        let before = |reset: bool| {
+            let passed = if reset {
+                (mirror_pid_reset("b", 0), AppendOrigin::Coordinator)
+            } else {
+                (plain_batch("b-producer-1/1/t-0/1/x"), AppendOrigin::Client)
+            };
+            log_with(&[(plain_batch("a-v0"), AppendOrigin::Client), passed])
+        };
+        let rewritten = |at_two: mirrorsim::record::RecordBatch| {
+            log_with(&[
+                (plain_batch("a-v0"), AppendOrigin::Client),
+                (plain_batch("a-producer-1/1/t-0/1/x"), AppendOrigin::Client),
+                (at_two, AppendOrigin::Coordinator),
+                (plain_batch(after), AppendOrigin::Client),
+            ])
+        };
+        let read = |offset, value: &str, fetched_ms| {
+            let mut record = poll(&tp, offset, value);
+            record.fetched_ms = fetched_ms;
+            record.received_ms = fetched_ms + 10;
+            record
+        };
+        // `cut`: a mirroring truncation (else a loss of committed data) at `cut_ms`.
+        let invariants = |reset, marker_at_two, cut: bool, cut_ms, with_fix| {
+            let mut checkers = Checkers::default();
+            let mut history = History::default();
+            let first = FixedLogs(BTreeMap::from([(tp.clone(), before(reset))]));
+            history
+                .polls
+                .insert((CONSUMER, 1), vec![read(0, "a-v0", 1_000)]);
+            checkers.note_poll_gaps(&first, &history);
+            checkers.note_log_versions(1_010, &first);
+            checkers.note_log_versions(2_000, &first);
+            if cut {
+                let reason = TruncationReason::MirrorLastMirroredEpoch;
+                checkers.note_mirror_truncation(cut_ms, ClusterIndex(0), &tp, 0, reason);
+            } else {
+                checkers.note_loss(cut_ms, ClusterIndex(0), &tp, 0, Some(1));
+            }
+            let at_two = if marker_at_two {
+                marker(7, false)
+            } else {
+                plain_batch("a-producer-1/1/t-0/2/x")
+            };
+            let second = FixedLogs(BTreeMap::from([(tp.clone(), rewritten(at_two))]));
+            checkers.note_log_versions(3_000, &second);
+            history
+                .polls
+                .get_mut(&(CONSUMER, 1))
+                .unwrap()
+                .push(read(3, after, 4_000));
+            checkers.note_poll_gaps(&second, &history);
+            checkers.note_log_versions(4_010, &second);
+            let rewritten_read = |consumer: NodeId, poll: &PollRecord| {
+                checkers.rewritten_by_mirroring(consumer, false, poll)
+            };
+            let skip = |(consumer, incarnation, index): (NodeId, u64, usize),
+                        poll: &PollRecord,
+                        skipped| {
+                let previous = &history.polls[&(consumer, incarnation)][index - 1];
+                let log = second.leader_log(ClusterIndex(0), &tp);
+                checkers.skip_rewritten_by_mirroring((consumer, incarnation, index), poll, skipped)
+                    || (with_fix
+                        && checkers.skip_across_replaced_log(
+                            consumer,
+                            false,
+                            (previous, poll),
+                            skipped,
+                            log,
+                        ))
+            };
+            check_polls(0, &second, &history, &rewritten_read, &skip)
+                .into_iter()
+                .map(|v| v.invariant)
+                .collect::<Vec<_>>()
+        };
+        assert!(invariants(true, true, true, 2_500, true).is_empty());
+        // Neither version's view of the jump alone excuses it.
+        assert_eq!(
+            invariants(true, true, true, 2_500, false),
+            vec!["skipped-poll"]
+        );
+        // Data where the consumer's position stood in either version is a real skip.
+        assert_eq!(
+            invariants(false, true, true, 2_500, true),
+            vec!["skipped-poll"]
+        );
+        assert_eq!(
+            invariants(true, false, true, 2_500, true),
+            vec!["skipped-poll"]
+        );
+        // A loss of committed data comes with a new leader epoch, at which a Kafka consumer
+        // validates its position (KIP-320): not excused.
+        assert_eq!(
+            invariants(true, true, false, 2_500, true),
+            vec!["skipped-poll"]
+        );
+        // A cut before the first read's fetch did not replace the log it read.
+        assert_eq!(
+            invariants(true, true, true, 500, true),
+            vec!["skipped-poll"]
         );
     }
 
