@@ -36,8 +36,8 @@
 //!   with `None`). A member that left does nothing more.
 //!
 //! Not modelled: client-side rebalance callbacks, manual commits and seeks, the client-side
-//! poll timeout (`max.poll.interval.ms`), pattern subscriptions, and re-validating positions
-//! after a failover (KIP-320).
+//! poll timeout (`max.poll.interval.ms`) and pattern subscriptions. Positions, committed
+//! offsets included, are validated after a leader change by the embedded consumer (KIP-320).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -869,8 +869,17 @@ impl GroupConsumer {
             // with an older one is stale and must not be fetched from.
             self.consumer
                 .update_last_seen_epoch_if_newer(&entry.topic_partition, epoch);
-            self.consumer
-                .assign_partition(entry.topic_partition.clone(), committed);
+            // A committed offset with its leader epoch is validated before the first fetch
+            // (KIP-320): the log may have been truncated below it since the commit.
+            match committed {
+                Some(offset) => {
+                    self.consumer
+                        .assign_partition_at(entry.topic_partition.clone(), offset, epoch)
+                }
+                None => self
+                    .consumer
+                    .assign_partition(entry.topic_partition.clone(), None),
+            }
             self.consumer_started = true;
             self.events.push(GroupConsumerEvent::Started {
                 topic_partition: entry.topic_partition,
