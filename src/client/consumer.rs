@@ -49,7 +49,7 @@ use super::io::{invalidates_metadata, next_wakeup_after, ClientIo};
 use crate::log::FetchIsolation;
 use crate::node::Node;
 use crate::protocol::{
-    EpochAnswer, EpochQuery, Envelope, ErrorCode, FetchPartition, FetchPartitionResponse,
+    Envelope, EpochAnswer, EpochQuery, ErrorCode, FetchPartition, FetchPartitionResponse,
     ListOffsetsAnswer, ListOffsetsQuery, NodeId, OffsetSpec, Request, Response, TopicPartition,
 };
 use crate::record::{RecordBatch, RecordError};
@@ -573,7 +573,9 @@ impl Consumer {
                 let partition = &self.partitions[&topic_partition];
                 let (position, offset_epoch) = (
                     partition.position.expect("positioned"),
-                    partition.offset_epoch.expect("validated positions have an epoch"),
+                    partition
+                        .offset_epoch
+                        .expect("validated positions have an epoch"),
                 );
                 let current_leader_epoch = self.io.metadata.leader_epoch(&topic_partition);
                 queries.push(EpochQuery {
