@@ -380,6 +380,15 @@ impl Consumer {
         self.partitions.get(topic_partition)?.position
     }
 
+    /// The leader epoch of `topic_partition`'s position: of the last batch consumed below it
+    /// (a control batch included: the batch right below the position is what validation must
+    /// find in that epoch), or of the committed offset it started from; `None` after a
+    /// ListOffsets reset or when not positioned.
+    pub fn position_epoch(&self, topic_partition: &TopicPartition) -> Option<i32> {
+        let partition = self.partitions.get(topic_partition)?;
+        partition.position.and(partition.offset_epoch)
+    }
+
     /// Every assigned partition's position.
     pub fn positions(&self) -> BTreeMap<TopicPartition, Option<i64>> {
         self.partitions
