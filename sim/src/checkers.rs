@@ -870,13 +870,24 @@ impl Checkers {
                 else {
                     continue;
                 };
+                let cluster = consumer.cluster();
+                let log = logs.leader_log(cluster, tp);
+                // Past the range, the rewritten log may hold control batches only up to the
+                // read (a marker the new log has where the old one ended): the consumer passed
+                // those too (regression `retried_delete_mirror_took_effect`, seed
+                // 3307716073686212: passed the COMMIT at 38 of a log ending at 39, PREPARING
+                // cut it to 0 and mirrored a's log, whose 38 is data and 39 a COMMIT; the
+                // consumer read on at 40).
+                let control_only_past = |passed: &PassedRange| {
+                    poll.offset <= passed.to
+                        || log.is_some_and(|log| control_batches_span(log, passed.to, poll.offset))
+                };
                 if passed.is_some_and(|passed| {
-                    passed.cut && passed.from == previous + 1 && poll.offset <= passed.to
+                    passed.cut && passed.from == previous + 1 && control_only_past(&passed)
                 }) {
                     self.passed_then_cut.insert((consumer, incarnation, index));
                 }
-                let cluster = consumer.cluster();
-                let Some(log) = logs.leader_log(cluster, tp) else {
+                let Some(log) = log else {
                     continue;
                 };
                 let gap = (previous + 1, poll.offset);
@@ -2609,6 +2620,22 @@ fn offset_of_value(log: &PartitionLog<MemoryDirDisk>, value: &str) -> Option<i64
         .flat_map(|batch| batch.records().filter_map(Result::ok).collect::<Vec<_>>())
         .find(|record| record.value.as_deref() == Some(value.as_bytes()))
         .map(|record| record.offset)
+}
+
+/// Whether `log` holds `[from, to)` as control batches only, batch after batch from `from`
+/// (no gap, no data record).
+fn control_batches_span(log: &PartitionLog<MemoryDirDisk>, from: i64, to: i64) -> bool {
+    let mut at = from;
+    for batch in log.batches_from(from) {
+        if at >= to {
+            break;
+        }
+        if batch.base_offset() != at || !batch.is_control() {
+            return false;
+        }
+        at = batch.next_offset();
+    }
+    at >= to
 }
 
 /// The first offset in `[from, to)` a consumer must have received: a data record, not of a

@@ -27,10 +27,19 @@
 //! - **Known epochs.** A leader epoch learned elsewhere (a committed offset's) goes to the
 //!   metadata cache through [`Consumer::update_last_seen_epoch_if_newer`]; a partition whose
 //!   cached leader is older is not fetched until metadata catches up (Kafka's last-seen epochs).
+//! - **Position validation (KIP-320).** A position knows the leader epoch of the last batch
+//!   consumed below it (or the committed offset's, [`Consumer::assign_partition_at`]) and the
+//!   leader epoch it was fetched under. When metadata shows another leader epoch, the partition
+//!   is not fetched until an OffsetsForLeaderEpoch of its epoch answers (Kafka's
+//!   `AWAIT_VALIDATION`): an end offset below the position means the log was truncated below it
+//!   (an unclean election, or a lone replica's power loss), and the position moves to that end
+//!   offset with an [`ConsumerEvent::OffsetReset`] (Kafka's "Truncation detected … resetting
+//!   offset to the first offset known to diverge", as with a reset policy); an undefined epoch
+//!   resets the position under `auto_offset_reset`. A position without an epoch (after a
+//!   ListOffsets reset) is not validated.
 //!
-//! Not modelled: group membership and offset commits (see `GroupConsumer`), position
-//! validation by OffsetsForLeaderEpoch after a leader change (KIP-320; truncation below the
-//! position shows up as OffsetOutOfRange instead), and preferred read replicas.
+//! Not modelled: group membership and offset commits (see `GroupConsumer`) and preferred read
+//! replicas.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -40,8 +49,8 @@ use super::io::{invalidates_metadata, next_wakeup_after, ClientIo};
 use crate::log::FetchIsolation;
 use crate::node::Node;
 use crate::protocol::{
-    Envelope, ErrorCode, FetchPartition, FetchPartitionResponse, ListOffsetsAnswer,
-    ListOffsetsQuery, NodeId, OffsetSpec, Request, Response, TopicPartition,
+    Envelope, EpochAnswer, EpochQuery, ErrorCode, FetchPartition, FetchPartitionResponse,
+    ListOffsetsAnswer, ListOffsetsQuery, NodeId, OffsetSpec, Request, Response, TopicPartition,
 };
 use crate::record::{RecordBatch, RecordError};
 
@@ -156,7 +165,8 @@ pub enum ConsumerEvent {
         /// its log between then and their arrival.
         fetch_sent_ms: i64,
     },
-    /// The partition was (re)positioned by ListOffsets.
+    /// The partition was (re)positioned by ListOffsets, or moved back to where its log was
+    /// truncated below the position (position validation, KIP-320).
     OffsetReset {
         /// The partition.
         topic_partition: TopicPartition,
@@ -191,6 +201,8 @@ enum Phase {
     ListingOffsets { correlation_id: u64 },
     /// A Fetch with this correlation id is in flight.
     Fetching { correlation_id: u64 },
+    /// An OffsetsForLeaderEpoch validating the position is in flight.
+    Validating { correlation_id: u64 },
 }
 
 /// One assigned partition's fetch state.
@@ -200,6 +212,14 @@ struct AssignedPartition {
     position: Option<i64>,
     /// The position an OffsetOutOfRange reset started from, for the reset event.
     reset_from: Option<i64>,
+    /// The leader epoch of the last batch consumed below the position (or of the committed
+    /// offset it started from); `None` after a ListOffsets reset: such a position is not
+    /// validated (Kafka's `FetchPosition.offsetEpoch`).
+    offset_epoch: Option<i32>,
+    /// The leader epoch (from metadata) the position was last fetched under or validated
+    /// against; another one in metadata means validating first (Kafka's
+    /// `FetchPosition.currentLeader`).
+    validated_leader_epoch: Option<i32>,
     phase: Phase,
     high_watermark: i64,
     last_stable_offset: i64,
@@ -211,6 +231,8 @@ impl AssignedPartition {
         Self {
             position: None,
             reset_from: None,
+            offset_epoch: None,
+            validated_leader_epoch: None,
             phase: Phase::Idle {
                 not_before_ms: i64::MIN,
             },
@@ -241,6 +263,10 @@ enum PendingRequest {
     Fetch {
         partitions: Vec<(TopicPartition, i64)>,
         sent_ms: i64,
+    },
+    /// Position validation: (partition, position, the leader epoch asked under).
+    Validate {
+        partitions: Vec<(TopicPartition, i64, i32)>,
     },
 }
 
@@ -304,6 +330,20 @@ impl Consumer {
         self.partitions.insert(topic_partition, partition);
     }
 
+    /// As [`Consumer::assign_partition`] at `position`, a committed offset whose leader epoch
+    /// is `leader_epoch` (−1: unknown): the position is validated before the first fetch
+    /// (Kafka's `seekUnvalidated` from a committed offset).
+    pub fn assign_partition_at(
+        &mut self,
+        topic_partition: TopicPartition,
+        position: i64,
+        leader_epoch: i32,
+    ) {
+        self.assign_partition(topic_partition.clone(), Some(position));
+        let partition = self.partitions.get_mut(&topic_partition).expect("assigned");
+        partition.offset_epoch = (leader_epoch >= 0).then_some(leader_epoch);
+    }
+
     /// Records a leader epoch known to exist for `topic_partition` (a committed offset's
     /// epoch): until metadata shows a leader at least that new, the partition is not fetched
     /// (Kafka's `Metadata.updateLastSeenEpochIfNewer`).
@@ -338,6 +378,15 @@ impl Consumer {
     /// The next offset the consumer will fetch from `topic_partition`, if positioned.
     pub fn position(&self, topic_partition: &TopicPartition) -> Option<i64> {
         self.partitions.get(topic_partition)?.position
+    }
+
+    /// The leader epoch of `topic_partition`'s position: of the last batch consumed below it
+    /// (a control batch included: the batch right below the position is what validation must
+    /// find in that epoch), or of the committed offset it started from; `None` after a
+    /// ListOffsets reset or when not positioned.
+    pub fn position_epoch(&self, topic_partition: &TopicPartition) -> Option<i32> {
+        let partition = self.partitions.get(topic_partition)?;
+        partition.position.and(partition.offset_epoch)
     }
 
     /// Every assigned partition's position.
@@ -386,6 +435,7 @@ impl Consumer {
         self.expire_requests(now_ms);
         self.maybe_send_metadata(now_ms);
         self.send_list_offsets(now_ms);
+        self.send_validations(now_ms);
         self.send_fetches(now_ms);
     }
 
@@ -416,6 +466,9 @@ impl Consumer {
             PendingRequest::ListOffsets { partitions } => partitions,
             PendingRequest::Fetch { partitions, .. } => {
                 partitions.into_iter().map(|(tp, _)| tp).collect()
+            }
+            PendingRequest::Validate { partitions } => {
+                partitions.into_iter().map(|(tp, _, _)| tp).collect()
             }
         };
         self.io.metadata.request_update();
@@ -448,18 +501,25 @@ impl Consumer {
     }
 
     /// Partitions that are due and whose position is (`positioned`) or is not known, grouped
-    /// by leader.
+    /// by leader; positioned ones only if they need validation under the cached leader's
+    /// epoch (`validating`) or do not.
     fn due_by_leader(
         &self,
         now_ms: i64,
         positioned: bool,
+        validating: bool,
     ) -> BTreeMap<NodeId, Vec<TopicPartition>> {
         let mut by_leader: BTreeMap<NodeId, Vec<TopicPartition>> = BTreeMap::new();
         for (topic_partition, partition) in &self.partitions {
             if partition.position.is_some() != positioned || !partition.is_due(now_ms) {
                 continue;
             }
-            if let Some((leader, _)) = self.io.metadata.leader(topic_partition) {
+            if let Some((leader, leader_epoch)) = self.io.metadata.leader(topic_partition) {
+                let needs_validation = partition.offset_epoch.is_some()
+                    && partition.validated_leader_epoch != Some(leader_epoch);
+                if positioned && needs_validation != validating {
+                    continue;
+                }
                 by_leader
                     .entry(leader)
                     .or_default()
@@ -471,7 +531,7 @@ impl Consumer {
 
     fn send_list_offsets(&mut self, now_ms: i64) {
         let spec = self.config.auto_offset_reset.spec();
-        for (leader, topic_partitions) in self.due_by_leader(now_ms, false) {
+        for (leader, topic_partitions) in self.due_by_leader(now_ms, false, false) {
             let queries = topic_partitions
                 .iter()
                 .map(|topic_partition| ListOffsetsQuery {
@@ -504,11 +564,50 @@ impl Consumer {
             .filter(|(_, entry)| matches!(entry.request, PendingRequest::Fetch { .. }))
             .map(|(_, entry)| entry.broker)
             .collect();
-        for (leader, topic_partitions) in self.due_by_leader(now_ms, true) {
+        for (leader, topic_partitions) in self.due_by_leader(now_ms, true, false) {
             if busy.contains(&leader) {
                 continue;
             }
             self.send_fetch(now_ms, leader, topic_partitions);
+        }
+    }
+
+    /// OffsetsForLeaderEpoch for positions whose leader epoch changed since they were fetched
+    /// (Kafka's `OffsetsForLeaderEpochUtils` from `validatePositionsIfNeeded`).
+    fn send_validations(&mut self, now_ms: i64) {
+        for (leader, topic_partitions) in self.due_by_leader(now_ms, true, true) {
+            let mut queries = Vec::new();
+            let mut pending = Vec::new();
+            for topic_partition in topic_partitions {
+                let partition = &self.partitions[&topic_partition];
+                let (position, offset_epoch) = (
+                    partition.position.expect("positioned"),
+                    partition
+                        .offset_epoch
+                        .expect("validated positions have an epoch"),
+                );
+                let current_leader_epoch = self.io.metadata.leader_epoch(&topic_partition);
+                queries.push(EpochQuery {
+                    topic_partition: topic_partition.clone(),
+                    current_leader_epoch,
+                    leader_epoch: offset_epoch,
+                });
+                pending.push((topic_partition, position, current_leader_epoch));
+            }
+            let request = Request::OffsetsForLeaderEpoch {
+                replica_id: None,
+                partitions: queries,
+            };
+            let topic_partitions: Vec<TopicPartition> =
+                pending.iter().map(|(tp, _, _)| tp.clone()).collect();
+            let pending = PendingRequest::Validate {
+                partitions: pending,
+            };
+            let correlation_id = self.io.send_request(now_ms, leader, request, pending);
+            for topic_partition in &topic_partitions {
+                let partition = self.partitions.get_mut(topic_partition).expect("assigned");
+                partition.phase = Phase::Validating { correlation_id };
+            }
         }
     }
 
@@ -546,8 +645,11 @@ impl Consumer {
         };
         let correlation_id = self.io.send_request(now_ms, leader, request, pending);
         for (topic_partition, _) in &positions {
+            let leader_epoch = self.io.metadata.leader_epoch(topic_partition);
             let partition = self.partitions.get_mut(topic_partition).expect("assigned");
             partition.phase = Phase::Fetching { correlation_id };
+            // The leader checks the epoch: what it answers is valid under it.
+            partition.validated_leader_epoch = Some(leader_epoch);
         }
     }
 
@@ -588,6 +690,14 @@ impl Consumer {
             ) => {
                 self.handle_fetch(now_ms, correlation_id, &partitions, sent_ms, answers);
             }
+            (
+                PendingRequest::Validate { partitions },
+                Response::OffsetsForLeaderEpoch {
+                    partitions: answers,
+                },
+            ) => {
+                self.handle_validation(now_ms, correlation_id, &partitions, &answers);
+            }
             (request, _) => {
                 // An answer of the wrong kind is a broker-model bug; treat it as no answer.
                 self.io.ignored_responses += 1;
@@ -624,13 +734,71 @@ impl Consumer {
         }
     }
 
+    /// Answers to position validation (Kafka's `SubscriptionState.maybeCompleteValidation`).
+    fn handle_validation(
+        &mut self,
+        now_ms: i64,
+        correlation_id: u64,
+        requested: &[(TopicPartition, i64, i32)],
+        answers: &[EpochAnswer],
+    ) {
+        for (index, (topic_partition, position, leader_epoch)) in requested.iter().enumerate() {
+            let still_ours = self
+                .partitions
+                .get(topic_partition)
+                .is_some_and(|partition| {
+                    partition.phase == Phase::Validating { correlation_id }
+                        && partition.position == Some(*position)
+                });
+            if !still_ours {
+                continue;
+            }
+            let answer = match answers.get(index) {
+                Some(answer) if answer.error.is_none() => *answer,
+                Some(answer) => {
+                    self.handle_partition_error(now_ms, topic_partition, answer.error);
+                    continue;
+                }
+                None => {
+                    self.retry_later(now_ms, topic_partition, FetchError::MalformedAnswer);
+                    continue;
+                }
+            };
+            let policy = self.config.auto_offset_reset;
+            let partition = self.partitions.get_mut(topic_partition).expect("assigned");
+            partition.wait(now_ms);
+            if answer.end_offset < 0 || answer.leader_epoch < 0 {
+                // The leader knows no epoch at or below the position's: reset under the
+                // policy, as for OffsetOutOfRange (the next pump sends ListOffsets).
+                partition.reset_from = partition.position.take();
+                partition.offset_epoch = None;
+                continue;
+            }
+            partition.validated_leader_epoch = Some(*leader_epoch);
+            if answer.end_offset < *position {
+                // Truncation detected: go back to the first offset known to diverge.
+                partition.position = Some(answer.end_offset);
+                partition.offset_epoch = Some(answer.leader_epoch);
+                self.events.push(ConsumerEvent::OffsetReset {
+                    topic_partition: topic_partition.clone(),
+                    previous: Some(*position),
+                    offset: answer.end_offset,
+                    policy,
+                });
+            }
+        }
+    }
+
     fn apply_reset(&mut self, now_ms: i64, topic_partition: &TopicPartition, offset: i64) {
         assert!(
             offset >= 0,
             "ListOffsets gave offset {offset} for {topic_partition}"
         );
+        let leader_epoch = self.io.metadata.leader_epoch(topic_partition);
         let partition = self.partitions.get_mut(topic_partition).expect("assigned");
         partition.position = Some(offset);
+        partition.offset_epoch = None;
+        partition.validated_leader_epoch = Some(leader_epoch);
         partition.wait(now_ms);
         let previous = partition.reset_from.take();
         self.events.push(ConsumerEvent::OffsetReset {
@@ -709,9 +877,22 @@ impl Consumer {
                 .all(|pair| pair[0].offset < pair[1].offset),
             "records come in offset order"
         );
+        let consumed_epoch = answer
+            .batches
+            .iter()
+            .filter(|batch| {
+                batch.last_offset() >= fetch_offset
+                    && batch.next_offset() <= fetch.next_fetch_offset
+                    && batch.partition_leader_epoch() >= 0
+            })
+            .map(RecordBatch::partition_leader_epoch)
+            .last();
         let partition = self.partitions.get_mut(topic_partition).expect("assigned");
         update_offsets(partition, answer);
         partition.position = Some(fetch.next_fetch_offset);
+        if consumed_epoch.is_some() {
+            partition.offset_epoch = consumed_epoch;
+        }
         let progressed = fetch.next_fetch_offset > fetch_offset;
         // Nothing new (the leader's wait ran out, or it does not wait): back off, don't spin.
         let not_before_ms = if progressed {
@@ -740,6 +921,7 @@ impl Consumer {
                 // Reset under the policy: the next pump sends ListOffsets.
                 let partition = self.partitions.get_mut(topic_partition).expect("assigned");
                 partition.reset_from = partition.position.take();
+                partition.offset_epoch = None;
                 partition.wait(now_ms);
                 self.events.push(ConsumerEvent::FetchFailed {
                     topic_partition: topic_partition.clone(),

@@ -706,3 +706,97 @@ mod against_a_real_log {
         }
     }
 }
+
+/// A consumer of `orders-0` that read `a`, `b`, `c` (offsets 0..3, leader epoch 0) from broker
+/// 1, then saw broker 1 lose leadership and metadata name broker 2 in epoch 2: returns the
+/// harness with the request it sends next.
+fn after_leader_change() -> (Harness, Vec<Sent>) {
+    let mut log = empty_log();
+    append(&mut log, &data_batch(1, 0, &["a", "b", "c"], false));
+    log.maybe_increment_high_watermark(3);
+    let (mut harness, fetch) = Harness::fetching(ConsumerConfig::default(), 0);
+    harness.serve_fetch(&fetch, &log);
+    assert_eq!(harness.delivered_offsets(), vec![0, 1, 2]);
+    let fetch = harness.sent();
+    harness.advance_to(50);
+    harness.answer(
+        &fetch[0],
+        Response::Fetch {
+            partitions: vec![fetch_error(tp(0), ErrorCode::NotLeaderOrFollower)],
+        },
+    );
+    harness.advance_to(100);
+    let refresh = harness.sent();
+    harness.answer(&refresh[0], metadata(2, 2));
+    harness.advance_to(150);
+    harness.events();
+    let next = harness.sent();
+    (harness, next)
+}
+
+fn epoch_end(leader_epoch: i32, end_offset: i64) -> Response {
+    Response::OffsetsForLeaderEpoch {
+        partitions: vec![EpochAnswer {
+            error: ErrorCode::None,
+            leader_epoch,
+            end_offset,
+        }],
+    }
+}
+
+#[test]
+fn consumer_validates_its_position_after_a_leader_change_and_goes_back_to_a_truncation() {
+    // KIP-320: the new leader's log (one replica that lost its unflushed tail, say) ends epoch
+    // 0 at offset 1, below the position 3: offsets 1 and 2 may hold other records by now, so
+    // the consumer goes back to 1 instead of fetching at 3 and skipping them.
+    let (mut harness, validate) = after_leader_change();
+    assert_eq!(validate.len(), 1, "{validate:?}");
+    assert_eq!(validate[0].to, broker(2));
+    let Request::OffsetsForLeaderEpoch {
+        replica_id: None,
+        partitions,
+    } = &validate[0].request
+    else {
+        panic!("expected a client's OffsetsForLeaderEpoch, got {validate:?}");
+    };
+    assert_eq!(
+        partitions,
+        &[EpochQuery {
+            topic_partition: tp(0),
+            current_leader_epoch: 2,
+            leader_epoch: 0,
+        }]
+    );
+    harness.answer(&validate[0], epoch_end(0, 1));
+    assert_eq!(
+        harness.events(),
+        vec![ConsumerEvent::OffsetReset {
+            topic_partition: tp(0),
+            previous: Some(3),
+            offset: 1,
+            policy: AutoOffsetReset::Latest,
+        }]
+    );
+    let fetch = harness.sent();
+    assert_eq!(fetch.len(), 1);
+    assert_eq!(fetch[0].fetch_partitions()[0].fetch_offset, 1);
+    assert_eq!(fetch[0].fetch_partitions()[0].current_leader_epoch, 2);
+}
+
+#[test]
+fn consumer_position_that_survived_the_leader_change_is_fetched_unchanged() {
+    // The new leader's epoch 0 ends at the position or past it: nothing was truncated below
+    // it, the consumer fetches on from 3 without a reset.
+    let (mut harness, validate) = after_leader_change();
+    harness.answer(&validate[0], epoch_end(0, 3));
+    assert!(harness.events().is_empty());
+    let fetch = harness.sent();
+    assert_eq!(fetch.len(), 1);
+    assert_eq!(fetch[0].fetch_partitions()[0].fetch_offset, 3);
+    // An undefined epoch (the leader knows none at or below 0) resets by the policy.
+    let (mut harness, validate) = after_leader_change();
+    harness.answer(&validate[0], epoch_end(-1, -1));
+    assert_eq!(harness.consumer.position(&tp(0)), None);
+    let list = harness.sent();
+    assert!(matches!(list[0].request, Request::ListOffsets { .. }));
+}

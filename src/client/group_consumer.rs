@@ -26,9 +26,9 @@
 //!   the coordinator and start at the committed offset, or by the consumer's reset policy when
 //!   there is none.
 //! - **Commits.** Every `auto_commit_interval_ms` the member commits, for every positioned
-//!   partition whose position is not what it last committed, that position with the leader
-//!   epoch of the last record delivered from it (or of the committed offset it started from;
-//!   −1 after a reset). One automatic commit is in flight at a time; a failed one is simply
+//!   partition whose position is not what it last committed, that position with its leader
+//!   epoch ([`Consumer::position_epoch`]: of the last batch consumed below it, control
+//!   batches included, or of the committed offset it started from; −1 after a reset). One automatic commit is in flight at a time; a failed one is simply
 //!   retried by the next (positions are commit candidates until committed). A failed commit
 //!   of revoked partitions is not retried (they belong to another member now).
 //! - **Leaving.** [`GroupConsumer::leave`] stops fetching, commits every position, then sends
@@ -36,8 +36,8 @@
 //!   with `None`). A member that left does nothing more.
 //!
 //! Not modelled: client-side rebalance callbacks, manual commits and seeks, the client-side
-//! poll timeout (`max.poll.interval.ms`), pattern subscriptions, and re-validating positions
-//! after a failover (KIP-320).
+//! poll timeout (`max.poll.interval.ms`) and pattern subscriptions. Positions, committed
+//! offsets included, are validated after a leader change by the embedded consumer (KIP-320).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -229,8 +229,6 @@ pub struct GroupConsumer {
     /// Assigned partitions waiting for their committed offset.
     awaiting_offsets: BTreeSet<TopicPartition>,
     offset_fetch_not_before_ms: i64,
-    /// Leader epoch of the record before each partition's position, −1 if unknown.
-    position_epochs: BTreeMap<TopicPartition, i32>,
     /// What this member last committed successfully: (offset, leader epoch).
     committed: BTreeMap<TopicPartition, (i64, i32)>,
     /// The final commit of a leave, until the coordinator is known to send it.
@@ -273,7 +271,6 @@ impl GroupConsumer {
             assignment: BTreeSet::new(),
             awaiting_offsets: BTreeSet::new(),
             offset_fetch_not_before_ms: i64::MIN,
-            position_epochs: BTreeMap::new(),
             committed: BTreeMap::new(),
             leave_commit: None,
             ignored_responses: 0,
@@ -407,27 +404,9 @@ impl GroupConsumer {
         self.maybe_fetch_offsets(now_ms, coordinator);
     }
 
-    /// Takes the embedded consumer's events and requests; notes the epoch of delivered records.
+    /// Takes the embedded consumer's events and requests.
     fn drain_consumer(&mut self) {
         for event in self.consumer.take_events() {
-            match &event {
-                ConsumerEvent::Records {
-                    topic_partition,
-                    records,
-                    ..
-                } => {
-                    if let Some(last) = records.last() {
-                        self.position_epochs
-                            .insert(topic_partition.clone(), last.partition_leader_epoch);
-                    }
-                }
-                ConsumerEvent::OffsetReset {
-                    topic_partition, ..
-                } => {
-                    self.position_epochs.insert(topic_partition.clone(), -1);
-                }
-                _ => {}
-            }
             self.events.push(GroupConsumerEvent::Consumer(event));
         }
         self.outbox.extend(self.consumer.take_outbox());
@@ -564,7 +543,8 @@ impl GroupConsumer {
                 if self.committed.get(tp).map(|(offset, _)| *offset) == Some(position) {
                     return None;
                 }
-                let epoch = self.position_epochs.get(tp).copied().unwrap_or(-1);
+                // The position's own epoch, the one it is validated with (KIP-320).
+                let epoch = self.consumer.position_epoch(tp).unwrap_or(-1);
                 Some((tp.clone(), position, epoch))
             })
             .collect()
@@ -606,7 +586,6 @@ impl GroupConsumer {
     fn drop_partitions(&mut self) {
         for tp in std::mem::take(&mut self.assignment) {
             self.consumer.unassign_partition(&tp);
-            self.position_epochs.remove(&tp);
         }
         self.awaiting_offsets.clear();
     }
@@ -667,7 +646,6 @@ impl GroupConsumer {
         for tp in &revoked {
             self.awaiting_offsets.remove(tp);
             self.consumer.unassign_partition(tp);
-            self.position_epochs.remove(tp);
         }
         self.awaiting_offsets.extend(added.iter().cloned());
         self.offset_fetch_not_before_ms = now_ms;
@@ -863,14 +841,21 @@ impl GroupConsumer {
             } else {
                 -1
             };
-            self.position_epochs
-                .insert(entry.topic_partition.clone(), epoch);
             // As Kafka's refreshCommittedOffsets: the commit's epoch exists, so a leader
             // with an older one is stale and must not be fetched from.
             self.consumer
                 .update_last_seen_epoch_if_newer(&entry.topic_partition, epoch);
-            self.consumer
-                .assign_partition(entry.topic_partition.clone(), committed);
+            // A committed offset with its leader epoch is validated before the first fetch
+            // (KIP-320): the log may have been truncated below it since the commit.
+            match committed {
+                Some(offset) => {
+                    self.consumer
+                        .assign_partition_at(entry.topic_partition.clone(), offset, epoch)
+                }
+                None => self
+                    .consumer
+                    .assign_partition(entry.topic_partition.clone(), None),
+            }
             self.consumer_started = true;
             self.events.push(GroupConsumerEvent::Started {
                 topic_partition: entry.topic_partition,

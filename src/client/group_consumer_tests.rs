@@ -13,8 +13,8 @@ use crate::coordinator::{Shard, ShardEnv, ShardOutput, CONSUMER_OFFSETS_TOPIC};
 use crate::log::{AppendOrigin, FetchIsolation, LogConfig, MemoryDisk, PartitionLog};
 use crate::metadata::{MetadataImage, MetadataRecord, PartitionRecord};
 use crate::protocol::{
-    BrokerId, ClientKind, FetchPartition, FetchPartitionResponse, ListOffsetsAnswer, OffsetSpec,
-    TopicId,
+    BrokerId, ClientKind, EpochAnswer, FetchPartition, FetchPartitionResponse, ListOffsetsAnswer,
+    OffsetSpec, TopicId,
 };
 use crate::record::BatchBuilder;
 
@@ -24,6 +24,8 @@ const LEADER: NodeId = NodeId::Broker(CLUSTER, BrokerId(1));
 const COORDINATOR: NodeId = NodeId::Broker(CLUSTER, BrokerId(2));
 /// Leader epoch of `orders` and of its batches.
 const EPOCH: i32 = 3;
+/// An epoch end offset past every test log's end: nothing was truncated below a position.
+const NOT_TRUNCATED: i64 = 1_000;
 /// The heartbeat interval scripted coordinator answers give.
 const HEARTBEAT_MS: i64 = 200;
 
@@ -226,16 +228,44 @@ impl Harness {
         self.sent()
     }
 
-    /// Joined with `orders-0` starting at committed offset `start` (epoch 2), metadata answered;
-    /// returns the first Fetch.
+    /// Joined with `orders-0` starting at committed offset `start` (epoch 2), metadata answered
+    /// and the position validated; returns the first Fetch.
     fn fetching(&mut self, start: i64) -> Sent {
         let fetch_offsets = self.joined(vec![tp(0)]);
         self.answer(&fetch_offsets[0], committed(&[(0, start, 2)]));
         let metadata_request = self.one();
         self.answer(&metadata_request, metadata());
-        let fetch = self.one();
+        let validation = self.one();
+        let fetch = self.validated(&validation);
         self.events();
         fetch
+    }
+
+    /// Answers a position validation (KIP-320: a committed offset with its epoch is checked
+    /// before the first fetch) with "nothing truncated below it"; returns the next request.
+    fn validated(&mut self, validation: &Sent) -> Sent {
+        self.answer_validation(validation);
+        self.one()
+    }
+
+    /// Answers a position validation with "nothing truncated below it".
+    fn answer_validation(&mut self, validation: &Sent) {
+        let Request::OffsetsForLeaderEpoch {
+            replica_id: None,
+            partitions,
+        } = &validation.request
+        else {
+            panic!("expected a position validation, got {validation:?}");
+        };
+        let partitions = partitions
+            .iter()
+            .map(|query| EpochAnswer {
+                error: ErrorCode::None,
+                leader_epoch: query.leader_epoch,
+                end_offset: NOT_TRUNCATED,
+            })
+            .collect();
+        self.answer(validation, Response::OffsetsForLeaderEpoch { partitions });
     }
 }
 
@@ -352,8 +382,10 @@ fn group_consumer_discovers_joins_and_starts_at_committed_offsets() {
             if partitions.len() == 1 && partitions[0].topic_partition == tp(1)
                 && partitions[0].spec == OffsetSpec::Earliest
     ));
-    assert_eq!(sent[1].fetch_partitions()[0].topic_partition, tp(0));
-    assert_eq!(sent[1].fetch_partitions()[0].fetch_offset, 5);
+    // The committed offset carries epoch 2: validated first (KIP-320), then fetched.
+    let fetch = harness.validated(&sent[1]);
+    assert_eq!(fetch.fetch_partitions()[0].topic_partition, tp(0));
+    assert_eq!(fetch.fetch_partitions()[0].fetch_offset, 5);
     assert_eq!(harness.member.committed(&tp(0)), Some((5, 2)));
 }
 
@@ -380,7 +412,9 @@ fn group_consumer_does_not_fetch_from_a_leader_older_than_the_committed_epoch() 
         "the cache asks again after the backoff: {refresh:?}"
     );
     harness.answer(&refresh, orders_metadata(&[1, 2], &[2, 1], EPOCH + 1));
-    let fetch = harness.one();
+    let validation = harness.one();
+    assert_eq!(validation.to, NodeId::Broker(CLUSTER, BrokerId(2)));
+    let fetch = harness.validated(&validation);
     assert_eq!(fetch.to, NodeId::Broker(CLUSTER, BrokerId(2)));
     let partition = &fetch.fetch_partitions()[0];
     assert_eq!(
@@ -503,6 +537,8 @@ fn group_consumer_rejoins_after_unknown_member_id_and_resumes_from_committed_off
     harness.answer(&join, heartbeat_answer("g-member-1", 4, Some(vec![tp(0)])));
     let offset_fetch = harness.one();
     harness.answer(&offset_fetch, committed(&[(0, 7, EPOCH)]));
+    let validation = harness.one();
+    harness.answer_validation(&validation);
     assert!(
         harness.sent().is_empty(),
         "the leader still has our old fetch"
@@ -736,6 +772,20 @@ impl World {
             Request::Metadata { .. } => metadata(),
             Request::ListOffsets { .. } => list_offsets(&self.logs, &request),
             Request::Fetch { partitions, .. } => serve_fetch(&self.logs, &partitions),
+            Request::OffsetsForLeaderEpoch { partitions, .. } => Response::OffsetsForLeaderEpoch {
+                partitions: partitions
+                    .iter()
+                    .map(|query| {
+                        let log = &self.logs[query.topic_partition.partition as usize];
+                        let end = log.end_offset_for_epoch(query.leader_epoch);
+                        EpochAnswer {
+                            error: ErrorCode::None,
+                            leader_epoch: end.epoch,
+                            end_offset: end.end_offset,
+                        }
+                    })
+                    .collect(),
+            },
             group_request => {
                 let from = envelope.from;
                 let mut responses = self.shard_call(|shard, env, out| {
