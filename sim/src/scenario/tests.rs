@@ -231,6 +231,41 @@ fn scenario_admin_errors_name_file_line_and_field() {
     }
 }
 
+/// Fuzzing found this (`fuzz_input`, a topic renamed and an op emptied in `active_passive`):
+/// the topic checks of the workloads and fault targets ask which topics a `create_mirror`
+/// adopts, and read the admin ops' kinds before their own check had refused an unknown one,
+/// so the loader panicked ("validated by Scenario::load") instead of refusing the file.
+#[test]
+fn an_unknown_admin_op_is_refused_before_a_topic_check_reads_the_ops() {
+    let text = r#"duration_ms = 5000
+[[clusters]]
+brokers = 3
+[[clusters]]
+brokers = 3
+[[producers]]
+cluster = "a"
+topic = "orders"
+[[admin]]
+at_ms = 0
+cluster = "b"
+op = ""
+mirror = "m"
+source = "a"
+"#;
+    assert_refused(
+        text,
+        "admin[0].op",
+        12,
+        "unknown admin op \"\" (known: create_mirror",
+    );
+    // A fault target's topic check reads them too.
+    let text = text.replace(
+        "[[producers]]\ncluster = \"a\"\ntopic = \"orders\"\n",
+        "[[faults.scripted]]\nat_ms = 10\nkind = \"kill\"\nnodes = [\"b-leader:orders:0\"]\n",
+    );
+    assert_refused(&text, "admin[0].op", 13, "unknown admin op \"\"");
+}
+
 #[test]
 fn scenario_admin_cluster_and_times_are_checked() {
     let (field, line, _) =

@@ -123,6 +123,10 @@ impl Scenario {
     pub(super) fn validate(&self, source: &Source<'_>) -> Check {
         self.validate_top_level(source)?;
         self.validate_clusters(source)?;
+        // Before anything that reads the admin list: a mirror's `mirror.topics.include` makes
+        // the topics it adopts count as declared, so a topic, workload or fault target naming
+        // one depends on which ops create mirrors.
+        self.validate_admin_ops(source)?;
         self.validate_topics(source)?;
         self.validate_workloads(source)?;
         self.validate_faults(source)?;
@@ -477,6 +481,26 @@ impl Scenario {
         Ok(())
     }
 
+    /// Every admin op names a known operation.
+    fn validate_admin_ops(&self, source: &Source<'_>) -> Check {
+        for (index, spec) in self.admin.iter().enumerate() {
+            if AdminOpKind::from_name(spec.op.get_ref()).is_none() {
+                let known: Vec<&str> = AdminOpKind::ALL.iter().map(|k| k.name()).collect();
+                return Err(source.error(
+                    &format!("admin[{index}].op"),
+                    format!(
+                        "unknown admin op {:?} (known: {})",
+                        spec.op.get_ref(),
+                        known.join(", ")
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Admin ops' clusters, times, sources, topics, mirrors and partition counts (their
+    /// names were checked by [`Self::validate_admin_ops`]).
     fn validate_admin_timeline(&self, source: &Source<'_>) -> Check {
         // A cluster's operations run one at a time in file order, so their times must not go
         // backwards; this keeps each cluster's latest time.
@@ -484,17 +508,7 @@ impl Scenario {
         for (index, spec) in self.admin.iter().enumerate() {
             let field = format!("admin[{index}]");
             let cluster = self.check_cluster(source, &spec.cluster, &format!("{field}.cluster"))?;
-            let Some(kind) = AdminOpKind::from_name(spec.op.get_ref()) else {
-                let known: Vec<&str> = AdminOpKind::ALL.iter().map(|k| k.name()).collect();
-                return Err(source.error(
-                    &format!("{field}.op"),
-                    format!(
-                        "unknown admin op {:?} (known: {})",
-                        spec.op.get_ref(),
-                        known.join(", ")
-                    ),
-                ));
-            };
+            let kind = spec.kind();
             let at_ms = *spec.at_ms.get_ref();
             if at_ms >= self.duration_ms {
                 return Err(source.error(
