@@ -47,7 +47,7 @@ pub const MAX_CLIENTS_PER_KIND: u32 = 255;
 /// may ask for.
 pub const TRANSACTION_MAX_TIMEOUT_MS: i64 = 900_000;
 
-/// The largest clock offset a `clock_skew` may name: a year, either way.
+/// The largest clock jump a `clock_skew` may name: a year (forward; it may not step back).
 pub const MAX_CLOCK_OFFSET_MS: f64 = 365.0 * 24.0 * 3_600_000.0;
 
 /// The largest clock drift a scripted `clock_skew` may name, in ppm: beyond a million the
@@ -423,7 +423,7 @@ impl Scenario {
 
     /// The kind's numbers: probabilities in (0, 1] (0 would be a fault that never acts),
     /// delays positive and inside the heal phase (a message still held after it would fail
-    /// liveness by construction), clock offsets and drifts finite and bounded.
+    /// liveness by construction), clock jumps forward, finite and bounded, drifts bounded.
     fn validate_fault_amounts(
         &self,
         source: &Source<'_>,
@@ -454,10 +454,21 @@ impl Scenario {
                         "`clock_skew` needs an offset (`amount`, ms) or a `drift_ppm`".into(),
                     ));
                 }
-                if !(amount.is_finite() && amount.abs() <= MAX_CLOCK_OFFSET_MS) {
+                if amount < 0.0 {
                     return Err(source.error(
                         &amount_field,
-                        format!("a clock offset in ms of at most a year either way, not {amount}"),
+                        format!(
+                            "a clock only jumps forward, not by {amount} ms: the model gives a \
+                             node one clock, which its timers read too, and Kafka's timers (on \
+                             the monotonic clock) never see it step back (a slow clock is a \
+                             negative `drift_ppm`)"
+                        ),
+                    ));
+                }
+                if !(amount.is_finite() && amount <= MAX_CLOCK_OFFSET_MS) {
+                    return Err(source.error(
+                        &amount_field,
+                        format!("a clock jump in ms of at most a year, not {amount}"),
                     ));
                 }
             }
