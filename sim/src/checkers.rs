@@ -784,6 +784,39 @@ impl Checkers {
         )
     }
 
+    /// Whether a mirrored record `consumer` read in `poll` was cut from its cluster's log by a
+    /// mirroring truncation that follows the source (PREPARING's last-mirrored-epoch cut or a
+    /// diverging epoch) at or below its offset after the read, and the cluster that wrote it
+    /// lost committed data at or below that offset after the read too (a topic that is not
+    /// durable: a leader epoch starting below its high watermark, [`Checkers::losses`], or a
+    /// leader log ending below it, `lost_tails`). The mirror then fetches the offset again from a log
+    /// that no longer holds the record, as KIP-1279 mirrors whatever the source holds
+    /// (generator seed 3307716073686385: b's topic stopped, then was mirrored again, and the
+    /// PREPARING cut took b to 0, as its last-mirrored-epoch lookup on a found nothing; before
+    /// b fetched the old records back, a's only replica of the partition lost them in a power
+    /// loss, and b mirrored a's new records at their offsets). The mirror's own truncation alone never excuses a
+    /// mirrored record (a clean source rewrites nothing), nor does a loss of the source alone
+    /// (the mirror still holds what the consumer read), nor a loss before the read. When the
+    /// loss came before the cut, [`Checkers::note_loss`] already noted it on the mirror.
+    fn mirrored_read_lost_at_origin(&self, consumer: NodeId, poll: &PollRecord) -> bool {
+        let cluster = consumer.cluster();
+        let origin = cluster_of_value(&poll.value);
+        let (tp, offset) = (&poll.topic_partition, poll.offset);
+        let follows_source = |reason| {
+            matches!(
+                reason,
+                TruncationReason::MirrorLastMirroredEpoch | TruncationReason::MirrorDivergingEpoch
+            )
+        };
+        let origin_lost = || {
+            all_losses(&self.losses, &self.lost_tails, &(origin, tp.clone()))
+                .any(|(time_ms, kept)| poll.fetched_ms <= time_ms && offset >= kept)
+        };
+        origin != cluster
+            && self.cut_by_mirroring(cluster, tp, offset, poll.fetched_ms, follows_source)
+            && origin_lost()
+    }
+
     /// Whether the jump of `consumer`'s poll number `index` over `skipped`, a data record of
     /// the final log, is excused: when the consumer read past it, the leader's log held no
     /// record for it there (control batches, such as the `MIRROR_PID_RESET` a failover wrote,
@@ -1825,6 +1858,7 @@ impl Checkers {
             brokers,
         };
         let lost_reads;
+        let lost_at_origin_reads;
         let outcome_lost_reads = std::cell::Cell::new(0u64);
         let (mut out, (rewritten_reads, rewritten_skips, across_skips)) = {
             let by_mirroring = |consumer: NodeId, poll: &PollRecord| {
@@ -1840,8 +1874,13 @@ impl Checkers {
             let lost = |consumer: NodeId, poll: &PollRecord| {
                 self.lost_with_tail(consumer, poll) || self.lost_after_read(consumer, poll)
             };
+            let lost_at_origin = |consumer: NodeId, poll: &PollRecord| {
+                self.mirrored_read_lost_at_origin(consumer, poll)
+            };
             let rewritten = |consumer: NodeId, poll: &PollRecord| {
-                by_mirroring(consumer, poll) || lost(consumer, poll)
+                by_mirroring(consumer, poll)
+                    || lost(consumer, poll)
+                    || lost_at_origin(consumer, poll)
             };
             let reads = || {
                 history.polls.iter().flat_map(|((consumer, _), polls)| {
@@ -1853,6 +1892,13 @@ impl Checkers {
                 .count();
             lost_reads = reads()
                 .filter(|(consumer, poll)| !by_mirroring(*consumer, poll) && lost(*consumer, poll))
+                .count();
+            lost_at_origin_reads = reads()
+                .filter(|(consumer, poll)| {
+                    !by_mirroring(*consumer, poll)
+                        && !lost(*consumer, poll)
+                        && lost_at_origin(*consumer, poll)
+                })
                 .count();
             let rewritten_skips = std::cell::Cell::new(0u64);
             let across_skips = std::cell::Cell::new(0u64);
@@ -1915,6 +1961,12 @@ impl Checkers {
                 .marks
                 .entry("read-lost-with-committed-tail".into())
                 .or_default() += lost_reads as u64;
+        }
+        if lost_at_origin_reads > 0 {
+            *self
+                .marks
+                .entry("mirrored-read-lost-at-origin".into())
+                .or_default() += lost_at_origin_reads as u64;
         }
         if outcome_lost_reads.get() > 0 {
             *self
@@ -3905,6 +3957,70 @@ mod tests {
         assert!(!checkers.lost_with_tail(CONSUMER, &poll(90, 7_900)));
         assert!(!checkers.lost_with_tail(CONSUMER, &poll(80, 7_000)));
         assert!(!checkers.lost_with_tail(on_b, &poll(90, 7_000)));
+    }
+
+    /// A mirrored record read on b is excused only when b's mirroring cut (one that follows
+    /// the source) and a loss on the cluster that wrote it both came at or below its offset
+    /// after the read (generator seed 3307716073686385); either alone excuses nothing.
+    #[test]
+    fn mirrored_read_lost_at_origin_needs_the_cut_and_the_origins_loss_after_it() {
+        let (a, b) = (ClusterIndex(0), ClusterIndex(1));
+        let tp = TopicPartition::new("orders", 1);
+        let on_b = NodeId::Client(b, mirrorsim::protocol::ClientKind::Consumer, 1);
+        let poll = |offset, fetched_ms, value: &str| PollRecord {
+            topic_partition: tp.clone(),
+            offset,
+            value: value.into(),
+            after_reset: false,
+            received_ms: fetched_ms + 1,
+            fetched_ms,
+        };
+        let mirrored = "a-producer-1/1/orders-1/57/x";
+        let mut checkers = Checkers::default();
+        // b's PREPARING cut to 0 at 15 s: by design, and alone no excuse for a mirrored record.
+        checkers.note_mirror_truncation(
+            15_000,
+            b,
+            &tp,
+            0,
+            TruncationReason::MirrorLastMirroredEpoch,
+        );
+        assert!(!checkers.mirrored_read_lost_at_origin(on_b, &poll(57, 9_000, mirrored)));
+        // a then loses the partition from 0 (its only replica's power loss).
+        checkers.note_loss(16_000, a, &tp, 0, Some(2));
+        assert!(checkers.mirrored_read_lost_at_origin(on_b, &poll(57, 9_000, mirrored)));
+        // Not for a read after the cut (b fetched the record again from a), nor for b's own
+        // writes (failback's rules judge those), nor for a read on a itself.
+        assert!(!checkers.mirrored_read_lost_at_origin(on_b, &poll(57, 15_500, mirrored)));
+        let own = "b-producer-1/1/orders-1/3/x";
+        assert!(!checkers.mirrored_read_lost_at_origin(on_b, &poll(57, 9_000, own)));
+        assert!(!checkers.mirrored_read_lost_at_origin(CONSUMER, &poll(57, 9_000, mirrored)));
+        // STOPPING's cut to the last stable offset does not follow the source.
+        let mut stopping = Checkers::default();
+        stopping.note_mirror_truncation(
+            15_000,
+            b,
+            &tp,
+            0,
+            TruncationReason::MirrorStopAtLastStableOffset,
+        );
+        stopping.note_loss(16_000, a, &tp, 0, Some(2));
+        assert!(!stopping.mirrored_read_lost_at_origin(on_b, &poll(57, 9_000, mirrored)));
+        // A loss at the origin above the offset read keeps the record there.
+        let mut above = Checkers::default();
+        above.note_mirror_truncation(15_000, b, &tp, 0, TruncationReason::MirrorLastMirroredEpoch);
+        above.note_loss(16_000, a, &tp, 60, Some(2));
+        assert!(!above.mirrored_read_lost_at_origin(on_b, &poll(57, 9_000, mirrored)));
+        // The origin's leader log ending below its high watermark (`lost_tails`) counts too.
+        let mut tail = Checkers::default();
+        tail.note_mirror_truncation(15_000, b, &tp, 0, TruncationReason::MirrorLastMirroredEpoch);
+        assert!(!tail.mirrored_read_lost_at_origin(on_b, &poll(57, 9_000, mirrored)));
+        tail.lost_tails
+            .entry((a, tp.clone()))
+            .or_default()
+            .push((14_900, 0));
+        assert!(tail.mirrored_read_lost_at_origin(on_b, &poll(57, 9_000, mirrored)));
+        assert!(!tail.mirrored_read_lost_at_origin(on_b, &poll(57, 15_000, mirrored)));
     }
 
     fn plain_batch(value: &str) -> mirrorsim::record::RecordBatch {

@@ -6,7 +6,9 @@
 //! process kills with restarts (the page cache survives, as on a real crash of the process),
 //! power-loss kills that lose or tear the unflushed tail of one broker's disk, pauses (GC or VM
 //! stalls), symmetric and one-way partitions, isolation of a node, packet loss, latency spikes,
-//! duplicated messages, messages held back for seconds, and clock offset and drift. Swarm mode
+//! duplicated messages, messages held back for seconds, and clock jumps and drift. A clock only
+//! jumps forward: a node has one clock, which its timers read too, and Kafka's timers run on
+//! the monotonic clock, which a wall-clock step back does not freeze (see `world`). Swarm mode
 //! keeps at most one broker of a cluster down (killed or paused) at any time, which is what a
 //! replication factor of 3 with `min.insync.replicas = 2` promises to tolerate; scripted faults
 //! may go further on purpose.
@@ -82,7 +84,8 @@ impl fmt::Display for Target {
 pub struct PlannedFault {
     /// Start, in ms from the beginning of the fault phase.
     pub at_ms: u64,
-    /// How long it lasts. A clock skew stays until the heal phase whatever this says: for it,
+    /// How long it lasts. A clock skew drifts until the heal phase (which stops the drift but
+    /// keeps the clock's reading) whatever this says: for it,
     /// this is the window its clock jump is given (swarm mode's calendar keeps other faults
     /// away from it), drawn in swarm mode and [`crate::scenario::DEFAULT_FAULT_DURATION_MS`]
     /// when scripted.
@@ -139,13 +142,15 @@ pub enum FaultAction {
         /// Delay in ms.
         hold_ms: u64,
     },
-    /// Skew the nodes' clocks.
+    /// Skew the nodes' clocks: each jumps forward, never back (a node has one clock, and
+    /// Kafka's timers, on the monotonic clock, never see it step back), then drifts; the
+    /// drift stops at the heal phase, the jump stays.
     ClockSkew {
         /// Targets.
         nodes: Vec<Target>,
-        /// Offset in ms.
+        /// How far the clock jumps forward, in ms (never negative).
         offset_ms: i64,
-        /// Drift in parts per million.
+        /// Drift in parts per million, counted from the jump.
         drift_ppm: i64,
     },
 }
@@ -609,7 +614,9 @@ fn swarm_action(
                 isr_shrinking.push((at_ms, end_ms));
                 vec![broker(rng)]
             },
-            offset_ms: rng.random_range(-5_000..5_000),
+            // Forward only: a node has one clock, and Kafka's timers (on the monotonic clock)
+            // never see it step back (see `world`). A slow drift still moves forward.
+            offset_ms: rng.random_range(0..5_000),
             drift_ppm: rng.random_range(-2_000..2_000),
         },
         _ => return None,

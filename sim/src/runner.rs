@@ -35,9 +35,7 @@ use crate::checkers::{BrokerView, Checkers, ControllerView, Violation};
 use crate::faults::{plan, FaultAction, FaultPlan, PlannedFault, Target};
 use crate::scenario::{AcksSpec, IsolationSpec, Scenario};
 use crate::workload::{ConsumerClient, ConsumerWorkload, ProducerWorkload, TransactionalWorkload};
-use crate::world::{
-    lock, node_address, run_node, ClockSkew, NetStats, NodeFactory, NodeState, Shared, Slot,
-};
+use crate::world::{lock, node_address, run_node, NetStats, NodeFactory, NodeState, Shared, Slot};
 
 /// How often safety is checked, in simulated ms.
 const CHECK_INTERVAL_MS: u64 = 10;
@@ -735,9 +733,11 @@ impl World {
             }
         }
         *lock(&self.shared.net) = Default::default();
-        lock(&self.shared.clocks).clear();
+        // A skewed clock stops drifting but keeps its reading: a node's clock never steps
+        // back (see `world`).
+        self.shared.stop_clock_drift();
         self.say(format_args!(
-            "heal phase starts: every fault lifted, load off"
+            "heal phase starts: every fault lifted (skewed clocks keep their reading), load off"
         ));
         for id in ids {
             let node = self.nodes.get_mut(&id).expect("listed");
@@ -895,16 +895,12 @@ impl World {
             } => {
                 let targets = self.resolve(nodes);
                 for id in &targets {
-                    lock(&self.shared.clocks).insert(
-                        *id,
-                        ClockSkew {
-                            offset_ms: *offset_ms,
-                            drift_ppm: *drift_ppm,
-                        },
-                    );
+                    self.shared.jump_clock(*id, *offset_ms, *drift_ppm);
                     self.say_about(
                         *id,
-                        format_args!("clock skewed by {offset_ms} ms, drift {drift_ppm} ppm"),
+                        format_args!(
+                            "clock jumps forward by {offset_ms} ms, drift {drift_ppm} ppm"
+                        ),
                     );
                 }
                 targets

@@ -1,6 +1,16 @@
 //! The simulated world: every controller, broker and client as a madsim node, the message layer
 //! between them, per-node clocks, world-owned disks and the shared trace.
 //!
+//! Each node has one clock ([`Shared::now_ms`]): its state machines stamp records with it and
+//! compare their timer deadlines to it. A node's clock never steps backwards. Real Kafka
+//! schedules its heartbeats, metadata fetches and request timeouts on the monotonic clock
+//! (`System.nanoTime`, the `KafkaEventQueue` deadlines), which a wall-clock step back does not
+//! freeze; a model whose one clock stepped back would stall every timer of the node for the
+//! step (a broker missing its heartbeats and metadata while it answers from a stale image, seed
+//! 2292223553896425 of the generated soak). So a clock skew jumps a clock forward and may make it
+//! run fast or slow from then on ([`Shared::jump_clock`]), and the heal phase stops the drift
+//! without stepping the clock back ([`Shared::stop_clock_drift`]).
+//!
 //! Node table (cluster `c` = 0 for `a`, 1 for `b`, …; every node listens on port 9092):
 //!
 //! | node | name | address |
@@ -130,13 +140,39 @@ pub struct Slot {
 /// Builds a node's state machine at start-up: `(now_ms, incarnation) -> state`.
 pub type NodeFactory = Arc<dyn Fn(i64, u64) -> NodeState + Send + Sync>;
 
-/// Per-node clock: `local = EPOCH_MS + offset_ms + elapsed_ms × (1 + drift_ppm / 10⁶)`.
+/// Per-node clock: `local = EPOCH_MS + elapsed_ms + offset_ms + (elapsed_ms − drift_since_ms) ×
+/// drift_ppm / 10⁶`. It never steps backwards: the offset only grows ([`Self::jumped`]), the
+/// drift counts from when it was set, and changing or stopping it first folds what it
+/// accumulated into the offset.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct ClockSkew {
-    /// Constant offset in milliseconds.
+    /// Offset in milliseconds, drift accumulated before `drift_since_ms` included.
     pub offset_ms: i64,
-    /// Drift in parts per million.
+    /// Drift in parts per million (a slow clock, when negative, still moves forward: the
+    /// loader and swarm mode keep it above −10⁶).
     pub drift_ppm: i64,
+    /// When the drift started, in ms since the world started.
+    pub drift_since_ms: i64,
+}
+
+impl ClockSkew {
+    /// How far the clock is ahead of the world's time (behind when negative) at `elapsed_ms`.
+    pub fn offset_at(&self, elapsed_ms: i64) -> i64 {
+        self.offset_ms + (elapsed_ms - self.drift_since_ms) * self.drift_ppm / 1_000_000
+    }
+
+    /// The clock jumped forward by `jump_ms` at `elapsed_ms`, then drifting by `drift_ppm`.
+    pub fn jumped(self, elapsed_ms: i64, jump_ms: i64, drift_ppm: i64) -> Self {
+        assert!(
+            jump_ms >= 0,
+            "a node's clock never steps back ({jump_ms} ms)"
+        );
+        Self {
+            offset_ms: self.offset_at(elapsed_ms) + jump_ms,
+            drift_ppm,
+            drift_since_ms: elapsed_ms,
+        }
+    }
 }
 
 /// Message-layer fault settings, changed by the fault injector.
@@ -177,7 +213,8 @@ pub struct Shared {
     pub net: Mutex<NetFaults>,
     /// Message counters.
     pub stats: Mutex<NetStats>,
-    /// Per-node clock skew.
+    /// Per-node clock skew (see [`Shared::now_ms`]); a node without one runs on the world's
+    /// time.
     pub clocks: Mutex<BTreeMap<NodeId, ClockSkew>>,
     /// The running trace hash.
     pub trace: Mutex<u64>,
@@ -243,11 +280,31 @@ impl Shared {
         }
     }
 
-    /// The node's local clock in ms.
+    /// The node's one clock in ms: what its state machines stamp and compare their timer
+    /// deadlines to. It never steps backwards (a skew only jumps it forward, see
+    /// [`ClockSkew`]), as Kafka's timers, on the monotonic clock, never see time go back.
     pub fn now_ms(&self, node: NodeId) -> i64 {
         let elapsed = self.elapsed_ms();
         let skew = lock(&self.clocks).get(&node).copied().unwrap_or_default();
-        EPOCH_MS + skew.offset_ms + elapsed + elapsed * skew.drift_ppm / 1_000_000
+        EPOCH_MS + elapsed + skew.offset_at(elapsed)
+    }
+
+    /// Jumps `node`'s clock forward by `jump_ms` from its current reading; from now on it
+    /// drifts by `drift_ppm` (replacing an earlier drift, whose accumulation it keeps).
+    pub fn jump_clock(&self, node: NodeId, jump_ms: i64, drift_ppm: i64) {
+        let elapsed = self.elapsed_ms();
+        let mut clocks = lock(&self.clocks);
+        let clock = clocks.entry(node).or_default();
+        *clock = clock.jumped(elapsed, jump_ms, drift_ppm);
+    }
+
+    /// Stops every clock's drift (the heal phase): each skewed clock keeps its current reading,
+    /// as a constant offset, instead of stepping back to the world's time.
+    pub fn stop_clock_drift(&self) {
+        let elapsed = self.elapsed_ms();
+        for clock in lock(&self.clocks).values_mut() {
+            *clock = clock.jumped(elapsed, 0, 0);
+        }
     }
 
     /// Mixes an event into the trace hash. What a replay prints is emitted separately, at the
@@ -633,5 +690,70 @@ fn send(
                 .send_to_raw(to, MESSAGE_TAG, Box::new(packet))
                 .await;
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use mirrorsim::protocol::{BrokerId, ClusterIndex};
+
+    use super::*;
+
+    /// Reads `node`'s clock every simulated ms for `ms` ms; panics if it ever steps back.
+    async fn tick(shared: &Shared, node: NodeId, ms: u64, last: &mut i64) {
+        for _ in 0..ms {
+            madsim::time::sleep(Duration::from_millis(1)).await;
+            let now = shared.now_ms(node);
+            assert!(
+                now >= *last,
+                "{node}'s clock stepped back from {last} to {now}"
+            );
+            *last = now;
+        }
+    }
+
+    /// Generated seed 2292223553896425: a −3365 ms clock step stalled every timer of
+    /// b-broker-1 (no BrokerHeartbeat, no FetchMetadata) for 3.4 s, and the heal phase's reset
+    /// stepped forward-skewed clocks back. A clock now only jumps forward, changing or stopping
+    /// its drift keeps its reading, and a slow clock still moves forward.
+    #[test]
+    fn a_skewed_clock_never_steps_back_and_the_heal_keeps_its_reading() {
+        let runtime = madsim::runtime::Runtime::with_seed_and_config(1, madsim::Config::default());
+        runtime.block_on(async {
+            let shared = Shared::new();
+            let node = NodeId::Broker(ClusterIndex(1), BrokerId(1));
+            let other = NodeId::Broker(ClusterIndex(1), BrokerId(2));
+            let mut last = shared.now_ms(node);
+            tick(&shared, node, 320, &mut last).await;
+            // Applied 320 ms in, a drift counts from the jump: no step by what it would have
+            // accumulated since the start of the run.
+            let before = shared.now_ms(node);
+            shared.jump_clock(node, 3_365, 1_264);
+            assert_eq!(shared.now_ms(node), before + 3_365);
+            tick(&shared, node, 1_000, &mut last).await;
+            // A second skew jumps on from the current reading; its slow drift replaces the
+            // fast one without giving back what that accumulated.
+            let before = shared.now_ms(node);
+            shared.jump_clock(node, 0, -2_000);
+            assert_eq!(shared.now_ms(node), before);
+            tick(&shared, node, 2_000, &mut last).await;
+            // The heal phase stops the drift and keeps the reading: the clock then runs at the
+            // world's rate, still ahead of it.
+            let before = shared.now_ms(node);
+            shared.stop_clock_drift();
+            assert_eq!(shared.now_ms(node), before);
+            let ahead = before - shared.now_ms(other);
+            assert!(ahead > 3_000, "{ahead}");
+            tick(&shared, node, 1_000, &mut last).await;
+            assert_eq!(shared.now_ms(node) - shared.now_ms(other), ahead);
+            // An unskewed node runs on the world's time throughout.
+            assert_eq!(shared.now_ms(other), EPOCH_MS + shared.elapsed_ms());
+        });
+    }
+
+    #[test]
+    #[should_panic(expected = "a node's clock never steps back")]
+    fn a_backward_clock_jump_is_a_bug() {
+        let _ = ClockSkew::default().jumped(0, -1, 0);
     }
 }

@@ -146,7 +146,9 @@ impl Scenario {
 
     /// The partition count of a topic on a cluster: a declared topic's, or that of a source
     /// topic a mirror created on the cluster adopts (`mirror.topics.include`), which the
-    /// mirror's periodic sync creates with the source's partition count.
+    /// mirror's periodic sync creates with the source's partition count. Validation calls it
+    /// before it has checked every admin op, so an op of no known kind creates nothing here
+    /// (its own check refuses it) instead of panicking.
     pub(super) fn topic_partitions(&self, cluster: &str, topic: &str) -> Option<i32> {
         let declared = |cluster: &str| {
             self.topics
@@ -158,7 +160,8 @@ impl Scenario {
             self.admin
                 .iter()
                 .filter(|spec| {
-                    spec.kind() == AdminOpKind::CreateMirror && spec.cluster.get_ref() == cluster
+                    AdminOpKind::from_name(spec.op.get_ref()) == Some(AdminOpKind::CreateMirror)
+                        && spec.cluster.get_ref() == cluster
                 })
                 .filter(|spec| {
                     spec.configs

@@ -301,8 +301,8 @@ pub struct ScriptedFault {
     /// [`DEFAULT_FAULT_DURATION_MS`]. A clock skew takes none: it stays until the heal phase.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
-    /// Loss/duplication probability, clock offset (ms), extra latency (ms) or hold (ms), by
-    /// kind.
+    /// Loss/duplication probability, clock jump (ms, forward: never negative), extra latency
+    /// (ms) or hold (ms), by kind.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub amount: Option<f64>,
     /// One-way partition (only `nodes` → `other` is cut; `partition` only).

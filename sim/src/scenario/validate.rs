@@ -47,7 +47,7 @@ pub const MAX_CLIENTS_PER_KIND: u32 = 255;
 /// may ask for.
 pub const TRANSACTION_MAX_TIMEOUT_MS: i64 = 900_000;
 
-/// The largest clock offset a `clock_skew` may name: a year, either way.
+/// The largest clock jump a `clock_skew` may name: a year (forward; it may not step back).
 pub const MAX_CLOCK_OFFSET_MS: f64 = 365.0 * 24.0 * 3_600_000.0;
 
 /// The largest clock drift a scripted `clock_skew` may name, in ppm: beyond a million the
@@ -123,6 +123,10 @@ impl Scenario {
     pub(super) fn validate(&self, source: &Source<'_>) -> Check {
         self.validate_top_level(source)?;
         self.validate_clusters(source)?;
+        // Before anything that reads the admin list: a mirror's `mirror.topics.include` makes
+        // the topics it adopts count as declared, so a topic, workload or fault target naming
+        // one depends on which ops create mirrors.
+        self.validate_admin_ops(source)?;
         self.validate_topics(source)?;
         self.validate_workloads(source)?;
         self.validate_faults(source)?;
@@ -419,7 +423,7 @@ impl Scenario {
 
     /// The kind's numbers: probabilities in (0, 1] (0 would be a fault that never acts),
     /// delays positive and inside the heal phase (a message still held after it would fail
-    /// liveness by construction), clock offsets and drifts finite and bounded.
+    /// liveness by construction), clock jumps forward, finite and bounded, drifts bounded.
     fn validate_fault_amounts(
         &self,
         source: &Source<'_>,
@@ -450,10 +454,21 @@ impl Scenario {
                         "`clock_skew` needs an offset (`amount`, ms) or a `drift_ppm`".into(),
                     ));
                 }
-                if !(amount.is_finite() && amount.abs() <= MAX_CLOCK_OFFSET_MS) {
+                if amount < 0.0 {
                     return Err(source.error(
                         &amount_field,
-                        format!("a clock offset in ms of at most a year either way, not {amount}"),
+                        format!(
+                            "a clock only jumps forward, not by {amount} ms: the model gives a \
+                             node one clock, which its timers read too, and Kafka's timers (on \
+                             the monotonic clock) never see it step back (a slow clock is a \
+                             negative `drift_ppm`)"
+                        ),
+                    ));
+                }
+                if !(amount.is_finite() && amount <= MAX_CLOCK_OFFSET_MS) {
+                    return Err(source.error(
+                        &amount_field,
+                        format!("a clock jump in ms of at most a year, not {amount}"),
                     ));
                 }
             }
@@ -477,6 +492,26 @@ impl Scenario {
         Ok(())
     }
 
+    /// Every admin op names a known operation.
+    fn validate_admin_ops(&self, source: &Source<'_>) -> Check {
+        for (index, spec) in self.admin.iter().enumerate() {
+            if AdminOpKind::from_name(spec.op.get_ref()).is_none() {
+                let known: Vec<&str> = AdminOpKind::ALL.iter().map(|k| k.name()).collect();
+                return Err(source.error(
+                    &format!("admin[{index}].op"),
+                    format!(
+                        "unknown admin op {:?} (known: {})",
+                        spec.op.get_ref(),
+                        known.join(", ")
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Admin ops' clusters, times, sources, topics, mirrors and partition counts (their
+    /// names were checked by [`Self::validate_admin_ops`]).
     fn validate_admin_timeline(&self, source: &Source<'_>) -> Check {
         // A cluster's operations run one at a time in file order, so their times must not go
         // backwards; this keeps each cluster's latest time.
@@ -484,17 +519,7 @@ impl Scenario {
         for (index, spec) in self.admin.iter().enumerate() {
             let field = format!("admin[{index}]");
             let cluster = self.check_cluster(source, &spec.cluster, &format!("{field}.cluster"))?;
-            let Some(kind) = AdminOpKind::from_name(spec.op.get_ref()) else {
-                let known: Vec<&str> = AdminOpKind::ALL.iter().map(|k| k.name()).collect();
-                return Err(source.error(
-                    &format!("{field}.op"),
-                    format!(
-                        "unknown admin op {:?} (known: {})",
-                        spec.op.get_ref(),
-                        known.join(", ")
-                    ),
-                ));
-            };
+            let kind = spec.kind();
             let at_ms = *spec.at_ms.get_ref();
             if at_ms >= self.duration_ms {
                 return Err(source.error(
