@@ -268,17 +268,20 @@ impl<D: LogDisk> Partition<D> {
     /// begun beyond the new log end, else no follower could ever catch up to its start and
     /// rejoin the ISR.
     ///
-    /// What the leader knew of its followers' logs holds only up to the new log end: a
-    /// follower that had fetched past it still has the records the leader just removed. Its
-    /// known log end is cut to the leader's, so the high watermark cannot advance over the
-    /// offsets the leader now fills with other records until the follower has truncated
-    /// (its next fetch meets the diverging epoch) and fetched them.
+    /// What the leader knew of a follower that had fetched past the new log end no longer
+    /// holds: that follower still has the records the leader just removed. Its log end becomes
+    /// unknown (−1, as before its first fetch), so the high watermark cannot advance over the
+    /// offsets the leader now fills with other records, and PREPARING's wait for its replicas
+    /// to truncate (a known log end at or below the cut) cannot pass, until the
+    /// follower has truncated (its next fetch meets the diverging epoch) and fetched again.
     pub fn leader_log_truncated(&mut self) {
         let log_end = self.log.log_end_offset();
         if let Role::Leader(state) = &mut self.role {
             state.leader_epoch_start_offset = state.leader_epoch_start_offset.min(log_end);
             for follower in state.followers.values_mut() {
-                follower.log_end_offset = follower.log_end_offset.min(log_end);
+                if follower.log_end_offset > log_end {
+                    follower.log_end_offset = -1;
+                }
             }
         }
     }
@@ -395,8 +398,30 @@ mod tests {
             "the follower has not fetched the new records"
         );
 
-        partition.record_follower_fetch(FOLLOWER, 30, 20);
+        assert_eq!(
+            partition.leader_state().unwrap().followers[&FOLLOWER].log_end_offset,
+            -1,
+            "unknown, so no wait for the follower's truncation passes before it fetches again"
+        );
+
+        partition.record_follower_fetch(FOLLOWER, 5, 20);
+        partition.maybe_increment_high_watermark(LEADER);
+        assert_eq!(partition.log.high_watermark(), 5);
+        partition.record_follower_fetch(FOLLOWER, 30, 30);
         assert!(partition.maybe_increment_high_watermark(LEADER));
         assert_eq!(partition.log.high_watermark(), 30);
+    }
+
+    #[test]
+    fn a_leader_truncation_keeps_what_it_knew_of_followers_below_the_cut() {
+        let mut partition = leader_partition();
+        append(&mut partition, 40);
+        partition.record_follower_fetch(FOLLOWER, 3, 10);
+        partition.log.truncate_to(5).unwrap();
+        partition.leader_log_truncated();
+        assert_eq!(
+            partition.leader_state().unwrap().followers[&FOLLOWER].log_end_offset,
+            3
+        );
     }
 }
