@@ -50,6 +50,7 @@ use mirrorsim::broker::{
     Broker, BrokerEvent, MemoryDirDisk, MemoryStorage, Role, TruncationReason,
 };
 use mirrorsim::controller::Controller;
+use mirrorsim::coordinator::transaction::TransactionMetadata;
 use mirrorsim::log::PartitionLog;
 use mirrorsim::protocol::{BrokerId, ClusterIndex, NodeId, TopicPartition};
 
@@ -2369,6 +2370,9 @@ impl Checkers {
         history: &History,
     ) -> Vec<Violation> {
         let mut out = crate::mirror_checks::check_mirror_liveness(time_ms, controllers, brokers);
+        // Partitions held by a transaction its coordinator lost (see
+        // `hanging_after_coordinator_loss`).
+        let mut forgotten_txns = BTreeSet::new();
         for controller in controllers {
             for (tp, record) in controller.controller.image().all_partitions() {
                 let leader_log = current_leader(controllers, brokers, controller.cluster, &tp);
@@ -2377,6 +2381,22 @@ impl Checkers {
                 if hanging {
                     self.mark("hanging-txn-after-loss");
                 }
+                let forgotten = !hanging
+                    && leader_log.is_some_and(|(_, log)| {
+                        self.hanging_after_coordinator_loss(controller.cluster, &tp, log, |id| {
+                            transaction_coordinator_view(
+                                controllers,
+                                brokers,
+                                controller.cluster,
+                                id,
+                            )
+                        })
+                    });
+                if forgotten {
+                    self.mark("hanging-txn-after-coordinator-loss");
+                    forgotten_txns.insert((controller.cluster, tp.clone()));
+                }
+                let hanging = hanging || forgotten;
                 let problem = if record.leader.is_none() {
                     Some("no leader".to_string())
                 } else if let Some((_, log)) = leader_log
@@ -2465,6 +2485,7 @@ impl Checkers {
             self.dropped_by_mirroring(offset, send)
                 || self.lost_legally(&logs, offset, send)
                 || (read_committed && self.above_hanging_txn(&logs, offset, send))
+                || (read_committed && above_forgotten_txn(&logs, &forgotten_txns, offset, send))
         }));
         out
     }
@@ -2490,6 +2511,63 @@ impl Checkers {
                 .losses
                 .get(&(cluster, tp.clone()))
                 .is_some_and(|losses| losses.iter().any(|&(_, kept)| lso < kept))
+    }
+
+    /// Whether the open transaction that holds `log`'s last stable offset below its high
+    /// watermark is one its transaction coordinator lost: the coordinator's `__transaction_state`
+    /// partition lost committed data (its only replica's power loss, an unclean election), and
+    /// the coordinator (`coordinator` gives, for a transactional id, its partition and what its
+    /// loaded shard holds for it) does not hold this producer id's transaction open on the
+    /// partition. The producer's AddPartitionsToTxn was answered from a state record the loss
+    /// took, so its produce still went to the partition's leader, which appended it as Kafka
+    /// does before KIP-890 (transaction version 1: no verification with the coordinator; a
+    /// producer id the leader holds no state for may start at any sequence), and its EndTxn then
+    /// found no such transaction (INVALID_PRODUCER_ID_MAPPING): no coordinator ever writes a
+    /// marker or times the transaction out, and the LSO stays there until an operator aborts it
+    /// (`kafka-transactions.sh abort`, KIP-664). Or the loss kept an older state of the
+    /// producer id, the producer's next AddPartitionsToTxn opened a transaction there without
+    /// the lost partition, and its EndTxn wrote markers to the others only. Generator seed
+    /// 2292223553896731: b's only broker lost, in a power loss at 18.7 s, the Ongoing record
+    /// enlisting orders-1 and orders-2 (and those partitions' records); after the restart the
+    /// producer's first records there opened a transaction at offset 0 that nothing closes
+    /// (`regressions/hanging_txn_after_coordinator_power_loss`, the second case, on orders-3).
+    /// A coordinator that still holds the transaction open on the partition times it out or
+    /// completes it, and one that lost nothing is trusted to have written every marker: neither
+    /// is excused.
+    fn hanging_after_coordinator_loss<'m>(
+        &self,
+        cluster: ClusterIndex,
+        tp: &TopicPartition,
+        log: &PartitionLog<MemoryDirDisk>,
+        coordinator: impl FnOnce(&str) -> Option<(TopicPartition, Option<&'m TransactionMetadata>)>,
+    ) -> bool {
+        let lso = log.last_stable_offset();
+        if lso >= log.high_watermark() {
+            return false;
+        }
+        let Some(open) = log
+            .producer_state()
+            .ongoing_txns()
+            .values()
+            .min_by_key(|txn| txn.first_offset)
+        else {
+            return false;
+        };
+        let Some(writer) = record_value_at(log, lso.max(open.first_offset))
+            .and_then(|value| parse_value(value.as_bytes()))
+        else {
+            return false;
+        };
+        let transactional_id = crate::workload::transactional_id(&writer.producer);
+        let Some((state_partition, metadata)) = coordinator(&transactional_id) else {
+            return false; // no loaded coordinator: the liveness check reports its partition
+        };
+        let held_open = metadata.is_some_and(|metadata| {
+            metadata.producer_id == open.producer_id
+                && !metadata.state.is_idle()
+                && metadata.partitions.contains(tp)
+        });
+        !held_open && self.lost_from(cluster, &state_partition).is_some()
     }
 
     /// Whether a READ_COMMITTED reader could not reach `send`'s record because a hanging
@@ -2603,6 +2681,55 @@ fn unfinished_transactions(
         }
     }
     out
+}
+
+/// Whether a READ_COMMITTED reader could not reach `send`'s record because a transaction its
+/// coordinator lost (`forgotten`, see [`Checkers::hanging_after_coordinator_loss`]) holds the
+/// last stable offset below it.
+fn above_forgotten_txn(
+    logs: &dyn LeaderLogs,
+    forgotten: &BTreeSet<(ClusterIndex, TopicPartition)>,
+    offset: i64,
+    send: &crate::workload::SendRecord,
+) -> bool {
+    let tp = &send.topic_partition;
+    let cluster = cluster_of_value(&send.value);
+    forgotten.contains(&(cluster, tp.clone()))
+        && logs
+            .leader_log(cluster, tp)
+            .is_some_and(|log| offset >= log.last_stable_offset())
+}
+
+/// The transaction coordinator of `cluster` for `transactional_id`, if its `__transaction_state`
+/// partition's current leader has loaded it: that partition, and the metadata the shard holds
+/// for the id (`None`: it knows no such id).
+fn transaction_coordinator_view<'a>(
+    controllers: &[ControllerView<'_>],
+    brokers: &'a [BrokerView<'_>],
+    cluster: ClusterIndex,
+    transactional_id: &str,
+) -> Option<(TopicPartition, Option<&'a TransactionMetadata>)> {
+    use mirrorsim::coordinator::runtime::ShardHost;
+    use mirrorsim::coordinator::transaction::TransactionCoordinatorShard;
+    use mirrorsim::coordinator::{partition_count, partition_for, TRANSACTION_STATE_TOPIC};
+    let controller = controllers.iter().find(|view| view.cluster == cluster)?;
+    let partitions = partition_count(controller.controller.image(), TRANSACTION_STATE_TOPIC);
+    if partitions <= 0 {
+        return None;
+    }
+    let tp = TopicPartition::new(
+        TRANSACTION_STATE_TOPIC,
+        partition_for(transactional_id, partitions),
+    );
+    let leader = controller.controller.image().partition(&tp)?.leader?;
+    let view = broker_view(brokers, cluster, leader)?;
+    let shard = view
+        .broker
+        .hosted_coordinators()
+        .find(|(partition, _)| **partition == tp)
+        .and_then(|(_, host)| host.downcast_ref::<ShardHost<TransactionCoordinatorShard>>())?
+        .shard();
+    Some((tp, shard.transaction(transactional_id)))
 }
 
 /// The cluster a self-describing value was produced in (its producer's cluster letter).
@@ -4254,6 +4381,96 @@ mod tests {
             "durable: never"
         );
         assert!(!checkers.above_hanging_txn(&logs, 1, &send));
+    }
+
+    #[test]
+    fn a_transaction_is_excused_as_forgotten_only_after_its_coordinators_loss() {
+        // Generator seed 2292223553896731: b's only broker lost, in a power loss, the
+        // `__transaction_state` record enlisting a partition; the producer's records there then
+        // opened a transaction (at 0 of the emptied log) its coordinator never knew of.
+        use mirrorsim::coordinator::transaction::TransactionState;
+        let (b, tp) = (ClusterIndex(1), TopicPartition::new("orders", 3));
+        let state = TopicPartition::new("__transaction_state", 2);
+        let open = log_with(&[(
+            value_batch(7, "b-producer-1/1/orders-3/30/0"),
+            AppendOrigin::Client,
+        )]);
+        assert!(open.last_stable_offset() < open.high_watermark());
+        let metadata = |producer_id, state, partitions: &[&TopicPartition]| TransactionMetadata {
+            producer_id,
+            last_producer_id: -1,
+            producer_epoch: 0,
+            last_producer_epoch: -1,
+            timeout_ms: 60_000,
+            state,
+            partitions: partitions.iter().map(|tp| (*tp).clone()).collect(),
+            txn_start_ms: 0,
+            last_update_ms: 0,
+        };
+        let (other, mut checkers) = (TopicPartition::new("orders", 4), Checkers::default());
+        let judge = |checkers: &Checkers, known: Option<&TransactionMetadata>| {
+            checkers.hanging_after_coordinator_loss(b, &tp, &open, |id| {
+                assert_eq!(id, "b-producer-1-txn");
+                Some((state.clone(), known))
+            })
+        };
+        assert!(
+            !judge(&checkers, None),
+            "the coordinator lost nothing: a marker it never wrote is a liveness failure"
+        );
+        checkers.note_loss(
+            5_000,
+            b,
+            &TopicPartition::new("__transaction_state", 1),
+            0,
+            None,
+        );
+        assert!(!judge(&checkers, None), "another coordinator's loss");
+        checkers.note_loss(5_000, b, &state, 163, None);
+        assert!(
+            judge(&checkers, None),
+            "the coordinator knows no such transactional id"
+        );
+        let completed = metadata(7, TransactionState::CompleteCommit, &[]);
+        assert!(
+            judge(&checkers, Some(&completed)),
+            "it kept an older, completed state"
+        );
+        let without = metadata(7, TransactionState::Ongoing, &[&other]);
+        assert!(
+            judge(&checkers, Some(&without)),
+            "its open transaction lacks the partition"
+        );
+        let rotated = metadata(8, TransactionState::Ongoing, &[&tp]);
+        assert!(
+            judge(&checkers, Some(&rotated)),
+            "another producer id's transaction"
+        );
+        for state in [TransactionState::Ongoing, TransactionState::PrepareCommit] {
+            let held = metadata(7, state, &[&tp, &other]);
+            assert!(
+                !judge(&checkers, Some(&held)),
+                "the coordinator holds it open ({state:?}): it times it out or completes it"
+            );
+        }
+        assert!(
+            !checkers.hanging_after_coordinator_loss(b, &tp, &open, |_| None),
+            "no loaded coordinator"
+        );
+        let closed = log_with(&[
+            (
+                value_batch(7, "b-producer-1/1/orders-3/30/0"),
+                AppendOrigin::Client,
+            ),
+            (marker(7, true), AppendOrigin::Coordinator),
+        ]);
+        assert!(!checkers
+            .hanging_after_coordinator_loss(b, &tp, &closed, |_| { Some((state.clone(), None)) }));
+        let send = send_record(&tp, "b-producer-1/1/orders-3/30/0", 0, Some(0), None);
+        let logs = FixedLogs([(tp.clone(), open)].into());
+        let forgotten = BTreeSet::from([(b, tp.clone())]);
+        assert!(above_forgotten_txn(&logs, &forgotten, 0, &send));
+        assert!(!above_forgotten_txn(&logs, &BTreeSet::new(), 0, &send));
     }
 
     #[test]

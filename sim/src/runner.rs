@@ -431,8 +431,9 @@ fn build_nodes(
                     add(
                         id,
                         Arc::new(move |now_ms, incarnation| {
-                            let mut config =
-                                TransactionalProducerConfig::simulated(format!("{id}-txn"));
+                            let mut config = TransactionalProducerConfig::simulated(
+                                crate::workload::transactional_id(id),
+                            );
                             if let Some(timeout) = timeout {
                                 config.transaction_timeout_ms = timeout;
                             }

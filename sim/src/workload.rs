@@ -42,6 +42,13 @@ pub fn format_value(
     format!("{producer}/{incarnation}/{topic_partition}/{n}/{previous_digest:016x}")
 }
 
+/// The `transactional.id` of the simulated transactional producer `producer` (the node's
+/// name with `-txn`): how the checkers find a producer's transaction coordinator from a
+/// record it wrote (see [`RecordId::producer`]).
+pub fn transactional_id(producer: impl std::fmt::Display) -> String {
+    format!("{producer}-txn")
+}
+
 /// Parses a self-describing value; `None` for anything else.
 pub fn parse_value(value: &[u8]) -> Option<RecordId> {
     let text = std::str::from_utf8(value).ok()?;
