@@ -270,15 +270,20 @@ impl<D: LogDisk> Partition<D> {
     ///
     /// What the leader knew of its followers' logs holds only up to the new log end: a
     /// follower that had fetched past it still has the records the leader just removed. Its
-    /// known log end is cut to the leader's, so the high watermark cannot advance over the
-    /// offsets the leader now fills with other records until the follower has truncated
-    /// (its next fetch meets the diverging epoch) and fetched them.
+    /// log end is unknown again (−1, as before its first fetch) until its next fetch the
+    /// leader answers with data, which only comes once the follower has truncated (the fetch
+    /// before meets the diverging epoch): so the high watermark cannot advance over the
+    /// offsets the leader now fills with other records until the follower has fetched them,
+    /// and PREPARING's wait for the replicas to truncate (`isr_truncated_to`) waits for that
+    /// fetch instead of taking the leader's own cut for the follower's.
     pub fn leader_log_truncated(&mut self) {
         let log_end = self.log.log_end_offset();
         if let Role::Leader(state) = &mut self.role {
             state.leader_epoch_start_offset = state.leader_epoch_start_offset.min(log_end);
             for follower in state.followers.values_mut() {
-                follower.log_end_offset = follower.log_end_offset.min(log_end);
+                if follower.log_end_offset > log_end {
+                    follower.log_end_offset = -1;
+                }
             }
         }
     }
