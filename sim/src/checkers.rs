@@ -342,6 +342,18 @@ pub struct Checkers {
     /// leader's log ended below `committed_end` (an unclean election, or a power loss of the
     /// only replicas holding the unflushed tail: Kafka's rules allow both there).
     lost_tails: LossMap,
+    /// PREPARING's last-mirrored-epoch cuts per (cluster, partition), each with the offsets the
+    /// mirror fetched back into the log since (see [`Checkers::mirrored_read_cut_not_refetched`]).
+    refetch_cuts: BTreeMap<(ClusterIndex, TopicPartition), Vec<RefetchCut>>,
+}
+
+/// A last-mirrored-epoch cut of a mirror partition (checker time, offset truncated to) and the
+/// ranges of offsets its leaders appended from the source after it (`MirrorAppend`, inclusive).
+#[derive(Debug, Clone, Default)]
+struct RefetchCut {
+    time_ms: i64,
+    to: i64,
+    refetched: Vec<(i64, i64)>,
 }
 
 /// Offsets `[from, to)` past a consumer's last read (`from` is that offset + 1) that the
@@ -473,6 +485,16 @@ impl Checkers {
             .entry((cluster, topic_partition.clone()))
             .or_default()
             .push((time_ms, to_offset, reason));
+        if reason == TruncationReason::MirrorLastMirroredEpoch {
+            self.refetch_cuts
+                .entry((cluster, topic_partition.clone()))
+                .or_default()
+                .push(RefetchCut {
+                    time_ms,
+                    to: to_offset,
+                    refetched: Vec::new(),
+                });
+        }
         // A mirroring cut is noted as such, never again as a lost tail.
         if let Some(end) = self
             .committed_end
@@ -816,6 +838,58 @@ impl Checkers {
         origin != cluster
             && self.cut_by_mirroring(cluster, tp, offset, poll.fetched_ms, follows_source)
             && origin_lost()
+    }
+
+    /// Notes offsets a mirror leader of (`cluster`, `topic_partition`) appended from its
+    /// source: every last-mirrored-epoch cut noted before holds them as fetched back.
+    fn note_mirror_append(
+        &mut self,
+        cluster: ClusterIndex,
+        topic_partition: &TopicPartition,
+        range: (i64, i64),
+    ) {
+        if let Some(cuts) = self
+            .refetch_cuts
+            .get_mut(&(cluster, topic_partition.clone()))
+        {
+            for cut in cuts {
+                cut.refetched.push(range);
+            }
+        }
+    }
+
+    /// Whether a mirrored record `consumer` read in `poll` was cut from its cluster's log by
+    /// PREPARING's last-mirrored-epoch cut at or below its offset after the read, and the
+    /// mirror never fetched that offset back from the source since (no `MirrorAppend` of the
+    /// partition covered it after the cut): the topic left the mirror again (STOPPING) first,
+    /// so the final log holds something else there or nothing. KIP-1279 mirroring a stopped
+    /// topic again from the same source asks the source for its last mirrored epoch, which a
+    /// source that never mirrored from this cluster does not have: it answers −1, and the
+    /// destination truncates everything to mirror from scratch (kip1279-spec S-24, "not a bug
+    /// per design, but a data-loss hazard"); a stop before the mirror caught up keeps the
+    /// truncated log (generator seed 2292223553896714: b's orders stopped, was added back and
+    /// cut to 0, and was removed again within 110 ms, so STOPPING wrote its `MIRROR_PID_RESET`
+    /// at offset 0 where b's consumer had read a's record). A record the mirror fetched back
+    /// is judged as any other (a clean source rewrites nothing), and so is a read after the
+    /// cut, a cut of another reason, and a record the cluster wrote itself (failback's rules
+    /// judge those, see [`Checkers::rewritten_by_mirroring`]).
+    fn mirrored_read_cut_not_refetched(&self, consumer: NodeId, poll: &PollRecord) -> bool {
+        let cluster = consumer.cluster();
+        let (tp, offset) = (&poll.topic_partition, poll.offset);
+        cluster_of_value(&poll.value) != cluster
+            && self
+                .refetch_cuts
+                .get(&(cluster, tp.clone()))
+                .is_some_and(|cuts| {
+                    cuts.iter().any(|cut| {
+                        poll.fetched_ms <= cut.time_ms
+                            && offset >= cut.to
+                            && !cut
+                                .refetched
+                                .iter()
+                                .any(|&(first, last)| first <= offset && offset <= last)
+                    })
+                })
     }
 
     /// Whether the jump of `consumer`'s poll number `index` over `skipped`, a data record of
@@ -1293,7 +1367,18 @@ impl Checkers {
                 }
                 BrokerEvent::CoordinatorLoaded { .. } => self.mark("coordinator-loaded"),
                 BrokerEvent::IsrChanged { .. } => self.mark("isr-changed"),
-                BrokerEvent::MirrorAppend { .. } => self.mark("mirror-append"),
+                BrokerEvent::MirrorAppend {
+                    topic_partition,
+                    first_offset,
+                    last_offset,
+                } => {
+                    self.note_mirror_append(
+                        view.cluster,
+                        &topic_partition,
+                        (first_offset, last_offset),
+                    );
+                    self.mark("mirror-append");
+                }
                 BrokerEvent::RecordsDeleted { .. } => self.mark("records-deleted"),
                 BrokerEvent::TopicAdminForwarded { .. } => self.mark("topic-admin-forwarded"),
                 BrokerEvent::MirrorTransition { from, to, .. } => {
@@ -1860,6 +1945,7 @@ impl Checkers {
         };
         let lost_reads;
         let lost_at_origin_reads;
+        let not_refetched_reads;
         let outcome_lost_reads = std::cell::Cell::new(0u64);
         let (mut out, (rewritten_reads, rewritten_skips, across_skips)) = {
             let by_mirroring = |consumer: NodeId, poll: &PollRecord| {
@@ -1878,10 +1964,14 @@ impl Checkers {
             let lost_at_origin = |consumer: NodeId, poll: &PollRecord| {
                 self.mirrored_read_lost_at_origin(consumer, poll)
             };
+            let not_refetched = |consumer: NodeId, poll: &PollRecord| {
+                self.mirrored_read_cut_not_refetched(consumer, poll)
+            };
             let rewritten = |consumer: NodeId, poll: &PollRecord| {
                 by_mirroring(consumer, poll)
                     || lost(consumer, poll)
                     || lost_at_origin(consumer, poll)
+                    || not_refetched(consumer, poll)
             };
             let reads = || {
                 history.polls.iter().flat_map(|((consumer, _), polls)| {
@@ -1899,6 +1989,14 @@ impl Checkers {
                     !by_mirroring(*consumer, poll)
                         && !lost(*consumer, poll)
                         && lost_at_origin(*consumer, poll)
+                })
+                .count();
+            not_refetched_reads = reads()
+                .filter(|(consumer, poll)| {
+                    !by_mirroring(*consumer, poll)
+                        && !lost(*consumer, poll)
+                        && !lost_at_origin(*consumer, poll)
+                        && not_refetched(*consumer, poll)
                 })
                 .count();
             let rewritten_skips = std::cell::Cell::new(0u64);
@@ -1968,6 +2066,12 @@ impl Checkers {
                 .marks
                 .entry("mirrored-read-lost-at-origin".into())
                 .or_default() += lost_at_origin_reads as u64;
+        }
+        if not_refetched_reads > 0 {
+            *self
+                .marks
+                .entry("mirrored-read-cut-not-refetched".into())
+                .or_default() += not_refetched_reads as u64;
         }
         if outcome_lost_reads.get() > 0 {
             *self
@@ -4148,6 +4252,68 @@ mod tests {
             .push((14_900, 0));
         assert!(tail.mirrored_read_lost_at_origin(on_b, &poll(57, 9_000, mirrored)));
         assert!(!tail.mirrored_read_lost_at_origin(on_b, &poll(57, 15_000, mirrored)));
+    }
+
+    /// A mirrored record read on b is excused when b's last-mirrored-epoch cut took its offset
+    /// after the read and b never fetched the offset back from the source before the topic
+    /// stopped again (generator seed 2292223553896714); a refetch, a read after the cut, a cut
+    /// of another reason or b's own record excuses nothing.
+    #[test]
+    fn mirrored_read_cut_and_never_fetched_back_is_excused_and_only_that() {
+        let b = ClusterIndex(1);
+        let tp = TopicPartition::new("orders", 1);
+        let on_b = NodeId::Client(b, mirrorsim::protocol::ClientKind::Consumer, 1);
+        let poll = |offset, fetched_ms, value: &str| PollRecord {
+            topic_partition: tp.clone(),
+            offset,
+            value: value.into(),
+            after_reset: false,
+            received_ms: fetched_ms + 1,
+            fetched_ms,
+        };
+        let mirrored = "a-producer-1/1/orders-1/0/x";
+        let mut checkers = Checkers::default();
+        assert!(!checkers.mirrored_read_cut_not_refetched(on_b, &poll(0, 2_000, mirrored)));
+        // b's PREPARING cut to 0 at 8 s (the lookup on a found no last mirrored epoch).
+        checkers.note_mirror_truncation(
+            8_000,
+            b,
+            &tp,
+            0,
+            TruncationReason::MirrorLastMirroredEpoch,
+        );
+        assert!(checkers.mirrored_read_cut_not_refetched(on_b, &poll(0, 2_000, mirrored)));
+        assert!(checkers.mirrored_read_cut_not_refetched(on_b, &poll(5, 2_000, mirrored)));
+        // Not a read after the cut, nor b's own record, nor a read on another cluster.
+        assert!(!checkers.mirrored_read_cut_not_refetched(on_b, &poll(0, 8_500, mirrored)));
+        let own = "b-producer-1/1/orders-1/0/x";
+        assert!(!checkers.mirrored_read_cut_not_refetched(on_b, &poll(0, 2_000, own)));
+        assert!(!checkers.mirrored_read_cut_not_refetched(CONSUMER, &poll(0, 2_000, mirrored)));
+        // The mirror fetched 0..=3 back: those offsets are judged again, 5 still is excused.
+        checkers.note_mirror_append(b, &tp, (0, 3));
+        assert!(!checkers.mirrored_read_cut_not_refetched(on_b, &poll(0, 2_000, mirrored)));
+        assert!(!checkers.mirrored_read_cut_not_refetched(on_b, &poll(3, 2_000, mirrored)));
+        assert!(checkers.mirrored_read_cut_not_refetched(on_b, &poll(5, 2_000, mirrored)));
+        // A second cut below the refetched offsets, not followed by a refetch, excuses again.
+        checkers.note_mirror_truncation(
+            9_000,
+            b,
+            &tp,
+            2,
+            TruncationReason::MirrorLastMirroredEpoch,
+        );
+        assert!(checkers.mirrored_read_cut_not_refetched(on_b, &poll(3, 2_000, mirrored)));
+        assert!(!checkers.mirrored_read_cut_not_refetched(on_b, &poll(1, 2_000, mirrored)));
+        // Other cuts never: STOPPING's, a diverging epoch's, a restart below the log start.
+        for reason in [
+            TruncationReason::MirrorStopAtLastStableOffset,
+            TruncationReason::MirrorDivergingEpoch,
+            TruncationReason::MirrorBelowSourceLogStart,
+        ] {
+            let mut other = Checkers::default();
+            other.note_mirror_truncation(8_000, b, &tp, 0, reason);
+            assert!(!other.mirrored_read_cut_not_refetched(on_b, &poll(0, 2_000, mirrored)));
+        }
     }
 
     fn plain_batch(value: &str) -> mirrorsim::record::RecordBatch {
