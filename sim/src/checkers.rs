@@ -619,13 +619,28 @@ impl Checkers {
         offset: i64,
         since_ms: i64,
     ) -> bool {
-        self.losses
-            .get(&(cluster, topic_partition.clone()))
-            .is_some_and(|losses| {
-                losses
-                    .iter()
-                    .any(|&(time_ms, kept)| since_ms <= time_ms && offset >= kept)
-            })
+        let key = (cluster, topic_partition.clone());
+        kept_below(
+            self.losses.get(&key).into_iter().flatten().copied(),
+            offset,
+            since_ms,
+        )
+    }
+
+    /// [`Self::lost_since`] counting committed tails lost outside mirroring too (`lost_tails`).
+    fn lost_or_tail_lost_since(
+        &self,
+        cluster: ClusterIndex,
+        topic_partition: &TopicPartition,
+        offset: i64,
+        since_ms: i64,
+    ) -> bool {
+        let key = (cluster, topic_partition.clone());
+        kept_below(
+            all_losses(&self.losses, &self.lost_tails, &key),
+            offset,
+            since_ms,
+        )
     }
 
     /// Whether a loss of committed data of (`cluster`, `topic_partition`) at or after
@@ -793,10 +808,8 @@ impl Checkers {
     /// consumers already received, and the offset may hold another record since.
     fn lost_with_tail(&self, consumer: NodeId, poll: &PollRecord) -> bool {
         let key = (consumer.cluster(), poll.topic_partition.clone());
-        self.lost_tails.get(&key).is_some_and(|lost| {
-            lost.iter()
-                .any(|&(time_ms, to)| poll.fetched_ms <= time_ms && poll.offset >= to)
-        })
+        let tails = self.lost_tails.get(&key).into_iter().flatten().copied();
+        kept_below(tails, poll.offset, poll.fetched_ms)
     }
 
     /// Whether a loss of committed data ([`Checkers::losses`]) of the partition `consumer` read
@@ -836,13 +849,9 @@ impl Checkers {
                 TruncationReason::MirrorLastMirroredEpoch | TruncationReason::MirrorDivergingEpoch
             )
         };
-        let origin_lost = || {
-            all_losses(&self.losses, &self.lost_tails, &(origin, tp.clone()))
-                .any(|(time_ms, kept)| poll.fetched_ms <= time_ms && offset >= kept)
-        };
         origin != cluster
             && self.cut_by_mirroring(cluster, tp, offset, poll.fetched_ms, follows_source)
-            && origin_lost()
+            && self.lost_or_tail_lost_since(origin, tp, offset, poll.fetched_ms)
     }
 
     /// Notes offsets a mirror leader of (`cluster`, `topic_partition`) appended from its
@@ -3078,6 +3087,12 @@ fn lost_from(
 
 /// Losses of committed data per (cluster, partition): (checker time, offset the log kept).
 type LossMap = BTreeMap<(ClusterIndex, TopicPartition), Vec<(i64, i64)>>;
+
+/// Whether one of `losses` (`(time_ms, kept)`) came at or after `since_ms` and kept less than
+/// up to `offset`.
+fn kept_below(mut losses: impl Iterator<Item = (i64, i64)>, offset: i64, since_ms: i64) -> bool {
+    losses.any(|(time_ms, kept)| since_ms <= time_ms && offset >= kept)
+}
 
 /// Every loss of `key` noted in either map (`Checkers::losses`, `Checkers::lost_tails`).
 fn all_losses<'a>(

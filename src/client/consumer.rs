@@ -734,6 +734,16 @@ impl Consumer {
         }
     }
 
+    /// Whether `topic_partition` still waits, in `phase`, at `position`: an answer to a request
+    /// sent before the partition moved on (another request, a seek, a revocation) is stale.
+    fn awaits(&self, topic_partition: &TopicPartition, phase: Phase, position: i64) -> bool {
+        self.partitions
+            .get(topic_partition)
+            .is_some_and(|partition| {
+                partition.phase == phase && partition.position == Some(position)
+            })
+    }
+
     /// Answers to position validation (Kafka's `SubscriptionState.maybeCompleteValidation`).
     fn handle_validation(
         &mut self,
@@ -743,14 +753,11 @@ impl Consumer {
         answers: &[EpochAnswer],
     ) {
         for (index, (topic_partition, position, leader_epoch)) in requested.iter().enumerate() {
-            let still_ours = self
-                .partitions
-                .get(topic_partition)
-                .is_some_and(|partition| {
-                    partition.phase == Phase::Validating { correlation_id }
-                        && partition.position == Some(*position)
-                });
-            if !still_ours {
+            if !self.awaits(
+                topic_partition,
+                Phase::Validating { correlation_id },
+                *position,
+            ) {
                 continue;
             }
             let answer = match answers.get(index) {
@@ -822,14 +829,11 @@ impl Consumer {
             .map(|answer| (answer.topic_partition.clone(), answer))
             .collect();
         for (topic_partition, fetch_offset) in requested {
-            let current = self
-                .partitions
-                .get(topic_partition)
-                .is_some_and(|partition| {
-                    partition.phase == Phase::Fetching { correlation_id }
-                        && partition.position == Some(*fetch_offset)
-                });
-            if !current {
+            if !self.awaits(
+                topic_partition,
+                Phase::Fetching { correlation_id },
+                *fetch_offset,
+            ) {
                 continue; // Stale: the partition moved on since this fetch was sent.
             }
             match answers_by_partition.remove(topic_partition) {
