@@ -1439,6 +1439,7 @@ impl Checkers {
                 BrokerEvent::TxnMarkerRefused { .. } => self.mark("mirror-txn-marker-refused"),
                 BrokerEvent::TxnMarkerMoot { .. } => self.mark("mirror-txn-marker-moot"),
                 BrokerEvent::TxnEnlistRefused { .. } => self.mark("mirror-txn-enlist-refused"),
+                BrokerEvent::RequestNotServed { .. } => self.mark("request-before-listeners-open"),
                 BrokerEvent::BecameFollower { .. } | BrokerEvent::LeaderAppend { .. } => {}
             }
         }

@@ -148,6 +148,9 @@ impl fmt::Display for BrokerEvent {
                     "TxnMarkerMoot {topic_partition} {marker} acknowledged without an append mirror_state={mirror_state}"
                 )
             }
+            Self::RequestNotServed { from, request } => {
+                write!(f, "RequestNotServed {request} from={from} (listeners not open yet)")
+            }
             Self::TxnEnlistRefused {
                 transactional_id,
                 partitions,

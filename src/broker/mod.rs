@@ -7,6 +7,8 @@
 //!   the controller's metadata log. It acts on partition leadership only after its metadata
 //!   image shows its *current* registration, so a restarted broker never acts on leadership the
 //!   controller granted to its previous incarnation.
+//! - **Listeners.** Until its image first shows its registration the broker answers no request
+//!   (Kafka opens its listeners only after catching up with the metadata log).
 //! - **Leader.** Client produce (acks=1 and acks=all with `min.insync.replicas`), follower and
 //!   consumer fetches (with the diverging-epoch check and a bounded wait when there is no data),
 //!   OffsetsForLeaderEpoch, ListOffsets. It tracks followers, moves the high watermark over the
@@ -224,6 +226,14 @@ pub enum BrokerEvent {
         /// The partition's mirror state.
         mirror_state: crate::mirror::MirrorState,
     },
+    /// A request arrived before this incarnation's listeners were open and went unanswered
+    /// (see `Broker::serving_requests`); the client sees a failed connection and retries.
+    RequestNotServed {
+        /// Who sent it.
+        from: NodeId,
+        /// The request's name.
+        request: &'static str,
+    },
     /// This broker, as the transactional id's coordinator, refused AddPartitionsToTxn for
     /// partitions of topics its metadata has mirroring or paused (`ReadOnlyTopic`, KIP-1279).
     TxnEnlistRefused {
@@ -321,6 +331,13 @@ pub struct Broker<S: BrokerStorage> {
     metadata_fetch: Option<PendingRequest>,
     next_metadata_fetch_ms: i64,
     metadata_ready: bool,
+    /// Whether the listeners are open. Kafka's `BrokerServer` enables request processing only
+    /// once the controller acknowledged that the broker caught up with the metadata log (its
+    /// image shows its own registration), so a restarted broker never answers from an empty
+    /// image ("no such mirror", "not leader") what its cluster knows. Set the first time
+    /// `metadata_ready` is, and kept for the incarnation: a broker that must register again
+    /// keeps its listeners open, as Kafka's does.
+    serving_requests: bool,
     partitions: BTreeMap<TopicPartition, Partition<S::Disk>>,
     unassigned_logs: BTreeMap<TopicPartition, PartitionLog<S::Disk>>,
     fetch_sessions: BTreeMap<BrokerId, FetchSession>,
@@ -393,6 +410,7 @@ impl<S: BrokerStorage> Broker<S> {
             metadata_fetch: None,
             next_metadata_fetch_ms: now_ms,
             metadata_ready: false,
+            serving_requests: false,
             partitions: BTreeMap::new(),
             unassigned_logs,
             fetch_sessions: BTreeMap::new(),
@@ -577,6 +595,7 @@ impl<S: BrokerStorage> Broker<S> {
                     .is_some_and(|registration| registration.broker_epoch == epoch)
             });
             applied |= self.metadata_ready;
+            self.serving_requests |= self.metadata_ready;
         }
         if applied && self.metadata_ready {
             self.drop_deleted_topics();
@@ -2076,6 +2095,12 @@ impl<S: BrokerStorage> Node for Broker<S> {
     fn handle_message(&mut self, now_ms: i64, envelope: crate::protocol::Envelope) {
         self.last_now_ms = now_ms;
         match envelope.message {
+            Message::Request(_, request) if !self.serving_requests => {
+                self.events.push(BrokerEvent::RequestNotServed {
+                    from: envelope.from,
+                    request: request.kind(),
+                });
+            }
             Message::Request(correlation_id, request) => {
                 self.handle_request(now_ms, envelope.from, correlation_id, request)
             }

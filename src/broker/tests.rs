@@ -310,7 +310,7 @@ fn produce_error(response: Option<Response>) -> (ErrorCode, i64) {
 }
 
 #[test]
-fn broker_takes_leadership_only_after_seeing_its_registration() {
+fn broker_takes_leadership_and_answers_requests_only_after_seeing_its_registration() {
     let mut cluster = Cluster::new(&[1, 2, 3], &[1, 2, 3], 2);
     assert!(cluster.broker(1).is_metadata_ready());
     assert!(cluster.partition(1).leader_state().is_some());
@@ -337,11 +337,23 @@ fn broker_takes_leadership_only_after_seeing_its_registration() {
     assert_eq!(cluster.broker(1).broker_epoch(), Some(200));
     assert!(!cluster.broker(1).is_metadata_ready());
     assert!(cluster.broker(1).partitions().is_empty());
-    // Once the record is served, it acts on the leadership the metadata shows.
+    // Its listeners are not open yet: a client's Metadata request goes unanswered rather than
+    // answered from an image that knows no topic.
+    let metadata = Request::Metadata { topics: None };
+    cluster.client_request(1, 7, metadata.clone());
+    cluster.run_for(50);
+    assert!(cluster.client_response(7).is_none());
+    // Once the record is served, it acts on the leadership the metadata shows, and answers.
     cluster.controller.unpublished = 0;
     cluster.run_for(200);
     assert!(cluster.broker(1).is_metadata_ready());
     assert!(cluster.partition(1).leader_state().is_some());
+    cluster.client_request(1, 8, metadata);
+    cluster.run_for(10);
+    assert!(matches!(
+        cluster.client_response(8),
+        Some(Response::Metadata { .. })
+    ));
 }
 
 #[test]
