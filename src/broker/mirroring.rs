@@ -140,6 +140,24 @@ enum WritePurpose {
     LastMirrored,
 }
 
+impl MirrorRequest {
+    /// The partition whose task sent the request, for a task's request.
+    fn task_partition(&self) -> Option<&TopicPartition> {
+        match self {
+            MirrorRequest::Read(tp)
+            | MirrorRequest::Write(tp, _)
+            | MirrorRequest::LmeLookup { partition: tp, .. }
+            | MirrorRequest::Bump(tp)
+            | MirrorRequest::Fetch { partition: tp, .. } => Some(tp),
+            MirrorRequest::SourceMetadata { .. }
+            | MirrorRequest::LookupRead { .. }
+            | MirrorRequest::DeleteCheck(_)
+            | MirrorRequest::DeleteTombstones(_)
+            | MirrorRequest::DeleteForward(_) => None,
+        }
+    }
+}
+
 /// A request the mirror manager sent.
 #[derive(Debug, Clone)]
 enum MirrorRequest {
@@ -207,6 +225,10 @@ struct MirrorTask {
     not_before_ms: i64,
     /// The desired state changed while a request was in flight.
     re_evaluate: bool,
+    /// Which task this is: every task gets a new one, so an answer (or the timeout) of a
+    /// request sent by a task dropped since (a leadership that ended) is not applied to the
+    /// task of the next leadership, which has its own steps and has read nothing yet.
+    generation: u64,
 }
 
 /// A source cluster as one mirror sees it.
@@ -220,9 +242,13 @@ struct SourceCluster {
 pub(super) struct MirrorManager {
     tasks: BTreeMap<TopicPartition, MirrorTask>,
     sources: BTreeMap<String, SourceCluster>,
-    requests: BTreeMap<u64, (MirrorRequest, i64)>,
+    /// Requests in flight: what was asked, when, and the generation of the task that asked
+    /// (`None` for requests of no task).
+    requests: BTreeMap<u64, (MirrorRequest, i64, Option<u64>)>,
     deletes: BTreeMap<u64, PendingDelete>,
     next_delete_id: u64,
+    /// The generation of the next task created.
+    next_generation: u64,
 }
 
 impl MirrorManager {
@@ -231,7 +257,7 @@ impl MirrorManager {
         let requests = self
             .requests
             .values()
-            .map(|(_, sent_ms)| sent_ms + MIRROR_REQUEST_TIMEOUT_MS);
+            .map(|(_, sent_ms, _)| sent_ms + MIRROR_REQUEST_TIMEOUT_MS);
         // Only steps that move when advanced (or a fetch backoff) ask for a wakeup; the other
         // waits move on messages (follower fetches, metadata), which drive the manager too.
         let tasks = self.tasks.values().filter_map(|task| match task.step {
@@ -339,6 +365,8 @@ impl<S: BrokerStorage> super::Broker<S> {
                     }
                 }
                 None => {
+                    let generation = self.mirror.next_generation;
+                    self.mirror.next_generation += 1;
                     self.mirror.tasks.insert(
                         topic_partition,
                         MirrorTask {
@@ -356,6 +384,7 @@ impl<S: BrokerStorage> super::Broker<S> {
                             step: Step::Read,
                             not_before_ms: now_ms,
                             re_evaluate: false,
+                            generation,
                         },
                     );
                 }
@@ -383,7 +412,7 @@ impl<S: BrokerStorage> super::Broker<S> {
             .mirror
             .requests
             .iter()
-            .filter(|(_, (_, sent_ms))| now_ms >= sent_ms + MIRROR_REQUEST_TIMEOUT_MS)
+            .filter(|(_, (_, sent_ms, _))| now_ms >= sent_ms + MIRROR_REQUEST_TIMEOUT_MS)
             .map(|(id, _)| *id)
             .collect();
         for correlation_id in expired {
@@ -484,8 +513,14 @@ impl<S: BrokerStorage> super::Broker<S> {
         request: Request,
         what: MirrorRequest,
     ) {
+        let generation = what
+            .task_partition()
+            .and_then(|tp| self.mirror.tasks.get(tp))
+            .map(|task| task.generation);
         let correlation_id = self.outbox.request(to, request);
-        self.mirror.requests.insert(correlation_id, (what, now_ms));
+        self.mirror
+            .requests
+            .insert(correlation_id, (what, now_ms, generation));
     }
 
     fn send_read(&mut self, now_ms: i64, topic_partition: &TopicPartition) {
@@ -980,8 +1015,12 @@ impl<S: BrokerStorage> super::Broker<S> {
     // ----- MIRRORING: the fetcher -----
 
     fn maybe_send_mirror_fetch(&mut self, now_ms: i64, topic_partition: &TopicPartition) {
-        let in_flight = self.mirror.requests.values().any(|(what, _)| {
-            matches!(what, MirrorRequest::Fetch { partition, .. } if partition == topic_partition)
+        // Only this task's fetch counts: one a dropped task left in flight is answered to
+        // nobody.
+        let generation = self.mirror.tasks[topic_partition].generation;
+        let in_flight = self.mirror.requests.values().any(|(what, _, sent_by)| {
+            *sent_by == Some(generation)
+                && matches!(what, MirrorRequest::Fetch { partition, .. } if partition == topic_partition)
         });
         if in_flight {
             return;
@@ -1433,23 +1472,18 @@ impl<S: BrokerStorage> super::Broker<S> {
         correlation_id: u64,
         response: Result<Response, ErrorCode>,
     ) {
-        let Some((what, _)) = self.mirror.requests.remove(&correlation_id) else {
+        let Some((what, _, sent_by)) = self.mirror.requests.remove(&correlation_id) else {
             return;
         };
-        let live = match &what {
-            MirrorRequest::Read(tp)
-            | MirrorRequest::Write(tp, _)
-            | MirrorRequest::LmeLookup { partition: tp, .. }
-            | MirrorRequest::Bump(tp)
-            | MirrorRequest::Fetch { partition: tp, .. } => self.mirror.tasks.contains_key(tp),
-            MirrorRequest::SourceMetadata { .. }
-            | MirrorRequest::LookupRead { .. }
-            | MirrorRequest::DeleteCheck(_)
-            | MirrorRequest::DeleteTombstones(_)
-            | MirrorRequest::DeleteForward(_) => true,
-        };
+        let live = what.task_partition().is_none_or(|tp| {
+            self.mirror
+                .tasks
+                .get(tp)
+                .is_some_and(|task| Some(task.generation) == sent_by)
+        });
         if !live {
-            // The task was dropped while the request was in flight.
+            // The task was dropped while the request was in flight (its leadership ended, or
+            // the topic left the mirror); a task created since is another one and did not ask.
             return;
         }
         match what {
@@ -1599,6 +1633,7 @@ impl<S: BrokerStorage> super::Broker<S> {
             step: Step::Idle,
             not_before_ms: now_ms,
             re_evaluate: false,
+            generation: 0,
         };
         let Some((coordinator, coordinator_partition)) = self.mirror_coordinator(&task) else {
             self.outbox.respond(

@@ -980,3 +980,80 @@ fn a_follower_that_missed_a_preparing_truncation_cuts_its_local_tail() {
         .collect();
     assert!(epochs.iter().all(|epoch| *epoch == 0), "{epochs:?}");
 }
+
+#[test]
+fn a_stopping_write_answered_after_a_new_leadership_began_is_not_the_new_tasks() {
+    // Generator seed 8368442226905128: a-broker-1 led payments-1 (one replica), sent STOPPING
+    // and lost the answer, was fenced and led again in a new epoch. The new leadership's task
+    // had read nothing (its state UNKNOWN) when the old write's timeout came; taken as its
+    // own failed write, it made the task decide, and UNKNOWN with the topic removed reads as
+    // "never mirrored": STOPPED at once, no bump above the mirrored epoch and no
+    // MIRROR_PID_RESET, so local writes landed in the mirrored epoch.
+    let mut world = mirroring_world(4);
+    let mirrored_epoch = world.partition(world.leader(A)).log.latest_epoch().unwrap();
+    let leader = world.leader(B);
+    assert_ne!(
+        leader,
+        world.mirror_coordinator_of_orders(),
+        "the coordinator's answers must go over the network to be lost"
+    );
+    // Every state write's answer is lost: the leader's STOPPING write reaches the coordinator
+    // (which commits it) and the leader waits for its answer.
+    world.drop_if = Some(|envelope| {
+        matches!(
+            envelope.message,
+            Message::Response(_, Response::WriteMirrorStates { .. })
+        )
+    });
+    request_failover(&mut world);
+    world.run_for(200);
+    assert_eq!(state_on(&world, B), MirrorState::Mirroring);
+    // A new leadership of the same broker, whose task cannot read the coordinator yet.
+    world.drop_if = Some(|envelope| {
+        matches!(
+            envelope.message,
+            Message::Response(_, Response::WriteMirrorStates { .. })
+                | Message::Request(_, Request::ReadMirrorStates { .. })
+        )
+    });
+    let NodeId::Broker(_, broker_id) = leader else {
+        unreachable!("a broker leads")
+    };
+    let image = world.controllers[&B].image();
+    let topic_id = image.topic_ids["orders"];
+    let epoch = image.partition(&orders()).unwrap().leader_epoch;
+    let request = Request::BumpLeaderEpochs {
+        broker_id,
+        broker_epoch: world.brokers[&leader].broker_epoch().unwrap(),
+        partitions: vec![(topic_id, 0, epoch)],
+    };
+    // Sent as the leader (the controller checks who asks); the broker drops the answer to a
+    // request it did not send.
+    world.queue.push_back(Envelope {
+        from: leader,
+        to: NodeId::Controller(B),
+        message: Message::Request(1_000_000, request),
+    });
+    world.run_for(100);
+    let bumped = world.controllers[&B]
+        .image()
+        .partition(&orders())
+        .unwrap()
+        .leader_epoch;
+    assert!(bumped > epoch, "{bumped} after {epoch}");
+    // Past the old write's timeout: the new task still waits for its read.
+    world.run_for(1_500);
+    assert_eq!(world.leader(B), leader);
+    assert_ne!(
+        world.partition(leader).mirror_state,
+        MirrorState::Stopped,
+        "STOPPED without a stop"
+    );
+    world.drop_if = None;
+    run_until(&mut world, B, MirrorState::Stopped);
+    assert_stopped_cleanly(
+        &mut world,
+        mirrored_epoch,
+        "after the new leadership's stop",
+    );
+}
