@@ -1439,7 +1439,9 @@ impl Checkers {
                 BrokerEvent::TxnMarkerRefused { .. } => self.mark("mirror-txn-marker-refused"),
                 BrokerEvent::TxnMarkerMoot { .. } => self.mark("mirror-txn-marker-moot"),
                 BrokerEvent::TxnEnlistRefused { .. } => self.mark("mirror-txn-enlist-refused"),
-                BrokerEvent::RequestNotServed { .. } => self.mark("request-before-listeners-open"),
+                BrokerEvent::RequestHeldBeforeListening { .. } => {
+                    self.mark("request-held-before-listening")
+                }
                 BrokerEvent::BecameFollower { .. } | BrokerEvent::LeaderAppend { .. } => {}
             }
         }

@@ -1,5 +1,5 @@
 //! Every invariant's precondition is reached in real runs: the checks are not vacuous on the
-//! shipped scenarios (issue #14). Three scenarios on pinned seeds between them reach the case of
+//! shipped scenarios (issue #14). Four scenarios on pinned seeds between them reach the case of
 //! every invariant in `mirrorsim_sim::checkers::INVARIANTS`; the soak reports the same per
 //! seed (`VACUOUS invariant=NAME` when none reached one).
 
@@ -10,12 +10,14 @@ mod common;
 use common::load;
 
 #[test]
-fn three_shipped_scenarios_reach_every_invariants_precondition() {
+fn four_shipped_scenarios_reach_every_invariants_precondition() {
     let mut reached = std::collections::BTreeSet::new();
     for (name, seed) in [
         ("fan_out", 3),
         ("group_offset_sync", 1),
         ("mirror_admin", 1),
+        // A fenced `__mirror_state` write (coordinator-fencing) is this scenario's purpose.
+        ("mirror_zombie_leader", 1),
     ] {
         let report = run(&load(name), &RunOptions::new(seed));
         assert_eq!(report.verdict, Verdict::Pass, "{name} seed {seed}");

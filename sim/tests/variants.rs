@@ -79,12 +79,14 @@ fn epoch_rewrite_breaks_the_mirror_fetchs_divergence_check_and_consumers_see_rew
     // answers with a divergence, and b truncates records its consumer had read. (Seed 1 no
     // longer shows it since consumers validate positions after leader changes, KIP-320; seed 3
     // no longer does since a leader's own truncation makes its followers' positions unknown
-    // until their next fetch, which moves PREPARING's timing; seeds 2, 4 and 6 do.)
+    // until their next fetch, which moves PREPARING's timing; seed 2 no longer does since a
+    // restarted broker holds requests until it caught up with the metadata log. Seeds 1 and 4
+    // of the first ten do.)
     seed_passes_and_variant_is_caught(
         "active_passive",
         MirrorDesign::EpochRewrite,
         "inconsistent-offsets",
-        &[2, 4],
+        &[1, 4],
     );
 }
 
@@ -121,12 +123,13 @@ fn pid_rewrite_hides_the_mirrored_transactions_from_the_destinations_producer_st
 #[test]
 fn reset_before_txn_resolution_lets_read_committed_consumers_read_an_open_transaction() {
     // Spec §9 S-5: the reset forgets b's open transactions before their ABORT markers, so the
-    // last stable offset moves past their data and nothing ever aborts it.
+    // last stable offset moves past their data and nothing ever aborts it (seeds 1-7 and 9 of
+    // the first ten).
     seed_passes_and_variant_is_caught(
         "transactions_at_failover",
         MirrorDesign::ResetBeforeTxnResolution,
         "read-committed",
-        &[0, 1],
+        &[1, 2],
     );
 }
 
@@ -171,9 +174,9 @@ fn offset_alignment_is_repaired_by_the_mirror_fetchs_divergence_check() {
     // keeps what the last-mirrored-epoch rule would also keep when the clusters agree on the
     // shared history, and where they do not, the first mirror fetch's last-fetched-epoch
     // check truncates the rest (spec §4.3 step 5). The README's variants table shows the
-    // seeds run. Seeds 1 and 3: on seeds 0 and 2 a's leader kills after the failover leave
+    // seeds run. Seeds 1 and 2: on seeds 0, 3 and 5 a's leader kills after the failover leave
     // the two rules' cuts at the same offset, so the runs are identical.
-    passes("failback", MirrorDesign::OffsetAlignment, &[1, 3]);
+    passes("failback", MirrorDesign::OffsetAlignment, &[1, 2]);
 }
 
 #[test]
@@ -220,11 +223,12 @@ fn sync_by_topic_state_commits_offsets_a_preparing_cut_leaves_past_the_log() {
     // Issue #14's generated soak, the KIP's topic-level rule (spec §7): orders is added back
     // to b's mirror while its partitions are still STOPPED with b's own writes; the sync reads
     // b's high watermark there, PREPARING cuts b's log to the last mirrored epoch, and the
-    // committed offset points past b's log end.
+    // committed offset points past b's log end. The window is narrow: 10 of the first 41
+    // seeds show it (0, 10, 13, 16, 17, 21, 25, 34, 36, 38).
     seed_passes_and_variant_is_caught(
         "regressions/sync_offsets_of_re_added_partition",
         MirrorDesign::SyncByTopicState,
         "offset-sync-clamped",
-        &[1, 2],
+        &[0, 10],
     );
 }

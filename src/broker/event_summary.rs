@@ -148,8 +148,8 @@ impl fmt::Display for BrokerEvent {
                     "TxnMarkerMoot {topic_partition} {marker} acknowledged without an append mirror_state={mirror_state}"
                 )
             }
-            Self::RequestNotServed { from, request } => {
-                write!(f, "RequestNotServed {request} from={from} (listeners not open yet)")
+            Self::RequestHeldBeforeListening { from, request } => {
+                write!(f, "RequestHeldBeforeListening {request} from={from}")
             }
             Self::TxnEnlistRefused {
                 transactional_id,

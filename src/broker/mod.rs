@@ -7,8 +7,9 @@
 //!   the controller's metadata log. It acts on partition leadership only after its metadata
 //!   image shows its *current* registration, so a restarted broker never acts on leadership the
 //!   controller granted to its previous incarnation.
-//! - **Listeners.** Until its image first shows its registration the broker answers no request
-//!   (Kafka opens its listeners only after catching up with the metadata log).
+//! - **Listeners.** Until its image first shows its registration the broker holds every request
+//!   and answers it only then (Kafka opens its listeners only after catching up with the
+//!   metadata log; its clients keep the request queued while they reconnect).
 //! - **Leader.** Client produce (acks=1 and acks=all with `min.insync.replicas`), follower and
 //!   consumer fetches (with the diverging-epoch check and a bounded wait when there is no data),
 //!   OffsetsForLeaderEpoch, ListOffsets. It tracks followers, moves the high watermark over the
@@ -226,9 +227,9 @@ pub enum BrokerEvent {
         /// The partition's mirror state.
         mirror_state: crate::mirror::MirrorState,
     },
-    /// A request arrived before this incarnation's listeners were open and went unanswered
-    /// (see `Broker::serving_requests`); the client sees a failed connection and retries.
-    RequestNotServed {
+    /// A request arrived before this incarnation's listeners were open; it is held and handled
+    /// once they open (see `Broker::serving_requests`).
+    RequestHeldBeforeListening {
         /// Who sent it.
         from: NodeId,
         /// The request's name.
@@ -338,6 +339,12 @@ pub struct Broker<S: BrokerStorage> {
     /// `metadata_ready` is, and kept for the incarnation: a broker that must register again
     /// keeps its listeners open, as Kafka's does.
     serving_requests: bool,
+    /// Requests that arrived before the listeners opened, in arrival order. A Kafka client
+    /// refused a connection keeps its request queued and reconnects every
+    /// `reconnect.backoff.ms`, so the request reaches the broker soon after its listener opens;
+    /// holding it here models that without a connection layer (dropping it instead would stall
+    /// every client for its request timeout at each broker start).
+    held_requests: Vec<crate::protocol::Envelope>,
     partitions: BTreeMap<TopicPartition, Partition<S::Disk>>,
     unassigned_logs: BTreeMap<TopicPartition, PartitionLog<S::Disk>>,
     fetch_sessions: BTreeMap<BrokerId, FetchSession>,
@@ -411,6 +418,7 @@ impl<S: BrokerStorage> Broker<S> {
             next_metadata_fetch_ms: now_ms,
             metadata_ready: false,
             serving_requests: false,
+            held_requests: Vec::new(),
             partitions: BTreeMap::new(),
             unassigned_logs,
             fetch_sessions: BTreeMap::new(),
@@ -595,13 +603,26 @@ impl<S: BrokerStorage> Broker<S> {
                     .is_some_and(|registration| registration.broker_epoch == epoch)
             });
             applied |= self.metadata_ready;
-            self.serving_requests |= self.metadata_ready;
         }
         if applied && self.metadata_ready {
             self.drop_deleted_topics();
             self.reconcile_partitions(now_ms);
             self.reconcile_mirror_tasks(now_ms);
             self.reconcile_mirror_syncs(now_ms);
+        }
+        if self.metadata_ready && !self.serving_requests {
+            self.open_listeners(now_ms);
+        }
+    }
+
+    /// Opens the listeners once the image shows this incarnation's registration and handles
+    /// the requests held until then, in arrival order.
+    fn open_listeners(&mut self, now_ms: i64) {
+        self.serving_requests = true;
+        for envelope in std::mem::take(&mut self.held_requests) {
+            if let Message::Request(correlation_id, request) = envelope.message {
+                self.handle_request(now_ms, envelope.from, correlation_id, request);
+            }
         }
     }
 
@@ -2095,11 +2116,12 @@ impl<S: BrokerStorage> Node for Broker<S> {
     fn handle_message(&mut self, now_ms: i64, envelope: crate::protocol::Envelope) {
         self.last_now_ms = now_ms;
         match envelope.message {
-            Message::Request(_, request) if !self.serving_requests => {
-                self.events.push(BrokerEvent::RequestNotServed {
+            Message::Request(_, ref request) if !self.serving_requests => {
+                self.events.push(BrokerEvent::RequestHeldBeforeListening {
                     from: envelope.from,
                     request: request.kind(),
                 });
+                self.held_requests.push(envelope);
             }
             Message::Request(correlation_id, request) => {
                 self.handle_request(now_ms, envelope.from, correlation_id, request)
