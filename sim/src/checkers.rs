@@ -2118,12 +2118,20 @@ impl Checkers {
             gone_marks.borrow_mut().extend(mark);
             mark.is_some()
         };
-        let outcome_lost = |cluster, tp: &TopicPartition, offset, decided_at, since_ms| {
+        let lost_marked = |mark, cluster, tp: &TopicPartition, offset, decided_at, since_ms| {
             let lost = self.outcome_lost_since(cluster, tp, offset, decided_at, since_ms);
             if lost {
-                gone_marks.borrow_mut().push("txn-outcome-lost-not-durable");
+                gone_marks.borrow_mut().push(mark);
             }
             lost
+        };
+        let outcome_lost = |cluster, tp: &TopicPartition, offset, decided_at, since_ms| {
+            let mark = "txn-outcome-lost-not-durable";
+            lost_marked(mark, cluster, tp, offset, decided_at, since_ms)
+        };
+        let abort_lost = |cluster, tp: &TopicPartition, offset, decided_at, since_ms| {
+            let mark = "txn-abort-marker-lost-not-durable";
+            lost_marked(mark, cluster, tp, offset, decided_at, since_ms)
         };
         out.extend(check_transaction_atomicity(
             time_ms,
@@ -2131,6 +2139,7 @@ impl Checkers {
             history,
             &gone_legally,
             &outcome_lost,
+            &abort_lost,
         ));
         for mark in gone_marks.into_inner() {
             self.mark(mark);
@@ -3469,14 +3478,18 @@ fn check_delivered_records(
 /// `Checkers::txn_send_cut_by_failback`, or the topic is not durable and a leader lost it, as
 /// `unseen` and the lost-writes check allow, see `Checkers::lost_legally`). A record gone
 /// otherwise is not committed. A record the final log holds whose transaction was decided at
-/// or above a loss of committed data after the send (`outcome_lost`) counts as neither too:
-/// the marker that decided it then may be the one the loss took.
+/// or above a loss of committed data after the send counts as neither too: the marker that
+/// decided it then may be the one the loss took. That excuses a record the final log leaves
+/// uncommitted (`outcome_lost`: a lost COMMIT, the producer's next ABORT closing it) and, of a
+/// transaction confirmed aborted only, one the final log commits (`abort_lost`: a lost ABORT,
+/// the producer's next COMMIT closing it); a confirmed commit's committed record needs none.
 fn check_transaction_atomicity(
     time_ms: i64,
     logs: &dyn LeaderLogs,
     history: &History,
     gone_legally: &dyn Fn(&crate::workload::SendRecord) -> bool,
     outcome_lost: &OutcomeLost<'_>,
+    abort_lost: &OutcomeLost<'_>,
 ) -> Vec<Violation> {
     let mut out = Vec::new();
     let mut outcomes: BTreeMap<(ClusterIndex, TopicPartition), BTreeMap<i64, TxnEnd>> =
@@ -3512,14 +3525,16 @@ fn check_transaction_atomicity(
                 .and_then(|batch| partition_outcomes.get(&batch.base_offset()));
             let outcome = end.map(|end| end.outcome);
             let decided_at = end.and_then(|end| end.decided_at);
+            let tp = &send.topic_partition;
+            let since_ms = send.sent_ms;
             if outcome != Some(TxnOutcome::Committed)
-                && outcome_lost(
-                    cluster,
-                    &send.topic_partition,
-                    offset,
-                    decided_at,
-                    send.sent_ms,
-                )
+                && outcome_lost(cluster, tp, offset, decided_at, since_ms)
+            {
+                continue;
+            }
+            if outcome == Some(TxnOutcome::Committed)
+                && transaction.committed == Some(false)
+                && abort_lost(cluster, tp, offset, decided_at, since_ms)
             {
                 continue;
             }
@@ -3862,6 +3877,7 @@ mod tests {
                 &history,
                 &|_| false,
                 &outcome_lost,
+                &outcome_lost,
             ));
             found.iter().map(|v| v.invariant).collect::<Vec<_>>()
         };
@@ -3891,6 +3907,72 @@ mod tests {
         };
         let found = check_delivered_records(0, &open, &history, &never_rewritten, &outcome_lost);
         assert!(found.is_empty(), "{found:?}");
+    }
+
+    /// Generator seed 11 (`mirrorsim generate --seed 11`): c's only replica of payments-0 lost
+    /// its unflushed tail in a power loss, the ABORT marker of a transaction confirmed aborted
+    /// whose record it kept; the rebuilt producer state held the transaction open, and the
+    /// producer's next COMMIT (same producer id and epoch) closed it. A committed record of a
+    /// transaction confirmed aborted is excused only when the final log decides it at or above
+    /// a loss after the send that kept the record (`abort_lost`); a loss before the send, at or
+    /// below the record, above the marker or on another partition is not, and `outcome_lost`
+    /// (the excuse for a verdict left uncommitted) never excuses a committed one.
+    #[test]
+    fn a_commit_verdict_a_later_loss_may_have_put_for_a_lost_abort_is_not_judged() {
+        let tp = TopicPartition::new("t", 0);
+        let a = ClusterIndex(0);
+        // Offset 0: producer 1's record; offset 1: the next transaction's COMMIT, written after
+        // the loss took the ABORT that stood there.
+        let logs = FixedLogs(BTreeMap::from([(
+            tp.clone(),
+            log_with(&[
+                (value_batch(1, "a-aborted"), AppendOrigin::Client),
+                (marker(1, true), AppendOrigin::Coordinator),
+            ]),
+        )]));
+        let mut history = History::default();
+        history.sends.insert(
+            (PRODUCER, 1, 0),
+            send_record(&tp, "a-aborted", 100, Some(0), Some(31)),
+        );
+        let aborted = crate::workload::TransactionRecord {
+            handles: vec![0],
+            intended_commit: false,
+            committed: Some(false),
+        };
+        history.transactions.insert((PRODUCER, 1, 31), aborted);
+        let check = |losses: &[(TopicPartition, i64, i64)], only_outcome_lost: bool| {
+            let mut checkers = Checkers::default();
+            for (tp, time_ms, kept) in losses {
+                checkers.note_loss(*time_ms, a, tp, *kept, Some(1));
+            }
+            let lost = |cluster, tp: &TopicPartition, offset, decided_at, since_ms| {
+                checkers.outcome_lost_since(cluster, tp, offset, decided_at, since_ms)
+            };
+            let abort_lost: &OutcomeLost<'_> = if only_outcome_lost {
+                &never_lost
+            } else {
+                &lost
+            };
+            let found =
+                check_transaction_atomicity(0, &logs, &history, &|_| false, &lost, abort_lost);
+            found.iter().map(|v| v.invariant).collect::<Vec<_>>()
+        };
+        let caught = vec!["transaction-atomicity"];
+        assert_eq!(check(&[], false), caught);
+        // The loss after the send kept the record (offset 0) and not the marker's offset 1.
+        assert!(check(&[(tp.clone(), 200, 1)], false).is_empty());
+        // Only the abort excuse covers it.
+        assert_eq!(check(&[(tp.clone(), 200, 1)], true), caught);
+        // Before the send, at or below the record, above the marker, elsewhere: caught.
+        let other = TopicPartition::new("t", 1);
+        for (tp, time_ms, kept) in [(&tp, 50, 1), (&tp, 200, 0), (&tp, 200, 2), (&other, 200, 1)] {
+            assert_eq!(
+                check(&[(tp.clone(), time_ms, kept)], false),
+                caught,
+                "{tp} {time_ms} {kept}"
+            );
+        }
     }
 
     #[test]
@@ -3929,7 +4011,8 @@ mod tests {
             committed: None,
         };
         history.transactions.insert((PRODUCER, 1, 7), transaction);
-        let found = check_transaction_atomicity(0, &logs, &history, &|_| false, &never_lost);
+        let found =
+            check_transaction_atomicity(0, &logs, &history, &|_| false, &never_lost, &never_lost);
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].invariant, "transaction-atomicity");
         assert_eq!(found[0].topic_partition, Some(aborted_tp.clone()));
@@ -3939,9 +4022,15 @@ mod tests {
             .get_mut(&(PRODUCER, 1, 7))
             .unwrap()
             .handles = vec![0];
-        assert!(
-            check_transaction_atomicity(0, &logs, &history, &|_| false, &never_lost).is_empty()
-        );
+        assert!(check_transaction_atomicity(
+            0,
+            &logs,
+            &history,
+            &|_| false,
+            &never_lost,
+            &never_lost
+        )
+        .is_empty());
     }
 
     /// A transaction confirmed committed whose record on one partition is gone from the final
@@ -3998,7 +4087,14 @@ mod tests {
             let gone_legally = |send: &crate::workload::SendRecord| {
                 checkers.txn_send_gone_legally(logs, send).is_some()
             };
-            let found = check_transaction_atomicity(0, logs, &history, &gone_legally, &never_lost);
+            let found = check_transaction_atomicity(
+                0,
+                logs,
+                &history,
+                &gone_legally,
+                &never_lost,
+                &never_lost,
+            );
             found.iter().map(|v| v.invariant).collect::<Vec<_>>()
         };
         let durable = || {
