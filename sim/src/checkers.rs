@@ -906,6 +906,49 @@ impl Checkers {
                 })
     }
 
+    /// Whether a transactional record `consumer` read in `poll` was cut by STOPPING's truncation
+    /// to the last stable offset after a loss of committed data had left its transaction
+    /// undecided: a loss at or after the read (a leader epoch starting below the high
+    /// watermark, `losses`, or a leader log ending below it, `lost_tails`: only on a topic
+    /// that is not durable) kept the record's offset but nothing above it from some offset on,
+    /// and then, at or after that loss, STOPPING cut at or below the record's offset. The
+    /// COMMIT marker the consumer's READ_COMMITTED read relied on (or the mirror's copy of it)
+    /// went with the lost tail, so the rebuilt producer state holds the transaction open from
+    /// the record on, the last stable offset stays below it, and STOPPING drops open
+    /// transactions by design (KIP-1279: the source's marker will never come). The record is
+    /// lost with the tail as any committed record of such a topic may be (generator seeds
+    /// 8368442226905498, 2292223553896339: b's only replica of a mirrored partition came back
+    /// from a torn power loss just past a committed transaction's first record, and STOPPING
+    /// cut to it and wrote `MIRROR_PID_RESET` there). A STOPPING cut with no such loss between
+    /// the read and the cut excuses nothing here (`rewritten_by_mirroring` judges it), nor does
+    /// a loss at or below the record's offset (the loss excuses judge that), nor a cut before
+    /// the loss.
+    fn stop_cut_after_outcome_lost(&self, consumer: NodeId, poll: &PollRecord) -> bool {
+        let key = (consumer.cluster(), poll.topic_partition.clone());
+        let (offset, read_ms) = (poll.offset, poll.fetched_ms);
+        let Some(cuts) = self.mirror_truncations.get(&key) else {
+            return false;
+        };
+        cuts.iter().any(|&(cut_ms, to, reason)| {
+            reason == TruncationReason::MirrorStopAtLastStableOffset
+                && read_ms <= cut_ms
+                && to <= offset
+                && all_losses(&self.losses, &self.lost_tails, &key)
+                    .any(|(lost_ms, kept)| read_ms <= lost_ms && lost_ms <= cut_ms && offset < kept)
+        })
+    }
+
+    /// Whether the log of the partition `consumer` read in `poll` may hold another batch at its
+    /// offset than the one the consumer read: a mirroring truncation of any reason, or a loss
+    /// of committed data (`losses`, `lost_tails`), at or below the offset at or after the read.
+    /// Whether that rewrite was legal is the poll checks' question (`inconsistent-offsets`);
+    /// what the final log holds there since says nothing of what the consumer received.
+    fn log_rewritten_since_read(&self, consumer: NodeId, poll: &PollRecord) -> bool {
+        let (cluster, tp) = (consumer.cluster(), &poll.topic_partition);
+        self.cut_by_mirroring(cluster, tp, poll.offset, poll.fetched_ms, |_| true)
+            || self.lost_or_tail_lost_since(cluster, tp, poll.offset, poll.fetched_ms)
+    }
+
     /// Whether the jump of `consumer`'s poll number `index` over `skipped`, a data record of
     /// the final log, is excused: when the consumer read past it, the leader's log held no
     /// record for it there (control batches, such as the `MIRROR_PID_RESET` a failover wrote,
@@ -1967,6 +2010,7 @@ impl Checkers {
         let lost_reads;
         let lost_at_origin_reads;
         let not_refetched_reads;
+        let stop_cut_reads;
         let outcome_lost_reads = std::cell::Cell::new(0u64);
         let (mut out, (rewritten_reads, rewritten_skips, across_skips)) = {
             let by_mirroring = |consumer: NodeId, poll: &PollRecord| {
@@ -1988,11 +2032,15 @@ impl Checkers {
             let not_refetched = |consumer: NodeId, poll: &PollRecord| {
                 self.mirrored_read_cut_not_refetched(consumer, poll)
             };
+            let stop_cut = |consumer: NodeId, poll: &PollRecord| {
+                self.stop_cut_after_outcome_lost(consumer, poll)
+            };
             let rewritten = |consumer: NodeId, poll: &PollRecord| {
                 by_mirroring(consumer, poll)
                     || lost(consumer, poll)
                     || lost_at_origin(consumer, poll)
                     || not_refetched(consumer, poll)
+                    || stop_cut(consumer, poll)
             };
             let reads = || {
                 history.polls.iter().flat_map(|((consumer, _), polls)| {
@@ -2018,6 +2066,15 @@ impl Checkers {
                         && !lost(*consumer, poll)
                         && !lost_at_origin(*consumer, poll)
                         && not_refetched(*consumer, poll)
+                })
+                .count();
+            stop_cut_reads = reads()
+                .filter(|(consumer, poll)| {
+                    !by_mirroring(*consumer, poll)
+                        && !lost(*consumer, poll)
+                        && !lost_at_origin(*consumer, poll)
+                        && !not_refetched(*consumer, poll)
+                        && stop_cut(*consumer, poll)
                 })
                 .count();
             let rewritten_skips = std::cell::Cell::new(0u64);
@@ -2058,11 +2115,13 @@ impl Checkers {
                 outcome_lost_reads.set(outcome_lost_reads.get() + u64::from(lost));
                 lost
             };
+            let replaced =
+                |consumer: NodeId, poll: &PollRecord| self.log_rewritten_since_read(consumer, poll);
             out.extend(check_delivered_records(
                 time_ms,
                 &logs,
                 history,
-                &rewritten,
+                (&rewritten, &replaced),
                 &outcome_lost,
             ));
             (
@@ -2093,6 +2152,12 @@ impl Checkers {
                 .marks
                 .entry("mirrored-read-cut-not-refetched".into())
                 .or_default() += not_refetched_reads as u64;
+        }
+        if stop_cut_reads > 0 {
+            *self
+                .marks
+                .entry("read-cut-at-stop-after-outcome-lost".into())
+                .or_default() += stop_cut_reads as u64;
         }
         if outcome_lost_reads.get() > 0 {
             *self
@@ -3400,12 +3465,16 @@ fn transaction_ends_of<'a>(
 /// transactional data. Judged on the final log, so reads that a later mirroring truncation
 /// rewrote are skipped, and so are reads of a transaction whose deciding marker in the final
 /// log a later loss may have put in place of the one the consumer's read relied on
-/// (`outcome_lost`).
+/// (`outcome_lost`). A control batch the final log holds at an offset the log was rewritten
+/// at after the read (`replaced`: a truncation or a loss there, legal or not) is not what the
+/// consumer received: it read the batch of the log before, whose loss `inconsistent-offsets`
+/// judges (generator seeds 8368442226905498 and 2292223553896339: the consumer read a
+/// transactional record, and the `MIRROR_PID_RESET` at its offset came seconds later).
 fn check_delivered_records(
     time_ms: i64,
     logs: &dyn LeaderLogs,
     history: &History,
-    rewritten: &RewrittenByMirroring<'_>,
+    (rewritten, replaced): (&RewrittenByMirroring<'_>, &RewrittenByMirroring<'_>),
     outcome_lost: &OutcomeLost<'_>,
 ) -> Vec<Violation> {
     let mut out = Vec::new();
@@ -3429,6 +3498,9 @@ fn check_delivered_records(
                 continue;
             };
             if batch.is_control() {
+                if replaced(*consumer, poll) {
+                    continue;
+                }
                 out.push(Violation {
                     invariant: "no-control-records-delivered",
                     cluster: Some(cluster),
@@ -3811,17 +3883,34 @@ mod tests {
         let mut history = History::default();
         history.polls.insert((CONSUMER, 1), vec![poll(&tp, 0, "x")]);
         // READ_UNCOMMITTED may read aborted data.
-        assert!(
-            check_delivered_records(0, &logs, &history, &never_rewritten, &never_lost).is_empty()
-        );
+        assert!(check_delivered_records(
+            0,
+            &logs,
+            &history,
+            (&never_rewritten, &never_rewritten),
+            &never_lost
+        )
+        .is_empty());
         // READ_COMMITTED may not.
         history.read_committed.insert(CONSUMER);
-        let found = check_delivered_records(0, &logs, &history, &never_rewritten, &never_lost);
+        let found = check_delivered_records(
+            0,
+            &logs,
+            &history,
+            (&never_rewritten, &never_rewritten),
+            &never_lost,
+        );
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].invariant, "read-committed");
         // Nobody may receive the marker.
         history.polls.insert((CONSUMER, 1), vec![poll(&tp, 1, "")]);
-        let found = check_delivered_records(0, &logs, &history, &never_rewritten, &never_lost);
+        let found = check_delivered_records(
+            0,
+            &logs,
+            &history,
+            (&never_rewritten, &never_rewritten),
+            &never_lost,
+        );
         assert_eq!(found[0].invariant, "no-control-records-delivered");
     }
 
@@ -3869,8 +3958,13 @@ mod tests {
             let outcome_lost = |cluster, tp: &TopicPartition, offset, decided_at, since_ms| {
                 checkers.outcome_lost_since(cluster, tp, offset, decided_at, since_ms)
             };
-            let mut found =
-                check_delivered_records(0, &logs, &history, &never_rewritten, &outcome_lost);
+            let mut found = check_delivered_records(
+                0,
+                &logs,
+                &history,
+                (&never_rewritten, &never_rewritten),
+                &outcome_lost,
+            );
             found.extend(check_transaction_atomicity(
                 0,
                 &logs,
@@ -3905,7 +3999,13 @@ mod tests {
             checkers.note_loss(200, a, &TopicPartition::new("t", 0), 1, Some(1));
             checkers.outcome_lost_since(cluster, tp, offset, decided_at, since_ms)
         };
-        let found = check_delivered_records(0, &open, &history, &never_rewritten, &outcome_lost);
+        let found = check_delivered_records(
+            0,
+            &open,
+            &history,
+            (&never_rewritten, &never_rewritten),
+            &outcome_lost,
+        );
         assert!(found.is_empty(), "{found:?}");
     }
 
@@ -4923,7 +5023,7 @@ mod tests {
                 0,
                 &logs,
                 &history,
-                &rewritten,
+                (&rewritten, &rewritten),
                 &never_lost,
             ));
             found.into_iter().map(|v| v.invariant).collect::<Vec<_>>()
@@ -4962,6 +5062,111 @@ mod tests {
             invariants(stop, true, before(mirrored)),
             vec!["inconsistent-offsets"]
         );
+    }
+
+    /// Generator seeds 8368442226905498 and 2292223553896339: a's READ_COMMITTED consumer read
+    /// a transactional record mirrored from b at offset 1; a's only replica then lost
+    /// everything from offset 2 in a power loss, the transaction's COMMIT marker with it, and
+    /// STOPPING cut to the last stable offset, 1, and wrote `MIRROR_PID_RESET` there. The
+    /// consumer never received that control batch (it came after the read), and the record
+    /// went with the lost tail. A control batch at an offset nothing rewrote after the read is
+    /// still a delivered control record; a STOPPING cut with no loss between the read and it,
+    /// after a loss before the read, before the loss, or after a loss at or below the record's
+    /// offset (that loss's own excuse) is not excused here.
+    #[test]
+    fn a_stopping_cut_after_a_loss_took_the_marker_is_no_delivered_control_record() {
+        let tp = TopicPartition::new("t", 0);
+        let a = ClusterIndex(0);
+        let logs = FixedLogs(BTreeMap::from([(
+            tp.clone(),
+            log_with(&[
+                (plain_batch("a-v0"), AppendOrigin::Client),
+                (mirror_pid_reset("b", 0), AppendOrigin::Coordinator),
+            ]),
+        )]));
+        let mirrored = "b-producer-2/1/t-0/1/t1";
+        let read = |offset, value: &str| {
+            let mut record = poll(&tp, offset, value);
+            record.received_ms = 4_000;
+            record.fetched_ms = 4_000;
+            record
+        };
+        let stop = TruncationReason::MirrorStopAtLastStableOffset;
+        // (loss time, offset kept), (cut time, cut to, reason).
+        type Loss = Option<(i64, i64)>;
+        type Cut = Option<(i64, i64, TruncationReason)>;
+        let checkers_with = |loss: Loss, cut: Cut| {
+            let mut checkers = Checkers::default();
+            if let Some((time_ms, kept)) = loss {
+                checkers.note_loss(time_ms, a, &tp, kept, Some(1));
+            }
+            if let Some((time_ms, to, reason)) = cut {
+                checkers.note_mirror_truncation(time_ms, a, &tp, to, reason);
+            }
+            checkers
+        };
+        let invariants = |loss: Loss, cut: Cut| {
+            let checkers = checkers_with(loss, cut);
+            let rewritten = |consumer: NodeId, poll: &PollRecord| {
+                checkers.rewritten_by_mirroring(consumer, true, poll)
+                    || checkers.lost_after_read(consumer, poll)
+                    || checkers.stop_cut_after_outcome_lost(consumer, poll)
+            };
+            let replaced = |consumer: NodeId, poll: &PollRecord| {
+                checkers.log_rewritten_since_read(consumer, poll)
+            };
+            let mut history = History::default();
+            history.read_committed.insert(CONSUMER);
+            history
+                .polls
+                .insert((CONSUMER, 1), vec![read(0, "a-v0"), read(1, mirrored)]);
+            let mut found = check_polls(0, &logs, &history, &rewritten, &|_, _, _| false);
+            found.extend(check_delivered_records(
+                0,
+                &logs,
+                &history,
+                (&rewritten, &replaced),
+                &never_lost,
+            ));
+            found.into_iter().map(|v| v.invariant).collect::<Vec<_>>()
+        };
+        let inconsistent = vec!["inconsistent-offsets"];
+        // The seeds' case: excused.
+        assert!(invariants(Some((6_000, 2)), Some((7_000, 1, stop))).is_empty());
+        assert!(checkers_with(Some((6_000, 2)), Some((6_000, 1, stop)))
+            .stop_cut_after_outcome_lost(CONSUMER, &read(1, mirrored)));
+        // Nothing rewrote offset 1 after the read: the consumer received the control record.
+        assert_eq!(
+            invariants(None, None),
+            vec!["inconsistent-offsets", "no-control-records-delivered"]
+        );
+        assert_eq!(
+            invariants(Some((6_000, 2)), None),
+            vec!["inconsistent-offsets", "no-control-records-delivered"]
+        );
+        assert_eq!(
+            invariants(None, Some((3_000, 1, stop))),
+            vec!["inconsistent-offsets", "no-control-records-delivered"]
+        );
+        // The log was rewritten there after the read, but not legally: only the lost read.
+        assert_eq!(invariants(None, Some((7_000, 1, stop))), inconsistent);
+        assert_eq!(
+            invariants(Some((3_000, 2)), Some((7_000, 1, stop))),
+            inconsistent
+        );
+        assert_eq!(
+            invariants(Some((8_000, 2)), Some((7_000, 1, stop))),
+            inconsistent
+        );
+        let diverging = TruncationReason::MirrorDivergingEpoch;
+        assert_eq!(
+            invariants(Some((6_000, 2)), Some((7_000, 1, diverging))),
+            inconsistent
+        );
+        // A loss at the record's offset is the record's own, excused as such, not by this.
+        assert!(!checkers_with(Some((6_000, 1)), Some((7_000, 1, stop)))
+            .stop_cut_after_outcome_lost(CONSUMER, &read(1, mirrored)));
+        assert!(invariants(Some((6_000, 1)), Some((7_000, 1, stop))).is_empty());
     }
 
     #[test]
