@@ -246,7 +246,9 @@ pub struct ControllerView<'a> {
 struct LogScan {
     scanned_to: i64,
     seen: BTreeMap<RecordId, i64>,
-    last_n: BTreeMap<(String, u64), (u64, i64)>,
+    /// Each producer stream's last record scanned: its number, offset and batch's producer
+    /// epoch.
+    last_n: BTreeMap<(String, u64), (u64, i64, i16)>,
     /// The offsets `[base, next)` of each producer stream's first batch in the scanned log.
     first: BTreeMap<(String, u64), (i64, i64)>,
 }
@@ -3192,8 +3194,11 @@ fn all_losses<'a>(
 /// sequence from a producer it holds no state for (`ProducerAppendInfo.checkSequence`, no
 /// current producer epoch), so a pipelined later batch that arrives first is appended, and
 /// the earlier ones, refused as out of order, are re-sent after the producer's epoch bump.
-/// A reordering behind a record outside the producer's first batch in the log, or of a first
-/// batch below the loss, is caught: there the broker's producer state orders the sequences.
+/// The later batches the producer had in flight are then in sequence and accepted too, so the
+/// earlier record may also follow a later one outside the first batch, but only in a higher
+/// producer epoch than that record's (re-sent after the bump). A reordering within one producer
+/// epoch behind a record outside the first batch, or of a first batch below the loss, is
+/// caught: there the broker's producer state orders the sequences.
 fn scan_new_records(
     time_ms: i64,
     cluster: ClusterIndex,
@@ -3220,9 +3225,14 @@ fn scan_new_records(
             let stream = (id.producer.clone(), id.incarnation);
             let batch_range = (batch.base_offset(), batch.next_offset());
             let first = *scan.first.entry(stream.clone()).or_insert(batch_range);
-            if let Some((previous_n, previous_offset)) = scan.last_n.get(&stream).copied() {
-                let after_lost_state = (first.0..first.1).contains(&previous_offset)
-                    && lost_from.is_some_and(|lost_from| first.0 >= lost_from);
+            let producer_epoch = batch.header().producer_epoch;
+            if let Some((previous_n, previous_offset, previous_epoch)) =
+                scan.last_n.get(&stream).copied()
+            {
+                let behind_first_run = (first.0..first.1).contains(&previous_offset)
+                    || producer_epoch > previous_epoch;
+                let after_lost_state =
+                    behind_first_run && lost_from.is_some_and(|lost_from| first.0 >= lost_from);
                 if id.n < previous_n && after_lost_state {
                     excused += 1;
                 } else if id.n < previous_n {
@@ -3238,7 +3248,8 @@ fn scan_new_records(
                     });
                 }
             }
-            scan.last_n.insert(stream, (id.n, record.offset));
+            scan.last_n
+                .insert(stream, (id.n, record.offset, producer_epoch));
             if let Some(first) = scan.seen.insert(id.clone(), record.offset) {
                 out.push(Violation {
                     invariant: "no-duplicates",
@@ -4652,6 +4663,31 @@ mod tests {
         ]);
         assert_eq!(
             scan_lost(&reordered_later, Some(0)).0,
+            vec!["producer-order"]
+        );
+        // Generator seed 9200000000000057: after the loss the broker took the producer's
+        // pipelined 33 (no state) and then 34 (in sequence), and 31 came re-sent in the bumped
+        // epoch: excused behind 34 although 34 is not in the first batch...
+        let idempotent = |epoch: i16, sequence: i32, n: u64| {
+            let mut builder = BatchBuilder::idempotent(7, epoch, sequence);
+            builder.append(0, None, Some(Bytes::from(value(n))), vec![]);
+            builder.build()
+        };
+        let resent_after_bump = log_with(&[
+            (idempotent(0, 33, 33), AppendOrigin::Client),
+            (idempotent(0, 34, 34), AppendOrigin::Client),
+            (idempotent(1, 0, 31), AppendOrigin::Client),
+        ]);
+        assert_eq!(scan_lost(&resent_after_bump, Some(0)), (vec![], 1));
+        // ...but not in the same producer epoch, nor without a loss.
+        let same_epoch = log_with(&[
+            (idempotent(0, 33, 33), AppendOrigin::Client),
+            (idempotent(0, 34, 34), AppendOrigin::Client),
+            (idempotent(0, 35, 31), AppendOrigin::Client),
+        ]);
+        assert_eq!(scan_lost(&same_epoch, Some(0)).0, vec!["producer-order"]);
+        assert_eq!(
+            scan_lost(&resent_after_bump, None).0,
             vec!["producer-order"]
         );
     }
