@@ -1481,6 +1481,9 @@ impl Checkers {
                         self.precondition("coordinator-fencing");
                     }
                 }
+                BrokerEvent::MirrorStateOfNewerLeader { .. } => {
+                    self.mark("mirror-state-of-newer-leader")
+                }
                 BrokerEvent::TxnMarkerRefused { .. } => self.mark("mirror-txn-marker-refused"),
                 BrokerEvent::TxnMarkerMoot { .. } => self.mark("mirror-txn-marker-moot"),
                 BrokerEvent::TxnEnlistRefused { .. } => self.mark("mirror-txn-enlist-refused"),

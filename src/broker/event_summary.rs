@@ -184,6 +184,15 @@ impl fmt::Display for BrokerEvent {
                 topic_partition,
                 error,
             } => write!(f, "MirrorStateWriteRefused {topic_partition} error={error:?}"),
+            Self::MirrorStateOfNewerLeader {
+                topic_partition,
+                leader_epoch,
+                stored_leader_epoch,
+            } => write!(
+                f,
+                "MirrorStateOfNewerLeader {topic_partition} leader_epoch={leader_epoch} \
+                 stored_leader_epoch={stored_leader_epoch}"
+            ),
         }
     }
 }

@@ -11,7 +11,10 @@
 //!   loopback), then decides with [`decide`] and persists every transition with
 //!   WriteMirrorStates carrying the task's leader epoch, before it runs the new state's
 //!   action. A new leader re-enters the current state (a self-transition write), which
-//!   fences the previous leader's writes and re-runs the action. Steps are strictly
+//!   fences the previous leader's writes and re-runs the action. A read state whose leader
+//!   epoch is above the task's was persisted by a newer leadership: the broker is a deposed
+//!   leader behind on metadata and does not take it as its own (it reads again later, until
+//!   the metadata drops the task). Steps are strictly
 //!   sequential per task; a request unanswered within [`MIRROR_REQUEST_TIMEOUT_MS`] is
 //!   retried after [`MIRROR_RETRY_BACKOFF_MS`].
 //! - **PREPARING** asks a source broker for the last mirrored epoch (LME) the source recorded
@@ -1493,7 +1496,25 @@ impl<S: BrokerStorage> super::Broker<S> {
                     mut partitions,
                     ..
                 }) if partitions.len() == 1 && partitions[0].error.is_none() => {
-                    self.apply_read(now_ms, &tp, partitions.remove(0));
+                    let status = partitions.remove(0);
+                    let leader_epoch = self.mirror.tasks[&tp].leader_epoch;
+                    if status.leader_epoch > leader_epoch {
+                        // Persisted by a newer leadership: this broker is a deposed leader
+                        // whose metadata has not caught up (the prototype's zombie, S-12, which
+                        // drops out). Its log need not hold what that leadership wrote (a
+                        // STOPPED's MIRROR_PID_RESET): taking the state as its own would run a
+                        // state it never reached. Read again later; the metadata showing the
+                        // new leader drops the task.
+                        self.events
+                            .push(super::BrokerEvent::MirrorStateOfNewerLeader {
+                                topic_partition: tp.clone(),
+                                leader_epoch,
+                                stored_leader_epoch: status.leader_epoch,
+                            });
+                        self.retry_step_later(now_ms, &tp, Step::Read);
+                    } else {
+                        self.apply_read(now_ms, &tp, status);
+                    }
                 }
                 _ => self.retry_step_later(now_ms, &tp, Step::Read),
             },

@@ -43,6 +43,8 @@ struct World {
     next_correlation_id: u64,
     /// Nodes cut off from everyone (their messages are dropped both ways).
     cut: std::collections::BTreeSet<NodeId>,
+    /// Links cut both ways (either order of the pair).
+    cut_links: std::collections::BTreeSet<(NodeId, NodeId)>,
     /// Messages this says to drop are lost (e.g. one kind of request, to hold a step back).
     drop_if: Option<fn(&Envelope) -> bool>,
 }
@@ -62,6 +64,7 @@ impl World {
             to_clients: Vec::new(),
             next_correlation_id: 1,
             cut: Default::default(),
+            cut_links: Default::default(),
             drop_if: None,
         };
         for cluster in [A, B] {
@@ -117,6 +120,11 @@ impl World {
 
     fn deliver(&mut self, envelope: Envelope) {
         if self.cut.contains(&envelope.from) || self.cut.contains(&envelope.to) {
+            return;
+        }
+        if self.cut_links.contains(&(envelope.from, envelope.to))
+            || self.cut_links.contains(&(envelope.to, envelope.from))
+        {
             return;
         }
         if self.drop_if.is_some_and(|drop_if| drop_if(&envelope)) {
@@ -899,6 +907,56 @@ fn a_mirror_coordinator_or_controller_crash_at_any_point_of_stopping_still_ends_
             assert_stopped_cleanly(&mut world, mirrored_epoch, &what);
         }
     }
+}
+
+#[test]
+fn a_deposed_leader_does_not_take_its_successors_stopped_as_its_own() {
+    // Generator seed 9100000000000218: b-broker-3 led orders-0, sent STOPPING and was cut off
+    // before the answer; the controller fenced it and b-broker-4 stopped the partition in
+    // leader epoch 2 (MIRROR_PID_RESET at the end of its shorter log). Back on the network
+    // but still behind on metadata, b-broker-3's retried write was refused with
+    // FENCED_LEADER_EPOCH; it read the state again and adopted STOPPED (leader epoch 2) as
+    // if it were its own: a STOPPED, writable zombie whose log has no reset and still holds
+    // the mirrored producer. A read state persisted by a newer leadership is not this
+    // leadership's: the deposed leader waits for metadata to make it a follower.
+    let mut world = mirroring_world(4);
+    let mirrored_epoch = world.partition(world.leader(A)).log.latest_epoch().unwrap();
+    let zombie = world.leader(B);
+    assert_ne!(zombie, world.mirror_coordinator_of_orders());
+    world.drop_if = Some(|envelope| {
+        matches!(
+            envelope.message,
+            Message::Response(_, Response::WriteMirrorStates { .. })
+        )
+    });
+    request_failover(&mut world);
+    world.run_for(200);
+    assert_eq!(state_on(&world, B), MirrorState::Mirroring);
+    world.drop_if = None;
+    world.cut.insert(zombie);
+    run_until(&mut world, B, MirrorState::Stopped);
+    assert_ne!(world.leader(B), zombie);
+    // Back, but its metadata stays behind: it still leads in its own view.
+    world.cut.remove(&zombie);
+    world.cut_links.insert((zombie, NodeId::Controller(B)));
+    world.run_for(3_000);
+    assert!(
+        world.brokers[&zombie].partitions()[&orders()]
+            .leader_state()
+            .is_some(),
+        "still a leader in its own view"
+    );
+    assert_ne!(
+        world.partition(zombie).mirror_state,
+        MirrorState::Stopped,
+        "a deposed leader took its successor's STOPPED"
+    );
+    world.cut_links.clear();
+    world.run_for(2_000);
+    let zombie_log = &world.partition(zombie).log;
+    assert!(zombie_log.producer_state().producers().is_empty());
+    assert!(zombie_log.batches().last().unwrap().is_mirror_pid_reset());
+    assert_stopped_cleanly(&mut world, mirrored_epoch, "after the zombie rejoined");
 }
 
 #[path = "mirror_sync_tests.rs"]

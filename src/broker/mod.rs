@@ -267,6 +267,17 @@ pub enum BrokerEvent {
         /// The coordinator's error.
         error: ErrorCode,
     },
+    /// A mirror partition's leader read a state that a newer leadership persisted (a
+    /// greater leader epoch than its own): it is a deposed leader behind on metadata, and
+    /// reads again later instead of taking the state as its own.
+    MirrorStateOfNewerLeader {
+        /// The mirror partition.
+        topic_partition: TopicPartition,
+        /// The leader epoch this broker leads in, in its own view.
+        leader_epoch: i32,
+        /// The greatest leader epoch the coordinator accepted a write with.
+        stored_leader_epoch: i32,
+    },
     /// A leader refused a client batch for a KIP-1279 mirror partition that is not STOPPED
     /// (`ReadOnlyTopic`).
     MirrorWriteRefused {
