@@ -923,15 +923,7 @@ fn a_deposed_leader_does_not_take_its_successors_stopped_as_its_own() {
     let mirrored_epoch = world.partition(world.leader(A)).log.latest_epoch().unwrap();
     let zombie = world.leader(B);
     assert_ne!(zombie, world.mirror_coordinator_of_orders());
-    world.drop_if = Some(|envelope| {
-        matches!(
-            envelope.message,
-            Message::Response(_, Response::WriteMirrorStates { .. })
-        )
-    });
-    request_failover(&mut world);
-    world.run_for(200);
-    assert_eq!(state_on(&world, B), MirrorState::Mirroring);
+    fail_over_losing_state_write_answers(&mut world);
     world.drop_if = None;
     world.cut.insert(zombie);
     run_until(&mut world, B, MirrorState::Stopped);
@@ -1055,17 +1047,7 @@ fn a_stopping_write_answered_after_a_new_leadership_began_is_not_the_new_tasks()
         world.mirror_coordinator_of_orders(),
         "the coordinator's answers must go over the network to be lost"
     );
-    // Every state write's answer is lost: the leader's STOPPING write reaches the coordinator
-    // (which commits it) and the leader waits for its answer.
-    world.drop_if = Some(|envelope| {
-        matches!(
-            envelope.message,
-            Message::Response(_, Response::WriteMirrorStates { .. })
-        )
-    });
-    request_failover(&mut world);
-    world.run_for(200);
-    assert_eq!(state_on(&world, B), MirrorState::Mirroring);
+    fail_over_losing_state_write_answers(&mut world);
     // A new leadership of the same broker, whose task cannot read the coordinator yet.
     world.drop_if = Some(|envelope| {
         matches!(
@@ -1114,4 +1096,19 @@ fn a_stopping_write_answered_after_a_new_leadership_began_is_not_the_new_tasks()
         mirrored_epoch,
         "after the new leadership's stop",
     );
+}
+
+/// Loses every WriteMirrorStates answer and asks for the failover: the leader's STOPPING write
+/// reaches the coordinator (which commits it) and the leader, still MIRRORING, waits for its
+/// answer.
+fn fail_over_losing_state_write_answers(world: &mut World) {
+    world.drop_if = Some(|envelope| {
+        matches!(
+            envelope.message,
+            Message::Response(_, Response::WriteMirrorStates { .. })
+        )
+    });
+    request_failover(world);
+    world.run_for(200);
+    assert_eq!(state_on(world, B), MirrorState::Mirroring);
 }
