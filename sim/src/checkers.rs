@@ -1490,6 +1490,10 @@ impl Checkers {
                 BrokerEvent::RequestHeldBeforeListening { .. } => {
                     self.mark("request-held-before-listening")
                 }
+                BrokerEvent::MirrorEpochBelowLocal { .. } => self.mark("mirror-epoch-below-local"),
+                BrokerEvent::PreparingAwaitsReplicaOutsideIsr { .. } => {
+                    self.mark("preparing-awaits-replica-outside-isr")
+                }
                 BrokerEvent::BecameFollower { .. } | BrokerEvent::LeaderAppend { .. } => {}
             }
         }

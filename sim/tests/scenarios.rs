@@ -3,6 +3,7 @@
 //! checker catching a deliberately broken broker.
 
 use mirrorsim::broker::BrokenSwitch;
+use mirrorsim::mirror::MirrorDesign;
 use mirrorsim_sim::runner::{run, RunOptions, RunReport, Verdict};
 
 mod common;
@@ -349,36 +350,53 @@ fn broken_mirror_topic_admin_without_the_stopped_check_is_caught_within_ten_seed
 
 #[test]
 fn a_replica_outside_the_isr_during_a_full_truncation_diverges_unless_every_replica_is_awaited() {
-    // A finding about the seed design. With the default
-    // mirror.support.unclean.leader.election=false, PREPARING waits only for the ISR, and a
-    // replica outside it keeps the records PREPARING cut.
+    // A finding about the KIP. With the default mirror.support.unclean.leader.election=false,
+    // the KIP's PREPARING waits only for the ISR, and a replica outside it keeps the records
+    // PREPARING cut.
     //
     // Where those records carry epochs above the re-mirrored ones (`delete_mirror` seed 7026:
     // b mirrors orders from scratch a second time after its own writes), the follower's epoch
     // rule catches them since issue #14: a follower never appends batches of an epoch below
-    // its own latest without truncating first, so the seed passes without the config too.
+    // its own latest without truncating first, so the seed passes even with the KIP's wait.
     let mut scenario = load("delete_mirror");
     for topic in &mut scenario.topics {
         topic.mirror_support_unclean_leader_election = false;
     }
-    let report = run(&scenario, &RunOptions::new(7026));
+    let options = RunOptions {
+        design: Some(MirrorDesign::PrepareAwaitsIsr),
+        ..RunOptions::new(7026)
+    };
+    let report = run(&scenario, &options);
     assert_eq!(report.verdict, Verdict::Pass, "{:?}", report.violations);
     // Where they carry the same epoch number as the batch mirrored at their offset (generated
     // seed 3307716073686462, shrunk), the returning replica's divergence check keeps its stale
     // record and it rejoins the ISR with a log the leader never had. Awaiting every replica
-    // (the config) is the only cure the KIP has.
+    // cures it: always (the config), or when the cut removed records (the seed design here).
     let seed = 3307716073686462;
     let mut scenario = load("regressions/replica_missed_preparing_cut_same_epoch");
-    let report = run(&scenario, &RunOptions::new(seed));
+    let kips_wait = RunOptions {
+        design: Some(MirrorDesign::PrepareAwaitsIsr),
+        ..RunOptions::new(seed)
+    };
+    let report = run(&scenario, &kips_wait);
     assert!(
         violation_of(&report, "replica-convergence").is_some(),
         "{:?}",
         report.violations
     );
+    let report = run(&scenario, &RunOptions::new(seed));
+    assert_eq!(report.verdict, Verdict::Pass, "{:?}", report.violations);
+    assert!(
+        report
+            .marks
+            .contains_key("preparing-awaits-replica-outside-isr"),
+        "the seed design's wait was not what saved it: {:?}",
+        report.marks
+    );
     for topic in &mut scenario.topics {
         topic.mirror_support_unclean_leader_election = true;
     }
-    let report = run(&scenario, &RunOptions::new(seed));
+    let report = run(&scenario, &kips_wait);
     assert_eq!(report.verdict, Verdict::Pass, "{:?}", report.violations);
 }
 
@@ -524,7 +542,6 @@ fn broken_markers_without_the_read_only_check_are_caught_in_the_mirror() {
     // partition where the source's next batch belongs (mirror-prefix); with the seed's
     // enlist check alone, the ABORT of a transaction enlisted while payments was being
     // stopped lands in b's epoch before STOPPING's bump, below the mirrored epochs.
-    use mirrorsim::mirror::MirrorDesign;
     let scenario = load(TXN_ON_MIRROR);
     for (design, invariant) in [
         (MirrorDesign::TxnEnlistUnchecked, "mirror-prefix"),

@@ -232,3 +232,18 @@ fn sync_by_topic_state_commits_offsets_a_preparing_cut_leaves_past_the_log() {
         &[0, 10],
     );
 }
+
+#[test]
+fn prepare_awaits_isr_lets_a_replica_keep_what_preparing_cut() {
+    // Issue #14's generated soak, the KIP's PREPARING wait (spec §4.3): a's orders is cut to
+    // nothing when a starts mirroring b, while one of a's replicas is outside the ISR. It
+    // comes back with a's own epoch-0 records where the leader now holds b's epoch-0 batches,
+    // its divergence check finds nothing, and it rejoins the ISR with a log the leader never
+    // had. The seed design waits for it because the cut removed records.
+    seed_passes_and_variant_is_caught(
+        "regressions/replica_missed_preparing_cut_same_epoch",
+        MirrorDesign::PrepareAwaitsIsr,
+        "replica-convergence",
+        &[3307716073686462],
+    );
+}

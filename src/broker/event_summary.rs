@@ -148,6 +148,21 @@ impl fmt::Display for BrokerEvent {
                     "TxnMarkerMoot {topic_partition} {marker} acknowledged without an append mirror_state={mirror_state}"
                 )
             }
+            Self::MirrorEpochBelowLocal {
+                topic_partition,
+                offset,
+                truncated_to,
+            } => write!(
+                f,
+                "MirrorEpochBelowLocal {topic_partition} fetch_offset={offset} truncated_to={truncated_to}"
+            ),
+            Self::PreparingAwaitsReplicaOutsideIsr {
+                topic_partition,
+                offset,
+            } => write!(
+                f,
+                "PreparingAwaitsReplicaOutsideIsr {topic_partition} cut_at={offset}"
+            ),
             Self::RequestHeldBeforeListening { from, request } => {
                 write!(f, "RequestHeldBeforeListening {request} from={from}")
             }

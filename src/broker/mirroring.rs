@@ -20,15 +20,20 @@
 //! - **PREPARING** asks a source broker for the last mirrored epoch (LME) the source recorded
 //!   for this cluster; −1 truncates the whole log, otherwise the log is truncated at the end
 //!   of epoch LME in the local epoch cache. The task then waits until every ISR follower's
-//!   log end (every replica's with `mirror.support.unclean.leader.election=true`) is at or
-//!   below that point before it persists MIRRORING.
+//!   log end is at or below that point before it persists MIRRORING; every replica's with
+//!   `mirror.support.unclean.leader.election=true`, and also when the cut removed records or
+//!   PREPARING was re-entered (a replica outside the ISR could keep what was cut, and a
+//!   mirrored batch of the same epoch number over it hides that from the divergence check;
+//!   the KIP's ISR-only wait is the `prepare-awaits-isr` design).
 //! - **MIRRORING** runs the mirror fetcher: consumer Fetch requests (isolation up to the
 //!   source's LSO, the seed's choice) to the source partition leader, found through a
 //!   metadata cache over the mirror's `bootstrap.servers`, with the local log end as the
 //!   fetch offset and the local latest epoch as the last fetched epoch. Batches are appended
 //!   exactly as fetched (`append_as_follower` on the leader: offsets, epochs, producer ids
 //!   and CRCs unchanged), and the high watermark moves as the ISR replicates them. A
-//!   diverging epoch truncates to the source's end of that epoch; OffsetOutOfRange below the
+//!   diverging epoch truncates to the source's end of that epoch, and so does a fetched batch
+//!   whose epoch is below the local latest (the source never lowers its epochs; the tail here
+//!   carries a number the source re-used); OffsetOutOfRange below the
 //!   source's log start restarts at it; one above means the source lost data it had served
 //!   (an unclean election there) and the partition FAILS non-retryably, as with
 //!   `mirror.support.unclean.leader.election=false`.
@@ -122,8 +127,14 @@ enum Step {
     Act,
     /// A request of this task is in flight.
     Waiting,
-    /// PREPARING: waiting for the ISR to truncate to this offset.
-    AwaitTruncation { offset: i64 },
+    /// PREPARING: waiting for the ISR (or, with `every_replica`, every replica) to truncate
+    /// to this offset.
+    /// `reported`: the wait for a replica outside the ISR has been reported.
+    AwaitTruncation {
+        offset: i64,
+        every_replica: bool,
+        reported: bool,
+    },
     /// MIRRORING: the fetcher runs.
     Fetching,
     /// STOPPING: waiting for metadata to show a leader epoch above `min`.
@@ -228,6 +239,11 @@ struct MirrorTask {
     not_before_ms: i64,
     /// The desired state changed while a request was in flight.
     re_evaluate: bool,
+    /// PREPARING was entered from a state in which an earlier leadership may already have
+    /// cut the log (PREPARING itself, re-run by a new leader, or FAILED, retried): this
+    /// leadership's cut then removes nothing, though a replica outside the ISR may still
+    /// hold what the first cut removed.
+    preparing_resumed: bool,
     /// Which task this is: every task gets a new one, so an answer (or the timeout) of a
     /// request sent by a task dropped since (a leadership that ended) is not applied to the
     /// task of the next leadership, which has its own steps and has read nothing yet.
@@ -387,6 +403,7 @@ impl<S: BrokerStorage> super::Broker<S> {
                             step: Step::Read,
                             not_before_ms: now_ms,
                             re_evaluate: false,
+                            preparing_resumed: false,
                             generation,
                         },
                     );
@@ -445,9 +462,29 @@ impl<S: BrokerStorage> super::Broker<S> {
             }
             Step::Decide => self.decide_next(now_ms, topic_partition),
             Step::Act => self.act(now_ms, topic_partition),
-            Step::AwaitTruncation { offset } => {
-                if self.isr_truncated_to(topic_partition, offset) {
+            Step::AwaitTruncation {
+                offset,
+                every_replica,
+                reported,
+            } => {
+                if self.replicas_truncated_to(topic_partition, offset, every_replica) {
                     self.write_transition(now_ms, topic_partition, MirrorState::Mirroring);
+                } else if every_replica
+                    && !reported
+                    && self.replicas_truncated_to(topic_partition, offset, false)
+                {
+                    // The ISR alone would have let PREPARING go on (the KIP's rule): say once
+                    // that this cut waits for a replica outside it.
+                    self.task_mut(topic_partition).step = Step::AwaitTruncation {
+                        offset,
+                        every_replica,
+                        reported: true,
+                    };
+                    self.events
+                        .push(super::BrokerEvent::PreparingAwaitsReplicaOutsideIsr {
+                            topic_partition: topic_partition.clone(),
+                            offset,
+                        });
                 }
                 false
             }
@@ -678,6 +715,10 @@ impl<S: BrokerStorage> super::Broker<S> {
                     // A new stop: what a stop of an earlier mirroring session persisted (read
                     // back from the coordinator) is not what this one mirrored.
                     task.last_mirrored = None;
+                }
+                if target == MirrorState::Preparing {
+                    task.preparing_resumed =
+                        !matches!(from, MirrorState::Unknown | MirrorState::Stopped);
                 }
                 task.state = target;
                 task.state_epoch = state_epoch;
@@ -970,8 +1011,15 @@ impl<S: BrokerStorage> super::Broker<S> {
                     log_end_before,
                     TruncationReason::MirrorLastMirroredEpoch,
                 );
+                let design = self.config.mirror_design;
                 let task = self.task_mut(topic_partition);
-                task.step = Step::AwaitTruncation { offset };
+                let every_replica = design.prepare_awaits_every_replica_after_cut()
+                    && (offset < log_end_before || task.preparing_resumed);
+                task.step = Step::AwaitTruncation {
+                    offset,
+                    every_replica,
+                    reported: false,
+                };
                 task.not_before_ms = now_ms;
             }
             Err(error) => {
@@ -985,20 +1033,29 @@ impl<S: BrokerStorage> super::Broker<S> {
         }
     }
 
-    /// Whether every ISR follower's log ends at or below `offset` (they truncated too).
-    fn isr_truncated_to(&self, topic_partition: &TopicPartition, offset: i64) -> bool {
+    /// Whether every ISR follower's log ends at or below `offset` (they truncated too); every
+    /// replica's, not only the ISR's, with `mirror.support.unclean.leader.election=true` or
+    /// when `every_replica` (the cut removed records, see
+    /// [`MirrorDesign::prepare_awaits_every_replica_after_cut`]).
+    fn replicas_truncated_to(
+        &self,
+        topic_partition: &TopicPartition,
+        offset: i64,
+        every_replica: bool,
+    ) -> bool {
         let Some(partition) = self.partitions.get(topic_partition) else {
             return false;
         };
         let Role::Leader(state) = &partition.role else {
             return false;
         };
-        let every_replica = self
-            .image
-            .configs
-            .get(&ConfigResource::Topic(topic_partition.topic.clone()))
-            .and_then(|configs| configs.get(MIRROR_SUPPORT_UNCLEAN_CONFIG))
-            .is_some_and(|value| value == "true");
+        let every_replica = every_replica
+            || self
+                .image
+                .configs
+                .get(&ConfigResource::Topic(topic_partition.topic.clone()))
+                .and_then(|configs| configs.get(MIRROR_SUPPORT_UNCLEAN_CONFIG))
+                .is_some_and(|value| value == "true");
         let members = if every_replica {
             &state.replicas
         } else {
@@ -1141,6 +1198,25 @@ impl<S: BrokerStorage> super::Broker<S> {
         let Some(partition) = self.partitions.get_mut(topic_partition) else {
             return;
         };
+        if let Some(target) = super::follower_truncation_for_batches(&partition.log, &batches) {
+            // The source's log never lowers its epochs, so a batch below this log's latest
+            // epoch means the tail here is not the source's, though the fetch's divergence
+            // check passed: the source re-used the tail's epoch number after a cut of its own
+            // (a chain's middle cluster re-mirrored after its PREPARING cut, generator seed
+            // 9200000000000091). Cut the tail as a replica does; the next fetch checks the rest.
+            let _ = partition.log.truncate_to(target);
+            self.push_truncation(
+                topic_partition,
+                sent_offset,
+                TruncationReason::MirrorDivergingEpoch,
+            );
+            self.events.push(super::BrokerEvent::MirrorEpochBelowLocal {
+                topic_partition: topic_partition.clone(),
+                offset: sent_offset,
+                truncated_to: target,
+            });
+            return;
+        }
         match partition.log.append_as_follower(&batches) {
             Ok(info) => {
                 self.events.push(super::BrokerEvent::MirrorAppend {
@@ -1654,6 +1730,7 @@ impl<S: BrokerStorage> super::Broker<S> {
             step: Step::Idle,
             not_before_ms: now_ms,
             re_evaluate: false,
+            preparing_resumed: false,
             generation: 0,
         };
         let Some((coordinator, coordinator_partition)) = self.mirror_coordinator(&task) else {

@@ -321,7 +321,12 @@ fn active_passive_mirrors_byte_for_byte_then_fails_over_to_a_writable_partition(
 /// Both clusters with `records` records of producer 7 on a's orders, mirrored by b's mirror
 /// `m` and given 500 ms to copy them.
 fn mirroring_world(records: i32) -> World {
-    let mut world = World::new();
+    mirroring_world_with(crate::mirror::MirrorDesign::Seed, records)
+}
+
+/// [`mirroring_world`] with both clusters following `design`.
+fn mirroring_world_with(design: crate::mirror::MirrorDesign, records: i32) -> World {
+    let mut world = World::with_design(design);
     assert!(world.produce(A, 7, 0, records).iter().all(|e| e.is_none()));
     create_mirror_between(&mut world, "m", A, B);
     alter_on(&mut world, B, "m", MirrorTopicOperation::Add);
@@ -683,14 +688,28 @@ fn the_reset_survives_a_restart_of_every_destination_broker() {
 }
 
 #[test]
-fn preparing_waits_for_every_replica_when_unclean_elections_are_supported() {
-    // b's orders holds 3 records of its own on every replica; one follower is then cut off
-    // (and leaves the ISR). Adding orders truncates it all (a recorded nothing for b): with
-    // the default the ISR is enough to move on, with
-    // mirror.support.unclean.leader.election=true the cut follower must truncate too.
-    for support_unclean in [false, true] {
-        let mut world = World::new();
-        assert!(world.produce(B, 9, 0, 3).iter().all(|e| e.is_none()));
+fn preparing_waits_for_every_replica_when_unclean_elections_are_supported_or_its_cut_removed_records(
+) {
+    // b's orders holds 3 records of its own on every replica (or none); one follower is then
+    // cut off (and leaves the ISR). Adding orders truncates it all (a recorded nothing for b).
+    // The KIP's rule (`prepare-awaits-isr`) moves on with the ISR unless
+    // mirror.support.unclean.leader.election=true; the seed design here also waits for the
+    // cut follower when the cut removed records, and only then.
+    use crate::mirror::MirrorDesign;
+    let cases = [
+        // (design, support unclean, b's own records, waits for the cut follower)
+        (MirrorDesign::PrepareAwaitsIsr, false, 3, false),
+        (MirrorDesign::PrepareAwaitsIsr, true, 3, true),
+        (MirrorDesign::Seed, false, 3, true),
+        (MirrorDesign::Seed, false, 0, false),
+    ];
+    for (design, support_unclean, own_records, waits) in cases {
+        let case = format!("{design} support unclean {support_unclean}, {own_records} records");
+        let mut world = World::with_design(design);
+        if own_records > 0 {
+            let produced = world.produce(B, 9, 0, own_records);
+            assert!(produced.iter().all(|e| e.is_none()), "{case}");
+        }
         world.run_for(500);
         if support_unclean {
             let request = Request::IncrementalAlterConfigs {
@@ -718,21 +737,29 @@ fn preparing_waits_for_every_replica_when_unclean_elections_are_supported() {
         world.run_for(3_000);
         alter_on(&mut world, B, "m", MirrorTopicOperation::Add);
         world.run_for(2_000);
-        let expected = if support_unclean {
+        let expected = if waits {
             MirrorState::Preparing
         } else {
             MirrorState::Mirroring
         };
+        assert_eq!(state_on(&world, B), expected, "{case}");
+        let reported = world
+            .brokers
+            .get_mut(&leader)
+            .unwrap()
+            .take_events()
+            .iter()
+            .any(|event| matches!(event, BrokerEvent::PreparingAwaitsReplicaOutsideIsr { .. }));
         assert_eq!(
-            state_on(&world, B),
-            expected,
-            "support unclean: {support_unclean}"
+            reported,
+            waits && !support_unclean,
+            "{case}: the seed design's own wait is reported, the config's is not"
         );
         world.cut.clear();
         run_until(&mut world, B, MirrorState::Mirroring);
         // Back, the follower re-registers and truncates (at once when PREPARING waited).
         world.run_for(3_000);
-        assert_eq!(world.partition(follower).log.log_end_offset(), 0);
+        assert_eq!(world.partition(follower).log.log_end_offset(), 0, "{case}");
     }
 }
 
@@ -995,8 +1022,27 @@ fn a_follower_that_missed_a_preparing_truncation_cuts_its_local_tail() {
     // everything (a recorded nothing for b) and re-mirrors a's epoch-0 batches past the
     // follower's log end. Back, the follower fetches with its local epoch, above every epoch
     // the leader has left: it must cut its tail and copy the leader, not loop on
-    // OFFSET_OUT_OF_RANGE (or later append epoch 0 after its own epoch).
+    // OFFSET_OUT_OF_RANGE (or later append epoch 0 after its own epoch). The KIP's ISR-only
+    // wait (`prepare-awaits-isr`) lets PREPARING go on without it; the seed design here waits
+    // for the follower (the cut removed b's records), which the test checks first.
     let mut world = mirroring_world(5);
+    alter_on(&mut world, B, "m", MirrorTopicOperation::Remove);
+    run_until(&mut world, B, MirrorState::Stopped);
+    assert!(world.produce(B, 20, 0, 2).iter().all(|e| e.is_none()));
+    world.run_for(300);
+    let follower = (1..=BROKERS)
+        .map(|id| NodeId::Broker(B, BrokerId(id)))
+        .find(|node| *node != world.leader(B))
+        .unwrap();
+    world.cut.insert(follower);
+    world.run_for(3_000);
+    alter_on(&mut world, B, "m", MirrorTopicOperation::Add);
+    world.run_for(3_000);
+    assert_eq!(state_on(&world, B), MirrorState::Preparing);
+    world.cut.clear();
+    run_until(&mut world, B, MirrorState::Mirroring);
+
+    let mut world = mirroring_world_with(crate::mirror::MirrorDesign::PrepareAwaitsIsr, 5);
     alter_on(&mut world, B, "m", MirrorTopicOperation::Remove);
     run_until(&mut world, B, MirrorState::Stopped);
     assert!(world.produce(B, 20, 0, 2).iter().all(|e| e.is_none()));

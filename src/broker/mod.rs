@@ -227,6 +227,27 @@ pub enum BrokerEvent {
         /// The partition's mirror state.
         mirror_state: crate::mirror::MirrorState,
     },
+    /// The mirror fetcher got batches whose epoch is below this log's latest at the fetch
+    /// offset, though the source found no divergence (it re-used the epoch number of this
+    /// log's tail): the tail was cut back to `truncated_to` before anything was appended.
+    MirrorEpochBelowLocal {
+        /// The mirror partition.
+        topic_partition: TopicPartition,
+        /// The fetch offset (this log's end).
+        offset: i64,
+        /// Where the log was cut.
+        truncated_to: i64,
+    },
+    /// PREPARING's cut removed records (or an earlier leadership's may have), and its ISR has
+    /// truncated, but a replica outside the ISR has not been seen at or below the cut: the
+    /// seed design here waits for it (`MirrorDesign::prepare_awaits_every_replica_after_cut`),
+    /// where the KIP's rule would go on to MIRRORING. Reported once per wait.
+    PreparingAwaitsReplicaOutsideIsr {
+        /// The mirror partition.
+        topic_partition: TopicPartition,
+        /// The cut's offset.
+        offset: i64,
+    },
     /// A request arrived before this incarnation's listeners were open; it is held and handled
     /// once they open (see `Broker::serving_requests`).
     RequestHeldBeforeListening {

@@ -59,11 +59,19 @@ pub enum MirrorDesign {
     /// bounds: a re-added partition that is still STOPPED or PREPARING holds the destination's
     /// own log, which PREPARING is about to cut.
     SyncByTopicState,
+    /// The KIP's PREPARING wait (spec §4.3, the seed's step 7): PREPARING waits for the ISR
+    /// only to truncate (every replica only with `mirror.support.unclean.leader.election`),
+    /// even when its cut removed records. A replica outside the ISR then keeps records the
+    /// leader no longer has; where the batches mirrored at their offsets carry the same epoch
+    /// number, its divergence check cannot tell, and it rejoins the ISR with a log the leader
+    /// never had (issue #14's finding, `replica-convergence`). The seed design here waits
+    /// for every replica when the cut removed records (or an earlier leadership may have).
+    PrepareAwaitsIsr,
 }
 
 impl MirrorDesign {
     /// Every design, the seed first.
-    pub const ALL: [Self; 12] = [
+    pub const ALL: [Self; 13] = [
         Self::Seed,
         Self::AbortMarkers,
         Self::PidRewrite,
@@ -76,6 +84,7 @@ impl MirrorDesign {
         Self::TxnEnlistUnchecked,
         Self::StoppingAdmitsTxnAbort,
         Self::SyncByTopicState,
+        Self::PrepareAwaitsIsr,
     ];
 
     /// The name on the command line (`--design`) and in scenario files (`design = "…"`).
@@ -93,6 +102,7 @@ impl MirrorDesign {
             Self::TxnEnlistUnchecked => "txn-enlist-unchecked",
             Self::StoppingAdmitsTxnAbort => "stopping-admits-txn-abort",
             Self::SyncByTopicState => "sync-by-topic-state",
+            Self::PrepareAwaitsIsr => "prepare-awaits-isr",
         }
     }
 
@@ -132,6 +142,9 @@ impl MirrorDesign {
             }
             Self::SyncByTopicState => {
                 "group offsets synced for a mirrored topic's partitions in any state (the KIP)"
+            }
+            Self::PrepareAwaitsIsr => {
+                "PREPARING waits for the ISR only, even when its cut removed records (the KIP)"
             }
         }
     }
@@ -191,6 +204,21 @@ impl MirrorDesign {
     /// partition of a topic in the mirror (the KIP's rule).
     pub fn syncs_mirroring_partitions_only(self) -> bool {
         self != Self::SyncByTopicState
+    }
+
+    /// Whether PREPARING waits for every replica, not only the ISR, to truncate when its cut
+    /// removed records from the leader's log, or when the partition re-entered PREPARING (a
+    /// new leader re-running it, a FAILED one retrying it), where an earlier leadership's cut
+    /// may have removed them. The seed is silent on replicas outside the ISR; its rule (wait
+    /// for the ISR) leaves them holding the cut records, and a Kafka follower's divergence
+    /// check keeps them wherever the re-mirrored batch at their offset carries the same epoch
+    /// number (two clusters' epochs, or one cluster's epochs before and after the cut, are
+    /// only numbers). A cut that removed nothing cannot have left a replica ahead of it with
+    /// records the leader lost, so a first PREPARING onto an empty log still needs the ISR
+    /// only. The cost: an offline replica holds such a PREPARING until it returns, as
+    /// `mirror.support.unclean.leader.election` always does.
+    pub fn prepare_awaits_every_replica_after_cut(self) -> bool {
+        self != Self::PrepareAwaitsIsr
     }
 
     /// Whether STOPPING writes a MIRROR_PID_RESET.
