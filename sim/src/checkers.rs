@@ -733,9 +733,10 @@ impl Checkers {
     /// committed transactions included (the coordinator confirms a commit once PrepareCommit
     /// is written; the partitions' markers are refused from PREPARING on, and the records go
     /// with the cut). STOPPING's cut to the last stable offset is not one of them: it drops
-    /// open transactions only, never one the coordinator confirmed. The caller checks that the
-    /// record is gone from the final log (a record the failback mirrored back is judged by its
-    /// markers as any other).
+    /// open transactions only, never one the coordinator confirmed, unless a loss of committed
+    /// data took its marker first (`txn_send_stop_cut_after_outcome_lost`). The caller checks
+    /// that the record is gone from the final log (a record the failback mirrored back is
+    /// judged by its markers as any other).
     fn txn_send_cut_by_failback(&self, send: &crate::workload::SendRecord) -> bool {
         let Some(offset) = send.acked_offset else {
             return false;
@@ -752,11 +753,36 @@ impl Checkers {
         self.cut_by_mirroring(cluster, &send.topic_partition, offset, send.sent_ms, legal)
     }
 
+    /// Whether STOPPING's cut to the last stable offset dropped this acknowledged
+    /// transactional send from its own cluster's log after a loss of committed data there had
+    /// left its transaction open: a loss at or after the send kept the record's offset but not
+    /// its COMMIT marker, so the transaction is open from the record on, the last stable
+    /// offset stays at or below it, and STOPPING drops open transactions by design
+    /// ([`Checkers::stop_cut_after_loss`], the send's counterpart of
+    /// `stop_cut_after_outcome_lost`). On a durable topic such a loss comes only from a source
+    /// mirrored in: a failback's diverging-epoch cut following the new primary's own loss
+    /// (`consume_events` notes it, `note_loss`). Generator seed 9200000000000275: b mirrored
+    /// a's committed transaction whole (record at 150, COMMIT at 153 of orders-1), b's only
+    /// replica (replication factor 1) came back from a torn power loss ending at 152, so b
+    /// held the record open; a's failback cut to b's diverging epoch at 152, taking a's own
+    /// COMMIT, and a's STOPPING cut to its last stable offset 150 took the record. The
+    /// failback reproduced what b held, and b's topic was not durable. A STOPPING cut with no
+    /// such loss between the send and the cut excuses nothing, nor a loss at or below the
+    /// record's offset (the record's own, judged by the other excuses).
+    fn txn_send_stop_cut_after_outcome_lost(&self, send: &crate::workload::SendRecord) -> bool {
+        let Some(offset) = send.acked_offset else {
+            return false;
+        };
+        let key = (cluster_of_value(&send.value), send.topic_partition.clone());
+        self.stop_cut_after_loss(&key, offset, send.sent_ms)
+    }
+
     /// Whether a transactional send gone from its final log may be gone by design, and then
     /// the coverage mark saying why: `txn-record-cut-by-failback`
-    /// ([`Checkers::txn_send_cut_by_failback`]) or `txn-record-lost-not-durable` (its topic
-    /// is not durable and the log no longer holds it at its offset, as a power loss of a
-    /// leader allows there, see `Checkers::lost_legally`).
+    /// ([`Checkers::txn_send_cut_by_failback`]), `txn-record-stop-cut-after-outcome-lost`
+    /// ([`Checkers::txn_send_stop_cut_after_outcome_lost`]) or `txn-record-lost-not-durable`
+    /// (its topic is not durable and the log no longer holds it at its offset, as a power
+    /// loss of a leader allows there, see `Checkers::lost_legally`).
     fn txn_send_gone_legally(
         &self,
         logs: &dyn LeaderLogs,
@@ -764,6 +790,8 @@ impl Checkers {
     ) -> Option<&'static str> {
         if self.txn_send_cut_by_failback(send) {
             Some("txn-record-cut-by-failback")
+        } else if self.txn_send_stop_cut_after_outcome_lost(send) {
+            Some("txn-record-stop-cut-after-outcome-lost")
         } else if send
             .acked_offset
             .is_some_and(|offset| self.lost_legally(logs, offset, send))
@@ -927,16 +955,30 @@ impl Checkers {
     /// the loss.
     fn stop_cut_after_outcome_lost(&self, consumer: NodeId, poll: &PollRecord) -> bool {
         let key = (consumer.cluster(), poll.topic_partition.clone());
-        let (offset, read_ms) = (poll.offset, poll.fetched_ms);
-        let Some(cuts) = self.mirror_truncations.get(&key) else {
+        self.stop_cut_after_loss(&key, poll.offset, poll.fetched_ms)
+    }
+
+    /// Whether, at or after `since_ms`, a loss of committed data of `key` (`losses`,
+    /// `lost_tails`) kept `offset` but not everything above it, and then, at or after that
+    /// loss, STOPPING's cut to the last stable offset came at or below `offset`: the loss
+    /// left the transaction at `offset` open, and STOPPING dropped it as such (see
+    /// [`Checkers::stop_cut_after_outcome_lost`]).
+    fn stop_cut_after_loss(
+        &self,
+        key: &(ClusterIndex, TopicPartition),
+        offset: i64,
+        since_ms: i64,
+    ) -> bool {
+        let Some(cuts) = self.mirror_truncations.get(key) else {
             return false;
         };
         cuts.iter().any(|&(cut_ms, to, reason)| {
             reason == TruncationReason::MirrorStopAtLastStableOffset
-                && read_ms <= cut_ms
+                && since_ms <= cut_ms
                 && to <= offset
-                && all_losses(&self.losses, &self.lost_tails, &key)
-                    .any(|(lost_ms, kept)| read_ms <= lost_ms && lost_ms <= cut_ms && offset < kept)
+                && all_losses(&self.losses, &self.lost_tails, key).any(|(lost_ms, kept)| {
+                    since_ms <= lost_ms && lost_ms <= cut_ms && offset < kept
+                })
         })
     }
 
@@ -4157,31 +4199,14 @@ mod tests {
     /// at or below its offset) or its topic is not durable. STOPPING's cut to the LSO, a cut
     /// before the send, above the offset or on another cluster excuse nothing, and neither
     /// excuse covers a record the final log still holds uncommitted.
-    #[test]
-    fn transaction_atomicity_excuses_only_a_failback_cut_or_a_non_durable_loss() {
+    /// The committed transaction 3 of [`PRODUCER`], sent at 100 ms with one record on each of
+    /// t-0 and t-1 acknowledged at offset 0, and final logs where its record on t-1 is gone: a
+    /// record of another producer sits at its offset, committed as t-0's.
+    fn committed_txn_with_a_record_gone() -> (History, FixedLogs) {
         let (kept_tp, cut_tp) = (TopicPartition::new("t", 0), TopicPartition::new("t", 1));
-        let a = ClusterIndex(0);
-        let committed_log = |value| {
-            log_with(&[
-                (value_batch(1, value), AppendOrigin::Client),
-                (marker(1, true), AppendOrigin::Coordinator),
-            ])
-        };
-        // The record on t-1 is gone: a record of another producer sits at its offset.
         let gone = FixedLogs(BTreeMap::from([
             (kept_tp.clone(), committed_log("a-kept")),
             (cut_tp.clone(), committed_log("a-other")),
-        ]));
-        // The record on t-1 is still there, aborted.
-        let aborted = FixedLogs(BTreeMap::from([
-            (kept_tp.clone(), committed_log("a-kept")),
-            (
-                cut_tp.clone(),
-                log_with(&[
-                    (value_batch(1, "a-cut"), AppendOrigin::Client),
-                    (marker(1, false), AppendOrigin::Coordinator),
-                ]),
-            ),
         ]));
         let mut history = History::default();
         for (handle, (tp, value)) in [(&kept_tp, "a-kept"), (&cut_tp, "a-cut")]
@@ -4201,20 +4226,50 @@ mod tests {
                 committed: Some(true),
             },
         );
-        let check = |checkers: &Checkers, logs: &FixedLogs| {
-            let gone_legally = |send: &crate::workload::SendRecord| {
-                checkers.txn_send_gone_legally(logs, send).is_some()
-            };
-            let found = check_transaction_atomicity(
-                0,
-                logs,
-                &history,
-                &gone_legally,
-                &never_lost,
-                &never_lost,
-            );
-            found.iter().map(|v| v.invariant).collect::<Vec<_>>()
+        (history, gone)
+    }
+
+    /// A log of one transactional record of producer 1 and its COMMIT marker.
+    fn committed_log(value: &str) -> PartitionLog<MemoryDirDisk> {
+        log_with(&[
+            (value_batch(1, value), AppendOrigin::Client),
+            (marker(1, true), AppendOrigin::Coordinator),
+        ])
+    }
+
+    /// The `transaction-atomicity` invariants `checkers` report over `logs`, with their
+    /// excuses for gone records.
+    fn atomicity_found(
+        checkers: &Checkers,
+        logs: &FixedLogs,
+        history: &History,
+    ) -> Vec<&'static str> {
+        let gone_legally = |send: &crate::workload::SendRecord| {
+            checkers.txn_send_gone_legally(logs, send).is_some()
         };
+        let found =
+            check_transaction_atomicity(0, logs, history, &gone_legally, &never_lost, &never_lost);
+        found.iter().map(|v| v.invariant).collect()
+    }
+
+    #[test]
+    fn transaction_atomicity_excuses_only_a_failback_cut_or_a_non_durable_loss() {
+        let (kept_tp, cut_tp) = (TopicPartition::new("t", 0), TopicPartition::new("t", 1));
+        let a = ClusterIndex(0);
+        let (history, gone) = committed_txn_with_a_record_gone();
+        // The record on t-1 is still there, aborted.
+        let aborted = FixedLogs(BTreeMap::from([
+            (kept_tp.clone(), committed_log("a-kept")),
+            (
+                cut_tp.clone(),
+                log_with(&[
+                    (value_batch(1, "a-cut"), AppendOrigin::Client),
+                    (marker(1, false), AppendOrigin::Coordinator),
+                ]),
+            ),
+        ]));
+        let check =
+            |checkers: &Checkers, logs: &FixedLogs| atomicity_found(checkers, logs, &history);
         let durable = || {
             let mut checkers = Checkers::default();
             checkers.durable_topics.insert((a, "t".into()));
@@ -4276,6 +4331,52 @@ mod tests {
             Some("txn-record-lost-not-durable")
         );
         assert_eq!(check(&not_durable, &aborted), vec!["transaction-atomicity"]);
+    }
+
+    /// A confirmed commit whose record STOPPING's cut to the last stable offset removed is
+    /// excused only when a loss of committed data of the same partition and cluster came
+    /// between the send and the cut and kept the record but not everything above it (its
+    /// marker): generator seed 9200000000000275, where a's failback followed b's torn power
+    /// loss to 152 and a's STOPPING cut to 150. A loss before the send, one at the record's
+    /// offset, one after the cut or on another cluster, and a cut above the offset excuse
+    /// nothing.
+    #[test]
+    fn transaction_atomicity_excuses_a_stopping_cut_only_after_a_loss_left_the_transaction_open() {
+        let cut_tp = TopicPartition::new("t", 1);
+        let (a, b) = (ClusterIndex(0), ClusterIndex(1));
+        let (history, gone) = committed_txn_with_a_record_gone();
+        let stop = TruncationReason::MirrorStopAtLastStableOffset;
+        // (loss time, cluster, offset kept), (cut time, cut to).
+        let checkers_with = |(lost_ms, cluster, kept): (i64, ClusterIndex, i64),
+                             (cut_ms, to): (i64, i64)| {
+            let mut checkers = Checkers::default();
+            checkers.durable_topics.insert((a, "t".into()));
+            checkers.note_loss(lost_ms, cluster, &cut_tp, kept, None);
+            checkers.note_mirror_truncation(cut_ms, a, &cut_tp, to, stop);
+            checkers
+        };
+        // The seed's case: excused, with its mark.
+        let excused = checkers_with((200, a, 1), (300, 0));
+        assert!(atomicity_found(&excused, &gone, &history).is_empty());
+        assert_eq!(
+            excused.txn_send_gone_legally(&gone, &history.sends[&(PRODUCER, 1, 1)]),
+            Some("txn-record-stop-cut-after-outcome-lost")
+        );
+        // The loss and the cut at the same time, both after the send: excused.
+        assert!(atomicity_found(&checkers_with((200, a, 1), (200, 0)), &gone, &history).is_empty());
+        for (loss, cut) in [
+            ((50, a, 1), (300, 0)),  // the loss came before the send
+            ((200, a, 0), (300, 0)), // the loss took the record itself
+            ((400, a, 1), (300, 0)), // the cut came before the loss
+            ((200, b, 1), (300, 0)), // the loss was another cluster's
+            ((200, a, 2), (300, 1)), // the cut left the record's offset
+        ] {
+            assert_eq!(
+                atomicity_found(&checkers_with(loss, cut), &gone, &history),
+                vec!["transaction-atomicity"],
+                "{loss:?} {cut:?}"
+            );
+        }
     }
 
     #[test]
