@@ -53,7 +53,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::BrokerStorage;
 use crate::coordinator::mirror::{mirror_sync_partition, MIRROR_STATE_TOPIC};
 use crate::coordinator::partition_count;
-use crate::log::FetchIsolation;
 use crate::metadata::{AclBinding, ConfigResource};
 use crate::mirror::sync::{clamp_group_offset, OffsetBounds, SyncSettings};
 use crate::mirror::{DesiredState, MirrorDesign, MirrorState};
@@ -504,7 +503,7 @@ impl<S: BrokerStorage> super::Broker<S> {
                 .map(|q| (q.topic_partition.clone(), q.spec == OffsetSpec::Earliest))
                 .collect();
             let request = Request::ListOffsets {
-                isolation: FetchIsolation::HighWatermark,
+                isolation: self.config.mirror_design.offset_sync_end_isolation(),
                 partitions: queries,
             };
             let what = SyncRequest::DestinationOffsets(keys);

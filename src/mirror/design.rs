@@ -67,11 +67,17 @@ pub enum MirrorDesign {
     /// never had (issue #14's finding, `replica-convergence`). The seed design here waits
     /// for every replica when the cut removed records (or an earlier leadership may have).
     PrepareAwaitsIsr,
+    /// The spec's clamp for synced group offsets (§7): `max(log start, min(source committed,
+    /// log end offset))`. The seed design here clamps to the high watermark instead: an offset
+    /// between the two points at records the destination's ISR may not hold, which a leader
+    /// change can replace, and a group resuming there after the failover skips what replaced
+    /// them (`group-resume-no-skip`).
+    LeoClampedOffsetSync,
 }
 
 impl MirrorDesign {
     /// Every design, the seed first.
-    pub const ALL: [Self; 13] = [
+    pub const ALL: [Self; 14] = [
         Self::Seed,
         Self::AbortMarkers,
         Self::PidRewrite,
@@ -85,6 +91,7 @@ impl MirrorDesign {
         Self::StoppingAdmitsTxnAbort,
         Self::SyncByTopicState,
         Self::PrepareAwaitsIsr,
+        Self::LeoClampedOffsetSync,
     ];
 
     /// The name on the command line (`--design`) and in scenario files (`design = "…"`).
@@ -103,6 +110,7 @@ impl MirrorDesign {
             Self::StoppingAdmitsTxnAbort => "stopping-admits-txn-abort",
             Self::SyncByTopicState => "sync-by-topic-state",
             Self::PrepareAwaitsIsr => "prepare-awaits-isr",
+            Self::LeoClampedOffsetSync => "leo-clamped-offset-sync",
         }
     }
 
@@ -145,6 +153,9 @@ impl MirrorDesign {
             }
             Self::PrepareAwaitsIsr => {
                 "PREPARING waits for the ISR only, even when its cut removed records (the KIP)"
+            }
+            Self::LeoClampedOffsetSync => {
+                "group offsets clamped to the destination's log end offset (the spec's clamp)"
             }
         }
     }
@@ -219,6 +230,17 @@ impl MirrorDesign {
     /// `mirror.support.unclean.leader.election` always does.
     pub fn prepare_awaits_every_replica_after_cut(self) -> bool {
         self != Self::PrepareAwaitsIsr
+    }
+
+    /// How the periodic sync reads the destination's end for its group-offset clamp: the high
+    /// watermark (the seed design here, what a consumer can read) or the log end offset (the
+    /// spec's formula, `leo-clamped-offset-sync`).
+    pub fn offset_sync_end_isolation(self) -> FetchIsolation {
+        if self == Self::LeoClampedOffsetSync {
+            FetchIsolation::LogEnd
+        } else {
+            FetchIsolation::HighWatermark
+        }
     }
 
     /// Whether STOPPING writes a MIRROR_PID_RESET.
