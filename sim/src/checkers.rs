@@ -2284,7 +2284,11 @@ impl Checkers {
     /// final log below the first offset the group read there (above the log start) must be a
     /// record the group read somewhere, on the source or here. A synced offset that a later
     /// truncation (a leader change, STOPPING's cut to the last stable offset) left above the
-    /// log, refilled by the destination's own writes, makes the group resume past them.
+    /// log, refilled by the destination's own writes, makes the group resume past them. An
+    /// offset the group's position had passed on a cluster when a mirroring truncation there
+    /// replaced it (from the cut's offset up to the last offset the group had read there) is
+    /// excused (mark `resume-over-offset-rewritten-by-mirroring`), as `skipped-poll`'s
+    /// `skip-rewritten-by-mirroring` excuses the jump on that cluster.
     fn check_group_resumes(
         &mut self,
         time_ms: i64,
@@ -2325,6 +2329,36 @@ impl Checkers {
                 }
             }
             let read_committed = members.iter().any(|m| history.read_committed.contains(m));
+            // Offsets the group's position had passed on a cluster when a mirroring truncation
+            // there replaced them (a topic added back to its mirror: PREPARING cuts the
+            // cluster's own records, a MIRROR_PID_RESET among them, and re-mirrors the source's
+            // at the same offsets): from the cut's offset up to the last offset the group had
+            // read there. Its position legitimately passed them; on that cluster the jump is
+            // `skip-rewritten-by-mirroring`, and the sync carried the position on.
+            let mut rewritten: Vec<(&TopicPartition, i64, i64)> = Vec::new();
+            for ((node, _), polls) in &history.polls {
+                if history.groups.get(node) != Some(group) {
+                    continue;
+                }
+                for (index, poll) in polls.iter().enumerate() {
+                    let key = (node.cluster(), poll.topic_partition.clone());
+                    let Some(cuts) = self.mirror_truncations.get(&key) else {
+                        continue;
+                    };
+                    // The position after this read: up to the next record this consumer read
+                    // of the partition (a control batch in between, say the cut's
+                    // MIRROR_PID_RESET, moved it on without a record).
+                    let passed_to = polls[index + 1..]
+                        .iter()
+                        .find(|next| next.topic_partition == poll.topic_partition)
+                        .map_or(poll.offset, |next| (next.offset - 1).max(poll.offset));
+                    for (at_ms, to, _) in cuts {
+                        if *at_ms >= poll.fetched_ms && *to <= poll.offset + 1 {
+                            rewritten.push((&poll.topic_partition, *to, passed_to));
+                        }
+                    }
+                }
+            }
             for (tp, (_, resumed_at)) in first {
                 let Some(log) = logs.leader_log(*cluster, tp) else {
                     continue;
@@ -2333,6 +2367,7 @@ impl Checkers {
                     continue;
                 }
                 self.precondition("group-resume-no-skip");
+                let mut excused_marks: Vec<&'static str> = Vec::new();
                 let outcomes = read_committed.then(|| transaction_outcomes(log));
                 let skipped = log
                     .batches_from(log.log_start_offset())
@@ -2347,11 +2382,23 @@ impl Checkers {
                     })
                     .flat_map(|batch| batch.records().filter_map(Result::ok))
                     .filter(|record| record.offset < resumed_at)
-                    .find_map(|record| {
+                    .filter_map(|record| {
                         let value = record.value.as_deref().map(String::from_utf8_lossy)?;
                         (!read.contains(value.as_ref()))
                             .then(|| (record.offset, value.into_owned()))
+                    })
+                    .find(|(offset, _)| {
+                        let excused = rewritten.iter().any(|(cut_tp, from, to)| {
+                            *cut_tp == tp && (*from..=*to).contains(offset)
+                        });
+                        if excused {
+                            excused_marks.push("resume-over-offset-rewritten-by-mirroring");
+                        }
+                        !excused
                     });
+                for mark in excused_marks {
+                    self.mark(mark);
+                }
                 if let Some((offset, value)) = skipped {
                     out.push(Violation {
                         invariant: "group-resume-no-skip",
@@ -3924,6 +3971,78 @@ mod tests {
         assert_eq!(found[0].invariant, "group-resume-no-skip");
         assert!(
             found[0].detail.contains("at offset 2"),
+            "{}",
+            found[0].detail
+        );
+    }
+
+    #[test]
+    fn group_resume_checker_excuses_offsets_a_mirroring_cut_replaced_behind_the_position() {
+        // c mirrors b. The group read b's own record at 0, then (after b's reset at 1, a
+        // control batch) the cut of b to 0 re-mirrored a's records, and it read a's record at
+        // 2 on b. Resuming on c at 3, the final log's 0 and 1 are a's records it never read:
+        // excused when the cut came after the read and at or below the position there.
+        let tp = TopicPartition::new("orders", 0);
+        let plain = |producer_id: i64, value: &str| {
+            let mut builder = BatchBuilder::idempotent(producer_id, 0, 0);
+            builder.append(0, None, Some(Bytes::from(value.to_owned())), vec![]);
+            builder.build()
+        };
+        let log = log_with(&[
+            (plain(7, "a/1/orders-0/0/x"), AppendOrigin::Client),
+            (plain(8, "a/1/orders-0/1/x"), AppendOrigin::Client),
+            (plain(9, "a/1/orders-0/2/x"), AppendOrigin::Client),
+            (plain(10, "c/1/orders-0/0/y"), AppendOrigin::Client),
+        ]);
+        let logs = FixedLogs([(tp.clone(), log)].into_iter().collect());
+        let (b, c) = (ClusterIndex(1), ClusterIndex(2));
+        let on_b = NodeId::Client(b, ClientKind::Consumer, 1);
+        let on_c = NodeId::Client(c, ClientKind::Consumer, 1);
+        let judge = |cut_at_ms: i64, cut_to: i64| {
+            let mut history = History::default();
+            history.groups.insert(on_b, "g".into());
+            history.groups.insert(on_c, "g".into());
+            let after_cut = crate::workload::PollRecord {
+                fetched_ms: 10,
+                received_ms: 11,
+                ..poll(&tp, 2, "a/1/orders-0/2/x")
+            };
+            history.polls.insert(
+                (on_b, 1),
+                vec![poll(&tp, 0, "b/1/orders-0/0/old"), after_cut],
+            );
+            history
+                .polls
+                .insert((on_c, 1), vec![poll(&tp, 3, "c/1/orders-0/0/y")]);
+            let mut checkers = Checkers::default();
+            checkers.synced_groups.insert((c, "g".to_owned()));
+            checkers.mirror_truncations.insert(
+                (b, tp.clone()),
+                vec![(cut_at_ms, cut_to, TruncationReason::MirrorLastMirroredEpoch)],
+            );
+            let found = checkers.check_group_resumes(20, &logs, &history);
+            let marked = checkers
+                .marks
+                .contains_key("resume-over-offset-rewritten-by-mirroring");
+            (found, marked)
+        };
+        let (found, marked) = judge(5, 0);
+        assert!(found.is_empty(), "{found:?}");
+        assert!(marked);
+        // A cut before the group's read replaced nothing it had passed.
+        let (found, _) = judge(-1, 0);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            found[0].detail.contains("at offset 0"),
+            "{}",
+            found[0].detail
+        );
+        // A cut above the position (the group had not passed 0..1 where it cut) excuses
+        // nothing below it.
+        let (found, _) = judge(5, 2);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            found[0].detail.contains("at offset 0"),
             "{}",
             found[0].detail
         );
