@@ -67,11 +67,19 @@ pub enum MirrorDesign {
     /// never had (issue #14's finding, `replica-convergence`). The seed design here waits
     /// for every replica when the cut removed records (or an earlier leadership may have).
     PrepareAwaitsIsr,
+    /// The KIP's read-only rule taken literally on WriteTxnMarkers: from the moment the topic
+    /// is in a mirror, the local transaction coordinator's markers are refused, even while the
+    /// log still holds only this cluster's own writes (before PREPARING's cut, before anything
+    /// was mirrored). A transaction the coordinator committed just as the topic turned
+    /// read-only keeps its records open there; if PREPARING never cuts them (it failed: a
+    /// mirror loop, an unreachable source) and the topic is removed, STOPPING's cut to the LSO
+    /// drops a transaction its producer was told was committed (`transaction-atomicity`).
+    MarkersRefusedBeforeCut,
 }
 
 impl MirrorDesign {
     /// Every design, the seed first.
-    pub const ALL: [Self; 13] = [
+    pub const ALL: [Self; 14] = [
         Self::Seed,
         Self::AbortMarkers,
         Self::PidRewrite,
@@ -85,6 +93,7 @@ impl MirrorDesign {
         Self::StoppingAdmitsTxnAbort,
         Self::SyncByTopicState,
         Self::PrepareAwaitsIsr,
+        Self::MarkersRefusedBeforeCut,
     ];
 
     /// The name on the command line (`--design`) and in scenario files (`design = "…"`).
@@ -103,6 +112,7 @@ impl MirrorDesign {
             Self::StoppingAdmitsTxnAbort => "stopping-admits-txn-abort",
             Self::SyncByTopicState => "sync-by-topic-state",
             Self::PrepareAwaitsIsr => "prepare-awaits-isr",
+            Self::MarkersRefusedBeforeCut => "markers-refused-before-cut",
         }
     }
 
@@ -145,6 +155,9 @@ impl MirrorDesign {
             }
             Self::PrepareAwaitsIsr => {
                 "PREPARING waits for the ISR only, even when its cut removed records (the KIP)"
+            }
+            Self::MarkersRefusedBeforeCut => {
+                "transaction markers refused as soon as the topic mirrors, before any cut (the KIP)"
             }
         }
     }
@@ -219,6 +232,25 @@ impl MirrorDesign {
     /// `mirror.support.unclean.leader.election` always does.
     pub fn prepare_awaits_every_replica_after_cut(self) -> bool {
         self != Self::PrepareAwaitsIsr
+    }
+
+    /// Whether a mirror partition that is not STOPPED appends the local transaction
+    /// coordinator's markers while its log holds only this cluster's own writes: its leader
+    /// read the partition UNKNOWN or STOPPED from `__mirror_state`, and since then it has
+    /// neither cut its log (PREPARING's cut to the last mirrored epoch) nor mirrored into it,
+    /// only gone PREPARING and FAILED (a choice where the seed is silent). Such a marker
+    /// completes a transaction the coordinator decided for records written while the topic was
+    /// writable, and the seed's premise for its stop ("all PSM entries originate from mirrored
+    /// data") does not hold for them: refused, they stay open until STOPPING's cut to the LSO
+    /// drops them, though nothing ever replaced them with the source's data (a reverse mirror
+    /// whose PREPARING fails on the mirror loop, then is removed; generator seed
+    /// 9200000000000275). Admitted, the marker is one more local batch for PREPARING's cut or
+    /// the fetch's divergence check to remove, like the records it ends. After the cut, or
+    /// once anything is mirrored, markers are refused as before (issue #14): the log is then
+    /// a prefix of the source's, and a producer id of this cluster may name a mirrored
+    /// producer. `markers-refused-before-cut` refuses them from the start.
+    pub fn admits_markers_before_cut(self) -> bool {
+        self != Self::MarkersRefusedBeforeCut
     }
 
     /// Whether STOPPING writes a MIRROR_PID_RESET.
