@@ -441,8 +441,12 @@ struct GroupOffsetSeen {
     offset: i64,
     /// How many of the partition's mirroring truncations (`mirror_truncations`, in the order
     /// noted) cannot excuse a member's lower commit: those noted before the key was first
-    /// seen, and one more for each lower commit so excused (each cut excuses one reset).
+    /// seen, and one more for each lower commit so excused (each cut excuses one reset);
+    /// less the cuts noted before that took the log below the first offset seen.
     cuts_used: usize,
+    /// How many cuts were noted when the key was first seen: an excuse with `cuts_used` below
+    /// it is one of those (marked apart).
+    cuts_at_first_seen: usize,
 }
 
 impl Checkers {
@@ -1528,6 +1532,9 @@ impl Checkers {
                 }
                 BrokerEvent::TxnMarkerRefused { .. } => self.mark("mirror-txn-marker-refused"),
                 BrokerEvent::TxnMarkerMoot { .. } => self.mark("mirror-txn-marker-moot"),
+                BrokerEvent::TxnMarkerAdmittedBeforeCut { .. } => {
+                    self.mark("mirror-txn-marker-before-cut")
+                }
                 BrokerEvent::TxnEnlistRefused { .. } => self.mark("mirror-txn-enlist-refused"),
                 BrokerEvent::RequestHeldBeforeListening { .. } => {
                     self.mark("request-held-before-listening")
@@ -1965,9 +1972,30 @@ impl Checkers {
                 .get(&(cluster, partition.clone()))
                 .map_or(0, Vec::len)
             + coordinator_losses;
-        let cuts_used = seen.map_or(cuts, |seen| seen.cuts_used);
-        self.group_offsets
-            .insert(key.clone(), GroupOffsetSeen { offset, cuts_used });
+        // First seen above every high watermark shown since the partition's last cut: the
+        // member read that position before the cut (a consumer reads below the high
+        // watermark), so the cut may still excuse one lower commit, as for a key seen before
+        // it. Generator seed 9200000000000275: b's one-replica orders lost its unflushed tail
+        // in a power loss of its leader after the member had read to 25; its first commit, of
+        // that position, came after the restart, the log now ending at 1
+        // (`regressions/group_commit_read_before_lost_tail`).
+        let cuts_used = seen.map_or_else(
+            || {
+                cuts - usize::from(
+                    cuts > 0 && self.read_before_last_cut(cluster, &partition, offset),
+                )
+            },
+            |seen| seen.cuts_used,
+        );
+        let cuts_at_first_seen = seen.map_or(cuts, |seen| seen.cuts_at_first_seen);
+        self.group_offsets.insert(
+            key.clone(),
+            GroupOffsetSeen {
+                offset,
+                cuts_used,
+                cuts_at_first_seen,
+            },
+        );
         let previous = seen.map(|seen| seen.offset);
         if previous != Some(offset) {
             self.mark("group-offset-committed");
@@ -1982,6 +2010,9 @@ impl Checkers {
         }
         if cuts_used < cuts {
             self.mark("mirror-truncation-reset-group-offset");
+            if cuts_used < cuts_at_first_seen {
+                self.mark("cut-before-first-commit-reset-group-offset");
+            }
             if let Some(seen) = self.group_offsets.get_mut(&key) {
                 seen.cuts_used += 1;
             }
@@ -1994,6 +2025,20 @@ impl Checkers {
             detail: format!("group {group}'s committed offset went from {previous} to {offset}"),
             time_ms,
         })
+    }
+
+    /// Whether `offset` lies above every high watermark a current leader of (`cluster`,
+    /// `partition`) showed since its last lost tail or mirroring truncation (`committed_end`,
+    /// kept for topics that are not durable): no consumer read it from the log as it is since.
+    fn read_before_last_cut(
+        &self,
+        cluster: ClusterIndex,
+        partition: &TopicPartition,
+        offset: i64,
+    ) -> bool {
+        self.committed_end
+            .get(&(cluster, partition.clone()))
+            .is_some_and(|end| offset > *end)
     }
 
     /// Full replica comparison, duplicate and order scans, and `psm-replica-agreement` on
@@ -4565,6 +4610,48 @@ mod tests {
         };
         assert!(observe_late(&mut checkers, seen_from, 9).is_none());
         assert!(observe_late(&mut checkers, seen_from + 100, 3).is_some());
+    }
+
+    #[test]
+    fn a_lost_tail_excuses_a_reset_of_a_position_first_committed_after_it() {
+        // Generator seed 9200000000000275 (`regressions/group_commit_read_before_lost_tail`
+        // is a shrink of it): b's orders-0 (one replica) lost everything above 71 in a power
+        // loss of its leader, also g-b-orders's coordinator; the member's first commit, of the
+        // position 361 it had read before, came after the restart, then its truncation check
+        // moved it back and it committed 99.
+        let mut checkers = Checkers::default();
+        let (b, tp) = (ClusterIndex(1), TopicPartition::new("orders", 0));
+        let observe = |checkers: &mut Checkers, time_ms, tp: &TopicPartition, offset| {
+            checkers.observe_group_offset(time_ms, (b, "g-b-orders", tp.clone(), offset), false)
+        };
+        checkers.note_committed_end(11_600, b, &tp, (361, 361));
+        checkers.note_committed_end(12_700, b, &tp, (71, 71));
+        checkers.note_committed_end(12_800, b, &tp, (74, 74));
+        assert!(observe(&mut checkers, 12_840, &tp, 361).is_none());
+        assert!(
+            observe(&mut checkers, 13_840, &tp, 99).is_none(),
+            "reset after the loss"
+        );
+        assert_eq!(
+            checkers.marks["cut-before-first-commit-reset-group-offset"],
+            1
+        );
+        assert!(
+            observe(&mut checkers, 14_000, &tp, 80).is_some(),
+            "one loss, one reset"
+        );
+        // First seen at an offset the log held since the loss: read after it, not excused.
+        let other = TopicPartition::new("orders", 1);
+        checkers.note_committed_end(11_600, b, &other, (359, 359));
+        checkers.note_committed_end(12_700, b, &other, (47, 47));
+        checkers.note_committed_end(12_800, b, &other, (60, 60));
+        assert!(observe(&mut checkers, 12_840, &other, 60).is_none());
+        assert!(observe(&mut checkers, 13_840, &other, 50).is_some());
+        // Nor without a loss: a first offset above the high watermark excuses nothing.
+        let third = TopicPartition::new("orders", 2);
+        checkers.note_committed_end(11_600, b, &third, (40, 40));
+        assert!(observe(&mut checkers, 12_840, &third, 90).is_none());
+        assert!(observe(&mut checkers, 13_840, &third, 30).is_some());
     }
 
     #[test]

@@ -247,3 +247,26 @@ fn prepare_awaits_isr_lets_a_replica_keep_what_preparing_cut() {
         &[3307716073686462],
     );
 }
+
+#[test]
+fn markers_refused_before_cut_lose_a_committed_transaction_that_preparing_never_cut() {
+    // Generator seed 9200000000000275, shrunk (no faults): a adds orders to a reverse mirror
+    // from b while b still mirrors it from a. Transaction 51's COMMIT reaches a's coordinator
+    // just after a's brokers learned `mirror.name=back1`; its markers meet read-only
+    // partitions, PREPARING fails on the mirror loop without cutting, and STOPPING's cut to the
+    // LSO drops the transaction. The seed design admits the markers while the log holds only
+    // a's own writes.
+    seed_passes_and_variant_is_caught(
+        "regressions/txn_commit_marker_before_preparing_cut",
+        MirrorDesign::MarkersRefusedBeforeCut,
+        "transaction-atomicity",
+        &[9200000000000275],
+    );
+    let scenario = load("regressions/txn_commit_marker_before_preparing_cut");
+    let report = run_design(&scenario, MirrorDesign::Seed, 9200000000000275);
+    assert!(
+        report.marks.contains_key("mirror-txn-marker-before-cut"),
+        "the seed design admitted no marker: {:?}",
+        report.marks
+    );
+}

@@ -399,6 +399,8 @@ impl<S: BrokerStorage> super::Broker<S> {
     /// `MIRROR_PID_RESET`, the `abort-markers` design's ABORT markers) is appended by the
     /// mirroring code directly, never through WriteTxnMarkers. The refusal is checked before
     /// `min.insync.replicas`, as the prototype's check comes before the partition's append.
+    /// The one exception: while the log holds only this cluster's own writes (nothing cut or
+    /// mirrored yet), the marker is appended (`MirrorDesign::admits_markers_before_cut`).
     fn append_marker(
         &mut self,
         now_ms: i64,
@@ -414,6 +416,12 @@ impl<S: BrokerStorage> super::Broker<S> {
             .config
             .broken
             .contains(&BrokenSwitch::MirrorMarkersUnchecked);
+        // The log holds only this cluster's own writes: the marker ends a transaction whose
+        // records were written while the topic was writable (see
+        // `MirrorDesign::admits_markers_before_cut`).
+        let own_writes_only = mirror_topic
+            && self.config.mirror_design.admits_markers_before_cut()
+            && self.mirror_log_holds_own_writes_only(&topic_partition);
         let mut entry = MarkerEntry {
             producer_id: marker.producer_id,
             topic_partition: topic_partition.clone(),
@@ -441,7 +449,12 @@ impl<S: BrokerStorage> super::Broker<S> {
                 .producer_state()
                 .producer(marker.producer_id)
                 .is_none_or(|entry| entry.current_txn_first_offset.is_none());
-        if mirror_topic && !mirror_state.is_writable() && !unchecked && !admitted_in_stopping {
+        if mirror_topic
+            && !mirror_state.is_writable()
+            && !unchecked
+            && !admitted_in_stopping
+            && !own_writes_only
+        {
             if moot {
                 // Nothing of the transaction is in this log: acknowledged, nothing appended
                 // (see `MirrorDesign::acknowledges_moot_markers`); no offset to wait for.
@@ -485,6 +498,14 @@ impl<S: BrokerStorage> super::Broker<S> {
             Ok(info) => {
                 entry.leader_epoch = leader_epoch;
                 entry.required_offset = info.last_offset + 1;
+                if own_writes_only && !mirror_state.is_writable() {
+                    self.events
+                        .push(super::BrokerEvent::TxnMarkerAdmittedBeforeCut {
+                            topic_partition,
+                            committed: marker.committed,
+                            mirror_state,
+                        });
+                }
             }
             Err(error) => entry.error = ErrorCode::from(&error),
         }

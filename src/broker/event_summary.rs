@@ -137,6 +137,17 @@ impl fmt::Display for BrokerEvent {
                     "TxnMarkerRefused {topic_partition} {marker} error=ReadOnlyTopic mirror_state={mirror_state}"
                 )
             }
+            Self::TxnMarkerAdmittedBeforeCut {
+                topic_partition,
+                committed,
+                mirror_state,
+            } => {
+                let marker = ControlRecordType::end_transaction(*committed).name();
+                write!(
+                    f,
+                    "TxnMarkerAdmittedBeforeCut {topic_partition} {marker} appended, the log holds only local writes mirror_state={mirror_state}"
+                )
+            }
             Self::TxnMarkerMoot {
                 topic_partition,
                 committed,

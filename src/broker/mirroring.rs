@@ -244,6 +244,11 @@ struct MirrorTask {
     /// leadership's cut then removes nothing, though a replica outside the ISR may still
     /// hold what the first cut removed.
     preparing_resumed: bool,
+    /// This leadership read the partition UNKNOWN or STOPPED and has neither cut the log nor
+    /// mirrored into it since (it went PREPARING and FAILED only): the log holds this
+    /// cluster's own writes alone, and the local coordinator's markers are admitted (see
+    /// [`MirrorDesign::admits_markers_before_cut`]).
+    own_writes_only: bool,
     /// Which task this is: every task gets a new one, so an answer (or the timeout) of a
     /// request sent by a task dropped since (a leadership that ended) is not applied to the
     /// task of the next leadership, which has its own steps and has read nothing yet.
@@ -404,6 +409,7 @@ impl<S: BrokerStorage> super::Broker<S> {
                             not_before_ms: now_ms,
                             re_evaluate: false,
                             preparing_resumed: false,
+                            own_writes_only: false,
                             generation,
                         },
                     );
@@ -591,10 +597,23 @@ impl<S: BrokerStorage> super::Broker<S> {
         task.previous_state = status.previous_state;
         task.retry_attempt = status.retry_attempt;
         task.last_mirrored = status.last_mirrored;
+        task.own_writes_only = matches!(status.state, MirrorState::Unknown | MirrorState::Stopped);
         task.step = Step::Decide;
         task.not_before_ms = now_ms;
         let state = task.state;
         self.set_partition_mirror_state(topic_partition, state);
+    }
+
+    /// Whether this broker leads `topic_partition` as a mirror partition whose log holds only
+    /// this cluster's own writes (see `MirrorTask::own_writes_only`).
+    pub(super) fn mirror_log_holds_own_writes_only(
+        &self,
+        topic_partition: &TopicPartition,
+    ) -> bool {
+        self.mirror
+            .tasks
+            .get(topic_partition)
+            .is_some_and(|task| task.own_writes_only)
     }
 
     fn set_partition_mirror_state(&mut self, topic_partition: &TopicPartition, state: MirrorState) {
@@ -715,6 +734,9 @@ impl<S: BrokerStorage> super::Broker<S> {
                     // A new stop: what a stop of an earlier mirroring session persisted (read
                     // back from the coordinator) is not what this one mirrored.
                     task.last_mirrored = None;
+                }
+                if !matches!(target, MirrorState::Preparing | MirrorState::Failed) {
+                    task.own_writes_only = false;
                 }
                 if target == MirrorState::Preparing {
                     task.preparing_resumed =
@@ -978,6 +1000,8 @@ impl<S: BrokerStorage> super::Broker<S> {
                 return;
             }
         };
+        // From the cut on, the log is to be a prefix of the source's: no more local markers.
+        self.task_mut(topic_partition).own_writes_only = false;
         let Some(partition) = self.partitions.get_mut(topic_partition) else {
             return;
         };
@@ -1731,6 +1755,7 @@ impl<S: BrokerStorage> super::Broker<S> {
             not_before_ms: now_ms,
             re_evaluate: false,
             preparing_resumed: false,
+            own_writes_only: false,
             generation: 0,
         };
         let Some((coordinator, coordinator_partition)) = self.mirror_coordinator(&task) else {

@@ -227,6 +227,17 @@ pub enum BrokerEvent {
         /// The partition's mirror state.
         mirror_state: crate::mirror::MirrorState,
     },
+    /// This leader appended a WriteTxnMarkers marker into a KIP-1279 mirror partition that is
+    /// not STOPPED, as its log holds only this cluster's own writes: nothing cut or mirrored
+    /// yet (see `MirrorDesign::admits_markers_before_cut`).
+    TxnMarkerAdmittedBeforeCut {
+        /// The partition.
+        topic_partition: TopicPartition,
+        /// Whether the marker was a COMMIT (else ABORT).
+        committed: bool,
+        /// The partition's mirror state.
+        mirror_state: crate::mirror::MirrorState,
+    },
     /// The mirror fetcher got batches whose epoch is below this log's latest at the fetch
     /// offset, though the source found no divergence (it re-used the epoch number of this
     /// log's tail): the tail was cut back to `truncated_to` before anything was appended.

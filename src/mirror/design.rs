@@ -73,11 +73,19 @@ pub enum MirrorDesign {
     /// change can replace, and a group resuming there after the failover skips what replaced
     /// them (`group-resume-no-skip`).
     LeoClampedOffsetSync,
+    /// The KIP's read-only rule taken literally on WriteTxnMarkers: from the moment the topic
+    /// is in a mirror, the local transaction coordinator's markers are refused, even while the
+    /// log still holds only this cluster's own writes (before PREPARING's cut, before anything
+    /// was mirrored). A transaction the coordinator committed just as the topic turned
+    /// read-only keeps its records open there; if PREPARING never cuts them (it failed: a
+    /// mirror loop, an unreachable source) and the topic is removed, STOPPING's cut to the LSO
+    /// drops a transaction its producer was told was committed (`transaction-atomicity`).
+    MarkersRefusedBeforeCut,
 }
 
 impl MirrorDesign {
     /// Every design, the seed first.
-    pub const ALL: [Self; 14] = [
+    pub const ALL: [Self; 15] = [
         Self::Seed,
         Self::AbortMarkers,
         Self::PidRewrite,
@@ -92,6 +100,7 @@ impl MirrorDesign {
         Self::SyncByTopicState,
         Self::PrepareAwaitsIsr,
         Self::LeoClampedOffsetSync,
+        Self::MarkersRefusedBeforeCut,
     ];
 
     /// The name on the command line (`--design`) and in scenario files (`design = "…"`).
@@ -111,6 +120,7 @@ impl MirrorDesign {
             Self::SyncByTopicState => "sync-by-topic-state",
             Self::PrepareAwaitsIsr => "prepare-awaits-isr",
             Self::LeoClampedOffsetSync => "leo-clamped-offset-sync",
+            Self::MarkersRefusedBeforeCut => "markers-refused-before-cut",
         }
     }
 
@@ -156,6 +166,9 @@ impl MirrorDesign {
             }
             Self::LeoClampedOffsetSync => {
                 "group offsets clamped to the destination's log end offset (the spec's clamp)"
+            }
+            Self::MarkersRefusedBeforeCut => {
+                "transaction markers refused as soon as the topic mirrors, before any cut (the KIP)"
             }
         }
     }
@@ -241,6 +254,25 @@ impl MirrorDesign {
         } else {
             FetchIsolation::HighWatermark
         }
+    }
+
+    /// Whether a mirror partition that is not STOPPED appends the local transaction
+    /// coordinator's markers while its log holds only this cluster's own writes: its leader
+    /// read the partition UNKNOWN or STOPPED from `__mirror_state`, and since then it has
+    /// neither cut its log (PREPARING's cut to the last mirrored epoch) nor mirrored into it,
+    /// only gone PREPARING and FAILED (a choice where the seed is silent). Such a marker
+    /// completes a transaction the coordinator decided for records written while the topic was
+    /// writable, and the seed's premise for its stop ("all PSM entries originate from mirrored
+    /// data") does not hold for them: refused, they stay open until STOPPING's cut to the LSO
+    /// drops them, though nothing ever replaced them with the source's data (a reverse mirror
+    /// whose PREPARING fails on the mirror loop, then is removed; generator seed
+    /// 9200000000000275). Admitted, the marker is one more local batch for PREPARING's cut or
+    /// the fetch's divergence check to remove, like the records it ends. After the cut, or
+    /// once anything is mirrored, markers are refused as before (issue #14): the log is then
+    /// a prefix of the source's, and a producer id of this cluster may name a mirrored
+    /// producer. `markers-refused-before-cut` refuses them from the start.
+    pub fn admits_markers_before_cut(self) -> bool {
+        self != Self::MarkersRefusedBeforeCut
     }
 
     /// Whether STOPPING writes a MIRROR_PID_RESET.
