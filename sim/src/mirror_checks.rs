@@ -519,10 +519,20 @@ impl MirrorChecks {
                             .or_default() += 1;
                     }
                 }
-                let (boundary, scanned) = self.stopped_scanned.entry(key).or_insert_with(|| {
-                    let boundary = mirrored_boundary(&partition.log, mirrored.0, mirrored.1);
-                    (boundary, boundary)
-                });
+                if !self.stopped_scanned.contains_key(&key) {
+                    let (boundary, own_reset_lost) =
+                        mirrored_boundary(&partition.log, mirrored.0, mirrored.1);
+                    if own_reset_lost {
+                        *self
+                            .marks
+                            .entry("stopped-boundary-past-mirrored-reset")
+                            .or_default() += 1;
+                    }
+                    self.stopped_scanned
+                        .insert(key.clone(), (boundary, boundary));
+                }
+                let (boundary, scanned) =
+                    self.stopped_scanned.get_mut(&key).expect("inserted above");
                 let (mut found, local_checked) = check_stopped(
                     time_ms,
                     view,
@@ -1455,21 +1465,34 @@ pub(crate) fn source_cluster(view: &BrokerView<'_>, topic: &str) -> Option<Clust
 /// starts (the stop's bump), else at its end: it is first judged when it turns STOPPED,
 /// before any local write. The cluster-wide end (`lower_bound`) is used only when the log
 /// has no epoch at or below `mirrored_epoch`.
+///
+/// A reset below `lower_bound` in an epoch at or below `mirrored_epoch` is mirrored data
+/// itself (a failback's source stopped before, and its reset was mirrored in with the rest),
+/// not this leader's stop, which wrote its reset after the mirrored data in the bumped epoch.
+/// When such a reset is the last one, the stop's own reset is gone: a power loss of the only
+/// replica took the mirrored tail above it with the stop's reset (generator seed
+/// 9300000000000056: a's log torn from 92 to 59 kept b's reset at 38 and mirrored epochs 1
+/// and 3), and the log is judged as one without a reset. The second value says so.
 fn mirrored_boundary(
     log: &mirrorsim::log::PartitionLog<mirrorsim::broker::MemoryDirDisk>,
     lower_bound: i64,
     mirrored_epoch: i32,
-) -> i64 {
+) -> (i64, bool) {
+    let mirrored_in = |batch: &mirrorsim::record::RecordBatch| {
+        batch.base_offset() < lower_bound && batch.partition_leader_epoch() <= mirrored_epoch
+    };
     let last_reset = log
         .batches_from(log.log_start_offset())
         .filter(|batch| batch.is_mirror_pid_reset())
-        .map(|batch| batch.base_offset())
         .last();
-    last_reset.unwrap_or_else(|| {
-        let end = log.end_offset_for_epoch(mirrored_epoch).end_offset;
-        let bound = if end >= 0 { end } else { lower_bound };
-        bound.min(log.log_end_offset())
-    })
+    match last_reset {
+        Some(reset) if !mirrored_in(reset) => (reset.base_offset(), false),
+        last_reset => {
+            let end = log.end_offset_for_epoch(mirrored_epoch).end_offset;
+            let bound = if end >= 0 { end } else { lower_bound };
+            (bound.min(log.log_end_offset()), last_reset.is_some())
+        }
+    }
 }
 
 /// INV-5 and INV-6 on a STOPPED partition whose mirrored data ends at `mirrored.0` with
@@ -1651,6 +1674,62 @@ mod tests {
         }
         log.maybe_increment_high_watermark(log.log_end_offset());
         log
+    }
+
+    /// A destination log written batch by batch, each `(leader epoch, reset?)`: a
+    /// MIRROR_PID_RESET or a plain record (what a mirror fetcher would have appended keeps its
+    /// source's epoch; only the stamped epoch matters to the boundary).
+    fn stamped_log(batches: &[(i32, bool)]) -> PartitionLog<MemoryDirDisk> {
+        use mirrorsim::broker::BrokerStorage;
+        use mirrorsim::record::{mirror_pid_reset, BatchBuilder};
+        let mut storage = mirrorsim::broker::MemoryStorage::new();
+        let (mut log, _) = PartitionLog::open(
+            storage.open_dir("orders-4"),
+            mirrorsim::log::LogConfig::default(),
+        )
+        .unwrap();
+        for &(epoch, reset) in batches {
+            let batch = if reset {
+                mirror_pid_reset("b", 0)
+            } else {
+                let mut builder = BatchBuilder::default();
+                builder.append(0, None, Some(bytes::Bytes::from_static(b"v")), vec![]);
+                builder.build()
+            };
+            log.append_as_leader(&batch, epoch, mirrorsim::log::AppendOrigin::Coordinator, 0)
+                .unwrap();
+        }
+        log
+    }
+
+    #[test]
+    fn stopped_boundary_is_the_stops_own_reset_not_a_mirrored_one() {
+        // a's log: its own records 0..=1 (epoch 0), then b's data mirrored back: b's reset at
+        // 2 and a record in b's epoch 1, two records in b's epoch 3 (mirrored data ends at 6,
+        // greatest mirrored epoch 3).
+        let mirrored = [
+            (0, false),
+            (0, false),
+            (1, true),
+            (1, false),
+            (3, false),
+            (3, false),
+        ];
+        // a's stop bumped to 4 and wrote its reset at 6: the boundary.
+        let mut stopped = mirrored.to_vec();
+        stopped.extend([(4, true), (4, false)]);
+        assert_eq!(mirrored_boundary(&stamped_log(&stopped), 6, 3), (6, false));
+        // A power loss of a's only replica tore the log to 5, taking the stop's reset: b's
+        // reset at 2 is mirrored data, what is left of the mirrored data ends at the log end.
+        assert_eq!(
+            mirrored_boundary(&stamped_log(&mirrored[..5]), 6, 3),
+            (5, true)
+        );
+        // The `no-epoch-bump` design writes its reset at the mirrored data's end in epoch 3:
+        // still its own, so its local writes in epoch 3 are judged.
+        let mut unbumped = mirrored.to_vec();
+        unbumped.extend([(3, true), (3, false)]);
+        assert_eq!(mirrored_boundary(&stamped_log(&unbumped), 6, 3), (6, false));
     }
 
     /// Reads `log` as `check_state_records` does (losses noticed), the invariants found.
