@@ -2823,13 +2823,70 @@ impl Checkers {
             controllers,
             brokers,
         };
+        let outcome_lost_sends = std::cell::Cell::new(0);
         out.extend(unseen(time_ms, history, |offset, send, read_committed| {
+            let outcome_lost = || {
+                let lost = self.commit_lost_not_durable(&logs, offset, send);
+                outcome_lost_sends.set(outcome_lost_sends.get() + u64::from(lost));
+                lost
+            };
             self.dropped_by_mirroring(offset, send)
                 || self.lost_legally(&logs, offset, send)
                 || (read_committed && self.above_hanging_txn(&logs, offset, send))
                 || (read_committed && above_forgotten_txn(&logs, &forgotten_txns, offset, send))
+                || (read_committed && outcome_lost())
         }));
+        if outcome_lost_sends.get() > 0 {
+            *self
+                .marks
+                .entry("unseen-commit-lost-not-durable".into())
+                .or_default() += outcome_lost_sends.get();
+        }
         out
+    }
+
+    /// Whether a READ_COMMITTED reader may never receive `send`'s transactional record although
+    /// its transaction was confirmed committed, because the COMMIT marker is gone: the topic is
+    /// not durable, the final log still holds the record at its offset but not as committed,
+    /// and a loss of committed data after the send kept the log above the record and at or
+    /// below the control batch that now decides it. The loss took the COMMIT with the unflushed
+    /// tail; the partition's leader then held the producer's transaction open from the record
+    /// on, and the producer's next transaction under the same producer epoch (transaction
+    /// version 1, no epoch bump per transaction) appended to it, so that transaction's ABORT
+    /// aborted the record too, as it would in Kafka. The same loss excuses the record in
+    /// `transaction-atomicity` (`txn-outcome-lost-not-durable`). Generator seed
+    /// 9300000000000389: a's only replica of orders-2 held the record at 116 and its COMMIT at
+    /// 117; a torn power loss at 3.75 s kept 0..117, and the producer's next transaction wrote
+    /// 117 and an ABORT covering 116.
+    fn commit_lost_not_durable(
+        &self,
+        logs: &dyn LeaderLogs,
+        offset: i64,
+        send: &crate::workload::SendRecord,
+    ) -> bool {
+        let (tp, value) = (&send.topic_partition, send.value.as_str());
+        let cluster = cluster_of_value(value);
+        if self.durable_topics.contains(&(cluster, tp.topic.clone())) {
+            return false;
+        }
+        let Some(log) = logs.leader_log(cluster, tp) else {
+            return false;
+        };
+        let Some(batch) = log
+            .batches_from(offset)
+            .next()
+            .filter(|batch| batch.is_transactional())
+        else {
+            return false;
+        };
+        if record_value_in(batch, offset).as_deref() != Some(value) {
+            return false;
+        }
+        let Some(end) = transaction_ends(log).remove(&batch.base_offset()) else {
+            return false;
+        };
+        end.outcome != TxnOutcome::Committed
+            && self.outcome_lost_since(cluster, tp, offset, end.decided_at, send.sent_ms)
     }
 
     /// Whether the open transaction that holds `log`'s last stable offset below its high
@@ -5248,6 +5305,70 @@ mod tests {
             .insert((ClusterIndex(0), "t".into()));
         assert!(!checkers.lost_legally(&replaced, 0, &send));
         assert_eq!(lost(&checkers, &replaced)[0].invariant, "unseen");
+    }
+
+    /// Generator seed 9300000000000389: a's only replica of orders-2 held a committed
+    /// transaction's record at 116 and its COMMIT at 117; a torn power loss kept 0..117, and the
+    /// producer's next transaction, under the same producer epoch, wrote 117 and an ABORT that
+    /// aborted 116 too. A READ_COMMITTED group never receives 116: excused only on a topic that
+    /// is not durable, for a loss after the send that kept the record and not the marker that
+    /// now decides it; a READ_UNCOMMITTED reader must still receive it.
+    #[test]
+    fn unseen_excuses_a_committed_record_whose_commit_a_non_durable_loss_took() {
+        let tp = TopicPartition::new("t", 0);
+        let a = ClusterIndex(0);
+        let value = "a-producer-2/1/t-0/38/t51";
+        let logs = FixedLogs(BTreeMap::from([(
+            tp.clone(),
+            log_with(&[
+                (value_batch(1, value), AppendOrigin::Client),
+                (marker(1, false), AppendOrigin::Coordinator),
+            ]),
+        )]));
+        let mut history = History::default();
+        history.subscriptions.insert(CONSUMER, vec!["t".into()]);
+        history.read_committed.insert(CONSUMER);
+        history.sends.insert(
+            (PRODUCER, 1, 0),
+            send_record(&tp, value, 100, Some(0), Some(51)),
+        );
+        history.transactions.insert(
+            (PRODUCER, 1, 51),
+            crate::workload::TransactionRecord {
+                handles: vec![0],
+                intended_commit: true,
+                committed: Some(true),
+            },
+        );
+        let check = |losses: &[(i64, i64)], durable: bool, read_committed: bool| {
+            let mut history = history.clone();
+            if !read_committed {
+                history.read_committed.clear();
+            }
+            let mut checkers = Checkers::default();
+            for &(time_ms, kept) in losses {
+                checkers.note_loss(time_ms, a, &tp, kept, Some(1));
+            }
+            if durable {
+                checkers.durable_topics.insert((a, "t".into()));
+            }
+            unseen(0, &history, |offset, send, read_committed| {
+                read_committed && checkers.commit_lost_not_durable(&logs, offset, send)
+            })
+            .iter()
+            .map(|v| v.invariant)
+            .collect::<Vec<_>>()
+        };
+        assert_eq!(check(&[], false, true), vec!["unseen"]);
+        // The loss after the send kept the record (offset 0) and not the marker's offset 1.
+        assert!(check(&[(200, 1)], false, true).is_empty());
+        // A durable topic, a READ_UNCOMMITTED reader, a loss before the send, at or below the
+        // record, or above the marker: not excused.
+        assert_eq!(check(&[(200, 1)], true, true), vec!["unseen"]);
+        assert_eq!(check(&[(200, 1)], false, false), vec!["unseen"]);
+        for loss in [(50, 1), (200, 0), (200, 2)] {
+            assert_eq!(check(&[loss], false, true), vec!["unseen"], "{loss:?}");
+        }
     }
 
     #[test]

@@ -892,7 +892,7 @@ fn restarted_group_consumer_resumes_from_the_committed_offsets() {
     world.run(&mut [&mut second], 3_000);
     let events = second.take_events();
     assert!(events.contains(&GroupConsumerEvent::Joined {
-        member_id: "g-member-1".into(),
+        member_id: "g-member-0-1".into(),
         member_epoch: 3,
     }));
     assert_eq!(delivered(events), vec![(0, 3), (0, 4), (1, 2)]);
@@ -918,7 +918,7 @@ fn crashed_member_partitions_move_after_its_session_and_resume_from_its_last_com
     append(&mut world.logs[1], 2);
     // `second` crashes: it is no longer run.
     world.run(&mut [&mut first], 4_000);
-    assert_eq!(world.shard.members("g"), vec!["g-member-0".to_string()]);
+    assert_eq!(world.shard.members("g"), vec!["g-member-0-0".to_string()]);
     assert_eq!(first.assignment(), vec![tp(0), tp(1)]);
     assert_eq!(delivered(first.take_events()), vec![(1, 2), (1, 3)]);
 }

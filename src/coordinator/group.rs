@@ -18,9 +18,12 @@
 //!   by one. Replay is the only place it moves, so a new coordinator that replays the partition
 //!   computes the same epochs.
 //! - **ConsumerGroupHeartbeat.** Epoch 0 with an empty member id joins: the member gets the id
-//!   `{group}-member-{n}`, where `n` comes from a per-group counter that is persisted with the
-//!   member (so an id is never handed out twice, across failovers too), and the answer waits
-//!   for the member's record. Epoch 0 with a known member id rejoins (Kafka's answer to a
+//!   `{group}-member-{e}-{n}`, where `e` is the coordinator epoch and `n` comes from a
+//!   per-group counter that is persisted with the member. The epoch makes the id unique the
+//!   way Kafka's random UUID is: a new coordinator's epoch is above every earlier one, so it
+//!   never hands out an id again even when `__consumer_offsets` lost the tail that held the
+//!   counter (a power loss of an unreplicated partition). The answer waits for the member's
+//!   record. Epoch 0 with a known member id rejoins (Kafka's answer to a
 //!   fenced member): the member keeps its id and is treated as owning nothing. Epoch −1 leaves
 //!   (a tombstone record, answered with epoch −1 once written). Any other epoch must equal the
 //!   epoch the coordinator last gave the member, else `FencedMemberEpoch`; an unknown member
@@ -145,7 +148,7 @@ pub enum GroupRecord {
     Member {
         /// Group id.
         group_id: String,
-        /// Member id, `{group}-member-{member_index}`.
+        /// Member id, `{group}-member-{coordinator_epoch}-{member_index}`.
         member_id: String,
         /// The counter value the id was made from; the group's next id uses a larger one.
         member_index: u64,
@@ -449,7 +452,7 @@ impl GroupCoordinatorShard {
                     .push(error_response(ErrorCode::InvalidRequest));
                 return;
             };
-            self.join(from, correlation_id, group_id, topics, out);
+            self.join(env, from, correlation_id, group_id, topics, out);
             return;
         }
         if !self.is_live_member(&group_id, &member_id) {
@@ -514,6 +517,7 @@ impl GroupCoordinatorShard {
 
     fn join(
         &mut self,
+        env: &ShardEnv<'_>,
         from: NodeId,
         correlation_id: u64,
         group_id: String,
@@ -530,7 +534,8 @@ impl GroupCoordinatorShard {
             .or_insert(0);
         let member_index = persisted.max(*allocated);
         *allocated = member_index + 1;
-        let member_id = format!("{group_id}-member-{member_index}");
+        // The counter alone repeats ids when the log lost the records that advanced it.
+        let member_id = format!("{group_id}-member-{}-{member_index}", env.coordinator_epoch);
         let record = GroupRecord::Member {
             group_id: group_id.clone(),
             member_id: member_id.clone(),
@@ -863,12 +868,13 @@ fn normalize_topics(mut topics: Vec<String>) -> Vec<String> {
     topics
 }
 
-/// The counter value of a member id made by this shard (`{group}-member-{n}`).
+/// The counter value of a member id made by a group shard (`{group}-member-{epoch}-{n}`).
 fn member_index_of(group_id: &str, member_id: &str) -> u64 {
     member_id
         .strip_prefix(group_id)
         .and_then(|rest| rest.strip_prefix("-member-"))
-        .and_then(|index| index.parse().ok())
+        .and_then(|rest| rest.split_once('-'))
+        .and_then(|(_epoch, index)| index.parse().ok())
         .expect("member ids are made by this shard")
 }
 

@@ -59,11 +59,16 @@ fn image(offsets_partitions: i32, topics: &[(&str, i32)]) -> MetadataImage {
 
 /// The shard's environment at `now_ms` (from the runtime's fields, so that the shard can be
 /// borrowed mutably beside it).
-fn env<'a>(now_ms: i64, image: &'a MetadataImage, partition: &'a TopicPartition) -> ShardEnv<'a> {
+fn env<'a>(
+    now_ms: i64,
+    coordinator_epoch: i32,
+    image: &'a MetadataImage,
+    partition: &'a TopicPartition,
+) -> ShardEnv<'a> {
     ShardEnv {
         now_ms,
         image,
-        coordinator_epoch: 0,
+        coordinator_epoch,
         node_id: BROKER,
         partition,
     }
@@ -84,6 +89,8 @@ struct Runtime {
     image: MetadataImage,
     partition: TopicPartition,
     now_ms: i64,
+    /// The leader epoch of the shard's partition; every failover raises it.
+    coordinator_epoch: i32,
     /// Committed records, in order.
     log: Vec<GroupRecord>,
     /// Writes appended but not yet committed (while `hold_writes`).
@@ -108,6 +115,7 @@ impl Runtime {
             image,
             partition: TopicPartition::new(CONSUMER_OFFSETS_TOPIC, partition),
             now_ms: 1_000,
+            coordinator_epoch: 0,
             log: Vec::new(),
             held: Vec::new(),
             hold_writes: false,
@@ -132,7 +140,12 @@ impl Runtime {
         action: impl FnOnce(&mut GroupCoordinatorShard, &ShardEnv<'_>, &mut ShardOutput<GroupRecord>),
     ) {
         let mut out = ShardOutput::default();
-        let env = env(self.now_ms, &self.image, &self.partition);
+        let env = env(
+            self.now_ms,
+            self.coordinator_epoch,
+            &self.image,
+            &self.partition,
+        );
         action(&mut self.shard, &env, &mut out);
         self.carry_out(out);
     }
@@ -144,8 +157,16 @@ impl Runtime {
         self.shard.unloaded(&mut out);
         self.carry_out(out);
         self.held.clear();
+        self.coordinator_epoch += 1;
         self.shard = GroupCoordinatorShard::new(GroupCoordinatorConfig::default());
         self.load();
+    }
+
+    /// A failover after the partition lost its tail (an unreplicated `__consumer_offsets`
+    /// partition whose leader lost unflushed writes): only the first `kept` records survive.
+    fn failover_keeping(&mut self, kept: usize) {
+        self.log.truncate(kept);
+        self.failover();
     }
 
     fn carry_out(&mut self, out: ShardOutput<GroupRecord>) {
@@ -155,7 +176,12 @@ impl Runtime {
             self.responses.extend(out.responses);
             for write in out.writes {
                 let mut next = ShardOutput::default();
-                let env = env(self.now_ms, &self.image, &self.partition);
+                let env = env(
+                    self.now_ms,
+                    self.coordinator_epoch,
+                    &self.image,
+                    &self.partition,
+                );
                 if let Some(error) = self.fail_writes {
                     self.shard
                         .write_completed(&env, write.write_id, Err(error), &mut next);
@@ -324,7 +350,7 @@ fn two_stable_members(runtime: &mut Runtime) -> (String, String) {
 
 #[test]
 fn join_assigns_a_persisted_member_id_and_deterministic_ranges() {
-    // A join is answered once the member's record is written: id `g-member-0`, epoch 1 (the
+    // A join is answered once the member's record is written: id `g-member-0-0` (coordinator epoch 0, counter 0), epoch 1 (the
     // group epoch after the join), every partition of its topics. The same inputs give the same
     // records and answers in a second coordinator.
     let mut runtime = Runtime::new();
@@ -348,7 +374,7 @@ fn join_assigns_a_persisted_member_id_and_deterministic_ranges() {
         beat_of(beat),
         Beat {
             error: ErrorCode::None,
-            member_id: "g-member-0".into(),
+            member_id: "g-member-0-0".into(),
             member_epoch: 1,
             assignment: Some(expected),
         }
@@ -357,7 +383,7 @@ fn join_assigns_a_persisted_member_id_and_deterministic_ranges() {
         runtime.log,
         vec![GroupRecord::Member {
             group_id: "g".into(),
-            member_id: "g-member-0".into(),
+            member_id: "g-member-0-0".into(),
             member_index: 0,
             subscribed_topics: vec!["orders".into(), "payments".into()],
         }]
@@ -425,7 +451,7 @@ fn second_member_bumps_the_epoch_and_gets_partitions_once_the_owner_acknowledges
         (1, Some(orders_range(0..4)))
     );
     let b = runtime.join(client(2));
-    assert_eq!(b.member_id, "g-member-1");
+    assert_eq!(b.member_id, "g-member-0-1");
     assert_eq!((b.member_epoch, b.assignment), (2, Some(Vec::new())));
     assert_eq!(runtime.shard.group_epoch("g"), 2);
     assert_eq!(runtime.state(), "Reconciling");
@@ -694,9 +720,40 @@ fn member_ids_never_repeat_after_a_failover_or_a_failed_write() {
         "normalized write error"
     );
     runtime.fail_writes = None;
-    assert_eq!(runtime.join(client(2)).member_id, "g-member-2");
+    assert_eq!(runtime.join(client(2)).member_id, "g-member-0-2");
     runtime.failover();
-    assert_eq!(runtime.join(client(3)).member_id, "g-member-3");
+    assert_eq!(runtime.join(client(3)).member_id, "g-member-1-3");
+}
+
+#[test]
+fn member_ids_never_repeat_after_a_failover_that_lost_the_tail() {
+    // Seeds 9300000000000112 and 9300000000000831: the only replica of `__consumer_offsets`
+    // lost its unflushed tail, which held the join of a live member. The new coordinator's
+    // counter restarted below that member's index and handed its id to a second consumer; the
+    // first one, fenced, rejoined under the same id, and both committed the same partitions,
+    // so the committed offset went backwards. The coordinator epoch in the id keeps ids unique
+    // as Kafka's random UUIDs are.
+    let mut runtime = Runtime::new();
+    let a = runtime.join(client(1));
+    let kept = runtime.log.len();
+    let b = runtime.join(client(2));
+    runtime.failover_keeping(kept);
+    assert_eq!(runtime.shard.members("g"), vec![a.member_id.clone()]);
+    let c = runtime.join(client(3));
+    assert_ne!(
+        c.member_id, b.member_id,
+        "a lost join's id is not handed out again"
+    );
+    let fenced = runtime.heartbeat(client(2), &b.member_id, 2, None).unwrap();
+    assert_eq!(fenced.error, ErrorCode::UnknownMemberId);
+    let rejoin = runtime
+        .heartbeat(client(2), &b.member_id, 0, Some(&["orders"]))
+        .unwrap();
+    assert_eq!(
+        rejoin.error,
+        ErrorCode::UnknownMemberId,
+        "the lost member must join anew"
+    );
 }
 
 #[test]
