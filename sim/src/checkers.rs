@@ -2711,7 +2711,14 @@ impl Checkers {
         brokers: &[BrokerView<'_>],
         history: &History,
     ) -> Vec<Violation> {
-        let mut out = crate::mirror_checks::check_mirror_liveness(time_ms, controllers, brokers);
+        let (mut out, loops) =
+            crate::mirror_checks::check_mirror_liveness(time_ms, controllers, brokers);
+        if loops > 0 {
+            *self
+                .marks
+                .entry("liveness-mirror-loop-retrying".into())
+                .or_default() += loops;
+        }
         // Partitions held by a transaction its coordinator lost (see
         // `hanging_after_coordinator_loss`).
         let mut forgotten_txns = BTreeSet::new();

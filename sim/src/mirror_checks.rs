@@ -1281,14 +1281,17 @@ fn first_difference(ours: &ProducerSummary, theirs: &ProducerSummary) -> Option<
 /// Liveness of mirroring after the heal phase (part of `liveness`): the leader of every
 /// partition of a mirror topic is in the state the topic's `mirror.name` asks for (MIRRORING,
 /// PAUSED or STOPPED), and a MIRRORING one has copied everything its source has committed
-/// below the source's last stable offset.
+/// below the source's last stable offset. A partition whose source mirrors the topic back
+/// from here (a mirror loop) may instead retry between PREPARING and FAILED; the second
+/// value counts those (mark `liveness-mirror-loop-retrying`).
 pub fn check_mirror_liveness(
     time_ms: i64,
     controllers: &[ControllerView<'_>],
     brokers: &[BrokerView<'_>],
-) -> Vec<Violation> {
+) -> (Vec<Violation>, u64) {
     use mirrorsim::mirror::DesiredState;
     let mut out = Vec::new();
+    let mut loops = 0;
     for controller in controllers {
         let image = controller.controller.image();
         for (tp, record) in image.all_partitions() {
@@ -1308,6 +1311,21 @@ pub fn check_mirror_liveness(
                 DesiredState::Paused { .. } => MirrorState::Paused,
                 DesiredState::Stopped { .. } => MirrorState::Stopped,
             };
+            if expected == MirrorState::Mirroring
+                && mirrors_back(controllers, controller.cluster, view, &tp.topic)
+                && matches!(
+                    partition.mirror_state,
+                    MirrorState::Preparing | MirrorState::Failed
+                )
+            {
+                // A mirror loop: the source mirrors this topic from here, so PREPARING's
+                // last-mirrored-epoch lookup is refused ("the source still mirrors this
+                // partition from here") and the partition retries between FAILED and
+                // PREPARING for as long as both wishes stand, as the KIP wants. A generated
+                // admin timeline can end with both in place.
+                loops += 1;
+                continue;
+            }
             let problem = if partition.mirror_state != expected {
                 Some(format!(
                     "{} is {} but mirror.name asks for {expected}",
@@ -1338,7 +1356,7 @@ pub fn check_mirror_liveness(
             }
         }
     }
-    out
+    (out, loops)
 }
 
 impl MirrorChecks {
@@ -1443,6 +1461,37 @@ fn live_incarnation<'a, 'b>(
         view.incarnation == incarnation
             && NodeId::Broker(view.cluster, view.broker.broker_id()) == node
     })
+}
+
+/// Whether the source cluster of `topic`'s mirror on `cluster` (as `view`'s image says) itself
+/// wants the topic mirrored or paused from `cluster` (its controller's image): a mirror loop.
+fn mirrors_back(
+    controllers: &[ControllerView<'_>],
+    cluster: ClusterIndex,
+    view: &BrokerView<'_>,
+    topic: &str,
+) -> bool {
+    use mirrorsim::mirror::DesiredState;
+    let Some(source) = source_cluster(view, topic) else {
+        return false;
+    };
+    let Some(source_controller) = controllers.iter().find(|c| c.cluster == source) else {
+        return false;
+    };
+    let image = source_controller.controller.image();
+    let Some(desired) = image.mirror_desired_state(topic) else {
+        return false;
+    };
+    if matches!(desired, DesiredState::Stopped { .. }) {
+        return false;
+    }
+    image
+        .configs
+        .get(&ConfigResource::Mirror(desired.mirror().to_owned()))
+        .and_then(|configs| configs.get(BOOTSTRAP_SERVERS_CONFIG))
+        .and_then(|bootstrap| parse_bootstrap_servers(bootstrap).ok())
+        .and_then(|servers| servers.first().map(|server| server.cluster()))
+        == Some(cluster)
 }
 
 /// The source cluster of the mirror `topic` belongs to, as a broker's image says.
