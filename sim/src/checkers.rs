@@ -1019,6 +1019,31 @@ impl Checkers {
             || self.passed_then_cut.contains(&key)
     }
 
+    /// Whether the jump of a READ_COMMITTED consumer's poll (`key`, `poll`) over `skipped`, a
+    /// transactional record the final log decides at `decided_at` (`None`: nowhere yet), is
+    /// excused because a loss of committed data on a topic that is not durable took the marker
+    /// that hid it: when the consumer read past it, the log held nothing there for it (seen in
+    /// the step of the read, `note_poll_gaps`: the record's transaction was aborted), and a
+    /// loss after the read kept the record but not that marker
+    /// ([`Checkers::outcome_lost_since`]), so the broker's rebuilt producer state held the
+    /// transaction open from the record on and the producer's next marker, a COMMIT the
+    /// coordinator wrote for a later transaction, closed it, as in Kafka (generator seeds
+    /// 9400000000000713 and 9400000000000338: a's only replica kept the aborted record at 296
+    /// but not its ABORT at 297 in a torn power loss; the coordinator's reloaded PrepareCommit
+    /// wrote a COMMIT at 297). A jump over a record its transaction committed when the consumer
+    /// read past it is never excused.
+    fn skip_over_lost_outcome(
+        &self,
+        key: (NodeId, u64, usize),
+        poll: &PollRecord,
+        skipped: i64,
+        decided_at: Option<i64>,
+    ) -> bool {
+        let (cluster, tp) = (key.0.cluster(), &poll.topic_partition);
+        self.empty_gaps.contains(&key)
+            && self.outcome_lost_since(cluster, tp, skipped, decided_at, poll.fetched_ms)
+    }
+
     /// Whether the jump of `consumer`'s `poll` over `skipped`, a data record of the final log
     /// first sent at `sent_ms`, is excused because that record did not exist when the consumer
     /// read past its offset: it was sent after the read's fetch, and a mirroring truncation or
@@ -2108,6 +2133,7 @@ impl Checkers {
         let not_refetched_reads;
         let stop_cut_reads;
         let outcome_lost_reads = std::cell::Cell::new(0u64);
+        let outcome_lost_skips = std::cell::Cell::new(0u64);
         let (mut out, (rewritten_reads, rewritten_skips, across_skips)) = {
             let by_mirroring = |consumer: NodeId, poll: &PollRecord| {
                 self.rewritten_by_mirroring(
@@ -2201,9 +2227,19 @@ impl Checkers {
                         let reads = (previous, poll);
                         self.skip_across_replaced_log(key.0, read_committed, reads, skipped, log)
                     });
+                let outcome_lost = !excused
+                    && !across
+                    && read_committed
+                    && logs
+                        .leader_log(key.0.cluster(), &poll.topic_partition)
+                        .and_then(|log| transaction_end_at(log, skipped))
+                        .is_some_and(|end| {
+                            self.skip_over_lost_outcome(key, poll, skipped, end.decided_at)
+                        });
                 rewritten_skips.set(rewritten_skips.get() + u64::from(excused));
                 across_skips.set(across_skips.get() + u64::from(across));
-                excused || across
+                outcome_lost_skips.set(outcome_lost_skips.get() + u64::from(outcome_lost));
+                excused || across || outcome_lost
             };
             let mut out = check_polls(time_ms, &logs, history, &rewritten, &skip_rewritten);
             let outcome_lost = |cluster, tp: &TopicPartition, offset, decided_at, since_ms| {
@@ -2272,6 +2308,12 @@ impl Checkers {
                 .marks
                 .entry("skip-across-replaced-log".into())
                 .or_default() += across_skips;
+        }
+        if outcome_lost_skips.get() > 0 {
+            *self
+                .marks
+                .entry("skip-over-outcome-lost-not-durable".into())
+                .or_default() += outcome_lost_skips.get();
         }
         let gone_marks = std::cell::RefCell::new(Vec::new());
         let gone_legally = |send: &crate::workload::SendRecord| {
@@ -3622,6 +3664,16 @@ fn transaction_outcomes(log: &PartitionLog<MemoryDirDisk>) -> BTreeMap<i64, (i64
 /// How every transactional data batch of a log ended, by base offset (see [`TxnEnd`]).
 fn transaction_ends(log: &PartitionLog<MemoryDirDisk>) -> BTreeMap<i64, TxnEnd> {
     transaction_ends_of(log.batches_from(log.log_start_offset()))
+}
+
+/// How the transaction of the transactional data batch holding `offset` ended in a log, if a
+/// transactional data batch holds it.
+fn transaction_end_at(log: &PartitionLog<MemoryDirDisk>, offset: i64) -> Option<TxnEnd> {
+    let batch = log
+        .batches_from(offset)
+        .next()
+        .filter(|batch| batch.base_offset() <= offset && !batch.is_control())?;
+    transaction_ends(log).get(&batch.base_offset()).copied()
 }
 
 /// [`transaction_ends`] of a sequence of batches in log order.
@@ -5807,6 +5859,71 @@ mod tests {
         );
         // A cut above the record jumped over did not rewrite it.
         assert_eq!(invariants(with_reset(), 5_000, 2), vec!["skipped-poll"]);
+    }
+
+    #[test]
+    fn jumps_over_an_aborted_record_whose_abort_a_later_loss_took_are_excused_and_only_those() {
+        let tp = TopicPartition::new("t", 0);
+        let a = ClusterIndex(0);
+        let new = "a-producer-1/1/t-0/9/new";
+        // Producer 1's record at 1, then its transaction's marker at 2 (`committed`), and a
+        // record at 3.
+        let log = |committed| {
+            log_with(&[
+                (plain_batch("a-v0"), AppendOrigin::Client),
+                (value_batch(1, "a-aborted"), AppendOrigin::Client),
+                (marker(1, committed), AppendOrigin::Coordinator),
+                (plain_batch(new), AppendOrigin::Client),
+            ])
+        };
+        // The final log (seeds 9400000000000713, 9400000000000338): the only replica's power
+        // loss kept the record at 1 but not the ABORT at 2, and the coordinator's COMMIT of
+        // the producer's next transaction landed there, committing the record.
+        let final_log = FixedLogs(BTreeMap::from([(tp.clone(), log(true))]));
+        let read = |offset, value: &str| {
+            let mut record = poll(&tp, offset, value);
+            record.received_ms = 4_000;
+            record.fetched_ms = 4_000;
+            record
+        };
+        // A READ_COMMITTED consumer read 0, then 3 past the transaction the read-time log held
+        // (`aborted`); a loss at `loss_ms` kept the log up to `kept`.
+        let invariants = |aborted: bool, read_committed: bool, loss: Option<(i64, i64)>| {
+            let mut checkers = Checkers::default();
+            let mut history = History::default();
+            if read_committed {
+                history.read_committed.insert(CONSUMER);
+            }
+            history
+                .polls
+                .insert((CONSUMER, 1), vec![read(0, "a-v0"), read(3, new)]);
+            let read_time = FixedLogs(BTreeMap::from([(tp.clone(), log(!aborted))]));
+            checkers.note_poll_gaps(&read_time, &history);
+            if let Some((loss_ms, kept)) = loss {
+                checkers.note_loss(loss_ms, a, &tp, kept, Some(1));
+            }
+            let skip = |key, poll: &PollRecord, skipped| {
+                let end = transaction_end_at(&final_log.0[&tp], skipped);
+                checkers.skip_rewritten_by_mirroring(key, poll, skipped)
+                    || end.is_some_and(|end| {
+                        checkers.skip_over_lost_outcome(key, poll, skipped, end.decided_at)
+                    })
+            };
+            let found = check_polls(0, &final_log, &history, &|_, _| false, &skip);
+            found.into_iter().map(|v| v.invariant).collect::<Vec<_>>()
+        };
+        let caught = vec!["skipped-poll"];
+        // The loss after the read kept the record and not its ABORT: excused.
+        assert!(invariants(true, true, Some((5_000, 2))).is_empty());
+        // No loss, a loss before the read, or one that kept the marker: caught.
+        assert_eq!(invariants(true, true, None), caught);
+        assert_eq!(invariants(true, true, Some((3_000, 2))), caught);
+        assert_eq!(invariants(true, true, Some((5_000, 3))), caught);
+        // A record committed when the consumer read past it, or one a READ_UNCOMMITTED consumer
+        // jumped over, was skipped whatever the loss did since.
+        assert_eq!(invariants(false, true, Some((5_000, 2))), caught);
+        assert_eq!(invariants(true, false, Some((5_000, 2))), caught);
+        assert_eq!(transaction_end_at(&final_log.0[&tp], 2), None);
     }
 
     #[test]
