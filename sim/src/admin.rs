@@ -185,6 +185,21 @@ pub struct AdminOutcome {
     pub unanswered: u32,
     /// DescribeMirror only: one line per partition, `topic-partition=STATE(lag=L,lme=E@O)`.
     pub described: Vec<String>,
+    /// The node that sent the final answer (`None` for a DeleteRecords, which several
+    /// leaders answer): a broker answers DescribeMirror and DeleteMirror from its own
+    /// metadata image, so `admin-outcomes` looks at what that image held.
+    pub answered_by: Option<NodeId>,
+    /// How long the final attempt waited for its answer, on the admin's clock.
+    pub final_attempt_ms: i64,
+    /// When the final answer was taken in, on the checkers' clock (ms since the run
+    /// started), stamped by the world as it hands the outcome to the history.
+    pub answered_at_ms: i64,
+    /// The correlation ids of the attempts' requests.
+    pub requests: Vec<u64>,
+    /// How many of those requests the network delivered twice (a `duplicate` fault), stamped
+    /// by the world: the first copy may have taken effect and its answer been lost, and the
+    /// copy's answer (the one taken) then says "already done", as a retry's would.
+    pub duplicated: u32,
 }
 
 impl AdminOutcome {
@@ -312,6 +327,8 @@ struct Running {
     started_ms: i64,
     attempts: u32,
     unanswered: u32,
+    /// The correlation ids of every attempt's request.
+    requests: Vec<u64>,
     /// (correlation id, local send time) of the attempt awaiting its answer.
     in_flight: Option<(u64, i64)>,
     /// No attempt before this local time (backoff after a retriable error).
@@ -331,6 +348,7 @@ impl Running {
             started_ms,
             attempts: 0,
             unanswered: 0,
+            requests: Vec::new(),
             in_flight: None,
             next_attempt_ms: now_ms,
             record_leaders: BTreeMap::new(),
@@ -425,6 +443,11 @@ impl Running {
             attempts: self.attempts,
             unanswered: self.unanswered,
             described,
+            answered_by: None,
+            final_attempt_ms: 0,
+            answered_at_ms: 0,
+            requests: self.requests.clone(),
+            duplicated: 0,
         }
     }
 
@@ -605,6 +628,7 @@ impl AdminClient {
             _ => (self.controller, running.op.request(&running.pending_topics)),
         };
         let correlation_id = self.outbox.request(to, request);
+        running.requests.push(correlation_id);
         running.in_flight = Some((correlation_id, now_ms));
         running.attempts += 1;
     }
@@ -627,6 +651,7 @@ impl AdminClient {
     fn handle_op_answer(
         &mut self,
         now_ms: i64,
+        from: NodeId,
         correlation_id: u64,
         error: ErrorCode,
         results: Vec<(String, ErrorCode)>,
@@ -635,11 +660,16 @@ impl AdminClient {
         let Some(running) = self.running.as_mut() else {
             return;
         };
-        if running.in_flight.map(|(id, _)| id) != Some(correlation_id) {
+        let Some((id, sent_ms)) = running.in_flight else {
+            return;
+        };
+        if id != correlation_id {
             return;
         }
         let finished_ms = now_ms - self.phase_origin_ms.unwrap_or(now_ms);
-        if let Some(outcome) = running.answer(now_ms, finished_ms, error, results, described) {
+        if let Some(mut outcome) = running.answer(now_ms, finished_ms, error, results, described) {
+            outcome.answered_by = Some(from);
+            outcome.final_attempt_ms = now_ms - sent_ms;
             let running = self.running.take().expect("matched above");
             self.finished.push(AdminOpRecord {
                 op: running.op,
@@ -698,6 +728,7 @@ impl Node for AdminClient {
     }
 
     fn handle_message(&mut self, now_ms: i64, envelope: Envelope) {
+        let from = envelope.from;
         if let Message::Response(correlation_id, response) = envelope.message {
             match response {
                 Response::CreateTopics { results } => self.handle_create_topics(
@@ -708,18 +739,33 @@ impl Node for AdminClient {
                         .collect(),
                 ),
                 Response::CreateMirror { error } | Response::DeleteMirror { error } => {
-                    self.handle_op_answer(now_ms, correlation_id, error, Vec::new(), Vec::new());
+                    self.handle_op_answer(
+                        now_ms,
+                        from,
+                        correlation_id,
+                        error,
+                        Vec::new(),
+                        Vec::new(),
+                    );
                 }
                 Response::AlterMirrorTopics { error, results } => {
-                    self.handle_op_answer(now_ms, correlation_id, error, results, Vec::new());
+                    self.handle_op_answer(now_ms, from, correlation_id, error, results, Vec::new());
                 }
                 Response::DescribeMirror { error, partitions } => {
                     let described = partitions.iter().map(describe_line).collect();
-                    self.handle_op_answer(now_ms, correlation_id, error, Vec::new(), described);
+                    self.handle_op_answer(
+                        now_ms,
+                        from,
+                        correlation_id,
+                        error,
+                        Vec::new(),
+                        described,
+                    );
                 }
                 Response::DeleteTopics { results } | Response::CreatePartitions { results } => {
                     self.handle_op_answer(
                         now_ms,
+                        from,
                         correlation_id,
                         ErrorCode::None,
                         results,

@@ -21,10 +21,13 @@
 //! DeleteMirror and DescribeMirror are answered by a broker from its metadata image, which may
 //! lag the controller's: within [`METADATA_PROPAGATION_MS`] of a mirror's CreateMirror being
 //! answered they may also end `ClusterMirrorNotFound`, and within it of a DeleteMirror a
-//! describe may still find the mirror.
+//! describe may still find the mirror. Past that bound the same is allowed only when the
+//! answering broker's image (see [`MirrorImages`]) disagreed with the rules while the final
+//! attempt was at it: a broker cut off from its controller keeps answering from its last image.
 //! | delete_records / delete_topics / create_partitions | per topic: not mirrored or paused by a mirror (a removed one may still be STOPPING: then either) | `MirrorTopicNotStopped` |
 //!
-//! An attempt that went unanswered may have taken effect, so after one the "already done"
+//! An attempt that went unanswered, or a request the network delivered twice, may have taken
+//! effect unseen, so after one the "already done"
 //! refusal of an accepted change is allowed too (and the change is applied); a retried
 //! delete_mirror refused in the end may have deleted the mirror, so the next operation on it is
 //! judged with and without it, and its outcome settles which. An operation that
@@ -34,7 +37,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use mirrorsim::protocol::{ClusterIndex, ErrorCode, MirrorTopicOperation, TopicPartition};
+use mirrorsim::protocol::{ClusterIndex, ErrorCode, MirrorTopicOperation, NodeId, TopicPartition};
 
 use crate::admin::{AdminAction, AdminOp, AdminOpRecord, AdminOutcome};
 use crate::checkers::Violation;
@@ -100,6 +103,70 @@ pub struct AdminWorld {
     pub topics: BTreeMap<(ClusterIndex, String), i32>,
     /// Topics that a mirror of the cluster may create through `mirror.topics.include`.
     pub adoptable: BTreeSet<(ClusterIndex, String)>,
+    /// Every mirror the admin timeline names, by cluster (whose brokers' images
+    /// [`MirrorImages`] follows).
+    pub mirrors: BTreeSet<(ClusterIndex, String)>,
+}
+
+/// What each broker's metadata image held of the admin timeline's mirrors, over time: a
+/// broker answers DescribeMirror and DeleteMirror from its own image, which lags the
+/// controller's without bound while the broker is cut off from the controller (an isolated or
+/// partitioned broker keeps serving clients from its last image, as a Kafka broker serves
+/// from its metadata cache; generator seeds 9400000000001658, …1912, …2222: a describe 1.2 s
+/// after the CreateMirror, at a broker cut off from its controller since before it).
+#[derive(Debug, Clone, Default)]
+pub struct MirrorImages {
+    /// (broker, mirror) → (checkers' ms, whether the image holds the mirror from then on),
+    /// one entry per change, in time order.
+    changes: BTreeMap<(NodeId, String), Vec<(i64, bool)>>,
+}
+
+impl MirrorImages {
+    /// Notes whether `broker`'s image holds `mirror` at `time_ms`.
+    pub fn observe(&mut self, time_ms: i64, broker: NodeId, mirror: &str, held: bool) {
+        let changes = self.changes.entry((broker, mirror.to_owned())).or_default();
+        if changes.last().map(|(_, was)| *was) != Some(held) {
+            changes.push((time_ms, held));
+        }
+    }
+
+    /// Whether `broker`'s image was `held` (holding `mirror`, or not) at some time in
+    /// `[from_ms, to_ms]`; a broker never observed held nothing. The checkers look at the
+    /// images every check interval (10 ms), so "at `from_ms`" is at the last look before it.
+    fn was(&self, broker: NodeId, mirror: &str, held: bool, from_ms: i64, to_ms: i64) -> bool {
+        let Some(changes) = self.changes.get(&(broker, mirror.to_owned())) else {
+            return !held;
+        };
+        let at_start = changes
+            .iter()
+            .rev()
+            .find(|(at, _)| *at <= from_ms)
+            .is_some_and(|(_, was)| *was);
+        at_start == held
+            || changes
+                .iter()
+                .any(|(at, was)| *at > from_ms && *at <= to_ms && *was == held)
+    }
+
+    /// Whether the broker that answered `outcome` may have answered from an image that
+    /// did not agree with `exists` (the rules' view of the mirror) while the final attempt
+    /// was at it.
+    fn disagreed(&self, outcome: &AdminOutcome, mirror: &str, exists: bool) -> bool {
+        let Some(broker @ NodeId::Broker(..)) = outcome.answered_by else {
+            return false;
+        };
+        let from_ms = outcome.answered_at_ms - outcome.final_attempt_ms;
+        self.was(broker, mirror, !exists, from_ms, outcome.answered_at_ms)
+    }
+}
+
+/// Whether an earlier copy of the operation's request may have taken effect unseen: an
+/// attempt went unanswered, or the network delivered a request twice (the first copy's
+/// answer may be the one lost, and the copy's then says "already done"; generator seeds
+/// 9400000000000347 and …2109: a duplicated pause, resp. remove, whose first answer, None,
+/// was lost, came back InvalidClusterMirrorState from the copy).
+fn retried(outcome: &AdminOutcome) -> bool {
+    outcome.unanswered > 0 || outcome.duplicated > 0
 }
 
 /// What the rules allow an operation's outcome to be.
@@ -112,14 +179,17 @@ struct Allowed {
     demands_refusal: bool,
 }
 
-/// Checks every finished operation of `ops` (the history's, in file order); returns the
-/// violations and how many operations the rules demanded a refusal of (the invariant's
-/// precondition: illegal operations were tried).
+/// Checks every finished operation of `ops` (the history's, in file order) against the
+/// rules, with `images` for what the answering brokers' metadata images held; returns the
+/// violations, how many operations the rules demanded a refusal of (the invariant's
+/// precondition: illegal operations were tried) and how many outcomes only an excuse made
+/// legal.
 pub fn check_admin_outcomes(
     time_ms: i64,
     world: &AdminWorld,
+    images: &MirrorImages,
     ops: &[AdminOpRecord],
-) -> (Vec<Violation>, u64) {
+) -> (Vec<Violation>, u64, Excuses) {
     let mut clusters: BTreeMap<ClusterIndex, ClusterModel> = BTreeMap::new();
     for ((cluster, topic), partitions) in &world.topics {
         clusters
@@ -137,6 +207,8 @@ pub fn check_admin_outcomes(
     }
     let mut out = Vec::new();
     let mut refusals = 0;
+    let mut stale_images = 0;
+    let mut duplicated = 0;
     for record in ops {
         let Some(outcome) = &record.outcome else {
             continue; // Never finished: liveness.
@@ -146,17 +218,43 @@ pub fn check_admin_outcomes(
             .changed_ms
             .get(&record.op.mirror)
             .is_some_and(|changed| outcome.started_ms < changed + METADATA_PROPAGATION_MS);
-        let retried = outcome.unanswered > 0;
-        let mut allowed = allowed(model, &record.op, retried, lagging);
+        let retried = retried(outcome);
+        if outcome.unanswered == 0
+            && outcome.duplicated > 0
+            && judge(&allowed(model, &record.op, false, lagging), outcome).is_some()
+        {
+            duplicated += 1;
+        }
+        // The rules in `model`'s world, and whether only the answering broker's stale image
+        // made the outcome legal.
+        let rules = |model: &ClusterModel| {
+            let strict = allowed(model, &record.op, retried, lagging);
+            let from_image = matches!(
+                record.op.action,
+                AdminAction::DescribeMirror | AdminAction::DeleteMirror
+            );
+            let exists = model.mirrors.contains(&record.op.mirror);
+            if judge(&strict, outcome).is_none()
+                || !from_image
+                || !images.disagreed(outcome, &record.op.mirror, exists)
+            {
+                return (strict, false);
+            }
+            let stale = allowed(model, &record.op, retried, true);
+            let excused = judge(&stale, outcome).is_none();
+            (stale, excused)
+        };
+        let (mut allowed, mut excused) = rules(model);
         if model.maybe_deleted.contains(&record.op.mirror) {
             // Judged in both worlds; the outcome settles which one holds (see `maybe_deleted`).
             let gone = model.without(&record.op.mirror);
-            let gone_allowed = self::allowed(&gone, &record.op, retried, lagging);
+            let (gone_allowed, gone_excused) = rules(&gone);
             let fits = |allowed: &Allowed| judge(allowed, outcome).is_none();
             match (fits(&allowed), fits(&gone_allowed)) {
                 (false, true) => {
                     *model = gone;
                     allowed = gone_allowed;
+                    excused = gone_excused;
                 }
                 (true, false) => {
                     model.maybe_deleted.remove(&record.op.mirror);
@@ -168,6 +266,9 @@ pub fn check_admin_outcomes(
         }
         if allowed.demands_refusal {
             refusals += 1;
+        }
+        if excused {
+            stale_images += 1;
         }
         if let Some(problem) = judge(&allowed, outcome) {
             out.push(Violation {
@@ -189,7 +290,22 @@ pub fn check_admin_outcomes(
         }
         apply(model, &record.op, outcome);
     }
-    (out, refusals)
+    let excuses = Excuses {
+        stale_images,
+        duplicated,
+    };
+    (out, refusals, excuses)
+}
+
+/// How many outcomes only an excuse made legal (each a coverage mark).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Excuses {
+    /// `admin-answered-from-stale-image`: a describe or delete answered from the answering
+    /// broker's lagging image, beyond [`METADATA_PROPAGATION_MS`].
+    pub stale_images: u64,
+    /// `admin-request-duplicated`: an "already done" answer to a request the network
+    /// delivered twice, with no attempt unanswered.
+    pub duplicated: u64,
 }
 
 /// The outcomes the rules allow `op` in `model`'s state; `retried`: an attempt went
@@ -371,7 +487,7 @@ fn apply(model: &mut ClusterModel, op: &AdminOp, outcome: &AdminOutcome) {
                 // the rules refuse was refused by every attempt (generator seed
                 // 9300000000000292: a retried add of a paused topic, refused, left it paused).
                 let applied = error == Some(ErrorCode::None)
-                    || (outcome.unanswered > 0
+                    || (retried(outcome)
                         && error == Some(ErrorCode::InvalidClusterMirrorState)
                         && topic_rule(model, &op.mirror, *operation, topic, false)
                             .contains(&ErrorCode::None));
@@ -395,8 +511,7 @@ fn apply(model: &mut ClusterModel, op: &AdminOp, outcome: &AdminOutcome) {
         // A retried delete refused as not found took effect too.
         AdminAction::DeleteMirror
             if accepted
-                || (outcome.unanswered > 0
-                    && outcome.error == ErrorCode::ClusterMirrorNotFound) =>
+                || (retried(outcome) && outcome.error == ErrorCode::ClusterMirrorNotFound) =>
         {
             *model = model.without(&op.mirror);
             model
@@ -406,7 +521,7 @@ fn apply(model: &mut ClusterModel, op: &AdminOp, outcome: &AdminOutcome) {
         // A retried delete the rules would have accepted but that ended refused as not yet
         // STOPPED may have taken effect with an attempt that went unanswered.
         AdminAction::DeleteMirror
-            if outcome.unanswered > 0
+            if retried(outcome)
                 && outcome.error == ErrorCode::InvalidClusterMirrorState
                 && model.mirrors.contains(&op.mirror)
                 && model
@@ -474,6 +589,11 @@ mod tests {
                 attempts: 1,
                 unanswered: 0,
                 described: Vec::new(),
+                answered_by: None,
+                final_attempt_ms: 0,
+                answered_at_ms: 0,
+                requests: Vec::new(),
+                duplicated: 0,
             }),
         }
     }
@@ -482,7 +602,13 @@ mod tests {
         AdminWorld {
             topics: [((B, "orders".to_owned()), 2)].into_iter().collect(),
             adoptable: BTreeSet::new(),
+            mirrors: [(B, "m".to_owned())].into_iter().collect(),
         }
+    }
+
+    /// No broker image observed.
+    fn images() -> MirrorImages {
+        MirrorImages::default()
     }
 
     #[test]
@@ -506,7 +632,7 @@ mod tests {
             finished(op(9, CreateMirror, &[]), Ok, &[]),
             finished(op(10, AddTopics, &["orders"]), Ok, &[("orders", Ok)]),
         ];
-        let (violations, refusals) = check_admin_outcomes(0, &world(), &ops);
+        let (violations, refusals, _) = check_admin_outcomes(0, &world(), &images(), &ops);
         assert!(violations.is_empty(), "{violations:?}");
         assert_eq!(refusals, 4);
     }
@@ -539,7 +665,7 @@ mod tests {
             finished(op(2, CreateMirror, &[]), Ok, &[]),
         ] {
             let what = format!("{:?}", last.op.kind);
-            let (violations, _) = check_admin_outcomes(0, &world(), &base(last));
+            let (violations, _, _) = check_admin_outcomes(0, &world(), &images(), &base(last));
             assert_eq!(violations.len(), 1, "{what}: {violations:?}");
             assert_eq!(violations[0].invariant, "admin-outcomes");
         }
@@ -558,7 +684,7 @@ mod tests {
             record
         };
         let created_at_100 = || at(finished(op(0, CreateMirror, &[]), Ok, &[]), 90);
-        let judge = |ops: Vec<AdminOpRecord>| check_admin_outcomes(0, &world(), &ops).0;
+        let judge = |ops: Vec<AdminOpRecord>| check_admin_outcomes(0, &world(), &images(), &ops).0;
         let soon = 100 + METADATA_PROPAGATION_MS - 1;
         let late = 100 + METADATA_PROPAGATION_MS;
         for kind in [DescribeMirror, DeleteMirror] {
@@ -593,6 +719,97 @@ mod tests {
         assert_eq!(judge(vec![never]).len(), 1);
     }
 
+    /// Generator seeds 9400000000001658, …1912 and …2222: a describe_mirror more than a
+    /// second after the CreateMirror reached a broker cut off from its controller (isolated
+    /// or partitioned) since before the mirror's record, and came back ClusterMirrorNotFound
+    /// from that broker's image. Legal exactly when the answering broker's image lacked the
+    /// mirror while the final attempt was at it.
+    #[test]
+    fn a_broker_cut_off_from_its_controller_answers_from_its_stale_image() {
+        use AdminOpKind::*;
+        use ErrorCode::{ClusterMirrorNotFound, None as Ok};
+        let broker = NodeId::Broker(B, mirrorsim::protocol::BrokerId(1));
+        let answered = |mut record: AdminOpRecord, started_ms: i64| {
+            let outcome = record.outcome.as_mut().expect("finished");
+            (outcome.started_ms, outcome.finished_ms) = (started_ms, started_ms + 10);
+            outcome.answered_by = Some(broker);
+            // The checkers' clock runs 500 ms ahead of the admin's fault-phase clock here.
+            (outcome.answered_at_ms, outcome.final_attempt_ms) = (started_ms + 510, 10);
+            record
+        };
+        let created_at_100 = || answered(finished(op(0, CreateMirror, &[]), Ok, &[]), 90);
+        let late = 100 + 2 * METADATA_PROPAGATION_MS;
+        // The broker's image got the mirror at `got_ms` on the checkers' clock.
+        let judge = |got_ms: i64, last: AdminOpRecord| {
+            let mut images = MirrorImages::default();
+            images.observe(0, broker, "m", false);
+            images.observe(got_ms, broker, "m", true);
+            check_admin_outcomes(0, &world(), &images, &[created_at_100(), last])
+        };
+        for kind in [DescribeMirror, DeleteMirror] {
+            let stale = || answered(finished(op(1, kind, &[]), ClusterMirrorNotFound, &[]), late);
+            // Its image got the mirror only after it answered: excused, and counted.
+            let (violations, _, excused) = judge(late + 600, stale());
+            assert!(violations.is_empty(), "{kind:?}: {violations:?}");
+            assert_eq!(excused.stale_images, 1, "{kind:?}");
+            // Its image held the mirror before the request was sent: a wrong answer.
+            let (violations, _, excused) = judge(late, stale());
+            assert_eq!(violations.len(), 1, "{kind:?}: {violations:?}");
+            assert_eq!(excused.stale_images, 0);
+        }
+        // A describe that found the mirror needs no excuse.
+        let found = answered(finished(op(1, DescribeMirror, &[]), Ok, &[]), late);
+        let (violations, _, excused) = judge(late + 600, found);
+        assert!(
+            violations.is_empty() && excused.stale_images == 0,
+            "{violations:?}"
+        );
+        // An answer of unknown origin (no broker) is never excused by an image.
+        let mut unknown = answered(
+            finished(op(1, DescribeMirror, &[]), ClusterMirrorNotFound, &[]),
+            late,
+        );
+        unknown.outcome.as_mut().expect("finished").answered_by = None;
+        assert_eq!(judge(late + 600, unknown).0.len(), 1);
+    }
+
+    /// Generator seeds 9400000000000347 and …2109: b's pause_topics of orders was delivered
+    /// twice by the network; the first copy paused orders but its answer (None) was lost, and
+    /// the copy's answer, InvalidClusterMirrorState (already paused), was the one taken, with
+    /// no attempt unanswered. The next pause was refused and a resume accepted.
+    #[test]
+    fn a_request_the_network_duplicated_may_come_back_as_already_done() {
+        use AdminOpKind::*;
+        use ErrorCode::{InvalidClusterMirrorState, None as Ok};
+        let judge = |duplicated: u32| {
+            let mut pause = finished(
+                op(2, PauseTopics, &["orders"]),
+                Ok,
+                &[("orders", InvalidClusterMirrorState)],
+            );
+            pause.outcome.as_mut().expect("finished").duplicated = duplicated;
+            let ops = vec![
+                finished(op(0, CreateMirror, &[]), Ok, &[]),
+                finished(op(1, AddTopics, &["orders"]), Ok, &[("orders", Ok)]),
+                pause,
+                finished(
+                    op(3, PauseTopics, &["orders"]),
+                    Ok,
+                    &[("orders", InvalidClusterMirrorState)],
+                ),
+                finished(op(4, ResumeTopics, &["orders"]), Ok, &[("orders", Ok)]),
+            ];
+            check_admin_outcomes(0, &world(), &images(), &ops)
+        };
+        let (violations, _, excuses) = judge(1);
+        assert!(violations.is_empty(), "{violations:?}");
+        assert_eq!(excuses.duplicated, 1);
+        // Delivered once: the refusal of a legal pause is wrong (and the rest follows).
+        let (violations, _, excuses) = judge(0);
+        assert_eq!(violations.len(), 3, "{violations:?}");
+        assert_eq!(excuses.duplicated, 0);
+    }
+
     /// Generator seed 3307716073686212: b's delete_mirror of m1 (every topic removed) went
     /// unanswered four times; one attempt deleted m1, and the last retry reached a broker
     /// whose image still held m1 with its states tombstoned: InvalidClusterMirrorState. The
@@ -612,7 +829,7 @@ mod tests {
                 delete,
             ];
             ops.extend(after);
-            check_admin_outcomes(0, &world(), &ops).0
+            check_admin_outcomes(0, &world(), &images(), &ops).0
         };
         let create = |index, error| finished(op(index, CreateMirror, &[]), error, &[]);
         // Retried: the create may be accepted (it was deleted) or refused (it was not).
@@ -642,7 +859,7 @@ mod tests {
             // The add took effect: pausing is legal now.
             finished(op(2, PauseTopics, &["orders"]), Ok, &[("orders", Ok)]),
         ];
-        let (violations, _) = check_admin_outcomes(0, &world(), &ops);
+        let (violations, _, _) = check_admin_outcomes(0, &world(), &images(), &ops);
         assert!(violations.is_empty(), "{violations:?}");
     }
 
@@ -667,7 +884,7 @@ mod tests {
                 add,
                 last,
             ];
-            check_admin_outcomes(0, &world(), &ops).0
+            check_admin_outcomes(0, &world(), &images(), &ops).0
         };
         let resume = |error| finished(op(4, ResumeTopics, &["orders"]), Ok, &[("orders", error)]);
         assert!(judge(resume(Ok)).is_empty());

@@ -287,6 +287,8 @@ pub struct Checkers {
     pub durable_topics: BTreeSet<(ClusterIndex, String)>,
     /// The clusters' topics at the start, for `admin-outcomes`.
     pub admin_world: crate::admin_checks::AdminWorld,
+    /// What each broker's metadata image held of the admin timeline's mirrors, over time.
+    mirror_images: crate::admin_checks::MirrorImages,
     /// Counts of events seen, for coverage marks.
     pub marks: BTreeMap<String, u64>,
     /// When each event-driven mark was first reached (simulated ms, the checkers' clock).
@@ -1336,6 +1338,7 @@ impl Checkers {
         for view in brokers.iter_mut() {
             self.consume_events(time_ms, view);
         }
+        self.observe_mirror_images(time_ms, brokers);
         let logs = ViewLeaderLogs {
             controllers,
             brokers,
@@ -1361,6 +1364,25 @@ impl Checkers {
             &mut violations,
         );
         violations
+    }
+
+    /// Notes, for `admin-outcomes`, whether each broker's metadata image holds each mirror of
+    /// its cluster that the admin timeline names.
+    fn observe_mirror_images(&mut self, time_ms: i64, brokers: &[BrokerView<'_>]) {
+        for view in brokers {
+            let node = NodeId::Broker(view.cluster, view.broker.broker_id());
+            let configs = &view.broker.image().configs;
+            let mirrors = self
+                .admin_world
+                .mirrors
+                .range((view.cluster, String::new())..)
+                .take_while(|(cluster, _)| *cluster == view.cluster);
+            for (_, mirror) in mirrors {
+                let resource = mirrorsim::metadata::ConfigResource::Mirror(mirror.clone());
+                let held = configs.contains_key(&resource);
+                self.mirror_images.observe(time_ms, node, mirror, held);
+            }
+        }
     }
 
     fn check_metadata_epochs(
@@ -2349,14 +2371,21 @@ impl Checkers {
         }
         self.note_history_preconditions(&logs, history);
         out.extend(self.check_group_resumes(time_ms, &logs, history));
-        let (admin, refusals) = crate::admin_checks::check_admin_outcomes(
+        let (admin, refusals, excuses) = crate::admin_checks::check_admin_outcomes(
             time_ms,
             &self.admin_world,
+            &self.mirror_images,
             &history.admin_ops,
         );
         out.extend(admin);
         if refusals > 0 {
             self.precondition("admin-outcomes");
+        }
+        for _ in 0..excuses.stale_images {
+            self.mark("admin-answered-from-stale-image");
+        }
+        for _ in 0..excuses.duplicated {
+            self.mark("admin-request-duplicated");
         }
         let mut full = Vec::new();
         self.check_acked_durable(time_ms, controllers, brokers, history, true, &mut full);
@@ -6260,6 +6289,11 @@ mod tests {
                         attempts: 1,
                         unanswered: 0,
                         described: Vec::new(),
+                        answered_by: None,
+                        final_attempt_ms: 0,
+                        answered_at_ms: 0,
+                        requests: Vec::new(),
+                        duplicated: 0,
                     }),
                 },
                 AdminOpRecord {

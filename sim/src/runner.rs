@@ -209,6 +209,14 @@ async fn supervise(scenario: Arc<Scenario>, options: RunOptions, plan: FaultPlan
 fn admin_world(scenario: &Scenario) -> crate::admin_checks::AdminWorld {
     use crate::scenario::{cluster_index, AdminOpKind};
     let mut world = crate::admin_checks::AdminWorld::default();
+    for spec in &scenario.admin {
+        if let Some(mirror) = &spec.mirror {
+            let cluster = cluster_index(spec.cluster.get_ref()).expect("validated") as u8;
+            world
+                .mirrors
+                .insert((ClusterIndex(cluster), mirror.get_ref().clone()));
+        }
+    }
     for topic in &scenario.topics {
         let cluster = cluster_index(topic.cluster.get_ref()).expect("validated") as u8;
         world.topics.insert(

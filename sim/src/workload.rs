@@ -169,6 +169,8 @@ pub struct History {
     /// Every operation of the scenario's admin timeline, in file order, with its outcome once
     /// it finished.
     pub admin_ops: Vec<crate::admin::AdminOpRecord>,
+    /// Admin requests the network delivered twice: (admin client, correlation id).
+    pub duplicated_admin_requests: std::collections::BTreeSet<(NodeId, u64)>,
 }
 
 impl History {

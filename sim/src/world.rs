@@ -55,7 +55,7 @@ use madsim::rand::Rng;
 use mirrorsim::broker::{Broker, MemoryDirDisk, MemoryStorage};
 use mirrorsim::controller::Controller;
 use mirrorsim::node::Node;
-use mirrorsim::protocol::{ClientKind, Envelope, NodeId};
+use mirrorsim::protocol::{ClientKind, Envelope, Message, NodeId};
 
 use tracing::Instrument;
 
@@ -588,7 +588,16 @@ fn step_outputs(node: NodeId, shared: &Shared, slot: &Mutex<Slot>) -> (Vec<Envel
         NodeState::Consumer(workload) => workload.record_events(now, &mut stamped_history(shared)),
         NodeState::Admin(admin) => {
             admin.set_clock(now, shared.fault_phase_elapsed_ms());
-            for finished in admin.take_finished() {
+            for mut finished in admin.take_finished() {
+                if let Some(outcome) = finished.outcome.as_mut() {
+                    outcome.answered_at_ms = shared.elapsed_ms();
+                    let history = lock(&shared.history);
+                    let duplicated = outcome
+                        .requests
+                        .iter()
+                        .filter(|id| history.duplicated_admin_requests.contains(&(node, **id)));
+                    outcome.duplicated = duplicated.count() as u32;
+                }
                 shared.trace(&format!("admin {node} {finished}"));
                 if shared.print_trace {
                     // The admin timeline is part of the scenario's script, like the faults: a
@@ -665,6 +674,14 @@ fn send(
     if duplicate > 0.0 && rng.gen_bool(duplicate.min(1.0)) {
         // The copy follows the original on the link; only a duplicate clones the envelope.
         lock(&shared.stats).duplicated += 1;
+        if let (NodeId::Client(_, ClientKind::Admin, _), Message::Request(correlation_id, _)) =
+            (envelope.from, &envelope.message)
+        {
+            // `admin-outcomes` judges the operation as retried (see `AdminOutcome::duplicated`).
+            lock(&shared.history)
+                .duplicated_admin_requests
+                .insert((envelope.from, *correlation_id));
+        }
         if shared.print_trace {
             tracing::debug!(
                 "-> {} duplicated {}",
