@@ -4119,17 +4119,11 @@ mod tests {
         // b's log: two mirrored records the group read on a, then two b wrote itself after a
         // truncation cut below the synced offset 3.
         let tp = TopicPartition::new("orders", 0);
-        // One producer per batch: the same producer id and sequence would be a duplicate.
-        let plain = |producer_id: i64, value: &str| {
-            let mut builder = BatchBuilder::idempotent(producer_id, 0, 0);
-            builder.append(0, None, Some(Bytes::from(value.to_owned())), vec![]);
-            builder.build()
-        };
         let log = log_with(&[
-            (plain(7, "a/1/orders-0/0/x"), AppendOrigin::Client),
-            (plain(8, "a/1/orders-0/1/x"), AppendOrigin::Client),
-            (plain(9, "b/1/orders-0/0/y"), AppendOrigin::Client),
-            (plain(10, "b/1/orders-0/1/y"), AppendOrigin::Client),
+            (plain_batch("a/1/orders-0/0/x"), AppendOrigin::Client),
+            (plain_batch("a/1/orders-0/1/x"), AppendOrigin::Client),
+            (plain_batch("b/1/orders-0/0/y"), AppendOrigin::Client),
+            (plain_batch("b/1/orders-0/1/y"), AppendOrigin::Client),
         ]);
         let logs = FixedLogs([(tp.clone(), log)].into_iter().collect());
         let b = ClusterIndex(1);
@@ -4173,16 +4167,11 @@ mod tests {
         // 2 on b. Resuming on c at 3, the final log's 0 and 1 are a's records it never read:
         // excused when the cut came after the read and at or below the position there.
         let tp = TopicPartition::new("orders", 0);
-        let plain = |producer_id: i64, value: &str| {
-            let mut builder = BatchBuilder::idempotent(producer_id, 0, 0);
-            builder.append(0, None, Some(Bytes::from(value.to_owned())), vec![]);
-            builder.build()
-        };
         let log = log_with(&[
-            (plain(7, "a/1/orders-0/0/x"), AppendOrigin::Client),
-            (plain(8, "a/1/orders-0/1/x"), AppendOrigin::Client),
-            (plain(9, "a/1/orders-0/2/x"), AppendOrigin::Client),
-            (plain(10, "c/1/orders-0/0/y"), AppendOrigin::Client),
+            (plain_batch("a/1/orders-0/0/x"), AppendOrigin::Client),
+            (plain_batch("a/1/orders-0/1/x"), AppendOrigin::Client),
+            (plain_batch("a/1/orders-0/2/x"), AppendOrigin::Client),
+            (plain_batch("c/1/orders-0/0/y"), AppendOrigin::Client),
         ]);
         let logs = FixedLogs([(tp.clone(), log)].into_iter().collect());
         let (b, c) = (ClusterIndex(1), ClusterIndex(2));
