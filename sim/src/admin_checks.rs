@@ -119,9 +119,19 @@ pub struct MirrorImages {
     /// (broker, mirror) → (checkers' ms, whether the image holds the mirror from then on),
     /// one entry per change, in time order.
     changes: BTreeMap<(NodeId, String), Vec<(i64, bool)>>,
+    /// Each broker's image as last looked at: (process incarnation, the image's next metadata
+    /// offset). An image changes only by applying records (or by a restart), so an unchanged
+    /// version needs no new look.
+    versions: BTreeMap<NodeId, (u64, i64)>,
 }
 
 impl MirrorImages {
+    /// Whether `broker`'s image (`incarnation`, `next_offset`) may differ from the one last
+    /// looked at, noting this one as looked at.
+    pub fn image_changed(&mut self, broker: NodeId, incarnation: u64, next_offset: i64) -> bool {
+        self.versions.insert(broker, (incarnation, next_offset)) != Some((incarnation, next_offset))
+    }
+
     /// Notes whether `broker`'s image holds `mirror` at `time_ms`.
     pub fn observe(&mut self, time_ms: i64, broker: NodeId, mirror: &str, held: bool) {
         let changes = self.changes.entry((broker, mirror.to_owned())).or_default();

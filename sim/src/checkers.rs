@@ -1369,9 +1369,19 @@ impl Checkers {
     /// Notes, for `admin-outcomes`, whether each broker's metadata image holds each mirror of
     /// its cluster that the admin timeline names.
     fn observe_mirror_images(&mut self, time_ms: i64, brokers: &[BrokerView<'_>]) {
+        if self.admin_world.mirrors.is_empty() {
+            return;
+        }
         for view in brokers {
             let node = NodeId::Broker(view.cluster, view.broker.broker_id());
-            let configs = &view.broker.image().configs;
+            let image = view.broker.image();
+            if !self
+                .mirror_images
+                .image_changed(node, view.incarnation, image.next_offset)
+            {
+                continue;
+            }
+            let configs = &image.configs;
             let mirrors = self
                 .admin_world
                 .mirrors
@@ -2483,7 +2493,7 @@ impl Checkers {
                     continue;
                 }
                 self.precondition("group-resume-no-skip");
-                let mut excused_marks: Vec<&'static str> = Vec::new();
+                let mut excused = 0u64;
                 let outcomes = read_committed.then(|| transaction_outcomes(log));
                 let skipped = log
                     .batches_from(log.log_start_offset())
@@ -2504,16 +2514,14 @@ impl Checkers {
                             .then(|| (record.offset, value.into_owned()))
                     })
                     .find(|(offset, _)| {
-                        let excused = rewritten.iter().any(|(cut_tp, from, to)| {
+                        let replaced = rewritten.iter().any(|(cut_tp, from, to)| {
                             *cut_tp == tp && (*from..=*to).contains(offset)
                         });
-                        if excused {
-                            excused_marks.push("resume-over-offset-rewritten-by-mirroring");
-                        }
-                        !excused
+                        excused += u64::from(replaced);
+                        !replaced
                     });
-                for mark in excused_marks {
-                    self.mark(mark);
+                for _ in 0..excused {
+                    self.mark("resume-over-offset-rewritten-by-mirroring");
                 }
                 if let Some((offset, value)) = skipped {
                     out.push(Violation {
@@ -2950,17 +2958,11 @@ impl Checkers {
         let Some(log) = logs.leader_log(cluster, tp) else {
             return false;
         };
-        let Some(batch) = log
+        let holds_it = log
             .batches_from(offset)
             .next()
-            .filter(|batch| batch.is_transactional())
-        else {
-            return false;
-        };
-        if record_value_in(batch, offset).as_deref() != Some(value) {
-            return false;
-        }
-        let Some(end) = transaction_ends(log).remove(&batch.base_offset()) else {
+            .is_some_and(|batch| record_value_in(batch, offset).as_deref() == Some(value));
+        let Some(end) = transaction_end_at(log, offset).filter(|_| holds_it) else {
             return false;
         };
         end.outcome != TxnOutcome::Committed
