@@ -1479,24 +1479,22 @@ fn mirrors_back(
         return false;
     };
     let image = source_controller.controller.image();
-    let Some(desired) = image.mirror_desired_state(topic) else {
-        return false;
-    };
-    if matches!(desired, DesiredState::Stopped { .. }) {
-        return false;
-    }
-    image
-        .configs
-        .get(&ConfigResource::Mirror(desired.mirror().to_owned()))
-        .and_then(|configs| configs.get(BOOTSTRAP_SERVERS_CONFIG))
-        .and_then(|bootstrap| parse_bootstrap_servers(bootstrap).ok())
-        .and_then(|servers| servers.first().map(|server| server.cluster()))
-        == Some(cluster)
+    let mirrored = image
+        .mirror_desired_state(topic)
+        .is_some_and(|desired| !matches!(desired, DesiredState::Stopped { .. }));
+    mirrored && mirror_source_in(image, topic) == Some(cluster)
 }
 
 /// The source cluster of the mirror `topic` belongs to, as a broker's image says.
 pub(crate) fn source_cluster(view: &BrokerView<'_>, topic: &str) -> Option<ClusterIndex> {
-    let image = view.broker.image();
+    mirror_source_in(view.broker.image(), topic)
+}
+
+/// The source cluster of the mirror `topic` belongs to in `image` (its `bootstrap.servers`).
+fn mirror_source_in(
+    image: &mirrorsim::metadata::MetadataImage,
+    topic: &str,
+) -> Option<ClusterIndex> {
     let desired = image.mirror_desired_state(topic)?;
     let bootstrap = image
         .configs
