@@ -1597,6 +1597,9 @@ impl Checkers {
                     self.mark("request-held-before-listening")
                 }
                 BrokerEvent::MirrorEpochBelowLocal { .. } => self.mark("mirror-epoch-below-local"),
+                BrokerEvent::MirrorCutFencedFollower { .. } => {
+                    self.mark("mirror-cut-fenced-follower")
+                }
                 BrokerEvent::PreparingAwaitsReplicaOutsideIsr { .. } => {
                     self.mark("preparing-awaits-replica-outside-isr")
                 }

@@ -249,6 +249,21 @@ fn prepare_awaits_isr_lets_a_replica_keep_what_preparing_cut() {
 }
 
 #[test]
+fn mirror_cut_unfenced_strands_a_follower_inside_a_re_mirrored_batch() {
+    // Generator seed 9400000000000529, shrunk: c's mirror fetcher cut c's orders-0 to 0 while
+    // c-broker-4 was paused (b had cut and re-mirrored a's history). Back, its last fetched
+    // epoch is a number the re-mirrored batches re-use: Kafka's epoch check alone truncates it
+    // inside one of them, and it never rejoins the ISR. The seed design fences every follower
+    // after a mirror cut until it has truncated to the cut.
+    seed_passes_and_variant_is_caught(
+        "regressions/follower_paused_across_mirror_cut",
+        MirrorDesign::MirrorCutUnfenced,
+        "liveness",
+        &[9400000000000529],
+    );
+}
+
+#[test]
 fn markers_refused_before_cut_lose_a_committed_transaction_that_preparing_never_cut() {
     // Generator seed 9200000000000275, shrunk (no faults): a adds orders to a reverse mirror
     // from b while b still mirrors it from a. Transaction 51's COMMIT reaches a's coordinator

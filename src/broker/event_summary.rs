@@ -167,6 +167,17 @@ impl fmt::Display for BrokerEvent {
                 f,
                 "MirrorEpochBelowLocal {topic_partition} fetch_offset={offset} truncated_to={truncated_to}"
             ),
+            Self::MirrorCutFencedFollower {
+                topic_partition,
+                follower,
+                fetch_offset,
+                cut,
+            } => {
+                write!(
+                    f,
+                    "MirrorCutFencedFollower {topic_partition} follower={follower} fetch_offset={fetch_offset} cut={cut}"
+                )
+            }
             Self::PreparingAwaitsReplicaOutsideIsr {
                 topic_partition,
                 offset,

@@ -1195,20 +1195,12 @@ impl<S: BrokerStorage> super::Broker<S> {
             if diverging.end_offset < 0 {
                 // The source has no epoch at or below ours: nothing here is its history.
                 let _ = partition.log.truncate_fully_and_start_at(0);
-                self.push_truncation(
-                    topic_partition,
-                    sent_offset,
-                    TruncationReason::MirrorDivergingEpoch,
-                );
+                self.mirror_cut(topic_partition, sent_offset);
                 return;
             }
             let target = super::follower_truncation_offset(&partition.log, diverging);
             let _ = partition.log.truncate_to(target);
-            self.push_truncation(
-                topic_partition,
-                sent_offset,
-                TruncationReason::MirrorDivergingEpoch,
-            );
+            self.mirror_cut(topic_partition, sent_offset);
             return;
         }
         if answer.batches.is_empty() {
@@ -1229,11 +1221,7 @@ impl<S: BrokerStorage> super::Broker<S> {
             // (a chain's middle cluster re-mirrored after its PREPARING cut, generator seed
             // 9200000000000091). Cut the tail as a replica does; the next fetch checks the rest.
             let _ = partition.log.truncate_to(target);
-            self.push_truncation(
-                topic_partition,
-                sent_offset,
-                TruncationReason::MirrorDivergingEpoch,
-            );
+            self.mirror_cut(topic_partition, sent_offset);
             self.events.push(super::BrokerEvent::MirrorEpochBelowLocal {
                 topic_partition: topic_partition.clone(),
                 offset: sent_offset,
@@ -1255,6 +1243,28 @@ impl<S: BrokerStorage> super::Broker<S> {
                 self.fail_mirror_partition(now_ms, topic_partition, reason, false);
             }
         }
+    }
+
+    /// The mirror fetcher cut this leader's log back from `sent_offset` (its log end when the
+    /// fetch went out): reported as a truncation, and, when the cut removed records, every
+    /// follower is fenced until it truncates to the cut (`Partition::fence_after_mirror_cut`).
+    fn mirror_cut(&mut self, topic_partition: &TopicPartition, sent_offset: i64) {
+        if self
+            .config
+            .mirror_design
+            .fences_followers_after_mirror_cut()
+        {
+            if let Some(partition) = self.partitions.get_mut(topic_partition) {
+                if partition.log.log_end_offset() < sent_offset {
+                    partition.fence_after_mirror_cut();
+                }
+            }
+        }
+        self.push_truncation(
+            topic_partition,
+            sent_offset,
+            TruncationReason::MirrorDivergingEpoch,
+        );
     }
 
     /// The source leader may have moved: refresh the source metadata and fetch again after

@@ -249,6 +249,20 @@ pub enum BrokerEvent {
         /// Where the log was cut.
         truncated_to: i64,
     },
+    /// A follower fetched past a mirror cut it had not yet truncated to, and its epoch check
+    /// passed: the leader answered it as diverging at the cut
+    /// (`MirrorDesign::fences_followers_after_mirror_cut`), where Kafka's check alone would
+    /// have let it keep records the cut removed, or append inside a batch it never had.
+    MirrorCutFencedFollower {
+        /// The mirror partition.
+        topic_partition: TopicPartition,
+        /// The fenced follower.
+        follower: BrokerId,
+        /// Its fetch offset.
+        fetch_offset: i64,
+        /// The cut it must truncate to.
+        cut: i64,
+    },
     /// PREPARING's cut removed records (or an earlier leadership's may have), and its ISR has
     /// truncated, but a replica outside the ISR has not been seen at or below the cut: the
     /// seed design here waits for it (`MirrorDesign::prepare_awaits_every_replica_after_cut`),
@@ -1124,6 +1138,29 @@ impl<S: BrokerStorage> Broker<S> {
                 return answer;
             }
         }
+        if let Some(cut) = self
+            .partitions
+            .get_mut(topic_partition)
+            .expect("led above")
+            .mirror_cut_fence(follower, request.fetch_offset)
+        {
+            // The epoch check passed, but a mirror cut since this follower's last fetch at
+            // or below it may have removed records it holds (Partition::fence_after_mirror_cut).
+            let log = &self.partitions[topic_partition].log;
+            let mut answer = offsets_answer(topic_partition, log, ErrorCode::None);
+            answer.diverging_epoch = Some(EpochEndOffset {
+                epoch: request.last_fetched_epoch,
+                end_offset: cut,
+            });
+            self.events.push(BrokerEvent::MirrorCutFencedFollower {
+                topic_partition: topic_partition.clone(),
+                follower,
+                fetch_offset: request.fetch_offset,
+                cut,
+            });
+            return answer;
+        }
+        let log = &self.partitions[topic_partition].log;
         let read = log.read(
             request.fetch_offset,
             max_bytes,

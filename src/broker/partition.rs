@@ -24,6 +24,12 @@ pub struct FollowerState {
     pub last_fetch_ms: i64,
     /// Leader log end offset at its previous fetch.
     pub last_fetch_leader_log_end_offset: i64,
+    /// Set when a mirror fetcher's cut removed records from the leader's log: the offset
+    /// this follower must truncate to, as it may hold the removed records (or have them in
+    /// flight). Its fetch beyond it is answered as diverging even where its epoch check
+    /// passes, since the batches mirrored at those offsets may carry the same epoch numbers;
+    /// cleared by its first fetch at or below it. See [`Partition::fence_after_mirror_cut`].
+    pub must_truncate_to: Option<i64>,
 }
 
 /// Leader-side state.
@@ -152,6 +158,7 @@ impl<D: LogDisk> Partition<D> {
                         last_caught_up_ms: caught_up,
                         last_fetch_ms: -1,
                         last_fetch_leader_log_end_offset: -1,
+                        must_truncate_to: None,
                     },
                 )
             })
@@ -284,6 +291,46 @@ impl<D: LogDisk> Partition<D> {
                 }
             }
         }
+    }
+
+    /// Leader: the mirror fetcher cut this log back to its log end (a diverging source, or a
+    /// source batch below the local epoch), removing records. Every follower must truncate to
+    /// the cut before it fetches past it again.
+    ///
+    /// Kafka's divergence check cannot be trusted with this: it compares the follower's last
+    /// fetched epoch with the leader's log, and the batches the fetcher mirrors at the cut
+    /// offsets carry the source's epochs, which may be the very numbers of the removed
+    /// records (the source re-used them after a cut of its own). A follower that was not
+    /// fetching at the cut (paused, cut off, outside the ISR) then keeps records the leader
+    /// no longer has, or lands inside a batch of the new history and can append nothing
+    /// (generator seed 9400000000000529: a follower paused across the cut truncated to 261,
+    /// inside the leader's re-mirrored batch 255..277, and never rejoined the ISR).
+    /// Every follower is fenced, not only those known past the cut: one with a fetch
+    /// answered just before the cut has the removed records in flight.
+    pub fn fence_after_mirror_cut(&mut self) {
+        let cut = self.log.log_end_offset();
+        if let Role::Leader(state) = &mut self.role {
+            for follower in state.followers.values_mut() {
+                follower.must_truncate_to =
+                    Some(follower.must_truncate_to.map_or(cut, |at| at.min(cut)));
+            }
+        }
+    }
+
+    /// Leader: where `follower`, fetching at `fetch_offset`, must truncate to first because
+    /// of an earlier mirror cut ([`Self::fence_after_mirror_cut`]); `None` once it fetches at
+    /// or below the cut (which clears its fence) or when there was none.
+    pub fn mirror_cut_fence(&mut self, follower: BrokerId, fetch_offset: i64) -> Option<i64> {
+        let Role::Leader(state) = &mut self.role else {
+            return None;
+        };
+        let follower_state = state.followers.get_mut(&follower)?;
+        let cut = follower_state.must_truncate_to?;
+        if fetch_offset <= cut {
+            follower_state.must_truncate_to = None;
+            return None;
+        }
+        Some(cut)
     }
 
     /// Leader: ISR members (other than itself) that have not caught up within `lag_time_ms`
@@ -422,6 +469,35 @@ mod tests {
         assert_eq!(
             partition.leader_state().unwrap().followers[&FOLLOWER].log_end_offset,
             3
+        );
+    }
+
+    #[test]
+    fn a_mirror_cut_fences_every_follower_until_it_fetches_at_or_below_the_cut() {
+        // Generator seed 9400000000000529: a follower paused across a mirror cut came back
+        // past it with an epoch the re-mirrored batches re-used, so its epoch check passed.
+        let mut partition = leader_partition();
+        append(&mut partition, 40);
+        assert_eq!(partition.mirror_cut_fence(FOLLOWER, 40), None, "no cut yet");
+        partition.record_follower_fetch(FOLLOWER, 3, 10);
+        partition.log.truncate_to(20).unwrap();
+        partition.fence_after_mirror_cut();
+        // Even a follower last seen below the cut is fenced: its answer may be in flight.
+        assert_eq!(partition.mirror_cut_fence(FOLLOWER, 40), Some(20));
+        assert_eq!(partition.mirror_cut_fence(FOLLOWER, 21), Some(20));
+        // A second cut lowers the fence; a later, higher one does not raise it.
+        partition.log.truncate_to(10).unwrap();
+        partition.fence_after_mirror_cut();
+        append(&mut partition, 20);
+        partition.fence_after_mirror_cut();
+        assert_eq!(partition.mirror_cut_fence(FOLLOWER, 25), Some(10));
+        // A fetch at the cut clears it, and later fetches past it go through.
+        assert_eq!(partition.mirror_cut_fence(FOLLOWER, 10), None);
+        assert_eq!(partition.mirror_cut_fence(FOLLOWER, 30), None);
+        assert_eq!(
+            partition.mirror_cut_fence(BrokerId(9), 30),
+            None,
+            "not a replica"
         );
     }
 }

@@ -81,11 +81,20 @@ pub enum MirrorDesign {
     /// mirror loop, an unreachable source) and the topic is removed, STOPPING's cut to the LSO
     /// drops a transaction its producer was told was committed (`transaction-atomicity`).
     MarkersRefusedBeforeCut,
+    /// Kafka's follower rules alone after the mirror fetcher cuts a destination leader's log
+    /// (a diverging source, a source batch below the local epoch): each follower finds its
+    /// divergence by its last fetched epoch. The seed is silent here; the batches mirrored
+    /// after the cut carry the source's epochs, which may be the removed records' own numbers,
+    /// so a follower that was not fetching at the cut keeps records the leader no longer has,
+    /// or truncates inside a re-mirrored batch and can append nothing again (`liveness`,
+    /// generator seed 9400000000000529). The seed design here answers every follower's fetch
+    /// past the cut as diverging until it has truncated to the cut.
+    MirrorCutUnfenced,
 }
 
 impl MirrorDesign {
     /// Every design, the seed first.
-    pub const ALL: [Self; 15] = [
+    pub const ALL: [Self; 16] = [
         Self::Seed,
         Self::AbortMarkers,
         Self::PidRewrite,
@@ -101,6 +110,7 @@ impl MirrorDesign {
         Self::PrepareAwaitsIsr,
         Self::LeoClampedOffsetSync,
         Self::MarkersRefusedBeforeCut,
+        Self::MirrorCutUnfenced,
     ];
 
     /// The name on the command line (`--design`) and in scenario files (`design = "…"`).
@@ -121,6 +131,7 @@ impl MirrorDesign {
             Self::PrepareAwaitsIsr => "prepare-awaits-isr",
             Self::LeoClampedOffsetSync => "leo-clamped-offset-sync",
             Self::MarkersRefusedBeforeCut => "markers-refused-before-cut",
+            Self::MirrorCutUnfenced => "mirror-cut-unfenced",
         }
     }
 
@@ -169,6 +180,9 @@ impl MirrorDesign {
             }
             Self::MarkersRefusedBeforeCut => {
                 "transaction markers refused as soon as the topic mirrors, before any cut (the KIP)"
+            }
+            Self::MirrorCutUnfenced => {
+                "followers find a mirror cut by their epochs alone (Kafka's rule; the seed is silent)"
             }
         }
     }
@@ -243,6 +257,14 @@ impl MirrorDesign {
     /// `mirror.support.unclean.leader.election` always does.
     pub fn prepare_awaits_every_replica_after_cut(self) -> bool {
         self != Self::PrepareAwaitsIsr
+    }
+
+    /// Whether a destination leader whose mirror fetcher cut records from its log answers each
+    /// follower's fetch past the cut as diverging until that follower has truncated to it
+    /// (the seed design here), rather than trusting the follower's epoch check alone
+    /// (`mirror-cut-unfenced`, Kafka's rule).
+    pub fn fences_followers_after_mirror_cut(self) -> bool {
+        self != Self::MirrorCutUnfenced
     }
 
     /// How the periodic sync reads the destination's end for its group-offset clamp: the high
