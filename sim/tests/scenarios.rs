@@ -560,3 +560,36 @@ fn broken_markers_without_the_read_only_check_are_caught_in_the_mirror() {
         println!("{design} with mirror-markers-unchecked: {caught}");
     }
 }
+
+#[test]
+fn a_restarted_broker_answering_before_its_registration_is_not_excused_as_a_stale_image() {
+    // Generator seed 8368442226905946: a restarted broker answered DescribeMirror from the
+    // image it was still catching up on (ClusterMirrorNotFound). The model holds requests
+    // until the image shows the broker's registration; `admin-outcomes` excuses an answer
+    // from a stale image only at a broker that serves (one cut off from its controller), so
+    // the broken switch that answers early is caught, and the cut-off case stays excused.
+    let seed = 8368442226905946;
+    let scenario = load("regressions/describe_at_restarted_broker_before_catch_up");
+    let report = run(
+        &scenario,
+        &RunOptions {
+            broken: vec![BrokenSwitch::ServeBeforeRegistration],
+            ..RunOptions::new(seed)
+        },
+    );
+    let caught = violation_of(&report, "admin-outcomes")
+        .unwrap_or_else(|| panic!("no admin-outcomes: {:?}", report.violations));
+    println!("serve-before-registration: {caught}");
+    let report = run(&scenario, &RunOptions::new(seed));
+    assert_eq!(report.verdict, Verdict::Pass, "{:?}", report.violations);
+
+    let seed = 9400000000002222;
+    let scenario = load("regressions/describe_at_broker_cut_off_from_controller_stale_image");
+    let report = run(&scenario, &RunOptions::new(seed));
+    assert_eq!(report.verdict, Verdict::Pass, "{:?}", report.violations);
+    assert!(
+        report.marks.contains_key("admin-answered-from-stale-image"),
+        "{:?}",
+        report.marks
+    );
+}

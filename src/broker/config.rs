@@ -192,6 +192,10 @@ pub enum BrokenSwitch {
     /// WriteTxnMarkers appends markers into KIP-1279 mirror partitions that are not STOPPED
     /// (no read-only check on the marker path: the behaviour before issue #14).
     MirrorMarkersUnchecked,
+    /// A (re)started broker answers requests before its metadata image shows its own
+    /// registration, from whatever image it has (the behaviour before issue #8's fix, whose
+    /// regression is `describe_at_restarted_broker_before_catch_up`).
+    ServeBeforeRegistration,
 }
 
 impl BrokenSwitch {
@@ -209,6 +213,7 @@ impl BrokenSwitch {
             Self::MirrorTopicAdminUnchecked => "mirror-topic-admin-unchecked",
             Self::MirrorLmeTruncationOffByOne => "mirror-lme-truncation-off-by-one",
             Self::MirrorMarkersUnchecked => "mirror-markers-unchecked",
+            Self::ServeBeforeRegistration => "serve-before-registration",
         }
     }
 
@@ -226,6 +231,7 @@ impl BrokenSwitch {
             Self::MirrorTopicAdminUnchecked,
             Self::MirrorLmeTruncationOffByOne,
             Self::MirrorMarkersUnchecked,
+            Self::ServeBeforeRegistration,
         ]
         .into_iter()
         .find(|switch| switch.name() == name)

@@ -509,6 +509,12 @@ impl<S: BrokerStorage> Broker<S> {
         self.broker_epoch
     }
 
+    /// Whether the broker answers requests: its image has shown this incarnation's
+    /// registration (until then requests are held).
+    pub fn serving_requests(&self) -> bool {
+        self.serving_requests
+    }
+
     /// The broker's (possibly stale) metadata image.
     pub fn image(&self) -> &MetadataImage {
         &self.image
@@ -2196,7 +2202,13 @@ impl<S: BrokerStorage> Node for Broker<S> {
     fn handle_message(&mut self, now_ms: i64, envelope: crate::protocol::Envelope) {
         self.last_now_ms = now_ms;
         match envelope.message {
-            Message::Request(_, ref request) if !self.serving_requests => {
+            Message::Request(_, ref request)
+                if !self.serving_requests
+                    && !self
+                        .config
+                        .broken
+                        .contains(&BrokenSwitch::ServeBeforeRegistration) =>
+            {
                 self.events.push(BrokerEvent::RequestHeldBeforeListening {
                     from: envelope.from,
                     request: request.kind(),
