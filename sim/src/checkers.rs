@@ -2379,6 +2379,20 @@ impl Checkers {
             let mark = "txn-abort-marker-lost-not-durable";
             lost_marked(mark, cluster, tp, offset, decided_at, since_ms)
         };
+        let enlist_lost = |producer: NodeId, send: &crate::workload::SendRecord, completed_ms| {
+            let cluster = producer.cluster();
+            let transactional_id = crate::workload::transactional_id(producer);
+            let lost = transaction_state_partition(controllers, cluster, &transactional_id)
+                .is_some_and(|state| {
+                    self.enlist_lost_by_coordinator(cluster, &state, send, completed_ms)
+                });
+            if lost {
+                gone_marks
+                    .borrow_mut()
+                    .push("txn-record-outside-commit-after-coordinator-loss");
+            }
+            lost
+        };
         out.extend(check_transaction_atomicity(
             time_ms,
             &logs,
@@ -2386,6 +2400,7 @@ impl Checkers {
             &gone_legally,
             &outcome_lost,
             &abort_lost,
+            &enlist_lost,
         ));
         for mark in gone_marks.into_inner() {
             self.mark(mark);
@@ -3003,6 +3018,40 @@ impl Checkers {
                 .is_some_and(|losses| losses.iter().any(|&(_, kept)| lso < kept))
     }
 
+    /// Whether a confirmed commit may have left `send`'s record, which the final log holds,
+    /// outside the commit because its transaction coordinator lost the partition's enlisting:
+    /// the producer's `__transaction_state` partition (`state_partition` of its cluster) lost
+    /// committed data (its only replica's power loss, an unclean election) seen after the send
+    /// and no later than the commit was confirmed (`completed_ms`). The coordinator had
+    /// answered the AddPartitionsToTxn from a state record the loss took, and reloaded an
+    /// older state without the partition; the producer's records there still went to the
+    /// partition's leader, which appended them as Kafka does before KIP-890 (transaction
+    /// version 1: no verification with the coordinator), and the EndTxn it confirmed wrote
+    /// COMMIT markers to the partitions the coordinator knew of only. The record then stays
+    /// open until the same producer epoch's next marker there closes it: an ABORT aborts it.
+    /// `hanging_after_coordinator_loss` is the case no marker ever comes. Generator seeds
+    /// 9400000000000169 and 9400000000002055: b's only broker lost, in a torn power loss, the
+    /// record enlisting orders-1 it had answered just before; after the restart transaction
+    /// 68 (39) wrote orders-1 at 86 (275), committed, and the next transaction's ABORT at 87
+    /// (276) aborted the record. A loss seen before the send (the coordinator the producer
+    /// enlisted with had already reloaded), after the confirmation (the coordinator that
+    /// decided the commit knew what it had enlisted), of another cluster or of another
+    /// transactional id's partition excuses nothing.
+    fn enlist_lost_by_coordinator(
+        &self,
+        cluster: ClusterIndex,
+        state_partition: &TopicPartition,
+        send: &crate::workload::SendRecord,
+        completed_ms: Option<i64>,
+    ) -> bool {
+        let Some(completed_ms) = completed_ms else {
+            return false;
+        };
+        let key = (cluster, state_partition.clone());
+        all_losses(&self.losses, &self.lost_tails, &key)
+            .any(|(time_ms, _)| send.sent_ms <= time_ms && time_ms <= completed_ms)
+    }
+
     /// Whether the open transaction that holds `log`'s last stable offset below its high
     /// watermark is one its transaction coordinator lost: the coordinator's `__transaction_state`
     /// partition lost committed data (its only replica's power loss, an unclean election), and
@@ -3201,16 +3250,8 @@ fn transaction_coordinator_view<'a>(
 ) -> Option<(TopicPartition, Option<&'a TransactionMetadata>)> {
     use mirrorsim::coordinator::runtime::ShardHost;
     use mirrorsim::coordinator::transaction::TransactionCoordinatorShard;
-    use mirrorsim::coordinator::{partition_count, partition_for, TRANSACTION_STATE_TOPIC};
     let controller = controllers.iter().find(|view| view.cluster == cluster)?;
-    let partitions = partition_count(controller.controller.image(), TRANSACTION_STATE_TOPIC);
-    if partitions <= 0 {
-        return None;
-    }
-    let tp = TopicPartition::new(
-        TRANSACTION_STATE_TOPIC,
-        partition_for(transactional_id, partitions),
-    );
+    let tp = transaction_state_partition(controllers, cluster, transactional_id)?;
     let leader = controller.controller.image().partition(&tp)?.leader?;
     let view = broker_view(brokers, cluster, leader)?;
     let shard = view
@@ -3220,6 +3261,24 @@ fn transaction_coordinator_view<'a>(
         .and_then(|(_, host)| host.downcast_ref::<ShardHost<TransactionCoordinatorShard>>())?
         .shard();
     Some((tp, shard.transaction(transactional_id)))
+}
+
+/// The `__transaction_state` partition of `cluster` that holds `transactional_id`'s state, once
+/// the controller's image has the topic.
+fn transaction_state_partition(
+    controllers: &[ControllerView<'_>],
+    cluster: ClusterIndex,
+    transactional_id: &str,
+) -> Option<TopicPartition> {
+    use mirrorsim::coordinator::{partition_count, partition_for, TRANSACTION_STATE_TOPIC};
+    let controller = controllers.iter().find(|view| view.cluster == cluster)?;
+    let partitions = partition_count(controller.controller.image(), TRANSACTION_STATE_TOPIC);
+    (partitions > 0).then(|| {
+        TopicPartition::new(
+            TRANSACTION_STATE_TOPIC,
+            partition_for(transactional_id, partitions),
+        )
+    })
 }
 
 /// The cluster a self-describing value was produced in (its producer's cluster letter).
@@ -3646,6 +3705,12 @@ type SkipRewrittenByMirroring<'a> = dyn Fn((NodeId, u64, usize), &PollRecord, i6
 /// final log decided its transaction, `None` if nowhere yet, since when).
 type OutcomeLost<'a> = dyn Fn(ClusterIndex, &TopicPartition, i64, Option<i64>, i64) -> bool + 'a;
 
+/// Whether a committed transaction's record the final log holds uncommitted may lie outside
+/// the commit because its coordinator lost the partition's enlisting (see
+/// [`Checkers::enlist_lost_by_coordinator`]): (producer, the send, when the commit was
+/// confirmed).
+type EnlistLost<'a> = dyn Fn(NodeId, &crate::workload::SendRecord, Option<i64>) -> bool + 'a;
+
 /// Where the history checks find the current leader's log of a partition.
 pub trait LeaderLogs {
     /// The log of the live broker leading `tp` in its current epoch.
@@ -3872,6 +3937,7 @@ fn check_transaction_atomicity(
     gone_legally: &dyn Fn(&crate::workload::SendRecord) -> bool,
     outcome_lost: &OutcomeLost<'_>,
     abort_lost: &OutcomeLost<'_>,
+    enlist_lost: &EnlistLost<'_>,
 ) -> Vec<Violation> {
     let mut out = Vec::new();
     let mut outcomes: BTreeMap<(ClusterIndex, TopicPartition), BTreeMap<i64, TxnEnd>> =
@@ -3917,6 +3983,12 @@ fn check_transaction_atomicity(
             if outcome == Some(TxnOutcome::Committed)
                 && transaction.committed == Some(false)
                 && abort_lost(cluster, tp, offset, decided_at, since_ms)
+            {
+                continue;
+            }
+            if outcome != Some(TxnOutcome::Committed)
+                && transaction.committed == Some(true)
+                && enlist_lost(*producer, send, transaction.completed_ms)
             {
                 continue;
             }
@@ -4067,6 +4139,10 @@ mod tests {
     }
 
     fn never_lost(_: ClusterIndex, _: &TopicPartition, _: i64, _: Option<i64>, _: i64) -> bool {
+        false
+    }
+
+    fn never_enlist_lost(_: NodeId, _: &crate::workload::SendRecord, _: Option<i64>) -> bool {
         false
     }
 
@@ -4319,6 +4395,7 @@ mod tests {
                 handles: vec![0],
                 intended_commit: true,
                 committed: Some(true),
+                completed_ms: None,
             },
         );
         let check = |losses: &[(TopicPartition, i64, i64)]| {
@@ -4343,6 +4420,7 @@ mod tests {
                 &|_| false,
                 &outcome_lost,
                 &outcome_lost,
+                &never_enlist_lost,
             ));
             found.iter().map(|v| v.invariant).collect::<Vec<_>>()
         };
@@ -4410,6 +4488,7 @@ mod tests {
             handles: vec![0],
             intended_commit: false,
             committed: Some(false),
+            completed_ms: None,
         };
         history.transactions.insert((PRODUCER, 1, 31), aborted);
         let check = |losses: &[(TopicPartition, i64, i64)], only_outcome_lost: bool| {
@@ -4425,8 +4504,15 @@ mod tests {
             } else {
                 &lost
             };
-            let found =
-                check_transaction_atomicity(0, &logs, &history, &|_| false, &lost, abort_lost);
+            let found = check_transaction_atomicity(
+                0,
+                &logs,
+                &history,
+                &|_| false,
+                &lost,
+                abort_lost,
+                &never_enlist_lost,
+            );
             found.iter().map(|v| v.invariant).collect::<Vec<_>>()
         };
         let caught = vec!["transaction-atomicity"];
@@ -4480,10 +4566,18 @@ mod tests {
             handles: vec![0, 1],
             intended_commit: true,
             committed: None,
+            completed_ms: None,
         };
         history.transactions.insert((PRODUCER, 1, 7), transaction);
-        let found =
-            check_transaction_atomicity(0, &logs, &history, &|_| false, &never_lost, &never_lost);
+        let found = check_transaction_atomicity(
+            0,
+            &logs,
+            &history,
+            &|_| false,
+            &never_lost,
+            &never_lost,
+            &never_enlist_lost,
+        );
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].invariant, "transaction-atomicity");
         assert_eq!(found[0].topic_partition, Some(aborted_tp.clone()));
@@ -4499,7 +4593,8 @@ mod tests {
             &history,
             &|_| false,
             &never_lost,
-            &never_lost
+            &never_lost,
+            &never_enlist_lost,
         )
         .is_empty());
     }
@@ -4535,6 +4630,7 @@ mod tests {
                 handles: vec![0, 1],
                 intended_commit: true,
                 committed: Some(true),
+                completed_ms: Some(1_000),
             },
         );
         (history, gone)
@@ -4558,10 +4654,25 @@ mod tests {
         let gone_legally = |send: &crate::workload::SendRecord| {
             checkers.txn_send_gone_legally(logs, send).is_some()
         };
-        let found =
-            check_transaction_atomicity(0, logs, history, &gone_legally, &never_lost, &never_lost);
+        // Every transactional id's state on `STATE_PARTITION` of its producer's cluster.
+        let enlist_lost = |producer: NodeId, send: &crate::workload::SendRecord, completed_ms| {
+            let state = TopicPartition::new("__transaction_state", STATE_PARTITION);
+            checkers.enlist_lost_by_coordinator(producer.cluster(), &state, send, completed_ms)
+        };
+        let found = check_transaction_atomicity(
+            0,
+            logs,
+            history,
+            &gone_legally,
+            &never_lost,
+            &never_lost,
+            &enlist_lost,
+        );
         found.iter().map(|v| v.invariant).collect()
     }
+
+    /// The `__transaction_state` partition `atomicity_found` takes every producer's state in.
+    const STATE_PARTITION: i32 = 2;
 
     #[test]
     fn transaction_atomicity_excuses_only_a_failback_cut_or_a_non_durable_loss() {
@@ -4642,6 +4753,75 @@ mod tests {
             Some("txn-record-lost-not-durable")
         );
         assert_eq!(check(&not_durable, &aborted), vec!["transaction-atomicity"]);
+    }
+
+    /// A confirmed commit whose record the final log holds aborted is excused only when its
+    /// producer's `__transaction_state` partition lost committed data seen between the send
+    /// and the commit's confirmation: the coordinator reloaded a state without the record's
+    /// partition, and the producer's next ABORT closed the record (generator seeds
+    /// 9400000000000169 and 9400000000002055). A loss before the send or after the
+    /// confirmation, of another cluster or another state partition, a commit with no
+    /// confirmation time, and a committed record gone from the log are not.
+    #[test]
+    fn transaction_atomicity_excuses_a_record_outside_the_commit_only_after_its_coordinators_loss()
+    {
+        let (kept_tp, cut_tp) = (TopicPartition::new("t", 0), TopicPartition::new("t", 1));
+        let (a, b) = (ClusterIndex(0), ClusterIndex(1));
+        let (history, gone) = committed_txn_with_a_record_gone();
+        let aborted = FixedLogs(BTreeMap::from([
+            (kept_tp.clone(), committed_log("a-kept")),
+            (
+                cut_tp.clone(),
+                log_with(&[
+                    (value_batch(1, "a-cut"), AppendOrigin::Client),
+                    (marker(1, false), AppendOrigin::Coordinator),
+                ]),
+            ),
+        ]));
+        let state = |partition| TopicPartition::new("__transaction_state", partition);
+        // (loss time, cluster, state partition); sent at 100, confirmed at 1 000.
+        let checkers_with = |(lost_ms, cluster, partition): (i64, ClusterIndex, i32)| {
+            let mut checkers = Checkers::default();
+            checkers.note_loss(lost_ms, cluster, &state(partition), 7, None);
+            checkers
+        };
+        let caught = vec!["transaction-atomicity"];
+        assert_eq!(
+            atomicity_found(&Checkers::default(), &aborted, &history),
+            caught,
+            "the coordinator lost nothing"
+        );
+        // The seeds' case, the loss seen at the send and at the confirmation: excused.
+        for lost_ms in [500, 100, 1_000] {
+            let excused = checkers_with((lost_ms, a, STATE_PARTITION));
+            assert!(
+                atomicity_found(&excused, &aborted, &history).is_empty(),
+                "{lost_ms}"
+            );
+        }
+        for loss in [
+            (50, a, STATE_PARTITION),      // before the send
+            (1_500, a, STATE_PARTITION),   // after the confirmation
+            (500, b, STATE_PARTITION),     // another cluster's
+            (500, a, STATE_PARTITION + 1), // another transactional id's partition
+        ] {
+            assert_eq!(
+                atomicity_found(&checkers_with(loss), &aborted, &history),
+                caught,
+                "{loss:?}"
+            );
+        }
+        // No confirmation time: caught.
+        let mut unknown_time = history.clone();
+        for transaction in unknown_time.transactions.values_mut() {
+            transaction.completed_ms = None;
+        }
+        let lost = checkers_with((500, a, STATE_PARTITION));
+        assert_eq!(atomicity_found(&lost, &aborted, &unknown_time), caught);
+        // A committed record gone from a durable topic's log is the record's own loss.
+        let mut durable = checkers_with((500, a, STATE_PARTITION));
+        durable.durable_topics.insert((a, "t".into()));
+        assert_eq!(atomicity_found(&durable, &gone, &history), caught);
     }
 
     /// A confirmed commit whose record STOPPING's cut to the last stable offset removed is
@@ -5428,6 +5608,7 @@ mod tests {
                 handles: vec![0],
                 intended_commit: true,
                 committed: Some(true),
+                completed_ms: None,
             },
         );
         let check = |losses: &[(i64, i64)], durable: bool, read_committed: bool| {

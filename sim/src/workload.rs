@@ -110,6 +110,8 @@ pub struct TransactionRecord {
     /// The coordinator's confirmed outcome; `None` while unknown (or forever after a fatal
     /// producer error).
     pub committed: Option<bool>,
+    /// When the producer learned `committed` (the checkers' clock); `None` while unknown.
+    pub completed_ms: Option<i64>,
 }
 
 /// The oldest a fetch can be when its answer arrives: the simulated consumers' request timeout
@@ -237,7 +239,9 @@ impl History {
     /// Records a transaction's confirmed outcome; a commit makes its acknowledged sends readable.
     fn record_transaction_outcome(&mut self, transaction: (NodeId, u64, u64), committed: bool) {
         let newly_committed = committed && !self.transaction_committed(transaction);
-        self.transactions.entry(transaction).or_default().committed = Some(committed);
+        let record = self.transactions.entry(transaction).or_default();
+        record.committed = Some(committed);
+        record.completed_ms = Some(self.clock_ms);
         if !newly_committed {
             return;
         }
