@@ -2930,7 +2930,17 @@ impl Checkers {
             });
         }
         out.extend(unfinished_admin_ops(time_ms, history));
-        out.extend(unfinished_transactions(time_ms, controllers, brokers));
+        let (stuck, rolled_back) =
+            unfinished_transactions(time_ms, controllers, brokers, |cluster, tp| {
+                self.lost_from(cluster, tp).is_some()
+            });
+        out.extend(stuck);
+        if rolled_back > 0 {
+            *self
+                .marks
+                .entry("stuck-txn-after-coordinator-rollback".into())
+                .or_default() += rolled_back;
+        }
         let logs = ViewLeaderLogs {
             controllers,
             brokers,
@@ -3166,12 +3176,15 @@ fn unfinished_admin_ops(time_ms: i64, history: &History) -> Vec<Violation> {
 /// a few retries, so one left there is stuck for good and its producer gets
 /// CONCURRENT_TRANSACTIONS forever (issue #14: markers a mirror partition refuses as read-only).
 /// Nothing else sees this: the producer's sends have all failed by then, and the partitions
-/// the markers are for may hold no data of the transaction.
+/// the markers are for may hold no data of the transaction. A transaction excused by
+/// [`marker_fenced_after_coordinator_rollback`] is counted instead (the second value).
 fn unfinished_transactions(
     time_ms: i64,
     controllers: &[ControllerView<'_>],
     brokers: &[BrokerView<'_>],
-) -> Vec<Violation> {
+    lost_committed_data: impl Fn(ClusterIndex, &TopicPartition) -> bool,
+) -> (Vec<Violation>, u64) {
+    let mut excused = 0;
     use mirrorsim::coordinator::runtime::ShardHost;
     use mirrorsim::coordinator::transaction::TransactionCoordinatorShard;
     use mirrorsim::coordinator::TRANSACTION_STATE_TOPIC;
@@ -3195,8 +3208,19 @@ fn unfinished_transactions(
             let Some(shard) = shard.map(ShardHost::shard) else {
                 continue; // The general check reports a partition without a leader.
             };
+            let rolled_back = lost_committed_data(controller.cluster, &tp);
             for (transactional_id, metadata) in shard.transactions() {
                 if !metadata.state.is_prepare() {
+                    continue;
+                }
+                let epoch_at = |partition: &TopicPartition| {
+                    let (_, log) =
+                        current_leader(controllers, brokers, controller.cluster, partition)?;
+                    let entry = log.producer_state().producer(metadata.producer_id)?;
+                    Some(entry.producer_epoch)
+                };
+                if marker_fenced_after_coordinator_rollback(metadata, rolled_back, epoch_at) {
+                    excused += 1;
                     continue;
                 }
                 let partitions: Vec<String> = metadata
@@ -3219,7 +3243,32 @@ fn unfinished_transactions(
             }
         }
     }
-    out
+    (out, excused)
+}
+
+/// Whether a transaction left in Prepare* is one its coordinator re-started from a rolled-back
+/// `__transaction_state`, whose markers every partition then fences: the coordinator's
+/// partition lost committed data (`rolled_back`: a one-replica power loss of its unflushed
+/// tail), and on every partition of the transaction the current leader's producer state
+/// holds the transaction's producer id at an epoch above the one the markers carry
+/// (`epoch_at`). The lost records had moved the transactional id on (a timeout's fencing
+/// abort bumped the epoch, its ABORT marker reached a partition whose log kept it); the
+/// reloaded coordinator resends the old transaction's markers at the old epoch, the leader
+/// answers INVALID_PRODUCER_EPOCH, and Kafka's `TransactionMarkerRequestCompletionHandler`
+/// drops the transaction's markers as fenced (`removeMarkersForTxn`), leaving it in Prepare*
+/// at that coordinator, as here. Kafka's durability is replication: a single replica's
+/// power loss promises nothing for the records it had not flushed. Without the loss, or with
+/// one partition still at the markers' epoch (a marker it would take), the check stands.
+fn marker_fenced_after_coordinator_rollback(
+    metadata: &TransactionMetadata,
+    rolled_back: bool,
+    epoch_at: impl Fn(&TopicPartition) -> Option<i16>,
+) -> bool {
+    rolled_back
+        && !metadata.partitions.is_empty()
+        && metadata.partitions.iter().all(|partition| {
+            epoch_at(partition).is_some_and(|epoch| epoch > metadata.producer_epoch)
+        })
 }
 
 /// Whether a READ_COMMITTED reader could not reach `send`'s record because a transaction its
@@ -5447,6 +5496,56 @@ mod tests {
             "durable: never"
         );
         assert!(!checkers.above_hanging_txn(&logs, 1, &send));
+    }
+
+    #[test]
+    fn a_prepared_transaction_is_excused_only_when_a_rolled_back_coordinator_is_fenced() {
+        // Generator seed 9400000000000963: b's only broker re-loaded `__transaction_state`
+        // after a power loss kept it up to a PrepareCommit at producer epoch 0; events-0 kept
+        // the later fencing abort's ABORT marker at epoch 1, so the resent COMMIT marker got
+        // INVALID_PRODUCER_EPOCH and the coordinator dropped it, as Kafka's does.
+        use mirrorsim::coordinator::transaction::TransactionState;
+        let (events, audit) = (
+            TopicPartition::new("events", 0),
+            TopicPartition::new("audit", 0),
+        );
+        let metadata = TransactionMetadata {
+            producer_id: 1 << 40,
+            last_producer_id: -1,
+            producer_epoch: 0,
+            last_producer_epoch: -1,
+            timeout_ms: 1_800,
+            state: TransactionState::PrepareCommit,
+            partitions: [events.clone()].into(),
+            txn_start_ms: 0,
+            last_update_ms: 0,
+        };
+        let bumped = |_: &TopicPartition| Some(1);
+        assert!(marker_fenced_after_coordinator_rollback(
+            &metadata, true, bumped
+        ));
+        assert!(
+            !marker_fenced_after_coordinator_rollback(&metadata, false, bumped),
+            "no loss at the coordinator: a stuck marker is a liveness failure"
+        );
+        let same = |_: &TopicPartition| Some(0);
+        assert!(
+            !marker_fenced_after_coordinator_rollback(&metadata, true, same),
+            "the partition would take the marker: nothing fences it"
+        );
+        assert!(
+            !marker_fenced_after_coordinator_rollback(&metadata, true, |_| None),
+            "the partition knows no such producer"
+        );
+        let both = TransactionMetadata {
+            partitions: [events.clone(), audit.clone()].into(),
+            ..metadata.clone()
+        };
+        let one_bumped = |tp: &TopicPartition| Some(if *tp == events { 1 } else { 0 });
+        assert!(
+            !marker_fenced_after_coordinator_rollback(&both, true, one_bumped),
+            "a partition still at the markers' epoch"
+        );
     }
 
     #[test]

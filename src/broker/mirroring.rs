@@ -69,8 +69,16 @@
 //! Contract (admin entry): a DeleteMirror sent to this broker is checked before it is
 //! forwarded, as the prototype's brokers do: every partition of the mirror's topics must be
 //! STOPPED at its coordinator (else `InvalidClusterMirrorState`, or the coordinator's error);
-//! then every `__mirror_state` partition tombstones the mirror's records (DeleteMirrorStates);
-//! only then is the request forwarded to the controller, whose answer is relayed. Without the
+//! then the request is forwarded to the controller; only once the controller accepted it
+//! does every `__mirror_state` partition tombstone the mirror's records (DeleteMirrorStates),
+//! and the admin is answered after them (the seed tombstones after the controller's step 3,
+//! the prototype's brokers once the config is gone). The broker's check enumerates the
+//! mirror's partitions from its own metadata image, which may be stale (a broker back from a
+//! pause that has not yet seen the topics join the mirror finds none and checks nothing):
+//! tombstoning before the controller's authoritative check deleted the states of MIRRORING
+//! partitions, whose leaders then read UNKNOWN and went STOPPED with no STOPPING, keeping the
+//! mirrored producer ids (generator seed 9400000000000778, `no-stale-pid-after-stopped`;
+//! `scenarios/regressions/delete_mirror_stale_broker_tombstones_before_controller.toml`). Without the
 //! check an operator could delete a mirror mid-STOPPING, and the partition would turn into a
 //! plain writable topic before its leader epoch was bumped (the `mirror_admin` scenario's
 //! `epochs-monotonic` finding when the admin went straight to the controller).
@@ -214,6 +222,8 @@ struct PendingDelete {
     waiting: usize,
     /// The first reason to refuse, once known.
     refused: Option<ErrorCode>,
+    /// The controller's answer, once it accepted the delete (the tombstone phase follows).
+    controller_answer: Option<ErrorCode>,
 }
 
 /// One led mirror partition.
@@ -1702,10 +1712,10 @@ impl<S: BrokerStorage> super::Broker<S> {
                 self.delete_check_answered(now_ms, delete_id, response)
             }
             MirrorRequest::DeleteTombstones(delete_id) => {
-                self.delete_tombstones_answered(now_ms, delete_id, response)
+                self.delete_tombstones_answered(delete_id, response)
             }
             MirrorRequest::DeleteForward(delete_id) => {
-                self.delete_forward_answered(delete_id, response)
+                self.delete_forward_answered(now_ms, delete_id, response)
             }
         }
         self.poll_mirror(now_ms);
@@ -1892,6 +1902,7 @@ impl<S: BrokerStorage> super::Broker<S> {
             mirror: mirror.clone(),
             waiting: 0,
             refused: None,
+            controller_answer: None,
         };
         let mut reads = Vec::new();
         for (coordinator_partition, ids) in self.mirror_keys_by_coordinator(&mirror) {
@@ -1907,7 +1918,7 @@ impl<S: BrokerStorage> super::Broker<S> {
         pending.waiting = reads.len();
         self.mirror.deletes.insert(delete_id, pending);
         if reads.is_empty() {
-            self.delete_send_tombstones(now_ms, delete_id);
+            self.delete_forward(now_ms, delete_id);
             return;
         }
         for (coordinator, coordinator_partition, partitions) in reads {
@@ -1969,7 +1980,7 @@ impl<S: BrokerStorage> super::Broker<S> {
             Err(error) => Some(error),
         };
         if self.delete_phase_answered(delete_id, refusal).is_some() {
-            self.delete_send_tombstones(now_ms, delete_id);
+            self.delete_forward(now_ms, delete_id);
         }
     }
 
@@ -1985,7 +1996,9 @@ impl<S: BrokerStorage> super::Broker<S> {
             return;
         };
         if coordinators.is_empty() {
-            self.delete_forward(now_ms, delete_id);
+            let pending = self.mirror.deletes.remove(&delete_id).expect("present");
+            let answer = pending.controller_answer;
+            self.finish_delete(pending, answer);
             return;
         }
         let pending = self.mirror.deletes.get_mut(&delete_id).expect("present");
@@ -2001,9 +2014,10 @@ impl<S: BrokerStorage> super::Broker<S> {
         }
     }
 
+    /// The last phase: once every tombstone write is answered, the admin gets the
+    /// controller's acceptance (or the first tombstone error, as before the reorder).
     fn delete_tombstones_answered(
         &mut self,
-        now_ms: i64,
         delete_id: u64,
         response: Result<Response, ErrorCode>,
     ) {
@@ -2013,7 +2027,9 @@ impl<S: BrokerStorage> super::Broker<S> {
             Err(error) => Some(error),
         };
         if self.delete_phase_answered(delete_id, refusal).is_some() {
-            self.delete_forward(now_ms, delete_id);
+            let pending = self.mirror.deletes.remove(&delete_id).expect("present");
+            let answer = pending.controller_answer;
+            self.finish_delete(pending, answer);
         }
     }
 
@@ -2025,16 +2041,30 @@ impl<S: BrokerStorage> super::Broker<S> {
         self.send_mirror_request(now_ms, controller, request, what);
     }
 
-    fn delete_forward_answered(&mut self, delete_id: u64, response: Result<Response, ErrorCode>) {
-        let Some(pending) = self.mirror.deletes.remove(&delete_id) else {
-            return;
-        };
+    /// The controller's answer: a refusal is relayed at once and nothing is tombstoned; an
+    /// acceptance starts the tombstone phase.
+    fn delete_forward_answered(
+        &mut self,
+        now_ms: i64,
+        delete_id: u64,
+        response: Result<Response, ErrorCode>,
+    ) {
         let error = match response {
             Ok(Response::DeleteMirror { error }) => error,
             Ok(_) => ErrorCode::InvalidRequest,
             Err(error) => error,
         };
-        self.finish_delete(pending, Some(error));
+        if !error.is_none() {
+            if let Some(pending) = self.mirror.deletes.remove(&delete_id) {
+                self.finish_delete(pending, Some(error));
+            }
+            return;
+        }
+        let Some(pending) = self.mirror.deletes.get_mut(&delete_id) else {
+            return;
+        };
+        pending.controller_answer = Some(error);
+        self.delete_send_tombstones(now_ms, delete_id);
     }
 
     /// Answers the admin: the controller's answer if it got that far, else the refusal.
