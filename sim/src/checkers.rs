@@ -2440,7 +2440,15 @@ impl Checkers {
     /// offset the group's position had passed on a cluster when a mirroring truncation there
     /// replaced it (from the cut's offset up to the last offset the group had read there) is
     /// excused (mark `resume-over-offset-rewritten-by-mirroring`), as `skipped-poll`'s
-    /// `skip-rewritten-by-mirroring` excuses the jump on that cluster.
+    /// `skip-rewritten-by-mirroring` excuses the jump on that cluster. So is a record first
+    /// sent after the group's first read there (mark `resume-over-record-written-later`):
+    /// it was not in the log the group resumed on, only a later cut below the resume offset
+    /// (a one-replica topic's power loss) let a producer write it there, and whether the
+    /// group's position then skips it is the reads' checkers' to judge (generator seed
+    /// 9400000000001911: the group resumed on c at the synced 170 over records it had read on
+    /// a; c's power loss cut payments-0 to 62 and its group offsets back to that 170, c's
+    /// producer wrote 62 anew, and the member, reset to 62 by its epoch validation, was held
+    /// below it by a transaction the loss left hanging).
     fn check_group_resumes(
         &mut self,
         time_ms: i64,
@@ -2481,6 +2489,12 @@ impl Checkers {
                 }
             }
             let read_committed = members.iter().any(|m| history.read_committed.contains(m));
+            // When each value was first sent.
+            let mut sent: BTreeMap<&str, i64> = BTreeMap::new();
+            for send in history.sends.values() {
+                let first_sent = sent.entry(send.value.as_str()).or_insert(send.sent_ms);
+                *first_sent = (*first_sent).min(send.sent_ms);
+            }
             // Offsets the group's position had passed on a cluster when a mirroring truncation
             // there replaced them (a topic added back to its mirror: PREPARING cuts the
             // cluster's own records, a MIRROR_PID_RESET among them, and re-mirrors the source's
@@ -2511,7 +2525,7 @@ impl Checkers {
                     }
                 }
             }
-            for (tp, (_, resumed_at)) in first {
+            for (tp, (resumed_ms, resumed_at)) in first {
                 let Some(log) = logs.leader_log(*cluster, tp) else {
                     continue;
                 };
@@ -2520,6 +2534,7 @@ impl Checkers {
                 }
                 self.precondition("group-resume-no-skip");
                 let mut excused = 0u64;
+                let mut written_later = 0u64;
                 let outcomes = read_committed.then(|| transaction_outcomes(log));
                 let skipped = log
                     .batches_from(log.log_start_offset())
@@ -2539,15 +2554,23 @@ impl Checkers {
                         (!read.contains(value.as_ref()))
                             .then(|| (record.offset, value.into_owned()))
                     })
-                    .find(|(offset, _)| {
+                    .find(|(offset, value)| {
                         let replaced = rewritten.iter().any(|(cut_tp, from, to)| {
                             *cut_tp == tp && (*from..=*to).contains(offset)
                         });
                         excused += u64::from(replaced);
-                        !replaced
+                        let later = !replaced
+                            && sent
+                                .get(value.as_str())
+                                .is_some_and(|sent_ms| *sent_ms > resumed_ms);
+                        written_later += u64::from(later);
+                        !replaced && !later
                     });
                 for _ in 0..excused {
                     self.mark("resume-over-offset-rewritten-by-mirroring");
+                }
+                for _ in 0..written_later {
+                    self.mark("resume-over-record-written-later");
                 }
                 if let Some((offset, value)) = skipped {
                     out.push(Violation {
@@ -4296,6 +4319,79 @@ mod tests {
             "{}",
             found[0].detail
         );
+    }
+
+    #[test]
+    fn group_resume_checker_excuses_records_written_after_the_group_resumed() {
+        // b's final log: two mirrored records the group read on a, then b's own record at 2
+        // and 3. The group resumed on b at 3 (received at 10 ms). A record of b's producer at
+        // 2 first sent after that (a power loss cut b below 3 after the resume, the producer
+        // wrote 2 anew) is no skip of the resume; one sent before it, or never sent by a
+        // producer the history knows, is.
+        let tp = TopicPartition::new("orders", 0);
+        let log = log_with(&[
+            (plain_batch("a/1/orders-0/0/x"), AppendOrigin::Client),
+            (plain_batch("a/1/orders-0/1/x"), AppendOrigin::Client),
+            (plain_batch("b/1/orders-0/0/y"), AppendOrigin::Client),
+            (plain_batch("b/1/orders-0/1/y"), AppendOrigin::Client),
+        ]);
+        let logs = FixedLogs([(tp.clone(), log)].into_iter().collect());
+        let b = ClusterIndex(1);
+        let on_a = NodeId::Client(ClusterIndex(0), ClientKind::Consumer, 1);
+        let on_b = NodeId::Client(b, ClientKind::Consumer, 1);
+        let producer = NodeId::Client(b, ClientKind::Producer, 1);
+        let judge = |sent_ms: Option<i64>| {
+            let mut history = History::default();
+            history.groups.insert(on_a, "g".into());
+            history.groups.insert(on_b, "g".into());
+            history.polls.insert(
+                (on_a, 1),
+                vec![
+                    poll(&tp, 0, "a/1/orders-0/0/x"),
+                    poll(&tp, 1, "a/1/orders-0/1/x"),
+                ],
+            );
+            let resumed = PollRecord {
+                received_ms: 10,
+                fetched_ms: 5,
+                ..poll(&tp, 3, "b/1/orders-0/1/y")
+            };
+            history.polls.insert((on_b, 1), vec![resumed]);
+            if let Some(sent_ms) = sent_ms {
+                history.sends.insert(
+                    (producer, 1, 0),
+                    crate::workload::SendRecord {
+                        topic_partition: tp.clone(),
+                        value: "b/1/orders-0/0/y".into(),
+                        sent_ms,
+                        acked_offset: Some(2),
+                        failed: None,
+                        transaction: None,
+                    },
+                );
+            }
+            let mut checkers = Checkers::default();
+            checkers.synced_groups.insert((b, "g".to_owned()));
+            let found = checkers.check_group_resumes(0, &logs, &history);
+            let marked = checkers
+                .marks
+                .contains_key("resume-over-record-written-later");
+            (found, marked)
+        };
+        let (found, marked) = judge(Some(20));
+        assert!(found.is_empty(), "{found:?}");
+        assert!(marked);
+        for sent_ms in [Some(10), Some(3), None] {
+            let (found, marked) = judge(sent_ms);
+            assert_eq!(found.len(), 1, "sent at {sent_ms:?}: {found:?}");
+            assert_eq!(found[0].invariant, "group-resume-no-skip");
+            assert!(
+                found[0].detail.contains("at offset 2"),
+                "{}",
+                found[0].detail
+            );
+            assert!(!marked);
+        }
     }
 
     #[test]

@@ -106,6 +106,7 @@ impl fmt::Display for BrokerEvent {
                 topic_partition,
                 offset,
                 source_offset,
+                ..
             } => write!(
                 f,
                 "MirrorOffsetSynced group={group_id} {topic_partition} offset={offset} source_offset={source_offset}"

@@ -648,7 +648,8 @@ impl<S: BrokerStorage> super::Broker<S> {
             })
             .map(|(_, tp)| tp)
             .collect();
-        let mut commits: Vec<(String, Vec<OffsetCommitEntry>, Vec<i64>)> = Vec::new();
+        // Per group: the entries to commit, and per entry (source offset, high watermark read).
+        let mut commits: Vec<(String, Vec<OffsetCommitEntry>, Vec<SyncedFrom>)> = Vec::new();
         for (group, offsets) in &round.source_offsets {
             let mut entries = Vec::new();
             let mut sources = Vec::new();
@@ -679,7 +680,7 @@ impl<S: BrokerStorage> super::Broker<S> {
                     leader_epoch,
                     metadata: committed.metadata.clone(),
                 });
-                sources.push(committed.offset);
+                sources.push((committed.offset, log_end.0));
             }
             if !entries.is_empty() {
                 commits.push((group.clone(), entries, sources));
@@ -695,12 +696,13 @@ impl<S: BrokerStorage> super::Broker<S> {
             let Some(coordinator) = self.image.partition(&partition).and_then(|r| r.leader) else {
                 continue; // No coordinator right now: next round.
             };
-            for (entry, source_offset) in entries.iter().zip(sources) {
+            for (entry, (source_offset, high_watermark_read)) in entries.iter().zip(sources) {
                 self.events.push(super::BrokerEvent::MirrorOffsetSynced {
                     group_id: group.clone(),
                     topic_partition: entry.topic_partition.clone(),
                     offset: entry.offset,
                     source_offset,
+                    high_watermark_read,
                 });
             }
             let to = NodeId::Broker(self.node_id.cluster(), coordinator);
@@ -714,6 +716,10 @@ impl<S: BrokerStorage> super::Broker<S> {
         }
     }
 }
+
+/// Where a synced offset came from: (the source's committed offset, the destination's high
+/// watermark the round read).
+type SyncedFrom = (i64, i64);
 
 /// Keeps what an answer says in the round; whether the request succeeded.
 fn record_sync_answer(

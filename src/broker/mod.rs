@@ -32,6 +32,7 @@ mod coordinators;
 mod event_summary;
 mod mirror_describe;
 mod mirror_sync;
+pub use mirror_sync::SYNC_REQUEST_TIMEOUT_MS;
 mod mirroring;
 mod partition;
 mod storage;
@@ -187,6 +188,9 @@ pub enum BrokerEvent {
         offset: i64,
         /// The source's committed offset it came from.
         source_offset: i64,
+        /// The destination's high watermark the sync read for the partition this round (the
+        /// clamp's upper bound), for the checkers; not in the event's summary line.
+        high_watermark_read: i64,
     },
     /// This broker loaded the coordinator shard of an internal partition it now leads.
     CoordinatorLoaded {
