@@ -908,6 +908,41 @@ impl Checkers {
         }
     }
 
+    /// A new leader of `topic_partition` starts its epoch at `start_offset`: what the mirror
+    /// had fetched back above it after a last-mirrored-epoch cut is not in this leader's log
+    /// (an uncommitted tail the old leader took with it, e.g. in a power loss), so it no
+    /// longer counts as fetched back (generator seed 9500000000000348: b's cut to 0, a's
+    /// records re-mirrored by b-broker-2, its power loss 0.3 s later before b-broker-1 had
+    /// fetched any, b-broker-1 elected with an empty log and the topic stopped there).
+    fn forget_refetches_past(
+        &mut self,
+        cluster: ClusterIndex,
+        topic_partition: &TopicPartition,
+        start_offset: i64,
+    ) {
+        let Some(cuts) = self
+            .refetch_cuts
+            .get_mut(&(cluster, topic_partition.clone()))
+        else {
+            return;
+        };
+        let mut forgot = false;
+        for cut in cuts {
+            let before = cut.refetched.len();
+            let kept: Vec<(i64, i64)> = cut
+                .refetched
+                .iter()
+                .filter(|&&(first, _)| first < start_offset)
+                .map(|&(first, last)| (first, last.min(start_offset - 1)))
+                .collect();
+            forgot |= kept.len() != before || kept.iter().zip(&cut.refetched).any(|(a, b)| a != b);
+            cut.refetched = kept;
+        }
+        if forgot {
+            self.mark("refetch-lost-at-election");
+        }
+    }
+
     /// Whether a mirrored record `consumer` read in `poll` was cut from its cluster's log by
     /// PREPARING's last-mirrored-epoch cut at or below its offset after the read, and the
     /// mirror never fetched that offset back from the source since (no `MirrorAppend` of the
@@ -1532,6 +1567,7 @@ impl Checkers {
                     start_offset,
                 } => {
                     self.mark("leader-elected");
+                    self.forget_refetches_past(view.cluster, &topic_partition, start_offset);
                     self.observe_leader_start(
                         time_ms,
                         view.cluster,
@@ -5314,6 +5350,25 @@ mod tests {
         assert!(!checkers.mirrored_read_cut_not_refetched(on_b, &poll(0, 2_000, mirrored)));
         assert!(!checkers.mirrored_read_cut_not_refetched(on_b, &poll(3, 2_000, mirrored)));
         assert!(checkers.mirrored_read_cut_not_refetched(on_b, &poll(5, 2_000, mirrored)));
+        // A new leader whose epoch starts at 2 never had 2..=3: they are not fetched back.
+        let refetched = || {
+            let mut checkers = Checkers::default();
+            let reason = TruncationReason::MirrorLastMirroredEpoch;
+            checkers.note_mirror_truncation(8_000, b, &tp, 0, reason);
+            checkers.note_mirror_append(b, &tp, (0, 3));
+            checkers
+        };
+        let mut elected = refetched();
+        elected.forget_refetches_past(b, &tp, 2);
+        assert!(elected.mirrored_read_cut_not_refetched(on_b, &poll(3, 2_000, mirrored)));
+        assert!(elected.mirrored_read_cut_not_refetched(on_b, &poll(2, 2_000, mirrored)));
+        assert!(!elected.mirrored_read_cut_not_refetched(on_b, &poll(1, 2_000, mirrored)));
+        assert_eq!(elected.marks.get("refetch-lost-at-election"), Some(&1));
+        // One starting at or past the refetched offsets keeps them.
+        let mut kept = refetched();
+        kept.forget_refetches_past(b, &tp, 4);
+        assert!(!kept.mirrored_read_cut_not_refetched(on_b, &poll(3, 2_000, mirrored)));
+        assert_eq!(kept.marks.get("refetch-lost-at-election"), None);
         // A second cut below the refetched offsets, not followed by a refetch, excuses again.
         checkers.note_mirror_truncation(
             9_000,

@@ -80,13 +80,14 @@ fn epoch_rewrite_breaks_the_mirror_fetchs_divergence_check_and_consumers_see_rew
     // longer shows it since consumers validate positions after leader changes, KIP-320; seed 3
     // no longer does since a leader's own truncation makes its followers' positions unknown
     // until their next fetch, which moves PREPARING's timing; seed 2 no longer does since a
-    // restarted broker holds requests until it caught up with the metadata log. Seeds 1 and 4
-    // of the first ten do.)
+    // restarted broker holds requests until it caught up with the metadata log; seeds 1 and 4
+    // no longer do since a mirror cut fences the destination's followers until they truncate
+    // to it, generator seed 9400000000000529. Seed 15 of the first twenty does.)
     seed_passes_and_variant_is_caught(
         "active_passive",
         MirrorDesign::EpochRewrite,
         "inconsistent-offsets",
-        &[1, 4],
+        &[15],
     );
 }
 
