@@ -1148,15 +1148,9 @@ impl<S: BrokerStorage> Broker<S> {
                 return answer;
             }
         }
-        if let Some(cut) = self
-            .partitions
-            .get_mut(topic_partition)
-            .expect("led above")
-            .mirror_cut_fence(follower, request.fetch_offset)
-        {
+        if let Some(cut) = partition.mirror_cut_fence(follower, request.fetch_offset) {
             // The epoch check passed, but a mirror cut since this follower's last fetch at
             // or below it may have removed records it holds (Partition::fence_after_mirror_cut).
-            let log = &self.partitions[topic_partition].log;
             let mut answer = offsets_answer(topic_partition, log, ErrorCode::None);
             answer.diverging_epoch = Some(EpochEndOffset {
                 epoch: request.last_fetched_epoch,
@@ -1170,7 +1164,6 @@ impl<S: BrokerStorage> Broker<S> {
             });
             return answer;
         }
-        let log = &self.partitions[topic_partition].log;
         let read = log.read(
             request.fetch_offset,
             max_bytes,

@@ -222,6 +222,12 @@ impl<D: LogDisk> Partition<D> {
                 .last_caught_up_ms
                 .max(follower_state.last_fetch_ms);
         }
+        if follower_state
+            .must_truncate_to
+            .is_some_and(|cut| fetch_offset <= cut)
+        {
+            follower_state.must_truncate_to = None;
+        }
         follower_state.log_end_offset = fetch_offset;
         follower_state.last_fetch_ms = now_ms;
         follower_state.last_fetch_leader_log_end_offset = leader_log_end_offset;
@@ -318,19 +324,16 @@ impl<D: LogDisk> Partition<D> {
     }
 
     /// Leader: where `follower`, fetching at `fetch_offset`, must truncate to first because
-    /// of an earlier mirror cut ([`Self::fence_after_mirror_cut`]); `None` once it fetches at
-    /// or below the cut (which clears its fence) or when there was none.
-    pub fn mirror_cut_fence(&mut self, follower: BrokerId, fetch_offset: i64) -> Option<i64> {
-        let Role::Leader(state) = &mut self.role else {
-            return None;
-        };
-        let follower_state = state.followers.get_mut(&follower)?;
-        let cut = follower_state.must_truncate_to?;
-        if fetch_offset <= cut {
-            follower_state.must_truncate_to = None;
-            return None;
-        }
-        Some(cut)
+    /// of an earlier mirror cut ([`Self::fence_after_mirror_cut`]); `None` when there was
+    /// none, or the fetch is at or below it (its [`Self::record_follower_fetch`] then clears
+    /// the fence).
+    pub fn mirror_cut_fence(&self, follower: BrokerId, fetch_offset: i64) -> Option<i64> {
+        let cut = self
+            .leader_state()?
+            .followers
+            .get(&follower)?
+            .must_truncate_to?;
+        (fetch_offset > cut).then_some(cut)
     }
 
     /// Leader: ISR members (other than itself) that have not caught up within `lag_time_ms`
@@ -491,8 +494,11 @@ mod tests {
         append(&mut partition, 20);
         partition.fence_after_mirror_cut();
         assert_eq!(partition.mirror_cut_fence(FOLLOWER, 25), Some(10));
-        // A fetch at the cut clears it, and later fetches past it go through.
+        // A fetch at the cut is no fence, and once it was read, later fetches past it go
+        // through.
         assert_eq!(partition.mirror_cut_fence(FOLLOWER, 10), None);
+        assert_eq!(partition.mirror_cut_fence(FOLLOWER, 30), Some(10));
+        partition.record_follower_fetch(FOLLOWER, 10, 40);
         assert_eq!(partition.mirror_cut_fence(FOLLOWER, 30), None);
         assert_eq!(
             partition.mirror_cut_fence(BrokerId(9), 30),
