@@ -3305,11 +3305,12 @@ fn unfinished_transactions(
 }
 
 /// Whether a transaction left in Prepare* is one its coordinator re-started from a rolled-back
-/// `__transaction_state`, whose markers every partition then fences: the coordinator's
-/// partition lost committed data (`rolled_back`: a one-replica power loss of its unflushed
-/// tail), and on every partition of the transaction the current leader's producer state
-/// holds the transaction's producer id at an epoch above the one the markers carry
-/// (`epoch_at`). The lost records had moved the transactional id on (a timeout's fencing
+/// `__transaction_state`, whose markers the partitions still waiting for them fence: the
+/// coordinator's partition lost committed data (`rolled_back`: a one-replica power loss of its
+/// unflushed tail), and on every partition the coordinator still lists (an acknowledged one is
+/// dropped from its in-memory metadata, as Kafka's `removePartition` does) the current
+/// leader's producer state holds the transaction's producer id at an epoch above the one the
+/// markers carry (`epoch_at`). The lost records had moved the transactional id on (a timeout's fencing
 /// abort bumped the epoch, its ABORT marker reached a partition whose log kept it); the
 /// reloaded coordinator resends the old transaction's markers at the old epoch, the leader
 /// answers INVALID_PRODUCER_EPOCH, and Kafka's `TransactionMarkerRequestCompletionHandler`

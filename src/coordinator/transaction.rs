@@ -885,7 +885,15 @@ impl TransactionCoordinatorShard {
                 .copied()
                 .unwrap_or(ErrorCode::RequestTimedOut);
             match error {
-                ErrorCode::None => {}
+                // Kafka's completion handler drops an acknowledged partition from the
+                // in-memory metadata (`removePartition`; the log keeps the Prepare* record
+                // whole), so a transaction left in Prepare* by a fenced marker names only the
+                // partitions still waiting for theirs.
+                ErrorCode::None => {
+                    if let Some(metadata) = self.transactions.get_mut(&transactional_id) {
+                        metadata.partitions.remove(&topic_partition);
+                    }
+                }
                 ErrorCode::InvalidProducerEpoch | ErrorCode::TransactionCoordinatorFenced => {
                     fenced = true;
                 }

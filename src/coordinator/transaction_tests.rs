@@ -706,6 +706,39 @@ fn marker_refused_as_fenced_stops_the_marker_phase() {
 }
 
 #[test]
+fn a_fenced_marker_leaves_only_the_unacknowledged_partitions_in_prepare() {
+    // orders-1's leader writes its marker; orders-0's answers INVALID_PRODUCER_EPOCH (its
+    // producer state moved on), which ends the marker phase with orders-0 unwritten.
+    let mut rt = Runtime::new(TransactionCoordinatorConfig::default());
+    let producer = rt.init_producer();
+    rt.add_partitions(producer, &[tp("orders", 0), tp("orders", 1)]);
+    rt.ask_committed(end(producer.0, producer.1, true));
+    let mut requests = rt.take_requests();
+    requests.sort_by_key(|(_, request, _)| marker_of(request).partitions.clone());
+    let [(_, to_orders_0, fenced_token), (_, to_orders_1, ok_token)] = &requests[..] else {
+        panic!("one marker request per leader: {requests:?}");
+    };
+    assert_eq!(marker_of(to_orders_0).partitions, vec![tp("orders", 0)]);
+    rt.answer(*ok_token, Ok(markers_ok(to_orders_1)));
+    assert_eq!(
+        rt.state().partitions,
+        BTreeSet::from([tp("orders", 0)]),
+        "the acknowledged partition is dropped"
+    );
+    let fenced = markers_error(to_orders_0, ErrorCode::InvalidProducerEpoch);
+    rt.answer(*fenced_token, Ok(fenced));
+    assert_eq!(rt.state().state, TransactionState::PrepareCommit);
+    assert_eq!(rt.state().partitions, BTreeSet::from([tp("orders", 0)]));
+    assert_eq!(rt.shard.poll_timeout(), None, "nothing is retried");
+    // The log keeps the Prepare record whole: a reloaded coordinator sends both again.
+    let reloaded = rt.failover(rt.coordinator_epoch + 1);
+    assert_eq!(
+        reloaded.state().partitions,
+        BTreeSet::from([tp("orders", 0), tp("orders", 1)])
+    );
+}
+
+#[test]
 fn timed_out_transaction_is_aborted_with_an_epoch_bump_that_fences_the_producer() {
     let mut rt = Runtime::new(TransactionCoordinatorConfig::default());
     let correlation_id = rt.send(init(TXN, 1_000));
