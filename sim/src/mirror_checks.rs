@@ -416,8 +416,16 @@ impl MirrorChecks {
                 topic_partition,
                 first_offset,
                 mirror_state: Some(state),
+                control,
                 ..
-            } => self.check_read_only(time_ms, view, topic_partition, *first_offset, *state),
+            } => self.check_read_only(
+                time_ms,
+                view,
+                topic_partition,
+                *first_offset,
+                *state,
+                *control,
+            ),
             BrokerEvent::RecordsDeleted {
                 topic_partition,
                 log_start_offset,
@@ -492,16 +500,12 @@ impl MirrorChecks {
         topic_partition: &TopicPartition,
         first_offset: i64,
         state: MirrorState,
+        control: bool,
     ) {
-        let Some(partition) = view.broker.partitions().get(topic_partition) else {
-            return;
-        };
-        let client_batch = partition
-            .log
-            .batches_from(first_offset)
-            .next()
-            .is_some_and(|batch| batch.base_offset() == first_offset && !batch.is_control());
-        if client_batch && state != MirrorState::Stopped {
+        // The event says what was appended: the log may hold another batch there by now
+        // (generator seed 9700000000001605: STOPPING's reset at 12, cut by the PREPARING of a
+        // re-added mirror and replaced by a mirrored batch before the check read the log).
+        if !control && state != MirrorState::Stopped {
             self.found.push(Violation {
                 invariant: "read-only-until-stopped",
                 cluster: Some(view.cluster),

@@ -61,6 +61,8 @@ impl fmt::Display for BrokerEvent {
                 last_offset,
                 leader_epoch,
                 mirror_state,
+                // Not printed: the trace (and its hash) stays as it was.
+                control: _,
             } => {
                 write!(
                     f,

@@ -1574,6 +1574,7 @@ impl<S: BrokerStorage> super::Broker<S> {
             last_offset: info.last_offset,
             leader_epoch,
             mirror_state: Some(MirrorState::Stopping),
+            control: batch.is_control(),
         });
         Ok(info.first_offset)
     }

@@ -143,6 +143,10 @@ pub enum BrokerEvent {
         /// For a KIP-1279 mirror topic, the partition's mirror state at the append (`None`
         /// for a topic in no mirror).
         mirror_state: Option<crate::mirror::MirrorState>,
+        /// Whether the appended batch is a control batch (STOPPING's MIRROR_PID_RESET). An
+        /// observer cannot tell from the log later: PREPARING may have cut it and a mirrored
+        /// batch taken its offset by the time the event is read.
+        control: bool,
     },
     /// A mirror leader appended batches fetched from the source, as they were (KIP-1279).
     MirrorAppend {
@@ -914,6 +918,7 @@ impl<S: BrokerStorage> Broker<S> {
                 last_offset: info.last_offset,
                 leader_epoch,
                 mirror_state,
+                control: batch.is_control(),
             });
         }
         let ack_at_once = acks == Acks::Leader
