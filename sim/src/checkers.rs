@@ -3310,8 +3310,9 @@ fn unfinished_transactions(
 /// unflushed tail), and on every partition the coordinator still lists (an acknowledged one is
 /// dropped from its in-memory metadata, as Kafka's `removePartition` does) the current
 /// leader's producer state holds the transaction's producer id at an epoch above the one the
-/// markers carry (`epoch_at`). The lost records had moved the transactional id on (a timeout's fencing
-/// abort bumped the epoch, its ABORT marker reached a partition whose log kept it); the
+/// markers carry (`epoch_at`). The lost records had moved the transactional id on (a
+/// timeout's fencing abort bumped the epoch, its ABORT marker reached a partition whose log
+/// kept it); the
 /// reloaded coordinator resends the old transaction's markers at the old epoch, the leader
 /// answers INVALID_PRODUCER_EPOCH, and Kafka's `TransactionMarkerRequestCompletionHandler`
 /// drops the transaction's markers as fenced (`removeMarkersForTxn`), leaving it in Prepare*
