@@ -1370,7 +1370,7 @@ impl Checkers {
         let mut violations = Vec::new();
         self.check_metadata_epochs(time_ms, controllers, &mut violations);
         for view in brokers.iter_mut() {
-            self.consume_events(time_ms, view);
+            self.consume_events(time_ms, controllers, view);
         }
         self.observe_mirror_images(time_ms, brokers);
         let logs = ViewLeaderLogs {
@@ -1455,10 +1455,15 @@ impl Checkers {
         }
     }
 
-    fn consume_events(&mut self, time_ms: i64, view: &mut BrokerView<'_>) {
+    fn consume_events(
+        &mut self,
+        time_ms: i64,
+        controllers: &[ControllerView<'_>],
+        view: &mut BrokerView<'_>,
+    ) {
         let node = NodeId::Broker(view.cluster, view.broker.broker_id());
         for event in view.broker.take_events() {
-            self.mirror.observe(time_ms, view, &event);
+            self.mirror.observe(time_ms, controllers, view, &event);
             match event {
                 BrokerEvent::Truncated {
                     topic_partition,
@@ -2885,30 +2890,43 @@ impl Checkers {
         // Partitions held by a transaction its coordinator lost (see
         // `hanging_after_coordinator_loss`).
         let mut forgotten_txns = BTreeSet::new();
+        // Partitions whose open transaction nothing will close, with their last stable offset.
+        let mut hung: BTreeMap<(ClusterIndex, TopicPartition), i64> = BTreeMap::new();
         for controller in controllers {
-            for (tp, record) in controller.controller.image().all_partitions() {
-                let leader_log = current_leader(controllers, brokers, controller.cluster, &tp);
-                let hanging = leader_log
-                    .is_some_and(|(_, log)| self.hanging_after_loss(controller.cluster, &tp, log));
+            for (tp, _) in controller.controller.image().all_partitions() {
+                let Some((_, log)) = current_leader(controllers, brokers, controller.cluster, &tp)
+                else {
+                    continue;
+                };
+                let hanging = self.hanging_after_loss(controller.cluster, &tp, log);
                 if hanging {
                     self.mark("hanging-txn-after-loss");
                 }
                 let forgotten = !hanging
-                    && leader_log.is_some_and(|(_, log)| {
-                        self.hanging_after_coordinator_loss(controller.cluster, &tp, log, |id| {
-                            transaction_coordinator_view(
-                                controllers,
-                                brokers,
-                                controller.cluster,
-                                id,
-                            )
-                        })
+                    && self.hanging_after_coordinator_loss(controller.cluster, &tp, log, |id| {
+                        transaction_coordinator_view(controllers, brokers, controller.cluster, id)
                     });
                 if forgotten {
                     self.mark("hanging-txn-after-coordinator-loss");
                     forgotten_txns.insert((controller.cluster, tp.clone()));
                 }
-                let hanging = hanging || forgotten;
+                if hanging || forgotten {
+                    hung.insert((controller.cluster, tp), log.last_stable_offset());
+                }
+            }
+        }
+        let inherited = hanging_mirrored_from_source(controllers, brokers, &hung);
+        if !inherited.is_empty() {
+            *self
+                .marks
+                .entry("hanging-txn-mirrored-from-source".into())
+                .or_default() += inherited.len() as u64;
+        }
+        for controller in controllers {
+            for (tp, record) in controller.controller.image().all_partitions() {
+                let leader_log = current_leader(controllers, brokers, controller.cluster, &tp);
+                let key = (controller.cluster, tp.clone());
+                let hanging = hung.contains_key(&key) || inherited.contains(&key);
                 let problem = if record.leader.is_none() {
                     Some("no leader".to_string())
                 } else if let Some((_, log)) = leader_log
@@ -3408,6 +3426,61 @@ pub(crate) fn broker_view<'a, 'b>(
 }
 
 /// The live broker leading `tp` in the controller's current epoch, with its log.
+/// The mirror partitions whose open transaction is their source's hanging one (`hung`:
+/// partition → last stable offset, of partitions whose open transaction nothing will close):
+/// a destination that still mirrors or pauses the topic, whose current leader's last stable
+/// offset is below its high watermark at the offset where its source's (or, along a chain,
+/// its source's source's) hanging transaction begins. Offsets are the source's, so that is
+/// the same transaction, mirrored before its marker was lost; the source writes no marker
+/// to mirror, and a mirror fetch reads no further than the source's last stable offset
+/// (generator seed 9700000000001103: a's one-replica payments-2 lost the marker of the
+/// transaction at 694 in a power loss, and b, mirroring it, held 694 open and fetched
+/// nothing above it).
+fn hanging_mirrored_from_source(
+    controllers: &[ControllerView<'_>],
+    brokers: &[BrokerView<'_>],
+    hung: &BTreeMap<(ClusterIndex, TopicPartition), i64>,
+) -> BTreeSet<(ClusterIndex, TopicPartition)> {
+    use mirrorsim::mirror::DesiredState;
+    let mut inherited: BTreeMap<(ClusterIndex, TopicPartition), i64> = BTreeMap::new();
+    // Along a chain each pass reaches one cluster further; a world has at most a few.
+    for _ in 0..controllers.len() {
+        let mut grew = false;
+        for controller in controllers {
+            let image = controller.controller.image();
+            for (tp, _) in image.all_partitions() {
+                let key = (controller.cluster, tp.clone());
+                if hung.contains_key(&key) || inherited.contains_key(&key) {
+                    continue;
+                }
+                let mirroring = image
+                    .mirror_desired_state(&tp.topic)
+                    .is_some_and(|desired| !matches!(desired, DesiredState::Stopped { .. }));
+                let Some(source) =
+                    crate::mirror_checks::mirror_source_in(image, &tp.topic).filter(|_| mirroring)
+                else {
+                    continue;
+                };
+                let Some((_, log)) = current_leader(controllers, brokers, controller.cluster, &tp)
+                else {
+                    continue;
+                };
+                let lso = log.last_stable_offset();
+                let source_key = (source, tp.clone());
+                let source_lso = hung.get(&source_key).or_else(|| inherited.get(&source_key));
+                if lso < log.high_watermark() && source_lso == Some(&lso) {
+                    inherited.insert(key, lso);
+                    grew = true;
+                }
+            }
+        }
+        if !grew {
+            break;
+        }
+    }
+    inherited.into_keys().collect()
+}
+
 pub(crate) fn current_leader<'a>(
     controllers: &[ControllerView<'_>],
     brokers: &'a [BrokerView<'_>],

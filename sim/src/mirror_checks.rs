@@ -58,7 +58,9 @@
 //!   `group-resume-no-skip`'s to judge.
 //!
 //! "Mirrored data" of a destination partition is what its leaders reported appending from the
-//! source (`MirrorAppend`), up to the lowest later truncation.
+//! source (`MirrorAppend`), up to the lowest later truncation; of a deposed leader's appends,
+//! only the batches that differ from the current leader's (a mirror loop brings the leader's
+//! own batches back to a deposed leader: `MirrorChecks::fold_deposed_appends`).
 //!
 //! `mirror-prefix` leaves out, by design, the transients the seed's design goes through:
 //! - Before a destination leader's first successful mirror append in its leader epoch, its log
@@ -78,6 +80,11 @@
 //!   then at or above what the source kept are not judged until a truncation removes them
 //!   (the fetcher's next fetch meets the diverging epoch): the source no longer has them
 //!   (generator seed 1337263765019451, an unclean election in a).
+//! - After the source, itself a mirror destination, cut its log by design (a PREPARING
+//!   truncation, or its fetcher meeting its own source's diverging epoch), the batches the
+//!   cut removed are not judged through one more append, the answer to a fetch the source
+//!   served before the cut (`MirrorChecks::note_source_prepare_cut`; marks
+//!   `mirror-prefix-source-prepare-cut`, `mirror-prefix-source-fetcher-cut`).
 //! - Already compared batches are not compared again when the source leader changes: their
 //!   bytes were the source's, and the source's own checkers judge its replicas.
 
@@ -109,6 +116,19 @@ struct MirroredAppend {
 /// How long a `psm-replica-agreement` check waits for a replica to catch up with its leader.
 pub const PSM_WAIT_MS: i64 = 5_000;
 
+/// A mirror append by a deposed destination leader (one the controller's current epoch no
+/// longer names), waiting to be folded into the mirrored data.
+#[derive(Debug, Clone)]
+struct DeposedAppend {
+    node: NodeId,
+    incarnation: u64,
+    topic_partition: TopicPartition,
+    first_offset: i64,
+    last_offset: i64,
+    /// The greatest leader epoch of the appended batches when the append was reported.
+    epoch: i32,
+}
+
 /// `mirror-prefix` progress of one destination leader.
 #[derive(Debug, Clone, Copy)]
 struct PrefixProgress {
@@ -121,12 +141,13 @@ struct PrefixProgress {
     /// `below_epoch` belong to what the source lost above `from` (see
     /// [`MirrorChecks::note_source_loss`]); not judged until a truncation cuts them.
     stale: Option<(i64, i64, i32)>,
-    /// `(from, to, appends)`: the source's own PREPARING cut (a chain's middle cluster
-    /// mirroring again) removed its batches in `[from, to)`; this leader's batches there are
-    /// not judged while its fetcher has not yet fetched from the cut log: through at most one
-    /// more append (`appends` counts them), the answer to a fetch the source served before
-    /// the cut (see [`MirrorChecks::note_source_prepare_cut`]).
-    source_cut: Option<(i64, i64, u32)>,
+    /// `(from, to, appends, mark)`: the source's own cut as a mirror destination (a chain's
+    /// middle cluster mirroring again, or a failback's old primary following its new source)
+    /// removed its batches in `[from, to)`; this leader's batches there are not judged while
+    /// its fetcher has not yet fetched from the cut log: through at most one more append
+    /// (`appends` counts them), the answer to a fetch the source served before the cut (see
+    /// [`MirrorChecks::note_source_prepare_cut`]). `mark` names the excuse by the cut's kind.
+    source_cut: Option<(i64, i64, u32, &'static str)>,
 }
 
 /// A cut a destination leader's mirror fetcher made on the source's diverging epoch.
@@ -217,6 +238,9 @@ pub struct MirrorChecks {
     /// (destination cluster, partition) → end offset (exclusive) and greatest leader epoch of
     /// the mirrored data.
     mirrored: BTreeMap<(ClusterIndex, TopicPartition), (i64, i32)>,
+    /// Mirror appends by deposed leaders, folded into `mirrored` at the next check once
+    /// compared with the current leader's log (see [`MirrorChecks::fold_deposed_appends`]).
+    deposed_appends: Vec<DeposedAppend>,
     /// (node, incarnation, partition) → where a STOPPED log's mirrored data ends on that
     /// broker, and the offset from which its local batches are still to be checked.
     stopped_scanned: BTreeMap<(NodeId, u64, TopicPartition), (i64, i64)>,
@@ -244,9 +268,9 @@ pub struct MirrorChecks {
     /// Losses of committed data not yet applied to `prefix`: (cluster, partition, offset the
     /// log kept, the leader epoch that began there, if one did).
     source_losses: Vec<(ClusterIndex, TopicPartition, i64, Option<i32>)>,
-    /// PREPARING cuts of mirror sources not yet applied to `prefix`: (cluster, partition,
-    /// offset the log kept, where it ended before).
-    source_prepare_cuts: Vec<(ClusterIndex, TopicPartition, i64, i64)>,
+    /// Mirroring cuts of mirror sources not yet applied to `prefix`: (cluster, partition,
+    /// offset the log kept, where it ended before, the excuse's mark).
+    source_prepare_cuts: Vec<(ClusterIndex, TopicPartition, i64, i64, &'static str)>,
     /// Mirror destination partitions that lost committed data (see `note_source_loss`): the
     /// lowest offset a loss kept. A loss at or below the mirrored data's end took STOPPING's
     /// MIRROR_PID_RESET with it.
@@ -288,22 +312,27 @@ impl MirrorChecks {
         }
     }
 
-    /// A mirror destination partition of `cluster` (the middle of a chain, mirroring again)
-    /// cut its log from `before` down to `kept` in PREPARING, by design (its last-mirrored-epoch
-    /// lookup: −1 cuts everything). A mirror of it may still hold the removed batches, and may
-    /// append once more from a fetch the source answered before the cut (generator seed
-    /// 9200000000000311: c appended b's batch 131 just after b's cut to 0): `mirror-prefix`
-    /// leaves those batches unjudged until its fetcher's next fetch meets the cut log, which
-    /// must truncate them (a later append while they remain is judged).
+    /// A mirror destination partition of `cluster` cut its log from `before` down to `kept`
+    /// by design: in PREPARING (its last-mirrored-epoch lookup: −1 cuts everything; the
+    /// middle of a chain mirroring again) or when its fetcher met its own source's diverging
+    /// epoch (a failback's old primary dropping the writes it took after its last mirrored
+    /// epoch). A mirror of it may still hold the removed batches, and may append once more
+    /// from a fetch the source answered before the cut (generator seed 9200000000000311: c
+    /// appended b's batch 131 just after b's PREPARING cut to 0; generator seed
+    /// 9700000000000442: b's deposed mirror leader appended a's 40..=94, answered 23 ms
+    /// before a's fetcher cut a to 74): `mirror-prefix` leaves those batches unjudged until
+    /// its fetcher's next fetch meets the cut log, which must truncate them (a later append
+    /// while they remain is judged). `mark` names the excuse when it is used.
     pub fn note_source_prepare_cut(
         &mut self,
         cluster: ClusterIndex,
         tp: &TopicPartition,
         kept: i64,
         before: i64,
+        mark: &'static str,
     ) {
         self.source_prepare_cuts
-            .push((cluster, tp.clone(), kept, before));
+            .push((cluster, tp.clone(), kept, before, mark));
     }
 
     /// Notes that `invariant`'s case arose (see [`crate::checkers::INVARIANTS`]).
@@ -313,7 +342,13 @@ impl MirrorChecks {
     }
 
     /// Looks at one broker event (called for every event the checkers consume).
-    pub fn observe(&mut self, time_ms: i64, view: &BrokerView<'_>, event: &BrokerEvent) {
+    pub fn observe(
+        &mut self,
+        time_ms: i64,
+        controllers: &[ControllerView<'_>],
+        view: &BrokerView<'_>,
+        event: &BrokerEvent,
+    ) {
         let node = NodeId::Broker(view.cluster, view.broker.broker_id());
         match event {
             BrokerEvent::MirrorAppend {
@@ -323,12 +358,23 @@ impl MirrorChecks {
             } => {
                 let appended_epoch =
                     max_epoch(view, topic_partition, *first_offset, last_offset + 1);
-                let (end, epoch) = self
-                    .mirrored
-                    .entry((view.cluster, topic_partition.clone()))
-                    .or_insert((0, -1));
-                *end = (*end).max(last_offset + 1);
-                *epoch = (*epoch).max(appended_epoch);
+                if is_deposed(controllers, view, topic_partition) {
+                    self.deposed_appends.push(DeposedAppend {
+                        node,
+                        incarnation: view.incarnation,
+                        topic_partition: topic_partition.clone(),
+                        first_offset: *first_offset,
+                        last_offset: *last_offset,
+                        epoch: appended_epoch,
+                    });
+                } else {
+                    self.fold_mirrored(
+                        view.cluster,
+                        topic_partition,
+                        last_offset + 1,
+                        appended_epoch,
+                    );
+                }
                 self.pending.push(MirroredAppend {
                     node,
                     topic_partition: topic_partition.clone(),
@@ -344,8 +390,8 @@ impl MirrorChecks {
                     // the fetcher met the cut log, so what it still holds is judged.
                     progress.source_cut = progress
                         .source_cut
-                        .map(|(from, to, appends)| (from, to, appends + 1))
-                        .filter(|(_, _, appends)| *appends < 2);
+                        .map(|(from, to, appends, mark)| (from, to, appends + 1, mark))
+                        .filter(|(_, _, appends, _)| *appends < 2);
                 }
                 // Mirroring again after a STOPPED this broker was judged in (a failback
                 // whose PREPARING truncated nothing, so no `Truncated` reset it): the next
@@ -360,14 +406,22 @@ impl MirrorChecks {
                 reason,
                 ..
             } => {
-                if *reason == TruncationReason::MirrorLastMirroredEpoch
-                    && to_log_end_offset < from_log_end_offset
-                {
+                let cut_mark = match reason {
+                    TruncationReason::MirrorLastMirroredEpoch => {
+                        Some("mirror-prefix-source-prepare-cut")
+                    }
+                    TruncationReason::MirrorDivergingEpoch => {
+                        Some("mirror-prefix-source-fetcher-cut")
+                    }
+                    _ => None,
+                };
+                if let Some(mark) = cut_mark.filter(|_| to_log_end_offset < from_log_end_offset) {
                     self.note_source_prepare_cut(
                         view.cluster,
                         topic_partition,
                         *to_log_end_offset,
                         *from_log_end_offset,
+                        mark,
                     );
                 }
                 if *reason == TruncationReason::MirrorDivergingEpoch
@@ -397,9 +451,20 @@ impl MirrorChecks {
                         .filter(|(from, to, _)| from < to);
                     progress.source_cut = progress
                         .source_cut
-                        .map(|(from, to, appends)| (from, to.min(*to_log_end_offset), appends))
-                        .filter(|(from, to, _)| from < to);
+                        .map(|(from, to, appends, mark)| {
+                            (from, to.min(*to_log_end_offset), appends, mark)
+                        })
+                        .filter(|(from, to, _, _)| from < to);
                 }
+                for deposed in &mut self.deposed_appends {
+                    if deposed.node.cluster() == view.cluster
+                        && deposed.topic_partition == *topic_partition
+                    {
+                        deposed.last_offset = deposed.last_offset.min(to_log_end_offset - 1);
+                    }
+                }
+                self.deposed_appends
+                    .retain(|deposed| deposed.first_offset <= deposed.last_offset);
                 let key = (view.cluster, topic_partition.clone());
                 if let Some((end, epoch)) = self.mirrored.get_mut(&key) {
                     if *to_log_end_offset < *end {
@@ -527,6 +592,7 @@ impl MirrorChecks {
         brokers: &[BrokerView<'_>],
     ) -> Vec<Violation> {
         let mut out = std::mem::take(&mut self.found);
+        self.fold_deposed_appends(controllers, brokers);
         out.extend(self.check_state_records(time_ms, controllers, brokers));
         for append in std::mem::take(&mut self.pending) {
             out.extend(self.check_identity(time_ms, controllers, brokers, &append));
@@ -692,6 +758,72 @@ impl MirrorChecks {
 }
 
 impl MirrorChecks {
+    /// Adds an append ending at `end` (exclusive) with greatest leader epoch `epoch` to the
+    /// mirrored data of (`cluster`, `topic_partition`).
+    fn fold_mirrored(
+        &mut self,
+        cluster: ClusterIndex,
+        topic_partition: &TopicPartition,
+        end: i64,
+        epoch: i32,
+    ) {
+        let (mirrored_end, mirrored_epoch) = self
+            .mirrored
+            .entry((cluster, topic_partition.clone()))
+            .or_insert((0, -1));
+        *mirrored_end = (*mirrored_end).max(end);
+        *mirrored_epoch = (*mirrored_epoch).max(epoch);
+    }
+
+    /// Folds the appends deposed leaders reported into the mirrored data, leaving out every
+    /// batch byte-identical to the current leader's batch at the same offset. A deposed
+    /// leader still fetches from its source until it hears of its successor; in a mirror
+    /// loop (a failback whose old primary mirrors back while the new primary's deposed leader
+    /// still mirrors it) what it fetches is the current leader's own writes, mirrored back
+    /// (generator seed 9700000000000442: b-broker-4, deposed in b's epoch 0, appended b's
+    /// epoch-2 batches 74..=113 from a, and b-broker-2, STOPPED in epoch 2, then wrote 120 in
+    /// epoch 2). Those batches are the leader's own records: the replica holds what the
+    /// leader holds, with the leader's epochs, and no fetch can keep them over the leader's.
+    /// They are not mirrored data (mark `mirrored-own-records-by-deposed-leader`); a batch
+    /// that differs, or one the leader lacks, is (9400000000000375's hazard). With no current
+    /// leader to compare with, or the appender gone, the append counts whole.
+    fn fold_deposed_appends(
+        &mut self,
+        controllers: &[ControllerView<'_>],
+        brokers: &[BrokerView<'_>],
+    ) {
+        for deposed in std::mem::take(&mut self.deposed_appends) {
+            let cluster = deposed.node.cluster();
+            let tp = &deposed.topic_partition;
+            let whole = (deposed.last_offset + 1, deposed.epoch);
+            let appender_log = live_incarnation(brokers, deposed.node, deposed.incarnation)
+                .and_then(|view| view.broker.partitions().get(tp))
+                .map(|partition| &partition.log);
+            let leader_log = current_leader(controllers, brokers, cluster, tp).map(|(_, log)| log);
+            let (end, epoch) = match (appender_log, leader_log) {
+                (Some(appended), Some(leader)) => {
+                    match foreign_batches(
+                        appended,
+                        leader,
+                        deposed.first_offset,
+                        deposed.last_offset,
+                    ) {
+                        Some(foreign) => foreign,
+                        None => {
+                            *self
+                                .marks
+                                .entry("mirrored-own-records-by-deposed-leader")
+                                .or_default() += 1;
+                            continue;
+                        }
+                    }
+                }
+                _ => whole,
+            };
+            self.fold_mirrored(cluster, tp, end, epoch);
+        }
+    }
+
     /// `mirror-prefix` over every aligned destination leader whose log grew.
     fn check_prefix(
         &mut self,
@@ -730,7 +862,7 @@ impl MirrorChecks {
                 });
             }
         }
-        for (cluster, cut_tp, kept, before) in std::mem::take(&mut self.source_prepare_cuts) {
+        for (cluster, cut_tp, kept, before, mark) in std::mem::take(&mut self.source_prepare_cuts) {
             for ((node, incarnation, topic_partition), progress) in &mut self.prefix {
                 if *topic_partition != cut_tp {
                     continue;
@@ -742,12 +874,12 @@ impl MirrorChecks {
                     continue;
                 }
                 progress.source_cut = Some(match progress.source_cut {
-                    Some((from, to, _)) => (from.min(kept), to.max(before), 0),
-                    None => (kept, before, 0),
+                    Some((from, to, _, _)) => (from.min(kept), to.max(before), 0, mark),
+                    None => (kept, before, 0, mark),
                 });
             }
         }
-        let mut cut_excused = 0;
+        let mut cut_excused: BTreeMap<&'static str, u64> = BTreeMap::new();
         self.prefix
             .retain(|(node, incarnation, topic_partition), progress| {
                 let Some(view) = live_incarnation(brokers, *node, *incarnation) else {
@@ -793,13 +925,15 @@ impl MirrorChecks {
                     && progress.stale.is_some_and(|(stale_from, stale_to, below)| {
                         stale_from <= checked_to && checked_to < stale_to && batch_epoch < below
                     });
-                let cut = mismatch.is_some()
-                    && progress
-                        .source_cut
-                        .is_some_and(|(from, to, _)| from <= checked_to && checked_to < to);
+                let cut = progress
+                    .source_cut
+                    .filter(|(from, to, _, _)| {
+                        mismatch.is_some() && *from <= checked_to && checked_to < *to
+                    })
+                    .map(|(_, _, _, mark)| mark);
                 progress.checked_to = checked_to;
-                if cut {
-                    cut_excused += 1;
+                if let Some(mark) = cut {
+                    *cut_excused.entry(mark).or_default() += 1;
                     return true;
                 }
                 if stale {
@@ -825,11 +959,8 @@ impl MirrorChecks {
         if compared > 0 {
             self.precondition("mirror-prefix");
         }
-        if cut_excused > 0 {
-            *self
-                .marks
-                .entry("mirror-prefix-source-prepare-cut")
-                .or_default() += cut_excused;
+        for (mark, count) in cut_excused {
+            *self.marks.entry(mark).or_default() += count;
         }
     }
 
@@ -1573,6 +1704,66 @@ fn source_stable_end(
 
 /// The greatest leader epoch of the batches of a broker's log starting in `[from, below)`
 /// (−1 without any).
+/// Whether `view`'s broker is a deposed leader of `tp`: its cluster's controller names
+/// another leader, or a later leader epoch.
+fn is_deposed(
+    controllers: &[ControllerView<'_>],
+    view: &BrokerView<'_>,
+    tp: &TopicPartition,
+) -> bool {
+    let Some(record) = controllers
+        .iter()
+        .find(|controller| controller.cluster == view.cluster)
+        .and_then(|controller| controller.controller.image().partition(tp))
+    else {
+        return false;
+    };
+    let own_epoch = match view
+        .broker
+        .partitions()
+        .get(tp)
+        .map(|partition| &partition.role)
+    {
+        Some(Role::Leader(state)) => state.leader_epoch,
+        _ => return true,
+    };
+    record.leader != Some(view.broker.broker_id()) || record.leader_epoch > own_epoch
+}
+
+/// The batches of `appended` in `[first, last]` that are not byte-identical to `leader`'s
+/// batch at the same base offset: where the last of them ends (exclusive) and their greatest
+/// leader epoch, or `None` if every one is identical. The range's batches `appended` no
+/// longer holds count as foreign (the truncation that removed them lowers the mirrored data).
+fn foreign_batches(
+    appended: &PartitionLog<MemoryDirDisk>,
+    leader: &PartitionLog<MemoryDirDisk>,
+    first: i64,
+    last: i64,
+) -> Option<(i64, i32)> {
+    let mut foreign: Option<(i64, i32)> = None;
+    let mut covered = first;
+    for batch in appended
+        .batches_from(first)
+        .take_while(|batch| batch.base_offset() <= last)
+    {
+        covered = batch.last_offset() + 1;
+        let own = leader
+            .batches_from(batch.base_offset())
+            .next()
+            .is_some_and(|original| original == batch);
+        if !own {
+            let (end, epoch) = foreign.get_or_insert((0, -1));
+            *end = (*end).max(batch.last_offset() + 1);
+            *epoch = (*epoch).max(batch.partition_leader_epoch());
+        }
+    }
+    if covered <= last {
+        let (end, _) = foreign.get_or_insert((0, -1));
+        *end = (*end).max(last + 1);
+    }
+    foreign
+}
+
 fn max_epoch(view: &BrokerView<'_>, tp: &TopicPartition, from: i64, below: i64) -> i32 {
     view.broker.partitions().get(tp).map_or(-1, |partition| {
         partition
@@ -1625,7 +1816,7 @@ pub(crate) fn source_cluster(view: &BrokerView<'_>, topic: &str) -> Option<Clust
 }
 
 /// The source cluster of the mirror `topic` belongs to in `image` (its `bootstrap.servers`).
-fn mirror_source_in(
+pub(crate) fn mirror_source_in(
     image: &mirrorsim::metadata::MetadataImage,
     topic: &str,
 ) -> Option<ClusterIndex> {
@@ -1923,6 +2114,53 @@ mod tests {
                 .unwrap();
         }
         log
+    }
+
+    /// A log of one-record batches, each `(leader epoch, value)`.
+    fn valued_log(batches: &[(i32, &'static str)]) -> PartitionLog<MemoryDirDisk> {
+        use mirrorsim::broker::BrokerStorage;
+        use mirrorsim::record::BatchBuilder;
+        let mut storage = mirrorsim::broker::MemoryStorage::new();
+        let (mut log, _) = PartitionLog::open(
+            storage.open_dir("orders-1"),
+            mirrorsim::log::LogConfig::default(),
+        )
+        .unwrap();
+        for &(epoch, value) in batches {
+            let mut builder = BatchBuilder::default();
+            builder.append(
+                0,
+                None,
+                Some(bytes::Bytes::from_static(value.as_bytes())),
+                vec![],
+            );
+            log.append_as_leader(
+                &builder.build(),
+                epoch,
+                mirrorsim::log::AppendOrigin::Client,
+                0,
+            )
+            .unwrap();
+        }
+        log
+    }
+
+    #[test]
+    fn a_deposed_leaders_append_of_the_leaders_own_batches_is_not_mirrored_data() {
+        // b's leader wrote 0..=1 in epoch 0 (mirrored) and 2..=3 in epoch 2 (its own); a
+        // deposed leader appended 2..=3 back from a mirror loop: the leader's own batches.
+        let leader = valued_log(&[(0, "a0"), (0, "a1"), (2, "b2"), (2, "b3")]);
+        let looped = valued_log(&[(0, "a0"), (0, "a1"), (2, "b2"), (2, "b3")]);
+        assert_eq!(foreign_batches(&looped, &leader, 2, 3), None);
+        // A batch the leader holds otherwise (9400000000000375: the source's records in an
+        // epoch the leader's own writes reuse) is mirrored data, with its epoch.
+        let foreign = valued_log(&[(0, "a0"), (0, "a1"), (2, "a2"), (2, "b3")]);
+        assert_eq!(foreign_batches(&foreign, &leader, 2, 3), Some((3, 2)));
+        let beyond = valued_log(&[(0, "a0"), (0, "a1"), (2, "b2"), (2, "b3"), (3, "a4")]);
+        assert_eq!(foreign_batches(&beyond, &leader, 2, 4), Some((5, 3)));
+        // Batches the appender no longer holds count as foreign up to the range's end.
+        let short = valued_log(&[(0, "a0"), (0, "a1"), (2, "b2")]);
+        assert_eq!(foreign_batches(&short, &leader, 2, 3), Some((4, -1)));
     }
 
     #[test]
