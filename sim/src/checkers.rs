@@ -2419,7 +2419,10 @@ impl Checkers {
             let mark = "txn-abort-marker-lost-not-durable";
             lost_marked(mark, cluster, tp, offset, decided_at, since_ms)
         };
-        let enlist_lost = |producer: NodeId, send: &crate::workload::SendRecord, completed_ms| {
+        let enlist_lost = |producer: NodeId,
+                           send: &crate::workload::SendRecord,
+                           completed_ms,
+                           committed: bool| {
             let cluster = producer.cluster();
             let transactional_id = crate::workload::transactional_id(producer);
             let lost = transaction_state_partition(controllers, cluster, &transactional_id)
@@ -2427,9 +2430,11 @@ impl Checkers {
                     self.enlist_lost_by_coordinator(cluster, &state, send, completed_ms)
                 });
             if lost {
-                gone_marks
-                    .borrow_mut()
-                    .push("txn-record-outside-commit-after-coordinator-loss");
+                gone_marks.borrow_mut().push(if committed {
+                    "txn-record-outside-commit-after-coordinator-loss"
+                } else {
+                    "txn-record-outside-abort-after-coordinator-loss"
+                });
             }
             lost
         };
@@ -3123,6 +3128,19 @@ impl Checkers {
     /// enlisted with had already reloaded), after the confirmation (the coordinator that
     /// decided the commit knew what it had enlisted), of another cluster or of another
     /// transactional id's partition excuses nothing.
+    ///
+    /// The same loss leaves a confirmed abort's record outside the ABORT markers, open until
+    /// the producer's next marker there: a COMMIT commits it (mark
+    /// `txn-record-outside-abort-after-coordinator-loss`). `transaction-atomicity` asks this
+    /// only when that COMMIT also commits a record of a transaction the producer was confirmed
+    /// committed, so the COMMIT is that transaction's own. Generator seed 9800000000000909:
+    /// a's only broker lost, in a power loss at 10.77 s, the `__transaction_state` record
+    /// enlisting orders-2 for transaction 138 and all of orders-2; after the restart the
+    /// producer's retried record landed at orders-2 offset 0, the reloaded coordinator's ABORT
+    /// went to orders-0 and orders-3 only, and the producer's next transaction (epoch 1, after
+    /// its epoch bump) wrote orders-2 at 1 and committed at 3, committing offset 0 with it, as
+    /// Kafka's producer state does before KIP-890 (an open transaction's first offset survives
+    /// an epoch bump; no verification with the coordinator).
     fn enlist_lost_by_coordinator(
         &self,
         cluster: ClusterIndex,
@@ -3887,11 +3905,11 @@ type SkipRewrittenByMirroring<'a> = dyn Fn((NodeId, u64, usize), &PollRecord, i6
 /// final log decided its transaction, `None` if nowhere yet, since when).
 type OutcomeLost<'a> = dyn Fn(ClusterIndex, &TopicPartition, i64, Option<i64>, i64) -> bool + 'a;
 
-/// Whether a committed transaction's record the final log holds uncommitted may lie outside
-/// the commit because its coordinator lost the partition's enlisting (see
-/// [`Checkers::enlist_lost_by_coordinator`]): (producer, the send, when the commit was
-/// confirmed).
-type EnlistLost<'a> = dyn Fn(NodeId, &crate::workload::SendRecord, Option<i64>) -> bool + 'a;
+/// Whether a transaction's record the final log decides against the transaction's confirmed
+/// outcome may lie outside that outcome's markers because its coordinator lost the
+/// partition's enlisting (see [`Checkers::enlist_lost_by_coordinator`]): (producer, the send,
+/// when the outcome was confirmed, whether it was a commit).
+type EnlistLost<'a> = dyn Fn(NodeId, &crate::workload::SendRecord, Option<i64>, bool) -> bool + 'a;
 
 /// Where the history checks find the current leader's log of a partition.
 pub trait LeaderLogs {
@@ -4100,6 +4118,41 @@ fn check_delivered_records(
     out
 }
 
+/// Whether the COMMIT marker at `commit_at` in `log` (of `tp`, whose transaction ends are
+/// `ends`) also commits a record of another transaction of `producer` than `aborted`
+/// ((incarnation, number)), one the producer was confirmed committed: the marker is that
+/// transaction's own, written by a coordinator that knew the partition was in it, not one
+/// written for the aborted transaction.
+fn commits_a_confirmed_commit(
+    history: &History,
+    producer: NodeId,
+    aborted: (u64, u64),
+    tp: &TopicPartition,
+    log: &PartitionLog<MemoryDirDisk>,
+    ends: &BTreeMap<i64, TxnEnd>,
+    commit_at: i64,
+) -> bool {
+    history
+        .transactions
+        .range((producer, 0, 0)..=(producer, u64::MAX, u64::MAX))
+        .filter(|((_, incarnation, number), transaction)| {
+            (*incarnation, *number) != aborted && transaction.committed == Some(true)
+        })
+        .flat_map(|((_, incarnation, _), transaction)| {
+            transaction
+                .handles
+                .iter()
+                .filter_map(move |handle| history.sends.get(&(producer, *incarnation, *handle)))
+        })
+        .filter(|send| send.topic_partition == *tp)
+        .filter_map(|send| offset_of_value(log, &send.value))
+        .filter_map(|offset| log.batches_from(offset).next())
+        .any(|batch| {
+            ends.get(&batch.base_offset())
+                .is_some_and(|end| end.decided_at == Some(commit_at))
+        })
+}
+
 /// Whether each record of each recorded transaction ended up committed in the final logs. A
 /// record gone from its final log that `gone_legally` excuses counts as neither committed nor
 /// not: its loss is a durability matter, not an atomicity one, and it was legal there (a
@@ -4112,6 +4165,9 @@ fn check_delivered_records(
 /// uncommitted (`outcome_lost`: a lost COMMIT, the producer's next ABORT closing it) and, of a
 /// transaction confirmed aborted only, one the final log commits (`abort_lost`: a lost ABORT,
 /// the producer's next COMMIT closing it); a confirmed commit's committed record needs none.
+/// A record whose partition's enlisting its coordinator lost (`enlist_lost`) counts as neither
+/// when the final log leaves a confirmed commit's record uncommitted, or commits a confirmed
+/// abort's record with the COMMIT of another transaction of the producer confirmed committed.
 fn check_transaction_atomicity(
     time_ms: i64,
     logs: &dyn LeaderLogs,
@@ -4170,7 +4226,20 @@ fn check_transaction_atomicity(
             }
             if outcome != Some(TxnOutcome::Committed)
                 && transaction.committed == Some(true)
-                && enlist_lost(*producer, send, transaction.completed_ms)
+                && enlist_lost(*producer, send, transaction.completed_ms, true)
+            {
+                continue;
+            }
+            if outcome == Some(TxnOutcome::Committed)
+                && transaction.committed == Some(false)
+                && decided_at.is_some_and(|commit_at| {
+                    let aborted = (*incarnation, *number);
+                    let ends = &*partition_outcomes;
+                    commits_a_confirmed_commit(
+                        history, *producer, aborted, tp, log, ends, commit_at,
+                    )
+                })
+                && enlist_lost(*producer, send, transaction.completed_ms, false)
             {
                 continue;
             }
@@ -4324,7 +4393,12 @@ mod tests {
         false
     }
 
-    fn never_enlist_lost(_: NodeId, _: &crate::workload::SendRecord, _: Option<i64>) -> bool {
+    fn never_enlist_lost(
+        _: NodeId,
+        _: &crate::workload::SendRecord,
+        _: Option<i64>,
+        _: bool,
+    ) -> bool {
         false
     }
 
@@ -4905,10 +4979,11 @@ mod tests {
             checkers.txn_send_gone_legally(logs, send).is_some()
         };
         // Every transactional id's state on `STATE_PARTITION` of its producer's cluster.
-        let enlist_lost = |producer: NodeId, send: &crate::workload::SendRecord, completed_ms| {
-            let state = TopicPartition::new("__transaction_state", STATE_PARTITION);
-            checkers.enlist_lost_by_coordinator(producer.cluster(), &state, send, completed_ms)
-        };
+        let enlist_lost =
+            |producer: NodeId, send: &crate::workload::SendRecord, completed_ms, _| {
+                let state = TopicPartition::new("__transaction_state", STATE_PARTITION);
+                checkers.enlist_lost_by_coordinator(producer.cluster(), &state, send, completed_ms)
+            };
         let found = check_transaction_atomicity(
             0,
             logs,
@@ -5072,6 +5147,111 @@ mod tests {
         let mut durable = checkers_with((500, a, STATE_PARTITION));
         durable.durable_topics.insert((a, "t".into()));
         assert_eq!(atomicity_found(&durable, &gone, &history), caught);
+    }
+
+    /// A confirmed abort whose record the final log holds committed is excused only when its
+    /// producer's `__transaction_state` partition lost committed data seen between the send
+    /// and the abort's confirmation, and the COMMIT that decides the record also commits a
+    /// record of another transaction of the producer that was confirmed committed: the
+    /// reloaded coordinator's ABORT skipped the partition and the next transaction's COMMIT
+    /// closed the record (generator seed 9800000000000909). Without the loss, with a loss
+    /// outside that window, or with a COMMIT no confirmed commit shares, it is caught.
+    #[test]
+    fn transaction_atomicity_excuses_a_record_outside_the_abort_only_when_a_later_commit_closed_it()
+    {
+        let (kept_tp, orphan_tp) = (TopicPartition::new("t", 0), TopicPartition::new("t", 1));
+        let a = ClusterIndex(0);
+        let record = |sequence, value: &str| {
+            let mut builder = BatchBuilder::idempotent(1, 0, sequence);
+            builder.transactional = true;
+            builder.append(0, None, Some(Bytes::from(value.to_string())), vec![]);
+            (builder.build(), AppendOrigin::Client)
+        };
+        let end = |committed| (marker(1, committed), AppendOrigin::Coordinator);
+        // Transaction 3, sent at 100 and confirmed aborted at 1 000, wrote t-0 and t-1;
+        // transaction 4, sent at 1 100 and confirmed committed at 1 200, wrote t-1 after it.
+        let mut history = History::default();
+        for (handle, tp, value, sent_ms, number) in [
+            (0, &kept_tp, "a-kept", 100, 3),
+            (1, &orphan_tp, "a-orphan", 100, 3),
+            (2, &orphan_tp, "a-next", 1_100, 4),
+        ] {
+            history.sends.insert(
+                (PRODUCER, 1, handle),
+                send_record(tp, value, sent_ms, Some(0), Some(number)),
+            );
+        }
+        for (number, handles, committed, completed_ms) in
+            [(3, vec![0, 1], false, 1_000), (4, vec![2], true, 1_200)]
+        {
+            history.transactions.insert(
+                (PRODUCER, 1, number),
+                crate::workload::TransactionRecord {
+                    handles,
+                    intended_commit: committed,
+                    committed: Some(committed),
+                    completed_ms: Some(completed_ms),
+                },
+            );
+        }
+        let logs_with = |orphan_log| {
+            FixedLogs(BTreeMap::from([
+                (
+                    kept_tp.clone(),
+                    log_with(&[record(0, "a-kept"), end(false)]),
+                ),
+                (orphan_tp.clone(), orphan_log),
+            ]))
+        };
+        // The seed's log: the orphan, the next transaction's record, its COMMIT.
+        let swept = logs_with(log_with(&[
+            record(1, "a-orphan"),
+            record(2, "a-next"),
+            end(true),
+        ]));
+        let state = TopicPartition::new("__transaction_state", STATE_PARTITION);
+        let lost_at = |lost_ms| {
+            let mut checkers = Checkers::default();
+            checkers.durable_topics.insert((a, "t".into()));
+            checkers.note_loss(lost_ms, a, &state, 7, None);
+            checkers
+        };
+        let caught = vec!["transaction-atomicity"];
+        let mut no_loss = Checkers::default();
+        no_loss.durable_topics.insert((a, "t".into()));
+        assert_eq!(atomicity_found(&no_loss, &swept, &history), caught);
+        for lost_ms in [100, 500, 1_000] {
+            assert!(
+                atomicity_found(&lost_at(lost_ms), &swept, &history).is_empty(),
+                "{lost_ms}"
+            );
+        }
+        for lost_ms in [50, 1_500] {
+            assert_eq!(
+                atomicity_found(&lost_at(lost_ms), &swept, &history),
+                caught,
+                "{lost_ms}"
+            );
+        }
+        // A COMMIT that decides the orphan alone, before the next transaction's own.
+        let committed_alone = logs_with(log_with(&[
+            record(1, "a-orphan"),
+            end(true),
+            record(2, "a-next"),
+            end(true),
+        ]));
+        assert_eq!(
+            atomicity_found(&lost_at(500), &committed_alone, &history),
+            caught
+        );
+        // The transaction sharing the COMMIT was not confirmed committed.
+        for unconfirmed in [None, Some(false)] {
+            let mut history = history.clone();
+            let next = history.transactions.get_mut(&(PRODUCER, 1, 4)).unwrap();
+            next.committed = unconfirmed;
+            let found = atomicity_found(&lost_at(500), &swept, &history);
+            assert!(found.contains(&"transaction-atomicity"), "{unconfirmed:?}");
+        }
     }
 
     /// A confirmed commit whose record STOPPING's cut to the last stable offset removed is
