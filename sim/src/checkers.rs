@@ -310,6 +310,14 @@ pub struct Checkers {
     /// durability), or a mirror destination's diverging-epoch truncation followed such a loss
     /// of its source (see [`Checkers::note_loss`]).
     losses: LossMap,
+    /// The leader epochs of `losses`' leader starts, per (cluster, partition): (leader epoch,
+    /// the offset it began at, below the committed high watermark; see
+    /// [`Checkers::observe_leader_start`]).
+    lossy_epoch_starts: BTreeMap<(ClusterIndex, TopicPartition), Vec<(i32, i64)>>,
+    /// Per (cluster, partition) of `lossy_epoch_starts`: the logs of brokers that still led it
+    /// in a lower epoch after such a start, from the start on (see
+    /// [`Checkers::note_deposed_leader_logs`]).
+    deposed_logs: BTreeMap<(ClusterIndex, TopicPartition), Vec<DeposedLog>>,
     /// Preconditions noted, by invariant (see [`Checkers::precondition`]).
     preconditions: BTreeMap<&'static str, u64>,
     /// The broker that led each partition last, to notice leadership moving.
@@ -431,6 +439,46 @@ impl LogVersion {
                     .find(|offset| from <= *offset && *offset < to)
             })
     }
+}
+
+/// The log of a deposed leader: a broker that still led a partition in an epoch below one
+/// that began below the committed high watermark (an unclean election, or the only replica's
+/// power loss), because it had not yet learned of the election. Kafka's leader holds no lease:
+/// until metadata reaches it, it appends, advances its high watermark over an ISR it alone
+/// makes up and answers fetches of clients whose metadata is as stale as its own.
+#[derive(Debug, Clone)]
+struct DeposedLog {
+    broker: BrokerId,
+    incarnation: u64,
+    /// The epoch it still led in.
+    leader_epoch: i32,
+    /// The first and last checker steps it was seen leading in that epoch with this log.
+    first_seen_ms: i64,
+    last_seen_ms: i64,
+    /// Its log from the lowest such start above its epoch on, and its high watermark.
+    version: LogVersion,
+}
+
+/// Whether `poll` read a record a deposed leader's log held below its high watermark at an
+/// offset at or above the start of a later leader epoch (`lossy_starts`: (epoch, start offset)
+/// of epochs that began below the committed high watermark), while it was seen leading: the
+/// later epoch's lineage holds its own records from that start on, so no later log holds
+/// what the deposed leader exposed there, and its truncation on learning of the election
+/// drops it as the loss dropped the rest. Records below the start, or a deposed leader of an
+/// epoch not below the lossy one, excuse nothing.
+fn read_from_deposed_tail(
+    lossy_starts: &[(i32, i64)],
+    deposed: &[DeposedLog],
+    poll: &PollRecord,
+) -> bool {
+    deposed.iter().any(|log| {
+        poll.fetched_ms <= log.last_seen_ms
+            && log.first_seen_ms <= poll.received_ms
+            && lossy_starts
+                .iter()
+                .any(|&(epoch, start)| log.leader_epoch < epoch && start <= poll.offset)
+            && log.version.holds(poll.offset, &poll.value)
+    })
 }
 
 /// A mirroring truncation: (checker time, offset truncated to, why).
@@ -592,7 +640,8 @@ impl Checkers {
     /// leader committed); an unclean one, or the only replica's power loss, does. On a topic
     /// that is not durable it is noted as a loss ([`Checkers::note_loss`]); on a durable one
     /// it is a lost acknowledged write, which `acked-writes-durable` reports, and nothing is
-    /// excused.
+    /// excused. The epoch and its start are kept too (`lossy_epoch_starts`), for a deposed
+    /// leader of a lower epoch that goes on serving (see [`Checkers::note_deposed_leader_logs`]).
     fn observe_leader_start(
         &mut self,
         time_ms: i64,
@@ -612,6 +661,10 @@ impl Checkers {
             .durable_topics
             .contains(&(cluster, topic_partition.topic.clone()))
         {
+            self.lossy_epoch_starts
+                .entry(key)
+                .or_default()
+                .push((leader_epoch, start_offset));
             let epoch = Some(leader_epoch);
             self.note_loss(time_ms, cluster, topic_partition, start_offset, epoch);
         }
@@ -1249,6 +1302,96 @@ impl Checkers {
         }
     }
 
+    /// Per step: for each partition a leader epoch of began below its committed high watermark
+    /// (`lossy_epoch_starts`, a topic that is not durable), keeps the log of every broker still
+    /// leading it in a lower epoch, from the lowest such start above that epoch on, with its
+    /// high watermark (`deposed_logs`): what it may answer a consumer whose metadata is as
+    /// stale as its own. A log that no longer extends the one kept (a deposed mirror leader's
+    /// fetcher may still cut it) is kept as another.
+    fn note_deposed_leader_logs(&mut self, time_ms: i64, brokers: &[BrokerView<'_>]) {
+        if self.lossy_epoch_starts.is_empty() {
+            return;
+        }
+        for view in brokers {
+            let broker = view.broker.broker_id();
+            for (tp, partition) in view.broker.partitions() {
+                let Role::Leader(state) = &partition.role else {
+                    continue;
+                };
+                let key = (view.cluster, tp.clone());
+                let Some(from) = self.lossy_epoch_starts.get(&key).and_then(|starts| {
+                    (starts.iter())
+                        .filter(|(epoch, _)| *epoch > state.leader_epoch)
+                        .map(|(_, start)| *start)
+                        .min()
+                }) else {
+                    continue;
+                };
+                let log = &partition.log;
+                let kept = self.deposed_logs.entry(key).or_default();
+                let same = |deposed: &DeposedLog| {
+                    deposed.broker == broker
+                        && deposed.incarnation == view.incarnation
+                        && deposed.leader_epoch == state.leader_epoch
+                        && deposed.version.batches.last().is_none_or(|last| {
+                            log.batches_from(last.base_offset())
+                                .next()
+                                .is_some_and(|batch| {
+                                    batch.base_offset() == last.base_offset()
+                                        && batch.header().crc == last.header().crc
+                                })
+                        })
+                };
+                let deposed = match kept.iter().position(same) {
+                    Some(at) => &mut kept[at],
+                    None => {
+                        kept.push(DeposedLog {
+                            broker,
+                            incarnation: view.incarnation,
+                            leader_epoch: state.leader_epoch,
+                            first_seen_ms: time_ms,
+                            last_seen_ms: time_ms,
+                            version: LogVersion::default(),
+                        });
+                        kept.last_mut().expect("just pushed")
+                    }
+                };
+                let last_base = deposed
+                    .version
+                    .batches
+                    .last()
+                    .map(|last| last.base_offset());
+                for batch in log.batches_from(from) {
+                    if last_base.is_none_or(|base| batch.base_offset() > base) {
+                        deposed.version.batches.push(batch.clone());
+                    }
+                }
+                deposed.version.high_watermark = log.high_watermark();
+                deposed.last_seen_ms = time_ms;
+            }
+        }
+    }
+
+    /// Whether `consumer` read `poll` from a deposed leader's tail (see
+    /// [`read_from_deposed_tail`]): a read after the loss its epoch's successor began with, of
+    /// a record that loss dooms as well. Generator seed 9800000000000371: a held-back
+    /// AlterPartition stalled c-broker-3's link to its controller (everything behind it on
+    /// the link waited), the controller fenced it at 9.92 s and elected c-broker-2, outside
+    /// the ISR, uncleanly at 379 (payments-0, `unclean.leader.election.enable`); c-broker-3,
+    /// ISR [3] in its own view, went on taking c-producer-1's records up to 536 in epoch 0,
+    /// and c-consumer-1, still fetching in epoch 0, read 488..535 from it after the election
+    /// until c-broker-3 learned of it at 12.6 s and truncated to 379.
+    fn read_from_deposed_leader(&self, consumer: NodeId, poll: &PollRecord) -> bool {
+        let key = (consumer.cluster(), poll.topic_partition.clone());
+        let (Some(starts), Some(deposed)) = (
+            self.lossy_epoch_starts.get(&key),
+            self.deposed_logs.get(&key),
+        ) else {
+            return false;
+        };
+        read_from_deposed_tail(starts, deposed, poll)
+    }
+
     /// Whether the jump of `consumer`'s `poll` from its `previous` read of the partition over
     /// `skipped`, a data record of the final log, is excused because it read both from a
     /// version of the leader's log that held no record for it in between and that the log
@@ -1379,6 +1522,7 @@ impl Checkers {
         };
         self.note_poll_gaps(&logs, history);
         self.note_log_versions(time_ms, &logs);
+        self.note_deposed_leader_logs(time_ms, brokers);
         if self.marks.len() != self.marks_first_ms.len() {
             for mark in self.marks.keys() {
                 self.marks_first_ms.entry(mark.clone()).or_insert(time_ms);
@@ -2215,6 +2359,7 @@ impl Checkers {
         let lost_at_origin_reads;
         let not_refetched_reads;
         let stop_cut_reads;
+        let deposed_reads;
         let outcome_lost_reads = std::cell::Cell::new(0u64);
         let outcome_lost_skips = std::cell::Cell::new(0u64);
         let (mut out, (rewritten_reads, rewritten_skips, across_skips)) = {
@@ -2240,12 +2385,15 @@ impl Checkers {
             let stop_cut = |consumer: NodeId, poll: &PollRecord| {
                 self.stop_cut_after_outcome_lost(consumer, poll)
             };
+            let deposed =
+                |consumer: NodeId, poll: &PollRecord| self.read_from_deposed_leader(consumer, poll);
             let rewritten = |consumer: NodeId, poll: &PollRecord| {
                 by_mirroring(consumer, poll)
                     || lost(consumer, poll)
                     || lost_at_origin(consumer, poll)
                     || not_refetched(consumer, poll)
                     || stop_cut(consumer, poll)
+                    || deposed(consumer, poll)
             };
             let reads = || {
                 history.polls.iter().flat_map(|((consumer, _), polls)| {
@@ -2280,6 +2428,16 @@ impl Checkers {
                         && !lost_at_origin(*consumer, poll)
                         && !not_refetched(*consumer, poll)
                         && stop_cut(*consumer, poll)
+                })
+                .count();
+            deposed_reads = reads()
+                .filter(|(consumer, poll)| {
+                    !by_mirroring(*consumer, poll)
+                        && !lost(*consumer, poll)
+                        && !lost_at_origin(*consumer, poll)
+                        && !not_refetched(*consumer, poll)
+                        && !stop_cut(*consumer, poll)
+                        && deposed(*consumer, poll)
                 })
                 .count();
             let rewritten_skips = std::cell::Cell::new(0u64);
@@ -2373,6 +2531,12 @@ impl Checkers {
                 .marks
                 .entry("read-cut-at-stop-after-outcome-lost".into())
                 .or_default() += stop_cut_reads as u64;
+        }
+        if deposed_reads > 0 {
+            *self
+                .marks
+                .entry("read-from-deposed-leader-past-lossy-start".into())
+                .or_default() += deposed_reads as u64;
         }
         if outcome_lost_reads.get() > 0 {
             *self
@@ -3027,10 +3191,20 @@ impl Checkers {
             brokers,
         };
         let outcome_lost_sends = std::cell::Cell::new(0);
+        let enlist_lost_sends = std::cell::Cell::new(0);
+        let commits_confirmed = commits_confirmed_at(history);
         out.extend(unseen(time_ms, history, |offset, send, read_committed| {
             let outcome_lost = || {
                 let lost = self.commit_lost_not_durable(&logs, offset, send);
                 outcome_lost_sends.set(outcome_lost_sends.get() + u64::from(lost));
+                lost
+            };
+            let enlist_lost = || {
+                let completed_ms = commits_confirmed.get(send.value.as_str()).copied();
+                let cluster = cluster_of_value(&send.value);
+                let state = |id: &str| transaction_state_partition(controllers, cluster, id);
+                let lost = self.aborted_after_enlist_lost(state, &logs, offset, send, completed_ms);
+                enlist_lost_sends.set(enlist_lost_sends.get() + u64::from(lost));
                 lost
             };
             self.dropped_by_mirroring(offset, send)
@@ -3038,12 +3212,19 @@ impl Checkers {
                 || (read_committed && self.above_hanging_txn(&logs, offset, send))
                 || (read_committed && above_forgotten_txn(&logs, &forgotten_txns, offset, send))
                 || (read_committed && outcome_lost())
+                || (read_committed && enlist_lost())
         }));
         if outcome_lost_sends.get() > 0 {
             *self
                 .marks
                 .entry("unseen-commit-lost-not-durable".into())
                 .or_default() += outcome_lost_sends.get();
+        }
+        if enlist_lost_sends.get() > 0 {
+            *self
+                .marks
+                .entry("unseen-outside-commit-after-coordinator-loss".into())
+                .or_default() += enlist_lost_sends.get();
         }
         out
     }
@@ -3084,6 +3265,53 @@ impl Checkers {
         };
         end.outcome != TxnOutcome::Committed
             && self.outcome_lost_since(cluster, tp, offset, end.decided_at, send.sent_ms)
+    }
+
+    /// Whether a READ_COMMITTED reader may never receive `send`'s transactional record although
+    /// its transaction was confirmed committed (at `completed_ms`), because its coordinator lost
+    /// the partition's enlisting (see [`Checkers::enlist_lost_by_coordinator`]: a loss of the
+    /// producer's `__transaction_state` partition between the send and the confirmation) and
+    /// the final log holds the record at its offset in a transaction its producer's next ABORT
+    /// there aborted: the COMMIT went only to the partitions the reloaded coordinator knew of,
+    /// and the record stayed open until that ABORT, as `transaction-atomicity` excuses too
+    /// (`txn-record-outside-commit-after-coordinator-loss`). Generator seed 9800000000000076:
+    /// b-broker-1, b's only broker, answered b-producer-2's AddPartitionsToTxn of payments-0 at
+    /// 4.619 s and lost that state record in a power loss at 4.620 s; after the restart the
+    /// producer wrote t77 at payments-0 offset 0 (7.34 s), its EndTxn COMMIT (7.39 s) wrote
+    /// markers to payments-1 and payments-2 only, and the next transaction's ABORT on
+    /// payments-0 aborted t77 with its own records. A record the final log commits, does not
+    /// hold at its offset or leaves open (`above_forgotten_txn` judges that), or a
+    /// coordinator that lost nothing in that window, excuses nothing.
+    /// `state_partition` gives a transactional id's `__transaction_state` partition.
+    fn aborted_after_enlist_lost(
+        &self,
+        state_partition: impl FnOnce(&str) -> Option<TopicPartition>,
+        logs: &dyn LeaderLogs,
+        offset: i64,
+        send: &crate::workload::SendRecord,
+        completed_ms: Option<i64>,
+    ) -> bool {
+        let (tp, value) = (&send.topic_partition, send.value.as_str());
+        let cluster = cluster_of_value(value);
+        let Some(writer) = parse_value(value.as_bytes()) else {
+            return false;
+        };
+        let transactional_id = crate::workload::transactional_id(&writer.producer);
+        let enlist_lost = state_partition(&transactional_id).is_some_and(|state| {
+            self.enlist_lost_by_coordinator(cluster, &state, send, completed_ms)
+        });
+        if !enlist_lost {
+            return false;
+        }
+        let Some(log) = logs.leader_log(cluster, tp) else {
+            return false;
+        };
+        let holds_it = log
+            .batches_from(offset)
+            .next()
+            .is_some_and(|batch| record_value_in(batch, offset).as_deref() == Some(value));
+        holds_it
+            && transaction_end_at(log, offset).is_some_and(|end| end.outcome == TxnOutcome::Aborted)
     }
 
     /// Whether the open transaction that holds `log`'s last stable offset below its high
@@ -3651,6 +3879,23 @@ fn unseen(
         }
     }
     out
+}
+
+/// When the producer learned that the transaction of each transactional send committed, by
+/// the send's value (a value names one send): only sends of transactions confirmed committed.
+fn commits_confirmed_at(history: &History) -> BTreeMap<&str, i64> {
+    (history.sends.iter())
+        .filter_map(|((producer, incarnation, _), send)| {
+            let transaction =
+                history
+                    .transactions
+                    .get(&(*producer, *incarnation, send.transaction?))?;
+            let completed_ms = transaction
+                .completed_ms
+                .filter(|_| transaction.committed == Some(true))?;
+            Some((send.value.as_str(), completed_ms))
+        })
+        .collect()
 }
 
 /// Compares the follower with the leader from `from` up to their common high watermark;
@@ -4999,6 +5244,55 @@ mod tests {
     /// The `__transaction_state` partition `atomicity_found` takes every producer's state in.
     const STATE_PARTITION: i32 = 2;
 
+    /// Generator seed 9800000000000076: a READ_COMMITTED reader may miss a record of a
+    /// transaction confirmed committed when the coordinator's `__transaction_state` partition
+    /// lost committed data between the send and the confirmation and the final log aborted the
+    /// record; not when the log commits it, no longer holds it at its offset, or the loss came
+    /// before the send or after the confirmation, nor on another state partition.
+    #[test]
+    fn unseen_excuses_a_record_aborted_after_its_enlisting_was_lost() {
+        let (mut history, _) = committed_txn_with_a_record_gone();
+        assert_eq!(commits_confirmed_at(&history).get("a-cut"), Some(&1_000));
+        history
+            .transactions
+            .get_mut(&(PRODUCER, 1, 3))
+            .unwrap()
+            .committed = Some(false);
+        assert!(commits_confirmed_at(&history).is_empty());
+        let tp = TopicPartition::new("t", 1);
+        let value = "a-producer-1/1/t-1/0/0000000000000000";
+        let send = send_record(&tp, value, 100, Some(0), Some(3));
+        let logs = |log| FixedLogs(BTreeMap::from([(tp.clone(), log)]));
+        let aborted = logs(log_with(&[
+            (value_batch(1, value), AppendOrigin::Client),
+            (marker(1, false), AppendOrigin::Coordinator),
+        ]));
+        let committed = logs(committed_log(value));
+        let replaced = logs(committed_log("a-producer-2/1/t-1/0/0000000000000000"));
+        let with_loss = |time_ms| {
+            let mut checkers = Checkers::default();
+            let state = TopicPartition::new("__transaction_state", STATE_PARTITION);
+            checkers
+                .losses
+                .insert((ClusterIndex(0), state), vec![(time_ms, 0)]);
+            checkers
+        };
+        let excused = |checkers: &Checkers, logs: &FixedLogs, partition: i32| {
+            let state = |id: &str| {
+                assert_eq!(id, "a-producer-1-txn");
+                Some(TopicPartition::new("__transaction_state", partition))
+            };
+            checkers.aborted_after_enlist_lost(state, logs, 0, &send, Some(1_000))
+        };
+        assert!(excused(&with_loss(500), &aborted, STATE_PARTITION));
+        assert!(!excused(&with_loss(500), &committed, STATE_PARTITION));
+        assert!(!excused(&with_loss(500), &replaced, STATE_PARTITION));
+        assert!(!excused(&with_loss(50), &aborted, STATE_PARTITION));
+        assert!(!excused(&with_loss(1_500), &aborted, STATE_PARTITION));
+        assert!(!excused(&with_loss(500), &aborted, STATE_PARTITION + 1));
+        assert!(!excused(&Checkers::default(), &aborted, STATE_PARTITION));
+    }
+
     #[test]
     fn transaction_atomicity_excuses_only_a_failback_cut_or_a_non_durable_loss() {
         let (kept_tp, cut_tp) = (TopicPartition::new("t", 0), TopicPartition::new("t", 1));
@@ -6186,6 +6480,92 @@ mod tests {
             .observe_high_watermark(0, key, (8, 9))
             .expect("11 then 9 in epoch 8");
         assert_eq!(found.invariant, "hw-monotonic");
+    }
+
+    /// Generator seed 9800000000000371: a read from a deposed leader's tail above the start of
+    /// the epoch that replaced it uncleanly is excused; one below that start, one of a value
+    /// the deposed log did not hold below its high watermark, one before the deposed log was
+    /// seen or after it was last seen leading, and one from a deposed leader of an epoch not
+    /// below the lossy one, are not.
+    #[test]
+    fn read_from_deposed_tail_needs_its_log_above_a_lossy_start() {
+        let log = log_with(&[
+            (value_batch(1, "old-0"), AppendOrigin::Client),
+            (value_batch(2, "old-1"), AppendOrigin::Client),
+            (value_batch(3, "old-2"), AppendOrigin::Client),
+            (value_batch(4, "old-3"), AppendOrigin::Client),
+        ]);
+        let deposed = |leader_epoch, high_watermark| DeposedLog {
+            broker: BrokerId(3),
+            incarnation: 1,
+            leader_epoch,
+            first_seen_ms: 9_950,
+            last_seen_ms: 12_600,
+            version: LogVersion {
+                high_watermark,
+                batches: log.batches_from(0).cloned().collect(),
+            },
+        };
+        let tp = TopicPartition::new("payments", 0);
+        let read = |offset, value: &str, fetched_ms, received_ms| PollRecord {
+            fetched_ms,
+            received_ms,
+            ..poll(&tp, offset, value)
+        };
+        // Epoch 1 began uncleanly at 2; the deposed leader of epoch 0 exposed up to 3.
+        let starts = [(1, 2)];
+        let zombie = [deposed(0, 4)];
+        assert!(read_from_deposed_tail(
+            &starts,
+            &zombie,
+            &read(2, "old-2", 10_000, 10_010)
+        ));
+        assert!(read_from_deposed_tail(
+            &starts,
+            &zombie,
+            &read(3, "old-3", 12_590, 12_600)
+        ));
+        // Below the lossy start: the new epoch's lineage holds it (or a loss excuses it).
+        assert!(!read_from_deposed_tail(
+            &starts,
+            &zombie,
+            &read(1, "old-1", 10_000, 10_010)
+        ));
+        // Not what the deposed log held there, or not below its high watermark.
+        assert!(!read_from_deposed_tail(
+            &starts,
+            &zombie,
+            &read(2, "new-2", 10_000, 10_010)
+        ));
+        let below_hw = [deposed(0, 3)];
+        assert!(!read_from_deposed_tail(
+            &starts,
+            &below_hw,
+            &read(3, "old-3", 10_000, 10_010)
+        ));
+        // Outside the steps it was seen leading in its old epoch.
+        assert!(!read_from_deposed_tail(
+            &starts,
+            &zombie,
+            &read(2, "old-2", 12_700, 12_710)
+        ));
+        assert!(!read_from_deposed_tail(
+            &starts,
+            &zombie,
+            &read(2, "old-2", 9_000, 9_010)
+        ));
+        // A leader of the lossy epoch itself (or a later one) is not deposed by it.
+        let current = [deposed(1, 4)];
+        assert!(!read_from_deposed_tail(
+            &starts,
+            &current,
+            &read(2, "old-2", 10_000, 10_010)
+        ));
+        assert!(!read_from_deposed_tail(
+            &[],
+            &zombie,
+            &read(2, "old-2", 10_000, 10_010)
+        ));
     }
 
     #[test]
