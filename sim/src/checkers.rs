@@ -326,6 +326,10 @@ pub struct Checkers {
     leader_changed: BTreeSet<(ClusterIndex, TopicPartition)>,
     /// Groups the mirror sync committed offsets for, by destination cluster.
     synced_groups: BTreeSet<(ClusterIndex, String)>,
+    /// Per (cluster, group, partition): each new offset a member committed, as a current
+    /// coordinator showed it (admin commits, the sync's among them, are not a position), with
+    /// the control batches the log held right below it then (see [`MemberCommit`]).
+    member_commits: BTreeMap<(ClusterIndex, String, TopicPartition), Vec<MemberCommit>>,
     /// `skipped-poll` at read time: per (consumer, incarnation), how many of its polls were
     /// looked at and the offset it last read of each partition.
     polls_seen: BTreeMap<(NodeId, u64), (usize, BTreeMap<TopicPartition, i64>)>,
@@ -483,6 +487,22 @@ fn read_from_deposed_tail(
 
 /// A mirroring truncation: (checker time, offset truncated to, why).
 type MirrorTruncation = (i64, i64, TruncationReason);
+
+/// A member's commit of a partition's offset as the checkers first saw it: a group member
+/// commits its position, so the group's position had passed every offset below `offset` on
+/// that cluster by `seen_ms`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct MemberCommit {
+    /// Checker time of the step that first showed it.
+    seen_ms: i64,
+    /// The committed offset.
+    offset: i64,
+    /// The lowest offset from which the current leader's log then held only control batches,
+    /// batch after batch, up to `offset` ([`control_run_before`]; `offset` itself when the
+    /// batch below it was data or the log did not reach it): what the position passed there
+    /// without a record to show for it.
+    control_from: i64,
+}
 
 /// What `group-offsets-monotonic` remembers of one (cluster, group, partition).
 #[derive(Debug, Clone, Copy)]
@@ -2159,6 +2179,12 @@ impl Checkers {
                     .map_or(0, Vec::len);
                 for group in host.shard().group_ids() {
                     for (partition, committed) in host.shard().committed_offsets(&group) {
+                        if !committed.by_admin {
+                            let log = current_leader(controllers, brokers, cluster, &partition)
+                                .map(|(_, log)| log);
+                            let key = (cluster, group.to_string(), partition.clone());
+                            self.note_member_commit(time_ms, key, committed.offset, log);
+                        }
                         let seen = (cluster, group.as_str(), partition, committed.offset);
                         out.extend(self.observe_group_offset_with(
                             time_ms,
@@ -2170,6 +2196,27 @@ impl Checkers {
                 }
             }
         }
+    }
+
+    /// Notes a member's committed `offset` of (cluster, group, partition) in
+    /// `member_commits` when it differs from the last one noted, with the control batches
+    /// `log` (the partition's current leader's, if any) holds right below it.
+    fn note_member_commit(
+        &mut self,
+        time_ms: i64,
+        key: (ClusterIndex, String, TopicPartition),
+        offset: i64,
+        log: Option<&PartitionLog<MemoryDirDisk>>,
+    ) {
+        let commits = self.member_commits.entry(key).or_default();
+        if commits.last().is_some_and(|last| last.offset == offset) {
+            return;
+        }
+        commits.push(MemberCommit {
+            seen_ms: time_ms,
+            offset,
+            control_from: log.map_or(offset, |log| control_run_before(log, offset)),
+        });
     }
 
     /// Records the committed offset a current coordinator shows for (cluster, group,
@@ -2657,7 +2704,13 @@ impl Checkers {
     /// 9400000000001911: the group resumed on c at the synced 170 over records it had read on
     /// a; c's power loss cut payments-0 to 62 and its group offsets back to that 170, c's
     /// producer wrote 62 anew, and the member, reset to 62 by its epoch validation, was held
-    /// below it by a transaction the loss left hanging).
+    /// below it by a transaction the loss left hanging). Two more legitimate passes: offsets a
+    /// member's commit passed over control batches only before a mirroring cut replaced them,
+    /// where the group had no read to show for its position
+    /// ([`Checkers::controls_passed_before_cut`], mark `resume-over-passed-controls-rewritten`),
+    /// and a record a READ_COMMITTED member passed while it was aborted, whose ABORT a loss on
+    /// a topic that is not durable took since ([`Checkers::group_passed_over_lost_outcome`],
+    /// mark `resume-over-outcome-lost-not-durable`).
     fn check_group_resumes(
         &mut self,
         time_ms: i64,
@@ -2734,6 +2787,7 @@ impl Checkers {
                     }
                 }
             }
+            let passed_controls = self.controls_passed_before_cut(group);
             for (tp, (resumed_ms, resumed_at)) in first {
                 let Some(log) = logs.leader_log(*cluster, tp) else {
                     continue;
@@ -2744,6 +2798,8 @@ impl Checkers {
                 self.precondition("group-resume-no-skip");
                 let mut excused = 0u64;
                 let mut written_later = 0u64;
+                let mut controls_rewritten = 0u64;
+                let mut outcome_lost = 0u64;
                 let outcomes = read_committed.then(|| transaction_outcomes(log));
                 let skipped = log
                     .batches_from(log.log_start_offset())
@@ -2773,13 +2829,39 @@ impl Checkers {
                                 .get(value.as_str())
                                 .is_some_and(|sent_ms| *sent_ms > resumed_ms);
                         written_later += u64::from(later);
-                        !replaced && !later
+                        // The same record as the cut cluster's final log holds there: the
+                        // one the cut put below the position (mirrored on to here).
+                        let controls = !replaced
+                            && !later
+                            && passed_controls
+                                .iter()
+                                .any(|(cut_cluster, cut_tp, from, until)| {
+                                    cut_tp == tp
+                                        && (*from..*until).contains(offset)
+                                        && logs
+                                            .leader_log(*cut_cluster, tp)
+                                            .and_then(|log| record_value_at(log, *offset))
+                                            .is_some_and(|there| there == *value)
+                                });
+                        controls_rewritten += u64::from(controls);
+                        let lost = !replaced
+                            && !later
+                            && !controls
+                            && self.group_passed_over_lost_outcome(logs, history, group, tp, value);
+                        outcome_lost += u64::from(lost);
+                        !replaced && !later && !controls && !lost
                     });
                 for _ in 0..excused {
                     self.mark("resume-over-offset-rewritten-by-mirroring");
                 }
                 for _ in 0..written_later {
                     self.mark("resume-over-record-written-later");
+                }
+                for _ in 0..controls_rewritten {
+                    self.mark("resume-over-passed-controls-rewritten");
+                }
+                for _ in 0..outcome_lost {
+                    self.mark("resume-over-outcome-lost-not-durable");
                 }
                 if let Some((offset, value)) = skipped {
                     out.push(Violation {
@@ -2797,6 +2879,107 @@ impl Checkers {
             }
         }
         out
+    }
+
+    /// The offsets `[from, until)` of a partition (with the cluster) that `group`'s position
+    /// had passed on that cluster over control batches only, without a record to show for
+    /// it, when a mirroring truncation there replaced them (for `group-resume-no-skip`): a
+    /// member's commit of `until` ([`MemberCommit`]), the last one seen before the cut, with
+    /// the log holding only control batches from at or below the cut's offset `from` up to it
+    /// then, and the cut the first of the partition since, with no loss of committed data
+    /// below `until` in between (a loss comes with a leader change the position is validated
+    /// at; a second cut replaces a log the commit never saw). A mirroring cut keeps the
+    /// leader epoch, so the member fetches on from its position over what the cut put below
+    /// it, as `resume-over-offset-rewritten-by-mirroring` excuses after a read; this is the
+    /// same position known from a commit where the group had read nothing of the partition yet
+    /// (generator seed 9800000000000294, chain a → b → c: the group passed b's
+    /// `MIRROR_PID_RESET` at payments-1 offset 0 and committed 1; b's payments, re-added,
+    /// PREPARING cut b to 0 (no last mirrored epoch) and mirrored a's records from 0; the
+    /// member read on at 1, c mirrored b, and the group resumed on c at the synced 48).
+    fn controls_passed_before_cut(
+        &self,
+        group: &str,
+    ) -> Vec<(ClusterIndex, TopicPartition, i64, i64)> {
+        let mut passed = Vec::new();
+        for ((cluster, name, tp), commits) in &self.member_commits {
+            if name != group {
+                continue;
+            }
+            let key = (*cluster, tp.clone());
+            let cuts = self.mirror_truncations.get(&key).into_iter().flatten();
+            for (index, commit) in commits.iter().enumerate() {
+                let next_seen_ms = commits.get(index + 1).map_or(i64::MAX, |next| next.seen_ms);
+                let Some((cut_ms, to, _)) = cuts.clone().find(|cut| cut.0 > commit.seen_ms) else {
+                    continue;
+                };
+                let lost = kept_below(
+                    all_losses(&self.losses, &self.lost_tails, &key),
+                    commit.offset - 1,
+                    commit.seen_ms,
+                );
+                if *cut_ms < next_seen_ms
+                    && commit.control_from <= *to
+                    && *to < commit.offset
+                    && !lost
+                {
+                    passed.push((*cluster, tp.clone(), *to, commit.offset));
+                }
+            }
+        }
+        passed
+    }
+
+    /// Whether a READ_COMMITTED member of `group` jumped over `value` (a record of `tp`) on
+    /// its own cluster where `skipped-poll` excuses the jump as
+    /// `skip-over-outcome-lost-not-durable` ([`Checkers::skip_over_lost_outcome`]): the
+    /// record's transaction was aborted when the member read past it, and a loss of committed
+    /// data on that topic, which is not durable, kept the record but not its ABORT, so a later
+    /// marker decides it in the final log. The group's position passed it legitimately there,
+    /// and the sync carried that position to a mirror whose copy of the log now commits it
+    /// (generator seed 9800000000000175, b mirrors a: the group read a's orders-0 past the
+    /// aborted record at 16 (ABORT at 18); a power loss of a's only replica kept 0..17, the
+    /// coordinator's COMMIT of the producer's next transaction landed at 18, b's fetcher cut
+    /// to 18 and mirrored it, and the group resumed on b at the synced 47). A record the group
+    /// jumped over while the log held it for the group is never excused here.
+    fn group_passed_over_lost_outcome(
+        &self,
+        logs: &dyn LeaderLogs,
+        history: &History,
+        group: &str,
+        tp: &TopicPartition,
+        value: &str,
+    ) -> bool {
+        for (&(consumer, incarnation), polls) in &history.polls {
+            if history.groups.get(&consumer).map(String::as_str) != Some(group)
+                || !history.read_committed.contains(&consumer)
+            {
+                continue;
+            }
+            let Some(log) = logs.leader_log(consumer.cluster(), tp) else {
+                continue;
+            };
+            let Some(offset) = offset_of_value(log, value) else {
+                continue;
+            };
+            let Some(end) = transaction_end_at(log, offset) else {
+                continue;
+            };
+            let mut previous = None;
+            for (index, poll) in polls.iter().enumerate() {
+                if poll.topic_partition != *tp {
+                    continue;
+                }
+                let jumped = previous.is_some_and(|previous| {
+                    !poll.after_reset && previous < offset && offset < poll.offset
+                });
+                previous = Some(poll.offset);
+                let key = (consumer, incarnation, index);
+                if jumped && self.skip_over_lost_outcome(key, poll, offset, end.decided_at) {
+                    return true;
+                }
+            }
+        }
+        false
     }
 
     /// The preconditions of the history checks, judged on the same final logs: which cases
@@ -3776,6 +3959,30 @@ fn offset_of_value(log: &PartitionLog<MemoryDirDisk>, value: &str) -> Option<i64
         .flat_map(|batch| batch.records().filter_map(Result::ok).collect::<Vec<_>>())
         .find(|record| record.value.as_deref() == Some(value.as_bytes()))
         .map(|record| record.offset)
+}
+
+/// The lowest offset from which `log` holds only control batches, batch after batch without
+/// a gap, up to `offset` below its high watermark; `offset` itself when the batch right below
+/// it is data, or the log's batches do not end exactly at `offset` below its high watermark.
+fn control_run_before(log: &PartitionLog<MemoryDirDisk>, offset: i64) -> i64 {
+    if offset > log.high_watermark() {
+        return offset;
+    }
+    let mut run_from = None;
+    let mut at = log.log_start_offset();
+    for batch in log.batches_from(log.log_start_offset()) {
+        if batch.base_offset() >= offset {
+            break;
+        }
+        let contiguous = batch.base_offset() == at;
+        run_from = match (batch.is_control(), run_from) {
+            (false, _) => None,
+            (true, Some(from)) if contiguous => Some(from),
+            (true, _) => Some(batch.base_offset()),
+        };
+        at = batch.next_offset();
+    }
+    run_from.filter(|_| at == offset).unwrap_or(offset)
 }
 
 /// Whether `log` holds `[from, to)` as control batches only, batch after batch from `from`
@@ -4883,6 +5090,179 @@ mod tests {
             "{}",
             found[0].detail
         );
+    }
+
+    #[test]
+    fn control_run_before_finds_the_control_batches_right_below_an_offset() {
+        // 0: data, 1 and 2: control batches, 3: data; high watermark 4.
+        let log = log_with(&[
+            (plain_batch("a-v0"), AppendOrigin::Client),
+            (mirror_pid_reset("b", 0), AppendOrigin::Coordinator),
+            (mirror_pid_reset("b", 0), AppendOrigin::Coordinator),
+            (plain_batch("a-v3"), AppendOrigin::Client),
+        ]);
+        assert_eq!(control_run_before(&log, 3), 1);
+        assert_eq!(control_run_before(&log, 2), 1);
+        // Data right below: no control run.
+        assert_eq!(control_run_before(&log, 1), 1);
+        assert_eq!(control_run_before(&log, 4), 4);
+        assert_eq!(control_run_before(&log, 0), 0);
+        // Past the log end (and the high watermark): the log does not reach it.
+        assert_eq!(control_run_before(&log, 6), 6);
+    }
+
+    #[test]
+    fn group_resume_checker_excuses_controls_a_commit_passed_before_a_mirroring_cut() {
+        // Generator seed 9800000000000294, chain a -> b -> c: the group's member on b passed
+        // b's MIRROR_PID_RESET at 0 and committed 1 (seen at 10 ms) without a record to show
+        // for it; PREPARING cut b to 0 (at `cut_ms`) and mirrored a's records from 0; the
+        // member read a's 1 on b, and the group resumed on c at 2. a's record at 0 is below
+        // the position: excused only when the commit passed control batches only there, was
+        // the last one seen before the cut, and no other cut or loss came in between.
+        let tp = TopicPartition::new("payments", 1);
+        let final_log = FixedLogs(BTreeMap::from([(
+            tp.clone(),
+            log_with(&[
+                (plain_batch("a/1/payments-1/0/x"), AppendOrigin::Client),
+                (plain_batch("a/1/payments-1/1/x"), AppendOrigin::Client),
+                (plain_batch("a/1/payments-1/2/x"), AppendOrigin::Client),
+            ]),
+        )]));
+        let reset_only = log_with(&[(mirror_pid_reset("a", 0), AppendOrigin::Coordinator)]);
+        let data_at_0 = log_with(&[(plain_batch("b/1/payments-1/0/y"), AppendOrigin::Client)]);
+        let (b, c) = (ClusterIndex(1), ClusterIndex(2));
+        let on_b = NodeId::Client(b, ClientKind::Consumer, 1);
+        let on_c = NodeId::Client(c, ClientKind::Consumer, 1);
+        let judge = |commit_log: &PartitionLog<MemoryDirDisk>,
+                     cut_ms: i64,
+                     later_commit_ms: Option<i64>,
+                     loss_ms: Option<i64>| {
+            let mut history = History::default();
+            history.groups.insert(on_b, "g".into());
+            history.groups.insert(on_c, "g".into());
+            // Fetched after the cut (the real run's first read there).
+            let after_cut = PollRecord {
+                fetched_ms: 25,
+                received_ms: 26,
+                ..poll(&tp, 1, "a/1/payments-1/1/x")
+            };
+            history.polls.insert((on_b, 1), vec![after_cut]);
+            history
+                .polls
+                .insert((on_c, 1), vec![poll(&tp, 2, "a/1/payments-1/2/x")]);
+            let mut checkers = Checkers::default();
+            checkers.synced_groups.insert((c, "g".to_owned()));
+            let key = (b, "g".to_owned(), tp.clone());
+            checkers.note_member_commit(10, key.clone(), 1, Some(commit_log));
+            // The same offset seen again is no new commit.
+            checkers.note_member_commit(12, key.clone(), 1, None);
+            if let Some(later_ms) = later_commit_ms {
+                checkers.note_member_commit(later_ms, key, 0, Some(commit_log));
+            }
+            if let Some(loss_ms) = loss_ms {
+                checkers.note_loss(loss_ms, b, &tp, 0, Some(1));
+            }
+            checkers.mirror_truncations.insert(
+                (b, tp.clone()),
+                vec![(cut_ms, 0, TruncationReason::MirrorLastMirroredEpoch)],
+            );
+            let found = checkers.check_group_resumes(30, &final_log, &history);
+            let marked = checkers
+                .marks
+                .contains_key("resume-over-passed-controls-rewritten");
+            (found, marked)
+        };
+        let (found, marked) = judge(&reset_only, 20, None, None);
+        assert!(found.is_empty(), "{found:?}");
+        assert!(marked);
+        let caught = |(found, marked): (Vec<Violation>, bool)| {
+            assert_eq!(found.len(), 1, "{found:?}");
+            assert!(
+                found[0].detail.contains("at offset 0"),
+                "{}",
+                found[0].detail
+            );
+            assert!(!marked);
+        };
+        // The position passed a data record there: a real skip, whatever the cut did since.
+        caught(judge(&data_at_0, 20, None, None));
+        // A cut before the commit (or in its step) replaced nothing the commit had passed.
+        caught(judge(&reset_only, 5, None, None));
+        caught(judge(&reset_only, 10, None, None));
+        // A later commit (at 0) was the position at the cut.
+        caught(judge(&reset_only, 20, Some(15), None));
+        // A loss in between comes with a leader change the position is validated at.
+        caught(judge(&reset_only, 20, None, Some(15)));
+    }
+
+    #[test]
+    fn group_resume_checker_excuses_a_record_the_group_passed_aborted_before_its_abort_was_lost() {
+        // Generator seed 9800000000000175, b mirrors a: the group's READ_COMMITTED member on
+        // a read 0, then 3 past producer 1's aborted record at 1 (ABORT at 2); a power loss of
+        // a's only replica kept 0..1, the coordinator's COMMIT of the producer's next
+        // transaction landed at 2, b mirrored that log, and the group resumed on b at 3.
+        let tp = TopicPartition::new("orders", 0);
+        let (a, b) = (ClusterIndex(0), ClusterIndex(1));
+        let new = "a-producer-1/1/orders-0/9/new";
+        let log = |committed| {
+            log_with(&[
+                (plain_batch("a-v0"), AppendOrigin::Client),
+                (value_batch(1, "a-t3"), AppendOrigin::Client),
+                (marker(1, committed), AppendOrigin::Coordinator),
+                (plain_batch(new), AppendOrigin::Client),
+            ])
+        };
+        let final_log = FixedLogs(BTreeMap::from([(tp.clone(), log(true))]));
+        let on_b = NodeId::Client(b, ClientKind::Consumer, 1);
+        let read = |offset, value: &str| PollRecord {
+            received_ms: 4_000,
+            fetched_ms: 4_000,
+            ..poll(&tp, offset, value)
+        };
+        let judge = |aborted: bool, read_committed: bool, loss_ms: Option<i64>| {
+            let mut history = History::default();
+            history.groups.insert(CONSUMER, "g".into());
+            history.groups.insert(on_b, "g".into());
+            history.read_committed.insert(on_b);
+            if read_committed {
+                history.read_committed.insert(CONSUMER);
+            }
+            history
+                .polls
+                .insert((CONSUMER, 1), vec![read(0, "a-v0"), read(3, new)]);
+            history.polls.insert((on_b, 1), vec![poll(&tp, 3, new)]);
+            let mut checkers = Checkers::default();
+            checkers.synced_groups.insert((b, "g".to_owned()));
+            let read_time = FixedLogs(BTreeMap::from([(tp.clone(), log(!aborted))]));
+            checkers.note_poll_gaps(&read_time, &history);
+            if let Some(loss_ms) = loss_ms {
+                checkers.note_loss(loss_ms, a, &tp, 2, Some(1));
+            }
+            let found = checkers.check_group_resumes(9_000, &final_log, &history);
+            let marked = checkers
+                .marks
+                .contains_key("resume-over-outcome-lost-not-durable");
+            (found, marked)
+        };
+        let (found, marked) = judge(true, true, Some(5_000));
+        assert!(found.is_empty(), "{found:?}");
+        assert!(marked);
+        let caught = |(found, marked): (Vec<Violation>, bool)| {
+            assert_eq!(found.len(), 1, "{found:?}");
+            assert!(
+                found[0].detail.contains("at offset 1"),
+                "{}",
+                found[0].detail
+            );
+            assert!(!marked);
+        };
+        // No loss, or one before the read: the final verdict is the one the member read past.
+        caught(judge(true, true, None));
+        caught(judge(true, true, Some(3_000)));
+        // Committed when the member jumped over it, or jumped over by a READ_UNCOMMITTED
+        // member: a real skip.
+        caught(judge(false, true, Some(5_000)));
+        caught(judge(true, false, Some(5_000)));
     }
 
     #[test]
