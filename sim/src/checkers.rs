@@ -485,6 +485,60 @@ fn read_from_deposed_tail(
     })
 }
 
+/// Adds what `view`'s broker, still leading in `leader_epoch`, holds in `log` from `from` on to
+/// the deposed logs `kept` of its partition (see [`Checkers::note_deposed_leader_logs`]): to
+/// the one it extends, or as another when its log no longer extends any (a deposed mirror
+/// leader's fetcher may still cut it).
+fn note_deposed_log(
+    kept: &mut Vec<DeposedLog>,
+    time_ms: i64,
+    view: &BrokerView<'_>,
+    leader_epoch: i32,
+    log: &PartitionLog<MemoryDirDisk>,
+    from: i64,
+) {
+    let broker = view.broker.broker_id();
+    let extends = |deposed: &DeposedLog| {
+        deposed.broker == broker
+            && deposed.incarnation == view.incarnation
+            && deposed.leader_epoch == leader_epoch
+            && deposed.version.batches.last().is_none_or(|last| {
+                log.batches_from(last.base_offset())
+                    .next()
+                    .is_some_and(|batch| {
+                        batch.base_offset() == last.base_offset()
+                            && batch.header().crc == last.header().crc
+                    })
+            })
+    };
+    let deposed = match kept.iter().position(extends) {
+        Some(at) => &mut kept[at],
+        None => {
+            kept.push(DeposedLog {
+                broker,
+                incarnation: view.incarnation,
+                leader_epoch,
+                first_seen_ms: time_ms,
+                last_seen_ms: time_ms,
+                version: LogVersion::default(),
+            });
+            kept.last_mut().expect("just pushed")
+        }
+    };
+    let last_base = deposed
+        .version
+        .batches
+        .last()
+        .map(|last| last.base_offset());
+    for batch in log.batches_from(from) {
+        if last_base.is_none_or(|base| batch.base_offset() > base) {
+            deposed.version.batches.push(batch.clone());
+        }
+    }
+    deposed.version.high_watermark = log.high_watermark();
+    deposed.last_seen_ms = time_ms;
+}
+
 /// A mirroring truncation: (checker time, offset truncated to, why).
 type MirrorTruncation = (i64, i64, TruncationReason);
 
@@ -1329,65 +1383,33 @@ impl Checkers {
     /// stale as its own. A log that no longer extends the one kept (a deposed mirror leader's
     /// fetcher may still cut it) is kept as another.
     fn note_deposed_leader_logs(&mut self, time_ms: i64, brokers: &[BrokerView<'_>]) {
-        if self.lossy_epoch_starts.is_empty() {
-            return;
-        }
-        for view in brokers {
-            let broker = view.broker.broker_id();
-            for (tp, partition) in view.broker.partitions() {
+        // Only the few partitions with a lossy start are looked at, not every partition of
+        // every broker: this runs every step once a loss happened.
+        for (key, starts) in &self.lossy_epoch_starts {
+            let (cluster, tp) = key;
+            for view in brokers.iter().filter(|view| view.cluster == *cluster) {
+                let Some(partition) = view.broker.partitions().get(tp) else {
+                    continue;
+                };
                 let Role::Leader(state) = &partition.role else {
                     continue;
                 };
-                let key = (view.cluster, tp.clone());
-                let Some(from) = self.lossy_epoch_starts.get(&key).and_then(|starts| {
-                    (starts.iter())
-                        .filter(|(epoch, _)| *epoch > state.leader_epoch)
-                        .map(|(_, start)| *start)
-                        .min()
-                }) else {
+                let Some(from) = (starts.iter())
+                    .filter(|(epoch, _)| *epoch > state.leader_epoch)
+                    .map(|(_, start)| *start)
+                    .min()
+                else {
                     continue;
                 };
-                let log = &partition.log;
-                let kept = self.deposed_logs.entry(key).or_default();
-                let same = |deposed: &DeposedLog| {
-                    deposed.broker == broker
-                        && deposed.incarnation == view.incarnation
-                        && deposed.leader_epoch == state.leader_epoch
-                        && deposed.version.batches.last().is_none_or(|last| {
-                            log.batches_from(last.base_offset())
-                                .next()
-                                .is_some_and(|batch| {
-                                    batch.base_offset() == last.base_offset()
-                                        && batch.header().crc == last.header().crc
-                                })
-                        })
-                };
-                let deposed = match kept.iter().position(same) {
-                    Some(at) => &mut kept[at],
-                    None => {
-                        kept.push(DeposedLog {
-                            broker,
-                            incarnation: view.incarnation,
-                            leader_epoch: state.leader_epoch,
-                            first_seen_ms: time_ms,
-                            last_seen_ms: time_ms,
-                            version: LogVersion::default(),
-                        });
-                        kept.last_mut().expect("just pushed")
-                    }
-                };
-                let last_base = deposed
-                    .version
-                    .batches
-                    .last()
-                    .map(|last| last.base_offset());
-                for batch in log.batches_from(from) {
-                    if last_base.is_none_or(|base| batch.base_offset() > base) {
-                        deposed.version.batches.push(batch.clone());
-                    }
-                }
-                deposed.version.high_watermark = log.high_watermark();
-                deposed.last_seen_ms = time_ms;
+                let kept = self.deposed_logs.entry(key.clone()).or_default();
+                note_deposed_log(
+                    kept,
+                    time_ms,
+                    view,
+                    state.leader_epoch,
+                    &partition.log,
+                    from,
+                );
             }
         }
     }
@@ -2180,9 +2202,11 @@ impl Checkers {
                 for group in host.shard().group_ids() {
                     for (partition, committed) in host.shard().committed_offsets(&group) {
                         if !committed.by_admin {
-                            let log = current_leader(controllers, brokers, cluster, &partition)
-                                .map(|(_, log)| log);
                             let key = (cluster, group.to_string(), partition.clone());
+                            let log = || {
+                                current_leader(controllers, brokers, cluster, &partition)
+                                    .map(|(_, log)| log)
+                            };
                             self.note_member_commit(time_ms, key, committed.offset, log);
                         }
                         let seen = (cluster, group.as_str(), partition, committed.offset);
@@ -2200,13 +2224,14 @@ impl Checkers {
 
     /// Notes a member's committed `offset` of (cluster, group, partition) in
     /// `member_commits` when it differs from the last one noted, with the control batches
-    /// `log` (the partition's current leader's, if any) holds right below it.
-    fn note_member_commit(
+    /// `log` (the partition's current leader's, if any) holds right below it. The log is
+    /// looked up only then: the same commit shows every step.
+    fn note_member_commit<'l>(
         &mut self,
         time_ms: i64,
         key: (ClusterIndex, String, TopicPartition),
         offset: i64,
-        log: Option<&PartitionLog<MemoryDirDisk>>,
+        log: impl FnOnce() -> Option<&'l PartitionLog<MemoryDirDisk>>,
     ) {
         let commits = self.member_commits.entry(key).or_default();
         if commits.last().is_some_and(|last| last.offset == offset) {
@@ -2215,7 +2240,7 @@ impl Checkers {
         commits.push(MemberCommit {
             seen_ms: time_ms,
             offset,
-            control_from: log.map_or(offset, |log| control_run_before(log, offset)),
+            control_from: log().map_or(offset, |log| control_run_before(log, offset)),
         });
     }
 
@@ -5153,11 +5178,11 @@ mod tests {
             let mut checkers = Checkers::default();
             checkers.synced_groups.insert((c, "g".to_owned()));
             let key = (b, "g".to_owned(), tp.clone());
-            checkers.note_member_commit(10, key.clone(), 1, Some(commit_log));
+            checkers.note_member_commit(10, key.clone(), 1, || Some(commit_log));
             // The same offset seen again is no new commit.
-            checkers.note_member_commit(12, key.clone(), 1, None);
+            checkers.note_member_commit(12, key.clone(), 1, || None);
             if let Some(later_ms) = later_commit_ms {
-                checkers.note_member_commit(later_ms, key, 0, Some(commit_log));
+                checkers.note_member_commit(later_ms, key, 0, || Some(commit_log));
             }
             if let Some(loss_ms) = loss_ms {
                 checkers.note_loss(loss_ms, b, &tp, 0, Some(1));
@@ -6895,57 +6920,25 @@ mod tests {
         // Epoch 1 began uncleanly at 2; the deposed leader of epoch 0 exposed up to 3.
         let starts = [(1, 2)];
         let zombie = [deposed(0, 4)];
-        assert!(read_from_deposed_tail(
-            &starts,
-            &zombie,
-            &read(2, "old-2", 10_000, 10_010)
-        ));
-        assert!(read_from_deposed_tail(
-            &starts,
-            &zombie,
-            &read(3, "old-3", 12_590, 12_600)
-        ));
+        let excused =
+            |starts: &[(i32, i64)], logs: &[DeposedLog], offset, value, fetched_ms, received_ms| {
+                read_from_deposed_tail(starts, logs, &read(offset, value, fetched_ms, received_ms))
+            };
+        assert!(excused(&starts, &zombie, 2, "old-2", 10_000, 10_010));
+        assert!(excused(&starts, &zombie, 3, "old-3", 12_590, 12_600));
         // Below the lossy start: the new epoch's lineage holds it (or a loss excuses it).
-        assert!(!read_from_deposed_tail(
-            &starts,
-            &zombie,
-            &read(1, "old-1", 10_000, 10_010)
-        ));
+        assert!(!excused(&starts, &zombie, 1, "old-1", 10_000, 10_010));
         // Not what the deposed log held there, or not below its high watermark.
-        assert!(!read_from_deposed_tail(
-            &starts,
-            &zombie,
-            &read(2, "new-2", 10_000, 10_010)
-        ));
+        assert!(!excused(&starts, &zombie, 2, "new-2", 10_000, 10_010));
         let below_hw = [deposed(0, 3)];
-        assert!(!read_from_deposed_tail(
-            &starts,
-            &below_hw,
-            &read(3, "old-3", 10_000, 10_010)
-        ));
+        assert!(!excused(&starts, &below_hw, 3, "old-3", 10_000, 10_010));
         // Outside the steps it was seen leading in its old epoch.
-        assert!(!read_from_deposed_tail(
-            &starts,
-            &zombie,
-            &read(2, "old-2", 12_700, 12_710)
-        ));
-        assert!(!read_from_deposed_tail(
-            &starts,
-            &zombie,
-            &read(2, "old-2", 9_000, 9_010)
-        ));
+        assert!(!excused(&starts, &zombie, 2, "old-2", 12_700, 12_710));
+        assert!(!excused(&starts, &zombie, 2, "old-2", 9_000, 9_010));
         // A leader of the lossy epoch itself (or a later one) is not deposed by it.
         let current = [deposed(1, 4)];
-        assert!(!read_from_deposed_tail(
-            &starts,
-            &current,
-            &read(2, "old-2", 10_000, 10_010)
-        ));
-        assert!(!read_from_deposed_tail(
-            &[],
-            &zombie,
-            &read(2, "old-2", 10_000, 10_010)
-        ));
+        assert!(!excused(&starts, &current, 2, "old-2", 10_000, 10_010));
+        assert!(!excused(&[], &zombie, 2, "old-2", 10_000, 10_010));
     }
 
     #[test]

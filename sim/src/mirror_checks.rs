@@ -83,7 +83,7 @@
 //! - After the source, itself a mirror destination, cut its log by design (a PREPARING
 //!   truncation, or its fetcher meeting its own source's diverging epoch), the batches the
 //!   cut removed are not judged through one more append, the answer to a fetch the source
-//!   served before the cut (`MirrorChecks::note_source_prepare_cut`; marks
+//!   served before the cut (`MirrorChecks::note_source_mirror_cut`; marks
 //!   `mirror-prefix-source-prepare-cut`, `mirror-prefix-source-fetcher-cut`).
 //! - Already compared batches are not compared again when the source leader changes: their
 //!   bytes were the source's, and the source's own checkers judge its replicas.
@@ -146,7 +146,7 @@ struct PrefixProgress {
     /// removed its batches in `[from, to)`; this leader's batches there are not judged while
     /// its fetcher has not yet fetched from the cut log: through at most one more append
     /// (`appends` counts them), the answer to a fetch the source served before the cut (see
-    /// [`MirrorChecks::note_source_prepare_cut`]). `mark` names the excuse by the cut's kind.
+    /// [`MirrorChecks::note_source_mirror_cut`]). `mark` names the excuse by the cut's kind.
     source_cut: Option<(i64, i64, u32, &'static str)>,
 }
 
@@ -270,7 +270,7 @@ pub struct MirrorChecks {
     source_losses: Vec<(ClusterIndex, TopicPartition, i64, Option<i32>)>,
     /// Mirroring cuts of mirror sources not yet applied to `prefix`: (cluster, partition,
     /// offset the log kept, where it ended before, the excuse's mark).
-    source_prepare_cuts: Vec<(ClusterIndex, TopicPartition, i64, i64, &'static str)>,
+    source_mirror_cuts: Vec<(ClusterIndex, TopicPartition, i64, i64, &'static str)>,
     /// Mirror destination partitions that lost committed data (see `note_source_loss`): the
     /// lowest offset a loss kept. A loss at or below the mirrored data's end took STOPPING's
     /// MIRROR_PID_RESET with it.
@@ -323,7 +323,7 @@ impl MirrorChecks {
     /// before a's fetcher cut a to 74): `mirror-prefix` leaves those batches unjudged until
     /// its fetcher's next fetch meets the cut log, which must truncate them (a later append
     /// while they remain is judged). `mark` names the excuse when it is used.
-    pub fn note_source_prepare_cut(
+    pub fn note_source_mirror_cut(
         &mut self,
         cluster: ClusterIndex,
         tp: &TopicPartition,
@@ -331,7 +331,7 @@ impl MirrorChecks {
         before: i64,
         mark: &'static str,
     ) {
-        self.source_prepare_cuts
+        self.source_mirror_cuts
             .push((cluster, tp.clone(), kept, before, mark));
     }
 
@@ -416,7 +416,7 @@ impl MirrorChecks {
                     _ => None,
                 };
                 if let Some(mark) = cut_mark.filter(|_| to_log_end_offset < from_log_end_offset) {
-                    self.note_source_prepare_cut(
+                    self.note_source_mirror_cut(
                         view.cluster,
                         topic_partition,
                         *to_log_end_offset,
@@ -862,7 +862,7 @@ impl MirrorChecks {
                 });
             }
         }
-        for (cluster, cut_tp, kept, before, mark) in std::mem::take(&mut self.source_prepare_cuts) {
+        for (cluster, cut_tp, kept, before, mark) in std::mem::take(&mut self.source_mirror_cuts) {
             for ((node, incarnation, topic_partition), progress) in &mut self.prefix {
                 if *topic_partition != cut_tp {
                     continue;
@@ -2069,15 +2069,31 @@ mod tests {
         .is_empty());
     }
 
-    /// A `__mirror_state` log of one batch per record, appended by its leader in epoch 0.
-    fn state_log(records: &[MirrorStateRecord], at_ms: i64) -> PartitionLog<MemoryDirDisk> {
+    /// An empty log in a fresh in-memory directory `dir`.
+    fn empty_log(dir: &str) -> PartitionLog<MemoryDirDisk> {
         use mirrorsim::broker::BrokerStorage;
         let mut storage = mirrorsim::broker::MemoryStorage::new();
-        let (mut log, _) = PartitionLog::open(
-            storage.open_dir("__mirror_state-0"),
-            mirrorsim::log::LogConfig::default(),
-        )
-        .unwrap();
+        let (log, _) =
+            PartitionLog::open(storage.open_dir(dir), mirrorsim::log::LogConfig::default())
+                .unwrap();
+        log
+    }
+
+    /// A batch of one record holding `value`.
+    fn one_record(value: &'static str) -> mirrorsim::record::RecordBatch {
+        let mut builder = mirrorsim::record::BatchBuilder::default();
+        builder.append(
+            0,
+            None,
+            Some(bytes::Bytes::from_static(value.as_bytes())),
+            vec![],
+        );
+        builder.build()
+    }
+
+    /// A `__mirror_state` log of one batch per record, appended by its leader in epoch 0.
+    fn state_log(records: &[MirrorStateRecord], at_ms: i64) -> PartitionLog<MemoryDirDisk> {
+        let mut log = empty_log("__mirror_state-0");
         for record in records {
             let batch = mirrorsim::coordinator::runtime::encode_records(
                 std::slice::from_ref(record),
@@ -2094,21 +2110,12 @@ mod tests {
     /// MIRROR_PID_RESET or a plain record (what a mirror fetcher would have appended keeps its
     /// source's epoch; only the stamped epoch matters to the boundary).
     fn stamped_log(batches: &[(i32, bool)]) -> PartitionLog<MemoryDirDisk> {
-        use mirrorsim::broker::BrokerStorage;
-        use mirrorsim::record::{mirror_pid_reset, BatchBuilder};
-        let mut storage = mirrorsim::broker::MemoryStorage::new();
-        let (mut log, _) = PartitionLog::open(
-            storage.open_dir("orders-4"),
-            mirrorsim::log::LogConfig::default(),
-        )
-        .unwrap();
+        let mut log = empty_log("orders-4");
         for &(epoch, reset) in batches {
             let batch = if reset {
-                mirror_pid_reset("b", 0)
+                mirrorsim::record::mirror_pid_reset("b", 0)
             } else {
-                let mut builder = BatchBuilder::default();
-                builder.append(0, None, Some(bytes::Bytes::from_static(b"v")), vec![]);
-                builder.build()
+                one_record("v")
             };
             log.append_as_leader(&batch, epoch, mirrorsim::log::AppendOrigin::Coordinator, 0)
                 .unwrap();
@@ -2118,24 +2125,10 @@ mod tests {
 
     /// A log of one-record batches, each `(leader epoch, value)`.
     fn valued_log(batches: &[(i32, &'static str)]) -> PartitionLog<MemoryDirDisk> {
-        use mirrorsim::broker::BrokerStorage;
-        use mirrorsim::record::BatchBuilder;
-        let mut storage = mirrorsim::broker::MemoryStorage::new();
-        let (mut log, _) = PartitionLog::open(
-            storage.open_dir("orders-1"),
-            mirrorsim::log::LogConfig::default(),
-        )
-        .unwrap();
+        let mut log = empty_log("orders-1");
         for &(epoch, value) in batches {
-            let mut builder = BatchBuilder::default();
-            builder.append(
-                0,
-                None,
-                Some(bytes::Bytes::from_static(value.as_bytes())),
-                vec![],
-            );
             log.append_as_leader(
-                &builder.build(),
+                &one_record(value),
                 epoch,
                 mirrorsim::log::AppendOrigin::Client,
                 0,
