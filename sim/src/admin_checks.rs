@@ -30,7 +30,10 @@
 //! effect unseen, so after one the "already done"
 //! refusal of an accepted change is allowed too (and the change is applied); a retried
 //! delete_mirror refused in the end may have deleted the mirror, so the next operation on it is
-//! judged with and without it, and its outcome settles which. An operation that
+//! judged with and without it, and its outcome settles which. An unanswered DeleteMirror
+//! attempt may even land after the operation ended (a paused broker forwards what queued up
+//! when it resumes) and delete a mirror of the same name created since: until the fault plan's
+//! longest hold has passed, such a mirror is judged with and without it too. An operation that
 //! never finished is the liveness check's. Errors the rules do not speak of (a topic admin
 //! operation's `InvalidPartitions`, `OffsetOutOfRange`, …) are not judged, except that a topic
 //! a mirror still mirrors must never be accepted.
@@ -75,6 +78,15 @@ struct ClusterModel {
     /// every partition STOPPED: `InvalidClusterMirrorState`; generator seed 3307716073686212).
     /// The next operation on the mirror is judged in both worlds and settles which it is.
     maybe_deleted: BTreeSet<String>,
+    /// Mirrors a DeleteMirror with an attempt that went unanswered named, each with the
+    /// latest time that attempt may still take effect ([`AdminWorld::held_request_ms`] after
+    /// the operation ended): a broker paused with the request in its queue forwards it to
+    /// the controller when it resumes, and a DeleteMirror names a mirror by name only, so it
+    /// deletes whatever mirror has that name then, one created since included (generator seed
+    /// 69: b-broker-1, paused across a re-add, forwarded two copies of b's delete of m1 just
+    /// after m1 was created again, and the add that followed found no m1). Until then the
+    /// mirror, if it exists, is judged as maybe deleted (`maybe_deleted`).
+    stale_deletes: BTreeMap<String, i64>,
 }
 
 impl ClusterModel {
@@ -106,6 +118,11 @@ pub struct AdminWorld {
     /// Every mirror the admin timeline names, by cluster (whose brokers' images
     /// [`MirrorImages`] follows).
     pub mirrors: BTreeSet<(ClusterIndex, String)>,
+    /// The longest the fault plan can hold a request before a broker handles it (its longest
+    /// pause, hold-back and latency spike together; see `FaultPlan::longest_request_hold_ms`):
+    /// how long after an operation ended an attempt of it that went unanswered may still
+    /// take effect.
+    pub held_request_ms: i64,
 }
 
 /// What each broker's metadata image held of the admin timeline's mirrors, over time: a
@@ -219,6 +236,7 @@ pub fn check_admin_outcomes(
     let mut refusals = 0;
     let mut stale_images = 0;
     let mut duplicated = 0;
+    let mut landed_late = 0;
     for record in ops {
         let Some(outcome) = &record.outcome else {
             continue; // Never finished: liveness.
@@ -254,6 +272,15 @@ pub fn check_admin_outcomes(
             let excused = judge(&stale, outcome).is_none();
             (stale, excused)
         };
+        let late_delete = model.mirrors.contains(&record.op.mirror)
+            && !model.maybe_deleted.contains(&record.op.mirror)
+            && model
+                .stale_deletes
+                .get(&record.op.mirror)
+                .is_some_and(|until| outcome.started_ms <= *until);
+        if late_delete {
+            model.maybe_deleted.insert(record.op.mirror.clone());
+        }
         let (mut allowed, mut excused) = rules(model);
         if model.maybe_deleted.contains(&record.op.mirror) {
             // Judged in both worlds; the outcome settles which one holds (see `maybe_deleted`).
@@ -265,6 +292,9 @@ pub fn check_admin_outcomes(
                     *model = gone;
                     allowed = gone_allowed;
                     excused = gone_excused;
+                    if late_delete {
+                        landed_late += 1;
+                    }
                 }
                 (true, false) => {
                     model.maybe_deleted.remove(&record.op.mirror);
@@ -299,10 +329,15 @@ pub fn check_admin_outcomes(
             });
         }
         apply(model, &record.op, outcome);
+        if record.op.action == AdminAction::DeleteMirror && outcome.unanswered > 0 {
+            let until = outcome.finished_ms + world.held_request_ms;
+            model.stale_deletes.insert(record.op.mirror.clone(), until);
+        }
     }
     let excuses = Excuses {
         stale_images,
         duplicated,
+        landed_late,
     };
     (out, refusals, excuses)
 }
@@ -316,6 +351,9 @@ pub struct Excuses {
     /// `admin-request-duplicated`: an "already done" answer to a request the network
     /// delivered twice, with no attempt unanswered.
     pub duplicated: u64,
+    /// `admin-delete-landed-late`: an operation on a mirror created again found it deleted,
+    /// as an unanswered attempt of an earlier DeleteMirror may do (`stale_deletes`).
+    pub landed_late: u64,
 }
 
 /// The outcomes the rules allow `op` in `model`'s state; `retried`: an attempt went
@@ -613,6 +651,7 @@ mod tests {
             topics: [((B, "orders".to_owned()), 2)].into_iter().collect(),
             adoptable: BTreeSet::new(),
             mirrors: [(B, "m".to_owned())].into_iter().collect(),
+            held_request_ms: 0,
         }
     }
 
@@ -845,12 +884,68 @@ mod tests {
         // Retried: the create may be accepted (it was deleted) or refused (it was not).
         assert!(judge(4, vec![create(4, Ok)]).is_empty());
         assert!(judge(4, vec![create(4, ClusterMirrorAlreadyExists)]).is_empty());
-        // Once the create settled that it was deleted, a second create must be refused.
-        assert_eq!(judge(4, vec![create(4, Ok), create(5, Ok)]).len(), 1);
+        // Once the create settled that it was deleted, a second create must be refused (once
+        // no unanswered attempt of the delete can land any more: see the next test).
+        let mut second = create(5, Ok);
+        second.outcome.as_mut().expect("finished").started_ms = 10;
+        assert_eq!(judge(4, vec![create(4, Ok), second]).len(), 1);
         // Not retried: the refused delete left the mirror, the create must be refused.
         let found = judge(0, vec![create(4, Ok)]);
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].invariant, "admin-outcomes");
+    }
+
+    /// Generator seed 69: b's delete_mirror of m1 went unanswered twice at a paused broker and
+    /// ended ClusterMirrorNotFound; m1 was created again, and the paused broker, resumed,
+    /// forwarded the two held copies, which deleted the new m1: the add and the remove after
+    /// it found no m1. Allowed while an unanswered attempt may still land (the plan's longest
+    /// hold after the delete ended), and only after an unanswered attempt.
+    #[test]
+    fn an_unanswered_delete_may_delete_the_mirror_created_after_it() {
+        use AdminOpKind::*;
+        use ErrorCode::{ClusterMirrorNotFound, None as Ok};
+        let judge = |held_request_ms: i64, unanswered: u32, add_error: ErrorCode| {
+            let mut delete = finished(op(3, DeleteMirror, &[]), ClusterMirrorNotFound, &[]);
+            if unanswered == 0 {
+                delete = finished(op(3, DeleteMirror, &[]), Ok, &[]);
+            }
+            delete.outcome.as_mut().expect("finished").unanswered = unanswered;
+            let at = |mut record: AdminOpRecord, ms: i64| {
+                let outcome = record.outcome.as_mut().expect("finished");
+                (outcome.started_ms, outcome.finished_ms) = (ms, ms + 10);
+                record
+            };
+            let add_topics = if add_error == Ok {
+                finished(op(5, AddTopics, &["orders"]), Ok, &[("orders", Ok)])
+            } else {
+                finished(op(5, AddTopics, &["orders"]), add_error, &[])
+            };
+            let ops = vec![
+                finished(op(0, CreateMirror, &[]), Ok, &[]),
+                finished(op(1, AddTopics, &["orders"]), Ok, &[("orders", Ok)]),
+                finished(op(2, RemoveTopics, &["orders"]), Ok, &[("orders", Ok)]),
+                delete,
+                at(finished(op(4, CreateMirror, &[]), Ok, &[]), 2_000),
+                at(add_topics, 2_100),
+                at(
+                    finished(op(6, RemoveTopics, &["orders"]), add_error, &[]),
+                    2_200,
+                ),
+            ];
+            let world = AdminWorld {
+                held_request_ms,
+                ..world()
+            };
+            let (violations, _, excuses) = check_admin_outcomes(0, &world, &images(), &ops);
+            (violations.len(), excuses.landed_late)
+        };
+        // The seed's case: the held copies landed before the add.
+        assert_eq!(judge(5_000, 2, ClusterMirrorNotFound), (0, 1));
+        // They may as well not have: the add is accepted.
+        assert_eq!(judge(5_000, 2, Ok).0, 0);
+        // Past the longest hold, or with no attempt unanswered, the new mirror stays.
+        assert_eq!(judge(1_000, 2, ClusterMirrorNotFound), (2, 0));
+        assert_eq!(judge(5_000, 0, ClusterMirrorNotFound), (2, 0));
     }
 
     #[test]

@@ -28,9 +28,11 @@
 //!   none is; a transaction the coordinator confirmed committed has every record committed, an
 //!   aborted one none.
 //! - `group-offsets-monotonic`: a group's committed offset for a partition never decreases on
-//!   its current coordinator, except by an admin commit (a reset, or mirroring's offset sync)
-//!   or by a member's first lower commit after a mirroring truncation of the partition (its
-//!   consumer's position fell out of range and was reset).
+//!   its current coordinator, except by an admin commit (a reset, or mirroring's offset sync),
+//!   by a member's first lower commit after a mirroring truncation of the partition (its
+//!   consumer's position fell out of range and was reset), or by a member's first lower commit
+//!   at or above where a member's consumer moved its position back (position validation
+//!   against a leader that had not yet learned it was deposed).
 //! - `read-committed`: a READ_COMMITTED consumer never received a record of a transaction that
 //!   aborted or never completed (Jepsen's G1a "aborted read" and reads of open transactions),
 //!   judged against the final log's markers.
@@ -283,6 +285,11 @@ pub struct Checkers {
     scans: BTreeMap<(ClusterIndex, TopicPartition, BrokerId, u64, i32), LogScan>,
     /// Last committed offset seen per (cluster, group, partition) on the current coordinator.
     group_offsets: BTreeMap<(ClusterIndex, String, TopicPartition), GroupOffsetSeen>,
+    /// Per (cluster, group, partition): the offsets a member's consumer moved its position
+    /// back to that no lower commit has used yet, and how many of the history's
+    /// `position_resets` were looked at (`group-offsets-monotonic`'s client-side excuse).
+    member_resets: BTreeMap<(ClusterIndex, String, TopicPartition), Vec<i64>>,
+    position_resets_seen: usize,
     /// Topics (cluster, name) whose acknowledged writes must be durable.
     pub durable_topics: BTreeSet<(ClusterIndex, String)>,
     /// The clusters' topics at the start, for `admin-outcomes`.
@@ -914,8 +921,8 @@ impl Checkers {
     /// the coverage mark saying why: `txn-record-cut-by-failback`
     /// ([`Checkers::txn_send_cut_by_failback`]), `txn-record-stop-cut-after-outcome-lost`
     /// ([`Checkers::txn_send_stop_cut_after_outcome_lost`]) or `txn-record-lost-not-durable`
-    /// (its topic is not durable and the log no longer holds it at its offset, as a power
-    /// loss of a leader allows there, see `Checkers::lost_legally`).
+    /// ([`Checkers::txn_send_lost_not_durable`]: its topic is not durable, a loss of committed
+    /// data came at or below its offset after the send, and the log no longer holds it there).
     fn txn_send_gone_legally(
         &self,
         logs: &dyn LeaderLogs,
@@ -925,14 +932,36 @@ impl Checkers {
             Some("txn-record-cut-by-failback")
         } else if self.txn_send_stop_cut_after_outcome_lost(send) {
             Some("txn-record-stop-cut-after-outcome-lost")
-        } else if send
-            .acked_offset
-            .is_some_and(|offset| self.lost_legally(logs, offset, send))
-        {
+        } else if self.txn_send_lost_not_durable(logs, send) {
             Some("txn-record-lost-not-durable")
         } else {
             None
         }
+    }
+
+    /// Whether a loss of committed data took this acknowledged transactional send from a topic
+    /// that is not durable: the log no longer holds it at its offset ([`Checkers::lost_legally`])
+    /// and a loss was seen at or below that offset after the send (a leader starting its epoch
+    /// below the high watermark, or a leader's log ending below it: `losses`, `lost_tails`). A
+    /// transactional producer always acknowledges with acks=all, so its record was committed
+    /// and only such a loss takes it; a topic that is not durable permits the loss but is not
+    /// its cause. Without the loss the record went another way, which the other excuses judge:
+    /// generator seed 5 under `markers-refused-before-cut` (a reverse mirror on b while c still
+    /// mirrored payments from b; the COMMIT markers of b's transaction were refused, PREPARING
+    /// failed on the loop without cutting, and STOPPING's cut to the last stable offset took the
+    /// records of a transaction its producer was told was committed) was excused here because
+    /// b's payments has `min.insync.replicas` 1.
+    fn txn_send_lost_not_durable(
+        &self,
+        logs: &dyn LeaderLogs,
+        send: &crate::workload::SendRecord,
+    ) -> bool {
+        let Some(offset) = send.acked_offset else {
+            return false;
+        };
+        let cluster = cluster_of_value(&send.value);
+        self.lost_legally(logs, offset, send)
+            && self.lost_or_tail_lost_since(cluster, &send.topic_partition, offset, send.sent_ms)
     }
 
     /// Whether a truncation that may legally cut what `consumer` read in `poll` came at or
@@ -1574,6 +1603,7 @@ impl Checkers {
         self.check_leaders(time_ms, brokers, &mut violations);
         self.check_replica_logs(time_ms, brokers, &mut violations);
         self.check_logs_incremental(time_ms, controllers, brokers, &mut violations);
+        self.note_member_resets(history);
         self.check_group_offsets(time_ms, controllers, brokers, &mut violations);
         self.check_acked_durable(
             time_ms,
@@ -2152,6 +2182,23 @@ impl Checkers {
         }
     }
 
+    /// Takes the consumers' new position resets of group members into `member_resets`.
+    fn note_member_resets(&mut self, history: &History) {
+        for reset in &history.position_resets[self.position_resets_seen..] {
+            let (NodeId::Client(cluster, ..), Some(group)) =
+                (reset.consumer, history.groups.get(&reset.consumer))
+            else {
+                continue;
+            };
+            let key = (cluster, group.clone(), reset.topic_partition.clone());
+            self.member_resets
+                .entry(key)
+                .or_default()
+                .push(reset.offset);
+        }
+        self.position_resets_seen = history.position_resets.len();
+    }
+
     /// Committed group offsets never move backwards on the current coordinator of a group,
     /// unless an admin commit moved them (see `observe_group_offset`).
     fn check_group_offsets(
@@ -2260,7 +2307,9 @@ impl Checkers {
     ///   the current epoch. A position read from the log before the cut may still be committed
     ///   after it, so the cut need not come after the higher commit. Without a cut, a member's
     ///   lower commit is a coordinator fault (lost commits, a fenced member's write) and stays
-    ///   a violation.
+    ///   a violation, or
+    /// - a member wrote it at or above an offset a member's consumer moved its position of the
+    ///   partition back to, not yet used to excuse one ([`Checkers::take_member_reset`]).
     ///
     /// Observations are snapshots: an admin reset followed by a member's lower commit between
     /// two of them would be judged by the member's commit alone.
@@ -2342,6 +2391,12 @@ impl Checkers {
             }
             return None;
         }
+        // After the cuts (which also move positions back), so a cut's own reset does not
+        // leave the cut to excuse a second lower commit.
+        if self.take_member_reset(&key, offset) {
+            self.mark("consumer-reset-group-offset");
+            return None;
+        }
         Some(Violation {
             invariant: "group-offsets-monotonic",
             cluster: Some(cluster),
@@ -2349,6 +2404,31 @@ impl Checkers {
             detail: format!("group {group}'s committed offset went from {previous} to {offset}"),
             time_ms,
         })
+    }
+
+    /// Whether a member's consumer of `key`'s group moved its position of the partition back
+    /// to `offset` or below and no lower commit used that yet; if so, uses it. Kafka's
+    /// position validation (KIP-320) goes back to the end offset the leader it believes
+    /// current gives for the position's epoch, and a deposed leader that has not yet learned
+    /// of its successor answers with its own shorter log: generator seed 9900000000000186
+    /// (fan-out, b's leader of orders-2 isolated at 7.8 s and back with metadata 17 records
+    /// behind; a member starting on b after the failover took its metadata and validated the
+    /// synced offset 113 against it, end offset 99, and committed 99). The coordinator takes
+    /// any offset from a member of the current epoch, so the commit is Kafka's behaviour, not a
+    /// coordinator fault.
+    fn take_member_reset(
+        &mut self,
+        key: &(ClusterIndex, String, TopicPartition),
+        offset: i64,
+    ) -> bool {
+        let Some(resets) = self.member_resets.get_mut(key) else {
+            return false;
+        };
+        let Some(index) = resets.iter().position(|reset| *reset <= offset) else {
+            return false;
+        };
+        resets.remove(index);
+        true
     }
 
     /// Whether `offset` lies above every high watermark a current leader of (`cluster`,
@@ -2703,6 +2783,9 @@ impl Checkers {
         }
         for _ in 0..excuses.duplicated {
             self.mark("admin-request-duplicated");
+        }
+        for _ in 0..excuses.landed_late {
+            self.mark("admin-delete-landed-late");
         }
         let mut full = Vec::new();
         self.check_acked_durable(time_ms, controllers, brokers, history, true, &mut full);
@@ -5768,15 +5851,42 @@ mod tests {
                 "{time_ms} {cluster:?} {tp:?} {to} {reason:?}"
             );
         }
-        // A topic that is not durable may lose the record (a leader's power loss), not keep it
-        // uncommitted.
-        let not_durable = Checkers::default();
+        // A topic that is not durable may lose the record to a loss of committed data after
+        // the send at or below its offset (a leader's power loss), not keep it uncommitted.
+        let cut_send = &history.sends[&(PRODUCER, 1, 1)];
+        let mut not_durable = Checkers::default();
+        not_durable.note_loss(200, a, &cut_tp, 0, None);
         assert!(check(&not_durable, &gone).is_empty());
         assert_eq!(
-            not_durable.txn_send_gone_legally(&gone, &history.sends[&(PRODUCER, 1, 1)]),
+            not_durable.txn_send_gone_legally(&gone, cut_send),
             Some("txn-record-lost-not-durable")
         );
         assert_eq!(check(&not_durable, &aborted), vec!["transaction-atomicity"]);
+        // A lost tail counts as such a loss.
+        let mut tail_lost = Checkers::default();
+        tail_lost
+            .lost_tails
+            .entry((a, cut_tp.clone()))
+            .or_default()
+            .push((200, 0));
+        assert!(check(&tail_lost, &gone).is_empty());
+        // Not durable, but no loss took it (generator seed 5 under
+        // `markers-refused-before-cut`: STOPPING's cut to the last stable offset), or the loss
+        // came before the send, above the offset, or on another partition: caught.
+        for (lost_ms, tp, kept) in [(50, &cut_tp, 0), (200, &cut_tp, 1), (200, &kept_tp, 0)] {
+            let mut checkers = Checkers::default();
+            checkers.note_loss(lost_ms, a, tp, kept, None);
+            assert_eq!(checkers.txn_send_gone_legally(&gone, cut_send), None);
+            assert_eq!(
+                check(&checkers, &gone),
+                vec!["transaction-atomicity"],
+                "{lost_ms} {tp:?} {kept}"
+            );
+        }
+        assert_eq!(
+            check(&Checkers::default(), &gone),
+            vec!["transaction-atomicity"]
+        );
     }
 
     /// A confirmed commit whose record the final log holds aborted is excused only when its
@@ -6066,6 +6176,49 @@ mod tests {
         };
         assert!(observe_late(&mut checkers, seen_from, 9).is_none());
         assert!(observe_late(&mut checkers, seen_from + 100, 3).is_some());
+    }
+
+    #[test]
+    fn group_offsets_checker_excuses_one_lower_commit_per_member_position_reset() {
+        // Generator seed 9900000000000186: a member validated the synced offset 113 against a
+        // deposed leader, went back to its end offset 99 and committed 99.
+        use crate::workload::PositionReset;
+        use mirrorsim::protocol::ClientKind;
+        let (b, tp) = (ClusterIndex(1), TopicPartition::new("orders", 2));
+        let member = NodeId::Client(b, ClientKind::Consumer, 2);
+        let outsider = NodeId::Client(b, ClientKind::Consumer, 3);
+        let mut history = History::default();
+        history.groups.insert(member, "resume-a-orders".into());
+        let mut checkers = Checkers::default();
+        let observe = |checkers: &mut Checkers, history: &History, offset| {
+            checkers.note_member_resets(history);
+            checkers.observe_group_offset(0, (b, "resume-a-orders", tp.clone(), offset), false)
+        };
+        let reset = |consumer, topic_partition: &TopicPartition, offset| PositionReset {
+            consumer,
+            topic_partition: topic_partition.clone(),
+            previous: 113,
+            offset,
+        };
+        assert!(observe(&mut checkers, &history, 113).is_none());
+        // A reset of a consumer outside the group, of another partition, or above the commit
+        // excuses nothing.
+        history.position_resets.push(reset(outsider, &tp, 99));
+        history
+            .position_resets
+            .push(reset(member, &TopicPartition::new("orders", 1), 99));
+        history.position_resets.push(reset(member, &tp, 105));
+        assert!(observe(&mut checkers, &history, 100).is_some());
+        assert!(observe(&mut checkers, &history, 113).is_none());
+        // The member's own reset to 99 excuses its commit of 99, once.
+        history.position_resets.push(reset(member, &tp, 99));
+        assert!(observe(&mut checkers, &history, 99).is_none());
+        assert_eq!(checkers.marks["consumer-reset-group-offset"], 1);
+        assert!(observe(&mut checkers, &history, 110).is_none());
+        assert!(
+            observe(&mut checkers, &history, 104).is_some(),
+            "the reset was used"
+        );
     }
 
     #[test]

@@ -23,7 +23,22 @@
 //!   judged by the `admin-outcomes` checker from the seed design's rules;
 //! - the **fault plan**: swarm mode over the world's brokers and controllers (its own
 //!   one-impaired-broker rule), or scripted leader kills spaced apart, plus pauses and kills of
-//!   client nodes.
+//!   client nodes;
+//! - **aimed episodes**, windows that need two things at once and that independent draws
+//!   almost never line up: a *mirror loop* (the source adds its topics to a mirror from its own
+//!   destination while the destination still mirrors them, a transactional producer
+//!   committing on the source, then removes them again: what the read-only rule on
+//!   WriteTxnMarkers is judged by), and a *broker paused across a cut* (a broker of the
+//!   cluster whose log an add is about to cut, or of the cluster mirroring it, paused from
+//!   before the add until after it: a replica outside the ISR during PREPARING's cut, a
+//!   follower that fetched past a mirror fetcher's cut), mostly with an *epoch bump* before it
+//!   (a broker of the cluster whose epochs the cut and the paused replica must share killed
+//!   for a moment, so their epoch numbers can meet: a follower's divergence check compares
+//!   only numbers), and a *destination with a history of its own* (its topics written to from
+//!   the start, the first add seconds later with a destination broker paused across it: both
+//!   histories at epoch 0, and the first add's cut removes the destination's). They come from a
+//!   stream of their own, so a scenario that draws none is exactly the scenario the other draws
+//!   make.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -32,6 +47,7 @@ use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use toml::Spanned;
 
+use crate::faults::RECOVERY_MARGIN_MS;
 use crate::scenario::{
     AcksSpec, AdminOpKind, AdminOpSpec, ClusterSpec, ConsumerSpec, FaultSpec, IsolationSpec,
     ProducerSpec, Scenario, ScenarioError, ScriptedFault, TopicSpec, FAULT_KINDS,
@@ -89,6 +105,8 @@ struct Link {
 struct Draft {
     seed: u64,
     rng: StdRng,
+    /// The aimed episodes' own stream (see the module doc).
+    aim: StdRng,
     shape: &'static str,
     duration_ms: u64,
     heal_ms: u64,
@@ -103,6 +121,14 @@ struct Draft {
     /// Per destination cluster and topic, when (if ever) it fails over: destination clients
     /// start around then.
     failovers: BTreeMap<(usize, String), u64>,
+    /// (cluster, topic) a mirror loop runs on: a transactional producer must write there.
+    loops: Vec<(usize, String)>,
+    /// (destination cluster, topic) written to before its first add (a destination with a
+    /// history of its own): a producer writes there from the start.
+    early_writers: Vec<(usize, String)>,
+    /// (cluster, start, end) of the aimed episodes' broker faults (a pause across a cut, the
+    /// epoch bump before it), which the scripted leader kills and one another keep clear of.
+    aimed_broker_faults: Vec<(usize, u64, u64)>,
     notes: Vec<String>,
 }
 
@@ -117,11 +143,13 @@ fn letter(cluster: usize) -> String {
 impl Draft {
     fn new(seed: u64) -> Self {
         let mut rng = StdRng::seed_from_u64(seed ^ 0x6e4e_5ca1_ab1e_0001);
+        let aim = StdRng::seed_from_u64(seed ^ 0xa1ed_e915_0de5_0002);
         let duration_ms = rng.random_range(12..=22) * 1_000;
         let heal_ms = rng.random_range(10..=15) * 1_000;
         Self {
             seed,
             rng,
+            aim,
             shape: "single",
             duration_ms,
             heal_ms,
@@ -132,6 +160,9 @@ impl Draft {
             admin: Vec::new(),
             faults: FaultSpec::default(),
             failovers: BTreeMap::new(),
+            loops: Vec::new(),
+            early_writers: Vec::new(),
+            aimed_broker_faults: Vec::new(),
             notes: Vec::new(),
         }
     }
@@ -309,7 +340,11 @@ impl Draft {
         for (index, link) in links.iter().enumerate() {
             let created = self.rng.random_range(0..=300);
             self.create_mirror(created, link);
-            let added = created + self.rng.random_range(100..=800);
+            let mut added = created + self.rng.random_range(100..=800);
+            let used_destination = self.aim.random_bool(0.15);
+            if used_destination {
+                added = created + self.aim.random_range(2_500..=4_500);
+            }
             self.mirror_op(added, link, AdminOpKind::AddTopics, &link.topics);
             // A chain's second hop fails over after the first, the others anywhere in the
             // middle of the fault phase; one in seven mirrors never fails over.
@@ -321,19 +356,186 @@ impl Draft {
             let failover = (!self.chance(1.0 / 7.0))
                 .then(|| self.rng.random_range(earliest..=duration * 13 / 20));
             let walk_until = failover.unwrap_or(duration * 4 / 5);
-            self.random_walk(link, added, walk_until);
+            // An add on this link cuts the destination's log, and the mirror fetcher of a
+            // cluster mirroring the destination (a chain's next hop) then cuts its log too.
+            let cut: Vec<usize> = std::iter::once(link.destination)
+                .chain(
+                    links
+                        .iter()
+                        .filter(|next| next.source == link.destination)
+                        .map(|next| next.destination),
+                )
+                .collect();
+            if used_destination {
+                self.used_destination(link, added);
+            }
+            self.random_walk(link, added, walk_until, &cut);
+            let origin = !links.iter().any(|other| other.destination == link.source);
+            if origin {
+                self.maybe_mirror_loop(index, link, added, walk_until);
+            }
             if let Some(at) = failover {
                 self.mirror_op(at, link, AdminOpKind::RemoveTopics, &link.topics);
                 for topic in &link.topics {
                     self.failovers.insert((link.destination, topic.clone()), at);
                 }
-                self.after_failover(link, at);
+                self.after_failover(link, at, &cut);
             }
         }
     }
 
+    /// Aimed episode (module doc): sometimes, while the link still mirrors, its source adds the
+    /// topics to a mirror from its own destination (`loopN`), so PREPARING fails on the loop
+    /// while the source's transactions commit into partitions that just became read-only; the
+    /// topics are removed again before the link fails over, and the loop mirror is sometimes
+    /// deleted once they stopped.
+    fn maybe_mirror_loop(&mut self, index: usize, link: &Link, added_ms: u64, until_ms: u64) {
+        if !self.aim.random_bool(0.15) || until_ms < added_ms + 5_000 {
+            return;
+        }
+        let created = self.aim.random_range(added_ms + 1_000..=until_ms - 4_000);
+        let looped = Link {
+            source: link.destination,
+            destination: link.source,
+            mirror: format!("loop{}", index + 1),
+            topics: link.topics.clone(),
+        };
+        self.create_mirror(created, &looped);
+        let add = created + self.aim.random_range(100..=400);
+        self.mirror_op(add, &looped, AdminOpKind::AddTopics, &looped.topics);
+        let remove = (add + self.aim.random_range(1_200..=3_000)).min(until_ms - 300);
+        self.mirror_op(remove, &looped, AdminOpKind::RemoveTopics, &looped.topics);
+        if self.aim.random_bool(0.5) {
+            // Refused while a partition is still STOPPING.
+            let delete = remove + self.aim.random_range(800..=3_000);
+            self.mirror_op(delete, &looped, AdminOpKind::DeleteMirror, &[]);
+        }
+        for topic in &link.topics {
+            self.loops.push((link.source, topic.clone()));
+        }
+        self.notes.push(format!("{} loops back", looped.mirror));
+    }
+
+    /// Aimed episode (module doc): the link's destination topics are written to from the
+    /// start, the first add comes seconds later (at `added_ms`), and a broker of the
+    /// destination is paused across it. The destination's own history and the source's are
+    /// both at leader epoch 0, and PREPARING's cut of a first add removes all of it (nothing
+    /// was mirrored yet: spec S-24), so a replica outside the ISR holds records of epoch 0 where
+    /// the leader re-mirrors the source's records of epoch 0
+    /// (`regressions/replica_missed_preparing_cut_same_epoch`, what
+    /// `MirrorDesign::prepare_awaits_every_replica_after_cut` is for).
+    fn used_destination(&mut self, link: &Link, added_ms: u64) {
+        for topic in &link.topics {
+            self.early_writers.push((link.destination, topic.clone()));
+        }
+        self.notes
+            .push(format!("{} adds written topics", link.mirror));
+        self.pause_across_cut(&[link.destination], added_ms, None);
+    }
+
+    /// Aimed episode (module doc): sometimes a broker of one of the `clusters` an add at
+    /// `add_ms` cuts is paused from before the add (long enough to leave the ISR) until after
+    /// it, unless another aimed broker fault on that cluster is near; and then, mostly, a
+    /// broker of `bump_cluster` is killed for a moment between `bump_from_ms` and the pause
+    /// ([`Draft::maybe_bump_epochs_before`]).
+    fn maybe_pause_across_cut(&mut self, clusters: &[usize], add_ms: u64, bump: (usize, u64)) {
+        if self.aim.random_bool(0.5) {
+            self.pause_across_cut(clusters, add_ms, Some(bump));
+        }
+    }
+
+    /// A broker of one of `clusters` paused across the add at `add_ms` (see
+    /// [`Draft::maybe_pause_across_cut`]), and mostly the epoch `bump` before it.
+    fn pause_across_cut(&mut self, clusters: &[usize], add_ms: u64, bump: Option<(usize, u64)>) {
+        if clusters.is_empty() {
+            return;
+        }
+        let cluster = clusters[self.aim.random_range(0..clusters.len())];
+        let brokers = self.clusters[cluster].brokers;
+        let broker = self.aim.random_range(1..=brokers);
+        let start = add_ms.saturating_sub(self.aim.random_range(1_200..=2_500));
+        let end = add_ms + self.aim.random_range(300..=2_500);
+        if brokers < 2 || end + 1_000 >= self.duration_ms || !self.aimed_clear(cluster, start, end)
+        {
+            return;
+        }
+        self.aimed_broker_faults.push((cluster, start, end));
+        self.scripted(
+            start,
+            "pause",
+            &format!("{}-broker-{broker}", letter(cluster)),
+            end - start,
+        );
+        if let Some((bump_cluster, bump_from_ms)) = bump {
+            if self.aim.random_bool(0.7) {
+                self.maybe_bump_epochs_before(bump_cluster, bump_from_ms, (cluster, start), add_ms);
+            }
+        }
+    }
+
+    /// The second half of a pause across a cut: a broker of `cluster` killed (a process crash)
+    /// for 0.8–1.5 s from `from_ms` on, ending before the add at `add_ms` (before the
+    /// `pause`'s start on its cluster), so the partitions it led move to the next leader epoch
+    /// there. The replica outside the ISR keeps its records only where the re-mirrored batch
+    /// at its offset carries the epoch number its own last batch has (see
+    /// `MirrorDesign::prepare_awaits_every_replica_after_cut` and
+    /// `fences_followers_after_mirror_cut`): the destination's stop bumps its epoch to 1, and a
+    /// source that never changed leaders mirrors epoch 0, so without a bump of the right
+    /// cluster after the records the cut removes, the numbers never meet (generator seed 16:
+    /// the paused replica's epoch 0 against b's 1; `regressions/follower_paused_across_mirror_cut`
+    /// had a's leader cut off first). On the pause's own cluster the crash ends a second before
+    /// the pause begins: a crash loses nothing, and the broker is back in the ISR by then.
+    fn maybe_bump_epochs_before(
+        &mut self,
+        cluster: usize,
+        from_ms: u64,
+        (pause_cluster, pause_ms): (usize, u64),
+        add_ms: u64,
+    ) {
+        let brokers = self.clusters[cluster].brokers;
+        let duration = self.aim.random_range(8..=15) * 100;
+        let (until_ms, margin) = if cluster == pause_cluster {
+            (pause_ms, 1_000)
+        } else {
+            (add_ms, 500)
+        };
+        let latest = until_ms.saturating_sub(duration + margin);
+        let earliest = from_ms + 300;
+        if brokers < 2 || earliest >= latest {
+            return;
+        }
+        let at = self.aim.random_range(earliest..latest);
+        let others_clear = self.aimed_broker_faults.iter().all(|(other, start, end)| {
+            *other != cluster
+                || (*other == pause_cluster && *start == pause_ms)
+                || at + duration + RECOVERY_MARGIN_MS <= *start
+                || end + RECOVERY_MARGIN_MS <= at
+        });
+        if !others_clear {
+            return;
+        }
+        let broker = self.aim.random_range(1..=brokers);
+        self.aimed_broker_faults.push((cluster, at, at + duration));
+        self.scripted(
+            at,
+            "kill",
+            &format!("{}-broker-{broker}", letter(cluster)),
+            duration,
+        );
+    }
+
+    /// Whether a broker fault on `cluster` from `start` to `end` keeps a recovery margin from
+    /// every aimed broker fault there.
+    fn aimed_clear(&self, cluster: usize, start: u64, end: u64) -> bool {
+        self.aimed_broker_faults.iter().all(|(other, at, until)| {
+            *other != cluster
+                || end + RECOVERY_MARGIN_MS <= *at
+                || until + RECOVERY_MARGIN_MS <= start
+        })
+    }
+
     /// Operations between the add and the failover, legal and illegal in the state at hand.
-    fn random_walk(&mut self, link: &Link, from_ms: u64, until_ms: u64) {
+    fn random_walk(&mut self, link: &Link, from_ms: u64, until_ms: u64, cut: &[usize]) {
         let steps = self.rng.random_range(0..=4);
         let mut at = from_ms;
         let mut paused = false;
@@ -370,6 +572,10 @@ impl Draft {
                     self.mirror_op(at, link, AdminOpKind::RemoveTopics, &topic);
                     at += self.rng.random_range(1_000..=2_500);
                     self.mirror_op(at, link, AdminOpKind::AddTopics, &topic);
+                    // The re-mirrored batches carry the source's epochs: bump them, before
+                    // the remove or after it.
+                    let bump = (link.source, from_ms);
+                    self.maybe_pause_across_cut(cut, at, bump);
                     paused = false;
                 }
                 _ => {
@@ -386,7 +592,7 @@ impl Draft {
 
     /// After a failover: perhaps a describe, a delete (sometimes before every partition
     /// stopped) and a re-creation from scratch, and for failbacks the reverse mirrors.
-    fn after_failover(&mut self, link: &Link, failover_ms: u64) {
+    fn after_failover(&mut self, link: &Link, failover_ms: u64, cut: &[usize]) {
         let duration = self.duration_ms;
         let mut at = failover_ms + self.rng.random_range(300..=2_000);
         if at < duration && self.chance(0.4) {
@@ -419,6 +625,10 @@ impl Draft {
                 self.create_mirror(start, &back);
                 let add = start + self.rng.random_range(100..=600);
                 self.mirror_op(add, &back, AdminOpKind::AddTopics, &back.topics);
+                // The paused replica's own records carry the old primary's epochs: bump them
+                // after the forward mirror stopped copying them.
+                let bump = (back.destination, failover_ms);
+                self.maybe_pause_across_cut(&[back.destination], add, bump);
                 let remove = add + self.rng.random_range(2_500..=5_000);
                 if remove + 500 >= duration {
                     self.notes.push(format!("{} keeps mirroring", back.mirror));
@@ -444,6 +654,8 @@ impl Draft {
                 self.create_mirror(again, link);
                 let add = again + self.rng.random_range(100..=500);
                 self.mirror_op(add, link, AdminOpKind::AddTopics, &link.topics);
+                let bump = (link.source, failover_ms);
+                self.maybe_pause_across_cut(cut, add, bump);
                 let remove = add + self.rng.random_range(2_000..=4_000);
                 if remove < duration {
                     self.mirror_op(remove, link, AdminOpKind::RemoveTopics, &link.topics);
@@ -480,6 +692,16 @@ impl Draft {
                 self.consumer(*cluster, topic, None);
             }
         }
+        for (cluster, topic) in self.loops.clone() {
+            let committing = self.producers.iter().any(|p| {
+                p.transactional
+                    && p.topic.get_ref() == &topic
+                    && *p.cluster.get_ref() == letter(cluster)
+            });
+            if !committing {
+                self.transactional_producer(cluster, &topic, None);
+            }
+        }
         let destinations: Vec<(usize, String)> = self
             .topics
             .iter()
@@ -492,6 +714,9 @@ impl Draft {
             .filter(|key| !sources.contains(key))
             .collect();
         for (cluster, topic) in destinations {
+            if self.early_writers.contains(&(cluster, topic.clone())) {
+                self.producer(cluster, &topic, None);
+            }
             let failover = self.failovers.get(&(cluster, topic.clone())).copied();
             // Before the failover a destination producer is refused (read-only); after it, it
             // writes behind the MIRROR_PID_RESET.
@@ -658,6 +883,16 @@ impl Draft {
                 let duration = self.rng.random_range(5..=15) * 100;
                 next_free.insert(cluster.clone(), at + duration + 4_000);
                 let partition = self.rng.random_range(0..partitions);
+                let index = crate::scenario::cluster_index(&cluster).expect("a letter");
+                let near_a_pause = self.aimed_broker_faults.iter().any(|(c, start, end)| {
+                    *c == index
+                        && at < end + RECOVERY_MARGIN_MS
+                        && *start < at + duration + RECOVERY_MARGIN_MS
+                });
+                if near_a_pause {
+                    // One impaired broker per cluster at a time.
+                    continue;
+                }
                 self.scripted(
                     at,
                     "kill",
@@ -780,6 +1015,119 @@ mod tests {
             );
         }
         assert!(shapes.len() >= 7, "shapes drawn: {shapes:?}");
+    }
+
+    #[test]
+    fn aimed_episodes_are_drawn_and_line_up_with_what_they_aim_at() {
+        let (mut loops, mut pauses, mut bumps, mut used) = (0, 0, 0, 0);
+        for seed in 0..400 {
+            let scenario = generate(seed);
+            let adds: Vec<(u64, &str)> = scenario
+                .admin
+                .iter()
+                .filter(|op| op.op.get_ref() == "add_topics")
+                .map(|op| (*op.at_ms.get_ref(), op.cluster.get_ref().as_str()))
+                .collect();
+            for pause in scenario.faults.scripted.iter().filter(|f| {
+                f.kind.get_ref() == "pause" && f.nodes[0].get_ref().contains("-broker-")
+            }) {
+                let end = pause.at_ms + pause.duration_ms();
+                assert!(
+                    adds.iter()
+                        .any(|(at, _)| pause.at_ms + 1_200 <= *at && *at + 300 <= end),
+                    "seed {seed}: a broker pause across no add: {pause:?}"
+                );
+                pauses += 1;
+            }
+            // Every broker kill is an epoch bump before a pause across a cut, and ends a second
+            // before any pause on its own cluster begins (or starts well after it ended).
+            for kill in
+                scenario.faults.scripted.iter().filter(|f| {
+                    f.kind.get_ref() == "kill" && f.nodes[0].get_ref().contains("-broker-")
+                })
+            {
+                let end = kill.at_ms + kill.duration_ms();
+                let before_a_paused_add = scenario.faults.scripted.iter().any(|pause| {
+                    pause.kind.get_ref() == "pause"
+                        && pause.nodes[0].get_ref().contains("-broker-")
+                        && adds.iter().any(|(at, _)| {
+                            pause.at_ms + 1_200 <= *at
+                                && *at + 300 <= pause.at_ms + pause.duration_ms()
+                                && end + 500 <= *at
+                        })
+                });
+                assert!(
+                    before_a_paused_add,
+                    "seed {seed}: a broker kill before no add a pause spans: {kill:?}"
+                );
+                let cluster = &kill.nodes[0].get_ref()[..1];
+                let prefix = format!("{cluster}-broker-");
+                let mut pauses_there = scenario.faults.scripted.iter().filter(|f| {
+                    f.kind.get_ref() == "pause" && f.nodes[0].get_ref().starts_with(&prefix)
+                });
+                assert!(
+                    pauses_there.all(|pause| end + 1_000 <= pause.at_ms
+                        || pause.at_ms + pause.duration_ms() + RECOVERY_MARGIN_MS <= kill.at_ms),
+                    "seed {seed}: a broker kill near a pause on {cluster}: {kill:?}"
+                );
+                bumps += 1;
+            }
+            if scenario.description.contains("adds written topics") {
+                // A destination topic written to from the start, added seconds later.
+                let written_then_added = scenario.producers.iter().any(|producer| {
+                    producer.start_ms.is_none()
+                        && scenario.admin.iter().any(|op| {
+                            op.op.get_ref() == "add_topics"
+                                && op.cluster.get_ref() == producer.cluster.get_ref()
+                                && *op.at_ms.get_ref() >= 2_500
+                                && op
+                                    .topics
+                                    .iter()
+                                    .any(|t| t.get_ref() == producer.topic.get_ref())
+                        })
+                });
+                assert!(written_then_added, "seed {seed}: no early writer");
+                used += 1;
+            }
+            for op in scenario.admin.iter().filter(|op| {
+                op.op.get_ref() == "add_topics"
+                    && op
+                        .mirror
+                        .as_ref()
+                        .is_some_and(|m| m.get_ref().starts_with("loop"))
+            }) {
+                let cluster = op.cluster.get_ref();
+                for topic in &op.topics {
+                    assert!(
+                        scenario.producers.iter().any(|p| p.transactional
+                            && p.cluster.get_ref() == cluster
+                            && p.topic.get_ref() == topic.get_ref()),
+                        "seed {seed}: loop on {cluster} {} without a transaction",
+                        topic.get_ref()
+                    );
+                }
+                // The loop is undone again: its topics are removed after the add.
+                let loop_name = op.mirror.as_ref().expect("filtered on").get_ref();
+                assert!(
+                    scenario
+                        .admin
+                        .iter()
+                        .any(|other| other.op.get_ref() == "remove_topics"
+                            && other
+                                .mirror
+                                .as_ref()
+                                .is_some_and(|m| m.get_ref() == loop_name)
+                            && other.at_ms.get_ref() > op.at_ms.get_ref()),
+                    "seed {seed}: {loop_name} is never removed"
+                );
+                loops += 1;
+            }
+        }
+        assert!(
+            loops >= 20 && pauses >= 20 && bumps >= 10 && used >= 20,
+            "{loops} loops, {pauses} pauses across a cut, {bumps} epoch bumps, \
+             {used} destinations with a history"
+        );
     }
 
     #[test]

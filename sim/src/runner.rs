@@ -192,6 +192,7 @@ async fn supervise(scenario: Arc<Scenario>, options: RunOptions, plan: FaultPlan
         }
     }
     world.checkers.admin_world = admin_world(&scenario);
+    world.checkers.admin_world.held_request_ms = plan.longest_request_hold_ms();
     world.setup(&scenario).await;
     *lock(&world.shared.fault_phase_start_ms) = Some(world.now_ms());
     *lock(&world.shared.load_enabled) = true;

@@ -173,6 +173,22 @@ pub struct History {
     pub admin_ops: Vec<crate::admin::AdminOpRecord>,
     /// Admin requests the network delivered twice: (admin client, correlation id).
     pub duplicated_admin_requests: std::collections::BTreeSet<(NodeId, u64)>,
+    /// Every time a consumer moved its position back (position validation found the log
+    /// truncated below it, or `auto.offset.reset` placed it lower), in the order they happened.
+    pub position_resets: Vec<PositionReset>,
+}
+
+/// A consumer moving its position of a partition back: what its next commit may show.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PositionReset {
+    /// The consumer.
+    pub consumer: NodeId,
+    /// The partition.
+    pub topic_partition: TopicPartition,
+    /// The position before.
+    pub previous: i64,
+    /// The position after, below `previous`.
+    pub offset: i64,
 }
 
 impl History {
@@ -704,8 +720,19 @@ impl ConsumerWorkload {
                 }
             }
             ConsumerEvent::OffsetReset {
-                topic_partition, ..
+                topic_partition,
+                previous,
+                offset,
+                ..
             } => {
+                if let Some(previous) = previous.filter(|previous| *previous > offset) {
+                    history.position_resets.push(PositionReset {
+                        consumer: self.node_id,
+                        topic_partition: topic_partition.clone(),
+                        previous,
+                        offset,
+                    });
+                }
                 self.reset_pending.insert(topic_partition, true);
             }
             _ => {}
