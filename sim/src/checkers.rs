@@ -2993,8 +2993,12 @@ impl Checkers {
     /// had passed on that cluster over control batches only, without a record to show for
     /// it, when a mirroring truncation there replaced them (for `group-resume-no-skip`): a
     /// member's commit of `until` ([`MemberCommit`]), the last one seen before the cut, with
-    /// the log holding only control batches from at or below the cut's offset `from` up to it
-    /// then, and the cut the first of the partition since, with no loss of committed data
+    /// the log holding only control batches from `from` up to it then, where `from` is the
+    /// cut's offset or, when the cut came lower (below records the member read, the same
+    /// records the source holds there or judged by the reads' own excuses), the first of those
+    /// controls (generator seed 185, chain: the group read a's records 0..23 on b, passed b's
+    /// MIRROR_PID_RESET at 24 and committed 25; b's re-add cut b to 0 and mirrored a's records,
+    /// a's record at 24 among them), and the cut the first of the partition since, with no loss of committed data
     /// below `until` in between (a loss comes with a leader change the position is validated
     /// at; a second cut replaces a log the commit never saw). A mirroring cut keeps the
     /// leader epoch, so the member fetches on from its position over what the cut put below
@@ -3025,12 +3029,12 @@ impl Checkers {
                     commit.offset - 1,
                     commit.seen_ms,
                 );
-                if *cut_ms < next_seen_ms
-                    && commit.control_from <= *to
-                    && *to < commit.offset
-                    && !lost
-                {
-                    passed.push((*cluster, tp.clone(), *to, commit.offset));
+                // What the position passed over controls only, from the cut up: the cut may
+                // come lower, where the member read records (the reads' own excuses judge
+                // those offsets).
+                let from = commit.control_from.max(*to);
+                if *cut_ms < next_seen_ms && from < commit.offset && !lost {
+                    passed.push((*cluster, tp.clone(), from, commit.offset));
                 }
             }
         }
@@ -5217,6 +5221,88 @@ mod tests {
         assert_eq!(control_run_before(&log, 0), 0);
         // Past the log end (and the high watermark): the log does not reach it.
         assert_eq!(control_run_before(&log, 6), 6);
+    }
+
+    /// Generator seed 185, chain a -> b -> c: the member on b read a's record at 0 (the same
+    /// record b's final log holds there), passed b's MIRROR_PID_RESET at 1 and committed 2;
+    /// b's re-add cut b to 0, below the record it read, and mirrored a's records, a's 1 among
+    /// them; another member read on at 2, and the group resumed on c at 3. Only the controls'
+    /// offsets are excused: a record at 0 the member never read is still a skip.
+    #[test]
+    fn group_resume_checker_excuses_controls_passed_above_records_read_before_a_lower_cut() {
+        let tp = TopicPartition::new("payments", 4);
+        let final_log = |first: &str| {
+            FixedLogs(BTreeMap::from([(
+                tp.clone(),
+                log_with(&[
+                    (plain_batch(first), AppendOrigin::Client),
+                    (plain_batch("a/1/payments-4/1/x"), AppendOrigin::Client),
+                    (plain_batch("a/1/payments-4/2/x"), AppendOrigin::Client),
+                    (plain_batch("a/1/payments-4/3/x"), AppendOrigin::Client),
+                ]),
+            )]))
+        };
+        let commit_log = log_with(&[
+            (plain_batch("a/1/payments-4/0/x"), AppendOrigin::Client),
+            (mirror_pid_reset("a", 0), AppendOrigin::Coordinator),
+        ]);
+        let (b, c) = (ClusterIndex(1), ClusterIndex(2));
+        let on_b = NodeId::Client(b, ClientKind::Consumer, 1);
+        let on_c = NodeId::Client(c, ClientKind::Consumer, 1);
+        let mut history = History::default();
+        history.groups.insert(on_b, "g".into());
+        history.groups.insert(on_c, "g".into());
+        // After the cut another member took the partition over and read on from the
+        // committed position, at 2 (so no read of the first member's shows its position).
+        let other_on_b = NodeId::Client(b, ClientKind::Consumer, 2);
+        history.groups.insert(other_on_b, "g".into());
+        let after_cut = PollRecord {
+            fetched_ms: 25,
+            received_ms: 26,
+            ..poll(&tp, 2, "a/1/payments-4/2/x")
+        };
+        history
+            .polls
+            .insert((on_b, 1), vec![poll(&tp, 0, "a/1/payments-4/0/x")]);
+        history.polls.insert((other_on_b, 1), vec![after_cut]);
+        history.polls.insert(
+            (on_c, 1),
+            vec![PollRecord {
+                fetched_ms: 40,
+                received_ms: 41,
+                ..poll(&tp, 3, "a/1/payments-4/3/x")
+            }],
+        );
+        let judge = |final_log: &FixedLogs, history: &History| {
+            let mut checkers = Checkers::default();
+            checkers.synced_groups.insert((c, "g".to_owned()));
+            let key = (b, "g".to_owned(), tp.clone());
+            checkers.note_member_commit(10, key, 2, || Some(&commit_log));
+            checkers.mirror_truncations.insert(
+                (b, tp.clone()),
+                vec![(20, 0, TruncationReason::MirrorLastMirroredEpoch)],
+            );
+            let found = checkers.check_group_resumes(50, final_log, history);
+            let marked = checkers
+                .marks
+                .contains_key("resume-over-passed-controls-rewritten");
+            (found, marked)
+        };
+        let final_log = final_log("a/1/payments-4/0/x");
+        let (found, marked) = judge(&final_log, &history);
+        assert!(found.is_empty(), "{found:?}");
+        assert!(marked);
+        // Had the member not read the record at 0, that one is a skip: caught.
+        let mut unread = history.clone();
+        unread.polls.remove(&(on_b, 1));
+        let (found, marked) = judge(&final_log, &unread);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            found[0].detail.contains("at offset 0"),
+            "{}",
+            found[0].detail
+        );
+        assert!(!marked, "the scan stops at the first skip");
     }
 
     #[test]

@@ -36,7 +36,11 @@
 //!   for a moment, so their epoch numbers can meet: a follower's divergence check compares
 //!   only numbers), and a *destination with a history of its own* (its topics written to from
 //!   the start, the first add seconds later with a destination broker paused across it: both
-//!   histories at epoch 0, and the first add's cut removes the destination's). They come from a
+//!   histories at epoch 0, and the first add's cut removes the destination's), and a *re-add
+//!   under a next hop* (a chain's first hop, after an epoch bump of its source, removes its
+//!   topics and adds them back while the next hop keeps mirroring it, a broker of the next hop
+//!   paused across the add: the next hop's mirror fetcher cuts its log under the paused
+//!   follower). They come from a
 //!   stream of their own, so a scenario that draws none is exactly the scenario the other draws
 //!   make.
 
@@ -126,6 +130,9 @@ struct Draft {
     /// (destination cluster, topic) written to before its first add (a destination with a
     /// history of its own): a producer writes there from the start.
     early_writers: Vec<(usize, String)>,
+    /// (cluster, topic, from when) a producer must write to: a destination's own writes
+    /// between a stop and a re-add.
+    writers_from: Vec<(usize, String, u64)>,
     /// (cluster, start, end) of the aimed episodes' broker faults (a pause across a cut, the
     /// epoch bump before it), which the scripted leader kills and one another keep clear of.
     aimed_broker_faults: Vec<(usize, u64, u64)>,
@@ -162,6 +169,7 @@ impl Draft {
             failovers: BTreeMap::new(),
             loops: Vec::new(),
             early_writers: Vec::new(),
+            writers_from: Vec::new(),
             aimed_broker_faults: Vec::new(),
             notes: Vec::new(),
         }
@@ -369,7 +377,13 @@ impl Draft {
             if used_destination {
                 self.used_destination(link, added);
             }
-            self.random_walk(link, added, walk_until, &cut);
+            // The re-add episode keeps the walk's operations before its stop.
+            let readd_from = if cut.len() > 1 {
+                self.maybe_readd_under_next_hop(link, added, walk_until, &cut[1..])
+            } else {
+                None
+            };
+            self.random_walk(link, added, readd_from.unwrap_or(walk_until), &cut);
             let origin = !links.iter().any(|other| other.destination == link.source);
             if origin {
                 self.maybe_mirror_loop(index, link, added, walk_until);
@@ -414,6 +428,81 @@ impl Draft {
             self.loops.push((link.source, topic.clone()));
         }
         self.notes.push(format!("{} loops back", looped.mirror));
+    }
+
+    /// Aimed episode (module doc): a link whose destination the `next_hops` mirror (a chain's
+    /// first hop) removes its topics while the next hops keep mirroring it, writes to them
+    /// (a producer from the stop on), and adds them back, with a broker of its source killed
+    /// for a moment around the stop and a broker of a next hop paused from after the
+    /// stop until after the re-add. The destination's stop bumps its epoch to the next
+    /// number, which its own writes carry; the kill moves the source to that same number a
+    /// little later; the re-add cuts the destination's log and re-mirrors the source's, and
+    /// the next hop's mirror fetcher meets the divergence and cuts its log in turn while the
+    /// paused follower holds the old history, the destination's own writes, at an epoch
+    /// number the new history re-uses (generator seed 9400000000000529,
+    /// `regressions/follower_paused_across_mirror_cut`: what
+    /// `MirrorDesign::fences_followers_after_mirror_cut` is for).
+    /// Returns when the episode's stop is, if it was drawn.
+    fn maybe_readd_under_next_hop(
+        &mut self,
+        link: &Link,
+        added_ms: u64,
+        until_ms: u64,
+        next_hops: &[usize],
+    ) -> Option<u64> {
+        if !self.aim.random_bool(0.5) || until_ms < added_ms + 6_500 {
+            return None;
+        }
+        let removed = self.aim.random_range(added_ms + 2_500..=until_ms - 4_000);
+        let hop = next_hops[self.aim.random_range(0..next_hops.len())];
+        // The next hop mirrors the stop's MIRROR_PID_RESET and the local writes after it
+        // before its broker pauses; the re-add comes once that broker left the ISR.
+        let pause_start = removed + self.aim.random_range(1_000..=1_800);
+        let readd = pause_start + self.aim.random_range(1_200..=2_000);
+        let pause_end = readd + self.aim.random_range(1_500..=3_000);
+        // Around the stop: the source's next epoch (its leaders move once the controller
+        // fences the killed broker, about a second on) then starts near where the
+        // destination's own writes, at its stop's epoch, the same number, began.
+        let kill_ms = self.aim.random_range(8..=15) * 100;
+        let kill_at = (removed + self.aim.random_range(0..=1_000)).saturating_sub(700);
+        let (source_brokers, hop_brokers) = (
+            self.clusters[link.source].brokers,
+            self.clusters[hop].brokers,
+        );
+        if hop_brokers < 2
+            || source_brokers < 2
+            || pause_end + 1_000 >= self.duration_ms
+            || !self.aimed_clear(hop, pause_start, pause_end)
+            || !self.aimed_clear(link.source, kill_at, kill_at + kill_ms)
+        {
+            return None;
+        }
+        self.mirror_op(removed, link, AdminOpKind::RemoveTopics, &link.topics);
+        self.mirror_op(readd, link, AdminOpKind::AddTopics, &link.topics);
+        for topic in &link.topics {
+            self.writers_from
+                .push((link.destination, topic.clone(), removed));
+        }
+        let killed = self.aim.random_range(1..=source_brokers);
+        self.aimed_broker_faults
+            .push((link.source, kill_at, kill_at + kill_ms));
+        self.scripted(
+            kill_at,
+            "kill",
+            &format!("{}-broker-{killed}", letter(link.source)),
+            kill_ms,
+        );
+        let paused = self.aim.random_range(1..=hop_brokers);
+        self.aimed_broker_faults.push((hop, pause_start, pause_end));
+        self.scripted(
+            pause_start,
+            "pause",
+            &format!("{}-broker-{paused}", letter(hop)),
+            pause_end - pause_start,
+        );
+        self.notes
+            .push(format!("{} re-added under {}", link.mirror, letter(hop)));
+        Some(removed)
     }
 
     /// Aimed episode (module doc): the link's destination topics are written to from the
@@ -716,6 +805,15 @@ impl Draft {
         for (cluster, topic) in destinations {
             if self.early_writers.contains(&(cluster, topic.clone())) {
                 self.producer(cluster, &topic, None);
+            }
+            let from: Vec<u64> = self
+                .writers_from
+                .iter()
+                .filter(|(c, t, _)| *c == cluster && *t == topic)
+                .map(|(_, _, at)| *at)
+                .collect();
+            for at in from {
+                self.producer(cluster, &topic, Some(at));
             }
             let failover = self.failovers.get(&(cluster, topic.clone())).copied();
             // Before the failover a destination producer is refused (read-only); after it, it
