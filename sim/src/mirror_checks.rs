@@ -693,6 +693,20 @@ impl MirrorChecks {
                         *self.marks.entry("stale-pid-after-reset-lost").or_default() += 1;
                     }
                 }
+                if is_deposed(controllers, view, topic_partition) {
+                    // A paused or partitioned leader that stopped in its own epoch writes on in
+                    // it after its controller elected another: those batches never commit and
+                    // are truncated when it fetches from the new leader, whose epochs (and the
+                    // later mirrors' data it holds) are what INV-6 judges (generator seed 392).
+                    let before = found.len();
+                    found.retain(|v| v.invariant != "local-epoch-above-mirrored");
+                    if found.len() < before {
+                        *self
+                            .marks
+                            .entry("stopped-write-by-deposed-leader")
+                            .or_default() += 1;
+                    }
+                }
                 out.extend(found);
                 if local_checked {
                     *self

@@ -742,8 +742,17 @@ impl<S: BrokerStorage> super::Broker<S> {
                         && task.previous_state == Some(MirrorState::Stopping));
                 if target == MirrorState::Stopping && !resumed_stop {
                     // A new stop: what a stop of an earlier mirroring session persisted (read
-                    // back from the coordinator) is not what this one mirrored.
-                    task.last_mirrored = None;
+                    // back from the coordinator) is not what this one mirrored. A session that
+                    // neither cut nor mirrored (PREPARING and FAILED only, e.g. a loop refused
+                    // by both sides) added nothing of the source's lineage: the earlier stop's
+                    // value stands, else none (−1), never this cluster's own latest epoch, which
+                    // a cluster mirroring from here would take for the source's and keep its
+                    // own records below (generator seed 201).
+                    task.last_mirrored = if task.own_writes_only {
+                        Some(task.last_mirrored.unwrap_or((-1, -1)))
+                    } else {
+                        None
+                    };
                 }
                 if !matches!(target, MirrorState::Preparing | MirrorState::Failed) {
                     task.own_writes_only = false;
@@ -1046,6 +1055,15 @@ impl<S: BrokerStorage> super::Broker<S> {
                     TruncationReason::MirrorLastMirroredEpoch,
                 );
                 let design = self.config.mirror_design;
+                if offset == log_end_before && design.fences_followers_after_mirror_cut() {
+                    // A cut that removed nothing waits for the ISR only, yet a replica outside
+                    // it may hold records the leader never had (a zombie leader's queued
+                    // produce, generator seed 169) in an epoch number the mirrored batches
+                    // reuse: fence every follower at the cut so none rejoins past it.
+                    if let Some(partition) = self.partitions.get_mut(topic_partition) {
+                        partition.fence_after_mirror_cut();
+                    }
+                }
                 let task = self.task_mut(topic_partition);
                 let every_replica = design.prepare_awaits_every_replica_after_cut()
                     && (offset < log_end_before || task.preparing_resumed);

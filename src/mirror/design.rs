@@ -251,10 +251,12 @@ impl MirrorDesign {
     /// for the ISR) leaves them holding the cut records, and a Kafka follower's divergence
     /// check keeps them wherever the re-mirrored batch at their offset carries the same epoch
     /// number (two clusters' epochs, or one cluster's epochs before and after the cut, are
-    /// only numbers). A cut that removed nothing cannot have left a replica ahead of it with
-    /// records the leader lost, so a first PREPARING onto an empty log still needs the ISR
-    /// only. The cost: an offline replica holds such a PREPARING until it returns, as
-    /// `mirror.support.unclean.leader.election` always does.
+    /// only numbers). A cut that removed nothing waits for the ISR only (a first PREPARING
+    /// onto an empty log must not wait for an offline replica); a replica outside the ISR may
+    /// still hold records the leader never had (a zombie leader's queued produce), so that cut
+    /// fences every follower instead (`fences_followers_after_mirror_cut`, generator seed 169).
+    /// The cost: an offline replica holds a PREPARING that removed records until it returns,
+    /// as `mirror.support.unclean.leader.election` always does.
     pub fn prepare_awaits_every_replica_after_cut(self) -> bool {
         self != Self::PrepareAwaitsIsr
     }
