@@ -393,9 +393,24 @@ impl MirrorChecks {
                         .map(|(from, to, appends, mark)| (from, to, appends + 1, mark))
                         .filter(|(_, _, appends, _)| *appends < 2);
                 }
-                // Mirroring again after a STOPPED this broker was judged in (a failback
-                // whose PREPARING truncated nothing, so no `Truncated` reset it): the next
-                // STOPPED has new mirrored data, so its boundary is found anew.
+                // Mirroring again after a STOPPED a broker of this cluster was judged in (a
+                // failback whose PREPARING truncated nothing, so no `Truncated` reset it): the
+                // next STOPPED has new mirrored data, so its boundary is found anew, on every
+                // replica, not only this appender: the one judged before may be elected again
+                // and stop over what another leader mirrored meanwhile (generator seed
+                // 9960000000000437).
+                let before = self.stopped_scanned.len();
+                self.stopped_scanned.retain(|(scanned_node, _, tp), _| {
+                    !(scanned_node.cluster() == view.cluster
+                        && tp == topic_partition
+                        && *scanned_node != node)
+                });
+                if self.stopped_scanned.len() < before {
+                    *self
+                        .marks
+                        .entry("stopped-boundary-renewed-after-other-replica-mirrored")
+                        .or_default() += 1;
+                }
                 self.stopped_scanned
                     .remove(&(node, view.incarnation, topic_partition.clone()));
             }
@@ -698,8 +713,13 @@ impl MirrorChecks {
                     // it after its controller elected another: those batches never commit and
                     // are truncated when it fetches from the new leader, whose epochs (and the
                     // later mirrors' data it holds) are what INV-6 judges (generator seed 392).
+                    // Its producer state is rebuilt from the new leader's log as well, so the
+                    // mirrored data of a later mirror on the new leader does not judge it.
                     let before = found.len();
-                    found.retain(|v| v.invariant != "local-epoch-above-mirrored");
+                    found.retain(|v| {
+                        v.invariant != "local-epoch-above-mirrored"
+                            && v.invariant != "no-stale-pid-after-stopped"
+                    });
                     if found.len() < before {
                         *self
                             .marks

@@ -607,7 +607,20 @@ impl<S: BrokerStorage> super::Broker<S> {
         task.previous_state = status.previous_state;
         task.retry_attempt = status.retry_attempt;
         task.last_mirrored = status.last_mirrored;
-        task.own_writes_only = matches!(status.state, MirrorState::Unknown | MirrorState::Stopped);
+        // A re-read by this leadership (after a fenced or refused write) of the PREPARING or
+        // FAILED it wrote itself keeps what it knows: only this leadership cuts or mirrors
+        // here, and it clears the flag when it does (generator seed 9960000000000208: a
+        // refused loop's state write was fenced, the re-read forgot the log held only local
+        // writes, and the stop recorded its own epoch as the last mirrored one).
+        // The same for a STOPPING this leadership wrote (its answer lost, the retry fenced):
+        // the stop mirrored nothing, so it records no last mirrored epoch of its own.
+        let never_mirrored = task.wrote && task.own_writes_only;
+        if never_mirrored && status.state == MirrorState::Stopping {
+            task.last_mirrored = task.last_mirrored.or(Some((-1, -1)));
+        }
+        task.own_writes_only = (never_mirrored
+            && matches!(status.state, MirrorState::Preparing | MirrorState::Failed))
+            || matches!(status.state, MirrorState::Unknown | MirrorState::Stopped);
         task.step = Step::Decide;
         task.not_before_ms = now_ms;
         let state = task.state;
@@ -1757,18 +1770,31 @@ impl<S: BrokerStorage> super::Broker<S> {
             last_mirrored_epoch,
             last_mirrored_offset: -1,
         };
-        let mirror = self
+        // The mirrors here whose source is the requester; the topic's own (its `mirror.name`,
+        // kept as `<mirror>.removed` after a stop) holds its state, whichever sorts first: a
+        // second mirror from the same cluster with no record of the topic must not answer
+        // "nothing mirrored" while the topic's mirror still mirrors from there (generator seed
+        // 9960000000000058: a loop went unrefused and cut committed data on both sides).
+        let from_requester: Vec<&String> = self
             .image
             .configs
             .iter()
-            .find_map(|(resource, configs)| match resource {
+            .filter_map(|(resource, configs)| match resource {
                 ConfigResource::Mirror(name) => configs
                     .get(BOOTSTRAP_SERVERS_CONFIG)
                     .and_then(|value| parse_bootstrap_servers(value).ok())
                     .filter(|nodes| nodes.iter().all(|node| node.cluster() == requester))
-                    .map(|_| name.clone()),
+                    .map(|_| name),
                 _ => None,
-            });
+            })
+            .collect();
+        let own = self
+            .image
+            .mirror_desired_state(topic)
+            .map(|desired| desired.mirror().to_owned());
+        let mirror = own
+            .filter(|own| from_requester.contains(&own))
+            .or_else(|| from_requester.first().map(|name| (*name).clone()));
         let topic_id = self.image.topic_ids.get(topic).copied();
         let (Some(mirror), Some(topic_id)) = (mirror, topic_id) else {
             self.outbox
