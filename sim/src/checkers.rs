@@ -325,6 +325,15 @@ pub struct Checkers {
     /// in a lower epoch after such a start, from the start on (see
     /// [`Checkers::note_deposed_leader_logs`]).
     deposed_logs: BTreeMap<(ClusterIndex, TopicPartition), Vec<DeposedLog>>,
+    /// The leader epochs of mirroring cuts that may drop this cluster's own writes (a
+    /// failback's PREPARING cut or first diverging epoch, STOPPING's cut to the last stable
+    /// offset), per (cluster, partition): (the cutting leader's epoch, the offset cut to). A
+    /// deposed leader of a lower epoch that has not heard of the election still serves what
+    /// the cut dropped (see [`Checkers::read_from_deposed_leader_before_mirror_cut`]).
+    mirror_cut_epoch_starts: BTreeMap<(ClusterIndex, TopicPartition), Vec<(i32, i64)>>,
+    /// Per (cluster, partition) of `mirror_cut_epoch_starts`: the logs of brokers that still
+    /// led it in a lower epoch after such a cut, from the cut on.
+    mirror_cut_deposed_logs: BTreeMap<(ClusterIndex, TopicPartition), Vec<DeposedLog>>,
     /// Preconditions noted, by invariant (see [`Checkers::precondition`]).
     preconditions: BTreeMap<&'static str, u64>,
     /// The broker that led each partition last, to notice leadership moving.
@@ -1412,37 +1421,102 @@ impl Checkers {
     /// stale as its own. A log that no longer extends the one kept (a deposed mirror leader's
     /// fetcher may still cut it) is kept as another.
     fn note_deposed_leader_logs(&mut self, time_ms: i64, brokers: &[BrokerView<'_>]) {
-        // Only the few partitions with a lossy start are looked at, not every partition of
-        // every broker: this runs every step once a loss happened.
-        for (key, starts) in &self.lossy_epoch_starts {
-            let (cluster, tp) = key;
-            for view in brokers.iter().filter(|view| view.cluster == *cluster) {
-                let Some(partition) = view.broker.partitions().get(tp) else {
-                    continue;
-                };
-                let Role::Leader(state) = &partition.role else {
-                    continue;
-                };
-                let Some(from) = (starts.iter())
-                    .filter(|(epoch, _)| *epoch > state.leader_epoch)
-                    .map(|(_, start)| *start)
-                    .min()
-                else {
-                    continue;
-                };
-                let kept = self.deposed_logs.entry(key.clone()).or_default();
-                note_deposed_log(
-                    kept,
-                    time_ms,
-                    view,
-                    state.leader_epoch,
-                    &partition.log,
-                    from,
-                );
-            }
+        keep_deposed_logs(
+            &self.lossy_epoch_starts,
+            &mut self.deposed_logs,
+            time_ms,
+            brokers,
+        );
+        keep_deposed_logs(
+            &self.mirror_cut_epoch_starts,
+            &mut self.mirror_cut_deposed_logs,
+            time_ms,
+            brokers,
+        );
+    }
+
+    /// A leader of `view`'s cluster cut `topic_partition` to `to` by mirroring: noted with its
+    /// leader epoch (see `mirror_cut_epoch_starts`). A cut by a follower (a deposed leader's
+    /// fetcher, say) starts no epoch and is not noted.
+    fn note_mirror_cut_epoch(&mut self, view: &BrokerView<'_>, tp: &TopicPartition, to: i64) {
+        let Some(Role::Leader(state)) = view.broker.partitions().get(tp).map(|p| &p.role) else {
+            return;
+        };
+        let starts = self
+            .mirror_cut_epoch_starts
+            .entry((view.cluster, tp.clone()))
+            .or_default();
+        if !starts.contains(&(state.leader_epoch, to)) {
+            starts.push((state.leader_epoch, to));
         }
     }
 
+    /// Whether `consumer` read its own cluster's record `poll` from a deposed leader after a
+    /// leader of a later epoch cut it by mirroring (a failback's cut of the old primary's
+    /// writes): the deposed leader, not yet told of the election, serves what it holds, as
+    /// Kafka's does, and truncates it on learning of it (generated seed 9960000000000233:
+    /// c-broker-1, isolated and deposed in epoch 2, answered c-consumer-1's fetch at 630 after
+    /// c-broker-3's PREPARING in epoch 3 had cut c's log to 0). A mirrored record is never
+    /// excused so: every later log holds it at the same offset.
+    fn read_from_deposed_leader_before_mirror_cut(
+        &self,
+        consumer: NodeId,
+        poll: &PollRecord,
+    ) -> bool {
+        let key = (consumer.cluster(), poll.topic_partition.clone());
+        if cluster_of_value(&poll.value) != consumer.cluster() {
+            return false;
+        }
+        let (Some(starts), Some(deposed)) = (
+            self.mirror_cut_epoch_starts.get(&key),
+            self.mirror_cut_deposed_logs.get(&key),
+        ) else {
+            return false;
+        };
+        read_from_deposed_tail(starts, deposed, poll)
+    }
+}
+
+/// Keeps, for each partition with an epoch start in `starts`, the log of every broker still
+/// leading it in a lower epoch, from the lowest such start above that epoch on (see
+/// [`Checkers::note_deposed_leader_logs`]). Only the few partitions with a start are looked
+/// at, not every partition of every broker: this runs every step once one happened.
+fn keep_deposed_logs(
+    starts_by_partition: &BTreeMap<(ClusterIndex, TopicPartition), Vec<(i32, i64)>>,
+    deposed_logs: &mut BTreeMap<(ClusterIndex, TopicPartition), Vec<DeposedLog>>,
+    time_ms: i64,
+    brokers: &[BrokerView<'_>],
+) {
+    for (key, starts) in starts_by_partition {
+        let (cluster, tp) = key;
+        for view in brokers.iter().filter(|view| view.cluster == *cluster) {
+            let Some(partition) = view.broker.partitions().get(tp) else {
+                continue;
+            };
+            let Role::Leader(state) = &partition.role else {
+                continue;
+            };
+            let Some(from) = (starts.iter())
+                .filter(|(epoch, _)| *epoch > state.leader_epoch)
+                .map(|(_, start)| *start)
+                .min()
+            else {
+                continue;
+            };
+            let kept = deposed_logs.entry(key.clone()).or_default();
+            note_deposed_log(
+                kept,
+                time_ms,
+                view,
+                state.leader_epoch,
+                &partition.log,
+                from,
+            );
+        }
+    }
+}
+
+impl Checkers {
     /// Whether `consumer` read `poll` from a deposed leader's tail (see
     /// [`read_from_deposed_tail`]): a read after the loss its epoch's successor began with, of
     /// a record that loss dooms as well. Generator seed 9800000000000371: a held-back
@@ -1707,6 +1781,7 @@ impl Checkers {
                             to_log_end_offset,
                             reason,
                         );
+                        self.note_mirror_cut_epoch(view, &topic_partition, to_log_end_offset);
                         let key = (view.cluster, topic_partition.clone());
                         if let Some(high) = self.committed_high.get_mut(&key) {
                             *high = (*high).min(to_log_end_offset);
@@ -2512,6 +2587,7 @@ impl Checkers {
         let not_refetched_reads;
         let stop_cut_reads;
         let deposed_reads;
+        let deposed_cut_reads;
         let outcome_lost_reads = std::cell::Cell::new(0u64);
         let outcome_lost_skips = std::cell::Cell::new(0u64);
         let (mut out, (rewritten_reads, rewritten_skips, across_skips)) = {
@@ -2539,6 +2615,9 @@ impl Checkers {
             };
             let deposed =
                 |consumer: NodeId, poll: &PollRecord| self.read_from_deposed_leader(consumer, poll);
+            let deposed_cut = |consumer: NodeId, poll: &PollRecord| {
+                self.read_from_deposed_leader_before_mirror_cut(consumer, poll)
+            };
             let rewritten = |consumer: NodeId, poll: &PollRecord| {
                 by_mirroring(consumer, poll)
                     || lost(consumer, poll)
@@ -2546,6 +2625,15 @@ impl Checkers {
                     || not_refetched(consumer, poll)
                     || stop_cut(consumer, poll)
                     || deposed(consumer, poll)
+                    || deposed_cut(consumer, poll)
+            };
+            let rewritten_before_deposed_cut = |consumer: &NodeId, poll: &PollRecord| {
+                by_mirroring(*consumer, poll)
+                    || lost(*consumer, poll)
+                    || lost_at_origin(*consumer, poll)
+                    || not_refetched(*consumer, poll)
+                    || stop_cut(*consumer, poll)
+                    || deposed(*consumer, poll)
             };
             let reads = || {
                 history.polls.iter().flat_map(|((consumer, _), polls)| {
@@ -2590,6 +2678,11 @@ impl Checkers {
                         && !not_refetched(*consumer, poll)
                         && !stop_cut(*consumer, poll)
                         && deposed(*consumer, poll)
+                })
+                .count();
+            deposed_cut_reads = reads()
+                .filter(|(consumer, poll)| {
+                    !rewritten_before_deposed_cut(consumer, poll) && deposed_cut(*consumer, poll)
                 })
                 .count();
             let rewritten_skips = std::cell::Cell::new(0u64);
@@ -2689,6 +2782,12 @@ impl Checkers {
                 .marks
                 .entry("read-from-deposed-leader-past-lossy-start".into())
                 .or_default() += deposed_reads as u64;
+        }
+        if deposed_cut_reads > 0 {
+            *self
+                .marks
+                .entry("read-from-deposed-leader-after-mirror-cut".into())
+                .or_default() += deposed_cut_reads as u64;
         }
         if outcome_lost_reads.get() > 0 {
             *self
@@ -7178,6 +7277,68 @@ mod tests {
         let current = [deposed(1, 4)];
         assert!(!excused(&starts, &current, 2, "old-2", 10_000, 10_010));
         assert!(!excused(&[], &zombie, 2, "old-2", 10_000, 10_010));
+    }
+
+    #[test]
+    fn a_deposed_leaders_read_after_a_mirror_cut_is_excused_for_own_writes_only() {
+        // Generated seed 9960000000000233: c-broker-3's PREPARING in epoch 3 cut c's orders-0
+        // to 0; c-broker-1, deposed in epoch 2 and not yet told, served c's own record at 1.
+        let log = log_with(&[
+            (
+                value_batch(1, "c-producer-1/1/orders-0/0/x"),
+                AppendOrigin::Client,
+            ),
+            (
+                value_batch(2, "c-producer-1/1/orders-0/1/y"),
+                AppendOrigin::Client,
+            ),
+            (
+                value_batch(3, "a-producer-1/1/orders-0/2/z"),
+                AppendOrigin::Client,
+            ),
+        ]);
+        let tp = TopicPartition::new("orders", 0);
+        let c = ClusterIndex(2);
+        let consumer = NodeId::Client(c, ClientKind::Consumer, 1);
+        let deposed = |leader_epoch| DeposedLog {
+            broker: BrokerId(1),
+            incarnation: 1,
+            leader_epoch,
+            first_seen_ms: 12_500,
+            last_seen_ms: 12_550,
+            version: LogVersion {
+                high_watermark: 3,
+                batches: log.batches_from(0).cloned().collect(),
+            },
+        };
+        let read = |offset, value: &str| PollRecord {
+            fetched_ms: 12_544,
+            received_ms: 12_553,
+            ..poll(&tp, offset, value)
+        };
+        let mut checkers = Checkers::default();
+        let own = read(1, "c-producer-1/1/orders-0/1/y");
+        assert!(
+            !checkers.read_from_deposed_leader_before_mirror_cut(consumer, &own),
+            "no cut, nothing excused"
+        );
+        checkers
+            .mirror_cut_epoch_starts
+            .insert((c, tp.clone()), vec![(3, 0)]);
+        checkers
+            .mirror_cut_deposed_logs
+            .insert((c, tp.clone()), vec![deposed(2)]);
+        assert!(checkers.read_from_deposed_leader_before_mirror_cut(consumer, &own));
+        // A mirrored record (a's) is never excused so, nor one the deposed log did not hold.
+        let mirrored = read(2, "a-producer-1/1/orders-0/2/z");
+        assert!(!checkers.read_from_deposed_leader_before_mirror_cut(consumer, &mirrored));
+        let other = read(1, "c-producer-1/1/orders-0/1/other");
+        assert!(!checkers.read_from_deposed_leader_before_mirror_cut(consumer, &other));
+        // A leader of the cutting epoch is not deposed by it.
+        checkers
+            .mirror_cut_deposed_logs
+            .insert((c, tp.clone()), vec![deposed(3)]);
+        assert!(!checkers.read_from_deposed_leader_before_mirror_cut(consumer, &own));
     }
 
     #[test]
