@@ -926,6 +926,44 @@ impl Checkers {
         self.stop_cut_after_loss(&key, offset, send.sent_ms)
     }
 
+    /// Whether a failback decided how the transaction of the record at `offset` (sent at
+    /// `since_ms`) ended in its own cluster's log: a mirroring cut that follows the source
+    /// (PREPARING's last-mirrored-epoch cut, a diverging epoch, a restart below the source's log
+    /// start) came after the send, above the record and at or below the control batch that
+    /// decided it (`decided_at`). That batch is then the new primary's, mirrored back: under
+    /// `abort-markers` its stop ABORTs the transactions it had mirrored open (the fetcher reads
+    /// up to the source's high watermark), and the failback cuts the old primary's own COMMIT
+    /// with the rest of its unmirrored writes, as the seed's cut to the last stable offset
+    /// loses the same commit by removing the records (`txn-record-cut-by-failback`; generated
+    /// seeds 7 and 20 under `abort-markers`).
+    fn outcome_decided_by_failback_source(
+        &self,
+        cluster: ClusterIndex,
+        tp: &TopicPartition,
+        offset: i64,
+        decided_at: Option<i64>,
+        since_ms: i64,
+    ) -> bool {
+        let Some(marker) = decided_at else {
+            return false;
+        };
+        let follows_source = |reason| {
+            matches!(
+                reason,
+                TruncationReason::MirrorLastMirroredEpoch
+                    | TruncationReason::MirrorDivergingEpoch
+                    | TruncationReason::MirrorBelowSourceLogStart
+            )
+        };
+        self.mirror_truncations
+            .get(&(cluster, tp.clone()))
+            .is_some_and(|cuts| {
+                cuts.iter().any(|&(time_ms, to, reason)| {
+                    since_ms <= time_ms && offset < to && to <= marker && follows_source(reason)
+                })
+            })
+    }
+
     /// Whether a transactional send gone from its final log may be gone by design, and then
     /// the coverage mark saying why: `txn-record-cut-by-failback`
     /// ([`Checkers::txn_send_cut_by_failback`]), `txn-record-stop-cut-after-outcome-lost`
@@ -2589,6 +2627,7 @@ impl Checkers {
         let deposed_reads;
         let deposed_cut_reads;
         let outcome_lost_reads = std::cell::Cell::new(0u64);
+        let failback_decided_reads = std::cell::Cell::new(0u64);
         let outcome_lost_skips = std::cell::Cell::new(0u64);
         let (mut out, (rewritten_reads, rewritten_skips, across_skips)) = {
             let by_mirroring = |consumer: NodeId, poll: &PollRecord| {
@@ -2729,6 +2768,12 @@ impl Checkers {
             };
             let mut out = check_polls(time_ms, &logs, history, &rewritten, &skip_rewritten);
             let outcome_lost = |cluster, tp: &TopicPartition, offset, decided_at, since_ms| {
+                if self
+                    .outcome_decided_by_failback_source(cluster, tp, offset, decided_at, since_ms)
+                {
+                    failback_decided_reads.set(failback_decided_reads.get() + 1);
+                    return true;
+                }
                 let lost = self.outcome_lost_since(cluster, tp, offset, decided_at, since_ms);
                 outcome_lost_reads.set(outcome_lost_reads.get() + u64::from(lost));
                 lost
@@ -2783,6 +2828,12 @@ impl Checkers {
                 .entry("read-from-deposed-leader-past-lossy-start".into())
                 .or_default() += deposed_reads as u64;
         }
+        if failback_decided_reads.get() > 0 {
+            *self
+                .marks
+                .entry("read-outcome-decided-by-failback-source".into())
+                .or_default() += failback_decided_reads.get();
+        }
         if deposed_cut_reads > 0 {
             *self
                 .marks
@@ -2827,6 +2878,12 @@ impl Checkers {
             lost
         };
         let outcome_lost = |cluster, tp: &TopicPartition, offset, decided_at, since_ms| {
+            if self.outcome_decided_by_failback_source(cluster, tp, offset, decided_at, since_ms) {
+                gone_marks
+                    .borrow_mut()
+                    .push("txn-outcome-decided-by-failback-source");
+                return true;
+            }
             let mark = "txn-outcome-lost-not-durable";
             lost_marked(mark, cluster, tp, offset, decided_at, since_ms)
         };
