@@ -2657,15 +2657,7 @@ impl Checkers {
             let deposed_cut = |consumer: NodeId, poll: &PollRecord| {
                 self.read_from_deposed_leader_before_mirror_cut(consumer, poll)
             };
-            let rewritten = |consumer: NodeId, poll: &PollRecord| {
-                by_mirroring(consumer, poll)
-                    || lost(consumer, poll)
-                    || lost_at_origin(consumer, poll)
-                    || not_refetched(consumer, poll)
-                    || stop_cut(consumer, poll)
-                    || deposed(consumer, poll)
-                    || deposed_cut(consumer, poll)
-            };
+            // Every excuse but the last, which is counted on its own below.
             let rewritten_before_deposed_cut = |consumer: &NodeId, poll: &PollRecord| {
                 by_mirroring(*consumer, poll)
                     || lost(*consumer, poll)
@@ -2673,6 +2665,9 @@ impl Checkers {
                     || not_refetched(*consumer, poll)
                     || stop_cut(*consumer, poll)
                     || deposed(*consumer, poll)
+            };
+            let rewritten = |consumer: NodeId, poll: &PollRecord| {
+                rewritten_before_deposed_cut(&consumer, poll) || deposed_cut(consumer, poll)
             };
             let reads = || {
                 history.polls.iter().flat_map(|((consumer, _), polls)| {
