@@ -1974,6 +1974,7 @@ impl Checkers {
                     self.mark("request-held-before-listening")
                 }
                 BrokerEvent::MirrorEpochBelowLocal { .. } => self.mark("mirror-epoch-below-local"),
+                BrokerEvent::MirrorEpochFenced { .. } => self.mark("mirror-epoch-fenced"),
                 BrokerEvent::MirrorCutFencedFollower { .. } => {
                     self.mark("mirror-cut-fenced-follower")
                 }
@@ -3639,27 +3640,36 @@ impl Checkers {
         let outcome_lost_sends = std::cell::Cell::new(0);
         let enlist_lost_sends = std::cell::Cell::new(0);
         let commits_confirmed = commits_confirmed_at(history);
-        out.extend(unseen(time_ms, history, |offset, send, read_committed| {
-            let outcome_lost = || {
-                let lost = self.commit_lost_not_durable(&logs, offset, send);
-                outcome_lost_sends.set(outcome_lost_sends.get() + u64::from(lost));
-                lost
-            };
-            let enlist_lost = || {
-                let completed_ms = commits_confirmed.get(send.value.as_str()).copied();
-                let cluster = cluster_of_value(&send.value);
-                let state = |id: &str| transaction_state_partition(controllers, cluster, id);
-                let lost = self.aborted_after_enlist_lost(state, &logs, offset, send, completed_ms);
-                enlist_lost_sends.set(enlist_lost_sends.get() + u64::from(lost));
-                lost
-            };
-            self.dropped_by_mirroring(offset, send)
-                || self.lost_legally(&logs, offset, send)
-                || (read_committed && self.above_hanging_txn(&logs, offset, send))
-                || (read_committed && above_forgotten_txn(&logs, &forgotten_txns, offset, send))
-                || (read_committed && outcome_lost())
-                || (read_committed && enlist_lost())
-        }));
+        let (unseen_violations, read_elsewhere) =
+            unseen(time_ms, history, |offset, send, read_committed| {
+                let outcome_lost = || {
+                    let lost = self.commit_lost_not_durable(&logs, offset, send);
+                    outcome_lost_sends.set(outcome_lost_sends.get() + u64::from(lost));
+                    lost
+                };
+                let enlist_lost = || {
+                    let completed_ms = commits_confirmed.get(send.value.as_str()).copied();
+                    let cluster = cluster_of_value(&send.value);
+                    let state = |id: &str| transaction_state_partition(controllers, cluster, id);
+                    let lost =
+                        self.aborted_after_enlist_lost(state, &logs, offset, send, completed_ms);
+                    enlist_lost_sends.set(enlist_lost_sends.get() + u64::from(lost));
+                    lost
+                };
+                self.dropped_by_mirroring(offset, send)
+                    || self.lost_legally(&logs, offset, send)
+                    || (read_committed && self.above_hanging_txn(&logs, offset, send))
+                    || (read_committed && above_forgotten_txn(&logs, &forgotten_txns, offset, send))
+                    || (read_committed && outcome_lost())
+                    || (read_committed && enlist_lost())
+            });
+        out.extend(unseen_violations);
+        if read_elsewhere > 0 {
+            *self
+                .marks
+                .entry("unseen-read-by-group-on-other-cluster".into())
+                .or_default() += read_elsewhere;
+        }
         if outcome_lost_sends.get() > 0 {
             *self
                 .marks
@@ -4299,12 +4309,17 @@ fn first_data_offset_between(
 
 /// Acknowledged records no consumer of their cluster ever received, except those `excused`
 /// says may be gone from the log (dropped by mirroring by design, or lost as Kafka allows on a
-/// topic that is not durable).
+/// topic that is not durable), and, for a group, those the same-named group received on
+/// another cluster at the same offset: the mirror's offset sync carries a group's progress
+/// from its source to the destination (spec §7), so the group resumes past what it read
+/// there (generated seed 9960000000000208: `resume-a-payments` read b's record mirrored to a,
+/// and b's sync of a's offsets moved the group on b past it). Returns the violations and how
+/// many records that last rule excused.
 fn unseen(
     time_ms: i64,
     history: &History,
     excused: impl Fn(i64, &crate::workload::SendRecord, bool) -> bool,
-) -> Vec<Violation> {
+) -> (Vec<Violation>, u64) {
     // A plain consumer must see everything itself; a group must see everything between its
     // members, whoever held the partition.
     let reader = |consumer: &NodeId| match history.groups.get(consumer) {
@@ -4312,24 +4327,45 @@ fn unseen(
         None => consumer.to_string(),
     };
     let mut seen_by: BTreeMap<String, BTreeSet<(&TopicPartition, i64)>> = BTreeMap::new();
+    // (group, cluster) → what its members received, value included.
+    type Reads<'a> = BTreeSet<(&'a TopicPartition, i64, &'a str)>;
+    let mut group_reads: BTreeMap<(&str, ClusterIndex), Reads<'_>> = BTreeMap::new();
     for ((consumer, _), polls) in &history.polls {
         let set = seen_by.entry(reader(consumer)).or_default();
         for poll in polls {
             set.insert((&poll.topic_partition, poll.offset));
         }
+        if let Some(group) = history.groups.get(consumer) {
+            group_reads
+                .entry((group.as_str(), consumer.cluster()))
+                .or_default()
+                .extend(
+                    polls
+                        .iter()
+                        .map(|poll| (&poll.topic_partition, poll.offset, poll.value.as_str())),
+                );
+        }
     }
-    // (cluster, topics, reads committed data only)
-    let mut readers: BTreeMap<String, (ClusterIndex, &Vec<String>, bool)> = BTreeMap::new();
+    let read_by_group_elsewhere = |consumer: &NodeId, tp: &TopicPartition, offset, value| {
+        history.groups.get(consumer).is_some_and(|group| {
+            group_reads.iter().any(|((name, cluster), reads)| {
+                *name == group.as_str()
+                    && *cluster != consumer.cluster()
+                    && reads.contains(&(tp, offset, value))
+            })
+        })
+    };
+    let mut excused_elsewhere = 0;
+    // (a consumer standing for the reader, topics, reads committed data only)
+    let mut readers: BTreeMap<String, (NodeId, &Vec<String>, bool)> = BTreeMap::new();
     for (consumer, topics) in &history.subscriptions {
         let read_committed = history.read_committed.contains(consumer);
-        readers.insert(
-            reader(consumer),
-            (consumer.cluster(), topics, read_committed),
-        );
+        readers.insert(reader(consumer), (*consumer, topics, read_committed));
     }
     let mut out = Vec::new();
     let nothing = BTreeSet::new();
-    for (name, (cluster, topics, read_committed)) in readers {
+    for (name, (consumer, topics, read_committed)) in readers {
+        let cluster = consumer.cluster();
         let seen = seen_by.get(&name).unwrap_or(&nothing);
         let missing = history
             .acked_sends()
@@ -4337,7 +4373,12 @@ fn unseen(
             .map(|(offset, send)| (&send.topic_partition, offset, send.value.as_str()))
             .filter(|(_, _, value)| cluster_of_value(value) == cluster)
             .filter(|(tp, _, _)| topics.contains(&tp.topic))
-            .find(|(tp, offset, _)| !seen.contains(&(*tp, *offset)));
+            .filter(|(tp, offset, _)| !seen.contains(&(*tp, *offset)))
+            .find(|(tp, offset, value)| {
+                let elsewhere = read_by_group_elsewhere(&consumer, tp, *offset, value);
+                excused_elsewhere += u64::from(elsewhere);
+                !elsewhere
+            });
         if let Some((tp, offset, value)) = missing {
             out.push(Violation {
                 invariant: "unseen",
@@ -4348,7 +4389,7 @@ fn unseen(
             });
         }
     }
-    out
+    (out, excused_elsewhere)
 }
 
 /// When the producer learned that the transaction of each transactional send committed, by
@@ -6941,13 +6982,52 @@ mod tests {
             (PRODUCER, 1, 0),
             send_record(&tp, "a-producer-1/1/t-0/0/0", 0, Some(0), None),
         );
-        let found = unseen(0, &history, |_, _, _| false);
+        let (found, _) = unseen(0, &history, |_, _, _| false);
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].invariant, "unseen");
         history
             .polls
             .insert((CONSUMER, 1), vec![poll(&tp, 0, "a-producer-1/1/t-0/0/0")]);
-        assert!(unseen(0, &history, |_, _, _| false).is_empty());
+        assert!(unseen(0, &history, |_, _, _| false).0.is_empty());
+    }
+
+    #[test]
+    fn unseen_excuses_a_record_the_same_group_read_on_another_cluster_at_the_same_offset() {
+        // Generated seed 9960000000000208: group `g` on b never polled b's record at offset 0;
+        // `g` on a read it there (mirrored, same offset), and b's offset sync moved `g` past.
+        let tp = TopicPartition::new("t", 0);
+        let value = "a-producer-1/1/t-0/0/0";
+        let on_b = NodeId::Client(
+            ClusterIndex(1),
+            mirrorsim::protocol::ClientKind::Consumer,
+            1,
+        );
+        let mut history = History::default();
+        history
+            .sends
+            .insert((PRODUCER, 1, 0), send_record(&tp, value, 0, Some(0), None));
+        history.subscriptions.insert(CONSUMER, vec!["t".into()]);
+        history.groups.insert(CONSUMER, "g".into());
+        let other = |history: &History| unseen(0, &history.clone(), |_, _, _| false);
+        // No one received it: unseen, nothing excused.
+        assert_eq!(other(&history).0.len(), 1);
+        assert_eq!(other(&history).1, 0);
+        // Another group on b received it: still unseen for `g`.
+        history.groups.insert(on_b, "h".into());
+        history.polls.insert((on_b, 1), vec![poll(&tp, 0, value)]);
+        assert_eq!(other(&history).0.len(), 1);
+        // `g` on b received another value at that offset: still unseen.
+        history.groups.insert(on_b, "g".into());
+        history
+            .polls
+            .insert((on_b, 1), vec![poll(&tp, 0, "b-producer-1/1/t-0/0/0")]);
+        assert_eq!(other(&history).0.len(), 1);
+        // `g` on b received it at another offset: still unseen.
+        history.polls.insert((on_b, 1), vec![poll(&tp, 1, value)]);
+        assert_eq!(other(&history).0.len(), 1);
+        // `g` on b received it at the same offset: excused, and counted.
+        history.polls.insert((on_b, 1), vec![poll(&tp, 0, value)]);
+        assert_eq!(other(&history), (vec![], 1));
     }
 
     #[test]
@@ -7149,6 +7229,7 @@ mod tests {
             unseen(0, &history, |offset, send, _| {
                 checkers.lost_legally(logs, offset, send)
             })
+            .0
         };
         assert!(checkers.lost_legally(&replaced, 0, &send));
         assert!(
@@ -7214,6 +7295,7 @@ mod tests {
             unseen(0, &history, |offset, send, read_committed| {
                 read_committed && checkers.commit_lost_not_durable(&logs, offset, send)
             })
+            .0
             .iter()
             .map(|v| v.invariant)
             .collect::<Vec<_>>()

@@ -170,6 +170,15 @@ impl fmt::Display for BrokerEvent {
                 f,
                 "MirrorEpochBelowLocal {topic_partition} fetch_offset={offset} truncated_to={truncated_to}"
             ),
+            Self::MirrorEpochFenced {
+                topic_partition,
+                batch_epoch,
+                leader_epoch,
+                minimum,
+            } => write!(
+                f,
+                "MirrorEpochFenced {topic_partition} batch_epoch={batch_epoch} leader_epoch={leader_epoch} bump_above={minimum}"
+            ),
             Self::MirrorCutFencedFollower {
                 topic_partition,
                 follower,

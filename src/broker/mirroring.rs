@@ -37,6 +37,15 @@
 //!   source's log start restarts at it; one above means the source lost data it had served
 //!   (an unclean election there) and the partition FAILS non-retryably, as with
 //!   `mirror.support.unclean.leader.election=false`.
+//!   DLE ≥ SLE (the later revision's rule, spec §4.4; `epochs-unfenced` is the seed's
+//!   fetcher): a fetched batch whose epoch is above the leader epoch this broker leads the
+//!   partition in is not appended; the leader asks the controller (BumpLeaderEpochs, same
+//!   leader) for an epoch above the source's plus [`LEADER_EPOCH_BUMP_INCREMENT`], waits for
+//!   metadata to show it, and fetches again. The state stays MIRRORING meanwhile (the late
+//!   revision's persisted EPOCH_FENCING state and its proactive bumps are issue #17's). So
+//!   every replica's mirrored epochs are at most the epoch it was led in, and any later
+//!   leader's epoch, and its stop's bump, lies above them all, and above every epoch a synced
+//!   group offset carries.
 //! - **PAUSING** drops the fetcher and persists PAUSED; PAUSED does nothing.
 //! - **STOPPING** runs the seed's steps in order: remove the fetcher; bump the leader epoch
 //!   above every epoch in the log and above the current leader epoch (BumpLeaderEpochs, then
@@ -85,7 +94,8 @@
 //!
 //! The periodic sync (configs, group offsets, ACLs, topic adoption) is `mirror_sync`'s.
 //!
-//! Not modelled yet: EPOCH_FENCING and proactive bumps (later revisions), follow-the-source
+//! Not modelled yet: EPOCH_FENCING as a persisted state and proactive bumps (later
+//! revisions; the reactive bump above is), follow-the-source
 //! log start, and fetch sessions shared by partitions (one fetch per partition).
 
 use std::collections::BTreeMap;
@@ -99,8 +109,8 @@ use crate::log::AppendOrigin;
 use crate::metadata::ConfigResource;
 use crate::mirror::state::MIRROR_SUPPORT_UNCLEAN_CONFIG;
 use crate::mirror::{
-    decide, is_valid_transition, parse_bootstrap_servers, retry_target, DesiredState, MirrorDesign,
-    MirrorState,
+    decide, design::LEADER_EPOCH_BUMP_INCREMENT, is_valid_transition, parse_bootstrap_servers,
+    retry_target, DesiredState, MirrorDesign, MirrorState,
 };
 use crate::protocol::{
     ClusterIndex, ErrorCode, FetchPartition, FetchPartitionResponse, MirrorPartitionId,
@@ -259,6 +269,10 @@ struct MirrorTask {
     /// cluster's own writes alone, and the local coordinator's markers are admitted (see
     /// [`MirrorDesign::admits_markers_before_cut`]).
     own_writes_only: bool,
+    /// MIRRORING: this task asked the controller to raise its leader epoch above a fetched
+    /// batch's (EPOCH_FENCING); the epoch moving up with the same leader is its own bump, not
+    /// a new leadership. Cleared once metadata shows a higher epoch.
+    fencing_bump: bool,
     /// Which task this is: every task gets a new one, so an answer (or the timeout) of a
     /// request sent by a task dropped since (a leadership that ended) is not applied to the
     /// task of the next leadership, which has its own steps and has read nothing yet.
@@ -390,6 +404,9 @@ impl<S: BrokerStorage> super::Broker<S> {
         for (topic_partition, (mirror, id, leader_epoch, desired)) in wanted {
             match self.mirror.tasks.get_mut(&topic_partition) {
                 Some(task) => {
+                    if leader_epoch > task.leader_epoch {
+                        task.fencing_bump = false;
+                    }
                     task.leader_epoch = leader_epoch;
                     // A new wish (the config changed) is looked at as soon as the task is
                     // between requests.
@@ -420,6 +437,7 @@ impl<S: BrokerStorage> super::Broker<S> {
                             re_evaluate: false,
                             preparing_resumed: false,
                             own_writes_only: false,
+                            fencing_bump: false,
                             generation,
                         },
                     );
@@ -511,11 +529,18 @@ impl<S: BrokerStorage> super::Broker<S> {
                 false
             }
             Step::AwaitEpochBump { min } => {
-                if task.leader_epoch > min {
-                    self.stopping_after_bump(now_ms, topic_partition);
-                    return true;
+                if task.leader_epoch <= min {
+                    return false;
                 }
-                false
+                if task.state == MirrorState::Mirroring {
+                    // EPOCH_FENCING's bump is visible: the fetcher runs again.
+                    let task = self.task_mut(topic_partition);
+                    task.step = Step::Fetching;
+                    task.fetch_not_before_ms = None;
+                } else {
+                    self.stopping_after_bump(now_ms, topic_partition);
+                }
+                true
             }
             Step::AwaitResetCommitted { offset } => {
                 let committed = self
@@ -1270,6 +1295,13 @@ impl<S: BrokerStorage> super::Broker<S> {
             });
             return;
         }
+        if let Some(batch_epoch) = self.epoch_to_fence(leader_epoch, &batches) {
+            self.request_fencing_bump(now_ms, topic_partition, batch_epoch);
+            return;
+        }
+        let Some(partition) = self.partitions.get_mut(topic_partition) else {
+            return;
+        };
         match partition.log.append_as_follower(&batches) {
             Ok(info) => {
                 self.events.push(super::BrokerEvent::MirrorAppend {
@@ -1284,6 +1316,62 @@ impl<S: BrokerStorage> super::Broker<S> {
                 self.fail_mirror_partition(now_ms, topic_partition, reason, false);
             }
         }
+    }
+
+    /// EPOCH_FENCING's trigger: the highest epoch among fetched `batches` when it is above the
+    /// leader epoch this broker leads the partition in (and the design keeps DLE ≥ SLE).
+    fn epoch_to_fence(&self, leader_epoch: i32, batches: &[RecordBatch]) -> Option<i32> {
+        if !self.config.mirror_design.fences_mirrored_epochs() {
+            return None;
+        }
+        batches
+            .iter()
+            .map(RecordBatch::partition_leader_epoch)
+            .max()
+            .filter(|highest| *highest > leader_epoch)
+    }
+
+    /// EPOCH_FENCING (reactive, spec §4.4): asks the controller to raise this partition's
+    /// leader epoch above the source's epoch plus [`LEADER_EPOCH_BUMP_INCREMENT`], with the
+    /// same leader; the fetcher waits until metadata shows it (`Step::AwaitEpochBump`), and
+    /// the fetch is sent again. The state stays MIRRORING: the late revision persists
+    /// EPOCH_FENCING as a state of its own (issue #17), which no invariant here needs.
+    fn request_fencing_bump(
+        &mut self,
+        now_ms: i64,
+        topic_partition: &TopicPartition,
+        batch_epoch: i32,
+    ) {
+        let task = &self.mirror.tasks[topic_partition];
+        let source_epoch = self
+            .mirror
+            .sources
+            .get(&task.mirror)
+            .map_or(-1, |source| source.metadata.leader_epoch(topic_partition));
+        let minimum = batch_epoch.max(source_epoch) + LEADER_EPOCH_BUMP_INCREMENT;
+        let (broker_id, broker_epoch) = (self.broker_id, self.broker_epoch.unwrap_or(-1));
+        let leader_epoch = task.leader_epoch;
+        self.events.push(super::BrokerEvent::MirrorEpochFenced {
+            topic_partition: topic_partition.clone(),
+            batch_epoch,
+            leader_epoch,
+            minimum,
+        });
+        let task = self.task_mut(topic_partition);
+        task.fencing_bump = true;
+        task.step = Step::Waiting;
+        let request = Request::BumpLeaderEpochs {
+            broker_id,
+            broker_epoch,
+            partitions: vec![(task.id.topic_id, task.id.partition, minimum)],
+        };
+        let controller = self.controller;
+        self.send_mirror_request(
+            now_ms,
+            controller,
+            request,
+            MirrorRequest::Bump(topic_partition.clone()),
+        );
     }
 
     /// The mirror fetcher cut this leader's log back from `sent_offset` (its log end when the
@@ -1821,6 +1909,7 @@ impl<S: BrokerStorage> super::Broker<S> {
             re_evaluate: false,
             preparing_resumed: false,
             own_writes_only: false,
+            fencing_bump: false,
             generation: 0,
         };
         let Some((coordinator, coordinator_partition)) = self.mirror_coordinator(&task) else {
@@ -2125,11 +2214,13 @@ impl<S: BrokerStorage> super::Broker<S> {
     }
 }
 
-/// Whether a task's leader epoch moved only by its own STOPPING bump (the leader stays).
+/// Whether a task's leader epoch moved only by its own bump, STOPPING's or EPOCH_FENCING's
+/// (the leader stays).
 fn own_bump(task: &MirrorTask, leader_epoch: i32) -> bool {
     leader_epoch > task.leader_epoch
-        && matches!(task.step, Step::AwaitEpochBump { .. } | Step::Waiting)
-        && task.state == MirrorState::Stopping
+        && (task.fencing_bump
+            || matches!(task.step, Step::AwaitEpochBump { .. } | Step::Waiting)
+                && task.state == MirrorState::Stopping)
 }
 
 /// Read-only views for the simulator's checkers (`single-mirror-fetcher`).

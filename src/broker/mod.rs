@@ -257,6 +257,20 @@ pub enum BrokerEvent {
         /// Where the log was cut.
         truncated_to: i64,
     },
+    /// The mirror fetcher got a batch whose leader epoch is above this partition's own
+    /// (the destination's leader epoch): nothing was appended, and the leader asked the
+    /// controller to raise its epoch above `minimum` first
+    /// (`MirrorDesign::fences_mirrored_epochs`, the later revision's EPOCH_FENCING).
+    MirrorEpochFenced {
+        /// The mirror partition.
+        topic_partition: TopicPartition,
+        /// The highest epoch among the fetched batches.
+        batch_epoch: i32,
+        /// The leader epoch the partition is led in.
+        leader_epoch: i32,
+        /// The minimum asked of the controller.
+        minimum: i32,
+    },
     /// A follower fetched past a mirror cut it had not yet truncated to, and its epoch check
     /// passed: the leader answered it as diverging at the cut
     /// (`MirrorDesign::fences_followers_after_mirror_cut`), where Kafka's check alone would

@@ -141,6 +141,17 @@ impl<D: LogDisk> Partition<D> {
         if !mirror_topic {
             self.log.assign_epoch_start_offset(record.leader_epoch);
         }
+        // A leader re-elected in a higher epoch (a mirror partition's own bump, STOPPING's or
+        // EPOCH_FENCING's) keeps its mirror-cut fences: its log did not change, and a follower
+        // still holding what the cut removed must truncate before it counts again.
+        let fences: BTreeMap<BrokerId, i64> = match &self.role {
+            Role::Leader(state) => state
+                .followers
+                .iter()
+                .filter_map(|(replica, follower)| Some((*replica, follower.must_truncate_to?)))
+                .collect(),
+            Role::Follower(_) => BTreeMap::new(),
+        };
         let followers = record
             .replicas
             .iter()
@@ -158,7 +169,7 @@ impl<D: LogDisk> Partition<D> {
                         last_caught_up_ms: caught_up,
                         last_fetch_ms: -1,
                         last_fetch_leader_log_end_offset: -1,
-                        must_truncate_to: None,
+                        must_truncate_to: fences.get(replica).copied(),
                     },
                 )
             })

@@ -15,6 +15,10 @@ use std::fmt;
 use crate::log::FetchIsolation;
 use crate::record::RecordBatch;
 
+/// How far above the source's leader epoch a fencing bump raises the destination's (the
+/// prototype's `LEADER_EPOCH_BUMP_INCREMENT`), so that the next source elections need no bump.
+pub const LEADER_EPOCH_BUMP_INCREMENT: i32 = 10;
+
 /// Which design the mirroring code follows.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum MirrorDesign {
@@ -90,11 +94,20 @@ pub enum MirrorDesign {
     /// generator seed 9400000000000529). The seed design here answers every follower's fetch
     /// past the cut as diverging until it has truncated to the cut.
     MirrorCutUnfenced,
+    /// The seed's fetcher: a fetched batch whose leader epoch is above the destination's own
+    /// leader epoch is appended as it comes. The destination's epochs then trail the source's,
+    /// and STOPPING's bump, above every epoch in the leader's log, can land on a number a
+    /// replica's unreplicated mirrored tail or a synced group offset already carries (spec
+    /// §9 S-6; generator seeds 151, 397, 9400000000000375). The seed design here keeps the
+    /// later revision's DLE ≥ SLE invariant reactively (spec §4.4): such a batch is not
+    /// appended until the controller raised the destination's leader epoch above it
+    /// ([`MirrorDesign::fences_mirrored_epochs`]).
+    EpochsUnfenced,
 }
 
 impl MirrorDesign {
     /// Every design, the seed first.
-    pub const ALL: [Self; 16] = [
+    pub const ALL: [Self; 17] = [
         Self::Seed,
         Self::AbortMarkers,
         Self::PidRewrite,
@@ -111,6 +124,7 @@ impl MirrorDesign {
         Self::LeoClampedOffsetSync,
         Self::MarkersRefusedBeforeCut,
         Self::MirrorCutUnfenced,
+        Self::EpochsUnfenced,
     ];
 
     /// The name on the command line (`--design`) and in scenario files (`design = "…"`).
@@ -132,6 +146,7 @@ impl MirrorDesign {
             Self::LeoClampedOffsetSync => "leo-clamped-offset-sync",
             Self::MarkersRefusedBeforeCut => "markers-refused-before-cut",
             Self::MirrorCutUnfenced => "mirror-cut-unfenced",
+            Self::EpochsUnfenced => "epochs-unfenced",
         }
     }
 
@@ -183,6 +198,9 @@ impl MirrorDesign {
             }
             Self::MirrorCutUnfenced => {
                 "followers find a mirror cut by their epochs alone (Kafka's rule; the seed is silent)"
+            }
+            Self::EpochsUnfenced => {
+                "batches above the destination's leader epoch appended as they come (the seed)"
             }
         }
     }
@@ -267,6 +285,17 @@ impl MirrorDesign {
     /// (`mirror-cut-unfenced`, Kafka's rule).
     pub fn fences_followers_after_mirror_cut(self) -> bool {
         self != Self::MirrorCutUnfenced
+    }
+
+    /// Whether the mirror fetcher keeps the destination's leader epoch (DLE) at or above every
+    /// epoch it appends (the later revision's DLE ≥ SLE, spec §4.4, reactive part only): a
+    /// fetched batch above the DLE is not appended; the leader asks the controller for
+    /// `BumpLeaderEpochs` above the source's epoch plus [`LEADER_EPOCH_BUMP_INCREMENT`],
+    /// waits for metadata to show it, and fetches again. Every local epoch a later stop bumps
+    /// to is then above every mirrored epoch any replica holds and any synced offset carries.
+    /// `epochs-unfenced` is the seed's fetcher.
+    pub fn fences_mirrored_epochs(self) -> bool {
+        self != Self::EpochsUnfenced
     }
 
     /// How the periodic sync reads the destination's end for its group-offset clamp: the high
