@@ -321,6 +321,12 @@ pub struct Checkers {
     /// the offset it began at, below the committed high watermark; see
     /// [`Checkers::observe_leader_start`]).
     lossy_epoch_starts: BTreeMap<(ClusterIndex, TopicPartition), Vec<(i32, i64)>>,
+    /// Every leader epoch start seen, per (cluster, partition): (leader epoch, start offset),
+    /// for [`Checkers::note_deposed_commits`].
+    epoch_starts: BTreeMap<(ClusterIndex, TopicPartition), Vec<(i32, i64)>>,
+    /// Per (cluster, partition, deposed leader epoch): the highest high watermark a deposed
+    /// leader reached above a later epoch's start, already noted as a loss.
+    deposed_commits: BTreeMap<(ClusterIndex, TopicPartition, i32), i64>,
     /// Per (cluster, partition) of `lossy_epoch_starts`: the logs of brokers that still led it
     /// in a lower epoch after such a start, from the start on (see
     /// [`Checkers::note_deposed_leader_logs`]).
@@ -740,6 +746,10 @@ impl Checkers {
         (leader_epoch, start_offset): (i32, i64),
     ) {
         let key = (cluster, topic_partition.clone());
+        self.epoch_starts
+            .entry(key.clone())
+            .or_default()
+            .push((leader_epoch, start_offset));
         let Some(high) = self.committed_high.get_mut(&key) else {
             return;
         };
@@ -1452,6 +1462,57 @@ impl Checkers {
         }
     }
 
+    /// Per step: a leader still leading a partition of a topic that is not durable in an epoch
+    /// below a later epoch's start (a zombie that has not heard of the election: paused, or
+    /// its own ISR shrink to itself answered after the controller moved on) whose high
+    /// watermark passed that start committed what the later epoch never holds: a loss of
+    /// committed data (`losses`, with the later epoch, as `observe_leader_start` notes one),
+    /// noted again each time that high watermark rises. `committed_high` only follows the
+    /// leader of the controller's current epoch, which cannot see it.
+    fn note_deposed_commits(&mut self, time_ms: i64, brokers: &[BrokerView<'_>]) {
+        let mut found = Vec::new();
+        for view in brokers {
+            for (tp, partition) in view.broker.partitions() {
+                let Role::Leader(state) = &partition.role else {
+                    continue;
+                };
+                if self
+                    .durable_topics
+                    .contains(&(view.cluster, tp.topic.clone()))
+                {
+                    continue;
+                }
+                let key = (view.cluster, tp.clone());
+                let Some(starts) = self.epoch_starts.get(&key) else {
+                    continue;
+                };
+                let noted = self
+                    .deposed_commits
+                    .get(&(view.cluster, tp.clone(), state.leader_epoch))
+                    .copied();
+                let high = partition.log.high_watermark();
+                if let Some((epoch, start)) =
+                    deposed_commit_past_successor(starts, state.leader_epoch, high, noted)
+                {
+                    self.deposed_commits
+                        .insert((view.cluster, tp.clone(), state.leader_epoch), high);
+                    found.push((key, epoch, start));
+                }
+            }
+        }
+        for ((cluster, tp), epoch, start) in found {
+            let starts = self
+                .lossy_epoch_starts
+                .entry((cluster, tp.clone()))
+                .or_default();
+            if !starts.contains(&(epoch, start)) {
+                starts.push((epoch, start));
+            }
+            self.note_loss(time_ms, cluster, &tp, start, Some(epoch));
+            self.mark("deposed-leader-committed-past-successor");
+        }
+    }
+
     /// Per step: for each partition a leader epoch of began below its committed high watermark
     /// (`lossy_epoch_starts`, a topic that is not durable), keeps the log of every broker still
     /// leading it in a lower epoch, from the lowest such start above that epoch on, with its
@@ -1705,6 +1766,7 @@ impl Checkers {
         };
         self.note_poll_gaps(&logs, history);
         self.note_log_versions(time_ms, &logs);
+        self.note_deposed_commits(time_ms, brokers);
         self.note_deposed_leader_logs(time_ms, brokers);
         if self.marks.len() != self.marks_first_ms.len() {
             for mark in self.marks.keys() {
@@ -1975,6 +2037,11 @@ impl Checkers {
                 }
                 BrokerEvent::MirrorEpochBelowLocal { .. } => self.mark("mirror-epoch-below-local"),
                 BrokerEvent::MirrorEpochFenced { .. } => self.mark("mirror-epoch-fenced"),
+                BrokerEvent::StopOfOwnWrites { .. } => self.mark("mirror-stop-of-own-writes"),
+                BrokerEvent::MirrorTombstonesRefused { .. } => {
+                    self.mark("mirror-tombstones-refused")
+                }
+                BrokerEvent::AlterPartitionRetried { .. } => self.mark("alter-partition-retried"),
                 BrokerEvent::MirrorCutFencedFollower { .. } => {
                     self.mark("mirror-cut-fenced-follower")
                 }
@@ -4305,6 +4372,24 @@ fn first_data_offset_between(
         }
     }
     None
+}
+
+/// For a broker still leading a partition in `leader_epoch` with `high_watermark`: the later
+/// epoch that began lowest (`epoch_starts`: every (epoch, start offset) seen), when this
+/// high watermark passed its start and rose above what was `noted` for this leadership
+/// before. Such a leader committed what the later epoch's log never holds (a zombie with an
+/// ISR of itself after an unclean election; `note_deposed_commits`).
+fn deposed_commit_past_successor(
+    epoch_starts: &[(i32, i64)],
+    leader_epoch: i32,
+    high_watermark: i64,
+    noted: Option<i64>,
+) -> Option<(i32, i64)> {
+    let &(epoch, start) = epoch_starts
+        .iter()
+        .filter(|(epoch, _)| *epoch > leader_epoch)
+        .min_by_key(|(_, start)| *start)?;
+    (high_watermark > noted.unwrap_or(start)).then_some((epoch, start))
 }
 
 /// Acknowledged records no consumer of their cluster ever received, except those `excused`
@@ -7364,6 +7449,36 @@ mod tests {
     /// the deposed log did not hold below its high watermark, one before the deposed log was
     /// seen or after it was last seen leading, and one from a deposed leader of an epoch not
     /// below the lossy one, are not.
+    #[test]
+    fn a_deposed_leaders_commit_counts_only_past_a_later_epochs_start_and_once_per_rise() {
+        // Generated seed 9970000000000769: a-broker-3 led in epoch 0; epoch 1 began at 39 on
+        // a-broker-1 (unclean); a-broker-3, told of its own ISR shrink to itself, moved its
+        // high watermark to 43.
+        let starts = [(0, 0), (1, 39), (2, 50)];
+        assert_eq!(
+            deposed_commit_past_successor(&starts, 0, 43, None),
+            Some((1, 39))
+        );
+        // At the start, or below it: nothing committed past it.
+        assert_eq!(deposed_commit_past_successor(&starts, 0, 39, None), None);
+        // Already noted up to 43: only a further rise counts.
+        assert_eq!(
+            deposed_commit_past_successor(&starts, 0, 43, Some(43)),
+            None
+        );
+        assert_eq!(
+            deposed_commit_past_successor(&starts, 0, 44, Some(43)),
+            Some((1, 39))
+        );
+        // The current epoch's leader, or one with no later epoch, is no zombie.
+        assert_eq!(deposed_commit_past_successor(&starts, 2, 60, None), None);
+        // The later epoch that began lowest is the one that lost it.
+        assert_eq!(
+            deposed_commit_past_successor(&[(0, 0), (2, 30), (1, 39)], 0, 43, None),
+            Some((2, 30))
+        );
+    }
+
     #[test]
     fn read_from_deposed_tail_needs_its_log_above_a_lossy_start() {
         let log = log_with(&[

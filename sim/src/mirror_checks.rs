@@ -1986,6 +1986,7 @@ mod tests {
                 previous_state: None,
                 retry_attempt: 0,
                 error_message: None,
+                own_writes_only: false,
             }),
         }
     }

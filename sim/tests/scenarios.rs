@@ -272,12 +272,13 @@ fn failover_finishes_while_the_source_is_unreachable() {
         );
         // The describe at 11 s, a still cut off: orders' partitions STOPPED with their last
         // mirrored epoch, no lag; audit, added after the cut and stopped while PREPARING,
-        // STOPPED with nothing mirrored.
+        // STOPPED with nothing mirrored (a stop of the cluster's own writes: no last mirrored
+        // epoch or offset of its own, −1@−1).
         let describe = first_describe(&report);
         assert_eq!(describe.described.len(), 3, "seed {seed}: {describe:?}");
         for line in &describe.described {
             let expected = if line.starts_with("audit-0=") {
-                line == "audit-0=STOPPED(lag=-,lme=-1@0)"
+                line == "audit-0=STOPPED(lag=-,lme=-1@-1)"
             } else {
                 line.contains("=STOPPED(lag=-,lme=") && !line.contains("lme=-")
             };
@@ -609,7 +610,9 @@ fn a_restarted_broker_answering_before_its_registration_is_not_excused_as_a_stal
     // until the image shows the broker's registration; `admin-outcomes` excuses an answer
     // from a stale image only at a broker that serves (one cut off from its controller), so
     // the broken switch that answers early is caught, and the cut-off case stays excused.
-    let seed = 8368442226905946;
+    // (Seed 10: since DLE ≥ SLE and this session's other fixes the original seed no longer
+    // lines the describe up with the restart; seeds 9–80 tried, 10 does.)
+    let seed = 10;
     let scenario = load("regressions/describe_at_restarted_broker_before_catch_up");
     let report = run(
         &scenario,

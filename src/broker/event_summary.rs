@@ -170,6 +170,21 @@ impl fmt::Display for BrokerEvent {
                 f,
                 "MirrorEpochBelowLocal {topic_partition} fetch_offset={offset} truncated_to={truncated_to}"
             ),
+            Self::MirrorTombstonesRefused { delete_id } => write!(
+                f,
+                "MirrorTombstonesRefused delete={delete_id} (the controller's answer stands)"
+            ),
+            Self::StopOfOwnWrites { topic_partition } => write!(
+                f,
+                "StopOfOwnWrites {topic_partition} (nothing cut or mirrored: no LSO cut, no reset)"
+            ),
+            Self::AlterPartitionRetried {
+                topic_partition,
+                isr,
+            } => write!(
+                f,
+                "AlterPartitionRetried {topic_partition} isr={isr:?} (unanswered, still pending)"
+            ),
             Self::MirrorEpochFenced {
                 topic_partition,
                 batch_epoch,

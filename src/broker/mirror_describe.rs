@@ -84,6 +84,7 @@ fn unknown_status(id: MirrorPartitionId, error: ErrorCode) -> MirrorPartitionSta
         retry_attempt: 0,
         error_message: None,
         last_mirrored: None,
+        own_writes_only: false,
     }
 }
 

@@ -58,6 +58,12 @@
 //!   source does not count) and wait for the high watermark to pass it;
 //!   persist STOPPED. None of it needs the source cluster. Only then does the partition's
 //!   `mirror_state` become STOPPED and clients may write.
+//!   A stop of a log that holds this cluster's own writes only (nothing cut or mirrored
+//!   since the partition left UNKNOWN or STOPPED, as this leadership knows or the stored
+//!   state says: every transition write carries it) removes and resets nothing: it admits
+//!   the local coordinator's markers and waits up to [`MIRROR_OWN_STOP_TXN_WAIT_MS`] for the
+//!   open transactions to end instead of cutting to the LSO, and writes no MIRROR_PID_RESET
+//!   (spec §5.4's premise, every producer entry came from mirrored data, is false there).
 //! - A partition whose stored state is UNKNOWN when its topic is removed (`.removed` before
 //!   PREPARING was persisted, or added to a removed topic by CreatePartitions) never mirrored
 //!   anything: it is not stopped through STOPPING (UNKNOWN → STOPPING is illegal) but counts as
@@ -127,6 +133,9 @@ pub const MIRROR_RETRY_BACKOFF_MS: i64 = 100;
 pub const MIRROR_RETRY_BACKOFF_MAX_MS: i64 = 5_000;
 /// FAILED retries before the partition waits for an operator (`mirror.failed.retry.max.attempts`).
 pub const MIRROR_RETRY_MAX_ATTEMPTS: i16 = 20;
+/// How long a stop of a log of the cluster's own writes waits for its open transactions to
+/// end (the local coordinator's markers, retried until they land, come well within it).
+const MIRROR_OWN_STOP_TXN_WAIT_MS: i64 = 5_000;
 /// How long a source leader may hold a mirror fetch that has no data.
 const MIRROR_FETCH_MAX_WAIT_MS: i64 = 100;
 /// Bytes per mirror fetch.
@@ -269,6 +278,16 @@ struct MirrorTask {
     /// cluster's own writes alone, and the local coordinator's markers are admitted (see
     /// [`MirrorDesign::admits_markers_before_cut`]).
     own_writes_only: bool,
+    /// STOPPING (or FAILED in it): the stop began while the log held this cluster's own
+    /// writes only (`own_writes_only`), as this leadership knew or the stored state said. Such
+    /// a stop removes nothing and resets nothing: it waits for open transactions to end (the
+    /// local coordinator's markers are admitted) instead of cutting to the LSO, and writes no
+    /// MIRROR_PID_RESET, whose premise (every producer entry came from mirrored data, spec
+    /// §5.4) is false here (generated seeds 9970000000000777 and 25).
+    stop_own_writes_only: bool,
+    /// STOPPING of own writes: until when it waits for open transactions to end
+    /// ([`MIRROR_OWN_STOP_TXN_WAIT_MS`] after it first found one).
+    own_stop_wait_until_ms: Option<i64>,
     /// MIRRORING: this task asked the controller to raise its leader epoch above a fetched
     /// batch's (EPOCH_FENCING); the epoch moving up with the same leader is its own bump, not
     /// a new leadership. Cleared once metadata shows a higher epoch.
@@ -437,6 +456,8 @@ impl<S: BrokerStorage> super::Broker<S> {
                             re_evaluate: false,
                             preparing_resumed: false,
                             own_writes_only: false,
+                            stop_own_writes_only: false,
+                            own_stop_wait_until_ms: None,
                             fencing_bump: false,
                             generation,
                         },
@@ -639,12 +660,20 @@ impl<S: BrokerStorage> super::Broker<S> {
         // writes, and the stop recorded its own epoch as the last mirrored one).
         // The same for a STOPPING this leadership wrote (its answer lost, the retry fenced):
         // the stop mirrored nothing, so it records no last mirrored epoch of its own.
-        let never_mirrored = task.wrote && task.own_writes_only;
-        if never_mirrored && status.state == MirrorState::Stopping {
+        // A new leadership learns the same from the stored state: the leader that wrote it
+        // had neither cut nor mirrored since the partition left UNKNOWN or STOPPED.
+        let never_mirrored = (task.wrote && task.own_writes_only) || status.own_writes_only;
+        let in_stop = status.state == MirrorState::Stopping
+            || (status.state == MirrorState::Failed
+                && status.previous_state == Some(MirrorState::Stopping));
+        let own_stop = in_stop && ((task.wrote && task.stop_own_writes_only) || never_mirrored);
+        if own_stop {
             task.last_mirrored = task.last_mirrored.or(Some((-1, -1)));
         }
+        task.stop_own_writes_only = own_stop;
         task.own_writes_only = (never_mirrored
-            && matches!(status.state, MirrorState::Preparing | MirrorState::Failed))
+            && matches!(status.state, MirrorState::Preparing | MirrorState::Failed)
+            && !in_stop)
             || matches!(status.state, MirrorState::Unknown | MirrorState::Stopped);
         task.step = Step::Decide;
         task.not_before_ms = now_ms;
@@ -658,10 +687,10 @@ impl<S: BrokerStorage> super::Broker<S> {
         &self,
         topic_partition: &TopicPartition,
     ) -> bool {
-        self.mirror
-            .tasks
-            .get(topic_partition)
-            .is_some_and(|task| task.own_writes_only)
+        self.mirror.tasks.get(topic_partition).is_some_and(|task| {
+            task.own_writes_only
+                || (task.state == MirrorState::Stopping && task.stop_own_writes_only)
+        })
     }
 
     fn set_partition_mirror_state(&mut self, topic_partition: &TopicPartition, state: MirrorState) {
@@ -713,6 +742,7 @@ impl<S: BrokerStorage> super::Broker<S> {
             error_message,
             non_retryable,
             last_mirrored: None,
+            own_writes_only: task.own_writes_only || task.stop_own_writes_only,
         };
         self.send_write(
             now_ms,
@@ -791,6 +821,12 @@ impl<S: BrokerStorage> super::Broker<S> {
                     } else {
                         None
                     };
+                }
+                if target == MirrorState::Stopping && !resumed_stop {
+                    task.stop_own_writes_only = task.own_writes_only;
+                    task.own_stop_wait_until_ms = None;
+                } else if !matches!(target, MirrorState::Stopping | MirrorState::Failed) {
+                    task.stop_own_writes_only = false;
                 }
                 if !matches!(target, MirrorState::Preparing | MirrorState::Failed) {
                     task.own_writes_only = false;
@@ -1093,11 +1129,20 @@ impl<S: BrokerStorage> super::Broker<S> {
                     TruncationReason::MirrorLastMirroredEpoch,
                 );
                 let design = self.config.mirror_design;
-                if offset == log_end_before && design.fences_followers_after_mirror_cut() {
+                let removed = offset < log_end_before;
+                if design.fences_followers_after_mirror_cut()
+                    && (!removed || design.prepare_awaits_every_replica_after_cut())
+                {
+                    // (`prepare-awaits-isr` keeps the KIP's PREPARING whole: no fence after a
+                    // cut that removed records either.)
                     // A cut that removed nothing waits for the ISR only, yet a replica outside
                     // it may hold records the leader never had (a zombie leader's queued
                     // produce, generator seed 169) in an epoch number the mirrored batches
-                    // reuse: fence every follower at the cut so none rejoins past it.
+                    // reuse; and the wait after a cut that removed records judges a follower
+                    // by its last fetch offset, while the answer to that fetch may carry
+                    // records above the cut (generated seed 9970000000000940: the follower
+                    // appended them, was paused, and fetched past the cut forever). Fence every
+                    // follower at the cut so none rejoins past it.
                     if let Some(partition) = self.partitions.get_mut(topic_partition) {
                         partition.fence_after_mirror_cut();
                     }
@@ -1539,7 +1584,25 @@ impl<S: BrokerStorage> super::Broker<S> {
         let caught_up = partition
             .leader_state()
             .is_some_and(|state| partition.log.high_watermark() >= state.leader_epoch_start_offset);
-        if !caught_up {
+        // A stop of the cluster's own writes cuts nothing: its open transactions are local
+        // ones whose markers this partition admits, so it waits for them to end (within the
+        // transaction timeout, the coordinator aborts what its producer abandoned).
+        // The wait is bounded: a log can hold open transactions that are not local after all
+        // (a power loss took an earlier stop's cut and reset, `stopped_single_replica_lost_reset`),
+        // and no local marker closes those; past the bound they are cut as before.
+        let task = &self.mirror.tasks[topic_partition];
+        let waited_out = task
+            .own_stop_wait_until_ms
+            .is_some_and(|until| now_ms >= until);
+        let open_own_transactions = task.stop_own_writes_only
+            && !waited_out
+            && partition.log.last_stable_offset() < partition.log.log_end_offset();
+        if open_own_transactions {
+            let task = self.task_mut(topic_partition);
+            task.own_stop_wait_until_ms
+                .get_or_insert(now_ms + MIRROR_OWN_STOP_TXN_WAIT_MS);
+        }
+        if !caught_up || open_own_transactions {
             let task = self.task_mut(topic_partition);
             task.not_before_ms = now_ms + MIRROR_RETRY_BACKOFF_MS;
             return;
@@ -1583,6 +1646,7 @@ impl<S: BrokerStorage> super::Broker<S> {
             error_message: None,
             non_retryable: false,
             last_mirrored: task.last_mirrored,
+            own_writes_only: false,
         };
         self.send_write(now_ms, topic_partition, write, WritePurpose::LastMirrored);
     }
@@ -1654,7 +1718,13 @@ impl<S: BrokerStorage> super::Broker<S> {
         let ends_with_reset = partition.log.batches().last().is_some_and(|batch| {
             batch.is_mirror_pid_reset() && batch.partition_leader_epoch() > last_mirrored_epoch
         });
-        if !self.config.mirror_design.writes_pid_reset() || ends_with_reset {
+        let own_writes_only = self.mirror.tasks[topic_partition].stop_own_writes_only;
+        if own_writes_only {
+            self.events.push(super::BrokerEvent::StopOfOwnWrites {
+                topic_partition: topic_partition.clone(),
+            });
+        }
+        if !self.config.mirror_design.writes_pid_reset() || ends_with_reset || own_writes_only {
             // `no-pid-reset` and `pid-rewrite`: STOPPED once everything up to here is
             // committed.
             return Some(partition.log.log_end_offset() - 1);
@@ -1909,6 +1979,8 @@ impl<S: BrokerStorage> super::Broker<S> {
             re_evaluate: false,
             preparing_resumed: false,
             own_writes_only: false,
+            stop_own_writes_only: false,
+            own_stop_wait_until_ms: None,
             fencing_bump: false,
             generation: 0,
         };
@@ -2123,18 +2195,15 @@ impl<S: BrokerStorage> super::Broker<S> {
         let coordinators: Option<Vec<(i32, NodeId)>> = (0..partitions)
             .map(|partition| Some((partition, self.coordinator_of_partition(partition)?)))
             .collect();
-        let Some(coordinators) = coordinators else {
-            let mut pending = self.mirror.deletes.remove(&delete_id).expect("present");
-            pending.refused = Some(ErrorCode::CoordinatorNotAvailable);
-            self.finish_delete(pending, None);
-            return;
-        };
-        if coordinators.is_empty() {
+        // The controller has deleted the mirror: tombstoning is clean-up after it (spec §3.7),
+        // and the admin gets the controller's answer whatever becomes of it. A tombstone that
+        // cannot be written now is not retried (not modelled: the KIP's periodic clean-up).
+        let Some(coordinators) = coordinators.filter(|found| !found.is_empty()) else {
             let pending = self.mirror.deletes.remove(&delete_id).expect("present");
             let answer = pending.controller_answer;
             self.finish_delete(pending, answer);
             return;
-        }
+        };
         let pending = self.mirror.deletes.get_mut(&delete_id).expect("present");
         pending.waiting = coordinators.len();
         let mirror = pending.mirror.clone();
@@ -2160,7 +2229,18 @@ impl<S: BrokerStorage> super::Broker<S> {
             Ok(_) => Some(ErrorCode::InvalidRequest),
             Err(error) => Some(error),
         };
-        if self.delete_phase_answered(delete_id, refusal).is_some() {
+        if refusal.is_some() {
+            self.events
+                .push(super::BrokerEvent::MirrorTombstonesRefused { delete_id });
+        }
+        // The controller has deleted the mirror: a refused tombstone (a `__mirror_state`
+        // partition short of its ISR) must not turn that into a retriable error, which the
+        // admin would retry into ClusterMirrorNotFound (generated seed 9970000000001153).
+        let Some(pending) = self.mirror.deletes.get_mut(&delete_id) else {
+            return;
+        };
+        pending.waiting = pending.waiting.saturating_sub(1);
+        if pending.waiting == 0 {
             let pending = self.mirror.deletes.remove(&delete_id).expect("present");
             let answer = pending.controller_answer;
             self.finish_delete(pending, answer);

@@ -808,7 +808,7 @@ fn a_preparing_cut_that_removed_nothing_fences_the_replicas_it_did_not_wait_for(
 }
 
 #[test]
-fn a_stop_that_never_cut_or_mirrored_records_no_last_mirrored_epoch_of_its_own() {
+fn a_stop_that_never_cut_or_mirrored_records_no_last_mirrored_epoch_and_resets_nothing() {
     // a and b each hold records of their own in epoch 0; b mirrors a ("m") and a mirrors b
     // ("back"). a's PREPARING asks first and wins (b is not mirroring yet): a cuts and mirrors
     // b. b's is refused (the source still mirrors from here), so b never cuts or mirrors.
@@ -839,6 +839,19 @@ fn a_stop_that_never_cut_or_mirrored_records_no_last_mirrored_epoch_of_its_own()
     assert_eq!(state_on(&world, A), MirrorState::Mirroring, "a's side won");
     alter_on(&mut world, B, "m", MirrorTopicOperation::Remove);
     run_until(&mut world, B, MirrorState::Stopped);
+    // Nothing of a's came in, so the stop removes and resets nothing: b's own three records
+    // stay, with no MIRROR_PID_RESET after them (generated seeds 9970000000000777 and 25: a
+    // committed local transaction cut to the LSO, a live local producer forgotten).
+    let b_log = &world.partition(world.leader(B)).log;
+    assert_eq!(
+        b_log.log_end_offset(),
+        3,
+        "the stop cut or appended nothing"
+    );
+    assert!(
+        b_log.batches().all(|batch| !batch.is_mirror_pid_reset()),
+        "no reset on a log of b's own writes"
+    );
     let lookup = Request::LastMirroredEpochLookup {
         requester: A,
         topic: "orders".into(),

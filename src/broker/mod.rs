@@ -257,6 +257,26 @@ pub enum BrokerEvent {
         /// Where the log was cut.
         truncated_to: i64,
     },
+    /// A `__mirror_state` partition refused the tombstones of a mirror the controller had
+    /// deleted; the admin still gets the controller's answer.
+    MirrorTombstonesRefused {
+        /// Which DeleteMirror.
+        delete_id: u64,
+    },
+    /// STOPPING of a partition whose log held this cluster's own writes only (nothing cut or
+    /// mirrored since it left UNKNOWN or STOPPED): no cut to the LSO, no MIRROR_PID_RESET.
+    StopOfOwnWrites {
+        /// The partition.
+        topic_partition: TopicPartition,
+    },
+    /// An AlterPartition went unanswered: the same proposal is sent again and stays pending
+    /// (the high watermark is still computed over the maximal ISR), as Kafka's channel retries.
+    AlterPartitionRetried {
+        /// The partition.
+        topic_partition: TopicPartition,
+        /// The proposed ISR.
+        isr: Vec<BrokerId>,
+    },
     /// The mirror fetcher got a batch whose leader epoch is above this partition's own
     /// (the destination's leader epoch): nothing was appended, and the leader asked the
     /// controller to raise its epoch above `minimum` first
@@ -1364,6 +1384,24 @@ impl<S: BrokerStorage> Broker<S> {
                     isr: record.isr.clone(),
                 });
                 self.after_isr_change(now_ms, &topic_partition);
+            }
+            (ErrorCode::RequestTimedOut, _) => {
+                // Unanswered: Kafka's AlterPartition channel retries until it is answered, and
+                // the proposal stays pending meanwhile, so the high watermark is still computed
+                // over the maximal ISR. Dropping it let a deposed leader cut off from its
+                // controller commit a produce over its ISR of itself alone and acknowledge
+                // it, after the controller had elected another leader below it (generated
+                // seed 9970000000001044, `transaction-atomicity`).
+                let pending = partition
+                    .leader_state()
+                    .and_then(|state| state.pending_isr.clone());
+                if let Some(proposed) = pending {
+                    self.events.push(BrokerEvent::AlterPartitionRetried {
+                        topic_partition: topic_partition.clone(),
+                        isr: proposed.clone(),
+                    });
+                    self.send_alter_partition(now_ms, &topic_partition, proposed);
+                }
             }
             _ => {
                 // Refused (stale epochs, fenced member): drop the proposal; metadata will bring

@@ -80,6 +80,9 @@ pub struct PartitionStateValue {
     pub retry_attempt: i16,
     /// For FAILED: why.
     pub error_message: Option<String>,
+    /// The writer's `MirrorStateWrite::own_writes_only` (absent in older records: false).
+    #[serde(default)]
+    pub own_writes_only: bool,
 }
 
 /// One record of a `__mirror_state` partition, stored as JSON; `None` values are tombstones.
@@ -530,6 +533,7 @@ fn next_value(
         previous_state,
         retry_attempt,
         error_message,
+        own_writes_only: write.own_writes_only,
     }
 }
 
@@ -550,6 +554,7 @@ fn status_of(
         retry_attempt: value.map_or(0, |v| v.retry_attempt),
         error_message: value.and_then(|v| v.error_message.clone()),
         last_mirrored: stored.last_mirrored,
+        own_writes_only: value.is_some_and(|v| v.own_writes_only),
     }
 }
 

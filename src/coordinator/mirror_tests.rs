@@ -67,6 +67,7 @@ fn write(
         error_message: None,
         non_retryable: false,
         last_mirrored: None,
+        own_writes_only: false,
     }
 }
 
@@ -396,6 +397,25 @@ fn failures_count_retries_keep_the_failed_state_and_preparing_clears_them() {
         ),
         (0, None, None)
     );
+}
+
+#[test]
+fn a_states_own_writes_only_bit_is_read_back_until_the_next_state_replaces_it() {
+    // The next leader learns from the stored state that nothing was cut or mirrored since the
+    // partition left UNKNOWN or STOPPED (the stop of such a log removes and resets nothing).
+    let mut runtime = Runtime::new();
+    let id = owned_by(0, 1)[0];
+    let own = MirrorStateWrite {
+        own_writes_only: true,
+        ..write(id, Preparing, 0, -1)
+    };
+    assert_eq!(runtime.write_one(own), (ErrorCode::None, 0));
+    assert!(runtime.read_one(id).own_writes_only);
+    assert_eq!(
+        runtime.write_one(write(id, Mirroring, 0, 0)),
+        (ErrorCode::None, 1)
+    );
+    assert!(!runtime.read_one(id).own_writes_only);
 }
 
 #[test]

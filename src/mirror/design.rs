@@ -271,8 +271,10 @@ impl MirrorDesign {
     /// number (two clusters' epochs, or one cluster's epochs before and after the cut, are
     /// only numbers). A cut that removed nothing waits for the ISR only (a first PREPARING
     /// onto an empty log must not wait for an offline replica); a replica outside the ISR may
-    /// still hold records the leader never had (a zombie leader's queued produce), so that cut
-    /// fences every follower instead (`fences_followers_after_mirror_cut`, generator seed 169).
+    /// still hold records the leader never had (a zombie leader's queued produce), so every
+    /// PREPARING cut also fences every follower (`fences_followers_after_mirror_cut`, generator
+    /// seed 169; and a cut that removed records, since a follower's fetch answered just before
+    /// it may carry records above it, generated seed 9970000000000940).
     /// The cost: an offline replica holds a PREPARING that removed records until it returns,
     /// as `mirror.support.unclean.leader.election` always does.
     pub fn prepare_awaits_every_replica_after_cut(self) -> bool {

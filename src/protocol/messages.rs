@@ -417,6 +417,10 @@ pub struct MirrorStateWrite {
     pub non_retryable: bool,
     /// The last mirrored (epoch, end offset) to persist, if any.
     pub last_mirrored: Option<(i32, i64)>,
+    /// With a state: as far as the writer knows, nothing was cut from or mirrored into the
+    /// partition's log since it last left UNKNOWN or STOPPED, so it holds this cluster's own
+    /// writes only (this model's addition to the KIP's record, for the next leader).
+    pub own_writes_only: bool,
 }
 
 /// One partition of a ReadMirrorStates answer.
@@ -440,6 +444,8 @@ pub struct MirrorPartitionStatus {
     pub error_message: Option<String>,
     /// The last mirrored (epoch, end offset), if persisted.
     pub last_mirrored: Option<(i32, i64)>,
+    /// The stored state's `own_writes_only` (see [`MirrorStateWrite::own_writes_only`]).
+    pub own_writes_only: bool,
 }
 
 /// One partition of a DescribeMirror answer.
