@@ -831,6 +831,14 @@ impl<S: BrokerStorage> super::Broker<S> {
                 if !matches!(target, MirrorState::Preparing | MirrorState::Failed) {
                     task.own_writes_only = false;
                 }
+                // A STOPPED this leadership wrote is what a read of it tells: from here on
+                // only this cluster writes, so a later PREPARING (the topic added back)
+                // carries own_writes_only until it cuts, for the next leader to read
+                // (generated seed 9980000000000689: the next leader read PREPARING without it,
+                // stopped with MIRROR_PID_RESET, and a live producer's retry was appended twice).
+                if target == MirrorState::Stopped {
+                    task.own_writes_only = true;
+                }
                 if target == MirrorState::Preparing {
                     task.preparing_resumed =
                         !matches!(from, MirrorState::Unknown | MirrorState::Stopped);
