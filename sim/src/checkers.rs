@@ -936,6 +936,42 @@ impl Checkers {
         self.stop_cut_after_loss(&key, offset, send.sent_ms)
     }
 
+    /// Whether STOPPING's cut to the last stable offset dropped this acknowledged
+    /// transactional send from its own cluster's log after a failback's cut (one that follows
+    /// the source: last-mirrored-epoch lookup, diverging epoch, restart below the source's log
+    /// start) had come above the record, after the send: that cut removed the old primary's
+    /// unmirrored marker and kept the record, so its transaction was open from the record on,
+    /// and STOPPING drops open transactions, finishing the failback's cut (the next mirror
+    /// fetch would have: the record was never mirrored either). Generated seed
+    /// 9990000000000710 under `tail-unverified`: a's epoch 0 held both the prefix b mirrored
+    /// (..=66) and a's own later transaction (records 67, 68, COMMIT 69 written by a's next
+    /// leader); PREPARING's lookup gave epoch 0 and the cut went to the end of a's epoch 0 (69),
+    /// taking the COMMIT only; a's topic was removed before its first fetch, and STOPPING's
+    /// cut to its last stable offset 67 took the records of a transaction a's coordinator had
+    /// confirmed. A STOPPING cut with no such failback cut between the send and it excuses
+    /// nothing, nor a failback cut at or below the record (`txn_send_cut_by_failback` judges
+    /// that one).
+    fn txn_send_stop_cut_after_failback_cut(&self, send: &crate::workload::SendRecord) -> bool {
+        let Some(offset) = send.acked_offset else {
+            return false;
+        };
+        let key = (cluster_of_value(&send.value), send.topic_partition.clone());
+        let Some(cuts) = self.mirror_truncations.get(&key) else {
+            return false;
+        };
+        cuts.iter().any(|&(stop_ms, stop_to, reason)| {
+            reason == TruncationReason::MirrorStopAtLastStableOffset
+                && send.sent_ms <= stop_ms
+                && stop_to <= offset
+                && cuts.iter().any(|&(cut_ms, to, reason)| {
+                    reason.follows_source()
+                        && send.sent_ms <= cut_ms
+                        && cut_ms <= stop_ms
+                        && offset < to
+                })
+        })
+    }
+
     /// Whether a failback decided how the transaction of the record at `offset` (sent at
     /// `since_ms`) ended in its own cluster's log: a mirroring cut that follows the source
     /// (PREPARING's last-mirrored-epoch cut, a diverging epoch, a restart below the source's log
@@ -957,19 +993,11 @@ impl Checkers {
         let Some(marker) = decided_at else {
             return false;
         };
-        let follows_source = |reason| {
-            matches!(
-                reason,
-                TruncationReason::MirrorLastMirroredEpoch
-                    | TruncationReason::MirrorDivergingEpoch
-                    | TruncationReason::MirrorBelowSourceLogStart
-            )
-        };
         self.mirror_truncations
             .get(&(cluster, tp.clone()))
             .is_some_and(|cuts| {
                 cuts.iter().any(|&(time_ms, to, reason)| {
-                    since_ms <= time_ms && offset < to && to <= marker && follows_source(reason)
+                    since_ms <= time_ms && offset < to && to <= marker && reason.follows_source()
                 })
             })
     }
@@ -977,7 +1005,9 @@ impl Checkers {
     /// Whether a transactional send gone from its final log may be gone by design, and then
     /// the coverage mark saying why: `txn-record-cut-by-failback`
     /// ([`Checkers::txn_send_cut_by_failback`]), `txn-record-stop-cut-after-outcome-lost`
-    /// ([`Checkers::txn_send_stop_cut_after_outcome_lost`]) or `txn-record-lost-not-durable`
+    /// ([`Checkers::txn_send_stop_cut_after_outcome_lost`]),
+    /// `txn-record-stop-cut-after-failback-cut`
+    /// ([`Checkers::txn_send_stop_cut_after_failback_cut`]) or `txn-record-lost-not-durable`
     /// ([`Checkers::txn_send_lost_not_durable`]: its topic is not durable, a loss of committed
     /// data came at or below its offset after the send, and the log no longer holds it there).
     fn txn_send_gone_legally(
@@ -989,6 +1019,8 @@ impl Checkers {
             Some("txn-record-cut-by-failback")
         } else if self.txn_send_stop_cut_after_outcome_lost(send) {
             Some("txn-record-stop-cut-after-outcome-lost")
+        } else if self.txn_send_stop_cut_after_failback_cut(send) {
+            Some("txn-record-stop-cut-after-failback-cut")
         } else if self.txn_send_lost_not_durable(logs, send) {
             Some("txn-record-lost-not-durable")
         } else {
@@ -2037,6 +2069,9 @@ impl Checkers {
                 }
                 BrokerEvent::MirrorEpochBelowLocal { .. } => self.mark("mirror-epoch-below-local"),
                 BrokerEvent::MirrorEpochFenced { .. } => self.mark("mirror-epoch-fenced"),
+                BrokerEvent::MirrorCutEpochBump { .. } => self.mark("mirror-cut-epoch-bump"),
+                BrokerEvent::MirrorTailChecked { .. } => self.mark("mirror-tail-checked"),
+                BrokerEvent::MirrorTailDiverged { .. } => self.mark("mirror-tail-diverged"),
                 BrokerEvent::StopOfOwnWrites { .. } => self.mark("mirror-stop-of-own-writes"),
                 BrokerEvent::MirrorTombstonesRefused { .. } => {
                     self.mark("mirror-tombstones-refused")
@@ -6438,15 +6473,9 @@ mod tests {
         let cut_tp = TopicPartition::new("t", 1);
         let (a, b) = (ClusterIndex(0), ClusterIndex(1));
         let (history, gone) = committed_txn_with_a_record_gone();
-        let stop = TruncationReason::MirrorStopAtLastStableOffset;
         // (loss time, cluster, offset kept), (cut time, cut to).
-        let checkers_with = |(lost_ms, cluster, kept): (i64, ClusterIndex, i64),
-                             (cut_ms, to): (i64, i64)| {
-            let mut checkers = Checkers::default();
-            checkers.durable_topics.insert((a, "t".into()));
-            checkers.note_loss(lost_ms, cluster, &cut_tp, kept, None);
-            checkers.note_mirror_truncation(cut_ms, a, &cut_tp, to, stop);
-            checkers
+        let checkers_with = |(lost_ms, cluster, kept): (i64, ClusterIndex, i64), cut| {
+            checkers_with_stop_cut(|c| c.note_loss(lost_ms, cluster, &cut_tp, kept, None), cut)
         };
         // The seed's case: excused, with its mark.
         let excused = checkers_with((200, a, 1), (300, 0));
@@ -6464,12 +6493,74 @@ mod tests {
             ((200, b, 1), (300, 0)), // the loss was another cluster's
             ((200, a, 2), (300, 1)), // the cut left the record's offset
         ] {
-            assert_eq!(
-                atomicity_found(&checkers_with(loss, cut), &gone, &history),
-                vec!["transaction-atomicity"],
-                "{loss:?} {cut:?}"
-            );
+            let case = format!("{loss:?} {cut:?}");
+            assert_atomicity_caught(&checkers_with(loss, cut), &gone, &history, &case);
         }
+    }
+
+    #[test]
+    fn transaction_atomicity_excuses_a_stopping_cut_only_after_a_failback_cut_above_the_record() {
+        let cut_tp = TopicPartition::new("t", 1);
+        let (history, gone) = committed_txn_with_a_record_gone();
+        let a = ClusterIndex(0);
+        let stop = TruncationReason::MirrorStopAtLastStableOffset;
+        // (failback cut time, reason, cut to), (stop time, stop to); the record is at 0, sent
+        // at 100.
+        let checkers_with = |(cut_ms, reason, to): (i64, TruncationReason, i64), stop_cut| {
+            checkers_with_stop_cut(
+                |c| c.note_mirror_truncation(cut_ms, a, &cut_tp, to, reason),
+                stop_cut,
+            )
+        };
+        let lme = TruncationReason::MirrorLastMirroredEpoch;
+        let excused = checkers_with((200, lme, 1), (300, 0));
+        assert!(atomicity_found(&excused, &gone, &history).is_empty());
+        assert_eq!(
+            excused.txn_send_gone_legally(&gone, &history.sends[&(PRODUCER, 1, 1)]),
+            Some("txn-record-stop-cut-after-failback-cut")
+        );
+        let diverging = TruncationReason::MirrorDivergingEpoch;
+        assert!(atomicity_found(
+            &checkers_with((200, diverging, 1), (300, 0)),
+            &gone,
+            &history
+        )
+        .is_empty());
+        for (cut, stop_cut) in [
+            ((50, lme, 1), (300, 0)),   // the failback cut came before the send
+            ((400, lme, 1), (300, 0)),  // the stop came before the failback cut
+            ((200, lme, 1), (300, 1)),  // the stop left the record's offset
+            ((200, stop, 1), (300, 0)), // two stop cuts: no failback took the marker
+        ] {
+            let case = format!("{cut:?} {stop_cut:?}");
+            assert_atomicity_caught(&checkers_with(cut, stop_cut), &gone, &history, &case);
+        }
+    }
+
+    /// Checkers of cluster a's durable topic `t` where `earlier` noted what came before
+    /// STOPPING's cut of `t-1` to `stop_to` (its last stable offset) at `stop_ms`.
+    fn checkers_with_stop_cut(
+        earlier: impl FnOnce(&mut Checkers),
+        (stop_ms, stop_to): (i64, i64),
+    ) -> Checkers {
+        let a = ClusterIndex(0);
+        let mut checkers = Checkers::default();
+        checkers.durable_topics.insert((a, "t".into()));
+        earlier(&mut checkers);
+        let stop = TruncationReason::MirrorStopAtLastStableOffset;
+        checkers.note_mirror_truncation(stop_ms, a, &TopicPartition::new("t", 1), stop_to, stop);
+        checkers
+    }
+
+    /// `transaction-atomicity`, and only it, caught the record `gone`.
+    fn assert_atomicity_caught(
+        checkers: &Checkers,
+        gone: &FixedLogs,
+        history: &History,
+        case: &str,
+    ) {
+        let found = atomicity_found(checkers, gone, history);
+        assert_eq!(found, vec!["transaction-atomicity"], "{case}");
     }
 
     #[test]

@@ -326,3 +326,28 @@ fn epochs_unfenced_strand_a_group_whose_synced_offset_carries_a_higher_epoch() {
         &[1, 9200000000000476],
     );
 }
+
+#[test]
+fn tail_unverified_appends_a_refilled_source_history_after_a_paused_mirrors_stale_tail() {
+    // The README's finding of a source cut refilled in the same epoch number (generated seeds
+    // 9970000000000547, …596, 9980000000000813, 9990000000000901, …1289, …1451): b's PREPARING
+    // cut refilled b in epoch 0 while c was paused; epoch numbers cannot tell b's old history
+    // from a's, so the KIP's fetcher appends a's records after b's stale ones. The seed design
+    // bumps b's epoch after the cut and has c compare its last batch with b's first.
+    seed_passes_and_variant_is_caught(
+        "regressions/source_cut_refilled_in_same_epoch_under_paused_mirror",
+        MirrorDesign::TailUnverified,
+        "mirror-prefix",
+        &[4, 9970000000000596],
+    );
+    // Generator seed 9200000000000091: the same alias, where the fetched batch's epoch below
+    // the local latest one (mirror-epoch-below-local) is not enough alone. Only the checker's
+    // rule that a source's mirroring cut lowers how far the destination's prefix counts as
+    // checked sees it here (without it, only a later leader-epoch change of c would).
+    seed_passes_and_variant_is_caught(
+        "regressions/chain_resume_after_source_prepare_cut_epoch_alias",
+        MirrorDesign::TailUnverified,
+        "mirror-prefix",
+        &[9200000000000091],
+    );
+}

@@ -194,6 +194,29 @@ impl fmt::Display for BrokerEvent {
                 f,
                 "MirrorEpochFenced {topic_partition} batch_epoch={batch_epoch} leader_epoch={leader_epoch} bump_above={minimum}"
             ),
+            Self::MirrorCutEpochBump {
+                topic_partition,
+                leader_epoch,
+            } => write!(
+                f,
+                "MirrorCutEpochBump {topic_partition} bump_above={leader_epoch} (a cut removed records)"
+            ),
+            Self::MirrorTailChecked {
+                topic_partition,
+                base_offset,
+                source_epoch,
+            } => write!(
+                f,
+                "MirrorTailChecked {topic_partition} batch@{base_offset} source_epoch={source_epoch} (equal)"
+            ),
+            Self::MirrorTailDiverged {
+                topic_partition,
+                base_offset,
+                source_epoch,
+            } => write!(
+                f,
+                "MirrorTailDiverged {topic_partition} batch@{base_offset} source_epoch={source_epoch} (differs; cut)"
+            ),
             Self::MirrorCutFencedFollower {
                 topic_partition,
                 follower,

@@ -46,6 +46,16 @@
 //!   every replica's mirrored epochs are at most the epoch it was led in, and any later
 //!   leader's epoch, and its stop's bump, lies above them all, and above every epoch a synced
 //!   group offset carries.
+//!   Tail check (`tail-unverified` is the KIP's fetcher): mirrored batches keep their
+//!   source's epochs, so after a source's mirroring cut refilled its log in the same epoch
+//!   number, a downstream mirror's last fetched epoch names two histories and the divergence
+//!   check passes. So a task's first fetch in each source leader epoch starts at the base of
+//!   its own last batch and compares the source's batch there (in the design's stored form):
+//!   equal, it appends only what lies above its log end; different, it cuts that batch (a
+//!   mirroring cut) and checks the one before; an empty answer is asked again after the
+//!   backoff. And a mirroring cut that removed records asks for a leader-epoch bump (same
+//!   leader) before the next mirrored append, so that every change of this log's history
+//!   comes with a new source epoch its own mirrors see.
 //! - **PAUSING** drops the fetcher and persists PAUSED; PAUSED does nothing.
 //! - **STOPPING** runs the seed's steps in order: remove the fetcher; bump the leader epoch
 //!   above every epoch in the log and above the current leader epoch (BumpLeaderEpochs, then
@@ -211,7 +221,9 @@ enum MirrorRequest {
     Bump(TopicPartition),
     Fetch {
         partition: TopicPartition,
+        /// The log end offset when the fetch went out.
         offset: i64,
+        tail_check: Option<TailCheck>,
     },
     SourceMetadata {
         mirror: String,
@@ -228,6 +240,16 @@ enum MirrorRequest {
     DeleteTombstones(u64),
     /// DeleteMirror: the controller's answer, to relay.
     DeleteForward(u64),
+}
+
+/// A mirror fetch that re-reads the log's last batch to compare it with the source's
+/// ([`MirrorDesign::verifies_mirrored_tail`]).
+#[derive(Debug, Clone, Copy)]
+struct TailCheck {
+    /// The base offset of the local last batch, where the fetch starts.
+    base_offset: i64,
+    /// The source leader epoch the fetch names.
+    source_epoch: i32,
 }
 
 /// A DeleteMirror this broker checks before it forwards it (the prototype's admin-entry
@@ -292,6 +314,14 @@ struct MirrorTask {
     /// batch's (EPOCH_FENCING); the epoch moving up with the same leader is its own bump, not
     /// a new leadership. Cleared once metadata shows a higher epoch.
     fencing_bump: bool,
+    /// MIRRORING: the source leader epoch this log's tail was last checked against (a tail
+    /// check, or an empty log); `None` in a new leadership. A fetch in another source epoch
+    /// checks the tail first ([`MirrorDesign::verifies_mirrored_tail`]).
+    verified_source_epoch: Option<i32>,
+    /// A mirroring cut of this leadership removed records: the leader epoch is raised before
+    /// the next mirrored append, so that a mirror of this log sees a new epoch and checks its
+    /// tail ([`MirrorDesign::verifies_mirrored_tail`]). Cleared by any epoch increase.
+    bump_before_append: bool,
     /// Which task this is: every task gets a new one, so an answer (or the timeout) of a
     /// request sent by a task dropped since (a leadership that ended) is not applied to the
     /// task of the next leadership, which has its own steps and has read nothing yet.
@@ -425,6 +455,7 @@ impl<S: BrokerStorage> super::Broker<S> {
                 Some(task) => {
                     if leader_epoch > task.leader_epoch {
                         task.fencing_bump = false;
+                        task.bump_before_append = false;
                     }
                     task.leader_epoch = leader_epoch;
                     // A new wish (the config changed) is looked at as soon as the task is
@@ -459,6 +490,8 @@ impl<S: BrokerStorage> super::Broker<S> {
                             stop_own_writes_only: false,
                             own_stop_wait_until_ms: None,
                             fencing_bump: false,
+                            verified_source_epoch: None,
+                            bump_before_append: false,
                             generation,
                         },
                     );
@@ -1138,6 +1171,7 @@ impl<S: BrokerStorage> super::Broker<S> {
                 );
                 let design = self.config.mirror_design;
                 let removed = offset < log_end_before;
+                self.note_cut_removed(topic_partition, removed);
                 if design.fences_followers_after_mirror_cut()
                     && (!removed || design.prepare_awaits_every_replica_after_cut())
                 {
@@ -1241,6 +1275,24 @@ impl<S: BrokerStorage> super::Broker<S> {
             return;
         };
         let offset = partition.log.log_end_offset();
+        let unchecked = self.config.mirror_design.verifies_mirrored_tail()
+            && self.mirror.tasks[topic_partition].verified_source_epoch != Some(source_epoch);
+        let tail_check = if unchecked {
+            let last_batch = partition.log.batches_from(offset - 1).next();
+            last_batch.map(|batch| TailCheck {
+                base_offset: batch.base_offset(),
+                source_epoch,
+            })
+        } else {
+            None
+        };
+        if unchecked && tail_check.is_none() {
+            // An empty log has no tail another history could have replaced.
+            self.task_mut(topic_partition).verified_source_epoch = Some(source_epoch);
+        }
+        let Some(partition) = self.partitions.get(topic_partition) else {
+            return;
+        };
         let request = Request::Fetch {
             replica_id: None,
             replica_epoch: -1,
@@ -1250,13 +1302,14 @@ impl<S: BrokerStorage> super::Broker<S> {
             partitions: vec![FetchPartition {
                 topic_partition: topic_partition.clone(),
                 current_leader_epoch: source_epoch,
-                fetch_offset: offset,
+                fetch_offset: tail_check.map_or(offset, |check| check.base_offset),
                 last_fetched_epoch: partition.log.latest_epoch().unwrap_or(-1),
             }],
         };
         let what = MirrorRequest::Fetch {
             partition: topic_partition.clone(),
             offset,
+            tail_check,
         };
         self.send_mirror_request(now_ms, leader, request, what);
     }
@@ -1265,7 +1318,7 @@ impl<S: BrokerStorage> super::Broker<S> {
         &mut self,
         now_ms: i64,
         topic_partition: &TopicPartition,
-        sent_offset: i64,
+        (sent_offset, tail_check): (i64, Option<TailCheck>),
         result: Result<FetchPartitionResponse, ErrorCode>,
     ) {
         let fetching = self.mirror.tasks.get(topic_partition).is_some_and(|task| {
@@ -1286,7 +1339,18 @@ impl<S: BrokerStorage> super::Broker<S> {
         };
         match answer.error {
             ErrorCode::None => {}
+            ErrorCode::OffsetOutOfRange
+                if tail_check.is_some_and(|check| answer.log_start_offset > check.base_offset)
+                    && answer.log_start_offset <= sent_offset =>
+            {
+                // The source deleted the records the tail check would compare (DeleteRecords):
+                // nothing is left there to tell two histories apart; fetch from the log end.
+                let task = self.task_mut(topic_partition);
+                task.verified_source_epoch = tail_check.map(|check| check.source_epoch);
+                return;
+            }
             ErrorCode::OffsetOutOfRange if answer.log_start_offset > sent_offset => {
+                let removed = partition.log.log_start_offset() < sent_offset;
                 let _ = partition
                     .log
                     .truncate_fully_and_start_at(answer.log_start_offset);
@@ -1295,6 +1359,7 @@ impl<S: BrokerStorage> super::Broker<S> {
                     sent_offset,
                     TruncationReason::MirrorBelowSourceLogStart,
                 );
+                self.note_cut_removed(topic_partition, removed);
                 return;
             }
             ErrorCode::OffsetOutOfRange => {
@@ -1322,14 +1387,23 @@ impl<S: BrokerStorage> super::Broker<S> {
             self.mirror_cut(topic_partition, sent_offset);
             return;
         }
-        if answer.batches.is_empty() {
+        let fetched = match tail_check {
+            Some(check) => {
+                match self.check_tail(now_ms, topic_partition, sent_offset, check, answer.batches) {
+                    Some(above_tail) => above_tail,
+                    None => return,
+                }
+            }
+            None => answer.batches,
+        };
+        if fetched.is_empty() {
             return;
         }
         let leader_epoch = self.mirror.tasks[topic_partition].leader_epoch;
         let batches = self
             .config
             .mirror_design
-            .store_fetched(leader_epoch, answer.batches);
+            .store_fetched(leader_epoch, fetched);
         let Some(partition) = self.partitions.get_mut(topic_partition) else {
             return;
         };
@@ -1352,6 +1426,16 @@ impl<S: BrokerStorage> super::Broker<S> {
             self.request_fencing_bump(now_ms, topic_partition, batch_epoch);
             return;
         }
+        if self.mirror.tasks[topic_partition].bump_before_append {
+            // Any bump will do: it only has to be an epoch change a mirror of this log sees
+            // before it can fetch what comes after the cut.
+            self.events.push(super::BrokerEvent::MirrorCutEpochBump {
+                topic_partition: topic_partition.clone(),
+                leader_epoch,
+            });
+            self.request_own_bump(now_ms, topic_partition, leader_epoch);
+            return;
+        }
         let Some(partition) = self.partitions.get_mut(topic_partition) else {
             return;
         };
@@ -1369,6 +1453,61 @@ impl<S: BrokerStorage> super::Broker<S> {
                 self.fail_mirror_partition(now_ms, topic_partition, reason, false);
             }
         }
+    }
+
+    /// A tail check's answer ([`MirrorDesign::verifies_mirrored_tail`]): the fetched batches
+    /// above the log end (`sent_offset`) when the source's batch at the check's offset is the
+    /// local last batch in the design's stored form (the seed's: byte for byte); `None` when
+    /// there is nothing to append now. On a difference the local batch is cut (a mirroring
+    /// cut, which fences the followers and asks for a bump before the next append) and the
+    /// next fetch checks the batch before it. An empty answer proves nothing (a new source
+    /// leader whose high watermark is catching up, or a source that ends at the batch's base
+    /// and will refill it): the check is sent again after the backoff.
+    fn check_tail(
+        &mut self,
+        now_ms: i64,
+        topic_partition: &TopicPartition,
+        sent_offset: i64,
+        check: TailCheck,
+        fetched: Vec<RecordBatch>,
+    ) -> Option<Vec<RecordBatch>> {
+        let design = self.config.mirror_design;
+        let partition = self.partitions.get_mut(topic_partition)?;
+        let Some(first) = fetched.first() else {
+            self.task_mut(topic_partition).fetch_not_before_ms =
+                Some(now_ms + MIRROR_RETRY_BACKOFF_MS);
+            return None;
+        };
+        let same = partition
+            .log
+            .batches_from(check.base_offset)
+            .next()
+            .is_some_and(|local| {
+                local.base_offset() == check.base_offset && design.is_stored_form_of(first, local)
+            });
+        let (base_offset, source_epoch) = (check.base_offset, check.source_epoch);
+        if !same {
+            let _ = partition.log.truncate_to(base_offset);
+            self.mirror_cut(topic_partition, sent_offset);
+            self.events.push(super::BrokerEvent::MirrorTailDiverged {
+                topic_partition: topic_partition.clone(),
+                base_offset,
+                source_epoch,
+            });
+            return None;
+        }
+        self.task_mut(topic_partition).verified_source_epoch = Some(source_epoch);
+        self.events.push(super::BrokerEvent::MirrorTailChecked {
+            topic_partition: topic_partition.clone(),
+            base_offset,
+            source_epoch,
+        });
+        Some(
+            fetched
+                .into_iter()
+                .filter(|batch| batch.base_offset() >= sent_offset)
+                .collect(),
+        )
     }
 
     /// EPOCH_FENCING's trigger: the highest epoch among fetched `batches` when it is above the
@@ -1402,7 +1541,6 @@ impl<S: BrokerStorage> super::Broker<S> {
             .get(&task.mirror)
             .map_or(-1, |source| source.metadata.leader_epoch(topic_partition));
         let minimum = batch_epoch.max(source_epoch) + LEADER_EPOCH_BUMP_INCREMENT;
-        let (broker_id, broker_epoch) = (self.broker_id, self.broker_epoch.unwrap_or(-1));
         let leader_epoch = task.leader_epoch;
         self.events.push(super::BrokerEvent::MirrorEpochFenced {
             topic_partition: topic_partition.clone(),
@@ -1410,6 +1548,14 @@ impl<S: BrokerStorage> super::Broker<S> {
             leader_epoch,
             minimum,
         });
+        self.request_own_bump(now_ms, topic_partition, minimum);
+    }
+
+    /// MIRRORING: asks the controller for BumpLeaderEpochs above `minimum` with the same
+    /// leader; the fetcher waits for metadata to show it (`Step::AwaitEpochBump`, after
+    /// [`Self::apply_bump`]) and then fetches again.
+    fn request_own_bump(&mut self, now_ms: i64, topic_partition: &TopicPartition, minimum: i32) {
+        let (broker_id, broker_epoch) = (self.broker_id, self.broker_epoch.unwrap_or(-1));
         let task = self.task_mut(topic_partition);
         task.fencing_bump = true;
         task.step = Step::Waiting;
@@ -1431,6 +1577,11 @@ impl<S: BrokerStorage> super::Broker<S> {
     /// fetch went out): reported as a truncation, and, when the cut removed records, every
     /// follower is fenced until it truncates to the cut (`Partition::fence_after_mirror_cut`).
     fn mirror_cut(&mut self, topic_partition: &TopicPartition, sent_offset: i64) {
+        let removed = self
+            .partitions
+            .get(topic_partition)
+            .is_some_and(|partition| partition.log.log_end_offset() < sent_offset);
+        self.note_cut_removed(topic_partition, removed);
         if self
             .config
             .mirror_design
@@ -1447,6 +1598,16 @@ impl<S: BrokerStorage> super::Broker<S> {
             sent_offset,
             TruncationReason::MirrorDivergingEpoch,
         );
+    }
+
+    /// A mirroring cut that `removed` records asks for a leader-epoch bump before the next
+    /// mirrored append ([`MirrorDesign::verifies_mirrored_tail`]).
+    fn note_cut_removed(&mut self, topic_partition: &TopicPartition, removed: bool) {
+        if removed && self.config.mirror_design.verifies_mirrored_tail() {
+            if let Some(task) = self.mirror.tasks.get_mut(topic_partition) {
+                task.bump_before_append = true;
+            }
+        }
     }
 
     /// The source leader may have moved: refresh the source metadata and fetch again after
@@ -1882,7 +2043,11 @@ impl<S: BrokerStorage> super::Broker<S> {
                 };
                 self.apply_bump(now_ms, &tp, result);
             }
-            MirrorRequest::Fetch { partition, offset } => {
+            MirrorRequest::Fetch {
+                partition,
+                offset,
+                tail_check,
+            } => {
                 let result = match response {
                     Ok(Response::Fetch { mut partitions }) if partitions.len() == 1 => {
                         Ok(partitions.remove(0))
@@ -1890,7 +2055,7 @@ impl<S: BrokerStorage> super::Broker<S> {
                     Ok(_) => Err(ErrorCode::InvalidRequest),
                     Err(error) => Err(error),
                 };
-                self.apply_mirror_fetch(now_ms, &partition, offset, result);
+                self.apply_mirror_fetch(now_ms, &partition, (offset, tail_check), result);
             }
             MirrorRequest::SourceMetadata { mirror, to } => {
                 let result = match response {
@@ -1990,6 +2155,8 @@ impl<S: BrokerStorage> super::Broker<S> {
             stop_own_writes_only: false,
             own_stop_wait_until_ms: None,
             fencing_bump: false,
+            verified_source_epoch: None,
+            bump_before_append: false,
             generation: 0,
         };
         let Some((coordinator, coordinator_partition)) = self.mirror_coordinator(&task) else {

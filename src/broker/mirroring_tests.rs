@@ -1265,3 +1265,99 @@ fn fail_over_losing_state_write_answers(world: &mut World) {
     world.run_for(200);
     assert_eq!(state_on(world, B), MirrorState::Mirroring);
 }
+
+/// The events of kind `pick` the brokers of `cluster` emitted since the last call, in broker
+/// order.
+fn events_on<T>(
+    world: &mut World,
+    cluster: ClusterIndex,
+    pick: impl Fn(BrokerEvent) -> Option<T>,
+) -> Vec<T> {
+    world
+        .brokers
+        .iter_mut()
+        .filter(|(node, _)| node.cluster() == cluster)
+        .flat_map(|(_, broker)| broker.take_events())
+        .filter_map(pick)
+        .collect()
+}
+
+fn orders_leader_epoch(world: &World, cluster: ClusterIndex) -> i32 {
+    world.controllers[&cluster]
+        .image()
+        .partition(&orders())
+        .expect("orders exists")
+        .leader_epoch
+}
+
+#[test]
+fn a_mirror_checks_its_tail_when_the_source_epoch_changes_and_appends_only_above_it() {
+    // b mirrors a; a's orders-0 leader is cut off and another takes over in a new epoch. b's
+    // first fetch in that epoch starts at its own last batch, finds a's batch there the same,
+    // and appends only what a wrote since: b stays a byte-for-byte copy.
+    let mut world = mirroring_world(5);
+    events_on(&mut world, B, |_| Some(()));
+    let old_leader = world.leader(A);
+    let epoch = orders_leader_epoch(&world, A);
+    world.cut.insert(old_leader);
+    world.run_for(3_000);
+    assert_ne!(world.leader(A), old_leader);
+    assert!(orders_leader_epoch(&world, A) > epoch);
+    world.cut.clear();
+    assert!(world.produce(A, 7, 5, 3).iter().all(|e| e.is_none()));
+    world.run_for(1_000);
+    let checked = events_on(&mut world, B, |event| match event {
+        BrokerEvent::MirrorTailChecked {
+            topic_partition,
+            base_offset,
+            source_epoch,
+        } if topic_partition == orders() => Some((base_offset, source_epoch)),
+        BrokerEvent::MirrorTailDiverged { .. } => panic!("the tails are the same: {event:?}"),
+        _ => None,
+    });
+    assert_eq!(checked, vec![(4, orders_leader_epoch(&world, A))]);
+    let expected = bytes_from(world.partition(world.leader(A)), 0);
+    assert_eq!(expected.len(), 8);
+    assert_eq!(bytes_from(world.partition(world.leader(B)), 0), expected);
+}
+
+#[test]
+fn a_mirroring_cut_that_removed_records_bumps_the_leader_epoch_before_the_next_append() {
+    // b stops, writes two records of its own, and re-adds orders: PREPARING cuts b to 0 (a
+    // recorded nothing for b), removing them. Before b appends a's batches again its leader
+    // asks for a new epoch, so a mirror of b sees that b's history changed. tail-unverified
+    // appends in the epoch of the cut.
+    for design in [
+        crate::mirror::MirrorDesign::Seed,
+        crate::mirror::MirrorDesign::TailUnverified,
+    ] {
+        let mut world = mirroring_world_with(design, 5);
+        alter_on(&mut world, B, "m", MirrorTopicOperation::Remove);
+        run_until(&mut world, B, MirrorState::Stopped);
+        assert!(world.produce(B, 20, 0, 2).iter().all(|e| e.is_none()));
+        world.run_for(300);
+        let leader = world.leader(B);
+        let stopped_epoch = orders_leader_epoch(&world, B);
+        events_on(&mut world, B, |_| Some(()));
+        alter_on(&mut world, B, "m", MirrorTopicOperation::Add);
+        run_until(&mut world, B, MirrorState::Mirroring);
+        world.run_for(1_000);
+        let bumps = events_on(&mut world, B, |event| match event {
+            BrokerEvent::MirrorCutEpochBump {
+                topic_partition,
+                leader_epoch,
+            } if topic_partition == orders() => Some(leader_epoch),
+            _ => None,
+        });
+        assert_eq!(world.leader(B), leader, "{design}");
+        let expected = bytes_from(world.partition(world.leader(A)), 0);
+        assert_eq!(bytes_from(world.partition(leader), 0), expected, "{design}");
+        if design == crate::mirror::MirrorDesign::Seed {
+            assert_eq!(bumps, vec![stopped_epoch], "{design}");
+            assert!(orders_leader_epoch(&world, B) > stopped_epoch, "{design}");
+        } else {
+            assert!(bumps.is_empty(), "{design}: {bumps:?}");
+            assert_eq!(orders_leader_epoch(&world, B), stopped_epoch, "{design}");
+        }
+    }
+}

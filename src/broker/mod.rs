@@ -94,6 +94,13 @@ impl TruncationReason {
                 | Self::MirrorBelowSourceLogStart
         )
     }
+
+    /// Whether a KIP-1279 mirroring cut follows the source's log: PREPARING's last mirrored
+    /// epoch lookup, a diverging epoch, a restart below the source's log start. STOPPING's
+    /// cut to the last stable offset is the one the destination decides alone.
+    pub fn follows_source(self) -> bool {
+        self.is_mirroring() && self != Self::MirrorStopAtLastStableOffset
+    }
 }
 
 /// Something a checker or a trace wants to know about.
@@ -290,6 +297,36 @@ pub enum BrokerEvent {
         leader_epoch: i32,
         /// The minimum asked of the controller.
         minimum: i32,
+    },
+    /// A mirroring cut of this leadership removed records, and the fetcher is about to append
+    /// again: the leader asks the controller to raise its epoch above `leader_epoch` first,
+    /// so that a mirror of this log sees the change (`MirrorDesign::verifies_mirrored_tail`).
+    MirrorCutEpochBump {
+        /// The mirror partition.
+        topic_partition: TopicPartition,
+        /// The leader epoch the cut was made in.
+        leader_epoch: i32,
+    },
+    /// A tail check found the log's last batch, at `base_offset`, equal to the source's batch
+    /// there in `source_epoch` (`MirrorDesign::verifies_mirrored_tail`).
+    MirrorTailChecked {
+        /// The mirror partition.
+        topic_partition: TopicPartition,
+        /// The base offset of the batch compared.
+        base_offset: i64,
+        /// The source leader epoch the fetch named.
+        source_epoch: i32,
+    },
+    /// A tail check found the log's last batch, at `base_offset`, differing from the source's
+    /// batch there (another history in the same epoch numbers): the batch was cut, and the
+    /// next fetch checks the one before.
+    MirrorTailDiverged {
+        /// The mirror partition.
+        topic_partition: TopicPartition,
+        /// The base offset of the batch cut.
+        base_offset: i64,
+        /// The source leader epoch the fetch named.
+        source_epoch: i32,
     },
     /// A follower fetched past a mirror cut it had not yet truncated to, and its epoch check
     /// passed: the leader answered it as diverging at the cut

@@ -103,11 +103,22 @@ pub enum MirrorDesign {
     /// appended until the controller raised the destination's leader epoch above it
     /// ([`MirrorDesign::fences_mirrored_epochs`]).
     EpochsUnfenced,
+    /// The seed's fetcher trusts a source's epoch numbers to name its history: it fetches at
+    /// its log end with its last fetched epoch and appends what comes. A source that is itself
+    /// a mirror (a chain's middle cluster) can cut its log and refill the same offsets with
+    /// another cluster's batches in the same epoch number (mirrored batches keep their
+    /// source's epochs), and the downstream mirror then appends the new history over the old
+    /// one (`mirror-prefix`, generated seed 9970000000000596). The seed design here closes
+    /// it from both ends ([`MirrorDesign::verifies_mirrored_tail`]): a mirroring cut that
+    /// removed records raises the cutting leader's epoch before its next append, and a
+    /// fetcher that sees its source's leader epoch change compares its last batch with the
+    /// source's before it appends again.
+    TailUnverified,
 }
 
 impl MirrorDesign {
     /// Every design, the seed first.
-    pub const ALL: [Self; 17] = [
+    pub const ALL: [Self; 18] = [
         Self::Seed,
         Self::AbortMarkers,
         Self::PidRewrite,
@@ -125,6 +136,7 @@ impl MirrorDesign {
         Self::MarkersRefusedBeforeCut,
         Self::MirrorCutUnfenced,
         Self::EpochsUnfenced,
+        Self::TailUnverified,
     ];
 
     /// The name on the command line (`--design`) and in scenario files (`design = "…"`).
@@ -147,6 +159,7 @@ impl MirrorDesign {
             Self::MarkersRefusedBeforeCut => "markers-refused-before-cut",
             Self::MirrorCutUnfenced => "mirror-cut-unfenced",
             Self::EpochsUnfenced => "epochs-unfenced",
+            Self::TailUnverified => "tail-unverified",
         }
     }
 
@@ -168,7 +181,7 @@ impl MirrorDesign {
                 "stop: persist LME, bump, ABORT markers for open transactions, then the reset"
             }
             Self::PidRewrite => {
-                "mirrored batches get producer id -(pid+2), CRC recomputed; no reset"
+                "mirrored batches get producer id -(pid+2), CRC recomputed; no reset, no tail check"
             }
             Self::NoPidReset => "producer ids kept, no MIRROR_PID_RESET at stop",
             Self::ResetBeforeTxnResolution => {
@@ -177,7 +190,9 @@ impl MirrorDesign {
             Self::NoEpochBump => "STOPPING does not bump the leader epoch",
             Self::OffsetAlignment => "failback aligns by last mirrored offset instead of LME",
             Self::UnclampedOffsetSync => "group offsets are copied without the clamp",
-            Self::EpochRewrite => "mirrored batches take the destination's leader epoch",
+            Self::EpochRewrite => {
+                "mirrored batches take the destination's leader epoch (no tail check)"
+            }
             Self::TxnEnlistUnchecked => {
                 "AddPartitionsToTxn enlists mirror partitions that are not STOPPED (the prototype)"
             }
@@ -197,10 +212,13 @@ impl MirrorDesign {
                 "transaction markers refused as soon as the topic mirrors, before any cut (the KIP)"
             }
             Self::MirrorCutUnfenced => {
-                "followers find a mirror cut by their epochs alone (Kafka's rule; the seed is silent)"
+                "followers find a mirror cut by their epochs alone, no tail check (Kafka's rule)"
             }
             Self::EpochsUnfenced => {
                 "batches above the destination's leader epoch appended as they come (the seed)"
+            }
+            Self::TailUnverified => {
+                "a source's epoch numbers trusted to name its history; no bump after a cut (the seed)"
             }
         }
     }
@@ -298,6 +316,29 @@ impl MirrorDesign {
     /// `epochs-unfenced` is the seed's fetcher.
     pub fn fences_mirrored_epochs(self) -> bool {
         self != Self::EpochsUnfenced
+    }
+
+    /// Whether a mirror's history changes come with a leader-epoch change a downstream
+    /// mirror sees, and whether that mirror checks its tail when it sees one: a mirroring cut
+    /// that removed records (PREPARING's, or the fetcher's on a diverging source) raises the
+    /// leader's epoch (BumpLeaderEpochs, same leader) before the next mirrored append; and a
+    /// fetcher whose source leader epoch differs from the one its log was last checked
+    /// against (or that starts in a new leadership) first fetches from its last batch's base
+    /// offset and compares that batch with the source's, byte for byte, cutting it and
+    /// trying the one before on a difference. An epoch number alone cannot tell a chain
+    /// middle's refilled log from the one it replaced. `tail-unverified` is the seed's
+    /// fetcher. Three older rows run without it too, since the tail check repairs what each
+    /// one's own rule breaks and so hides it: `pid-rewrite` and `epoch-rewrite` (the KIP's
+    /// rejected alternatives, judged with the KIP's fetcher: with the check, a's failback
+    /// finds its own batches differ from b's rewritten copies and re-mirrors them, hiding S-4,
+    /// and the cuts hide S-23 in `active_passive`) and `mirror-cut-unfenced` (the bump
+    /// after a cut gives every follower a new epoch, so Kafka's rule alone truncates it
+    /// right: the follower fence matters where no such bump comes).
+    pub fn verifies_mirrored_tail(self) -> bool {
+        !matches!(
+            self,
+            Self::TailUnverified | Self::PidRewrite | Self::EpochRewrite | Self::MirrorCutUnfenced
+        )
     }
 
     /// How the periodic sync reads the destination's end for its group-offset clamp: the high
