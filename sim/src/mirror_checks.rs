@@ -2,7 +2,9 @@
 //!
 //! - `offset-identity` (INV-2): every batch a mirror leader appends is byte-identical to the
 //!   source leader's batch at the same offset (checked when the append is reported, against
-//!   the source's current leader; offsets the source no longer has are not judged).
+//!   the source's current leader; offsets the source no longer has are not judged, nor the
+//!   first append after the source's own mirroring cut at offsets that cut removed: it may
+//!   answer a fetch served before the cut, mark `identity-answered-before-source-cut`).
 //! - `read-only-until-stopped` (INV-1): a client batch is appended to a mirror topic's
 //!   partition only by a leader whose partition is STOPPED; so is a DeleteRecords carried
 //!   out; and a DeleteTopics or CreatePartitions of a mirror topic reaches the controller only
@@ -111,6 +113,10 @@ struct MirroredAppend {
     topic_partition: TopicPartition,
     first_offset: i64,
     last_offset: i64,
+    /// `[from, to)` of a source's own cut this append may answer a fetch from before (the
+    /// `mirror-prefix` excuse of [`PrefixProgress::source_cut`], read when the append was
+    /// seen): `offset-identity` does not judge its batches there.
+    answered_before_source_cut: Option<(i64, i64)>,
 }
 
 /// How long a `psm-replica-agreement` check waits for a replica to catch up with its leader.
@@ -278,6 +284,14 @@ pub struct MirrorChecks {
     /// lowest offset a loss kept. A loss at or below the mirrored data's end took STOPPING's
     /// MIRROR_PID_RESET with it.
     destination_losses: BTreeMap<(ClusterIndex, TopicPartition), i64>,
+    /// When each cluster's `__mirror_state` lost committed data (see
+    /// [`MirrorChecks::note_mirror_state_loss`]).
+    mirror_state_losses: BTreeMap<ClusterIndex, Vec<i64>>,
+    /// (destination cluster, partition) → when a leader first appended mirrored data.
+    first_mirror_append_ms: BTreeMap<(ClusterIndex, TopicPartition), i64>,
+    /// (node, incarnation, partition) of the stops a leader made as stops of its cluster's
+    /// own writes (no cut to the LSO, no MIRROR_PID_RESET), when they began.
+    own_write_stops: BTreeMap<(NodeId, u64, TopicPartition), i64>,
     /// Marks of excuses used (merged into the checkers' marks).
     pub marks: BTreeMap<&'static str, u64>,
 }
@@ -313,6 +327,46 @@ impl MirrorChecks {
             let lowest = self.destination_losses.entry(key).or_insert(kept);
             *lowest = (*lowest).min(kept);
         }
+    }
+
+    /// `cluster`'s `__mirror_state` lost committed data at `time_ms` (its only replica's
+    /// power loss, or an unclean election: a topic that is not durable). A leader that reads a
+    /// key's state afterwards may find an earlier state than the last one written, or none:
+    /// UNKNOWN, or a PREPARING written before the cut that followed, both of which say the
+    /// log holds the cluster's own writes only, while it holds mirrored data. Its stop then
+    /// writes no MIRROR_PID_RESET, as the state it read allows; `no-stale-pid-after-stopped`
+    /// excuses that stop (mark `stale-pid-after-mirror-state-lost`; generated seed
+    /// 10000000000000633: b's single broker lost its whole `__mirror_state` and kept 671
+    /// mirrored records of `orders-0`; the next leadership read UNKNOWN, the topic was removed
+    /// during PREPARING, and the stop kept a's producer 0).
+    pub fn note_mirror_state_loss(&mut self, time_ms: i64, cluster: ClusterIndex) {
+        self.mirror_state_losses
+            .entry(cluster)
+            .or_default()
+            .push(time_ms);
+    }
+
+    /// Whether a stop of own writes by (`node`, `incarnation`) of `tp` followed a loss of its
+    /// cluster's `__mirror_state` that came after the partition's first mirrored append (see
+    /// [`MirrorChecks::note_mirror_state_loss`]).
+    fn own_write_stop_after_state_loss(
+        &self,
+        node: NodeId,
+        incarnation: u64,
+        tp: &TopicPartition,
+    ) -> bool {
+        let cluster = node.cluster();
+        let Some(&stop_ms) = self.own_write_stops.get(&(node, incarnation, tp.clone())) else {
+            return false;
+        };
+        let Some(&mirrored_ms) = self.first_mirror_append_ms.get(&(cluster, tp.clone())) else {
+            return false;
+        };
+        self.mirror_state_losses
+            .get(&cluster)
+            .into_iter()
+            .flatten()
+            .any(|&lost_ms| mirrored_ms <= lost_ms && lost_ms <= stop_ms)
     }
 
     /// A mirror destination partition of `cluster` cut its log from `before` down to `kept`
@@ -354,11 +408,19 @@ impl MirrorChecks {
     ) {
         let node = NodeId::Broker(view.cluster, view.broker.broker_id());
         match event {
+            BrokerEvent::StopOfOwnWrites { topic_partition } => {
+                self.own_write_stops
+                    .entry((node, view.incarnation, topic_partition.clone()))
+                    .or_insert(time_ms);
+            }
             BrokerEvent::MirrorAppend {
                 topic_partition,
                 first_offset,
                 last_offset,
             } => {
+                self.first_mirror_append_ms
+                    .entry((view.cluster, topic_partition.clone()))
+                    .or_insert(time_ms);
                 let appended_epoch =
                     max_epoch(view, topic_partition, *first_offset, last_offset + 1);
                 if is_deposed(controllers, view, topic_partition) {
@@ -378,13 +440,8 @@ impl MirrorChecks {
                         appended_epoch,
                     );
                 }
-                self.pending.push(MirroredAppend {
-                    node,
-                    topic_partition: topic_partition.clone(),
-                    first_offset: *first_offset,
-                    last_offset: *last_offset,
-                });
                 self.note_aligned(view, topic_partition);
+                let mut answered_before_source_cut = None;
                 if let Some(progress) =
                     self.prefix
                         .get_mut(&(node, view.incarnation, topic_partition.clone()))
@@ -395,7 +452,16 @@ impl MirrorChecks {
                         .source_cut
                         .map(|(from, to, appends, mark)| (from, to, appends + 1, mark))
                         .filter(|(_, _, appends, _)| *appends < 2);
+                    answered_before_source_cut =
+                        progress.source_cut.map(|(from, to, _, _)| (from, to));
                 }
+                self.pending.push(MirroredAppend {
+                    node,
+                    topic_partition: topic_partition.clone(),
+                    first_offset: *first_offset,
+                    last_offset: *last_offset,
+                    answered_before_source_cut,
+                });
                 // Mirroring again after a STOPPED a broker of this cluster was judged in (a
                 // failback whose PREPARING truncated nothing, so no `Truncated` reset it): the
                 // next STOPPED has new mirrored data, so its boundary is found anew, on every
@@ -772,6 +838,16 @@ impl MirrorChecks {
                         *self.marks.entry("stale-pid-after-reset-lost").or_default() += 1;
                     }
                 }
+                if self.own_write_stop_after_state_loss(node, view.incarnation, topic_partition) {
+                    let before = found.len();
+                    found.retain(|v| v.invariant != "no-stale-pid-after-stopped");
+                    if found.len() < before {
+                        *self
+                            .marks
+                            .entry("stale-pid-after-mirror-state-lost")
+                            .or_default() += 1;
+                    }
+                }
                 if is_deposed(controllers, view, topic_partition) {
                     // A paused or partitioned leader that stopped in its own epoch writes on in
                     // it after its controller elected another: those batches never commit and
@@ -833,23 +909,40 @@ impl MirrorChecks {
                 continue;
             }
             *self.preconditions.entry("offset-identity").or_default() += 1;
-            if !self.design.is_stored_form_of(original, batch) {
-                return Some(Violation {
-                    invariant: "offset-identity",
-                    cluster: Some(cluster),
-                    topic_partition: Some(append.topic_partition.clone()),
-                    detail: format!(
-                        "{} mirrored a batch at offset {} (epoch {}) that differs from the \
-                         source's batch there (offset {}, epoch {})",
-                        append.node,
-                        batch.base_offset(),
-                        batch.partition_leader_epoch(),
-                        original.base_offset(),
-                        original.partition_leader_epoch()
-                    ),
-                    time_ms,
-                });
+            if self.design.is_stored_form_of(original, batch) {
+                continue;
             }
+            let base = batch.base_offset();
+            if append
+                .answered_before_source_cut
+                .is_some_and(|(from, to)| from <= base && base < to)
+            {
+                // The source's own cut removed what it served this fetch, and refilled the
+                // offsets before the answer was appended (generated seed 10000000000000274:
+                // c's deposed leader, paused for 3.6 s with b's answer in flight, appended
+                // b's batch 80 after b's PREPARING cut to 0 and re-mirror from a). The next
+                // fetch meets the cut log, as `mirror-prefix` judges.
+                *self
+                    .marks
+                    .entry("identity-answered-before-source-cut")
+                    .or_default() += 1;
+                continue;
+            }
+            return Some(Violation {
+                invariant: "offset-identity",
+                cluster: Some(cluster),
+                topic_partition: Some(append.topic_partition.clone()),
+                detail: format!(
+                    "{} mirrored a batch at offset {} (epoch {}) that differs from the \
+                         source's batch there (offset {}, epoch {})",
+                    append.node,
+                    batch.base_offset(),
+                    batch.partition_leader_epoch(),
+                    original.base_offset(),
+                    original.partition_leader_epoch()
+                ),
+                time_ms,
+            });
         }
         None
     }
@@ -2260,6 +2353,41 @@ mod tests {
         // Batches the appender no longer holds count as foreign up to the range's end.
         let short = valued_log(&[(0, "a0"), (0, "a1"), (2, "b2")]);
         assert_eq!(foreign_batches(&short, &leader, 2, 3), Some((4, -1)));
+    }
+
+    #[test]
+    fn a_stop_of_own_writes_is_excused_only_after_a_mirror_state_loss_since_mirroring() {
+        // Generated seed 10000000000000633: b mirrored orders-0 from 4264 ms, lost its whole
+        // `__mirror_state` at 9877 ms, and its next leadership stopped as of its own writes.
+        let (b, c) = (ClusterIndex(1), ClusterIndex(2));
+        let tp = TopicPartition::new("orders", 0);
+        let node = NodeId::Broker(b, BrokerId(1));
+        let checks_with = |mirrored_ms: i64, (lost_cluster, lost_ms): (ClusterIndex, i64)| {
+            let mut checks = MirrorChecks::default();
+            checks
+                .first_mirror_append_ms
+                .insert((b, tp.clone()), mirrored_ms);
+            checks.own_write_stops.insert((node, 2, tp.clone()), 10_883);
+            checks.note_mirror_state_loss(lost_ms, lost_cluster);
+            checks
+        };
+        assert!(checks_with(4_264, (b, 9_877)).own_write_stop_after_state_loss(node, 2, &tp));
+        for (mirrored_ms, loss, incarnation) in [
+            (4_264, (b, 2_000), 2),  // the state was lost before mirroring began
+            (4_264, (b, 11_000), 2), // the stop came before the loss
+            (4_264, (c, 9_877), 2),  // another cluster's state was lost
+            (4_264, (b, 9_877), 3),  // another incarnation stopped (its own reads judged)
+        ] {
+            let checks = checks_with(mirrored_ms, loss);
+            assert!(
+                !checks.own_write_stop_after_state_loss(node, incarnation, &tp),
+                "{loss:?} {incarnation}"
+            );
+        }
+        // No stop of own writes at all (the stop wrote its reset, or never ran): no excuse.
+        let mut no_stop = checks_with(4_264, (b, 9_877));
+        no_stop.own_write_stops.clear();
+        assert!(!no_stop.own_write_stop_after_state_loss(node, 2, &tp));
     }
 
     #[test]
