@@ -318,11 +318,14 @@ pub struct Checkers {
     /// of its source (see [`Checkers::note_loss`]).
     losses: LossMap,
     /// The leader epochs of `losses`' leader starts, per (cluster, partition): (leader epoch,
-    /// the offset it began at, below the committed high watermark; see
+    /// where its log parts from the committed one, below the committed high watermark: the
+    /// offset it began at, or lower for a leader lacking whole epochs; see
     /// [`Checkers::observe_leader_start`]).
     lossy_epoch_starts: BTreeMap<(ClusterIndex, TopicPartition), Vec<(i32, i64)>>,
-    /// Every leader epoch start seen, per (cluster, partition): (leader epoch, start offset),
-    /// for [`Checkers::note_deposed_commits`].
+    /// Every leader epoch start seen, per (cluster, partition): (leader epoch, where its
+    /// lineage parts from the logs before it: its start offset, or lower for a leader lacking
+    /// whole epochs, see [`Checkers::observe_leader_start`]), for
+    /// [`Checkers::note_deposed_commits`].
     epoch_starts: BTreeMap<(ClusterIndex, TopicPartition), Vec<(i32, i64)>>,
     /// Per (cluster, partition, deposed leader epoch): the highest high watermark a deposed
     /// leader reached above a later epoch's start, already noted as a loss.
@@ -741,25 +744,38 @@ impl Checkers {
     /// it is a lost acknowledged write, which `acked-writes-durable` reports, and nothing is
     /// excused. The epoch and its start are kept too (`lossy_epoch_starts`), for a deposed
     /// leader of a lower epoch that goes on serving (see [`Checkers::note_deposed_leader_logs`]).
+    ///
+    /// What the loss kept is where the new leader's log and the committed one part, which is
+    /// below `start_offset` when the new leader lacks whole epochs (an unclean election of a
+    /// replica that was deposed before them): `prior_epoch`, the epoch of the new leader's
+    /// batch just below its start, says which it holds, and the committed log is kept only up
+    /// to the start of the first later epoch, as its followers' divergence check truncates
+    /// them (generated seed 10100000000000735: a-broker-2, deposed in epoch 0 at 106 and
+    /// writing on to 143 in it, was elected uncleanly in epoch 2; broker 3's committed epoch
+    /// 1 from 106 was lost, not only what lay above 143).
     fn observe_leader_start(
         &mut self,
         time_ms: i64,
         cluster: ClusterIndex,
         topic_partition: &TopicPartition,
         (leader_epoch, start_offset): (i32, i64),
+        prior_epoch: Option<i32>,
     ) {
         let key = (cluster, topic_partition.clone());
+        // The epoch's start as far as the logs before it are concerned: where its lineage
+        // parts from theirs.
+        let kept = self.kept_by_new_leader(cluster, topic_partition, start_offset, prior_epoch);
         self.epoch_starts
             .entry(key.clone())
             .or_default()
-            .push((leader_epoch, start_offset));
+            .push((leader_epoch, kept));
         let Some(high) = self.committed_high.get_mut(&key) else {
             return;
         };
-        if start_offset >= *high {
+        if kept >= *high {
             return;
         }
-        *high = start_offset;
+        *high = (*high).min(start_offset);
         if !self
             .durable_topics
             .contains(&(cluster, topic_partition.topic.clone()))
@@ -767,10 +783,42 @@ impl Checkers {
             self.lossy_epoch_starts
                 .entry(key)
                 .or_default()
-                .push((leader_epoch, start_offset));
+                .push((leader_epoch, kept));
+            if kept < start_offset {
+                self.mark("loss-kept-below-unclean-leader-start");
+            }
             let epoch = Some(leader_epoch);
-            self.note_loss(time_ms, cluster, topic_partition, start_offset, epoch);
+            self.note_loss(time_ms, cluster, topic_partition, kept, epoch);
         }
+    }
+
+    /// Where a new leader's log starting its epoch at `start_offset`, whose batch below it is
+    /// of `prior_epoch`, parts from the logs of the epochs it lacks: the lowest start of an
+    /// epoch above `prior_epoch` seen begin below `start_offset` (see
+    /// [`Checkers::observe_leader_start`]); `start_offset` when it lacks none. A partition
+    /// holding mirrored data is left at `start_offset`: its mirrored batches carry the
+    /// source's leader epochs, whose numbers say nothing of this cluster's (the fetcher keeps
+    /// them below its own, DLE ≥ SLE).
+    fn kept_by_new_leader(
+        &self,
+        cluster: ClusterIndex,
+        topic_partition: &TopicPartition,
+        start_offset: i64,
+        prior_epoch: Option<i32>,
+    ) -> i64 {
+        let Some(prior_epoch) = prior_epoch else {
+            return start_offset;
+        };
+        if self.mirror.mirrored_end(cluster, topic_partition).is_some() {
+            return start_offset;
+        }
+        self.epoch_starts
+            .get(&(cluster, topic_partition.clone()))
+            .into_iter()
+            .flatten()
+            .filter(|&&(epoch, start)| epoch > prior_epoch && start < start_offset)
+            .map(|&(_, start)| start)
+            .fold(start_offset, i64::min)
     }
 
     /// Whether a loss of committed data (see [`Checkers::losses`]) of (`cluster`,
@@ -1135,7 +1183,33 @@ impl Checkers {
         };
         origin != cluster
             && self.cut_by_mirroring(cluster, tp, offset, poll.fetched_ms, follows_source)
-            && self.lost_or_tail_lost_since(origin, tp, offset, poll.fetched_ms)
+            && (self.lost_or_tail_lost_since(origin, tp, offset, poll.fetched_ms)
+                || self.origin_cut_own_write(origin, tp, offset, poll.fetched_ms))
+    }
+
+    /// Whether the cluster that wrote a record (`origin`) cut it from its own log by a
+    /// mirroring truncation that follows a source, at or below `offset`, at or after
+    /// `since_ms`: a destination with a history of its own drops it by design when it starts
+    /// mirroring (PREPARING's cut, a diverging epoch), and a mirror of that cluster follows
+    /// (the second way a mirrored read is gone at its origin, mark
+    /// `mirrored-read-cut-by-origin-mirroring`; generated seeds 10100000000001314 and …1415,
+    /// chain a → b → c: c mirrored and served b's own records, b's topics were then added to
+    /// its mirror of a and PREPARING cut them to 0, and c, cut by its own PREPARING, mirrored
+    /// a's records at those offsets).
+    fn origin_cut_own_write(
+        &self,
+        origin: ClusterIndex,
+        tp: &TopicPartition,
+        offset: i64,
+        since_ms: i64,
+    ) -> bool {
+        self.cut_by_mirroring(
+            origin,
+            tp,
+            offset,
+            since_ms,
+            TruncationReason::follows_source,
+        )
     }
 
     /// Notes offsets a mirror leader of (`cluster`, `topic_partition`) appended from its
@@ -1998,11 +2072,19 @@ impl Checkers {
                 } => {
                     self.mark("leader-elected");
                     self.forget_refetches_past(view.cluster, &topic_partition, start_offset);
+                    let prior_epoch = view
+                        .broker
+                        .partitions()
+                        .get(&topic_partition)
+                        .and_then(|partition| partition.log.batches_from(start_offset - 1).next())
+                        .filter(|batch| batch.base_offset() < start_offset)
+                        .map(|batch| batch.partition_leader_epoch());
                     self.observe_leader_start(
                         time_ms,
                         view.cluster,
                         &topic_partition,
                         (leader_epoch, start_offset),
+                        prior_epoch,
                     );
                 }
                 BrokerEvent::CoordinatorLoaded { .. } => self.mark("coordinator-loaded"),
@@ -2728,6 +2810,7 @@ impl Checkers {
         };
         let lost_reads;
         let lost_at_origin_reads;
+        let cut_at_origin_reads;
         let not_refetched_reads;
         let stop_cut_reads;
         let deposed_reads;
@@ -2791,6 +2874,19 @@ impl Checkers {
                     !by_mirroring(*consumer, poll)
                         && !lost(*consumer, poll)
                         && lost_at_origin(*consumer, poll)
+                })
+                .count();
+            cut_at_origin_reads = reads()
+                .filter(|(consumer, poll)| {
+                    !by_mirroring(*consumer, poll)
+                        && !lost(*consumer, poll)
+                        && lost_at_origin(*consumer, poll)
+                        && !self.lost_or_tail_lost_since(
+                            cluster_of_value(&poll.value),
+                            &poll.topic_partition,
+                            poll.offset,
+                            poll.fetched_ms,
+                        )
                 })
                 .count();
             not_refetched_reads = reads()
@@ -2910,6 +3006,12 @@ impl Checkers {
                 .marks
                 .entry("mirrored-read-lost-at-origin".into())
                 .or_default() += lost_at_origin_reads as u64;
+        }
+        if cut_at_origin_reads > 0 {
+            *self
+                .marks
+                .entry("mirrored-read-cut-by-origin-mirroring".into())
+                .or_default() += cut_at_origin_reads as u64;
         }
         if not_refetched_reads > 0 {
             *self
@@ -6866,6 +6968,30 @@ mod tests {
             .push((14_900, 0));
         assert!(tail.mirrored_read_lost_at_origin(on_b, &poll(57, 9_000, mirrored)));
         assert!(!tail.mirrored_read_lost_at_origin(on_b, &poll(57, 15_000, mirrored)));
+        // The origin's own mirroring cut of the record (generated seed 10100000000001314: a
+        // added its own written topic to a mirror, and PREPARING cut it to 0): a follows-source
+        // cut after the read, at or below the offset, counts; STOPPING's, one above the
+        // offset, or one before the read does not.
+        for (reason, to, cut_ms, excused) in [
+            (TruncationReason::MirrorLastMirroredEpoch, 0, 16_000, true),
+            (TruncationReason::MirrorDivergingEpoch, 57, 16_000, true),
+            (
+                TruncationReason::MirrorStopAtLastStableOffset,
+                0,
+                16_000,
+                false,
+            ),
+            (TruncationReason::MirrorLastMirroredEpoch, 58, 16_000, false),
+            (TruncationReason::MirrorLastMirroredEpoch, 0, 8_000, false),
+        ] {
+            let mut origin_cut = Checkers::default();
+            let lme = TruncationReason::MirrorLastMirroredEpoch;
+            origin_cut.note_mirror_truncation(15_000, b, &tp, 0, lme);
+            origin_cut.note_mirror_truncation(cut_ms, a, &tp, to, reason);
+            let poll = poll(57, 9_000, mirrored);
+            let found = origin_cut.mirrored_read_lost_at_origin(on_b, &poll);
+            assert_eq!(found, excused, "{reason:?} {to} {cut_ms}");
+        }
     }
 
     /// A mirrored record read on b is excused when b's last-mirrored-epoch cut took its offset
@@ -7907,6 +8033,48 @@ mod tests {
     }
 
     #[test]
+    fn an_unclean_leader_lacking_whole_epochs_loses_committed_data_from_where_its_log_parts() {
+        // Generated seed 10100000000000735: epoch 1 began at 106 and committed up to 107; the
+        // replica elected uncleanly in epoch 2 was deposed in epoch 0 and wrote on in it to
+        // 143. Its start is above what was committed, but its log holds none of epoch 1.
+        let tp = TopicPartition::new("t", 0);
+        let a = ClusterIndex(0);
+        let elected = |durable: bool, prior_epoch| {
+            let mut checkers = Checkers::default();
+            if durable {
+                checkers.durable_topics.insert((a, "t".into()));
+            }
+            checkers.observe_leader_start(0, a, &tp, (0, 0), None);
+            checkers.observe_leader_start(1_000, a, &tp, (1, 106), Some(0));
+            checkers.committed_high.insert((a, tp.clone()), 107);
+            checkers.observe_leader_start(5_000, a, &tp, (2, 143), prior_epoch);
+            checkers
+        };
+        let unclean = elected(false, Some(0));
+        assert_eq!(unclean.losses[&(a, tp.clone())], vec![(5_000, 106)]);
+        assert_eq!(unclean.lossy_epoch_starts[&(a, tp.clone())], vec![(2, 106)]);
+        assert_eq!(
+            unclean.epoch_starts[&(a, tp.clone())].last(),
+            Some(&(2, 106))
+        );
+        assert!(unclean
+            .marks
+            .contains_key("loss-kept-below-unclean-leader-start"));
+        // A leader that holds epoch 1 (its batch below its start is of epoch 1), or whose
+        // batch there is unknown, parts nowhere below its start: nothing committed was lost.
+        for prior_epoch in [Some(1), None] {
+            let clean = elected(false, prior_epoch);
+            assert!(
+                !clean.losses.contains_key(&(a, tp.clone())),
+                "{prior_epoch:?}"
+            );
+            assert_eq!(clean.epoch_starts[&(a, tp.clone())].last(), Some(&(2, 143)));
+        }
+        // A durable topic notes no loss (acked-writes-durable judges it).
+        assert!(!elected(true, Some(0)).losses.contains_key(&(a, tp.clone())));
+    }
+
+    #[test]
     fn reads_and_jumps_a_later_loss_of_committed_data_removed_are_excused_and_only_those() {
         let tp = TopicPartition::new("t", 0);
         let a = ClusterIndex(0);
@@ -7935,7 +8103,7 @@ mod tests {
                 checkers.durable_topics.insert((a, "t".into()));
             }
             checkers.committed_high.insert((a, tp.clone()), 3);
-            checkers.observe_leader_start(5_000, a, &tp, (1, start_offset));
+            checkers.observe_leader_start(5_000, a, &tp, (1, start_offset), None);
             checkers
         };
         let invariants = |checkers: &Checkers, polls: Vec<PollRecord>| {
