@@ -1183,8 +1183,15 @@ impl Checkers {
         };
         origin != cluster
             && self.cut_by_mirroring(cluster, tp, offset, poll.fetched_ms, follows_source)
-            && (self.lost_or_tail_lost_since(origin, tp, offset, poll.fetched_ms)
+            && (self.origin_lost_since_read(poll)
                 || self.origin_cut_own_write(origin, tp, offset, poll.fetched_ms))
+    }
+
+    /// Whether the cluster that wrote the record read in `poll` lost committed data at or
+    /// below its offset after the read (see [`Checkers::lost_or_tail_lost_since`]).
+    fn origin_lost_since_read(&self, poll: &PollRecord) -> bool {
+        let origin = cluster_of_value(&poll.value);
+        self.lost_or_tail_lost_since(origin, &poll.topic_partition, poll.offset, poll.fetched_ms)
     }
 
     /// Whether the cluster that wrote a record (`origin`) cut it from its own log by a
@@ -2881,12 +2888,7 @@ impl Checkers {
                     !by_mirroring(*consumer, poll)
                         && !lost(*consumer, poll)
                         && lost_at_origin(*consumer, poll)
-                        && !self.lost_or_tail_lost_since(
-                            cluster_of_value(&poll.value),
-                            &poll.topic_partition,
-                            poll.offset,
-                            poll.fetched_ms,
-                        )
+                        && !self.origin_lost_since_read(poll)
                 })
                 .count();
             not_refetched_reads = reads()

@@ -838,15 +838,16 @@ impl MirrorChecks {
                         *self.marks.entry("stale-pid-after-reset-lost").or_default() += 1;
                     }
                 }
-                if self.own_write_stop_after_state_loss(node, view.incarnation, topic_partition) {
-                    let before = found.len();
-                    found.retain(|v| v.invariant != "no-stale-pid-after-stopped");
-                    if found.len() < before {
-                        *self
-                            .marks
-                            .entry("stale-pid-after-mirror-state-lost")
-                            .or_default() += 1;
-                    }
+                // Looked up only for a violation: this loop runs every step.
+                let stale_pid = |v: &Violation| v.invariant == "no-stale-pid-after-stopped";
+                if found.iter().any(stale_pid)
+                    && self.own_write_stop_after_state_loss(node, view.incarnation, topic_partition)
+                {
+                    found.retain(|v| !stale_pid(v));
+                    *self
+                        .marks
+                        .entry("stale-pid-after-mirror-state-lost")
+                        .or_default() += 1;
                 }
                 if is_deposed(controllers, view, topic_partition) {
                     // A paused or partitioned leader that stopped in its own epoch writes on in

@@ -1275,6 +1275,7 @@ impl<S: BrokerStorage> super::Broker<S> {
             return;
         };
         let offset = partition.log.log_end_offset();
+        let last_fetched_epoch = partition.log.latest_epoch().unwrap_or(-1);
         let unchecked = self.config.mirror_design.verifies_mirrored_tail()
             && self.mirror.tasks[topic_partition].verified_source_epoch != Some(source_epoch);
         let tail_check = if unchecked {
@@ -1290,9 +1291,6 @@ impl<S: BrokerStorage> super::Broker<S> {
             // An empty log has no tail another history could have replaced.
             self.task_mut(topic_partition).verified_source_epoch = Some(source_epoch);
         }
-        let Some(partition) = self.partitions.get(topic_partition) else {
-            return;
-        };
         let request = Request::Fetch {
             replica_id: None,
             replica_epoch: -1,
@@ -1303,7 +1301,7 @@ impl<S: BrokerStorage> super::Broker<S> {
                 topic_partition: topic_partition.clone(),
                 current_leader_epoch: source_epoch,
                 fetch_offset: tail_check.map_or(offset, |check| check.base_offset),
-                last_fetched_epoch: partition.log.latest_epoch().unwrap_or(-1),
+                last_fetched_epoch,
             }],
         };
         let what = MirrorRequest::Fetch {
