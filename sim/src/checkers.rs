@@ -795,10 +795,14 @@ impl Checkers {
     /// Where a new leader's log starting its epoch at `start_offset`, whose batch below it is
     /// of `prior_epoch`, parts from the logs of the epochs it lacks: the lowest start of an
     /// epoch above `prior_epoch` seen begin below `start_offset` (see
-    /// [`Checkers::observe_leader_start`]); `start_offset` when it lacks none. A partition
-    /// holding mirrored data is left at `start_offset`: its mirrored batches carry the
+    /// [`Checkers::observe_leader_start`]); `start_offset` when it lacks none. On a partition
+    /// holding mirrored data the batch below the start tells only when it is the cluster's own,
+    /// above the mirrored data and of an epoch above every mirrored one (written after the
+    /// stop's bump); otherwise the loss is left at `start_offset`: mirrored batches carry the
     /// source's leader epochs, whose numbers say nothing of this cluster's (the fetcher keeps
-    /// them below its own, DLE ≥ SLE).
+    /// them below its own, DLE ≥ SLE). Generated seed 10200000000000671: c's orders-1 had
+    /// stopped mirroring; its leader, paused and deposed in epoch 2 at 124, wrote on there to
+    /// 130 and was elected uncleanly in epoch 4, lacking epoch 3's committed 124..160.
     fn kept_by_new_leader(
         &self,
         cluster: ClusterIndex,
@@ -809,8 +813,12 @@ impl Checkers {
         let Some(prior_epoch) = prior_epoch else {
             return start_offset;
         };
-        if self.mirror.mirrored_end(cluster, topic_partition).is_some() {
-            return start_offset;
+        if let Some((mirrored_end, mirrored_epoch)) =
+            self.mirror.mirrored_extent(cluster, topic_partition)
+        {
+            if start_offset <= mirrored_end || prior_epoch <= mirrored_epoch {
+                return start_offset;
+            }
         }
         self.epoch_starts
             .get(&(cluster, topic_partition.clone()))
@@ -8074,6 +8082,44 @@ mod tests {
         }
         // A durable topic notes no loss (acked-writes-durable judges it).
         assert!(!elected(true, Some(0)).losses.contains_key(&(a, tp.clone())));
+    }
+
+    #[test]
+    fn an_unclean_leader_of_a_stopped_mirror_lacking_a_local_epoch_loses_it() {
+        // Generated seed 10200000000000671: c's orders-1 mirrored up to 121 (source epochs up
+        // to 1), stopped (epoch 2 from 121), and its paused leader, deposed in epoch 2 at
+        // 124, wrote on to 130; epoch 3 (from 124) committed up to 160 and was lost when the
+        // paused one was elected uncleanly in epoch 4 at 130.
+        let tp = TopicPartition::new("t", 1);
+        let c = ClusterIndex(2);
+        let elected = |mirrored_end: i64, (start_offset, prior_epoch): (i64, i32)| {
+            let mut checkers = Checkers::default();
+            checkers.observe_leader_start(0, c, &tp, (0, 0), None);
+            checkers.mirror.fold_mirrored(c, &tp, mirrored_end, 1);
+            checkers.observe_leader_start(1_000, c, &tp, (2, 121), Some(1));
+            checkers.observe_leader_start(2_000, c, &tp, (3, 124), Some(2));
+            checkers.committed_high.insert((c, tp.clone()), 160);
+            checkers.observe_leader_start(5_000, c, &tp, (4, start_offset), Some(prior_epoch));
+            checkers
+        };
+        let unclean = elected(121, (130, 2));
+        assert_eq!(unclean.losses[&(c, tp.clone())], vec![(5_000, 124)]);
+        assert!(unclean
+            .marks
+            .contains_key("loss-kept-below-unclean-leader-start"));
+        // The batch below the start is mirrored (below the mirrored end, or of a source's
+        // epoch): its epoch says nothing of c's, and the loss is judged from the start.
+        for (mirrored_end, below_start) in [(130, (130, 2)), (121, (130, 1))] {
+            let judged = elected(mirrored_end, below_start);
+            assert_eq!(
+                judged.losses[&(c, tp.clone())],
+                vec![(5_000, 130)],
+                "{mirrored_end} {below_start:?}"
+            );
+            assert!(!judged
+                .marks
+                .contains_key("loss-kept-below-unclean-leader-start"));
+        }
     }
 
     #[test]

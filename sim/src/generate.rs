@@ -40,7 +40,10 @@
 //!   under a next hop* (a chain's first hop, after an epoch bump of its source, removes its
 //!   topics and adds them back while the next hop keeps mirroring it, a broker of the next hop
 //!   paused across the add: the next hop's mirror fetcher cuts its log under the paused
-//!   follower). They come from a
+//!   follower), and a *pause across a source's cut* (a chain's second hop, mirroring a
+//!   middle cluster with a history of its own, pauses its topics across that cluster's first
+//!   add, whose cut is refilled at the same epoch number: what only a fetcher that re-reads
+//!   its tail tells apart). They come from a
 //!   stream of their own, so a scenario that draws none is exactly the scenario the other draws
 //!   make.
 
@@ -133,6 +136,9 @@ struct Draft {
     /// (cluster, topic, from when) a producer must write to: a destination's own writes
     /// between a stop and a re-add.
     writers_from: Vec<(usize, String, u64)>,
+    /// (destination cluster, when) of each first add onto a destination with a history of
+    /// its own: a next hop mirroring that cluster may pause across the add.
+    history_cuts: Vec<(usize, u64)>,
     /// (cluster, start, end) of the aimed episodes' broker faults (a pause across a cut, the
     /// epoch bump before it), which the scripted leader kills and one another keep clear of.
     aimed_broker_faults: Vec<(usize, u64, u64)>,
@@ -170,6 +176,7 @@ impl Draft {
             loops: Vec::new(),
             early_writers: Vec::new(),
             writers_from: Vec::new(),
+            history_cuts: Vec::new(),
             aimed_broker_faults: Vec::new(),
             notes: Vec::new(),
         }
@@ -349,7 +356,12 @@ impl Draft {
             let created = self.rng.random_range(0..=300);
             self.create_mirror(created, link);
             let mut added = created + self.rng.random_range(100..=800);
-            let used_destination = self.aim.random_bool(0.15);
+            // A chain's middle cluster with a history of its own is what its next hop's pause
+            // across a source's cut needs: drawn more often there.
+            let first_of_chain = self.shape == "chain" && index == 0;
+            let used_destination = self
+                .aim
+                .random_bool(if first_of_chain { 0.4 } else { 0.15 });
             if used_destination {
                 added = created + self.aim.random_range(2_500..=4_500);
             }
@@ -377,13 +389,17 @@ impl Draft {
             if used_destination {
                 self.used_destination(link, added);
             }
-            // The re-add episode keeps the walk's operations before its stop.
+            // The re-add episode keeps the walk's operations before its stop; the walk starts
+            // after a pause across the source's cut.
             let readd_from = if cut.len() > 1 {
                 self.maybe_readd_under_next_hop(link, added, walk_until, &cut[1..])
             } else {
                 None
             };
-            self.random_walk(link, added, readd_from.unwrap_or(walk_until), &cut);
+            let walk_from = self
+                .maybe_pause_across_source_cut(link, added, walk_until)
+                .unwrap_or(added);
+            self.random_walk(link, walk_from, readd_from.unwrap_or(walk_until), &cut);
             let origin = !links.iter().any(|other| other.destination == link.source);
             if origin {
                 self.maybe_mirror_loop(index, link, added, walk_until);
@@ -517,9 +533,50 @@ impl Draft {
         for topic in &link.topics {
             self.early_writers.push((link.destination, topic.clone()));
         }
+        self.history_cuts.push((link.destination, added_ms));
         self.notes
             .push(format!("{} adds written topics", link.mirror));
         self.pause_across_cut(&[link.destination], added_ms, None);
+    }
+
+    /// Aimed episode (module doc): a link whose source is a destination with a history of its
+    /// own (a chain's second hop, mirroring the middle cluster's own records from its start)
+    /// sometimes pauses its topics from before the source's first add until after it. That
+    /// add's PREPARING finds no last mirrored epoch and cuts the source's log to 0, and its
+    /// first fetch refills it with the upstream source's batches, at leader epoch 0 as the
+    /// cut records were: once resumed, this link's fetch names epoch 0 and an offset the refill
+    /// reaches, so no divergence shows and only a fetcher that re-reads its tail tells the two
+    /// histories apart (generated seed 9970000000000596,
+    /// `regressions/source_cut_refilled_in_same_epoch_under_paused_mirror`: what
+    /// `MirrorDesign::verifies_mirrored_tail` is for). Returns when the topics resume.
+    fn maybe_pause_across_source_cut(
+        &mut self,
+        link: &Link,
+        added_ms: u64,
+        until_ms: u64,
+    ) -> Option<u64> {
+        let source_cut = self
+            .history_cuts
+            .iter()
+            .find(|(cluster, _)| *cluster == link.source)
+            .map(|(_, at)| *at)?;
+        if !self.aim.random_bool(0.6) {
+            return None;
+        }
+        let pause = source_cut.saturating_sub(self.aim.random_range(300..=1_200));
+        let resume = source_cut + self.aim.random_range(1_500..=3_500);
+        // This link must be mirroring by the pause, and still mirroring at the resume.
+        if pause < added_ms + 1_000 || resume + 500 >= until_ms {
+            return None;
+        }
+        self.mirror_op(pause, link, AdminOpKind::PauseTopics, &link.topics);
+        self.mirror_op(resume, link, AdminOpKind::ResumeTopics, &link.topics);
+        self.notes.push(format!(
+            "{} paused across {}'s cut",
+            link.mirror,
+            letter(link.source)
+        ));
+        Some(resume)
     }
 
     /// Aimed episode (module doc): sometimes a broker of one of the `clusters` an add at
@@ -1117,7 +1174,7 @@ mod tests {
 
     #[test]
     fn aimed_episodes_are_drawn_and_line_up_with_what_they_aim_at() {
-        let (mut loops, mut pauses, mut bumps, mut used) = (0, 0, 0, 0);
+        let (mut loops, mut pauses, mut bumps, mut used, mut paused_topics) = (0, 0, 0, 0, 0);
         for seed in 0..400 {
             let scenario = generate(seed);
             let adds: Vec<(u64, &str)> = scenario
@@ -1187,6 +1244,35 @@ mod tests {
                 assert!(written_then_added, "seed {seed}: no early writer");
                 used += 1;
             }
+            if scenario.description.contains("'s cut") {
+                // The next hop's topics pause before the written-to cluster's first add and
+                // resume after it.
+                let m2_at = |kind: &str| -> Vec<u64> {
+                    scenario
+                        .admin
+                        .iter()
+                        .filter(|op| {
+                            op.op.get_ref() == kind
+                                && op.mirror.as_ref().is_some_and(|m| m.get_ref() == "m2")
+                        })
+                        .map(|op| *op.at_ms.get_ref())
+                        .collect()
+                };
+                let (pauses, resumes) = (m2_at("pause_topics"), m2_at("resume_topics"));
+                let paused_across = scenario.admin.iter().any(|op| {
+                    let at = *op.at_ms.get_ref();
+                    op.op.get_ref() == "add_topics"
+                        && op.cluster.get_ref() == "b"
+                        && at >= 2_500
+                        && pauses.iter().any(|p| *p + 300 <= at)
+                        && resumes.iter().any(|r| at + 1_500 <= *r)
+                });
+                assert!(
+                    paused_across,
+                    "seed {seed}: no pause of m2 across b's first add"
+                );
+                paused_topics += 1;
+            }
             for op in scenario.admin.iter().filter(|op| {
                 op.op.get_ref() == "add_topics"
                     && op
@@ -1222,9 +1308,9 @@ mod tests {
             }
         }
         assert!(
-            loops >= 20 && pauses >= 20 && bumps >= 10 && used >= 20,
+            loops >= 20 && pauses >= 20 && bumps >= 10 && used >= 20 && paused_topics >= 3,
             "{loops} loops, {pauses} pauses across a cut, {bumps} epoch bumps, \
-             {used} destinations with a history"
+             {used} destinations with a history, {paused_topics} pauses across a source's cut"
         );
     }
 

@@ -304,6 +304,16 @@ impl MirrorChecks {
             .map(|(end, _)| *end)
     }
 
+    /// Where the mirrored data of a destination partition ends (exclusive) and the greatest
+    /// leader epoch of its batches (a source's epoch), if it has any.
+    pub fn mirrored_extent(
+        &self,
+        cluster: ClusterIndex,
+        tp: &TopicPartition,
+    ) -> Option<(i64, i32)> {
+        self.mirrored.get(&(cluster, tp.clone())).copied()
+    }
+
     /// A partition of `cluster` lost committed data above `kept` (an unclean election or a
     /// power loss of its only replica on a topic that is not durable, or a mirror's cut that
     /// followed one, see `Checkers::losses`). A mirror of it may hold batches fetched before
@@ -952,7 +962,7 @@ impl MirrorChecks {
 impl MirrorChecks {
     /// Adds an append ending at `end` (exclusive) with greatest leader epoch `epoch` to the
     /// mirrored data of (`cluster`, `topic_partition`).
-    fn fold_mirrored(
+    pub(crate) fn fold_mirrored(
         &mut self,
         cluster: ClusterIndex,
         topic_partition: &TopicPartition,
