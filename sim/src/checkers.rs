@@ -2183,6 +2183,13 @@ impl Checkers {
                 BrokerEvent::PreparingAwaitsReplicaOutsideIsr { .. } => {
                     self.mark("preparing-awaits-replica-outside-isr")
                 }
+                BrokerEvent::FetchedEpochAboveLatest { follower, .. } => {
+                    self.mark(if follower.is_some() {
+                        "follower-epoch-above-leader-latest"
+                    } else {
+                        "mirror-fetch-epoch-above-source-latest"
+                    })
+                }
                 BrokerEvent::BecameFollower { .. } | BrokerEvent::LeaderAppend { .. } => {}
             }
         }

@@ -228,6 +228,22 @@ impl fmt::Display for BrokerEvent {
                     "MirrorCutFencedFollower {topic_partition} follower={follower} fetch_offset={fetch_offset} cut={cut}"
                 )
             }
+            Self::FetchedEpochAboveLatest {
+                topic_partition,
+                follower,
+                last_fetched_epoch,
+                latest,
+            } => {
+                let fetcher = match follower {
+                    Some(follower) => format!("follower={follower}"),
+                    None => "consumer".to_owned(),
+                };
+                write!(
+                    f,
+                    "FetchedEpochAboveLatest {topic_partition} {fetcher} last_fetched_epoch={last_fetched_epoch} diverging={}@{}",
+                    latest.epoch, latest.end_offset
+                )
+            }
             Self::PreparingAwaitsReplicaOutsideIsr {
                 topic_partition,
                 offset,

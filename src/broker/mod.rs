@@ -342,6 +342,21 @@ pub enum BrokerEvent {
         /// The cut it must truncate to.
         cut: i64,
     },
+    /// A fetcher named a last fetched epoch above every epoch this leader's log holds (a
+    /// KIP-1279 mirror log's cache holds its batches' epochs only, and a mirroring cut removed
+    /// the later ones): the fetch diverged at the log end, in the latest epoch left
+    /// ([`leader_end_offset_for_fetched_epoch`]).
+    FetchedEpochAboveLatest {
+        /// The partition.
+        topic_partition: TopicPartition,
+        /// The follower that fetched, or `None` for a consumer's fetch (a downstream
+        /// cluster's mirror fetcher).
+        follower: Option<BrokerId>,
+        /// The epoch the fetch named.
+        last_fetched_epoch: i32,
+        /// The latest epoch of this log, and its log end offset: the answer.
+        latest: EpochEndOffset,
+    },
     /// PREPARING's cut removed records (or an earlier leadership's may have), and its ISR has
     /// truncated, but a replica outside the ISR has not been seen at or below the cut: the
     /// seed design here waits for it (`MirrorDesign::prepare_awaits_every_replica_after_cut`),
@@ -1214,13 +1229,14 @@ impl<S: BrokerStorage> Broker<S> {
         };
         let log = &partition.log;
         if request.last_fetched_epoch >= 0 {
-            let end = leader_end_offset_for_follower_epoch(log, request.last_fetched_epoch);
+            let end = leader_end_offset_for_fetched_epoch(log, request.last_fetched_epoch);
             if end == EpochEndOffset::UNDEFINED {
                 return offsets_answer(topic_partition, log, ErrorCode::OffsetOutOfRange);
             }
             if end.epoch < request.last_fetched_epoch || end.end_offset < request.fetch_offset {
                 let mut answer = offsets_answer(topic_partition, log, ErrorCode::None);
                 answer.diverging_epoch = Some(end);
+                self.note_fetched_epoch_above_latest(request, Some(follower), end);
                 return answer;
             }
         }
@@ -1257,7 +1273,7 @@ impl<S: BrokerStorage> Broker<S> {
     }
 
     fn read_for_consumer(
-        &self,
+        &mut self,
         isolation: FetchIsolation,
         max_bytes: usize,
         request: &FetchPartition,
@@ -1272,19 +1288,44 @@ impl<S: BrokerStorage> Broker<S> {
         // Kafka checks a consumer's last fetched epoch too (KIP-1279's mirror fetcher sends
         // one; plain consumers send −1).
         if request.last_fetched_epoch >= 0 {
-            let end = log.end_offset_for_epoch(request.last_fetched_epoch);
+            let end = leader_end_offset_for_fetched_epoch(log, request.last_fetched_epoch);
             if end == EpochEndOffset::UNDEFINED
                 || end.epoch < request.last_fetched_epoch
                 || end.end_offset < request.fetch_offset
             {
                 let mut answer = offsets_answer(topic_partition, log, ErrorCode::None);
                 answer.diverging_epoch = Some(end);
+                self.note_fetched_epoch_above_latest(request, None, end);
                 return answer;
             }
         }
         match log.read(request.fetch_offset, max_bytes, isolation, true) {
             Err(_) => offsets_answer(topic_partition, log, ErrorCode::OffsetOutOfRange),
             Ok(data) => data_answer(topic_partition, data),
+        }
+    }
+
+    /// Notes a fetch answered as diverging at `end`, when `end` is this log's latest epoch
+    /// below the one the fetch named ([`BrokerEvent::FetchedEpochAboveLatest`]).
+    fn note_fetched_epoch_above_latest(
+        &mut self,
+        request: &FetchPartition,
+        follower: Option<BrokerId>,
+        end: EpochEndOffset,
+    ) {
+        if end.epoch >= 0 && end.epoch < request.last_fetched_epoch {
+            let latest = self
+                .partitions
+                .get(&request.topic_partition)
+                .and_then(|partition| partition.log.latest_epoch());
+            if latest == Some(end.epoch) {
+                self.events.push(BrokerEvent::FetchedEpochAboveLatest {
+                    topic_partition: request.topic_partition.clone(),
+                    follower,
+                    last_fetched_epoch: request.last_fetched_epoch,
+                    latest: end,
+                });
+            }
         }
     }
 
@@ -2488,8 +2529,8 @@ fn offsets_answer<D: LogDisk>(
     }
 }
 
-/// The leader's end offset for a follower's last fetched epoch, for the fetch's divergence
-/// check (kafka-storage.md §4.6).
+/// The leader's end offset for a fetcher's last fetched epoch (a follower's, or a downstream
+/// cluster's mirror fetcher's), for the fetch's divergence check (kafka-storage.md §4.6).
 ///
 /// Kafka's leader always finds the epoch: its own leader epoch enters the cache at the log end
 /// when it takes over, and no follower can hold a batch of a later epoch. A KIP-1279 mirror
@@ -2502,7 +2543,12 @@ fn offsets_answer<D: LogDisk>(
 /// source's older epochs onto that tail once the source reaches its epoch. The answer is the one
 /// Kafka gives when the leader's epoch starts at its log end: the latest epoch here, ending at
 /// the log end, so the follower cuts its tail back to the end of that epoch in its own log.
-fn leader_end_offset_for_follower_epoch<D: LogDisk>(
+///
+/// A chain's next hop meets the same: it mirrored this cluster's own writes (a local epoch),
+/// and this cluster's re-add cut them; an undefined answer made it cut its whole log, records
+/// this log still holds among them, and a stop before the refill lost them on that cluster
+/// (generated seed 10300000000000916).
+fn leader_end_offset_for_fetched_epoch<D: LogDisk>(
     log: &PartitionLog<D>,
     last_fetched_epoch: i32,
 ) -> EpochEndOffset {

@@ -544,6 +544,47 @@ fn consumer_fetch_is_bounded_by_high_watermark_and_leader_epoch_is_checked() {
 }
 
 #[test]
+fn a_mirror_fetch_naming_an_epoch_above_the_leaders_latest_diverges_at_its_log_end() {
+    // A chain's next hop fetching with the epoch of records this leader's PREPARING cut (a
+    // local epoch above every epoch left here) learns where the logs part, not "undefined":
+    // on an undefined answer it cut its whole log (generated seed 10300000000000916).
+    let mut cluster = Cluster::new(&[1], &[1], 1);
+    cluster.produce(1, Acks::Leader, 0);
+    cluster.produce(1, Acks::Leader, 1);
+    cluster.run_for(5);
+    cluster.client_request(
+        1,
+        1,
+        Request::Fetch {
+            replica_id: None,
+            replica_epoch: -1,
+            isolation: FetchIsolation::TxnCommitted,
+            max_wait_ms: 0,
+            max_bytes: 1 << 20,
+            partitions: vec![FetchPartition {
+                topic_partition: tp(),
+                current_leader_epoch: 0,
+                fetch_offset: 9,
+                last_fetched_epoch: 3,
+            }],
+        },
+    );
+    cluster.run_for(2);
+    let Some(Response::Fetch { partitions }) = cluster.client_response(1) else {
+        panic!()
+    };
+    assert_eq!(partitions[0].error, ErrorCode::None);
+    assert_eq!(
+        partitions[0].diverging_epoch,
+        Some(EpochEndOffset {
+            epoch: 0,
+            end_offset: 2
+        })
+    );
+    assert!(partitions[0].batches.is_empty());
+}
+
+#[test]
 fn init_producer_id_hands_out_ids_from_controller_blocks_starting_at_zero() {
     let mut cluster = Cluster::new(&[1, 2], &[1, 2], 1);
     for (correlation_id, broker) in [(1, 1), (2, 1), (3, 2)] {
@@ -1099,7 +1140,7 @@ fn a_leader_answers_a_follower_epoch_above_its_own_with_its_latest_epoch() {
     let log = follower_log_with_epochs(&[0, 0, 0, 0, 0, 0]);
     for asked in [1, 7] {
         assert_eq!(
-            leader_end_offset_for_follower_epoch(&log, asked),
+            leader_end_offset_for_fetched_epoch(&log, asked),
             EpochEndOffset {
                 epoch: 0,
                 end_offset: 6
@@ -1109,21 +1150,21 @@ fn a_leader_answers_a_follower_epoch_above_its_own_with_its_latest_epoch() {
     // Known epochs are answered as Kafka's cache does.
     let log = follower_log_with_epochs(&[0, 0, 2, 2]);
     assert_eq!(
-        leader_end_offset_for_follower_epoch(&log, 1),
+        leader_end_offset_for_fetched_epoch(&log, 1),
         EpochEndOffset {
             epoch: 0,
             end_offset: 2
         }
     );
     assert_eq!(
-        leader_end_offset_for_follower_epoch(&log, 2),
+        leader_end_offset_for_fetched_epoch(&log, 2),
         EpochEndOffset {
             epoch: 2,
             end_offset: 4
         }
     );
     assert_eq!(
-        leader_end_offset_for_follower_epoch(&follower_log_with_epochs(&[]), 1),
+        leader_end_offset_for_fetched_epoch(&follower_log_with_epochs(&[]), 1),
         EpochEndOffset::UNDEFINED
     );
 }
