@@ -434,9 +434,9 @@ fn the_determinism_check_runs_one_seed_in_k_twice_and_reports_a_different_hash()
 const GENERATED_SEEDS: u64 = 6;
 
 /// The generated soak draws a fresh seed base each run (printed, so a failure replays with
-/// `MIRRORSIM_GENERATED_SEED_BASE=N`). The latest 10-minute soaks failed 2 of 1,810 and 3 of
-/// 1,604 generated seeds (0.11 %, 0.19 %), all triaged since (issue #14's note): about one run
-/// in 80 to 150 of these six seeds meets a shape no checker has seen, which is what it is for.
+/// `MIRRORSIM_GENERATED_SEED_BASE=N`). The latest 10-minute soaks failed 1 of 1,110, 1 of
+/// 1,168 and 0 of 948 generated seeds, both triaged since (issue #14's note): about one run in
+/// 150 to 200 of these six seeds meets a shape no checker has seen, which is what it is for.
 #[test]
 fn a_short_generated_soak_finds_nothing() {
     // Issue #14: scenarios nobody wrote (printed, so a failure replays). Every third seed runs
