@@ -12,12 +12,14 @@
 //! |---|---|
 //! | [`record`] | Kafka RecordBatch v2 codec over `bytes::Bytes`: decode with CRC-32C check, encode, control records (ABORT, COMMIT, MIRROR_PID_RESET). |
 //! | [`log`] | One partition's log: batches stored byte-for-byte, leader-epoch cache, producer state, transaction index, high watermark and last stable offset, truncation, durable writes through [`log::LogDisk`], recovery. |
-//! | [`protocol`] | Node ids, Kafka error codes and the request/response vocabulary between nodes, with one-line summaries of messages for traces (`Message::summary`). |
+//! | [`common`] | Node, broker, cluster, topic and partition ids and Kafka's error codes: the vocabulary every layer above the codec shares. |
+//! | [`protocol`] | The request/response vocabulary between nodes (re-exporting the [`common`] ids), with one-line summaries of messages for traces (`Message::summary`). |
 //! | [`metadata`] | KRaft-style metadata records and the image built from them (topics, partitions, brokers, configs, ACLs, producer-id blocks). |
 //! | [`controller`] | The single active controller of a cluster (KRaft's QuorumController without a quorum): durable metadata log with recovery, broker registration, heartbeats and fencing, leader election, ISR changes, producer-id blocks, topic creation. |
 //! | [`node`] | The `Node` trait every modelled node implements (messages and timeouts in, envelopes and a next deadline out) and the `Outbox` helper. |
 //! | [`coordinator`] | Coordinators hosted on brokers: the shard contract (write, then apply) and Kafka's key-to-partition hash. |
 //! | [`mirror`] | KIP-1279 on the destination: the seed's mirror partition state machine (states, legal transitions, the decision from `mirror.name`). |
+//! | [`switches`] | The deliberately broken behaviours (`BrokenSwitch`) tests switch on to prove a checker catches them; below every layer, so any may name one. |
 //! | [`client`] | Client-side rules that the simulated clients share, starting with how a consumer turns fetched batches into records (READ_COMMITTED filtering, control batches skipped). |
 //!
 //! Determinism rules for everything in here: no `HashMap` iteration on a path that changes
@@ -26,6 +28,7 @@
 
 pub mod broker;
 pub mod client;
+pub mod common;
 pub mod controller;
 pub mod coordinator;
 pub mod log;
@@ -34,3 +37,4 @@ pub mod mirror;
 pub mod node;
 pub mod protocol;
 pub mod record;
+pub mod switches;

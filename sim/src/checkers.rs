@@ -54,6 +54,7 @@ use mirrorsim::broker::{
 use mirrorsim::controller::Controller;
 use mirrorsim::coordinator::transaction::TransactionMetadata;
 use mirrorsim::log::PartitionLog;
+use mirrorsim::mirror::TopicMirrorConfig;
 use mirrorsim::protocol::{BrokerId, ClusterIndex, NodeId, TopicPartition};
 
 use crate::workload::{parse_value, History, PollRecord, RecordId};

@@ -410,11 +410,11 @@ fn parse_design(name: Option<&str>) -> Result<Option<mirrorsim::mirror::MirrorDe
 }
 
 /// The `--broken` switches of `run`, `replay`, `soak` and `shrink`, by name.
-fn broken_switches(names: &[String]) -> Result<Vec<mirrorsim::broker::BrokenSwitch>, String> {
+fn broken_switches(names: &[String]) -> Result<Vec<mirrorsim::switches::BrokenSwitch>, String> {
     names
         .iter()
         .map(|name| {
-            mirrorsim::broker::BrokenSwitch::from_name(name)
+            mirrorsim::switches::BrokenSwitch::from_name(name)
                 .ok_or_else(|| format!("unknown --broken switch `{name}`"))
         })
         .collect()

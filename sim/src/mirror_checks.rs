@@ -93,12 +93,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use mirrorsim::broker::{BrokerEvent, MemoryDirDisk, Role, TruncationReason};
-use mirrorsim::controller::mirrors::BOOTSTRAP_SERVERS_CONFIG;
 use mirrorsim::coordinator::mirror::{MirrorStateRecord, MIRROR_STATE_TOPIC};
 use mirrorsim::coordinator::runtime::decode_records;
 use mirrorsim::log::{PartitionLog, ProducerStateManager};
 use mirrorsim::metadata::ConfigResource;
 use mirrorsim::mirror::is_valid_transition;
+use mirrorsim::mirror::sync::BOOTSTRAP_SERVERS_CONFIG;
+use mirrorsim::mirror::TopicMirrorConfig;
 use mirrorsim::mirror::{parse_bootstrap_servers, MirrorState};
 use mirrorsim::node::Node;
 use mirrorsim::protocol::MirrorPartitionId;

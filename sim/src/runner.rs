@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use madsim::runtime::{Handle, NodeHandle, Runtime};
-use mirrorsim::broker::{BrokenSwitch, Broker, BrokerStorage, MemoryStorage};
+use mirrorsim::broker::{Broker, BrokerStorage, MemoryStorage};
 use mirrorsim::client::{
     AutoOffsetReset, Consumer, ConsumerConfig, GroupConsumer, GroupConsumerConfig,
     IdempotentProducer, IsolationLevel, ProducerConfig, TransactionalProducer,
@@ -29,6 +29,7 @@ use mirrorsim::mirror::MirrorDesign;
 use mirrorsim::protocol::{
     Acks, BrokerId, ClientKind, ClusterIndex, NewTopic, NodeId, TopicPartition,
 };
+use mirrorsim::switches::BrokenSwitch;
 
 use crate::admin::{self, AdminClient, AdminOp, AdminOpRecord};
 use crate::checkers::{BrokerView, Checkers, ControllerView, Violation};

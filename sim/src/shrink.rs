@@ -42,7 +42,7 @@ use std::collections::BTreeSet;
 use std::fmt::{self, Write as _};
 use std::path::Path;
 
-use mirrorsim::broker::BrokenSwitch;
+use mirrorsim::switches::BrokenSwitch;
 
 use crate::faults::{plan, PlannedFault, SwarmChoice};
 use crate::runner::{RunOptions, RunReport, Verdict};

@@ -47,8 +47,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use mirrorsim::broker::BrokenSwitch;
 use mirrorsim::mirror::{is_valid_transition, MirrorDesign, MirrorState};
+use mirrorsim::switches::BrokenSwitch;
 use serde::Serialize;
 
 use crate::checkers::{INVARIANTS, PRECONDITION_PREFIX};

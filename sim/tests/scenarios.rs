@@ -2,8 +2,8 @@
 //! failure), the pinned regression seeds, determinism, and the broken-switch tests that show a
 //! checker catching a deliberately broken broker.
 
-use mirrorsim::broker::BrokenSwitch;
 use mirrorsim::mirror::MirrorDesign;
+use mirrorsim::switches::BrokenSwitch;
 use mirrorsim_sim::runner::{run, RunOptions, RunReport, Verdict};
 
 mod common;

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use mirrorsim::broker::BrokenSwitch;
+use mirrorsim::switches::BrokenSwitch;
 use mirrorsim_sim::runner::{run, RunOptions};
 use mirrorsim_sim::scenario::Scenario;
 use mirrorsim_sim::shrink::{

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
 
-use mirrorsim::broker::BrokenSwitch;
+use mirrorsim::switches::BrokenSwitch;
 use mirrorsim_sim::faults::FaultPlan;
 use mirrorsim_sim::runner::{run, RunOptions, RunReport, Verdict};
 use mirrorsim_sim::scenario::Scenario;

@@ -3,17 +3,19 @@
 //! partitions moves, routing coordinator requests and answers, and WriteTxnMarkers on partition
 //! leaders.
 
-use super::{BrokenSwitch, BrokerStorage, Role};
-use crate::controller::MIN_INSYNC_REPLICAS;
+use super::{BrokerStorage, Role};
 use crate::coordinator::runtime::HostContext;
 use crate::coordinator::transaction::OPERATION_NOT_ATTEMPTED;
 use crate::coordinator::{partition_for, CONSUMER_OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC};
 use crate::log::AppendOrigin;
+use crate::metadata::MIN_INSYNC_REPLICAS;
+use crate::mirror::TopicMirrorConfig;
 use crate::mirror::{DesiredState, MirrorState};
 use crate::protocol::{
     CoordinatorType, ErrorCode, NewTopic, NodeId, Request, Response, TopicPartition, TxnMarker,
 };
 use crate::record::{end_transaction_marker, MarkerProducer};
+use crate::switches::BrokenSwitch;
 
 /// One partition of a WriteTxnMarkers request waiting for replication.
 #[derive(Debug, Clone)]

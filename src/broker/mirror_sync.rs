@@ -55,6 +55,7 @@ use crate::coordinator::mirror::{mirror_sync_partition, MIRROR_STATE_TOPIC};
 use crate::coordinator::partition_count;
 use crate::metadata::{AclBinding, ConfigResource};
 use crate::mirror::sync::{clamp_group_offset, OffsetBounds, SyncSettings};
+use crate::mirror::TopicMirrorConfig;
 use crate::mirror::{DesiredState, MirrorDesign, MirrorState};
 use crate::protocol::{
     CommittedOffset, CoordinatorType, ErrorCode, ListOffsetsQuery, MirrorPartitionId,

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::metadata::{AclBinding, ConfigResource};
+use crate::mirror::TopicMirrorConfig;
 use crate::protocol::{CoordinatorType, OffsetCommitEntry};
 
 fn acl(resource: &str, principal: &str) -> AclBinding {

@@ -116,14 +116,15 @@
 
 use std::collections::BTreeMap;
 
-use super::{BrokenSwitch, BrokerStorage, Role, TruncationReason};
-use crate::client::metadata_cache::MetadataCache;
-use crate::controller::mirrors::BOOTSTRAP_SERVERS_CONFIG;
+use super::{BrokerStorage, Role, TruncationReason};
 use crate::coordinator::mirror::{mirror_state_partition, MIRROR_STATE_TOPIC};
 use crate::coordinator::partition_count;
 use crate::log::AppendOrigin;
+use crate::metadata::cache::MetadataCache;
 use crate::metadata::ConfigResource;
 use crate::mirror::state::MIRROR_SUPPORT_UNCLEAN_CONFIG;
+use crate::mirror::sync::BOOTSTRAP_SERVERS_CONFIG;
+use crate::mirror::TopicMirrorConfig;
 use crate::mirror::{
     decide, design::LEADER_EPOCH_BUMP_INCREMENT, is_valid_transition, parse_bootstrap_servers,
     retry_target, DesiredState, MirrorDesign, MirrorState,
@@ -134,6 +135,7 @@ use crate::protocol::{
     TopicPartition,
 };
 use crate::record::{end_transaction_marker, mirror_pid_reset, MarkerProducer, RecordBatch};
+use crate::switches::BrokenSwitch;
 
 /// How long a mirror request may stay unanswered before it is retried.
 pub const MIRROR_REQUEST_TIMEOUT_MS: i64 = 1_000;
@@ -1628,7 +1630,9 @@ impl<S: BrokerStorage> super::Broker<S> {
                 continue;
             }
             let to = source.metadata.target();
-            let request = source.metadata.request();
+            let request = Request::Metadata {
+                topics: Some(source.metadata.requested_topics()),
+            };
             source.metadata.on_sent();
             self.send_mirror_request(
                 now_ms,

@@ -42,15 +42,17 @@ mod topic_admin;
 
 use std::collections::BTreeMap;
 
-pub use config::{BrokenSwitch, BrokerConfig, BrokerConfigError};
+use crate::mirror::TopicMirrorConfig;
+use crate::switches::BrokenSwitch;
+pub use config::{BrokerConfig, BrokerConfigError};
 pub use partition::{FollowerRole, FollowerState, LeaderState, Partition, Role};
 pub use storage::{
     parse_partition_dir_name, partition_dir_name, BrokerStorage, MemoryDirDisk, MemoryStorage,
 };
 
-use crate::controller::MIN_INSYNC_REPLICAS;
 use crate::coordinator::mirror::MIRROR_STATE_TOPIC;
 use crate::log::{AppendOrigin, EpochEndOffset, FetchIsolation, LogConfig, LogDisk, PartitionLog};
+use crate::metadata::MIN_INSYNC_REPLICAS;
 use crate::metadata::{MetadataImage, PartitionRecord};
 use crate::mirror::MirrorState;
 use crate::node::{Node, Outbox};

@@ -24,13 +24,15 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{partition_dir_name, BrokenSwitch, BrokerStorage};
+use super::{partition_dir_name, BrokerStorage};
 use crate::coordinator::mirror::{mirror_state_partition, MIRROR_STATE_TOPIC};
 use crate::coordinator::partition_count;
 use crate::mirror::MirrorState;
+use crate::mirror::TopicMirrorConfig;
 use crate::protocol::{
     ErrorCode, MirrorPartitionId, NodeId, Request, Response, TopicId, TopicPartition,
 };
+use crate::switches::BrokenSwitch;
 
 /// How long the admin entry waits for a coordinator or the controller.
 pub const TOPIC_ADMIN_TIMEOUT_MS: i64 = 1_000;

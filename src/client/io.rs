@@ -12,7 +12,7 @@
 
 use super::error::ClientConfigError;
 use super::in_flight::{InFlight, InFlightRequests};
-use super::metadata_cache::MetadataCache;
+use crate::metadata::cache::MetadataCache;
 use crate::node::Outbox;
 use crate::protocol::{Envelope, ErrorCode, Message, NodeId, Request, Response};
 
@@ -37,7 +37,8 @@ impl<P> ClientIo<P> {
         retry_backoff_ms: i64,
         request_timeout_ms: i64,
     ) -> Result<Self, ClientConfigError> {
-        let metadata = MetadataCache::new(bootstrap, metadata_max_age_ms, retry_backoff_ms)?;
+        let metadata = MetadataCache::new(bootstrap, metadata_max_age_ms, retry_backoff_ms)
+            .map_err(|invalid| ClientConfigError::InvalidBootstrap { reason: invalid.0 })?;
         Ok(Self {
             outbox: Outbox::new(node_id),
             metadata,
@@ -69,7 +70,9 @@ impl<P> ClientIo<P> {
             return;
         }
         let broker = self.metadata.target();
-        let request = self.metadata.request();
+        let request = Request::Metadata {
+            topics: Some(self.metadata.requested_topics()),
+        };
         self.send_request(now_ms, broker, request, pending);
         self.metadata.on_sent();
     }

@@ -17,7 +17,6 @@ mod fetch;
 mod group_consumer;
 mod in_flight;
 mod io;
-pub(crate) mod metadata_cache;
 mod produce_core;
 mod producer;
 #[cfg(test)]
@@ -30,9 +29,10 @@ pub use fetch::{completed_fetch, CompletedFetch, ConsumerRecord, IsolationLevel}
 pub use group_consumer::{
     GroupConsumer, GroupConsumerConfig, GroupConsumerEvent, GROUP_CORRELATION_ID_BASE,
 };
+pub use produce_core::{ProducerIdAndEpoch, SendHandle};
 pub use producer::{
-    IdempotentProducer, ProduceError, ProducerConfig, ProducerEvent, ProducerIdAndEpoch,
-    RetryReason, SendHandle, MAX_IN_FLIGHT_PER_PARTITION_LIMIT,
+    IdempotentProducer, ProduceError, ProducerConfig, ProducerEvent, RetryReason,
+    MAX_IN_FLIGHT_PER_PARTITION_LIMIT,
 };
 pub use transactional::{
     TransactionApiError, TransactionPhase, TransactionalEvent, TransactionalProducer,

@@ -17,9 +17,21 @@ use std::collections::VecDeque;
 
 use bytes::Bytes;
 
-use super::producer::{ProducerIdAndEpoch, SendHandle};
 use crate::protocol::{ErrorCode, TopicPartition};
 use crate::record::{BatchBuilder, RecordBatch};
+
+/// Identifies one `send`; its outcome event carries the same handle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SendHandle(pub u64);
+
+/// A producer id with the epoch it is used at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ProducerIdAndEpoch {
+    /// The producer id.
+    pub producer_id: i64,
+    /// The producer epoch.
+    pub epoch: i16,
+}
 
 /// Kafka's DUPLICATE_SEQUENCE_NUMBER (46). Current brokers never send it; old ones meant
 /// "already written" by it, so it counts as success without an offset.

@@ -71,7 +71,8 @@ use super::error::{require_positive_ms, ClientConfigError};
 use super::io::{invalidates_metadata, next_wakeup_after, ClientIo};
 use super::produce_core::{
     ack_records, encode_batch, fail_records, queued_wakeup, take_expired_records, BatchState,
-    PendingRecord, ProducerBatch, RecordEvent, DUPLICATE_SEQUENCE_NUMBER,
+    PendingRecord, ProducerBatch, ProducerIdAndEpoch, RecordEvent, SendHandle,
+    DUPLICATE_SEQUENCE_NUMBER,
 };
 use crate::log::NUM_BATCHES_TO_RETAIN;
 use crate::node::Node;
@@ -151,19 +152,6 @@ impl ProducerConfig {
         }
         Ok(())
     }
-}
-
-/// Identifies one `send`; its outcome event carries the same handle.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct SendHandle(pub u64);
-
-/// A producer id with the epoch it is used at.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct ProducerIdAndEpoch {
-    /// The producer id.
-    pub producer_id: i64,
-    /// The producer epoch.
-    pub epoch: i16,
 }
 
 /// Why a record failed.

@@ -65,7 +65,7 @@ use super::produce_core::{
     ack_records, encode_batch, fail_records, queued_wakeup, take_expired_records, BatchState,
     PendingRecord, ProducerBatch, RecordEvent, DUPLICATE_SEQUENCE_NUMBER,
 };
-use super::producer::{ProducerIdAndEpoch, SendHandle};
+use super::produce_core::{ProducerIdAndEpoch, SendHandle};
 use crate::node::Node;
 use crate::protocol::{
     Acks, BrokerId, CoordinatorType, Envelope, ErrorCode, NodeId, Request, Response, TopicMetadata,

@@ -40,18 +40,16 @@
 use std::collections::BTreeMap;
 
 use super::placement::topic_name_problem;
-use super::{Controller, ControllerError, MIN_INSYNC_REPLICAS};
+use super::{Controller, ControllerError};
 use crate::coordinator::mirror::MIRROR_STATE_TOPIC;
 use crate::log::LogDisk;
-use crate::metadata::{ConfigResource, MetadataRecord, PartitionRecord};
+use crate::metadata::{ConfigResource, MetadataRecord, PartitionRecord, MIN_INSYNC_REPLICAS};
 use crate::mirror::state::{DesiredState, MIRROR_NAME_CONFIG, PAUSED_SUFFIX, REMOVED_SUFFIX};
-use crate::mirror::sync::SyncSettings;
+use crate::mirror::sync::{SyncSettings, BOOTSTRAP_SERVERS_CONFIG};
+use crate::mirror::TopicMirrorConfig;
 use crate::protocol::{
     BrokerId, ErrorCode, MirrorListing, MirrorTopicOperation, NewTopic, NodeId, Response, TopicId,
 };
-
-/// The mirror property that names the source cluster.
-pub const BOOTSTRAP_SERVERS_CONFIG: &str = "bootstrap.servers";
 
 /// Whether `name` may name a mirror.
 pub fn is_valid_mirror_name(name: &str) -> bool {

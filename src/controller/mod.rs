@@ -85,11 +85,14 @@ pub use metadata_log::{
 };
 pub use placement::{
     assign_replicas, derive_topic_id, is_valid_topic_name, topic_collision_key, topic_name_problem,
-    MIN_INSYNC_REPLICAS, TOPIC_NAME_LENGTH_MAX, UNCLEAN_LEADER_ELECTION_ENABLE,
+    TOPIC_NAME_LENGTH_MAX,
 };
 
 use crate::log::LogDisk;
-use crate::metadata::{AclBinding, ConfigResource, MetadataImage, MetadataRecord, PartitionRecord};
+use crate::metadata::{
+    AclBinding, ConfigResource, MetadataImage, MetadataRecord, PartitionRecord,
+    UNCLEAN_LEADER_ELECTION_ENABLE,
+};
 use crate::node::{Node, Outbox};
 use crate::protocol::{
     BrokerId, ClusterIndex, Envelope, ErrorCode, Message, NewTopic, NodeId, Request, Response,

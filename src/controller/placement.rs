@@ -1,17 +1,11 @@
 //! Deterministic choices the controller makes when it creates a topic: the topic id, the replica
 //! assignment, and the validation of names and configs.
 
+use crate::metadata::{MIN_INSYNC_REPLICAS, UNCLEAN_LEADER_ELECTION_ENABLE};
 use crate::protocol::{BrokerId, ClusterIndex, TopicId};
 
 /// Longest legal topic name (Kafka's `Topic.MAX_NAME_LENGTH`).
 pub const TOPIC_NAME_LENGTH_MAX: usize = 249;
-
-/// Topic config: whether a partition may elect a leader outside the ISR (`"true"`/`"false"`,
-/// default `"false"`).
-pub const UNCLEAN_LEADER_ELECTION_ENABLE: &str = "unclean.leader.election.enable";
-
-/// Topic config: the ISR size an acks=all produce needs (a positive integer).
-pub const MIN_INSYNC_REPLICAS: &str = "min.insync.replicas";
 
 /// Whether `name` is a legal Kafka topic name: 1..=249 characters from `[a-zA-Z0-9._-]`, and
 /// neither `.` nor `..`.

@@ -19,6 +19,7 @@ use super::{Controller, ControllerError};
 use crate::log::LogDisk;
 use crate::metadata::{MetadataRecord, PartitionRecord};
 use crate::mirror::DesiredState;
+use crate::mirror::TopicMirrorConfig;
 use crate::protocol::{ErrorCode, Response};
 
 impl<D: LogDisk> Controller<D> {

@@ -97,10 +97,10 @@ pub fn host_for<D: crate::log::LogDisk>(
             let mut shard = mirror::MirrorCoordinatorShard::new();
             shard.accept_skipped_preparing = context
                 .broken
-                .contains(&crate::broker::BrokenSwitch::MirrorSkipPreparing);
+                .contains(&crate::switches::BrokenSwitch::MirrorSkipPreparing);
             shard.ignore_epochs = context
                 .broken
-                .contains(&crate::broker::BrokenSwitch::MirrorCoordinatorIgnoresEpochs);
+                .contains(&crate::switches::BrokenSwitch::MirrorCoordinatorIgnoresEpochs);
             Some(Box::new(runtime::ShardHost::load(
                 partition.clone(),
                 shard,

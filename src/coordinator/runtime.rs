@@ -47,7 +47,7 @@ pub struct HostContext<'a, D: LogDisk> {
     /// alone).
     pub enough_replicas: bool,
     /// The broker's test-only broken switches (shards that honour one say so).
-    pub broken: &'a [crate::broker::BrokenSwitch],
+    pub broken: &'a [crate::switches::BrokenSwitch],
 }
 
 /// A hosted shard of any kind; see [`ShardHost`].

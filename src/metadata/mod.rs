@@ -6,12 +6,37 @@
 //! order gives the same image everywhere; [`MetadataImage::apply`] asserts the ordering rules
 //! that keep that true (offsets are consecutive, leader and partition epochs never go back).
 //! Partition changes carry the whole new partition state, which keeps replay trivial.
+//!
+//! `cache` is the other view of metadata: what a client learns from Metadata answers (the
+//! simulated clients', and a destination broker's view of each source cluster it mirrors).
+
+pub(crate) mod cache;
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::{BrokerId, ErrorCode, TopicId, TopicMetadata, TopicPartition};
+use crate::common::{BrokerId, ErrorCode, TopicId, TopicPartition};
+
+/// One topic as a Metadata answer describes it (a view of the image, [`MetadataImage::describe_topics`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TopicMetadata {
+    /// Topic name.
+    pub name: String,
+    /// `UnknownTopicOrPartition` if it does not exist.
+    pub error: ErrorCode,
+    /// Topic id.
+    pub topic_id: Option<TopicId>,
+    /// Partitions.
+    pub partitions: Vec<PartitionRecord>,
+}
+
+/// Topic config: whether a partition may elect a leader outside the ISR (`"true"`/`"false"`,
+/// default `"false"`).
+pub const UNCLEAN_LEADER_ELECTION_ENABLE: &str = "unclean.leader.election.enable";
+
+/// Topic config: the ISR size an acks=all produce needs (a positive integer).
+pub const MIN_INSYNC_REPLICAS: &str = "min.insync.replicas";
 
 /// Which object a configuration entry belongs to.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -163,15 +188,6 @@ pub struct MetadataImage {
 }
 
 impl MetadataImage {
-    /// The KIP-1279 desired mirror state of `topic`, from its `mirror.name` config (`None`
-    /// for a topic in no mirror).
-    pub fn mirror_desired_state(&self, topic: &str) -> Option<crate::mirror::DesiredState> {
-        self.configs
-            .get(&ConfigResource::Topic(topic.to_owned()))
-            .and_then(|configs| configs.get(crate::mirror::state::MIRROR_NAME_CONFIG))
-            .and_then(|value| crate::mirror::DesiredState::parse(value))
-    }
-
     /// Applies the record at `offset`, which must be the next one.
     pub fn apply(&mut self, offset: i64, record: &MetadataRecord) {
         assert_eq!(

@@ -9,7 +9,9 @@ pub mod state;
 pub mod sync;
 
 pub use design::MirrorDesign;
-pub use state::{decide, is_valid_transition, retry_target, DesiredState, MirrorState};
+pub use state::{
+    decide, is_valid_transition, retry_target, DesiredState, MirrorState, TopicMirrorConfig,
+};
 
 use crate::protocol::{BrokerId, ClusterIndex, NodeId};
 

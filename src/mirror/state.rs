@@ -21,9 +21,7 @@
 //!   retries are left, back to STOPPING if it failed while stopping (a failover must finish),
 //!   or to PREPARING (the log is realigned from the source before mirroring again).
 
-use std::fmt;
-
-use serde::{Deserialize, Serialize};
+pub use crate::common::MirrorState;
 
 /// The suffix of `mirror.name` that asks for a failover (RemoveTopicsFromMirror).
 pub const REMOVED_SUFFIX: &str = ".removed";
@@ -37,69 +35,17 @@ pub const MIRROR_NAME_CONFIG: &str = "mirror.name";
 /// cannot bring back a log tail the last mirrored epoch cut (spec §8).
 pub const MIRROR_SUPPORT_UNCLEAN_CONFIG: &str = "mirror.support.unclean.leader.election";
 
-/// A mirror partition's state (seed names).
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default,
-)]
-pub enum MirrorState {
-    /// Nothing known: never mirrored, or the coordinator has no record.
-    #[default]
-    Unknown,
-    /// Last-mirrored-epoch truncation and the wait for the ISR to follow it.
-    Preparing,
-    /// A mirror fetcher copies the source partition; the partition is read-only.
-    Mirroring,
-    /// Fetchers are being removed for a pause.
-    Pausing,
-    /// No fetcher, read-only, no metadata sync.
-    Paused,
-    /// The failover steps run: remove fetchers, bump the epoch, truncate to the LSO, persist
-    /// the last mirrored epoch, write MIRROR_PID_RESET.
-    Stopping,
-    /// Writable; the mirror no longer touches the partition.
-    Stopped,
-    /// An error stopped the work; retried with backoff unless non-retryable.
-    Failed,
+/// Where a topic's desired mirror state is read: the metadata image's topic configs (a trait
+/// here, so the image knows nothing of KIP-1279 and the rules stay in this module).
+pub trait TopicMirrorConfig {
+    /// The KIP-1279 desired mirror state of `topic`, from its `mirror.name` config (`None`
+    /// for a topic in no mirror).
+    fn mirror_desired_state(&self, topic: &str) -> Option<DesiredState>;
 }
 
-impl MirrorState {
-    /// Every state, in declaration order.
-    pub const ALL: [MirrorState; 8] = [
-        MirrorState::Unknown,
-        MirrorState::Preparing,
-        MirrorState::Mirroring,
-        MirrorState::Pausing,
-        MirrorState::Paused,
-        MirrorState::Stopping,
-        MirrorState::Stopped,
-        MirrorState::Failed,
-    ];
-
-    /// The state's name as the KIP writes it.
-    pub fn name(self) -> &'static str {
-        match self {
-            MirrorState::Unknown => "UNKNOWN",
-            MirrorState::Preparing => "PREPARING",
-            MirrorState::Mirroring => "MIRRORING",
-            MirrorState::Pausing => "PAUSING",
-            MirrorState::Paused => "PAUSED",
-            MirrorState::Stopping => "STOPPING",
-            MirrorState::Stopped => "STOPPED",
-            MirrorState::Failed => "FAILED",
-        }
-    }
-
-    /// Whether clients may produce to the partition (only a stopped mirror partition is
-    /// writable; `Unknown` is not, because a mirror topic's partition that the coordinator has
-    /// not answered for yet must not take writes either).
-    pub fn is_writable(self) -> bool {
-        self == MirrorState::Stopped
-    }
-}
-
-impl fmt::Display for MirrorState {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+impl TopicMirrorConfig for crate::metadata::MetadataImage {
+    fn mirror_desired_state(&self, topic: &str) -> Option<DesiredState> {
+        DesiredState::parse(self.topic_config(topic, MIRROR_NAME_CONFIG, ""))
     }
 }
 

@@ -24,6 +24,8 @@ use std::collections::BTreeSet;
 
 use crate::metadata::AclBinding;
 
+/// `bootstrap.servers`: the mirror property that names the source cluster.
+pub const BOOTSTRAP_SERVERS_CONFIG: &str = "bootstrap.servers";
 /// `mirror.topics.include`: source topics the mirror adopts on its own (default: none).
 pub const TOPICS_INCLUDE_CONFIG: &str = "mirror.topics.include";
 /// `mirror.topics.exclude`: source topics never adopted (default `__.*`, internal topics).

@@ -7,10 +7,10 @@
 //! uses; single-partition Produce is the one simplification (Kafka batches partitions).
 
 use crate::log::{AbortedTransaction, EpochEndOffset, FetchIsolation};
-use crate::metadata::{MetadataRecord, PartitionRecord};
+use crate::metadata::{MetadataRecord, PartitionRecord, TopicMetadata};
 use crate::record::RecordBatch;
 
-use super::{BrokerId, ErrorCode, NodeId, TopicId, TopicPartition};
+use crate::common::{BrokerId, ErrorCode, NodeId, TopicId, TopicPartition};
 
 /// A message in flight.
 #[derive(Debug, Clone)]
@@ -406,7 +406,7 @@ pub struct MirrorStateWrite {
     /// The partition.
     pub id: MirrorPartitionId,
     /// The new state; `None` writes only the last mirrored epoch.
-    pub state: Option<crate::mirror::MirrorState>,
+    pub state: Option<crate::common::MirrorState>,
     /// The writer's leader epoch of the partition (−1: not checked).
     pub leader_epoch: i32,
     /// The state epoch the writer last read (−1: not checked).
@@ -431,13 +431,13 @@ pub struct MirrorPartitionStatus {
     /// `None`, or why this partition could not be read (e.g. `NotCoordinator`).
     pub error: ErrorCode,
     /// The stored state (`Unknown` without a record).
-    pub state: crate::mirror::MirrorState,
+    pub state: crate::common::MirrorState,
     /// The greatest leader epoch any accepted write carried (−1 if none).
     pub leader_epoch: i32,
     /// The stored state epoch (−1 without a record).
     pub state_epoch: i32,
     /// The state before FAILED.
-    pub previous_state: Option<crate::mirror::MirrorState>,
+    pub previous_state: Option<crate::common::MirrorState>,
     /// 0: not failed; n ≥ 1: the n-th failure; −1: non-retryable.
     pub retry_attempt: i16,
     /// Why it failed.
@@ -953,19 +953,6 @@ pub struct DescribeConfigsResult {
     pub error: ErrorCode,
     /// (name, value), sorted by name.
     pub configs: Vec<(String, String)>,
-}
-
-/// One topic in a metadata response.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TopicMetadata {
-    /// Topic name.
-    pub name: String,
-    /// `UnknownTopicOrPartition` if it does not exist.
-    pub error: ErrorCode,
-    /// Topic id.
-    pub topic_id: Option<TopicId>,
-    /// Partitions.
-    pub partitions: Vec<PartitionRecord>,
 }
 
 /// One partition of a fetch response.

@@ -5,10 +5,11 @@
 
 use std::collections::BTreeMap;
 
-use mirrorsim::broker::{BrokenSwitch, BrokerConfig};
+use mirrorsim::broker::BrokerConfig;
 use mirrorsim::controller::ControllerConfig;
 use mirrorsim::mirror::MirrorDesign;
 use mirrorsim::protocol::MirrorTopicOperation;
+use mirrorsim::switches::BrokenSwitch;
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 

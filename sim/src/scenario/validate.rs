@@ -148,7 +148,7 @@ impl Scenario {
             check_printable(source, &format!("coverage[{index}]"), mark)?;
         }
         for (index, name) in self.broken.iter().enumerate() {
-            if mirrorsim::broker::BrokenSwitch::from_name(name).is_none() {
+            if mirrorsim::switches::BrokenSwitch::from_name(name).is_none() {
                 return Err(source.error(
                     &format!("broken[{index}]"),
                     format!("unknown broken switch {name:?}"),

@@ -1,4 +1,6 @@
 //! What a client knows about its cluster: partition leaders, live brokers, and when to ask again.
+//! The simulated clients keep one, and so does a destination broker's mirror fetcher for each
+//! source cluster it reads (a client of that cluster).
 //!
 //! Contract (Kafka's client `Metadata`, reduced):
 //! - The cache asks for the topics it was told about. A refresh is due when one was requested
@@ -20,8 +22,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::error::ClientConfigError;
-use crate::protocol::{BrokerId, ClusterIndex, NodeId, Request, TopicMetadata, TopicPartition};
+use super::TopicMetadata;
+use crate::common::{BrokerId, ClusterIndex, NodeId, TopicPartition};
+
+/// Why a bootstrap list cannot start a cache: it is empty, or names something other than
+/// brokers of one cluster.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct InvalidBootstrap(pub String);
 
 /// The cached leader of one partition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,18 +63,16 @@ impl MetadataCache {
         bootstrap: &[NodeId],
         max_age_ms: i64,
         retry_backoff_ms: i64,
-    ) -> Result<Self, ClientConfigError> {
+    ) -> Result<Self, InvalidBootstrap> {
         let first = *bootstrap
             .first()
-            .ok_or_else(|| ClientConfigError::InvalidBootstrap {
-                reason: "the list is empty".into(),
-            })?;
+            .ok_or_else(|| InvalidBootstrap("the list is empty".into()))?;
         let cluster = first.cluster();
         for node in bootstrap {
             if !matches!(node, NodeId::Broker(node_cluster, _) if *node_cluster == cluster) {
-                return Err(ClientConfigError::InvalidBootstrap {
-                    reason: format!("{node} is not a broker of cluster {cluster}"),
-                });
+                return Err(InvalidBootstrap(format!(
+                    "{node} is not a broker of cluster {cluster}"
+                )));
             }
         }
         let bootstrap: BTreeSet<NodeId> = bootstrap.iter().copied().collect();
@@ -190,11 +195,9 @@ impl MetadataCache {
         }
     }
 
-    /// The Metadata request for the topics of interest.
-    pub fn request(&self) -> Request {
-        Request::Metadata {
-            topics: Some(self.topics.iter().cloned().collect()),
-        }
+    /// The topics the next Metadata request asks about.
+    pub fn requested_topics(&self) -> Vec<String> {
+        self.topics.iter().cloned().collect()
     }
 
     /// A Metadata request went out. Requests for an update made from now on need another one.

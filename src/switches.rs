@@ -1,0 +1,86 @@
+//! Deliberately broken behaviours, switched on only by tests and by `--broken` runs that
+//! prove a checker catches them. A layer reads the switches it owns from its configuration;
+//! this module sits below every layer so any of them may name one (the broker's replica and
+//! mirroring code, the coordinators it hosts).
+
+/// A deliberately broken broker behaviour, switched on only by tests that prove a checker
+/// catches it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BrokenSwitch {
+    /// acks=all produces are answered as soon as the leader appended, before the ISR has them.
+    AckBeforeReplication,
+    /// A follower ignores diverging epochs instead of truncating.
+    SkipDivergenceTruncation,
+    /// The last stable offset ignores open transactions (READ_COMMITTED reads up to the high
+    /// watermark).
+    LsoIgnoresOpenTransactions,
+    /// Mirror partitions take client writes before they are STOPPED.
+    MirrorWritableBeforeStopped,
+    /// The mirror state machine has an extra edge UNKNOWN → MIRRORING (no PREPARING, so no
+    /// last-mirrored-epoch truncation), taken by the MirrorMetadataManager and accepted by the
+    /// mirror coordinator.
+    MirrorSkipPreparing,
+    /// KIP-1279 PAUSING keeps the mirror fetcher running (it is never removed, so the
+    /// partition never reaches PAUSED while its fetcher sends fetches).
+    MirrorFetchWhilePaused,
+    /// A follower's append keeps the producer state a MIRROR_PID_RESET it appends should
+    /// clear (the leader and log recovery clear it).
+    FollowerIgnoresPidReset,
+    /// The mirror coordinator accepts WriteMirrorStates with stale leader or state epochs and
+    /// stores the writer's epochs (no fencing: the pre-fencing design that trusts the writer).
+    MirrorCoordinatorIgnoresEpochs,
+    /// DeleteRecords, DeleteTopics and CreatePartitions skip the broker's KIP-1279 check that
+    /// a mirror topic's partitions are STOPPED (the controller still refuses topics that
+    /// `mirror.name` asks to mirror or pause).
+    MirrorTopicAdminUnchecked,
+    /// PREPARING's last-mirrored-epoch truncation keeps one record too many (an off-by-one at
+    /// the end of the last mirrored epoch).
+    MirrorLmeTruncationOffByOne,
+    /// WriteTxnMarkers appends markers into KIP-1279 mirror partitions that are not STOPPED
+    /// (no read-only check on the marker path: the behaviour before issue #14).
+    MirrorMarkersUnchecked,
+    /// A (re)started broker answers requests before its metadata image shows its own
+    /// registration, from whatever image it has (the behaviour before issue #8's fix, whose
+    /// regression is `describe_at_restarted_broker_before_catch_up`).
+    ServeBeforeRegistration,
+}
+
+impl BrokenSwitch {
+    /// The name used on the command line and in scenario files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::AckBeforeReplication => "ack-before-replication",
+            Self::SkipDivergenceTruncation => "skip-divergence-truncation",
+            Self::LsoIgnoresOpenTransactions => "lso-ignores-open-transactions",
+            Self::MirrorWritableBeforeStopped => "mirror-writable-before-stopped",
+            Self::MirrorSkipPreparing => "mirror-skip-preparing",
+            Self::MirrorFetchWhilePaused => "mirror-fetch-while-paused",
+            Self::FollowerIgnoresPidReset => "follower-ignores-pid-reset",
+            Self::MirrorCoordinatorIgnoresEpochs => "mirror-coordinator-ignores-epochs",
+            Self::MirrorTopicAdminUnchecked => "mirror-topic-admin-unchecked",
+            Self::MirrorLmeTruncationOffByOne => "mirror-lme-truncation-off-by-one",
+            Self::MirrorMarkersUnchecked => "mirror-markers-unchecked",
+            Self::ServeBeforeRegistration => "serve-before-registration",
+        }
+    }
+
+    /// Parses a name.
+    pub fn from_name(name: &str) -> Option<Self> {
+        [
+            Self::AckBeforeReplication,
+            Self::SkipDivergenceTruncation,
+            Self::LsoIgnoresOpenTransactions,
+            Self::MirrorWritableBeforeStopped,
+            Self::MirrorSkipPreparing,
+            Self::MirrorFetchWhilePaused,
+            Self::FollowerIgnoresPidReset,
+            Self::MirrorCoordinatorIgnoresEpochs,
+            Self::MirrorTopicAdminUnchecked,
+            Self::MirrorLmeTruncationOffByOne,
+            Self::MirrorMarkersUnchecked,
+            Self::ServeBeforeRegistration,
+        ]
+        .into_iter()
+        .find(|switch| switch.name() == name)
+    }
+}
