@@ -12,7 +12,7 @@
 use std::path::Path;
 use std::time::Instant;
 
-use mirrorsim_sim::runner::{run, RunOptions};
+use mirrorsim_sim::commands::runner::{run, RunOptions};
 use mirrorsim_sim::scenario::Scenario;
 
 fn main() {

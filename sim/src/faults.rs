@@ -36,10 +36,9 @@ use rand::{RngExt, SeedableRng};
 
 use toml::Spanned;
 
-use crate::scenario::{Scenario, ScriptedFault, DEFAULT_HOLD_BACK_PROBABILITY, FAULT_KINDS};
-
-/// How long after a broker fault ends swarm mode keeps the next one away from that cluster.
-pub const RECOVERY_MARGIN_MS: u64 = 3_000;
+use crate::scenario::{
+    Scenario, ScriptedFault, DEFAULT_HOLD_BACK_PROBABILITY, FAULT_KINDS, RECOVERY_MARGIN_MS,
+};
 
 /// Which nodes a fault targets, resolved when it fires.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -7,14 +7,14 @@
 //! - `replay SCENARIO --seed N [--level messages|timeline] [--node NAME]…`: the same run (same
 //!   output, same `trace_hash`), with its trace on stdout between the SEED block and the report:
 //!   one line per event, `<simulated time> <node#incarnation | world> <event>` (see
-//!   [`mirrorsim_sim::replay`]). `--level timeline` keeps state changes, faults, admin
+//!   [`mirrorsim_sim::commands::replay`]). `--level timeline` keeps state changes, faults, admin
 //!   operations and the verdict; `messages` (the default) adds every delivered message with a
 //!   summary of its fields. `--node` (repeatable) keeps only those nodes' lines and the `world`
 //!   lines; a name no node of the run has is reported on stderr.
 //! - `dump-log FILE [--json]` (see [`dump_log`]).
 //! - `soak [--duration 10m] [--scenarios PATH…] [--jobs J] [--shard K/N] [--out FILE]
 //!   [--seed-base N] [--seeds N]`: fresh seeds over the scenarios until the duration runs out
-//!   (see [`mirrorsim_sim::soak`] for the seed sequence and what is deterministic); a `SOAK`
+//!   (see [`mirrorsim_sim::commands::soak`] for the seed sequence and what is deterministic); a `SOAK`
 //!   line first (seed base, shard, jobs, budget, scenarios), every failure as one JSON line on
 //!   stdout (and in `--out FILE`), a progress bar on stderr when it is a terminal (a status
 //!   line every 15 s otherwise), then the per-scenario and coverage report and, last,
@@ -23,14 +23,14 @@
 //!   the seed space cannot serve included), 74 if the `--out` file cannot be created or
 //!   written (whatever the seeds did: the file asked for does not hold them).
 //! - `shrink SCENARIO --seed N [--out FILE] [--broken SWITCH…] [--budget RUNS]` (see
-//!   [`mirrorsim_sim::shrink`]): progress lines `shrink: …` on stdout, one per kept candidate,
+//!   [`mirrorsim_sim::commands::shrink`]): progress lines `shrink: …` on stdout, one per kept candidate,
 //!   then the sizes before and after, and the reproduce command. Writes the shrunk scenario
 //!   (default `NAME-seedN-shrunk.toml` in the current directory) and runs it once to check it.
 //!   Exit code 0 written and checked; 64 bad input, including a seed that passes ("nothing to
 //!   shrink"); 70 the materialised or written scenario does not fail like the seed (a bug);
 //!   74 the file cannot be written.
 //! - `variants [--seeds N] [--designs NAME…] [--scenarios PATH…] [--jobs J] [--seed-base B]
-//!   [--out FILE] [--markdown] [--generate [mix|only]]` (see [`mirrorsim_sim::variants`];
+//!   [--out FILE] [--markdown] [--generate [mix|only]]` (see [`mirrorsim_sim::commands::variants`];
 //!   `--generate` adds a column of scenarios generated from the seeds): every design against every
 //!   mirroring scenario (a directory, `scenarios/` by default, stands for its `*.toml` files
 //!   whose admin timeline has a `create_mirror`; a file given by name is always taken), seeds
@@ -56,7 +56,7 @@ use std::process::ExitCode;
 use clap::error::ErrorKind;
 use clap::{Args, Parser, Subcommand};
 
-use mirrorsim_sim::dump_log::{self, DumpError, OutputFormat};
+use mirrorsim_sim::commands::dump_log::{self, DumpError, OutputFormat};
 
 use mirrorsim_sim::exit::{
     BAD_INPUT as EXIT_BAD_INPUT, INTERNAL as EXIT_SHRINK_BUG, OUTPUT_FAILED as EXIT_OUTPUT_FAILED,
@@ -152,7 +152,7 @@ struct ShrinkArgs {
     #[arg(long = "broken")]
     broken: Vec<String>,
     /// At most this many candidate runs.
-    #[arg(long, default_value_t = mirrorsim_sim::shrink::DEFAULT_BUDGET)]
+    #[arg(long, default_value_t = mirrorsim_sim::commands::shrink::DEFAULT_BUDGET)]
     budget: usize,
 }
 
@@ -266,10 +266,10 @@ fn main() -> ExitCode {
         Command::DumpLog(args) => dump_log_command(&args),
         Command::Run(args) => run_command(&args, None),
         Command::Replay(args) => {
-            let trace = mirrorsim_sim::replay::TraceOptions {
+            let trace = mirrorsim_sim::commands::replay::TraceOptions {
                 level: match args.level {
-                    LevelArg::Timeline => mirrorsim_sim::replay::TraceLevel::Timeline,
-                    LevelArg::Messages => mirrorsim_sim::replay::TraceLevel::Messages,
+                    LevelArg::Timeline => mirrorsim_sim::commands::replay::TraceLevel::Timeline,
+                    LevelArg::Messages => mirrorsim_sim::commands::replay::TraceLevel::Messages,
                 },
                 nodes: args.nodes,
             };
@@ -283,8 +283,11 @@ fn main() -> ExitCode {
 }
 
 /// `run`, or `replay` when `trace` is given.
-fn run_command(args: &RunArgs, trace: Option<&mirrorsim_sim::replay::TraceOptions>) -> ExitCode {
-    use mirrorsim_sim::runner::{run, RunOptions};
+fn run_command(
+    args: &RunArgs,
+    trace: Option<&mirrorsim_sim::commands::replay::TraceOptions>,
+) -> ExitCode {
+    use mirrorsim_sim::commands::runner::{run, RunOptions};
     use mirrorsim_sim::scenario::Scenario;
 
     let design = match parse_design(args.design.as_deref()) {
@@ -342,7 +345,7 @@ fn run_command(args: &RunArgs, trace: Option<&mirrorsim_sim::replay::TraceOption
             // Buffered: a full trace has a line per message, and the buffer is flushed before
             // the report below.
             let out = Box::new(BufWriter::new(io::stdout()));
-            let replay = mirrorsim_sim::replay::replay(&scenario, &options, trace, out);
+            let replay = mirrorsim_sim::commands::replay::replay(&scenario, &options, trace, out);
             for name in &replay.unmatched_nodes {
                 eprintln!("mirrorsim replay: --node {name}: no node of this run has that name");
             }
@@ -388,7 +391,7 @@ fn run_command(args: &RunArgs, trace: Option<&mirrorsim_sim::replay::TraceOption
     for violation in &report.violations {
         out!("{}", violation.report_line(seed));
     }
-    if report.verdict != mirrorsim_sim::runner::Verdict::Pass {
+    if report.verdict != mirrorsim_sim::commands::runner::Verdict::Pass {
         out!("replay: {replay_line}");
     }
     out!("trace_hash={:016x}", report.trace_hash);
@@ -496,7 +499,7 @@ fn soak_bad_input(message: &str) -> ExitCode {
 }
 
 fn soak_command(args: &SoakArgs) -> ExitCode {
-    use mirrorsim_sim::soak::{self, Shard, SoakConfig, StopAfter};
+    use mirrorsim_sim::commands::soak::{self, Shard, SoakConfig, StopAfter};
 
     let duration = match (&args.duration, args.seeds) {
         (Some(text), _) => match soak::parse_duration(text) {
@@ -612,7 +615,7 @@ fn soak_command(args: &SoakArgs) -> ExitCode {
         drawn: false,
         elapsed: std::time::Duration::ZERO,
     };
-    let (summary, wall) = soak::soak(&config, mirrorsim_sim::runner::run, &mut observer);
+    let (summary, wall) = soak::soak(&config, mirrorsim_sim::commands::runner::run, &mut observer);
     observer.clear();
     let out_failed = observer.out_failed.take();
     say(summary.report(&config).trim_end());
@@ -660,9 +663,11 @@ fn parse_jobs(text: Option<&str>) -> Result<usize, String> {
 
 /// The scenarios of a soak: the files given (a directory stands for its `*.toml` files, in
 /// name order), or every `scenarios/*.toml` under the current directory.
-fn soak_scenarios(paths: &[PathBuf]) -> Result<Vec<mirrorsim_sim::soak::SoakScenario>, String> {
+fn soak_scenarios(
+    paths: &[PathBuf],
+) -> Result<Vec<mirrorsim_sim::commands::soak::SoakScenario>, String> {
+    use mirrorsim_sim::commands::soak::SoakScenario;
     use mirrorsim_sim::scenario::Scenario;
-    use mirrorsim_sim::soak::SoakScenario;
 
     let defaulted = paths.is_empty();
     let given = if defaulted {
@@ -705,10 +710,10 @@ fn soak_scenarios(paths: &[PathBuf]) -> Result<Vec<mirrorsim_sim::soak::SoakScen
 /// The soak's progress display and failure writer.
 struct SoakProgress<'a> {
     /// The soak (to write a failing generated scenario where its failure line says).
-    config: &'a mirrorsim_sim::soak::SoakConfig,
+    config: &'a mirrorsim_sim::commands::soak::SoakConfig,
     /// stderr is a terminal: redraw a bar in place; otherwise print a status line now and then.
     terminal: bool,
-    stop: mirrorsim_sim::soak::StopAfter,
+    stop: mirrorsim_sim::commands::soak::StopAfter,
     out: Option<&'a mut BufWriter<std::fs::File>>,
     /// The first error writing `out`.
     out_failed: Option<io::Error>,
@@ -729,7 +734,7 @@ impl SoakProgress<'_> {
         }
     }
 
-    fn status(&self, summary: &mirrorsim_sim::soak::Summary) -> String {
+    fn status(&self, summary: &mirrorsim_sim::commands::soak::Summary) -> String {
         let minutes = self.elapsed.as_secs_f64().max(1e-9) / 60.0;
         format!(
             "seeds={} failures={} seeds/min={:.0} sim-s/wall-s={:.0}",
@@ -741,7 +746,7 @@ impl SoakProgress<'_> {
     }
 
     /// Done so far, from 0 to 1, by time or by seeds, whichever is further.
-    fn fraction(&self, summary: &mirrorsim_sim::soak::Summary) -> f64 {
+    fn fraction(&self, summary: &mirrorsim_sim::commands::soak::Summary) -> f64 {
         let by_time = self.stop.duration.map_or(0.0, |d| {
             self.elapsed.as_secs_f64() / d.as_secs_f64().max(1e-9)
         });
@@ -752,36 +757,38 @@ impl SoakProgress<'_> {
         by_time.max(by_seeds).clamp(0.0, 1.0)
     }
 
-    fn draw(&mut self, summary: &mirrorsim_sim::soak::Summary) {
+    fn draw(&mut self, summary: &mirrorsim_sim::commands::soak::Summary) {
         const WIDTH: usize = 30;
         let done = (self.fraction(summary) * WIDTH as f64) as usize;
         let budget = self.stop.duration.map_or(String::new(), |d| {
-            format!("/{}", mirrorsim_sim::soak::format_duration(d))
+            format!("/{}", mirrorsim_sim::commands::soak::format_duration(d))
         });
         eprint!(
             "\r\x1b[2K[{}{}] {}{budget} {}",
             "#".repeat(done),
             "-".repeat(WIDTH - done),
-            mirrorsim_sim::soak::format_duration(self.elapsed),
+            mirrorsim_sim::commands::soak::format_duration(self.elapsed),
             self.status(summary)
         );
         self.drawn = true;
     }
 }
 
-impl mirrorsim_sim::soak::Observer for SoakProgress<'_> {
+impl mirrorsim_sim::commands::soak::Observer for SoakProgress<'_> {
     fn seed_done(
         &mut self,
-        outcome: &mirrorsim_sim::soak::SeedOutcome,
-        failure: Option<&mirrorsim_sim::soak::Failure>,
-        summary: &mirrorsim_sim::soak::Summary,
+        outcome: &mirrorsim_sim::commands::soak::SeedOutcome,
+        failure: Option<&mirrorsim_sim::commands::soak::Failure>,
+        summary: &mirrorsim_sim::commands::soak::Summary,
     ) {
         let Some(failure) = failure else {
             return;
         };
         self.clear();
-        if outcome.scenario == mirrorsim_sim::soak::ScenarioRef::Generated {
-            if let Err(error) = mirrorsim_sim::soak::write_generated(self.config, outcome.seed) {
+        if outcome.scenario == mirrorsim_sim::commands::soak::ScenarioRef::Generated {
+            if let Err(error) =
+                mirrorsim_sim::commands::soak::write_generated(self.config, outcome.seed)
+            {
                 eprintln!(
                     "mirrorsim soak: cannot write the generated scenario {}: {error}",
                     failure.path
@@ -802,7 +809,11 @@ impl mirrorsim_sim::soak::Observer for SoakProgress<'_> {
         }
     }
 
-    fn tick(&mut self, summary: &mirrorsim_sim::soak::Summary, elapsed: std::time::Duration) {
+    fn tick(
+        &mut self,
+        summary: &mirrorsim_sim::commands::soak::Summary,
+        elapsed: std::time::Duration,
+    ) {
         let previous = self.elapsed;
         self.elapsed = elapsed;
         if self.terminal {
@@ -812,7 +823,7 @@ impl mirrorsim_sim::soak::Observer for SoakProgress<'_> {
         {
             eprintln!(
                 "soak progress elapsed={} {}",
-                mirrorsim_sim::soak::format_duration(elapsed),
+                mirrorsim_sim::commands::soak::format_duration(elapsed),
                 self.status(summary)
             );
         }
@@ -826,8 +837,8 @@ fn shrink_bad_input(message: &str) -> ExitCode {
 }
 
 fn shrink_command(args: &ShrinkArgs) -> ExitCode {
+    use mirrorsim_sim::commands::shrink::{self, ShrinkError, ShrinkOptions};
     use mirrorsim_sim::scenario::Scenario;
-    use mirrorsim_sim::shrink::{self, ShrinkError, ShrinkOptions};
 
     let mut scenario = match Scenario::load(&args.scenario) {
         Ok(scenario) => scenario,
@@ -862,7 +873,7 @@ fn shrink_command(args: &ShrinkArgs) -> ExitCode {
     let shrunk = match shrink::shrink_seed(
         &scenario,
         &options,
-        mirrorsim_sim::runner::run,
+        mirrorsim_sim::commands::runner::run,
         &mut |line| say(line),
     ) {
         Ok(shrunk) => shrunk,
@@ -904,12 +915,15 @@ fn shrink_command(args: &ShrinkArgs) -> ExitCode {
     say(&format!("shrink: after  {}", shrunk.after));
     // The file as written, loaded as `run` loads it, must fail the same way.
     let verified = Scenario::load(&out).map(|written| {
-        let run_options = mirrorsim_sim::runner::RunOptions {
+        let run_options = mirrorsim_sim::commands::runner::RunOptions {
             broken: options.broken.clone(),
-            ..mirrorsim_sim::runner::RunOptions::new(args.seed)
+            ..mirrorsim_sim::commands::runner::RunOptions::new(args.seed)
         };
-        let result =
-            mirrorsim_sim::soak::run_isolated(&mirrorsim_sim::runner::run, &written, &run_options);
+        let result = mirrorsim_sim::commands::soak::run_isolated(
+            &mirrorsim_sim::commands::runner::run,
+            &written,
+            &run_options,
+        );
         shrink::target_of(&result, args.seed)
     });
     match verified {
@@ -979,10 +993,12 @@ fn variants_designs(names: &[String]) -> Result<Vec<mirrorsim::mirror::MirrorDes
 }
 
 /// The columns of `variants`: each file given, and for each directory (default `scenarios/`)
-/// its `*.toml` files that mirror ([`mirrorsim_sim::variants::is_mirroring`]), since the
+/// its `*.toml` files that mirror ([`mirrorsim_sim::commands::variants::is_mirroring`]), since the
 /// designs differ only in the mirroring code.
-fn variants_scenarios(paths: &[PathBuf]) -> Result<Vec<mirrorsim_sim::soak::SoakScenario>, String> {
-    use mirrorsim_sim::variants::is_mirroring;
+fn variants_scenarios(
+    paths: &[PathBuf],
+) -> Result<Vec<mirrorsim_sim::commands::soak::SoakScenario>, String> {
+    use mirrorsim_sim::commands::variants::is_mirroring;
 
     let given = if paths.is_empty() {
         vec![PathBuf::from("scenarios")]
@@ -1013,7 +1029,7 @@ fn variants_scenarios(paths: &[PathBuf]) -> Result<Vec<mirrorsim_sim::soak::Soak
 }
 
 fn variants_command(args: &VariantsArgs) -> ExitCode {
-    use mirrorsim_sim::variants::{self, VariantsConfig};
+    use mirrorsim_sim::commands::variants::{self, VariantsConfig};
 
     if args.seeds == 0 {
         return variants_bad_input("--seeds must be at least 1");
@@ -1084,7 +1100,7 @@ fn variants_command(args: &VariantsArgs) -> ExitCode {
     let mut finished = 0;
     let (matrix, wall) = variants::run_variants(
         &config,
-        mirrorsim_sim::runner::run,
+        mirrorsim_sim::commands::runner::run,
         &mut |matrix, design, scenario| {
             finished += 1;
             let control = matrix.designs[design] == mirrorsim::mirror::MirrorDesign::Seed;
@@ -1156,8 +1172,8 @@ fn generate_command(args: &GenerateArgs) -> ExitCode {
         eprintln!("mirrorsim generate: seed {seed}");
         seed
     });
-    let text = mirrorsim_sim::generate::generated_toml(seed);
-    if let Err(error) = mirrorsim_sim::generate::check_loads(seed, &text) {
+    let text = mirrorsim_sim::scenario::generate::generated_toml(seed);
+    if let Err(error) = mirrorsim_sim::scenario::generate::check_loads(seed, &text) {
         eprintln!("mirrorsim generate: the scenario of seed {seed} does not load (a bug): {error}");
         return ExitCode::from(EXIT_SHRINK_BUG);
     }

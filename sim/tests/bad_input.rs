@@ -10,7 +10,7 @@ use std::process::{Command, Output};
 
 use bytes::Bytes;
 use mirrorsim::record::BatchBuilder;
-use mirrorsim_sim::runner::{run, RunOptions, Verdict};
+use mirrorsim_sim::commands::runner::{run, RunOptions, Verdict};
 
 mod common;
 use common::{load, repository_root};

@@ -16,7 +16,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use mirrorsim_sim::runner::{run, RunOptions, Verdict};
+use mirrorsim_sim::commands::runner::{run, RunOptions, Verdict};
 use mirrorsim_sim::scenario::{Scenario, ScenarioError};
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
@@ -494,7 +494,7 @@ proptest! {
     }
 }
 
-use mirrorsim_sim::dump_log::{dump_reader, OutputFormat as Format};
+use mirrorsim_sim::commands::dump_log::{dump_reader, OutputFormat as Format};
 
 #[test]
 fn the_sample_segment_dumps_whole() {

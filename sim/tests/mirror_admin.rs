@@ -7,9 +7,9 @@ use std::path::Path;
 use std::process::Command;
 
 use mirrorsim::protocol::ErrorCode;
-use mirrorsim_sim::admin::AdminOpRecord;
-use mirrorsim_sim::runner::{run, RunOptions, RunReport, Verdict};
+use mirrorsim_sim::commands::runner::{run, RunOptions, RunReport, Verdict};
 use mirrorsim_sim::scenario::{AdminOpKind, Scenario};
+use mirrorsim_sim::world::admin::AdminOpRecord;
 
 mod common;
 use common::repository_root;

@@ -1,10 +1,10 @@
 //! Every invariant's precondition is reached in real runs: the checks are not vacuous on the
 //! shipped scenarios (issue #14). Four scenarios on pinned seeds between them reach the case of
-//! every invariant in `mirrorsim_sim::checkers::INVARIANTS`; the soak reports the same per
+//! every invariant in `mirrorsim_sim::checks::INVARIANTS`; the soak reports the same per
 //! seed (`VACUOUS invariant=NAME` when none reached one).
 
-use mirrorsim_sim::checkers::{INVARIANTS, PRECONDITION_PREFIX};
-use mirrorsim_sim::runner::{run, RunOptions, Verdict};
+use mirrorsim_sim::checks::{INVARIANTS, PRECONDITION_PREFIX};
+use mirrorsim_sim::commands::runner::{run, RunOptions, Verdict};
 
 mod common;
 use common::load;

@@ -1,14 +1,14 @@
 //! End-to-end tests of `mirrorsim replay` (design.md §6, §8): the built binary replays
 //! `leader_crash` and its stdout is checked line by line, against `mirrorsim run` of the same
-//! seed and against the contract of `mirrorsim_sim::replay` (simulated time first, then the
+//! seed and against the contract of `mirrorsim_sim::commands::replay` (simulated time first, then the
 //! node span, message summaries, the node filter, the verdict last).
 
 use std::io::Write;
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 
-use mirrorsim_sim::replay::{replay, TraceLevel, TraceOptions};
-use mirrorsim_sim::runner::{run, RunOptions};
+use mirrorsim_sim::commands::replay::{replay, TraceLevel, TraceOptions};
+use mirrorsim_sim::commands::runner::{run, RunOptions};
 use mirrorsim_sim::scenario::Scenario;
 
 mod common;

@@ -4,7 +4,7 @@
 
 use mirrorsim::mirror::MirrorDesign;
 use mirrorsim::switches::BrokenSwitch;
-use mirrorsim_sim::runner::{run, RunOptions, RunReport, Verdict};
+use mirrorsim_sim::commands::runner::{run, RunOptions, RunReport, Verdict};
 
 mod common;
 use common::{load, repository_root};
@@ -104,7 +104,7 @@ fn replay_command(name: &str, seed: u64) -> String {
 }
 
 /// The outcome of the run's first `describe_mirror` operation.
-fn first_describe(report: &RunReport) -> mirrorsim_sim::admin::AdminOutcome {
+fn first_describe(report: &RunReport) -> mirrorsim_sim::world::admin::AdminOutcome {
     report
         .admin
         .iter()
@@ -213,13 +213,13 @@ fn madsim_determinism_check_passes() {
     // madsim runs the seed twice in fresh threads and compares every random draw.
     madsim::runtime::Runtime::check_determinism(
         7,
-        mirrorsim_sim::runner::simulation_config(),
+        mirrorsim_sim::commands::runner::simulation_config(),
         leader_crash_seed_7,
     );
 }
 
 async fn leader_crash_seed_7() {
-    let report = mirrorsim_sim::runner::supervise_for_test(load("leader_crash"), 7).await;
+    let report = mirrorsim_sim::commands::runner::supervise_for_test(load("leader_crash"), 7).await;
     assert!(report.records.0 > 0, "the run produced nothing");
 }
 
@@ -552,7 +552,7 @@ fn a_jump_over_a_reset_that_preparing_cut_is_excused_in_a_failback_without_rever
     // truncates b's log to 0 and mirrors a from scratch: a data record of a sits at N in the
     // final log. The jump was over a control batch when it happened, so skipped-poll excuses
     // it (mark `skip-rewritten-by-mirroring`); a jump over a data record never is (the unit
-    // tests in sim/src/checkers.rs).
+    // tests in sim/src/checks/mod.rs).
     let name = "regressions/failback_without_reverse_mirror";
     let scenario = load(name);
     let text = scenario.to_toml().expect("serialises");

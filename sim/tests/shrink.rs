@@ -1,18 +1,18 @@
 //! `mirrorsim shrink`: a swarm failure that needs a fault shrinks to a file that loads, fails
 //! the same invariant with the same seed and has fewer faults; the CLI writes and checks the
 //! file, and refuses a passing seed. The reducer's own rules are unit-tested in
-//! `sim/src/shrink.rs` with a fake runner.
+//! `sim/src/commands/shrink.rs` with a fake runner.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use mirrorsim::switches::BrokenSwitch;
-use mirrorsim_sim::runner::{run, RunOptions};
-use mirrorsim_sim::scenario::Scenario;
-use mirrorsim_sim::shrink::{
+use mirrorsim_sim::commands::runner::{run, RunOptions};
+use mirrorsim_sim::commands::shrink::{
     materialise, render, shrink_seed, target_of, ShrinkError, ShrinkOptions, Size,
 };
-use mirrorsim_sim::soak::run_isolated;
+use mirrorsim_sim::commands::soak::run_isolated;
+use mirrorsim_sim::scenario::Scenario;
 
 mod common;
 use common::{load, repository_root};

@@ -7,13 +7,13 @@ use std::process::Command;
 use std::sync::Mutex;
 
 use mirrorsim::switches::BrokenSwitch;
-use mirrorsim_sim::faults::FaultPlan;
-use mirrorsim_sim::runner::{run, RunOptions, RunReport, Verdict};
-use mirrorsim_sim::scenario::Scenario;
-use mirrorsim_sim::soak::{
+use mirrorsim_sim::commands::runner::{run, RunOptions, RunReport, Verdict};
+use mirrorsim_sim::commands::soak::{
     soak, Failure, GenerateMode, Observer, ScenarioRef, SeedOutcome, SeedResult, Shard, SoakConfig,
     SoakScenario, StopAfter, Summary,
 };
+use mirrorsim_sim::faults::FaultPlan;
+use mirrorsim_sim::scenario::Scenario;
 use mirrorsim_sim::world::NetStats;
 
 mod common;
@@ -365,14 +365,14 @@ fn generated_scenarios_alternate_with_the_files_and_each_is_the_seeds_own() {
     );
     assert_eq!(
         *config.scenario_of(ScenarioRef::Generated, 43),
-        mirrorsim_sim::generate::generate(43)
+        mirrorsim_sim::scenario::generate::generate(43)
     );
     // A failing generated scenario is written where its failure line's replay command says.
-    let written = mirrorsim_sim::soak::write_generated(&config, 43).expect("written");
+    let written = mirrorsim_sim::commands::soak::write_generated(&config, 43).expect("written");
     let replay = config.replay_command(ScenarioRef::Generated, 43);
     assert!(replay.contains(&written.display().to_string()), "{replay}");
     let loaded = Scenario::load(&written).expect("the written file loads");
-    assert_eq!(loaded, mirrorsim_sim::generate::generate(43));
+    assert_eq!(loaded, mirrorsim_sim::scenario::generate::generate(43));
     let _ = std::fs::remove_file(&written);
     config.generate = GenerateMode::Only;
     assert_eq!(config.item(0).map(|(s, _)| s), Some(ScenarioRef::Generated));

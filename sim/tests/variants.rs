@@ -3,7 +3,7 @@
 //! README's variants table was measured with `mirrorsim variants`).
 
 use mirrorsim::mirror::MirrorDesign;
-use mirrorsim_sim::runner::{run, RunOptions, RunReport, Verdict};
+use mirrorsim_sim::commands::runner::{run, RunOptions, RunReport, Verdict};
 use mirrorsim_sim::scenario::Scenario;
 
 mod common;
@@ -367,7 +367,7 @@ fn tail_unverified_is_caught_by_the_generators_pause_across_a_sources_cut() {
     // b's written topics until after it ("m2 paused across b's cut"), the aimed episode of
     // `mirrorsim generate` for this design; 12 of the 19 seeds of 0-999 that draw it catch it
     // (the README's generated variants table).
-    let scenario = mirrorsim_sim::generate::generate(101);
+    let scenario = mirrorsim_sim::scenario::generate::generate(101);
     assert!(
         scenario.description.contains("m2 paused across b's cut"),
         "{}",

@@ -1,13 +1,13 @@
 //! `mirrorsim variants` as a process: the table catches no-pid-reset in active_passive by
 //! `no-stale-pid-after-stopped` while the seed design (the control row) passes, the Markdown
 //! goes to `--out`, bad input exits 64, and the default columns are the mirroring scenarios.
-//! The aggregation, the median gap and the rendering are unit-tested in `sim/src/variants.rs`.
+//! The aggregation, the median gap and the rendering are unit-tested in `sim/src/commands/variants.rs`.
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
+use mirrorsim_sim::commands::variants::is_mirroring;
 use mirrorsim_sim::scenario::Scenario;
-use mirrorsim_sim::variants::is_mirroring;
 
 mod common;
 use common::repository_root;

@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 
 use mirrorsim::mirror::MirrorDesign;
 
+pub mod generate;
 mod locate;
 pub mod schema;
 pub mod validate;
@@ -27,7 +28,7 @@ pub mod validate;
 pub use schema::{
     AcksSpec, AdminOpKind, AdminOpSpec, ClusterSpec, ConsumerSpec, FaultSpec, IsolationSpec,
     ProducerSpec, Scenario, ScriptedFault, TopicSpec, BOOTSTRAP_SERVERS, DEFAULT_FAULT_DURATION_MS,
-    DEFAULT_HOLD_BACK_PROBABILITY, FAULT_KINDS,
+    DEFAULT_HOLD_BACK_PROBABILITY, FAULT_KINDS, RECOVERY_MARGIN_MS,
 };
 pub use validate::{MAX_DRIFT_PPM, MAX_PHASE_MS};
 

@@ -350,6 +350,11 @@ pub const DEFAULT_FAULT_DURATION_MS: u64 = 2_000;
 /// A scripted `hold_back`'s probability per message when the file names none.
 pub const DEFAULT_HOLD_BACK_PROBABILITY: f64 = 0.05;
 
+/// How long after a broker fault ends the fault plans keep the next one away from that
+/// cluster, for the broker to rejoin the ISR (swarm mode in `crate::faults`, the generator's
+/// aimed episodes in [`crate::scenario::generate`]).
+pub const RECOVERY_MARGIN_MS: u64 = 3_000;
+
 /// The largest clock drift a scripted `clock_skew` may name, in ppm: beyond a million the
 /// clock would run backwards.
 pub const MAX_DRIFT_PPM: i64 = 999_999;

@@ -7,7 +7,7 @@
 //! stops at the first safety violation. Wall-clock time is never read inside the simulation.
 //!
 //! Times in a scenario count from the start of the fault phase: faults, the admin timeline
-//! (each cluster's admin client runs its operations, see [`crate::admin`]) and deferred
+//! (each cluster's admin client runs its operations, see [`crate::world::admin`]) and deferred
 //! workloads (`start_ms`: the client node is built only then, see
 //! [`crate::world::Shared::deferred_starts`]). Admin operations may still be finishing in the
 //! heal phase; liveness requires every one to have finished.
@@ -31,11 +31,13 @@ use mirrorsim::protocol::{
 };
 use mirrorsim::switches::BrokenSwitch;
 
-use crate::admin::{self, AdminClient, AdminOp, AdminOpRecord};
-use crate::checkers::{BrokerView, Checkers, ControllerView, Violation};
+use crate::checks::{BrokerView, Checkers, ControllerView, Violation};
 use crate::faults::{plan, FaultAction, FaultPlan, PlannedFault, Target};
 use crate::scenario::{AcksSpec, IsolationSpec, Scenario};
-use crate::workload::{ConsumerClient, ConsumerWorkload, ProducerWorkload, TransactionalWorkload};
+use crate::world::admin::{self, AdminClient, AdminOp, AdminOpRecord};
+use crate::world::workload::{
+    ConsumerClient, ConsumerWorkload, ProducerWorkload, TransactionalWorkload,
+};
 use crate::world::{lock, node_address, run_node, NetStats, NodeFactory, NodeState, Shared, Slot};
 
 /// How often safety is checked, in simulated ms.
@@ -54,8 +56,8 @@ pub struct RunOptions {
     pub design: Option<MirrorDesign>,
     /// Test-only broken switches (by name, see [`BrokenSwitch`]).
     pub broken: Vec<BrokenSwitch>,
-    /// Emit the readable trace as `tracing` events (see [`crate::replay`], whose
-    /// [`crate::replay::replay`] sets this and prints them); the run itself is unchanged.
+    /// Emit the readable trace as `tracing` events (see [`crate::commands::replay`], whose
+    /// [`crate::commands::replay::replay`] sets this and prints them); the run itself is unchanged.
     pub trace: bool,
 }
 
@@ -208,9 +210,9 @@ async fn supervise(scenario: Arc<Scenario>, options: RunOptions, plan: FaultPlan
 }
 
 /// The clusters' topics at the start, and those a mirror may adopt, for `admin-outcomes`.
-fn admin_world(scenario: &Scenario) -> crate::admin_checks::AdminWorld {
+fn admin_world(scenario: &Scenario) -> crate::checks::admin::AdminWorld {
     use crate::scenario::{cluster_index, AdminOpKind};
-    let mut world = crate::admin_checks::AdminWorld::default();
+    let mut world = crate::checks::admin::AdminWorld::default();
     for spec in &scenario.admin {
         if let Some(mirror) = &spec.mirror {
             let cluster = cluster_index(spec.cluster.get_ref()).expect("validated") as u8;
@@ -442,7 +444,7 @@ fn build_nodes(
                         id,
                         Arc::new(move |now_ms, incarnation| {
                             let mut config = TransactionalProducerConfig::simulated(
-                                crate::workload::transactional_id(id),
+                                crate::world::workload::transactional_id(id),
                             );
                             if let Some(timeout) = timeout {
                                 config.transaction_timeout_ms = timeout;
@@ -1034,7 +1036,7 @@ impl World {
     fn say_about(&self, id: NodeId, line: std::fmt::Arguments<'_>) {
         if self.shared.print_trace {
             let incarnation = lock(&self.nodes[&id].slot).incarnation;
-            crate::replay::node_span(id, incarnation).in_scope(|| tracing::info!("{line}"));
+            crate::world::trace::node_span(id, incarnation).in_scope(|| tracing::info!("{line}"));
         }
     }
 
@@ -1057,7 +1059,7 @@ impl World {
             &mut Checkers,
             &[ControllerView<'_>],
             &mut [BrokerView<'_>],
-            &crate::workload::History,
+            &crate::world::workload::History,
         ) -> T,
     ) -> T {
         let mut guards: Vec<(NodeId, std::sync::MutexGuard<'_, Slot>)> = self

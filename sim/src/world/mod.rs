@@ -42,8 +42,12 @@
 //! Each node's driver runs in a `tracing` span naming the node and its incarnation, and, when
 //! [`Shared::print_trace`] is set (replay), emits what a reader of the run needs: delivered
 //! messages, messages the faults drop, duplicate or hold back, broker events and controller
-//! metadata records (see [`crate::replay`]). The trace hash is fed separately
+//! metadata records (see [`crate::commands::replay`]). The trace hash is fed separately
 //! ([`Shared::trace`]) and never depends on whether the trace is printed.
+
+pub mod admin;
+pub(crate) mod trace;
+pub mod workload;
 
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -59,8 +63,8 @@ use mirrorsim::protocol::{ClientKind, Envelope, Message, NodeId};
 
 use tracing::Instrument;
 
-use crate::replay::Watermark;
-use crate::workload::{fnv1a, ConsumerWorkload, History, ProducerWorkload, FNV_OFFSET};
+use crate::world::workload::{fnv1a, ConsumerWorkload, History, ProducerWorkload, FNV_OFFSET};
+use trace::Watermark;
 
 /// The endpoint tag all messages use.
 const MESSAGE_TAG: u64 = 1;
@@ -95,11 +99,11 @@ pub enum NodeState {
     /// A producer workload.
     Producer(Box<ProducerWorkload>),
     /// A transactional producer workload.
-    Transactional(Box<crate::workload::TransactionalWorkload>),
+    Transactional(Box<crate::world::workload::TransactionalWorkload>),
     /// A consumer workload.
     Consumer(Box<ConsumerWorkload>),
     /// An admin client.
-    Admin(Box<crate::admin::AdminClient>),
+    Admin(Box<crate::world::admin::AdminClient>),
 }
 
 impl NodeState {
@@ -227,7 +231,7 @@ pub struct Shared {
     /// Client nodes whose state machine is built only this many ms into the fault phase
     /// (a scenario's `start_ms`); filled while the nodes are built.
     pub deferred_starts: Mutex<BTreeMap<NodeId, u64>>,
-    /// Emit the readable trace as `tracing` events (replay, see [`crate::replay`]). Every
+    /// Emit the readable trace as `tracing` events (replay, see [`crate::commands::replay`]). Every
     /// emitting site tests this first, so a run without it formats nothing.
     pub print_trace: bool,
     start: madsim::time::Instant,
@@ -447,7 +451,7 @@ pub async fn run_node(
     // Everything this incarnation does is attributed to it in a replay (instrumenting adds no
     // await and no scheduling decision, so runs are unchanged).
     drive(node, incarnation, endpoint, shared, slot, factory)
-        .instrument(crate::replay::node_span(node, incarnation))
+        .instrument(trace::node_span(node, incarnation))
         .await;
 }
 

@@ -170,7 +170,7 @@ pub struct History {
     pub readable: Vec<(NodeId, u64, u64)>,
     /// Every operation of the scenario's admin timeline, in file order, with its outcome once
     /// it finished.
-    pub admin_ops: Vec<crate::admin::AdminOpRecord>,
+    pub admin_ops: Vec<crate::world::admin::AdminOpRecord>,
     /// Admin requests the network delivered twice: (admin client, correlation id).
     pub duplicated_admin_requests: std::collections::BTreeSet<(NodeId, u64)>,
     /// Every time a consumer moved its position back (position validation found the log
@@ -218,7 +218,7 @@ impl History {
     }
 
     /// Records a finished admin operation's outcome.
-    pub(crate) fn record_admin(&mut self, finished: crate::admin::AdminOpRecord) {
+    pub(crate) fn record_admin(&mut self, finished: crate::world::admin::AdminOpRecord) {
         match self
             .admin_ops
             .iter_mut()

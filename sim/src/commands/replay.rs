@@ -6,7 +6,7 @@
 //!   time. The node is the simulated node whose task emitted the line, with its incarnation
 //!   (`b-broker-2#2`: the second start of that process), or `world` for the supervisor: phases,
 //!   faults, the admin timeline, and at the end the verdict and every violation.
-//! - **Spans.** Each node's driver runs inside a [`node_span`] (set where the world starts the
+//! - **Spans.** Each node's driver runs inside a [`crate::world::trace::node_span`] (set where the world starts the
 //!   node), so a `tracing` event emitted anywhere while a node handles an input, including in
 //!   the model's state machines, is attributed to that node. Supervisor lines about one node
 //!   (killed, paused, resumed) are emitted in a span of that node too.
@@ -36,7 +36,6 @@ use std::fmt::{self, Write as _};
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
-use mirrorsim::protocol::{NodeId, PartitionSummary};
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id};
 use tracing::{Event, Level, Metadata, Subscriber};
@@ -44,12 +43,11 @@ use tracing_subscriber::layer::{Context, Layer};
 use tracing_subscriber::prelude::*;
 use tracing_subscriber::registry::LookupSpan;
 
-use crate::runner::{run, RunOptions, RunReport};
+use crate::commands::runner::{run, RunOptions, RunReport};
 use crate::scenario::Scenario;
-use crate::world::{lock, NodeState};
+use crate::world::lock;
+use crate::world::trace::NODE_SPAN;
 
-/// The name of the span each node's driver runs in.
-const NODE_SPAN: &str = "node";
 /// Width of the node column, enough for `a-consumer-12#3`.
 const NODE_COLUMN: usize = 15;
 /// The label of lines emitted outside every node (the supervisor).
@@ -144,11 +142,6 @@ pub fn replay(
         unmatched_nodes,
         output_failed,
     }
-}
-
-/// The span a node's driver (or a supervisor line about the node) runs in.
-pub fn node_span(node: NodeId, incarnation: u64) -> tracing::Span {
-    tracing::info_span!(NODE_SPAN, node = %node, incarnation)
 }
 
 /// The trace's writer; after a failed write (a closed pipe) the rest is dropped quietly so the
@@ -309,69 +302,5 @@ impl Visit for EventFields {
         } else {
             let _ = write!(self.rest, " {}={value:?}", field.name());
         }
-    }
-}
-
-/// What a node's state machine had reported before an input, so that what the input added can
-/// be traced after it: a broker's pending events, a controller's metadata log end.
-pub(crate) enum Watermark {
-    /// Events the broker had not handed out yet.
-    BrokerEvents(usize),
-    /// The controller's metadata log end offset.
-    MetadataLogEnd(i64),
-    /// Nothing to trace for this kind of node.
-    None,
-}
-
-impl Watermark {
-    /// Where `state` stands now.
-    pub(crate) fn of(state: &NodeState) -> Self {
-        match state {
-            NodeState::Broker(broker) => Self::BrokerEvents(broker.pending_events().len()),
-            NodeState::Controller(controller) => Self::MetadataLogEnd(controller.log_end_offset()),
-            _ => Self::None,
-        }
-    }
-
-    /// Traces what `state` added since this watermark: broker events (state changes at INFO,
-    /// appends at DEBUG) and the controller's new metadata records (INFO, partitions named).
-    pub(crate) fn trace_since(self, state: &NodeState) {
-        match (self, state) {
-            (Self::BrokerEvents(seen), NodeState::Broker(broker)) => {
-                for event in broker.pending_events().iter().skip(seen) {
-                    if event.is_state_change() {
-                        tracing::info!("{event}");
-                    } else {
-                        tracing::debug!("{event}");
-                    }
-                }
-            }
-            (Self::MetadataLogEnd(end), NodeState::Controller(controller)) => {
-                let records = controller.records();
-                let new = usize::try_from(end).unwrap_or(records.len());
-                for (offset, record) in records.iter().enumerate().skip(new) {
-                    trace_metadata_record(controller.image(), offset, record);
-                }
-            }
-            _ => {}
-        }
-    }
-}
-
-/// One metadata record the controller wrote, a partition named by its topic.
-fn trace_metadata_record(
-    image: &mirrorsim::metadata::MetadataImage,
-    offset: usize,
-    record: &mirrorsim::metadata::MetadataRecord,
-) {
-    match record {
-        mirrorsim::metadata::MetadataRecord::Partition(partition) => {
-            let summary = PartitionSummary {
-                record: partition,
-                topic: image.topic_name(partition.topic_id),
-            };
-            tracing::info!("metadata {offset}: Partition {summary}");
-        }
-        other => tracing::info!("metadata {offset}: {other}"),
     }
 }

@@ -42,8 +42,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use mirrorsim::protocol::{ClusterIndex, ErrorCode, MirrorTopicOperation, NodeId, TopicPartition};
 
-use crate::admin::{AdminAction, AdminOp, AdminOpRecord, AdminOutcome};
-use crate::checkers::Violation;
+use super::invariants::Violation;
+use crate::world::admin::{AdminAction, AdminOp, AdminOpRecord, AdminOutcome};
 
 /// A topic's desired state: `mirror.name` as the seed carries it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -10,7 +10,7 @@
 //! - **Stopping.** Workers claim items from one counter and stop claiming when the duration has
 //!   run out (or `--seeds` items were claimed); every claimed item is finished, so the items run
 //!   are always a prefix `0..M` of the sequence. `M` depends on wall time and machine speed;
-//!   each item's result does not: every seed runs through [`crate::runner::run`] in its own
+//!   each item's result does not: every seed runs through [`crate::commands::runner::run`] in its own
 //!   fresh OS thread with its own madsim `Runtime`, exactly as `mirrorsim run SCENARIO --seed N`
 //!   runs it, so it has the same trace hash and verdict (tested in `sim/tests/soak.rs`).
 //!   Wall-clock time is read only here, outside every simulation, to decide when to stop.
@@ -26,7 +26,7 @@
 //!   total count; a scenario none of whose seeds reached one of its declared `coverage` marks
 //!   is *vacuous*.
 //! - **Generated scenarios** (`--generate`, [`GenerateMode`]): a work item may run the scenario
-//!   [`crate::generate::generate`] draws from its own seed instead of a file: every other item
+//!   [`crate::scenario::generate::generate`] draws from its own seed instead of a file: every other item
 //!   with `mix` (the odd ones; the even ones go round the files), every item with `only`. A
 //!   failing generated scenario is written as `generated-SEED.toml` into
 //!   [`SoakConfig::generated_dir`] (by [`write_generated`]), and its failure line's path and
@@ -51,8 +51,8 @@ use mirrorsim::mirror::{is_valid_transition, MirrorDesign, MirrorState};
 use mirrorsim::switches::BrokenSwitch;
 use serde::Serialize;
 
-use crate::checkers::{INVARIANTS, PRECONDITION_PREFIX};
-use crate::runner::{RunOptions, RunReport, Verdict};
+use crate::checks::{INVARIANTS, PRECONDITION_PREFIX};
+use crate::commands::runner::{RunOptions, RunReport, Verdict};
 use crate::scenario::{Scenario, FAULT_KINDS};
 
 /// Stack size of a seed's thread: the main thread's usual 8 MiB, as `mirrorsim run` has.
@@ -206,7 +206,7 @@ pub enum GenerateMode {
 pub enum ScenarioRef {
     /// `config.scenarios[index]`.
     File(usize),
-    /// [`crate::generate::generate`] of the seed.
+    /// [`crate::scenario::generate::generate`] of the seed.
     Generated,
 }
 
@@ -308,7 +308,9 @@ impl SoakConfig {
     pub fn scenario_of(&self, scenario: ScenarioRef, seed: u64) -> std::borrow::Cow<'_, Scenario> {
         match scenario {
             ScenarioRef::File(index) => std::borrow::Cow::Borrowed(&self.scenarios[index].scenario),
-            ScenarioRef::Generated => std::borrow::Cow::Owned(crate::generate::generate(seed)),
+            ScenarioRef::Generated => {
+                std::borrow::Cow::Owned(crate::scenario::generate::generate(seed))
+            }
         }
     }
 
@@ -373,7 +375,7 @@ pub enum SeedResult {
 pub fn write_generated(config: &SoakConfig, seed: u64) -> std::io::Result<PathBuf> {
     let path = config.path_of(ScenarioRef::Generated, seed);
     std::fs::create_dir_all(&config.generated_dir)?;
-    std::fs::write(&path, crate::generate::generated_toml(seed))?;
+    std::fs::write(&path, crate::scenario::generate::generated_toml(seed))?;
     Ok(path)
 }
 
@@ -826,7 +828,7 @@ impl Summary {
     }
 
     /// The invariants whose precondition no seed reached (see
-    /// [`crate::checkers::INVARIANTS`]): their checks tested nothing in this soak.
+    /// [`crate::checks::INVARIANTS`]): their checks tested nothing in this soak.
     pub fn vacuous_invariants(&self) -> Vec<&'static str> {
         INVARIANTS
             .iter()

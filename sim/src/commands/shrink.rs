@@ -3,7 +3,7 @@
 //!
 //! Contract:
 //! - **Target.** The seed is run once, like every run here through
-//!   [`crate::soak::run_isolated`] (a fresh thread and madsim runtime per run, a panic caught).
+//!   [`crate::commands::soak::run_isolated`] (a fresh thread and madsim runtime per run, a panic caught).
 //!   A passing seed has nothing to shrink ([`ShrinkError::Passes`]). Otherwise the target is the
 //!   invariant of the first violation, or `panic` for a panic inside the simulation; a candidate
 //!   *reproduces* when its first violation has that invariant (for `panic`: when it panics).
@@ -44,10 +44,10 @@ use std::path::Path;
 
 use mirrorsim::switches::BrokenSwitch;
 
+use crate::commands::runner::{RunOptions, RunReport, Verdict};
+use crate::commands::soak::{run_isolated, SeedResult};
 use crate::faults::{plan, PlannedFault, SwarmChoice};
-use crate::runner::{RunOptions, RunReport, Verdict};
 use crate::scenario::{FaultSpec, Scenario};
-use crate::soak::{run_isolated, SeedResult};
 
 /// Candidate runs a shrink may use unless told otherwise.
 pub const DEFAULT_BUDGET: usize = 200;
@@ -515,7 +515,7 @@ pub struct Shrunk {
     pub same_trace: bool,
 }
 
-/// Shrinks `scenario` at `options.seed` with `runner` (normally [`crate::runner::run`]);
+/// Shrinks `scenario` at `options.seed` with `runner` (normally [`crate::commands::runner::run`]);
 /// `say` hears the progress lines.
 pub fn shrink_seed<R>(
     scenario: &Scenario,

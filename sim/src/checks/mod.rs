@@ -45,204 +45,24 @@
 //! consumer of its topic, unless it was dropped by mirroring by design or, on a topic that is not
 //! durable, is gone from the final log as acks=1 allows).
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
+pub mod admin;
+mod invariants;
+pub mod mirror;
+mod view;
 
-use mirrorsim::broker::{
-    Broker, BrokerEvent, MemoryDirDisk, MemoryStorage, Role, TruncationReason,
-};
-use mirrorsim::controller::Controller;
+pub use invariants::{is_invariant, Violation, INVARIANTS, PRECONDITION_PREFIX};
+pub(crate) use view::{broker_view, current_leader};
+pub use view::{BrokerView, ControllerView};
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use mirrorsim::broker::{BrokerEvent, MemoryDirDisk, Role, TruncationReason};
 use mirrorsim::coordinator::transaction::TransactionMetadata;
 use mirrorsim::log::PartitionLog;
 use mirrorsim::mirror::TopicMirrorConfig;
 use mirrorsim::protocol::{BrokerId, ClusterIndex, NodeId, TopicPartition};
 
-use crate::workload::{parse_value, History, PollRecord, RecordId};
-
-/// Every invariant the checkers hold, by its stable name, with the case that must arise in a
-/// run for the check to test anything (its precondition, stateright's `Sometimes`). A checker
-/// notes its case with [`Checkers::precondition`] where it meets it; `mirrorsim soak` counts
-/// the seeds that reached each and reports `VACUOUS invariant=NAME` for one no seed reached.
-pub const INVARIANTS: &[(&str, &str)] = &[
-    (
-        "acked-writes-durable",
-        "an acknowledged acks=all record was verified again by the leader of a later epoch",
-    ),
-    (
-        "no-duplicates",
-        "a leader answered a batch its producer had already written (a retry or a duplicate)",
-    ),
-    (
-        "producer-order",
-        "a producer sent a batch again (a retry) to a partition whose log was scanned",
-    ),
-    (
-        "replica-convergence",
-        "a follower's log was compared with the leader's after a restart or a leader change",
-    ),
-    (
-        "epochs-monotonic",
-        "a partition's leader epoch moved in the controller's metadata",
-    ),
-    (
-        "hw-monotonic",
-        "a replica's high watermark moved within one leader epoch of a live process",
-    ),
-    (
-        "single-leader-per-epoch",
-        "a partition's leadership moved to another broker",
-    ),
-    (
-        "inconsistent-offsets",
-        "a consumer's read was compared with the final log of a partition whose leader changed",
-    ),
-    (
-        "nonmonotonic-poll",
-        "a consumer read a partition again after its leader changed",
-    ),
-    (
-        "skipped-poll",
-        "a consumer's consecutive reads of a partition jumped over offsets, which were checked",
-    ),
-    (
-        "unseen",
-        "an acknowledged record had to reach a reader that restarted or whose group spread the \
-         partition over two members",
-    ),
-    (
-        "no-control-records-delivered",
-        "a consumer read past a control batch (a transaction marker or MIRROR_PID_RESET)",
-    ),
-    (
-        "read-committed",
-        "a READ_COMMITTED consumer read past an aborted or open transaction's records",
-    ),
-    (
-        "transaction-atomicity",
-        "a transaction the coordinator confirmed aborted left records in the final log",
-    ),
-    (
-        "group-offsets-monotonic",
-        "a group's committed offset moved on its coordinator",
-    ),
-    (
-        "offset-identity",
-        "a mirrored batch was compared with the source's batch at its offset",
-    ),
-    (
-        "read-only-until-stopped",
-        "a client write to a mirror partition that was not STOPPED was refused",
-    ),
-    (
-        "no-stale-pid-after-stopped",
-        "a partition went STOPPED with mirrored records of a producer before its reset",
-    ),
-    (
-        "local-epoch-above-mirrored",
-        "a batch written after STOPPED on a partition with mirrored data was compared",
-    ),
-    (
-        "legal-transitions",
-        "a persisted mirror state record followed an earlier state of its partition",
-    ),
-    (
-        "coordinator-fencing",
-        "the mirror coordinator refused a stale state write (fenced by leader or state epoch)",
-    ),
-    (
-        "mirror-prefix",
-        "a destination log was compared with the source's while mirroring",
-    ),
-    (
-        "single-mirror-fetcher",
-        "a mirror partition's fetcher ran on two brokers over the run (leadership moved)",
-    ),
-    (
-        "psm-replica-agreement",
-        "producer states holding a producer were compared between a leader and a replica",
-    ),
-    (
-        "offset-sync-clamped",
-        "the mirror sync clamped a group offset",
-    ),
-    (
-        "group-resume-no-skip",
-        "a group whose offsets the mirror sync committed read on the destination from above \
-         its log start",
-    ),
-    (
-        "admin-outcomes",
-        "an admin operation the seed's rules refuse was tried (and had to be refused)",
-    ),
-    (
-        "liveness",
-        "the heal phase began with the system short of liveness (it had to converge)",
-    ),
-];
-
-/// The coverage-mark prefix of a precondition: `precondition:NAME`.
-pub const PRECONDITION_PREFIX: &str = "precondition:";
-
-/// Whether `name` is one of [`INVARIANTS`].
-pub fn is_invariant(name: &str) -> bool {
-    INVARIANTS.iter().any(|(known, _)| *known == name)
-}
-
-/// A broken invariant.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Violation {
-    /// The invariant's stable name.
-    pub invariant: &'static str,
-    /// The cluster, if one is concerned.
-    pub cluster: Option<ClusterIndex>,
-    /// The partition, if one is concerned.
-    pub topic_partition: Option<TopicPartition>,
-    /// What was seen.
-    pub detail: String,
-    /// Simulated time of detection, in ms since the start.
-    pub time_ms: i64,
-}
-
-impl fmt::Display for Violation {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "VIOLATION invariant={}", self.invariant)?;
-        if let Some(cluster) = self.cluster {
-            write!(f, " cluster={cluster}")?;
-        }
-        if let Some(tp) = &self.topic_partition {
-            write!(f, " topic={} partition={}", tp.topic, tp.partition)?;
-        }
-        write!(f, " {}", self.detail)
-    }
-}
-
-impl Violation {
-    /// The one-line form of design.md §5, with the run's seed and the detection time.
-    pub fn report_line(&self, seed: u64) -> String {
-        format!(
-            "{self} seed={seed} time={:.3}s",
-            self.time_ms as f64 / 1000.0
-        )
-    }
-}
-
-/// A broker as the checkers see it.
-pub struct BrokerView<'a> {
-    /// Its cluster.
-    pub cluster: ClusterIndex,
-    /// Its process incarnation.
-    pub incarnation: u64,
-    /// The state machine (mutable only to take its events).
-    pub broker: &'a mut Broker<MemoryStorage>,
-}
-
-/// A controller as the checkers see it.
-pub struct ControllerView<'a> {
-    /// Its cluster.
-    pub cluster: ClusterIndex,
-    /// The state machine.
-    pub controller: &'a Controller<MemoryDirDisk>,
-}
+use crate::world::workload::{parse_value, History, PollRecord, RecordId};
 
 /// Incremental duplicate and order scan of one leader's log.
 #[derive(Debug, Clone, Default)]
@@ -294,15 +114,15 @@ pub struct Checkers {
     /// Topics (cluster, name) whose acknowledged writes must be durable.
     pub durable_topics: BTreeSet<(ClusterIndex, String)>,
     /// The clusters' topics at the start, for `admin-outcomes`.
-    pub admin_world: crate::admin_checks::AdminWorld,
+    pub admin_world: crate::checks::admin::AdminWorld,
     /// What each broker's metadata image held of the admin timeline's mirrors, over time.
-    mirror_images: crate::admin_checks::MirrorImages,
+    mirror_images: crate::checks::admin::MirrorImages,
     /// Counts of events seen, for coverage marks.
     pub marks: BTreeMap<String, u64>,
     /// When each event-driven mark was first reached (simulated ms, the checkers' clock).
     pub marks_first_ms: BTreeMap<String, i64>,
     /// The KIP-1279 checks.
-    mirror: crate::mirror_checks::MirrorChecks,
+    mirror: crate::checks::mirror::MirrorChecks,
     /// Mirroring truncations per (cluster, partition): (time, offset truncated to, why). Records
     /// sent before one of them at or above its offset were dropped by design (a failback
     /// drops the old primary's unmirrored writes), not lost.
@@ -937,7 +757,7 @@ impl Checkers {
     }
 
     /// Whether mirroring dropped this acknowledged send by design (see `mirror_truncations`).
-    fn dropped_by_mirroring(&self, offset: i64, send: &crate::workload::SendRecord) -> bool {
+    fn dropped_by_mirroring(&self, offset: i64, send: &crate::world::workload::SendRecord) -> bool {
         let cluster = cluster_of_value(&send.value);
         self.cut_by_mirroring(cluster, &send.topic_partition, offset, send.sent_ms, |_| {
             true
@@ -956,7 +776,7 @@ impl Checkers {
     /// data took its marker first (`txn_send_stop_cut_after_outcome_lost`). The caller checks
     /// that the record is gone from the final log (a record the failback mirrored back is
     /// judged by its markers as any other).
-    fn txn_send_cut_by_failback(&self, send: &crate::workload::SendRecord) -> bool {
+    fn txn_send_cut_by_failback(&self, send: &crate::world::workload::SendRecord) -> bool {
         let Some(offset) = send.acked_offset else {
             return false;
         };
@@ -988,7 +808,10 @@ impl Checkers {
     /// failback reproduced what b held, and b's topic was not durable. A STOPPING cut with no
     /// such loss between the send and the cut excuses nothing, nor a loss at or below the
     /// record's offset (the record's own, judged by the other excuses).
-    fn txn_send_stop_cut_after_outcome_lost(&self, send: &crate::workload::SendRecord) -> bool {
+    fn txn_send_stop_cut_after_outcome_lost(
+        &self,
+        send: &crate::world::workload::SendRecord,
+    ) -> bool {
         let Some(offset) = send.acked_offset else {
             return false;
         };
@@ -1011,7 +834,10 @@ impl Checkers {
     /// confirmed. A STOPPING cut with no such failback cut between the send and it excuses
     /// nothing, nor a failback cut at or below the record (`txn_send_cut_by_failback` judges
     /// that one).
-    fn txn_send_stop_cut_after_failback_cut(&self, send: &crate::workload::SendRecord) -> bool {
+    fn txn_send_stop_cut_after_failback_cut(
+        &self,
+        send: &crate::world::workload::SendRecord,
+    ) -> bool {
         let Some(offset) = send.acked_offset else {
             return false;
         };
@@ -1073,7 +899,7 @@ impl Checkers {
     fn txn_send_gone_legally(
         &self,
         logs: &dyn LeaderLogs,
-        send: &crate::workload::SendRecord,
+        send: &crate::world::workload::SendRecord,
     ) -> Option<&'static str> {
         if self.txn_send_cut_by_failback(send) {
             Some("txn-record-cut-by-failback")
@@ -1103,7 +929,7 @@ impl Checkers {
     fn txn_send_lost_not_durable(
         &self,
         logs: &dyn LeaderLogs,
-        send: &crate::workload::SendRecord,
+        send: &crate::world::workload::SendRecord,
     ) -> bool {
         let Some(offset) = send.acked_offset else {
             return false;
@@ -2021,7 +1847,7 @@ impl Checkers {
                                 | TruncationReason::MirrorLastMirroredEpoch
                         );
                         let source_cut =
-                            crate::mirror_checks::source_cluster(view, &topic_partition.topic)
+                            crate::checks::mirror::source_cluster(view, &topic_partition.topic)
                                 .filter(|_| {
                                     follows_source && to_log_end_offset < from_log_end_offset
                                 })
@@ -3086,7 +2912,7 @@ impl Checkers {
                 .or_default() += outcome_lost_skips.get();
         }
         let gone_marks = std::cell::RefCell::new(Vec::new());
-        let gone_legally = |send: &crate::workload::SendRecord| {
+        let gone_legally = |send: &crate::world::workload::SendRecord| {
             let mark = self.txn_send_gone_legally(&logs, send);
             gone_marks.borrow_mut().extend(mark);
             mark.is_some()
@@ -3113,11 +2939,11 @@ impl Checkers {
             lost_marked(mark, cluster, tp, offset, decided_at, since_ms)
         };
         let enlist_lost = |producer: NodeId,
-                           send: &crate::workload::SendRecord,
+                           send: &crate::world::workload::SendRecord,
                            completed_ms,
                            committed: bool| {
             let cluster = producer.cluster();
-            let transactional_id = crate::workload::transactional_id(producer);
+            let transactional_id = crate::world::workload::transactional_id(producer);
             let lost = transaction_state_partition(controllers, cluster, &transactional_id)
                 .is_some_and(|state| {
                     self.enlist_lost_by_coordinator(cluster, &state, send, completed_ms)
@@ -3145,7 +2971,7 @@ impl Checkers {
         }
         self.note_history_preconditions(&logs, history);
         out.extend(self.check_group_resumes(time_ms, &logs, history));
-        let (admin, refusals, excuses) = crate::admin_checks::check_admin_outcomes(
+        let (admin, refusals, excuses) = crate::checks::admin::check_admin_outcomes(
             time_ms,
             &self.admin_world,
             &self.mirror_images,
@@ -3721,7 +3547,7 @@ impl Checkers {
         history: &History,
     ) -> Vec<Violation> {
         let (mut out, loops) =
-            crate::mirror_checks::check_mirror_liveness(time_ms, controllers, brokers);
+            crate::checks::mirror::check_mirror_liveness(time_ms, controllers, brokers);
         if loops > 0 {
             *self
                 .marks
@@ -3927,7 +3753,7 @@ impl Checkers {
         &self,
         logs: &dyn LeaderLogs,
         offset: i64,
-        send: &crate::workload::SendRecord,
+        send: &crate::world::workload::SendRecord,
     ) -> bool {
         let (tp, value) = (&send.topic_partition, send.value.as_str());
         let cluster = cluster_of_value(value);
@@ -3969,7 +3795,7 @@ impl Checkers {
         state_partition: impl FnOnce(&str) -> Option<TopicPartition>,
         logs: &dyn LeaderLogs,
         offset: i64,
-        send: &crate::workload::SendRecord,
+        send: &crate::world::workload::SendRecord,
         completed_ms: Option<i64>,
     ) -> bool {
         let (tp, value) = (&send.topic_partition, send.value.as_str());
@@ -3977,7 +3803,7 @@ impl Checkers {
         let Some(writer) = parse_value(value.as_bytes()) else {
             return false;
         };
-        let transactional_id = crate::workload::transactional_id(&writer.producer);
+        let transactional_id = crate::world::workload::transactional_id(&writer.producer);
         let enlist_lost = state_partition(&transactional_id).is_some_and(|state| {
             self.enlist_lost_by_coordinator(cluster, &state, send, completed_ms)
         });
@@ -4054,7 +3880,7 @@ impl Checkers {
         &self,
         cluster: ClusterIndex,
         state_partition: &TopicPartition,
-        send: &crate::workload::SendRecord,
+        send: &crate::world::workload::SendRecord,
         completed_ms: Option<i64>,
     ) -> bool {
         let Some(completed_ms) = completed_ms else {
@@ -4110,7 +3936,7 @@ impl Checkers {
         else {
             return false;
         };
-        let transactional_id = crate::workload::transactional_id(&writer.producer);
+        let transactional_id = crate::world::workload::transactional_id(&writer.producer);
         let Some((state_partition, metadata)) = coordinator(&transactional_id) else {
             return false; // no loaded coordinator: the liveness check reports its partition
         };
@@ -4128,7 +3954,7 @@ impl Checkers {
         &self,
         logs: &dyn LeaderLogs,
         offset: i64,
-        send: &crate::workload::SendRecord,
+        send: &crate::world::workload::SendRecord,
     ) -> bool {
         let tp = &send.topic_partition;
         let cluster = cluster_of_value(&send.value);
@@ -4146,7 +3972,7 @@ impl Checkers {
         &self,
         logs: &dyn LeaderLogs,
         offset: i64,
-        send: &crate::workload::SendRecord,
+        send: &crate::world::workload::SendRecord,
     ) -> bool {
         let (tp, value) = (&send.topic_partition, send.value.as_str());
         let cluster = cluster_of_value(value);
@@ -4283,7 +4109,7 @@ fn above_forgotten_txn(
     logs: &dyn LeaderLogs,
     forgotten: &BTreeSet<(ClusterIndex, TopicPartition)>,
     offset: i64,
-    send: &crate::workload::SendRecord,
+    send: &crate::world::workload::SendRecord,
 ) -> bool {
     let tp = &send.topic_partition;
     let cluster = cluster_of_value(&send.value);
@@ -4341,18 +4167,6 @@ fn cluster_of_value(value: &str) -> ClusterIndex {
     ClusterIndex(letter.saturating_sub(b'a'))
 }
 
-/// The view of `broker` of `cluster`, if it is live.
-pub(crate) fn broker_view<'a, 'b>(
-    brokers: &'a [BrokerView<'b>],
-    cluster: ClusterIndex,
-    broker: BrokerId,
-) -> Option<&'a BrokerView<'b>> {
-    brokers
-        .iter()
-        .find(|view| view.cluster == cluster && view.broker.broker_id() == broker)
-}
-
-/// The live broker leading `tp` in the controller's current epoch, with its log.
 /// The mirror partitions whose open transaction is their source's hanging one (`hung`:
 /// partition → last stable offset, of partitions whose open transaction nothing will close):
 /// a destination that still mirrors or pauses the topic, whose current leader's last stable
@@ -4384,7 +4198,7 @@ fn hanging_mirrored_from_source(
                     .mirror_desired_state(&tp.topic)
                     .is_some_and(|desired| !matches!(desired, DesiredState::Stopped { .. }));
                 let Some(source) =
-                    crate::mirror_checks::mirror_source_in(image, &tp.topic).filter(|_| mirroring)
+                    crate::checks::mirror::mirror_source_in(image, &tp.topic).filter(|_| mirroring)
                 else {
                     continue;
                 };
@@ -4406,25 +4220,6 @@ fn hanging_mirrored_from_source(
         }
     }
     inherited.into_keys().collect()
-}
-
-pub(crate) fn current_leader<'a>(
-    controllers: &[ControllerView<'_>],
-    brokers: &'a [BrokerView<'_>],
-    cluster: ClusterIndex,
-    tp: &TopicPartition,
-) -> Option<(i32, &'a PartitionLog<MemoryDirDisk>)> {
-    let controller = controllers.iter().find(|view| view.cluster == cluster)?;
-    let record = controller.controller.image().partition(tp)?;
-    let leader = record.leader?;
-    let view = broker_view(brokers, cluster, leader)?;
-    let partition = view.broker.partitions().get(tp)?;
-    match &partition.role {
-        Role::Leader(state) if state.leader_epoch == record.leader_epoch => {
-            Some((state.leader_epoch, &partition.log))
-        }
-        _ => None,
-    }
 }
 
 /// The value of the data record at `offset`, if the log holds one there.
@@ -4561,7 +4356,7 @@ fn deposed_commit_past_successor(
 fn unseen(
     time_ms: i64,
     history: &History,
-    excused: impl Fn(i64, &crate::workload::SendRecord, bool) -> bool,
+    excused: impl Fn(i64, &crate::world::workload::SendRecord, bool) -> bool,
 ) -> (Vec<Violation>, u64) {
     // A plain consumer must see everything itself; a group must see everything between its
     // members, whoever held the partition.
@@ -4908,7 +4703,8 @@ type OutcomeLost<'a> = dyn Fn(ClusterIndex, &TopicPartition, i64, Option<i64>, i
 /// outcome may lie outside that outcome's markers because its coordinator lost the
 /// partition's enlisting (see [`Checkers::enlist_lost_by_coordinator`]): (producer, the send,
 /// when the outcome was confirmed, whether it was a commit).
-type EnlistLost<'a> = dyn Fn(NodeId, &crate::workload::SendRecord, Option<i64>, bool) -> bool + 'a;
+type EnlistLost<'a> =
+    dyn Fn(NodeId, &crate::world::workload::SendRecord, Option<i64>, bool) -> bool + 'a;
 
 /// Where the history checks find the current leader's log of a partition.
 pub trait LeaderLogs {
@@ -5171,7 +4967,7 @@ fn check_transaction_atomicity(
     time_ms: i64,
     logs: &dyn LeaderLogs,
     history: &History,
-    gone_legally: &dyn Fn(&crate::workload::SendRecord) -> bool,
+    gone_legally: &dyn Fn(&crate::world::workload::SendRecord) -> bool,
     outcome_lost: &OutcomeLost<'_>,
     abort_lost: &OutcomeLost<'_>,
     enlist_lost: &EnlistLost<'_>,
@@ -5318,8 +5114,8 @@ mod tests {
         sent_ms: i64,
         acked_offset: Option<i64>,
         transaction: Option<u64>,
-    ) -> crate::workload::SendRecord {
-        crate::workload::SendRecord {
+    ) -> crate::world::workload::SendRecord {
+        crate::world::workload::SendRecord {
             topic_partition: tp.clone(),
             value: value.into(),
             sent_ms,
@@ -5373,8 +5169,8 @@ mod tests {
         1,
     );
 
-    fn poll(tp: &TopicPartition, offset: i64, value: &str) -> crate::workload::PollRecord {
-        crate::workload::PollRecord {
+    fn poll(tp: &TopicPartition, offset: i64, value: &str) -> crate::world::workload::PollRecord {
+        crate::world::workload::PollRecord {
             topic_partition: tp.clone(),
             offset,
             value: value.into(),
@@ -5394,7 +5190,7 @@ mod tests {
 
     fn never_enlist_lost(
         _: NodeId,
-        _: &crate::workload::SendRecord,
+        _: &crate::world::workload::SendRecord,
         _: Option<i64>,
         _: bool,
     ) -> bool {
@@ -5408,10 +5204,10 @@ mod tests {
         let directory = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
         let mut reported = BTreeSet::new();
         for file in [
-            "checkers.rs",
-            "mirror_checks.rs",
-            "runner.rs",
-            "admin_checks.rs",
+            "checks/mod.rs",
+            "checks/mirror.rs",
+            "commands/runner.rs",
+            "checks/admin.rs",
         ] {
             let text = std::fs::read_to_string(format!("{directory}/{file}")).expect("source");
             // Up to the test module (a test-only helper elsewhere does not end the code).
@@ -5538,7 +5334,7 @@ mod tests {
             if let Some(sent_ms) = sent_ms {
                 history.sends.insert(
                     (producer, 1, 0),
-                    crate::workload::SendRecord {
+                    crate::world::workload::SendRecord {
                         topic_partition: tp.clone(),
                         value: "b/1/orders-0/0/y".into(),
                         sent_ms,
@@ -5593,7 +5389,7 @@ mod tests {
             let mut history = History::default();
             history.groups.insert(on_b, "g".into());
             history.groups.insert(on_c, "g".into());
-            let after_cut = crate::workload::PollRecord {
+            let after_cut = crate::world::workload::PollRecord {
                 fetched_ms: 10,
                 received_ms: 11,
                 ..poll(&tp, 2, "a/1/orders-0/2/x")
@@ -5969,7 +5765,7 @@ mod tests {
         );
         history.transactions.insert(
             (PRODUCER, 1, 3),
-            crate::workload::TransactionRecord {
+            crate::world::workload::TransactionRecord {
                 handles: vec![0],
                 intended_commit: true,
                 committed: Some(true),
@@ -6062,7 +5858,7 @@ mod tests {
             (PRODUCER, 1, 0),
             send_record(&tp, "a-aborted", 100, Some(0), Some(31)),
         );
-        let aborted = crate::workload::TransactionRecord {
+        let aborted = crate::world::workload::TransactionRecord {
             handles: vec![0],
             intended_commit: false,
             committed: Some(false),
@@ -6140,7 +5936,7 @@ mod tests {
                 send_record(tp, value, 0, Some(0), Some(7)),
             );
         }
-        let transaction = crate::workload::TransactionRecord {
+        let transaction = crate::world::workload::TransactionRecord {
             handles: vec![0, 1],
             intended_commit: true,
             committed: None,
@@ -6204,7 +6000,7 @@ mod tests {
         }
         history.transactions.insert(
             (PRODUCER, 1, 3),
-            crate::workload::TransactionRecord {
+            crate::world::workload::TransactionRecord {
                 handles: vec![0, 1],
                 intended_commit: true,
                 committed: Some(true),
@@ -6229,12 +6025,12 @@ mod tests {
         logs: &FixedLogs,
         history: &History,
     ) -> Vec<&'static str> {
-        let gone_legally = |send: &crate::workload::SendRecord| {
+        let gone_legally = |send: &crate::world::workload::SendRecord| {
             checkers.txn_send_gone_legally(logs, send).is_some()
         };
         // Every transactional id's state on `STATE_PARTITION` of its producer's cluster.
         let enlist_lost =
-            |producer: NodeId, send: &crate::workload::SendRecord, completed_ms, _| {
+            |producer: NodeId, send: &crate::world::workload::SendRecord, completed_ms, _| {
                 let state = TopicPartition::new("__transaction_state", STATE_PARTITION);
                 checkers.enlist_lost_by_coordinator(producer.cluster(), &state, send, completed_ms)
             };
@@ -6516,7 +6312,7 @@ mod tests {
         {
             history.transactions.insert(
                 (PRODUCER, 1, number),
-                crate::workload::TransactionRecord {
+                crate::world::workload::TransactionRecord {
                     handles,
                     intended_commit: committed,
                     committed: Some(committed),
@@ -6759,7 +6555,7 @@ mod tests {
     fn group_offsets_checker_excuses_one_lower_commit_per_member_position_reset() {
         // Generator seed 9900000000000186: a member validated the synced offset 113 against a
         // deposed leader, went back to its end offset 99 and committed 99.
-        use crate::workload::PositionReset;
+        use crate::world::workload::PositionReset;
         use mirrorsim::protocol::ClientKind;
         let (b, tp) = (ClusterIndex(1), TopicPartition::new("orders", 2));
         let member = NodeId::Client(b, ClientKind::Consumer, 2);
@@ -7596,7 +7392,7 @@ mod tests {
         );
         history.transactions.insert(
             (PRODUCER, 1, 51),
-            crate::workload::TransactionRecord {
+            crate::world::workload::TransactionRecord {
                 handles: vec![0],
                 intended_commit: true,
                 committed: Some(true),
@@ -7839,7 +7635,7 @@ mod tests {
                 (plain_batch("v2"), AppendOrigin::Client),
             ]),
         )]));
-        let invariants = |polls: Vec<crate::workload::PollRecord>| {
+        let invariants = |polls: Vec<crate::world::workload::PollRecord>| {
             let mut history = History::default();
             history.polls.insert((CONSUMER, 1), polls);
             check_polls(0, &logs, &history, &never_rewritten, &|_, _, _| false)
@@ -8667,8 +8463,8 @@ mod tests {
 
     #[test]
     fn liveness_catches_an_admin_op_that_never_finished() {
-        use crate::admin::{AdminAction, AdminOp, AdminOpRecord, AdminOutcome};
         use crate::scenario::AdminOpKind;
+        use crate::world::admin::{AdminAction, AdminOp, AdminOpRecord, AdminOutcome};
         use mirrorsim::protocol::ErrorCode;
 
         let op = |index| AdminOp {

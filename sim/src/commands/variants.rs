@@ -5,7 +5,7 @@
 //! Contract:
 //! - **Runs.** Cell (design D, scenario S) runs the seeds `base, base + 1, …, base + N − 1` of S
 //!   with D forced (`RunOptions::design = Some(D)`, which overrides a scenario's own `design`),
-//!   each through [`crate::soak::run_isolated`] — its own thread and madsim runtime, a panic
+//!   each through [`crate::commands::soak::run_isolated`] — its own thread and madsim runtime, a panic
 //!   caught — exactly as `mirrorsim run S --seed K --design D` runs it. A cell's result depends
 //!   only on D, S, the base and N, never on `--jobs` or on which worker ran what, so the same
 //!   flags always print the same table.
@@ -38,9 +38,9 @@ use std::time::{Duration, Instant};
 
 use mirrorsim::mirror::MirrorDesign;
 
-use crate::runner::{RunOptions, RunReport, Verdict};
+use crate::commands::runner::{RunOptions, RunReport, Verdict};
+use crate::commands::soak::{run_isolated, run_pool, PoolEvent, SeedResult, SoakScenario};
 use crate::scenario::{AdminOpKind, Scenario};
-use crate::soak::{run_isolated, run_pool, PoolEvent, SeedResult, SoakScenario};
 
 /// The first invariant of a run that panicked.
 pub const PANIC: &str = "panic";
@@ -592,7 +592,7 @@ pub struct VariantsConfig {
     pub seed_base: u64,
     /// Worker threads, each running one seed at a time.
     pub jobs: usize,
-    /// A last column of scenarios generated from each seed ([`crate::generate::generate`]),
+    /// A last column of scenarios generated from each seed ([`crate::scenario::generate::generate`]),
     /// run with that seed. A variant's run there counts only where the seed design passed the
     /// same seed: the generated scenarios reach cases the seed design fails too, and what the
     /// column measures is what the variant breaks that the seed design does not.
@@ -674,7 +674,7 @@ where
         };
         let generated;
         let scenario = if config.is_generated(scenario) {
-            generated = crate::generate::generate(seed);
+            generated = crate::scenario::generate::generate(seed);
             &generated
         } else {
             &config.scenarios[scenario].scenario
@@ -1011,7 +1011,7 @@ mod tests {
                 Verdict::Pass
             },
             violations: if fails {
-                vec![crate::checkers::Violation {
+                vec![crate::checks::Violation {
                     invariant: "no-stale-pid-after-stopped",
                     cluster: None,
                     topic_partition: None,
@@ -1082,7 +1082,7 @@ mod tests {
             report.seed = options.seed;
             if control_fails {
                 report.verdict = Verdict::Safety;
-                report.violations = vec![crate::checkers::Violation {
+                report.violations = vec![crate::checks::Violation {
                     invariant: "mirror-prefix",
                     cluster: None,
                     topic_partition: None,

@@ -105,7 +105,8 @@ use mirrorsim::node::Node;
 use mirrorsim::protocol::MirrorPartitionId;
 use mirrorsim::protocol::{BrokerId, ClusterIndex, NodeId, TopicPartition};
 
-use crate::checkers::{current_leader, BrokerView, ControllerView, Violation};
+use super::invariants::Violation;
+use super::view::{current_leader, BrokerView, ControllerView};
 
 /// A mirrored append waiting for its identity check.
 #[derive(Debug, Clone)]
@@ -263,7 +264,7 @@ pub struct MirrorChecks {
     /// epoch) of its last record.
     stored: BTreeMap<StoredKey, (MirrorState, i32, i32)>,
     /// Preconditions noted, by invariant (merged into the marks by the checkers; see
-    /// [`crate::checkers::INVARIANTS`]).
+    /// [`super::INVARIANTS`]).
     pub preconditions: BTreeMap<&'static str, u64>,
     /// `single-mirror-fetcher`: the brokers seen running a fetcher, per mirror partition.
     fetcher_brokers: BTreeMap<(ClusterIndex, TopicPartition), BTreeSet<BrokerId>>,
@@ -403,9 +404,9 @@ impl MirrorChecks {
             .push((cluster, tp.clone(), kept, before, mark));
     }
 
-    /// Notes that `invariant`'s case arose (see [`crate::checkers::INVARIANTS`]).
+    /// Notes that `invariant`'s case arose (see [`super::INVARIANTS`]).
     fn precondition(&mut self, invariant: &'static str) {
-        debug_assert!(crate::checkers::is_invariant(invariant), "{invariant}");
+        debug_assert!(super::invariants::is_invariant(invariant), "{invariant}");
         *self.preconditions.entry(invariant).or_default() += 1;
     }
 
@@ -1711,9 +1712,10 @@ pub fn check_mirror_liveness(
             let Some(desired) = image.mirror_desired_state(&tp.topic) else {
                 continue;
             };
-            let Some(view) = record.leader.and_then(|leader| {
-                crate::checkers::broker_view(brokers, controller.cluster, leader)
-            }) else {
+            let Some(view) = record
+                .leader
+                .and_then(|leader| super::view::broker_view(brokers, controller.cluster, leader))
+            else {
                 continue; // The general liveness check reports a partition without a leader.
             };
             let Some(partition) = view.broker.partitions().get(&tp) else {

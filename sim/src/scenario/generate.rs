@@ -54,10 +54,10 @@ use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use toml::Spanned;
 
-use crate::faults::RECOVERY_MARGIN_MS;
 use crate::scenario::{
     AcksSpec, AdminOpKind, AdminOpSpec, ClusterSpec, ConsumerSpec, FaultSpec, IsolationSpec,
     ProducerSpec, Scenario, ScenarioError, ScriptedFault, TopicSpec, FAULT_KINDS,
+    RECOVERY_MARGIN_MS,
 };
 
 /// The shapes a generated scenario takes, with their weights.

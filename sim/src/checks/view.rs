@@ -1,0 +1,56 @@
+//! The nodes as the checks see them: a live broker (mutable only to take its events) and a
+//! controller, and the lookups every check family makes through them.
+
+use mirrorsim::broker::{Broker, MemoryDirDisk, MemoryStorage, Role};
+use mirrorsim::controller::Controller;
+use mirrorsim::log::PartitionLog;
+use mirrorsim::protocol::{BrokerId, ClusterIndex, TopicPartition};
+
+/// A broker as the checkers see it.
+pub struct BrokerView<'a> {
+    /// Its cluster.
+    pub cluster: ClusterIndex,
+    /// Its process incarnation.
+    pub incarnation: u64,
+    /// The state machine (mutable only to take its events).
+    pub broker: &'a mut Broker<MemoryStorage>,
+}
+
+/// A controller as the checkers see it.
+pub struct ControllerView<'a> {
+    /// Its cluster.
+    pub cluster: ClusterIndex,
+    /// The state machine.
+    pub controller: &'a Controller<MemoryDirDisk>,
+}
+
+/// The view of `broker` of `cluster`, if it is live.
+pub(crate) fn broker_view<'a, 'b>(
+    brokers: &'a [BrokerView<'b>],
+    cluster: ClusterIndex,
+    broker: BrokerId,
+) -> Option<&'a BrokerView<'b>> {
+    brokers
+        .iter()
+        .find(|view| view.cluster == cluster && view.broker.broker_id() == broker)
+}
+
+/// The live broker leading `tp` in the controller's current epoch, with its log.
+pub(crate) fn current_leader<'a>(
+    controllers: &[ControllerView<'_>],
+    brokers: &'a [BrokerView<'_>],
+    cluster: ClusterIndex,
+    tp: &TopicPartition,
+) -> Option<(i32, &'a PartitionLog<MemoryDirDisk>)> {
+    let controller = controllers.iter().find(|view| view.cluster == cluster)?;
+    let record = controller.controller.image().partition(tp)?;
+    let leader = record.leader?;
+    let view = broker_view(brokers, cluster, leader)?;
+    let partition = view.broker.partitions().get(tp)?;
+    match &partition.role {
+        Role::Leader(state) if state.leader_epoch == record.leader_epoch => {
+            Some((state.leader_epoch, &partition.log))
+        }
+        _ => None,
+    }
+}
