@@ -27,7 +27,7 @@ pub mod validate;
 
 pub use schema::{
     AcksSpec, AdminOpKind, AdminOpSpec, ClusterSpec, ConsumerSpec, FaultSpec, IsolationSpec,
-    ProducerSpec, Scenario, ScriptedFault, TopicSpec, BOOTSTRAP_SERVERS, DEFAULT_FAULT_DURATION_MS,
+    ProducerSpec, Scenario, ScriptedFault, TopicSpec, DEFAULT_FAULT_DURATION_MS,
     DEFAULT_HOLD_BACK_PROBABILITY, FAULT_KINDS, RECOVERY_MARGIN_MS,
 };
 pub use validate::{MAX_DRIFT_PPM, MAX_PHASE_MS};

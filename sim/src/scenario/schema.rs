@@ -497,9 +497,6 @@ impl AdminOpKind {
 /// created on first use): the coordinators' topics have 4 partitions each.
 pub(super) const COORDINATOR_TOPICS: &[&str] = &["__consumer_offsets", "__transaction_state"];
 
-/// The mirror property naming the source cluster's brokers (KIP-1279 CreateMirror).
-pub const BOOTSTRAP_SERVERS: &str = "bootstrap.servers";
-
 /// Every fault kind name, as scenario files and swarm output spell it.
 pub const FAULT_KINDS: &[&str] = &[
     "kill",

@@ -21,13 +21,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use mirrorsim::controller::mirrors::mirror_name_problem;
 use mirrorsim::controller::{topic_collision_key, topic_name_problem};
 use mirrorsim::coordinator::mirror::MIRROR_STATE_TOPIC;
+use mirrorsim::mirror::sync::BOOTSTRAP_SERVERS_CONFIG;
 use mirrorsim::mirror::MirrorDesign;
 use toml::Spanned;
 
 use super::locate::Source;
 use super::schema::{
-    AcksSpec, AdminOpKind, AdminOpSpec, ClusterSpec, ScriptedFault, BOOTSTRAP_SERVERS,
-    COORDINATOR_TOPICS, FAULT_KINDS,
+    AcksSpec, AdminOpKind, AdminOpSpec, ClusterSpec, ScriptedFault, COORDINATOR_TOPICS, FAULT_KINDS,
 };
 use super::{cluster_index, Scenario, ScenarioError};
 
@@ -589,10 +589,10 @@ impl Scenario {
         }
         for (key, value) in &spec.configs {
             let key_field = format!("{field}.configs.{}", quoted_key(key));
-            if key == BOOTSTRAP_SERVERS {
+            if key == BOOTSTRAP_SERVERS_CONFIG {
                 return Err(source.error(
                     &key_field,
-                    format!("`{BOOTSTRAP_SERVERS}` comes from `source`"),
+                    format!("`{BOOTSTRAP_SERVERS_CONFIG}` comes from `source`"),
                 ));
             }
             if key.is_empty() {

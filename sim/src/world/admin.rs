@@ -33,7 +33,9 @@ use mirrorsim::protocol::{
     Request, Response, TopicPartition,
 };
 
-use crate::scenario::{cluster_index, AdminOpKind, AdminOpSpec, Scenario, BOOTSTRAP_SERVERS};
+use mirrorsim::mirror::sync::BOOTSTRAP_SERVERS_CONFIG as BOOTSTRAP_SERVERS;
+
+use crate::scenario::{cluster_index, AdminOpKind, AdminOpSpec, Scenario};
 
 /// Pause between CreateTopics attempts during set-up.
 const RETRY_MS: i64 = 200;
