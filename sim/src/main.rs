@@ -118,9 +118,10 @@ struct VariantsArgs {
     /// default: the mirroring scenarios in `scenarios/`).
     #[arg(long, num_args = 1..)]
     scenarios: Vec<PathBuf>,
-    /// Worker threads, each running one seed at a time (default: the available cores).
-    #[arg(long)]
-    jobs: Option<String>,
+    /// Worker threads, each running one seed at a time, 1 to 1024 (default: the available
+    /// cores).
+    #[arg(long, value_parser = parse_jobs)]
+    jobs: Option<usize>,
     /// Write the Markdown table and the per-design summaries to this file.
     #[arg(long)]
     out: Option<PathBuf>,
@@ -160,17 +161,18 @@ struct ShrinkArgs {
 struct SoakArgs {
     /// Wall-clock budget for starting new seeds: `90s`, `10m`, `1h`, `1h30m` (default 10m, or
     /// none when only --seeds is given).
-    #[arg(long)]
-    duration: Option<String>,
+    #[arg(long, value_parser = mirrorsim_sim::commands::soak::parse_duration)]
+    duration: Option<std::time::Duration>,
     /// Scenario files or directories of them (default: every `scenarios/*.toml`).
     #[arg(long, num_args = 1..)]
     scenarios: Vec<PathBuf>,
-    /// Worker threads, each running one seed at a time (default: the available cores).
-    #[arg(long)]
-    jobs: Option<String>,
+    /// Worker threads, each running one seed at a time, 1 to 1024 (default: the available
+    /// cores).
+    #[arg(long, value_parser = parse_jobs)]
+    jobs: Option<usize>,
     /// Run only the seeds with `seed % N == K-1`, so N machines split the work.
-    #[arg(long, default_value = "1/1")]
-    shard: String,
+    #[arg(long, default_value = "1/1", value_parser = mirrorsim_sim::commands::soak::Shard::parse)]
+    shard: mirrorsim_sim::commands::soak::Shard,
     /// Also write each failure's JSON line to this file (created or truncated at the start).
     #[arg(long)]
     out: Option<PathBuf>,
@@ -499,27 +501,18 @@ fn soak_bad_input(message: &str) -> ExitCode {
 }
 
 fn soak_command(args: &SoakArgs) -> ExitCode {
-    use mirrorsim_sim::commands::soak::{self, Shard, SoakConfig, StopAfter};
+    use mirrorsim_sim::commands::soak::{self, SoakConfig, StopAfter};
 
-    let duration = match (&args.duration, args.seeds) {
-        (Some(text), _) => match soak::parse_duration(text) {
-            Ok(duration) => Some(duration),
-            Err(message) => return soak_bad_input(&format!("--duration: {message}")),
-        },
+    let duration = match (args.duration, args.seeds) {
+        (Some(duration), _) => Some(duration),
         (None, Some(_)) => None,
         (None, None) => Some(std::time::Duration::from_secs(600)),
     };
     if args.seeds == Some(0) {
         return soak_bad_input("--seeds must be at least 1");
     }
-    let shard = match Shard::parse(&args.shard) {
-        Ok(shard) => shard,
-        Err(message) => return soak_bad_input(&format!("--shard: {message}")),
-    };
-    let jobs = match parse_jobs(args.jobs.as_deref()) {
-        Ok(jobs) => jobs,
-        Err(message) => return soak_bad_input(&message),
-    };
+    let shard = args.shard;
+    let jobs = args.jobs.unwrap_or_else(available_cores);
     let design = match parse_design(args.design.as_deref()) {
         Ok(design) => design,
         Err(message) => return soak_bad_input(&message),
@@ -648,17 +641,19 @@ fn soak_command(args: &SoakArgs) -> ExitCode {
     ExitCode::from(code)
 }
 
-/// A `--jobs` flag: 1 to 1024 worker threads, the available cores when absent.
-fn parse_jobs(text: Option<&str>) -> Result<usize, String> {
-    match text {
-        None => Ok(std::thread::available_parallelism().map_or(1, |n| n.get())),
-        Some(text) => match text.trim().parse::<usize>() {
-            Ok(jobs) if (1..=1024).contains(&jobs) => Ok(jobs),
-            _ => Err(format!(
-                "--jobs: bad value `{text}` (expected a whole number from 1 to 1024)"
-            )),
-        },
+/// A `--jobs` value: 1 to 1024 worker threads.
+fn parse_jobs(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(jobs) if (1..=1024).contains(&jobs) => Ok(jobs),
+        _ => Err(format!(
+            "bad value `{text}` (expected a whole number from 1 to 1024)"
+        )),
     }
+}
+
+/// Worker threads when `--jobs` is not given: the available cores.
+fn available_cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 /// The scenarios of a soak: the files given (a directory stands for its `*.toml` files, in
@@ -1037,10 +1032,7 @@ fn variants_command(args: &VariantsArgs) -> ExitCode {
     if args.seed_base.checked_add(args.seeds - 1).is_none() {
         return variants_bad_input("--seed-base + --seeds runs past the largest seed (2^64 - 1)");
     }
-    let jobs = match parse_jobs(args.jobs.as_deref()) {
-        Ok(jobs) => jobs,
-        Err(message) => return variants_bad_input(&message),
-    };
+    let jobs = args.jobs.unwrap_or_else(available_cores);
     let designs = match variants_designs(&args.designs) {
         Ok(designs) => designs,
         Err(message) => return variants_bad_input(&message),

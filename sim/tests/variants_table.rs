@@ -107,7 +107,7 @@ fn bad_input_exits_64_naming_the_problem() {
             "scenarios/nope.toml",
         ),
         (vec!["--seeds", "0"], "--seeds must be at least 1"),
-        (vec!["--jobs", "0"], "--jobs: bad value `0`"),
+        (vec!["--jobs", "0"], "for '--jobs <JOBS>': bad value `0`"),
         (
             vec!["--seed-base", "18446744073709551615", "--seeds", "2"],
             "runs past the largest seed",
