@@ -1198,10 +1198,7 @@ impl<S: BrokerStorage> Broker<S> {
         let mut answers = Vec::with_capacity(partitions.len());
         let mut touched = Vec::new();
         for request in partitions {
-            let answer = match replica_id {
-                Some(follower) => self.read_for_follower(now_ms, follower, max_bytes, request),
-                None => self.read_for_consumer(isolation, max_bytes, request),
-            };
+            let answer = self.read_partition(now_ms, replica_id, isolation, max_bytes, request);
             if replica_id.is_some() && answer.error.is_none() && answer.diverging_epoch.is_none() {
                 touched.push(request.topic_partition.clone());
             }
@@ -1216,10 +1213,22 @@ impl<S: BrokerStorage> Broker<S> {
         answers
     }
 
-    fn read_for_follower(
+    /// One partition of a Fetch, for a follower (`follower` names it) or a consumer (a client,
+    /// or a downstream cluster's KIP-1279 mirror fetcher): the leader-epoch check, the
+    /// divergence check on the last fetched epoch (KIP-320, kafka-storage.md §4.6; a plain
+    /// consumer sends none), then the read. Where the two kinds of fetcher differ, and why:
+    /// - a fetched epoch the log cannot place (its epoch cache is empty) is OFFSET_OUT_OF_RANGE
+    ///   for a follower, as Kafka answers; a consumer is told it as an undefined diverging
+    ///   epoch, which a mirror fetcher takes for "nothing here is the source's history" and
+    ///   truncates fully (`broker::mirroring`);
+    /// - only a follower is fenced at a mirror cut it has not truncated to yet, reads up to
+    ///   the log end and has its fetch recorded for the ISR; a consumer reads up to the bound
+    ///   its isolation sets.
+    fn read_partition(
         &mut self,
         now_ms: i64,
-        follower: BrokerId,
+        follower: Option<BrokerId>,
+        isolation: FetchIsolation,
         max_bytes: usize,
         request: &FetchPartition,
     ) -> FetchPartitionResponse {
@@ -1232,16 +1241,25 @@ impl<S: BrokerStorage> Broker<S> {
         let log = &partition.log;
         if request.last_fetched_epoch >= 0 {
             let end = leader_end_offset_for_fetched_epoch(log, request.last_fetched_epoch);
-            if end == EpochEndOffset::UNDEFINED {
+            if end == EpochEndOffset::UNDEFINED && follower.is_some() {
                 return offsets_answer(topic_partition, log, ErrorCode::OffsetOutOfRange);
             }
-            if end.epoch < request.last_fetched_epoch || end.end_offset < request.fetch_offset {
+            if end == EpochEndOffset::UNDEFINED
+                || end.epoch < request.last_fetched_epoch
+                || end.end_offset < request.fetch_offset
+            {
                 let mut answer = offsets_answer(topic_partition, log, ErrorCode::None);
                 answer.diverging_epoch = Some(end);
-                self.note_fetched_epoch_above_latest(request, Some(follower), end);
+                self.note_fetched_epoch_above_latest(request, follower, end);
                 return answer;
             }
         }
+        let Some(follower) = follower else {
+            return match log.read(request.fetch_offset, max_bytes, isolation, true) {
+                Err(_) => offsets_answer(topic_partition, log, ErrorCode::OffsetOutOfRange),
+                Ok(data) => data_answer(topic_partition, data),
+            };
+        };
         if let Some(cut) = partition.mirror_cut_fence(follower, request.fetch_offset) {
             // The epoch check passed, but a mirror cut since this follower's last fetch at
             // or below it may have removed records it holds (Partition::fence_after_mirror_cut).
@@ -1272,39 +1290,6 @@ impl<S: BrokerStorage> Broker<S> {
             .expect("led above")
             .record_follower_fetch(follower, request.fetch_offset, now_ms);
         data_answer(topic_partition, data)
-    }
-
-    fn read_for_consumer(
-        &mut self,
-        isolation: FetchIsolation,
-        max_bytes: usize,
-        request: &FetchPartition,
-    ) -> FetchPartitionResponse {
-        let topic_partition = &request.topic_partition;
-        let (partition, _) = match self.led_partition(topic_partition, request.current_leader_epoch)
-        {
-            Ok(led) => led,
-            Err(error) => return error_answer(topic_partition, error),
-        };
-        let log = &partition.log;
-        // Kafka checks a consumer's last fetched epoch too (KIP-1279's mirror fetcher sends
-        // one; plain consumers send −1).
-        if request.last_fetched_epoch >= 0 {
-            let end = leader_end_offset_for_fetched_epoch(log, request.last_fetched_epoch);
-            if end == EpochEndOffset::UNDEFINED
-                || end.epoch < request.last_fetched_epoch
-                || end.end_offset < request.fetch_offset
-            {
-                let mut answer = offsets_answer(topic_partition, log, ErrorCode::None);
-                answer.diverging_epoch = Some(end);
-                self.note_fetched_epoch_above_latest(request, None, end);
-                return answer;
-            }
-        }
-        match log.read(request.fetch_offset, max_bytes, isolation, true) {
-            Err(_) => offsets_answer(topic_partition, log, ErrorCode::OffsetOutOfRange),
-            Ok(data) => data_answer(topic_partition, data),
-        }
     }
 
     /// Notes a fetch answered as diverging at `end`, when `end` is this log's latest epoch
