@@ -42,7 +42,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use mirrorsim::protocol::{ClusterIndex, ErrorCode, MirrorTopicOperation, NodeId, TopicPartition};
 
-use super::invariants::Violation;
+use super::invariants::{Invariant, Violation};
 use crate::world::admin::{AdminAction, AdminOp, AdminOpRecord, AdminOutcome};
 
 /// A topic's desired state: `mirror.name` as the seed carries it.
@@ -312,7 +312,7 @@ pub fn check_admin_outcomes(
         }
         if let Some(problem) = judge(&allowed, outcome) {
             out.push(Violation {
-                invariant: "admin-outcomes",
+                invariant: Invariant::AdminOutcomes,
                 cluster: Some(record.op.cluster),
                 topic_partition: record
                     .op

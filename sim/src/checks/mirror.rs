@@ -105,7 +105,7 @@ use mirrorsim::node::Node;
 use mirrorsim::protocol::MirrorPartitionId;
 use mirrorsim::protocol::{BrokerId, ClusterIndex, NodeId, TopicPartition};
 
-use super::invariants::Violation;
+use super::invariants::{Invariant, Violation};
 use super::view::{current_leader, BrokerView, ControllerView};
 
 /// A mirrored append waiting for its identity check.
@@ -265,7 +265,7 @@ pub struct MirrorChecks {
     stored: BTreeMap<StoredKey, (MirrorState, i32, i32)>,
     /// Preconditions noted, by invariant (merged into the marks by the checkers; see
     /// [`super::INVARIANTS`]).
-    pub preconditions: BTreeMap<&'static str, u64>,
+    pub preconditions: BTreeMap<Invariant, u64>,
     /// `single-mirror-fetcher`: the brokers seen running a fetcher, per mirror partition.
     fetcher_brokers: BTreeMap<(ClusterIndex, TopicPartition), BTreeSet<BrokerId>>,
     /// Mirror topics a broker forwarded a DeleteTopics or CreatePartitions for, waiting for
@@ -404,9 +404,8 @@ impl MirrorChecks {
             .push((cluster, tp.clone(), kept, before, mark));
     }
 
-    /// Notes that `invariant`'s case arose (see [`super::INVARIANTS`]).
-    fn precondition(&mut self, invariant: &'static str) {
-        debug_assert!(super::invariants::is_invariant(invariant), "{invariant}");
+    /// Notes that `invariant`'s case arose (see [`Invariant`]).
+    fn precondition(&mut self, invariant: Invariant) {
         *self.preconditions.entry(invariant).or_default() += 1;
     }
 
@@ -592,7 +591,7 @@ impl MirrorChecks {
                 log_start_offset,
                 mirror_state: Some(state),
             } if *state != MirrorState::Stopped => self.found.push(Violation {
-                invariant: "read-only-until-stopped",
+                invariant: Invariant::ReadOnlyUntilStopped,
                 cluster: Some(view.cluster),
                 topic_partition: Some(topic_partition.clone()),
                 detail: format!("{node} deleted records up to {log_start_offset} while {state}"),
@@ -729,7 +728,7 @@ impl MirrorChecks {
         // re-added mirror and replaced by a mirrored batch before the check read the log).
         if !control && state != MirrorState::Stopped {
             self.found.push(Violation {
-                invariant: "read-only-until-stopped",
+                invariant: Invariant::ReadOnlyUntilStopped,
                 cluster: Some(view.cluster),
                 topic_partition: Some(topic_partition.clone()),
                 detail: format!(
@@ -810,7 +809,7 @@ impl MirrorChecks {
                     if has_mirrored_producers(&partition.log, mirrored.0) {
                         *self
                             .preconditions
-                            .entry("no-stale-pid-after-stopped")
+                            .entry(Invariant::NoStalePidAfterStopped)
                             .or_default() += 1;
                     }
                 }
@@ -845,13 +844,13 @@ impl MirrorChecks {
                     // MIRROR_PID_RESET after it: the stop's reset is gone with the data, as
                     // any acknowledged record may be there; INV-5 held when it went STOPPED.
                     let before = found.len();
-                    found.retain(|v| v.invariant != "no-stale-pid-after-stopped");
+                    found.retain(|v| v.invariant != Invariant::NoStalePidAfterStopped);
                     if found.len() < before {
                         *self.marks.entry("stale-pid-after-reset-lost").or_default() += 1;
                     }
                 }
                 // Looked up only for a violation: this loop runs every step.
-                let stale_pid = |v: &Violation| v.invariant == "no-stale-pid-after-stopped";
+                let stale_pid = |v: &Violation| v.invariant == Invariant::NoStalePidAfterStopped;
                 if found.iter().any(stale_pid)
                     && self.own_write_stop_after_state_loss(node, view.incarnation, topic_partition)
                 {
@@ -870,8 +869,8 @@ impl MirrorChecks {
                     // mirrored data of a later mirror on the new leader does not judge it.
                     let before = found.len();
                     found.retain(|v| {
-                        v.invariant != "local-epoch-above-mirrored"
-                            && v.invariant != "no-stale-pid-after-stopped"
+                        v.invariant != Invariant::LocalEpochAboveMirrored
+                            && v.invariant != Invariant::NoStalePidAfterStopped
                     });
                     if found.len() < before {
                         *self
@@ -884,7 +883,7 @@ impl MirrorChecks {
                 if local_checked {
                     *self
                         .preconditions
-                        .entry("local-epoch-above-mirrored")
+                        .entry(Invariant::LocalEpochAboveMirrored)
                         .or_default() += 1;
                 }
             }
@@ -921,7 +920,10 @@ impl MirrorChecks {
             if original.base_offset() > batch.last_offset() {
                 continue;
             }
-            *self.preconditions.entry("offset-identity").or_default() += 1;
+            *self
+                .preconditions
+                .entry(Invariant::OffsetIdentity)
+                .or_default() += 1;
             if self.design.is_stored_form_of(original, batch) {
                 continue;
             }
@@ -942,7 +944,7 @@ impl MirrorChecks {
                 continue;
             }
             return Some(Violation {
-                invariant: "offset-identity",
+                invariant: Invariant::OffsetIdentity,
                 cluster: Some(cluster),
                 topic_partition: Some(append.topic_partition.clone()),
                 detail: format!(
@@ -1154,7 +1156,7 @@ impl MirrorChecks {
                 }
                 if let Some(detail) = mismatch {
                     out.push(Violation {
-                        invariant: "mirror-prefix",
+                        invariant: Invariant::MirrorPrefix,
                         cluster: Some(node.cluster()),
                         topic_partition: Some(topic_partition.clone()),
                         detail: format!(
@@ -1168,7 +1170,7 @@ impl MirrorChecks {
                 true
             });
         if compared > 0 {
-            self.precondition("mirror-prefix");
+            self.precondition(Invariant::MirrorPrefix);
         }
         for (mark, count) in cut_excused {
             *self.marks.entry(mark).or_default() += count;
@@ -1191,7 +1193,7 @@ impl MirrorChecks {
             }
         }
         if moved {
-            self.precondition("single-mirror-fetcher");
+            self.precondition(Invariant::SingleMirrorFetcher);
         }
     }
 
@@ -1235,7 +1237,7 @@ impl MirrorChecks {
             if comparison.compares_a_producer(None) {
                 *self
                     .preconditions
-                    .entry("psm-replica-agreement")
+                    .entry(Invariant::PsmReplicaAgreement)
                     .or_default() += 1;
             }
             out.extend(comparison.check(time_ms, *cluster, topic_partition, None));
@@ -1266,7 +1268,7 @@ impl MirrorChecks {
                     if comparison.compares_a_producer(only) {
                         *self
                             .preconditions
-                            .entry("psm-replica-agreement")
+                            .entry(Invariant::PsmReplicaAgreement)
                             .or_default() += 1;
                     }
                     out.extend(comparison.check(time_ms, view.cluster, topic_partition, only));
@@ -1295,7 +1297,7 @@ impl MirrorChecks {
                     if comparison.compares_a_producer(None) {
                         *self
                             .preconditions
-                            .entry("psm-replica-agreement")
+                            .entry(Invariant::PsmReplicaAgreement)
                             .or_default() += 1;
                     }
                     out.extend(comparison.check(
@@ -1390,7 +1392,7 @@ impl MirrorChecks {
             .stored
             .insert(key, (value.state, value.state_epoch, value.leader_epoch));
         if previous.is_some() {
-            self.precondition("legal-transitions");
+            self.precondition(Invariant::LegalTransitions);
         }
         let (state, state_epoch, leader_epoch) = previous.unwrap_or((MirrorState::Unknown, -1, -1));
         let violation = |invariant, detail| {
@@ -1408,7 +1410,7 @@ impl MirrorChecks {
         );
         if !is_valid_transition(state, value.state) {
             return violation(
-                "legal-transitions",
+                Invariant::LegalTransitions,
                 format!(
                     "{what} went {state} → {} (state epoch {})",
                     value.state, value.state_epoch
@@ -1417,7 +1419,7 @@ impl MirrorChecks {
         }
         if value.state_epoch != state_epoch + 1 || value.leader_epoch < leader_epoch {
             return violation(
-                "coordinator-fencing",
+                Invariant::CoordinatorFencing,
                 format!(
                     "{what}: state epoch {state_epoch} → {}, leader epoch {leader_epoch} → {}",
                     value.state_epoch, value.leader_epoch
@@ -1515,7 +1517,7 @@ fn check_single_fetcher(time_ms: i64, brokers: &[BrokerView<'_>], out: &mut Vec<
             fetchers.push((view.cluster, topic_partition, leader_epoch, broker_id));
             if let Some(problem) = problem {
                 out.push(Violation {
-                    invariant: "single-mirror-fetcher",
+                    invariant: Invariant::SingleMirrorFetcher,
                     cluster: Some(view.cluster),
                     topic_partition: Some(topic_partition.clone()),
                     detail: format!("{} runs a mirror fetcher {problem}", broker.node_id()),
@@ -1590,7 +1592,7 @@ impl<'a> PsmComparison<'a> {
     ) -> Option<Violation> {
         let violation = |detail| {
             Some(Violation {
-                invariant: "psm-replica-agreement",
+                invariant: Invariant::PsmReplicaAgreement,
                 cluster: Some(cluster),
                 topic_partition: Some(topic_partition.clone()),
                 detail,
@@ -1762,7 +1764,7 @@ pub fn check_mirror_liveness(
             };
             if let Some(problem) = problem {
                 out.push(Violation {
-                    invariant: "liveness",
+                    invariant: Invariant::Liveness,
                     cluster: Some(controller.cluster),
                     topic_partition: Some(tp.clone()),
                     detail: problem,
@@ -1804,7 +1806,7 @@ impl MirrorChecks {
                 .map_or(MirrorState::Unknown, |(_, (state, _, _))| *state);
             if !matches!(state, MirrorState::Stopped | MirrorState::Unknown) {
                 return Some(Violation {
-                    invariant: "read-only-until-stopped",
+                    invariant: Invariant::ReadOnlyUntilStopped,
                     cluster: Some(cluster),
                     topic_partition: Some(TopicPartition::new(topic, *partition)),
                     detail: format!(
@@ -1869,7 +1871,7 @@ fn check_synced_offset(
         return SyncedOffsetVerdict::RacedFetcherCut;
     }
     SyncedOffsetVerdict::Outside(Violation {
-        invariant: "offset-sync-clamped",
+        invariant: Invariant::OffsetSyncClamped,
         cluster: Some(cluster),
         detail: format!(
             "the mirror sync committed offset {offset} for group {group_id}, outside \
@@ -2112,7 +2114,7 @@ fn check_stopped(
         let last = entry.batches.back().map(|batch| batch.last_offset);
         if last.is_some_and(|last| last < mirrored_end) {
             out.push(violation(
-                "no-stale-pid-after-stopped",
+                Invariant::NoStalePidAfterStopped,
                 format!(
                     "{} is STOPPED but its producer state still has producer {producer_id} \
                      from mirrored data (last offset {:?} < {mirrored_end})",
@@ -2131,7 +2133,7 @@ fn check_stopped(
         .find(|batch| batch.partition_leader_epoch() <= mirrored_epoch)
     {
         out.push(violation(
-            "local-epoch-above-mirrored",
+            Invariant::LocalEpochAboveMirrored,
             format!(
                 "{} wrote offset {} in epoch {}, not above the mirrored epoch {mirrored_epoch}",
                 view.broker.node_id(),
@@ -2175,7 +2177,7 @@ mod tests {
         records
             .into_iter()
             .filter_map(|record| checks.check_state_record(0, ClusterIndex(1), &tp, record))
-            .map(|violation| violation.invariant)
+            .map(|violation| violation.invariant.name())
             .collect()
     }
 
@@ -2457,7 +2459,7 @@ mod tests {
                 found.extend(
                     checks
                         .check_state_record(0, ClusterIndex(1), &tp, record)
-                        .map(|violation| violation.invariant),
+                        .map(|violation| violation.invariant.name()),
                 );
             }
             progress_after.checked = batch.next_offset();

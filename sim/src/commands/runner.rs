@@ -31,6 +31,7 @@ use mirrorsim::protocol::{
 };
 use mirrorsim::switches::BrokenSwitch;
 
+use crate::checks::Invariant;
 use crate::checks::{BrokerView, Checkers, ControllerView, Violation};
 use crate::faults::{plan, FaultAction, FaultPlan, PlannedFault, Target};
 use crate::scenario::{AcksSpec, IsolationSpec, Scenario};
@@ -637,7 +638,7 @@ impl World {
         }
         self.setup_failed = true;
         self.violations.push(Violation {
-            invariant: "liveness",
+            invariant: Invariant::Liveness,
             cluster: None,
             topic_partition: None,
             detail: format!("set-up: topics not ready after {SETUP_LIMIT_MS} ms"),
@@ -719,7 +720,7 @@ impl World {
         *lock(&self.shared.load_enabled) = false;
         // Liveness tests something only if the system still has to converge.
         if !self.liveness().is_empty() {
-            self.checkers.precondition("liveness");
+            self.checkers.precondition(Invariant::Liveness);
         }
         let start = self.now_ms();
         while (self.now_ms() - start) < scenario.heal_ms as i64 {

@@ -96,7 +96,7 @@ pub fn target_of(result: &SeedResult, seed: u64) -> Option<Target> {
             };
             let first = report.violations.first()?;
             Some(Target {
-                invariant: first.invariant.to_owned(),
+                invariant: first.invariant.name().to_owned(),
                 verdict,
                 exit_code: report.verdict.exit_code(),
                 detail: first.report_line(seed),

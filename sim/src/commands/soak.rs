@@ -480,8 +480,11 @@ pub fn failure_of(config: &SoakConfig, outcome: &SeedOutcome) -> Option<Failure>
                 Verdict::Safety => "safety",
                 Verdict::Liveness => "liveness",
             };
-            let invariants: BTreeSet<&str> =
-                report.violations.iter().map(|v| v.invariant).collect();
+            let invariants: BTreeSet<&str> = report
+                .violations
+                .iter()
+                .map(|v| v.invariant.name())
+                .collect();
             failure.invariants = invariants.into_iter().map(str::to_owned).collect();
             failure.detail = report
                 .violations
@@ -494,7 +497,7 @@ pub fn failure_of(config: &SoakConfig, outcome: &SeedOutcome) -> Option<Failure>
                 .violations
                 .iter()
                 .map(|v| FailureViolation {
-                    invariant: v.invariant,
+                    invariant: v.invariant.name(),
                     cluster: v.cluster.map(|c| c.to_string()),
                     topic: v.topic_partition.as_ref().map(|tp| tp.topic.clone()),
                     partition: v.topic_partition.as_ref().map(|tp| tp.partition),

@@ -89,8 +89,8 @@ impl RunOutcome {
             };
         };
         Self::failed(
-            first.invariant,
-            report.violations.iter().map(|v| v.invariant),
+            first.invariant.name(),
+            report.violations.iter().map(|v| v.invariant.name()),
         )
     }
 
@@ -1012,7 +1012,7 @@ mod tests {
             },
             violations: if fails {
                 vec![crate::checks::Violation {
-                    invariant: "no-stale-pid-after-stopped",
+                    invariant: crate::checks::Invariant::NoStalePidAfterStopped,
                     cluster: None,
                     topic_partition: None,
                     detail: String::new(),
@@ -1083,7 +1083,7 @@ mod tests {
             if control_fails {
                 report.verdict = Verdict::Safety;
                 report.violations = vec![crate::checks::Violation {
-                    invariant: "mirror-prefix",
+                    invariant: crate::checks::Invariant::MirrorPrefix,
                     cluster: None,
                     topic_partition: None,
                     detail: String::new(),
