@@ -430,6 +430,13 @@ impl Checkers {
         *self.marks.entry(name.to_string()).or_default() += 1;
     }
 
+    /// Records a coverage mark `times` times (nothing when `times` is 0).
+    fn mark_times(&mut self, name: &str, times: usize) {
+        if times > 0 {
+            *self.marks.entry(name.to_string()).or_default() += times as u64;
+        }
+    }
+
     /// Notes that `invariant`'s case arose (see [`Invariant`]); counted without allocating,
     /// and turned into `precondition:NAME` marks by [`Checkers::take_preconditions`].
     pub fn precondition(&mut self, invariant: Invariant) {
@@ -2832,60 +2839,23 @@ impl Checkers {
                 (rewritten_reads, rewritten_skips.get(), across_skips.get()),
             )
         };
-        if rewritten_reads > 0 {
-            *self
-                .marks
-                .entry("read-rewritten-by-mirroring".into())
-                .or_default() += rewritten_reads as u64;
-        }
-        if lost_reads > 0 {
-            *self
-                .marks
-                .entry("read-lost-with-committed-tail".into())
-                .or_default() += lost_reads as u64;
-        }
-        if lost_at_origin_reads > 0 {
-            *self
-                .marks
-                .entry("mirrored-read-lost-at-origin".into())
-                .or_default() += lost_at_origin_reads as u64;
-        }
-        if cut_at_origin_reads > 0 {
-            *self
-                .marks
-                .entry("mirrored-read-cut-by-origin-mirroring".into())
-                .or_default() += cut_at_origin_reads as u64;
-        }
-        if not_refetched_reads > 0 {
-            *self
-                .marks
-                .entry("mirrored-read-cut-not-refetched".into())
-                .or_default() += not_refetched_reads as u64;
-        }
-        if stop_cut_reads > 0 {
-            *self
-                .marks
-                .entry("read-cut-at-stop-after-outcome-lost".into())
-                .or_default() += stop_cut_reads as u64;
-        }
-        if deposed_reads > 0 {
-            *self
-                .marks
-                .entry("read-from-deposed-leader-past-lossy-start".into())
-                .or_default() += deposed_reads as u64;
-        }
+        self.mark_times("read-rewritten-by-mirroring", rewritten_reads);
+        self.mark_times("read-lost-with-committed-tail", lost_reads);
+        self.mark_times("mirrored-read-lost-at-origin", lost_at_origin_reads);
+        self.mark_times("mirrored-read-cut-by-origin-mirroring", cut_at_origin_reads);
+        self.mark_times("mirrored-read-cut-not-refetched", not_refetched_reads);
+        self.mark_times("read-cut-at-stop-after-outcome-lost", stop_cut_reads);
+        self.mark_times("read-from-deposed-leader-past-lossy-start", deposed_reads);
         if failback_decided_reads.get() > 0 {
             *self
                 .marks
                 .entry("read-outcome-decided-by-failback-source".into())
                 .or_default() += failback_decided_reads.get();
         }
-        if deposed_cut_reads > 0 {
-            *self
-                .marks
-                .entry("read-from-deposed-leader-after-mirror-cut".into())
-                .or_default() += deposed_cut_reads as u64;
-        }
+        self.mark_times(
+            "read-from-deposed-leader-after-mirror-cut",
+            deposed_cut_reads,
+        );
         if outcome_lost_reads.get() > 0 {
             *self
                 .marks
