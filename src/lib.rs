@@ -12,15 +12,16 @@
 //! |---|---|
 //! | [`record`] | Kafka RecordBatch v2 codec over `bytes::Bytes`: decode with CRC-32C check, encode, control records (ABORT, COMMIT, MIRROR_PID_RESET). |
 //! | [`log`] | One partition's log: batches stored byte-for-byte, leader-epoch cache, producer state, transaction index, high watermark and last stable offset, truncation, durable writes through [`log::LogDisk`], recovery. |
-//! | [`common`] | Node, broker, cluster, topic and partition ids and Kafka's error codes: the vocabulary every layer above the codec shares. |
+//! | [`common`] | Node, broker, cluster, topic and partition ids, Kafka's error codes and the KIP-1279 mirror partition states: the vocabulary every layer above the log shares. |
 //! | [`protocol`] | The request/response vocabulary between nodes (re-exporting the [`common`] ids), with one-line summaries of messages for traces (`Message::summary`). |
-//! | [`metadata`] | KRaft-style metadata records and the image built from them (topics, partitions, brokers, configs, ACLs, producer-id blocks). |
+//! | [`metadata`] | KRaft-style metadata records and the image built from them (topics, partitions, brokers, configs, ACLs, producer-id blocks), the topic config keys, and a client's cache of Metadata answers. |
 //! | [`controller`] | The single active controller of a cluster (KRaft's QuorumController without a quorum): durable metadata log with recovery, broker registration, heartbeats and fencing, leader election, ISR changes, producer-id blocks, topic creation. |
+//! | [`broker`] | The broker as one sans-IO `Node`: produce, fetch (followers, consumers, mirror fetchers of other clusters), ISR and high watermark, follower fetchers, partitions and their storage, the coordinators it hosts, and KIP-1279's MirrorMetadataManager, mirror fetcher, periodic sync and describe. |
 //! | [`node`] | The `Node` trait every modelled node implements (messages and timeouts in, envelopes and a next deadline out) and the `Outbox` helper. |
 //! | [`coordinator`] | Coordinators hosted on brokers: the shard contract (write, then apply) and Kafka's key-to-partition hash. |
-//! | [`mirror`] | KIP-1279 on the destination: the seed's mirror partition state machine (states, legal transitions, the decision from `mirror.name`). |
+//! | [`mirror`] | KIP-1279's rules on the destination: the seed's mirror partition state machine (legal transitions, the decision from `mirror.name`, read off the image through `TopicMirrorConfig`), the design variants, the periodic sync's pure parts and the mirror config keys. |
 //! | [`switches`] | The deliberately broken behaviours (`BrokenSwitch`) tests switch on to prove a checker catches them; below every layer, so any may name one. |
-//! | [`client`] | Client-side rules that the simulated clients share, starting with how a consumer turns fetched batches into records (READ_COMMITTED filtering, control batches skipped). |
+//! | [`client`] | The simulated clients (idempotent and transactional producers, plain and group consumers) and the rules they share, e.g. how a consumer turns fetched batches into records (READ_COMMITTED filtering, control batches skipped). |
 //!
 //! Determinism rules for everything in here: no `HashMap` iteration on a path that changes
 //! behaviour (all maps are `BTreeMap`), no `std::time`, no thread RNG, no globals.
