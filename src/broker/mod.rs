@@ -347,7 +347,7 @@ pub enum BrokerEvent {
     /// A fetcher named a last fetched epoch above every epoch this leader's log holds (a
     /// KIP-1279 mirror log's cache holds its batches' epochs only, and a mirroring cut removed
     /// the later ones): the fetch diverged at the log end, in the latest epoch left
-    /// ([`leader_end_offset_for_fetched_epoch`]).
+    /// (`leader_end_offset_for_fetched_epoch`).
     FetchedEpochAboveLatest {
         /// The partition.
         topic_partition: TopicPartition,

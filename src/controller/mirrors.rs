@@ -7,8 +7,8 @@
 //!   (`ClusterMirrorAlreadyExists`), and `bootstrap.servers` must be given (`InvalidConfig`),
 //!   as must readable sync filters (`crate::mirror::sync`; else `InvalidConfig`).
 //!   The first mirror also creates `__mirror_state` with
-//!   [`ControllerConfig::mirror_state_partitions`] partitions and
-//!   [`ControllerConfig::mirror_state_replication_factor`] replicas, in the same batch; while
+//!   [`super::ControllerConfig::mirror_state_partitions`] partitions and
+//!   [`super::ControllerConfig::mirror_state_replication_factor`] replicas, in the same batch; while
 //!   fewer brokers are alive than that factor, the whole request fails with
 //!   `InvalidReplicationFactor` and nothing is written.
 //! - **AlterMirrorTopics** changes each topic's `mirror.name`, topic by topic (one batch, per

@@ -2,7 +2,7 @@
 //!
 //! Contract:
 //! - Input is a segment: RecordBatch v2 batches laid end to end from byte 0. Batches are decoded
-//!   with the codec's [`BatchReader`], so each printed batch passed the length, magic, CRC-32C and
+//!   with the codec's [`mirrorsim::record::BatchReader`], so each printed batch passed the length, magic, CRC-32C and
 //!   compression checks, and each printed record passed the record-format checks.
 //! - Text output: one line per batch, then one line per record indented by two spaces. Fields are
 //!   `name=value`. A key, value or header value is `null`, a quoted string when it is printable

@@ -12,7 +12,7 @@
 //! | module | holds |
 //! |---|---|
 //! | [`schema`] | the serde types, one per table of the file |
-//! | [`locate`] | field paths ↔ lines: every error's file, line and field |
+//! | `locate` | field paths ↔ lines: every error's file, line and field |
 //! | [`validate`] | the rules beyond types: bounds, Kafka's naming rules, per-kind fault keys |
 
 use std::fmt;

@@ -2,7 +2,7 @@
 //! never meets a value it cannot work with (no panic, no hang, no fault or workload that
 //! silently never acts).
 //!
-//! Contract: [`Scenario::validate`] refuses, with the field path of the offending value:
+//! Contract: `Scenario::validate` refuses, with the field path of the offending value:
 //! - times and rates a run cannot hold: every time is below [`MAX_PHASE_MS`], so no sum of two
 //!   of them overflows; Kafka's millisecond configs are Java ints;
 //! - names Kafka refuses, with Kafka's rules (topics: `Topic.validate` and the `.`/`_`

@@ -46,7 +46,7 @@
 //! ([`Shared::trace`]) and never depends on whether the trace is printed.
 
 pub mod admin;
-pub(crate) mod trace;
+pub mod trace;
 pub mod workload;
 
 use std::collections::BTreeMap;
