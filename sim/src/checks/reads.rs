@@ -1,0 +1,115 @@
+//! Reading a log as the checks need it: the record a value names, control-batch runs, the
+//! logs of the current leaders (`LeaderLogs`).
+
+use mirrorsim::broker::MemoryDirDisk;
+use mirrorsim::log::PartitionLog;
+use mirrorsim::protocol::{ClusterIndex, TopicPartition};
+
+use super::view::{current_leader, BrokerView, ControllerView};
+
+/// The cluster a self-describing value was produced in (its producer's cluster letter).
+pub(super) fn cluster_of_value(value: &str) -> ClusterIndex {
+    let letter = value.as_bytes().first().copied().unwrap_or(b'a');
+    ClusterIndex(letter.saturating_sub(b'a'))
+}
+
+/// The value of the data record at `offset`, if the log holds one there.
+pub(super) fn record_value_at(log: &PartitionLog<MemoryDirDisk>, offset: i64) -> Option<String> {
+    record_value_in(log.batches_from(offset).next()?, offset)
+}
+
+/// The value of `batch`'s data record at `offset`, if it holds one there.
+pub(super) fn record_value_in(
+    batch: &mirrorsim::record::RecordBatch,
+    offset: i64,
+) -> Option<String> {
+    if batch.base_offset() > offset || batch.is_control() {
+        return None;
+    }
+    batch
+        .records()
+        .filter_map(Result::ok)
+        .find(|record| record.offset == offset)
+        .map(|record| {
+            record
+                .value
+                .as_deref()
+                .map(|bytes| String::from_utf8_lossy(bytes).into_owned())
+                .unwrap_or_default()
+        })
+}
+
+/// Where a value sits in the log, if anywhere (for violation details).
+pub(super) fn offset_of_value(log: &PartitionLog<MemoryDirDisk>, value: &str) -> Option<i64> {
+    log.batches_from(log.log_start_offset())
+        .filter(|batch| !batch.is_control())
+        .flat_map(|batch| batch.records().filter_map(Result::ok).collect::<Vec<_>>())
+        .find(|record| record.value.as_deref() == Some(value.as_bytes()))
+        .map(|record| record.offset)
+}
+
+/// The lowest offset from which `log` holds only control batches, batch after batch without
+/// a gap, up to `offset` below its high watermark; `offset` itself when the batch right below
+/// it is data, or the log's batches do not end exactly at `offset` below its high watermark.
+pub(super) fn control_run_before(log: &PartitionLog<MemoryDirDisk>, offset: i64) -> i64 {
+    if offset > log.high_watermark() {
+        return offset;
+    }
+    let mut run_from = None;
+    let mut at = log.log_start_offset();
+    for batch in log.batches_from(log.log_start_offset()) {
+        if batch.base_offset() >= offset {
+            break;
+        }
+        let contiguous = batch.base_offset() == at;
+        run_from = match (batch.is_control(), run_from) {
+            (false, _) => None,
+            (true, Some(from)) if contiguous => Some(from),
+            (true, _) => Some(batch.base_offset()),
+        };
+        at = batch.next_offset();
+    }
+    run_from.filter(|_| at == offset).unwrap_or(offset)
+}
+
+/// Whether `log` holds `[from, to)` as control batches only, batch after batch from `from`
+/// (no gap, no data record).
+pub(super) fn control_batches_span(log: &PartitionLog<MemoryDirDisk>, from: i64, to: i64) -> bool {
+    let mut at = from;
+    for batch in log.batches_from(from) {
+        if at >= to {
+            break;
+        }
+        if batch.base_offset() != at || !batch.is_control() {
+            return false;
+        }
+        at = batch.next_offset();
+    }
+    at >= to
+}
+
+/// Where the history checks find the current leader's log of a partition.
+pub trait LeaderLogs {
+    /// The log of the live broker leading `tp` in its current epoch.
+    fn leader_log(
+        &self,
+        cluster: ClusterIndex,
+        tp: &TopicPartition,
+    ) -> Option<&PartitionLog<MemoryDirDisk>>;
+}
+
+/// [`LeaderLogs`] over the running world.
+pub(super) struct ViewLeaderLogs<'a, 'b> {
+    pub(super) controllers: &'a [ControllerView<'b>],
+    pub(super) brokers: &'a [BrokerView<'b>],
+}
+
+impl LeaderLogs for ViewLeaderLogs<'_, '_> {
+    fn leader_log(
+        &self,
+        cluster: ClusterIndex,
+        tp: &TopicPartition,
+    ) -> Option<&PartitionLog<MemoryDirDisk>> {
+        current_leader(self.controllers, self.brokers, cluster, tp).map(|(_, log)| log)
+    }
+}
