@@ -11,13 +11,19 @@
 //!   sends (re-encoded only by a re-stamp), and whether it is waiting or in flight.
 //! - [`RecordEvent`] is how an outcome becomes a producer's own event type: every record gets
 //!   exactly one `Acked` (through [`ack_records`]) or `Failed` (through [`fail_records`]).
+//! - [`ProducerNode`] is the node loop both run, written once: expire what is overdue, take
+//!   the answer, pump; wake at the earliest of the plumbing's and the producer's own times.
+//!   What differs (the pump's order, whether an expiry stops at a fatal error, the waits before
+//!   InitProducerId or FindCoordinator) is the hooks each producer implements.
 //! - Nothing here reads a clock: every time is an input (`now_ms`).
 
 use std::collections::VecDeque;
 
 use bytes::Bytes;
 
-use crate::protocol::{ErrorCode, TopicPartition};
+use super::io::{next_wakeup_after, ClientIo};
+use crate::node::Node;
+use crate::protocol::{Envelope, ErrorCode, NodeId, Response, TopicPartition};
 use crate::record::{BatchBuilder, RecordBatch};
 
 /// Identifies one `send`; its outcome event carries the same handle.
@@ -216,5 +222,75 @@ pub(super) fn fail_records<E: RecordEvent>(
             error,
             outcome_unknown,
         ));
+    }
+}
+
+/// What a producer lends the node loop both producers share (the [`Node`] implementation
+/// below): its plumbing, whether it has stopped on a fatal error, and its own hooks.
+pub(super) trait ProducerNode {
+    /// What the producer remembers of each request in flight.
+    type Pending;
+    /// This client's node id.
+    fn client_id(&self) -> NodeId;
+    /// The request plumbing.
+    fn io(&self) -> &ClientIo<Self::Pending>;
+    /// The request plumbing, to take answers and the outbox.
+    fn io_mut(&mut self) -> &mut ClientIo<Self::Pending>;
+    /// The time of the last pump; `None` before the first, when the producer has not started.
+    fn last_pump_ms(&self) -> Option<i64>;
+    /// Whether a fatal error stopped the producer (it then ignores answers and never wakes).
+    fn has_fatal_error(&self) -> bool;
+    /// Fails every request whose deadline passed by `now_ms`.
+    fn expire_requests(&mut self, now_ms: i64);
+    /// `response` answers `request`, sent to `broker`.
+    fn handle_response(
+        &mut self,
+        now_ms: i64,
+        request: Self::Pending,
+        broker: NodeId,
+        response: Response,
+    );
+    /// Does everything that is due at `now_ms`, in the producer's fixed order.
+    fn pump(&mut self, now_ms: i64);
+    /// The producer's own wake-ups beyond the plumbing's: its next lookup and every batch's
+    /// retry time and delivery deadline.
+    fn own_wakeups(&self, wakeups: &mut Vec<i64>);
+}
+
+impl<P: ProducerNode> Node for P {
+    fn node_id(&self) -> NodeId {
+        self.client_id()
+    }
+
+    fn handle_message(&mut self, now_ms: i64, envelope: Envelope) {
+        // Deadlines that passed first, so an answer after its timeout is ignored.
+        if !self.has_fatal_error() {
+            self.expire_requests(now_ms);
+        }
+        let accept = !self.has_fatal_error();
+        if let Some((_, entry, response)) = self.io_mut().receive(envelope, accept) {
+            self.handle_response(now_ms, entry.request, entry.broker, response);
+        }
+        self.pump(now_ms);
+    }
+
+    fn handle_timeout(&mut self, now_ms: i64) {
+        self.pump(now_ms);
+    }
+
+    fn poll_timeout(&self) -> Option<i64> {
+        let Some(now_ms) = self.last_pump_ms() else {
+            return Some(0); // Not started: wake at once (0 is never after a simulated clock).
+        };
+        if self.has_fatal_error() {
+            return None;
+        }
+        let mut wakeups: Vec<i64> = self.io().wakeups().collect();
+        self.own_wakeups(&mut wakeups);
+        next_wakeup_after(wakeups, now_ms)
+    }
+
+    fn take_outbox(&mut self) -> Vec<Envelope> {
+        self.io_mut().outbox.take()
     }
 }

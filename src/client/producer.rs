@@ -68,16 +68,15 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use bytes::Bytes;
 
 use super::error::{require_positive_ms, ClientConfigError};
-use super::io::{invalidates_metadata, next_wakeup_after, ClientIo};
+use super::io::{invalidates_metadata, ClientIo};
 use super::produce_core::{
     ack_records, encode_batch, fail_records, queued_wakeup, take_expired_records, BatchState,
-    PendingRecord, ProducerBatch, ProducerIdAndEpoch, RecordEvent, SendHandle,
+    PendingRecord, ProducerBatch, ProducerIdAndEpoch, ProducerNode, RecordEvent, SendHandle,
     DUPLICATE_SEQUENCE_NUMBER,
 };
 use crate::log::NUM_BATCHES_TO_RETAIN;
-use crate::node::Node;
 use crate::protocol::{
-    Acks, BrokerId, Envelope, ErrorCode, NodeId, Request, Response, TopicMetadata, TopicPartition,
+    Acks, BrokerId, ErrorCode, NodeId, Request, Response, TopicMetadata, TopicPartition,
 };
 use crate::record::{in_sequence, increment_sequence, RecordBatch};
 
@@ -236,7 +235,7 @@ pub enum ProducerEvent {
 
 /// The identity fields a batch is stamped with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Stamp {
+pub(super) struct Stamp {
     producer: ProducerIdAndEpoch,
     base_sequence: i32,
 }
@@ -390,7 +389,7 @@ enum PartitionAction {
 
 /// What the producer remembers about a request in flight.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum PendingRequest {
+pub(super) enum PendingRequest {
     Metadata,
     InitProducerId,
     Produce {
@@ -559,28 +558,6 @@ impl IdempotentProducer {
     }
 
     // ----- the step function -----
-
-    /// Does everything that is due at `now_ms`, in a fixed order.
-    fn pump(&mut self, now_ms: i64) {
-        self.now_ms = Some(now_ms);
-        if self.fatal_error.is_some() {
-            return;
-        }
-        self.expire_requests(now_ms);
-        self.expire_deliveries(now_ms);
-        self.resolve_sequences();
-        self.maybe_bump_epoch();
-        self.io
-            .maybe_send_metadata(now_ms, PendingRequest::Metadata);
-        self.maybe_send_init_producer_id(now_ms);
-        self.send_produce_requests(now_ms);
-    }
-
-    fn expire_requests(&mut self, now_ms: i64) {
-        for (_, entry) in self.io.in_flight.take_expired(now_ms) {
-            self.fail_request(now_ms, entry.broker, entry.request);
-        }
-    }
 
     /// A request got no usable answer (timeout, or an answer of the wrong kind).
     fn fail_request(&mut self, now_ms: i64, broker: NodeId, request: PendingRequest) {
@@ -822,50 +799,6 @@ impl IdempotentProducer {
     }
 
     // ----- answers -----
-
-    fn handle_response(
-        &mut self,
-        now_ms: i64,
-        request: PendingRequest,
-        broker: NodeId,
-        response: Response,
-    ) {
-        match (request, response) {
-            (PendingRequest::Metadata, Response::Metadata { brokers, topics }) => {
-                self.handle_metadata(now_ms, broker, &brokers, &topics);
-            }
-            (
-                PendingRequest::InitProducerId,
-                Response::InitProducerId {
-                    error,
-                    producer_id,
-                    producer_epoch,
-                },
-            ) => self.handle_init_producer_id(now_ms, broker, error, producer_id, producer_epoch),
-            (
-                PendingRequest::Produce {
-                    topic_partition,
-                    batch_id,
-                    stamp,
-                },
-                Response::Produce {
-                    error, base_offset, ..
-                },
-            ) => self.handle_produce(
-                now_ms,
-                &topic_partition,
-                batch_id,
-                stamp,
-                error,
-                base_offset,
-            ),
-            (request, _) => {
-                // An answer of the wrong kind is a broker-model bug; treat it as no answer.
-                self.io.ignored_responses += 1;
-                self.fail_request(now_ms, broker, request);
-            }
-        }
-    }
 
     fn handle_metadata(
         &mut self,
@@ -1207,50 +1140,108 @@ impl RecordEvent for ProducerEvent {
     }
 }
 
-impl Node for IdempotentProducer {
-    fn node_id(&self) -> NodeId {
+impl ProducerNode for IdempotentProducer {
+    type Pending = PendingRequest;
+
+    fn client_id(&self) -> NodeId {
         self.node_id
     }
 
-    fn handle_message(&mut self, now_ms: i64, envelope: Envelope) {
-        // Deadlines that passed first, so an answer after its timeout is ignored.
-        if self.fatal_error.is_none() {
-            self.expire_requests(now_ms);
-        }
-        let accept = self.fatal_error.is_none();
-        if let Some((_, entry, response)) = self.io.receive(envelope, accept) {
-            self.handle_response(now_ms, entry.request, entry.broker, response);
-        }
-        self.pump(now_ms);
+    fn io(&self) -> &ClientIo<PendingRequest> {
+        &self.io
     }
 
-    fn handle_timeout(&mut self, now_ms: i64) {
-        self.pump(now_ms);
+    fn io_mut(&mut self) -> &mut ClientIo<PendingRequest> {
+        &mut self.io
     }
 
-    fn poll_timeout(&self) -> Option<i64> {
-        let Some(now_ms) = self.now_ms else {
-            return Some(0); // Not started: wake at once (0 is never after a simulated clock).
-        };
+    fn last_pump_ms(&self) -> Option<i64> {
+        self.now_ms
+    }
+
+    fn has_fatal_error(&self) -> bool {
+        self.fatal_error.is_some()
+    }
+
+    /// Does everything that is due at `now_ms`, in a fixed order.
+    fn pump(&mut self, now_ms: i64) {
+        self.now_ms = Some(now_ms);
         if self.fatal_error.is_some() {
-            return None;
+            return;
         }
-        let delivery_timeout_ms = self.config.delivery_timeout_ms;
-        let mut wakeups: Vec<i64> = self.io.wakeups().collect();
+        self.expire_requests(now_ms);
+        self.expire_deliveries(now_ms);
+        self.resolve_sequences();
+        self.maybe_bump_epoch();
+        self.io
+            .maybe_send_metadata(now_ms, PendingRequest::Metadata);
+        self.maybe_send_init_producer_id(now_ms);
+        self.send_produce_requests(now_ms);
+    }
+
+    fn expire_requests(&mut self, now_ms: i64) {
+        for (_, entry) in self.io.in_flight.take_expired(now_ms) {
+            self.fail_request(now_ms, entry.broker, entry.request);
+        }
+    }
+
+    fn handle_response(
+        &mut self,
+        now_ms: i64,
+        request: PendingRequest,
+        broker: NodeId,
+        response: Response,
+    ) {
+        match (request, response) {
+            (PendingRequest::Metadata, Response::Metadata { brokers, topics }) => {
+                self.handle_metadata(now_ms, broker, &brokers, &topics);
+            }
+            (
+                PendingRequest::InitProducerId,
+                Response::InitProducerId {
+                    error,
+                    producer_id,
+                    producer_epoch,
+                },
+            ) => self.handle_init_producer_id(now_ms, broker, error, producer_id, producer_epoch),
+            (
+                PendingRequest::Produce {
+                    topic_partition,
+                    batch_id,
+                    stamp,
+                },
+                Response::Produce {
+                    error, base_offset, ..
+                },
+            ) => self.handle_produce(
+                now_ms,
+                &topic_partition,
+                batch_id,
+                stamp,
+                error,
+                base_offset,
+            ),
+            (request, _) => {
+                // An answer of the wrong kind is a broker-model bug; treat it as no answer.
+                self.io.ignored_responses += 1;
+                self.fail_request(now_ms, broker, request);
+            }
+        }
+    }
+
+    fn own_wakeups(&self, wakeups: &mut Vec<i64>) {
         if self.producer.is_none() && !self.init_in_flight {
             wakeups.push(self.init_not_before_ms);
         }
         for partition in self.partitions.values() {
-            wakeups.extend(queued_wakeup(&partition.queued, delivery_timeout_ms));
+            wakeups.extend(queued_wakeup(
+                &partition.queued,
+                self.config.delivery_timeout_ms,
+            ));
             for batch in &partition.batches {
-                wakeups.extend(batch.wakeups(delivery_timeout_ms));
+                wakeups.extend(batch.wakeups(self.config.delivery_timeout_ms));
             }
         }
-        next_wakeup_after(wakeups, now_ms)
-    }
-
-    fn take_outbox(&mut self) -> Vec<Envelope> {
-        self.io.outbox.take()
     }
 }
 

@@ -7,7 +7,8 @@ use super::*;
 use crate::client::test_support::{
     broker, orders_metadata, produce_error, produce_ok, respond, take_requests, tp, Sent, CLUSTER,
 };
-use crate::protocol::{ClientKind, Message};
+use crate::node::Node;
+use crate::protocol::{ClientKind, Envelope, Message};
 
 const PID: i64 = 1000;
 

@@ -9,7 +9,8 @@ use super::*;
 use crate::client::test_support::{
     broker, orders_metadata, produce_error, produce_ok, respond, take_requests, tp, Sent, CLUSTER,
 };
-use crate::protocol::{ClientKind, Message};
+use crate::node::Node;
+use crate::protocol::{ClientKind, Envelope, Message};
 
 const TXN_ID: &str = "orders-app";
 const PID: i64 = 5_000;
