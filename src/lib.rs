@@ -30,12 +30,15 @@
 pub mod broker;
 pub mod client;
 pub mod common;
+pub mod component;
 pub mod controller;
 pub mod coordinator;
+pub mod events;
 pub mod log;
 pub mod metadata;
 pub mod mirror;
 pub mod node;
 pub mod protocol;
 pub mod record;
+pub mod replica;
 pub mod switches;

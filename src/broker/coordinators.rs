@@ -4,15 +4,21 @@
 //! leaders.
 
 use super::{BrokerStorage, Role};
-use crate::coordinator::runtime::HostContext;
-use crate::coordinator::transaction::OPERATION_NOT_ATTEMPTED;
-use crate::coordinator::{partition_for, CONSUMER_OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC};
+use crate::coordinator::group::{GroupCoordinatorConfig, GroupCoordinatorShard};
+use crate::coordinator::runtime::{HostContext, HostedCoordinator, ShardHost};
+use crate::coordinator::transaction::{
+    TransactionCoordinatorConfig, TransactionCoordinatorShard, OPERATION_NOT_ATTEMPTED,
+};
+use crate::coordinator::{
+    coordinator_partition_in, internal_topic_creation, CONSUMER_OFFSETS_TOPIC,
+    TRANSACTION_STATE_TOPIC,
+};
 use crate::log::AppendOrigin;
-use crate::metadata::MIN_INSYNC_REPLICAS;
+use crate::mirror::coordinator::{MirrorCoordinatorShard, MIRROR_STATE_TOPIC};
 use crate::mirror::TopicMirrorConfig;
 use crate::mirror::{DesiredState, MirrorState};
 use crate::protocol::{
-    CoordinatorType, ErrorCode, NewTopic, NodeId, Request, Response, TopicPartition, TxnMarker,
+    CoordinatorType, ErrorCode, NodeId, Request, Response, TopicPartition, TxnMarker,
 };
 use crate::record::{end_transaction_marker, MarkerProducer};
 use crate::switches::BrokenSwitch;
@@ -63,9 +69,7 @@ impl<S: BrokerStorage> super::Broker<S> {
         key: &str,
     ) -> Option<TopicPartition> {
         let (topic, _, _) = self.internal_topic(key_type);
-        let topic_id = self.image.topic_ids.get(topic)?;
-        let partitions = self.image.topics.get(topic_id)?.partitions.len() as i32;
-        (partitions > 0).then(|| TopicPartition::new(topic, partition_for(key, partitions)))
+        coordinator_partition_in(&self.image, topic, key)
     }
 
     /// FindCoordinator: the leader of the key's partition; creates the internal topic on first
@@ -102,23 +106,8 @@ impl<S: BrokerStorage> super::Broker<S> {
 
     pub(super) fn request_internal_topic(&mut self, key_type: CoordinatorType) {
         let (topic, partitions, replication_factor) = self.internal_topic(key_type);
-        // The configured replication factor as it is, like Kafka's
-        // `offsets.topic.replication.factor`: while fewer brokers are alive the controller
-        // refuses the creation and FindCoordinator keeps answering CoordinatorNotAvailable,
-        // rather than an under-replicated coordinator topic being created.
-        let min_insync = replication_factor.min(2);
-        self.outbox.request(
-            self.controller,
-            Request::CreateTopics {
-                topics: vec![NewTopic {
-                    name: topic.to_string(),
-                    partitions,
-                    replication_factor,
-                    configs: vec![(MIN_INSYNC_REPLICAS.into(), min_insync.to_string())],
-                    topic_id: None,
-                }],
-            },
-        );
+        let request = internal_topic_creation(topic, partitions, replication_factor);
+        self.outbox.request(self.controller, request);
     }
 
     /// Routes a request to the shard hosting its key, or answers `NotCoordinator`.
@@ -219,7 +208,7 @@ impl<S: BrokerStorage> super::Broker<S> {
             return;
         };
         let leader_epoch = context.leader_epoch;
-        if let Some(host) = crate::coordinator::host_for(partition, &mut context) {
+        if let Some(host) = host_for(partition, &mut context) {
             self.coordinators.insert(partition.clone(), host);
             self.events.push(super::BrokerEvent::CoordinatorLoaded {
                 topic_partition: partition.clone(),
@@ -423,7 +412,9 @@ impl<S: BrokerStorage> super::Broker<S> {
         // `MirrorDesign::admits_markers_before_cut`).
         let own_writes_only = mirror_topic
             && self.config.mirror_design.admits_markers_before_cut()
-            && self.mirror_log_holds_own_writes_only(&topic_partition);
+            && self
+                .mirror_manager()
+                .mirror_log_holds_own_writes_only(&topic_partition);
         let mut entry = MarkerEntry {
             producer_id: marker.producer_id,
             topic_partition: topic_partition.clone(),
@@ -624,5 +615,36 @@ impl<S: BrokerStorage> super::Broker<S> {
             })
             .collect();
         Response::DescribeConfigs { results }
+    }
+}
+
+/// The shard a broker hosts for a partition it leads, loaded from that partition's log, or
+/// `None` when the partition belongs to no coordinator.
+fn host_for<D: crate::log::LogDisk>(
+    partition: &TopicPartition,
+    context: &mut HostContext<'_, D>,
+) -> Option<Box<dyn HostedCoordinator<D> + Send>> {
+    match partition.topic.as_str() {
+        CONSUMER_OFFSETS_TOPIC => {
+            let shard = GroupCoordinatorShard::new(GroupCoordinatorConfig::default());
+            Some(Box::new(ShardHost::load(partition.clone(), shard, context)))
+        }
+        TRANSACTION_STATE_TOPIC => {
+            let shard = TransactionCoordinatorShard::new(
+                partition.partition,
+                TransactionCoordinatorConfig::default(),
+            );
+            Some(Box::new(ShardHost::load(partition.clone(), shard, context)))
+        }
+        MIRROR_STATE_TOPIC => {
+            let mut shard = MirrorCoordinatorShard::new();
+            shard.accept_skipped_preparing =
+                context.broken.contains(&BrokenSwitch::MirrorSkipPreparing);
+            shard.ignore_epochs = context
+                .broken
+                .contains(&BrokenSwitch::MirrorCoordinatorIgnoresEpochs);
+            Some(Box::new(ShardHost::load(partition.clone(), shard, context)))
+        }
+        _ => None,
     }
 }

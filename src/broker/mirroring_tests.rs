@@ -9,9 +9,12 @@ use bytes::Bytes;
 use super::*;
 use crate::broker::{Broker, BrokerConfig, BrokerEvent, MemoryDirDisk, MemoryStorage, Partition};
 use crate::controller::{Controller, ControllerConfig};
+use crate::coordinator::partition_count;
 use crate::log::MemoryDisk;
 use crate::metadata::ConfigResource;
+use crate::mirror::coordinator::mirror_state_partition;
 use crate::node::Node;
+use crate::protocol::MirrorPartitionId;
 use crate::protocol::{
     Acks, BrokerId, ClientKind, Envelope, Message, MirrorTopicOperation, NewTopic,
 };

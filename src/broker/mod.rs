@@ -21,6 +21,10 @@
 //!   the follower's high watermark and log start up to the leader's.
 //! - **Producer ids.** Any broker answers InitProducerId from a block of ids the controller
 //!   granted it; the first block in every cluster starts at 0.
+//! - **Host of components.** The broker routes each request and answer to the component that
+//!   owns it and merges their deadlines: the coordinator shards (`coordinators.rs`), and the
+//!   KIP-1279 components of `crate::mirror` — the mirror manager (lent the broker as a
+//!   `MirrorHost` per call), the periodic sync and the describer (lent a `BrokerContext`).
 //! - Every state change a checker needs is also reported as a [`BrokerEvent`].
 //!
 //! Modelling limits: one replica fetcher session per leader (Kafka may use several threads),
@@ -28,13 +32,12 @@
 //! watermark advances even while the ISR is below `min.insync.replicas` (pre-KIP-966 behaviour).
 
 mod config;
+mod controller_session;
 mod coordinators;
-mod event_summary;
-mod mirror_describe;
-mod mirror_sync;
-pub use mirror_sync::SYNC_REQUEST_TIMEOUT_MS;
-mod mirroring;
-mod partition;
+pub use crate::mirror::periodic_sync::SYNC_REQUEST_TIMEOUT_MS;
+#[cfg(test)]
+#[path = "mirroring_tests.rs"]
+mod mirroring_tests;
 mod storage;
 #[cfg(test)]
 mod tests;
@@ -42,18 +45,27 @@ mod topic_admin;
 
 use std::collections::BTreeMap;
 
+pub use crate::events::{BrokerEvent, TruncationReason};
 use crate::mirror::TopicMirrorConfig;
+pub use crate::replica::{
+    follower_truncation_for_batches, follower_truncation_offset, FollowerRole, FollowerState,
+    LeaderState, Partition, Role,
+};
 use crate::switches::BrokenSwitch;
 pub use config::{BrokerConfig, BrokerConfigError};
-pub use partition::{FollowerRole, FollowerState, LeaderState, Partition, Role};
 pub use storage::{
     parse_partition_dir_name, partition_dir_name, BrokerStorage, MemoryDirDisk, MemoryStorage,
 };
 
-use crate::coordinator::mirror::MIRROR_STATE_TOPIC;
 use crate::log::{AppendOrigin, EpochEndOffset, FetchIsolation, LogConfig, LogDisk, PartitionLog};
 use crate::metadata::MIN_INSYNC_REPLICAS;
 use crate::metadata::{MetadataImage, PartitionRecord};
+use crate::mirror::coordinator::MIRROR_STATE_TOPIC;
+use crate::mirror::describe::MirrorDescribes;
+use crate::mirror::directory::MirrorDirectory;
+use crate::mirror::gate::{mirror_state_of, refuses_client_write};
+use crate::mirror::manager::{MirrorContext, MirrorHost, MirrorManager};
+use crate::mirror::periodic_sync::{MirrorSyncs, SyncConfig};
 use crate::mirror::MirrorState;
 use crate::node::{Node, Outbox};
 use crate::protocol::{
@@ -62,373 +74,8 @@ use crate::protocol::{
     OffsetSpec, Request, Response, TopicPartition,
 };
 use crate::record::RecordBatch;
-
-/// Why a replica's log was truncated (reported so checkers can tell legal truncations apart).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TruncationReason {
-    /// A fetch answer carried a diverging epoch.
-    DivergingEpoch,
-    /// The follower's log had no epochs; it restarted from its high watermark.
-    NoEpochsOnBecomingFollower,
-    /// The leader's log is shorter than the fetch offset.
-    OffsetOutOfRangeAboveLeader,
-    /// The leader's log starts above the follower's log end.
-    OffsetOutOfRangeBelowLeaderStart,
-    /// KIP-1279 PREPARING: a mirror leader truncated after its last mirrored epoch.
-    MirrorLastMirroredEpoch,
-    /// KIP-1279 STOPPING: a mirror leader truncated to its last stable offset.
-    MirrorStopAtLastStableOffset,
-    /// KIP-1279 MIRRORING: the source answered a mirror fetch with a diverging epoch.
-    MirrorDivergingEpoch,
-    /// KIP-1279 MIRRORING: the source's log starts above the mirror's log end.
-    MirrorBelowSourceLogStart,
-}
-
-impl TruncationReason {
-    /// Whether KIP-1279 mirroring truncated (the destination's log follows the source's, and
-    /// what it drops is lost by design, e.g. a failback's unmirrored writes).
-    pub fn is_mirroring(self) -> bool {
-        matches!(
-            self,
-            Self::MirrorLastMirroredEpoch
-                | Self::MirrorStopAtLastStableOffset
-                | Self::MirrorDivergingEpoch
-                | Self::MirrorBelowSourceLogStart
-        )
-    }
-
-    /// Whether a KIP-1279 mirroring cut follows the source's log: PREPARING's last mirrored
-    /// epoch lookup, a diverging epoch, a restart below the source's log start. STOPPING's
-    /// cut to the last stable offset is the one the destination decides alone.
-    pub fn follows_source(self) -> bool {
-        self.is_mirroring() && self != Self::MirrorStopAtLastStableOffset
-    }
-}
-
-/// Something a checker or a trace wants to know about.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum BrokerEvent {
-    /// This broker became leader of a partition in `leader_epoch` at `start_offset`.
-    BecameLeader {
-        /// The partition.
-        topic_partition: TopicPartition,
-        /// The leader epoch.
-        leader_epoch: i32,
-        /// The log end offset at which the epoch starts.
-        start_offset: i64,
-    },
-    /// This broker now follows `leader` (or waits, when `None`).
-    BecameFollower {
-        /// The partition.
-        topic_partition: TopicPartition,
-        /// The new leader.
-        leader: Option<BrokerId>,
-        /// The leader epoch.
-        leader_epoch: i32,
-    },
-    /// A log was truncated.
-    Truncated {
-        /// The partition.
-        topic_partition: TopicPartition,
-        /// Log end offset before.
-        from_log_end_offset: i64,
-        /// Log end offset after.
-        to_log_end_offset: i64,
-        /// High watermark before.
-        high_watermark_before: i64,
-        /// Why.
-        reason: TruncationReason,
-    },
-    /// A leader appended a client batch (or a MIRROR_PID_RESET).
-    LeaderAppend {
-        /// The partition.
-        topic_partition: TopicPartition,
-        /// First offset.
-        first_offset: i64,
-        /// Last offset.
-        last_offset: i64,
-        /// The leader epoch stamped.
-        leader_epoch: i32,
-        /// For a KIP-1279 mirror topic, the partition's mirror state at the append (`None`
-        /// for a topic in no mirror).
-        mirror_state: Option<crate::mirror::MirrorState>,
-        /// Whether the appended batch is a control batch (STOPPING's MIRROR_PID_RESET). An
-        /// observer cannot tell from the log later: PREPARING may have cut it and a mirrored
-        /// batch taken its offset by the time the event is read.
-        control: bool,
-    },
-    /// A mirror leader appended batches fetched from the source, as they were (KIP-1279).
-    MirrorAppend {
-        /// The partition.
-        topic_partition: TopicPartition,
-        /// First offset.
-        first_offset: i64,
-        /// Last offset.
-        last_offset: i64,
-    },
-    /// This leader moved a partition's log start for a DeleteRecords.
-    RecordsDeleted {
-        /// The partition.
-        topic_partition: TopicPartition,
-        /// The new log start offset.
-        log_start_offset: i64,
-        /// The leader's mirror state of the partition (`None` for a topic in no mirror).
-        mirror_state: Option<crate::mirror::MirrorState>,
-    },
-    /// This broker forwarded a DeleteTopics or CreatePartitions for these topics to the
-    /// controller (after its KIP-1279 mirror check).
-    TopicAdminForwarded {
-        /// The topics forwarded.
-        topics: Vec<String>,
-    },
-    /// A mirror partition's leader persisted a state transition (KIP-1279) and acts on it.
-    MirrorTransition {
-        /// The partition.
-        topic_partition: TopicPartition,
-        /// The state before (as this leader knew it).
-        from: crate::mirror::MirrorState,
-        /// The state persisted.
-        to: crate::mirror::MirrorState,
-    },
-    /// The mirror sync (KIP-1279 §7) sent an admin commit of a source group's offset to this
-    /// cluster's group coordinator.
-    MirrorOffsetSynced {
-        /// The group.
-        group_id: String,
-        /// The partition.
-        topic_partition: TopicPartition,
-        /// The offset committed.
-        offset: i64,
-        /// The source's committed offset it came from.
-        source_offset: i64,
-        /// The destination's high watermark the sync read for the partition this round (the
-        /// clamp's upper bound), for the checkers; not in the event's summary line.
-        high_watermark_read: i64,
-    },
-    /// This broker loaded the coordinator shard of an internal partition it now leads.
-    CoordinatorLoaded {
-        /// The internal partition.
-        topic_partition: TopicPartition,
-        /// Its leader epoch (the coordinator epoch).
-        leader_epoch: i32,
-    },
-    /// A follower lowered its high watermark to its (new) leader's, which lagged.
-    FollowerHighWatermarkLowered {
-        /// The partition.
-        topic_partition: TopicPartition,
-        /// High watermark before.
-        from: i64,
-        /// High watermark after.
-        to: i64,
-        /// The leader it follows.
-        leader: BrokerId,
-    },
-    /// This leader refused a WriteTxnMarkers marker for a KIP-1279 mirror partition that is
-    /// not STOPPED (`ReadOnlyTopic`; the transaction coordinator retries it).
-    TxnMarkerRefused {
-        /// The partition.
-        topic_partition: TopicPartition,
-        /// Whether the marker was a COMMIT (else ABORT).
-        committed: bool,
-        /// The partition's mirror state at the refusal.
-        mirror_state: crate::mirror::MirrorState,
-    },
-    /// This leader acknowledged, without an append, a WriteTxnMarkers marker for a KIP-1279
-    /// mirror partition that is not STOPPED and holds nothing of the producer's transaction
-    /// (see `MirrorDesign::acknowledges_moot_markers`).
-    TxnMarkerMoot {
-        /// The partition.
-        topic_partition: TopicPartition,
-        /// Whether the marker was a COMMIT (else ABORT).
-        committed: bool,
-        /// The partition's mirror state.
-        mirror_state: crate::mirror::MirrorState,
-    },
-    /// This leader appended a WriteTxnMarkers marker into a KIP-1279 mirror partition that is
-    /// not STOPPED, as its log holds only this cluster's own writes: nothing cut or mirrored
-    /// yet (see `MirrorDesign::admits_markers_before_cut`).
-    TxnMarkerAdmittedBeforeCut {
-        /// The partition.
-        topic_partition: TopicPartition,
-        /// Whether the marker was a COMMIT (else ABORT).
-        committed: bool,
-        /// The partition's mirror state.
-        mirror_state: crate::mirror::MirrorState,
-    },
-    /// The mirror fetcher got batches whose epoch is below this log's latest at the fetch
-    /// offset, though the source found no divergence (it re-used the epoch number of this
-    /// log's tail): the tail was cut back to `truncated_to` before anything was appended.
-    MirrorEpochBelowLocal {
-        /// The mirror partition.
-        topic_partition: TopicPartition,
-        /// The fetch offset (this log's end).
-        offset: i64,
-        /// Where the log was cut.
-        truncated_to: i64,
-    },
-    /// A `__mirror_state` partition refused the tombstones of a mirror the controller had
-    /// deleted; the admin still gets the controller's answer.
-    MirrorTombstonesRefused {
-        /// Which DeleteMirror.
-        delete_id: u64,
-    },
-    /// STOPPING of a partition whose log held this cluster's own writes only (nothing cut or
-    /// mirrored since it left UNKNOWN or STOPPED): no cut to the LSO, no MIRROR_PID_RESET.
-    StopOfOwnWrites {
-        /// The partition.
-        topic_partition: TopicPartition,
-    },
-    /// An AlterPartition went unanswered: the same proposal is sent again and stays pending
-    /// (the high watermark is still computed over the maximal ISR), as Kafka's channel retries.
-    AlterPartitionRetried {
-        /// The partition.
-        topic_partition: TopicPartition,
-        /// The proposed ISR.
-        isr: Vec<BrokerId>,
-    },
-    /// The mirror fetcher got a batch whose leader epoch is above this partition's own
-    /// (the destination's leader epoch): nothing was appended, and the leader asked the
-    /// controller to raise its epoch above `minimum` first
-    /// (`MirrorDesign::fences_mirrored_epochs`, the later revision's EPOCH_FENCING).
-    MirrorEpochFenced {
-        /// The mirror partition.
-        topic_partition: TopicPartition,
-        /// The highest epoch among the fetched batches.
-        batch_epoch: i32,
-        /// The leader epoch the partition is led in.
-        leader_epoch: i32,
-        /// The minimum asked of the controller.
-        minimum: i32,
-    },
-    /// A mirroring cut of this leadership removed records, and the fetcher is about to append
-    /// again: the leader asks the controller to raise its epoch above `leader_epoch` first,
-    /// so that a mirror of this log sees the change (`MirrorDesign::verifies_mirrored_tail`).
-    MirrorCutEpochBump {
-        /// The mirror partition.
-        topic_partition: TopicPartition,
-        /// The leader epoch the cut was made in.
-        leader_epoch: i32,
-    },
-    /// A tail check found the log's last batch, at `base_offset`, equal to the source's batch
-    /// there in `source_epoch` (`MirrorDesign::verifies_mirrored_tail`).
-    MirrorTailChecked {
-        /// The mirror partition.
-        topic_partition: TopicPartition,
-        /// The base offset of the batch compared.
-        base_offset: i64,
-        /// The source leader epoch the fetch named.
-        source_epoch: i32,
-    },
-    /// A tail check found the log's last batch, at `base_offset`, differing from the source's
-    /// batch there (another history in the same epoch numbers): the batch was cut, and the
-    /// next fetch checks the one before.
-    MirrorTailDiverged {
-        /// The mirror partition.
-        topic_partition: TopicPartition,
-        /// The base offset of the batch cut.
-        base_offset: i64,
-        /// The source leader epoch the fetch named.
-        source_epoch: i32,
-    },
-    /// A follower fetched past a mirror cut it had not yet truncated to, and its epoch check
-    /// passed: the leader answered it as diverging at the cut
-    /// (`MirrorDesign::fences_followers_after_mirror_cut`), where Kafka's check alone would
-    /// have let it keep records the cut removed, or append inside a batch it never had.
-    MirrorCutFencedFollower {
-        /// The mirror partition.
-        topic_partition: TopicPartition,
-        /// The fenced follower.
-        follower: BrokerId,
-        /// Its fetch offset.
-        fetch_offset: i64,
-        /// The cut it must truncate to.
-        cut: i64,
-    },
-    /// A fetcher named a last fetched epoch above every epoch this leader's log holds (a
-    /// KIP-1279 mirror log's cache holds its batches' epochs only, and a mirroring cut removed
-    /// the later ones): the fetch diverged at the log end, in the latest epoch left
-    /// (`leader_end_offset_for_fetched_epoch`).
-    FetchedEpochAboveLatest {
-        /// The partition.
-        topic_partition: TopicPartition,
-        /// The follower that fetched, or `None` for a consumer's fetch (a downstream
-        /// cluster's mirror fetcher).
-        follower: Option<BrokerId>,
-        /// The epoch the fetch named.
-        last_fetched_epoch: i32,
-        /// The latest epoch of this log, and its log end offset: the answer.
-        latest: EpochEndOffset,
-    },
-    /// PREPARING's cut removed records (or an earlier leadership's may have), and its ISR has
-    /// truncated, but a replica outside the ISR has not been seen at or below the cut: the
-    /// seed design here waits for it (`MirrorDesign::prepare_awaits_every_replica_after_cut`),
-    /// where the KIP's rule would go on to MIRRORING. Reported once per wait.
-    PreparingAwaitsReplicaOutsideIsr {
-        /// The mirror partition.
-        topic_partition: TopicPartition,
-        /// The cut's offset.
-        offset: i64,
-    },
-    /// A request arrived before this incarnation's listeners were open; it is held and handled
-    /// once they open (see `Broker::serving_requests`).
-    RequestHeldBeforeListening {
-        /// Who sent it.
-        from: NodeId,
-        /// The request's name.
-        request: &'static str,
-    },
-    /// This broker, as the transactional id's coordinator, refused AddPartitionsToTxn for
-    /// partitions of topics its metadata has mirroring or paused (`ReadOnlyTopic`, KIP-1279).
-    TxnEnlistRefused {
-        /// The transactional id.
-        transactional_id: String,
-        /// The partitions refused as read-only.
-        partitions: Vec<TopicPartition>,
-    },
-    /// The ISR of a led partition changed (as confirmed by the controller).
-    IsrChanged {
-        /// The partition.
-        topic_partition: TopicPartition,
-        /// The new ISR.
-        isr: Vec<BrokerId>,
-    },
-    /// A leader answered a client batch its producer had already written (a retry or a
-    /// duplicated request) with the original offsets, appending nothing.
-    DuplicateBatch {
-        /// The partition.
-        topic_partition: TopicPartition,
-        /// The original first offset.
-        first_offset: i64,
-    },
-    /// The mirror coordinator refused this broker's write of a partition's mirror state as
-    /// stale (`FencedStateEpoch`, `FencedLeaderEpoch`) or illegal
-    /// (`InvalidClusterMirrorState`); the broker reads the state again.
-    MirrorStateWriteRefused {
-        /// The mirror partition.
-        topic_partition: TopicPartition,
-        /// The coordinator's error.
-        error: ErrorCode,
-    },
-    /// A mirror partition's leader read a state that a newer leadership persisted (a
-    /// greater leader epoch than its own): it is a deposed leader behind on metadata, and
-    /// reads again later instead of taking the state as its own.
-    MirrorStateOfNewerLeader {
-        /// The mirror partition.
-        topic_partition: TopicPartition,
-        /// The leader epoch this broker leads in, in its own view.
-        leader_epoch: i32,
-        /// The greatest leader epoch the coordinator accepted a write with.
-        stored_leader_epoch: i32,
-    },
-    /// A leader refused a client batch for a KIP-1279 mirror partition that is not STOPPED
-    /// (`ReadOnlyTopic`).
-    MirrorWriteRefused {
-        /// The partition.
-        topic_partition: TopicPartition,
-        /// Its mirror state.
-        mirror_state: crate::mirror::MirrorState,
-    },
-}
+use crate::replica::report_leader_truncation;
+use controller_session::{ControllerSession, SessionAnswer};
 
 #[derive(Debug, Clone, Copy)]
 struct PendingRequest {
@@ -467,24 +114,34 @@ struct DelayedFetch {
     deadline_ms: i64,
 }
 
+/// The [`BrokerContext`] a broker lends one of its components for one call. A macro rather
+/// than a method so that the borrow of the broker's fields stays disjoint from the borrow of
+/// the component (a field of the same broker).
+macro_rules! context {
+    ($broker:expr, $now_ms:expr) => {
+        crate::component::BrokerContext {
+            now_ms: $now_ms,
+            node_id: $broker.node_id,
+            broker_id: $broker.broker_id,
+            controller: $broker.controller,
+            image: &$broker.image,
+            outbox: &mut $broker.outbox,
+            events: &mut $broker.events,
+        }
+    };
+}
+
 /// A broker; see the module doc.
 pub struct Broker<S: BrokerStorage> {
     node_id: NodeId,
     broker_id: BrokerId,
     config: BrokerConfig,
     storage: S,
-    incarnation: u64,
     outbox: Outbox,
     controller: NodeId,
-    broker_epoch: Option<i64>,
-    registration: Option<PendingRequest>,
-    next_registration_ms: i64,
-    heartbeat: Option<PendingRequest>,
-    next_heartbeat_ms: i64,
+    /// Registration, heartbeats, the metadata log fetch and producer-id blocks.
+    session: ControllerSession,
     image: MetadataImage,
-    metadata_fetch: Option<PendingRequest>,
-    next_metadata_fetch_ms: i64,
-    metadata_ready: bool,
     /// Whether the listeners are open. Kafka's `BrokerServer` enables request processing only
     /// once the controller acknowledged that the broker caught up with the metadata log (its
     /// image shows its own registration), so a restarted broker never answers from an empty
@@ -504,9 +161,6 @@ pub struct Broker<S: BrokerStorage> {
     delayed_produces: Vec<DelayedProduce>,
     delayed_fetches: Vec<DelayedFetch>,
     alter_partitions: BTreeMap<u64, (TopicPartition, i64)>,
-    producer_id_block: Option<(i64, i64)>,
-    allocate_producer_ids: Option<PendingRequest>,
-    waiting_for_producer_id: Vec<(NodeId, u64)>,
     coordinators: BTreeMap<
         TopicPartition,
         Box<dyn crate::coordinator::runtime::HostedCoordinator<S::Disk> + Send>,
@@ -516,9 +170,11 @@ pub struct Broker<S: BrokerStorage> {
     next_flush_ms: Option<i64>,
     next_high_watermark_checkpoint_ms: i64,
     events: Vec<BrokerEvent>,
-    mirror: mirroring::MirrorManager,
-    mirror_syncs: mirror_sync::MirrorSyncs,
-    mirror_describes: mirror_describe::MirrorDescribes,
+    /// KIP-1279's MirrorMetadataManager and mirror fetcher; `None` only while it is lent
+    /// the broker for one of its calls (see [`Broker::with_mirror_manager`]).
+    mirror: Option<MirrorManager>,
+    mirror_syncs: MirrorSyncs,
+    mirror_describes: MirrorDescribes,
     topic_admins: topic_admin::TopicAdmins,
     /// Messages this broker sent itself (to a coordinator it hosts), handled on the next
     /// timeout as Kafka calls a local coordinator directly.
@@ -547,6 +203,15 @@ impl<S: BrokerStorage> Broker<S> {
             let (log, _report) = PartitionLog::open(disk, log_config(&config))?;
             unassigned_logs.insert(topic_partition, log);
         }
+        let controller = NodeId::Controller(cluster);
+        let session = ControllerSession::new(controller, broker_id, incarnation, &config, now_ms);
+        let mirror = MirrorManager::new(config.mirror_design, config.broken.clone());
+        let sync_config = SyncConfig {
+            design: config.mirror_design,
+            refresh_interval_ms: config.mirror_metadata_refresh_interval_ms,
+            replication_factor: config.internal_topic_replication_factor,
+            offsets_topic_partitions: config.offsets_topic_partitions,
+        };
         Ok(Self {
             node_id,
             broker_id,
@@ -558,18 +223,10 @@ impl<S: BrokerStorage> Broker<S> {
                 + config.high_watermark_checkpoint_interval_ms,
             config,
             storage,
-            incarnation,
             outbox: Outbox::new(node_id),
-            controller: NodeId::Controller(cluster),
-            broker_epoch: None,
-            registration: None,
-            next_registration_ms: now_ms,
-            heartbeat: None,
-            next_heartbeat_ms: now_ms,
+            controller,
+            session,
             image: MetadataImage::default(),
-            metadata_fetch: None,
-            next_metadata_fetch_ms: now_ms,
-            metadata_ready: false,
             serving_requests: false,
             held_requests: Vec::new(),
             partitions: BTreeMap::new(),
@@ -578,22 +235,54 @@ impl<S: BrokerStorage> Broker<S> {
             delayed_produces: Vec::new(),
             delayed_fetches: Vec::new(),
             alter_partitions: BTreeMap::new(),
-            producer_id_block: None,
-            allocate_producer_ids: None,
-            waiting_for_producer_id: Vec::new(),
             coordinators: BTreeMap::new(),
             delayed_markers: Vec::new(),
             events: Vec::new(),
-            mirror: mirroring::MirrorManager::default(),
-            mirror_syncs: mirror_sync::MirrorSyncs::default(),
-            mirror_describes: mirror_describe::MirrorDescribes::default(),
+            mirror: Some(mirror),
+            mirror_syncs: MirrorSyncs::new(sync_config),
+            mirror_describes: MirrorDescribes::default(),
             topic_admins: topic_admin::TopicAdmins::default(),
             loopback: Vec::new(),
             last_now_ms: now_ms,
         })
     }
 
+    /// Where this broker's image says each mirror's parts are.
+    fn mirror_directory(&self) -> MirrorDirectory<'_> {
+        MirrorDirectory::new(&self.image, self.node_id.cluster())
+    }
+
+    /// The mirror manager, between its calls.
+    fn mirror_manager(&self) -> &MirrorManager {
+        self.mirror
+            .as_ref()
+            .expect("the mirror manager is read between its own calls")
+    }
+
+    /// Runs `call` with the mirror manager and this broker as its [`MirrorHost`]. The manager
+    /// is taken out for the call, so that it may hold the broker's parts and its own state at
+    /// once; nothing the host does for it reaches back into the manager (a read of it then
+    /// would find it gone and stop on the assertion in [`Broker::mirror_manager`]).
+    fn with_mirror_manager<T>(
+        &mut self,
+        call: impl FnOnce(&mut MirrorManager, &mut Self) -> T,
+    ) -> T {
+        let mut manager = self
+            .mirror
+            .take()
+            .expect("the mirror manager is not lent twice");
+        let result = call(&mut manager, self);
+        self.mirror = Some(manager);
+        result
+    }
+
     // ----- getters for checkers -----
+
+    /// The partitions whose mirror fetcher runs, with the task's committed mirror state and
+    /// the leader epoch it leads the partition in (`single-mirror-fetcher`).
+    pub fn mirror_fetchers(&self) -> impl Iterator<Item = (&TopicPartition, MirrorState, i32)> {
+        self.mirror_manager().mirror_fetchers()
+    }
 
     /// The broker id.
     pub fn broker_id(&self) -> BrokerId {
@@ -602,7 +291,7 @@ impl<S: BrokerStorage> Broker<S> {
 
     /// The current registration epoch, once registered.
     pub fn broker_epoch(&self) -> Option<i64> {
-        self.broker_epoch
+        self.session.broker_epoch()
     }
 
     /// Whether the broker answers requests: its image has shown this incarnation's
@@ -618,7 +307,7 @@ impl<S: BrokerStorage> Broker<S> {
 
     /// Whether the broker acts on leadership (its metadata shows its current registration).
     pub fn is_metadata_ready(&self) -> bool {
-        self.metadata_ready
+        self.session.metadata_ready()
     }
 
     /// Partition replicas this broker hosts, by partition.
@@ -661,115 +350,18 @@ impl<S: BrokerStorage> Broker<S> {
 
     // ----- controller session -----
 
-    fn maybe_register(&mut self, now_ms: i64) {
-        if self.broker_epoch.is_some() || now_ms < self.next_registration_ms {
-            return;
-        }
-        if let Some(pending) = self.registration {
-            if now_ms - pending.sent_ms < self.config.controller_request_timeout_ms {
-                return;
-            }
-        }
-        let correlation_id = self.outbox.request(
-            self.controller,
-            Request::BrokerRegistration {
-                broker_id: self.broker_id,
-                incarnation: self.incarnation,
-            },
-        );
-        self.registration = Some(PendingRequest {
-            correlation_id,
-            sent_ms: now_ms,
-        });
-        self.next_registration_ms = now_ms + self.config.controller_request_timeout_ms;
-    }
-
-    fn maybe_heartbeat(&mut self, now_ms: i64) {
-        let Some(broker_epoch) = self.broker_epoch else {
-            return;
-        };
-        if now_ms < self.next_heartbeat_ms {
-            return;
-        }
-        if let Some(pending) = self.heartbeat {
-            if now_ms - pending.sent_ms < self.config.controller_request_timeout_ms {
-                return;
-            }
-        }
-        let correlation_id = self.outbox.request(
-            self.controller,
-            Request::BrokerHeartbeat {
-                broker_id: self.broker_id,
-                broker_epoch,
-                metadata_offset: self.image.next_offset,
-            },
-        );
-        self.heartbeat = Some(PendingRequest {
-            correlation_id,
-            sent_ms: now_ms,
-        });
-        self.next_heartbeat_ms = now_ms + self.config.heartbeat_interval_ms;
-    }
-
-    fn maybe_fetch_metadata(&mut self, now_ms: i64) {
-        if now_ms < self.next_metadata_fetch_ms {
-            return;
-        }
-        if let Some(pending) = self.metadata_fetch {
-            if now_ms - pending.sent_ms < self.config.controller_request_timeout_ms {
-                return;
-            }
-        }
-        let correlation_id = self.outbox.request(
-            self.controller,
-            Request::FetchMetadata {
-                from_offset: self.image.next_offset,
-                max_records: self.config.metadata_fetch_max_records,
-            },
-        );
-        self.metadata_fetch = Some(PendingRequest {
-            correlation_id,
-            sent_ms: now_ms,
-        });
-    }
-
-    fn handle_metadata_records(
-        &mut self,
-        now_ms: i64,
-        records: Vec<(i64, crate::metadata::MetadataRecord)>,
-        end_offset: i64,
-    ) {
-        self.metadata_fetch = None;
-        let mut applied = false;
-        for (offset, record) in records {
-            if offset != self.image.next_offset {
-                // A stale or overlapping answer (e.g. after a retry); take only what follows.
-                continue;
-            }
-            self.image.apply(offset, &record);
-            applied = true;
-        }
-        self.next_metadata_fetch_ms = if self.image.next_offset < end_offset {
-            now_ms
-        } else {
-            now_ms + self.config.metadata_fetch_interval_ms
-        };
-        if !self.metadata_ready {
-            self.metadata_ready = self.broker_epoch.is_some_and(|epoch| {
-                self.image
-                    .brokers
-                    .get(&self.broker_id)
-                    .is_some_and(|registration| registration.broker_epoch == epoch)
-            });
-            applied |= self.metadata_ready;
-        }
-        if applied && self.metadata_ready {
+    /// The session applied fetched metadata: once ready, bring replicas, coordinators and
+    /// mirror components in line with the image, and open the listeners the first time.
+    fn after_metadata(&mut self, now_ms: i64, applied: bool) {
+        if applied && self.session.metadata_ready() {
             self.drop_deleted_topics();
             self.reconcile_partitions(now_ms);
-            self.reconcile_mirror_tasks(now_ms);
-            self.reconcile_mirror_syncs(now_ms);
+            self.with_mirror_manager(|manager, broker| {
+                manager.reconcile_mirror_tasks(broker, now_ms);
+            });
+            self.mirror_syncs.reconcile(&mut context!(self, now_ms));
         }
-        if self.metadata_ready && !self.serving_requests {
+        if self.session.metadata_ready() && !self.serving_requests {
             self.open_listeners(now_ms);
         }
     }
@@ -936,17 +528,9 @@ impl<S: BrokerStorage> Broker<S> {
         };
         let leader_epoch = state.leader_epoch;
         // For a KIP-1279 mirror topic, the partition's mirror state (`None` for other topics).
-        let mirror_state = self
-            .image
-            .mirror_desired_state(&topic_partition.topic)
-            .map(|_| partition.mirror_state);
-        if let Some(state) = mirror_state.filter(|state| {
-            !state.is_writable()
-                && !self
-                    .config
-                    .broken
-                    .contains(&BrokenSwitch::MirrorWritableBeforeStopped)
-        }) {
+        let mirror_state =
+            mirror_state_of(&self.image, &topic_partition.topic, partition.mirror_state);
+        if let Some(state) = refuses_client_write(mirror_state, &self.config.broken) {
             // KIP-1279: a mirror topic is read-only until its partition is STOPPED.
             self.events.push(BrokerEvent::MirrorWriteRefused {
                 topic_partition: topic_partition.clone(),
@@ -1220,7 +804,7 @@ impl<S: BrokerStorage> Broker<S> {
     /// - a fetched epoch the log cannot place (its epoch cache is empty) is OFFSET_OUT_OF_RANGE
     ///   for a follower, as Kafka answers; a consumer is told it as an undefined diverging
     ///   epoch, which a mirror fetcher takes for "nothing here is the source's history" and
-    ///   truncates fully (`broker::mirroring`);
+    ///   truncates fully (`mirror::manager`);
     /// - only a follower is fenced at a mirror cut it has not truncated to yet, reads up to
     ///   the log end and has its fetch recorded for the ISR; a consumer reads up to the bound
     ///   its isolation sets.
@@ -1400,7 +984,7 @@ impl<S: BrokerStorage> Broker<S> {
         topic_partition: &TopicPartition,
         new_isr: Vec<BrokerId>,
     ) {
-        let Some(broker_epoch) = self.broker_epoch else {
+        let Some(broker_epoch) = self.session.broker_epoch() else {
             return;
         };
         let Some(partition) = self.partitions.get(topic_partition) else {
@@ -1506,10 +1090,10 @@ impl<S: BrokerStorage> Broker<S> {
     // ----- follower fetching -----
 
     fn maybe_send_replica_fetches(&mut self, now_ms: i64) {
-        if !self.metadata_ready {
+        if !self.session.metadata_ready() {
             return;
         }
-        let Some(broker_epoch) = self.broker_epoch else {
+        let Some(broker_epoch) = self.session.broker_epoch() else {
             return;
         };
         let leaders: Vec<BrokerId> = self.fetch_sessions.keys().copied().collect();
@@ -1699,21 +1283,8 @@ impl<S: BrokerStorage> Broker<S> {
         from: i64,
         reason: TruncationReason,
     ) {
-        let Some(partition) = self.partitions.get_mut(topic_partition) else {
-            return;
-        };
-        partition.leader_log_truncated();
-        let to = partition.log.log_end_offset();
-        // Reported even when the log end moves up (a restart at the leader's log start):
-        // either way the log's content was rewritten.
-        if to != from {
-            self.events.push(BrokerEvent::Truncated {
-                topic_partition: topic_partition.clone(),
-                from_log_end_offset: from,
-                to_log_end_offset: to,
-                high_watermark_before: partition.log.high_watermark(),
-                reason,
-            });
+        if let Some(partition) = self.partitions.get_mut(topic_partition) {
+            report_leader_truncation(partition, &mut self.events, topic_partition, from, reason);
         }
     }
 
@@ -1817,59 +1388,6 @@ impl<S: BrokerStorage> Broker<S> {
         }
     }
 
-    fn handle_init_producer_id(&mut self, now_ms: i64, from: NodeId, correlation_id: u64) {
-        self.waiting_for_producer_id.push((from, correlation_id));
-        self.serve_producer_ids(now_ms);
-    }
-
-    fn serve_producer_ids(&mut self, now_ms: i64) {
-        while !self.waiting_for_producer_id.is_empty() {
-            let Some((next, end)) = self.producer_id_block else {
-                break;
-            };
-            if next >= end {
-                self.producer_id_block = None;
-                break;
-            }
-            self.producer_id_block = Some((next + 1, end));
-            let (to, correlation_id) = self.waiting_for_producer_id.remove(0);
-            self.outbox.respond(
-                to,
-                correlation_id,
-                Response::InitProducerId {
-                    error: ErrorCode::None,
-                    producer_id: next,
-                    producer_epoch: 0,
-                },
-            );
-        }
-        if !self.waiting_for_producer_id.is_empty() {
-            self.maybe_allocate_producer_ids(now_ms);
-        }
-    }
-
-    fn maybe_allocate_producer_ids(&mut self, now_ms: i64) {
-        let Some(broker_epoch) = self.broker_epoch else {
-            return;
-        };
-        if let Some(pending) = self.allocate_producer_ids {
-            if now_ms - pending.sent_ms < self.config.controller_request_timeout_ms {
-                return;
-            }
-        }
-        let correlation_id = self.outbox.request(
-            self.controller,
-            Request::AllocateProducerIds {
-                broker_id: self.broker_id,
-                broker_epoch,
-            },
-        );
-        self.allocate_producer_ids = Some(PendingRequest {
-            correlation_id,
-            sent_ms: now_ms,
-        });
-    }
-
     // ----- periodic work -----
 
     fn periodic(&mut self, now_ms: i64) {
@@ -1892,9 +1410,7 @@ impl<S: BrokerStorage> Broker<S> {
             self.next_high_watermark_checkpoint_ms =
                 now_ms + self.config.high_watermark_checkpoint_interval_ms;
         }
-        if !self.waiting_for_producer_id.is_empty() {
-            self.maybe_allocate_producer_ids(now_ms);
-        }
+        self.session.periodic(now_ms, &mut self.outbox);
     }
 
     fn handle_request(&mut self, now_ms: i64, from: NodeId, correlation_id: u64, request: Request) {
@@ -1958,7 +1474,8 @@ impl<S: BrokerStorage> Broker<S> {
                 self.route_to_coordinator(now_ms, from, correlation_id, key_type, &key, request)
             }
             Request::InitProducerId { .. } => {
-                self.handle_init_producer_id(now_ms, from, correlation_id)
+                self.session
+                    .handle_init_producer_id(now_ms, from, correlation_id, &mut self.outbox)
             }
             Request::FindCoordinator { key_type, key } => {
                 self.handle_find_coordinator(from, correlation_id, key_type, &key)
@@ -1998,14 +1515,14 @@ impl<S: BrokerStorage> Broker<S> {
                 requester,
                 topic,
                 partition,
-            } => self.handle_last_mirrored_epoch_lookup(
-                now_ms,
-                from,
-                correlation_id,
-                requester,
-                &topic,
-                partition,
-            ),
+            } => self.with_mirror_manager(|manager, broker| {
+                manager.handle_last_mirrored_epoch_lookup(
+                    broker,
+                    now_ms,
+                    (from, correlation_id),
+                    (requester, &topic, partition),
+                );
+            }),
             Request::ReadMirrorStates {
                 coordinator_partition,
                 ..
@@ -2024,7 +1541,9 @@ impl<S: BrokerStorage> Broker<S> {
             // Controller-bound requests sent to a broker are answered with NotController (admin
             // clients send them to the controller; brokers do not forward).
             Request::DeleteMirror { name } => {
-                self.handle_delete_mirror(now_ms, from, correlation_id, name)
+                self.with_mirror_manager(|manager, broker| {
+                    manager.handle_delete_mirror(broker, now_ms, from, correlation_id, name);
+                });
             }
             Request::DeleteRecords { partitions } => {
                 self.handle_delete_records(from, correlation_id, partitions)
@@ -2032,9 +1551,12 @@ impl<S: BrokerStorage> Broker<S> {
             request @ (Request::DeleteTopics { .. } | Request::CreatePartitions { .. }) => {
                 self.handle_topic_admin(now_ms, from, correlation_id, request)
             }
-            Request::DescribeMirror { name } => {
-                self.handle_describe_mirror(now_ms, from, correlation_id, name)
-            }
+            Request::DescribeMirror { name } => self.mirror_describes.handle_describe_mirror(
+                &mut context!(self, now_ms),
+                from,
+                correlation_id,
+                name,
+            ),
             Request::ListGroups => {
                 let groups = self.hosted_group_ids();
                 let error = ErrorCode::None;
@@ -2185,77 +1707,44 @@ impl<S: BrokerStorage> Broker<S> {
         else {
             return;
         };
-        if self.mirror.owns(correlation_id) {
-            self.handle_mirror_response(now_ms, correlation_id, Ok(response));
+        if self.mirror_manager().owns(correlation_id) {
+            self.with_mirror_manager(|manager, broker| {
+                manager.handle_mirror_response(broker, now_ms, correlation_id, Ok(response));
+            });
             return;
         }
         if self.mirror_syncs.owns(correlation_id) {
-            self.handle_sync_response(now_ms, correlation_id, Ok(response));
+            let context = &mut context!(self, now_ms);
+            self.mirror_syncs
+                .handle_response(context, correlation_id, Ok(response));
             return;
         }
         if self.mirror_describes.owns(correlation_id) {
-            self.handle_describe_response(now_ms, correlation_id, Ok(response));
+            let context = &mut context!(self, now_ms);
+            self.mirror_describes
+                .handle_response(context, correlation_id, Ok(response));
             return;
         }
         if self.topic_admins.owns(correlation_id) {
             self.handle_topic_admin_response(now_ms, correlation_id, Ok(response));
             return;
         }
+        let (image, outbox) = (&mut self.image, &mut self.outbox);
+        let response =
+            match self
+                .session
+                .handle_response(now_ms, correlation_id, response, image, outbox)
+            {
+                SessionAnswer::NotMine(response) => response,
+                SessionAnswer::Handled => return,
+                SessionAnswer::Metadata { applied } => {
+                    self.after_metadata(now_ms, applied);
+                    return;
+                }
+            };
         match response {
-            Response::BrokerRegistration {
-                error,
-                broker_epoch,
-            } => {
-                if self.registration.map(|p| p.correlation_id) != Some(correlation_id) {
-                    return;
-                }
-                self.registration = None;
-                if error.is_none() {
-                    self.broker_epoch = Some(broker_epoch);
-                    self.next_heartbeat_ms = now_ms;
-                } else {
-                    self.next_registration_ms = now_ms + self.config.controller_request_timeout_ms;
-                }
-            }
-            Response::BrokerHeartbeat { error, .. } => {
-                if self.heartbeat.map(|p| p.correlation_id) != Some(correlation_id) {
-                    return;
-                }
-                self.heartbeat = None;
-                if matches!(
-                    error,
-                    ErrorCode::StaleBrokerEpoch | ErrorCode::BrokerIdNotRegistered
-                ) {
-                    // The controller lost or replaced our registration: register again.
-                    self.broker_epoch = None;
-                    self.metadata_ready = false;
-                    self.next_registration_ms = now_ms;
-                }
-            }
-            Response::FetchMetadata {
-                records,
-                end_offset,
-            } => {
-                if self.metadata_fetch.map(|p| p.correlation_id) == Some(correlation_id) {
-                    self.handle_metadata_records(now_ms, records, end_offset);
-                }
-            }
             Response::AlterPartition { error, partition } => {
                 self.handle_alter_partition_response(now_ms, correlation_id, error, partition);
-            }
-            Response::AllocateProducerIds {
-                error,
-                first_producer_id,
-                count,
-            } => {
-                if self.allocate_producer_ids.map(|p| p.correlation_id) != Some(correlation_id) {
-                    return;
-                }
-                self.allocate_producer_ids = None;
-                if error.is_none() && count > 0 {
-                    self.producer_id_block = Some((first_producer_id, first_producer_id + count));
-                }
-                self.serve_producer_ids(now_ms);
             }
             Response::Fetch { partitions } => {
                 if let NodeId::Broker(_, leader) = from {
@@ -2295,7 +1784,12 @@ impl<S: BrokerStorage> Broker<S> {
             | Response::Produce { .. }
             | Response::OffsetsForLeaderEpoch { .. }
             | Response::ListOffsets { .. }
-            | Response::InitProducerId { .. } => {}
+            | Response::InitProducerId { .. }
+            // The session's, taken above.
+            | Response::BrokerRegistration { .. }
+            | Response::BrokerHeartbeat { .. }
+            | Response::FetchMetadata { .. }
+            | Response::AllocateProducerIds { .. } => {}
         }
     }
 
@@ -2366,14 +1860,6 @@ impl<S: BrokerStorage> Node for Broker<S> {
     fn poll_timeout(&self) -> Option<i64> {
         // Called after every input, so the deadlines are folded without collecting them.
         let timeout = self.config.controller_request_timeout_ms;
-        let retry_at = |next_ms: i64, pending: Option<PendingRequest>| {
-            next_ms.max(pending.map_or(i64::MIN, |pending| pending.sent_ms + timeout))
-        };
-        let session = if self.broker_epoch.is_none() {
-            retry_at(self.next_registration_ms, self.registration)
-        } else {
-            retry_at(self.next_heartbeat_ms, self.heartbeat)
-        };
         let fetches = self
             .fetch_sessions
             .values()
@@ -2384,8 +1870,7 @@ impl<S: BrokerStorage> Node for Broker<S> {
         [
             self.next_isr_check_ms,
             self.next_high_watermark_checkpoint_ms,
-            retry_at(self.next_metadata_fetch_ms, self.metadata_fetch),
-            session,
+            self.session.deadline(),
         ]
         .into_iter()
         .chain(self.next_flush_ms)
@@ -2397,12 +1882,8 @@ impl<S: BrokerStorage> Node for Broker<S> {
                 .values()
                 .map(|(_, sent)| sent + timeout),
         )
-        .chain(
-            self.allocate_producer_ids
-                .map(|pending| pending.sent_ms + timeout),
-        )
         .chain(self.coordinator_deadline())
-        .chain(self.mirror.deadline())
+        .chain(self.mirror_manager().deadline())
         .chain(self.mirror_syncs.deadline())
         .chain(self.mirror_describes.deadline())
         .chain(self.topic_admins.deadline())
@@ -2427,13 +1908,11 @@ impl<S: BrokerStorage> Node for Broker<S> {
 impl<S: BrokerStorage> Broker<S> {
     /// Sends whatever the session, metadata and fetch state call for now.
     fn drive(&mut self, now_ms: i64) {
-        self.maybe_register(now_ms);
-        self.maybe_heartbeat(now_ms);
-        self.maybe_fetch_metadata(now_ms);
+        self.session.poll(now_ms, &self.image, &mut self.outbox);
         self.maybe_send_replica_fetches(now_ms);
-        self.poll_mirror(now_ms);
-        self.poll_mirror_sync(now_ms);
-        self.poll_mirror_describes(now_ms);
+        self.with_mirror_manager(|manager, broker| manager.poll_mirror(broker, now_ms));
+        self.mirror_syncs.poll(&mut context!(self, now_ms));
+        self.mirror_describes.poll(&mut context!(self, now_ms));
         self.poll_topic_admins(now_ms);
     }
 }
@@ -2548,56 +2027,42 @@ fn leader_end_offset_for_fetched_epoch<D: LogDisk>(
     }
 }
 
-/// Where a follower must truncate before appending `batches` (fetched at its log end), if
-/// they would put an epoch below its latest one after it; `None` when they fit.
-///
-/// A leader's log never lowers its epochs, so when the first fetched batch has epoch `e`
-/// below the follower's latest epoch, every batch the leader holds below this offset has an
-/// epoch ≤ `e` and the follower's batches of later epochs are not the leader's. Kafka never
-/// sees this (its epochs are the leader's terms); a KIP-1279 destination's log mixes the
-/// source's epochs with its own (written while STOPPED), and a follower that missed a
-/// PREPARING truncation keeps a local tail whose epoch the source may reach later, which the
-/// fetch's divergence check then takes for the leader's. The tail is cut as for a diverging
-/// epoch `(e, this offset)`; the next fetch checks what is left.
-pub fn follower_truncation_for_batches<D: LogDisk>(
-    log: &PartitionLog<D>,
-    batches: &[RecordBatch],
-) -> Option<i64> {
-    let first = batches.first()?;
-    let epoch = first.partition_leader_epoch();
-    let latest = log.latest_epoch()?;
-    if epoch < 0 || epoch >= latest {
-        return None;
-    }
-    Some(follower_truncation_offset(
-        log,
-        EpochEndOffset {
-            epoch,
-            end_offset: first.base_offset(),
-        },
-    ))
-}
+impl<S: BrokerStorage> MirrorHost for Broker<S> {
+    type Disk = S::Disk;
 
-/// Kafka's follower truncation decision for a diverging epoch `(Lε, Lo)` from the leader
-/// (kafka-storage.md §4.5). When the follower lacks `Lε` it truncates to the end of its own
-/// closest lower epoch; the next fetch carries that epoch and may diverge again (KIP-279).
-pub fn follower_truncation_offset<D: LogDisk>(
-    log: &PartitionLog<D>,
-    leader: EpochEndOffset,
-) -> i64 {
-    let log_end = log.log_end_offset();
-    if leader.end_offset < 0 {
-        return log.high_watermark();
+    fn lend(&mut self) -> MirrorContext<'_, S::Disk> {
+        MirrorContext {
+            partitions: &mut self.partitions,
+            outbox: &mut self.outbox,
+            events: &mut self.events,
+        }
     }
-    if leader.epoch < 0 {
-        return leader.end_offset.min(log_end);
+
+    fn partitions(&self) -> &BTreeMap<TopicPartition, Partition<S::Disk>> {
+        &self.partitions
     }
-    let local = log.end_offset_for_epoch(leader.epoch);
-    if local == EpochEndOffset::UNDEFINED {
-        leader.end_offset.min(log_end)
-    } else if local.epoch != leader.epoch {
-        local.end_offset.min(log_end)
-    } else {
-        local.end_offset.min(leader.end_offset).min(log_end)
+
+    fn image(&self) -> &MetadataImage {
+        &self.image
+    }
+
+    fn node_id(&self) -> NodeId {
+        self.node_id
+    }
+
+    fn broker_id(&self) -> BrokerId {
+        self.broker_id
+    }
+
+    fn broker_epoch(&self) -> Option<i64> {
+        self.session.broker_epoch()
+    }
+
+    fn controller(&self) -> NodeId {
+        self.controller
+    }
+
+    fn maybe_increment_high_watermark(&mut self, now_ms: i64, topic_partition: &TopicPartition) {
+        Broker::maybe_increment_high_watermark(self, now_ms, topic_partition);
     }
 }

@@ -25,8 +25,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::{partition_dir_name, BrokerStorage};
-use crate::coordinator::mirror::{mirror_state_partition, MIRROR_STATE_TOPIC};
 use crate::coordinator::partition_count;
+use crate::mirror::coordinator::{mirror_state_partition, MIRROR_STATE_TOPIC};
 use crate::mirror::MirrorState;
 use crate::mirror::TopicMirrorConfig;
 use crate::protocol::{
@@ -246,7 +246,10 @@ impl<S: BrokerStorage> super::Broker<S> {
         }
         let mut reads = Vec::new();
         for ((coordinator_partition, mirror), partitions) in keys {
-            let Some(to) = self.coordinator_of_partition(coordinator_partition) else {
+            let Some(to) = self
+                .mirror_directory()
+                .coordinator_of_partition(coordinator_partition)
+            else {
                 for id in &partitions {
                     let topic = self.topic_name(id.topic_id);
                     pending

@@ -1,7 +1,7 @@
 //! The controller's KIP-1279 mirror workflows, driven through the `Node` trait.
 
 use super::*;
-use crate::coordinator::mirror::MIRROR_STATE_TOPIC;
+use crate::mirror::coordinator::MIRROR_STATE_TOPIC;
 use crate::protocol::{MirrorListing, MirrorTopicOperation};
 use MirrorTopicOperation::*;
 

@@ -41,9 +41,9 @@ use std::collections::BTreeMap;
 
 use super::placement::topic_name_problem;
 use super::{Controller, ControllerError};
-use crate::coordinator::mirror::MIRROR_STATE_TOPIC;
 use crate::log::LogDisk;
 use crate::metadata::{ConfigResource, MetadataRecord, PartitionRecord, MIN_INSYNC_REPLICAS};
+use crate::mirror::coordinator::MIRROR_STATE_TOPIC;
 use crate::mirror::state::{DesiredState, MIRROR_NAME_CONFIG, PAUSED_SUFFIX, REMOVED_SUFFIX};
 use crate::mirror::sync::{SyncSettings, BOOTSTRAP_SERVERS_CONFIG};
 use crate::mirror::TopicMirrorConfig;

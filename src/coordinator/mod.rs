@@ -2,8 +2,9 @@
 //!
 //! A coordinator is split into *shards*, one per partition of an internal topic
 //! (`__consumer_offsets` for groups, `__transaction_state` for transactions, `__mirror_state`
-//! for KIP-1279's mirror partition states). The broker leading such a partition hosts its shard: when it becomes leader it builds
-//! a fresh shard, replays every record of the partition into it ([`Shard::replay`]) and calls
+//! for KIP-1279's mirror partition states, whose shard lives with the rest of mirroring). The
+//! broker leading such a partition hosts its shard: when it becomes leader it builds a fresh
+//! shard, replays every record of the partition into it ([`Shard::replay`]) and calls
 //! [`Shard::loaded`]; from then on it routes the requests whose key hashes to that partition
 //! ([`partition_for`]) to the shard. When it loses leadership it calls [`Shard::unloaded`] and
 //! drops the shard.
@@ -25,7 +26,6 @@
 //!   [`ShardEnv::image`]; no clocks, no randomness, `BTreeMap` only.
 
 pub mod group;
-pub mod mirror;
 pub mod runtime;
 pub mod transaction;
 
@@ -34,8 +34,8 @@ use std::fmt::Debug;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::metadata::MetadataImage;
-use crate::protocol::{ErrorCode, NodeId, Request, Response, TopicPartition};
+use crate::metadata::{MetadataImage, MIN_INSYNC_REPLICAS};
+use crate::protocol::{ErrorCode, NewTopic, NodeId, Request, Response, TopicPartition};
 
 /// The group coordinator's internal topic.
 pub const CONSUMER_OFFSETS_TOPIC: &str = "__consumer_offsets";
@@ -67,47 +67,31 @@ pub fn partition_count(image: &MetadataImage, topic: &str) -> i32 {
         .map_or(0, |topic| topic.partitions.len() as i32)
 }
 
-/// The shard a broker hosts for a partition it leads, loaded from that partition's log, or
-/// `None` when the partition belongs to no coordinator.
-pub fn host_for<D: crate::log::LogDisk>(
-    partition: &TopicPartition,
-    context: &mut runtime::HostContext<'_, D>,
-) -> Option<Box<dyn runtime::HostedCoordinator<D> + Send>> {
-    match partition.topic.as_str() {
-        CONSUMER_OFFSETS_TOPIC => {
-            let shard = group::GroupCoordinatorShard::new(group::GroupCoordinatorConfig::default());
-            Some(Box::new(runtime::ShardHost::load(
-                partition.clone(),
-                shard,
-                context,
-            )))
-        }
-        TRANSACTION_STATE_TOPIC => {
-            let shard = transaction::TransactionCoordinatorShard::new(
-                partition.partition,
-                transaction::TransactionCoordinatorConfig::default(),
-            );
-            Some(Box::new(runtime::ShardHost::load(
-                partition.clone(),
-                shard,
-                context,
-            )))
-        }
-        mirror::MIRROR_STATE_TOPIC => {
-            let mut shard = mirror::MirrorCoordinatorShard::new();
-            shard.accept_skipped_preparing = context
-                .broken
-                .contains(&crate::switches::BrokenSwitch::MirrorSkipPreparing);
-            shard.ignore_epochs = context
-                .broken
-                .contains(&crate::switches::BrokenSwitch::MirrorCoordinatorIgnoresEpochs);
-            Some(Box::new(runtime::ShardHost::load(
-                partition.clone(),
-                shard,
-                context,
-            )))
-        }
-        _ => None,
+/// The partition of internal topic `topic` that coordinates `key`, once `image` has the topic.
+pub fn coordinator_partition_in(
+    image: &MetadataImage,
+    topic: &str,
+    key: &str,
+) -> Option<TopicPartition> {
+    let partitions = partition_count(image, topic);
+    (partitions > 0).then(|| TopicPartition::new(topic, partition_for(key, partitions)))
+}
+
+/// The CreateTopics a broker sends its controller for internal topic `topic` on first use.
+/// The configured replication factor as it is, like Kafka's `offsets.topic.replication.factor`:
+/// while fewer brokers are alive the controller refuses the creation and FindCoordinator keeps
+/// answering CoordinatorNotAvailable, rather than an under-replicated coordinator topic being
+/// created.
+pub fn internal_topic_creation(topic: &str, partitions: i32, replication_factor: i16) -> Request {
+    let min_insync = replication_factor.min(2);
+    Request::CreateTopics {
+        topics: vec![NewTopic {
+            name: topic.to_string(),
+            partitions,
+            replication_factor,
+            configs: vec![(MIN_INSYNC_REPLICAS.into(), min_insync.to_string())],
+            topic_id: None,
+        }],
     }
 }
 

@@ -1,10 +1,36 @@
-//! KIP-1279 cluster mirroring on the destination cluster: the partition state machine, and
-//! (as they land) the MirrorMetadataManager, the mirror fetcher and the periodic sync.
+//! KIP-1279 cluster mirroring on the destination cluster.
+//!
+//! Where each part lives (rules first, then the components built on them):
+//! - [`state`]: the mirror partition state machine (legal transitions, the desired state a
+//!   topic's `mirror.name` asks for, what a leader does next) — pure rules;
+//! - [`design`]: the seed design and the named variants of later revisions or broken designs;
+//! - [`sync`]: the periodic sync's pure rules (which topics, configs, ACLs and groups a mirror
+//!   syncs, and how a group offset is clamped into the destination log);
+//! - [`directory`]: where a mirror's parts are, read from a broker's metadata image (source
+//!   bootstrap brokers, the mirror's topics, the `__mirror_state` partition of each key);
+//! - [`coordinator`]: the mirror coordinator, a coordinator shard per `__mirror_state`
+//!   partition holding every mirror partition's stored state;
+//! - [`manager`]: the MirrorMetadataManager, a broker component: one task per led mirror
+//!   partition driving PREPARING, MIRRORING (the mirror fetcher), PAUSING and STOPPING, each
+//!   step in its own file; the source side of PREPARING; DeleteMirror's admin entry;
+//! - [`periodic_sync`]: the broker component that runs a mirror's sync rounds;
+//! - [`describe`]: the broker component that answers DescribeMirror.
+//!
+//! - [`gate`]: the read-only gate the broker's produce path asks before a client write.
+//!
+//! Elsewhere, by the layer it belongs to: the controller's handling of mirror records (CreateMirror, AlterMirrorTopics, epoch bumps)
+//! is `crate::controller::mirrors`.
 //!
 //! The seed design is the default everywhere (`../shared/seed/kip-1279-excerpt.txt`); later
 //! revisions become named design variants.
 
+pub mod coordinator;
+pub mod describe;
 pub mod design;
+pub mod directory;
+pub mod gate;
+pub mod manager;
+pub mod periodic_sync;
 pub mod state;
 pub mod sync;
 

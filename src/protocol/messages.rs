@@ -305,7 +305,7 @@ pub enum Request {
         topics: Vec<(String, i32)>,
     },
     /// Admin → any destination broker: every partition of a mirror's topics with its stored
-    /// state, last mirrored epoch and lag (KIP-1279's describe; see `broker::mirror_describe`).
+    /// state, last mirrored epoch and lag (KIP-1279's describe; see `mirror::describe`).
     DescribeMirror {
         /// The mirror's name.
         name: String,

@@ -93,10 +93,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use mirrorsim::broker::{BrokerEvent, MemoryDirDisk, Role, TruncationReason};
-use mirrorsim::coordinator::mirror::{MirrorStateRecord, MIRROR_STATE_TOPIC};
 use mirrorsim::coordinator::runtime::decode_records;
 use mirrorsim::log::{PartitionLog, ProducerStateManager};
 use mirrorsim::metadata::ConfigResource;
+use mirrorsim::mirror::coordinator::{MirrorStateRecord, MIRROR_STATE_TOPIC};
 use mirrorsim::mirror::is_valid_transition;
 use mirrorsim::mirror::sync::BOOTSTRAP_SERVERS_CONFIG;
 use mirrorsim::mirror::TopicMirrorConfig;
@@ -2147,7 +2147,7 @@ fn check_stopped(
 
 #[cfg(test)]
 mod tests {
-    use mirrorsim::coordinator::mirror::PartitionStateValue;
+    use mirrorsim::mirror::coordinator::PartitionStateValue;
     use mirrorsim::protocol::TopicId;
 
     use super::*;

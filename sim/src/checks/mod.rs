@@ -567,7 +567,7 @@ impl Checkers {
         }
         self.mirror
             .note_source_loss(cluster, topic_partition, kept, epoch);
-        if topic_partition.topic == mirrorsim::coordinator::mirror::MIRROR_STATE_TOPIC {
+        if topic_partition.topic == mirrorsim::mirror::coordinator::MIRROR_STATE_TOPIC {
             self.mirror.note_mirror_state_loss(time_ms, cluster);
         }
         self.mark("committed-data-lost");

@@ -39,7 +39,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::{partition_count, partition_for, Shard, ShardEnv, ShardOutput, ShardWrite};
+use crate::coordinator::{
+    partition_count, partition_for, Shard, ShardEnv, ShardOutput, ShardWrite,
+};
 use crate::mirror::{is_valid_transition, MirrorState};
 use crate::protocol::{
     ErrorCode, MirrorPartitionId, MirrorPartitionStatus, MirrorStateWrite, NodeId, Request,
@@ -619,7 +621,7 @@ impl Shard for MirrorCoordinatorShard {
         };
         let error = match result {
             Ok(()) => ErrorCode::None,
-            Err(error) => super::group::normalize_write_error(error),
+            Err(error) => crate::coordinator::group::normalize_write_error(error),
         };
         if !error.is_none() {
             self.rebuild_projection();
@@ -681,5 +683,5 @@ fn answer_pending(pending: PendingWrite, error: ErrorCode, out: &mut Out) {
 }
 
 #[cfg(test)]
-#[path = "mirror_tests.rs"]
+#[path = "coordinator_tests.rs"]
 mod tests;

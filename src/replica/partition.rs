@@ -99,7 +99,7 @@ pub struct Partition<D: LogDisk> {
     /// The KIP-1279 state this broker's MirrorMetadataManager last persisted for the
     /// partition (`Unknown` until it did). Only `Stopped` lets clients write to a topic that
     /// has `mirror.name`.
-    pub mirror_state: crate::mirror::MirrorState,
+    pub mirror_state: crate::common::MirrorState,
 }
 
 impl<D: LogDisk> Partition<D> {
@@ -392,8 +392,8 @@ mod tests {
     use bytes::Bytes;
 
     use super::*;
+    use crate::common::MirrorState;
     use crate::log::{AppendOrigin, LogConfig, MemoryDisk};
-    use crate::mirror::MirrorState;
     use crate::record::BatchBuilder;
 
     const LEADER: BrokerId = BrokerId(2);

@@ -1,5 +1,7 @@
 //! DescribeMirror on a destination broker: KIP-1279's "describe" of a mirror for operators,
-//! the CLI and checkers.
+//! the CLI and checkers. A component of the broker ([`crate::component`]): the broker hands it
+//! every DescribeMirror, every answer it [`owns`](MirrorDescribes::owns), and a `poll` at its
+//! [`deadline`](MirrorDescribes::deadline).
 //!
 //! Contract: a DescribeMirror names a mirror; an unknown one is `ClusterMirrorNotFound` at
 //! once. Otherwise the broker asks, all at the same time,
@@ -17,10 +19,11 @@
 
 use std::collections::BTreeMap;
 
-use super::BrokerStorage;
+use super::directory::MirrorDirectory;
+use super::MirrorState;
+use crate::component::BrokerContext;
 use crate::log::FetchIsolation;
 use crate::metadata::ConfigResource;
-use crate::mirror::MirrorState;
 use crate::protocol::{
     ErrorCode, ListOffsetsQuery, MirrorPartitionDescription, MirrorPartitionId,
     MirrorPartitionStatus, NodeId, OffsetSpec, Request, Response, TopicPartition,
@@ -51,7 +54,7 @@ struct PendingDescribe {
 
 /// The broker's describes in progress.
 #[derive(Debug, Default)]
-pub(super) struct MirrorDescribes {
+pub struct MirrorDescribes {
     pending: BTreeMap<u64, PendingDescribe>,
     /// correlation id → (describe id, what, sent at).
     requests: BTreeMap<u64, (u64, DescribeRequest, i64)>,
@@ -60,7 +63,7 @@ pub(super) struct MirrorDescribes {
 
 impl MirrorDescribes {
     /// The earliest request timeout.
-    pub(super) fn deadline(&self) -> Option<i64> {
+    pub fn deadline(&self) -> Option<i64> {
         self.requests
             .values()
             .map(|(_, _, sent_ms)| sent_ms + DESCRIBE_REQUEST_TIMEOUT_MS)
@@ -68,7 +71,7 @@ impl MirrorDescribes {
     }
 
     /// Whether a request with this correlation id is a describe's.
-    pub(super) fn owns(&self, correlation_id: u64) -> bool {
+    pub fn owns(&self, correlation_id: u64) -> bool {
         self.requests.contains_key(&correlation_id)
     }
 }
@@ -88,35 +91,35 @@ fn unknown_status(id: MirrorPartitionId, error: ErrorCode) -> MirrorPartitionSta
     }
 }
 
-impl<S: BrokerStorage> super::Broker<S> {
+impl MirrorDescribes {
     /// A DescribeMirror from an admin; see the module doc.
-    pub(super) fn handle_describe_mirror(
+    pub fn handle_describe_mirror(
         &mut self,
-        now_ms: i64,
+        ctx: &mut BrokerContext<'_>,
         from: NodeId,
         correlation_id: u64,
         mirror: String,
     ) {
         let resource = ConfigResource::Mirror(mirror.clone());
-        if !self.image.configs.contains_key(&resource) {
+        if !ctx.image.configs.contains_key(&resource) {
             let response = Response::DescribeMirror {
                 error: ErrorCode::ClusterMirrorNotFound,
                 partitions: Vec::new(),
             };
-            self.outbox.respond(from, correlation_id, response);
+            ctx.outbox.respond(from, correlation_id, response);
             return;
         }
-        let id = self.mirror_describes.next_id;
-        self.mirror_describes.next_id += 1;
+        let id = self.next_id;
+        self.next_id += 1;
         let mut pending = PendingDescribe {
             reply_to: from,
             correlation_id,
             waiting: 0,
             partitions: BTreeMap::new(),
         };
-        let keys = self.mirror_keys_by_coordinator(&mirror);
+        let keys = MirrorDirectory::of(ctx).keys_by_coordinator(&mirror);
         let mut topic_names = BTreeMap::new();
-        for (name, topic_id) in &self.image.topic_ids {
+        for (name, topic_id) in &ctx.image.topic_ids {
             topic_names.insert(*topic_id, name.clone());
         }
         for ids in keys.values() {
@@ -135,9 +138,11 @@ impl<S: BrokerStorage> super::Broker<S> {
                 );
             }
         }
-        self.mirror_describes.pending.insert(id, pending);
+        self.pending.insert(id, pending);
         for (coordinator_partition, ids) in keys {
-            let Some(coordinator) = self.coordinator_of_partition(coordinator_partition) else {
+            let Some(coordinator) =
+                MirrorDirectory::of(ctx).coordinator_of_partition(coordinator_partition)
+            else {
                 self.describe_coordinator_unavailable(id, &ids);
                 continue;
             };
@@ -146,10 +151,10 @@ impl<S: BrokerStorage> super::Broker<S> {
                 mirror: mirror.clone(),
                 partitions: ids,
             };
-            self.send_describe_request(now_ms, id, coordinator, request, DescribeRequest::States);
+            self.send_request(ctx, id, coordinator, request, DescribeRequest::States);
         }
-        self.describe_destination_offsets(now_ms, id);
-        if let Some(source) = self
+        self.describe_destination_offsets(ctx, id);
+        if let Some(source) = MirrorDirectory::of(ctx)
             .source_of(&mirror)
             .and_then(|nodes| nodes.first().copied())
         {
@@ -158,13 +163,13 @@ impl<S: BrokerStorage> super::Broker<S> {
                 topics: Some(topics),
             };
             let what = DescribeRequest::SourceMetadata(source);
-            self.send_describe_request(now_ms, id, source, request, what);
+            self.send_request(ctx, id, source, request, what);
         }
-        self.maybe_finish_describe(id);
+        self.maybe_finish_describe(ctx, id);
     }
 
     fn describe_topics(&self, id: u64) -> Vec<String> {
-        let mut topics: Vec<String> = self.mirror_describes.pending[&id]
+        let mut topics: Vec<String> = self.pending[&id]
             .partitions
             .keys()
             .map(|tp| tp.topic.clone())
@@ -174,7 +179,7 @@ impl<S: BrokerStorage> super::Broker<S> {
     }
 
     fn describe_coordinator_unavailable(&mut self, id: u64, ids: &[MirrorPartitionId]) {
-        let pending = self.mirror_describes.pending.get_mut(&id).expect("live");
+        let pending = self.pending.get_mut(&id).expect("live");
         for description in pending.partitions.values_mut() {
             if ids.contains(&description.status.id) {
                 description.status.error = ErrorCode::CoordinatorNotAvailable;
@@ -182,17 +187,17 @@ impl<S: BrokerStorage> super::Broker<S> {
         }
     }
 
-    fn describe_destination_offsets(&mut self, now_ms: i64, id: u64) {
+    fn describe_destination_offsets(&mut self, ctx: &mut BrokerContext<'_>, id: u64) {
         let mut by_leader: BTreeMap<NodeId, Vec<ListOffsetsQuery>> = BTreeMap::new();
-        for tp in self.mirror_describes.pending[&id].partitions.keys() {
-            let Some(record) = self.image.partition(tp) else {
+        for tp in self.pending[&id].partitions.keys() {
+            let Some(record) = ctx.image.partition(tp) else {
                 continue;
             };
             let Some(leader) = record.leader else {
                 continue;
             };
             by_leader
-                .entry(NodeId::Broker(self.node_id.cluster(), leader))
+                .entry(NodeId::Broker(ctx.node_id.cluster(), leader))
                 .or_default()
                 .push(ListOffsetsQuery {
                     topic_partition: tp.clone(),
@@ -207,54 +212,50 @@ impl<S: BrokerStorage> super::Broker<S> {
                 partitions: queries,
             };
             let what = DescribeRequest::DestinationOffsets(partitions);
-            self.send_describe_request(now_ms, id, leader, request, what);
+            self.send_request(ctx, id, leader, request, what);
         }
     }
 
-    fn send_describe_request(
+    fn send_request(
         &mut self,
-        now_ms: i64,
+        ctx: &mut BrokerContext<'_>,
         id: u64,
         to: NodeId,
         request: Request,
         what: DescribeRequest,
     ) {
-        self.mirror_describes
-            .pending
+        self.pending
             .get_mut(&id)
             .expect("requests are sent for live describes")
             .waiting += 1;
-        let correlation_id = self.outbox.request(to, request);
-        self.mirror_describes
-            .requests
-            .insert(correlation_id, (id, what, now_ms));
+        let correlation_id = ctx.outbox.request(to, request);
+        self.requests.insert(correlation_id, (id, what, ctx.now_ms));
     }
 
     /// Expires describe requests.
-    pub(super) fn poll_mirror_describes(&mut self, now_ms: i64) {
+    pub fn poll(&mut self, ctx: &mut BrokerContext<'_>) {
         let expired: Vec<u64> = self
-            .mirror_describes
             .requests
             .iter()
-            .filter(|(_, (_, _, sent_ms))| now_ms >= sent_ms + DESCRIBE_REQUEST_TIMEOUT_MS)
+            .filter(|(_, (_, _, sent_ms))| ctx.now_ms >= sent_ms + DESCRIBE_REQUEST_TIMEOUT_MS)
             .map(|(correlation_id, _)| *correlation_id)
             .collect();
         for correlation_id in expired {
-            self.handle_describe_response(now_ms, correlation_id, Err(ErrorCode::RequestTimedOut));
+            self.handle_response(ctx, correlation_id, Err(ErrorCode::RequestTimedOut));
         }
     }
 
     /// Routes an answer (or a timeout as `Err`) to its describe.
-    pub(super) fn handle_describe_response(
+    pub fn handle_response(
         &mut self,
-        now_ms: i64,
+        ctx: &mut BrokerContext<'_>,
         correlation_id: u64,
         response: Result<Response, ErrorCode>,
     ) {
-        let Some((id, what, _)) = self.mirror_describes.requests.remove(&correlation_id) else {
+        let Some((id, what, _)) = self.requests.remove(&correlation_id) else {
             return;
         };
-        let Some(pending) = self.mirror_describes.pending.get_mut(&id) else {
+        let Some(pending) = self.pending.get_mut(&id) else {
             return;
         };
         pending.waiting -= 1;
@@ -317,7 +318,7 @@ impl<S: BrokerStorage> super::Broker<S> {
                         partitions: queries,
                     };
                     let what = DescribeRequest::SourceOffsets(tps);
-                    self.send_describe_request(now_ms, id, leader, request, what);
+                    self.send_request(ctx, id, leader, request, what);
                 }
             }
             (DescribeRequest::SourceOffsets(tps), Ok(Response::ListOffsets { partitions })) => {
@@ -332,14 +333,14 @@ impl<S: BrokerStorage> super::Broker<S> {
             // Failures and timeouts leave what they would have told unknown.
             _ => {}
         }
-        self.maybe_finish_describe(id);
+        self.maybe_finish_describe(ctx, id);
     }
 
-    fn maybe_finish_describe(&mut self, id: u64) {
-        if self.mirror_describes.pending[&id].waiting > 0 {
+    fn maybe_finish_describe(&mut self, ctx: &mut BrokerContext<'_>, id: u64) {
+        if self.pending[&id].waiting > 0 {
             return;
         }
-        let pending = self.mirror_describes.pending.remove(&id).expect("live");
+        let pending = self.pending.remove(&id).expect("live");
         let partitions = pending
             .partitions
             .into_values()
@@ -359,7 +360,7 @@ impl<S: BrokerStorage> super::Broker<S> {
             error: ErrorCode::None,
             partitions,
         };
-        self.outbox
+        ctx.outbox
             .respond(pending.reply_to, pending.correlation_id, response);
     }
 }

@@ -1,4 +1,7 @@
-//! KIP-1279's periodic sync on the destination (spec §7), seed design.
+//! KIP-1279's periodic sync on the destination (spec §7), seed design. A component of the
+//! broker ([`crate::component`]): the broker calls [`MirrorSyncs::reconcile`] after every
+//! metadata change, hands it every answer it [`owns`](MirrorSyncs::owns), and `poll`s it at its
+//! [`deadline`](MirrorSyncs::deadline).
 //!
 //! Contract:
 //! - **Who.** A mirror's sync runs on one broker: the leader of the `__mirror_state` partition
@@ -6,7 +9,7 @@
 //!   round follows that leadership: a broker that loses it drops its round, and answers to a
 //!   dropped round are ignored.
 //! - **When.** A round starts when the broker takes the role and then every
-//!   `mirror.metadata.refresh.interval.ms` ([`BrokerConfig::mirror_metadata_refresh_interval_ms`])
+//!   `mirror.metadata.refresh.interval.ms` ([`SyncConfig::refresh_interval_ms`])
 //!   after the previous round ended. Requests of a round that stay unanswered for
 //!   [`SYNC_REQUEST_TIMEOUT_MS`] count as failed; a failed piece is skipped and the next round
 //!   tries again (everything the round writes is idempotent).
@@ -50,17 +53,20 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::BrokerStorage;
-use crate::coordinator::mirror::{mirror_sync_partition, MIRROR_STATE_TOPIC};
-use crate::coordinator::partition_count;
+use super::coordinator::{mirror_sync_partition, MIRROR_STATE_TOPIC};
+use super::directory::MirrorDirectory;
+use super::sync::{clamp_group_offset, OffsetBounds, SyncSettings};
+use super::TopicMirrorConfig;
+use super::{MirrorDesign, MirrorState};
+use crate::component::BrokerContext;
+use crate::coordinator::{
+    coordinator_partition_in, internal_topic_creation, partition_count, CONSUMER_OFFSETS_TOPIC,
+};
+use crate::events::BrokerEvent;
 use crate::metadata::{AclBinding, ConfigResource};
-use crate::mirror::sync::{clamp_group_offset, OffsetBounds, SyncSettings};
-use crate::mirror::TopicMirrorConfig;
-use crate::mirror::{DesiredState, MirrorDesign, MirrorState};
 use crate::protocol::{
-    CommittedOffset, CoordinatorType, ErrorCode, ListOffsetsQuery, MirrorPartitionId,
-    MirrorTopicOperation, NewTopic, NodeId, OffsetCommitEntry, OffsetSpec, Request, Response,
-    TopicId, TopicPartition,
+    CommittedOffset, ErrorCode, ListOffsetsQuery, MirrorPartitionId, MirrorTopicOperation,
+    NewTopic, NodeId, OffsetCommitEntry, OffsetSpec, Request, Response, TopicId, TopicPartition,
 };
 
 /// How long a sync request may stay unanswered.
@@ -154,9 +160,26 @@ impl SyncRound {
     }
 }
 
+/// The broker settings a sync round follows.
+#[derive(Debug, Clone, Copy)]
+pub struct SyncConfig {
+    /// The design variant (which partitions' offsets are synced, clamped or not, read up to
+    /// which end).
+    pub design: MirrorDesign,
+    /// `mirror.metadata.refresh.interval.ms`: the pause between the end of a round and the
+    /// start of the next.
+    pub refresh_interval_ms: i64,
+    /// The replication factor of the topics the sync creates (adopted topics, and the offsets
+    /// topic when no group coordinator exists yet).
+    pub replication_factor: i16,
+    /// `offsets.topic.num.partitions`, for creating the offsets topic on first use.
+    pub offsets_topic_partitions: i32,
+}
+
 /// The broker's sync rounds; see the module doc.
-#[derive(Debug, Default)]
-pub(super) struct MirrorSyncs {
+#[derive(Debug)]
+pub struct MirrorSyncs {
+    config: SyncConfig,
     rounds: BTreeMap<String, SyncRound>,
     /// correlation id → (mirror, round id, what, sent at).
     requests: BTreeMap<u64, (String, u64, SyncRequest, i64)>,
@@ -164,8 +187,18 @@ pub(super) struct MirrorSyncs {
 }
 
 impl MirrorSyncs {
+    /// No rounds yet; rounds follow the image through [`MirrorSyncs::reconcile`].
+    pub fn new(config: SyncConfig) -> Self {
+        Self {
+            config,
+            rounds: BTreeMap::new(),
+            requests: BTreeMap::new(),
+            next_round_id: 0,
+        }
+    }
+
     /// The earliest time the syncs want a timeout.
-    pub(super) fn deadline(&self) -> Option<i64> {
+    pub fn deadline(&self) -> Option<i64> {
         let requests = self
             .requests
             .values()
@@ -179,16 +212,16 @@ impl MirrorSyncs {
     }
 
     /// Whether a request with this correlation id is a sync's.
-    pub(super) fn owns(&self, correlation_id: u64) -> bool {
+    pub fn owns(&self, correlation_id: u64) -> bool {
         self.requests.contains_key(&correlation_id)
     }
 }
 
-impl<S: BrokerStorage> super::Broker<S> {
+impl MirrorSyncs {
     /// Starts or drops rounds after the metadata image changed.
-    pub(super) fn reconcile_mirror_syncs(&mut self, now_ms: i64) {
-        let partitions = partition_count(&self.image, MIRROR_STATE_TOPIC);
-        let mirrors: BTreeSet<String> = self
+    pub fn reconcile(&mut self, ctx: &mut BrokerContext<'_>) {
+        let partitions = partition_count(ctx.image, MIRROR_STATE_TOPIC);
+        let mirrors: BTreeSet<String> = ctx
             .image
             .configs
             .keys()
@@ -198,136 +231,118 @@ impl<S: BrokerStorage> super::Broker<S> {
             })
             .filter(|mirror| {
                 partitions > 0
-                    && self
+                    && ctx
                         .image
                         .partition(&TopicPartition::new(
                             MIRROR_STATE_TOPIC,
                             mirror_sync_partition(mirror, partitions),
                         ))
                         .and_then(|record| record.leader)
-                        == Some(self.broker_id)
+                        == Some(ctx.broker_id)
             })
             .collect();
-        self.mirror_syncs
-            .rounds
-            .retain(|mirror, _| mirrors.contains(mirror));
+        self.rounds.retain(|mirror, _| mirrors.contains(mirror));
         for mirror in mirrors {
-            if !self.mirror_syncs.rounds.contains_key(&mirror) {
-                let id = self.mirror_syncs.next_round_id;
-                self.mirror_syncs.next_round_id += 1;
-                let round = SyncRound::new(id, now_ms);
-                self.mirror_syncs.rounds.insert(mirror, round);
+            if !self.rounds.contains_key(&mirror) {
+                let id = self.next_round_id;
+                self.next_round_id += 1;
+                let round = SyncRound::new(id, ctx.now_ms);
+                self.rounds.insert(mirror, round);
             }
         }
     }
 
     /// Expires sync requests and starts due rounds.
-    pub(super) fn poll_mirror_sync(&mut self, now_ms: i64) {
+    pub fn poll(&mut self, ctx: &mut BrokerContext<'_>) {
         let expired: Vec<u64> = self
-            .mirror_syncs
             .requests
             .iter()
-            .filter(|(_, (_, _, _, sent_ms))| now_ms >= sent_ms + SYNC_REQUEST_TIMEOUT_MS)
+            .filter(|(_, (_, _, _, sent_ms))| ctx.now_ms >= sent_ms + SYNC_REQUEST_TIMEOUT_MS)
             .map(|(id, _)| *id)
             .collect();
         for correlation_id in expired {
-            self.handle_sync_response(now_ms, correlation_id, Err(ErrorCode::RequestTimedOut));
+            self.handle_response(ctx, correlation_id, Err(ErrorCode::RequestTimedOut));
         }
         let due: Vec<String> = self
-            .mirror_syncs
             .rounds
             .iter()
-            .filter(|(_, round)| round.phase == Phase::Idle && now_ms >= round.not_before_ms)
+            .filter(|(_, round)| round.phase == Phase::Idle && ctx.now_ms >= round.not_before_ms)
             .map(|(mirror, _)| mirror.clone())
             .collect();
         for mirror in due {
-            self.start_sync_round(now_ms, &mirror);
+            self.start_sync_round(ctx, &mirror);
         }
     }
 
-    fn sync_settings(&self, mirror: &str) -> Option<SyncSettings> {
-        let properties = self
+    fn sync_settings(ctx: &BrokerContext<'_>, mirror: &str) -> Option<SyncSettings> {
+        let properties = ctx
             .image
             .configs
             .get(&ConfigResource::Mirror(mirror.to_owned()))?;
         SyncSettings::from_properties(|key| properties.get(key).map(String::as_str)).ok()
     }
 
-    /// The mirror's topics that are synced: `mirror.name` is the mirror itself.
-    fn active_mirror_topics(&self, mirror: &str) -> Vec<String> {
-        self.image
-            .topic_ids
-            .keys()
-            .filter(|topic| {
-                matches!(self.image.mirror_desired_state(topic),
-                    Some(DesiredState::Mirror { mirror: m }) if m == mirror)
-            })
-            .cloned()
-            .collect()
-    }
-
     fn send_sync_request(
         &mut self,
-        now_ms: i64,
+        ctx: &mut BrokerContext<'_>,
         mirror: &str,
         to: NodeId,
         request: Request,
         what: SyncRequest,
     ) {
         let round = self
-            .mirror_syncs
             .rounds
             .get_mut(mirror)
             .expect("requests are sent for live rounds");
         round.waiting += 1;
         let round_id = round.id;
-        let correlation_id = self.outbox.request(to, request);
-        self.mirror_syncs
-            .requests
-            .insert(correlation_id, (mirror.to_owned(), round_id, what, now_ms));
+        let correlation_id = ctx.outbox.request(to, request);
+        self.requests.insert(
+            correlation_id,
+            (mirror.to_owned(), round_id, what, ctx.now_ms),
+        );
     }
 
-    fn end_sync_round(&mut self, now_ms: i64, mirror: &str) {
-        let interval = self.config.mirror_metadata_refresh_interval_ms;
-        if let Some(round) = self.mirror_syncs.rounds.get_mut(mirror) {
+    fn end_sync_round(&mut self, ctx: &mut BrokerContext<'_>, mirror: &str) {
+        let interval = self.config.refresh_interval_ms;
+        if let Some(round) = self.rounds.get_mut(mirror) {
             round.restart();
             round.phase = Phase::Idle;
-            round.not_before_ms = now_ms + interval;
+            round.not_before_ms = ctx.now_ms + interval;
         }
     }
 
     // ----- phase 1 -----
 
-    fn start_sync_round(&mut self, now_ms: i64, mirror: &str) {
-        let Some(bootstrap) = self.source_of(mirror) else {
-            self.end_sync_round(now_ms, mirror);
+    fn start_sync_round(&mut self, ctx: &mut BrokerContext<'_>, mirror: &str) {
+        let Some(bootstrap) = MirrorDirectory::of(ctx).source_of(mirror) else {
+            self.end_sync_round(ctx, mirror);
             return;
         };
-        let round = self.mirror_syncs.rounds.get_mut(mirror).expect("due");
+        let round = self.rounds.get_mut(mirror).expect("due");
         round.restart();
         round.phase = Phase::Discover;
         let to = bootstrap[round.target % bootstrap.len()];
         let metadata = Request::Metadata { topics: None };
         let what = SyncRequest::SourceMetadata(to);
-        self.send_sync_request(now_ms, mirror, to, metadata, what);
+        self.send_sync_request(ctx, mirror, to, metadata, what);
         let acls = Request::DescribeAcls;
-        self.send_sync_request(now_ms, mirror, to, acls, SyncRequest::SourceAcls);
+        self.send_sync_request(ctx, mirror, to, acls, SyncRequest::SourceAcls);
     }
 
     // ----- answers -----
 
     /// Routes an answer (or a timeout as `Err`) to its round.
-    pub(super) fn handle_sync_response(
+    pub fn handle_response(
         &mut self,
-        now_ms: i64,
+        ctx: &mut BrokerContext<'_>,
         correlation_id: u64,
         response: Result<Response, ErrorCode>,
     ) {
-        let Some((mirror, round_id, what, _)) = self.mirror_syncs.requests.remove(&correlation_id)
-        else {
+        let Some((mirror, round_id, what, _)) = self.requests.remove(&correlation_id) else {
             return;
         };
-        let Some(round) = self.mirror_syncs.rounds.get_mut(&mirror) else {
+        let Some(round) = self.rounds.get_mut(&mirror) else {
             return;
         };
         if round.id != round_id || round.phase == Phase::Idle {
@@ -348,21 +363,21 @@ impl<S: BrokerStorage> super::Broker<S> {
             Phase::Discover if round.retry_soon => {
                 round.restart();
                 round.phase = Phase::Idle;
-                round.not_before_ms = now_ms + SYNC_RETRY_BACKOFF_MS;
+                round.not_before_ms = ctx.now_ms + SYNC_RETRY_BACKOFF_MS;
             }
-            Phase::Discover => self.sync_describe(now_ms, &mirror),
-            Phase::Describe => self.sync_fetch_offsets(now_ms, &mirror),
-            Phase::FetchOffsets => self.sync_verify(now_ms, &mirror),
-            Phase::Verify => self.sync_apply(now_ms, &mirror),
-            Phase::Apply | Phase::Idle => self.end_sync_round(now_ms, &mirror),
+            Phase::Discover => self.sync_describe(ctx, &mirror),
+            Phase::Describe => self.sync_fetch_offsets(ctx, &mirror),
+            Phase::FetchOffsets => self.sync_verify(ctx, &mirror),
+            Phase::Verify => self.sync_apply(ctx, &mirror),
+            Phase::Apply | Phase::Idle => self.end_sync_round(ctx, &mirror),
         }
     }
 
     // ----- phase 2 -----
 
-    fn sync_describe(&mut self, now_ms: i64, mirror: &str) {
-        let active = self.active_mirror_topics(mirror);
-        let round = self.mirror_syncs.rounds.get_mut(mirror).expect("live");
+    fn sync_describe(&mut self, ctx: &mut BrokerContext<'_>, mirror: &str) {
+        let active = MirrorDirectory::of(ctx).active_topics(mirror);
+        let round = self.rounds.get_mut(mirror).expect("live");
         round.phase = Phase::Describe;
         let to = round.source_brokers.first().copied();
         let on_source: Vec<ConfigResource> = active
@@ -375,22 +390,22 @@ impl<S: BrokerStorage> super::Broker<S> {
             let request = Request::DescribeConfigs {
                 resources: on_source,
             };
-            self.send_sync_request(now_ms, mirror, to, request, SyncRequest::SourceConfigs);
+            self.send_sync_request(ctx, mirror, to, request, SyncRequest::SourceConfigs);
         }
         for broker in brokers {
             let request = Request::ListGroups;
             self.send_sync_request(
-                now_ms,
+                ctx,
                 mirror,
                 broker,
                 request,
                 SyncRequest::ListGroups(broker),
             );
         }
-        let keys = self.mirror_keys_by_coordinator(mirror);
-        self.send_state_reads(now_ms, mirror, keys);
-        if self.mirror_syncs.rounds[mirror].waiting == 0 {
-            self.sync_fetch_offsets(now_ms, mirror);
+        let keys = MirrorDirectory::of(ctx).keys_by_coordinator(mirror);
+        self.send_state_reads(ctx, mirror, keys);
+        if self.rounds[mirror].waiting == 0 {
+            self.sync_fetch_offsets(ctx, mirror);
         }
     }
 
@@ -398,12 +413,14 @@ impl<S: BrokerStorage> super::Broker<S> {
     /// stays unread (and is not synced this round).
     fn send_state_reads(
         &mut self,
-        now_ms: i64,
+        ctx: &mut BrokerContext<'_>,
         mirror: &str,
         keys: BTreeMap<i32, Vec<MirrorPartitionId>>,
     ) {
         for (coordinator_partition, partitions) in keys {
-            let Some(coordinator) = self.coordinator_of_partition(coordinator_partition) else {
+            let Some(coordinator) =
+                MirrorDirectory::of(ctx).coordinator_of_partition(coordinator_partition)
+            else {
                 continue;
             };
             let request = Request::ReadMirrorStates {
@@ -411,18 +428,22 @@ impl<S: BrokerStorage> super::Broker<S> {
                 mirror: mirror.to_owned(),
                 partitions,
             };
-            self.send_sync_request(now_ms, mirror, coordinator, request, SyncRequest::States);
+            self.send_sync_request(ctx, mirror, coordinator, request, SyncRequest::States);
         }
     }
 
     /// The partitions whose group offsets this round may sync, by mirror key: those phase 2
     /// read as MIRRORING (every partition of the active topics under `sync-by-topic-state`).
-    fn sync_candidates(&self, mirror: &str) -> BTreeMap<MirrorPartitionId, TopicPartition> {
+    fn sync_candidates(
+        &self,
+        ctx: &BrokerContext<'_>,
+        mirror: &str,
+    ) -> BTreeMap<MirrorPartitionId, TopicPartition> {
         let mut candidates = BTreeMap::new();
-        if !self.config.mirror_design.syncs_mirroring_partitions_only() {
-            for topic in self.active_mirror_topics(mirror) {
-                let topic_id = self.image.topic_ids[&topic];
-                for partition in 0..partition_count(&self.image, &topic) {
+        if !self.config.design.syncs_mirroring_partitions_only() {
+            for topic in MirrorDirectory::of(ctx).active_topics(mirror) {
+                let topic_id = ctx.image.topic_ids[&topic];
+                for partition in 0..partition_count(ctx.image, &topic) {
                     let id = MirrorPartitionId {
                         topic_id,
                         partition,
@@ -432,13 +453,13 @@ impl<S: BrokerStorage> super::Broker<S> {
             }
             return candidates;
         }
-        let names: BTreeMap<TopicId, &String> = self
+        let names: BTreeMap<TopicId, &String> = ctx
             .image
             .topic_ids
             .iter()
             .map(|(name, id)| (*id, name))
             .collect();
-        let described = &self.mirror_syncs.rounds[mirror].states_described;
+        let described = &self.rounds[mirror].states_described;
         for (id, (state, _)) in described {
             if let (MirrorState::Mirroring, Some(name)) = (state, names.get(&id.topic_id)) {
                 candidates.insert(*id, TopicPartition::new((*name).clone(), id.partition));
@@ -449,18 +470,18 @@ impl<S: BrokerStorage> super::Broker<S> {
 
     /// Earliest and latest queries for every one of `partitions` with a leader, by leader.
     fn destination_offset_queries(
-        &self,
+        ctx: &BrokerContext<'_>,
         partitions: &BTreeSet<TopicPartition>,
     ) -> BTreeMap<NodeId, Vec<ListOffsetsQuery>> {
         let mut by_leader: BTreeMap<NodeId, Vec<ListOffsetsQuery>> = BTreeMap::new();
         for topic_partition in partitions {
-            let Some(record) = self.image.partition(topic_partition) else {
+            let Some(record) = ctx.image.partition(topic_partition) else {
                 continue;
             };
             let Some(leader) = record.leader else {
                 continue;
             };
-            let node = NodeId::Broker(self.node_id.cluster(), leader);
+            let node = NodeId::Broker(ctx.node_id.cluster(), leader);
             for spec in [OffsetSpec::Earliest, OffsetSpec::Latest] {
                 by_leader.entry(node).or_default().push(ListOffsetsQuery {
                     topic_partition: topic_partition.clone(),
@@ -474,9 +495,9 @@ impl<S: BrokerStorage> super::Broker<S> {
 
     // ----- phase 3 -----
 
-    fn sync_fetch_offsets(&mut self, now_ms: i64, mirror: &str) {
-        let settings = self.sync_settings(mirror);
-        let round = self.mirror_syncs.rounds.get_mut(mirror).expect("live");
+    fn sync_fetch_offsets(&mut self, ctx: &mut BrokerContext<'_>, mirror: &str) {
+        let settings = Self::sync_settings(ctx, mirror);
+        let round = self.rounds.get_mut(mirror).expect("live");
         round.phase = Phase::FetchOffsets;
         let groups: Vec<(String, NodeId)> = round
             .source_groups
@@ -490,37 +511,37 @@ impl<S: BrokerStorage> super::Broker<S> {
                 partitions: None,
             };
             self.send_sync_request(
-                now_ms,
+                ctx,
                 mirror,
                 broker,
                 request,
                 SyncRequest::OffsetFetch(group),
             );
         }
-        let candidates = self.sync_candidates(mirror).into_values().collect();
-        for (leader, queries) in self.destination_offset_queries(&candidates) {
+        let candidates = self.sync_candidates(ctx, mirror).into_values().collect();
+        for (leader, queries) in Self::destination_offset_queries(ctx, &candidates) {
             let keys = queries
                 .iter()
                 .map(|q| (q.topic_partition.clone(), q.spec == OffsetSpec::Earliest))
                 .collect();
             let request = Request::ListOffsets {
-                isolation: self.config.mirror_design.offset_sync_end_isolation(),
+                isolation: self.config.design.offset_sync_end_isolation(),
                 partitions: queries,
             };
             let what = SyncRequest::DestinationOffsets(keys);
-            self.send_sync_request(now_ms, mirror, leader, request, what);
+            self.send_sync_request(ctx, mirror, leader, request, what);
         }
-        if self.mirror_syncs.rounds[mirror].waiting == 0 {
-            self.sync_verify(now_ms, mirror);
+        if self.rounds[mirror].waiting == 0 {
+            self.sync_verify(ctx, mirror);
         }
     }
 
     // ----- phase 4 -----
 
     /// Reads again the states of the partitions whose bounds were read.
-    fn sync_verify(&mut self, now_ms: i64, mirror: &str) {
-        let mut keys = self.mirror_keys_by_coordinator(mirror);
-        let round = self.mirror_syncs.rounds.get_mut(mirror).expect("live");
+    fn sync_verify(&mut self, ctx: &mut BrokerContext<'_>, mirror: &str) {
+        let mut keys = MirrorDirectory::of(ctx).keys_by_coordinator(mirror);
+        let round = self.rounds.get_mut(mirror).expect("live");
         round.phase = Phase::Verify;
         for ids in keys.values_mut() {
             ids.retain(|id| {
@@ -531,50 +552,51 @@ impl<S: BrokerStorage> super::Broker<S> {
             });
         }
         keys.retain(|_, ids| !ids.is_empty());
-        if !self.mirror_syncs.rounds[mirror].source_offsets.is_empty() {
-            self.send_state_reads(now_ms, mirror, keys);
+        if !self.rounds[mirror].source_offsets.is_empty() {
+            self.send_state_reads(ctx, mirror, keys);
         }
-        if self.mirror_syncs.rounds[mirror].waiting == 0 {
-            self.sync_apply(now_ms, mirror);
+        if self.rounds[mirror].waiting == 0 {
+            self.sync_apply(ctx, mirror);
         }
     }
 
     // ----- phase 5 -----
 
-    fn sync_apply(&mut self, now_ms: i64, mirror: &str) {
-        self.mirror_syncs
-            .rounds
-            .get_mut(mirror)
-            .expect("live")
-            .phase = Phase::Apply;
-        if let Some(settings) = self.sync_settings(mirror) {
-            self.sync_adopt_topics(now_ms, mirror, &settings);
-            self.sync_topic_configs(now_ms, mirror, &settings);
-            self.sync_acls(now_ms, mirror, &settings);
-            self.sync_group_offsets(now_ms, mirror);
+    fn sync_apply(&mut self, ctx: &mut BrokerContext<'_>, mirror: &str) {
+        self.rounds.get_mut(mirror).expect("live").phase = Phase::Apply;
+        if let Some(settings) = Self::sync_settings(ctx, mirror) {
+            self.sync_adopt_topics(ctx, mirror, &settings);
+            self.sync_topic_configs(ctx, mirror, &settings);
+            self.sync_acls(ctx, mirror, &settings);
+            self.sync_group_offsets(ctx, mirror);
         }
-        if self.mirror_syncs.rounds[mirror].waiting == 0 {
-            self.end_sync_round(now_ms, mirror);
+        if self.rounds[mirror].waiting == 0 {
+            self.end_sync_round(ctx, mirror);
         }
     }
 
-    fn sync_adopt_topics(&mut self, now_ms: i64, mirror: &str, settings: &SyncSettings) {
-        let round = &self.mirror_syncs.rounds[mirror];
+    fn sync_adopt_topics(
+        &mut self,
+        ctx: &mut BrokerContext<'_>,
+        mirror: &str,
+        settings: &SyncSettings,
+    ) {
+        let round = &self.rounds[mirror];
         let mut create = Vec::new();
         let mut add = Vec::new();
         for (topic, (source_id, partitions)) in &round.source_topics {
             if !settings.adopts_topic(topic) {
                 continue;
             }
-            match self.image.topic_ids.get(topic) {
+            match ctx.image.topic_ids.get(topic) {
                 None => create.push(NewTopic {
                     name: topic.clone(),
                     partitions: *partitions,
-                    replication_factor: self.config.internal_topic_replication_factor,
+                    replication_factor: self.config.replication_factor,
                     configs: Vec::new(),
                     topic_id: Some(*source_id),
                 }),
-                Some(id) if id == source_id && self.image.mirror_desired_state(topic).is_none() => {
+                Some(id) if id == source_id && ctx.image.mirror_desired_state(topic).is_none() => {
                     add.push(topic.clone());
                 }
                 // In a mirror already, stopped, or a name clash with another topic id: the
@@ -582,10 +604,10 @@ impl<S: BrokerStorage> super::Broker<S> {
                 Some(_) => {}
             }
         }
-        let controller = self.controller;
+        let controller = ctx.controller;
         if !create.is_empty() {
             let request = Request::CreateTopics { topics: create };
-            self.send_sync_request(now_ms, mirror, controller, request, SyncRequest::Apply);
+            self.send_sync_request(ctx, mirror, controller, request, SyncRequest::Apply);
         }
         if !add.is_empty() {
             let request = Request::AlterMirrorTopics {
@@ -593,20 +615,28 @@ impl<S: BrokerStorage> super::Broker<S> {
                 operation: MirrorTopicOperation::Add,
                 topics: add,
             };
-            self.send_sync_request(now_ms, mirror, controller, request, SyncRequest::Apply);
+            self.send_sync_request(ctx, mirror, controller, request, SyncRequest::Apply);
         }
     }
 
-    fn sync_topic_configs(&mut self, now_ms: i64, mirror: &str, settings: &SyncSettings) {
-        let active: BTreeSet<String> = self.active_mirror_topics(mirror).into_iter().collect();
-        let round = &self.mirror_syncs.rounds[mirror];
+    fn sync_topic_configs(
+        &mut self,
+        ctx: &mut BrokerContext<'_>,
+        mirror: &str,
+        settings: &SyncSettings,
+    ) {
+        let active: BTreeSet<String> = MirrorDirectory::of(ctx)
+            .active_topics(mirror)
+            .into_iter()
+            .collect();
+        let round = &self.rounds[mirror];
         let mut alters = Vec::new();
         for (topic, configs) in &round.source_configs {
             if !active.contains(topic) {
                 continue;
             }
             let resource = ConfigResource::Topic(topic.clone());
-            let destination = self.image.configs.get(&resource);
+            let destination = ctx.image.configs.get(&resource);
             let changes = settings.config_changes(configs.iter().map(|(k, v)| (k, v)), |name| {
                 destination.and_then(|d| d.get(name)).map(String::as_str)
             });
@@ -614,35 +644,38 @@ impl<S: BrokerStorage> super::Broker<S> {
                 alters.push(Request::IncrementalAlterConfigs { resource, changes });
             }
         }
-        let controller = self.controller;
+        let controller = ctx.controller;
         for request in alters {
-            self.send_sync_request(now_ms, mirror, controller, request, SyncRequest::Apply);
+            self.send_sync_request(ctx, mirror, controller, request, SyncRequest::Apply);
         }
     }
 
-    fn sync_acls(&mut self, now_ms: i64, mirror: &str, settings: &SyncSettings) {
-        let Some(source) = &self.mirror_syncs.rounds[mirror].source_acls else {
+    fn sync_acls(&mut self, ctx: &mut BrokerContext<'_>, mirror: &str, settings: &SyncSettings) {
+        let Some(source) = &self.rounds[mirror].source_acls else {
             return;
         };
-        let (create, delete) = settings.acl_changes(source, &self.image.acls);
-        let controller = self.controller;
+        let (create, delete) = settings.acl_changes(source, &ctx.image.acls);
+        let controller = ctx.controller;
         if !create.is_empty() {
             let request = Request::CreateAcls { bindings: create };
-            self.send_sync_request(now_ms, mirror, controller, request, SyncRequest::Apply);
+            self.send_sync_request(ctx, mirror, controller, request, SyncRequest::Apply);
         }
         if !delete.is_empty() {
             let request = Request::DeleteAcls { bindings: delete };
-            self.send_sync_request(now_ms, mirror, controller, request, SyncRequest::Apply);
+            self.send_sync_request(ctx, mirror, controller, request, SyncRequest::Apply);
         }
     }
 
-    fn sync_group_offsets(&mut self, now_ms: i64, mirror: &str) {
-        let active: BTreeSet<String> = self.active_mirror_topics(mirror).into_iter().collect();
-        let unclamped = self.config.mirror_design == MirrorDesign::UnclampedOffsetSync;
-        let round = &self.mirror_syncs.rounds[mirror];
-        let by_topic_state = !self.config.mirror_design.syncs_mirroring_partitions_only();
+    fn sync_group_offsets(&mut self, ctx: &mut BrokerContext<'_>, mirror: &str) {
+        let active: BTreeSet<String> = MirrorDirectory::of(ctx)
+            .active_topics(mirror)
+            .into_iter()
+            .collect();
+        let unclamped = self.config.design == MirrorDesign::UnclampedOffsetSync;
+        let round = &self.rounds[mirror];
+        let by_topic_state = !self.config.design.syncs_mirroring_partitions_only();
         let verified: BTreeSet<TopicPartition> = self
-            .sync_candidates(mirror)
+            .sync_candidates(ctx, mirror)
             .into_iter()
             .filter(|(id, _)| {
                 by_topic_state || round.states_verified.get(id) == round.states_described.get(id)
@@ -688,17 +721,24 @@ impl<S: BrokerStorage> super::Broker<S> {
             }
         }
         for (group, entries, sources) in commits {
-            let Some(partition) = self.coordinator_partition(CoordinatorType::Group, &group) else {
+            let Some(partition) =
+                coordinator_partition_in(ctx.image, CONSUMER_OFFSETS_TOPIC, &group)
+            else {
                 // As an admin's FindCoordinator would: create the offsets topic, and commit
                 // next round.
-                self.request_internal_topic(CoordinatorType::Group);
+                let request = internal_topic_creation(
+                    CONSUMER_OFFSETS_TOPIC,
+                    self.config.offsets_topic_partitions,
+                    self.config.replication_factor,
+                );
+                ctx.outbox.request(ctx.controller, request);
                 continue;
             };
-            let Some(coordinator) = self.image.partition(&partition).and_then(|r| r.leader) else {
+            let Some(coordinator) = ctx.image.partition(&partition).and_then(|r| r.leader) else {
                 continue; // No coordinator right now: next round.
             };
             for (entry, (source_offset, high_watermark_read)) in entries.iter().zip(sources) {
-                self.events.push(super::BrokerEvent::MirrorOffsetSynced {
+                ctx.events.push(BrokerEvent::MirrorOffsetSynced {
                     group_id: group.clone(),
                     topic_partition: entry.topic_partition.clone(),
                     offset: entry.offset,
@@ -706,14 +746,14 @@ impl<S: BrokerStorage> super::Broker<S> {
                     high_watermark_read,
                 });
             }
-            let to = NodeId::Broker(self.node_id.cluster(), coordinator);
+            let to = NodeId::Broker(ctx.node_id.cluster(), coordinator);
             let request = Request::OffsetCommit {
                 group_id: group,
                 member_id: String::new(),
                 member_epoch: -1,
                 offsets: entries,
             };
-            self.send_sync_request(now_ms, mirror, to, request, SyncRequest::Apply);
+            self.send_sync_request(ctx, mirror, to, request, SyncRequest::Apply);
         }
     }
 }

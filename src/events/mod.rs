@@ -1,0 +1,381 @@
+//! What a broker reports of itself, for checkers and traces: [`BrokerEvent`], one per state
+//! change a checker needs (leadership, appends, truncations with their [`TruncationReason`],
+//! ISR changes, KIP-1279 mirror transitions and cuts, coordinator loads, admin effects), and
+//! its one-line form for traces (its `Display`, written in `summary.rs`).
+//!
+//! Contract: a broker and each of its components push events in the order the changes happen;
+//! the world drains them once per step (`Broker::take_events`). An event describes what
+//! happened, never what should: checkers compare events with each other and with the logs.
+//! This module sits below every component, so any of them may report.
+
+mod summary;
+
+use crate::log::EpochEndOffset;
+use crate::protocol::{BrokerId, ErrorCode, NodeId, TopicPartition};
+
+/// Why a replica's log was truncated (reported so checkers can tell legal truncations apart).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TruncationReason {
+    /// A fetch answer carried a diverging epoch.
+    DivergingEpoch,
+    /// The follower's log had no epochs; it restarted from its high watermark.
+    NoEpochsOnBecomingFollower,
+    /// The leader's log is shorter than the fetch offset.
+    OffsetOutOfRangeAboveLeader,
+    /// The leader's log starts above the follower's log end.
+    OffsetOutOfRangeBelowLeaderStart,
+    /// KIP-1279 PREPARING: a mirror leader truncated after its last mirrored epoch.
+    MirrorLastMirroredEpoch,
+    /// KIP-1279 STOPPING: a mirror leader truncated to its last stable offset.
+    MirrorStopAtLastStableOffset,
+    /// KIP-1279 MIRRORING: the source answered a mirror fetch with a diverging epoch.
+    MirrorDivergingEpoch,
+    /// KIP-1279 MIRRORING: the source's log starts above the mirror's log end.
+    MirrorBelowSourceLogStart,
+}
+
+impl TruncationReason {
+    /// Whether KIP-1279 mirroring truncated (the destination's log follows the source's, and
+    /// what it drops is lost by design, e.g. a failback's unmirrored writes).
+    pub fn is_mirroring(self) -> bool {
+        matches!(
+            self,
+            Self::MirrorLastMirroredEpoch
+                | Self::MirrorStopAtLastStableOffset
+                | Self::MirrorDivergingEpoch
+                | Self::MirrorBelowSourceLogStart
+        )
+    }
+
+    /// Whether a KIP-1279 mirroring cut follows the source's log: PREPARING's last mirrored
+    /// epoch lookup, a diverging epoch, a restart below the source's log start. STOPPING's
+    /// cut to the last stable offset is the one the destination decides alone.
+    pub fn follows_source(self) -> bool {
+        self.is_mirroring() && self != Self::MirrorStopAtLastStableOffset
+    }
+}
+
+/// Something a checker or a trace wants to know about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BrokerEvent {
+    /// This broker became leader of a partition in `leader_epoch` at `start_offset`.
+    BecameLeader {
+        /// The partition.
+        topic_partition: TopicPartition,
+        /// The leader epoch.
+        leader_epoch: i32,
+        /// The log end offset at which the epoch starts.
+        start_offset: i64,
+    },
+    /// This broker now follows `leader` (or waits, when `None`).
+    BecameFollower {
+        /// The partition.
+        topic_partition: TopicPartition,
+        /// The new leader.
+        leader: Option<BrokerId>,
+        /// The leader epoch.
+        leader_epoch: i32,
+    },
+    /// A log was truncated.
+    Truncated {
+        /// The partition.
+        topic_partition: TopicPartition,
+        /// Log end offset before.
+        from_log_end_offset: i64,
+        /// Log end offset after.
+        to_log_end_offset: i64,
+        /// High watermark before.
+        high_watermark_before: i64,
+        /// Why.
+        reason: TruncationReason,
+    },
+    /// A leader appended a client batch (or a MIRROR_PID_RESET).
+    LeaderAppend {
+        /// The partition.
+        topic_partition: TopicPartition,
+        /// First offset.
+        first_offset: i64,
+        /// Last offset.
+        last_offset: i64,
+        /// The leader epoch stamped.
+        leader_epoch: i32,
+        /// For a KIP-1279 mirror topic, the partition's mirror state at the append (`None`
+        /// for a topic in no mirror).
+        mirror_state: Option<crate::common::MirrorState>,
+        /// Whether the appended batch is a control batch (STOPPING's MIRROR_PID_RESET). An
+        /// observer cannot tell from the log later: PREPARING may have cut it and a mirrored
+        /// batch taken its offset by the time the event is read.
+        control: bool,
+    },
+    /// A mirror leader appended batches fetched from the source, as they were (KIP-1279).
+    MirrorAppend {
+        /// The partition.
+        topic_partition: TopicPartition,
+        /// First offset.
+        first_offset: i64,
+        /// Last offset.
+        last_offset: i64,
+    },
+    /// This leader moved a partition's log start for a DeleteRecords.
+    RecordsDeleted {
+        /// The partition.
+        topic_partition: TopicPartition,
+        /// The new log start offset.
+        log_start_offset: i64,
+        /// The leader's mirror state of the partition (`None` for a topic in no mirror).
+        mirror_state: Option<crate::common::MirrorState>,
+    },
+    /// This broker forwarded a DeleteTopics or CreatePartitions for these topics to the
+    /// controller (after its KIP-1279 mirror check).
+    TopicAdminForwarded {
+        /// The topics forwarded.
+        topics: Vec<String>,
+    },
+    /// A mirror partition's leader persisted a state transition (KIP-1279) and acts on it.
+    MirrorTransition {
+        /// The partition.
+        topic_partition: TopicPartition,
+        /// The state before (as this leader knew it).
+        from: crate::common::MirrorState,
+        /// The state persisted.
+        to: crate::common::MirrorState,
+    },
+    /// The mirror sync (KIP-1279 §7) sent an admin commit of a source group's offset to this
+    /// cluster's group coordinator.
+    MirrorOffsetSynced {
+        /// The group.
+        group_id: String,
+        /// The partition.
+        topic_partition: TopicPartition,
+        /// The offset committed.
+        offset: i64,
+        /// The source's committed offset it came from.
+        source_offset: i64,
+        /// The destination's high watermark the sync read for the partition this round (the
+        /// clamp's upper bound), for the checkers; not in the event's summary line.
+        high_watermark_read: i64,
+    },
+    /// This broker loaded the coordinator shard of an internal partition it now leads.
+    CoordinatorLoaded {
+        /// The internal partition.
+        topic_partition: TopicPartition,
+        /// Its leader epoch (the coordinator epoch).
+        leader_epoch: i32,
+    },
+    /// A follower lowered its high watermark to its (new) leader's, which lagged.
+    FollowerHighWatermarkLowered {
+        /// The partition.
+        topic_partition: TopicPartition,
+        /// High watermark before.
+        from: i64,
+        /// High watermark after.
+        to: i64,
+        /// The leader it follows.
+        leader: BrokerId,
+    },
+    /// This leader refused a WriteTxnMarkers marker for a KIP-1279 mirror partition that is
+    /// not STOPPED (`ReadOnlyTopic`; the transaction coordinator retries it).
+    TxnMarkerRefused {
+        /// The partition.
+        topic_partition: TopicPartition,
+        /// Whether the marker was a COMMIT (else ABORT).
+        committed: bool,
+        /// The partition's mirror state at the refusal.
+        mirror_state: crate::common::MirrorState,
+    },
+    /// This leader acknowledged, without an append, a WriteTxnMarkers marker for a KIP-1279
+    /// mirror partition that is not STOPPED and holds nothing of the producer's transaction
+    /// (see `MirrorDesign::acknowledges_moot_markers`).
+    TxnMarkerMoot {
+        /// The partition.
+        topic_partition: TopicPartition,
+        /// Whether the marker was a COMMIT (else ABORT).
+        committed: bool,
+        /// The partition's mirror state.
+        mirror_state: crate::common::MirrorState,
+    },
+    /// This leader appended a WriteTxnMarkers marker into a KIP-1279 mirror partition that is
+    /// not STOPPED, as its log holds only this cluster's own writes: nothing cut or mirrored
+    /// yet (see `MirrorDesign::admits_markers_before_cut`).
+    TxnMarkerAdmittedBeforeCut {
+        /// The partition.
+        topic_partition: TopicPartition,
+        /// Whether the marker was a COMMIT (else ABORT).
+        committed: bool,
+        /// The partition's mirror state.
+        mirror_state: crate::common::MirrorState,
+    },
+    /// The mirror fetcher got batches whose epoch is below this log's latest at the fetch
+    /// offset, though the source found no divergence (it re-used the epoch number of this
+    /// log's tail): the tail was cut back to `truncated_to` before anything was appended.
+    MirrorEpochBelowLocal {
+        /// The mirror partition.
+        topic_partition: TopicPartition,
+        /// The fetch offset (this log's end).
+        offset: i64,
+        /// Where the log was cut.
+        truncated_to: i64,
+    },
+    /// A `__mirror_state` partition refused the tombstones of a mirror the controller had
+    /// deleted; the admin still gets the controller's answer.
+    MirrorTombstonesRefused {
+        /// Which DeleteMirror.
+        delete_id: u64,
+    },
+    /// STOPPING of a partition whose log held this cluster's own writes only (nothing cut or
+    /// mirrored since it left UNKNOWN or STOPPED): no cut to the LSO, no MIRROR_PID_RESET.
+    StopOfOwnWrites {
+        /// The partition.
+        topic_partition: TopicPartition,
+    },
+    /// An AlterPartition went unanswered: the same proposal is sent again and stays pending
+    /// (the high watermark is still computed over the maximal ISR), as Kafka's channel retries.
+    AlterPartitionRetried {
+        /// The partition.
+        topic_partition: TopicPartition,
+        /// The proposed ISR.
+        isr: Vec<BrokerId>,
+    },
+    /// The mirror fetcher got a batch whose leader epoch is above this partition's own
+    /// (the destination's leader epoch): nothing was appended, and the leader asked the
+    /// controller to raise its epoch above `minimum` first
+    /// (`MirrorDesign::fences_mirrored_epochs`, the later revision's EPOCH_FENCING).
+    MirrorEpochFenced {
+        /// The mirror partition.
+        topic_partition: TopicPartition,
+        /// The highest epoch among the fetched batches.
+        batch_epoch: i32,
+        /// The leader epoch the partition is led in.
+        leader_epoch: i32,
+        /// The minimum asked of the controller.
+        minimum: i32,
+    },
+    /// A mirroring cut of this leadership removed records, and the fetcher is about to append
+    /// again: the leader asks the controller to raise its epoch above `leader_epoch` first,
+    /// so that a mirror of this log sees the change (`MirrorDesign::verifies_mirrored_tail`).
+    MirrorCutEpochBump {
+        /// The mirror partition.
+        topic_partition: TopicPartition,
+        /// The leader epoch the cut was made in.
+        leader_epoch: i32,
+    },
+    /// A tail check found the log's last batch, at `base_offset`, equal to the source's batch
+    /// there in `source_epoch` (`MirrorDesign::verifies_mirrored_tail`).
+    MirrorTailChecked {
+        /// The mirror partition.
+        topic_partition: TopicPartition,
+        /// The base offset of the batch compared.
+        base_offset: i64,
+        /// The source leader epoch the fetch named.
+        source_epoch: i32,
+    },
+    /// A tail check found the log's last batch, at `base_offset`, differing from the source's
+    /// batch there (another history in the same epoch numbers): the batch was cut, and the
+    /// next fetch checks the one before.
+    MirrorTailDiverged {
+        /// The mirror partition.
+        topic_partition: TopicPartition,
+        /// The base offset of the batch cut.
+        base_offset: i64,
+        /// The source leader epoch the fetch named.
+        source_epoch: i32,
+    },
+    /// A follower fetched past a mirror cut it had not yet truncated to, and its epoch check
+    /// passed: the leader answered it as diverging at the cut
+    /// (`MirrorDesign::fences_followers_after_mirror_cut`), where Kafka's check alone would
+    /// have let it keep records the cut removed, or append inside a batch it never had.
+    MirrorCutFencedFollower {
+        /// The mirror partition.
+        topic_partition: TopicPartition,
+        /// The fenced follower.
+        follower: BrokerId,
+        /// Its fetch offset.
+        fetch_offset: i64,
+        /// The cut it must truncate to.
+        cut: i64,
+    },
+    /// A fetcher named a last fetched epoch above every epoch this leader's log holds (a
+    /// KIP-1279 mirror log's cache holds its batches' epochs only, and a mirroring cut removed
+    /// the later ones): the fetch diverged at the log end, in the latest epoch left
+    /// (`leader_end_offset_for_fetched_epoch`).
+    FetchedEpochAboveLatest {
+        /// The partition.
+        topic_partition: TopicPartition,
+        /// The follower that fetched, or `None` for a consumer's fetch (a downstream
+        /// cluster's mirror fetcher).
+        follower: Option<BrokerId>,
+        /// The epoch the fetch named.
+        last_fetched_epoch: i32,
+        /// The latest epoch of this log, and its log end offset: the answer.
+        latest: EpochEndOffset,
+    },
+    /// PREPARING's cut removed records (or an earlier leadership's may have), and its ISR has
+    /// truncated, but a replica outside the ISR has not been seen at or below the cut: the
+    /// seed design here waits for it (`MirrorDesign::prepare_awaits_every_replica_after_cut`),
+    /// where the KIP's rule would go on to MIRRORING. Reported once per wait.
+    PreparingAwaitsReplicaOutsideIsr {
+        /// The mirror partition.
+        topic_partition: TopicPartition,
+        /// The cut's offset.
+        offset: i64,
+    },
+    /// A request arrived before this incarnation's listeners were open; it is held and handled
+    /// once they open (see `Broker::serving_requests`).
+    RequestHeldBeforeListening {
+        /// Who sent it.
+        from: NodeId,
+        /// The request's name.
+        request: &'static str,
+    },
+    /// This broker, as the transactional id's coordinator, refused AddPartitionsToTxn for
+    /// partitions of topics its metadata has mirroring or paused (`ReadOnlyTopic`, KIP-1279).
+    TxnEnlistRefused {
+        /// The transactional id.
+        transactional_id: String,
+        /// The partitions refused as read-only.
+        partitions: Vec<TopicPartition>,
+    },
+    /// The ISR of a led partition changed (as confirmed by the controller).
+    IsrChanged {
+        /// The partition.
+        topic_partition: TopicPartition,
+        /// The new ISR.
+        isr: Vec<BrokerId>,
+    },
+    /// A leader answered a client batch its producer had already written (a retry or a
+    /// duplicated request) with the original offsets, appending nothing.
+    DuplicateBatch {
+        /// The partition.
+        topic_partition: TopicPartition,
+        /// The original first offset.
+        first_offset: i64,
+    },
+    /// The mirror coordinator refused this broker's write of a partition's mirror state as
+    /// stale (`FencedStateEpoch`, `FencedLeaderEpoch`) or illegal
+    /// (`InvalidClusterMirrorState`); the broker reads the state again.
+    MirrorStateWriteRefused {
+        /// The mirror partition.
+        topic_partition: TopicPartition,
+        /// The coordinator's error.
+        error: ErrorCode,
+    },
+    /// A mirror partition's leader read a state that a newer leadership persisted (a
+    /// greater leader epoch than its own): it is a deposed leader behind on metadata, and
+    /// reads again later instead of taking the state as its own.
+    MirrorStateOfNewerLeader {
+        /// The mirror partition.
+        topic_partition: TopicPartition,
+        /// The leader epoch this broker leads in, in its own view.
+        leader_epoch: i32,
+        /// The greatest leader epoch the coordinator accepted a write with.
+        stored_leader_epoch: i32,
+    },
+    /// A leader refused a client batch for a KIP-1279 mirror partition that is not STOPPED
+    /// (`ReadOnlyTopic`).
+    MirrorWriteRefused {
+        /// The partition.
+        topic_partition: TopicPartition,
+        /// Its mirror state.
+        mirror_state: crate::common::MirrorState,
+    },
+}

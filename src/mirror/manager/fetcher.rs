@@ -1,0 +1,437 @@
+//! MIRRORING: the mirror fetcher (consumer fetches from the source leader, appended as
+//! fetched), its cuts (diverging epochs, tail checks, restarts at the source's log start) and
+//! EPOCH_FENCING's leader-epoch bumps.
+
+use super::*;
+
+impl MirrorManager {
+    // ----- MIRRORING: the fetcher -----
+
+    pub(super) fn maybe_send_mirror_fetch(
+        &mut self,
+        host: &mut impl MirrorHost,
+        now_ms: i64,
+        topic_partition: &TopicPartition,
+    ) {
+        // Only this task's fetch counts: one a dropped task left in flight is answered to
+        // nobody.
+        let generation = self.tasks[topic_partition].generation;
+        let in_flight = self.requests.values().any(|(what, _, sent_by)| {
+            *sent_by == Some(generation)
+                && matches!(what, MirrorRequest::Fetch { partition, .. } if partition == topic_partition)
+        });
+        if in_flight {
+            return;
+        }
+        let Some(source) = self.task_source(host, now_ms, topic_partition) else {
+            return;
+        };
+        let Some((leader, source_epoch)) = source.metadata.leader(topic_partition) else {
+            // Asked for on the next metadata refresh; its answer drives the fetch.
+            source.metadata.request_update();
+            return;
+        };
+        self.task_mut(topic_partition).fetch_not_before_ms = None;
+        let Some(partition) = host.partitions().get(topic_partition) else {
+            return;
+        };
+        let offset = partition.log.log_end_offset();
+        let last_fetched_epoch = partition.log.latest_epoch().unwrap_or(-1);
+        let unchecked = self.design.verifies_mirrored_tail()
+            && self.tasks[topic_partition].verified_source_epoch != Some(source_epoch);
+        let tail_check = if unchecked {
+            let last_batch = partition.log.batches_from(offset - 1).next();
+            last_batch.map(|batch| TailCheck {
+                base_offset: batch.base_offset(),
+                source_epoch,
+            })
+        } else {
+            None
+        };
+        if unchecked && tail_check.is_none() {
+            // An empty log has no tail another history could have replaced.
+            self.task_mut(topic_partition).verified_source_epoch = Some(source_epoch);
+        }
+        let request = Request::Fetch {
+            replica_id: None,
+            replica_epoch: -1,
+            isolation: self.design.mirror_fetch_isolation(),
+            max_wait_ms: MIRROR_FETCH_MAX_WAIT_MS,
+            max_bytes: MIRROR_FETCH_MAX_BYTES,
+            partitions: vec![FetchPartition {
+                topic_partition: topic_partition.clone(),
+                current_leader_epoch: source_epoch,
+                fetch_offset: tail_check.map_or(offset, |check| check.base_offset),
+                last_fetched_epoch,
+            }],
+        };
+        let what = MirrorRequest::Fetch {
+            partition: topic_partition.clone(),
+            offset,
+            tail_check,
+        };
+        self.send_mirror_request(host, now_ms, leader, request, what);
+    }
+
+    pub(super) fn apply_mirror_fetch(
+        &mut self,
+        host: &mut impl MirrorHost,
+        now_ms: i64,
+        topic_partition: &TopicPartition,
+        (sent_offset, tail_check): (i64, Option<TailCheck>),
+        result: Result<FetchPartitionResponse, ErrorCode>,
+    ) {
+        let fetching = self.tasks.get(topic_partition).is_some_and(|task| {
+            task.step == Step::Fetching && task.state == MirrorState::Mirroring
+        });
+        let Some(partition) = host.lend().partitions.get_mut(topic_partition) else {
+            return;
+        };
+        if !fetching || partition.log.log_end_offset() != sent_offset {
+            return; // The fetcher was removed, or the log moved meanwhile.
+        }
+        let answer = match result {
+            Ok(answer) => answer,
+            Err(_) => {
+                self.mirror_fetch_failed(now_ms, topic_partition);
+                return;
+            }
+        };
+        match answer.error {
+            ErrorCode::None => {}
+            ErrorCode::OffsetOutOfRange
+                if tail_check.is_some_and(|check| answer.log_start_offset > check.base_offset)
+                    && answer.log_start_offset <= sent_offset =>
+            {
+                // The source deleted the records the tail check would compare (DeleteRecords):
+                // nothing is left there to tell two histories apart; fetch from the log end.
+                let task = self.task_mut(topic_partition);
+                task.verified_source_epoch = tail_check.map(|check| check.source_epoch);
+                return;
+            }
+            ErrorCode::OffsetOutOfRange if answer.log_start_offset > sent_offset => {
+                let removed = partition.log.log_start_offset() < sent_offset;
+                let _ = partition
+                    .log
+                    .truncate_fully_and_start_at(answer.log_start_offset);
+                host.lend().push_truncation(
+                    topic_partition,
+                    sent_offset,
+                    TruncationReason::MirrorBelowSourceLogStart,
+                );
+                self.note_cut_removed(topic_partition, removed);
+                return;
+            }
+            ErrorCode::OffsetOutOfRange => {
+                let reason = format!(
+                    "the source's log ends below {sent_offset}, which it served before: an unclean \
+                     leader election in the source, and mirror.support.unclean.leader.election is off"
+                );
+                self.fail_mirror_partition(host, now_ms, topic_partition, reason, true);
+                return;
+            }
+            _ => {
+                self.mirror_fetch_failed(now_ms, topic_partition);
+                return;
+            }
+        }
+        if let Some(diverging) = answer.diverging_epoch {
+            if diverging.end_offset < 0 {
+                // The source has no epoch at or below ours: nothing here is its history.
+                let _ = partition.log.truncate_fully_and_start_at(0);
+                self.mirror_cut(host, topic_partition, sent_offset);
+                return;
+            }
+            let target = follower_truncation_offset(&partition.log, diverging);
+            let _ = partition.log.truncate_to(target);
+            self.mirror_cut(host, topic_partition, sent_offset);
+            return;
+        }
+        let fetched = match tail_check {
+            Some(check) => {
+                match self.check_tail(
+                    host,
+                    now_ms,
+                    topic_partition,
+                    sent_offset,
+                    check,
+                    answer.batches,
+                ) {
+                    Some(above_tail) => above_tail,
+                    None => return,
+                }
+            }
+            None => answer.batches,
+        };
+        if fetched.is_empty() {
+            return;
+        }
+        let leader_epoch = self.tasks[topic_partition].leader_epoch;
+        let batches = self.design.store_fetched(leader_epoch, fetched);
+        let Some(partition) = host.lend().partitions.get_mut(topic_partition) else {
+            return;
+        };
+        if let Some(target) = follower_truncation_for_batches(&partition.log, &batches) {
+            // The source's log never lowers its epochs, so a batch below this log's latest
+            // epoch means the tail here is not the source's, though the fetch's divergence
+            // check passed: the source re-used the tail's epoch number after a cut of its own
+            // (a chain's middle cluster re-mirrored after its PREPARING cut, generator seed
+            // 9200000000000091). Cut the tail as a replica does; the next fetch checks the rest.
+            let _ = partition.log.truncate_to(target);
+            self.mirror_cut(host, topic_partition, sent_offset);
+            host.lend().events.push(BrokerEvent::MirrorEpochBelowLocal {
+                topic_partition: topic_partition.clone(),
+                offset: sent_offset,
+                truncated_to: target,
+            });
+            return;
+        }
+        if let Some(batch_epoch) = self.epoch_to_fence(leader_epoch, &batches) {
+            self.request_fencing_bump(host, now_ms, topic_partition, batch_epoch);
+            return;
+        }
+        if self.tasks[topic_partition].bump_before_append {
+            // Any bump will do: it only has to be an epoch change a mirror of this log sees
+            // before it can fetch what comes after the cut.
+            host.lend().events.push(BrokerEvent::MirrorCutEpochBump {
+                topic_partition: topic_partition.clone(),
+                leader_epoch,
+            });
+            self.request_own_bump(host, now_ms, topic_partition, leader_epoch);
+            return;
+        }
+        let Some(partition) = host.lend().partitions.get_mut(topic_partition) else {
+            return;
+        };
+        match partition.log.append_as_follower(&batches) {
+            Ok(info) => {
+                host.lend().events.push(BrokerEvent::MirrorAppend {
+                    topic_partition: topic_partition.clone(),
+                    first_offset: info.first_offset,
+                    last_offset: info.last_offset,
+                });
+                host.maybe_increment_high_watermark(now_ms, topic_partition);
+            }
+            Err(error) => {
+                let reason = format!("mirrored batches were refused: {error}");
+                self.fail_mirror_partition(host, now_ms, topic_partition, reason, false);
+            }
+        }
+    }
+
+    /// A tail check's answer ([`MirrorDesign::verifies_mirrored_tail`]): the fetched batches
+    /// above the log end (`sent_offset`) when the source's batch at the check's offset is the
+    /// local last batch in the design's stored form (the seed's: byte for byte); `None` when
+    /// there is nothing to append now. On a difference the local batch is cut (a mirroring
+    /// cut, which fences the followers and asks for a bump before the next append) and the
+    /// next fetch checks the batch before it. An empty answer proves nothing (a new source
+    /// leader whose high watermark is catching up, or a source that ends at the batch's base
+    /// and will refill it): the check is sent again after the backoff.
+    pub(super) fn check_tail(
+        &mut self,
+        host: &mut impl MirrorHost,
+        now_ms: i64,
+        topic_partition: &TopicPartition,
+        sent_offset: i64,
+        check: TailCheck,
+        fetched: Vec<RecordBatch>,
+    ) -> Option<Vec<RecordBatch>> {
+        let design = self.design;
+        let partition = host.lend().partitions.get_mut(topic_partition)?;
+        let Some(first) = fetched.first() else {
+            self.task_mut(topic_partition).fetch_not_before_ms =
+                Some(now_ms + MIRROR_RETRY_BACKOFF_MS);
+            return None;
+        };
+        let same = partition
+            .log
+            .batches_from(check.base_offset)
+            .next()
+            .is_some_and(|local| {
+                local.base_offset() == check.base_offset && design.is_stored_form_of(first, local)
+            });
+        let (base_offset, source_epoch) = (check.base_offset, check.source_epoch);
+        if !same {
+            let _ = partition.log.truncate_to(base_offset);
+            self.mirror_cut(host, topic_partition, sent_offset);
+            host.lend().events.push(BrokerEvent::MirrorTailDiverged {
+                topic_partition: topic_partition.clone(),
+                base_offset,
+                source_epoch,
+            });
+            return None;
+        }
+        self.task_mut(topic_partition).verified_source_epoch = Some(source_epoch);
+        host.lend().events.push(BrokerEvent::MirrorTailChecked {
+            topic_partition: topic_partition.clone(),
+            base_offset,
+            source_epoch,
+        });
+        Some(
+            fetched
+                .into_iter()
+                .filter(|batch| batch.base_offset() >= sent_offset)
+                .collect(),
+        )
+    }
+
+    /// EPOCH_FENCING's trigger: the highest epoch among fetched `batches` when it is above the
+    /// leader epoch this broker leads the partition in (and the design keeps DLE ≥ SLE).
+    pub(super) fn epoch_to_fence(&self, leader_epoch: i32, batches: &[RecordBatch]) -> Option<i32> {
+        if !self.design.fences_mirrored_epochs() {
+            return None;
+        }
+        batches
+            .iter()
+            .map(RecordBatch::partition_leader_epoch)
+            .max()
+            .filter(|highest| *highest > leader_epoch)
+    }
+
+    /// EPOCH_FENCING (reactive, spec §4.4): asks the controller to raise this partition's
+    /// leader epoch above the source's epoch plus [`LEADER_EPOCH_BUMP_INCREMENT`], with the
+    /// same leader; the fetcher waits until metadata shows it (`Step::AwaitEpochBump`), and
+    /// the fetch is sent again. The state stays MIRRORING: the late revision persists
+    /// EPOCH_FENCING as a state of its own (issue #17), which no invariant here needs.
+    pub(super) fn request_fencing_bump(
+        &mut self,
+        host: &mut impl MirrorHost,
+        now_ms: i64,
+        topic_partition: &TopicPartition,
+        batch_epoch: i32,
+    ) {
+        let task = &self.tasks[topic_partition];
+        let source_epoch = self
+            .sources
+            .get(&task.mirror)
+            .map_or(-1, |source| source.metadata.leader_epoch(topic_partition));
+        let minimum = batch_epoch.max(source_epoch) + LEADER_EPOCH_BUMP_INCREMENT;
+        let leader_epoch = task.leader_epoch;
+        host.lend().events.push(BrokerEvent::MirrorEpochFenced {
+            topic_partition: topic_partition.clone(),
+            batch_epoch,
+            leader_epoch,
+            minimum,
+        });
+        self.request_own_bump(host, now_ms, topic_partition, minimum);
+    }
+
+    /// MIRRORING: asks the controller for BumpLeaderEpochs above `minimum` with the same
+    /// leader; the fetcher waits for metadata to show it (`Step::AwaitEpochBump`, after
+    /// [`Self::apply_bump`]) and then fetches again.
+    pub(super) fn request_own_bump(
+        &mut self,
+        host: &mut impl MirrorHost,
+        now_ms: i64,
+        topic_partition: &TopicPartition,
+        minimum: i32,
+    ) {
+        let (broker_id, broker_epoch) = (host.broker_id(), host.broker_epoch().unwrap_or(-1));
+        let task = self.task_mut(topic_partition);
+        task.fencing_bump = true;
+        task.step = Step::Waiting;
+        let request = Request::BumpLeaderEpochs {
+            broker_id,
+            broker_epoch,
+            partitions: vec![(task.id.topic_id, task.id.partition, minimum)],
+        };
+        let controller = host.controller();
+        self.send_mirror_request(
+            host,
+            now_ms,
+            controller,
+            request,
+            MirrorRequest::Bump(topic_partition.clone()),
+        );
+    }
+
+    /// The mirror fetcher cut this leader's log back from `sent_offset` (its log end when the
+    /// fetch went out): reported as a truncation, and, when the cut removed records, every
+    /// follower is fenced until it truncates to the cut (`Partition::fence_after_mirror_cut`).
+    pub(super) fn mirror_cut(
+        &mut self,
+        host: &mut impl MirrorHost,
+        topic_partition: &TopicPartition,
+        sent_offset: i64,
+    ) {
+        let removed = host
+            .partitions()
+            .get(topic_partition)
+            .is_some_and(|partition| partition.log.log_end_offset() < sent_offset);
+        self.note_cut_removed(topic_partition, removed);
+        if self.design.fences_followers_after_mirror_cut() {
+            if let Some(partition) = host.lend().partitions.get_mut(topic_partition) {
+                if partition.log.log_end_offset() < sent_offset {
+                    partition.fence_after_mirror_cut();
+                }
+            }
+        }
+        host.lend().push_truncation(
+            topic_partition,
+            sent_offset,
+            TruncationReason::MirrorDivergingEpoch,
+        );
+    }
+
+    /// A mirroring cut that `removed` records asks for a leader-epoch bump before the next
+    /// mirrored append ([`MirrorDesign::verifies_mirrored_tail`]).
+    pub(super) fn note_cut_removed(&mut self, topic_partition: &TopicPartition, removed: bool) {
+        if removed && self.design.verifies_mirrored_tail() {
+            if let Some(task) = self.tasks.get_mut(topic_partition) {
+                task.bump_before_append = true;
+            }
+        }
+    }
+
+    /// The source leader may have moved: refresh the source metadata and fetch again after
+    /// the backoff.
+    pub(super) fn mirror_fetch_failed(&mut self, now_ms: i64, topic_partition: &TopicPartition) {
+        let Some(task) = self.tasks.get_mut(topic_partition) else {
+            return;
+        };
+        task.fetch_not_before_ms = Some(now_ms + MIRROR_RETRY_BACKOFF_MS);
+        if let Some(source) = self.sources.get_mut(&task.mirror) {
+            source.metadata.request_update();
+        }
+    }
+
+    pub(super) fn refresh_source_metadata(&mut self, host: &mut impl MirrorHost, now_ms: i64) {
+        let mirrors: Vec<String> = self.sources.keys().cloned().collect();
+        for mirror in mirrors {
+            let source = self.sources.get_mut(&mirror).expect("listed");
+            if !source.metadata.should_send(now_ms) {
+                continue;
+            }
+            let to = source.metadata.target();
+            let request = Request::Metadata {
+                topics: Some(source.metadata.requested_topics()),
+            };
+            source.metadata.on_sent();
+            self.send_mirror_request(
+                host,
+                now_ms,
+                to,
+                request,
+                MirrorRequest::SourceMetadata { mirror, to },
+            );
+        }
+    }
+
+    pub(super) fn apply_source_metadata(
+        &mut self,
+        now_ms: i64,
+        mirror: &str,
+        to: NodeId,
+        result: Result<(Vec<crate::protocol::BrokerId>, Vec<TopicMetadata>), ErrorCode>,
+    ) {
+        let Some(source) = self.sources.get_mut(mirror) else {
+            return;
+        };
+        match result {
+            Ok((brokers, topics)) => {
+                source.metadata.apply(now_ms, &brokers, &topics);
+            }
+            Err(_) => source.metadata.on_failed(now_ms, to),
+        }
+    }
+}

@@ -1,0 +1,309 @@
+//! The manager's reads and writes of the stored mirror partition state at the mirror
+//! coordinator (ReadMirrorStates, WriteMirrorStates): every transition is persisted before
+//! its action runs, and a refused write sends the task back to read the state again.
+
+use super::*;
+
+impl MirrorManager {
+    // ----- coordinator reads and writes -----
+
+    pub(super) fn send_mirror_request(
+        &mut self,
+        host: &mut impl MirrorHost,
+        now_ms: i64,
+        to: NodeId,
+        request: Request,
+        what: MirrorRequest,
+    ) {
+        let generation = what
+            .task_partition()
+            .and_then(|tp| self.tasks.get(tp))
+            .map(|task| task.generation);
+        let correlation_id = host.lend().outbox.request(to, request);
+        self.requests
+            .insert(correlation_id, (what, now_ms, generation));
+    }
+
+    pub(super) fn send_read(
+        &mut self,
+        host: &mut impl MirrorHost,
+        now_ms: i64,
+        topic_partition: &TopicPartition,
+    ) {
+        let task = &self.tasks[topic_partition];
+        let Some((coordinator, coordinator_partition)) =
+            MirrorDirectory::new(host.image(), host.node_id().cluster())
+                .coordinator_of(&task.mirror, &task.id)
+        else {
+            self.retry_step_later(now_ms, topic_partition, Step::Read);
+            return;
+        };
+        let request = Request::ReadMirrorStates {
+            coordinator_partition,
+            mirror: task.mirror.clone(),
+            partitions: vec![task.id],
+        };
+        self.task_mut(topic_partition).step = Step::Waiting;
+        let what = MirrorRequest::Read(topic_partition.clone());
+        self.send_mirror_request(host, now_ms, coordinator, request, what);
+    }
+
+    pub(super) fn apply_read(
+        &mut self,
+        host: &mut impl MirrorHost,
+        now_ms: i64,
+        topic_partition: &TopicPartition,
+        status: MirrorPartitionStatus,
+    ) {
+        let task = self.task_mut(topic_partition);
+        task.state = status.state;
+        task.state_epoch = status.state_epoch;
+        task.previous_state = status.previous_state;
+        task.retry_attempt = status.retry_attempt;
+        task.last_mirrored = status.last_mirrored;
+        // A re-read by this leadership (after a fenced or refused write) of the PREPARING or
+        // FAILED it wrote itself keeps what it knows: only this leadership cuts or mirrors
+        // here, and it clears the flag when it does (generator seed 9960000000000208: a
+        // refused loop's state write was fenced, the re-read forgot the log held only local
+        // writes, and the stop recorded its own epoch as the last mirrored one).
+        // The same for a STOPPING this leadership wrote (its answer lost, the retry fenced):
+        // the stop mirrored nothing, so it records no last mirrored epoch of its own.
+        // A new leadership learns the same from the stored state: the leader that wrote it
+        // had neither cut nor mirrored since the partition left UNKNOWN or STOPPED.
+        let never_mirrored = (task.wrote && task.own_writes_only) || status.own_writes_only;
+        let in_stop = status.state == MirrorState::Stopping
+            || (status.state == MirrorState::Failed
+                && status.previous_state == Some(MirrorState::Stopping));
+        let own_stop = in_stop && ((task.wrote && task.stop_own_writes_only) || never_mirrored);
+        if own_stop {
+            task.last_mirrored = task.last_mirrored.or(Some((-1, -1)));
+        }
+        task.stop_own_writes_only = own_stop;
+        task.own_writes_only = (never_mirrored
+            && matches!(status.state, MirrorState::Preparing | MirrorState::Failed)
+            && !in_stop)
+            || matches!(status.state, MirrorState::Unknown | MirrorState::Stopped);
+        task.step = Step::Decide;
+        task.not_before_ms = now_ms;
+        let state = task.state;
+        self.set_partition_mirror_state(host, topic_partition, state);
+    }
+
+    /// Whether this broker leads `topic_partition` as a mirror partition whose log holds only
+    /// this cluster's own writes (see `MirrorTask::own_writes_only`).
+    pub fn mirror_log_holds_own_writes_only(&self, topic_partition: &TopicPartition) -> bool {
+        self.tasks.get(topic_partition).is_some_and(|task| {
+            task.own_writes_only
+                || (task.state == MirrorState::Stopping && task.stop_own_writes_only)
+        })
+    }
+
+    pub(super) fn set_partition_mirror_state(
+        &mut self,
+        host: &mut impl MirrorHost,
+        topic_partition: &TopicPartition,
+        state: MirrorState,
+    ) {
+        if let Some(partition) = host.lend().partitions.get_mut(topic_partition) {
+            partition.mirror_state = state;
+        }
+    }
+
+    pub(super) fn write_transition(
+        &mut self,
+        host: &mut impl MirrorHost,
+        now_ms: i64,
+        topic_partition: &TopicPartition,
+        target: MirrorState,
+    ) {
+        self.write_failed_or_transition(host, now_ms, topic_partition, target, None, false);
+    }
+
+    /// Fails the partition (retryable unless said otherwise).
+    pub(super) fn fail_mirror_partition(
+        &mut self,
+        host: &mut impl MirrorHost,
+        now_ms: i64,
+        topic_partition: &TopicPartition,
+        reason: String,
+        non_retryable: bool,
+    ) {
+        self.write_failed_or_transition(
+            host,
+            now_ms,
+            topic_partition,
+            MirrorState::Failed,
+            Some(reason),
+            non_retryable,
+        );
+    }
+
+    pub(super) fn write_failed_or_transition(
+        &mut self,
+        host: &mut impl MirrorHost,
+        now_ms: i64,
+        topic_partition: &TopicPartition,
+        target: MirrorState,
+        error_message: Option<String>,
+        non_retryable: bool,
+    ) {
+        let task = &self.tasks[topic_partition];
+        let write = MirrorStateWrite {
+            id: task.id,
+            state: Some(target),
+            leader_epoch: task.leader_epoch,
+            state_epoch: task.state_epoch,
+            error_message,
+            non_retryable,
+            last_mirrored: None,
+            own_writes_only: task.own_writes_only || task.stop_own_writes_only,
+        };
+        self.send_write(
+            host,
+            now_ms,
+            topic_partition,
+            write,
+            WritePurpose::Transition(target),
+        );
+    }
+
+    pub(super) fn send_write(
+        &mut self,
+        host: &mut impl MirrorHost,
+        now_ms: i64,
+        topic_partition: &TopicPartition,
+        write: MirrorStateWrite,
+        purpose: WritePurpose,
+    ) {
+        let task = &self.tasks[topic_partition];
+        let retry_step = match purpose {
+            WritePurpose::Transition(_) => Step::Decide,
+            WritePurpose::LastMirrored => Step::Act,
+        };
+        let Some((coordinator, coordinator_partition)) =
+            MirrorDirectory::new(host.image(), host.node_id().cluster())
+                .coordinator_of(&task.mirror, &task.id)
+        else {
+            self.retry_step_later(now_ms, topic_partition, retry_step);
+            return;
+        };
+        let request = Request::WriteMirrorStates {
+            coordinator_partition,
+            mirror: task.mirror.clone(),
+            writes: vec![write],
+        };
+        self.task_mut(topic_partition).step = Step::Waiting;
+        let what = MirrorRequest::Write(topic_partition.clone(), purpose);
+        self.send_mirror_request(host, now_ms, coordinator, request, what);
+    }
+
+    pub(super) fn apply_write(
+        &mut self,
+        host: &mut impl MirrorHost,
+        now_ms: i64,
+        topic_partition: &TopicPartition,
+        purpose: WritePurpose,
+        result: Result<(ErrorCode, i32), ErrorCode>,
+    ) {
+        let error = match result {
+            Ok((error, _)) => error,
+            Err(error) => error,
+        };
+        match (purpose, error) {
+            (WritePurpose::Transition(target), ErrorCode::None) => {
+                let state_epoch = result.map_or(-1, |(_, epoch)| epoch);
+                let task = self.task_mut(topic_partition);
+                if target == MirrorState::Failed && task.state != MirrorState::Failed {
+                    task.previous_state = Some(task.state);
+                }
+                if target == MirrorState::Failed {
+                    task.retry_attempt = task.retry_attempt.saturating_add(1).max(1);
+                } else if matches!(
+                    target,
+                    MirrorState::Preparing | MirrorState::Paused | MirrorState::Stopped
+                ) {
+                    task.retry_attempt = 0;
+                }
+                let from = task.state;
+                let resumed_stop = from == MirrorState::Stopping
+                    || (from == MirrorState::Failed
+                        && task.previous_state == Some(MirrorState::Stopping));
+                if target == MirrorState::Stopping && !resumed_stop {
+                    // A new stop: what a stop of an earlier mirroring session persisted (read
+                    // back from the coordinator) is not what this one mirrored. A session that
+                    // neither cut nor mirrored (PREPARING and FAILED only, e.g. a loop refused
+                    // by both sides) added nothing of the source's lineage: the earlier stop's
+                    // value stands, else none (−1), never this cluster's own latest epoch, which
+                    // a cluster mirroring from here would take for the source's and keep its
+                    // own records below (generator seed 201).
+                    task.last_mirrored = if task.own_writes_only {
+                        Some(task.last_mirrored.unwrap_or((-1, -1)))
+                    } else {
+                        None
+                    };
+                }
+                if target == MirrorState::Stopping && !resumed_stop {
+                    task.stop_own_writes_only = task.own_writes_only;
+                    task.own_stop_wait_until_ms = None;
+                } else if !matches!(target, MirrorState::Stopping | MirrorState::Failed) {
+                    task.stop_own_writes_only = false;
+                }
+                if !matches!(target, MirrorState::Preparing | MirrorState::Failed) {
+                    task.own_writes_only = false;
+                }
+                // A STOPPED this leadership wrote is what a read of it tells: from here on
+                // only this cluster writes, so a later PREPARING (the topic added back)
+                // carries own_writes_only until it cuts, for the next leader to read
+                // (generated seed 9980000000000689: the next leader read PREPARING without it,
+                // stopped with MIRROR_PID_RESET, and a live producer's retry was appended twice).
+                if target == MirrorState::Stopped {
+                    task.own_writes_only = true;
+                }
+                if target == MirrorState::Preparing {
+                    task.preparing_resumed =
+                        !matches!(from, MirrorState::Unknown | MirrorState::Stopped);
+                }
+                task.state = target;
+                task.state_epoch = state_epoch;
+                task.wrote = true;
+                task.step = Step::Act;
+                task.not_before_ms = now_ms;
+                self.set_partition_mirror_state(host, topic_partition, target);
+                host.lend().events.push(BrokerEvent::MirrorTransition {
+                    topic_partition: topic_partition.clone(),
+                    from,
+                    to: target,
+                });
+            }
+            (WritePurpose::LastMirrored, ErrorCode::None) => {
+                self.task_mut(topic_partition).step = Step::Act;
+                if self.design.stops_with_abort_markers() {
+                    self.stopping_request_bump(host, now_ms, topic_partition);
+                } else {
+                    self.stopping_after_last_mirrored(host, now_ms, topic_partition);
+                }
+            }
+            // Another writer moved the state on (or a newer leader exists): read it again.
+            (
+                _,
+                error @ (ErrorCode::FencedStateEpoch
+                | ErrorCode::FencedLeaderEpoch
+                | ErrorCode::InvalidClusterMirrorState),
+            ) => {
+                host.lend()
+                    .events
+                    .push(BrokerEvent::MirrorStateWriteRefused {
+                        topic_partition: topic_partition.clone(),
+                        error,
+                    });
+                self.retry_step_later(now_ms, topic_partition, Step::Read);
+            }
+            (WritePurpose::Transition(_), _) => {
+                self.retry_step_later(now_ms, topic_partition, Step::Decide);
+            }
+            (WritePurpose::LastMirrored, _) => {
+                self.retry_step_later(now_ms, topic_partition, Step::Act);
+            }
+        }
+    }
+}

@@ -1,0 +1,60 @@
+//! Where a replica truncates when its log and the leader's (or, for a KIP-1279 mirror
+//! fetcher, the source's) part: Kafka's follower rule for a diverging epoch, and the check a
+//! mirrored log needs on top of it when a fetched batch's epoch goes below its latest.
+
+use crate::log::{EpochEndOffset, LogDisk, PartitionLog};
+use crate::record::RecordBatch;
+
+/// Where a follower must truncate before appending `batches` (fetched at its log end), if
+/// they would put an epoch below its latest one after it; `None` when they fit.
+///
+/// A leader's log never lowers its epochs, so when the first fetched batch has epoch `e`
+/// below the follower's latest epoch, every batch the leader holds below this offset has an
+/// epoch ≤ `e` and the follower's batches of later epochs are not the leader's. Kafka never
+/// sees this (its epochs are the leader's terms); a KIP-1279 destination's log mixes the
+/// source's epochs with its own (written while STOPPED), and a follower that missed a
+/// PREPARING truncation keeps a local tail whose epoch the source may reach later, which the
+/// fetch's divergence check then takes for the leader's. The tail is cut as for a diverging
+/// epoch `(e, this offset)`; the next fetch checks what is left.
+pub fn follower_truncation_for_batches<D: LogDisk>(
+    log: &PartitionLog<D>,
+    batches: &[RecordBatch],
+) -> Option<i64> {
+    let first = batches.first()?;
+    let epoch = first.partition_leader_epoch();
+    let latest = log.latest_epoch()?;
+    if epoch < 0 || epoch >= latest {
+        return None;
+    }
+    Some(follower_truncation_offset(
+        log,
+        EpochEndOffset {
+            epoch,
+            end_offset: first.base_offset(),
+        },
+    ))
+}
+
+/// Kafka's follower truncation decision for a diverging epoch `(Lε, Lo)` from the leader
+/// (kafka-storage.md §4.5). When the follower lacks `Lε` it truncates to the end of its own
+/// closest lower epoch; the next fetch carries that epoch and may diverge again (KIP-279).
+pub fn follower_truncation_offset<D: LogDisk>(
+    log: &PartitionLog<D>,
+    leader: EpochEndOffset,
+) -> i64 {
+    let log_end = log.log_end_offset();
+    if leader.end_offset < 0 {
+        return log.high_watermark();
+    }
+    if leader.epoch < 0 {
+        return leader.end_offset.min(log_end);
+    }
+    let local = log.end_offset_for_epoch(leader.epoch);
+    if local == EpochEndOffset::UNDEFINED {
+        leader.end_offset.min(log_end)
+    } else if local.epoch != leader.epoch {
+        local.end_offset.min(log_end)
+    } else {
+        local.end_offset.min(leader.end_offset).min(log_end)
+    }
+}
