@@ -1,0 +1,179 @@
+//! The log checks run every step: one leader per partition and epoch, replicas agreeing
+//! below the high watermark, leader and metadata epochs only moving up, batch epochs
+//! never going back.
+
+use super::*;
+
+impl Checkers {
+    pub(super) fn check_metadata_epochs(
+        &mut self,
+        time_ms: i64,
+        controllers: &[ControllerView<'_>],
+        out: &mut Vec<Violation>,
+    ) {
+        for view in controllers {
+            for (tp, record) in view.controller.image().all_partitions() {
+                out.extend(self.observe_metadata_epoch(
+                    time_ms,
+                    view.cluster,
+                    tp,
+                    record.leader_epoch,
+                ));
+            }
+        }
+    }
+
+    pub(super) fn check_leaders(
+        &mut self,
+        time_ms: i64,
+        brokers: &[BrokerView<'_>],
+        out: &mut Vec<Violation>,
+    ) {
+        for view in brokers {
+            for (tp, partition) in view.broker.partitions() {
+                let Role::Leader(state) = &partition.role else {
+                    continue;
+                };
+                let broker_id = view.broker.broker_id();
+                let epoch = state.leader_epoch;
+                out.extend(self.observe_leader(time_ms, view.cluster, tp, epoch, broker_id));
+            }
+        }
+    }
+
+    pub(super) fn check_replica_logs(
+        &mut self,
+        time_ms: i64,
+        brokers: &[BrokerView<'_>],
+        out: &mut Vec<Violation>,
+    ) {
+        for view in brokers {
+            let node = NodeId::Broker(view.cluster, view.broker.broker_id());
+            for (tp, partition) in view.broker.partitions() {
+                let current_leader = matches!(&partition.role, Role::Leader(state)
+                    if self.metadata_epochs.get(&(view.cluster, tp.clone())) == Some(&state.leader_epoch));
+                if current_leader {
+                    let high = self
+                        .committed_high
+                        .entry((view.cluster, tp.clone()))
+                        .or_insert(0);
+                    *high = (*high).max(partition.log.high_watermark());
+                }
+                let key = (node, view.incarnation, tp.clone());
+                let seen = (partition.leader_epoch(), partition.log.high_watermark());
+                out.extend(self.observe_high_watermark(time_ms, key.clone(), seen));
+                self.check_log_epochs(time_ms, key, &partition.log, out);
+            }
+        }
+    }
+
+    /// A partition's leader epoch in the controller's metadata never decreases.
+    pub(super) fn observe_metadata_epoch(
+        &mut self,
+        time_ms: i64,
+        cluster: ClusterIndex,
+        tp: TopicPartition,
+        epoch: i32,
+    ) -> Option<Violation> {
+        let previous = self.metadata_epochs.insert((cluster, tp.clone()), epoch)?;
+        if previous < epoch {
+            self.precondition(Invariant::EpochsMonotonic);
+            self.leader_changed.insert((cluster, tp.clone()));
+        }
+        (previous > epoch).then(|| Violation {
+            invariant: Invariant::EpochsMonotonic,
+            cluster: Some(cluster),
+            topic_partition: Some(tp),
+            detail: format!("metadata leader epoch went from {previous} to {epoch}"),
+            time_ms,
+        })
+    }
+
+    /// No two brokers ever lead one partition in one leader epoch.
+    pub(super) fn observe_leader(
+        &mut self,
+        time_ms: i64,
+        cluster: ClusterIndex,
+        tp: &TopicPartition,
+        epoch: i32,
+        broker_id: BrokerId,
+    ) -> Option<Violation> {
+        let last = self.last_leaders.insert((cluster, tp.clone()), broker_id);
+        if last.is_some_and(|last| last != broker_id) {
+            self.precondition(Invariant::SingleLeaderPerEpoch);
+        }
+        let first = *self
+            .epoch_leaders
+            .entry((cluster, tp.clone(), epoch))
+            .or_insert(broker_id);
+        (first != broker_id).then(|| Violation {
+            invariant: Invariant::SingleLeaderPerEpoch,
+            cluster: Some(cluster),
+            topic_partition: Some(tp.clone()),
+            detail: format!("brokers {first} and {broker_id} both led epoch {epoch}"),
+            time_ms,
+        })
+    }
+
+    /// Within one leader epoch a replica's high watermark only grows while its process lives,
+    /// except through a reported truncation or a reported adoption of a new leader's lagging
+    /// one (both reset what was seen).
+    pub(super) fn observe_high_watermark(
+        &mut self,
+        time_ms: i64,
+        key: (NodeId, u64, TopicPartition),
+        (epoch, high_watermark): (i32, i64),
+    ) -> Option<Violation> {
+        let (previous_epoch, previous) = self
+            .high_watermarks
+            .insert(key.clone(), (epoch, high_watermark))?;
+        if previous_epoch == epoch && high_watermark > previous {
+            self.precondition(Invariant::HwMonotonic);
+        }
+        let (node, _, tp) = key;
+        (previous_epoch == epoch && high_watermark < previous).then(|| Violation {
+            invariant: Invariant::HwMonotonic,
+            cluster: Some(node.cluster()),
+            topic_partition: Some(tp),
+            detail: format!(
+                "{node} high watermark went from {previous} to {high_watermark} in leader epoch {epoch} without a truncation"
+            ),
+            time_ms,
+        })
+    }
+
+    /// Batch epochs never decrease along a log; checks only batches appended since last time.
+    pub(super) fn check_log_epochs(
+        &mut self,
+        time_ms: i64,
+        key: (NodeId, u64, TopicPartition),
+        log: &PartitionLog<MemoryDirDisk>,
+        out: &mut Vec<Violation>,
+    ) {
+        let (checked_to, mut last_epoch) = match self.log_epochs_checked.get(&key) {
+            Some(&(checked_to, last_epoch)) if checked_to <= log.log_end_offset() => {
+                (checked_to, last_epoch)
+            }
+            _ => (0, -1),
+        };
+        for batch in log.batches_from(checked_to) {
+            let epoch = batch.partition_leader_epoch();
+            if epoch < last_epoch {
+                out.push(Violation {
+                    invariant: Invariant::EpochsMonotonic,
+                    cluster: Some(key.0.cluster()),
+                    topic_partition: Some(key.2.clone()),
+                    detail: format!(
+                        "{} log: batch at offset {} has epoch {epoch} after epoch {last_epoch}",
+                        key.0,
+                        batch.base_offset()
+                    ),
+                    time_ms,
+                });
+            }
+            last_epoch = last_epoch.max(epoch);
+        }
+        self.log_epochs_checked
+            .insert(key, (log.log_end_offset(), last_epoch));
+    }
+}

@@ -1,0 +1,130 @@
+//! Mirroring's liveness at the end of the heal phase, and the topic admin requests a broker
+//! forwards.
+
+use super::*;
+
+/// Liveness of mirroring after the heal phase (part of `liveness`): the leader of every
+/// partition of a mirror topic is in the state the topic's `mirror.name` asks for (MIRRORING,
+/// PAUSED or STOPPED), and a MIRRORING one has copied everything its source has committed
+/// below the source's last stable offset. A partition whose source mirrors the topic back
+/// from here (a mirror loop) may instead retry between PREPARING and FAILED; the second
+/// value counts those (mark `liveness-mirror-loop-retrying`).
+pub fn check_mirror_liveness(
+    time_ms: i64,
+    controllers: &[ControllerView<'_>],
+    brokers: &[BrokerView<'_>],
+) -> (Vec<Violation>, u64) {
+    use mirrorsim::mirror::DesiredState;
+    let mut out = Vec::new();
+    let mut loops = 0;
+    for controller in controllers {
+        let image = controller.controller.image();
+        for (tp, record) in image.all_partitions() {
+            let Some(desired) = image.mirror_desired_state(&tp.topic) else {
+                continue;
+            };
+            let Some(view) = record.leader.and_then(|leader| {
+                crate::checks::view::broker_view(brokers, controller.cluster, leader)
+            }) else {
+                continue; // The general liveness check reports a partition without a leader.
+            };
+            let Some(partition) = view.broker.partitions().get(&tp) else {
+                continue;
+            };
+            let expected = match desired {
+                DesiredState::Mirror { .. } => MirrorState::Mirroring,
+                DesiredState::Paused { .. } => MirrorState::Paused,
+                DesiredState::Stopped { .. } => MirrorState::Stopped,
+            };
+            if expected == MirrorState::Mirroring
+                && mirrors_back(controllers, controller.cluster, view, &tp.topic)
+                && matches!(
+                    partition.mirror_state,
+                    MirrorState::Preparing | MirrorState::Failed
+                )
+            {
+                // A mirror loop: the source mirrors this topic from here, so PREPARING's
+                // last-mirrored-epoch lookup is refused ("the source still mirrors this
+                // partition from here") and the partition retries between FAILED and
+                // PREPARING for as long as both wishes stand, as the KIP wants. A generated
+                // admin timeline can end with both in place.
+                loops += 1;
+                continue;
+            }
+            let problem = if partition.mirror_state != expected {
+                Some(format!(
+                    "{} is {} but mirror.name asks for {expected}",
+                    view.broker.node_id(),
+                    partition.mirror_state
+                ))
+            } else if expected == MirrorState::Mirroring {
+                source_stable_end(controllers, brokers, view, &tp)
+                    .filter(|stable| partition.log.log_end_offset() < *stable)
+                    .map(|stable| {
+                        format!(
+                            "{} mirrored up to {} of the source's {stable}",
+                            view.broker.node_id(),
+                            partition.log.log_end_offset()
+                        )
+                    })
+            } else {
+                None
+            };
+            if let Some(problem) = problem {
+                out.push(Violation {
+                    invariant: Invariant::Liveness,
+                    cluster: Some(controller.cluster),
+                    topic_partition: Some(tp.clone()),
+                    detail: problem,
+                    time_ms,
+                });
+            }
+        }
+    }
+    (out, loops)
+}
+
+impl MirrorChecks {
+    /// INV-1 for a DeleteTopics or CreatePartitions of mirror topic `topic` that `node`
+    /// forwarded to the controller: every partition's committed state in `__mirror_state`
+    /// (read by `check_state_records` this step) must be STOPPED, or absent (never mirrored).
+    /// The committed state, not the leaders' own: a leader learns that its STOPPED was
+    /// committed one answer later than the coordinator knows it.
+    pub(super) fn check_forwarded_topic_admin(
+        &self,
+        time_ms: i64,
+        controllers: &[ControllerView<'_>],
+        cluster: ClusterIndex,
+        topic: &str,
+        node: NodeId,
+    ) -> Option<Violation> {
+        let controller = controllers.iter().find(|view| view.cluster == cluster)?;
+        let image = controller.controller.image();
+        let mirror = image.mirror_desired_state(topic)?.mirror().to_owned();
+        let topic_id = *image.topic_ids.get(topic)?;
+        for partition in image.topics.get(&topic_id)?.partitions.keys() {
+            let id = MirrorPartitionId {
+                topic_id,
+                partition: *partition,
+            };
+            let state = self
+                .stored
+                .iter()
+                .find(|((c, _, m, i), _)| *c == cluster && *m == mirror && *i == id)
+                .map_or(MirrorState::Unknown, |(_, (state, _, _))| *state);
+            if !matches!(state, MirrorState::Stopped | MirrorState::Unknown) {
+                return Some(Violation {
+                    invariant: Invariant::ReadOnlyUntilStopped,
+                    cluster: Some(cluster),
+                    topic_partition: Some(TopicPartition::new(topic, *partition)),
+                    detail: format!(
+                        "{node} forwarded a DeleteTopics or CreatePartitions of mirror topic \
+                         {topic} while the partition's committed state is {state}"
+                    ),
+                    time_ms,
+                });
+            }
+        }
+        None
+    }
+}

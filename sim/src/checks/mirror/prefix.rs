@@ -1,0 +1,322 @@
+//! `mirror-prefix` and `offset-identity`: a destination log is the source's, batch for batch at the
+//! same offsets, up to where it mirrored, but for the cuts mirroring makes by design.
+
+use super::*;
+
+/// The first batch of `log` from `from` on that the source's log does not hold at the same
+/// base offset in the design's stored form (the seed's: the same bytes), described; `*checked_to` moves past every batch found
+/// equal.
+pub(super) fn prefix_mismatch(
+    design: mirrorsim::mirror::MirrorDesign,
+    log: &PartitionLog<MemoryDirDisk>,
+    source_log: &PartitionLog<MemoryDirDisk>,
+    from: i64,
+    checked_to: &mut i64,
+) -> Option<String> {
+    let mut source_batches = source_log.batches_from(from).peekable();
+    for batch in log.batches_from(from) {
+        if batch.base_offset() < from {
+            continue; // Straddles the source's log start: nothing to compare with.
+        }
+        while source_batches
+            .peek()
+            .is_some_and(|original| original.base_offset() < batch.base_offset())
+        {
+            source_batches.next();
+        }
+        match source_batches.next() {
+            Some(original)
+                if original.base_offset() == batch.base_offset()
+                    && design.is_stored_form_of(original, batch) => {}
+            Some(original) if original.base_offset() == batch.base_offset() => {
+                return Some(format!(
+                    "its batch at offset {} (epoch {}) differs from the source's there (epoch {})",
+                    batch.base_offset(),
+                    batch.partition_leader_epoch(),
+                    original.partition_leader_epoch()
+                ));
+            }
+            _ => {
+                return Some(format!(
+                    "its batch at offset {} (epoch {}) is not a source batch (the source's log \
+                     spans [{}, {}))",
+                    batch.base_offset(),
+                    batch.partition_leader_epoch(),
+                    source_log.log_start_offset(),
+                    source_log.log_end_offset()
+                ));
+            }
+        }
+        *checked_to = batch.next_offset();
+    }
+    None
+}
+
+impl MirrorChecks {
+    pub(super) fn check_identity(
+        &mut self,
+        time_ms: i64,
+        controllers: &[ControllerView<'_>],
+        brokers: &[BrokerView<'_>],
+        append: &MirroredAppend,
+    ) -> Option<Violation> {
+        let cluster = append.node.cluster();
+        let destination = brokers
+            .iter()
+            .find(|view| NodeId::Broker(view.cluster, view.broker.broker_id()) == append.node)?;
+        let source = source_cluster(destination, &append.topic_partition.topic)?;
+        let (_, source_log) =
+            current_leader(controllers, brokers, source, &append.topic_partition)?;
+        let log = &destination
+            .broker
+            .partitions()
+            .get(&append.topic_partition)?
+            .log;
+        for batch in log
+            .batches_from(append.first_offset)
+            .take_while(|batch| batch.base_offset() <= append.last_offset)
+        {
+            let Some(original) = source_log.batches_from(batch.base_offset()).next() else {
+                continue; // The source no longer has it: nothing to compare with.
+            };
+            if original.base_offset() > batch.last_offset() {
+                continue;
+            }
+            *self
+                .preconditions
+                .entry(Invariant::OffsetIdentity)
+                .or_default() += 1;
+            if self.design.is_stored_form_of(original, batch) {
+                continue;
+            }
+            let base = batch.base_offset();
+            if append
+                .answered_before_source_cut
+                .is_some_and(|(from, to)| from <= base && base < to)
+            {
+                // The source's own cut removed what it served this fetch, and refilled the
+                // offsets before the answer was appended (generated seed 10000000000000274:
+                // c's deposed leader, paused for 3.6 s with b's answer in flight, appended
+                // b's batch 80 after b's PREPARING cut to 0 and re-mirror from a). The next
+                // fetch meets the cut log, as `mirror-prefix` judges.
+                *self
+                    .marks
+                    .entry("identity-answered-before-source-cut")
+                    .or_default() += 1;
+                continue;
+            }
+            return Some(Violation {
+                invariant: Invariant::OffsetIdentity,
+                cluster: Some(cluster),
+                topic_partition: Some(append.topic_partition.clone()),
+                detail: format!(
+                    "{} mirrored a batch at offset {} (epoch {}) that differs from the \
+                         source's batch there (offset {}, epoch {})",
+                    append.node,
+                    batch.base_offset(),
+                    batch.partition_leader_epoch(),
+                    original.base_offset(),
+                    original.partition_leader_epoch()
+                ),
+                time_ms,
+            });
+        }
+        None
+    }
+
+    /// Folds the appends deposed leaders reported into the mirrored data, leaving out every
+    /// batch byte-identical to the current leader's batch at the same offset. A deposed
+    /// leader still fetches from its source until it hears of its successor; in a mirror
+    /// loop (a failback whose old primary mirrors back while the new primary's deposed leader
+    /// still mirrors it) what it fetches is the current leader's own writes, mirrored back
+    /// (generator seed 9700000000000442: b-broker-4, deposed in b's epoch 0, appended b's
+    /// epoch-2 batches 74..=113 from a, and b-broker-2, STOPPED in epoch 2, then wrote 120 in
+    /// epoch 2). Those batches are the leader's own records: the replica holds what the
+    /// leader holds, with the leader's epochs, and no fetch can keep them over the leader's.
+    /// They are not mirrored data (mark `mirrored-own-records-by-deposed-leader`); a batch
+    /// that differs, or one the leader lacks, is (9400000000000375's hazard). With no current
+    /// leader to compare with, or the appender gone, the append counts whole.
+    pub(super) fn fold_deposed_appends(
+        &mut self,
+        controllers: &[ControllerView<'_>],
+        brokers: &[BrokerView<'_>],
+    ) {
+        for deposed in std::mem::take(&mut self.deposed_appends) {
+            let cluster = deposed.node.cluster();
+            let tp = &deposed.topic_partition;
+            let whole = (deposed.last_offset + 1, deposed.epoch);
+            let appender_log = live_incarnation(brokers, deposed.node, deposed.incarnation)
+                .and_then(|view| view.broker.partitions().get(tp))
+                .map(|partition| &partition.log);
+            let leader_log = current_leader(controllers, brokers, cluster, tp).map(|(_, log)| log);
+            let (end, epoch) = match (appender_log, leader_log) {
+                (Some(appended), Some(leader)) => {
+                    match foreign_batches(
+                        appended,
+                        leader,
+                        deposed.first_offset,
+                        deposed.last_offset,
+                    ) {
+                        Some(foreign) => foreign,
+                        None => {
+                            *self
+                                .marks
+                                .entry("mirrored-own-records-by-deposed-leader")
+                                .or_default() += 1;
+                            continue;
+                        }
+                    }
+                }
+                _ => whole,
+            };
+            self.fold_mirrored(cluster, tp, end, epoch);
+        }
+    }
+
+    /// `mirror-prefix` over every aligned destination leader whose log grew.
+    pub(super) fn check_prefix(
+        &mut self,
+        time_ms: i64,
+        controllers: &[ControllerView<'_>],
+        brokers: &[BrokerView<'_>],
+        out: &mut Vec<Violation>,
+    ) {
+        let design = self.design;
+        let mut compared = 0;
+        for (cluster, lost_tp, kept, epoch) in std::mem::take(&mut self.source_losses) {
+            for ((node, incarnation, topic_partition), progress) in &mut self.prefix {
+                if *topic_partition != lost_tp {
+                    continue;
+                }
+                let Some(view) = live_incarnation(brokers, *node, *incarnation) else {
+                    continue;
+                };
+                let Some(partition) = view.broker.partitions().get(topic_partition) else {
+                    continue;
+                };
+                let end = partition.log.log_end_offset();
+                if source_cluster(view, &topic_partition.topic) != Some(cluster) {
+                    continue;
+                }
+                let stale = match epoch {
+                    Some(epoch) => (kept, i64::MAX, epoch),
+                    None if kept < end => (kept, end, i32::MAX),
+                    None => continue,
+                };
+                progress.stale = Some(match progress.stale {
+                    Some((from, to, below)) => {
+                        (from.min(stale.0), to.max(stale.1), below.max(stale.2))
+                    }
+                    None => stale,
+                });
+            }
+        }
+        for (cluster, cut_tp, kept, before, mark) in std::mem::take(&mut self.source_mirror_cuts) {
+            self.note_unmet_source_cut(brokers, cluster, &cut_tp, (kept, before, mark));
+            for ((node, incarnation, topic_partition), progress) in &mut self.prefix {
+                if *topic_partition != cut_tp {
+                    continue;
+                }
+                let Some(view) = live_incarnation(brokers, *node, *incarnation) else {
+                    continue;
+                };
+                if source_cluster(view, &topic_partition.topic) != Some(cluster) {
+                    continue;
+                }
+                progress.source_cut = Some(match progress.source_cut {
+                    Some((from, to, _, _)) => (from.min(kept), to.max(before), 0, mark),
+                    None => (kept, before, 0, mark),
+                });
+                // What this leader holds above the cut was checked against batches the source
+                // no longer has: judge it again against what the source holds now (after the
+                // excuse's one append), or an alias refilled in the same epoch numbers is seen
+                // only after a leader-epoch change of this mirror restarts its progress
+                // (generated seed 9970000000000596).
+                progress.checked_to = progress.checked_to.min(kept);
+            }
+        }
+        let mut cut_excused: BTreeMap<&'static str, u64> = BTreeMap::new();
+        self.prefix
+            .retain(|(node, incarnation, topic_partition), progress| {
+                let Some(view) = live_incarnation(brokers, *node, *incarnation) else {
+                    return false; // That incarnation is gone.
+                };
+                let Some(partition) = view.broker.partitions().get(topic_partition) else {
+                    return false;
+                };
+                match &partition.role {
+                    Role::Leader(state) if state.leader_epoch == progress.leader_epoch => {}
+                    _ => return false, // A new epoch must align again.
+                }
+                let log = &partition.log;
+                if log.log_end_offset() <= progress.checked_to
+                    || !matches!(
+                        partition.mirror_state,
+                        MirrorState::Mirroring | MirrorState::Paused
+                    )
+                {
+                    return true;
+                }
+                let Some(source) = source_cluster(view, &topic_partition.topic) else {
+                    return true;
+                };
+                let Some((_, source_log)) =
+                    current_leader(controllers, brokers, source, topic_partition)
+                else {
+                    return true; // The source's leadership is moving.
+                };
+                let from = progress
+                    .checked_to
+                    .max(log.log_start_offset())
+                    .max(source_log.log_start_offset());
+                compared += 1;
+                let mut checked_to = progress.checked_to;
+                let mismatch = prefix_mismatch(design, log, source_log, from, &mut checked_to);
+                // The mismatching batch starts at `checked_to`.
+                let batch_epoch = log
+                    .batches_from(checked_to)
+                    .next()
+                    .map_or(i32::MAX, |batch| batch.partition_leader_epoch());
+                let stale = mismatch.is_some()
+                    && progress.stale.is_some_and(|(stale_from, stale_to, below)| {
+                        stale_from <= checked_to && checked_to < stale_to && batch_epoch < below
+                    });
+                let cut = progress
+                    .source_cut
+                    .filter(|(from, to, _, _)| {
+                        mismatch.is_some() && *from <= checked_to && checked_to < *to
+                    })
+                    .map(|(_, _, _, mark)| mark);
+                progress.checked_to = checked_to;
+                if let Some(mark) = cut {
+                    *cut_excused.entry(mark).or_default() += 1;
+                    return true;
+                }
+                if stale {
+                    // Fetched before its source lost it: compared again from here each step,
+                    // until a truncation removes it.
+                    return true;
+                }
+                if let Some(detail) = mismatch {
+                    out.push(Violation {
+                        invariant: Invariant::MirrorPrefix,
+                        cluster: Some(node.cluster()),
+                        topic_partition: Some(topic_partition.clone()),
+                        detail: format!(
+                            "{node} is {} and {detail} (source cluster {source})",
+                            partition.mirror_state
+                        ),
+                        time_ms,
+                    });
+                    progress.checked_to = log.log_end_offset();
+                }
+                true
+            });
+        if compared > 0 {
+            self.precondition(Invariant::MirrorPrefix);
+        }
+        for (mark, count) in cut_excused {
+            *self.marks.entry(mark).or_default() += count;
+        }
+    }
+}
