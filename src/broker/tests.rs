@@ -3,6 +3,7 @@
 
 use bytes::Bytes;
 
+use super::fetch::leader_end_offset_for_fetched_epoch;
 use super::*;
 use crate::client::{completed_fetch, IsolationLevel};
 use crate::metadata::{ConfigResource, MetadataRecord};
