@@ -16,10 +16,13 @@
 //! | [`protocol`] | The request/response vocabulary between nodes (re-exporting the [`common`] ids), with one-line summaries of messages for traces (`Message::summary`). |
 //! | [`metadata`] | KRaft-style metadata records and the image built from them (topics, partitions, brokers, configs, ACLs, producer-id blocks), the topic config keys, and a client's cache of Metadata answers. |
 //! | [`controller`] | The single active controller of a cluster (KRaft's QuorumController without a quorum): durable metadata log with recovery, broker registration, heartbeats and fencing, leader election, ISR changes, producer-id blocks, topic creation. |
-//! | [`broker`] | The broker as one sans-IO `Node`: produce, fetch (followers, consumers, mirror fetchers of other clusters), ISR and high watermark, follower fetchers, partitions and their storage, the coordinators it hosts, and KIP-1279's MirrorMetadataManager, mirror fetcher, periodic sync and describe. |
+//! | [`broker`] | The broker as one sans-IO `Node` and a host of components: produce, fetch (followers, consumers, mirror fetchers of other clusters), ISR and high watermark, follower fetchers, the controller session, the coordinators it hosts; it routes each request and answer to the component that owns it. |
 //! | [`node`] | The `Node` trait every modelled node implements (messages and timeouts in, envelopes and a next deadline out) and the `Outbox` helper. |
-//! | [`coordinator`] | Coordinators hosted on brokers: the shard contract (write, then apply) and Kafka's key-to-partition hash. |
-//! | [`mirror`] | KIP-1279's rules on the destination: the seed's mirror partition state machine (legal transitions, the decision from `mirror.name`, read off the image through `TopicMirrorConfig`), the design variants, the periodic sync's pure parts and the mirror config keys. |
+//! | [`events`] | `BrokerEvent`: what a broker and its components report for checkers and traces, with its one-line trace form. |
+//! | [`replica`] | A broker's replicas (`Partition`: log, role, ISR, high watermark) and where a replica truncates when its log and the leader's (or the source's) part. |
+//! | [`component`] | `BrokerContext`: what a broker lends one of its components for one call. |
+//! | [`coordinator`] | Coordinators hosted on brokers: the shard contract (write, then apply), Kafka's key-to-partition hash, the group and transaction shards. |
+//! | [`mirror`] | Everything of KIP-1279 on the destination: the mirror partition state machine, the design variants, the periodic sync's rules, the `__mirror_state` coordinator shard, the read-only gate, and the broker components (the MirrorMetadataManager with its mirror fetcher, the periodic sync, DescribeMirror). |
 //! | [`switches`] | The deliberately broken behaviours (`BrokenSwitch`) tests switch on to prove a checker catches them; below every layer, so any may name one. |
 //! | [`client`] | The simulated clients (idempotent and transactional producers, plain and group consumers) and the rules they share, e.g. how a consumer turns fetched batches into records (READ_COMMITTED filtering, control batches skipped). |
 //!

@@ -857,7 +857,7 @@ mod tests {
             }
         }
         files.sort();
-        files.push(format!("{directory}/commands/runner.rs").into());
+        files.push(format!("{directory}/commands/runner/mod.rs").into());
         let mut code = String::new();
         for file in files {
             let text = std::fs::read_to_string(&file).expect("source");

@@ -217,7 +217,7 @@ pub const MIRROR_RETRY_BACKOFF_MAX_MS: i64 = 5_000;
 pub const MIRROR_RETRY_MAX_ATTEMPTS: i16 = 20;
 /// How long a stop of a log of the cluster's own writes waits for its open transactions to
 /// end (the local coordinator's markers, retried until they land, come well within it).
-const MIRROR_OWN_STOP_TXN_WAIT_MS: i64 = 5_000;
+pub const MIRROR_OWN_STOP_TXN_WAIT_MS: i64 = 5_000;
 /// How long a source leader may hold a mirror fetch that has no data.
 const MIRROR_FETCH_MAX_WAIT_MS: i64 = 100;
 /// Bytes per mirror fetch.

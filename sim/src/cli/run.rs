@@ -1,0 +1,157 @@
+//! `run`, `replay` and `dump-log`: one simulated run with its report, and a segment file
+//! dumped (with the byte position of what is damaged).
+
+use crate::*;
+
+/// `run`, or `replay` when `trace` is given.
+pub(crate) fn run_command(
+    args: &RunArgs,
+    trace: Option<&mirrorsim_sim::commands::replay::TraceOptions>,
+) -> ExitCode {
+    use mirrorsim_sim::commands::runner::{run, RunOptions};
+    use mirrorsim_sim::scenario::Scenario;
+
+    let design = match parse_design(args.design.as_deref()) {
+        Ok(design) => design,
+        Err(message) => {
+            eprintln!("mirrorsim: {message}");
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
+    let scenario = match Scenario::load(&args.scenario) {
+        Ok(scenario) => scenario,
+        Err(error) => {
+            eprintln!("mirrorsim: {error}");
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
+    let broken = match broken_switches(&args.broken) {
+        Ok(broken) => broken,
+        Err(message) => {
+            eprintln!("mirrorsim: {message}");
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
+    let seed = args.seed.unwrap_or_else(random_seed);
+    let options = RunOptions {
+        seed,
+        design,
+        broken,
+        trace: false,
+    };
+    let plan = mirrorsim_sim::faults::plan(&scenario, seed);
+    out!(
+        "SEED seed={seed} scenario={} design={}",
+        scenario.name,
+        design.unwrap_or_else(|| scenario.mirror_design())
+    );
+    if let Some(swarm) = &plan.swarm {
+        out!("  swarm: {swarm}");
+    }
+    for fault in &plan.faults {
+        out!("  fault: {fault}");
+    }
+    let replay_line = format!(
+        "cargo run --release --bin mirrorsim -- replay {} --seed {seed}{}{}",
+        args.scenario.display(),
+        design.map_or(String::new(), |design| format!(" --design {design}")),
+        args.broken
+            .iter()
+            .map(|b| format!(" --broken {b}"))
+            .collect::<String>()
+    );
+    let outcome = std::panic::catch_unwind(|| match trace {
+        None => (run(&scenario, &options), false),
+        Some(trace) => {
+            // Buffered: a full trace has a line per message, and the buffer is flushed before
+            // the report below.
+            let out = Box::new(BufWriter::new(io::stdout()));
+            let replay = mirrorsim_sim::commands::replay::replay(&scenario, &options, trace, out);
+            for name in &replay.unmatched_nodes {
+                eprintln!("mirrorsim replay: --node {name}: no node of this run has that name");
+            }
+            (replay.report, replay.output_failed)
+        }
+    });
+    let report = match outcome {
+        // Whoever read the trace stopped reading (`replay … | head`): nothing more to print.
+        Ok((report, true)) => return ExitCode::from(report.verdict.exit_code()),
+        Ok((report, false)) => report,
+        Err(_) => {
+            out!("PANIC inside the simulation seed={seed}");
+            out!("replay: {replay_line}");
+            return ExitCode::from(EXIT_PANIC);
+        }
+    };
+    let (sent, acked, failed) = report.records;
+    out!(
+        "records sent={sent} acked={acked} failed={failed} messages={} dropped={} duplicated={} held_back={} simulated={:.3}s",
+        report.net.sent,
+        report.net.dropped,
+        report.net.duplicated,
+        report.net.held_back,
+        report.simulated_ms as f64 / 1000.0
+    );
+    let marks: Vec<String> = report
+        .marks
+        .iter()
+        .map(|(name, count)| format!("{name}={count}"))
+        .collect();
+    out!("coverage {}", marks.join(" "));
+    let missing: Vec<&String> = scenario
+        .coverage
+        .iter()
+        .filter(|mark| !report.marks.contains_key(*mark))
+        .collect();
+    if !missing.is_empty() {
+        out!("VACUOUS coverage marks not reached: {missing:?}");
+    }
+    for record in &report.admin {
+        out!("admin {record}");
+    }
+    for violation in &report.violations {
+        out!("{}", violation.report_line(seed));
+    }
+    if report.verdict != mirrorsim_sim::commands::runner::Verdict::Pass {
+        out!("replay: {replay_line}");
+    }
+    out!("trace_hash={:016x}", report.trace_hash);
+    ExitCode::from(report.verdict.exit_code())
+}
+
+pub(crate) fn dump_log_command(args: &DumpLogArgs) -> ExitCode {
+    let format = if args.json {
+        OutputFormat::Json
+    } else {
+        OutputFormat::Text
+    };
+    let mut out = BufWriter::new(io::stdout().lock());
+    let dumped = dump_log::dump_file(&args.file, format, &mut out);
+    // Flush what was decoded before any error message, so stdout holds every good batch.
+    let flushed = out.flush().map_err(DumpError::from);
+    match (dumped, flushed) {
+        (Ok(_), Ok(())) => ExitCode::SUCCESS,
+        (Err(error), _) | (Ok(_), Err(error)) => report(&args.file, &error),
+    }
+}
+
+/// Prints `error` on stderr, naming the file, and picks its exit code.
+pub(crate) fn report(file: &Path, error: &DumpError) -> ExitCode {
+    match error {
+        DumpError::Output(io_error) if io_error.kind() == io::ErrorKind::BrokenPipe => {
+            ExitCode::SUCCESS
+        }
+        DumpError::Output(_) => {
+            eprintln!("mirrorsim dump-log: {error}");
+            ExitCode::from(EXIT_OUTPUT_FAILED)
+        }
+        DumpError::Unreadable { .. } | DumpError::ReadFailed { .. } => {
+            eprintln!("mirrorsim dump-log: {error}");
+            ExitCode::from(EXIT_BAD_INPUT)
+        }
+        DumpError::Corrupt { .. } => {
+            eprintln!("mirrorsim dump-log: {}: {error}", file.display());
+            ExitCode::from(EXIT_BAD_INPUT)
+        }
+    }
+}

@@ -1,0 +1,422 @@
+//! The admin timelines' aimed episodes (mirror loops, re-adds under a next hop, pauses across
+//! a source's cut, epoch bumps before a stop) and the random walk of admin operations.
+
+use super::*;
+
+impl Draft {
+    /// Aimed episode (module doc): sometimes, while the link still mirrors, its source adds the
+    /// topics to a mirror from its own destination (`loopN`), so PREPARING fails on the loop
+    /// while the source's transactions commit into partitions that just became read-only; the
+    /// topics are removed again before the link fails over, and the loop mirror is sometimes
+    /// deleted once they stopped.
+    pub(super) fn maybe_mirror_loop(
+        &mut self,
+        index: usize,
+        link: &Link,
+        added_ms: u64,
+        until_ms: u64,
+    ) {
+        if !self.aim.random_bool(0.15) || until_ms < added_ms + 5_000 {
+            return;
+        }
+        let created = self.aim.random_range(added_ms + 1_000..=until_ms - 4_000);
+        let looped = Link {
+            source: link.destination,
+            destination: link.source,
+            mirror: format!("loop{}", index + 1),
+            topics: link.topics.clone(),
+        };
+        self.create_mirror(created, &looped);
+        let add = created + self.aim.random_range(100..=400);
+        self.mirror_op(add, &looped, AdminOpKind::AddTopics, &looped.topics);
+        let remove = (add + self.aim.random_range(1_200..=3_000)).min(until_ms - 300);
+        self.mirror_op(remove, &looped, AdminOpKind::RemoveTopics, &looped.topics);
+        if self.aim.random_bool(0.5) {
+            // Refused while a partition is still STOPPING.
+            let delete = remove + self.aim.random_range(800..=3_000);
+            self.mirror_op(delete, &looped, AdminOpKind::DeleteMirror, &[]);
+        }
+        for topic in &link.topics {
+            self.loops.push((link.source, topic.clone()));
+        }
+        self.notes.push(format!("{} loops back", looped.mirror));
+    }
+
+    /// Aimed episode (module doc): a link whose destination the `next_hops` mirror (a chain's
+    /// first hop) removes its topics while the next hops keep mirroring it, writes to them
+    /// (a producer from the stop on), and adds them back, with a broker of its source killed
+    /// for a moment around the stop and a broker of a next hop paused from after the
+    /// stop until after the re-add. The destination's stop bumps its epoch to the next
+    /// number, which its own writes carry; the kill moves the source to that same number a
+    /// little later; the re-add cuts the destination's log and re-mirrors the source's, and
+    /// the next hop's mirror fetcher meets the divergence and cuts its log in turn while the
+    /// paused follower holds the old history, the destination's own writes, at an epoch
+    /// number the new history re-uses (generator seed 9400000000000529,
+    /// `regressions/follower_paused_across_mirror_cut`: what
+    /// `MirrorDesign::fences_followers_after_mirror_cut` is for).
+    /// Returns when the episode's stop is, if it was drawn.
+    pub(super) fn maybe_readd_under_next_hop(
+        &mut self,
+        link: &Link,
+        added_ms: u64,
+        until_ms: u64,
+        next_hops: &[usize],
+    ) -> Option<u64> {
+        if !self.aim.random_bool(0.5) || until_ms < added_ms + 6_500 {
+            return None;
+        }
+        let removed = self.aim.random_range(added_ms + 2_500..=until_ms - 4_000);
+        let hop = next_hops[self.aim.random_range(0..next_hops.len())];
+        // The next hop mirrors the stop's MIRROR_PID_RESET and the local writes after it
+        // before its broker pauses; the re-add comes once that broker left the ISR.
+        let pause_start = removed + self.aim.random_range(1_000..=1_800);
+        let readd = pause_start + self.aim.random_range(1_200..=2_000);
+        let pause_end = readd + self.aim.random_range(1_500..=3_000);
+        // Around the stop: the source's next epoch (its leaders move once the controller
+        // fences the killed broker, about a second on) then starts near where the
+        // destination's own writes, at its stop's epoch, the same number, began.
+        let kill_ms = self.aim.random_range(8..=15) * 100;
+        let kill_at = (removed + self.aim.random_range(0..=1_000)).saturating_sub(700);
+        let (source_brokers, hop_brokers) = (
+            self.clusters[link.source].brokers,
+            self.clusters[hop].brokers,
+        );
+        if hop_brokers < 2
+            || source_brokers < 2
+            || pause_end + 1_000 >= self.duration_ms
+            || !self.aimed_clear(hop, pause_start, pause_end)
+            || !self.aimed_clear(link.source, kill_at, kill_at + kill_ms)
+        {
+            return None;
+        }
+        self.mirror_op(removed, link, AdminOpKind::RemoveTopics, &link.topics);
+        self.mirror_op(readd, link, AdminOpKind::AddTopics, &link.topics);
+        for topic in &link.topics {
+            self.writers_from
+                .push((link.destination, topic.clone(), removed));
+        }
+        let killed = self.aim.random_range(1..=source_brokers);
+        self.aimed_broker_faults
+            .push((link.source, kill_at, kill_at + kill_ms));
+        self.scripted(
+            kill_at,
+            "kill",
+            &format!("{}-broker-{killed}", letter(link.source)),
+            kill_ms,
+        );
+        let paused = self.aim.random_range(1..=hop_brokers);
+        self.aimed_broker_faults.push((hop, pause_start, pause_end));
+        self.scripted(
+            pause_start,
+            "pause",
+            &format!("{}-broker-{paused}", letter(hop)),
+            pause_end - pause_start,
+        );
+        self.notes
+            .push(format!("{} re-added under {}", link.mirror, letter(hop)));
+        Some(removed)
+    }
+
+    /// Aimed episode (module doc): the link's destination topics are written to from the
+    /// start, the first add comes seconds later (at `added_ms`), and a broker of the
+    /// destination is paused across it. The destination's own history and the source's are
+    /// both at leader epoch 0, and PREPARING's cut of a first add removes all of it (nothing
+    /// was mirrored yet: spec S-24), so a replica outside the ISR holds records of epoch 0 where
+    /// the leader re-mirrors the source's records of epoch 0
+    /// (`regressions/replica_missed_preparing_cut_same_epoch`, what
+    /// `MirrorDesign::prepare_awaits_every_replica_after_cut` is for).
+    pub(super) fn used_destination(&mut self, link: &Link, added_ms: u64) {
+        for topic in &link.topics {
+            self.early_writers.push((link.destination, topic.clone()));
+        }
+        self.history_cuts.push((link.destination, added_ms));
+        self.notes
+            .push(format!("{} adds written topics", link.mirror));
+        self.pause_across_cut(&[link.destination], added_ms, None);
+    }
+
+    /// Aimed episode (module doc): a link whose source is a destination with a history of its
+    /// own (a chain's second hop, mirroring the middle cluster's own records from its start)
+    /// sometimes pauses its topics from before the source's first add until after it. That
+    /// add's PREPARING finds no last mirrored epoch and cuts the source's log to 0, and its
+    /// first fetch refills it with the upstream source's batches, at leader epoch 0 as the
+    /// cut records were: once resumed, this link's fetch names epoch 0 and an offset the refill
+    /// reaches, so no divergence shows and only a fetcher that re-reads its tail tells the two
+    /// histories apart (generated seed 9970000000000596,
+    /// `regressions/source_cut_refilled_in_same_epoch_under_paused_mirror`: what
+    /// `MirrorDesign::verifies_mirrored_tail` is for). Returns when the topics resume.
+    pub(super) fn maybe_pause_across_source_cut(
+        &mut self,
+        link: &Link,
+        added_ms: u64,
+        until_ms: u64,
+    ) -> Option<u64> {
+        let source_cut = self
+            .history_cuts
+            .iter()
+            .find(|(cluster, _)| *cluster == link.source)
+            .map(|(_, at)| *at)?;
+        if !self.aim.random_bool(0.6) {
+            return None;
+        }
+        let pause = source_cut.saturating_sub(self.aim.random_range(300..=1_200));
+        let resume = source_cut + self.aim.random_range(1_500..=3_500);
+        // This link must be mirroring by the pause, and still mirroring at the resume.
+        if pause < added_ms + 1_000 || resume + 500 >= until_ms {
+            return None;
+        }
+        self.mirror_op(pause, link, AdminOpKind::PauseTopics, &link.topics);
+        self.mirror_op(resume, link, AdminOpKind::ResumeTopics, &link.topics);
+        self.notes.push(format!(
+            "{} paused across {}'s cut",
+            link.mirror,
+            letter(link.source)
+        ));
+        Some(resume)
+    }
+
+    /// Aimed episode (module doc): sometimes a broker of one of the `clusters` an add at
+    /// `add_ms` cuts is paused from before the add (long enough to leave the ISR) until after
+    /// it, unless another aimed broker fault on that cluster is near; and then, mostly, a
+    /// broker of `bump_cluster` is killed for a moment between `bump_from_ms` and the pause
+    /// ([`Draft::maybe_bump_epochs_before`]).
+    pub(super) fn maybe_pause_across_cut(
+        &mut self,
+        clusters: &[usize],
+        add_ms: u64,
+        bump: (usize, u64),
+    ) {
+        if self.aim.random_bool(0.5) {
+            self.pause_across_cut(clusters, add_ms, Some(bump));
+        }
+    }
+
+    /// A broker of one of `clusters` paused across the add at `add_ms` (see
+    /// [`Draft::maybe_pause_across_cut`]), and mostly the epoch `bump` before it.
+    pub(super) fn pause_across_cut(
+        &mut self,
+        clusters: &[usize],
+        add_ms: u64,
+        bump: Option<(usize, u64)>,
+    ) {
+        if clusters.is_empty() {
+            return;
+        }
+        let cluster = clusters[self.aim.random_range(0..clusters.len())];
+        let brokers = self.clusters[cluster].brokers;
+        let broker = self.aim.random_range(1..=brokers);
+        let start = add_ms.saturating_sub(self.aim.random_range(1_200..=2_500));
+        let end = add_ms + self.aim.random_range(300..=2_500);
+        if brokers < 2 || end + 1_000 >= self.duration_ms || !self.aimed_clear(cluster, start, end)
+        {
+            return;
+        }
+        self.aimed_broker_faults.push((cluster, start, end));
+        self.scripted(
+            start,
+            "pause",
+            &format!("{}-broker-{broker}", letter(cluster)),
+            end - start,
+        );
+        if let Some((bump_cluster, bump_from_ms)) = bump {
+            if self.aim.random_bool(0.7) {
+                self.maybe_bump_epochs_before(bump_cluster, bump_from_ms, (cluster, start), add_ms);
+            }
+        }
+    }
+
+    /// The second half of a pause across a cut: a broker of `cluster` killed (a process crash)
+    /// for 0.8–1.5 s from `from_ms` on, ending before the add at `add_ms` (before the
+    /// `pause`'s start on its cluster), so the partitions it led move to the next leader epoch
+    /// there. The replica outside the ISR keeps its records only where the re-mirrored batch
+    /// at its offset carries the epoch number its own last batch has (see
+    /// `MirrorDesign::prepare_awaits_every_replica_after_cut` and
+    /// `fences_followers_after_mirror_cut`): the destination's stop bumps its epoch to 1, and a
+    /// source that never changed leaders mirrors epoch 0, so without a bump of the right
+    /// cluster after the records the cut removes, the numbers never meet (generator seed 16:
+    /// the paused replica's epoch 0 against b's 1; `regressions/follower_paused_across_mirror_cut`
+    /// had a's leader cut off first). On the pause's own cluster the crash ends a second before
+    /// the pause begins: a crash loses nothing, and the broker is back in the ISR by then.
+    pub(super) fn maybe_bump_epochs_before(
+        &mut self,
+        cluster: usize,
+        from_ms: u64,
+        (pause_cluster, pause_ms): (usize, u64),
+        add_ms: u64,
+    ) {
+        let brokers = self.clusters[cluster].brokers;
+        let duration = self.aim.random_range(8..=15) * 100;
+        let (until_ms, margin) = if cluster == pause_cluster {
+            (pause_ms, 1_000)
+        } else {
+            (add_ms, 500)
+        };
+        let latest = until_ms.saturating_sub(duration + margin);
+        let earliest = from_ms + 300;
+        if brokers < 2 || earliest >= latest {
+            return;
+        }
+        let at = self.aim.random_range(earliest..latest);
+        let others_clear = self.aimed_broker_faults.iter().all(|(other, start, end)| {
+            *other != cluster
+                || (*other == pause_cluster && *start == pause_ms)
+                || at + duration + RECOVERY_MARGIN_MS <= *start
+                || end + RECOVERY_MARGIN_MS <= at
+        });
+        if !others_clear {
+            return;
+        }
+        let broker = self.aim.random_range(1..=brokers);
+        self.aimed_broker_faults.push((cluster, at, at + duration));
+        self.scripted(
+            at,
+            "kill",
+            &format!("{}-broker-{broker}", letter(cluster)),
+            duration,
+        );
+    }
+
+    /// Whether a broker fault on `cluster` from `start` to `end` keeps a recovery margin from
+    /// every aimed broker fault there.
+    pub(super) fn aimed_clear(&self, cluster: usize, start: u64, end: u64) -> bool {
+        self.aimed_broker_faults.iter().all(|(other, at, until)| {
+            *other != cluster
+                || end + RECOVERY_MARGIN_MS <= *at
+                || until + RECOVERY_MARGIN_MS <= start
+        })
+    }
+
+    /// Operations between the add and the failover, legal and illegal in the state at hand.
+    pub(super) fn random_walk(&mut self, link: &Link, from_ms: u64, until_ms: u64, cut: &[usize]) {
+        let steps = self.rng.random_range(0..=4);
+        let mut at = from_ms;
+        let mut paused = false;
+        for _ in 0..steps {
+            at += self.rng.random_range(200..=1_500);
+            if at + 200 >= until_ms {
+                break;
+            }
+            let topic = vec![link.topics[self.rng.random_range(0..link.topics.len())].clone()];
+            let op = self.weighted(&[
+                ("pause", 3),
+                ("resume", 2),
+                ("describe", 3),
+                ("add_again", 1),
+                ("remove_early", 1),
+                ("delete_early", 1),
+            ]);
+            match op {
+                "pause" => {
+                    self.mirror_op(at, link, AdminOpKind::PauseTopics, &topic);
+                    paused = true;
+                }
+                "resume" => {
+                    // Illegal when nothing is paused (InvalidClusterMirrorState).
+                    self.mirror_op(at, link, AdminOpKind::ResumeTopics, &topic);
+                    paused = false;
+                }
+                "describe" => self.mirror_op(at, link, AdminOpKind::DescribeMirror, &[]),
+                // Already mirrored: InvalidClusterMirrorState.
+                "add_again" => self.mirror_op(at, link, AdminOpKind::AddTopics, &topic),
+                "remove_early" => {
+                    // Removing one topic early (while PREPARING, MIRRORING or PAUSING) and
+                    // adding it back once it stopped: STOPPED -> PREPARING.
+                    self.mirror_op(at, link, AdminOpKind::RemoveTopics, &topic);
+                    at += self.rng.random_range(1_000..=2_500);
+                    self.mirror_op(at, link, AdminOpKind::AddTopics, &topic);
+                    // The re-mirrored batches carry the source's epochs: bump them, before
+                    // the remove or after it.
+                    let bump = (link.source, from_ms);
+                    self.maybe_pause_across_cut(cut, at, bump);
+                    paused = false;
+                }
+                _ => {
+                    // Refused: the mirror still has topics that are not removed.
+                    self.mirror_op(at, link, AdminOpKind::DeleteMirror, &[]);
+                }
+            }
+        }
+        if paused && self.chance(0.6) {
+            let resume_at = (at + 300).min(until_ms.saturating_sub(100));
+            self.mirror_op(resume_at, link, AdminOpKind::ResumeTopics, &link.topics);
+        }
+    }
+
+    /// After a failover: perhaps a describe, a delete (sometimes before every partition
+    /// stopped) and a re-creation from scratch, and for failbacks the reverse mirrors.
+    pub(super) fn after_failover(&mut self, link: &Link, failover_ms: u64, cut: &[usize]) {
+        let duration = self.duration_ms;
+        let mut at = failover_ms + self.rng.random_range(300..=2_000);
+        if at < duration && self.chance(0.4) {
+            self.mirror_op(at, link, AdminOpKind::DescribeMirror, &[]);
+        }
+        if matches!(self.shape, "failback" | "failback_cycles") {
+            let cycles = if self.shape == "failback_cycles" {
+                2
+            } else {
+                1
+            };
+            let mut forward = link.clone();
+            for cycle in 0..cycles {
+                let back = Link {
+                    source: forward.destination,
+                    destination: forward.source,
+                    mirror: format!("back{}", cycle + 1),
+                    topics: forward.topics.clone(),
+                };
+                // Sometimes too early: the reverse mirror starts before the forward one
+                // stopped, and its partitions fail until it has.
+                let start = if self.chance(0.2) {
+                    failover_ms.saturating_sub(self.rng.random_range(200..=1_500))
+                } else {
+                    at + self.rng.random_range(500..=2_500)
+                };
+                if start + 3_000 >= duration {
+                    break;
+                }
+                self.create_mirror(start, &back);
+                let add = start + self.rng.random_range(100..=600);
+                self.mirror_op(add, &back, AdminOpKind::AddTopics, &back.topics);
+                // The paused replica's own records carry the old primary's epochs: bump them
+                // after the forward mirror stopped copying them.
+                let bump = (back.destination, failover_ms);
+                self.maybe_pause_across_cut(&[back.destination], add, bump);
+                let remove = add + self.rng.random_range(2_500..=5_000);
+                if remove + 500 >= duration {
+                    self.notes.push(format!("{} keeps mirroring", back.mirror));
+                    break;
+                }
+                self.mirror_op(remove, &back, AdminOpKind::RemoveTopics, &back.topics);
+                for topic in &back.topics {
+                    self.failovers
+                        .insert((back.destination, topic.clone()), remove);
+                }
+                at = remove + self.rng.random_range(500..=1_500);
+                forward = back;
+            }
+            return;
+        }
+        at += self.rng.random_range(0..=1_500);
+        if at + 1_000 < duration && self.chance(0.35) {
+            // Right after the failover some partitions may still be STOPPING: then refused.
+            self.mirror_op(at, link, AdminOpKind::DeleteMirror, &[]);
+            if self.chance(0.5) && at + 3_000 < duration {
+                // The name again, from scratch; its topics start over with PREPARING.
+                let again = at + self.rng.random_range(1_000..=2_000);
+                self.create_mirror(again, link);
+                let add = again + self.rng.random_range(100..=500);
+                self.mirror_op(add, link, AdminOpKind::AddTopics, &link.topics);
+                let bump = (link.source, failover_ms);
+                self.maybe_pause_across_cut(cut, add, bump);
+                let remove = add + self.rng.random_range(2_000..=4_000);
+                if remove < duration {
+                    self.mirror_op(remove, link, AdminOpKind::RemoveTopics, &link.topics);
+                    for topic in &link.topics {
+                        self.failovers
+                            .insert((link.destination, topic.clone()), remove);
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,116 @@
+//! The generated faults: the swarm's kinds and rates, client faults, and scripted faults.
+
+use super::*;
+
+impl Draft {
+    /// Swarm mode over the brokers, or scripted leader kills spaced apart; sometimes client
+    /// pauses and kills on top.
+    pub(super) fn draw_faults(&mut self) {
+        if self.chance(0.75) {
+            self.faults.swarm = true;
+            if self.chance(0.4) {
+                let kinds: Vec<&str> = FAULT_KINDS
+                    .iter()
+                    .copied()
+                    .filter(|_| self.rng.random_bool(0.5))
+                    .collect();
+                self.faults.swarm_kinds =
+                    kinds.into_iter().map(|k| spanned(k.to_owned())).collect();
+            }
+        } else {
+            // One broker of a cluster at a time, each kill well clear of the next (the
+            // single-impaired-broker model acks=all promises to survive).
+            let topics: Vec<(String, String, i32)> = self
+                .topics
+                .iter()
+                .filter(|t| t.replication_factor >= 2)
+                .map(|t| (t.cluster.get_ref().clone(), t.name.clone(), t.partitions))
+                .collect();
+            let mut next_free: BTreeMap<String, u64> = BTreeMap::new();
+            for _ in 0..self.rng.random_range(0..=4) {
+                if topics.is_empty() {
+                    break;
+                }
+                let (cluster, topic, partitions) =
+                    topics[self.rng.random_range(0..topics.len())].clone();
+                let free = next_free.get(&cluster).copied().unwrap_or(500);
+                let at = free + self.rng.random_range(0..=2_000);
+                if at + 1_000 >= self.duration_ms {
+                    continue;
+                }
+                let duration = self.rng.random_range(5..=15) * 100;
+                next_free.insert(cluster.clone(), at + duration + 4_000);
+                let partition = self.rng.random_range(0..partitions);
+                let index = crate::scenario::cluster_index(&cluster).expect("a letter");
+                let near_a_pause = self.aimed_broker_faults.iter().any(|(c, start, end)| {
+                    *c == index
+                        && at < end + RECOVERY_MARGIN_MS
+                        && *start < at + duration + RECOVERY_MARGIN_MS
+                });
+                if near_a_pause {
+                    // One impaired broker per cluster at a time.
+                    continue;
+                }
+                self.scripted(
+                    at,
+                    "kill",
+                    &format!("{cluster}-leader:{topic}:{partition}"),
+                    duration,
+                );
+            }
+        }
+        self.client_faults();
+    }
+
+    /// Pauses and kills of client nodes (a transactional producer paused mid-transaction, a
+    /// consumer restarted).
+    pub(super) fn client_faults(&mut self) {
+        let mut clients: Vec<String> = Vec::new();
+        let mut counts: BTreeMap<(String, &str), u32> = BTreeMap::new();
+        for producer in &self.producers {
+            let entry = counts
+                .entry((producer.cluster.get_ref().clone(), "producer"))
+                .or_insert(0);
+            *entry += 1;
+            if producer.start_ms.is_none() {
+                clients.push(format!("{}-producer-{entry}", producer.cluster.get_ref()));
+            }
+        }
+        for consumer in &self.consumers {
+            let entry = counts
+                .entry((consumer.cluster.get_ref().clone(), "consumer"))
+                .or_insert(0);
+            for _ in 0..consumer.count {
+                *entry += 1;
+                if consumer.start_ms.is_none() {
+                    clients.push(format!("{}-consumer-{entry}", consumer.cluster.get_ref()));
+                }
+            }
+        }
+        if clients.is_empty() || !self.chance(0.35) {
+            return;
+        }
+        for _ in 0..self.rng.random_range(1..=2) {
+            let node = clients[self.rng.random_range(0..clients.len())].clone();
+            let kind = if self.chance(0.5) { "pause" } else { "kill" };
+            let at = self.rng.random_range(1_000..self.duration_ms - 1_000);
+            let duration = self.rng.random_range(3..=30) * 100;
+            self.scripted(at, kind, &node, duration);
+        }
+    }
+
+    pub(super) fn scripted(&mut self, at_ms: u64, kind: &str, node: &str, duration_ms: u64) {
+        self.faults.scripted.push(ScriptedFault {
+            at_ms,
+            kind: spanned(kind.to_owned()),
+            nodes: vec![spanned(node.to_owned())],
+            other: Vec::new(),
+            duration_ms: Some(duration_ms),
+            amount: None,
+            asymmetric: None,
+            lose_unflushed: None,
+            probability: None,
+            drift_ppm: None,
+        });
+    }
+}

@@ -1,0 +1,629 @@
+//! `mirrorsim generate`: a complete, valid scenario drawn from a seed, so a soak explores
+//! mirroring situations no file scripts (issue #14).
+//!
+//! Contract: [`generate`] is a pure function of the seed (its own random stream, never
+//! madsim's), and what it returns loads: [`generated_toml`] writes it as a scenario file that
+//! [`Scenario::parse`] reads back as the same scenario, which `run`, `replay` and `shrink` take
+//! unchanged. The generator draws:
+//! - a **shape**: one cluster without mirroring, active-passive, failback (one or several
+//!   cycles), fan-out, fan-in, a chain of three, or a mixture of two of them over four
+//!   clusters; per cluster 1–5 brokers, a `__mirror_state` of 1–6 partitions, a sync interval,
+//!   sometimes a flush interval; per topic 1–6 partitions, a replication factor and
+//!   `min.insync.replicas` the cluster can hold, sometimes unclean elections and
+//!   `mirror.support.unclean.leader.election`;
+//! - **workloads** on every cluster: idempotent (acks all or leader) and transactional
+//!   producers on the sources, producers and consumers (plain or in a group, either isolation)
+//!   on the destinations, some starting while the destination still mirrors (their writes must
+//!   be refused and nothing may leak into the mirror), and source groups whose members
+//!   resume on the destination after its failover, from the offsets the sync copied;
+//! - an **admin timeline** per mirror, a random walk over KIP-1279's operations, legal and
+//!   illegal in the state at hand: create, add, pause, resume, remove (also during PREPARING
+//!   or PAUSING), describe, delete (also before every partition stopped), create again after a
+//!   delete, re-add after STOPPED, a reverse mirror started too early; the outcome of each is
+//!   judged by the `admin-outcomes` checker from the seed design's rules;
+//! - the **fault plan**: swarm mode over the world's brokers and controllers (its own
+//!   one-impaired-broker rule), or scripted leader kills spaced apart, plus pauses and kills of
+//!   client nodes;
+//! - **aimed episodes**, windows that need two things at once and that independent draws
+//!   almost never line up: a *mirror loop* (the source adds its topics to a mirror from its own
+//!   destination while the destination still mirrors them, a transactional producer
+//!   committing on the source, then removes them again: what the read-only rule on
+//!   WriteTxnMarkers is judged by), and a *broker paused across a cut* (a broker of the
+//!   cluster whose log an add is about to cut, or of the cluster mirroring it, paused from
+//!   before the add until after it: a replica outside the ISR during PREPARING's cut, a
+//!   follower that fetched past a mirror fetcher's cut), mostly with an *epoch bump* before it
+//!   (a broker of the cluster whose epochs the cut and the paused replica must share killed
+//!   for a moment, so their epoch numbers can meet: a follower's divergence check compares
+//!   only numbers), and a *destination with a history of its own* (its topics written to from
+//!   the start, the first add seconds later with a destination broker paused across it: both
+//!   histories at epoch 0, and the first add's cut removes the destination's), and a *re-add
+//!   under a next hop* (a chain's first hop, after an epoch bump of its source, removes its
+//!   topics and adds them back while the next hop keeps mirroring it, a broker of the next hop
+//!   paused across the add: the next hop's mirror fetcher cuts its log under the paused
+//!   follower), and a *pause across a source's cut* (a chain's second hop, mirroring a
+//!   middle cluster with a history of its own, pauses its topics across that cluster's first
+//!   add, whose cut is refilled at the same epoch number: what only a fetcher that re-reads
+//!   its tail tells apart). They come from a
+//!   stream of their own, so a scenario that draws none is exactly the scenario the other draws
+//!   make.
+
+mod episodes;
+mod faults;
+mod workload;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use rand::rngs::StdRng;
+use rand::{RngExt, SeedableRng};
+use toml::Spanned;
+
+use crate::scenario::{
+    AcksSpec, AdminOpKind, AdminOpSpec, ClusterSpec, ConsumerSpec, FaultSpec, IsolationSpec,
+    ProducerSpec, Scenario, ScenarioError, ScriptedFault, TopicSpec, FAULT_KINDS,
+    RECOVERY_MARGIN_MS,
+};
+
+/// The shapes a generated scenario takes, with their weights.
+const SHAPES: [(&str, u32); 8] = [
+    ("single", 1),
+    ("active_passive", 3),
+    ("failback", 3),
+    ("failback_cycles", 1),
+    ("fan_out", 2),
+    ("fan_in", 2),
+    ("chain", 2),
+    ("mixture", 2),
+];
+
+/// Topic names the generator uses (none collides with another under Kafka's `.`/`_` rule).
+const TOPIC_NAMES: [&str; 6] = ["orders", "payments", "events", "audit", "billing", "clicks"];
+
+/// A scenario drawn from `seed` (see the module doc).
+pub fn generate(seed: u64) -> Scenario {
+    Draft::new(seed).build()
+}
+
+/// [`generate`]'s scenario as a scenario file: a header saying how it was made, then the TOML.
+pub fn generated_toml(seed: u64) -> String {
+    let scenario = generate(seed);
+    let body = scenario
+        .to_toml()
+        .expect("a generated scenario serialises (plain values only)");
+    format!(
+        "# Generated by `mirrorsim generate --seed {seed}`: {}.\n# Run it with `mirrorsim run FILE \
+         --seed S`; every run of the file is deterministic in S.\n{body}",
+        scenario.description
+    )
+}
+
+/// Loads `text` as the loader would (a generated scenario must always load: an error here is a
+/// bug of the generator).
+pub fn check_loads(seed: u64, text: &str) -> Result<Scenario, ScenarioError> {
+    Scenario::parse(Path::new(&format!("generated-{seed}.toml")), text)
+}
+
+/// A mirror between two clusters and the topics it carries.
+#[derive(Debug, Clone)]
+struct Link {
+    source: usize,
+    destination: usize,
+    mirror: String,
+    topics: Vec<String>,
+}
+
+/// The scenario being drawn.
+struct Draft {
+    seed: u64,
+    rng: StdRng,
+    /// The aimed episodes' own stream (see the module doc).
+    aim: StdRng,
+    shape: &'static str,
+    duration_ms: u64,
+    heal_ms: u64,
+    clusters: Vec<ClusterSpec>,
+    topics: Vec<TopicSpec>,
+    producers: Vec<ProducerSpec>,
+    consumers: Vec<ConsumerSpec>,
+    /// (at, order of drawing, op): sorted by time at the end, keeping the drawn order of
+    /// simultaneous operations.
+    admin: Vec<(u64, usize, AdminOpSpec)>,
+    faults: FaultSpec,
+    /// Per destination cluster and topic, when (if ever) it fails over: destination clients
+    /// start around then.
+    failovers: BTreeMap<(usize, String), u64>,
+    /// (cluster, topic) a mirror loop runs on: a transactional producer must write there.
+    loops: Vec<(usize, String)>,
+    /// (destination cluster, topic) written to before its first add (a destination with a
+    /// history of its own): a producer writes there from the start.
+    early_writers: Vec<(usize, String)>,
+    /// (cluster, topic, from when) a producer must write to: a destination's own writes
+    /// between a stop and a re-add.
+    writers_from: Vec<(usize, String, u64)>,
+    /// (destination cluster, when) of each first add onto a destination with a history of
+    /// its own: a next hop mirroring that cluster may pause across the add.
+    history_cuts: Vec<(usize, u64)>,
+    /// (cluster, start, end) of the aimed episodes' broker faults (a pause across a cut, the
+    /// epoch bump before it), which the scripted leader kills and one another keep clear of.
+    aimed_broker_faults: Vec<(usize, u64, u64)>,
+    notes: Vec<String>,
+}
+
+fn spanned<T>(value: T) -> Spanned<T> {
+    Spanned::new(0..0, value)
+}
+
+fn letter(cluster: usize) -> String {
+    ((b'a' + cluster as u8) as char).to_string()
+}
+
+impl Draft {
+    fn new(seed: u64) -> Self {
+        let mut rng = StdRng::seed_from_u64(seed ^ 0x6e4e_5ca1_ab1e_0001);
+        let aim = StdRng::seed_from_u64(seed ^ 0xa1ed_e915_0de5_0002);
+        let duration_ms = rng.random_range(12..=22) * 1_000;
+        let heal_ms = rng.random_range(10..=15) * 1_000;
+        Self {
+            seed,
+            rng,
+            aim,
+            shape: "single",
+            duration_ms,
+            heal_ms,
+            clusters: Vec::new(),
+            topics: Vec::new(),
+            producers: Vec::new(),
+            consumers: Vec::new(),
+            admin: Vec::new(),
+            faults: FaultSpec::default(),
+            failovers: BTreeMap::new(),
+            loops: Vec::new(),
+            early_writers: Vec::new(),
+            writers_from: Vec::new(),
+            history_cuts: Vec::new(),
+            aimed_broker_faults: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+
+    fn chance(&mut self, probability: f64) -> bool {
+        self.rng.random_bool(probability)
+    }
+
+    fn weighted<T: Copy>(&mut self, choices: &[(T, u32)]) -> T {
+        let total: u32 = choices.iter().map(|(_, weight)| weight).sum();
+        let mut pick = self.rng.random_range(0..total);
+        for (choice, weight) in choices {
+            if pick < *weight {
+                return *choice;
+            }
+            pick -= weight;
+        }
+        choices[choices.len() - 1].0
+    }
+
+    fn build(mut self) -> Scenario {
+        self.shape = self.weighted(&SHAPES);
+        let links = self.draw_topology();
+        for link in &links {
+            self.declare_topics(link);
+        }
+        if links.is_empty() {
+            let topic = TOPIC_NAMES[0].to_owned();
+            self.declare_topic(0, &topic, None);
+        }
+        self.draw_timelines(&links);
+        self.draw_workloads(&links);
+        self.draw_faults();
+        self.finish()
+    }
+
+    /// Clusters and the mirrors between them, by shape.
+    fn draw_topology(&mut self) -> Vec<Link> {
+        let (clusters, pairs): (usize, Vec<(usize, usize)>) = match self.shape {
+            "single" => (1, vec![]),
+            "active_passive" | "failback" | "failback_cycles" => (2, vec![(0, 1)]),
+            "fan_out" => (3, vec![(0, 1), (0, 2)]),
+            "fan_in" => (3, vec![(0, 2), (1, 2)]),
+            "chain" => (3, vec![(0, 1), (1, 2)]),
+            _ => (4, vec![(0, 1), (2, 3)]),
+        };
+        for _ in 0..clusters {
+            let cluster = self.draw_cluster();
+            self.clusters.push(cluster);
+        }
+        let mut next_topic = 0;
+        let mut links = Vec::new();
+        for (index, (source, destination)) in pairs.into_iter().enumerate() {
+            // A chain carries the same topics on (b mirrors a, c mirrors b's mirror topic); the
+            // other shapes give each mirror topics of its own.
+            let topics = if self.shape == "chain" && index > 0 {
+                let previous: &Link = &links[index - 1];
+                previous.topics.clone()
+            } else {
+                let count = if self.chance(0.3) { 2 } else { 1 };
+                let topics: Vec<String> = (0..count)
+                    .map(|offset| TOPIC_NAMES[(next_topic + offset) % TOPIC_NAMES.len()].to_owned())
+                    .collect();
+                next_topic += count;
+                topics
+            };
+            links.push(Link {
+                source,
+                destination,
+                mirror: format!("m{}", index + 1),
+                topics,
+            });
+        }
+        links
+    }
+
+    fn draw_cluster(&mut self) -> ClusterSpec {
+        let brokers = self.weighted(&[(1u8, 1), (2, 1), (3, 5), (4, 2), (5, 1)]);
+        let flush = self
+            .chance(0.25)
+            .then(|| self.rng.random_range(2..=20) * 100);
+        ClusterSpec {
+            brokers,
+            broker_session_timeout_ms: 1_000,
+            replica_lag_time_max_ms: 1_000,
+            log_flush_interval_ms: flush,
+            mirror_state_partitions: self.rng.random_range(1..=6),
+            mirror_state_replication_factor: None,
+            mirror_metadata_refresh_interval_ms: self.rng.random_range(1..=5) * 1_000,
+        }
+    }
+
+    /// Declares a link's topics on both clusters (a chain's are declared once per cluster).
+    fn declare_topics(&mut self, link: &Link) {
+        for topic in &link.topics {
+            // A mirror topic has the source's partition count on every cluster it reaches.
+            let partitions = self
+                .topics
+                .iter()
+                .find(|t| t.name == *topic)
+                .map(|t| t.partitions)
+                .unwrap_or_else(|| self.weighted(&[(1, 2), (2, 4), (3, 2), (4, 1), (6, 1)]));
+            for cluster in [link.source, link.destination] {
+                self.declare_topic(cluster, topic, Some(partitions));
+            }
+        }
+    }
+
+    fn declare_topic(&mut self, cluster: usize, name: &str, partitions: Option<i32>) {
+        let cluster_letter = letter(cluster);
+        if self
+            .topics
+            .iter()
+            .any(|t| t.name == name && *t.cluster.get_ref() == cluster_letter)
+        {
+            return;
+        }
+        let brokers = i16::from(self.clusters[cluster].brokers);
+        let partitions =
+            partitions.unwrap_or_else(|| self.weighted(&[(1, 2), (2, 4), (3, 2), (4, 1), (6, 1)]));
+        let replication_factor = brokers.min(self.weighted(&[(1i16, 1), (2, 2), (3, 6)]));
+        let min_insync = if replication_factor >= 3 && self.chance(0.8) {
+            2
+        } else {
+            self.rng.random_range(1..=replication_factor.min(2))
+        };
+        let unclean = self.chance(0.1);
+        let mirror_unclean = self.chance(0.2);
+        self.topics.push(TopicSpec {
+            cluster: spanned(cluster_letter),
+            name: name.to_owned(),
+            partitions,
+            replication_factor,
+            min_insync_replicas: min_insync,
+            unclean_leader_election: unclean,
+            mirror_support_unclean_leader_election: mirror_unclean,
+        });
+    }
+
+    fn push_admin(&mut self, at_ms: u64, cluster: usize, op: AdminOpKind) -> &mut AdminOpSpec {
+        let order = self.admin.len();
+        self.admin.push((
+            at_ms.min(self.duration_ms - 1),
+            order,
+            AdminOpSpec {
+                at_ms: spanned(0),
+                cluster: spanned(letter(cluster)),
+                op: spanned(op.name().to_owned()),
+                mirror: None,
+                topics: Vec::new(),
+                partitions: None,
+                source: None,
+                configs: BTreeMap::new(),
+            },
+        ));
+        &mut self.admin.last_mut().expect("just pushed").2
+    }
+
+    fn mirror_op(&mut self, at_ms: u64, link: &Link, op: AdminOpKind, topics: &[String]) {
+        let spec = self.push_admin(at_ms, link.destination, op);
+        spec.mirror = Some(spanned(link.mirror.clone()));
+        spec.topics = topics.iter().cloned().map(spanned).collect();
+    }
+
+    fn create_mirror(&mut self, at_ms: u64, link: &Link) {
+        let source = letter(link.source);
+        let spec = self.push_admin(at_ms, link.destination, AdminOpKind::CreateMirror);
+        spec.mirror = Some(spanned(link.mirror.clone()));
+        spec.source = Some(spanned(source));
+    }
+
+    /// The admin timelines of every link.
+    fn draw_timelines(&mut self, links: &[Link]) {
+        let duration = self.duration_ms;
+        for (index, link) in links.iter().enumerate() {
+            let created = self.rng.random_range(0..=300);
+            self.create_mirror(created, link);
+            let mut added = created + self.rng.random_range(100..=800);
+            // A chain's middle cluster with a history of its own is what its next hop's pause
+            // across a source's cut needs: drawn more often there.
+            let first_of_chain = self.shape == "chain" && index == 0;
+            let used_destination = self
+                .aim
+                .random_bool(if first_of_chain { 0.4 } else { 0.15 });
+            if used_destination {
+                added = created + self.aim.random_range(2_500..=4_500);
+            }
+            self.mirror_op(added, link, AdminOpKind::AddTopics, &link.topics);
+            // A chain's second hop fails over after the first, the others anywhere in the
+            // middle of the fault phase; one in seven mirrors never fails over.
+            let earliest = if self.shape == "chain" && index > 0 {
+                duration * 11 / 20
+            } else {
+                duration * 7 / 20
+            };
+            let failover = (!self.chance(1.0 / 7.0))
+                .then(|| self.rng.random_range(earliest..=duration * 13 / 20));
+            let walk_until = failover.unwrap_or(duration * 4 / 5);
+            // An add on this link cuts the destination's log, and the mirror fetcher of a
+            // cluster mirroring the destination (a chain's next hop) then cuts its log too.
+            let cut: Vec<usize> = std::iter::once(link.destination)
+                .chain(
+                    links
+                        .iter()
+                        .filter(|next| next.source == link.destination)
+                        .map(|next| next.destination),
+                )
+                .collect();
+            if used_destination {
+                self.used_destination(link, added);
+            }
+            // The re-add episode keeps the walk's operations before its stop; the walk starts
+            // after a pause across the source's cut.
+            let readd_from = if cut.len() > 1 {
+                self.maybe_readd_under_next_hop(link, added, walk_until, &cut[1..])
+            } else {
+                None
+            };
+            let walk_from = self
+                .maybe_pause_across_source_cut(link, added, walk_until)
+                .unwrap_or(added);
+            self.random_walk(link, walk_from, readd_from.unwrap_or(walk_until), &cut);
+            let origin = !links.iter().any(|other| other.destination == link.source);
+            if origin {
+                self.maybe_mirror_loop(index, link, added, walk_until);
+            }
+            if let Some(at) = failover {
+                self.mirror_op(at, link, AdminOpKind::RemoveTopics, &link.topics);
+                for topic in &link.topics {
+                    self.failovers.insert((link.destination, topic.clone()), at);
+                }
+                self.after_failover(link, at, &cut);
+            }
+        }
+    }
+
+    fn finish(mut self) -> Scenario {
+        self.admin.sort_by_key(|(at, order, _)| (*at, *order));
+        let admin = self
+            .admin
+            .into_iter()
+            .map(|(at, _, mut spec)| {
+                spec.at_ms = spanned(at);
+                spec
+            })
+            .collect();
+        let mut description = format!(
+            "generated from seed {}: {} over {} cluster(s)",
+            self.seed,
+            self.shape.replace('_', "-"),
+            self.clusters.len()
+        );
+        if !self.notes.is_empty() {
+            description.push_str(&format!(" ({})", self.notes.join(", ")));
+        }
+        Scenario {
+            name: format!("generated-{}", self.seed),
+            description,
+            duration_ms: self.duration_ms,
+            heal_ms: self.heal_ms,
+            clusters: self.clusters,
+            topics: self.topics,
+            producers: self.producers,
+            consumers: self.consumers,
+            faults: self.faults,
+            admin,
+            coverage: Vec::new(),
+            broken: Vec::new(),
+            design: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_generated_scenario_loads_and_reads_back_as_itself() {
+        let mut shapes = std::collections::BTreeSet::new();
+        for seed in 0..400 {
+            let text = generated_toml(seed);
+            let loaded =
+                check_loads(seed, &text).unwrap_or_else(|e| panic!("seed {seed}: {e}\n{text}"));
+            assert_eq!(loaded, generate(seed), "seed {seed}");
+            shapes.insert(
+                loaded
+                    .description
+                    .split(' ')
+                    .nth(3)
+                    .unwrap_or("")
+                    .to_owned(),
+            );
+        }
+        assert!(shapes.len() >= 7, "shapes drawn: {shapes:?}");
+    }
+
+    #[test]
+    fn aimed_episodes_are_drawn_and_line_up_with_what_they_aim_at() {
+        let (mut loops, mut pauses, mut bumps, mut used, mut paused_topics) = (0, 0, 0, 0, 0);
+        for seed in 0..400 {
+            let scenario = generate(seed);
+            let adds: Vec<(u64, &str)> = scenario
+                .admin
+                .iter()
+                .filter(|op| op.op.get_ref() == "add_topics")
+                .map(|op| (*op.at_ms.get_ref(), op.cluster.get_ref().as_str()))
+                .collect();
+            for pause in scenario.faults.scripted.iter().filter(|f| {
+                f.kind.get_ref() == "pause" && f.nodes[0].get_ref().contains("-broker-")
+            }) {
+                let end = pause.at_ms + pause.duration_ms();
+                assert!(
+                    adds.iter()
+                        .any(|(at, _)| pause.at_ms + 1_200 <= *at && *at + 300 <= end),
+                    "seed {seed}: a broker pause across no add: {pause:?}"
+                );
+                pauses += 1;
+            }
+            // Every broker kill is an epoch bump before a pause across a cut, and ends a second
+            // before any pause on its own cluster begins (or starts well after it ended).
+            for kill in
+                scenario.faults.scripted.iter().filter(|f| {
+                    f.kind.get_ref() == "kill" && f.nodes[0].get_ref().contains("-broker-")
+                })
+            {
+                let end = kill.at_ms + kill.duration_ms();
+                let before_a_paused_add = scenario.faults.scripted.iter().any(|pause| {
+                    pause.kind.get_ref() == "pause"
+                        && pause.nodes[0].get_ref().contains("-broker-")
+                        && adds.iter().any(|(at, _)| {
+                            pause.at_ms + 1_200 <= *at
+                                && *at + 300 <= pause.at_ms + pause.duration_ms()
+                                && end + 500 <= *at
+                        })
+                });
+                assert!(
+                    before_a_paused_add,
+                    "seed {seed}: a broker kill before no add a pause spans: {kill:?}"
+                );
+                let cluster = &kill.nodes[0].get_ref()[..1];
+                let prefix = format!("{cluster}-broker-");
+                let mut pauses_there = scenario.faults.scripted.iter().filter(|f| {
+                    f.kind.get_ref() == "pause" && f.nodes[0].get_ref().starts_with(&prefix)
+                });
+                assert!(
+                    pauses_there.all(|pause| end + 1_000 <= pause.at_ms
+                        || pause.at_ms + pause.duration_ms() + RECOVERY_MARGIN_MS <= kill.at_ms),
+                    "seed {seed}: a broker kill near a pause on {cluster}: {kill:?}"
+                );
+                bumps += 1;
+            }
+            if scenario.description.contains("adds written topics") {
+                // A destination topic written to from the start, added seconds later.
+                let written_then_added = scenario.producers.iter().any(|producer| {
+                    producer.start_ms.is_none()
+                        && scenario.admin.iter().any(|op| {
+                            op.op.get_ref() == "add_topics"
+                                && op.cluster.get_ref() == producer.cluster.get_ref()
+                                && *op.at_ms.get_ref() >= 2_500
+                                && op
+                                    .topics
+                                    .iter()
+                                    .any(|t| t.get_ref() == producer.topic.get_ref())
+                        })
+                });
+                assert!(written_then_added, "seed {seed}: no early writer");
+                used += 1;
+            }
+            if scenario.description.contains("'s cut") {
+                // The next hop's topics pause before the written-to cluster's first add and
+                // resume after it.
+                let m2_at = |kind: &str| -> Vec<u64> {
+                    scenario
+                        .admin
+                        .iter()
+                        .filter(|op| {
+                            op.op.get_ref() == kind
+                                && op.mirror.as_ref().is_some_and(|m| m.get_ref() == "m2")
+                        })
+                        .map(|op| *op.at_ms.get_ref())
+                        .collect()
+                };
+                let (pauses, resumes) = (m2_at("pause_topics"), m2_at("resume_topics"));
+                let paused_across = scenario.admin.iter().any(|op| {
+                    let at = *op.at_ms.get_ref();
+                    op.op.get_ref() == "add_topics"
+                        && op.cluster.get_ref() == "b"
+                        && at >= 2_500
+                        && pauses.iter().any(|p| *p + 300 <= at)
+                        && resumes.iter().any(|r| at + 1_500 <= *r)
+                });
+                assert!(
+                    paused_across,
+                    "seed {seed}: no pause of m2 across b's first add"
+                );
+                paused_topics += 1;
+            }
+            for op in scenario.admin.iter().filter(|op| {
+                op.op.get_ref() == "add_topics"
+                    && op
+                        .mirror
+                        .as_ref()
+                        .is_some_and(|m| m.get_ref().starts_with("loop"))
+            }) {
+                let cluster = op.cluster.get_ref();
+                for topic in &op.topics {
+                    assert!(
+                        scenario.producers.iter().any(|p| p.transactional
+                            && p.cluster.get_ref() == cluster
+                            && p.topic.get_ref() == topic.get_ref()),
+                        "seed {seed}: loop on {cluster} {} without a transaction",
+                        topic.get_ref()
+                    );
+                }
+                // The loop is undone again: its topics are removed after the add.
+                let loop_name = op.mirror.as_ref().expect("filtered on").get_ref();
+                assert!(
+                    scenario
+                        .admin
+                        .iter()
+                        .any(|other| other.op.get_ref() == "remove_topics"
+                            && other
+                                .mirror
+                                .as_ref()
+                                .is_some_and(|m| m.get_ref() == loop_name)
+                            && other.at_ms.get_ref() > op.at_ms.get_ref()),
+                    "seed {seed}: {loop_name} is never removed"
+                );
+                loops += 1;
+            }
+        }
+        assert!(
+            loops >= 20 && pauses >= 20 && bumps >= 10 && used >= 20 && paused_topics >= 3,
+            "{loops} loops, {pauses} pauses across a cut, {bumps} epoch bumps, \
+             {used} destinations with a history, {paused_topics} pauses across a source's cut"
+        );
+    }
+
+    #[test]
+    fn the_same_seed_gives_the_same_scenario_and_others_differ() {
+        assert_eq!(generated_toml(7), generated_toml(7));
+        assert_ne!(generated_toml(7), generated_toml(8));
+    }
+}
