@@ -13,6 +13,7 @@ use crate::coordinator::partition_count;
 use crate::log::MemoryDisk;
 use crate::metadata::ConfigResource;
 use crate::mirror::coordinator::mirror_state_partition;
+use crate::mirror::manager::{ResetSkipped, StopStep};
 use crate::node::Node;
 use crate::protocol::MirrorPartitionId;
 use crate::protocol::{
@@ -855,6 +856,30 @@ fn a_stop_that_never_cut_or_mirrored_records_no_last_mirrored_epoch_and_resets_n
         b_log.batches().all(|batch| !batch.is_mirror_pid_reset()),
         "no reset on a log of b's own writes"
     );
+    // The stop's steps: nothing captured of a's (−1, kept from the stored state), nothing cut
+    // above the LSO, the reset left out for a log of b's own writes.
+    let journal = stop_journal(&world);
+    let StopStep::RequestBump { minimum } = journal[1] else {
+        panic!("{journal:?}");
+    };
+    let expected = vec![
+        StopStep::RemoveFetcher {
+            last_mirrored: (-1, -1),
+            kept: true,
+        },
+        StopStep::RequestBump { minimum },
+        StopStep::Bumped {
+            leader_epoch: minimum + 1,
+        },
+        StopStep::TruncateToLso { from: 3, to: 3 },
+        StopStep::PersistLastMirrored {
+            last_mirrored: Some((-1, -1)),
+        },
+        StopStep::SkipPidReset(ResetSkipped::OwnWritesOnly),
+        StopStep::AwaitCommitted { offset: 2 },
+        StopStep::PersistStopped,
+    ];
+    assert_eq!(journal, expected);
     let lookup = Request::LastMirroredEpochLookup {
         requester: A,
         topic: "orders".into(),
@@ -1362,5 +1387,132 @@ fn a_mirroring_cut_that_removed_records_bumps_the_leader_epoch_before_the_next_a
             assert!(bumps.is_empty(), "{design}: {bumps:?}");
             assert_eq!(orders_leader_epoch(&world, B), stopped_epoch, "{design}");
         }
+    }
+}
+
+/// The STOPPING journal of orders-0's leader on b.
+fn stop_journal(world: &World) -> Vec<StopStep> {
+    world.brokers[&world.leader(B)]
+        .mirror_stop_journal(&orders())
+        .to_vec()
+}
+
+#[test]
+fn stopping_takes_the_seed_steps_in_order_and_each_design_its_own() {
+    use crate::mirror::MirrorDesign;
+    use StopStep::*;
+    for design in [
+        MirrorDesign::Seed,
+        MirrorDesign::NoEpochBump,
+        MirrorDesign::NoPidReset,
+        MirrorDesign::AbortMarkers,
+        MirrorDesign::ResetBeforeTxnResolution,
+    ] {
+        let mut world = mirroring_world_with(design, 4);
+        let mirrored = (
+            world.partition(world.leader(A)).log.latest_epoch().unwrap(),
+            4,
+        );
+        let epoch = orders_leader_epoch(&world, B);
+        alter_on(&mut world, B, "m", MirrorTopicOperation::Remove);
+        run_until(&mut world, B, MirrorState::Stopped);
+        let remove = RemoveFetcher {
+            last_mirrored: mirrored,
+            kept: false,
+        };
+        let persist = PersistLastMirrored {
+            last_mirrored: Some(mirrored),
+        };
+        // The bump asks above every epoch in the log (the source's 0) and the current one.
+        let bump = [
+            RequestBump {
+                minimum: epoch.max(mirrored.0),
+            },
+            Bumped {
+                leader_epoch: epoch.max(mirrored.0) + 1,
+            },
+        ];
+        // Nothing is open above the LSO in this world: the cut removes nothing, and the
+        // later revision writes no ABORT marker.
+        let cut = TruncateToLso { from: 4, to: 4 };
+        let reset = [AppendPidReset { offset: 4 }, AwaitCommitted { offset: 4 }];
+        let expected: Vec<StopStep> = match design {
+            MirrorDesign::Seed => [vec![remove], bump.to_vec(), vec![cut, persist]]
+                .concat()
+                .into_iter()
+                .chain(reset)
+                .collect(),
+            MirrorDesign::NoEpochBump => {
+                let current = Bumped {
+                    leader_epoch: epoch,
+                };
+                vec![remove, current, cut, persist]
+                    .into_iter()
+                    .chain(reset)
+                    .collect()
+            }
+            MirrorDesign::NoPidReset => [vec![remove], bump.to_vec(), vec![cut, persist]]
+                .concat()
+                .into_iter()
+                .chain([
+                    SkipPidReset(ResetSkipped::Design),
+                    AwaitCommitted { offset: 3 },
+                ])
+                .collect(),
+            _ => [vec![remove, persist], bump.to_vec()]
+                .concat()
+                .into_iter()
+                .chain(reset)
+                .collect(),
+        };
+        let expected: Vec<StopStep> = expected.into_iter().chain([PersistStopped]).collect();
+        assert_eq!(stop_journal(&world), expected, "{design:?}");
+    }
+}
+
+#[test]
+fn a_stop_a_new_leader_resumes_keeps_the_last_mirrored_position_the_first_persisted() {
+    use StopStep::*;
+    // Crash points (the first leader cut off): before it persisted the last mirrored position
+    // (the new leader captures it afresh), and after (the new leader reads it back: `kept`).
+    for (cut_after_ms, first_steps, kept) in [(110, 2, false), (200, 5, true)] {
+        let mut world = mirroring_world(4);
+        let first_leader = world.leader(B);
+        request_failover(&mut world);
+        world.run_for(cut_after_ms);
+        let first = world.brokers[&first_leader]
+            .mirror_stop_journal(&orders())
+            .to_vec();
+        assert_eq!(
+            first.len(),
+            first_steps,
+            "cut after {cut_after_ms} ms: {first:?}"
+        );
+        world.cut.insert(first_leader);
+        run_until(&mut world, B, MirrorState::Stopped);
+        let journal = stop_journal(&world);
+        let RequestBump { minimum } = journal[1] else {
+            panic!("cut after {cut_after_ms} ms: {journal:?}");
+        };
+        // The new leadership's epoch is above the first's bumped one (or its own, unbumped).
+        assert!(minimum >= 1, "cut after {cut_after_ms} ms: {journal:?}");
+        let expected = vec![
+            RemoveFetcher {
+                last_mirrored: (0, 4),
+                kept,
+            },
+            RequestBump { minimum },
+            Bumped {
+                leader_epoch: minimum + 1,
+            },
+            TruncateToLso { from: 4, to: 4 },
+            PersistLastMirrored {
+                last_mirrored: Some((0, 4)),
+            },
+            AppendPidReset { offset: 4 },
+            AwaitCommitted { offset: 4 },
+            PersistStopped,
+        ];
+        assert_eq!(journal, expected, "cut after {cut_after_ms} ms");
     }
 }

@@ -70,7 +70,7 @@ use crate::mirror::coordinator::MIRROR_STATE_TOPIC;
 use crate::mirror::describe::MirrorDescribes;
 use crate::mirror::directory::MirrorDirectory;
 use crate::mirror::gate::{mirror_state_of, refuses_client_write};
-use crate::mirror::manager::{MirrorContext, MirrorHost, MirrorManager};
+use crate::mirror::manager::{MirrorContext, MirrorHost, MirrorManager, StopStep};
 use crate::mirror::periodic_sync::{MirrorSyncs, SyncConfig};
 use crate::mirror::MirrorState;
 use crate::node::{Node, Outbox};
@@ -261,6 +261,12 @@ impl<S: BrokerStorage> Broker<S> {
     /// the leader epoch it leads the partition in (`single-mirror-fetcher`).
     pub fn mirror_fetchers(&self) -> impl Iterator<Item = (&TopicPartition, MirrorState, i32)> {
         self.mirror_manager().mirror_fetchers()
+    }
+
+    /// The steps KIP-1279's STOPPING took on `topic_partition` while this broker leads it (see
+    /// `mirror::manager::StopStep`).
+    pub fn mirror_stop_journal(&self, topic_partition: &TopicPartition) -> &[StopStep] {
+        self.mirror_manager().stop_journal(topic_partition)
     }
 
     /// The broker id.

@@ -129,6 +129,8 @@ mod preparing;
 mod source_side;
 mod stopping;
 
+pub use stopping::{ResetSkipped, StopStep};
+
 use std::collections::BTreeMap;
 
 use super::coordinator::MIRROR_STATE_TOPIC;
@@ -398,6 +400,9 @@ struct MirrorTask {
     /// request sent by a task dropped since (a leadership that ended) is not applied to the
     /// task of the next leadership, which has its own steps and has read nothing yet.
     generation: u64,
+    /// The steps this leadership's STOPPING took, in order (see [`StopStep`]); begun afresh
+    /// when a new stop is persisted.
+    stop_journal: Vec<StopStep>,
 }
 
 /// A source cluster as one mirror sees it.
@@ -582,6 +587,7 @@ impl MirrorManager {
                             verified_source_epoch: None,
                             bump_before_append: false,
                             generation,
+                            stop_journal: Vec::new(),
                         },
                     );
                 }
@@ -691,6 +697,8 @@ impl MirrorManager {
                     task.step = Step::Fetching;
                     task.fetch_not_before_ms = None;
                 } else {
+                    let leader_epoch = task.leader_epoch;
+                    self.note_stop_step(topic_partition, StopStep::Bumped { leader_epoch });
                     self.stopping_after_bump(host, now_ms, topic_partition);
                 }
                 true
@@ -701,6 +709,7 @@ impl MirrorManager {
                     .get(topic_partition)
                     .is_some_and(|p| p.log.high_watermark() > offset);
                 if committed {
+                    self.note_stop_step(topic_partition, StopStep::PersistStopped);
                     self.write_transition(host, now_ms, topic_partition, MirrorState::Stopped);
                 }
                 false
@@ -881,5 +890,13 @@ impl MirrorManager {
             .iter()
             .filter(|(_, task)| task.step == Step::Fetching)
             .map(|(topic_partition, task)| (topic_partition, task.state, task.leader_epoch))
+    }
+
+    /// The steps STOPPING took on `topic_partition` under this broker's leadership, in order
+    /// (empty before a stop; see [`StopStep`]).
+    pub fn stop_journal(&self, topic_partition: &TopicPartition) -> &[StopStep] {
+        self.tasks
+            .get(topic_partition)
+            .map_or(&[], |task| task.stop_journal.as_slice())
     }
 }

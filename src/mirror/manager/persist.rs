@@ -245,6 +245,7 @@ impl MirrorManager {
                 if target == MirrorState::Stopping && !resumed_stop {
                     task.stop_own_writes_only = task.own_writes_only;
                     task.own_stop_wait_until_ms = None;
+                    task.stop_journal.clear();
                 } else if !matches!(target, MirrorState::Stopping | MirrorState::Failed) {
                     task.stop_own_writes_only = false;
                 }

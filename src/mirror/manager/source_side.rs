@@ -78,6 +78,7 @@ impl MirrorManager {
             verified_source_epoch: None,
             bump_before_append: false,
             generation: 0,
+            stop_journal: Vec::new(),
         };
         let Some((coordinator, coordinator_partition)) =
             MirrorDirectory::new(host.image(), host.node_id().cluster())

@@ -1,11 +1,107 @@
 //! STOPPING: the seed's steps in order (remove the fetcher, bump the leader epoch, cut to
 //! the last stable offset, persist the last mirrored epoch, write MIRROR_PID_RESET, persist
 //! STOPPED), and the stop of a log holding this cluster's own writes only.
+//!
+//! Every step taken is recorded as a [`StopStep`] in the task's journal
+//! ([`MirrorManager::stop_journal`]), so a test can hold a path's exact sequence. The paths:
+//! - seed: `RemoveFetcher`, `RequestBump`, `Bumped`, `TruncateToLso`, `PersistLastMirrored`,
+//!   `AppendPidReset`, `AwaitCommitted`, `PersistStopped`;
+//! - a log of this cluster's own writes only: the same, with `AwaitOpenTransactions` before
+//!   the cut when a transaction is open (the cut then removes nothing unless the wait runs
+//!   out), and `SkipPidReset(OwnWritesOnly)`;
+//! - `abort-markers`: `PersistLastMirrored` right after `RemoveFetcher`, then the bump, an
+//!   `AbortMarker` per open transaction and the reset (`reset-before-txn-resolution`: the reset
+//!   first);
+//! - `no-epoch-bump`: no `RequestBump`; `Bumped` names the current leader epoch;
+//! - `no-pid-reset` / `pid-rewrite`: `SkipPidReset(Design)`;
+//! - a re-run (a new leader, or a failed write retried): it starts again at `RemoveFetcher`,
+//!   with `kept` when the last mirrored position came from the earlier run, and
+//!   `SkipPidReset(AlreadyWritten)` when the log already ends with this stop's reset.
+//!
+//! A step that must wait (replication up to the bump, a retry after a failed request) records
+//! nothing until it completes.
 
 use super::*;
 
+/// One step STOPPING took; see the module doc for the sequence of each path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StopStep {
+    /// Step 1: the fetcher is removed; the last mirrored (epoch, offset) is captured now, or
+    /// `kept` from an earlier run of this stop (persisted, or read back from the coordinator).
+    RemoveFetcher {
+        /// The last mirrored (epoch, offset) this stop records.
+        last_mirrored: (i32, i64),
+        /// It came from an earlier run.
+        kept: bool,
+    },
+    /// Step 2: BumpLeaderEpochs asked for a leader epoch above `minimum`, same leader.
+    RequestBump {
+        /// Every epoch in the log and the current leader epoch.
+        minimum: i32,
+    },
+    /// The bump is visible in metadata: this broker leads in `leader_epoch` (under
+    /// `no-epoch-bump`, the current epoch).
+    Bumped {
+        /// The leader epoch the rest of the stop writes in.
+        leader_epoch: i32,
+    },
+    /// A stop of own writes waits (up to `MIRROR_OWN_STOP_TXN_WAIT_MS`) for its open
+    /// transactions to end instead of cutting them.
+    AwaitOpenTransactions,
+    /// Step 3: the log is cut from `from` to the last stable offset `to` (equal: nothing above
+    /// the LSO).
+    TruncateToLso {
+        /// The log end before the cut.
+        from: i64,
+        /// The last stable offset.
+        to: i64,
+    },
+    /// Step 4: the last mirrored (epoch, offset) is written to the mirror coordinator.
+    PersistLastMirrored {
+        /// What is written.
+        last_mirrored: Option<(i32, i64)>,
+    },
+    /// `abort-markers`: an ABORT marker for the open transaction of `producer_id`.
+    AbortMarker {
+        /// The producer whose transaction is aborted.
+        producer_id: i64,
+    },
+    /// Step 5: MIRROR_PID_RESET appended at `offset`.
+    AppendPidReset {
+        /// The reset's offset.
+        offset: i64,
+    },
+    /// Step 5 left out, and why.
+    SkipPidReset(ResetSkipped),
+    /// STOPPED waits until everything up to `offset` is committed.
+    AwaitCommitted {
+        /// The last offset the stop wrote or kept.
+        offset: i64,
+    },
+    /// Step 6: STOPPED is written to the mirror coordinator.
+    PersistStopped,
+}
+
+/// Why a stop wrote no MIRROR_PID_RESET.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResetSkipped {
+    /// The design writes none (`no-pid-reset`, `pid-rewrite`).
+    Design,
+    /// The log already ends with this stop's reset (a re-run).
+    AlreadyWritten,
+    /// The log holds this cluster's own writes only (spec §5.4's premise is false there).
+    OwnWritesOnly,
+}
+
 impl MirrorManager {
     // ----- STOPPING -----
+
+    /// Records a step of `topic_partition`'s stop in its journal.
+    pub(super) fn note_stop_step(&mut self, topic_partition: &TopicPartition, step: StopStep) {
+        if let Some(task) = self.tasks.get_mut(topic_partition) {
+            task.stop_journal.push(step);
+        }
+    }
 
     pub(super) fn stopping_start(
         &mut self,
@@ -23,11 +119,18 @@ impl MirrorManager {
         let log_end = partition.log.log_end_offset();
         let skip_bump = self.design == MirrorDesign::NoEpochBump;
         let task = self.task_mut(topic_partition);
-        if task.last_mirrored.is_none() {
-            task.last_mirrored = Some((latest_epoch, log_end));
-        }
+        let kept = task.last_mirrored.is_some();
+        let last_mirrored = *task.last_mirrored.get_or_insert((latest_epoch, log_end));
+        self.note_stop_step(
+            topic_partition,
+            StopStep::RemoveFetcher {
+                last_mirrored,
+                kept,
+            },
+        );
         if skip_bump {
             // The `no-epoch-bump` design: go on in the current leader epoch.
+            let task = self.task_mut(topic_partition);
             task.step = Step::AwaitEpochBump { min: -1 };
             task.not_before_ms = now_ms;
             return;
@@ -67,6 +170,7 @@ impl MirrorManager {
             partitions: vec![(task.id.topic_id, task.id.partition, minimum)],
         };
         task.step = Step::Waiting;
+        self.note_stop_step(topic_partition, StopStep::RequestBump { minimum });
         let controller = host.controller();
         self.send_mirror_request(
             host,
@@ -130,8 +234,10 @@ impl MirrorManager {
             && partition.log.last_stable_offset() < partition.log.log_end_offset();
         if open_own_transactions {
             let task = self.task_mut(topic_partition);
-            task.own_stop_wait_until_ms
-                .get_or_insert(now_ms + MIRROR_OWN_STOP_TXN_WAIT_MS);
+            if task.own_stop_wait_until_ms.is_none() {
+                task.own_stop_wait_until_ms = Some(now_ms + MIRROR_OWN_STOP_TXN_WAIT_MS);
+                self.note_stop_step(topic_partition, StopStep::AwaitOpenTransactions);
+            }
         }
         if !caught_up || open_own_transactions {
             let task = self.task_mut(topic_partition);
@@ -147,6 +253,10 @@ impl MirrorManager {
         };
         let log_end = partition.log.log_end_offset();
         let stable = partition.log.last_stable_offset();
+        let cut = StopStep::TruncateToLso {
+            from: log_end,
+            to: stable,
+        };
         if stable < log_end {
             if let Err(error) = partition.log.truncate_to(stable) {
                 self.fail_mirror_partition(
@@ -164,6 +274,7 @@ impl MirrorManager {
                 TruncationReason::MirrorStopAtLastStableOffset,
             );
         }
+        self.note_stop_step(topic_partition, cut);
         self.stopping_persist_last_mirrored(host, now_ms, topic_partition);
     }
 
@@ -185,6 +296,11 @@ impl MirrorManager {
             last_mirrored: task.last_mirrored,
             own_writes_only: false,
         };
+        let last_mirrored = task.last_mirrored;
+        self.note_stop_step(
+            topic_partition,
+            StopStep::PersistLastMirrored { last_mirrored },
+        );
         self.send_write(
             host,
             now_ms,
@@ -219,6 +335,8 @@ impl MirrorManager {
             return;
         }
         for (producer, coordinator_epoch) in open {
+            let producer_id = producer.producer_id;
+            self.note_stop_step(topic_partition, StopStep::AbortMarker { producer_id });
             let marker = end_transaction_marker(producer, false, coordinator_epoch, now_ms);
             if let Err(error) =
                 self.append_stop_batch(host, now_ms, topic_partition, &marker, leader_epoch)
@@ -291,14 +409,27 @@ impl MirrorManager {
                 topic_partition: topic_partition.clone(),
             });
         }
-        if !self.design.writes_pid_reset() || ends_with_reset || own_writes_only {
+        let skipped = if !self.design.writes_pid_reset() {
+            Some(ResetSkipped::Design)
+        } else if ends_with_reset {
+            Some(ResetSkipped::AlreadyWritten)
+        } else if own_writes_only {
+            Some(ResetSkipped::OwnWritesOnly)
+        } else {
+            None
+        };
+        if let Some(reason) = skipped {
             // `no-pid-reset` and `pid-rewrite`: STOPPED once everything up to here is
             // committed.
+            self.note_stop_step(topic_partition, StopStep::SkipPidReset(reason));
             return Some(log_end - 1);
         }
         let reset = mirror_pid_reset(&source_cluster_id, now_ms);
         match self.append_stop_batch(host, now_ms, topic_partition, &reset, leader_epoch) {
-            Ok(offset) => Some(offset),
+            Ok(offset) => {
+                self.note_stop_step(topic_partition, StopStep::AppendPidReset { offset });
+                Some(offset)
+            }
             Err(error) => {
                 let reason = format!("MIRROR_PID_RESET append failed: {error}");
                 self.fail_mirror_partition(host, now_ms, topic_partition, reason, false);
@@ -345,6 +476,7 @@ impl MirrorManager {
         topic_partition: &TopicPartition,
         offset: i64,
     ) {
+        self.note_stop_step(topic_partition, StopStep::AwaitCommitted { offset });
         let task = self.task_mut(topic_partition);
         task.step = Step::AwaitResetCommitted { offset };
         task.not_before_ms = now_ms;
