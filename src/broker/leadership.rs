@@ -139,7 +139,7 @@ impl<S: BrokerStorage> Broker<S> {
                 self.unload_coordinator(topic_partition);
                 self.complete_delayed_markers(now_ms);
                 if let Some(leader) = leader {
-                    self.fetch_sessions.entry(leader).or_default();
+                    self.fetcher.follow(leader);
                 }
             }
         }

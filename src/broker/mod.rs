@@ -35,7 +35,6 @@ mod config;
 mod controller_session;
 mod coordinators;
 mod fetch;
-mod follower;
 mod isr;
 mod leadership;
 mod produce;
@@ -80,17 +79,10 @@ use crate::protocol::{
     OffsetSpec, Request, Response, TopicPartition,
 };
 use crate::record::RecordBatch;
-use crate::replica::report_leader_truncation;
+use crate::replica::{FetcherConfig, FetcherContext, ReplicaFetcher};
 use controller_session::{ControllerSession, SessionAnswer};
 use fetch::DelayedFetch;
-use follower::FetchSession;
 use produce::DelayedProduce;
-
-#[derive(Debug, Clone, Copy)]
-struct PendingRequest {
-    correlation_id: u64,
-    sent_ms: i64,
-}
 
 /// The [`BrokerContext`] a broker lends one of its components for one call. A macro rather
 /// than a method so that the borrow of the broker's fields stays disjoint from the borrow of
@@ -136,7 +128,8 @@ pub struct Broker<S: BrokerStorage> {
     held_requests: Vec<crate::protocol::Envelope>,
     partitions: BTreeMap<TopicPartition, Partition<S::Disk>>,
     unassigned_logs: BTreeMap<TopicPartition, PartitionLog<S::Disk>>,
-    fetch_sessions: BTreeMap<BrokerId, FetchSession>,
+    /// The replica fetcher: one fetch session per leader this broker follows partitions on.
+    fetcher: ReplicaFetcher,
     delayed_produces: Vec<DelayedProduce>,
     delayed_fetches: Vec<DelayedFetch>,
     alter_partitions: BTreeMap<u64, (TopicPartition, i64)>,
@@ -184,6 +177,18 @@ impl<S: BrokerStorage> Broker<S> {
         }
         let controller = NodeId::Controller(cluster);
         let session = ControllerSession::new(controller, broker_id, incarnation, &config, now_ms);
+        let fetcher = ReplicaFetcher::new(FetcherConfig {
+            request_timeout_ms: config.replica_fetch_timeout_ms,
+            wait_max_ms: config.replica_fetch_wait_max_ms,
+            max_bytes: config.replica_fetch_max_bytes,
+            backoff_ms: config.replica_fetch_backoff_ms,
+            skip_divergence_truncation: config
+                .broken
+                .contains(&BrokenSwitch::SkipDivergenceTruncation),
+            ignores_pid_reset: config
+                .broken
+                .contains(&BrokenSwitch::FollowerIgnoresPidReset),
+        });
         let mirror = MirrorManager::new(config.mirror_design, config.broken.clone());
         let sync_config = SyncConfig {
             design: config.mirror_design,
@@ -210,7 +215,7 @@ impl<S: BrokerStorage> Broker<S> {
             held_requests: Vec::new(),
             partitions: BTreeMap::new(),
             unassigned_logs,
-            fetch_sessions: BTreeMap::new(),
+            fetcher,
             delayed_produces: Vec::new(),
             delayed_fetches: Vec::new(),
             alter_partitions: BTreeMap::new(),
@@ -229,6 +234,23 @@ impl<S: BrokerStorage> Broker<S> {
     /// Where this broker's image says each mirror's parts are.
     fn mirror_directory(&self) -> MirrorDirectory<'_> {
         MirrorDirectory::new(&self.image, self.node_id.cluster())
+    }
+
+    /// Runs `call` with the replica fetcher and the parts of this broker it may use.
+    fn with_fetcher<T>(
+        &mut self,
+        now_ms: i64,
+        call: impl FnOnce(&mut ReplicaFetcher, &mut FetcherContext<'_, S::Disk>) -> T,
+    ) -> T {
+        let mut context = FetcherContext {
+            now_ms,
+            node_id: self.node_id,
+            broker_id: self.broker_id,
+            partitions: &mut self.partitions,
+            outbox: &mut self.outbox,
+            events: &mut self.events,
+        };
+        call(&mut self.fetcher, &mut context)
     }
 
     /// The mirror manager, between its calls.
@@ -437,13 +459,7 @@ impl<S: BrokerStorage> Node for Broker<S> {
     fn poll_timeout(&self) -> Option<i64> {
         // Called after every input, so the deadlines are folded without collecting them.
         let timeout = self.config.controller_request_timeout_ms;
-        let fetches = self
-            .fetch_sessions
-            .values()
-            .map(|session| match session.inflight {
-                Some(pending) => pending.sent_ms + self.config.replica_fetch_timeout_ms,
-                None => session.next_fetch_ms,
-            });
+        let fetches = self.fetcher.deadlines();
         [
             self.next_isr_check_ms,
             self.next_high_watermark_checkpoint_ms,
@@ -486,7 +502,13 @@ impl<S: BrokerStorage> Broker<S> {
     /// Sends whatever the session, metadata and fetch state call for now.
     fn drive(&mut self, now_ms: i64) {
         self.session.poll(now_ms, &self.image, &mut self.outbox);
-        self.maybe_send_replica_fetches(now_ms);
+        if let (true, Some(broker_epoch)) =
+            (self.session.metadata_ready(), self.session.broker_epoch())
+        {
+            self.with_fetcher(now_ms, |fetcher, context| {
+                fetcher.poll(context, broker_epoch)
+            });
+        }
         self.with_mirror_manager(|manager, broker| manager.poll_mirror(broker, now_ms));
         self.mirror_syncs.poll(&mut context!(self, now_ms));
         self.mirror_describes.poll(&mut context!(self, now_ms));

@@ -368,7 +368,9 @@ impl<S: BrokerStorage> Broker<S> {
             }
             Response::Fetch { partitions } => {
                 if let NodeId::Broker(_, leader) = from {
-                    self.handle_replica_fetch_response(now_ms, leader, correlation_id, partitions);
+                    self.with_fetcher(now_ms, |fetcher, context| {
+                        fetcher.handle_response(context, leader, correlation_id, partitions);
+                    });
                 }
             }
             // Brokers send no other requests (yet).

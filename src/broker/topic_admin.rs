@@ -437,9 +437,7 @@ impl<S: BrokerStorage> super::Broker<S> {
             .collect();
         for tp in deleted {
             self.partitions.remove(&tp);
-            for session in self.fetch_sessions.values_mut() {
-                session.inflight_offsets.remove(&tp);
-            }
+            self.fetcher.forget(&tp);
             self.storage.remove_dir(&partition_dir_name(&tp));
         }
         // Logs found on disk at start-up for a topic the (caught-up) image does not have were

@@ -3,9 +3,11 @@
 //! every broker component (the broker's produce and fetch paths, the coordinator host, the
 //! KIP-1279 mirror manager), which all read and write replicas through it.
 
+mod fetcher;
 mod partition;
 mod truncation;
 
+pub use fetcher::{FetcherConfig, FetcherContext, ReplicaFetcher};
 pub use partition::{FollowerRole, FollowerState, LeaderState, Partition, Role};
 pub use truncation::{follower_truncation_for_batches, follower_truncation_offset};
 
