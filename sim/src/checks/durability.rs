@@ -120,12 +120,7 @@ impl Checkers {
                 let lost_from = lost_from(&self.losses, &self.lost_tails, cluster, &tp);
                 let reordered =
                     scan_new_records(time_ms, cluster, &tp, leader_log, scan, lost_from, out);
-                if reordered > 0 {
-                    *self
-                        .marks
-                        .entry("reorder-after-lost-producer-state".into())
-                        .or_default() += reordered;
-                }
+                self.mark_times("reorder-after-lost-producer-state", reordered);
                 for member in record.isr.iter().filter(|member| **member != leader_id) {
                     let Some(view) = brokers
                         .iter()

@@ -200,40 +200,21 @@ impl Checkers {
         self.mark_times("mirrored-read-cut-not-refetched", not_refetched_reads);
         self.mark_times("read-cut-at-stop-after-outcome-lost", stop_cut_reads);
         self.mark_times("read-from-deposed-leader-past-lossy-start", deposed_reads);
-        if failback_decided_reads.get() > 0 {
-            *self
-                .marks
-                .entry("read-outcome-decided-by-failback-source".into())
-                .or_default() += failback_decided_reads.get();
-        }
+        self.mark_times(
+            "read-outcome-decided-by-failback-source",
+            failback_decided_reads.get(),
+        );
         self.mark_times(
             "read-from-deposed-leader-after-mirror-cut",
             deposed_cut_reads,
         );
-        if outcome_lost_reads.get() > 0 {
-            *self
-                .marks
-                .entry("read-committed-outcome-lost".into())
-                .or_default() += outcome_lost_reads.get();
-        }
-        if rewritten_skips > 0 {
-            *self
-                .marks
-                .entry("skip-rewritten-by-mirroring".into())
-                .or_default() += rewritten_skips;
-        }
-        if across_skips > 0 {
-            *self
-                .marks
-                .entry("skip-across-replaced-log".into())
-                .or_default() += across_skips;
-        }
-        if outcome_lost_skips.get() > 0 {
-            *self
-                .marks
-                .entry("skip-over-outcome-lost-not-durable".into())
-                .or_default() += outcome_lost_skips.get();
-        }
+        self.mark_times("read-committed-outcome-lost", outcome_lost_reads.get());
+        self.mark_times("skip-rewritten-by-mirroring", rewritten_skips);
+        self.mark_times("skip-across-replaced-log", across_skips);
+        self.mark_times(
+            "skip-over-outcome-lost-not-durable",
+            outcome_lost_skips.get(),
+        );
         let gone_marks = std::cell::RefCell::new(Vec::new());
         let gone_legally = |send: &crate::world::workload::SendRecord| {
             let mark = self.txn_send_gone_legally(&logs, send);

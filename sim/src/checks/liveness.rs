@@ -258,12 +258,7 @@ impl Checkers {
     ) -> Vec<Violation> {
         let (mut out, loops) =
             crate::checks::mirror::check_mirror_liveness(time_ms, controllers, brokers);
-        if loops > 0 {
-            *self
-                .marks
-                .entry("liveness-mirror-loop-retrying".into())
-                .or_default() += loops;
-        }
+        self.mark_times("liveness-mirror-loop-retrying", loops);
         // Partitions held by a transaction its coordinator lost (see
         // `hanging_after_coordinator_loss`).
         let mut forgotten_txns = BTreeSet::new();
@@ -388,12 +383,7 @@ impl Checkers {
                 self.lost_from(cluster, tp).is_some()
             });
         out.extend(stuck);
-        if rolled_back > 0 {
-            *self
-                .marks
-                .entry("stuck-txn-after-coordinator-rollback".into())
-                .or_default() += rolled_back;
-        }
+        self.mark_times("stuck-txn-after-coordinator-rollback", rolled_back);
         let logs = ViewLeaderLogs {
             controllers,
             brokers,
@@ -425,24 +415,12 @@ impl Checkers {
                     || (read_committed && enlist_lost())
             });
         out.extend(unseen_violations);
-        if read_elsewhere > 0 {
-            *self
-                .marks
-                .entry("unseen-read-by-group-on-other-cluster".into())
-                .or_default() += read_elsewhere;
-        }
-        if outcome_lost_sends.get() > 0 {
-            *self
-                .marks
-                .entry("unseen-commit-lost-not-durable".into())
-                .or_default() += outcome_lost_sends.get();
-        }
-        if enlist_lost_sends.get() > 0 {
-            *self
-                .marks
-                .entry("unseen-outside-commit-after-coordinator-loss".into())
-                .or_default() += enlist_lost_sends.get();
-        }
+        self.mark_times("unseen-read-by-group-on-other-cluster", read_elsewhere);
+        self.mark_times("unseen-commit-lost-not-durable", outcome_lost_sends.get());
+        self.mark_times(
+            "unseen-outside-commit-after-coordinator-loss",
+            enlist_lost_sends.get(),
+        );
         out
     }
 

@@ -376,10 +376,12 @@ impl Checkers {
         *self.marks.entry(name.to_string()).or_default() += 1;
     }
 
-    /// Records a coverage mark `times` times (nothing when `times` is 0).
-    fn mark_times(&mut self, name: &str, times: usize) {
+    /// Records a coverage mark `times` times (nothing when `times` is 0); `times` is any
+    /// unsigned count.
+    fn mark_times(&mut self, name: &str, times: impl TryInto<u64>) {
+        let times = times.try_into().unwrap_or(u64::MAX);
         if times > 0 {
-            *self.marks.entry(name.to_string()).or_default() += times as u64;
+            *self.marks.entry(name.to_string()).or_default() += times;
         }
     }
 
