@@ -1,6 +1,7 @@
-//! Invariant checkers. They observe the world from outside: after every step they read the
-//! state machines (never changing them, except to take the brokers' event lists), and at the
-//! end they compare the recorded history with the final logs (Jepsen's Kafka anomalies).
+//! Invariant checkers. They observe the world from outside (`observer.rs`): at every step
+//! each [`Checker`] family sees every broker event the world drained once, then reads the
+//! state machines through read-only views; at the end they compare the recorded history with
+//! the final logs (Jepsen's Kafka anomalies).
 //!
 //! Safety invariants (exit code 1), by name:
 //! - `epochs-monotonic`: a partition's leader epoch never decreases in the controller's
@@ -66,12 +67,14 @@ mod liveness;
 mod log;
 mod losses;
 pub mod mirror;
+mod observer;
 mod outcomes;
 mod reads;
 mod transactions;
 mod view;
 
 pub use invariants::{Invariant, Violation, INVARIANTS, PRECONDITION_PREFIX};
+pub use observer::{Checker, Step};
 pub(crate) use view::{broker_view, current_leader};
 pub use view::{BrokerView, ControllerView};
 
@@ -408,19 +411,30 @@ impl Checkers {
 }
 
 impl Checkers {
-    /// The per-step safety checks.
-    pub fn check_step(
-        &mut self,
-        time_ms: i64,
-        controllers: &[ControllerView<'_>],
-        brokers: &mut [BrokerView<'_>],
-        history: &History,
-    ) -> Vec<Violation> {
+    /// One checker step: every event the world drained is observed once, then the state is
+    /// judged; returns the safety violations found.
+    pub fn run_step(&mut self, step: &Step<'_, '_>) -> Vec<Violation> {
+        for (view, event) in step.events() {
+            self.observe(step, view, event);
+        }
+        self.check_step(step)
+    }
+}
+
+/// The log, durability, history, group and admin families, which share what they learn of
+/// losses and cuts; they host the KIP-1279 family ([`mirror::MirrorChecks`]) and feed it each
+/// event and step first.
+impl Checker for Checkers {
+    fn observe(&mut self, step: &Step<'_, '_>, view: &BrokerView<'_>, event: &BrokerEvent) {
+        self.mirror.observe(step, view, event);
+        self.observe_event(step.time_ms, view, event);
+    }
+
+    fn check_step(&mut self, step: &Step<'_, '_>) -> Vec<Violation> {
+        let (time_ms, controllers, brokers, history) =
+            (step.time_ms, step.controllers, step.brokers, step.history);
         let mut violations = Vec::new();
         self.check_metadata_epochs(time_ms, controllers, &mut violations);
-        for view in brokers.iter_mut() {
-            self.consume_events(time_ms, controllers, view);
-        }
         self.observe_mirror_images(time_ms, brokers);
         let logs = ViewLeaderLogs {
             controllers,
@@ -435,7 +449,7 @@ impl Checkers {
                 self.marks_first_ms.entry(mark.clone()).or_insert(time_ms);
             }
         }
-        violations.extend(self.mirror.check(time_ms, controllers, brokers));
+        violations.extend(self.mirror.check_step(step));
         self.check_leaders(time_ms, brokers, &mut violations);
         self.check_replica_logs(time_ms, brokers, &mut violations);
         self.check_logs_incremental(time_ms, controllers, brokers, &mut violations);
@@ -451,7 +465,9 @@ impl Checkers {
         );
         violations
     }
+}
 
+impl Checkers {
     /// Notes, for `admin-outcomes`, whether each broker's metadata image holds each mirror of
     /// its cluster that the admin timeline names.
     fn observe_mirror_images(&mut self, time_ms: i64, brokers: &[BrokerView<'_>]) {
@@ -489,15 +505,11 @@ impl Checkers {
         }
     }
 
-    fn consume_events(
-        &mut self,
-        time_ms: i64,
-        controllers: &[ControllerView<'_>],
-        view: &mut BrokerView<'_>,
-    ) {
+    /// Learns from one event of `view`'s broker: coverage marks, and what the log, loss and
+    /// group families remember of truncations, leader starts and mirrored appends.
+    fn observe_event(&mut self, time_ms: i64, view: &BrokerView<'_>, event: &BrokerEvent) {
         let node = NodeId::Broker(view.cluster, view.broker.broker_id());
-        for event in view.broker.take_events() {
-            self.mirror.observe(time_ms, controllers, view, &event);
+        {
             match event {
                 BrokerEvent::Truncated {
                     topic_partition,
@@ -506,6 +518,8 @@ impl Checkers {
                     reason,
                     ..
                 } => {
+                    let (from_log_end_offset, to_log_end_offset, reason) =
+                        (*from_log_end_offset, *to_log_end_offset, *reason);
                     if from_log_end_offset > to_log_end_offset {
                         match reason {
                             TruncationReason::MirrorLastMirroredEpoch => {
@@ -521,11 +535,11 @@ impl Checkers {
                         self.note_mirror_truncation(
                             time_ms,
                             view.cluster,
-                            &topic_partition,
+                            topic_partition,
                             to_log_end_offset,
                             reason,
                         );
-                        self.note_mirror_cut_epoch(view, &topic_partition, to_log_end_offset);
+                        self.note_mirror_cut_epoch(view, topic_partition, to_log_end_offset);
                         let key = (view.cluster, topic_partition.clone());
                         if let Some(high) = self.committed_high.get_mut(&key) {
                             *high = (*high).min(to_log_end_offset);
@@ -547,7 +561,7 @@ impl Checkers {
                                 .and_then(|source| {
                                     self.cut_before(
                                         source,
-                                        &topic_partition,
+                                        topic_partition,
                                         from_log_end_offset,
                                         time_ms,
                                     )
@@ -556,7 +570,7 @@ impl Checkers {
                             self.note_loss(
                                 time_ms,
                                 view.cluster,
-                                &topic_partition,
+                                topic_partition,
                                 to_log_end_offset.max(source_kept),
                                 None,
                             );
@@ -567,9 +581,7 @@ impl Checkers {
                         .remove(&(node, view.incarnation, topic_partition.clone()));
                     let broker_id = view.broker.broker_id();
                     self.converged_to.retain(|(cluster, tp, member, _, _), _| {
-                        !(*cluster == view.cluster
-                            && *tp == topic_partition
-                            && *member == broker_id)
+                        !(*cluster == view.cluster && tp == topic_partition && *member == broker_id)
                     });
                     // A leader may truncate inside its epoch (KIP-1279's PREPARING cut): its
                     // duplicate and order scan starts over, or the offsets it refills would
@@ -578,12 +590,15 @@ impl Checkers {
                     self.scans
                         .retain(|(cluster, tp, leader, leader_incarnation, _), _| {
                             !(*cluster == view.cluster
-                                && *tp == topic_partition
+                                && tp == topic_partition
                                 && *leader == broker_id
                                 && *leader_incarnation == incarnation)
                         });
-                    self.log_epochs_checked
-                        .remove(&(node, view.incarnation, topic_partition));
+                    self.log_epochs_checked.remove(&(
+                        node,
+                        view.incarnation,
+                        topic_partition.clone(),
+                    ));
                     self.mark("follower-truncated");
                 }
                 BrokerEvent::FollowerHighWatermarkLowered {
@@ -592,11 +607,12 @@ impl Checkers {
                     ..
                 } => {
                     // Documented: the follower adopted a new leader's lagging high watermark.
-                    if let Some(entry) =
-                        self.high_watermarks
-                            .get_mut(&(node, view.incarnation, topic_partition))
-                    {
-                        entry.1 = entry.1.min(to);
+                    if let Some(entry) = self.high_watermarks.get_mut(&(
+                        node,
+                        view.incarnation,
+                        topic_partition.clone(),
+                    )) {
+                        entry.1 = entry.1.min(*to);
                     }
                     self.mark("follower-high-watermark-lowered");
                 }
@@ -605,19 +621,20 @@ impl Checkers {
                     leader_epoch,
                     start_offset,
                 } => {
+                    let (leader_epoch, start_offset) = (*leader_epoch, *start_offset);
                     self.mark("leader-elected");
-                    self.forget_refetches_past(view.cluster, &topic_partition, start_offset);
+                    self.forget_refetches_past(view.cluster, topic_partition, start_offset);
                     let prior_epoch = view
                         .broker
                         .partitions()
-                        .get(&topic_partition)
+                        .get(topic_partition)
                         .and_then(|partition| partition.log.batches_from(start_offset - 1).next())
                         .filter(|batch| batch.base_offset() < start_offset)
                         .map(|batch| batch.partition_leader_epoch());
                     self.observe_leader_start(
                         time_ms,
                         view.cluster,
-                        &topic_partition,
+                        topic_partition,
                         (leader_epoch, start_offset),
                         prior_epoch,
                     );
@@ -631,8 +648,8 @@ impl Checkers {
                 } => {
                     self.note_mirror_append(
                         view.cluster,
-                        &topic_partition,
-                        (first_offset, last_offset),
+                        topic_partition,
+                        (*first_offset, *last_offset),
                     );
                     self.mark("mirror-append");
                 }
@@ -640,7 +657,7 @@ impl Checkers {
                 BrokerEvent::TopicAdminForwarded { .. } => self.mark("topic-admin-forwarded"),
                 BrokerEvent::MirrorTransition { from, to, .. } => {
                     self.mark(&format!("mirror-transition:{from}->{to}"));
-                    if to == mirrorsim::mirror::MirrorState::Stopped {
+                    if *to == mirrorsim::mirror::MirrorState::Stopped {
                         self.mark("mirror-stopped");
                     }
                 }
@@ -650,7 +667,7 @@ impl Checkers {
                     source_offset,
                     ..
                 } => {
-                    self.synced_groups.insert((view.cluster, group_id));
+                    self.synced_groups.insert((view.cluster, group_id.clone()));
                     self.mark("mirror-offset-synced");
                     if offset != source_offset {
                         self.mark("mirror-offset-clamped");

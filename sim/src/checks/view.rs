@@ -1,7 +1,8 @@
-//! The nodes as the checks see them: a live broker (mutable only to take its events) and a
-//! controller, and the lookups every check family makes through them.
+//! The nodes as the checks see them: a live broker (read only, with the events the world
+//! drained from it for this step) and a controller, and the lookups every check family makes
+//! through them.
 
-use mirrorsim::broker::{Broker, MemoryDirDisk, MemoryStorage, Role};
+use mirrorsim::broker::{Broker, BrokerEvent, MemoryDirDisk, MemoryStorage, Role};
 use mirrorsim::controller::Controller;
 use mirrorsim::log::PartitionLog;
 use mirrorsim::protocol::{BrokerId, ClusterIndex, TopicPartition};
@@ -12,8 +13,12 @@ pub struct BrokerView<'a> {
     pub cluster: ClusterIndex,
     /// Its process incarnation.
     pub incarnation: u64,
-    /// The state machine (mutable only to take its events).
-    pub broker: &'a mut Broker<MemoryStorage>,
+    /// The state machine.
+    pub broker: &'a Broker<MemoryStorage>,
+    /// What it reported since the checkers' last step, in order: the world drains each
+    /// broker's events once per step ([`Broker::take_events`]) and every checker sees each of
+    /// them once. Empty in the end-of-run checks, which judge state, not events.
+    pub events: Vec<BrokerEvent>,
 }
 
 /// A controller as the checkers see it.

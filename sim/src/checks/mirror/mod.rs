@@ -121,6 +121,7 @@ use mirrorsim::protocol::MirrorPartitionId;
 use mirrorsim::protocol::{BrokerId, ClusterIndex, NodeId, TopicPartition};
 
 use crate::checks::invariants::{Invariant, Violation};
+use crate::checks::observer::{Checker, Step};
 use crate::checks::view::{current_leader, BrokerView, ControllerView};
 
 /// A mirrored append waiting for its identity check.
@@ -403,7 +404,7 @@ impl MirrorChecks {
     }
 
     /// Looks at one broker event (called for every event the checkers consume).
-    pub fn observe(
+    fn observe_event(
         &mut self,
         time_ms: i64,
         controllers: &[ControllerView<'_>],
@@ -734,7 +735,7 @@ impl MirrorChecks {
     }
 
     /// The per-step checks.
-    pub fn check(
+    fn check_state(
         &mut self,
         time_ms: i64,
         controllers: &[ControllerView<'_>],
@@ -901,6 +902,18 @@ impl MirrorChecks {
             .or_insert((0, -1));
         *mirrored_end = (*mirrored_end).max(end);
         *mirrored_epoch = (*mirrored_epoch).max(epoch);
+    }
+}
+
+/// KIP-1279's family: it learns mirrored appends, cuts, fetcher moves and state records from
+/// the events, and judges them against both clusters' logs each step.
+impl Checker for MirrorChecks {
+    fn observe(&mut self, step: &Step<'_, '_>, view: &BrokerView<'_>, event: &BrokerEvent) {
+        self.observe_event(step.time_ms, step.controllers, view, event);
+    }
+
+    fn check_step(&mut self, step: &Step<'_, '_>) -> Vec<Violation> {
+        self.check_state(step.time_ms, step.controllers, step.brokers)
     }
 }
 

@@ -33,7 +33,7 @@ pub(super) fn check_single_fetcher(
 ) {
     let mut fetchers: Vec<(ClusterIndex, &TopicPartition, i32, BrokerId)> = Vec::new();
     for view in brokers {
-        let broker = &*view.broker;
+        let broker = view.broker;
         for (topic_partition, state, leader_epoch) in broker.mirror_fetchers() {
             let broker_id = broker.broker_id();
             let role_epoch = broker

@@ -36,10 +36,11 @@ use mirrorsim::protocol::{
 use mirrorsim::switches::BrokenSwitch;
 
 use crate::checks::Invariant;
-use crate::checks::{BrokerView, Checkers, ControllerView, Violation};
+use crate::checks::{BrokerView, Checkers, ControllerView, Step, Violation};
 use crate::faults::{plan, FaultAction, FaultPlan, PlannedFault, Target};
 use crate::scenario::{AcksSpec, IsolationSpec, Scenario};
 use crate::world::admin::{self, AdminClient, AdminOp, AdminOpRecord};
+use crate::world::workload::History;
 use crate::world::workload::{
     ConsumerClient, ConsumerWorkload, ProducerWorkload, TransactionalWorkload,
 };
@@ -648,14 +649,13 @@ impl World {
         }
     }
 
+    /// Lends the checkers read-only views of every live node and the history; with
+    /// `drain_events`, each broker's events since the last step are taken out of it first and
+    /// handed over in its view (see `checks::observer`).
     fn with_views<T>(
         &mut self,
-        check: impl FnOnce(
-            &mut Checkers,
-            &[ControllerView<'_>],
-            &mut [BrokerView<'_>],
-            &crate::world::workload::History,
-        ) -> T,
+        drain_events: bool,
+        check: impl FnOnce(&mut Checkers, &[ControllerView<'_>], &[BrokerView<'_>], &History) -> T,
     ) -> T {
         let mut guards: Vec<(NodeId, std::sync::MutexGuard<'_, Slot>)> = self
             .nodes
@@ -672,28 +672,41 @@ impl World {
                     cluster: id.cluster(),
                     controller,
                 }),
-                Some(NodeState::Broker(broker)) => brokers.push(BrokerView {
-                    cluster: id.cluster(),
-                    incarnation,
-                    broker,
-                }),
+                Some(NodeState::Broker(broker)) => {
+                    let events = if drain_events {
+                        broker.take_events()
+                    } else {
+                        Vec::new()
+                    };
+                    brokers.push(BrokerView {
+                        cluster: id.cluster(),
+                        incarnation,
+                        broker,
+                        events,
+                    })
+                }
                 _ => {}
             }
         }
-        check(&mut self.checkers, &controllers, &mut brokers, &history)
+        check(&mut self.checkers, &controllers, &brokers, &history)
     }
 
     fn check_step(&mut self) {
-        let now = self.now_ms();
-        let found = self.with_views(|checkers, controllers, brokers, history| {
-            checkers.check_step(now, controllers, brokers, history)
+        let time_ms = self.now_ms();
+        let found = self.with_views(true, |checkers, controllers, brokers, history| {
+            checkers.run_step(&Step {
+                time_ms,
+                controllers,
+                brokers,
+                history,
+            })
         });
         self.violations.extend(found);
     }
 
     fn check_deep(&mut self) {
         let now = self.now_ms();
-        let found = self.with_views(|checkers, controllers, brokers, _| {
+        let found = self.with_views(false, |checkers, controllers, brokers, _| {
             checkers.check_logs_deep(now, controllers, brokers)
         });
         self.violations.extend(found);
@@ -701,7 +714,7 @@ impl World {
 
     fn liveness(&mut self) -> Vec<Violation> {
         let now = self.now_ms();
-        self.with_views(|checkers, controllers, brokers, history| {
+        self.with_views(false, |checkers, controllers, brokers, history| {
             checkers.check_liveness(now, controllers, brokers, history)
         })
     }
@@ -711,7 +724,7 @@ impl World {
     fn final_verdict(&mut self, now: i64) -> Verdict {
         if self.violations.is_empty() {
             self.check_deep();
-            let found = self.with_views(|checkers, controllers, brokers, history| {
+            let found = self.with_views(false, |checkers, controllers, brokers, history| {
                 checkers.check_history(now, controllers, brokers, history)
             });
             self.violations.extend(found);
