@@ -182,7 +182,7 @@ impl<S: BrokerStorage> super::Broker<S> {
         partition: &TopicPartition,
     ) -> Option<HostContext<'_, S::Disk>> {
         let min_insync = self.min_insync_replicas(&partition.topic);
-        let replica = self.partitions.get_mut(partition)?;
+        let replica = self.replicas.partitions_mut().get_mut(partition)?;
         let Role::Leader(state) = &replica.role else {
             return None;
         };
@@ -372,7 +372,13 @@ impl<S: BrokerStorage> super::Broker<S> {
             entries,
             deadline_ms: now_ms + MARKER_TIMEOUT_MS,
         });
-        for partition in self.partitions.keys().cloned().collect::<Vec<_>>() {
+        for partition in self
+            .replicas
+            .partitions()
+            .keys()
+            .cloned()
+            .collect::<Vec<_>>()
+        {
             self.maybe_increment_high_watermark(now_ms, &partition);
         }
         self.complete_delayed_markers(now_ms);
@@ -422,7 +428,7 @@ impl<S: BrokerStorage> super::Broker<S> {
             required_offset: -1,
             error: ErrorCode::None,
         };
-        let Some(partition) = self.partitions.get_mut(&topic_partition) else {
+        let Some(partition) = self.replicas.partitions_mut().get_mut(&topic_partition) else {
             entry.error = ErrorCode::UnknownTopicOrPartition;
             return entry;
         };
@@ -511,7 +517,7 @@ impl<S: BrokerStorage> super::Broker<S> {
         for mut delayed in pending {
             let mut waiting = false;
             for entry in delayed.entries.iter_mut().filter(|e| e.error.is_none()) {
-                let replica = self.partitions.get(&entry.topic_partition);
+                let replica = self.replicas.partitions().get(&entry.topic_partition);
                 let led = replica
                     .and_then(|p| p.leader_state().map(|s| (p, s.leader_epoch, s.isr.len())));
                 match led {

@@ -1,5 +1,7 @@
-//! The broker: Kafka's `ReplicaManager`, `Partition` and replica fetcher, as one sans-IO state
-//! machine implementing [`Node`].
+//! The broker: one sans-IO state machine implementing [`Node`] that hosts the components of a
+//! Kafka broker — the replica manager and replica fetcher (`crate::replica`), the controller
+//! session, the coordinator shards, topic administration and KIP-1279's components
+//! (`crate::mirror`) — routes every request and answer to its owner and merges their deadlines.
 //!
 //! Contract:
 //! - **Controller session.** On start the broker recovers every partition directory on its disk,
@@ -10,12 +12,14 @@
 //! - **Listeners.** Until its image first shows its registration the broker holds every request
 //!   and answers it only then (Kafka opens its listeners only after catching up with the
 //!   metadata log; its clients keep the request queued while they reconnect).
-//! - **Leader.** Client produce (acks=1 and acks=all with `min.insync.replicas`), follower and
-//!   consumer fetches (with the diverging-epoch check and a bounded wait when there is no data),
-//!   OffsetsForLeaderEpoch, ListOffsets. It tracks followers, moves the high watermark over the
-//!   maximal ISR, proposes ISR changes with AlterPartition and completes acks=all produces when
-//!   the high watermark passes them.
-//! - **Follower.** One fetch session per leader broker. A diverging epoch in the answer truncates
+//! - **Leader** (the replica manager, `crate::replica::ReplicaManager`). Client produce (acks=1
+//!   and acks=all with `min.insync.replicas`), follower and consumer fetches (with the
+//!   diverging-epoch check and a bounded wait when there is no data), OffsetsForLeaderEpoch,
+//!   ListOffsets. It tracks followers, moves the high watermark over the maximal ISR, proposes
+//!   ISR changes with AlterPartition and completes acks=all produces when the high watermark
+//!   passes them; the broker carries a moved high watermark on to the other components
+//!   (`replicas.rs`).
+//! - **Follower** (the replica fetcher). One fetch session per leader broker. A diverging epoch in the answer truncates
 //!   the log per Kafka's `getOffsetTruncationState` (KIP-101/279); an out-of-range answer
 //!   restarts at the leader's log start or truncates to its high watermark; appended data moves
 //!   the follower's high watermark and log start up to the leader's.
@@ -34,16 +38,12 @@
 mod config;
 mod controller_session;
 mod coordinators;
-mod fetch;
-mod isr;
-mod leadership;
-mod produce;
+mod replicas;
 mod routing;
 pub use crate::mirror::periodic_sync::SYNC_REQUEST_TIMEOUT_MS;
 #[cfg(test)]
 #[path = "mirroring_tests.rs"]
 mod mirroring_tests;
-mod storage;
 #[cfg(test)]
 mod tests;
 mod topic_admin;
@@ -51,38 +51,34 @@ mod topic_admin;
 use std::collections::BTreeMap;
 
 pub use crate::events::{BrokerEvent, TruncationReason};
-use crate::mirror::TopicMirrorConfig;
+pub use crate::replica::storage::{
+    parse_partition_dir_name, partition_dir_name, BrokerStorage, MemoryDirDisk, MemoryStorage,
+};
 pub use crate::replica::{
     follower_truncation_for_batches, follower_truncation_offset, FollowerRole, FollowerState,
     LeaderState, Partition, Role,
 };
 use crate::switches::BrokenSwitch;
 pub use config::{BrokerConfig, BrokerConfigError};
-pub use storage::{
-    parse_partition_dir_name, partition_dir_name, BrokerStorage, MemoryDirDisk, MemoryStorage,
-};
 
-use crate::log::{AppendOrigin, EpochEndOffset, FetchIsolation, LogConfig, LogDisk, PartitionLog};
-use crate::metadata::MIN_INSYNC_REPLICAS;
+use crate::log::{FetchIsolation, LogConfig};
 use crate::metadata::{MetadataImage, PartitionRecord};
 use crate::mirror::coordinator::MIRROR_STATE_TOPIC;
 use crate::mirror::describe::MirrorDescribes;
 use crate::mirror::directory::MirrorDirectory;
-use crate::mirror::gate::{mirror_state_of, refuses_client_write};
 use crate::mirror::manager::{MirrorContext, MirrorHost, MirrorManager, StopStep};
 use crate::mirror::periodic_sync::{MirrorSyncs, SyncConfig};
 use crate::mirror::MirrorState;
 use crate::node::{Node, Outbox};
 use crate::protocol::{
-    Acks, BrokerId, ClusterIndex, CoordinatorType, EpochAnswer, EpochQuery, ErrorCode,
-    FetchPartition, FetchPartitionResponse, ListOffsetsAnswer, ListOffsetsQuery, Message, NodeId,
-    OffsetSpec, Request, Response, TopicPartition,
+    BrokerId, ClusterIndex, CoordinatorType, ErrorCode, FetchPartition, FetchPartitionResponse,
+    Message, NodeId, Request, Response, TopicPartition,
 };
-use crate::record::RecordBatch;
-use crate::replica::{FetcherConfig, FetcherContext, ReplicaFetcher};
+use crate::replica::{
+    fetch_answer_ready, DelayedFetch, FetcherConfig, FetcherContext, ProduceOutcome,
+    ProduceRequest, ReplicaChange, ReplicaConfig, ReplicaFetcher, ReplicaManager,
+};
 use controller_session::{ControllerSession, SessionAnswer};
-use fetch::DelayedFetch;
-use produce::DelayedProduce;
 
 /// The [`BrokerContext`] a broker lends one of its components for one call. A macro rather
 /// than a method so that the borrow of the broker's fields stays disjoint from the borrow of
@@ -102,12 +98,28 @@ macro_rules! context {
 }
 pub(crate) use context;
 
+/// The [`crate::replica::ReplicaContext`] a broker lends its replica manager for one call (a
+/// macro for the same reason as [`context!`]).
+macro_rules! replica_context {
+    ($broker:expr, $now_ms:expr) => {
+        crate::replica::ReplicaContext {
+            now_ms: $now_ms,
+            broker_id: $broker.broker_id,
+            controller: $broker.controller,
+            broker_epoch: $broker.session.broker_epoch(),
+            image: &$broker.image,
+            outbox: &mut $broker.outbox,
+            events: &mut $broker.events,
+        }
+    };
+}
+pub(crate) use replica_context;
+
 /// A broker; see the module doc.
 pub struct Broker<S: BrokerStorage> {
     node_id: NodeId,
     broker_id: BrokerId,
     config: BrokerConfig,
-    storage: S,
     outbox: Outbox,
     controller: NodeId,
     /// Registration, heartbeats, the metadata log fetch and producer-id blocks.
@@ -126,21 +138,16 @@ pub struct Broker<S: BrokerStorage> {
     /// holding it here models that without a connection layer (dropping it instead would stall
     /// every client for its request timeout at each broker start).
     held_requests: Vec<crate::protocol::Envelope>,
-    partitions: BTreeMap<TopicPartition, Partition<S::Disk>>,
-    unassigned_logs: BTreeMap<TopicPartition, PartitionLog<S::Disk>>,
+    /// The replica manager: the data directories, every replica, produces and fetches in
+    /// purgatory, the ISR.
+    replicas: ReplicaManager<S>,
     /// The replica fetcher: one fetch session per leader this broker follows partitions on.
     fetcher: ReplicaFetcher,
-    delayed_produces: Vec<DelayedProduce>,
-    delayed_fetches: Vec<DelayedFetch>,
-    alter_partitions: BTreeMap<u64, (TopicPartition, i64)>,
     coordinators: BTreeMap<
         TopicPartition,
         Box<dyn crate::coordinator::runtime::HostedCoordinator<S::Disk> + Send>,
     >,
     delayed_markers: Vec<coordinators::DelayedMarkers>,
-    next_isr_check_ms: i64,
-    next_flush_ms: Option<i64>,
-    next_high_watermark_checkpoint_ms: i64,
     events: Vec<BrokerEvent>,
     /// KIP-1279's MirrorMetadataManager and mirror fetcher; `None` only while it is lent
     /// the broker for one of its calls (see [`Broker::with_mirror_manager`]).
@@ -161,20 +168,12 @@ impl<S: BrokerStorage> Broker<S> {
         cluster: ClusterIndex,
         broker_id: BrokerId,
         config: BrokerConfig,
-        mut storage: S,
+        storage: S,
         incarnation: u64,
         now_ms: i64,
     ) -> Result<Self, crate::log::LogError> {
         let node_id = NodeId::Broker(cluster, broker_id);
-        let mut unassigned_logs = BTreeMap::new();
-        for dir in storage.partition_dirs() {
-            let Some(topic_partition) = parse_partition_dir_name(&dir) else {
-                continue;
-            };
-            let disk = storage.open_dir(&dir);
-            let (log, _report) = PartitionLog::open(disk, log_config(&config))?;
-            unassigned_logs.insert(topic_partition, log);
-        }
+        let replicas = ReplicaManager::new(replica_config(&config), storage, now_ms)?;
         let controller = NodeId::Controller(cluster);
         let session = ControllerSession::new(controller, broker_id, incarnation, &config, now_ms);
         let fetcher = ReplicaFetcher::new(FetcherConfig {
@@ -199,26 +198,15 @@ impl<S: BrokerStorage> Broker<S> {
         Ok(Self {
             node_id,
             broker_id,
-            next_isr_check_ms: now_ms + config.replica_lag_time_max_ms / 2,
-            next_flush_ms: config
-                .log_flush_interval_ms
-                .map(|interval| now_ms + interval),
-            next_high_watermark_checkpoint_ms: now_ms
-                + config.high_watermark_checkpoint_interval_ms,
             config,
-            storage,
             outbox: Outbox::new(node_id),
             controller,
             session,
             image: MetadataImage::default(),
             serving_requests: false,
             held_requests: Vec::new(),
-            partitions: BTreeMap::new(),
-            unassigned_logs,
+            replicas,
             fetcher,
-            delayed_produces: Vec::new(),
-            delayed_fetches: Vec::new(),
-            alter_partitions: BTreeMap::new(),
             coordinators: BTreeMap::new(),
             delayed_markers: Vec::new(),
             events: Vec::new(),
@@ -246,7 +234,7 @@ impl<S: BrokerStorage> Broker<S> {
             now_ms,
             node_id: self.node_id,
             broker_id: self.broker_id,
-            partitions: &mut self.partitions,
+            partitions: self.replicas.partitions_mut(),
             outbox: &mut self.outbox,
             events: &mut self.events,
         };
@@ -319,7 +307,7 @@ impl<S: BrokerStorage> Broker<S> {
 
     /// Partition replicas this broker hosts, by partition.
     pub fn partitions(&self) -> &BTreeMap<TopicPartition, Partition<S::Disk>> {
-        &self.partitions
+        self.replicas.partitions()
     }
 
     /// The coordinator shards this broker hosts, by internal partition (read-only, for
@@ -334,7 +322,7 @@ impl<S: BrokerStorage> Broker<S> {
 
     /// The storage (for the simulator's disk faults).
     pub fn storage(&self) -> &S {
-        &self.storage
+        self.replicas.storage()
     }
 
     /// Events since the last call.
@@ -349,10 +337,7 @@ impl<S: BrokerStorage> Broker<S> {
 
     /// Flushes every log (used by a clean shutdown).
     pub fn flush_all(&mut self) {
-        for partition in self.partitions.values_mut() {
-            // A disk error leaves the data unflushed, which a crash then models.
-            let _ = partition.log.flush();
-        }
+        self.replicas.flush_all();
     }
 
     // ----- controller session -----
@@ -370,37 +355,15 @@ impl<S: BrokerStorage> Broker<S> {
     // ----- periodic work -----
 
     fn periodic(&mut self, now_ms: i64) {
-        if now_ms >= self.next_isr_check_ms {
-            self.maybe_shrink_isrs(now_ms);
-            self.next_isr_check_ms = now_ms + (self.config.replica_lag_time_max_ms / 2).max(1);
-        }
-        if let (Some(next), Some(interval)) =
-            (self.next_flush_ms, self.config.log_flush_interval_ms)
-        {
-            if now_ms >= next {
-                self.flush_all();
-                self.next_flush_ms = Some(now_ms + interval);
-            }
-        }
-        if now_ms >= self.next_high_watermark_checkpoint_ms {
-            for partition in self.partitions.values_mut() {
-                let _ = partition.log.checkpoint_high_watermark();
-            }
-            self.next_high_watermark_checkpoint_ms =
-                now_ms + self.config.high_watermark_checkpoint_interval_ms;
-        }
+        self.replicas.periodic(&mut replica_context!(self, now_ms));
         self.session.periodic(now_ms, &mut self.outbox);
     }
 
     fn expire_delayed_operations(&mut self, now_ms: i64) {
-        if self
-            .delayed_produces
-            .iter()
-            .any(|p| now_ms >= p.deadline_ms)
-        {
+        if self.replicas.produce_deadline_passed(now_ms) {
             self.complete_delayed_produces(now_ms);
         }
-        if self.delayed_fetches.iter().any(|f| now_ms >= f.deadline_ms) {
+        if self.replicas.fetch_deadline_passed(now_ms) {
             self.try_complete_delayed_fetches(now_ms);
         }
     }
@@ -451,37 +414,24 @@ impl<S: BrokerStorage> Node for Broker<S> {
         {
             self.complete_delayed_markers(now_ms);
         }
-        self.expire_alter_partitions(now_ms);
+        self.replicas
+            .expire_alter_partitions(&mut replica_context!(self, now_ms));
         self.periodic(now_ms);
         self.drive(now_ms);
     }
 
     fn poll_timeout(&self) -> Option<i64> {
         // Called after every input, so the deadlines are folded without collecting them.
-        let timeout = self.config.controller_request_timeout_ms;
-        let fetches = self.fetcher.deadlines();
-        [
-            self.next_isr_check_ms,
-            self.next_high_watermark_checkpoint_ms,
-            self.session.deadline(),
-        ]
-        .into_iter()
-        .chain(self.next_flush_ms)
-        .chain(fetches)
-        .chain(self.delayed_produces.iter().map(|p| p.deadline_ms))
-        .chain(self.delayed_fetches.iter().map(|f| f.deadline_ms))
-        .chain(
-            self.alter_partitions
-                .values()
-                .map(|(_, sent)| sent + timeout),
-        )
-        .chain(self.coordinator_deadline())
-        .chain(self.mirror_manager().deadline())
-        .chain(self.mirror_syncs.deadline())
-        .chain(self.mirror_describes.deadline())
-        .chain(self.topic_admins.deadline())
-        .chain((!self.loopback.is_empty()).then_some(self.last_now_ms))
-        .min()
+        std::iter::once(self.session.deadline())
+            .chain(self.replicas.deadline())
+            .chain(self.fetcher.deadlines())
+            .chain(self.coordinator_deadline())
+            .chain(self.mirror_manager().deadline())
+            .chain(self.mirror_syncs.deadline())
+            .chain(self.mirror_describes.deadline())
+            .chain(self.topic_admins.deadline())
+            .chain((!self.loopback.is_empty()).then_some(self.last_now_ms))
+            .min()
     }
 
     fn take_outbox(&mut self) -> Vec<crate::protocol::Envelope> {
@@ -516,13 +466,22 @@ impl<S: BrokerStorage> Broker<S> {
     }
 }
 
-fn log_config(config: &BrokerConfig) -> LogConfig {
-    LogConfig {
-        segment_bytes: config.segment_bytes,
-        broken_lso_ignores_open_transactions: config
-            .broken
-            .contains(&BrokenSwitch::LsoIgnoresOpenTransactions),
-        ..LogConfig::default()
+/// The replica manager's settings in `config`.
+fn replica_config(config: &BrokerConfig) -> ReplicaConfig {
+    ReplicaConfig {
+        replica_lag_time_max_ms: config.replica_lag_time_max_ms,
+        default_min_insync_replicas: config.default_min_insync_replicas,
+        log_flush_interval_ms: config.log_flush_interval_ms,
+        high_watermark_checkpoint_interval_ms: config.high_watermark_checkpoint_interval_ms,
+        controller_request_timeout_ms: config.controller_request_timeout_ms,
+        log: LogConfig {
+            segment_bytes: config.segment_bytes,
+            broken_lso_ignores_open_transactions: config
+                .broken
+                .contains(&BrokenSwitch::LsoIgnoresOpenTransactions),
+            ..LogConfig::default()
+        },
+        broken: config.broken.clone(),
     }
 }
 
@@ -531,14 +490,14 @@ impl<S: BrokerStorage> MirrorHost for Broker<S> {
 
     fn lend(&mut self) -> MirrorContext<'_, S::Disk> {
         MirrorContext {
-            partitions: &mut self.partitions,
+            partitions: self.replicas.partitions_mut(),
             outbox: &mut self.outbox,
             events: &mut self.events,
         }
     }
 
     fn partitions(&self) -> &BTreeMap<TopicPartition, Partition<S::Disk>> {
-        &self.partitions
+        self.replicas.partitions()
     }
 
     fn image(&self) -> &MetadataImage {

@@ -32,12 +32,14 @@ impl<S: BrokerStorage> Broker<S> {
                 batch,
             } => self.handle_produce(
                 now_ms,
-                from,
-                correlation_id,
-                acks,
-                timeout_ms,
-                topic_partition,
-                batch,
+                ProduceRequest {
+                    from,
+                    correlation_id,
+                    acks,
+                    timeout_ms,
+                    topic_partition,
+                    batch,
+                },
             ),
             Request::Fetch {
                 replica_id,
@@ -62,11 +64,22 @@ impl<S: BrokerStorage> Broker<S> {
             Request::OffsetsForLeaderEpoch {
                 replica_id: _,
                 partitions,
-            } => self.handle_offsets_for_leader_epoch(from, correlation_id, partitions),
+            } => self.replicas.handle_offsets_for_leader_epoch(
+                &mut replica_context!(self, now_ms),
+                from,
+                correlation_id,
+                partitions,
+            ),
             Request::ListOffsets {
                 isolation,
                 partitions,
-            } => self.handle_list_offsets(from, correlation_id, isolation, partitions),
+            } => self.replicas.handle_list_offsets(
+                &mut replica_context!(self, now_ms),
+                from,
+                correlation_id,
+                isolation,
+                partitions,
+            ),
             Request::InitProducerId {
                 transactional_id: Some(transactional_id),
                 transaction_timeout_ms,

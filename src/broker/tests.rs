@@ -3,12 +3,14 @@
 
 use bytes::Bytes;
 
-use super::fetch::leader_end_offset_for_fetched_epoch;
 use super::*;
 use crate::client::{completed_fetch, IsolationLevel};
+use crate::log::EpochEndOffset;
 use crate::metadata::{ConfigResource, MetadataRecord};
-use crate::protocol::{Envelope, TopicId};
+use crate::protocol::{Acks, Envelope, TopicId};
 use crate::record::BatchBuilder;
+use crate::record::RecordBatch;
+use crate::replica::leader_end_offset_for_fetched_epoch;
 
 const CLUSTER: ClusterIndex = ClusterIndex(0);
 const TOPIC_ID: TopicId = TopicId(7);
@@ -973,7 +975,7 @@ fn a_mirror_partition_takes_no_transaction_marker_until_it_is_stopped() {
         cluster
             .brokers
             .get_mut(&leader)
-            .and_then(|broker| broker.partitions.get_mut(&tp()))
+            .and_then(|broker| broker.replicas.partitions_mut().get_mut(&tp()))
             .expect("the leader's replica")
             .mirror_state = MirrorState::Stopping;
     };

@@ -24,7 +24,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{partition_dir_name, BrokerStorage};
+use super::BrokerStorage;
 use crate::coordinator::partition_count;
 use crate::mirror::coordinator::{mirror_state_partition, MIRROR_STATE_TOPIC};
 use crate::mirror::MirrorState;
@@ -149,7 +149,7 @@ impl<S: BrokerStorage> super::Broker<S> {
     }
 
     fn delete_records(&mut self, tp: &TopicPartition, offset: i64) -> Result<i64, ErrorCode> {
-        let (partition, _) = self.led_partition(tp, -1)?;
+        let (partition, _) = self.replicas.led_partition(tp, -1)?;
         let mirrored = self.image.mirror_desired_state(&tp.topic).is_some();
         let unchecked = self
             .config
@@ -165,7 +165,12 @@ impl<S: BrokerStorage> super::Broker<S> {
             offset if (0..=high_watermark).contains(&offset) => offset,
             _ => return Err(ErrorCode::OffsetOutOfRange),
         };
-        let log = &mut self.partitions.get_mut(tp).expect("led above").log;
+        let log = &mut self
+            .replicas
+            .partitions_mut()
+            .get_mut(tp)
+            .expect("led above")
+            .log;
         log.maybe_increment_log_start_offset(target)
             .map_err(|_| ErrorCode::KafkaStorageError)?;
         let log_start_offset = log.log_start_offset();
@@ -424,33 +429,6 @@ impl<S: BrokerStorage> super::Broker<S> {
                 .map(|topic| (topic.clone(), ErrorCode::InvalidRequest))
                 .collect(),
             Err(error) => topics.iter().map(|topic| (topic.clone(), error)).collect(),
-        }
-    }
-
-    /// Drops the replicas of topics the image no longer has, and their logs.
-    pub(super) fn drop_deleted_topics(&mut self) {
-        let deleted: Vec<TopicPartition> = self
-            .partitions
-            .iter()
-            .filter(|(_, partition)| !self.image.topics.contains_key(&partition.topic_id))
-            .map(|(tp, _)| tp.clone())
-            .collect();
-        for tp in deleted {
-            self.partitions.remove(&tp);
-            self.fetcher.forget(&tp);
-            self.storage.remove_dir(&partition_dir_name(&tp));
-        }
-        // Logs found on disk at start-up for a topic the (caught-up) image does not have were
-        // deleted while this broker was down; a new topic of the same name must start empty.
-        let stale: Vec<TopicPartition> = self
-            .unassigned_logs
-            .keys()
-            .filter(|tp| !self.image.topic_ids.contains_key(&tp.topic))
-            .cloned()
-            .collect();
-        for tp in stale {
-            self.unassigned_logs.remove(&tp);
-            self.storage.remove_dir(&partition_dir_name(&tp));
         }
     }
 }

@@ -1,21 +1,48 @@
 //! Fetch on a leader (followers' and consumers', with the diverging-epoch check and a bounded
 //! wait when there is no data), OffsetsForLeaderEpoch and ListOffsets.
 
-use super::*;
+use super::{ReplicaContext, ReplicaManager};
+use crate::events::BrokerEvent;
+use crate::log::{EpochEndOffset, FetchIsolation, LogDisk, PartitionLog};
+use crate::protocol::{
+    BrokerId, EpochAnswer, EpochQuery, ErrorCode, FetchPartition, FetchPartitionResponse,
+    ListOffsetsAnswer, ListOffsetsQuery, NodeId, OffsetSpec, Response, TopicPartition,
+};
+use crate::replica::storage::BrokerStorage;
+use crate::replica::{LeaderState, Partition};
 
+/// A fetch waiting in purgatory for data (Kafka's `DelayedFetch`): answered once a read of its
+/// partitions has something to say, or at its deadline.
 #[derive(Debug, Clone)]
-pub(super) struct DelayedFetch {
-    pub(super) reply_to: NodeId,
-    pub(super) correlation_id: u64,
-    pub(super) replica_id: Option<BrokerId>,
-    pub(super) isolation: FetchIsolation,
-    pub(super) max_bytes: usize,
-    pub(super) partitions: Vec<FetchPartition>,
-    pub(super) deadline_ms: i64,
+pub struct DelayedFetch {
+    /// Who asked.
+    pub reply_to: NodeId,
+    /// Its correlation id.
+    pub correlation_id: u64,
+    /// The follower fetching; `None` for a consumer.
+    pub replica_id: Option<BrokerId>,
+    /// How far a consumer may read.
+    pub isolation: FetchIsolation,
+    /// The answer's size bound.
+    pub max_bytes: usize,
+    /// The partitions asked for.
+    pub partitions: Vec<FetchPartition>,
+    /// When it is answered whatever it finds.
+    pub deadline_ms: i64,
+}
+
+/// A read of a Fetch's partitions.
+#[derive(Debug, Clone)]
+pub struct FetchRead {
+    /// One answer per partition asked, in order.
+    pub answers: Vec<FetchPartitionResponse>,
+    /// The partitions a follower read from without error or divergence: its progress was
+    /// recorded there, so the ISR may grow and the high watermark move.
+    pub followed: Vec<TopicPartition>,
 }
 
 /// Kafka's current-leader-epoch fencing (kafka-storage.md §4.4).
-pub(super) fn check_leader_epoch(requested: i32, local: i32) -> Option<ErrorCode> {
+pub fn check_leader_epoch(requested: i32, local: i32) -> Option<ErrorCode> {
     if requested < 0 {
         None
     } else if requested < local {
@@ -27,10 +54,7 @@ pub(super) fn check_leader_epoch(requested: i32, local: i32) -> Option<ErrorCode
     }
 }
 
-pub(super) fn error_answer(
-    topic_partition: &TopicPartition,
-    error: ErrorCode,
-) -> FetchPartitionResponse {
+fn error_answer(topic_partition: &TopicPartition, error: ErrorCode) -> FetchPartitionResponse {
     FetchPartitionResponse {
         topic_partition: topic_partition.clone(),
         error,
@@ -44,7 +68,7 @@ pub(super) fn error_answer(
 }
 
 /// A successful read's answer.
-pub(super) fn data_answer(
+fn data_answer(
     topic_partition: &TopicPartition,
     data: crate::log::FetchDataInfo,
 ) -> FetchPartitionResponse {
@@ -62,13 +86,13 @@ pub(super) fn data_answer(
 
 /// Whether a fetch has something to answer now (data, an error or a divergence) rather than
 /// waiting in purgatory for data.
-pub(super) fn fetch_answer_ready(answers: &[FetchPartitionResponse]) -> bool {
+pub fn fetch_answer_ready(answers: &[FetchPartitionResponse]) -> bool {
     answers.iter().any(|answer| {
         !answer.batches.is_empty() || !answer.error.is_none() || answer.diverging_epoch.is_some()
     })
 }
 
-pub(super) fn offsets_answer<D: LogDisk>(
+fn offsets_answer<D: LogDisk>(
     topic_partition: &TopicPartition,
     log: &PartitionLog<D>,
     error: ErrorCode,
@@ -104,7 +128,7 @@ pub(super) fn offsets_answer<D: LogDisk>(
 /// and this cluster's re-add cut them; an undefined answer made it cut its whole log, records
 /// this log still holds among them, and a stop before the refill lost them on that cluster
 /// (generated seed 10300000000000916).
-pub(super) fn leader_end_offset_for_fetched_epoch<D: LogDisk>(
+pub fn leader_end_offset_for_fetched_epoch<D: LogDisk>(
     log: &PartitionLog<D>,
     last_fetched_epoch: i32,
 ) -> EpochEndOffset {
@@ -117,66 +141,36 @@ pub(super) fn leader_end_offset_for_fetched_epoch<D: LogDisk>(
     }
 }
 
-impl<S: BrokerStorage> Broker<S> {
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn handle_fetch(
+impl<S: BrokerStorage> ReplicaManager<S> {
+    /// Reads each partition of a Fetch as its leader (see `read_partition`).
+    pub fn read_fetch_partitions(
         &mut self,
-        now_ms: i64,
-        from: NodeId,
-        correlation_id: u64,
-        replica_id: Option<BrokerId>,
-        isolation: FetchIsolation,
-        max_wait_ms: i64,
-        max_bytes: usize,
-        partitions: Vec<FetchPartition>,
-    ) {
-        let answers =
-            self.read_fetch_partitions(now_ms, replica_id, isolation, max_bytes, &partitions);
-        if fetch_answer_ready(&answers) || max_wait_ms <= 0 {
-            self.outbox.respond(
-                from,
-                correlation_id,
-                Response::Fetch {
-                    partitions: answers,
-                },
-            );
-            return;
-        }
-        self.delayed_fetches.push(DelayedFetch {
-            reply_to: from,
-            correlation_id,
-            replica_id,
-            isolation,
-            max_bytes,
-            partitions,
-            deadline_ms: now_ms + max_wait_ms,
-        });
-    }
-
-    pub(super) fn read_fetch_partitions(
-        &mut self,
-        now_ms: i64,
+        context: &mut ReplicaContext<'_>,
         replica_id: Option<BrokerId>,
         isolation: FetchIsolation,
         max_bytes: usize,
         partitions: &[FetchPartition],
-    ) -> Vec<FetchPartitionResponse> {
+    ) -> FetchRead {
         let mut answers = Vec::with_capacity(partitions.len());
-        let mut touched = Vec::new();
+        let mut followed = Vec::new();
         for request in partitions {
-            let answer = self.read_partition(now_ms, replica_id, isolation, max_bytes, request);
+            let answer = self.read_partition(context, replica_id, isolation, max_bytes, request);
             if replica_id.is_some() && answer.error.is_none() && answer.diverging_epoch.is_none() {
-                touched.push(request.topic_partition.clone());
+                followed.push(request.topic_partition.clone());
             }
             answers.push(answer);
         }
-        for topic_partition in touched {
-            if let Some(follower) = replica_id {
-                self.maybe_expand_isr(now_ms, &topic_partition, follower);
-            }
-            self.maybe_increment_high_watermark(now_ms, &topic_partition);
-        }
-        answers
+        FetchRead { answers, followed }
+    }
+
+    /// Puts a fetch that found nothing in purgatory.
+    pub fn delay_fetch(&mut self, fetch: DelayedFetch) {
+        self.delayed_fetches.push(fetch);
+    }
+
+    /// Takes every fetch out of purgatory (to read them again).
+    pub fn take_delayed_fetches(&mut self) -> Vec<DelayedFetch> {
+        std::mem::take(&mut self.delayed_fetches)
     }
 
     /// One partition of a Fetch, for a follower (`follower` names it) or a consumer (a client,
@@ -190,9 +184,9 @@ impl<S: BrokerStorage> Broker<S> {
     /// - only a follower is fenced at a mirror cut it has not truncated to yet, reads up to
     ///   the log end and has its fetch recorded for the ISR; a consumer reads up to the bound
     ///   its isolation sets.
-    pub(super) fn read_partition(
+    fn read_partition(
         &mut self,
-        now_ms: i64,
+        context: &mut ReplicaContext<'_>,
         follower: Option<BrokerId>,
         isolation: FetchIsolation,
         max_bytes: usize,
@@ -216,7 +210,7 @@ impl<S: BrokerStorage> Broker<S> {
             {
                 let mut answer = offsets_answer(topic_partition, log, ErrorCode::None);
                 answer.diverging_epoch = Some(end);
-                self.note_fetched_epoch_above_latest(request, follower, end);
+                self.note_fetched_epoch_above_latest(context, request, follower, end);
                 return answer;
             }
         }
@@ -234,7 +228,7 @@ impl<S: BrokerStorage> Broker<S> {
                 epoch: request.last_fetched_epoch,
                 end_offset: cut,
             });
-            self.events.push(BrokerEvent::MirrorCutFencedFollower {
+            context.events.push(BrokerEvent::MirrorCutFencedFollower {
                 topic_partition: topic_partition.clone(),
                 follower,
                 fetch_offset: request.fetch_offset,
@@ -254,14 +248,15 @@ impl<S: BrokerStorage> Broker<S> {
         self.partitions
             .get_mut(topic_partition)
             .expect("led above")
-            .record_follower_fetch(follower, request.fetch_offset, now_ms);
+            .record_follower_fetch(follower, request.fetch_offset, context.now_ms);
         data_answer(topic_partition, data)
     }
 
     /// Notes a fetch answered as diverging at `end`, when `end` is this log's latest epoch
     /// below the one the fetch named ([`BrokerEvent::FetchedEpochAboveLatest`]).
-    pub(super) fn note_fetched_epoch_above_latest(
-        &mut self,
+    fn note_fetched_epoch_above_latest(
+        &self,
+        context: &mut ReplicaContext<'_>,
         request: &FetchPartition,
         follower: Option<BrokerId>,
         end: EpochEndOffset,
@@ -272,7 +267,7 @@ impl<S: BrokerStorage> Broker<S> {
                 .get(&request.topic_partition)
                 .and_then(|partition| partition.log.latest_epoch());
             if latest == Some(end.epoch) {
-                self.events.push(BrokerEvent::FetchedEpochAboveLatest {
+                context.events.push(BrokerEvent::FetchedEpochAboveLatest {
                     topic_partition: request.topic_partition.clone(),
                     follower,
                     last_fetched_epoch: request.last_fetched_epoch,
@@ -284,7 +279,7 @@ impl<S: BrokerStorage> Broker<S> {
 
     /// The partition and its leader state when this broker leads it in the epoch a request
     /// names (a negative epoch names none); otherwise the error to answer with.
-    pub(super) fn led_partition(
+    pub fn led_partition(
         &self,
         topic_partition: &TopicPartition,
         current_leader_epoch: i32,
@@ -302,36 +297,10 @@ impl<S: BrokerStorage> Broker<S> {
         }
     }
 
-    /// Answers delayed fetches that now have data (or whose wait ran out).
-    pub(super) fn try_complete_delayed_fetches(&mut self, now_ms: i64) {
-        if self.delayed_fetches.is_empty() {
-            return;
-        }
-        let pending = std::mem::take(&mut self.delayed_fetches);
-        for fetch in pending {
-            let answers = self.read_fetch_partitions(
-                now_ms,
-                fetch.replica_id,
-                fetch.isolation,
-                fetch.max_bytes,
-                &fetch.partitions,
-            );
-            if fetch_answer_ready(&answers) || now_ms >= fetch.deadline_ms {
-                self.outbox.respond(
-                    fetch.reply_to,
-                    fetch.correlation_id,
-                    Response::Fetch {
-                        partitions: answers,
-                    },
-                );
-            } else {
-                self.delayed_fetches.push(fetch);
-            }
-        }
-    }
-
-    pub(super) fn handle_offsets_for_leader_epoch(
-        &mut self,
+    /// Answers OffsetsForLeaderEpoch as the leader: each epoch's end offset in its log.
+    pub fn handle_offsets_for_leader_epoch(
+        &self,
+        context: &mut ReplicaContext<'_>,
         from: NodeId,
         correlation_id: u64,
         queries: Vec<EpochQuery>,
@@ -357,15 +326,17 @@ impl<S: BrokerStorage> Broker<S> {
                 }
             })
             .collect();
-        self.outbox.respond(
+        context.outbox.respond(
             from,
             correlation_id,
             Response::OffsetsForLeaderEpoch { partitions },
         );
     }
 
-    pub(super) fn handle_list_offsets(
-        &mut self,
+    /// Answers ListOffsets as the leader (earliest, or latest under the isolation asked).
+    pub fn handle_list_offsets(
+        &self,
+        context: &mut ReplicaContext<'_>,
         from: NodeId,
         correlation_id: u64,
         isolation: FetchIsolation,
@@ -375,11 +346,12 @@ impl<S: BrokerStorage> Broker<S> {
             .iter()
             .map(|query| self.list_offset(isolation, query))
             .collect();
-        self.outbox
+        context
+            .outbox
             .respond(from, correlation_id, Response::ListOffsets { partitions });
     }
 
-    pub(super) fn list_offset(
+    fn list_offset(
         &self,
         isolation: FetchIsolation,
         query: &ListOffsetsQuery,

@@ -1,0 +1,493 @@
+//! The replica manager: Kafka's `ReplicaManager` and `LogManager` on one broker, without the
+//! fetcher (the [`crate::replica::ReplicaFetcher`] is a component of its own).
+//!
+//! Contract:
+//! - **Owns** the broker's data directories ([`BrokerStorage`]), every partition replica it
+//!   hosts (its log, its leader or follower role), the logs recovered at start-up that no
+//!   assignment claimed yet, the acks=all produces and fetches waiting in purgatory, and the
+//!   AlterPartition requests in flight.
+//! - **Leader side**: client produce (acks=1 and acks=all with `min.insync.replicas`, the
+//!   KIP-1279 read-only gate), follower and consumer fetch reads, OffsetsForLeaderEpoch,
+//!   ListOffsets, the ISR (expand on catch-up, shrink after `replica.lag.time.max.ms`, one
+//!   AlterPartition at a time), and the periodic flush and high-watermark checkpoint.
+//! - **Follows the image**: [`ReplicaManager::apply_partition_record`] makes a replica leader
+//!   or follower as the metadata says and reports the change as a [`ReplicaChange`].
+//! - **Does not** move work across components: a high watermark that moves completes produces
+//!   waiting on it, transaction markers and coordinator writes, and fetches, in that order, and
+//!   the coordinators are not the replica manager's. So every operation that may move a high
+//!   watermark returns what it touched, and the broker runs that fan-out
+//!   (`Broker::maybe_increment_high_watermark`); the replica manager only says whether the
+//!   high watermark moved ([`ReplicaManager::increment_high_watermark`]).
+//!
+//! Each call borrows what it may touch of the broker as a [`ReplicaContext`].
+
+mod fetch;
+mod isr;
+mod leadership;
+mod produce;
+
+use std::collections::BTreeMap;
+
+pub use fetch::{
+    check_leader_epoch, fetch_answer_ready, leader_end_offset_for_fetched_epoch, DelayedFetch,
+    FetchRead,
+};
+pub use leadership::ReplicaChange;
+pub use produce::{ProduceOutcome, ProduceRequest, WriteGate};
+
+use crate::events::BrokerEvent;
+use crate::log::{LogConfig, PartitionLog};
+use crate::metadata::{MetadataImage, MIN_INSYNC_REPLICAS};
+use crate::node::Outbox;
+use crate::protocol::{BrokerId, NodeId, TopicPartition};
+use crate::replica::storage::{parse_partition_dir_name, partition_dir_name, BrokerStorage};
+use crate::replica::Partition;
+use crate::switches::BrokenSwitch;
+use produce::DelayedProduce;
+
+/// The replica manager's settings (from the broker's configuration).
+#[derive(Debug, Clone)]
+pub struct ReplicaConfig {
+    /// `replica.lag.time.max.ms`: a follower that has not caught up for this long leaves the
+    /// ISR; the ISR is checked every half of it.
+    pub replica_lag_time_max_ms: i64,
+    /// `min.insync.replicas` of topics that do not set it.
+    pub default_min_insync_replicas: usize,
+    /// `log.flush.interval.ms`; `None` leaves flushing to replication (Kafka's default).
+    pub log_flush_interval_ms: Option<i64>,
+    /// How often high watermarks are checkpointed.
+    pub high_watermark_checkpoint_interval_ms: i64,
+    /// How long an AlterPartition waits for the controller before it is retried.
+    pub controller_request_timeout_ms: i64,
+    /// How each replica's log is opened.
+    pub log: LogConfig,
+    /// Test switches that break the replica layer on purpose.
+    pub broken: Vec<BrokenSwitch>,
+}
+
+/// What a call of the replica manager may touch of its broker.
+pub struct ReplicaContext<'a> {
+    /// The broker's clock.
+    pub now_ms: i64,
+    /// This broker.
+    pub broker_id: BrokerId,
+    /// Its cluster's controller (AlterPartition goes there).
+    pub controller: NodeId,
+    /// The current registration epoch, once registered (AlterPartition carries it).
+    pub broker_epoch: Option<i64>,
+    /// The broker's metadata image.
+    pub image: &'a MetadataImage,
+    /// Requests and answers to send.
+    pub outbox: &'a mut Outbox,
+    /// Events for the checkers.
+    pub events: &'a mut Vec<BrokerEvent>,
+}
+
+/// See the module doc.
+pub struct ReplicaManager<S: BrokerStorage> {
+    config: ReplicaConfig,
+    storage: S,
+    partitions: BTreeMap<TopicPartition, Partition<S::Disk>>,
+    /// Logs recovered at start-up whose partition the image has not assigned here (yet).
+    unassigned_logs: BTreeMap<TopicPartition, PartitionLog<S::Disk>>,
+    delayed_produces: Vec<DelayedProduce>,
+    delayed_fetches: Vec<DelayedFetch>,
+    /// AlterPartition requests in flight: correlation id → (partition, sent at).
+    alter_partitions: BTreeMap<u64, (TopicPartition, i64)>,
+    next_isr_check_ms: i64,
+    next_flush_ms: Option<i64>,
+    next_high_watermark_checkpoint_ms: i64,
+}
+
+impl<S: BrokerStorage> ReplicaManager<S> {
+    /// Recovers every partition directory in `storage`; the logs wait, unassigned, until the
+    /// image assigns their partitions.
+    pub fn new(
+        config: ReplicaConfig,
+        mut storage: S,
+        now_ms: i64,
+    ) -> Result<Self, crate::log::LogError> {
+        let mut unassigned_logs = BTreeMap::new();
+        for dir in storage.partition_dirs() {
+            let Some(topic_partition) = parse_partition_dir_name(&dir) else {
+                continue;
+            };
+            let disk = storage.open_dir(&dir);
+            let (log, _report) = PartitionLog::open(disk, config.log.clone())?;
+            unassigned_logs.insert(topic_partition, log);
+        }
+        Ok(Self {
+            next_isr_check_ms: now_ms + config.replica_lag_time_max_ms / 2,
+            next_flush_ms: config
+                .log_flush_interval_ms
+                .map(|interval| now_ms + interval),
+            next_high_watermark_checkpoint_ms: now_ms
+                + config.high_watermark_checkpoint_interval_ms,
+            config,
+            storage,
+            partitions: BTreeMap::new(),
+            unassigned_logs,
+            delayed_produces: Vec::new(),
+            delayed_fetches: Vec::new(),
+            alter_partitions: BTreeMap::new(),
+        })
+    }
+
+    /// The replicas hosted here, by partition.
+    pub fn partitions(&self) -> &BTreeMap<TopicPartition, Partition<S::Disk>> {
+        &self.partitions
+    }
+
+    /// The replicas, for the components the broker lends them to (the fetchers, the
+    /// coordinators' host, topic administration).
+    pub fn partitions_mut(&mut self) -> &mut BTreeMap<TopicPartition, Partition<S::Disk>> {
+        &mut self.partitions
+    }
+
+    /// The data directories (for the simulator's disk faults).
+    pub fn storage(&self) -> &S {
+        &self.storage
+    }
+
+    /// The topic's `min.insync.replicas`; the broker default when unset or unparsable.
+    pub fn min_insync_replicas(&self, image: &MetadataImage, topic: &str) -> usize {
+        // The empty fallback fails to parse, so the default needs no string of its own (this
+        // runs for every acks=all produce and coordinator write).
+        image
+            .topic_config(topic, MIN_INSYNC_REPLICAS, "")
+            .parse()
+            .unwrap_or(self.config.default_min_insync_replicas)
+    }
+
+    /// Moves `topic_partition`'s high watermark over its maximal ISR when this broker leads
+    /// it; whether it moved (the broker then runs what waits on it, see the module doc).
+    pub fn increment_high_watermark(
+        &mut self,
+        broker_id: BrokerId,
+        topic_partition: &TopicPartition,
+    ) -> bool {
+        self.partitions
+            .get_mut(topic_partition)
+            .is_some_and(|partition| partition.maybe_increment_high_watermark(broker_id))
+    }
+
+    /// Flushes every log (a clean shutdown, and the periodic flush).
+    pub fn flush_all(&mut self) {
+        for partition in self.partitions.values_mut() {
+            // A disk error leaves the data unflushed, which a crash then models.
+            let _ = partition.log.flush();
+        }
+    }
+
+    /// Removes the replicas and leftover logs of topics the image no longer has, directories
+    /// included; returns the replicas removed (their fetch sessions must forget them).
+    pub fn drop_deleted_topics(&mut self, image: &MetadataImage) -> Vec<TopicPartition> {
+        let deleted: Vec<TopicPartition> = self
+            .partitions
+            .iter()
+            .filter(|(_, partition)| !image.topics.contains_key(&partition.topic_id))
+            .map(|(tp, _)| tp.clone())
+            .collect();
+        for tp in &deleted {
+            self.partitions.remove(tp);
+            self.storage.remove_dir(&partition_dir_name(tp));
+        }
+        // Logs found on disk at start-up for a topic the (caught-up) image does not have were
+        // deleted while this broker was down; a new topic of the same name must start empty.
+        let stale: Vec<TopicPartition> = self
+            .unassigned_logs
+            .keys()
+            .filter(|tp| !image.topic_ids.contains_key(&tp.topic))
+            .cloned()
+            .collect();
+        for tp in stale {
+            self.unassigned_logs.remove(&tp);
+            self.storage.remove_dir(&partition_dir_name(&tp));
+        }
+        deleted
+    }
+
+    /// The periodic work due at `context.now_ms`: the ISR check, the flush and the
+    /// high-watermark checkpoint.
+    pub fn periodic(&mut self, context: &mut ReplicaContext<'_>) {
+        let now_ms = context.now_ms;
+        if now_ms >= self.next_isr_check_ms {
+            self.maybe_shrink_isrs(context);
+            self.next_isr_check_ms = now_ms + (self.config.replica_lag_time_max_ms / 2).max(1);
+        }
+        if let (Some(next), Some(interval)) =
+            (self.next_flush_ms, self.config.log_flush_interval_ms)
+        {
+            if now_ms >= next {
+                self.flush_all();
+                self.next_flush_ms = Some(now_ms + interval);
+            }
+        }
+        if now_ms >= self.next_high_watermark_checkpoint_ms {
+            for partition in self.partitions.values_mut() {
+                let _ = partition.log.checkpoint_high_watermark();
+            }
+            self.next_high_watermark_checkpoint_ms =
+                now_ms + self.config.high_watermark_checkpoint_interval_ms;
+        }
+    }
+
+    /// The earliest time this replica manager has work: periodic work, a purgatory deadline,
+    /// an AlterPartition to retry.
+    pub fn deadline(&self) -> Option<i64> {
+        let timeout = self.config.controller_request_timeout_ms;
+        [
+            self.next_isr_check_ms,
+            self.next_high_watermark_checkpoint_ms,
+        ]
+        .into_iter()
+        .chain(self.next_flush_ms)
+        .chain(self.delayed_produces.iter().map(|p| p.deadline_ms))
+        .chain(self.delayed_fetches.iter().map(|f| f.deadline_ms))
+        .chain(
+            self.alter_partitions
+                .values()
+                .map(|(_, sent)| sent + timeout),
+        )
+        .min()
+    }
+
+    /// Whether a waiting produce's deadline passed.
+    pub fn produce_deadline_passed(&self, now_ms: i64) -> bool {
+        self.delayed_produces
+            .iter()
+            .any(|produce| now_ms >= produce.deadline_ms)
+    }
+
+    /// Whether a waiting fetch's deadline passed.
+    pub fn fetch_deadline_passed(&self, now_ms: i64) -> bool {
+        self.delayed_fetches
+            .iter()
+            .any(|fetch| now_ms >= fetch.deadline_ms)
+    }
+
+    /// The log of a newly assigned replica: the one recovered at start-up, or a new one.
+    fn take_or_create_log(
+        &mut self,
+        topic_partition: &TopicPartition,
+    ) -> Option<PartitionLog<S::Disk>> {
+        if let Some(log) = self.unassigned_logs.remove(topic_partition) {
+            return Some(log);
+        }
+        let disk = self.storage.open_dir(&partition_dir_name(topic_partition));
+        PartitionLog::open(disk, self.config.log.clone())
+            .ok()
+            .map(|(log, _)| log)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use bytes::Bytes;
+
+    use super::*;
+    use crate::log::FetchIsolation;
+    use crate::metadata::PartitionRecord;
+    use crate::protocol::{
+        Acks, ClusterIndex, Envelope, ErrorCode, FetchPartition, Message, Request, Response,
+        TopicId,
+    };
+    use crate::record::BatchBuilder;
+    use crate::replica::storage::MemoryStorage;
+
+    const ME: BrokerId = BrokerId(1);
+    const FOLLOWER: BrokerId = BrokerId(2);
+    const CLIENT: NodeId =
+        NodeId::Client(ClusterIndex(0), crate::protocol::ClientKind::Producer, 1);
+
+    fn config() -> ReplicaConfig {
+        ReplicaConfig {
+            replica_lag_time_max_ms: 1_000,
+            default_min_insync_replicas: 1,
+            log_flush_interval_ms: None,
+            high_watermark_checkpoint_interval_ms: 5_000,
+            controller_request_timeout_ms: 2_000,
+            log: LogConfig::default(),
+            broken: Vec::new(),
+        }
+    }
+
+    fn tp() -> TopicPartition {
+        TopicPartition::new("orders", 0)
+    }
+
+    /// The record of orders-0 led by this broker in epoch 1 with `isr`.
+    fn record(isr: &[BrokerId], partition_epoch: i32) -> PartitionRecord {
+        PartitionRecord {
+            topic_id: TopicId(7),
+            partition: 0,
+            replicas: vec![ME, FOLLOWER],
+            isr: isr.to_vec(),
+            leader: Some(ME),
+            leader_epoch: 1,
+            partition_epoch,
+        }
+    }
+
+    /// A broker's parts a test lends the replica manager.
+    struct Host {
+        image: MetadataImage,
+        outbox: Outbox,
+        events: Vec<BrokerEvent>,
+        now_ms: i64,
+    }
+
+    impl Host {
+        fn new() -> Self {
+            Self {
+                image: MetadataImage::default(),
+                outbox: Outbox::new(NodeId::Broker(ClusterIndex(0), ME)),
+                events: Vec::new(),
+                now_ms: 0,
+            }
+        }
+
+        fn context(&mut self) -> ReplicaContext<'_> {
+            ReplicaContext {
+                now_ms: self.now_ms,
+                broker_id: ME,
+                controller: NodeId::Controller(ClusterIndex(0)),
+                broker_epoch: Some(3),
+                image: &self.image,
+                outbox: &mut self.outbox,
+                events: &mut self.events,
+            }
+        }
+
+        fn sent(&mut self) -> Vec<Message> {
+            self.outbox
+                .take()
+                .into_iter()
+                .map(|Envelope { message, .. }| message)
+                .collect()
+        }
+    }
+
+    /// A replica manager leading orders-0 with an ISR of itself and FOLLOWER.
+    fn leader(host: &mut Host) -> ReplicaManager<MemoryStorage> {
+        let mut replicas = ReplicaManager::new(config(), MemoryStorage::new(), 0).unwrap();
+        let record = record(&[ME, FOLLOWER], 0);
+        assert!(replicas.ensure_replica(&tp(), &record));
+        let change = replicas.apply_partition_record(&mut host.context(), &tp(), &record, false);
+        assert_eq!(change, ReplicaChange::BecameLeader);
+        replicas
+    }
+
+    fn produce(acks: Acks) -> ProduceRequest {
+        let mut builder = BatchBuilder::default();
+        builder.append(0, None, Some(Bytes::from_static(b"v")), vec![]);
+        ProduceRequest {
+            from: CLIENT,
+            correlation_id: 9,
+            acks,
+            timeout_ms: 30_000,
+            topic_partition: tp(),
+            batch: builder.build(),
+        }
+    }
+
+    fn follower_fetch(fetch_offset: i64) -> Vec<FetchPartition> {
+        vec![FetchPartition {
+            topic_partition: tp(),
+            current_leader_epoch: 1,
+            fetch_offset,
+            last_fetched_epoch: if fetch_offset > 0 { 1 } else { -1 },
+        }]
+    }
+
+    #[test]
+    fn an_acks_all_produce_waits_until_the_follower_fetched_past_it() {
+        let mut host = Host::new();
+        let mut replicas = leader(&mut host);
+        let outcome = replicas.handle_produce(
+            &mut host.context(),
+            produce(Acks::All),
+            WriteGate::default(),
+        );
+        assert_eq!(outcome, ProduceOutcome::Appended);
+        assert!(host.sent().is_empty(), "acks=all waits for the ISR");
+        assert!(!replicas.increment_high_watermark(ME, &tp()));
+
+        // The follower fetches from 0 (gets the batch), then from 1: it has it.
+        for offset in [0, 1] {
+            let read = replicas.read_fetch_partitions(
+                &mut host.context(),
+                Some(FOLLOWER),
+                FetchIsolation::LogEnd,
+                1 << 20,
+                &follower_fetch(offset),
+            );
+            assert_eq!(read.followed, vec![tp()]);
+            assert_eq!(read.answers[0].error, ErrorCode::None);
+        }
+        assert!(replicas.increment_high_watermark(ME, &tp()));
+        replicas.complete_delayed_produces(&mut host.context());
+        match host.sent().as_slice() {
+            [Message::Response(
+                9,
+                Response::Produce {
+                    error, base_offset, ..
+                },
+            )] => {
+                assert_eq!((*error, *base_offset), (ErrorCode::None, 0));
+            }
+            other => panic!("one produce answer expected: {other:?}"),
+        }
+        assert_eq!(replicas.deadline(), Some(500), "the next ISR check only");
+    }
+
+    #[test]
+    fn a_lagging_follower_is_proposed_out_of_the_isr_and_an_unanswered_proposal_is_retried() {
+        let mut host = Host::new();
+        let mut replicas = leader(&mut host);
+        replicas.handle_produce(
+            &mut host.context(),
+            produce(Acks::Leader),
+            WriteGate::default(),
+        );
+        host.sent();
+        host.now_ms = 1_500;
+        replicas.periodic(&mut host.context());
+        let sent = host.sent();
+        let [Message::Request(correlation_id, Request::AlterPartition { new_isr, .. })] =
+            sent.as_slice()
+        else {
+            panic!("one AlterPartition expected: {sent:?}");
+        };
+        assert_eq!(new_isr, &vec![ME]);
+        assert!(replicas.owns_alter_partition(*correlation_id));
+
+        // Unanswered past the controller timeout: sent again, the proposal kept.
+        host.now_ms = 1_500 + 2_000;
+        replicas.expire_alter_partitions(&mut host.context());
+        let resent = host.sent();
+        let [Message::Request(again, Request::AlterPartition { new_isr, .. })] = resent.as_slice()
+        else {
+            panic!("the proposal is sent again: {resent:?}");
+        };
+        assert_eq!(new_isr, &vec![ME]);
+        assert!(matches!(
+            host.events.last(),
+            Some(BrokerEvent::AlterPartitionRetried { .. })
+        ));
+
+        // Accepted: the ISR shrinks and the broker is told which partition changed.
+        let changed = replicas.handle_alter_partition_response(
+            &mut host.context(),
+            *again,
+            ErrorCode::None,
+            Some(record(&[ME], 1)),
+        );
+        assert_eq!(changed, Some(tp()));
+        assert_eq!(
+            replicas.partitions()[&tp()].leader_state().unwrap().isr,
+            vec![ME]
+        );
+        assert!(!replicas.owns_alter_partition(*again));
+    }
+}
