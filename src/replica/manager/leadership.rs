@@ -89,6 +89,15 @@ impl<S: BrokerStorage> ReplicaManager<S> {
             .partitions
             .get_mut(topic_partition)
             .expect("reconciled partition exists");
+        // The image applies the controller's records in order, and a replica of a deleted
+        // topic is dropped before its name's next topic is reconciled: a replica's leader
+        // epoch never goes back. One that did would make a deposed epoch's leader again.
+        assert!(
+            record.leader_epoch >= partition.leader_epoch(),
+            "{topic_partition}: leader epoch {} after {} on broker {self_id:?}",
+            record.leader_epoch,
+            partition.leader_epoch(),
+        );
         let same_epoch = partition.leader_epoch() == record.leader_epoch;
         match (&partition.role, record.leader) {
             (Role::Leader(_), Some(leader)) if leader == self_id && same_epoch => {
