@@ -44,10 +44,21 @@
 //! messages, messages the faults drop, duplicate or hold back, broker events and controller
 //! metadata records (see [`crate::commands::replay`]). The trace hash is fed separately
 //! ([`Shared::trace`]) and never depends on whether the trace is printed.
+//!
+//! Where each part lives: this file the node table, the shared state and each node's driver;
+//! `clock.rs` the per-node clocks, `network.rs` the message layer, `workload.rs` the producers'
+//! and consumers' workloads and the history, `admin.rs` the admin client's timeline, `trace.rs`
+//! what a replay trace is handed.
 
 pub mod admin;
+mod clock;
+mod network;
 pub mod trace;
 pub mod workload;
+
+pub use clock::ClockSkew;
+use network::{send, LinkReceiver, LinkSender, Packet, MESSAGE_TAG};
+pub use network::{NetFaults, NetStats};
 
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -66,15 +77,8 @@ use tracing::Instrument;
 use crate::world::workload::{fnv1a, ConsumerWorkload, History, ProducerWorkload, FNV_OFFSET};
 use trace::Watermark;
 
-/// The endpoint tag all messages use.
-const MESSAGE_TAG: u64 = 1;
 /// Receiver loops per node.
 const RECEIVER_LOOPS: usize = 4;
-/// One-way latency of a message, drawn per message from `[MIN, MAX)` ms (madsim's own send and
-/// receive add about 2 ms on top).
-const LATENCY_MS_MIN: u64 = 1;
-/// See [`LATENCY_MS_MIN`].
-const LATENCY_MS_MAX: u64 = 8;
 /// The simulated wall clock starts here (2023-11-14), so record timestamps look real.
 pub const EPOCH_MS: i64 = 1_700_000_000_000;
 
@@ -143,73 +147,6 @@ pub struct Slot {
 
 /// Builds a node's state machine at start-up: `(now_ms, incarnation) -> state`.
 pub type NodeFactory = Arc<dyn Fn(i64, u64) -> NodeState + Send + Sync>;
-
-/// Per-node clock: `local = EPOCH_MS + elapsed_ms + offset_ms + (elapsed_ms − drift_since_ms) ×
-/// drift_ppm / 10⁶`. It never steps backwards: the offset only grows ([`Self::jumped`]), the
-/// drift counts from when it was set, and changing or stopping it first folds what it
-/// accumulated into the offset.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct ClockSkew {
-    /// Offset in milliseconds, drift accumulated before `drift_since_ms` included.
-    pub offset_ms: i64,
-    /// Drift in parts per million (a slow clock, when negative, still moves forward: the
-    /// loader and swarm mode keep it above −10⁶).
-    pub drift_ppm: i64,
-    /// When the drift started, in ms since the world started.
-    pub drift_since_ms: i64,
-}
-
-impl ClockSkew {
-    /// How far the clock is ahead of the world's time (behind when negative) at `elapsed_ms`.
-    pub fn offset_at(&self, elapsed_ms: i64) -> i64 {
-        self.offset_ms + (elapsed_ms - self.drift_since_ms) * self.drift_ppm / 1_000_000
-    }
-
-    /// The clock jumped forward by `jump_ms` at `elapsed_ms`, then drifting by `drift_ppm`.
-    pub fn jumped(self, elapsed_ms: i64, jump_ms: i64, drift_ppm: i64) -> Self {
-        assert!(
-            jump_ms >= 0,
-            "a node's clock never steps back ({jump_ms} ms)"
-        );
-        Self {
-            offset_ms: self.offset_at(elapsed_ms) + jump_ms,
-            drift_ppm,
-            drift_since_ms: elapsed_ms,
-        }
-    }
-}
-
-/// Message-layer fault settings, changed by the fault injector.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct NetFaults {
-    /// Probability that a message is dropped.
-    pub loss: f64,
-    /// Probability that a message is delivered twice.
-    pub duplicate: f64,
-    /// Extra delay added to every message, in ms (a latency spike).
-    pub extra_latency_ms: u64,
-    /// Probability that a message is held back.
-    pub hold_back: f64,
-    /// How long a held-back message waits, in ms.
-    pub hold_back_ms: u64,
-    /// Hold-back applied only to messages sent by these nodes: (probability, ms).
-    pub hold_back_from: BTreeMap<NodeId, (f64, u64)>,
-}
-
-/// Counters of what the message layer did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct NetStats {
-    /// Messages handed to the network.
-    pub sent: u64,
-    /// Messages handed to a state machine.
-    pub delivered: u64,
-    /// Dropped by injected loss.
-    pub dropped: u64,
-    /// Extra copies sent.
-    pub duplicated: u64,
-    /// Held back.
-    pub held_back: u64,
-}
 
 /// State shared by every node task and the supervisor.
 pub struct Shared {
@@ -337,96 +274,9 @@ pub fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().expect("simulation lock poisoned")
 }
 
-/// What travels over madsim: an envelope stamped with its link position.
-struct Packet {
-    /// Incarnation of the sending process (a restart opens new connections).
-    sender_incarnation: u64,
-    /// Position on the (sender, receiver) link.
-    link_sequence: u64,
-    envelope: Envelope,
-}
-
-/// Sending side of one link (one destination).
-#[derive(Default)]
-struct LinkSender {
-    next_sequence: u64,
-    last_delivery: Option<madsim::time::Instant>,
-}
-
-/// Receiving side of one link (one source): puts packets back in order, as TCP would.
-#[derive(Default)]
-struct LinkReceiver {
-    sender_incarnation: u64,
-    expected: Option<u64>,
-    buffered: BTreeMap<u64, Envelope>,
-    gap_since: Option<madsim::time::Instant>,
-}
-
 /// How long a receiver waits for a missing packet before treating it as lost (its connection
 /// broke) and delivering what follows.
 const GAP_TIMEOUT: Duration = Duration::from_millis(20);
-
-impl LinkReceiver {
-    /// Accepts a packet; returns the envelopes now deliverable in order.
-    fn accept(&mut self, packet: Packet, now: madsim::time::Instant) -> Vec<Envelope> {
-        if packet.sender_incarnation < self.sender_incarnation {
-            return Vec::new(); // From a dead process: its connections are gone.
-        }
-        if packet.sender_incarnation > self.sender_incarnation {
-            *self = Self {
-                sender_incarnation: packet.sender_incarnation,
-                ..Self::default()
-            };
-        }
-        let expected = *self.expected.get_or_insert(packet.link_sequence);
-        if packet.link_sequence < expected {
-            return Vec::new(); // Already skipped as lost.
-        }
-        self.buffered.insert(packet.link_sequence, packet.envelope);
-        let ready = self.drain();
-        self.gap_since = if self.buffered.is_empty() {
-            None
-        } else {
-            self.gap_since.or(Some(now))
-        };
-        ready
-    }
-
-    fn drain(&mut self) -> Vec<Envelope> {
-        let mut ready = Vec::new();
-        while let Some(expected) = self.expected {
-            match self.buffered.remove(&expected) {
-                Some(envelope) => {
-                    ready.push(envelope);
-                    self.expected = Some(expected + 1);
-                }
-                None => break,
-            }
-        }
-        ready
-    }
-
-    /// After a gap outlived [`GAP_TIMEOUT`], skips the missing packets.
-    fn expire_gap(&mut self, now: madsim::time::Instant) -> Vec<Envelope> {
-        match (self.gap_since, self.buffered.keys().next().copied()) {
-            (Some(since), Some(first)) if now.duration_since(since) >= GAP_TIMEOUT => {
-                self.expected = Some(first);
-                let ready = self.drain();
-                self.gap_since = if self.buffered.is_empty() {
-                    None
-                } else {
-                    Some(now)
-                };
-                ready
-            }
-            _ => Vec::new(),
-        }
-    }
-
-    fn gap_deadline(&self) -> Option<madsim::time::Instant> {
-        self.gap_since.map(|since| since + GAP_TIMEOUT)
-    }
-}
 
 /// The driver of one node; the `init` future of its madsim node. Never returns (madsim ends a
 /// node whose init future returns).
@@ -615,103 +465,6 @@ fn step_outputs(node: NodeId, shared: &Shared, slot: &Mutex<Slot>) -> (Vec<Envel
     }
     let outbox = state.node().take_outbox();
     (outbox, state.poll_deadline())
-}
-
-/// Hands one envelope to the network, applying the message-layer faults. Each link delivers
-/// in order, like a TCP connection: a latency spike or a held-back message delays everything
-/// behind it on that link, a lost message leaves a gap its receiver skips after
-/// [`GAP_TIMEOUT`], and a duplicated message arrives twice in a row.
-fn send(
-    endpoint: &Arc<Endpoint>,
-    shared: &Arc<Shared>,
-    incarnation: u64,
-    link: &mut LinkSender,
-    envelope: Envelope,
-) {
-    let mut rng = madsim::rand::thread_rng();
-    lock(&shared.stats).sent += 1;
-    let link_sequence = link.next_sequence;
-    link.next_sequence += 1;
-    // Read under the lock rather than cloning the settings for every message.
-    let (loss, extra_latency_ms, (hold_probability, hold_ms), duplicate) = {
-        let faults = lock(&shared.net);
-        let hold = faults.hold_back_from.get(&envelope.from).copied();
-        (
-            faults.loss,
-            faults.extra_latency_ms,
-            hold.unwrap_or((faults.hold_back, faults.hold_back_ms)),
-            faults.duplicate,
-        )
-    };
-    if loss > 0.0 && rng.gen_bool(loss.min(1.0)) {
-        lock(&shared.stats).dropped += 1;
-        if shared.print_trace {
-            tracing::debug!("-> {} lost {}", envelope.to, envelope.message.summary());
-        }
-        return;
-    }
-    let mut delay_ms = rng.gen_range(LATENCY_MS_MIN..LATENCY_MS_MAX) + extra_latency_ms;
-    if hold_probability > 0.0 && rng.gen_bool(hold_probability.min(1.0)) {
-        delay_ms += hold_ms;
-        lock(&shared.stats).held_back += 1;
-        if shared.print_trace {
-            tracing::debug!(
-                "-> {} held back {hold_ms} ms {}",
-                envelope.to,
-                envelope.message.summary()
-            );
-        }
-    }
-    let now = madsim::time::Instant::now();
-    let delivery = link
-        .last_delivery
-        .map_or(now + Duration::from_millis(delay_ms), |last| {
-            last.max(now + Duration::from_millis(delay_ms))
-        });
-    link.last_delivery = Some(delivery);
-    let packet = |link_sequence, envelope| Packet {
-        sender_incarnation: incarnation,
-        link_sequence,
-        envelope,
-    };
-    let mut packets = Vec::with_capacity(2);
-    if duplicate > 0.0 && rng.gen_bool(duplicate.min(1.0)) {
-        // The copy follows the original on the link; only a duplicate clones the envelope.
-        lock(&shared.stats).duplicated += 1;
-        if let (NodeId::Client(_, ClientKind::Admin, _), Message::Request(correlation_id, _)) =
-            (envelope.from, &envelope.message)
-        {
-            // `admin-outcomes` judges the operation as retried (see `AdminOutcome::duplicated`).
-            lock(&shared.history)
-                .duplicated_admin_requests
-                .insert((envelope.from, *correlation_id));
-        }
-        if shared.print_trace {
-            tracing::debug!(
-                "-> {} duplicated {}",
-                envelope.to,
-                envelope.message.summary()
-            );
-        }
-        packets.push(packet(link_sequence, envelope.clone()));
-        packets.push(packet(link.next_sequence, envelope));
-        link.next_sequence += 1;
-    } else {
-        packets.push(packet(link_sequence, envelope));
-    }
-    for packet in packets {
-        let endpoint = Arc::clone(endpoint);
-        let to = node_address(packet.envelope.to);
-        // Each send is its own task: a madsim send costs at least 1 ms of simulated time, and
-        // sending in sequence would serialise a node's whole outbox.
-        madsim::task::spawn(async move {
-            madsim::time::sleep_until(delivery).await;
-            // A send to a node that is down (or across a clogged link) is lost.
-            let _ = endpoint
-                .send_to_raw(to, MESSAGE_TAG, Box::new(packet))
-                .await;
-        });
-    }
 }
 
 #[cfg(test)]
