@@ -1,7 +1,10 @@
 //! What a broker lends one of its components for one call.
 //!
-//! A broker is a host of components (the KIP-1279 mirror describer and periodic sync today;
-//! the rest follow), each owning its own state. A component never holds a reference to the
+//! A broker is a host of components, each owning its own state. The KIP-1279 describer,
+//! periodic sync and topic admin entry take a [`BrokerContext`]; the replica manager, the
+//! replica fetcher and the mirror manager, which may touch replicas, get their own contexts
+//! (`crate::replica::ReplicaContext`, `crate::replica::FetcherContext`,
+//! `crate::mirror::manager::MirrorContext`). A component never holds a reference to the
 //! broker: every `handle_*`, `poll` call gets a [`BrokerContext`] with exactly what the
 //! component may read (the clock, the ids, the metadata image) and touch (the outbox, the
 //! event list), and reports when it next wants `poll` through its own `deadline()`. The broker

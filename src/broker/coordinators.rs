@@ -1,9 +1,9 @@
 //! The broker as host of coordinators (see `crate::coordinator`): FindCoordinator with the
 //! internal topics created on first use, loading and unloading shards as leadership of their
-//! partitions moves, routing coordinator requests and answers, and WriteTxnMarkers on partition
-//! leaders.
+//! partitions moves, routing coordinator requests and answers, and KIP-1279's gate on the
+//! WriteTxnMarkers the replica manager appends.
 
-use super::{BrokerStorage, Role};
+use super::{replica_context, BrokerStorage, Partition, Role};
 use crate::coordinator::group::{GroupCoordinatorConfig, GroupCoordinatorShard};
 use crate::coordinator::runtime::{HostContext, HostedCoordinator, ShardHost};
 use crate::coordinator::transaction::{
@@ -13,37 +13,14 @@ use crate::coordinator::{
     coordinator_partition_in, internal_topic_creation, CONSUMER_OFFSETS_TOPIC,
     TRANSACTION_STATE_TOPIC,
 };
-use crate::log::AppendOrigin;
 use crate::mirror::coordinator::{MirrorCoordinatorShard, MIRROR_STATE_TOPIC};
+use crate::mirror::gate::{marker_gate, MarkerFacts};
+use crate::mirror::DesiredState;
 use crate::mirror::TopicMirrorConfig;
-use crate::mirror::{DesiredState, MirrorState};
 use crate::protocol::{
     CoordinatorType, ErrorCode, NodeId, Request, Response, TopicPartition, TxnMarker,
 };
-use crate::record::{end_transaction_marker, MarkerProducer};
 use crate::switches::BrokenSwitch;
-
-/// One partition of a WriteTxnMarkers request waiting for replication.
-#[derive(Debug, Clone)]
-pub(super) struct MarkerEntry {
-    producer_id: i64,
-    topic_partition: TopicPartition,
-    leader_epoch: i32,
-    required_offset: i64,
-    error: ErrorCode,
-}
-
-/// A WriteTxnMarkers request whose markers are appended but not yet replicated to the ISR.
-#[derive(Debug, Clone)]
-pub(super) struct DelayedMarkers {
-    reply_to: NodeId,
-    correlation_id: u64,
-    entries: Vec<MarkerEntry>,
-    pub(super) deadline_ms: i64,
-}
-
-/// How long a marker write may wait for the ISR.
-const MARKER_TIMEOUT_MS: i64 = 1_000;
 
 impl<S: BrokerStorage> super::Broker<S> {
     /// The internal topic of a coordinator kind and its partition count.
@@ -268,16 +245,11 @@ impl<S: BrokerStorage> super::Broker<S> {
         None
     }
 
-    /// The earliest deadline of any hosted shard or pending marker write.
+    /// The earliest deadline of any hosted shard.
     pub(super) fn coordinator_deadline(&self) -> Option<i64> {
         self.coordinators
             .values()
             .filter_map(|host| host.poll_timeout())
-            .chain(
-                self.delayed_markers
-                    .iter()
-                    .map(|delayed| delayed.deadline_ms),
-            )
             .min()
     }
 
@@ -349,10 +321,9 @@ impl<S: BrokerStorage> super::Broker<S> {
         self.outbox.respond(from, correlation_id, response);
     }
 
-    /// WriteTxnMarkers on a partition leader: append each marker with coordinator origin and
-    /// answer once the ISR has them (Kafka writes markers with acks=all). A marker for a
-    /// KIP-1279 mirror partition that is not STOPPED is refused with `ReadOnlyTopic`, whatever
-    /// its outcome and whatever the partition's state (see [`Self::append_marker`]).
+    /// WriteTxnMarkers on a partition leader: the replica manager appends each marker and
+    /// answers once the ISR has them; KIP-1279's gate ([`marker_gate`]) refuses a marker for a
+    /// mirror partition that is not STOPPED, except where the design admits it.
     pub(super) fn handle_write_txn_markers(
         &mut self,
         now_ms: i64,
@@ -360,18 +331,43 @@ impl<S: BrokerStorage> super::Broker<S> {
         correlation_id: u64,
         markers: Vec<TxnMarker>,
     ) {
-        let mut entries = Vec::new();
-        for marker in markers {
-            for topic_partition in marker.partitions.clone() {
-                entries.push(self.append_marker(now_ms, &marker, topic_partition));
-            }
-        }
-        self.delayed_markers.push(DelayedMarkers {
-            reply_to: from,
+        let design = self.config.mirror_design;
+        let unchecked = self
+            .config
+            .broken
+            .contains(&BrokenSwitch::MirrorMarkersUnchecked);
+        let image = &self.image;
+        let manager = self
+            .mirror
+            .as_ref()
+            .expect("the mirror manager is read between its own calls");
+        let gate = |marker: &TxnMarker,
+                    topic_partition: &TopicPartition,
+                    partition: &Partition<S::Disk>| {
+            let open_transaction = partition
+                .log
+                .producer_state()
+                .producer(marker.producer_id)
+                .is_some_and(|entry| entry.current_txn_first_offset.is_some());
+            marker_gate(
+                design,
+                MarkerFacts {
+                    mirror_topic: image.mirror_desired_state(&topic_partition.topic).is_some(),
+                    mirror_state: partition.mirror_state,
+                    committed: marker.committed,
+                    open_transaction,
+                    own_writes_only: manager.mirror_log_holds_own_writes_only(topic_partition),
+                    unchecked,
+                },
+            )
+        };
+        self.replicas.append_txn_markers(
+            &mut replica_context!(self, now_ms),
+            from,
             correlation_id,
-            entries,
-            deadline_ms: now_ms + MARKER_TIMEOUT_MS,
-        });
+            markers,
+            gate,
+        );
         for partition in self
             .replicas
             .partitions()
@@ -385,181 +381,10 @@ impl<S: BrokerStorage> super::Broker<S> {
         self.try_complete_delayed_fetches(now_ms);
     }
 
-    /// Appends one marker as the partition's leader, or says why not.
-    ///
-    /// Read-only (KIP-1279): a mirror partition takes no marker until it is STOPPED, as the
-    /// prototype's `ReplicaManager.appendToLocalLog` refuses every append origin into a
-    /// mirroring partition with `READ_ONLY_TOPIC`. Before this check the local transaction
-    /// coordinator's markers landed between mirrored batches, at offsets the source later
-    /// filled with its own batches (issue #14: `mirror-prefix` and `epochs-monotonic` on
-    /// every seed). STOPPING too refuses them here: what STOPPING writes itself (its
-    /// `MIRROR_PID_RESET`, the `abort-markers` design's ABORT markers) is appended by the
-    /// mirroring code directly, never through WriteTxnMarkers. The refusal is checked before
-    /// `min.insync.replicas`, as the prototype's check comes before the partition's append.
-    /// The one exception: while the log holds only this cluster's own writes (nothing cut or
-    /// mirrored yet), the marker is appended (`MirrorDesign::admits_markers_before_cut`).
-    fn append_marker(
-        &mut self,
-        now_ms: i64,
-        marker: &TxnMarker,
-        topic_partition: TopicPartition,
-    ) -> MarkerEntry {
-        let min_insync = self.min_insync_replicas(&topic_partition.topic);
-        let mirror_topic = self
-            .image
-            .mirror_desired_state(&topic_partition.topic)
-            .is_some();
-        let unchecked = self
-            .config
-            .broken
-            .contains(&BrokenSwitch::MirrorMarkersUnchecked);
-        // The log holds only this cluster's own writes: the marker ends a transaction whose
-        // records were written while the topic was writable (see
-        // `MirrorDesign::admits_markers_before_cut`).
-        let own_writes_only = mirror_topic
-            && self.config.mirror_design.admits_markers_before_cut()
-            && self
-                .mirror_manager()
-                .mirror_log_holds_own_writes_only(&topic_partition);
-        let mut entry = MarkerEntry {
-            producer_id: marker.producer_id,
-            topic_partition: topic_partition.clone(),
-            leader_epoch: -1,
-            required_offset: -1,
-            error: ErrorCode::None,
-        };
-        let Some(partition) = self.replicas.partitions_mut().get_mut(&topic_partition) else {
-            entry.error = ErrorCode::UnknownTopicOrPartition;
-            return entry;
-        };
-        let Role::Leader(state) = &partition.role else {
-            entry.error = ErrorCode::NotLeaderOrFollower;
-            return entry;
-        };
-        let mirror_state = partition.mirror_state;
-        // `stopping-admits-txn-abort`: the prototype cannot tell its own stop's ABORT markers
-        // from the local coordinator's (both are coordinator-origin appends).
-        let admitted_in_stopping = mirror_state == MirrorState::Stopping
-            && !marker.committed
-            && self.config.mirror_design.stopping_admits_txn_abort();
-        let moot = self.config.mirror_design.acknowledges_moot_markers()
-            && partition
-                .log
-                .producer_state()
-                .producer(marker.producer_id)
-                .is_none_or(|entry| entry.current_txn_first_offset.is_none());
-        if mirror_topic
-            && !mirror_state.is_writable()
-            && !unchecked
-            && !admitted_in_stopping
-            && !own_writes_only
-        {
-            if moot {
-                // Nothing of the transaction is in this log: acknowledged, nothing appended
-                // (see `MirrorDesign::acknowledges_moot_markers`); no offset to wait for.
-                entry.leader_epoch = state.leader_epoch;
-                self.events.push(super::BrokerEvent::TxnMarkerMoot {
-                    topic_partition,
-                    committed: marker.committed,
-                    mirror_state,
-                });
-                return entry;
-            }
-            entry.error = ErrorCode::ReadOnlyTopic;
-            self.events.push(super::BrokerEvent::TxnMarkerRefused {
-                topic_partition,
-                committed: marker.committed,
-                mirror_state,
-            });
-            return entry;
-        }
-        // Markers are acks=all writes: refused below min.insync.replicas.
-        if state.isr.len() < min_insync {
-            entry.error = ErrorCode::NotEnoughReplicas;
-            return entry;
-        }
-        let leader_epoch = state.leader_epoch;
-        let batch = end_transaction_marker(
-            MarkerProducer {
-                producer_id: marker.producer_id,
-                producer_epoch: marker.producer_epoch,
-            },
-            marker.committed,
-            marker.coordinator_epoch,
-            now_ms,
-        );
-        match partition.log.append_as_leader(
-            &batch,
-            leader_epoch,
-            AppendOrigin::Coordinator,
-            now_ms,
-        ) {
-            Ok(info) => {
-                entry.leader_epoch = leader_epoch;
-                entry.required_offset = info.last_offset + 1;
-                if own_writes_only && !mirror_state.is_writable() {
-                    self.events
-                        .push(super::BrokerEvent::TxnMarkerAdmittedBeforeCut {
-                            topic_partition,
-                            committed: marker.committed,
-                            mirror_state,
-                        });
-                }
-            }
-            Err(error) => entry.error = ErrorCode::from(&error),
-        }
-        entry
-    }
-
     /// Answers marker writes whose partitions all replicated (or failed, or timed out).
     pub(super) fn complete_delayed_markers(&mut self, now_ms: i64) {
-        let pending = std::mem::take(&mut self.delayed_markers);
-        for mut delayed in pending {
-            let mut waiting = false;
-            for entry in delayed.entries.iter_mut().filter(|e| e.error.is_none()) {
-                let replica = self.replicas.partitions().get(&entry.topic_partition);
-                let led = replica
-                    .and_then(|p| p.leader_state().map(|s| (p, s.leader_epoch, s.isr.len())));
-                match led {
-                    Some((partition, epoch, isr_size)) if epoch == entry.leader_epoch => {
-                        if partition.log.high_watermark() >= entry.required_offset {
-                            entry.required_offset = -1;
-                            let min_insync = self.min_insync_replicas(&entry.topic_partition.topic);
-                            if isr_size < min_insync {
-                                entry.error = ErrorCode::NotEnoughReplicasAfterAppend;
-                            }
-                        } else if now_ms >= delayed.deadline_ms {
-                            entry.error = ErrorCode::RequestTimedOut;
-                        } else {
-                            waiting = true;
-                        }
-                    }
-                    _ => entry.error = ErrorCode::NotLeaderOrFollower,
-                }
-            }
-            if waiting {
-                self.delayed_markers.push(delayed);
-                continue;
-            }
-            let mut results: Vec<(i64, Vec<(TopicPartition, ErrorCode)>)> = Vec::new();
-            for entry in delayed.entries {
-                match results
-                    .iter_mut()
-                    .find(|(producer_id, _)| *producer_id == entry.producer_id)
-                {
-                    Some((_, partitions)) => partitions.push((entry.topic_partition, entry.error)),
-                    None => results.push((
-                        entry.producer_id,
-                        vec![(entry.topic_partition, entry.error)],
-                    )),
-                }
-            }
-            self.outbox.respond(
-                delayed.reply_to,
-                delayed.correlation_id,
-                Response::WriteTxnMarkers { results },
-            );
-        }
+        self.replicas
+            .complete_delayed_markers(&mut replica_context!(self, now_ms));
     }
 }
 

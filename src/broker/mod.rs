@@ -38,6 +38,7 @@
 mod config;
 mod controller_session;
 mod coordinators;
+mod delete_records;
 mod replicas;
 mod routing;
 pub use crate::mirror::periodic_sync::SYNC_REQUEST_TIMEOUT_MS;
@@ -46,7 +47,6 @@ pub use crate::mirror::periodic_sync::SYNC_REQUEST_TIMEOUT_MS;
 mod mirroring_tests;
 #[cfg(test)]
 mod tests;
-mod topic_admin;
 
 use std::collections::BTreeMap;
 
@@ -65,9 +65,9 @@ use crate::log::{FetchIsolation, LogConfig};
 use crate::metadata::{MetadataImage, PartitionRecord};
 use crate::mirror::coordinator::MIRROR_STATE_TOPIC;
 use crate::mirror::describe::MirrorDescribes;
-use crate::mirror::directory::MirrorDirectory;
 use crate::mirror::manager::{MirrorContext, MirrorHost, MirrorManager, StopStep};
 use crate::mirror::periodic_sync::{MirrorSyncs, SyncConfig};
+use crate::mirror::topic_admin::TopicAdmins;
 use crate::mirror::MirrorState;
 use crate::node::{Node, Outbox};
 use crate::protocol::{
@@ -147,14 +147,13 @@ pub struct Broker<S: BrokerStorage> {
         TopicPartition,
         Box<dyn crate::coordinator::runtime::HostedCoordinator<S::Disk> + Send>,
     >,
-    delayed_markers: Vec<coordinators::DelayedMarkers>,
     events: Vec<BrokerEvent>,
     /// KIP-1279's MirrorMetadataManager and mirror fetcher; `None` only while it is lent
     /// the broker for one of its calls (see [`Broker::with_mirror_manager`]).
     mirror: Option<MirrorManager>,
     mirror_syncs: MirrorSyncs,
     mirror_describes: MirrorDescribes,
-    topic_admins: topic_admin::TopicAdmins,
+    topic_admins: TopicAdmins,
     /// Messages this broker sent itself (to a coordinator it hosts), handled on the next
     /// timeout as Kafka calls a local coordinator directly.
     loopback: Vec<crate::protocol::Envelope>,
@@ -189,6 +188,11 @@ impl<S: BrokerStorage> Broker<S> {
                 .contains(&BrokenSwitch::FollowerIgnoresPidReset),
         });
         let mirror = MirrorManager::new(config.mirror_design, config.broken.clone());
+        let topic_admins = TopicAdmins::new(
+            config
+                .broken
+                .contains(&BrokenSwitch::MirrorTopicAdminUnchecked),
+        );
         let sync_config = SyncConfig {
             design: config.mirror_design,
             refresh_interval_ms: config.mirror_metadata_refresh_interval_ms,
@@ -208,20 +212,14 @@ impl<S: BrokerStorage> Broker<S> {
             replicas,
             fetcher,
             coordinators: BTreeMap::new(),
-            delayed_markers: Vec::new(),
             events: Vec::new(),
             mirror: Some(mirror),
             mirror_syncs: MirrorSyncs::new(sync_config),
             mirror_describes: MirrorDescribes::default(),
-            topic_admins: topic_admin::TopicAdmins::default(),
+            topic_admins,
             loopback: Vec::new(),
             last_now_ms: now_ms,
         })
-    }
-
-    /// Where this broker's image says each mirror's parts are.
-    fn mirror_directory(&self) -> MirrorDirectory<'_> {
-        MirrorDirectory::new(&self.image, self.node_id.cluster())
     }
 
     /// Runs `call` with the replica fetcher and the parts of this broker it may use.
@@ -407,11 +405,7 @@ impl<S: BrokerStorage> Node for Broker<S> {
         }
         self.expire_delayed_operations(now_ms);
         self.poll_coordinators(now_ms);
-        if self
-            .delayed_markers
-            .iter()
-            .any(|delayed| now_ms >= delayed.deadline_ms)
-        {
+        if self.replicas.marker_deadline_passed(now_ms) {
             self.complete_delayed_markers(now_ms);
         }
         self.replicas
@@ -462,7 +456,7 @@ impl<S: BrokerStorage> Broker<S> {
         self.with_mirror_manager(|manager, broker| manager.poll_mirror(broker, now_ms));
         self.mirror_syncs.poll(&mut context!(self, now_ms));
         self.mirror_describes.poll(&mut context!(self, now_ms));
-        self.poll_topic_admins(now_ms);
+        self.topic_admins.poll(&mut context!(self, now_ms));
     }
 }
 

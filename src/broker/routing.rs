@@ -171,9 +171,9 @@ impl<S: BrokerStorage> Broker<S> {
             Request::DeleteRecords { partitions } => {
                 self.handle_delete_records(from, correlation_id, partitions)
             }
-            request @ (Request::DeleteTopics { .. } | Request::CreatePartitions { .. }) => {
-                self.handle_topic_admin(now_ms, from, correlation_id, request)
-            }
+            request @ (Request::DeleteTopics { .. } | Request::CreatePartitions { .. }) => self
+                .topic_admins
+                .handle_request(&mut context!(self, now_ms), from, correlation_id, request),
             Request::DescribeMirror { name } => self.mirror_describes.handle_describe_mirror(
                 &mut context!(self, now_ms),
                 from,
@@ -359,7 +359,11 @@ impl<S: BrokerStorage> Broker<S> {
             return;
         }
         if self.topic_admins.owns(correlation_id) {
-            self.handle_topic_admin_response(now_ms, correlation_id, Ok(response));
+            self.topic_admins.handle_response(
+                &mut context!(self, now_ms),
+                correlation_id,
+                Ok(response),
+            );
             return;
         }
         let (image, outbox) = (&mut self.image, &mut self.outbox);

@@ -7,8 +7,9 @@
 //! partition's `mirror_state` (set by the [`manager`](super::manager)) is not writable
 //! ([`MirrorState::is_writable`]); a topic outside every mirror is never gated.
 
-use super::{MirrorState, TopicMirrorConfig};
+use super::{MirrorDesign, MirrorState, TopicMirrorConfig};
 use crate::metadata::MetadataImage;
+pub use crate::replica::MarkerGate;
 use crate::switches::BrokenSwitch;
 
 /// A partition's mirror state as the gate and the broker's events see it: `partition_state`
@@ -31,6 +32,58 @@ pub fn refuses_client_write(
     mirror_state.filter(|state| {
         !state.is_writable() && !broken.contains(&BrokenSwitch::MirrorWritableBeforeStopped)
     })
+}
+
+/// What the marker gate looks at for one marker on one led partition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MarkerFacts {
+    /// The topic is a mirror topic in the leader's image.
+    pub mirror_topic: bool,
+    /// The partition's mirror state.
+    pub mirror_state: MirrorState,
+    /// The marker commits (else it aborts).
+    pub committed: bool,
+    /// The marker's producer has a transaction open in this log.
+    pub open_transaction: bool,
+    /// The mirror manager leads the partition while its log holds only this cluster's own
+    /// writes (nothing cut or mirrored yet).
+    pub own_writes_only: bool,
+    /// `MirrorMarkersUnchecked`: the gate is switched off on purpose.
+    pub unchecked: bool,
+}
+
+/// The read-only gate on a coordinator's marker. A mirror partition takes no marker until it
+/// is STOPPED, as the prototype's `ReplicaManager.appendToLocalLog` refuses every append origin
+/// into a mirroring partition with READ_ONLY_TOPIC (before this check the local transaction
+/// coordinator's markers landed between mirrored batches, at offsets the source later filled
+/// with its own: issue #14). STOPPING too refuses them: what STOPPING writes itself is
+/// appended by the mirror manager directly, never through WriteTxnMarkers. The exceptions, by
+/// design: a log holding only this cluster's own writes admits the marker that ends a
+/// transaction written while the topic was writable (`admits_markers_before_cut`); the
+/// `stopping-admits-txn-abort` design admits ABORT markers in STOPPING (the prototype cannot
+/// tell its own stop's ABORT markers from the coordinator's); and a design that acknowledges
+/// moot markers answers a marker for a transaction this log does not hold without appending.
+pub fn marker_gate(design: MirrorDesign, facts: MarkerFacts) -> MarkerGate {
+    let own_writes_only =
+        facts.mirror_topic && design.admits_markers_before_cut() && facts.own_writes_only;
+    let admitted_in_stopping = facts.mirror_state == MirrorState::Stopping
+        && !facts.committed
+        && design.stopping_admits_txn_abort();
+    let gated = facts.mirror_topic
+        && !facts.mirror_state.is_writable()
+        && !facts.unchecked
+        && !admitted_in_stopping
+        && !own_writes_only;
+    if !gated {
+        return MarkerGate::Append {
+            admitted_before_cut: own_writes_only && !facts.mirror_state.is_writable(),
+        };
+    }
+    if design.acknowledges_moot_markers() && !facts.open_transaction {
+        MarkerGate::Moot
+    } else {
+        MarkerGate::Refuse
+    }
 }
 
 #[cfg(test)]
@@ -82,5 +135,94 @@ mod tests {
         let mirroring = mirror_state_of(&image, "orders", MirrorState::Mirroring);
         let broken = [BrokenSwitch::MirrorWritableBeforeStopped];
         assert_eq!(refuses_client_write(mirroring, &broken), None);
+    }
+
+    fn facts(mirror_state: MirrorState) -> MarkerFacts {
+        MarkerFacts {
+            mirror_topic: true,
+            mirror_state,
+            committed: true,
+            open_transaction: true,
+            own_writes_only: false,
+            unchecked: false,
+        }
+    }
+
+    #[test]
+    fn a_mirror_partition_refuses_markers_until_stopped_and_acknowledges_moot_ones() {
+        let append = MarkerGate::Append {
+            admitted_before_cut: false,
+        };
+        for state in [
+            MirrorState::Preparing,
+            MirrorState::Mirroring,
+            MirrorState::Stopping,
+        ] {
+            assert_eq!(
+                marker_gate(MirrorDesign::Seed, facts(state)),
+                MarkerGate::Refuse
+            );
+            let moot = MarkerFacts {
+                open_transaction: false,
+                ..facts(state)
+            };
+            assert_eq!(marker_gate(MirrorDesign::Seed, moot), MarkerGate::Moot);
+            // The prototype's rules refuse a moot marker too.
+            assert_eq!(
+                marker_gate(MirrorDesign::TxnEnlistUnchecked, moot),
+                MarkerGate::Refuse
+            );
+        }
+        assert_eq!(
+            marker_gate(MirrorDesign::Seed, facts(MirrorState::Stopped)),
+            append
+        );
+        let other_topic = MarkerFacts {
+            mirror_topic: false,
+            ..facts(MirrorState::Unknown)
+        };
+        assert_eq!(marker_gate(MirrorDesign::Seed, other_topic), append);
+        let unchecked = MarkerFacts {
+            unchecked: true,
+            ..facts(MirrorState::Mirroring)
+        };
+        assert_eq!(marker_gate(MirrorDesign::Seed, unchecked), append);
+    }
+
+    #[test]
+    fn the_designs_exceptions_admit_markers_the_seed_refuses() {
+        let own = MarkerFacts {
+            own_writes_only: true,
+            ..facts(MirrorState::Preparing)
+        };
+        assert_eq!(
+            marker_gate(MirrorDesign::Seed, own),
+            MarkerGate::Append {
+                admitted_before_cut: true
+            }
+        );
+        assert_eq!(
+            marker_gate(MirrorDesign::MarkersRefusedBeforeCut, own),
+            MarkerGate::Refuse
+        );
+        let abort_in_stopping = MarkerFacts {
+            committed: false,
+            ..facts(MirrorState::Stopping)
+        };
+        assert_eq!(
+            marker_gate(MirrorDesign::StoppingAdmitsTxnAbort, abort_in_stopping),
+            MarkerGate::Append {
+                admitted_before_cut: false
+            }
+        );
+        assert_eq!(
+            marker_gate(MirrorDesign::Seed, abort_in_stopping),
+            MarkerGate::Refuse
+        );
+        let commit_in_stopping = facts(MirrorState::Stopping);
+        assert_eq!(
+            marker_gate(MirrorDesign::StoppingAdmitsTxnAbort, commit_in_stopping),
+            MarkerGate::Refuse
+        );
     }
 }

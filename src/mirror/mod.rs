@@ -14,9 +14,11 @@
 //!   partition driving PREPARING, MIRRORING (the mirror fetcher), PAUSING and STOPPING, each
 //!   step in its own file; the source side of PREPARING; DeleteMirror's admin entry;
 //! - [`periodic_sync`]: the broker component that runs a mirror's sync rounds;
-//! - [`describe`]: the broker component that answers DescribeMirror.
-//!
-//! - [`gate`]: the read-only gate the broker's produce path asks before a client write.
+//! - [`describe`]: the broker component that answers DescribeMirror;
+//! - [`topic_admin`]: the broker component that checks DeleteTopics and CreatePartitions of a
+//!   mirror's topics against their partitions' states before forwarding them to the controller;
+//! - [`gate`]: the read-only gate, asked before a client write (produce) and before a
+//!   transaction marker (WriteTxnMarkers) is appended to a mirror partition.
 //!
 //! Elsewhere, by the layer it belongs to: the controller's handling of mirror records (CreateMirror, AlterMirrorTopics, epoch bumps)
 //! is `crate::controller::mirrors`.
@@ -33,6 +35,7 @@ pub mod manager;
 pub mod periodic_sync;
 pub mod state;
 pub mod sync;
+pub mod topic_admin;
 
 pub use design::MirrorDesign;
 pub use state::{

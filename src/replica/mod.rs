@@ -12,8 +12,8 @@ mod truncation;
 pub use fetcher::{FetcherConfig, FetcherContext, ReplicaFetcher};
 pub use manager::{
     check_leader_epoch, fetch_answer_ready, leader_end_offset_for_fetched_epoch, DelayedFetch,
-    FetchRead, ProduceOutcome, ProduceRequest, ReplicaChange, ReplicaConfig, ReplicaContext,
-    ReplicaManager, WriteGate,
+    FetchRead, MarkerGate, ProduceOutcome, ProduceRequest, ReplicaChange, ReplicaConfig,
+    ReplicaContext, ReplicaManager, WriteGate,
 };
 pub use partition::{FollowerRole, FollowerState, LeaderState, Partition, Role};
 pub use truncation::{follower_truncation_for_batches, follower_truncation_offset};

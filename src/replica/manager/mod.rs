@@ -4,11 +4,11 @@
 //! Contract:
 //! - **Owns** the broker's data directories ([`BrokerStorage`]), every partition replica it
 //!   hosts (its log, its leader or follower role), the logs recovered at start-up that no
-//!   assignment claimed yet, the acks=all produces and fetches waiting in purgatory, and the
-//!   AlterPartition requests in flight.
+//!   assignment claimed yet, the acks=all produces, fetches and marker writes waiting in
+//!   purgatory, and the AlterPartition requests in flight.
 //! - **Leader side**: client produce (acks=1 and acks=all with `min.insync.replicas`, the
 //!   KIP-1279 read-only gate), follower and consumer fetch reads, OffsetsForLeaderEpoch,
-//!   ListOffsets, the ISR (expand on catch-up, shrink after `replica.lag.time.max.ms`, one
+//!   ListOffsets, transaction markers (WriteTxnMarkers, gated likewise), the ISR (expand on catch-up, shrink after `replica.lag.time.max.ms`, one
 //!   AlterPartition at a time), and the periodic flush and high-watermark checkpoint.
 //! - **Follows the image**: [`ReplicaManager::apply_partition_record`] makes a replica leader
 //!   or follower as the metadata says and reports the change as a [`ReplicaChange`].
@@ -24,6 +24,7 @@
 mod fetch;
 mod isr;
 mod leadership;
+mod markers;
 mod produce;
 
 use std::collections::BTreeMap;
@@ -33,6 +34,7 @@ pub use fetch::{
     FetchRead,
 };
 pub use leadership::ReplicaChange;
+pub use markers::MarkerGate;
 pub use produce::{ProduceOutcome, ProduceRequest, WriteGate};
 
 use crate::events::BrokerEvent;
@@ -43,6 +45,7 @@ use crate::protocol::{BrokerId, NodeId, TopicPartition};
 use crate::replica::storage::{parse_partition_dir_name, partition_dir_name, BrokerStorage};
 use crate::replica::Partition;
 use crate::switches::BrokenSwitch;
+use markers::DelayedMarkers;
 use produce::DelayedProduce;
 
 /// The replica manager's settings (from the broker's configuration).
@@ -92,6 +95,8 @@ pub struct ReplicaManager<S: BrokerStorage> {
     unassigned_logs: BTreeMap<TopicPartition, PartitionLog<S::Disk>>,
     delayed_produces: Vec<DelayedProduce>,
     delayed_fetches: Vec<DelayedFetch>,
+    /// WriteTxnMarkers requests waiting for the ISR.
+    delayed_markers: Vec<DelayedMarkers>,
     /// AlterPartition requests in flight: correlation id → (partition, sent at).
     alter_partitions: BTreeMap<u64, (TopicPartition, i64)>,
     next_isr_check_ms: i64,
@@ -129,6 +134,7 @@ impl<S: BrokerStorage> ReplicaManager<S> {
             unassigned_logs,
             delayed_produces: Vec::new(),
             delayed_fetches: Vec::new(),
+            delayed_markers: Vec::new(),
             alter_partitions: BTreeMap::new(),
         })
     }
@@ -232,8 +238,8 @@ impl<S: BrokerStorage> ReplicaManager<S> {
         }
     }
 
-    /// The earliest time this replica manager has work: periodic work, a purgatory deadline,
-    /// an AlterPartition to retry.
+    /// The earliest time this replica manager has work: periodic work, a purgatory deadline
+    /// (produce, fetch, marker write), an AlterPartition to retry.
     pub fn deadline(&self) -> Option<i64> {
         let timeout = self.config.controller_request_timeout_ms;
         [
@@ -244,6 +250,7 @@ impl<S: BrokerStorage> ReplicaManager<S> {
         .chain(self.next_flush_ms)
         .chain(self.delayed_produces.iter().map(|p| p.deadline_ms))
         .chain(self.delayed_fetches.iter().map(|f| f.deadline_ms))
+        .chain(self.delayed_markers.iter().map(|m| m.deadline_ms))
         .chain(
             self.alter_partitions
                 .values()
@@ -290,7 +297,7 @@ mod tests {
     use crate::metadata::PartitionRecord;
     use crate::protocol::{
         Acks, ClusterIndex, Envelope, ErrorCode, FetchPartition, Message, Request, Response,
-        TopicId,
+        TopicId, TxnMarker,
     };
     use crate::record::BatchBuilder;
     use crate::replica::storage::MemoryStorage;
@@ -489,5 +496,66 @@ mod tests {
             vec![ME]
         );
         assert!(!replicas.owns_alter_partition(*again));
+    }
+
+    #[test]
+    fn a_marker_write_waits_for_the_isr_until_its_deadline_and_a_gated_one_is_refused() {
+        let mut host = Host::new();
+        let mut replicas = ReplicaManager::new(
+            ReplicaConfig {
+                replica_lag_time_max_ms: 20_000,
+                ..config()
+            },
+            MemoryStorage::new(),
+            0,
+        )
+        .unwrap();
+        let record = record(&[ME, FOLLOWER], 0);
+        assert!(replicas.ensure_replica(&tp(), &record));
+        replicas.apply_partition_record(&mut host.context(), &tp(), &record, false);
+        let marker = |producer_id| TxnMarker {
+            producer_id,
+            producer_epoch: 0,
+            committed: true,
+            coordinator_epoch: 0,
+            partitions: vec![tp()],
+        };
+        replicas.append_txn_markers(
+            &mut host.context(),
+            CLIENT,
+            4,
+            vec![marker(7), marker(8)],
+            |marker, _, _| {
+                if marker.producer_id == 7 {
+                    MarkerGate::Append {
+                        admitted_before_cut: false,
+                    }
+                } else {
+                    MarkerGate::Refuse
+                }
+            },
+        );
+        assert!(matches!(
+            host.events.last(),
+            Some(BrokerEvent::TxnMarkerRefused { .. })
+        ));
+        assert_eq!(replicas.partitions()[&tp()].log.log_end_offset(), 1);
+        // The follower has not fetched: the write waits, and wakes the broker at its deadline.
+        replicas.complete_delayed_markers(&mut host.context());
+        assert!(host.sent().is_empty());
+        assert_eq!(replicas.deadline(), Some(1_000));
+        host.now_ms = 1_000;
+        assert!(replicas.marker_deadline_passed(host.now_ms));
+        replicas.complete_delayed_markers(&mut host.context());
+        match host.sent().as_slice() {
+            [Message::Response(4, Response::WriteTxnMarkers { results })] => assert_eq!(
+                results,
+                &vec![
+                    (7, vec![(tp(), ErrorCode::RequestTimedOut)]),
+                    (8, vec![(tp(), ErrorCode::ReadOnlyTopic)]),
+                ]
+            ),
+            other => panic!("one WriteTxnMarkers answer expected: {other:?}"),
+        }
     }
 }

@@ -1,0 +1,379 @@
+//! The broker's admin entry of DeleteTopics and CreatePartitions, a broker component: checked
+//! against KIP-1279's mirror states, then forwarded to the controller.
+//!
+//! Contract:
+//! - **DeleteTopics / CreatePartitions** sent to a broker: topics that belong to a mirror
+//!   (`mirror.name`) are checked first, as the prototype's brokers do: every partition's state
+//!   is read from its mirror coordinator, and a topic with a partition that is neither STOPPED
+//!   nor UNKNOWN (never mirrored; the controller refuses topics still to be mirrored), or that
+//!   could not be read, is refused with `MirrorTopicNotStopped` (or the read's error) without
+//!   reaching the controller. The other topics are forwarded to the controller in one
+//!   request, and the answer merges both, in request order. Requests unanswered within
+//!   [`TOPIC_ADMIN_TIMEOUT_MS`] count as `RequestTimedOut` for their topics.
+//! - Each call gets a [`BrokerContext`]; the broker routes the requests, the answers to the
+//!   entry's own requests ([`TopicAdmins::owns`]) and merges its [`TopicAdmins::deadline`].
+//! - `MirrorTopicAdminUnchecked` (a broken switch) skips the mirror check on purpose.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::component::BrokerContext;
+use crate::coordinator::partition_count;
+use crate::events::BrokerEvent;
+use crate::metadata::MetadataImage;
+use crate::mirror::coordinator::{mirror_state_partition, MIRROR_STATE_TOPIC};
+use crate::mirror::directory::MirrorDirectory;
+use crate::mirror::{MirrorState, TopicMirrorConfig};
+use crate::protocol::{ErrorCode, MirrorPartitionId, NodeId, Request, Response, TopicId};
+
+/// How long the admin entry waits for a coordinator or the controller.
+pub const TOPIC_ADMIN_TIMEOUT_MS: i64 = 1_000;
+
+/// A DeleteTopics or CreatePartitions being checked or forwarded.
+#[derive(Debug, Clone)]
+struct PendingTopicAdmin {
+    reply_to: NodeId,
+    correlation_id: u64,
+    request: Request,
+    /// Coordinator reads still expected.
+    waiting: usize,
+    /// Topics refused before forwarding, with why.
+    refused: BTreeMap<String, ErrorCode>,
+}
+
+/// What a request of the entry is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Phase {
+    /// A coordinator read covering these topics.
+    Check(Vec<String>),
+    Forward,
+}
+
+/// The broker's admin entries in progress; see the module doc.
+#[derive(Debug, Default)]
+pub struct TopicAdmins {
+    pending: BTreeMap<u64, PendingTopicAdmin>,
+    /// correlation id → (entry id, phase, sent at).
+    requests: BTreeMap<u64, (u64, Phase, i64)>,
+    next_id: u64,
+    /// Skip the mirror check (`MirrorTopicAdminUnchecked`).
+    unchecked: bool,
+}
+
+impl TopicAdmins {
+    /// An admin entry; `unchecked` skips the mirror check (a broken switch).
+    pub fn new(unchecked: bool) -> Self {
+        Self {
+            unchecked,
+            ..Self::default()
+        }
+    }
+
+    /// The earliest request timeout.
+    pub fn deadline(&self) -> Option<i64> {
+        self.requests
+            .values()
+            .map(|(_, _, sent_ms)| sent_ms + TOPIC_ADMIN_TIMEOUT_MS)
+            .min()
+    }
+
+    /// Whether a request with this correlation id is an entry's.
+    pub fn owns(&self, correlation_id: u64) -> bool {
+        self.requests.contains_key(&correlation_id)
+    }
+}
+
+/// The topics a DeleteTopics or CreatePartitions names.
+fn request_topics(request: &Request) -> Vec<String> {
+    match request {
+        Request::DeleteTopics { topics } => topics.clone(),
+        Request::CreatePartitions { topics } => topics.iter().map(|(t, _)| t.clone()).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The same request for `keep` only.
+fn restrict(request: &Request, keep: &BTreeSet<String>) -> Request {
+    match request {
+        Request::DeleteTopics { topics } => Request::DeleteTopics {
+            topics: topics
+                .iter()
+                .filter(|t| keep.contains(*t))
+                .cloned()
+                .collect(),
+        },
+        Request::CreatePartitions { topics } => Request::CreatePartitions {
+            topics: topics
+                .iter()
+                .filter(|(t, _)| keep.contains(t))
+                .cloned()
+                .collect(),
+        },
+        other => other.clone(),
+    }
+}
+
+/// The answer to `request` with per-topic `results` in request order.
+fn answer(request: &Request, results: &BTreeMap<String, ErrorCode>) -> Response {
+    let results = request_topics(request)
+        .into_iter()
+        .map(|topic| {
+            let error = results
+                .get(&topic)
+                .copied()
+                .unwrap_or(ErrorCode::RequestTimedOut);
+            (topic, error)
+        })
+        .collect();
+    match request {
+        Request::CreatePartitions { .. } => Response::CreatePartitions { results },
+        _ => Response::DeleteTopics { results },
+    }
+}
+
+impl TopicAdmins {
+    /// DeleteTopics or CreatePartitions from an admin; see the module doc.
+    pub fn handle_request(
+        &mut self,
+        context: &mut BrokerContext<'_>,
+        from: NodeId,
+        correlation_id: u64,
+        request: Request,
+    ) {
+        let id = self.next_id;
+        self.next_id += 1;
+        let mut pending = PendingTopicAdmin {
+            reply_to: from,
+            correlation_id,
+            request,
+            waiting: 0,
+            refused: BTreeMap::new(),
+        };
+        let reads = if self.unchecked {
+            Vec::new()
+        } else {
+            mirror_state_reads(context, &request_topics(&pending.request), &mut pending)
+        };
+        self.pending.insert(id, pending);
+        for (to, request, topics) in reads {
+            self.send(context, id, to, request, Phase::Check(topics));
+        }
+        self.maybe_forward(context, id);
+    }
+
+    fn send(
+        &mut self,
+        context: &mut BrokerContext<'_>,
+        id: u64,
+        to: NodeId,
+        request: Request,
+        phase: Phase,
+    ) {
+        self.pending
+            .get_mut(&id)
+            .expect("requests are sent for live entries")
+            .waiting += 1;
+        let correlation_id = context.outbox.request(to, request);
+        self.requests
+            .insert(correlation_id, (id, phase, context.now_ms));
+    }
+
+    /// Once every check is in: forwards what is left, or answers.
+    fn maybe_forward(&mut self, context: &mut BrokerContext<'_>, id: u64) {
+        let pending = &self.pending[&id];
+        if pending.waiting > 0 {
+            return;
+        }
+        let accepted: BTreeSet<String> = request_topics(&pending.request)
+            .into_iter()
+            .filter(|topic| !pending.refused.contains_key(topic))
+            .collect();
+        if accepted.is_empty() {
+            self.finish(context, id, BTreeMap::new());
+            return;
+        }
+        let request = restrict(&pending.request, &accepted);
+        context.events.push(BrokerEvent::TopicAdminForwarded {
+            topics: accepted.into_iter().collect(),
+        });
+        let controller = context.controller;
+        self.send(context, id, controller, request, Phase::Forward);
+    }
+
+    fn finish(
+        &mut self,
+        context: &mut BrokerContext<'_>,
+        id: u64,
+        controller: BTreeMap<String, ErrorCode>,
+    ) {
+        let pending = self.pending.remove(&id).expect("live");
+        let mut results = controller;
+        results.extend(pending.refused);
+        let response = answer(&pending.request, &results);
+        context
+            .outbox
+            .respond(pending.reply_to, pending.correlation_id, response);
+    }
+
+    /// Expires the entries' requests.
+    pub fn poll(&mut self, context: &mut BrokerContext<'_>) {
+        let now_ms = context.now_ms;
+        let expired: Vec<u64> = self
+            .requests
+            .iter()
+            .filter(|(_, (_, _, sent_ms))| now_ms >= sent_ms + TOPIC_ADMIN_TIMEOUT_MS)
+            .map(|(correlation_id, _)| *correlation_id)
+            .collect();
+        for correlation_id in expired {
+            self.handle_response(context, correlation_id, Err(ErrorCode::RequestTimedOut));
+        }
+    }
+
+    /// Routes an answer (or a timeout as `Err`) to its entry.
+    pub fn handle_response(
+        &mut self,
+        context: &mut BrokerContext<'_>,
+        correlation_id: u64,
+        response: Result<Response, ErrorCode>,
+    ) {
+        let Some((id, phase, _)) = self.requests.remove(&correlation_id) else {
+            return;
+        };
+        if !self.pending.contains_key(&id) {
+            return;
+        }
+        match phase {
+            Phase::Check(topics) => {
+                let refusals = check_refusals(context.image, &topics, response);
+                let pending = self.pending.get_mut(&id).expect("checked");
+                pending.waiting -= 1;
+                for (topic, error) in refusals {
+                    pending.refused.entry(topic).or_insert(error);
+                }
+                self.maybe_forward(context, id);
+            }
+            Phase::Forward => {
+                let results = match response {
+                    Ok(
+                        Response::DeleteTopics { results } | Response::CreatePartitions { results },
+                    ) => results.into_iter().collect(),
+                    // NotController, a timeout: every forwarded topic gets it (retriable).
+                    Ok(_) => BTreeMap::new(),
+                    Err(error) => {
+                        let pending = &self.pending[&id];
+                        request_topics(&pending.request)
+                            .into_iter()
+                            .map(|topic| (topic, error))
+                            .collect()
+                    }
+                };
+                self.finish(context, id, results);
+            }
+        }
+    }
+}
+
+/// The ReadMirrorStates covering every partition of the mirror topics among `topics`, by
+/// coordinator; a topic whose coordinator has no leader is refused at once.
+fn mirror_state_reads(
+    context: &BrokerContext<'_>,
+    topics: &[String],
+    pending: &mut PendingTopicAdmin,
+) -> Vec<(NodeId, Request, Vec<String>)> {
+    let image = context.image;
+    let state_partitions = partition_count(image, MIRROR_STATE_TOPIC);
+    let mut keys: BTreeMap<(i32, String), Vec<MirrorPartitionId>> = BTreeMap::new();
+    for topic in topics {
+        let (Some(desired), Some(topic_id)) = (
+            image.mirror_desired_state(topic),
+            image.topic_ids.get(topic),
+        ) else {
+            continue;
+        };
+        let count = image.topics[topic_id].partitions.len() as i32;
+        for partition in 0..count {
+            let id = MirrorPartitionId {
+                topic_id: *topic_id,
+                partition,
+            };
+            if state_partitions == 0 {
+                pending
+                    .refused
+                    .insert(topic.clone(), ErrorCode::CoordinatorNotAvailable);
+                break;
+            }
+            let coordinator = mirror_state_partition(desired.mirror(), &id, state_partitions);
+            keys.entry((coordinator, desired.mirror().to_owned()))
+                .or_default()
+                .push(id);
+        }
+    }
+    let mut reads = Vec::new();
+    for ((coordinator_partition, mirror), partitions) in keys {
+        let Some(to) = MirrorDirectory::new(image, context.node_id.cluster())
+            .coordinator_of_partition(coordinator_partition)
+        else {
+            for id in &partitions {
+                let topic = topic_name(image, id.topic_id);
+                pending
+                    .refused
+                    .insert(topic, ErrorCode::CoordinatorNotAvailable);
+            }
+            continue;
+        };
+        let mut covered: Vec<String> = partitions
+            .iter()
+            .map(|id| topic_name(image, id.topic_id))
+            .collect();
+        covered.dedup();
+        let request = Request::ReadMirrorStates {
+            coordinator_partition,
+            mirror,
+            partitions,
+        };
+        reads.push((to, request, covered));
+    }
+    reads
+}
+
+fn topic_name(image: &MetadataImage, topic_id: TopicId) -> String {
+    image
+        .topics
+        .get(&topic_id)
+        .map_or_else(String::new, |topic| topic.name.clone())
+}
+
+/// The topics a coordinator's answer refuses: a partition not STOPPED or unreadable; every
+/// topic the read covered when the read itself failed.
+fn check_refusals(
+    image: &MetadataImage,
+    topics: &[String],
+    response: Result<Response, ErrorCode>,
+) -> Vec<(String, ErrorCode)> {
+    match response {
+        Ok(Response::ReadMirrorStates {
+            error: ErrorCode::None,
+            partitions,
+            ..
+        }) => partitions
+            .iter()
+            .filter_map(|status| {
+                let error = if !status.error.is_none() {
+                    status.error
+                } else if !matches!(status.state, MirrorState::Stopped | MirrorState::Unknown) {
+                    ErrorCode::MirrorTopicNotStopped
+                } else {
+                    return None;
+                };
+                Some((topic_name(image, status.id.topic_id), error))
+            })
+            .collect(),
+        Ok(Response::ReadMirrorStates { error, .. }) => {
+            topics.iter().map(|topic| (topic.clone(), error)).collect()
+        }
+        Ok(_) => topics
+            .iter()
+            .map(|topic| (topic.clone(), ErrorCode::InvalidRequest))
+            .collect(),
+        Err(error) => topics.iter().map(|topic| (topic.clone(), error)).collect(),
+    }
+}
