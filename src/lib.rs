@@ -21,7 +21,7 @@
 //! | [`events`] | `BrokerEvent`: what a broker and its components report for checkers and traces, with its one-line trace form. |
 //! | [`replica`] | A broker's replicas (`Partition`: log, role, ISR, high watermark), where a replica truncates when its log and the leader's (or the source's) part, the data directories, and two broker components: the replica manager (produce, fetch reads for followers, consumers and other clusters' mirror fetchers, purgatory, the ISR, following the image) and the replica fetcher. |
 //! | [`component`] | `BrokerContext`: what a broker lends one of its components for one call. |
-//! | [`coordinator`] | Coordinators hosted on brokers: the shard contract (write, then apply), Kafka's key-to-partition hash, the group and transaction shards. |
+//! | [`coordinator`] | Coordinators hosted on brokers: the shard contract (write, then apply), Kafka's key-to-partition hash, the group and transaction shards, and the coordinator host (a broker component: the shards a broker hosts, FindCoordinator). |
 //! | [`mirror`] | Everything of KIP-1279 on the destination: the mirror partition state machine, the design variants, the periodic sync's rules, the `__mirror_state` coordinator shard, the read-only gate, and the broker components (the MirrorMetadataManager with its mirror fetcher, the periodic sync, DescribeMirror). |
 //! | [`switches`] | The deliberately broken behaviours (`BrokenSwitch`) tests switch on to prove a checker catches them; below every layer, so any may name one. |
 //! | [`client`] | The simulated clients (idempotent and transactional producers, plain and group consumers) and the rules they share, e.g. how a consumer turns fetched batches into records (READ_COMMITTED filtering, control batches skipped). |

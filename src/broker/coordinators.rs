@@ -1,6 +1,7 @@
-//! The broker as host of coordinators (see `crate::coordinator`): FindCoordinator with the
-//! internal topics created on first use, loading and unloading shards as leadership of their
-//! partitions moves, routing coordinator requests and answers, and KIP-1279's gate on the
+//! The broker's side of its coordinator host (`crate::coordinator::host`): loading and
+//! unloading shards as leadership of their partitions moves, running a shard's call over its
+//! partition's log and carrying a moved high watermark on, routing coordinator requests and
+//! answers, AddPartitionsToTxn's KIP-1279 screen, and the facts of KIP-1279's gate on the
 //! WriteTxnMarkers the replica manager appends.
 
 use super::{replica_context, BrokerStorage, Partition, Role};
@@ -9,10 +10,7 @@ use crate::coordinator::runtime::{HostContext, HostedCoordinator, ShardHost};
 use crate::coordinator::transaction::{
     TransactionCoordinatorConfig, TransactionCoordinatorShard, OPERATION_NOT_ATTEMPTED,
 };
-use crate::coordinator::{
-    coordinator_partition_in, internal_topic_creation, CONSUMER_OFFSETS_TOPIC,
-    TRANSACTION_STATE_TOPIC,
-};
+use crate::coordinator::{CONSUMER_OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC};
 use crate::mirror::coordinator::{MirrorCoordinatorShard, MIRROR_STATE_TOPIC};
 use crate::mirror::gate::{marker_gate, MarkerFacts};
 use crate::mirror::DesiredState;
@@ -23,70 +21,6 @@ use crate::protocol::{
 use crate::switches::BrokenSwitch;
 
 impl<S: BrokerStorage> super::Broker<S> {
-    /// The internal topic of a coordinator kind and its partition count.
-    fn internal_topic(&self, key_type: CoordinatorType) -> (&'static str, i32, i16) {
-        match key_type {
-            CoordinatorType::Group => (
-                CONSUMER_OFFSETS_TOPIC,
-                self.config.offsets_topic_partitions,
-                self.config.internal_topic_replication_factor,
-            ),
-            CoordinatorType::Transaction => (
-                TRANSACTION_STATE_TOPIC,
-                self.config.transaction_state_partitions,
-                self.config.internal_topic_replication_factor,
-            ),
-        }
-    }
-
-    /// The partition of the internal topic that coordinates `key`, once the topic exists.
-    pub(super) fn coordinator_partition(
-        &self,
-        key_type: CoordinatorType,
-        key: &str,
-    ) -> Option<TopicPartition> {
-        let (topic, _, _) = self.internal_topic(key_type);
-        coordinator_partition_in(&self.image, topic, key)
-    }
-
-    /// FindCoordinator: the leader of the key's partition; creates the internal topic on first
-    /// use (Kafka's auto-creation), answering `CoordinatorNotAvailable` meanwhile.
-    pub(super) fn handle_find_coordinator(
-        &mut self,
-        from: NodeId,
-        correlation_id: u64,
-        key_type: CoordinatorType,
-        key: &str,
-    ) {
-        let coordinator = match self.coordinator_partition(key_type, key) {
-            Some(partition) => self
-                .image
-                .partition(&partition)
-                .and_then(|record| record.leader)
-                .map(|leader| NodeId::Broker(self.node_id.cluster(), leader)),
-            None => {
-                self.request_internal_topic(key_type);
-                None
-            }
-        };
-        let error = if coordinator.is_some() {
-            ErrorCode::None
-        } else {
-            ErrorCode::CoordinatorNotAvailable
-        };
-        self.outbox.respond(
-            from,
-            correlation_id,
-            Response::FindCoordinator { error, coordinator },
-        );
-    }
-
-    pub(super) fn request_internal_topic(&mut self, key_type: CoordinatorType) {
-        let (topic, partitions, replication_factor) = self.internal_topic(key_type);
-        let request = internal_topic_creation(topic, partitions, replication_factor);
-        self.outbox.request(self.controller, request);
-    }
-
     /// Routes a request to the shard hosting its key, or answers `NotCoordinator`.
     pub(super) fn route_to_coordinator(
         &mut self,
@@ -97,10 +31,12 @@ impl<S: BrokerStorage> super::Broker<S> {
         key: &str,
         request: Request,
     ) {
-        let partition = self.coordinator_partition(key_type, key);
+        let partition = self
+            .coordinators
+            .coordinator_partition(&self.image, key_type, key);
         let hosted = partition
             .as_ref()
-            .is_some_and(|p| self.coordinators.contains_key(p));
+            .is_some_and(|p| self.coordinators.hosts(p));
         if !hosted {
             self.respond_not_coordinator(from, correlation_id, &request);
             return;
@@ -122,7 +58,7 @@ impl<S: BrokerStorage> super::Broker<S> {
         partition: &TopicPartition,
         request: Request,
     ) {
-        if !self.coordinators.contains_key(partition) {
+        if !self.coordinators.hosts(partition) {
             self.respond_not_coordinator(from, correlation_id, &request);
             return;
         }
@@ -141,13 +77,13 @@ impl<S: BrokerStorage> super::Broker<S> {
             &mut HostContext<'_, S::Disk>,
         ),
     ) {
-        let Some(mut host) = self.coordinators.remove(partition) else {
+        let Some(mut host) = self.coordinators.take(partition) else {
             return;
         };
         if let Some(mut context) = self.host_context(now_ms, partition) {
             action(host.as_mut(), &mut context);
         }
-        self.coordinators.insert(partition.clone(), host);
+        self.coordinators.put(partition, host);
         // A coordinator write is committed at once when the leader is the whole ISR.
         self.maybe_increment_high_watermark(now_ms, partition);
     }
@@ -186,7 +122,7 @@ impl<S: BrokerStorage> super::Broker<S> {
         };
         let leader_epoch = context.leader_epoch;
         if let Some(host) = host_for(partition, &mut context) {
-            self.coordinators.insert(partition.clone(), host);
+            self.coordinators.insert(partition, host);
             self.events.push(super::BrokerEvent::CoordinatorLoaded {
                 topic_partition: partition.clone(),
                 leader_epoch,
@@ -196,30 +132,19 @@ impl<S: BrokerStorage> super::Broker<S> {
 
     /// Drops the shard of a partition this broker no longer leads.
     pub(super) fn unload_coordinator(&mut self, partition: &TopicPartition) {
-        if let Some(mut host) = self.coordinators.remove(partition) {
-            host.unload(&mut self.outbox);
-        }
+        self.coordinators.unload(partition, &mut self.outbox);
     }
 
     /// Completes the shard's writes the high watermark passed and runs its timers.
     pub(super) fn poll_coordinator(&mut self, now_ms: i64, partition: &TopicPartition) {
-        if self.coordinators.contains_key(partition) {
+        if self.coordinators.hosts(partition) {
             self.with_coordinator(now_ms, partition, |host, context| host.poll(context));
         }
     }
 
     /// Polls every hosted shard whose deadline passed.
     pub(super) fn poll_coordinators(&mut self, now_ms: i64) {
-        let due: Vec<TopicPartition> = self
-            .coordinators
-            .iter()
-            .filter(|(_, host)| {
-                host.poll_timeout()
-                    .is_some_and(|deadline| deadline <= now_ms)
-            })
-            .map(|(partition, _)| partition.clone())
-            .collect();
-        for partition in due {
+        for partition in self.coordinators.due(now_ms) {
             self.poll_coordinator(now_ms, &partition);
         }
     }
@@ -231,26 +156,13 @@ impl<S: BrokerStorage> super::Broker<S> {
         correlation_id: u64,
         response: Response,
     ) -> Option<Response> {
-        let owner = self
-            .coordinators
-            .iter()
-            .find(|(_, host)| host.awaits(correlation_id))
-            .map(|(partition, _)| partition.clone());
-        let Some(partition) = owner else {
+        let Some(partition) = self.coordinators.awaiting(correlation_id) else {
             return Some(response);
         };
         self.with_coordinator(now_ms, &partition, |host, context| {
             host.handle_response(context, correlation_id, response);
         });
         None
-    }
-
-    /// The earliest deadline of any hosted shard.
-    pub(super) fn coordinator_deadline(&self) -> Option<i64> {
-        self.coordinators
-            .values()
-            .filter_map(|host| host.poll_timeout())
-            .min()
     }
 
     /// AddPartitionsToTxn, as Kafka's `KafkaApis` screens it before its coordinator sees it
@@ -283,8 +195,8 @@ impl<S: BrokerStorage> super::Broker<S> {
         };
         let key_type = CoordinatorType::Transaction;
         let hosted = self
-            .coordinator_partition(key_type, transactional_id)
-            .is_some_and(|partition| self.coordinators.contains_key(&partition));
+            .coordinators
+            .hosts_key(&self.image, key_type, transactional_id);
         let read_only: Vec<TopicPartition> = partitions
             .iter()
             .filter(|tp| {
@@ -395,8 +307,8 @@ impl<S: BrokerStorage> super::Broker<S> {
         use crate::coordinator::runtime::ShardHost;
         let mut groups: Vec<String> = self
             .coordinators
-            .values()
-            .filter_map(|host| {
+            .shards()
+            .filter_map(|(_, host)| {
                 host.as_any()
                     .downcast_ref::<ShardHost<GroupCoordinatorShard>>()
             })

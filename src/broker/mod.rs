@@ -61,6 +61,7 @@ pub use crate::replica::{
 use crate::switches::BrokenSwitch;
 pub use config::{BrokerConfig, BrokerConfigError};
 
+use crate::coordinator::host::{CoordinatorHost, InternalTopics};
 use crate::log::{FetchIsolation, LogConfig};
 use crate::metadata::{MetadataImage, PartitionRecord};
 use crate::mirror::coordinator::MIRROR_STATE_TOPIC;
@@ -143,10 +144,8 @@ pub struct Broker<S: BrokerStorage> {
     replicas: ReplicaManager<S>,
     /// The replica fetcher: one fetch session per leader this broker follows partitions on.
     fetcher: ReplicaFetcher,
-    coordinators: BTreeMap<
-        TopicPartition,
-        Box<dyn crate::coordinator::runtime::HostedCoordinator<S::Disk> + Send>,
-    >,
+    /// The coordinator shards this broker hosts.
+    coordinators: CoordinatorHost<S::Disk>,
     events: Vec<BrokerEvent>,
     /// KIP-1279's MirrorMetadataManager and mirror fetcher; `None` only while it is lent
     /// the broker for one of its calls (see [`Broker::with_mirror_manager`]).
@@ -188,6 +187,11 @@ impl<S: BrokerStorage> Broker<S> {
                 .contains(&BrokenSwitch::FollowerIgnoresPidReset),
         });
         let mirror = MirrorManager::new(config.mirror_design, config.broken.clone());
+        let coordinators = CoordinatorHost::new(InternalTopics {
+            offsets_topic_partitions: config.offsets_topic_partitions,
+            transaction_state_partitions: config.transaction_state_partitions,
+            replication_factor: config.internal_topic_replication_factor,
+        });
         let topic_admins = TopicAdmins::new(
             config
                 .broken
@@ -211,7 +215,7 @@ impl<S: BrokerStorage> Broker<S> {
             held_requests: Vec::new(),
             replicas,
             fetcher,
-            coordinators: BTreeMap::new(),
+            coordinators,
             events: Vec::new(),
             mirror: Some(mirror),
             mirror_syncs: MirrorSyncs::new(sync_config),
@@ -314,7 +318,7 @@ impl<S: BrokerStorage> Broker<S> {
         &self,
     ) -> impl Iterator<Item = (&TopicPartition, &dyn std::any::Any)> {
         self.coordinators
-            .iter()
+            .shards()
             .map(|(partition, host)| (partition, host.as_any()))
     }
 
@@ -419,7 +423,7 @@ impl<S: BrokerStorage> Node for Broker<S> {
         std::iter::once(self.session.deadline())
             .chain(self.replicas.deadline())
             .chain(self.fetcher.deadlines())
-            .chain(self.coordinator_deadline())
+            .chain(self.coordinators.deadline())
             .chain(self.mirror_manager().deadline())
             .chain(self.mirror_syncs.deadline())
             .chain(self.mirror_describes.deadline())

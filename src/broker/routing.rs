@@ -101,7 +101,13 @@ impl<S: BrokerStorage> Broker<S> {
                     .handle_init_producer_id(now_ms, from, correlation_id, &mut self.outbox)
             }
             Request::FindCoordinator { key_type, key } => {
-                self.handle_find_coordinator(from, correlation_id, key_type, &key)
+                self.coordinators.handle_find_coordinator(
+                    &mut context!(self, now_ms),
+                    from,
+                    correlation_id,
+                    key_type,
+                    &key,
+                )
             }
             Request::WriteTxnMarkers { markers } => {
                 self.handle_write_txn_markers(now_ms, from, correlation_id, markers)

@@ -26,6 +26,7 @@
 //!   [`ShardEnv::image`]; no clocks, no randomness, `BTreeMap` only.
 
 pub mod group;
+pub mod host;
 pub mod runtime;
 pub mod transaction;
 
