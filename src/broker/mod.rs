@@ -38,7 +38,6 @@
 mod config;
 mod controller_session;
 mod coordinators;
-mod delete_records;
 mod replicas;
 mod routing;
 pub use crate::mirror::periodic_sync::SYNC_REQUEST_TIMEOUT_MS;

@@ -6,7 +6,7 @@
 //! unloads it and is followed by the replica fetcher.
 
 use super::*;
-use crate::mirror::gate::{mirror_state_of, refuses_client_write};
+use crate::mirror::gate::{mirror_state_of, refuses_client_write, refuses_delete_records};
 use crate::mirror::TopicMirrorConfig;
 use crate::replica::WriteGate;
 
@@ -36,6 +36,33 @@ impl<S: BrokerStorage> Broker<S> {
             mirror_state,
             refused_in: refuses_client_write(mirror_state, &self.config.broken),
         }
+    }
+
+    /// DeleteRecords at the leader, with KIP-1279's gate (`crate::mirror::gate`): a mirror
+    /// partition's records are deleted only once it is STOPPED.
+    pub(super) fn handle_delete_records(
+        &mut self,
+        now_ms: i64,
+        from: NodeId,
+        correlation_id: u64,
+        partitions: Vec<(TopicPartition, i64)>,
+    ) {
+        let (image, broken) = (&self.image, &self.config.broken);
+        let gate = |topic_partition: &TopicPartition, partition: &Partition<S::Disk>| {
+            let mirror_state =
+                mirror_state_of(image, &topic_partition.topic, partition.mirror_state);
+            WriteGate {
+                mirror_state,
+                refused_in: refuses_delete_records(mirror_state, broken),
+            }
+        };
+        self.replicas.handle_delete_records(
+            &mut replica_context!(self, now_ms),
+            from,
+            correlation_id,
+            partitions,
+            gate,
+        );
     }
 
     /// Moves `topic_partition`'s high watermark if its ISR allows, and when it moved runs

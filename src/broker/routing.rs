@@ -175,7 +175,7 @@ impl<S: BrokerStorage> Broker<S> {
                 });
             }
             Request::DeleteRecords { partitions } => {
-                self.handle_delete_records(from, correlation_id, partitions)
+                self.handle_delete_records(now_ms, from, correlation_id, partitions)
             }
             request @ (Request::DeleteTopics { .. } | Request::CreatePartitions { .. }) => self
                 .topic_admins

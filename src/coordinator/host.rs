@@ -187,7 +187,6 @@ impl<D: LogDisk> CoordinatorHost<D> {
 mod tests {
     use super::*;
     use crate::log::MemoryDisk;
-    use crate::metadata::{MetadataRecord, PartitionRecord};
     use crate::protocol::{BrokerId, ClusterIndex, Envelope, Message, Request, TopicId};
 
     const ME: NodeId = NodeId::Broker(ClusterIndex(0), BrokerId(1));
@@ -245,27 +244,12 @@ mod tests {
             other => panic!("a creation and an answer expected: {other:?}"),
         }
 
-        let mut image = MetadataImage::default();
-        let topic_id = TopicId(9);
-        image.apply(
-            0,
-            &MetadataRecord::Topic {
-                name: TRANSACTION_STATE_TOPIC.into(),
-                topic_id,
-            },
+        let image = crate::coordinator::image_with_topic(
+            TRANSACTION_STATE_TOPIC,
+            TopicId(9),
+            2,
+            BrokerId(2),
         );
-        for partition in 0..2 {
-            let record = MetadataRecord::Partition(PartitionRecord {
-                topic_id,
-                partition,
-                replicas: vec![BrokerId(2)],
-                isr: vec![BrokerId(2)],
-                leader: Some(BrokerId(2)),
-                leader_epoch: 0,
-                partition_epoch: 0,
-            });
-            image.apply(1 + i64::from(partition), &record);
-        }
         assert!(!host.hosts_key(&image, CoordinatorType::Transaction, "t-1"));
         let sent = find(&host, &image);
         assert!(matches!(

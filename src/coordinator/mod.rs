@@ -210,6 +210,34 @@ pub trait Shard {
     fn unloaded(&mut self, out: &mut ShardOutput<Self::Record>);
 }
 
+/// A metadata image holding one topic of `partitions` partitions, each led by `leader` alone
+/// in epoch 0 (for tests of the coordinators and their host).
+#[cfg(test)]
+pub(crate) fn image_with_topic(
+    topic: &str,
+    topic_id: crate::protocol::TopicId,
+    partitions: i32,
+    leader: crate::protocol::BrokerId,
+) -> MetadataImage {
+    use crate::metadata::{MetadataRecord, PartitionRecord};
+    let mut image = MetadataImage::default();
+    let name = topic.to_owned();
+    image.apply(0, &MetadataRecord::Topic { name, topic_id });
+    for partition in 0..partitions {
+        let record = MetadataRecord::Partition(PartitionRecord {
+            topic_id,
+            partition,
+            replicas: vec![leader],
+            isr: vec![leader],
+            leader: Some(leader),
+            leader_epoch: 0,
+            partition_epoch: 0,
+        });
+        image.apply(1 + i64::from(partition), &record);
+    }
+    image
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -232,30 +260,9 @@ mod tests {
 
     #[test]
     fn shard_owns_the_keys_that_hash_to_its_partition_once_the_topic_exists() {
-        use crate::metadata::{MetadataRecord, PartitionRecord};
         use crate::protocol::{BrokerId, ClusterIndex, TopicId};
 
-        let mut image = MetadataImage::default();
-        let topic_id = TopicId(1);
-        image.apply(
-            0,
-            &MetadataRecord::Topic {
-                name: TRANSACTION_STATE_TOPIC.into(),
-                topic_id,
-            },
-        );
-        for partition in 0..3 {
-            let record = MetadataRecord::Partition(PartitionRecord {
-                topic_id,
-                partition,
-                replicas: vec![BrokerId(1)],
-                isr: vec![BrokerId(1)],
-                leader: Some(BrokerId(1)),
-                leader_epoch: 0,
-                partition_epoch: 0,
-            });
-            image.apply(1 + i64::from(partition), &record);
-        }
+        let image = image_with_topic(TRANSACTION_STATE_TOPIC, TopicId(1), 3, BrokerId(1));
         let home = TopicPartition::new(TRANSACTION_STATE_TOPIC, partition_for("txn-1", 3));
         let env = ShardEnv {
             now_ms: 0,

@@ -5,7 +5,9 @@
 //! Contract: the gate is decided by the leader's view alone: the topic is a mirror topic in
 //! the leader's metadata image (its `mirror.name` is set, whatever its desired state) and the
 //! partition's `mirror_state` (set by the [`manager`](super::manager)) is not writable
-//! ([`MirrorState::is_writable`]); a topic outside every mirror is never gated.
+//! ([`MirrorState::is_writable`]); a topic outside every mirror is never gated. The same
+//! holds for DeleteRecords ([`refuses_delete_records`]) and, with the designs' exceptions, for
+//! a coordinator's transaction markers ([`marker_gate`]).
 
 use super::{MirrorDesign, MirrorState, TopicMirrorConfig};
 use crate::metadata::MetadataImage;
@@ -31,6 +33,19 @@ pub fn refuses_client_write(
 ) -> Option<MirrorState> {
     mirror_state.filter(|state| {
         !state.is_writable() && !broken.contains(&BrokenSwitch::MirrorWritableBeforeStopped)
+    })
+}
+
+/// The mirror state that refuses DeleteRecords on a partition whose leader holds it in
+/// `mirror_state` (from [`mirror_state_of`]): a mirror topic's records are deleted only once
+/// its partition is STOPPED (spec §3.8); `broken` may switch the check off on purpose
+/// (`MirrorTopicAdminUnchecked`).
+pub fn refuses_delete_records(
+    mirror_state: Option<MirrorState>,
+    broken: &[BrokenSwitch],
+) -> Option<MirrorState> {
+    mirror_state.filter(|state| {
+        !state.is_writable() && !broken.contains(&BrokenSwitch::MirrorTopicAdminUnchecked)
     })
 }
 
@@ -124,6 +139,28 @@ mod tests {
         let removed = image_with_mirror_topic("orders", "m.removed");
         let seen = mirror_state_of(&removed, "orders", MirrorState::Stopping);
         assert_eq!(refuses_client_write(seen, &[]), Some(MirrorState::Stopping));
+    }
+
+    #[test]
+    fn delete_records_waits_for_stopped_unless_the_check_is_switched_off() {
+        let image = image_with_mirror_topic("orders", "m");
+        let mirroring = mirror_state_of(&image, "orders", MirrorState::Mirroring);
+        assert_eq!(
+            refuses_delete_records(mirroring, &[]),
+            Some(MirrorState::Mirroring)
+        );
+        let stopped = mirror_state_of(&image, "orders", MirrorState::Stopped);
+        assert_eq!(refuses_delete_records(stopped, &[]), None);
+        let other = mirror_state_of(&image, "payments", MirrorState::Unknown);
+        assert_eq!(refuses_delete_records(other, &[]), None);
+        let unchecked = [BrokenSwitch::MirrorTopicAdminUnchecked];
+        assert_eq!(refuses_delete_records(mirroring, &unchecked), None);
+        // The produce gate's switch is another one.
+        let writable = [BrokenSwitch::MirrorWritableBeforeStopped];
+        assert_eq!(
+            refuses_delete_records(mirroring, &writable),
+            Some(MirrorState::Mirroring)
+        );
     }
 
     #[test]

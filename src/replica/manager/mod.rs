@@ -8,7 +8,8 @@
 //!   purgatory, and the AlterPartition requests in flight.
 //! - **Leader side**: client produce (acks=1 and acks=all with `min.insync.replicas`, the
 //!   KIP-1279 read-only gate), follower and consumer fetch reads, OffsetsForLeaderEpoch,
-//!   ListOffsets, transaction markers (WriteTxnMarkers, gated likewise), the ISR (expand on catch-up, shrink after `replica.lag.time.max.ms`, one
+//!   ListOffsets, transaction markers (WriteTxnMarkers) and DeleteRecords (both gated
+//!   likewise), the ISR (expand on catch-up, shrink after `replica.lag.time.max.ms`, one
 //!   AlterPartition at a time), and the periodic flush and high-watermark checkpoint.
 //! - **Follows the image**: [`ReplicaManager::apply_partition_record`] makes a replica leader
 //!   or follower as the metadata says and reports the change as a [`ReplicaChange`].
@@ -21,6 +22,7 @@
 //!
 //! Each call borrows what it may touch of the broker as a [`ReplicaContext`].
 
+mod delete_records;
 mod fetch;
 mod isr;
 mod leadership;
