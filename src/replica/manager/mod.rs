@@ -471,7 +471,11 @@ mod tests {
         assert_eq!(new_isr, &vec![ME]);
         assert!(replicas.owns_alter_partition(*correlation_id));
 
-        // Unanswered past the controller timeout: sent again, the proposal kept.
+        // Not before the controller timeout...
+        host.now_ms = 1_500 + 1_999;
+        replicas.expire_alter_partitions(&mut host.context());
+        assert!(host.sent().is_empty());
+        // ...but unanswered past it: sent again, the proposal kept.
         host.now_ms = 1_500 + 2_000;
         replicas.expire_alter_partitions(&mut host.context());
         let resent = host.sent();
@@ -559,5 +563,102 @@ mod tests {
             ),
             other => panic!("one WriteTxnMarkers answer expected: {other:?}"),
         }
+    }
+
+    /// A replica manager leading orders-0 in leader epoch 2 with an ISR of itself alone (its
+    /// high watermark follows its log end) and FOLLOWER assigned.
+    fn sole_leader(host: &mut Host) -> ReplicaManager<MemoryStorage> {
+        let mut replicas = ReplicaManager::new(config(), MemoryStorage::new(), 0).unwrap();
+        let record = PartitionRecord {
+            leader_epoch: 2,
+            ..record(&[ME], 0)
+        };
+        assert!(replicas.ensure_replica(&tp(), &record));
+        replicas.apply_partition_record(&mut host.context(), &tp(), &record, false);
+        replicas
+    }
+
+    #[test]
+    fn a_caught_up_follower_is_proposed_into_the_isr() {
+        let mut host = Host::new();
+        let mut replicas = sole_leader(&mut host);
+        replicas.handle_produce(
+            &mut host.context(),
+            produce(Acks::Leader),
+            WriteGate::default(),
+        );
+        host.sent();
+        let fetch = vec![FetchPartition {
+            current_leader_epoch: 2,
+            last_fetched_epoch: 2,
+            ..follower_fetch(1)[0].clone()
+        }];
+        let read = replicas.read_fetch_partitions(
+            &mut host.context(),
+            Some(FOLLOWER),
+            FetchIsolation::LogEnd,
+            1 << 20,
+            &fetch,
+        );
+        assert_eq!(read.followed, vec![tp()]);
+        replicas.maybe_expand_isr(&mut host.context(), &tp(), FOLLOWER);
+        let sent = host.sent();
+        let [Message::Request(_, Request::AlterPartition { new_isr, .. })] = sent.as_slice() else {
+            panic!("one AlterPartition expected: {sent:?}");
+        };
+        assert_eq!(new_isr, &vec![ME, FOLLOWER]);
+    }
+
+    #[test]
+    fn delete_records_moves_the_log_start_within_the_high_watermark_unless_gated() {
+        let mut host = Host::new();
+        let mut replicas = sole_leader(&mut host);
+        for _ in 0..3 {
+            replicas.handle_produce(
+                &mut host.context(),
+                produce(Acks::Leader),
+                WriteGate::default(),
+            );
+        }
+        assert!(replicas.increment_high_watermark(ME, &tp()));
+        host.sent();
+        let mut delete = |replicas: &mut ReplicaManager<MemoryStorage>,
+                          partitions: Vec<(TopicPartition, i64)>,
+                          refused: bool| {
+            replicas.handle_delete_records(&mut host.context(), CLIENT, 3, partitions, |_, _| {
+                WriteGate {
+                    mirror_state: None,
+                    refused_in: refused.then_some(crate::common::MirrorState::Mirroring),
+                }
+            });
+            match host.sent().as_slice() {
+                [Message::Response(3, Response::DeleteRecords { results })] => results.clone(),
+                other => panic!("one DeleteRecords answer expected: {other:?}"),
+            }
+        };
+        let unknown = TopicPartition::new("payments", 0);
+        assert_eq!(
+            delete(&mut replicas, vec![(tp(), 2), (unknown.clone(), 0)], false),
+            vec![
+                (tp(), ErrorCode::None, 2),
+                (unknown, ErrorCode::UnknownTopicOrPartition, -1)
+            ]
+        );
+        assert_eq!(replicas.partitions()[&tp()].log.log_start_offset(), 2);
+        for beyond in [4, -2] {
+            assert_eq!(
+                delete(&mut replicas, vec![(tp(), beyond)], false),
+                vec![(tp(), ErrorCode::OffsetOutOfRange, -1)]
+            );
+        }
+        assert_eq!(
+            delete(&mut replicas, vec![(tp(), -1)], true),
+            vec![(tp(), ErrorCode::MirrorTopicNotStopped, -1)]
+        );
+        // -1 means the high watermark.
+        assert_eq!(
+            delete(&mut replicas, vec![(tp(), -1)], false),
+            vec![(tp(), ErrorCode::None, 3)]
+        );
     }
 }
