@@ -21,7 +21,7 @@
 use std::collections::BTreeMap;
 
 use super::{
-    follower_truncation_for_batches, follower_truncation_offset, report_leader_truncation,
+    follower_truncation_for_batches, follower_truncation_offset, report_truncation_among,
     Partition, Role,
 };
 use crate::events::{BrokerEvent, TruncationReason};
@@ -73,9 +73,7 @@ impl<D: LogDisk> FetcherContext<'_, D> {
         from: i64,
         reason: TruncationReason,
     ) {
-        if let Some(partition) = self.partitions.get_mut(topic_partition) {
-            report_leader_truncation(partition, self.events, topic_partition, from, reason);
-        }
+        report_truncation_among(self.partitions, self.events, topic_partition, from, reason);
     }
 }
 

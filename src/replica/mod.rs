@@ -21,6 +21,20 @@ pub use truncation::{follower_truncation_for_batches, follower_truncation_offset
 use crate::events::{BrokerEvent, TruncationReason};
 use crate::protocol::TopicPartition;
 
+/// [`report_leader_truncation`] for `topic_partition` among `partitions`, if this broker holds
+/// it (the replica fetcher's and the mirror manager's contexts both report through this).
+pub fn report_truncation_among<D: crate::log::LogDisk>(
+    partitions: &mut std::collections::BTreeMap<TopicPartition, Partition<D>>,
+    events: &mut Vec<BrokerEvent>,
+    topic_partition: &TopicPartition,
+    from: i64,
+    reason: TruncationReason,
+) {
+    if let Some(partition) = partitions.get_mut(topic_partition) {
+        report_leader_truncation(partition, events, topic_partition, from, reason);
+    }
+}
+
 /// Reports a leader's log truncated from log end `from` (by a KIP-1279 mirroring cut or
 /// a restart at the source's log start) and resets what the leader knew of its followers'
 /// positions past the new end. Reported even when the log end moves up (a restart at the

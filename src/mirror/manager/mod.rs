@@ -155,7 +155,7 @@ use crate::protocol::{
 };
 use crate::record::{end_transaction_marker, mirror_pid_reset, MarkerProducer, RecordBatch};
 use crate::replica::{
-    follower_truncation_for_batches, follower_truncation_offset, report_leader_truncation,
+    follower_truncation_for_batches, follower_truncation_offset, report_truncation_among,
     Partition, Role,
 };
 use crate::switches::BrokenSwitch;
@@ -203,9 +203,7 @@ impl<D: LogDisk> MirrorContext<'_, D> {
         from: i64,
         reason: TruncationReason,
     ) {
-        if let Some(partition) = self.partitions.get_mut(topic_partition) {
-            report_leader_truncation(partition, self.events, topic_partition, from, reason);
-        }
+        report_truncation_among(self.partitions, self.events, topic_partition, from, reason);
     }
 }
 
