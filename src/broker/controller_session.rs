@@ -26,7 +26,10 @@
 use super::config::BrokerConfig;
 use crate::metadata::{MetadataImage, MetadataRecord};
 use crate::node::Outbox;
-use crate::protocol::{BrokerId, ErrorCode, NodeId, Request, Response};
+use crate::protocol::{
+    BrokerId, ControllerRequest, ControllerResponse, CoordinatorResponse, ErrorCode, NodeId,
+    Request, Response,
+};
 
 /// A request to the controller in flight.
 #[derive(Debug, Clone, Copy)]
@@ -164,10 +167,10 @@ impl ControllerSession {
         }
         let correlation_id = outbox.request(
             self.controller,
-            Request::BrokerRegistration {
+            Request::Controller(ControllerRequest::BrokerRegistration {
                 broker_id: self.broker_id,
                 incarnation: self.incarnation,
-            },
+            }),
         );
         self.registration = Some(PendingRequest {
             correlation_id,
@@ -185,11 +188,11 @@ impl ControllerSession {
         }
         let correlation_id = outbox.request(
             self.controller,
-            Request::BrokerHeartbeat {
+            Request::Controller(ControllerRequest::BrokerHeartbeat {
                 broker_id: self.broker_id,
                 broker_epoch,
                 metadata_offset: image.next_offset,
-            },
+            }),
         );
         self.heartbeat = Some(PendingRequest {
             correlation_id,
@@ -204,10 +207,10 @@ impl ControllerSession {
         }
         let correlation_id = outbox.request(
             self.controller,
-            Request::FetchMetadata {
+            Request::Controller(ControllerRequest::FetchMetadata {
                 from_offset: image.next_offset,
                 max_records: self.config.metadata_fetch_max_records,
-            },
+            }),
         );
         self.metadata_fetch = Some(PendingRequest {
             correlation_id,
@@ -233,10 +236,10 @@ impl ControllerSession {
             pending.map(|p| p.correlation_id) == Some(correlation_id)
         };
         match response {
-            Response::BrokerRegistration {
+            Response::Controller(ControllerResponse::BrokerRegistration {
                 error,
                 broker_epoch,
-            } => {
+            }) => {
                 if answers(self.registration) {
                     self.registration = None;
                     if error.is_none() {
@@ -247,7 +250,7 @@ impl ControllerSession {
                     }
                 }
             }
-            Response::BrokerHeartbeat { error, .. } => {
+            Response::Controller(ControllerResponse::BrokerHeartbeat { error, .. }) => {
                 if answers(self.heartbeat) {
                     self.heartbeat = None;
                     if matches!(
@@ -261,20 +264,20 @@ impl ControllerSession {
                     }
                 }
             }
-            Response::FetchMetadata {
+            Response::Controller(ControllerResponse::FetchMetadata {
                 records,
                 end_offset,
-            } => {
+            }) => {
                 if answers(self.metadata_fetch) {
                     let applied = self.apply_metadata(now_ms, image, records, end_offset);
                     return SessionAnswer::Metadata { applied };
                 }
             }
-            Response::AllocateProducerIds {
+            Response::Controller(ControllerResponse::AllocateProducerIds {
                 error,
                 first_producer_id,
                 count,
-            } => {
+            }) => {
                 if answers(self.allocate_producer_ids) {
                     self.allocate_producer_ids = None;
                     if error.is_none() && count > 0 {
@@ -351,11 +354,11 @@ impl ControllerSession {
             outbox.respond(
                 to,
                 correlation_id,
-                Response::InitProducerId {
+                Response::Coordinator(CoordinatorResponse::InitProducerId {
                     error: ErrorCode::None,
                     producer_id: next,
                     producer_epoch: 0,
-                },
+                }),
             );
         }
         if !self.waiting_for_producer_id.is_empty() {
@@ -372,10 +375,10 @@ impl ControllerSession {
         }
         let correlation_id = outbox.request(
             self.controller,
-            Request::AllocateProducerIds {
+            Request::Controller(ControllerRequest::AllocateProducerIds {
                 broker_id: self.broker_id,
                 broker_epoch,
-            },
+            }),
         );
         self.allocate_producer_ids = Some(PendingRequest {
             correlation_id,
@@ -421,11 +424,11 @@ mod tests {
         let sent = requests(&mut outbox);
         assert!(matches!(
             sent[0].1,
-            Request::BrokerRegistration { incarnation: 7, .. }
+            Request::Controller(ControllerRequest::BrokerRegistration { incarnation: 7, .. })
         ));
         assert!(matches!(
             sent[1].1,
-            Request::FetchMetadata { from_offset: 0, .. }
+            Request::Controller(ControllerRequest::FetchMetadata { from_offset: 0, .. })
         ));
         // Unanswered: nothing new before the timeout, a second registration after it.
         session.poll(timeout - 1, &image, &mut outbox);
@@ -434,11 +437,14 @@ mod tests {
         session.poll(timeout, &image, &mut outbox);
         let retry = requests(&mut outbox);
         let registration = retry[0].0;
-        assert!(matches!(retry[0].1, Request::BrokerRegistration { .. }));
-        let granted = Response::BrokerRegistration {
+        assert!(matches!(
+            retry[0].1,
+            Request::Controller(ControllerRequest::BrokerRegistration { .. })
+        ));
+        let granted = Response::Controller(ControllerResponse::BrokerRegistration {
             error: ErrorCode::None,
             broker_epoch: 3,
-        };
+        });
         let answer =
             session.handle_response(timeout, registration, granted, &mut image, &mut outbox);
         assert!(matches!(answer, SessionAnswer::Handled));
@@ -448,10 +454,10 @@ mod tests {
         let heartbeat = requests(&mut outbox);
         assert!(matches!(
             heartbeat[0].1,
-            Request::BrokerHeartbeat {
+            Request::Controller(ControllerRequest::BrokerHeartbeat {
                 broker_epoch: 3,
                 ..
-            }
+            })
         ));
         // The metadata fetch in flight comes back with this registration: ready.
         let fetch = retry[1].0;
@@ -463,10 +469,10 @@ mod tests {
                 incarnation: 7,
             },
         )];
-        let fetched = Response::FetchMetadata {
+        let fetched = Response::Controller(ControllerResponse::FetchMetadata {
             records,
             end_offset: 1,
-        };
+        });
         let answer = session.handle_response(timeout, fetch, fetched, &mut image, &mut outbox);
         assert!(matches!(answer, SessionAnswer::Metadata { applied: true }));
         assert!(session.metadata_ready());
@@ -479,25 +485,26 @@ mod tests {
         let (mut session, mut image, mut outbox) = session(&config);
         session.poll(0, &image, &mut outbox);
         let registration = requests(&mut outbox)[0].0;
-        let granted = Response::BrokerRegistration {
+        let granted = Response::Controller(ControllerResponse::BrokerRegistration {
             error: ErrorCode::None,
             broker_epoch: 0,
-        };
+        });
         session.handle_response(0, registration, granted, &mut image, &mut outbox);
         session.metadata_ready = true;
         session.poll(0, &image, &mut outbox);
         let heartbeat = requests(&mut outbox)[0].0;
-        let stale = Response::BrokerHeartbeat {
+        let stale = Response::Controller(ControllerResponse::BrokerHeartbeat {
             error: ErrorCode::StaleBrokerEpoch,
             is_fenced: true,
-        };
+        });
         session.handle_response(5, heartbeat, stale, &mut image, &mut outbox);
         assert_eq!(session.broker_epoch(), None);
         assert!(!session.metadata_ready());
         session.poll(5, &image, &mut outbox);
-        assert!(requests(&mut outbox)
-            .iter()
-            .any(|(_, request)| matches!(request, Request::BrokerRegistration { .. })));
+        assert!(requests(&mut outbox).iter().any(|(_, request)| matches!(
+            request,
+            Request::Controller(ControllerRequest::BrokerRegistration { .. })
+        )));
     }
 
     #[test]
@@ -516,33 +523,39 @@ mod tests {
         assert!(outbox.take().is_empty());
         session.poll(0, &image, &mut outbox);
         let registration = requests(&mut outbox)[0].0;
-        let granted = Response::BrokerRegistration {
+        let granted = Response::Controller(ControllerResponse::BrokerRegistration {
             error: ErrorCode::None,
             broker_epoch: 0,
-        };
+        });
         session.handle_response(0, registration, granted, &mut image, &mut outbox);
         session.handle_init_producer_id(1, client(1), 11, &mut outbox);
         let allocation = requests(&mut outbox);
         assert!(matches!(
             allocation[0].1,
-            Request::AllocateProducerIds { .. }
+            Request::Controller(ControllerRequest::AllocateProducerIds { .. })
         ));
-        let block = Response::AllocateProducerIds {
+        let block = Response::Controller(ControllerResponse::AllocateProducerIds {
             error: ErrorCode::None,
             first_producer_id: 1000,
             count: 1,
-        };
+        });
         session.handle_response(2, allocation[0].0, block, &mut image, &mut outbox);
         let sent = outbox.take();
         // One id for the first waiter; the block is spent, so the next one is asked for.
-        let Message::Response(10, Response::InitProducerId { producer_id, .. }) = &sent[0].message
+        let Message::Response(
+            10,
+            Response::Coordinator(CoordinatorResponse::InitProducerId { producer_id, .. }),
+        ) = &sent[0].message
         else {
             panic!("the first waiter is answered first: {sent:?}");
         };
         assert_eq!(*producer_id, 1000);
         assert!(matches!(
             sent[1].message,
-            Message::Request(_, Request::AllocateProducerIds { .. })
+            Message::Request(
+                _,
+                Request::Controller(ControllerRequest::AllocateProducerIds { .. })
+            )
         ));
     }
 }

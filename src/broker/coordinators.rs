@@ -16,7 +16,8 @@ use crate::mirror::gate::{marker_gate, MarkerFacts};
 use crate::mirror::DesiredState;
 use crate::mirror::TopicMirrorConfig;
 use crate::protocol::{
-    CoordinatorType, ErrorCode, NodeId, Request, Response, TopicPartition, TxnMarker,
+    ClusterResponse, CoordinatorRequest, CoordinatorResponse, CoordinatorType, ErrorCode, NodeId,
+    Response, TopicPartition, TxnMarker,
 };
 use crate::switches::BrokenSwitch;
 
@@ -29,7 +30,7 @@ impl<S: BrokerStorage> super::Broker<S> {
         correlation_id: u64,
         key_type: CoordinatorType,
         key: &str,
-        request: Request,
+        request: CoordinatorRequest,
     ) {
         let partition = self
             .coordinators
@@ -38,7 +39,8 @@ impl<S: BrokerStorage> super::Broker<S> {
             .as_ref()
             .is_some_and(|p| self.coordinators.hosts(p));
         if !hosted {
-            self.respond_not_coordinator(from, correlation_id, &request);
+            let response = request.error_response(ErrorCode::NotCoordinator);
+            self.outbox.respond(from, correlation_id, response);
             return;
         }
         let partition = partition.expect("checked above");
@@ -56,10 +58,11 @@ impl<S: BrokerStorage> super::Broker<S> {
         from: NodeId,
         correlation_id: u64,
         partition: &TopicPartition,
-        request: Request,
+        request: CoordinatorRequest,
     ) {
         if !self.coordinators.hosts(partition) {
-            self.respond_not_coordinator(from, correlation_id, &request);
+            let response = request.error_response(ErrorCode::NotCoordinator);
+            self.outbox.respond(from, correlation_id, response);
             return;
         }
         self.with_coordinator(now_ms, partition, |host, context| {
@@ -183,9 +186,9 @@ impl<S: BrokerStorage> super::Broker<S> {
         now_ms: i64,
         from: NodeId,
         correlation_id: u64,
-        request: Request,
+        request: CoordinatorRequest,
     ) {
-        let Request::AddPartitionsToTxn {
+        let CoordinatorRequest::AddPartitionsToTxn {
             transactional_id,
             partitions,
             ..
@@ -229,7 +232,7 @@ impl<S: BrokerStorage> super::Broker<S> {
             transactional_id: transactional_id.clone(),
             partitions: read_only,
         });
-        let response = Response::AddPartitionsToTxn { results };
+        let response = Response::Coordinator(CoordinatorResponse::AddPartitionsToTxn { results });
         self.outbox.respond(from, correlation_id, response);
     }
 
@@ -357,7 +360,7 @@ impl<S: BrokerStorage> super::Broker<S> {
                 }
             })
             .collect();
-        Response::DescribeConfigs { results }
+        Response::Cluster(ClusterResponse::DescribeConfigs { results })
     }
 }
 

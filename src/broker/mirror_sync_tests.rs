@@ -3,7 +3,10 @@
 use super::*;
 use crate::metadata::{AclBinding, ConfigResource};
 use crate::mirror::TopicMirrorConfig;
-use crate::protocol::{CoordinatorType, OffsetCommitEntry};
+use crate::protocol::{
+    ControllerRequest, ControllerResponse, CoordinatorRequest, CoordinatorResponse,
+    CoordinatorType, MirrorRequest, MirrorResponse, OffsetCommitEntry,
+};
 
 fn acl(resource: &str, principal: &str) -> AclBinding {
     AclBinding {
@@ -17,14 +20,14 @@ fn acl(resource: &str, principal: &str) -> AclBinding {
 /// The node coordinating `group` on `cluster` (creating `__consumer_offsets` on first use).
 fn group_coordinator(world: &mut World, cluster: ClusterIndex, group: &str) -> NodeId {
     for _ in 0..50 {
-        let request = Request::FindCoordinator {
+        let request = Request::Coordinator(CoordinatorRequest::FindCoordinator {
             key_type: CoordinatorType::Group,
             key: group.into(),
-        };
-        if let Response::FindCoordinator {
+        });
+        if let Response::Coordinator(CoordinatorResponse::FindCoordinator {
             error: ErrorCode::None,
             coordinator: Some(coordinator),
-        } = world.call(NodeId::Broker(cluster, BrokerId(1)), request)
+        }) = world.call(NodeId::Broker(cluster, BrokerId(1)), request)
         {
             return coordinator;
         }
@@ -35,7 +38,7 @@ fn group_coordinator(world: &mut World, cluster: ClusterIndex, group: &str) -> N
 
 fn admin_commit(world: &mut World, cluster: ClusterIndex, group: &str, offset: i64, epoch: i32) {
     let coordinator = group_coordinator(world, cluster, group);
-    let request = Request::OffsetCommit {
+    let request = Request::Coordinator(CoordinatorRequest::OffsetCommit {
         group_id: group.into(),
         member_id: String::new(),
         member_epoch: -1,
@@ -45,22 +48,22 @@ fn admin_commit(world: &mut World, cluster: ClusterIndex, group: &str, offset: i
             leader_epoch: epoch,
             metadata: format!("from {cluster}"),
         }],
-    };
+    });
     let answer = world.call(coordinator, request);
     assert!(
-        matches!(&answer, Response::OffsetCommit { results } if results[0].1.is_none()),
+        matches!(&answer, Response::Coordinator(CoordinatorResponse::OffsetCommit { results }) if results[0].1.is_none()),
         "{answer:?}"
     );
 }
 
 fn committed(world: &mut World, cluster: ClusterIndex, group: &str) -> Option<(i64, i32)> {
     let coordinator = group_coordinator(world, cluster, group);
-    let request = Request::OffsetFetch {
+    let request = Request::Coordinator(CoordinatorRequest::OffsetFetch {
         group_id: group.into(),
         partitions: None,
-    };
+    });
     match world.call(coordinator, request) {
-        Response::OffsetFetch { offsets, .. } => offsets
+        Response::Coordinator(CoordinatorResponse::OffsetFetch { offsets, .. }) => offsets
             .iter()
             .find(|o| o.topic_partition == orders() && o.offset >= 0)
             .map(|o| (o.offset, o.leader_epoch)),
@@ -70,10 +73,12 @@ fn committed(world: &mut World, cluster: ClusterIndex, group: &str) -> Option<(i
 
 fn ok(answer: Response) {
     let fine = match &answer {
-        Response::CreateTopics { results } => results.iter().all(|r| r.1.is_none()),
-        Response::IncrementalAlterConfigs { error }
-        | Response::CreateAcls { error }
-        | Response::CreateMirror { error } => error.is_none(),
+        Response::Controller(ControllerResponse::CreateTopics { results }) => {
+            results.iter().all(|r| r.1.is_none())
+        }
+        Response::Controller(ControllerResponse::IncrementalAlterConfigs { error })
+        | Response::Controller(ControllerResponse::CreateAcls { error })
+        | Response::Controller(ControllerResponse::CreateMirror { error }) => error.is_none(),
         _ => false,
     };
     assert!(fine, "{answer:?}");
@@ -96,28 +101,28 @@ fn the_sync_adopts_topics_copies_configs_and_acls_and_clamps_group_offsets() {
     let b = NodeId::Controller(B);
     ok(world.call(
         a,
-        Request::CreateTopics {
+        Request::Controller(ControllerRequest::CreateTopics {
             topics: vec![payments],
-        },
+        }),
     ));
     for (name, value) in [("retention.ms", "1000"), ("min.insync.replicas", "3")] {
-        let request = Request::IncrementalAlterConfigs {
+        let request = Request::Controller(ControllerRequest::IncrementalAlterConfigs {
             resource: ConfigResource::Topic("orders".into()),
             changes: vec![(name.into(), Some(value.into()))],
-        };
+        });
         ok(world.call(a, request));
     }
     ok(world.call(
         a,
-        Request::CreateAcls {
+        Request::Controller(ControllerRequest::CreateAcls {
             bindings: vec![acl("topic:orders", "User:ann")],
-        },
+        }),
     ));
     let stale = acl("topic:old", "User:bob");
     let own = acl("cluster-mirror:m", "User:ops");
-    let request = Request::CreateAcls {
+    let request = Request::Controller(ControllerRequest::CreateAcls {
         bindings: vec![stale.clone(), own.clone()],
-    };
+    });
     ok(world.call(b, request));
     let source_epoch = world.partition(world.leader(A)).log.latest_epoch().unwrap();
     admin_commit(&mut world, A, "billing", 8, source_epoch);
@@ -129,13 +134,13 @@ fn the_sync_adopts_topics_copies_configs_and_acls_and_clamps_group_offsets() {
         .map(|id| NodeId::Broker(A, BrokerId(id)).to_string())
         .collect::<Vec<_>>()
         .join(",");
-    let request = Request::CreateMirror {
+    let request = Request::Controller(ControllerRequest::CreateMirror {
         name: "m".into(),
         configs: vec![
             ("bootstrap.servers".into(), bootstrap),
             ("mirror.topics.include".into(), "pay.*".into()),
         ],
-    };
+    });
     ok(world.call(b, request));
     world.run_for(300);
     alter_on(&mut world, B, "m", MirrorTopicOperation::Add);
@@ -190,18 +195,18 @@ fn the_sync_skips_a_group_with_members_on_the_destination() {
     admin_commit(&mut world, A, "billing", 3, 0);
     // A member of billing on b (it never commits).
     let coordinator = group_coordinator(&mut world, B, "billing");
-    let join = Request::ConsumerGroupHeartbeat {
+    let join = Request::Coordinator(CoordinatorRequest::ConsumerGroupHeartbeat {
         group_id: "billing".into(),
         member_id: String::new(),
         member_epoch: 0,
         subscribed_topics: Some(vec!["orders".into()]),
-    };
-    let Response::ConsumerGroupHeartbeat {
+    });
+    let Response::Coordinator(CoordinatorResponse::ConsumerGroupHeartbeat {
         error: ErrorCode::None,
         member_id,
         member_epoch,
         ..
-    } = world.call(coordinator, join)
+    }) = world.call(coordinator, join)
     else {
         panic!("the member joins");
     };
@@ -211,20 +216,20 @@ fn the_sync_skips_a_group_with_members_on_the_destination() {
     let until = world.now_ms + 2 * BrokerConfig::default().mirror_metadata_refresh_interval_ms;
     while world.now_ms < until {
         world.run_for(200);
-        let heartbeat = Request::ConsumerGroupHeartbeat {
+        let heartbeat = Request::Coordinator(CoordinatorRequest::ConsumerGroupHeartbeat {
             group_id: "billing".into(),
             member_id: member_id.clone(),
             member_epoch,
             subscribed_topics: None,
-        };
+        });
         let answer = world.call(coordinator, heartbeat);
         assert!(
             matches!(
                 answer,
-                Response::ConsumerGroupHeartbeat {
+                Response::Coordinator(CoordinatorResponse::ConsumerGroupHeartbeat {
                     error: ErrorCode::None,
                     ..
-                }
+                })
             ),
             "{answer:?}"
         );
@@ -237,11 +242,13 @@ fn describe(
     world: &mut World,
     mirror: &str,
 ) -> (ErrorCode, Vec<crate::protocol::MirrorPartitionDescription>) {
-    let request = Request::DescribeMirror {
+    let request = Request::Mirror(MirrorRequest::DescribeMirror {
         name: mirror.into(),
-    };
+    });
     match world.call(NodeId::Broker(B, BrokerId(2)), request) {
-        Response::DescribeMirror { error, partitions } => (error, partitions),
+        Response::Mirror(MirrorResponse::DescribeMirror { error, partitions }) => {
+            (error, partitions)
+        }
         other => panic!("unexpected {other:?}"),
     }
 }
@@ -340,7 +347,10 @@ fn sync_over_a_re_added_partition(design: crate::mirror::MirrorDesign) {
     world.drop_if = Some(|envelope| {
         matches!(
             envelope.message,
-            crate::protocol::Message::Request(_, Request::WriteMirrorStates { .. })
+            crate::protocol::Message::Request(
+                _,
+                Request::Coordinator(CoordinatorRequest::WriteMirrorStates { .. })
+            )
         )
     });
     alter_on(&mut world, B, "m", MirrorTopicOperation::Add);

@@ -15,9 +15,11 @@ use crate::metadata::ConfigResource;
 use crate::mirror::coordinator::mirror_state_partition;
 use crate::mirror::manager::{ResetSkipped, StopStep};
 use crate::node::Node;
-use crate::protocol::MirrorPartitionId;
 use crate::protocol::{
-    Acks, BrokerId, ClientKind, Envelope, Message, MirrorTopicOperation, NewTopic,
+    Acks, BrokerId, ClientKind, ClusterRequest, ClusterResponse, ControllerRequest,
+    ControllerResponse, CoordinatorRequest, CoordinatorResponse, Envelope, Message,
+    MirrorPartitionId, MirrorRequest, MirrorResponse, MirrorTopicOperation, NewTopic,
+    ReplicaRequest, ReplicaResponse,
 };
 use crate::record::BatchBuilder;
 
@@ -103,11 +105,13 @@ impl World {
             };
             let answer = world.call(
                 NodeId::Controller(cluster),
-                Request::CreateTopics {
+                Request::Controller(ControllerRequest::CreateTopics {
                     topics: vec![topic],
-                },
+                }),
             );
-            assert!(matches!(answer, Response::CreateTopics { results } if results[0].1.is_none()));
+            assert!(
+                matches!(answer, Response::Controller(ControllerResponse::CreateTopics { results }) if results[0].1.is_none())
+            );
         }
         world.run_for(500);
         world
@@ -236,14 +240,14 @@ impl World {
                     Vec::new(),
                 );
                 let leader = self.leader(cluster);
-                let request = Request::Produce {
+                let request = Request::Replica(ReplicaRequest::Produce {
                     acks: Acks::All,
                     timeout_ms: 1_000,
                     topic_partition: orders(),
                     batch: builder.build(),
-                };
+                });
                 match self.call_from(producer(cluster), leader, request) {
-                    Response::Produce { error, .. } => error,
+                    Response::Replica(ReplicaResponse::Produce { error, .. }) => error,
                     other => panic!("unexpected {other:?}"),
                 }
             })
@@ -361,11 +365,11 @@ fn assert_stopped_cleanly(world: &mut World, mirrored_epoch: i32, what: &str) {
 
 /// Sends b's RemoveTopicsFromMirror for orders without waiting for the answer.
 fn request_failover(world: &mut World) {
-    let request = Request::AlterMirrorTopics {
+    let request = Request::Controller(ControllerRequest::AlterMirrorTopics {
         mirror: "m".into(),
         operation: MirrorTopicOperation::Remove,
         topics: vec!["orders".into()],
-    };
+    });
     world.queue.push_back(Envelope {
         from: admin(B),
         to: NodeId::Controller(B),
@@ -386,17 +390,17 @@ fn create_mirror_between(
         .join(",");
     let answer = world.call(
         NodeId::Controller(destination),
-        Request::CreateMirror {
+        Request::Controller(ControllerRequest::CreateMirror {
             name: name.into(),
             configs: vec![("bootstrap.servers".into(), bootstrap)],
-        },
+        }),
     );
     assert!(
         matches!(
             answer,
-            Response::CreateMirror {
+            Response::Controller(ControllerResponse::CreateMirror {
                 error: ErrorCode::None
-            }
+            })
         ),
         "{answer:?}"
     );
@@ -409,14 +413,14 @@ fn alter_on(
     mirror: &str,
     operation: MirrorTopicOperation,
 ) {
-    let request = Request::AlterMirrorTopics {
+    let request = Request::Controller(ControllerRequest::AlterMirrorTopics {
         mirror: mirror.into(),
         operation,
         topics: vec!["orders".into()],
-    };
+    });
     let answer = world.call(NodeId::Controller(cluster), request);
     assert!(
-        matches!(&answer, Response::AlterMirrorTopics { error: ErrorCode::None, results } if results[0].1.is_none()),
+        matches!(&answer, Response::Controller(ControllerResponse::AlterMirrorTopics { error: ErrorCode::None, results }) if results[0].1.is_none()),
         "{answer:?}"
     );
 }
@@ -716,19 +720,19 @@ fn preparing_waits_for_every_replica_when_unclean_elections_are_supported_or_its
         }
         world.run_for(500);
         if support_unclean {
-            let request = Request::IncrementalAlterConfigs {
+            let request = Request::Controller(ControllerRequest::IncrementalAlterConfigs {
                 resource: ConfigResource::Topic("orders".into()),
                 changes: vec![(
                     "mirror.support.unclean.leader.election".into(),
                     Some("true".into()),
                 )],
-            };
+            });
             let answer = world.call(NodeId::Controller(B), request);
             assert!(matches!(
                 answer,
-                Response::IncrementalAlterConfigs {
+                Response::Controller(ControllerResponse::IncrementalAlterConfigs {
                     error: ErrorCode::None
-                }
+                })
             ));
         }
         let leader = world.leader(B);
@@ -880,17 +884,17 @@ fn a_stop_that_never_cut_or_mirrored_records_no_last_mirrored_epoch_and_resets_n
         StopStep::PersistStopped,
     ];
     assert_eq!(journal, expected);
-    let lookup = Request::LastMirroredEpochLookup {
+    let lookup = Request::Mirror(MirrorRequest::LastMirroredEpochLookup {
         requester: A,
         topic: "orders".into(),
         partition: 0,
-    };
+    });
     match world.call(world.leader(B), lookup) {
-        Response::LastMirroredEpochLookup {
+        Response::Mirror(MirrorResponse::LastMirroredEpochLookup {
             error,
             last_mirrored_epoch,
             ..
-        } => {
+        }) => {
             assert_eq!(error, ErrorCode::None);
             assert_eq!(last_mirrored_epoch, -1, "b mirrored nothing of a's");
         }
@@ -906,16 +910,19 @@ fn delete_records_delete_topics_and_create_partitions_wait_for_stopped() {
     let mut world = mirroring_world(5);
     let entry = NodeId::Broker(B, BrokerId(1));
     let delete_records = |world: &mut World| {
-        let request = Request::DeleteRecords {
+        let request = Request::Replica(ReplicaRequest::DeleteRecords {
             partitions: vec![(orders(), 2)],
-        };
+        });
         match world.call(world.leader(B), request) {
-            Response::DeleteRecords { results } => (results[0].1, results[0].2),
+            Response::Replica(ReplicaResponse::DeleteRecords { results }) => {
+                (results[0].1, results[0].2)
+            }
             other => panic!("unexpected {other:?}"),
         }
     };
     let topic_results = |answer: Response| match answer {
-        Response::DeleteTopics { results } | Response::CreatePartitions { results } => results,
+        Response::Cluster(ClusterResponse::DeleteTopics { results })
+        | Response::Cluster(ClusterResponse::CreatePartitions { results }) => results,
         other => panic!("unexpected {other:?}"),
     };
     let refused = vec![("orders".to_owned(), ErrorCode::MirrorTopicNotStopped)];
@@ -923,13 +930,13 @@ fn delete_records_delete_topics_and_create_partitions_wait_for_stopped() {
         delete_records(&mut world).0,
         ErrorCode::MirrorTopicNotStopped
     );
-    let grow = Request::CreatePartitions {
+    let grow = Request::Cluster(ClusterRequest::CreatePartitions {
         topics: vec![("orders".into(), 2)],
-    };
+    });
     assert_eq!(topic_results(world.call(entry, grow.clone())), refused);
-    let delete = Request::DeleteTopics {
+    let delete = Request::Cluster(ClusterRequest::DeleteTopics {
         topics: vec!["orders".into()],
-    };
+    });
     assert_eq!(topic_results(world.call(entry, delete.clone())), refused);
     assert_eq!(
         topic_results(world.call(NodeId::Controller(B), delete.clone())),
@@ -968,18 +975,18 @@ fn delete_records_delete_topics_and_create_partitions_wait_for_stopped() {
     );
     let mut builder = BatchBuilder::idempotent(40, 0, 0);
     builder.append(0, None, Some(Bytes::from_static(b"new")), Vec::new());
-    let produce = Request::Produce {
+    let produce = Request::Replica(ReplicaRequest::Produce {
         acks: Acks::All,
         timeout_ms: 1_000,
         topic_partition: orders_1,
         batch: builder.build(),
-    };
+    });
     assert!(matches!(
         world.call_from(producer(B), node_1, produce),
-        Response::Produce {
+        Response::Replica(ReplicaResponse::Produce {
             error: ErrorCode::None,
             ..
-        }
+        })
     ));
     // And the topic can go, with every replica's logs.
     assert_eq!(topic_results(world.call(entry, delete)), ok);
@@ -1233,8 +1240,13 @@ fn a_stopping_write_answered_after_a_new_leadership_began_is_not_the_new_tasks()
     world.drop_if = Some(|envelope| {
         matches!(
             envelope.message,
-            Message::Response(_, Response::WriteMirrorStates { .. })
-                | Message::Request(_, Request::ReadMirrorStates { .. })
+            Message::Response(
+                _,
+                Response::Coordinator(CoordinatorResponse::WriteMirrorStates { .. })
+            ) | Message::Request(
+                _,
+                Request::Coordinator(CoordinatorRequest::ReadMirrorStates { .. })
+            )
         )
     });
     let NodeId::Broker(_, broker_id) = leader else {
@@ -1243,11 +1255,11 @@ fn a_stopping_write_answered_after_a_new_leadership_began_is_not_the_new_tasks()
     let image = world.controllers[&B].image();
     let topic_id = image.topic_ids["orders"];
     let epoch = image.partition(&orders()).unwrap().leader_epoch;
-    let request = Request::BumpLeaderEpochs {
+    let request = Request::Controller(ControllerRequest::BumpLeaderEpochs {
         broker_id,
         broker_epoch: world.brokers[&leader].broker_epoch().unwrap(),
         partitions: vec![(topic_id, 0, epoch)],
-    };
+    });
     // Sent as the leader (the controller checks who asks); the broker drops the answer to a
     // request it did not send.
     world.queue.push_back(Envelope {
@@ -1286,7 +1298,10 @@ fn fail_over_losing_state_write_answers(world: &mut World) {
     world.drop_if = Some(|envelope| {
         matches!(
             envelope.message,
-            Message::Response(_, Response::WriteMirrorStates { .. })
+            Message::Response(
+                _,
+                Response::Coordinator(CoordinatorResponse::WriteMirrorStates { .. })
+            )
         )
     });
     request_failover(world);

@@ -8,6 +8,7 @@
 use super::*;
 use crate::mirror::gate::{mirror_state_of, refuses_client_write, refuses_delete_records};
 use crate::mirror::TopicMirrorConfig;
+use crate::protocol::ReplicaResponse;
 use crate::replica::WriteGate;
 
 impl<S: BrokerStorage> Broker<S> {
@@ -111,9 +112,9 @@ impl<S: BrokerStorage> Broker<S> {
             self.outbox.respond(
                 from,
                 correlation_id,
-                Response::Fetch {
+                Response::Replica(ReplicaResponse::Fetch {
                     partitions: answers,
-                },
+                }),
             );
             return;
         }
@@ -173,9 +174,9 @@ impl<S: BrokerStorage> Broker<S> {
                 self.outbox.respond(
                     fetch.reply_to,
                     fetch.correlation_id,
-                    Response::Fetch {
+                    Response::Replica(ReplicaResponse::Fetch {
                         partitions: answers,
-                    },
+                    }),
                 );
             } else {
                 self.replicas.delay_fetch(fetch);

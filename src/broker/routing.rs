@@ -2,6 +2,10 @@
 //! mirror component, or back as NotCoordinator / NotController.
 
 use super::*;
+use crate::protocol::{
+    ClusterRequest, ClusterResponse, ControllerResponse, CoordinatorRequest, CoordinatorResponse,
+    MirrorRequest, ReplicaRequest, ReplicaResponse,
+};
 
 impl<S: BrokerStorage> Broker<S> {
     pub(super) fn handle_metadata_request(
@@ -10,13 +14,16 @@ impl<S: BrokerStorage> Broker<S> {
         correlation_id: u64,
         topics: Option<Vec<String>>,
     ) {
-        let response = Response::Metadata {
+        let response = Response::Cluster(ClusterResponse::Metadata {
             brokers: self.image.live_brokers(),
             topics: self.image.describe_topics(topics.as_deref()),
-        };
+        });
         self.outbox.respond(from, correlation_id, response);
     }
 
+    /// Routes a request by its family: each family's handler below serves every kind in it.
+    /// A broker is not the controller: controller requests (admin clients send them to the
+    /// controller, and brokers do not forward them) are answered `NotController`.
     pub(super) fn handle_request(
         &mut self,
         now_ms: i64,
@@ -25,7 +32,37 @@ impl<S: BrokerStorage> Broker<S> {
         request: Request,
     ) {
         match request {
-            Request::Produce {
+            Request::Replica(request) => {
+                self.handle_replica_request(now_ms, from, correlation_id, request)
+            }
+            Request::Coordinator(request) => {
+                self.handle_coordinator_request(now_ms, from, correlation_id, request)
+            }
+            Request::Mirror(request) => {
+                self.handle_mirror_request(now_ms, from, correlation_id, request)
+            }
+            Request::Cluster(request) => {
+                self.handle_cluster_request(now_ms, from, correlation_id, request)
+            }
+            Request::Controller(request) => {
+                if let Some(response) = request.error_response(ErrorCode::NotController) {
+                    self.outbox.respond(from, correlation_id, response);
+                }
+            }
+        }
+    }
+
+    /// Produce, fetches, offset lookups, DeleteRecords and transaction markers: the replica
+    /// manager's, with the broker's KIP-1279 gates and high-watermark fan-out around it.
+    fn handle_replica_request(
+        &mut self,
+        now_ms: i64,
+        from: NodeId,
+        correlation_id: u64,
+        request: ReplicaRequest,
+    ) {
+        match request {
+            ReplicaRequest::Produce {
                 acks,
                 timeout_ms,
                 topic_partition,
@@ -41,7 +78,7 @@ impl<S: BrokerStorage> Broker<S> {
                     batch,
                 },
             ),
-            Request::Fetch {
+            ReplicaRequest::Fetch {
                 replica_id,
                 replica_epoch: _,
                 isolation,
@@ -58,10 +95,7 @@ impl<S: BrokerStorage> Broker<S> {
                 max_bytes,
                 partitions,
             ),
-            Request::Metadata { topics } => {
-                self.handle_metadata_request(from, correlation_id, topics)
-            }
-            Request::OffsetsForLeaderEpoch {
+            ReplicaRequest::OffsetsForLeaderEpoch {
                 replica_id: _,
                 partitions,
             } => self.replicas.handle_offsets_for_leader_epoch(
@@ -70,7 +104,7 @@ impl<S: BrokerStorage> Broker<S> {
                 correlation_id,
                 partitions,
             ),
-            Request::ListOffsets {
+            ReplicaRequest::ListOffsets {
                 isolation,
                 partitions,
             } => self.replicas.handle_list_offsets(
@@ -80,67 +114,100 @@ impl<S: BrokerStorage> Broker<S> {
                 isolation,
                 partitions,
             ),
-            Request::InitProducerId {
-                transactional_id: Some(transactional_id),
-                transaction_timeout_ms,
-                producer_id,
-                producer_epoch,
+            ReplicaRequest::DeleteRecords { partitions } => {
+                self.handle_delete_records(now_ms, from, correlation_id, partitions)
+            }
+            ReplicaRequest::WriteTxnMarkers { markers } => {
+                self.handle_write_txn_markers(now_ms, from, correlation_id, markers)
+            }
+        }
+    }
+
+    /// Coordinator requests: to the hosted shard of their key (or `NotCoordinator`); an
+    /// idempotent InitProducerId, FindCoordinator and ListGroups are any broker's.
+    fn handle_coordinator_request(
+        &mut self,
+        now_ms: i64,
+        from: NodeId,
+        correlation_id: u64,
+        request: CoordinatorRequest,
+    ) {
+        let (key_type, key) = match &request {
+            CoordinatorRequest::InitProducerId {
+                transactional_id: None,
+                ..
             } => {
-                let key = transactional_id.clone();
-                let key_type = CoordinatorType::Transaction;
-                let request = Request::InitProducerId {
-                    transactional_id: Some(transactional_id),
-                    transaction_timeout_ms,
-                    producer_id,
-                    producer_epoch,
-                };
-                self.route_to_coordinator(now_ms, from, correlation_id, key_type, &key, request)
+                let outbox = &mut self.outbox;
+                return self
+                    .session
+                    .handle_init_producer_id(now_ms, from, correlation_id, outbox);
             }
-            Request::InitProducerId { .. } => {
-                self.session
-                    .handle_init_producer_id(now_ms, from, correlation_id, &mut self.outbox)
-            }
-            Request::FindCoordinator { key_type, key } => {
-                self.coordinators.handle_find_coordinator(
+            CoordinatorRequest::FindCoordinator { key_type, key } => {
+                return self.coordinators.handle_find_coordinator(
                     &mut context!(self, now_ms),
                     from,
                     correlation_id,
-                    key_type,
-                    &key,
-                )
+                    *key_type,
+                    key,
+                );
             }
-            Request::WriteTxnMarkers { markers } => {
-                self.handle_write_txn_markers(now_ms, from, correlation_id, markers)
+            CoordinatorRequest::ListGroups => {
+                let groups = self.hosted_group_ids();
+                let error = ErrorCode::None;
+                let response =
+                    Response::Coordinator(CoordinatorResponse::ListGroups { error, groups });
+                return self.outbox.respond(from, correlation_id, response);
             }
-            Request::AddPartitionsToTxn { .. } => {
-                self.handle_add_partitions_to_txn(now_ms, from, correlation_id, request)
+            CoordinatorRequest::AddPartitionsToTxn { .. } => {
+                return self.handle_add_partitions_to_txn(now_ms, from, correlation_id, request);
             }
-            Request::EndTxn {
-                ref transactional_id,
+            CoordinatorRequest::ReadMirrorStates {
+                coordinator_partition,
+                ..
+            }
+            | CoordinatorRequest::WriteMirrorStates {
+                coordinator_partition,
+                ..
+            }
+            | CoordinatorRequest::DeleteMirrorStates {
+                coordinator_partition,
                 ..
             } => {
-                let key = transactional_id.clone();
-                let key_type = CoordinatorType::Transaction;
-                self.route_to_coordinator(now_ms, from, correlation_id, key_type, &key, request)
+                let partition = TopicPartition::new(MIRROR_STATE_TOPIC, *coordinator_partition);
+                return self.route_to_shard(now_ms, from, correlation_id, &partition, request);
             }
-            Request::ConsumerGroupHeartbeat { .. }
-            | Request::OffsetCommit { .. }
-            | Request::OffsetFetch { .. }
-            | Request::DescribeGroups { .. } => {
-                let key = match &request {
-                    Request::ConsumerGroupHeartbeat { group_id, .. }
-                    | Request::OffsetCommit { group_id, .. }
-                    | Request::OffsetFetch { group_id, .. } => group_id.clone(),
-                    // A multi-group describe goes to the first group's coordinator.
-                    Request::DescribeGroups { group_ids } => {
-                        group_ids.first().cloned().unwrap_or_default()
-                    }
-                    _ => unreachable!("matched above"),
-                };
-                let key_type = CoordinatorType::Group;
-                self.route_to_coordinator(now_ms, from, correlation_id, key_type, &key, request)
+            CoordinatorRequest::InitProducerId {
+                transactional_id: Some(transactional_id),
+                ..
             }
-            Request::LastMirroredEpochLookup {
+            | CoordinatorRequest::EndTxn {
+                transactional_id, ..
+            } => (CoordinatorType::Transaction, transactional_id.clone()),
+            CoordinatorRequest::ConsumerGroupHeartbeat { group_id, .. }
+            | CoordinatorRequest::OffsetCommit { group_id, .. }
+            | CoordinatorRequest::OffsetFetch { group_id, .. } => {
+                (CoordinatorType::Group, group_id.clone())
+            }
+            // A multi-group describe goes to the first group's coordinator.
+            CoordinatorRequest::DescribeGroups { group_ids } => (
+                CoordinatorType::Group,
+                group_ids.first().cloned().unwrap_or_default(),
+            ),
+        };
+        self.route_to_coordinator(now_ms, from, correlation_id, key_type, &key, request)
+    }
+
+    /// KIP-1279's broker requests: the source side's last-mirrored-epoch lookup, and the
+    /// admin entries of DeleteMirror and DescribeMirror.
+    fn handle_mirror_request(
+        &mut self,
+        now_ms: i64,
+        from: NodeId,
+        correlation_id: u64,
+        request: MirrorRequest,
+    ) {
+        match request {
+            MirrorRequest::LastMirroredEpochLookup {
                 requester,
                 topic,
                 partition,
@@ -152,187 +219,49 @@ impl<S: BrokerStorage> Broker<S> {
                     (requester, &topic, partition),
                 );
             }),
-            Request::ReadMirrorStates {
-                coordinator_partition,
-                ..
-            }
-            | Request::WriteMirrorStates {
-                coordinator_partition,
-                ..
-            }
-            | Request::DeleteMirrorStates {
-                coordinator_partition,
-                ..
-            } => {
-                let partition = TopicPartition::new(MIRROR_STATE_TOPIC, coordinator_partition);
-                self.route_to_shard(now_ms, from, correlation_id, &partition, request)
-            }
-            // Controller-bound requests sent to a broker are answered with NotController (admin
-            // clients send them to the controller; brokers do not forward).
-            Request::DeleteMirror { name } => {
-                self.with_mirror_manager(|manager, broker| {
-                    manager.handle_delete_mirror(broker, now_ms, from, correlation_id, name);
-                });
-            }
-            Request::DeleteRecords { partitions } => {
-                self.handle_delete_records(now_ms, from, correlation_id, partitions)
-            }
-            request @ (Request::DeleteTopics { .. } | Request::CreatePartitions { .. }) => self
-                .topic_admins
-                .handle_request(&mut context!(self, now_ms), from, correlation_id, request),
-            Request::DescribeMirror { name } => self.mirror_describes.handle_describe_mirror(
+            MirrorRequest::DeleteMirror { name } => self.with_mirror_manager(|manager, broker| {
+                manager.handle_delete_mirror(broker, now_ms, from, correlation_id, name);
+            }),
+            MirrorRequest::DescribeMirror { name } => self.mirror_describes.handle_describe_mirror(
                 &mut context!(self, now_ms),
                 from,
                 correlation_id,
                 name,
             ),
-            Request::ListGroups => {
-                let groups = self.hosted_group_ids();
-                let error = ErrorCode::None;
-                let response = Response::ListGroups { error, groups };
-                self.outbox.respond(from, correlation_id, response);
-            }
-            Request::DescribeConfigs { resources } => {
-                let response = self.describe_configs(resources);
-                self.outbox.respond(from, correlation_id, response);
-            }
-            Request::DescribeAcls => {
-                let bindings = self.image.acls.iter().cloned().collect();
-                let error = ErrorCode::None;
-                let response = Response::DescribeAcls { error, bindings };
-                self.outbox.respond(from, correlation_id, response);
-            }
-            Request::CreateMirror { .. }
-            | Request::AlterMirrorTopics { .. }
-            | Request::ListMirrors
-            | Request::IncrementalAlterConfigs { .. }
-            | Request::CreateAcls { .. }
-            | Request::DeleteAcls { .. }
-            | Request::BrokerRegistration { .. }
-            | Request::BrokerHeartbeat { .. }
-            | Request::FetchMetadata { .. }
-            | Request::AlterPartition { .. }
-            | Request::AllocateProducerIds { .. }
-            | Request::BumpLeaderEpochs { .. }
-            | Request::CreateTopics { .. } => {
-                self.respond_not_controller(from, correlation_id, &request)
-            }
         }
     }
 
-    pub(super) fn respond_not_coordinator(
+    /// Metadata, configs and ACLs from this broker's image; DeleteTopics and CreatePartitions
+    /// through the KIP-1279 topic admin entry, which forwards them to the controller.
+    fn handle_cluster_request(
         &mut self,
+        now_ms: i64,
         from: NodeId,
         correlation_id: u64,
-        request: &Request,
+        request: ClusterRequest,
     ) {
-        let error = ErrorCode::NotCoordinator;
-        let response = match request {
-            Request::AddPartitionsToTxn { partitions, .. } => Response::AddPartitionsToTxn {
-                results: partitions.iter().map(|tp| (tp.clone(), error)).collect(),
-            },
-            Request::EndTxn { .. } => Response::EndTxn { error },
-            Request::WriteTxnMarkers { markers } => Response::WriteTxnMarkers {
-                results: markers
-                    .iter()
-                    .map(|marker| {
-                        let partitions = marker
-                            .partitions
-                            .iter()
-                            .map(|tp| (tp.clone(), ErrorCode::NotLeaderOrFollower))
-                            .collect();
-                        (marker.producer_id, partitions)
-                    })
-                    .collect(),
-            },
-            Request::ConsumerGroupHeartbeat {
-                member_id,
-                member_epoch,
-                ..
-            } => Response::ConsumerGroupHeartbeat {
-                error,
-                member_id: member_id.clone(),
-                member_epoch: *member_epoch,
-                heartbeat_interval_ms: 0,
-                assignment: None,
-            },
-            Request::OffsetCommit { offsets, .. } => Response::OffsetCommit {
-                results: offsets
-                    .iter()
-                    .map(|entry| (entry.topic_partition.clone(), error))
-                    .collect(),
-            },
-            Request::OffsetFetch { .. } => Response::OffsetFetch {
-                error,
-                offsets: Vec::new(),
-            },
-            Request::DescribeGroups { .. } => Response::DescribeGroups {
-                error,
-                groups: Vec::new(),
-            },
-            Request::InitProducerId { .. } => Response::InitProducerId {
-                error,
-                producer_id: -1,
-                producer_epoch: -1,
-            },
-            Request::ReadMirrorStates { .. } => Response::ReadMirrorStates {
-                error,
-                coordinator_epoch: -1,
-                partitions: Vec::new(),
-            },
-            Request::WriteMirrorStates { .. } => Response::WriteMirrorStates {
-                error,
-                partitions: Vec::new(),
-            },
-            Request::DeleteMirrorStates { .. } => Response::DeleteMirrorStates { error },
-            _ => return,
-        };
-        self.outbox.respond(from, correlation_id, response);
-    }
-
-    pub(super) fn respond_not_controller(
-        &mut self,
-        from: NodeId,
-        correlation_id: u64,
-        request: &Request,
-    ) {
-        let response = match request {
-            Request::CreateTopics { topics } => Response::CreateTopics {
-                results: topics
-                    .iter()
-                    .map(|topic| (topic.name.clone(), ErrorCode::NotController, None))
-                    .collect(),
-            },
-            Request::IncrementalAlterConfigs { .. } => Response::IncrementalAlterConfigs {
-                error: ErrorCode::NotController,
-            },
-            Request::CreateAcls { .. } => Response::CreateAcls {
-                error: ErrorCode::NotController,
-            },
-            Request::DeleteAcls { .. } => Response::DeleteAcls {
-                error: ErrorCode::NotController,
-            },
-            Request::DescribeAcls => Response::DescribeAcls {
-                error: ErrorCode::None,
-                bindings: self.image.acls.iter().cloned().collect(),
-            },
-            Request::CreateMirror { .. } => Response::CreateMirror {
-                error: ErrorCode::NotController,
-            },
-            Request::DeleteMirror { .. } => Response::DeleteMirror {
-                error: ErrorCode::NotController,
-            },
-            Request::AlterMirrorTopics { .. } => Response::AlterMirrorTopics {
-                error: ErrorCode::NotController,
-                results: Vec::new(),
-            },
-            Request::ListMirrors => Response::ListMirrors {
-                error: ErrorCode::NotController,
-                mirrors: Vec::new(),
-            },
-            _ => return,
-        };
-        self.outbox.respond(from, correlation_id, response);
+        match request {
+            ClusterRequest::Metadata { topics } => {
+                self.handle_metadata_request(from, correlation_id, topics)
+            }
+            ClusterRequest::DescribeConfigs { resources } => {
+                let response = self.describe_configs(resources);
+                self.outbox.respond(from, correlation_id, response);
+            }
+            ClusterRequest::DescribeAcls => {
+                let bindings = self.image.acls.iter().cloned().collect();
+                let error = ErrorCode::None;
+                let response = Response::Cluster(ClusterResponse::DescribeAcls { error, bindings });
+                self.outbox.respond(from, correlation_id, response);
+            }
+            request @ (ClusterRequest::DeleteTopics { .. }
+            | ClusterRequest::CreatePartitions { .. }) => self.topic_admins.handle_request(
+                &mut context!(self, now_ms),
+                from,
+                correlation_id,
+                Request::Cluster(request),
+            ),
+        }
     }
 
     pub(super) fn handle_response(
@@ -386,55 +315,23 @@ impl<S: BrokerStorage> Broker<S> {
                 }
             };
         match response {
-            Response::AlterPartition { error, partition } => {
+            Response::Controller(ControllerResponse::AlterPartition { error, partition }) => {
                 self.handle_alter_partition_response(now_ms, correlation_id, error, partition);
             }
-            Response::Fetch { partitions } => {
+            Response::Replica(ReplicaResponse::Fetch { partitions }) => {
                 if let NodeId::Broker(_, leader) = from {
                     self.with_fetcher(now_ms, |fetcher, context| {
                         fetcher.handle_response(context, leader, correlation_id, partitions);
                     });
                 }
             }
-            // Brokers send no other requests (yet).
-            Response::FindCoordinator { .. }
-            | Response::AddPartitionsToTxn { .. }
-            | Response::EndTxn { .. }
-            | Response::WriteTxnMarkers { .. }
-            | Response::ConsumerGroupHeartbeat { .. }
-            | Response::OffsetCommit { .. }
-            | Response::OffsetFetch { .. }
-            | Response::DescribeGroups { .. }
-            | Response::IncrementalAlterConfigs { .. }
-            | Response::CreateAcls { .. }
-            | Response::DeleteAcls { .. }
-            | Response::DescribeAcls { .. }
-            | Response::ListGroups { .. }
-            | Response::DescribeMirror { .. }
-            | Response::DeleteRecords { .. }
-            | Response::DeleteTopics { .. }
-            | Response::CreatePartitions { .. }
-            | Response::DescribeConfigs { .. }
-            | Response::BumpLeaderEpochs { .. }
-            | Response::LastMirroredEpochLookup { .. }
-            | Response::CreateMirror { .. }
-            | Response::DeleteMirror { .. }
-            | Response::AlterMirrorTopics { .. }
-            | Response::ListMirrors { .. }
-            | Response::ReadMirrorStates { .. }
-            | Response::WriteMirrorStates { .. }
-            | Response::DeleteMirrorStates { .. }
-            | Response::CreateTopics { .. }
-            | Response::Metadata { .. }
-            | Response::Produce { .. }
-            | Response::OffsetsForLeaderEpoch { .. }
-            | Response::ListOffsets { .. }
-            | Response::InitProducerId { .. }
-            // The session's, taken above.
-            | Response::BrokerRegistration { .. }
-            | Response::BrokerHeartbeat { .. }
-            | Response::FetchMetadata { .. }
-            | Response::AllocateProducerIds { .. } => {}
+            // Every other answer a broker gets went to the component that sent the request
+            // above; one nobody awaits any more (its sender gave up or restarted) is dropped.
+            Response::Controller(_)
+            | Response::Replica(_)
+            | Response::Coordinator(_)
+            | Response::Mirror(_)
+            | Response::Cluster(_) => {}
         }
     }
 }

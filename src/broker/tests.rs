@@ -7,7 +7,10 @@ use super::*;
 use crate::client::{completed_fetch, IsolationLevel};
 use crate::log::EpochEndOffset;
 use crate::metadata::{ConfigResource, MetadataRecord};
-use crate::protocol::{Acks, Envelope, TopicId};
+use crate::protocol::{
+    Acks, ClusterRequest, ClusterResponse, ControllerRequest, ControllerResponse,
+    CoordinatorRequest, CoordinatorResponse, Envelope, ReplicaRequest, ReplicaResponse, TopicId,
+};
 use crate::record::BatchBuilder;
 use crate::record::RecordBatch;
 use crate::replica::leader_end_offset_for_fetched_epoch;
@@ -98,17 +101,21 @@ impl ScriptedController {
 
     fn answer(&mut self, request: Request) -> Response {
         match request {
-            Request::BrokerRegistration { broker_id, .. } => Response::BrokerRegistration {
-                error: ErrorCode::None,
-                broker_epoch: self.epoch_of(broker_id),
-            },
-            Request::BrokerHeartbeat { .. } => Response::BrokerHeartbeat {
-                error: ErrorCode::None,
-                is_fenced: false,
-            },
-            Request::FetchMetadata { from_offset, .. } => {
+            Request::Controller(ControllerRequest::BrokerRegistration { broker_id, .. }) => {
+                Response::Controller(ControllerResponse::BrokerRegistration {
+                    error: ErrorCode::None,
+                    broker_epoch: self.epoch_of(broker_id),
+                })
+            }
+            Request::Controller(ControllerRequest::BrokerHeartbeat { .. }) => {
+                Response::Controller(ControllerResponse::BrokerHeartbeat {
+                    error: ErrorCode::None,
+                    is_fenced: false,
+                })
+            }
+            Request::Controller(ControllerRequest::FetchMetadata { from_offset, .. }) => {
                 let published = &self.records[..self.records.len() - self.unpublished];
-                Response::FetchMetadata {
+                Response::Controller(ControllerResponse::FetchMetadata {
                     records: published
                         .iter()
                         .enumerate()
@@ -116,41 +123,41 @@ impl ScriptedController {
                         .map(|(offset, record)| (offset as i64, record.clone()))
                         .collect(),
                     end_offset: published.len() as i64,
-                }
+                })
             }
-            Request::AlterPartition {
+            Request::Controller(ControllerRequest::AlterPartition {
                 new_isr,
                 partition_epoch,
                 ..
-            } => {
+            }) => {
                 if partition_epoch != self.partition.partition_epoch {
-                    return Response::AlterPartition {
+                    return Response::Controller(ControllerResponse::AlterPartition {
                         error: ErrorCode::InvalidUpdateVersion,
                         partition: None,
-                    };
+                    });
                 }
                 self.change_partition(|p| p.isr = new_isr);
-                Response::AlterPartition {
+                Response::Controller(ControllerResponse::AlterPartition {
                     error: ErrorCode::None,
                     partition: Some(self.partition.clone()),
-                }
+                })
             }
-            Request::AllocateProducerIds { .. } => {
+            Request::Controller(ControllerRequest::AllocateProducerIds { .. }) => {
                 let first = self.next_producer_id;
                 self.next_producer_id += 1000;
-                Response::AllocateProducerIds {
+                Response::Controller(ControllerResponse::AllocateProducerIds {
                     error: ErrorCode::None,
                     first_producer_id: first,
                     count: 1000,
-                }
+                })
             }
-            Request::CreateTopics { topics } => {
+            Request::Controller(ControllerRequest::CreateTopics { topics }) => {
                 let results = topics
                     .iter()
                     .map(|t| (t.name.clone(), ErrorCode::None, None))
                     .collect();
                 self.created_topics.extend(topics);
-                Response::CreateTopics { results }
+                Response::Controller(ControllerResponse::CreateTopics { results })
             }
             other => panic!("unexpected controller request {other:?}"),
         }
@@ -282,12 +289,12 @@ impl Cluster {
         self.client_request(
             leader,
             correlation_id,
-            Request::Produce {
+            Request::Replica(ReplicaRequest::Produce {
                 acks,
                 timeout_ms: 500,
                 topic_partition: tp(),
                 batch: builder.build(),
-            },
+            }),
         );
         correlation_id
     }
@@ -305,9 +312,9 @@ impl Cluster {
 
 fn produce_error(response: Option<Response>) -> (ErrorCode, i64) {
     match response {
-        Some(Response::Produce {
+        Some(Response::Replica(ReplicaResponse::Produce {
             error, base_offset, ..
-        }) => (error, base_offset),
+        })) => (error, base_offset),
         other => panic!("expected a produce response, got {other:?}"),
     }
 }
@@ -342,7 +349,11 @@ fn broker_takes_leadership_and_answers_requests_only_after_seeing_its_registrati
     assert!(cluster.broker(1).partitions().is_empty());
     // Its listeners are not open yet: a client's Metadata request is held rather than
     // answered from an image that knows no topic.
-    cluster.client_request(1, 7, Request::Metadata { topics: None });
+    cluster.client_request(
+        1,
+        7,
+        Request::Cluster(ClusterRequest::Metadata { topics: None }),
+    );
     cluster.run_for(50);
     assert!(cluster.client_response(7).is_none());
     // Once the record is served, it acts on the leadership the metadata shows, and answers
@@ -353,7 +364,7 @@ fn broker_takes_leadership_and_answers_requests_only_after_seeing_its_registrati
     assert!(cluster.partition(1).leader_state().is_some());
     assert!(matches!(
         cluster.client_response(7),
-        Some(Response::Metadata { topics, .. }) if topics.iter().any(|t| t.name == tp().topic)
+        Some(Response::Cluster(ClusterResponse::Metadata { topics, .. })) if topics.iter().any(|t| t.name == tp().topic)
     ));
 }
 
@@ -500,23 +511,26 @@ fn consumer_fetch_is_bounded_by_high_watermark_and_leader_epoch_is_checked() {
     ));
     cluster.produce(1, Acks::Leader, 0);
     cluster.run_for(5);
-    let fetch = |epoch| Request::Fetch {
-        replica_id: None,
-        replica_epoch: -1,
-        isolation: FetchIsolation::HighWatermark,
-        max_wait_ms: 0,
-        max_bytes: 1 << 20,
-        partitions: vec![FetchPartition {
-            topic_partition: tp(),
-            current_leader_epoch: epoch,
-            fetch_offset: 0,
-            last_fetched_epoch: -1,
-        }],
+    let fetch = |epoch| {
+        Request::Replica(ReplicaRequest::Fetch {
+            replica_id: None,
+            replica_epoch: -1,
+            isolation: FetchIsolation::HighWatermark,
+            max_wait_ms: 0,
+            max_bytes: 1 << 20,
+            partitions: vec![FetchPartition {
+                topic_partition: tp(),
+                current_leader_epoch: epoch,
+                fetch_offset: 0,
+                last_fetched_epoch: -1,
+            }],
+        })
     };
     cluster.client_request(1, 1, fetch(0));
     cluster.client_request(1, 2, fetch(5));
     cluster.run_for(2);
-    let Some(Response::Fetch { partitions }) = cluster.client_response(1) else {
+    let Some(Response::Replica(ReplicaResponse::Fetch { partitions })) = cluster.client_response(1)
+    else {
         panic!()
     };
     assert!(
@@ -524,7 +538,8 @@ fn consumer_fetch_is_bounded_by_high_watermark_and_leader_epoch_is_checked() {
         "the follower has not replicated: HW is 0"
     );
     assert_eq!(partitions[0].high_watermark, 0);
-    let Some(Response::Fetch { partitions }) = cluster.client_response(2) else {
+    let Some(Response::Replica(ReplicaResponse::Fetch { partitions })) = cluster.client_response(2)
+    else {
         panic!()
     };
     assert_eq!(partitions[0].error, ErrorCode::UnknownLeaderEpoch);
@@ -533,7 +548,8 @@ fn consumer_fetch_is_bounded_by_high_watermark_and_leader_epoch_is_checked() {
     cluster.run_for(1500);
     cluster.client_request(1, 3, fetch(0));
     cluster.run_for(2);
-    let Some(Response::Fetch { partitions }) = cluster.client_response(3) else {
+    let Some(Response::Replica(ReplicaResponse::Fetch { partitions })) = cluster.client_response(3)
+    else {
         panic!()
     };
     let fetched = completed_fetch(
@@ -558,7 +574,7 @@ fn a_mirror_fetch_naming_an_epoch_above_the_leaders_latest_diverges_at_its_log_e
     cluster.client_request(
         1,
         1,
-        Request::Fetch {
+        Request::Replica(ReplicaRequest::Fetch {
             replica_id: None,
             replica_epoch: -1,
             isolation: FetchIsolation::TxnCommitted,
@@ -570,10 +586,11 @@ fn a_mirror_fetch_naming_an_epoch_above_the_leaders_latest_diverges_at_its_log_e
                 fetch_offset: 9,
                 last_fetched_epoch: 3,
             }],
-        },
+        }),
     );
     cluster.run_for(2);
-    let Some(Response::Fetch { partitions }) = cluster.client_response(1) else {
+    let Some(Response::Replica(ReplicaResponse::Fetch { partitions })) = cluster.client_response(1)
+    else {
         panic!()
     };
     assert_eq!(partitions[0].error, ErrorCode::None);
@@ -594,22 +611,22 @@ fn init_producer_id_hands_out_ids_from_controller_blocks_starting_at_zero() {
         cluster.client_request(
             broker,
             correlation_id,
-            Request::InitProducerId {
+            Request::Coordinator(CoordinatorRequest::InitProducerId {
                 transactional_id: None,
                 transaction_timeout_ms: -1,
                 producer_id: -1,
                 producer_epoch: -1,
-            },
+            }),
         );
     }
     cluster.run_for(5);
     let ids: Vec<i64> = (1..=3)
         .map(|id| match cluster.client_response(id) {
-            Some(Response::InitProducerId {
+            Some(Response::Coordinator(CoordinatorResponse::InitProducerId {
                 producer_id,
                 error: ErrorCode::None,
                 ..
-            }) => producer_id,
+            })) => producer_id,
             other => panic!("{other:?}"),
         })
         .collect();
@@ -646,12 +663,12 @@ fn write_txn_markers_appends_markers_and_answers_once_the_isr_has_them() {
     cluster.client_request(
         1,
         1,
-        Request::Produce {
+        Request::Replica(ReplicaRequest::Produce {
             acks: Acks::All,
             timeout_ms: 500,
             topic_partition: tp(),
             batch: builder.build(),
-        },
+        }),
     );
     cluster.run_for(50);
     assert_eq!(
@@ -676,9 +693,9 @@ fn write_txn_markers_appends_markers_and_answers_once_the_isr_has_them() {
     cluster.client_request(
         1,
         2,
-        Request::WriteTxnMarkers {
+        Request::Replica(ReplicaRequest::WriteTxnMarkers {
             markers: vec![marker],
-        },
+        }),
     );
     cluster.run_for(50);
     assert_eq!(cluster.partition(1).log.log_end_offset(), 2);
@@ -689,7 +706,7 @@ fn write_txn_markers_appends_markers_and_answers_once_the_isr_has_them() {
     // The marker waits at most a second for the ISR, then times out (the coordinator retries).
     cluster.run_for(1000);
     match cluster.client_response(2) {
-        Some(Response::WriteTxnMarkers { results }) => {
+        Some(Response::Replica(ReplicaResponse::WriteTxnMarkers { results })) => {
             assert_eq!(results.len(), 1);
             assert_eq!(results[0].0, 7);
             assert_eq!(
@@ -718,14 +735,14 @@ fn write_txn_markers_appends_markers_and_answers_once_the_isr_has_them() {
     cluster.client_request(
         1,
         4,
-        Request::WriteTxnMarkers {
+        Request::Replica(ReplicaRequest::WriteTxnMarkers {
             markers: vec![retry],
-        },
+        }),
     );
     cluster.run_for(100);
     assert!(matches!(
         cluster.client_response(4),
-        Some(Response::WriteTxnMarkers { results }) if results[0].1 == vec![(tp(), ErrorCode::None)]
+        Some(Response::Replica(ReplicaResponse::WriteTxnMarkers { results })) if results[0].1 == vec![(tp(), ErrorCode::None)]
     ));
     // Followers learn the new high watermark on their next fetch.
     cluster.run_for(300);
@@ -749,14 +766,14 @@ fn write_txn_markers_appends_markers_and_answers_once_the_isr_has_them() {
     cluster.client_request(
         2,
         3,
-        Request::WriteTxnMarkers {
+        Request::Replica(ReplicaRequest::WriteTxnMarkers {
             markers: vec![marker],
-        },
+        }),
     );
     cluster.run_for(2);
     assert!(matches!(
         cluster.client_response(3),
-        Some(Response::WriteTxnMarkers { results }) if results[0].1[0].1 == ErrorCode::NotLeaderOrFollower
+        Some(Response::Replica(ReplicaResponse::WriteTxnMarkers { results })) if results[0].1[0].1 == ErrorCode::NotLeaderOrFollower
     ));
 }
 
@@ -766,18 +783,20 @@ fn find_coordinator_asks_the_controller_for_the_internal_topic_first() {
     cluster.client_request(
         2,
         1,
-        Request::FindCoordinator {
+        Request::Coordinator(CoordinatorRequest::FindCoordinator {
             key_type: crate::protocol::CoordinatorType::Group,
             key: "orders-app".into(),
-        },
+        }),
     );
     cluster.run_for(5);
     assert!(matches!(
         cluster.client_response(1),
-        Some(Response::FindCoordinator {
-            error: ErrorCode::CoordinatorNotAvailable,
-            coordinator: None
-        })
+        Some(Response::Coordinator(
+            CoordinatorResponse::FindCoordinator {
+                error: ErrorCode::CoordinatorNotAvailable,
+                coordinator: None
+            }
+        ))
     ));
     let created = cluster.controller.created_topics.iter().any(|topic| {
         topic.name == crate::coordinator::CONSUMER_OFFSETS_TOPIC
@@ -809,11 +828,11 @@ fn acls_and_topic_configs_from_the_metadata_log_are_visible_to_brokers() {
         value: Some("60000".into()),
     });
     cluster.run_for(100);
-    cluster.client_request(2, 1, Request::DescribeAcls);
+    cluster.client_request(2, 1, Request::Cluster(ClusterRequest::DescribeAcls));
     cluster.run_for(2);
     assert!(matches!(
         cluster.client_response(1),
-        Some(Response::DescribeAcls { error: ErrorCode::None, bindings }) if bindings == vec![binding.clone()]
+        Some(Response::Cluster(ClusterResponse::DescribeAcls { error: ErrorCode::None, bindings })) if bindings == vec![binding.clone()]
     ));
     assert_eq!(
         cluster
@@ -826,16 +845,16 @@ fn acls_and_topic_configs_from_the_metadata_log_are_visible_to_brokers() {
     cluster.client_request(
         1,
         2,
-        Request::CreateAcls {
+        Request::Controller(ControllerRequest::CreateAcls {
             bindings: vec![binding],
-        },
+        }),
     );
     cluster.run_for(2);
     assert!(matches!(
         cluster.client_response(2),
-        Some(Response::CreateAcls {
+        Some(Response::Controller(ControllerResponse::CreateAcls {
             error: ErrorCode::NotController
-        })
+        }))
     ));
 }
 
@@ -921,13 +940,15 @@ fn a_mirror_partition_takes_no_transaction_marker_until_it_is_stopped() {
         cluster.client_request(
             1,
             correlation_id,
-            Request::WriteTxnMarkers {
+            Request::Replica(ReplicaRequest::WriteTxnMarkers {
                 markers: vec![marker(committed)],
-            },
+            }),
         );
         cluster.run_for(50);
         match cluster.client_response(correlation_id) {
-            Some(Response::WriteTxnMarkers { results }) => results[0].1[0].1,
+            Some(Response::Replica(ReplicaResponse::WriteTxnMarkers { results })) => {
+                results[0].1[0].1
+            }
             other => panic!("{other:?}"),
         }
     };
@@ -948,12 +969,12 @@ fn a_mirror_partition_takes_no_transaction_marker_until_it_is_stopped() {
     cluster.client_request(
         1,
         900,
-        Request::Produce {
+        Request::Replica(ReplicaRequest::Produce {
             acks: Acks::All,
             timeout_ms: 500,
             topic_partition: tp(),
             batch: open.build(),
-        },
+        }),
     );
     cluster.run_for(50);
     assert_eq!(
@@ -1012,13 +1033,13 @@ fn a_mirror_partition_takes_no_transaction_marker_until_it_is_stopped() {
     cluster.client_request(
         1,
         901,
-        Request::WriteTxnMarkers {
+        Request::Replica(ReplicaRequest::WriteTxnMarkers {
             markers: vec![moot],
-        },
+        }),
     );
     cluster.run_for(50);
     match cluster.client_response(901) {
-        Some(Response::WriteTxnMarkers { results }) => {
+        Some(Response::Replica(ReplicaResponse::WriteTxnMarkers { results })) => {
             assert_eq!(results[0].1[0].1, ErrorCode::None);
         }
         other => panic!("{other:?}"),

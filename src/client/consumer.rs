@@ -52,7 +52,8 @@ use crate::log::FetchIsolation;
 use crate::node::Node;
 use crate::protocol::{
     Envelope, EpochAnswer, EpochQuery, ErrorCode, FetchPartition, FetchPartitionResponse,
-    ListOffsetsAnswer, ListOffsetsQuery, NodeId, OffsetSpec, Request, Response, TopicPartition,
+    ListOffsetsAnswer, ListOffsetsQuery, NodeId, OffsetSpec, ReplicaRequest, Request, Response,
+    TopicPartition,
 };
 use crate::record::{RecordBatch, RecordError};
 
@@ -542,10 +543,10 @@ impl Consumer {
                     spec,
                 })
                 .collect();
-            let request = Request::ListOffsets {
+            let request = Request::Replica(ReplicaRequest::ListOffsets {
                 isolation: self.config.fetch_isolation(),
                 partitions: queries,
-            };
+            });
             let pending = PendingRequest::ListOffsets {
                 partitions: topic_partitions.clone(),
             };
@@ -596,10 +597,10 @@ impl Consumer {
                 });
                 pending.push((topic_partition, position, current_leader_epoch));
             }
-            let request = Request::OffsetsForLeaderEpoch {
+            let request = Request::Replica(ReplicaRequest::OffsetsForLeaderEpoch {
                 replica_id: None,
                 partitions: queries,
-            };
+            });
             let topic_partitions: Vec<TopicPartition> =
                 pending.iter().map(|(tp, _, _)| tp.clone()).collect();
             let pending = PendingRequest::Validate {
@@ -633,14 +634,14 @@ impl Consumer {
                 last_fetched_epoch: -1,
             })
             .collect();
-        let request = Request::Fetch {
+        let request = Request::Replica(ReplicaRequest::Fetch {
             replica_id: None,
             replica_epoch: -1,
             isolation: self.config.fetch_isolation(),
             max_wait_ms: self.config.fetch_max_wait_ms,
             max_bytes: self.config.max_bytes,
             partitions: fetch_partitions,
-        };
+        });
         let pending = PendingRequest::Fetch {
             partitions: positions.clone(),
             sent_ms: now_ms,

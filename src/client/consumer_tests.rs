@@ -9,7 +9,7 @@ use crate::client::test_support::{
     broker, orders_metadata, respond, take_requests, tp, Sent, CLUSTER,
 };
 use crate::log::{AppendOrigin, LogConfig, MemoryDisk, PartitionLog};
-use crate::protocol::{ClientKind, Message};
+use crate::protocol::{ClientKind, ClusterRequest, Message, ReplicaRequest, ReplicaResponse};
 use crate::record::{end_transaction_marker, BatchBuilder, MarkerProducer};
 
 const T0: i64 = 1_700_000_000_000;
@@ -20,7 +20,7 @@ fn metadata(leader: i32, leader_epoch: i32) -> Response {
 }
 
 fn offsets(answers: &[i64]) -> Response {
-    Response::ListOffsets {
+    Response::Replica(ReplicaResponse::ListOffsets {
         partitions: answers
             .iter()
             .map(|offset| ListOffsetsAnswer {
@@ -29,7 +29,7 @@ fn offsets(answers: &[i64]) -> Response {
                 leader_epoch: 0,
             })
             .collect(),
-    }
+    })
 }
 
 fn fetch_error(topic_partition: TopicPartition, error: ErrorCode) -> FetchPartitionResponse {
@@ -51,11 +51,11 @@ fn serve(
     request: &Request,
     partition: &FetchPartition,
 ) -> FetchPartitionResponse {
-    let Request::Fetch {
+    let Request::Replica(ReplicaRequest::Fetch {
         isolation,
         max_bytes,
         ..
-    } = *request
+    }) = *request
     else {
         panic!("expected Fetch, got {request:?}");
     };
@@ -167,7 +167,10 @@ impl Harness {
             .iter()
             .map(|partition| serve(log, &request.request, partition))
             .collect();
-        self.answer(request, Response::Fetch { partitions });
+        self.answer(
+            request,
+            Response::Replica(ReplicaResponse::Fetch { partitions }),
+        );
     }
 
     fn advance_to(&mut self, now_ms: i64) {
@@ -208,16 +211,16 @@ fn consumer_starts_with_metadata_then_list_offsets_then_fetch() {
     assert_eq!(start.len(), 1);
     assert_eq!(start[0].to, broker(1));
     assert!(
-        matches!(&start[0].request, Request::Metadata { topics: Some(topics) } if topics == &["orders".to_string()])
+        matches!(&start[0].request, Request::Cluster(ClusterRequest::Metadata { topics: Some(topics) }) if topics == &["orders".to_string()])
     );
     harness.answer(&start[0], metadata(2, 3));
     let list = harness.sent();
     assert_eq!(list.len(), 1);
     assert_eq!(list[0].to, broker(2));
-    let Request::ListOffsets {
+    let Request::Replica(ReplicaRequest::ListOffsets {
         isolation,
         partitions,
-    } = &list[0].request
+    }) = &list[0].request
     else {
         panic!("expected ListOffsets, got {:?}", list[0].request);
     };
@@ -248,14 +251,14 @@ fn consumer_starts_with_metadata_then_list_offsets_then_fetch() {
     let fetch = harness.sent();
     assert_eq!(fetch.len(), 1);
     assert_eq!(fetch[0].to, broker(2));
-    let Request::Fetch {
+    let Request::Replica(ReplicaRequest::Fetch {
         replica_id,
         replica_epoch,
         isolation,
         max_wait_ms,
         max_bytes,
         partitions,
-    } = &fetch[0].request
+    }) = &fetch[0].request
     else {
         panic!("expected Fetch");
     };
@@ -345,7 +348,7 @@ fn consumer_read_committed_hides_aborted_transactions_and_control_records() {
         ..ConsumerConfig::default()
     };
     let (mut harness, fetch) = Harness::fetching(committed, 0);
-    let Request::Fetch { isolation, .. } = fetch.request else {
+    let Request::Replica(ReplicaRequest::Fetch { isolation, .. }) = fetch.request else {
         panic!()
     };
     assert_eq!(isolation, FetchIsolation::TxnCommitted);
@@ -385,7 +388,7 @@ fn consumer_offset_out_of_range_resets_by_the_policy() {
     assert_eq!(list.len(), 1);
     assert!(matches!(
         &list[0].request,
-        Request::ListOffsets { partitions, .. } if partitions[0].spec == OffsetSpec::Latest
+        Request::Replica(ReplicaRequest::ListOffsets { partitions, .. }) if partitions[0].spec == OffsetSpec::Latest
     ));
     harness.answer(&list[0], offsets(&[3]));
     assert_eq!(
@@ -410,15 +413,18 @@ fn consumer_leader_change_is_rediscovered_after_not_leader_or_follower() {
     harness.advance_to(50);
     harness.answer(
         &fetch,
-        Response::Fetch {
+        Response::Replica(ReplicaResponse::Fetch {
             partitions: vec![fetch_error(tp(0), ErrorCode::NotLeaderOrFollower)],
-        },
+        }),
     );
     assert!(harness.sent().is_empty(), "metadata waits for its backoff");
     harness.advance_to(100);
     let refresh = harness.sent();
     assert_eq!(refresh.len(), 1);
-    assert!(matches!(refresh[0].request, Request::Metadata { .. }));
+    assert!(matches!(
+        refresh[0].request,
+        Request::Cluster(ClusterRequest::Metadata { .. })
+    ));
     harness.answer(&refresh[0], metadata(2, 1));
     assert!(
         harness.sent().is_empty(),
@@ -648,14 +654,22 @@ mod against_a_real_log {
                 continue;
             };
             let response = match request {
-                Request::Metadata { .. } => metadata(1, 0),
-                Request::ListOffsets { .. } => offsets(&[log.log_start_offset()]),
-                Request::Fetch { .. } if faulty && rng.percent(refuse_percent) => Response::Fetch {
-                    partitions: vec![fetch_error(tp(0), ErrorCode::NotLeaderOrFollower)],
-                },
-                Request::Fetch { partitions, .. } => Response::Fetch {
-                    partitions: partitions.iter().map(|p| serve(&log, request, p)).collect(),
-                },
+                Request::Cluster(ClusterRequest::Metadata { .. }) => metadata(1, 0),
+                Request::Replica(ReplicaRequest::ListOffsets { .. }) => {
+                    offsets(&[log.log_start_offset()])
+                }
+                Request::Replica(ReplicaRequest::Fetch { .. })
+                    if faulty && rng.percent(refuse_percent) =>
+                {
+                    Response::Replica(ReplicaResponse::Fetch {
+                        partitions: vec![fetch_error(tp(0), ErrorCode::NotLeaderOrFollower)],
+                    })
+                }
+                Request::Replica(ReplicaRequest::Fetch { partitions, .. }) => {
+                    Response::Replica(ReplicaResponse::Fetch {
+                        partitions: partitions.iter().map(|p| serve(&log, request, p)).collect(),
+                    })
+                }
                 other => panic!("unexpected {other:?}"),
             };
             let faulty = now_ms < heal_at_ms;
@@ -721,9 +735,9 @@ fn after_leader_change() -> (Harness, Vec<Sent>) {
     harness.advance_to(50);
     harness.answer(
         &fetch[0],
-        Response::Fetch {
+        Response::Replica(ReplicaResponse::Fetch {
             partitions: vec![fetch_error(tp(0), ErrorCode::NotLeaderOrFollower)],
-        },
+        }),
     );
     harness.advance_to(100);
     let refresh = harness.sent();
@@ -735,13 +749,13 @@ fn after_leader_change() -> (Harness, Vec<Sent>) {
 }
 
 fn epoch_end(leader_epoch: i32, end_offset: i64) -> Response {
-    Response::OffsetsForLeaderEpoch {
+    Response::Replica(ReplicaResponse::OffsetsForLeaderEpoch {
         partitions: vec![EpochAnswer {
             error: ErrorCode::None,
             leader_epoch,
             end_offset,
         }],
-    }
+    })
 }
 
 #[test]
@@ -752,10 +766,10 @@ fn consumer_validates_its_position_after_a_leader_change_and_goes_back_to_a_trun
     let (mut harness, validate) = after_leader_change();
     assert_eq!(validate.len(), 1, "{validate:?}");
     assert_eq!(validate[0].to, broker(2));
-    let Request::OffsetsForLeaderEpoch {
+    let Request::Replica(ReplicaRequest::OffsetsForLeaderEpoch {
         replica_id: None,
         partitions,
-    } = &validate[0].request
+    }) = &validate[0].request
     else {
         panic!("expected a client's OffsetsForLeaderEpoch, got {validate:?}");
     };
@@ -798,5 +812,8 @@ fn consumer_position_that_survived_the_leader_change_is_fetched_unchanged() {
     harness.answer(&validate[0], epoch_end(-1, -1));
     assert_eq!(harness.consumer.position(&tp(0)), None);
     let list = harness.sent();
-    assert!(matches!(list[0].request, Request::ListOffsets { .. }));
+    assert!(matches!(
+        list[0].request,
+        Request::Replica(ReplicaRequest::ListOffsets { .. })
+    ));
 }

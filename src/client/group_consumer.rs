@@ -49,8 +49,8 @@ use super::in_flight::InFlightRequests;
 use super::io::next_wakeup_after;
 use crate::node::Node;
 use crate::protocol::{
-    CommittedOffset, CoordinatorType, Envelope, ErrorCode, Message, NodeId, OffsetCommitEntry,
-    Request, Response, TopicPartition,
+    CommittedOffset, CoordinatorRequest, CoordinatorType, Envelope, ErrorCode, Message, NodeId,
+    OffsetCommitEntry, Request, Response, TopicPartition,
 };
 
 /// The group half's first correlation id (the embedded consumer counts from 1).
@@ -441,10 +441,10 @@ impl GroupConsumer {
             return;
         }
         let broker = self.bootstrap[self.bootstrap_index];
-        let request = Request::FindCoordinator {
+        let request = Request::Coordinator(CoordinatorRequest::FindCoordinator {
             key_type: CoordinatorType::Group,
             key: self.config.group_id.clone(),
-        };
+        });
         self.send(now_ms, broker, request, GroupRequest::FindCoordinator);
     }
 
@@ -477,12 +477,12 @@ impl GroupConsumer {
             }
             _ => return,
         };
-        let request = Request::ConsumerGroupHeartbeat {
+        let request = Request::Coordinator(CoordinatorRequest::ConsumerGroupHeartbeat {
             group_id: self.config.group_id.clone(),
             member_id: self.member_id.clone(),
             member_epoch,
             subscribed_topics,
-        };
+        });
         self.send(
             now_ms,
             coordinator,
@@ -499,10 +499,10 @@ impl GroupConsumer {
         {
             return;
         }
-        let request = Request::OffsetFetch {
+        let request = Request::Coordinator(CoordinatorRequest::OffsetFetch {
             group_id: self.config.group_id.clone(),
             partitions: Some(self.awaiting_offsets.iter().cloned().collect()),
-        };
+        });
         self.send(now_ms, coordinator, request, GroupRequest::OffsetFetch);
     }
 
@@ -568,12 +568,12 @@ impl GroupConsumer {
                 metadata: String::new(),
             })
             .collect();
-        let request = Request::OffsetCommit {
+        let request = Request::Coordinator(CoordinatorRequest::OffsetCommit {
             group_id: self.config.group_id.clone(),
             member_id: self.member_id.clone(),
             member_epoch: self.member_epoch,
             offsets: entries,
-        };
+        });
         self.send(
             now_ms,
             coordinator,

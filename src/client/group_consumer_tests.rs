@@ -13,8 +13,9 @@ use crate::coordinator::{Shard, ShardEnv, ShardOutput, CONSUMER_OFFSETS_TOPIC};
 use crate::log::{AppendOrigin, FetchIsolation, LogConfig, MemoryDisk, PartitionLog};
 use crate::metadata::{MetadataImage, MetadataRecord, PartitionRecord};
 use crate::protocol::{
-    BrokerId, ClientKind, EpochAnswer, FetchPartition, FetchPartitionResponse, ListOffsetsAnswer,
-    OffsetSpec, TopicId,
+    BrokerId, ClientKind, ClusterRequest, CoordinatorRequest, CoordinatorResponse, EpochAnswer,
+    FetchPartition, FetchPartitionResponse, ListOffsetsAnswer, OffsetSpec, ReplicaRequest,
+    ReplicaResponse, TopicId,
 };
 use crate::record::BatchBuilder;
 
@@ -91,11 +92,11 @@ fn serve_fetch(logs: &[PartitionLog<MemoryDisk>], partitions: &[FetchPartition])
             }
         })
         .collect();
-    Response::Fetch { partitions }
+    Response::Replica(ReplicaResponse::Fetch { partitions })
 }
 
 fn list_offsets(logs: &[PartitionLog<MemoryDisk>], request: &Request) -> Response {
-    let Request::ListOffsets { partitions, .. } = request else {
+    let Request::Replica(ReplicaRequest::ListOffsets { partitions, .. }) = request else {
         panic!("expected ListOffsets, got {request:?}");
     };
     let partitions = partitions
@@ -113,7 +114,7 @@ fn list_offsets(logs: &[PartitionLog<MemoryDisk>], request: &Request) -> Respons
             }
         })
         .collect();
-    Response::ListOffsets { partitions }
+    Response::Replica(ReplicaResponse::ListOffsets { partitions })
 }
 
 fn heartbeat_answer(
@@ -121,27 +122,27 @@ fn heartbeat_answer(
     member_epoch: i32,
     assignment: Option<Vec<TopicPartition>>,
 ) -> Response {
-    Response::ConsumerGroupHeartbeat {
+    Response::Coordinator(CoordinatorResponse::ConsumerGroupHeartbeat {
         error: ErrorCode::None,
         member_id: member_id.into(),
         member_epoch,
         heartbeat_interval_ms: HEARTBEAT_MS,
         assignment,
-    }
+    })
 }
 
 fn heartbeat_error(error: ErrorCode) -> Response {
-    Response::ConsumerGroupHeartbeat {
+    Response::Coordinator(CoordinatorResponse::ConsumerGroupHeartbeat {
         error,
         member_id: String::new(),
         member_epoch: 0,
         heartbeat_interval_ms: 0,
         assignment: None,
-    }
+    })
 }
 
 fn committed(entries: &[(i32, i64, i32)]) -> Response {
-    Response::OffsetFetch {
+    Response::Coordinator(CoordinatorResponse::OffsetFetch {
         error: ErrorCode::None,
         offsets: entries
             .iter()
@@ -153,7 +154,7 @@ fn committed(entries: &[(i32, i64, i32)]) -> Response {
                 error: ErrorCode::None,
             })
             .collect(),
-    }
+    })
 }
 
 struct Harness {
@@ -210,17 +211,17 @@ impl Harness {
         let find = self.one();
         self.answer(
             &find,
-            Response::FindCoordinator {
+            Response::Coordinator(CoordinatorResponse::FindCoordinator {
                 error: ErrorCode::None,
                 coordinator: Some(COORDINATOR),
-            },
+            }),
         );
         let join = self.one();
         let mut answer = heartbeat_answer("g-member-0", 1, Some(assignment));
-        if let Response::ConsumerGroupHeartbeat {
+        if let Response::Coordinator(CoordinatorResponse::ConsumerGroupHeartbeat {
             heartbeat_interval_ms,
             ..
-        } = &mut answer
+        }) = &mut answer
         {
             *heartbeat_interval_ms = self.heartbeat_ms;
         }
@@ -250,10 +251,10 @@ impl Harness {
 
     /// Answers a position validation with "nothing truncated below it".
     fn answer_validation(&mut self, validation: &Sent) {
-        let Request::OffsetsForLeaderEpoch {
+        let Request::Replica(ReplicaRequest::OffsetsForLeaderEpoch {
             replica_id: None,
             partitions,
-        } = &validation.request
+        }) = &validation.request
         else {
             panic!("expected a position validation, got {validation:?}");
         };
@@ -265,18 +266,21 @@ impl Harness {
                 end_offset: NOT_TRUNCATED,
             })
             .collect();
-        self.answer(validation, Response::OffsetsForLeaderEpoch { partitions });
+        self.answer(
+            validation,
+            Response::Replica(ReplicaResponse::OffsetsForLeaderEpoch { partitions }),
+        );
     }
 }
 
 fn commit_offsets(sent: &Sent) -> (String, i32, Vec<(TopicPartition, i64, i32)>) {
     match &sent.request {
-        Request::OffsetCommit {
+        Request::Coordinator(CoordinatorRequest::OffsetCommit {
             group_id,
             member_id,
             member_epoch,
             offsets,
-        } => {
+        }) => {
             assert_eq!(group_id, "g");
             let offsets = offsets
                 .iter()
@@ -296,12 +300,12 @@ fn commit_offsets(sent: &Sent) -> (String, i32, Vec<(TopicPartition, i64, i32)>)
 
 fn heartbeat_fields(sent: &Sent) -> (String, i32, Option<Vec<String>>) {
     match &sent.request {
-        Request::ConsumerGroupHeartbeat {
+        Request::Coordinator(CoordinatorRequest::ConsumerGroupHeartbeat {
             group_id,
             member_id,
             member_epoch,
             subscribed_topics,
-        } => {
+        }) => {
             assert_eq!(group_id, "g");
             (member_id.clone(), *member_epoch, subscribed_topics.clone())
         }
@@ -325,14 +329,14 @@ fn group_consumer_discovers_joins_and_starts_at_committed_offsets() {
     assert!(find.correlation_id >= GROUP_CORRELATION_ID_BASE);
     assert!(matches!(
         &find.request,
-        Request::FindCoordinator { key_type: CoordinatorType::Group, key } if key == "g"
+        Request::Coordinator(CoordinatorRequest::FindCoordinator { key_type: CoordinatorType::Group, key }) if key == "g"
     ));
     harness.answer(
         &find,
-        Response::FindCoordinator {
+        Response::Coordinator(CoordinatorResponse::FindCoordinator {
             error: ErrorCode::None,
             coordinator: Some(COORDINATOR),
-        },
+        }),
     );
     let join = harness.one();
     assert_eq!(join.to, COORDINATOR);
@@ -348,7 +352,7 @@ fn group_consumer_discovers_joins_and_starts_at_committed_offsets() {
     assert_eq!(offset_fetch.to, COORDINATOR);
     assert!(matches!(
         &offset_fetch.request,
-        Request::OffsetFetch { group_id, partitions: Some(partitions) }
+        Request::Coordinator(CoordinatorRequest::OffsetFetch { group_id, partitions: Some(partitions) })
             if group_id == "g" && partitions == &vec![tp(0), tp(1)]
     ));
     assert_eq!(harness.member.member_id(), Some("g-member-0"));
@@ -378,7 +382,7 @@ fn group_consumer_discovers_joins_and_starts_at_committed_offsets() {
     assert_eq!(sent.len(), 2, "{sent:#?}");
     assert!(matches!(
         &sent[0].request,
-        Request::ListOffsets { partitions, .. }
+        Request::Replica(ReplicaRequest::ListOffsets { partitions, .. })
             if partitions.len() == 1 && partitions[0].topic_partition == tp(1)
                 && partitions[0].spec == OffsetSpec::Earliest
     ));
@@ -408,7 +412,10 @@ fn group_consumer_does_not_fetch_from_a_leader_older_than_the_committed_epoch() 
     harness.advance_to(harness.now_ms + 100);
     let refresh = harness.one();
     assert!(
-        matches!(refresh.request, Request::Metadata { .. }),
+        matches!(
+            refresh.request,
+            Request::Cluster(ClusterRequest::Metadata { .. })
+        ),
         "the cache asks again after the backoff: {refresh:?}"
     );
     harness.answer(&refresh, orders_metadata(&[1, 2], &[2, 1], EPOCH + 1));
@@ -446,9 +453,9 @@ fn group_consumer_commits_consumed_positions_with_the_record_leader_epoch_every_
     );
     harness.answer(
         &commit,
-        Response::OffsetCommit {
+        Response::Coordinator(CoordinatorResponse::OffsetCommit {
             results: vec![(tp(0), ErrorCode::None)],
-        },
+        }),
     );
     assert!(harness.events().contains(&GroupConsumerEvent::Committed {
         offsets: vec![(tp(0), 8, EPOCH)],
@@ -461,8 +468,10 @@ fn group_consumer_commits_consumed_positions_with_the_record_leader_epoch_every_
     harness.advance_to(2_000);
     let sent = harness.sent();
     assert!(
-        sent.iter()
-            .all(|sent| !matches!(sent.request, Request::OffsetCommit { .. })),
+        sent.iter().all(|sent| !matches!(
+            sent.request,
+            Request::Coordinator(CoordinatorRequest::OffsetCommit { .. })
+        )),
         "nothing new to commit: {sent:#?}"
     );
 }
@@ -501,9 +510,9 @@ fn group_consumer_commits_revoked_partitions_before_acknowledging_the_revocation
     assert_eq!(harness.member.assignment(), vec![tp(0)]);
     harness.answer(
         &commit,
-        Response::OffsetCommit {
+        Response::Coordinator(CoordinatorResponse::OffsetCommit {
             results: vec![(tp(1), ErrorCode::None)],
-        },
+        }),
     );
     let ack = harness.one();
     assert_eq!(heartbeat_fields(&ack), ("g-member-0".into(), 2, None));
@@ -558,7 +567,12 @@ fn group_consumer_rejoins_after_unknown_member_id_and_resumes_from_committed_off
     let heartbeat = harness
         .sent()
         .into_iter()
-        .find(|sent| matches!(sent.request, Request::ConsumerGroupHeartbeat { .. }))
+        .find(|sent| {
+            matches!(
+                sent.request,
+                Request::Coordinator(CoordinatorRequest::ConsumerGroupHeartbeat { .. })
+            )
+        })
         .expect("a heartbeat");
     assert_eq!(heartbeat_fields(&heartbeat), ("g-member-1".into(), 4, None));
     harness.answer(&heartbeat, heartbeat_error(ErrorCode::FencedMemberEpoch));
@@ -591,10 +605,10 @@ fn group_consumer_rediscovers_the_coordinator_on_not_coordinator_and_timeouts() 
     let find = harness.one();
     harness.answer(
         &find,
-        Response::FindCoordinator {
+        Response::Coordinator(CoordinatorResponse::FindCoordinator {
             error: ErrorCode::None,
             coordinator: Some(LEADER),
-        },
+        }),
     );
     let heartbeat = harness.one();
     assert_eq!(heartbeat.to, LEADER);
@@ -635,9 +649,9 @@ fn group_consumer_leave_commits_then_sends_the_leave_heartbeat() {
     assert!(harness.member.assignment().is_empty());
     harness.answer(
         &commit,
-        Response::OffsetCommit {
+        Response::Coordinator(CoordinatorResponse::OffsetCommit {
             results: vec![(tp(0), ErrorCode::None)],
-        },
+        }),
     );
     let leave = harness.one();
     assert_eq!(heartbeat_fields(&leave), ("g-member-0".into(), -1, None));
@@ -765,28 +779,36 @@ impl World {
             panic!("members send requests");
         };
         let response = match request {
-            Request::FindCoordinator { .. } => Response::FindCoordinator {
-                error: ErrorCode::None,
-                coordinator: Some(COORDINATOR),
-            },
-            Request::Metadata { .. } => metadata(),
-            Request::ListOffsets { .. } => list_offsets(&self.logs, &request),
-            Request::Fetch { partitions, .. } => serve_fetch(&self.logs, &partitions),
-            Request::OffsetsForLeaderEpoch { partitions, .. } => Response::OffsetsForLeaderEpoch {
-                partitions: partitions
-                    .iter()
-                    .map(|query| {
-                        let log = &self.logs[query.topic_partition.partition as usize];
-                        let end = log.end_offset_for_epoch(query.leader_epoch);
-                        EpochAnswer {
-                            error: ErrorCode::None,
-                            leader_epoch: end.epoch,
-                            end_offset: end.end_offset,
-                        }
-                    })
-                    .collect(),
-            },
-            group_request => {
+            Request::Coordinator(CoordinatorRequest::FindCoordinator { .. }) => {
+                Response::Coordinator(CoordinatorResponse::FindCoordinator {
+                    error: ErrorCode::None,
+                    coordinator: Some(COORDINATOR),
+                })
+            }
+            Request::Cluster(ClusterRequest::Metadata { .. }) => metadata(),
+            Request::Replica(ReplicaRequest::ListOffsets { .. }) => {
+                list_offsets(&self.logs, &request)
+            }
+            Request::Replica(ReplicaRequest::Fetch { partitions, .. }) => {
+                serve_fetch(&self.logs, &partitions)
+            }
+            Request::Replica(ReplicaRequest::OffsetsForLeaderEpoch { partitions, .. }) => {
+                Response::Replica(ReplicaResponse::OffsetsForLeaderEpoch {
+                    partitions: partitions
+                        .iter()
+                        .map(|query| {
+                            let log = &self.logs[query.topic_partition.partition as usize];
+                            let end = log.end_offset_for_epoch(query.leader_epoch);
+                            EpochAnswer {
+                                error: ErrorCode::None,
+                                leader_epoch: end.epoch,
+                                end_offset: end.end_offset,
+                            }
+                        })
+                        .collect(),
+                })
+            }
+            Request::Coordinator(group_request) => {
                 let from = envelope.from;
                 let mut responses = self.shard_call(|shard, env, out| {
                     shard.handle_request(env, from, correlation_id, group_request, out)
@@ -794,6 +816,11 @@ impl World {
                 assert!(responses.len() <= 1);
                 responses.pop()?.2
             }
+            // Nothing else answers in this harness.
+            Request::Replica(_)
+            | Request::Controller(_)
+            | Request::Mirror(_)
+            | Request::Cluster(_) => return None,
         };
         Some(Envelope {
             from: envelope.to,

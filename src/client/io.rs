@@ -14,7 +14,7 @@ use super::error::ClientConfigError;
 use super::in_flight::{InFlight, InFlightRequests};
 use crate::metadata::cache::MetadataCache;
 use crate::node::Outbox;
-use crate::protocol::{Envelope, ErrorCode, Message, NodeId, Request, Response};
+use crate::protocol::{ClusterRequest, Envelope, ErrorCode, Message, NodeId, Request, Response};
 
 /// A client's connection to its cluster: outbox, metadata cache and the requests in flight,
 /// each remembered as a `P`.
@@ -70,9 +70,9 @@ impl<P> ClientIo<P> {
             return;
         }
         let broker = self.metadata.target();
-        let request = Request::Metadata {
+        let request = Request::Cluster(ClusterRequest::Metadata {
             topics: Some(self.metadata.requested_topics()),
-        };
+        });
         self.send_request(now_ms, broker, request, pending);
         self.metadata.on_sent();
     }

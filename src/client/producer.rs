@@ -81,7 +81,8 @@ use super::produce_core::{
 };
 use crate::log::NUM_BATCHES_TO_RETAIN;
 use crate::protocol::{
-    Acks, BrokerId, ErrorCode, NodeId, Request, Response, TopicMetadata, TopicPartition,
+    Acks, BrokerId, ClusterResponse, CoordinatorRequest, CoordinatorResponse, ErrorCode, NodeId,
+    ReplicaRequest, ReplicaResponse, Request, Response, TopicMetadata, TopicPartition,
 };
 use crate::record::{in_sequence, increment_sequence, RecordBatch};
 
@@ -622,12 +623,12 @@ impl IdempotentProducer {
             return;
         }
         let broker = self.io.metadata.target();
-        let request = Request::InitProducerId {
+        let request = Request::Coordinator(CoordinatorRequest::InitProducerId {
             transactional_id: None,
             transaction_timeout_ms: -1,
             producer_id: -1,
             producer_epoch: -1,
-        };
+        });
         self.io
             .send_request(now_ms, broker, request, PendingRequest::InitProducerId);
         self.init_in_flight = true;
@@ -718,12 +719,12 @@ impl IdempotentProducer {
     ) {
         let batch = &self.partitions[topic_partition].batches[index];
         assert!(!batch.is_in_flight(), "a batch is in at most one request");
-        let request = Request::Produce {
+        let request = Request::Replica(ReplicaRequest::Produce {
             acks: self.config.acks,
             timeout_ms: self.config.request_timeout_ms,
             topic_partition: topic_partition.clone(),
             batch: batch.encoded.clone(),
-        };
+        });
         let pending = PendingRequest::Produce {
             topic_partition: topic_partition.clone(),
             batch_id: batch.id,
@@ -831,16 +832,19 @@ impl ProducerNode for IdempotentProducer {
         response: Response,
     ) {
         match (request, response) {
-            (PendingRequest::Metadata, Response::Metadata { brokers, topics }) => {
+            (
+                PendingRequest::Metadata,
+                Response::Cluster(ClusterResponse::Metadata { brokers, topics }),
+            ) => {
                 self.handle_metadata(now_ms, broker, &brokers, &topics);
             }
             (
                 PendingRequest::InitProducerId,
-                Response::InitProducerId {
+                Response::Coordinator(CoordinatorResponse::InitProducerId {
                     error,
                     producer_id,
                     producer_epoch,
-                },
+                }),
             ) => self.handle_init_producer_id(now_ms, broker, error, producer_id, producer_epoch),
             (
                 PendingRequest::Produce {
@@ -848,9 +852,9 @@ impl ProducerNode for IdempotentProducer {
                     batch_id,
                     stamp,
                 },
-                Response::Produce {
+                Response::Replica(ReplicaResponse::Produce {
                     error, base_offset, ..
-                },
+                }),
             ) => self.handle_produce(
                 now_ms,
                 &topic_partition,

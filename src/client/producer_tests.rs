@@ -8,7 +8,10 @@ use crate::client::test_support::{
     broker, orders_metadata, produce_error, produce_ok, respond, take_requests, tp, Sent, CLUSTER,
 };
 use crate::node::Node;
-use crate::protocol::{ClientKind, Envelope, Message};
+use crate::protocol::{
+    ClientKind, ClusterRequest, ClusterResponse, CoordinatorRequest, CoordinatorResponse, Envelope,
+    Message, ReplicaRequest,
+};
 
 const PID: i64 = 1000;
 
@@ -18,11 +21,11 @@ fn metadata(leader: i32, leader_epoch: i32) -> Response {
 }
 
 fn init_answer(producer_id: i64, producer_epoch: i16) -> Response {
-    Response::InitProducerId {
+    Response::Coordinator(CoordinatorResponse::InitProducerId {
         error: ErrorCode::None,
         producer_id,
         producer_epoch,
-    }
+    })
 }
 
 /// The producer under test plus the test's clock.
@@ -116,15 +119,15 @@ fn producer_start_sends_metadata_then_init_producer_id_to_the_first_bootstrap_br
     assert_eq!(start.len(), 2);
     assert_eq!(start[0].to, broker(1));
     assert!(
-        matches!(&start[0].request, Request::Metadata { topics: Some(topics) } if topics == &["orders".to_string()])
+        matches!(&start[0].request, Request::Cluster(ClusterRequest::Metadata { topics: Some(topics) }) if topics == &["orders".to_string()])
     );
     assert_eq!(start[1].to, broker(1));
     assert!(matches!(
         start[1].request,
-        Request::InitProducerId {
+        Request::Coordinator(CoordinatorRequest::InitProducerId {
             transactional_id: None,
             ..
-        }
+        })
     ));
     harness.answer(&start[0], metadata(2, 4));
     assert!(
@@ -139,11 +142,11 @@ fn producer_start_sends_metadata_then_init_producer_id_to_the_first_bootstrap_br
     assert_eq!(produce[0].stamp(), (PID, 0, 0, 1));
     assert!(matches!(
         produce[0].request,
-        Request::Produce {
+        Request::Replica(ReplicaRequest::Produce {
             acks: Acks::All,
             timeout_ms: 30_000,
             ..
-        }
+        })
     ));
     assert_eq!(
         harness.producer.producer_id_and_epoch(),
@@ -251,7 +254,10 @@ fn producer_retry_after_not_leader_resends_identical_bytes_after_a_metadata_refr
     harness.advance_to(100);
     let refresh = harness.sent();
     assert_eq!(refresh.len(), 1);
-    assert!(matches!(refresh[0].request, Request::Metadata { .. }));
+    assert!(matches!(
+        refresh[0].request,
+        Request::Cluster(ClusterRequest::Metadata { .. })
+    ));
     harness.answer(&refresh[0], metadata(2, 1));
     assert!(
         harness.sent().is_empty(),
@@ -361,7 +367,12 @@ fn producer_out_of_order_bump_first_probes_batches_that_may_already_be_written()
     let resent: Vec<Sent> = harness
         .sent()
         .into_iter()
-        .filter(|sent| matches!(sent.request, Request::Produce { .. }))
+        .filter(|sent| {
+            matches!(
+                sent.request,
+                Request::Replica(ReplicaRequest::Produce { .. })
+            )
+        })
         .collect();
     assert_eq!(resent.len(), 1);
     assert_eq!(resent[0].stamp(), (PID, 0, 1, 1));
@@ -455,7 +466,10 @@ fn producer_request_timeout_retries_and_ignores_the_late_response() {
     );
     let refresh = harness.sent();
     assert_eq!(refresh.len(), 1);
-    assert!(matches!(refresh[0].request, Request::Metadata { .. }));
+    assert!(matches!(
+        refresh[0].request,
+        Request::Cluster(ClusterRequest::Metadata { .. })
+    ));
     harness.advance_to(30_001);
     harness.answer(&first, produce_ok(0));
     assert!(harness.events().is_empty(), "late answer ignored");
@@ -532,7 +546,7 @@ fn producer_record_never_sent_expires_with_a_known_outcome() {
     harness.send(0, "r0");
     let start = harness.sent();
     let mut leaderless = metadata(1, 0);
-    if let Response::Metadata { topics, .. } = &mut leaderless {
+    if let Response::Cluster(ClusterResponse::Metadata { topics, .. }) = &mut leaderless {
         topics[0].partitions[0].leader = None;
     }
     harness.answer(&start[0], leaderless);
@@ -687,7 +701,10 @@ fn producer_exhausted_epoch_gets_a_new_producer_id() {
     assert_eq!(harness.producer.producer_id_and_epoch(), None);
     let init = harness.sent();
     assert_eq!(init.len(), 1);
-    assert!(matches!(init[0].request, Request::InitProducerId { .. }));
+    assert!(matches!(
+        init[0].request,
+        Request::Coordinator(CoordinatorRequest::InitProducerId { .. })
+    ));
     harness.answer(&init[0], init_answer(PID + 1, 0));
     harness.advance_to(100);
     let retry = harness.sent();
@@ -858,16 +875,16 @@ mod against_a_real_log {
         /// The leader's answer to one request.
         fn serve(&mut self, request: Request) -> Response {
             match request {
-                Request::Metadata { .. } => metadata(1, 0),
-                Request::InitProducerId { .. } => {
+                Request::Cluster(ClusterRequest::Metadata { .. }) => metadata(1, 0),
+                Request::Coordinator(CoordinatorRequest::InitProducerId { .. }) => {
                     self.next_producer_id += 1;
                     init_answer(self.next_producer_id, 0)
                 }
-                Request::Produce {
+                Request::Replica(ReplicaRequest::Produce {
                     topic_partition,
                     batch,
                     ..
-                } => self.produce(&topic_partition, &batch),
+                }) => self.produce(&topic_partition, &batch),
                 other => panic!("unexpected request {other:?}"),
             }
         }

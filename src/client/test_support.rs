@@ -7,8 +7,8 @@
 use crate::metadata::PartitionRecord;
 use crate::node::Node;
 use crate::protocol::{
-    BrokerId, ClusterIndex, Envelope, ErrorCode, FetchPartition, Message, NodeId, Request,
-    Response, TopicId, TopicMetadata, TopicPartition,
+    BrokerId, ClusterIndex, ClusterResponse, Envelope, ErrorCode, FetchPartition, Message, NodeId,
+    ReplicaRequest, ReplicaResponse, Request, Response, TopicId, TopicMetadata, TopicPartition,
 };
 use crate::record::RecordBatch;
 
@@ -41,7 +41,7 @@ pub(crate) fn orders_metadata(brokers: &[i32], leaders: &[i32], leader_epoch: i3
             partition_epoch: leader_epoch,
         })
         .collect();
-    Response::Metadata {
+    Response::Cluster(ClusterResponse::Metadata {
         brokers,
         topics: vec![TopicMetadata {
             name: "orders".into(),
@@ -49,27 +49,27 @@ pub(crate) fn orders_metadata(brokers: &[i32], leaders: &[i32], leader_epoch: i3
             topic_id: Some(TopicId(7)),
             partitions,
         }],
-    }
+    })
 }
 
 /// A successful Produce answer: the batch starts at `base_offset`.
 pub(crate) fn produce_ok(base_offset: i64) -> Response {
-    Response::Produce {
+    Response::Replica(ReplicaResponse::Produce {
         error: ErrorCode::None,
         base_offset,
         log_append_time_ms: None,
         log_start_offset: 0,
-    }
+    })
 }
 
 /// A Produce answer refusing the batch with `error`.
 pub(crate) fn produce_error(error: ErrorCode) -> Response {
-    Response::Produce {
+    Response::Replica(ReplicaResponse::Produce {
         error,
         base_offset: -1,
         log_append_time_ms: None,
         log_start_offset: 0,
-    }
+    })
 }
 
 /// One request the client under test sent.
@@ -84,7 +84,7 @@ impl Sent {
     /// The batch of a Produce request.
     pub fn batch(&self) -> &RecordBatch {
         match &self.request {
-            Request::Produce { batch, .. } => batch,
+            Request::Replica(ReplicaRequest::Produce { batch, .. }) => batch,
             other => panic!("expected Produce, got {other:?}"),
         }
     }
@@ -92,9 +92,9 @@ impl Sent {
     /// The partition of a Produce request.
     pub fn produce_partition(&self) -> &TopicPartition {
         match &self.request {
-            Request::Produce {
+            Request::Replica(ReplicaRequest::Produce {
                 topic_partition, ..
-            } => topic_partition,
+            }) => topic_partition,
             other => panic!("expected Produce, got {other:?}"),
         }
     }
@@ -113,7 +113,7 @@ impl Sent {
     /// The partitions of a Fetch request.
     pub fn fetch_partitions(&self) -> &[FetchPartition] {
         match &self.request {
-            Request::Fetch { partitions, .. } => partitions,
+            Request::Replica(ReplicaRequest::Fetch { partitions, .. }) => partitions,
             other => panic!("expected Fetch, got {other:?}"),
         }
     }

@@ -69,7 +69,8 @@ use super::produce_core::{
 };
 use super::produce_core::{ProducerIdAndEpoch, SendHandle};
 use crate::protocol::{
-    Acks, BrokerId, CoordinatorType, ErrorCode, NodeId, Request, Response, TopicMetadata,
+    Acks, BrokerId, ClusterResponse, CoordinatorRequest, CoordinatorResponse, CoordinatorType,
+    ErrorCode, NodeId, ReplicaRequest, ReplicaResponse, Request, Response, TopicMetadata,
     TopicPartition,
 };
 use crate::record::increment_sequence;
@@ -670,10 +671,10 @@ impl TransactionalProducer {
             return;
         }
         let Some(coordinator) = self.coordinator else {
-            let request = Request::FindCoordinator {
+            let request = Request::Coordinator(CoordinatorRequest::FindCoordinator {
                 key_type: CoordinatorType::Transaction,
                 key: self.config.transactional_id.clone(),
-            };
+            });
             let broker = self.io.metadata.target();
             self.send_request(now_ms, broker, request, PendingRequest::FindCoordinator);
             return;
@@ -687,23 +688,23 @@ impl TransactionalProducer {
         };
         let to_add = self.partitions_to_add();
         if !to_add.is_empty() {
-            let request = Request::AddPartitionsToTxn {
+            let request = Request::Coordinator(CoordinatorRequest::AddPartitionsToTxn {
                 transactional_id: self.config.transactional_id.clone(),
                 producer_id: producer.producer_id,
                 producer_epoch: producer.epoch,
                 partitions: to_add.clone(),
-            };
+            });
             let pending = PendingRequest::AddPartitions { partitions: to_add };
             self.send_request(now_ms, coordinator, request, pending);
             return;
         }
         if let Some(committed) = self.end_txn_due() {
-            let request = Request::EndTxn {
+            let request = Request::Coordinator(CoordinatorRequest::EndTxn {
                 transactional_id: self.config.transactional_id.clone(),
                 producer_id: producer.producer_id,
                 producer_epoch: producer.epoch,
                 committed,
-            };
+            });
             let pending = PendingRequest::EndTxn { committed };
             self.send_request(now_ms, coordinator, request, pending);
         }
@@ -715,12 +716,12 @@ impl TransactionalProducer {
         let (producer_id, producer_epoch) = self
             .producer
             .map_or((-1, -1), |producer| (producer.producer_id, producer.epoch));
-        let request = Request::InitProducerId {
+        let request = Request::Coordinator(CoordinatorRequest::InitProducerId {
             transactional_id: Some(self.config.transactional_id.clone()),
             transaction_timeout_ms: self.config.transaction_timeout_ms,
             producer_id,
             producer_epoch,
-        };
+        });
         self.send_request(now_ms, coordinator, request, PendingRequest::InitProducerId);
     }
 
@@ -852,12 +853,12 @@ impl TransactionalProducer {
             }
         }
         let batch = partition.batch.as_ref().expect("present");
-        let request = Request::Produce {
+        let request = Request::Replica(ReplicaRequest::Produce {
             acks: Acks::All,
             timeout_ms: self.config.request_timeout_ms,
             topic_partition: topic_partition.clone(),
             batch: batch.encoded.clone(),
-        };
+        });
         let pending = PendingRequest::Produce {
             topic_partition: topic_partition.clone(),
             batch_id: batch.id,
@@ -932,25 +933,32 @@ impl ProducerNode for TransactionalProducer {
         response: Response,
     ) {
         match (request, response) {
-            (PendingRequest::Metadata, Response::Metadata { brokers, topics }) => {
+            (
+                PendingRequest::Metadata,
+                Response::Cluster(ClusterResponse::Metadata { brokers, topics }),
+            ) => {
                 self.handle_metadata(now_ms, &brokers, &topics);
             }
-            (PendingRequest::FindCoordinator, Response::FindCoordinator { error, coordinator }) => {
-                self.handle_find_coordinator(now_ms, broker, error, coordinator)
-            }
+            (
+                PendingRequest::FindCoordinator,
+                Response::Coordinator(CoordinatorResponse::FindCoordinator { error, coordinator }),
+            ) => self.handle_find_coordinator(now_ms, broker, error, coordinator),
             (
                 PendingRequest::InitProducerId,
-                Response::InitProducerId {
+                Response::Coordinator(CoordinatorResponse::InitProducerId {
                     error,
                     producer_id,
                     producer_epoch,
-                },
+                }),
             ) => self.handle_init_producer_id(now_ms, error, producer_id, producer_epoch),
             (
                 PendingRequest::AddPartitions { partitions },
-                Response::AddPartitionsToTxn { results },
+                Response::Coordinator(CoordinatorResponse::AddPartitionsToTxn { results }),
             ) => self.handle_add_partitions(now_ms, partitions, &results),
-            (PendingRequest::EndTxn { committed }, Response::EndTxn { error }) => {
+            (
+                PendingRequest::EndTxn { committed },
+                Response::Coordinator(CoordinatorResponse::EndTxn { error }),
+            ) => {
                 self.handle_end_txn(now_ms, committed, error);
             }
             (
@@ -958,9 +966,9 @@ impl ProducerNode for TransactionalProducer {
                     topic_partition,
                     batch_id,
                 },
-                Response::Produce {
+                Response::Replica(ReplicaResponse::Produce {
                     error, base_offset, ..
-                },
+                }),
             ) => self.handle_produce(now_ms, &topic_partition, batch_id, error, base_offset),
             (request, _) => {
                 // An answer of the wrong kind is a broker-model bug; treat it as no answer.

@@ -10,7 +10,10 @@ use crate::client::test_support::{
     broker, orders_metadata, produce_error, produce_ok, respond, take_requests, tp, Sent, CLUSTER,
 };
 use crate::node::Node;
-use crate::protocol::{ClientKind, Envelope, Message};
+use crate::protocol::{
+    ClientKind, ClusterRequest, CoordinatorRequest, CoordinatorResponse, Envelope, Message,
+    ReplicaRequest, ReplicaResponse,
+};
 
 const TXN_ID: &str = "orders-app";
 const PID: i64 = 5_000;
@@ -21,39 +24,41 @@ fn metadata(leader_epoch: i32) -> Response {
 }
 
 fn coordinator_is(id: i32) -> Response {
-    Response::FindCoordinator {
+    Response::Coordinator(CoordinatorResponse::FindCoordinator {
         error: ErrorCode::None,
         coordinator: Some(broker(id)),
-    }
+    })
 }
 
 fn init_ok(producer_id: i64, producer_epoch: i16) -> Response {
-    Response::InitProducerId {
+    Response::Coordinator(CoordinatorResponse::InitProducerId {
         error: ErrorCode::None,
         producer_id,
         producer_epoch,
-    }
+    })
 }
 
 fn init_error(error: ErrorCode) -> Response {
-    Response::InitProducerId {
+    Response::Coordinator(CoordinatorResponse::InitProducerId {
         error,
         producer_id: -1,
         producer_epoch: -1,
-    }
+    })
 }
 
 fn add_answer(request: &Sent, error: ErrorCode) -> Response {
-    let Request::AddPartitionsToTxn { partitions, .. } = &request.request else {
+    let Request::Coordinator(CoordinatorRequest::AddPartitionsToTxn { partitions, .. }) =
+        &request.request
+    else {
         panic!("expected AddPartitionsToTxn, got {:?}", request.request);
     };
-    Response::AddPartitionsToTxn {
+    Response::Coordinator(CoordinatorResponse::AddPartitionsToTxn {
         results: partitions.iter().map(|tp| (tp.clone(), error)).collect(),
-    }
+    })
 }
 
 fn end_answer(error: ErrorCode) -> Response {
-    Response::EndTxn { error }
+    Response::Coordinator(CoordinatorResponse::EndTxn { error })
 }
 
 /// (producer id, epoch, base sequence, record count, transactional) of a Produce.
@@ -97,7 +102,9 @@ impl Harness {
         let start = harness.sent();
         assert_eq!(kinds(&start), vec!["Metadata", "FindCoordinator"]);
         assert_eq!(start[1].to, broker(1), "any broker: the bootstrap rotation");
-        let Request::FindCoordinator { key_type, key } = &start[1].request else {
+        let Request::Coordinator(CoordinatorRequest::FindCoordinator { key_type, key }) =
+            &start[1].request
+        else {
             unreachable!();
         };
         assert_eq!(
@@ -108,12 +115,12 @@ impl Harness {
         harness.answer(&start[1], coordinator_is(2));
         let init = harness.sent_one();
         assert_eq!(init.to, broker(2));
-        let Request::InitProducerId {
+        let Request::Coordinator(CoordinatorRequest::InitProducerId {
             transactional_id,
             transaction_timeout_ms,
             producer_id,
             producer_epoch,
-        } = &init.request
+        }) = &init.request
         else {
             panic!("expected InitProducerId, got {:?}", init.request);
         };
@@ -250,12 +257,12 @@ fn happy_path_find_coordinator_init_add_partitions_produce_end_txn() {
     h.send(1, "c");
     let add = h.sent_one();
     assert_eq!(add.to, broker(2), "to the coordinator");
-    let Request::AddPartitionsToTxn {
+    let Request::Coordinator(CoordinatorRequest::AddPartitionsToTxn {
         transactional_id,
         producer_id,
         producer_epoch,
         partitions,
-    } = &add.request
+    }) = &add.request
     else {
         panic!("expected AddPartitionsToTxn, got {:?}", add.request);
     };
@@ -269,7 +276,7 @@ fn happy_path_find_coordinator_init_add_partitions_produce_end_txn() {
     let produce_0 = sent[0].clone();
     assert_eq!(produce_0.to, broker(1), "the partition leader");
     assert_eq!(txn_stamp(&produce_0), (PID, 0, 0, 2, true));
-    let Request::Produce { acks, .. } = &produce_0.request else {
+    let Request::Replica(ReplicaRequest::Produce { acks, .. }) = &produce_0.request else {
         unreachable!();
     };
     assert_eq!(*acks, Acks::All);
@@ -285,12 +292,12 @@ fn happy_path_find_coordinator_init_add_partitions_produce_end_txn() {
     h.answer(&produce_1, produce_ok(4));
     let end = h.sent_one();
     assert_eq!(end.to, broker(2));
-    let Request::EndTxn {
+    let Request::Coordinator(CoordinatorRequest::EndTxn {
         producer_id,
         producer_epoch,
         committed,
         ..
-    } = &end.request
+    }) = &end.request
     else {
         panic!("expected EndTxn, got {:?}", end.request);
     };
@@ -370,8 +377,10 @@ fn retriable_produce_error_retries_the_same_bytes_after_the_backoff() {
         "the leader is probably wrong: metadata is refreshed"
     );
     let retry = sent[1].clone();
-    let (Request::Produce { batch: first, .. }, Request::Produce { batch: again, .. }) =
-        (&produce.request, &retry.request)
+    let (
+        Request::Replica(ReplicaRequest::Produce { batch: first, .. }),
+        Request::Replica(ReplicaRequest::Produce { batch: again, .. }),
+    ) = (&produce.request, &retry.request)
     else {
         panic!("expected two Produce requests");
     };
@@ -550,7 +559,7 @@ fn abort_fails_unsent_records_waits_for_batches_in_flight_then_ends_the_transact
     );
     h.answer(&produce, produce_ok(0));
     let end = h.sent_one();
-    let Request::EndTxn { committed, .. } = &end.request else {
+    let Request::Coordinator(CoordinatorRequest::EndTxn { committed, .. }) = &end.request else {
         panic!("expected EndTxn, got {:?}", end.request);
     };
     assert!(!committed);
@@ -606,11 +615,11 @@ fn abortable_produce_error_requires_abort_and_bumps_the_epoch_afterwards() {
     h.answer(&end, end_answer(ErrorCode::None));
     // KIP-360: the epoch is bumped with the producer id and epoch held, before anything else.
     let bump = h.sent_one();
-    let Request::InitProducerId {
+    let Request::Coordinator(CoordinatorRequest::InitProducerId {
         producer_id,
         producer_epoch,
         ..
-    } = &bump.request
+    }) = &bump.request
     else {
         panic!("expected InitProducerId, got {:?}", bump.request);
     };
@@ -718,8 +727,8 @@ fn unanswered_add_partitions_is_resent_before_the_abort() {
     // EndTxn(abort) that follows finds the transaction.
     let add_again = h.sent_one();
     let (
-        Request::AddPartitionsToTxn { partitions: a, .. },
-        Request::AddPartitionsToTxn { partitions: b, .. },
+        Request::Coordinator(CoordinatorRequest::AddPartitionsToTxn { partitions: a, .. }),
+        Request::Coordinator(CoordinatorRequest::AddPartitionsToTxn { partitions: b, .. }),
     ) = (&add.request, &add_again.request)
     else {
         panic!(
@@ -905,16 +914,18 @@ mod end_to_end {
             };
             let from = envelope.from;
             let response = match request {
-                Request::Metadata { .. } => metadata(LEADER_EPOCH),
-                Request::FindCoordinator { .. } => Response::FindCoordinator {
-                    error: ErrorCode::None,
-                    coordinator: Some(self.coordinator_node()),
-                },
-                Request::Produce {
+                Request::Cluster(ClusterRequest::Metadata { .. }) => metadata(LEADER_EPOCH),
+                Request::Coordinator(CoordinatorRequest::FindCoordinator { .. }) => {
+                    Response::Coordinator(CoordinatorResponse::FindCoordinator {
+                        error: ErrorCode::None,
+                        coordinator: Some(self.coordinator_node()),
+                    })
+                }
+                Request::Replica(ReplicaRequest::Produce {
                     topic_partition,
                     batch,
                     ..
-                } => {
+                }) => {
                     let log = self.logs.get_mut(&topic_partition).expect("a data log");
                     let appended =
                         log.append_as_leader(&batch, LEADER_EPOCH, AppendOrigin::Client, 0);
@@ -924,19 +935,24 @@ mod end_to_end {
                     };
                     let end = log.log_end_offset();
                     log.maybe_increment_high_watermark(end);
-                    Response::Produce {
+                    Response::Replica(ReplicaResponse::Produce {
                         error,
                         base_offset,
                         log_append_time_ms: None,
                         log_start_offset: 0,
-                    }
+                    })
                 }
-                coordinator_request => {
+                Request::Coordinator(coordinator_request) => {
                     self.with_shard(|shard, env, out| {
                         shard.handle_request(env, from, correlation_id, coordinator_request, out)
                     });
                     return;
                 }
+                // Nothing else answers in this harness.
+                Request::Replica(_)
+                | Request::Controller(_)
+                | Request::Mirror(_)
+                | Request::Cluster(_) => return,
             };
             self.to_clients.push(Envelope {
                 from: envelope.to,
@@ -1010,7 +1026,7 @@ mod end_to_end {
         request: &Request,
         now_ms: i64,
     ) -> Response {
-        let Request::WriteTxnMarkers { markers } = request else {
+        let Request::Replica(ReplicaRequest::WriteTxnMarkers { markers }) = request else {
             panic!("the shard sends only markers, got {request:?}");
         };
         let mut results = Vec::new();
@@ -1042,7 +1058,7 @@ mod end_to_end {
             }
             results.push((marker.producer_id, partitions));
         }
-        Response::WriteTxnMarkers { results }
+        Response::Replica(ReplicaResponse::WriteTxnMarkers { results })
     }
 
     fn new_producer(index: u16) -> TransactionalProducer {

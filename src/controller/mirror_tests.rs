@@ -2,7 +2,10 @@
 
 use super::*;
 use crate::mirror::coordinator::MIRROR_STATE_TOPIC;
-use crate::protocol::{MirrorListing, MirrorTopicOperation};
+use crate::protocol::{
+    ControllerRequest, ControllerResponse, MirrorListing, MirrorRequest, MirrorResponse,
+    MirrorTopicOperation,
+};
 use MirrorTopicOperation::*;
 
 fn create_mirror<D: LogDisk>(
@@ -14,12 +17,12 @@ fn create_mirror<D: LogDisk>(
         .iter()
         .map(|(key, value)| (key.to_string(), value.to_string()))
         .collect();
-    let request = Request::CreateMirror {
+    let request = Request::Controller(ControllerRequest::CreateMirror {
         name: name.into(),
         configs,
-    };
+    });
     match send(controller, 0, admin_node(), request) {
-        Response::CreateMirror { error } => error,
+        Response::Controller(ControllerResponse::CreateMirror { error }) => error,
         other => panic!("unexpected {other:?}"),
     }
 }
@@ -30,13 +33,13 @@ fn alter<D: LogDisk>(
     operation: MirrorTopicOperation,
     topics: &[&str],
 ) -> (ErrorCode, Vec<ErrorCode>) {
-    let request = Request::AlterMirrorTopics {
+    let request = Request::Controller(ControllerRequest::AlterMirrorTopics {
         mirror: mirror.into(),
         operation,
         topics: topics.iter().map(|t| t.to_string()).collect(),
-    };
+    });
     match send(controller, 0, admin_node(), request) {
-        Response::AlterMirrorTopics { error, results } => {
+        Response::Controller(ControllerResponse::AlterMirrorTopics { error, results }) => {
             (error, results.into_iter().map(|(_, e)| e).collect())
         }
         other => panic!("unexpected {other:?}"),
@@ -48,16 +51,21 @@ fn delete_mirror<D: LogDisk>(controller: &mut Controller<D>, name: &str) -> Erro
         controller,
         0,
         admin_node(),
-        Request::DeleteMirror { name: name.into() },
+        Request::Mirror(MirrorRequest::DeleteMirror { name: name.into() }),
     ) {
-        Response::DeleteMirror { error } => error,
+        Response::Mirror(MirrorResponse::DeleteMirror { error }) => error,
         other => panic!("unexpected {other:?}"),
     }
 }
 
 fn list<D: LogDisk>(controller: &mut Controller<D>) -> Vec<MirrorListing> {
-    match send(controller, 0, admin_node(), Request::ListMirrors) {
-        Response::ListMirrors { error, mirrors } => {
+    match send(
+        controller,
+        0,
+        admin_node(),
+        Request::Controller(ControllerRequest::ListMirrors),
+    ) {
+        Response::Controller(ControllerResponse::ListMirrors { error, mirrors }) => {
             assert_eq!(error, ErrorCode::None);
             mirrors
         }
@@ -277,17 +285,19 @@ fn delete_mirror_needs_every_topic_removed_and_frees_the_name() {
 #[test]
 fn users_cannot_set_mirror_name_or_drop_a_mirrors_bootstrap() {
     let mut controller = with_mirror();
-    let alter_configs =
-        |controller: &mut Controller<MemoryDisk>, resource, name: &str, value: Option<&str>| {
-            let request = Request::IncrementalAlterConfigs {
-                resource,
-                changes: vec![(name.to_string(), value.map(str::to_string))],
-            };
-            match send(controller, 0, admin_node(), request) {
-                Response::IncrementalAlterConfigs { error } => error,
-                other => panic!("unexpected {other:?}"),
-            }
-        };
+    let alter_configs = |controller: &mut Controller<MemoryDisk>,
+                         resource,
+                         name: &str,
+                         value: Option<&str>| {
+        let request = Request::Controller(ControllerRequest::IncrementalAlterConfigs {
+            resource,
+            changes: vec![(name.to_string(), value.map(str::to_string))],
+        });
+        match send(controller, 0, admin_node(), request) {
+            Response::Controller(ControllerResponse::IncrementalAlterConfigs { error }) => error,
+            other => panic!("unexpected {other:?}"),
+        }
+    };
     let topic = || ConfigResource::Topic("orders".into());
     let mirror = |name: &str| ConfigResource::Mirror(name.into());
     assert_eq!(
@@ -331,13 +341,13 @@ fn bump<D: LogDisk>(
     broker_epoch: i64,
     partitions: Vec<(TopicId, i32, i32)>,
 ) -> (ErrorCode, Vec<(ErrorCode, i32)>) {
-    let request = Request::BumpLeaderEpochs {
+    let request = Request::Controller(ControllerRequest::BumpLeaderEpochs {
         broker_id: BrokerId(broker),
         broker_epoch,
         partitions,
-    };
+    });
     match send(controller, 0, broker_node(broker), request) {
-        Response::BumpLeaderEpochs { error, partitions } => (
+        Response::Controller(ControllerResponse::BumpLeaderEpochs { error, partitions }) => (
             error,
             partitions
                 .into_iter()

@@ -48,7 +48,8 @@ use crate::mirror::state::{DesiredState, MIRROR_NAME_CONFIG, PAUSED_SUFFIX, REMO
 use crate::mirror::sync::{SyncSettings, BOOTSTRAP_SERVERS_CONFIG};
 use crate::mirror::TopicMirrorConfig;
 use crate::protocol::{
-    BrokerId, ErrorCode, MirrorListing, MirrorTopicOperation, NewTopic, NodeId, Response, TopicId,
+    BrokerId, ControllerResponse, ErrorCode, MirrorListing, MirrorResponse, MirrorTopicOperation,
+    NewTopic, NodeId, Response, TopicId,
 };
 
 /// Whether `name` may name a mirror.
@@ -134,7 +135,11 @@ impl<D: LogDisk> Controller<D> {
         name: &str,
         configs: Vec<(String, String)>,
     ) -> Result<Response, ControllerError> {
-        let error = |error| Ok(Response::CreateMirror { error });
+        let error = |error| {
+            Ok(Response::Controller(ControllerResponse::CreateMirror {
+                error,
+            }))
+        };
         if !is_valid_mirror_name(name) {
             return error(ErrorCode::InvalidRequest);
         }
@@ -187,7 +192,7 @@ impl<D: LogDisk> Controller<D> {
     }
 
     pub(super) fn handle_delete_mirror(&mut self, name: &str) -> Result<Response, ControllerError> {
-        let error = |error| Ok(Response::DeleteMirror { error });
+        let error = |error| Ok(Response::Mirror(MirrorResponse::DeleteMirror { error }));
         if !self.mirror_exists(name) {
             return error(ErrorCode::ClusterMirrorNotFound);
         }
@@ -225,10 +230,12 @@ impl<D: LogDisk> Controller<D> {
         topics: &[String],
     ) -> Result<Response, ControllerError> {
         if !self.mirror_exists(mirror) {
-            return Ok(Response::AlterMirrorTopics {
-                error: ErrorCode::ClusterMirrorNotFound,
-                results: Vec::new(),
-            });
+            return Ok(Response::Controller(
+                ControllerResponse::AlterMirrorTopics {
+                    error: ErrorCode::ClusterMirrorNotFound,
+                    results: Vec::new(),
+                },
+            ));
         }
         let mut results = Vec::with_capacity(topics.len());
         for topic in topics {
@@ -252,10 +259,12 @@ impl<D: LogDisk> Controller<D> {
             }
         }
         self.commit()?;
-        Ok(Response::AlterMirrorTopics {
-            error: ErrorCode::None,
-            results,
-        })
+        Ok(Response::Controller(
+            ControllerResponse::AlterMirrorTopics {
+                error: ErrorCode::None,
+                results,
+            },
+        ))
     }
 
     pub(super) fn handle_bump_leader_epochs(
@@ -266,10 +275,10 @@ impl<D: LogDisk> Controller<D> {
         partitions: &[(TopicId, i32, i32)],
     ) -> Result<Response, ControllerError> {
         let refuse = |error| {
-            Ok(Response::BumpLeaderEpochs {
+            Ok(Response::Controller(ControllerResponse::BumpLeaderEpochs {
                 error,
                 partitions: Vec::new(),
-            })
+            }))
         };
         if let Err(error) = self.check_broker_request(from, broker_id, broker_epoch) {
             return refuse(error);
@@ -303,10 +312,10 @@ impl<D: LogDisk> Controller<D> {
             results.push((topic_id, partition, error, leader_epoch));
         }
         self.commit()?;
-        Ok(Response::BumpLeaderEpochs {
+        Ok(Response::Controller(ControllerResponse::BumpLeaderEpochs {
             error: ErrorCode::None,
             partitions: results,
-        })
+        }))
     }
 
     pub(super) fn handle_list_mirrors(&self) -> Response {
@@ -330,10 +339,10 @@ impl<D: LogDisk> Controller<D> {
                 _ => None,
             })
             .collect();
-        Response::ListMirrors {
+        Response::Controller(ControllerResponse::ListMirrors {
             error: ErrorCode::None,
             mirrors,
-        }
+        })
     }
 
     /// The mirror rules for a user's IncrementalAlterConfigs (see the module doc).

@@ -97,8 +97,8 @@ use crate::metadata::{
 };
 use crate::node::{Node, Outbox};
 use crate::protocol::{
-    BrokerId, ClusterIndex, Envelope, ErrorCode, Message, NewTopic, NodeId, Request, Response,
-    TopicId,
+    BrokerId, ClusterIndex, ClusterRequest, ClusterResponse, ControllerRequest, Envelope,
+    ErrorCode, Message, MirrorRequest, NewTopic, NodeId, Request, Response, TopicId,
 };
 
 /// Kafka's `UNKNOWN_SERVER_ERROR` (−1), for the exhausted producer-id space.
@@ -483,19 +483,65 @@ impl<D: LogDisk> Controller<D> {
 
     // ---- Requests ------------------------------------------------------------------------
 
-    /// Serves one request; `None` for requests a controller does not answer.
+    /// Serves one request; `None` for requests a controller does not answer: a partition
+    /// leader's, a coordinator's and a broker's KIP-1279 requests are brokers' business.
     fn handle_request(
         &mut self,
         now_ms: i64,
         from: NodeId,
         request: Request,
     ) -> Result<Option<Response>, ControllerError> {
+        match request {
+            Request::Controller(request) => self
+                .handle_controller_request(now_ms, from, request)
+                .map(Some),
+            Request::Cluster(request) => self.handle_cluster_request(request),
+            Request::Mirror(MirrorRequest::DeleteMirror { name }) => {
+                self.handle_delete_mirror(&name).map(Some)
+            }
+            Request::Mirror(
+                MirrorRequest::LastMirroredEpochLookup { .. }
+                | MirrorRequest::DescribeMirror { .. },
+            )
+            | Request::Replica(_)
+            | Request::Coordinator(_) => Ok(None),
+        }
+    }
+
+    /// Metadata, ACLs, and the topic operations a broker screened first; DescribeConfigs is
+    /// brokers' (`None`).
+    fn handle_cluster_request(
+        &mut self,
+        request: ClusterRequest,
+    ) -> Result<Option<Response>, ControllerError> {
         let response = match request {
-            Request::BrokerRegistration {
+            ClusterRequest::Metadata { topics } => self.handle_metadata(topics.as_deref()),
+            ClusterRequest::DescribeAcls => Response::Cluster(ClusterResponse::DescribeAcls {
+                error: ErrorCode::None,
+                bindings: self.image.acls.iter().cloned().collect(),
+            }),
+            ClusterRequest::DeleteTopics { topics } => self.handle_delete_topics(&topics)?,
+            ClusterRequest::CreatePartitions { topics } => {
+                self.handle_create_partitions(&topics)?
+            }
+            ClusterRequest::DescribeConfigs { .. } => return Ok(None),
+        };
+        Ok(Some(response))
+    }
+
+    /// The requests only a controller serves.
+    fn handle_controller_request(
+        &mut self,
+        now_ms: i64,
+        from: NodeId,
+        request: ControllerRequest,
+    ) -> Result<Response, ControllerError> {
+        let response = match request {
+            ControllerRequest::BrokerRegistration {
                 broker_id,
                 incarnation,
             } => self.handle_broker_registration(now_ms, from, broker_id, incarnation)?,
-            Request::BrokerHeartbeat {
+            ControllerRequest::BrokerHeartbeat {
                 broker_id,
                 broker_epoch,
                 metadata_offset,
@@ -506,11 +552,11 @@ impl<D: LogDisk> Controller<D> {
                 broker_epoch,
                 metadata_offset,
             )?,
-            Request::FetchMetadata {
+            ControllerRequest::FetchMetadata {
                 from_offset,
                 max_records,
             } => self.handle_fetch_metadata(from_offset, max_records),
-            Request::AlterPartition {
+            ControllerRequest::AlterPartition {
                 broker_id,
                 broker_epoch,
                 topic_id,
@@ -528,60 +574,32 @@ impl<D: LogDisk> Controller<D> {
                 partition_epoch,
                 new_isr,
             )?,
-            Request::AllocateProducerIds {
+            ControllerRequest::AllocateProducerIds {
                 broker_id,
                 broker_epoch,
             } => self.handle_allocate_producer_ids(from, broker_id, broker_epoch)?,
-            Request::CreateTopics { topics } => self.handle_create_topics(&topics)?,
-            Request::Metadata { topics } => self.handle_metadata(topics.as_deref()),
-            Request::IncrementalAlterConfigs { resource, changes } => {
+            ControllerRequest::CreateTopics { topics } => self.handle_create_topics(&topics)?,
+            ControllerRequest::IncrementalAlterConfigs { resource, changes } => {
                 self.handle_alter_configs(resource, changes)?
             }
-            Request::CreateAcls { bindings } => self.handle_acls(bindings, true)?,
-            Request::DeleteAcls { bindings } => self.handle_acls(bindings, false)?,
-            Request::DescribeAcls => Response::DescribeAcls {
-                error: ErrorCode::None,
-                bindings: self.image.acls.iter().cloned().collect(),
-            },
-            Request::BumpLeaderEpochs {
+            ControllerRequest::CreateAcls { bindings } => self.handle_acls(bindings, true)?,
+            ControllerRequest::DeleteAcls { bindings } => self.handle_acls(bindings, false)?,
+            ControllerRequest::BumpLeaderEpochs {
                 broker_id,
                 broker_epoch,
                 partitions,
             } => self.handle_bump_leader_epochs(from, broker_id, broker_epoch, &partitions)?,
-            Request::CreateMirror { name, configs } => self.handle_create_mirror(&name, configs)?,
-            Request::DeleteMirror { name } => self.handle_delete_mirror(&name)?,
-            Request::AlterMirrorTopics {
+            ControllerRequest::CreateMirror { name, configs } => {
+                self.handle_create_mirror(&name, configs)?
+            }
+            ControllerRequest::AlterMirrorTopics {
                 mirror,
                 operation,
                 topics,
             } => self.handle_alter_mirror_topics(&mirror, operation, &topics)?,
-            Request::ListMirrors => self.handle_list_mirrors(),
-            Request::DeleteTopics { topics } => self.handle_delete_topics(&topics)?,
-            Request::CreatePartitions { topics } => self.handle_create_partitions(&topics)?,
-            // Data-plane and coordinator requests are brokers' business.
-            Request::Produce { .. }
-            | Request::Fetch { .. }
-            | Request::OffsetsForLeaderEpoch { .. }
-            | Request::ListOffsets { .. }
-            | Request::InitProducerId { .. }
-            | Request::FindCoordinator { .. }
-            | Request::AddPartitionsToTxn { .. }
-            | Request::EndTxn { .. }
-            | Request::WriteTxnMarkers { .. }
-            | Request::ConsumerGroupHeartbeat { .. }
-            | Request::OffsetCommit { .. }
-            | Request::OffsetFetch { .. }
-            | Request::DescribeGroups { .. }
-            | Request::ListGroups
-            | Request::DescribeMirror { .. }
-            | Request::DeleteRecords { .. }
-            | Request::DescribeConfigs { .. }
-            | Request::LastMirroredEpochLookup { .. }
-            | Request::ReadMirrorStates { .. }
-            | Request::WriteMirrorStates { .. }
-            | Request::DeleteMirrorStates { .. } => return Ok(None),
+            ControllerRequest::ListMirrors => self.handle_list_mirrors(),
         };
-        Ok(Some(response))
+        Ok(response)
     }
 }
 

@@ -2,6 +2,7 @@
 //! AlterPartition, producer-id blocks, topic creation, configs and ACLs.
 
 use super::*;
+use crate::protocol::{ClusterResponse, ControllerResponse};
 
 impl<D: LogDisk> Controller<D> {
     pub(super) fn handle_broker_registration(
@@ -11,9 +12,11 @@ impl<D: LogDisk> Controller<D> {
         broker_id: BrokerId,
         incarnation: u64,
     ) -> Result<Response, ControllerError> {
-        let refuse = |error| Response::BrokerRegistration {
-            error,
-            broker_epoch: -1,
+        let refuse = |error| {
+            Response::Controller(ControllerResponse::BrokerRegistration {
+                error,
+                broker_epoch: -1,
+            })
         };
         if !self.is_broker_sender(from, broker_id) {
             return Ok(refuse(ErrorCode::InvalidRequest));
@@ -23,10 +26,12 @@ impl<D: LogDisk> Controller<D> {
                 // A retry (or a duplicate) from the registered process: same epoch, no record.
                 let broker_epoch = registration.broker_epoch;
                 self.refresh_session(broker_id, now_ms);
-                return Ok(Response::BrokerRegistration {
-                    error: ErrorCode::None,
-                    broker_epoch,
-                });
+                return Ok(Response::Controller(
+                    ControllerResponse::BrokerRegistration {
+                        error: ErrorCode::None,
+                        broker_epoch,
+                    },
+                ));
             }
             if self.registered_before(broker_id, incarnation) {
                 // A late message from a process that a newer incarnation replaced.
@@ -46,10 +51,12 @@ impl<D: LogDisk> Controller<D> {
         });
         self.commit()?;
         self.refresh_session(broker_id, now_ms);
-        Ok(Response::BrokerRegistration {
-            error: ErrorCode::None,
-            broker_epoch,
-        })
+        Ok(Response::Controller(
+            ControllerResponse::BrokerRegistration {
+                error: ErrorCode::None,
+                broker_epoch,
+            },
+        ))
     }
 
     pub(super) fn handle_broker_heartbeat(
@@ -60,9 +67,11 @@ impl<D: LogDisk> Controller<D> {
         broker_epoch: i64,
         metadata_offset: i64,
     ) -> Result<Response, ControllerError> {
-        let refuse = |error| Response::BrokerHeartbeat {
-            error,
-            is_fenced: true,
+        let refuse = |error| {
+            Response::Controller(ControllerResponse::BrokerHeartbeat {
+                error,
+                is_fenced: true,
+            })
         };
         if !self.is_broker_sender(from, broker_id) {
             return Ok(refuse(ErrorCode::InvalidRequest));
@@ -84,10 +93,10 @@ impl<D: LogDisk> Controller<D> {
         }
         let is_fenced = self.image.brokers[&broker_id].fenced;
         assert!(!(caught_up && is_fenced), "a caught-up broker is unfenced");
-        Ok(Response::BrokerHeartbeat {
+        Ok(Response::Controller(ControllerResponse::BrokerHeartbeat {
             error: ErrorCode::None,
             is_fenced,
-        })
+        }))
     }
 
     pub(super) fn handle_fetch_metadata(&self, from_offset: i64, max_records: usize) -> Response {
@@ -101,10 +110,10 @@ impl<D: LogDisk> Controller<D> {
             .map(|(index, record)| (start + index as i64, record.clone()))
             .collect();
         assert!(records.len() <= count);
-        Response::FetchMetadata {
+        Response::Controller(ControllerResponse::FetchMetadata {
             records,
             end_offset,
-        }
+        })
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -119,7 +128,9 @@ impl<D: LogDisk> Controller<D> {
         partition_epoch: i32,
         new_isr: Vec<BrokerId>,
     ) -> Result<Response, ControllerError> {
-        let reply = |error, partition| Response::AlterPartition { error, partition };
+        let reply = |error, partition| {
+            Response::Controller(ControllerResponse::AlterPartition { error, partition })
+        };
         if let Err(error) = self.check_broker_request(from, broker_id, broker_epoch) {
             return Ok(reply(error, None));
         }
@@ -185,10 +196,12 @@ impl<D: LogDisk> Controller<D> {
         broker_id: BrokerId,
         broker_epoch: i64,
     ) -> Result<Response, ControllerError> {
-        let refuse = |error| Response::AllocateProducerIds {
-            error,
-            first_producer_id: -1,
-            count: 0,
+        let refuse = |error| {
+            Response::Controller(ControllerResponse::AllocateProducerIds {
+                error,
+                first_producer_id: -1,
+                count: 0,
+            })
         };
         if !self.is_broker_sender(from, broker_id) {
             return Ok(refuse(ErrorCode::InvalidRequest));
@@ -211,11 +224,13 @@ impl<D: LogDisk> Controller<D> {
         });
         self.commit()?;
         assert_eq!(self.image.next_producer_id, first_producer_id + count);
-        Ok(Response::AllocateProducerIds {
-            error: ErrorCode::None,
-            first_producer_id,
-            count,
-        })
+        Ok(Response::Controller(
+            ControllerResponse::AllocateProducerIds {
+                error: ErrorCode::None,
+                first_producer_id,
+                count,
+            },
+        ))
     }
 
     pub(super) fn handle_create_topics(
@@ -230,7 +245,9 @@ impl<D: LogDisk> Controller<D> {
             }
         }
         self.commit()?;
-        Ok(Response::CreateTopics { results })
+        Ok(Response::Controller(ControllerResponse::CreateTopics {
+            results,
+        }))
     }
 
     /// IncrementalAlterConfigs: SET (`Some`) or DELETE (`None`) entries of a topic or of the
@@ -242,18 +259,24 @@ impl<D: LogDisk> Controller<D> {
     ) -> Result<Response, ControllerError> {
         if let ConfigResource::Topic(name) = &resource {
             if !self.image.topic_ids.contains_key(name) {
-                return Ok(Response::IncrementalAlterConfigs {
-                    error: ErrorCode::UnknownTopicOrPartition,
-                });
+                return Ok(Response::Controller(
+                    ControllerResponse::IncrementalAlterConfigs {
+                        error: ErrorCode::UnknownTopicOrPartition,
+                    },
+                ));
             }
         }
         if changes.iter().any(|(name, _)| name.is_empty()) {
-            return Ok(Response::IncrementalAlterConfigs {
-                error: ErrorCode::InvalidConfig,
-            });
+            return Ok(Response::Controller(
+                ControllerResponse::IncrementalAlterConfigs {
+                    error: ErrorCode::InvalidConfig,
+                },
+            ));
         }
         if let Err(error) = self.check_mirror_config_change(&resource, &changes) {
-            return Ok(Response::IncrementalAlterConfigs { error });
+            return Ok(Response::Controller(
+                ControllerResponse::IncrementalAlterConfigs { error },
+            ));
         }
         for (name, value) in changes {
             let current = self
@@ -270,9 +293,11 @@ impl<D: LogDisk> Controller<D> {
             }
         }
         self.commit()?;
-        Ok(Response::IncrementalAlterConfigs {
-            error: ErrorCode::None,
-        })
+        Ok(Response::Controller(
+            ControllerResponse::IncrementalAlterConfigs {
+                error: ErrorCode::None,
+            },
+        ))
     }
 
     /// CreateAcls (`create`) or DeleteAcls: one record per binding that changes.
@@ -292,9 +317,9 @@ impl<D: LogDisk> Controller<D> {
         self.commit()?;
         let error = ErrorCode::None;
         Ok(if create {
-            Response::CreateAcls { error }
+            Response::Controller(ControllerResponse::CreateAcls { error })
         } else {
-            Response::DeleteAcls { error }
+            Response::Controller(ControllerResponse::DeleteAcls { error })
         })
     }
 
@@ -384,9 +409,9 @@ impl<D: LogDisk> Controller<D> {
     }
 
     pub(super) fn handle_metadata(&self, topics: Option<&[String]>) -> Response {
-        Response::Metadata {
+        Response::Cluster(ClusterResponse::Metadata {
             brokers: self.image.live_brokers(),
             topics: self.image.describe_topics(topics),
-        }
+        })
     }
 }

@@ -7,6 +7,9 @@ use proptest::prelude::*;
 use super::*;
 use crate::log::{DiskError, MemoryDisk, TailFate};
 use crate::metadata::ConfigResource;
+use crate::protocol::{
+    ClusterRequest, ClusterResponse, ControllerRequest, ControllerResponse, CoordinatorRequest,
+};
 
 const CLUSTER: ClusterIndex = ClusterIndex(0);
 const SESSION_MS: i64 = 1_000;
@@ -71,15 +74,15 @@ fn register<D: LogDisk>(
     broker: i32,
     incarnation: u64,
 ) -> (ErrorCode, i64) {
-    let request = Request::BrokerRegistration {
+    let request = Request::Controller(ControllerRequest::BrokerRegistration {
         broker_id: BrokerId(broker),
         incarnation,
-    };
+    });
     match send(controller, now_ms, broker_node(broker), request) {
-        Response::BrokerRegistration {
+        Response::Controller(ControllerResponse::BrokerRegistration {
             error,
             broker_epoch,
-        } => (error, broker_epoch),
+        }) => (error, broker_epoch),
         other => panic!("unexpected {other:?}"),
     }
 }
@@ -91,13 +94,15 @@ fn heartbeat<D: LogDisk>(
     broker_epoch: i64,
     metadata_offset: i64,
 ) -> (ErrorCode, bool) {
-    let request = Request::BrokerHeartbeat {
+    let request = Request::Controller(ControllerRequest::BrokerHeartbeat {
         broker_id: BrokerId(broker),
         broker_epoch,
         metadata_offset,
-    };
+    });
     match send(controller, now_ms, broker_node(broker), request) {
-        Response::BrokerHeartbeat { error, is_fenced } => (error, is_fenced),
+        Response::Controller(ControllerResponse::BrokerHeartbeat { error, is_fenced }) => {
+            (error, is_fenced)
+        }
         other => panic!("unexpected {other:?}"),
     }
 }
@@ -146,9 +151,9 @@ fn create_topics<D: LogDisk>(
         controller,
         now_ms,
         admin_node(),
-        Request::CreateTopics { topics },
+        Request::Controller(ControllerRequest::CreateTopics { topics }),
     ) {
-        Response::CreateTopics { results } => results,
+        Response::Controller(ControllerResponse::CreateTopics { results }) => results,
         other => panic!("unexpected {other:?}"),
     }
 }
@@ -188,7 +193,7 @@ fn alter_partition<D: LogDisk>(
     partition_epoch: i32,
     new_isr: Vec<BrokerId>,
 ) -> (ErrorCode, Option<PartitionRecord>) {
-    let request = Request::AlterPartition {
+    let request = Request::Controller(ControllerRequest::AlterPartition {
         broker_id: BrokerId(broker),
         broker_epoch,
         topic_id: current.topic_id,
@@ -196,9 +201,11 @@ fn alter_partition<D: LogDisk>(
         leader_epoch,
         partition_epoch,
         new_isr,
-    };
+    });
     match send(controller, now_ms, broker_node(broker), request) {
-        Response::AlterPartition { error, partition } => (error, partition),
+        Response::Controller(ControllerResponse::AlterPartition { error, partition }) => {
+            (error, partition)
+        }
         other => panic!("unexpected {other:?}"),
     }
 }
@@ -209,16 +216,16 @@ fn allocate<D: LogDisk>(
     broker: i32,
     broker_epoch: i64,
 ) -> (ErrorCode, i64, i64) {
-    let request = Request::AllocateProducerIds {
+    let request = Request::Controller(ControllerRequest::AllocateProducerIds {
         broker_id: BrokerId(broker),
         broker_epoch,
-    };
+    });
     match send(controller, now_ms, broker_node(broker), request) {
-        Response::AllocateProducerIds {
+        Response::Controller(ControllerResponse::AllocateProducerIds {
             error,
             first_producer_id,
             count,
-        } => (error, first_producer_id, count),
+        }) => (error, first_producer_id, count),
         other => panic!("unexpected {other:?}"),
     }
 }
@@ -395,12 +402,14 @@ fn registration_retry_keeps_the_epoch_and_old_incarnations_are_refused() {
 fn registration_from_another_node_is_an_invalid_request() {
     // Only broker N may register, heartbeat or allocate as broker N.
     let mut controller = new_controller();
-    let request = Request::BrokerRegistration {
+    let request = Request::Controller(ControllerRequest::BrokerRegistration {
         broker_id: BrokerId(2),
         incarnation: 1,
-    };
+    });
     match send(&mut controller, 0, broker_node(1), request) {
-        Response::BrokerRegistration { error, .. } => assert_eq!(error, ErrorCode::InvalidRequest),
+        Response::Controller(ControllerResponse::BrokerRegistration { error, .. }) => {
+            assert_eq!(error, ErrorCode::InvalidRequest)
+        }
         other => panic!("unexpected {other:?}"),
     }
     assert_eq!(controller.log_end_offset(), 0);
@@ -877,25 +886,27 @@ fn producer_id_blocks_start_at_zero_and_never_overlap() {
         0,
     )
     .unwrap();
-    let request = Request::BrokerRegistration {
+    let request = Request::Controller(ControllerRequest::BrokerRegistration {
         broker_id: BrokerId(1),
         incarnation: 1,
-    };
+    });
     let from = NodeId::Broker(ClusterIndex(1), BrokerId(1));
     let epoch = match send(&mut other, 0, from, request) {
-        Response::BrokerRegistration { broker_epoch, .. } => broker_epoch,
+        Response::Controller(ControllerResponse::BrokerRegistration { broker_epoch, .. }) => {
+            broker_epoch
+        }
         other => panic!("unexpected {other:?}"),
     };
-    let request = Request::AllocateProducerIds {
+    let request = Request::Controller(ControllerRequest::AllocateProducerIds {
         broker_id: BrokerId(1),
         broker_epoch: epoch,
-    };
+    });
     match send(&mut other, 0, from, request) {
-        Response::AllocateProducerIds {
+        Response::Controller(ControllerResponse::AllocateProducerIds {
             error,
             first_producer_id,
             ..
-        } => assert_eq!((error, first_producer_id), (ErrorCode::None, 0)),
+        }) => assert_eq!((error, first_producer_id), (ErrorCode::None, 0)),
         other => panic!("unexpected {other:?}"),
     }
 }
@@ -1087,14 +1098,14 @@ fn fetch_metadata_lets_a_fresh_image_reach_the_controller_image() {
     let mut image = MetadataImage::default();
     let mut rounds = 0;
     loop {
-        let request = Request::FetchMetadata {
+        let request = Request::Controller(ControllerRequest::FetchMetadata {
             from_offset: image.next_offset,
             max_records: 3,
-        };
-        let Response::FetchMetadata {
+        });
+        let Response::Controller(ControllerResponse::FetchMetadata {
             records,
             end_offset,
-        } = send(&mut controller, SESSION_MS, broker_node(1), request)
+        }) = send(&mut controller, SESSION_MS, broker_node(1), request)
         else {
             panic!("unexpected response");
         };
@@ -1111,15 +1122,15 @@ fn fetch_metadata_lets_a_fresh_image_reach_the_controller_image() {
     }
     assert_eq!(&image, controller.image());
     // Past the end: nothing, and the end offset.
-    let request = Request::FetchMetadata {
+    let request = Request::Controller(ControllerRequest::FetchMetadata {
         from_offset: controller.log_end_offset() + 5,
         max_records: 3,
-    };
+    });
     match send(&mut controller, SESSION_MS, broker_node(1), request) {
-        Response::FetchMetadata {
+        Response::Controller(ControllerResponse::FetchMetadata {
             records,
             end_offset,
-        } => {
+        }) => {
             assert!(records.is_empty());
             assert_eq!(end_offset, controller.log_end_offset());
         }
@@ -1132,11 +1143,11 @@ fn metadata_request_is_answered_from_the_image_and_data_plane_requests_are_dropp
     // The controller answers Metadata with live brokers and topics, and never answers requests
     // that only brokers serve.
     let (mut controller, _, topic_id) = three_broker_topic(Vec::new());
-    let request = Request::Metadata {
+    let request = Request::Cluster(ClusterRequest::Metadata {
         topics: Some(vec!["orders".to_string(), "missing".to_string()]),
-    };
+    });
     match send(&mut controller, 0, admin_node(), request) {
-        Response::Metadata { brokers, topics } => {
+        Response::Cluster(ClusterResponse::Metadata { brokers, topics }) => {
             assert_eq!(brokers, vec![BrokerId(1), BrokerId(2), BrokerId(3)]);
             assert_eq!(topics[0].topic_id, Some(topic_id));
             assert_eq!(
@@ -1154,12 +1165,12 @@ fn metadata_request_is_answered_from_the_image_and_data_plane_requests_are_dropp
             to: controller_id(),
             message: Message::Request(
                 1,
-                Request::InitProducerId {
+                Request::Coordinator(CoordinatorRequest::InitProducerId {
                     transactional_id: None,
                     transaction_timeout_ms: -1,
                     producer_id: -1,
                     producer_epoch: -1,
-                },
+                }),
             ),
         },
     );
@@ -1228,9 +1239,9 @@ fn failed_flush_stops_the_controller_without_an_answer_and_recovery_keeps_flushe
             to: controller_id(),
             message: Message::Request(
                 1,
-                Request::CreateTopics {
+                Request::Controller(ControllerRequest::CreateTopics {
                     topics: vec![new_topic("lost", 4, 2)],
-                },
+                }),
             ),
         },
     );
@@ -1253,11 +1264,11 @@ fn failed_flush_stops_the_controller_without_an_answer_and_recovery_keeps_flushe
             to: controller_id(),
             message: Message::Request(
                 2,
-                Request::BrokerHeartbeat {
+                Request::Controller(ControllerRequest::BrokerHeartbeat {
                     broker_id: BrokerId(1),
                     broker_epoch: epochs[0],
                     metadata_offset: 0,
-                },
+                }),
             ),
         },
     );
@@ -1539,12 +1550,14 @@ fn incremental_alter_configs_sets_and_deletes_topic_configs_through_the_log() {
     let mut controller = new_controller();
     start_brokers(&mut controller, 0, &[1]);
     create_topic(&mut controller, 0, new_topic("orders", 1, 1));
-    let alter = |changes: Vec<(&str, Option<&str>)>| Request::IncrementalAlterConfigs {
-        resource: ConfigResource::Topic("orders".into()),
-        changes: changes
-            .into_iter()
-            .map(|(name, value)| (name.to_string(), value.map(str::to_string)))
-            .collect(),
+    let alter = |changes: Vec<(&str, Option<&str>)>| {
+        Request::Controller(ControllerRequest::IncrementalAlterConfigs {
+            resource: ConfigResource::Topic("orders".into()),
+            changes: changes
+                .into_iter()
+                .map(|(name, value)| (name.to_string(), value.map(str::to_string)))
+                .collect(),
+        })
     };
     let before = controller.log_end_offset();
     let response = send(
@@ -1558,9 +1571,9 @@ fn incremental_alter_configs_sets_and_deletes_topic_configs_through_the_log() {
     );
     assert!(matches!(
         response,
-        Response::IncrementalAlterConfigs {
+        Response::Controller(ControllerResponse::IncrementalAlterConfigs {
             error: ErrorCode::None
-        }
+        })
     ));
     assert_eq!(
         controller.log_end_offset(),
@@ -1595,15 +1608,15 @@ fn incremental_alter_configs_sets_and_deletes_topic_configs_through_the_log() {
         "unset"
     );
     // Unknown topics and empty names are refused.
-    let unknown = Request::IncrementalAlterConfigs {
+    let unknown = Request::Controller(ControllerRequest::IncrementalAlterConfigs {
         resource: ConfigResource::Topic("missing".into()),
         changes: vec![("retention.ms".into(), Some("1".into()))],
-    };
+    });
     assert!(matches!(
         send(&mut controller, 4, admin_node(), unknown),
-        Response::IncrementalAlterConfigs {
+        Response::Controller(ControllerResponse::IncrementalAlterConfigs {
             error: ErrorCode::UnknownTopicOrPartition
-        }
+        })
     ));
     assert!(matches!(
         send(
@@ -1612,9 +1625,9 @@ fn incremental_alter_configs_sets_and_deletes_topic_configs_through_the_log() {
             admin_node(),
             alter(vec![("", Some("x"))])
         ),
-        Response::IncrementalAlterConfigs {
+        Response::Controller(ControllerResponse::IncrementalAlterConfigs {
             error: ErrorCode::InvalidConfig
-        }
+        })
     ));
 }
 
@@ -1632,26 +1645,33 @@ fn acls_are_created_described_and_deleted_through_the_log() {
         &mut controller,
         1,
         admin_node(),
-        Request::CreateAcls {
+        Request::Controller(ControllerRequest::CreateAcls {
             bindings: vec![binding.clone(), binding.clone()],
-        },
+        }),
     );
     assert_eq!(
         controller.log_end_offset(),
         before + 1,
         "a duplicate binding writes nothing"
     );
-    match send(&mut controller, 2, admin_node(), Request::DescribeAcls) {
-        Response::DescribeAcls { bindings, .. } => assert_eq!(bindings, vec![binding.clone()]),
+    match send(
+        &mut controller,
+        2,
+        admin_node(),
+        Request::Cluster(ClusterRequest::DescribeAcls),
+    ) {
+        Response::Cluster(ClusterResponse::DescribeAcls { bindings, .. }) => {
+            assert_eq!(bindings, vec![binding.clone()])
+        }
         other => panic!("{other:?}"),
     }
     send(
         &mut controller,
         3,
         admin_node(),
-        Request::DeleteAcls {
+        Request::Controller(ControllerRequest::DeleteAcls {
             bindings: vec![binding.clone()],
-        },
+        }),
     );
     assert!(controller.image().acls.is_empty());
     // The records survive a restart.
@@ -1659,9 +1679,9 @@ fn acls_are_created_described_and_deleted_through_the_log() {
         &mut controller,
         4,
         admin_node(),
-        Request::CreateAcls {
+        Request::Controller(ControllerRequest::CreateAcls {
             bindings: vec![binding.clone()],
-        },
+        }),
     );
     let restarted = open(controller.into_disk(), 5);
     assert!(restarted.image().acls.contains(&binding));
@@ -1677,7 +1697,8 @@ fn topic_results<D: LogDisk>(
     request: Request,
 ) -> Vec<(String, ErrorCode)> {
     match send(controller, 0, admin_node(), request) {
-        Response::DeleteTopics { results } | Response::CreatePartitions { results } => results,
+        Response::Cluster(ClusterResponse::DeleteTopics { results })
+        | Response::Cluster(ClusterResponse::CreatePartitions { results }) => results,
         other => panic!("unexpected {other:?}"),
     }
 }
@@ -1685,14 +1706,14 @@ fn topic_results<D: LogDisk>(
 #[test]
 fn create_partitions_grows_a_topic_and_refuses_bad_counts_and_unknown_topics() {
     let (mut controller, _, topic_id) = three_broker_topic(Vec::new());
-    let request = Request::CreatePartitions {
+    let request = Request::Cluster(ClusterRequest::CreatePartitions {
         topics: vec![
             ("orders".into(), 3),
             ("orders".into(), 3),
             ("missing".into(), 2),
             ("orders".into(), 100_000),
         ],
-    };
+    });
     assert_eq!(
         topic_results(&mut controller, request),
         vec![
@@ -1715,13 +1736,13 @@ fn create_partitions_grows_a_topic_and_refuses_bad_counts_and_unknown_topics() {
 fn delete_topics_removes_topic_partitions_and_configs_and_survives_recovery() {
     let configs = vec![("retention.ms".to_owned(), "1000".to_owned())];
     let (mut controller, _, topic_id) = three_broker_topic(configs);
-    let request = Request::DeleteTopics {
+    let request = Request::Cluster(ClusterRequest::DeleteTopics {
         topics: vec![
             "orders".into(),
             "orders".into(),
             "__consumer_offsets".into(),
         ],
-    };
+    });
     assert_eq!(
         topic_results(&mut controller, request),
         vec![

@@ -20,7 +20,7 @@ use crate::log::LogDisk;
 use crate::metadata::{MetadataRecord, PartitionRecord};
 use crate::mirror::DesiredState;
 use crate::mirror::TopicMirrorConfig;
-use crate::protocol::{ErrorCode, Response};
+use crate::protocol::{ClusterResponse, ErrorCode, Response};
 
 impl<D: LogDisk> Controller<D> {
     /// Why a mirror topic may not be deleted or grown now, if it may not.
@@ -53,7 +53,7 @@ impl<D: LogDisk> Controller<D> {
             results.push((topic.clone(), error));
         }
         self.commit()?;
-        Ok(Response::DeleteTopics { results })
+        Ok(Response::Cluster(ClusterResponse::DeleteTopics { results }))
     }
 
     pub(super) fn handle_create_partitions(
@@ -69,7 +69,9 @@ impl<D: LogDisk> Controller<D> {
             results.push((topic.clone(), error));
         }
         self.commit()?;
-        Ok(Response::CreatePartitions { results })
+        Ok(Response::Cluster(ClusterResponse::CreatePartitions {
+            results,
+        }))
     }
 
     fn stage_new_partitions(&mut self, topic: &str, count: i32) -> Result<(), ErrorCode> {

@@ -98,8 +98,8 @@ use serde::{Deserialize, Serialize};
 use super::{partition_count, Shard, ShardEnv, ShardOutput, ShardWrite};
 use crate::metadata::MetadataImage;
 use crate::protocol::{
-    CommittedOffset, ErrorCode, GroupDescription, NodeId, OffsetCommitEntry, Request, Response,
-    TopicPartition,
+    CommittedOffset, CoordinatorRequest, CoordinatorResponse, ErrorCode, GroupDescription, NodeId,
+    OffsetCommitEntry, Response, TopicPartition,
 };
 
 /// The group coordinator's settings (Kafka's `group.consumer.*` broker configs, scaled to the
@@ -453,20 +453,20 @@ fn pending_response(pending: PendingWrite, error: ErrorCode) -> Option<(NodeId, 
 }
 
 fn heartbeat_error(member_id: &str, member_epoch: i32, error: ErrorCode) -> Response {
-    Response::ConsumerGroupHeartbeat {
+    Response::Coordinator(CoordinatorResponse::ConsumerGroupHeartbeat {
         error,
         member_id: member_id.to_owned(),
         member_epoch,
         heartbeat_interval_ms: 0,
         assignment: None,
-    }
+    })
 }
 
 fn describe_error(error: ErrorCode) -> Response {
-    Response::DescribeGroups {
+    Response::Coordinator(CoordinatorResponse::DescribeGroups {
         error,
         groups: Vec::new(),
-    }
+    })
 }
 
 /// The answer to a commit whose write ended with `outcome`.
@@ -474,12 +474,12 @@ fn commit_response(pending: PendingWrite, outcome: ErrorCode) -> Response {
     let PendingWrite::Commit { results, .. } = pending else {
         unreachable!("a commit");
     };
-    Response::OffsetCommit {
+    Response::Coordinator(CoordinatorResponse::OffsetCommit {
         results: results
             .into_iter()
             .map(|(topic_partition, error)| (topic_partition, error.unwrap_or(outcome)))
             .collect(),
-    }
+    })
 }
 
 fn normalize_topics(mut topics: Vec<String>) -> Vec<String> {
@@ -608,12 +608,12 @@ impl Shard for GroupCoordinatorShard {
         env: &ShardEnv<'_>,
         from: NodeId,
         correlation_id: u64,
-        request: Request,
+        request: CoordinatorRequest,
         out: &mut Out,
     ) {
         self.arm_sessions(env.now_ms);
         match request {
-            Request::ConsumerGroupHeartbeat {
+            CoordinatorRequest::ConsumerGroupHeartbeat {
                 group_id,
                 member_id,
                 member_epoch,
@@ -628,7 +628,7 @@ impl Shard for GroupCoordinatorShard {
                 subscribed_topics,
                 out,
             ),
-            Request::OffsetCommit {
+            CoordinatorRequest::OffsetCommit {
                 group_id,
                 member_id,
                 member_epoch,
@@ -643,7 +643,7 @@ impl Shard for GroupCoordinatorShard {
                 offsets,
                 out,
             ),
-            Request::OffsetFetch {
+            CoordinatorRequest::OffsetFetch {
                 group_id,
                 partitions,
             } => match self.pending.keys().next_back() {
@@ -663,7 +663,7 @@ impl Shard for GroupCoordinatorShard {
                     out.responses.push((from, correlation_id, response));
                 }
             },
-            Request::DescribeGroups { group_ids } => {
+            CoordinatorRequest::DescribeGroups { group_ids } => {
                 let response = self.handle_describe_groups(env, group_ids);
                 out.responses.push((from, correlation_id, response));
             }
@@ -732,13 +732,13 @@ impl Shard for GroupCoordinatorShard {
                 member_id,
             } => {
                 let response = if error.is_none() {
-                    Response::ConsumerGroupHeartbeat {
+                    Response::Coordinator(CoordinatorResponse::ConsumerGroupHeartbeat {
                         error,
                         member_id,
                         member_epoch: -1,
                         heartbeat_interval_ms: 0,
                         assignment: None,
-                    }
+                    })
                 } else {
                     // The tombstone failed: the member stays until it leaves again or its
                     // session ends.
@@ -818,10 +818,10 @@ impl Shard for GroupCoordinatorShard {
                 .extend(pending_response(pending, ErrorCode::NotCoordinator));
         }
         for fetch in std::mem::take(&mut self.stable_fetches) {
-            let response = Response::OffsetFetch {
+            let response = Response::Coordinator(CoordinatorResponse::OffsetFetch {
                 error: ErrorCode::NotCoordinator,
                 offsets: Vec::new(),
-            };
+            });
             out.responses
                 .push((fetch.to, fetch.correlation_id, response));
         }

@@ -6,7 +6,9 @@
 use super::*;
 use crate::coordinator::{partition_for, CONSUMER_OFFSETS_TOPIC};
 use crate::metadata::{MetadataRecord, PartitionRecord};
-use crate::protocol::{BrokerId, ClientKind, ClusterIndex, TopicId};
+use crate::protocol::{
+    BrokerId, ClientKind, ClusterIndex, CoordinatorRequest, CoordinatorResponse, TopicId,
+};
 
 const CLUSTER: ClusterIndex = ClusterIndex(0);
 const BROKER: NodeId = NodeId::Broker(CLUSTER, BrokerId(1));
@@ -213,7 +215,7 @@ impl Runtime {
     }
 
     /// Sends `request`; returns its answer if one was sent.
-    fn send(&mut self, from: NodeId, request: Request) -> Option<Response> {
+    fn send(&mut self, from: NodeId, request: CoordinatorRequest) -> Option<Response> {
         let correlation_id = self.next_correlation_id;
         self.next_correlation_id += 1;
         self.call(|shard, env, out| shard.handle_request(env, from, correlation_id, request, out));
@@ -248,7 +250,7 @@ impl Runtime {
         member_epoch: i32,
         topics: Option<&[&str]>,
     ) -> Option<Beat> {
-        let request = Request::ConsumerGroupHeartbeat {
+        let request = CoordinatorRequest::ConsumerGroupHeartbeat {
             group_id: "g".into(),
             member_id: member_id.into(),
             member_epoch,
@@ -282,26 +284,26 @@ impl Runtime {
                 metadata: format!("m{offset}"),
             })
             .collect();
-        let request = Request::OffsetCommit {
+        let request = CoordinatorRequest::OffsetCommit {
             group_id: "g".into(),
             member_id: member_id.into(),
             member_epoch,
             offsets,
         };
         match self.send(from, request)? {
-            Response::OffsetCommit { results } => Some(results),
+            Response::Coordinator(CoordinatorResponse::OffsetCommit { results }) => Some(results),
             other => panic!("expected a commit answer, got {other:?}"),
         }
     }
 
     /// Committed offsets of `g` for `partitions` as OffsetFetch returns them.
     fn fetch_offsets(&mut self, partitions: &[TopicPartition]) -> Vec<(i64, i32, String)> {
-        let request = Request::OffsetFetch {
+        let request = CoordinatorRequest::OffsetFetch {
             group_id: "g".into(),
             partitions: Some(partitions.to_vec()),
         };
         match self.send(ADMIN, request) {
-            Some(Response::OffsetFetch { error, offsets }) => {
+            Some(Response::Coordinator(CoordinatorResponse::OffsetFetch { error, offsets })) => {
                 assert_eq!(error, ErrorCode::None);
                 offsets
                     .into_iter()
@@ -313,11 +315,13 @@ impl Runtime {
     }
 
     fn describe(&mut self, group_ids: &[&str]) -> (ErrorCode, Vec<GroupDescription>) {
-        let request = Request::DescribeGroups {
+        let request = CoordinatorRequest::DescribeGroups {
             group_ids: group_ids.iter().map(|id| id.to_string()).collect(),
         };
         match self.send(ADMIN, request) {
-            Some(Response::DescribeGroups { error, groups }) => (error, groups),
+            Some(Response::Coordinator(CoordinatorResponse::DescribeGroups { error, groups })) => {
+                (error, groups)
+            }
             other => panic!("expected a DescribeGroups answer, got {other:?}"),
         }
     }
@@ -422,13 +426,13 @@ fn join_assigns_a_persisted_member_id_and_deterministic_ranges() {
 
 fn beat_of(response: Response) -> Beat {
     match response {
-        Response::ConsumerGroupHeartbeat {
+        Response::Coordinator(CoordinatorResponse::ConsumerGroupHeartbeat {
             error,
             member_id,
             member_epoch,
             assignment,
             ..
-        } => Beat {
+        }) => Beat {
             error,
             member_id,
             member_epoch,
@@ -616,7 +620,7 @@ fn commits_are_answered_after_their_write_and_survive_a_failover() {
     let entries = [(orders(0), 10), (orders(1), 20)];
     assert_eq!(runtime.commit(client(1), &a.member_id, 1, &entries), None);
     let commit_id = runtime.next_correlation_id - 1;
-    let fetch = Request::OffsetFetch {
+    let fetch = CoordinatorRequest::OffsetFetch {
         group_id: "g".into(),
         partitions: Some(vec![orders(0)]),
     };
@@ -628,11 +632,11 @@ fn commits_are_answered_after_their_write_and_survive_a_failover() {
     runtime.release_writes();
     let results = runtime.answer(commit_id).unwrap();
     assert!(
-        matches!(&results, Response::OffsetCommit { results } if all_ok(results) && results.len() == 2)
+        matches!(&results, Response::Coordinator(CoordinatorResponse::OffsetCommit { results }) if all_ok(results) && results.len() == 2)
     );
     assert!(matches!(
         runtime.answer(fetch_id),
-        Some(Response::OffsetFetch { error: ErrorCode::None, offsets })
+        Some(Response::Coordinator(CoordinatorResponse::OffsetFetch { error: ErrorCode::None, offsets }))
             if offsets.len() == 1 && offsets[0].offset == 10
     ));
     let expected = vec![
@@ -658,11 +662,13 @@ fn commits_are_answered_after_their_write_and_survive_a_failover() {
         runtime.fetch_offsets(&[orders(0), orders(1), orders(2)]),
         expected
     );
-    let all = Request::OffsetFetch {
+    let all = CoordinatorRequest::OffsetFetch {
         group_id: "g".into(),
         partitions: None,
     };
-    let Some(Response::OffsetFetch { offsets, .. }) = runtime.send(ADMIN, all) else {
+    let Some(Response::Coordinator(CoordinatorResponse::OffsetFetch { offsets, .. })) =
+        runtime.send(ADMIN, all)
+    else {
         panic!("expected OffsetFetch");
     };
     assert_eq!(
@@ -808,7 +814,7 @@ fn member_commit_with_a_stale_epoch_is_fenced() {
         .commit(client(3), "g-member-7", 2, &[(orders(0), 2)])
         .unwrap();
     assert_eq!(unknown, vec![(orders(0), ErrorCode::UnknownMemberId)]);
-    let request = Request::OffsetCommit {
+    let request = CoordinatorRequest::OffsetCommit {
         group_id: "nope".into(),
         member_id: "x".into(),
         member_epoch: 1,
@@ -819,7 +825,9 @@ fn member_commit_with_a_stale_epoch_is_fenced() {
             metadata: String::new(),
         }],
     };
-    let Some(Response::OffsetCommit { results }) = runtime.send(client(3), request) else {
+    let Some(Response::Coordinator(CoordinatorResponse::OffsetCommit { results })) =
+        runtime.send(client(3), request)
+    else {
         panic!("expected a commit answer");
     };
     assert_eq!(results[0].1, ErrorCode::GroupIdNotFound);
@@ -870,13 +878,13 @@ fn keys_of_another_partition_get_not_coordinator_and_so_does_an_unloaded_shard()
         .find(|group_id| partition_for(group_id, 3) != home)
         .expect("some group hashes elsewhere");
     let requests = [
-        Request::ConsumerGroupHeartbeat {
+        CoordinatorRequest::ConsumerGroupHeartbeat {
             group_id: foreign.clone(),
             member_id: String::new(),
             member_epoch: 0,
             subscribed_topics: Some(vec!["orders".into()]),
         },
-        Request::OffsetCommit {
+        CoordinatorRequest::OffsetCommit {
             group_id: foreign.clone(),
             member_id: String::new(),
             member_epoch: -1,
@@ -887,20 +895,27 @@ fn keys_of_another_partition_get_not_coordinator_and_so_does_an_unloaded_shard()
                 metadata: String::new(),
             }],
         },
-        Request::OffsetFetch {
+        CoordinatorRequest::OffsetFetch {
             group_id: foreign.clone(),
             partitions: None,
         },
-        Request::DescribeGroups {
+        CoordinatorRequest::DescribeGroups {
             group_ids: vec!["g".into(), foreign.clone()],
         },
     ];
     for request in requests {
         let error = match runtime.send(client(1), request) {
-            Some(Response::ConsumerGroupHeartbeat { error, .. })
-            | Some(Response::OffsetFetch { error, .. })
-            | Some(Response::DescribeGroups { error, .. }) => error,
-            Some(Response::OffsetCommit { results }) => results[0].1,
+            Some(Response::Coordinator(CoordinatorResponse::ConsumerGroupHeartbeat {
+                error,
+                ..
+            }))
+            | Some(Response::Coordinator(CoordinatorResponse::OffsetFetch { error, .. }))
+            | Some(Response::Coordinator(CoordinatorResponse::DescribeGroups { error, .. })) => {
+                error
+            }
+            Some(Response::Coordinator(CoordinatorResponse::OffsetCommit { results })) => {
+                results[0].1
+            }
             other => panic!("unexpected {other:?}"),
         };
         assert_eq!(error, ErrorCode::NotCoordinator);
@@ -914,10 +929,10 @@ fn keys_of_another_partition_get_not_coordinator_and_so_does_an_unloaded_shard()
     assert_eq!(out.responses.len(), 1);
     assert!(matches!(
         &out.responses[0].2,
-        Response::ConsumerGroupHeartbeat {
+        Response::Coordinator(CoordinatorResponse::ConsumerGroupHeartbeat {
             error: ErrorCode::NotCoordinator,
             ..
-        }
+        })
     ));
     let after = runtime.commit(ADMIN, "", -1, &[(orders(0), 1)]).unwrap();
     assert_eq!(after[0].1, ErrorCode::NotCoordinator);
@@ -953,7 +968,7 @@ fn a_fetch_behind_pending_writes_is_answered_on_failover_with_not_coordinator() 
         runtime.commit(client(1), &a.member_id, 1, &[(orders(0), 10)]),
         None
     );
-    let fetch = Request::OffsetFetch {
+    let fetch = CoordinatorRequest::OffsetFetch {
         group_id: "g".into(),
         partitions: None,
     };
@@ -962,9 +977,9 @@ fn a_fetch_behind_pending_writes_is_answered_on_failover_with_not_coordinator() 
     runtime.failover();
     assert!(matches!(
         runtime.answer(fetch_id),
-        Some(Response::OffsetFetch {
+        Some(Response::Coordinator(CoordinatorResponse::OffsetFetch {
             error: ErrorCode::NotCoordinator,
             ..
-        })
+        }))
     ));
 }

@@ -22,7 +22,9 @@ use crate::component::BrokerContext;
 use crate::log::LogDisk;
 use crate::metadata::MetadataImage;
 use crate::node::Outbox;
-use crate::protocol::{CoordinatorType, ErrorCode, NodeId, Response, TopicPartition};
+use crate::protocol::{
+    CoordinatorResponse, CoordinatorType, ErrorCode, NodeId, Response, TopicPartition,
+};
 
 /// A hosted shard.
 pub type HostedShard<D> = Box<dyn HostedCoordinator<D> + Send>;
@@ -116,7 +118,7 @@ impl<D: LogDisk> CoordinatorHost<D> {
         context.outbox.respond(
             from,
             correlation_id,
-            Response::FindCoordinator { error, coordinator },
+            Response::Coordinator(CoordinatorResponse::FindCoordinator { error, coordinator }),
         );
     }
 
@@ -187,6 +189,7 @@ impl<D: LogDisk> CoordinatorHost<D> {
 mod tests {
     use super::*;
     use crate::log::MemoryDisk;
+    use crate::protocol::ControllerRequest;
     use crate::protocol::{BrokerId, ClusterIndex, Envelope, Message, Request, TopicId};
 
     const ME: NodeId = NodeId::Broker(ClusterIndex(0), BrokerId(1));
@@ -225,7 +228,11 @@ mod tests {
         match sent.as_slice() {
             [create, answer] => {
                 assert_eq!(create.to, NodeId::Controller(ClusterIndex(0)));
-                let Message::Request(_, Request::CreateTopics { topics }) = &create.message else {
+                let Message::Request(
+                    _,
+                    Request::Controller(ControllerRequest::CreateTopics { topics }),
+                ) = &create.message
+                else {
                     panic!("the internal topic is created: {create:?}");
                 };
                 assert_eq!(topics[0].name, TRANSACTION_STATE_TOPIC);
@@ -234,10 +241,10 @@ mod tests {
                     answer.message,
                     Message::Response(
                         5,
-                        Response::FindCoordinator {
+                        Response::Coordinator(CoordinatorResponse::FindCoordinator {
                             error: ErrorCode::CoordinatorNotAvailable,
                             coordinator: None
-                        }
+                        })
                     )
                 ));
             }
@@ -257,10 +264,10 @@ mod tests {
             [Envelope {
                 message: Message::Response(
                     5,
-                    Response::FindCoordinator {
+                    Response::Coordinator(CoordinatorResponse::FindCoordinator {
                         error: ErrorCode::None,
                         coordinator: Some(NodeId::Broker(ClusterIndex(0), BrokerId(2)))
-                    }
+                    })
                 ),
                 ..
             }]

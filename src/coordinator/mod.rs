@@ -36,7 +36,10 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::metadata::{MetadataImage, MIN_INSYNC_REPLICAS};
-use crate::protocol::{ErrorCode, NewTopic, NodeId, Request, Response, TopicPartition};
+use crate::protocol::{
+    ControllerRequest, CoordinatorRequest, ErrorCode, NewTopic, NodeId, Request, Response,
+    TopicPartition,
+};
 
 /// The group coordinator's internal topic.
 pub const CONSUMER_OFFSETS_TOPIC: &str = "__consumer_offsets";
@@ -85,7 +88,7 @@ pub fn coordinator_partition_in(
 /// created.
 pub fn internal_topic_creation(topic: &str, partitions: i32, replication_factor: i16) -> Request {
     let min_insync = replication_factor.min(2);
-    Request::CreateTopics {
+    Request::Controller(ControllerRequest::CreateTopics {
         topics: vec![NewTopic {
             name: topic.to_string(),
             partitions,
@@ -93,7 +96,7 @@ pub fn internal_topic_creation(topic: &str, partitions: i32, replication_factor:
             configs: vec![(MIN_INSYNC_REPLICAS.into(), min_insync.to_string())],
             topic_id: None,
         }],
-    }
+    })
 }
 
 /// What a shard sees of the world when it is called.
@@ -177,7 +180,7 @@ pub trait Shard {
         env: &ShardEnv<'_>,
         from: NodeId,
         correlation_id: u64,
-        request: Request,
+        request: CoordinatorRequest,
         out: &mut ShardOutput<Self::Record>,
     );
 

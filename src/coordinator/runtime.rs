@@ -18,7 +18,7 @@ use super::{Shard, ShardEnv, ShardOutput};
 use crate::log::{AppendOrigin, LogDisk, PartitionLog};
 use crate::metadata::MetadataImage;
 use crate::node::Outbox;
-use crate::protocol::{ErrorCode, NodeId, Request, Response, TopicPartition};
+use crate::protocol::{CoordinatorRequest, ErrorCode, NodeId, Response, TopicPartition};
 use crate::record::{BatchBuilder, RecordBatch};
 
 /// How long a request a shard sent may stay unanswered.
@@ -60,7 +60,7 @@ pub trait HostedCoordinator<D: LogDisk> {
         context: &mut HostContext<'_, D>,
         from: NodeId,
         correlation_id: u64,
-        request: Request,
+        request: CoordinatorRequest,
     );
     /// Whether this shard sent the request with `correlation_id` and awaits its answer.
     fn awaits(&self, correlation_id: u64) -> bool;
@@ -301,7 +301,7 @@ impl<S: Shard + 'static, D: LogDisk> HostedCoordinator<D> for ShardHost<S> {
         context: &mut HostContext<'_, D>,
         from: NodeId,
         correlation_id: u64,
-        request: Request,
+        request: CoordinatorRequest,
     ) {
         let mut out = ShardOutput::default();
         {
@@ -395,7 +395,10 @@ mod tests {
 
     use super::*;
     use crate::log::{LogConfig, MemoryDisk};
-    use crate::protocol::{ClusterIndex, CommittedOffset, Message, OffsetCommitEntry};
+    use crate::protocol::{
+        ClusterIndex, CommittedOffset, CoordinatorRequest, CoordinatorResponse, Message,
+        OffsetCommitEntry,
+    };
 
     #[derive(Default)]
     struct CounterShard {
@@ -423,11 +426,11 @@ mod tests {
             _env: &ShardEnv<'_>,
             from: NodeId,
             correlation_id: u64,
-            request: Request,
+            request: CoordinatorRequest,
             out: &mut ShardOutput<i64>,
         ) {
             match request {
-                Request::OffsetCommit { offsets, .. } => {
+                CoordinatorRequest::OffsetCommit { offsets, .. } => {
                     self.next_write += 1;
                     self.pending.insert(self.next_write, (from, correlation_id));
                     out.writes.push(super::super::ShardWrite {
@@ -438,7 +441,7 @@ mod tests {
                 _ => out.responses.push((
                     from,
                     correlation_id,
-                    Response::OffsetFetch {
+                    Response::Coordinator(CoordinatorResponse::OffsetFetch {
                         error: ErrorCode::None,
                         offsets: vec![CommittedOffset {
                             topic_partition: TopicPartition::new("t", 0),
@@ -447,7 +450,7 @@ mod tests {
                             metadata: String::new(),
                             error: ErrorCode::None,
                         }],
-                    },
+                    }),
                 )),
             }
         }
@@ -473,9 +476,9 @@ mod tests {
             out.responses.push((
                 to,
                 correlation_id,
-                Response::OffsetCommit {
+                Response::Coordinator(CoordinatorResponse::OffsetCommit {
                     results: vec![(TopicPartition::new("t", 0), error)],
-                },
+                }),
             ));
         }
 
@@ -490,9 +493,9 @@ mod tests {
                 out.responses.push((
                     to,
                     correlation_id,
-                    Response::OffsetCommit {
+                    Response::Coordinator(CoordinatorResponse::OffsetCommit {
                         results: vec![(TopicPartition::new("t", 0), ErrorCode::NotCoordinator)],
-                    },
+                    }),
                 ));
             }
         }
@@ -501,8 +504,8 @@ mod tests {
     const BROKER: NodeId = NodeId::Broker(ClusterIndex(0), crate::protocol::BrokerId(1));
     const CLIENT: NodeId = NodeId::Client(ClusterIndex(0), crate::protocol::ClientKind::Admin, 1);
 
-    fn commit(amount: i64) -> Request {
-        Request::OffsetCommit {
+    fn commit(amount: i64) -> CoordinatorRequest {
+        CoordinatorRequest::OffsetCommit {
             group_id: "g".into(),
             member_id: String::new(),
             member_epoch: -1,
@@ -515,8 +518,8 @@ mod tests {
         }
     }
 
-    fn fetch() -> Request {
-        Request::OffsetFetch {
+    fn fetch() -> CoordinatorRequest {
+        CoordinatorRequest::OffsetFetch {
             group_id: "g".into(),
             partitions: None,
         }
@@ -573,7 +576,7 @@ mod tests {
             &mut self,
             host: &mut ShardHost<CounterShard>,
             correlation_id: u64,
-            request: Request,
+            request: CoordinatorRequest,
         ) {
             host.handle_request(&mut self.context(), CLIENT, correlation_id, request);
         }
@@ -593,12 +596,14 @@ mod tests {
                 .take()
                 .into_iter()
                 .map(|envelope| match envelope.message {
-                    Message::Response(id, Response::OffsetCommit { results }) => {
-                        (id, Answer::Committed(results[0].1))
-                    }
-                    Message::Response(id, Response::OffsetFetch { offsets, .. }) => {
-                        (id, Answer::Total(offsets[0].offset))
-                    }
+                    Message::Response(
+                        id,
+                        Response::Coordinator(CoordinatorResponse::OffsetCommit { results }),
+                    ) => (id, Answer::Committed(results[0].1)),
+                    Message::Response(
+                        id,
+                        Response::Coordinator(CoordinatorResponse::OffsetFetch { offsets, .. }),
+                    ) => (id, Answer::Total(offsets[0].offset)),
                     other => panic!("expected a toy shard's answer, got {other:?}"),
                 })
                 .collect()

@@ -79,7 +79,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use super::{Shard, ShardEnv, ShardOutput, ShardWrite, TRANSACTION_STATE_TOPIC};
-use crate::protocol::{BrokerId, ErrorCode, NodeId, Request, Response, TopicPartition, TxnMarker};
+use crate::protocol::{
+    BrokerId, CoordinatorRequest, CoordinatorResponse, ErrorCode, NodeId, Request, Response,
+    TopicPartition, TxnMarker,
+};
 
 /// First producer id of shard 0's range (2^40).
 pub const TRANSACTIONAL_PRODUCER_ID_BASE: i64 = 1 << 40;
@@ -223,11 +226,11 @@ impl Reply {
             Self::InitProducerId { to, correlation_id } => (
                 *to,
                 *correlation_id,
-                Response::InitProducerId {
+                Response::Coordinator(CoordinatorResponse::InitProducerId {
                     error,
                     producer_id: NO_PRODUCER_ID,
                     producer_epoch: NO_PRODUCER_EPOCH,
-                },
+                }),
             ),
             Self::AddPartitionsToTxn {
                 to,
@@ -236,13 +239,15 @@ impl Reply {
             } => (
                 *to,
                 *correlation_id,
-                Response::AddPartitionsToTxn {
+                Response::Coordinator(CoordinatorResponse::AddPartitionsToTxn {
                     results: partitions.iter().map(|tp| (tp.clone(), error)).collect(),
-                },
+                }),
             ),
-            Self::EndTxn { to, correlation_id } => {
-                (*to, *correlation_id, Response::EndTxn { error })
-            }
+            Self::EndTxn { to, correlation_id } => (
+                *to,
+                *correlation_id,
+                Response::Coordinator(CoordinatorResponse::EndTxn { error }),
+            ),
         }
     }
 }
@@ -587,7 +592,8 @@ impl TransactionCoordinatorShard {
                     (tp.clone(), error)
                 })
                 .collect();
-            let response = Response::AddPartitionsToTxn { results };
+            let response =
+                Response::Coordinator(CoordinatorResponse::AddPartitionsToTxn { results });
             out.responses.push((to, correlation_id, response));
             return;
         }
@@ -773,11 +779,11 @@ impl Shard for TransactionCoordinatorShard {
         env: &ShardEnv<'_>,
         from: NodeId,
         correlation_id: u64,
-        request: Request,
+        request: CoordinatorRequest,
         out: &mut ShardOutput<TransactionRecord>,
     ) {
         match request {
-            Request::InitProducerId {
+            CoordinatorRequest::InitProducerId {
                 transactional_id,
                 transaction_timeout_ms,
                 producer_id,
@@ -797,7 +803,7 @@ impl Shard for TransactionCoordinatorShard {
                     out,
                 );
             }
-            Request::AddPartitionsToTxn {
+            CoordinatorRequest::AddPartitionsToTxn {
                 transactional_id,
                 producer_id,
                 producer_epoch,
@@ -814,7 +820,7 @@ impl Shard for TransactionCoordinatorShard {
                     out,
                 );
             }
-            Request::EndTxn {
+            CoordinatorRequest::EndTxn {
                 transactional_id,
                 producer_id,
                 producer_epoch,

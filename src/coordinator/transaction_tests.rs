@@ -9,7 +9,10 @@ use super::*;
 use crate::coordinator::partition_for;
 use crate::coordinator::runtime::{decode_records, encode_records};
 use crate::metadata::{MetadataImage, MetadataRecord, PartitionRecord};
-use crate::protocol::{ClientKind, ClusterIndex, TopicId};
+use crate::protocol::{
+    ClientKind, ClusterIndex, CoordinatorRequest, CoordinatorResponse, ReplicaRequest,
+    ReplicaResponse, TopicId,
+};
 
 const CLUSTER: ClusterIndex = ClusterIndex(0);
 const STATE_PARTITIONS: i32 = 4;
@@ -113,8 +116,8 @@ fn standard_image() -> ImageBuilder {
     builder
 }
 
-fn init(transactional_id: &str, timeout_ms: i64) -> Request {
-    Request::InitProducerId {
+fn init(transactional_id: &str, timeout_ms: i64) -> CoordinatorRequest {
+    CoordinatorRequest::InitProducerId {
         transactional_id: Some(transactional_id.to_owned()),
         transaction_timeout_ms: timeout_ms,
         producer_id: -1,
@@ -122,8 +125,8 @@ fn init(transactional_id: &str, timeout_ms: i64) -> Request {
     }
 }
 
-fn reinit(producer_id: i64, producer_epoch: i16) -> Request {
-    Request::InitProducerId {
+fn reinit(producer_id: i64, producer_epoch: i16) -> CoordinatorRequest {
+    CoordinatorRequest::InitProducerId {
         transactional_id: Some(TXN.to_owned()),
         transaction_timeout_ms: TIMEOUT_MS,
         producer_id,
@@ -131,8 +134,8 @@ fn reinit(producer_id: i64, producer_epoch: i16) -> Request {
     }
 }
 
-fn add(producer_id: i64, producer_epoch: i16, partitions: &[TopicPartition]) -> Request {
-    Request::AddPartitionsToTxn {
+fn add(producer_id: i64, producer_epoch: i16, partitions: &[TopicPartition]) -> CoordinatorRequest {
+    CoordinatorRequest::AddPartitionsToTxn {
         transactional_id: TXN.to_owned(),
         producer_id,
         producer_epoch,
@@ -140,8 +143,8 @@ fn add(producer_id: i64, producer_epoch: i16, partitions: &[TopicPartition]) -> 
     }
 }
 
-fn end(producer_id: i64, producer_epoch: i16, committed: bool) -> Request {
-    Request::EndTxn {
+fn end(producer_id: i64, producer_epoch: i16, committed: bool) -> CoordinatorRequest {
+    CoordinatorRequest::EndTxn {
         transactional_id: TXN.to_owned(),
         producer_id,
         producer_epoch,
@@ -155,10 +158,10 @@ fn markers_ok(request: &Request) -> Response {
 
 /// The answer to a WriteTxnMarkers request with `error` for every partition.
 fn markers_error(request: &Request, error: ErrorCode) -> Response {
-    let Request::WriteTxnMarkers { markers } = request else {
+    let Request::Replica(ReplicaRequest::WriteTxnMarkers { markers }) = request else {
         panic!("expected WriteTxnMarkers, got {request:?}");
     };
-    Response::WriteTxnMarkers {
+    Response::Replica(ReplicaResponse::WriteTxnMarkers {
         results: markers
             .iter()
             .map(|marker| {
@@ -170,12 +173,12 @@ fn markers_error(request: &Request, error: ErrorCode) -> Response {
                 (marker.producer_id, partitions)
             })
             .collect(),
-    }
+    })
 }
 
 /// The one marker of a WriteTxnMarkers request.
 fn marker_of(request: &Request) -> &TxnMarker {
-    let Request::WriteTxnMarkers { markers } = request else {
+    let Request::Replica(ReplicaRequest::WriteTxnMarkers { markers }) = request else {
         panic!("expected WriteTxnMarkers, got {request:?}");
     };
     assert_eq!(markers.len(), 1);
@@ -272,26 +275,26 @@ impl Runtime {
     }
 
     /// Sends `request` from `from`; returns its correlation id.
-    fn send_from(&mut self, from: NodeId, request: Request) -> u64 {
+    fn send_from(&mut self, from: NodeId, request: CoordinatorRequest) -> u64 {
         let correlation_id = self.next_correlation_id;
         self.next_correlation_id += 1;
         self.call(|shard, env, out| shard.handle_request(env, from, correlation_id, request, out));
         correlation_id
     }
 
-    fn send(&mut self, request: Request) -> u64 {
+    fn send(&mut self, request: CoordinatorRequest) -> u64 {
         self.send_from(client(0), request)
     }
 
     /// Sends `request` and returns the answer given at once.
-    fn ask(&mut self, request: Request) -> Response {
+    fn ask(&mut self, request: CoordinatorRequest) -> Response {
         let correlation_id = self.send(request);
         self.take_response(correlation_id)
             .expect("an answer without a write")
     }
 
     /// Sends `request`, commits every write, and returns the answer.
-    fn ask_committed(&mut self, request: Request) -> Response {
+    fn ask_committed(&mut self, request: CoordinatorRequest) -> Response {
         let correlation_id = self.send(request);
         self.commit_all();
         self.take_response(correlation_id).expect("an answer")
@@ -363,11 +366,11 @@ impl Runtime {
     /// InitProducerId for [`TXN`], committed: (producer id, epoch).
     fn init_producer(&mut self) -> (i64, i16) {
         match self.ask_committed(init(TXN, TIMEOUT_MS)) {
-            Response::InitProducerId {
+            Response::Coordinator(CoordinatorResponse::InitProducerId {
                 error: ErrorCode::None,
                 producer_id,
                 producer_epoch,
-            } => (producer_id, producer_epoch),
+            }) => (producer_id, producer_epoch),
             other => panic!("InitProducerId failed: {other:?}"),
         }
     }
@@ -380,7 +383,8 @@ impl Runtime {
 }
 
 fn assert_add_answer(response: &Response, partitions: &[TopicPartition], error: ErrorCode) {
-    let Response::AddPartitionsToTxn { results } = response else {
+    let Response::Coordinator(CoordinatorResponse::AddPartitionsToTxn { results }) = response
+    else {
         panic!("expected AddPartitionsToTxn, got {response:?}");
     };
     let expected: Vec<(TopicPartition, ErrorCode)> =
@@ -390,18 +394,18 @@ fn assert_add_answer(response: &Response, partitions: &[TopicPartition], error: 
 
 fn end_error(response: Response) -> ErrorCode {
     match response {
-        Response::EndTxn { error } => error,
+        Response::Coordinator(CoordinatorResponse::EndTxn { error }) => error,
         other => panic!("expected EndTxn, got {other:?}"),
     }
 }
 
 fn init_answer(response: Response) -> (ErrorCode, i64, i16) {
     match response {
-        Response::InitProducerId {
+        Response::Coordinator(CoordinatorResponse::InitProducerId {
             error,
             producer_id,
             producer_epoch,
-        } => (error, producer_id, producer_epoch),
+        }) => (error, producer_id, producer_epoch),
         other => panic!("expected InitProducerId, got {other:?}"),
     }
 }
@@ -942,7 +946,7 @@ fn requests_for_keys_of_another_partition_get_not_coordinator() {
     let key = foreign_key();
     let (error, _, _) = init_answer(rt.ask(init(&key, TIMEOUT_MS)));
     assert_eq!(error, ErrorCode::NotCoordinator);
-    let add_request = Request::AddPartitionsToTxn {
+    let add_request = CoordinatorRequest::AddPartitionsToTxn {
         transactional_id: key.clone(),
         producer_id: 1,
         producer_epoch: 0,
@@ -953,7 +957,7 @@ fn requests_for_keys_of_another_partition_get_not_coordinator() {
         &[tp("orders", 0)],
         ErrorCode::NotCoordinator,
     );
-    let end_request = Request::EndTxn {
+    let end_request = CoordinatorRequest::EndTxn {
         transactional_id: key,
         producer_id: 1,
         producer_epoch: 0,
@@ -980,7 +984,7 @@ fn unknown_partitions_are_refused_and_nothing_is_written() {
     let producer = rt.init_producer();
     let partitions = [tp("orders", 0), tp("orders", 9), tp("nope", 0)];
     let answer = rt.ask(add(producer.0, producer.1, &partitions));
-    let Response::AddPartitionsToTxn { results } = answer else {
+    let Response::Coordinator(CoordinatorResponse::AddPartitionsToTxn { results }) = answer else {
         panic!("expected AddPartitionsToTxn");
     };
     assert_eq!(
@@ -1164,11 +1168,11 @@ fn shard_runs_inside_the_runtime_host_over_a_real_partition_log() {
     };
     let Message::Response(
         9,
-        Response::InitProducerId {
+        Response::Coordinator(CoordinatorResponse::InitProducerId {
             error,
             producer_id,
             producer_epoch,
-        },
+        }),
     ) = &answer.message
     else {
         panic!("expected the InitProducerId answer, got {answer:?}");

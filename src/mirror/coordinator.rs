@@ -44,8 +44,8 @@ use crate::coordinator::{
 };
 use crate::mirror::{is_valid_transition, MirrorState};
 use crate::protocol::{
-    ErrorCode, MirrorPartitionId, MirrorPartitionStatus, MirrorStateWrite, NodeId, Request,
-    Response,
+    CoordinatorRequest, CoordinatorResponse, ErrorCode, MirrorPartitionId, MirrorPartitionStatus,
+    MirrorStateWrite, NodeId, Response,
 };
 
 /// The mirror coordinator's internal topic.
@@ -263,11 +263,11 @@ impl MirrorCoordinatorShard {
         partitions: Vec<MirrorPartitionId>,
     ) -> Response {
         if let Some(error) = self.unavailable(env) {
-            return Response::ReadMirrorStates {
+            return Response::Coordinator(CoordinatorResponse::ReadMirrorStates {
                 error,
                 coordinator_epoch: env.coordinator_epoch,
                 partitions: Vec::new(),
-            };
+            });
         }
         let partitions = partitions
             .into_iter()
@@ -280,11 +280,11 @@ impl MirrorCoordinatorShard {
                 status
             })
             .collect();
-        Response::ReadMirrorStates {
+        Response::Coordinator(CoordinatorResponse::ReadMirrorStates {
             error: ErrorCode::None,
             coordinator_epoch: env.coordinator_epoch,
             partitions,
-        }
+        })
     }
 
     fn handle_write(
@@ -297,7 +297,8 @@ impl MirrorCoordinatorShard {
     ) {
         if let Some(error) = self.unavailable(env) {
             let partitions = writes.iter().map(|w| (w.id, error, -1)).collect();
-            let response = Response::WriteMirrorStates { error, partitions };
+            let response =
+                Response::Coordinator(CoordinatorResponse::WriteMirrorStates { error, partitions });
             out.responses.push((to, correlation_id, response));
             return;
         }
@@ -323,10 +324,10 @@ impl MirrorCoordinatorShard {
             out.responses.push((
                 to,
                 correlation_id,
-                Response::WriteMirrorStates {
+                Response::Coordinator(CoordinatorResponse::WriteMirrorStates {
                     error: ErrorCode::None,
                     partitions,
-                },
+                }),
             ));
             return;
         }
@@ -430,7 +431,7 @@ impl MirrorCoordinatorShard {
         out: &mut Out,
     ) {
         if let Some(error) = self.unavailable(env) {
-            let response = Response::DeleteMirrorStates { error };
+            let response = Response::Coordinator(CoordinatorResponse::DeleteMirrorStates { error });
             out.responses.push((to, correlation_id, response));
             return;
         }
@@ -455,9 +456,9 @@ impl MirrorCoordinatorShard {
             }
         }
         if records.is_empty() {
-            let response = Response::DeleteMirrorStates {
+            let response = Response::Coordinator(CoordinatorResponse::DeleteMirrorStates {
                 error: ErrorCode::None,
-            };
+            });
             out.responses.push((to, correlation_id, response));
             return;
         }
@@ -579,20 +580,20 @@ impl Shard for MirrorCoordinatorShard {
         env: &ShardEnv<'_>,
         from: NodeId,
         correlation_id: u64,
-        request: Request,
+        request: CoordinatorRequest,
         out: &mut Out,
     ) {
         match request {
-            Request::ReadMirrorStates {
+            CoordinatorRequest::ReadMirrorStates {
                 mirror, partitions, ..
             } => {
                 let response = self.handle_read(env, &mirror, partitions);
                 out.responses.push((from, correlation_id, response));
             }
-            Request::WriteMirrorStates { mirror, writes, .. } => {
+            CoordinatorRequest::WriteMirrorStates { mirror, writes, .. } => {
                 self.handle_write(env, (from, correlation_id), &mirror, writes, out)
             }
-            Request::DeleteMirrorStates { mirror, .. } => {
+            CoordinatorRequest::DeleteMirrorStates { mirror, .. } => {
                 self.handle_delete(env, (from, correlation_id), &mirror, out)
             }
             other => panic!("the mirror coordinator was routed {}", other.kind()),
@@ -667,17 +668,20 @@ fn answer_pending(pending: PendingWrite, error: ErrorCode, out: &mut Out) {
                     None => (id, error, -1),
                 })
                 .collect();
-            let response = Response::WriteMirrorStates {
+            let response = Response::Coordinator(CoordinatorResponse::WriteMirrorStates {
                 error: ErrorCode::None,
                 partitions,
-            };
+            });
             out.responses.push((to, correlation_id, response));
         }
         PendingWrite::Delete {
             to, correlation_id, ..
         } => {
-            out.responses
-                .push((to, correlation_id, Response::DeleteMirrorStates { error }));
+            out.responses.push((
+                to,
+                correlation_id,
+                Response::Coordinator(CoordinatorResponse::DeleteMirrorStates { error }),
+            ));
         }
     }
 }

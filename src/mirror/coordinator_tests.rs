@@ -7,7 +7,9 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::metadata::{MetadataImage, MetadataRecord, PartitionRecord};
-use crate::protocol::{BrokerId, ClusterIndex, TopicId, TopicPartition};
+use crate::protocol::{
+    BrokerId, ClusterIndex, CoordinatorRequest, CoordinatorResponse, TopicId, TopicPartition,
+};
 use MirrorState::*;
 
 const CLUSTER: ClusterIndex = ClusterIndex(1);
@@ -191,7 +193,7 @@ impl Runtime {
     }
 
     /// Sends `request`; the correlation id.
-    fn send(&mut self, request: Request) -> u64 {
+    fn send(&mut self, request: CoordinatorRequest) -> u64 {
         let correlation_id = self.next_correlation_id;
         self.next_correlation_id += 1;
         let mut out = ShardOutput::default();
@@ -212,13 +214,16 @@ impl Runtime {
 
     /// Writes and returns the per-partition results (the write must be answered).
     fn write_states(&mut self, writes: Vec<MirrorStateWrite>) -> Vec<(ErrorCode, i32)> {
-        let id = self.send(Request::WriteMirrorStates {
+        let id = self.send(CoordinatorRequest::WriteMirrorStates {
             coordinator_partition: 0,
             mirror: "m".into(),
             writes,
         });
         match self.answer(id) {
-            Some(Response::WriteMirrorStates { error, partitions }) => {
+            Some(Response::Coordinator(CoordinatorResponse::WriteMirrorStates {
+                error,
+                partitions,
+            })) => {
                 assert_eq!(error, ErrorCode::None);
                 partitions
                     .into_iter()
@@ -237,17 +242,17 @@ impl Runtime {
         &mut self,
         partitions: Vec<MirrorPartitionId>,
     ) -> (ErrorCode, i32, Vec<MirrorPartitionStatus>) {
-        let id = self.send(Request::ReadMirrorStates {
+        let id = self.send(CoordinatorRequest::ReadMirrorStates {
             coordinator_partition: 0,
             mirror: "m".into(),
             partitions,
         });
         match self.answer(id) {
-            Some(Response::ReadMirrorStates {
+            Some(Response::Coordinator(CoordinatorResponse::ReadMirrorStates {
                 error,
                 coordinator_epoch,
                 partitions,
-            }) => (error, coordinator_epoch, partitions),
+            })) => (error, coordinator_epoch, partitions),
             other => panic!("expected a ReadMirrorStates answer, got {other:?}"),
         }
     }
@@ -317,7 +322,7 @@ fn two_writers_with_the_same_state_epoch_cannot_both_win_while_the_first_is_pend
     let id = owned_by(0, 1)[0];
     runtime.write_one(write(id, Preparing, 5, -1));
     runtime.hold_writes = true;
-    let first = runtime.send(Request::WriteMirrorStates {
+    let first = runtime.send(CoordinatorRequest::WriteMirrorStates {
         coordinator_partition: 0,
         mirror: "m".into(),
         writes: vec![write(id, Mirroring, 5, 0)],
@@ -336,7 +341,7 @@ fn two_writers_with_the_same_state_epoch_cannot_both_win_while_the_first_is_pend
     runtime.release_writes();
     assert!(matches!(
         runtime.answer(first),
-        Some(Response::WriteMirrorStates { partitions, .. }) if partitions[0].1 == ErrorCode::None
+        Some(Response::Coordinator(CoordinatorResponse::WriteMirrorStates { partitions, .. })) if partitions[0].1 == ErrorCode::None
     ));
     assert_eq!(runtime.read_one(id).state, Mirroring);
 }
@@ -527,22 +532,24 @@ fn delete_tombstones_every_record_of_the_mirror_and_survives_a_failover() {
         })
         .find(|id| mirror_state_partition("n", id, PARTITIONS) == 0)
         .unwrap();
-    let id = runtime.send(Request::WriteMirrorStates {
+    let id = runtime.send(CoordinatorRequest::WriteMirrorStates {
         coordinator_partition: 0,
         mirror: "n".into(),
         writes: vec![write(other_mirror, Preparing, 1, -1)],
     });
     runtime.answer(id).unwrap();
 
-    let id = runtime.send(Request::DeleteMirrorStates {
+    let id = runtime.send(CoordinatorRequest::DeleteMirrorStates {
         coordinator_partition: 0,
         mirror: "m".into(),
     });
     assert!(matches!(
         runtime.answer(id),
-        Some(Response::DeleteMirrorStates {
-            error: ErrorCode::None
-        })
+        Some(Response::Coordinator(
+            CoordinatorResponse::DeleteMirrorStates {
+                error: ErrorCode::None
+            }
+        ))
     ));
     let tombstones = runtime.log[runtime.log.len() - 3..].to_vec();
     assert!(tombstones.iter().all(|record| matches!(
@@ -590,7 +597,7 @@ fn loading_and_unloaded_shards_answer_with_coordinator_errors() {
     );
     runtime.load();
     runtime.hold_writes = true;
-    let pending = runtime.send(Request::WriteMirrorStates {
+    let pending = runtime.send(CoordinatorRequest::WriteMirrorStates {
         coordinator_partition: 0,
         mirror: "m".into(),
         writes: vec![write(id, Preparing, 1, -1)],
@@ -598,7 +605,7 @@ fn loading_and_unloaded_shards_answer_with_coordinator_errors() {
     runtime.failover();
     assert!(matches!(
         runtime.answer(pending),
-        Some(Response::WriteMirrorStates { partitions, .. }) if partitions[0].1 == ErrorCode::NotCoordinator
+        Some(Response::Coordinator(CoordinatorResponse::WriteMirrorStates { partitions, .. })) if partitions[0].1 == ErrorCode::NotCoordinator
     ));
     assert_eq!(
         runtime.read_one(id).state,

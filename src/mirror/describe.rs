@@ -25,8 +25,10 @@ use crate::component::BrokerContext;
 use crate::log::FetchIsolation;
 use crate::metadata::ConfigResource;
 use crate::protocol::{
-    ErrorCode, ListOffsetsQuery, MirrorPartitionDescription, MirrorPartitionId,
-    MirrorPartitionStatus, NodeId, OffsetSpec, Request, Response, TopicPartition,
+    ClusterRequest, ClusterResponse, CoordinatorRequest, CoordinatorResponse, ErrorCode,
+    ListOffsetsQuery, MirrorPartitionDescription, MirrorPartitionId, MirrorPartitionStatus,
+    MirrorResponse, NodeId, OffsetSpec, ReplicaRequest, ReplicaResponse, Request, Response,
+    TopicPartition,
 };
 
 /// How long a describe waits for any one answer: at most two rounds of it (source metadata,
@@ -102,10 +104,10 @@ impl MirrorDescribes {
     ) {
         let resource = ConfigResource::Mirror(mirror.clone());
         if !ctx.image.configs.contains_key(&resource) {
-            let response = Response::DescribeMirror {
+            let response = Response::Mirror(MirrorResponse::DescribeMirror {
                 error: ErrorCode::ClusterMirrorNotFound,
                 partitions: Vec::new(),
-            };
+            });
             ctx.outbox.respond(from, correlation_id, response);
             return;
         }
@@ -146,11 +148,11 @@ impl MirrorDescribes {
                 self.describe_coordinator_unavailable(id, &ids);
                 continue;
             };
-            let request = Request::ReadMirrorStates {
+            let request = Request::Coordinator(CoordinatorRequest::ReadMirrorStates {
                 coordinator_partition,
                 mirror: mirror.clone(),
                 partitions: ids,
-            };
+            });
             self.send_request(ctx, id, coordinator, request, DescribeRequest::States);
         }
         self.describe_destination_offsets(ctx, id);
@@ -159,9 +161,9 @@ impl MirrorDescribes {
             .and_then(|nodes| nodes.first().copied())
         {
             let topics = self.describe_topics(id);
-            let request = Request::Metadata {
+            let request = Request::Cluster(ClusterRequest::Metadata {
                 topics: Some(topics),
-            };
+            });
             let what = DescribeRequest::SourceMetadata(source);
             self.send_request(ctx, id, source, request, what);
         }
@@ -207,10 +209,10 @@ impl MirrorDescribes {
         }
         for (leader, queries) in by_leader {
             let partitions = queries.iter().map(|q| q.topic_partition.clone()).collect();
-            let request = Request::ListOffsets {
+            let request = Request::Replica(ReplicaRequest::ListOffsets {
                 isolation: FetchIsolation::HighWatermark,
                 partitions: queries,
-            };
+            });
             let what = DescribeRequest::DestinationOffsets(partitions);
             self.send_request(ctx, id, leader, request, what);
         }
@@ -262,9 +264,11 @@ impl MirrorDescribes {
         match (what, response) {
             (
                 DescribeRequest::States,
-                Ok(Response::ReadMirrorStates {
-                    error, partitions, ..
-                }),
+                Ok(Response::Coordinator(CoordinatorResponse::ReadMirrorStates {
+                    error,
+                    partitions,
+                    ..
+                })),
             ) => {
                 for status in partitions {
                     if let Some(description) = pending
@@ -281,7 +285,7 @@ impl MirrorDescribes {
             }
             (
                 DescribeRequest::DestinationOffsets(tps),
-                Ok(Response::ListOffsets { partitions }),
+                Ok(Response::Replica(ReplicaResponse::ListOffsets { partitions })),
             ) => {
                 for (tp, answer) in tps.iter().zip(partitions) {
                     if let (Some(description), true) =
@@ -291,7 +295,10 @@ impl MirrorDescribes {
                     }
                 }
             }
-            (DescribeRequest::SourceMetadata(source), Ok(Response::Metadata { topics, .. })) => {
+            (
+                DescribeRequest::SourceMetadata(source),
+                Ok(Response::Cluster(ClusterResponse::Metadata { topics, .. })),
+            ) => {
                 let mut by_leader: BTreeMap<NodeId, Vec<ListOffsetsQuery>> = BTreeMap::new();
                 for topic in topics.iter().filter(|t| t.error.is_none()) {
                     for record in &topic.partitions {
@@ -313,15 +320,18 @@ impl MirrorDescribes {
                 }
                 for (leader, queries) in by_leader {
                     let tps = queries.iter().map(|q| q.topic_partition.clone()).collect();
-                    let request = Request::ListOffsets {
+                    let request = Request::Replica(ReplicaRequest::ListOffsets {
                         isolation: FetchIsolation::TxnCommitted,
                         partitions: queries,
-                    };
+                    });
                     let what = DescribeRequest::SourceOffsets(tps);
                     self.send_request(ctx, id, leader, request, what);
                 }
             }
-            (DescribeRequest::SourceOffsets(tps), Ok(Response::ListOffsets { partitions })) => {
+            (
+                DescribeRequest::SourceOffsets(tps),
+                Ok(Response::Replica(ReplicaResponse::ListOffsets { partitions })),
+            ) => {
                 for (tp, answer) in tps.iter().zip(partitions) {
                     if let (Some(description), true) =
                         (pending.partitions.get_mut(tp), answer.error.is_none())
@@ -356,10 +366,10 @@ impl MirrorDescribes {
                 description
             })
             .collect();
-        let response = Response::DescribeMirror {
+        let response = Response::Mirror(MirrorResponse::DescribeMirror {
             error: ErrorCode::None,
             partitions,
-        };
+        });
         ctx.outbox
             .respond(pending.reply_to, pending.correlation_id, response);
     }

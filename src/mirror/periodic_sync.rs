@@ -65,8 +65,10 @@ use crate::coordinator::{
 use crate::events::BrokerEvent;
 use crate::metadata::{AclBinding, ConfigResource};
 use crate::protocol::{
-    CommittedOffset, ErrorCode, ListOffsetsQuery, MirrorPartitionId, MirrorTopicOperation,
-    NewTopic, NodeId, OffsetCommitEntry, OffsetSpec, Request, Response, TopicId, TopicPartition,
+    ClusterRequest, ClusterResponse, CommittedOffset, ControllerRequest, CoordinatorRequest,
+    CoordinatorResponse, ErrorCode, ListOffsetsQuery, MirrorPartitionId, MirrorTopicOperation,
+    NewTopic, NodeId, OffsetCommitEntry, OffsetSpec, ReplicaRequest, ReplicaResponse, Request,
+    Response, TopicId, TopicPartition,
 };
 
 /// How long a sync request may stay unanswered.
@@ -323,10 +325,10 @@ impl MirrorSyncs {
         round.restart();
         round.phase = Phase::Discover;
         let to = bootstrap[round.target % bootstrap.len()];
-        let metadata = Request::Metadata { topics: None };
+        let metadata = Request::Cluster(ClusterRequest::Metadata { topics: None });
         let what = SyncRequest::SourceMetadata(to);
         self.send_sync_request(ctx, mirror, to, metadata, what);
-        let acls = Request::DescribeAcls;
+        let acls = Request::Cluster(ClusterRequest::DescribeAcls);
         self.send_sync_request(ctx, mirror, to, acls, SyncRequest::SourceAcls);
     }
 
@@ -387,13 +389,13 @@ impl MirrorSyncs {
             .collect();
         let brokers = round.source_brokers.clone();
         if let (Some(to), false) = (to, on_source.is_empty()) {
-            let request = Request::DescribeConfigs {
+            let request = Request::Cluster(ClusterRequest::DescribeConfigs {
                 resources: on_source,
-            };
+            });
             self.send_sync_request(ctx, mirror, to, request, SyncRequest::SourceConfigs);
         }
         for broker in brokers {
-            let request = Request::ListGroups;
+            let request = Request::Coordinator(CoordinatorRequest::ListGroups);
             self.send_sync_request(
                 ctx,
                 mirror,
@@ -423,11 +425,11 @@ impl MirrorSyncs {
             else {
                 continue;
             };
-            let request = Request::ReadMirrorStates {
+            let request = Request::Coordinator(CoordinatorRequest::ReadMirrorStates {
                 coordinator_partition,
                 mirror: mirror.to_owned(),
                 partitions,
-            };
+            });
             self.send_sync_request(ctx, mirror, coordinator, request, SyncRequest::States);
         }
     }
@@ -506,10 +508,10 @@ impl MirrorSyncs {
             .map(|(group, broker)| (group.clone(), *broker))
             .collect();
         for (group, broker) in groups {
-            let request = Request::OffsetFetch {
+            let request = Request::Coordinator(CoordinatorRequest::OffsetFetch {
                 group_id: group.clone(),
                 partitions: None,
-            };
+            });
             self.send_sync_request(
                 ctx,
                 mirror,
@@ -524,10 +526,10 @@ impl MirrorSyncs {
                 .iter()
                 .map(|q| (q.topic_partition.clone(), q.spec == OffsetSpec::Earliest))
                 .collect();
-            let request = Request::ListOffsets {
+            let request = Request::Replica(ReplicaRequest::ListOffsets {
                 isolation: self.config.design.offset_sync_end_isolation(),
                 partitions: queries,
-            };
+            });
             let what = SyncRequest::DestinationOffsets(keys);
             self.send_sync_request(ctx, mirror, leader, request, what);
         }
@@ -606,15 +608,15 @@ impl MirrorSyncs {
         }
         let controller = ctx.controller;
         if !create.is_empty() {
-            let request = Request::CreateTopics { topics: create };
+            let request = Request::Controller(ControllerRequest::CreateTopics { topics: create });
             self.send_sync_request(ctx, mirror, controller, request, SyncRequest::Apply);
         }
         if !add.is_empty() {
-            let request = Request::AlterMirrorTopics {
+            let request = Request::Controller(ControllerRequest::AlterMirrorTopics {
                 mirror: mirror.to_owned(),
                 operation: MirrorTopicOperation::Add,
                 topics: add,
-            };
+            });
             self.send_sync_request(ctx, mirror, controller, request, SyncRequest::Apply);
         }
     }
@@ -641,7 +643,9 @@ impl MirrorSyncs {
                 destination.and_then(|d| d.get(name)).map(String::as_str)
             });
             if !changes.is_empty() {
-                alters.push(Request::IncrementalAlterConfigs { resource, changes });
+                alters.push(Request::Controller(
+                    ControllerRequest::IncrementalAlterConfigs { resource, changes },
+                ));
             }
         }
         let controller = ctx.controller;
@@ -657,11 +661,11 @@ impl MirrorSyncs {
         let (create, delete) = settings.acl_changes(source, &ctx.image.acls);
         let controller = ctx.controller;
         if !create.is_empty() {
-            let request = Request::CreateAcls { bindings: create };
+            let request = Request::Controller(ControllerRequest::CreateAcls { bindings: create });
             self.send_sync_request(ctx, mirror, controller, request, SyncRequest::Apply);
         }
         if !delete.is_empty() {
-            let request = Request::DeleteAcls { bindings: delete };
+            let request = Request::Controller(ControllerRequest::DeleteAcls { bindings: delete });
             self.send_sync_request(ctx, mirror, controller, request, SyncRequest::Apply);
         }
     }
@@ -747,12 +751,12 @@ impl MirrorSyncs {
                 });
             }
             let to = NodeId::Broker(ctx.node_id.cluster(), coordinator);
-            let request = Request::OffsetCommit {
+            let request = Request::Coordinator(CoordinatorRequest::OffsetCommit {
                 group_id: group,
                 member_id: String::new(),
                 member_epoch: -1,
                 offsets: entries,
-            };
+            });
             self.send_sync_request(ctx, mirror, to, request, SyncRequest::Apply);
         }
     }
@@ -771,9 +775,11 @@ fn record_sync_answer(
     match (what, response) {
         (
             SyncRequest::States,
-            Ok(Response::ReadMirrorStates {
-                error, partitions, ..
-            }),
+            Ok(Response::Coordinator(CoordinatorResponse::ReadMirrorStates {
+                error,
+                partitions,
+                ..
+            })),
         ) => {
             let states = if round.phase == Phase::Verify {
                 &mut round.states_verified
@@ -787,7 +793,10 @@ fn record_sync_answer(
             }
             error.is_none()
         }
-        (SyncRequest::SourceMetadata(to), Ok(Response::Metadata { brokers, topics })) => {
+        (
+            SyncRequest::SourceMetadata(to),
+            Ok(Response::Cluster(ClusterResponse::Metadata { brokers, topics })),
+        ) => {
             round.source_topics = topics
                 .iter()
                 .filter(|topic| topic.error.is_none())
@@ -802,13 +811,19 @@ fn record_sync_answer(
                 .collect();
             true
         }
-        (SyncRequest::SourceAcls, Ok(Response::DescribeAcls { error, bindings })) => {
+        (
+            SyncRequest::SourceAcls,
+            Ok(Response::Cluster(ClusterResponse::DescribeAcls { error, bindings })),
+        ) => {
             if error.is_none() {
                 round.source_acls = Some(bindings.into_iter().collect());
             }
             error.is_none()
         }
-        (SyncRequest::SourceConfigs, Ok(Response::DescribeConfigs { results })) => {
+        (
+            SyncRequest::SourceConfigs,
+            Ok(Response::Cluster(ClusterResponse::DescribeConfigs { results })),
+        ) => {
             for result in results {
                 if let (ConfigResource::Topic(topic), ErrorCode::None) =
                     (result.resource, result.error)
@@ -818,20 +833,29 @@ fn record_sync_answer(
             }
             true
         }
-        (SyncRequest::ListGroups(broker), Ok(Response::ListGroups { error, groups })) => {
+        (
+            SyncRequest::ListGroups(broker),
+            Ok(Response::Coordinator(CoordinatorResponse::ListGroups { error, groups })),
+        ) => {
             for group in groups {
                 round.source_groups.insert(group, broker);
             }
             error.is_none()
         }
-        (SyncRequest::OffsetFetch(group), Ok(Response::OffsetFetch { error, offsets })) => {
+        (
+            SyncRequest::OffsetFetch(group),
+            Ok(Response::Coordinator(CoordinatorResponse::OffsetFetch { error, offsets })),
+        ) => {
             if error.is_none() {
                 let offsets = offsets.into_iter().filter(|o| o.error.is_none()).collect();
                 round.source_offsets.insert(group, offsets);
             }
             error.is_none()
         }
-        (SyncRequest::DestinationOffsets(keys), Ok(Response::ListOffsets { partitions })) => {
+        (
+            SyncRequest::DestinationOffsets(keys),
+            Ok(Response::Replica(ReplicaResponse::ListOffsets { partitions })),
+        ) => {
             // Answers come in query order. A partition is used only with both of its bounds.
             for (key, answer) in keys.into_iter().zip(partitions) {
                 if answer.error.is_none() {

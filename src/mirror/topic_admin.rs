@@ -23,7 +23,10 @@ use crate::metadata::MetadataImage;
 use crate::mirror::coordinator::{mirror_state_partition, MIRROR_STATE_TOPIC};
 use crate::mirror::directory::MirrorDirectory;
 use crate::mirror::{MirrorState, TopicMirrorConfig};
-use crate::protocol::{ErrorCode, MirrorPartitionId, NodeId, Request, Response, TopicId};
+use crate::protocol::{
+    ClusterRequest, ClusterResponse, CoordinatorRequest, CoordinatorResponse, ErrorCode,
+    MirrorPartitionId, NodeId, Request, Response, TopicId,
+};
 
 /// How long the admin entry waits for a coordinator or the controller.
 pub const TOPIC_ADMIN_TIMEOUT_MS: i64 = 1_000;
@@ -85,8 +88,10 @@ impl TopicAdmins {
 /// The topics a DeleteTopics or CreatePartitions names.
 fn request_topics(request: &Request) -> Vec<String> {
     match request {
-        Request::DeleteTopics { topics } => topics.clone(),
-        Request::CreatePartitions { topics } => topics.iter().map(|(t, _)| t.clone()).collect(),
+        Request::Cluster(ClusterRequest::DeleteTopics { topics }) => topics.clone(),
+        Request::Cluster(ClusterRequest::CreatePartitions { topics }) => {
+            topics.iter().map(|(t, _)| t.clone()).collect()
+        }
         _ => Vec::new(),
     }
 }
@@ -94,20 +99,24 @@ fn request_topics(request: &Request) -> Vec<String> {
 /// The same request for `keep` only.
 fn restrict(request: &Request, keep: &BTreeSet<String>) -> Request {
     match request {
-        Request::DeleteTopics { topics } => Request::DeleteTopics {
-            topics: topics
-                .iter()
-                .filter(|t| keep.contains(*t))
-                .cloned()
-                .collect(),
-        },
-        Request::CreatePartitions { topics } => Request::CreatePartitions {
-            topics: topics
-                .iter()
-                .filter(|(t, _)| keep.contains(t))
-                .cloned()
-                .collect(),
-        },
+        Request::Cluster(ClusterRequest::DeleteTopics { topics }) => {
+            Request::Cluster(ClusterRequest::DeleteTopics {
+                topics: topics
+                    .iter()
+                    .filter(|t| keep.contains(*t))
+                    .cloned()
+                    .collect(),
+            })
+        }
+        Request::Cluster(ClusterRequest::CreatePartitions { topics }) => {
+            Request::Cluster(ClusterRequest::CreatePartitions {
+                topics: topics
+                    .iter()
+                    .filter(|(t, _)| keep.contains(t))
+                    .cloned()
+                    .collect(),
+            })
+        }
         other => other.clone(),
     }
 }
@@ -125,8 +134,10 @@ fn answer(request: &Request, results: &BTreeMap<String, ErrorCode>) -> Response 
         })
         .collect();
     match request {
-        Request::CreatePartitions { .. } => Response::CreatePartitions { results },
-        _ => Response::DeleteTopics { results },
+        Request::Cluster(ClusterRequest::CreatePartitions { .. }) => {
+            Response::Cluster(ClusterResponse::CreatePartitions { results })
+        }
+        _ => Response::Cluster(ClusterResponse::DeleteTopics { results }),
     }
 }
 
@@ -254,7 +265,8 @@ impl TopicAdmins {
             Phase::Forward => {
                 let results = match response {
                     Ok(
-                        Response::DeleteTopics { results } | Response::CreatePartitions { results },
+                        Response::Cluster(ClusterResponse::DeleteTopics { results })
+                        | Response::Cluster(ClusterResponse::CreatePartitions { results }),
                     ) => results.into_iter().collect(),
                     // NotController, a timeout: every forwarded topic gets it (retriable).
                     Ok(_) => BTreeMap::new(),
@@ -325,11 +337,11 @@ fn mirror_state_reads(
             .map(|id| topic_name(image, id.topic_id))
             .collect();
         covered.dedup();
-        let request = Request::ReadMirrorStates {
+        let request = Request::Coordinator(CoordinatorRequest::ReadMirrorStates {
             coordinator_partition,
             mirror,
             partitions,
-        };
+        });
         reads.push((to, request, covered));
     }
     reads
@@ -350,11 +362,11 @@ fn check_refusals(
     response: Result<Response, ErrorCode>,
 ) -> Vec<(String, ErrorCode)> {
     match response {
-        Ok(Response::ReadMirrorStates {
+        Ok(Response::Coordinator(CoordinatorResponse::ReadMirrorStates {
             error: ErrorCode::None,
             partitions,
             ..
-        }) => partitions
+        })) => partitions
             .iter()
             .filter_map(|status| {
                 let error = if !status.error.is_none() {
@@ -367,7 +379,7 @@ fn check_refusals(
                 Some((topic_name(image, status.id.topic_id), error))
             })
             .collect(),
-        Ok(Response::ReadMirrorStates { error, .. }) => {
+        Ok(Response::Coordinator(CoordinatorResponse::ReadMirrorStates { error, .. })) => {
             topics.iter().map(|topic| (topic.clone(), error)).collect()
         }
         Ok(_) => topics

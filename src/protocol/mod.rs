@@ -2,6 +2,9 @@
 //! one-line summaries traces show of them ([`Message::summary`]).
 
 mod messages;
+mod parts;
+mod requests;
+mod responses;
 mod summary;
 
 // The shared ids and error codes, and the metadata a Metadata answer carries, under the
@@ -10,11 +13,18 @@ pub use crate::common::{
     BrokerId, ClientKind, ClusterIndex, ErrorCode, NodeId, TopicId, TopicPartition,
 };
 pub use crate::metadata::TopicMetadata;
-pub use messages::{
-    Acks, CommittedOffset, CoordinatorType, DescribeConfigsResult, Envelope, EpochAnswer,
-    EpochQuery, FetchPartition, FetchPartitionResponse, GroupDescription, ListOffsetsAnswer,
-    ListOffsetsQuery, Message, MirrorListing, MirrorPartitionDescription, MirrorPartitionId,
-    MirrorPartitionStatus, MirrorStateWrite, MirrorTopicOperation, NewTopic, OffsetCommitEntry,
-    OffsetSpec, Request, Response, TxnMarker,
+pub use messages::{Envelope, Message};
+pub use parts::{
+    Acks, CommittedOffset, CoordinatorType, DescribeConfigsResult, EpochAnswer, EpochQuery,
+    FetchPartition, FetchPartitionResponse, GroupDescription, ListOffsetsAnswer, ListOffsetsQuery,
+    MirrorListing, MirrorPartitionDescription, MirrorPartitionId, MirrorPartitionStatus,
+    MirrorStateWrite, MirrorTopicOperation, NewTopic, OffsetCommitEntry, OffsetSpec, TxnMarker,
+};
+pub use requests::{
+    ClusterRequest, ControllerRequest, CoordinatorRequest, MirrorRequest, ReplicaRequest, Request,
+};
+pub use responses::{
+    ClusterResponse, ControllerResponse, CoordinatorResponse, MirrorResponse, ReplicaResponse,
+    Response,
 };
 pub use summary::{MessageSummary, PartitionSummary, MAX_ITEMS};

@@ -18,8 +18,12 @@ use std::fmt;
 use crate::metadata::{MetadataRecord, PartitionRecord};
 use crate::record::{ControlRecordType, RecordBatch};
 
-use super::messages::{FetchPartitionResponse, MirrorPartitionStatus};
+use super::parts::{FetchPartitionResponse, MirrorPartitionStatus};
 use super::{Acks, BrokerId, ErrorCode, Message, Request, Response, TopicId};
+use super::{
+    ClusterRequest, ClusterResponse, ControllerRequest, ControllerResponse, CoordinatorRequest,
+    CoordinatorResponse, MirrorRequest, MirrorResponse, ReplicaRequest, ReplicaResponse,
+};
 
 /// How many items of a list a summary shows before `+N more`.
 pub const MAX_ITEMS: usize = 4;
@@ -207,11 +211,24 @@ fn fetcher(f: &mut fmt::Formatter<'_>, replica_id: Option<BrokerId>) -> fmt::Res
 
 fn request_fields(f: &mut fmt::Formatter<'_>, request: &Request) -> fmt::Result {
     match request {
-        Request::BrokerRegistration {
+        Request::Controller(request) => request_fields_controller(f, request),
+        Request::Replica(request) => request_fields_replica(f, request),
+        Request::Coordinator(request) => request_fields_coordinator(f, request),
+        Request::Mirror(request) => request_fields_mirror(f, request),
+        Request::Cluster(request) => request_fields_cluster(f, request),
+    }
+}
+
+fn request_fields_controller(
+    f: &mut fmt::Formatter<'_>,
+    request: &ControllerRequest,
+) -> fmt::Result {
+    match request {
+        ControllerRequest::BrokerRegistration {
             broker_id,
             incarnation,
         } => write!(f, " broker={broker_id} incarnation={incarnation}"),
-        Request::BrokerHeartbeat {
+        ControllerRequest::BrokerHeartbeat {
             broker_id,
             broker_epoch,
             metadata_offset,
@@ -219,11 +236,11 @@ fn request_fields(f: &mut fmt::Formatter<'_>, request: &Request) -> fmt::Result 
             f,
             " broker={broker_id} broker_epoch={broker_epoch} metadata_offset={metadata_offset}"
         ),
-        Request::FetchMetadata {
+        ControllerRequest::FetchMetadata {
             from_offset,
             max_records,
         } => write!(f, " from={from_offset} max={max_records}"),
-        Request::AlterPartition {
+        ControllerRequest::AlterPartition {
             broker_id,
             topic_id,
             partition,
@@ -237,7 +254,7 @@ fn request_fields(f: &mut fmt::Formatter<'_>, request: &Request) -> fmt::Result 
             ShortId(*topic_id),
             Brokers(new_isr)
         ),
-        Request::BumpLeaderEpochs {
+        ControllerRequest::BumpLeaderEpochs {
             broker_id,
             partitions,
             ..
@@ -247,22 +264,45 @@ fn request_fields(f: &mut fmt::Formatter<'_>, request: &Request) -> fmt::Result 
                 write!(f, "{}-{partition}>{epoch}", ShortId(*id))
             })
         }
-        Request::AllocateProducerIds {
+        ControllerRequest::AllocateProducerIds {
             broker_id,
             broker_epoch,
         } => write!(f, " broker={broker_id} broker_epoch={broker_epoch}"),
-        Request::CreateTopics { topics } => list(f, "topics", topics, |f, topic| {
+        ControllerRequest::CreateTopics { topics } => list(f, "topics", topics, |f, topic| {
             write!(
                 f,
                 "{} partitions={} rf={}",
                 topic.name, topic.partitions, topic.replication_factor
             )
         }),
-        Request::Metadata { topics } => match topics {
-            Some(topics) => display_list(f, "topics", topics),
-            None => f.write_str(" topics=all"),
-        },
-        Request::Produce {
+        ControllerRequest::IncrementalAlterConfigs { resource, changes } => {
+            write!(f, " {resource:?}")?;
+            list(f, "changes", changes, |f, (name, value)| {
+                write!(f, "{name}={}", value.as_deref().unwrap_or("<delete>"))
+            })
+        }
+        ControllerRequest::CreateAcls { bindings } | ControllerRequest::DeleteAcls { bindings } => {
+            write!(f, " bindings={}", bindings.len())
+        }
+        ControllerRequest::ListMirrors => Ok(()),
+        ControllerRequest::CreateMirror { name, configs } => {
+            write!(f, " mirror={name}")?;
+            list(f, "configs", configs, |f, (k, v)| write!(f, "{k}={v}"))
+        }
+        ControllerRequest::AlterMirrorTopics {
+            mirror,
+            operation,
+            topics,
+        } => {
+            write!(f, " {operation:?} mirror={mirror}")?;
+            display_list(f, "topics", topics)
+        }
+    }
+}
+
+fn request_fields_replica(f: &mut fmt::Formatter<'_>, request: &ReplicaRequest) -> fmt::Result {
+    match request {
+        ReplicaRequest::Produce {
             acks,
             timeout_ms,
             topic_partition,
@@ -277,7 +317,7 @@ fn request_fields(f: &mut fmt::Formatter<'_>, request: &Request) -> fmt::Result 
                 " {topic_partition} acks={acks} timeout={timeout_ms}ms {batch}"
             )
         }
-        Request::Fetch {
+        ReplicaRequest::Fetch {
             replica_id,
             replica_epoch,
             isolation,
@@ -298,7 +338,7 @@ fn request_fields(f: &mut fmt::Formatter<'_>, request: &Request) -> fmt::Result 
                 )
             })
         }
-        Request::OffsetsForLeaderEpoch {
+        ReplicaRequest::OffsetsForLeaderEpoch {
             replica_id,
             partitions,
         } => {
@@ -311,7 +351,7 @@ fn request_fields(f: &mut fmt::Formatter<'_>, request: &Request) -> fmt::Result 
                 )
             })
         }
-        Request::ListOffsets {
+        ReplicaRequest::ListOffsets {
             isolation,
             partitions,
         } => {
@@ -320,41 +360,7 @@ fn request_fields(f: &mut fmt::Formatter<'_>, request: &Request) -> fmt::Result 
                 write!(f, "{} {:?}", q.topic_partition, q.spec)
             })
         }
-        Request::InitProducerId {
-            transactional_id,
-            producer_id,
-            producer_epoch,
-            ..
-        } => {
-            if let Some(id) = transactional_id {
-                write!(f, " transactional_id={id}")?;
-            }
-            write!(f, " pid={producer_id} epoch={producer_epoch}")
-        }
-        Request::FindCoordinator { key_type, key } => write!(f, " {key_type:?} key={key}"),
-        Request::AddPartitionsToTxn {
-            transactional_id,
-            producer_id,
-            producer_epoch,
-            partitions,
-        } => {
-            write!(
-                f,
-                " transactional_id={transactional_id} pid={producer_id} epoch={producer_epoch}"
-            )?;
-            display_list(f, "partitions", partitions)
-        }
-        Request::EndTxn {
-            transactional_id,
-            producer_id,
-            producer_epoch,
-            committed,
-        } => write!(
-            f,
-            " {} transactional_id={transactional_id} pid={producer_id} epoch={producer_epoch}",
-            ControlRecordType::end_transaction(*committed).name()
-        ),
-        Request::WriteTxnMarkers { markers } => list(f, "markers", markers, |f, marker| {
+        ReplicaRequest::WriteTxnMarkers { markers } => list(f, "markers", markers, |f, marker| {
             write!(
                 f,
                 "{} pid={} epoch={} coordinator_epoch={} on {}",
@@ -370,7 +376,56 @@ fn request_fields(f: &mut fmt::Formatter<'_>, request: &Request) -> fmt::Result 
                 " partitions"
             })
         }),
-        Request::ConsumerGroupHeartbeat {
+        ReplicaRequest::DeleteRecords { partitions } => {
+            list(f, "partitions", partitions, |f, (tp, offset)| {
+                write!(f, "{tp} before {offset}")
+            })
+        }
+    }
+}
+
+fn request_fields_coordinator(
+    f: &mut fmt::Formatter<'_>,
+    request: &CoordinatorRequest,
+) -> fmt::Result {
+    match request {
+        CoordinatorRequest::InitProducerId {
+            transactional_id,
+            producer_id,
+            producer_epoch,
+            ..
+        } => {
+            if let Some(id) = transactional_id {
+                write!(f, " transactional_id={id}")?;
+            }
+            write!(f, " pid={producer_id} epoch={producer_epoch}")
+        }
+        CoordinatorRequest::FindCoordinator { key_type, key } => {
+            write!(f, " {key_type:?} key={key}")
+        }
+        CoordinatorRequest::AddPartitionsToTxn {
+            transactional_id,
+            producer_id,
+            producer_epoch,
+            partitions,
+        } => {
+            write!(
+                f,
+                " transactional_id={transactional_id} pid={producer_id} epoch={producer_epoch}"
+            )?;
+            display_list(f, "partitions", partitions)
+        }
+        CoordinatorRequest::EndTxn {
+            transactional_id,
+            producer_id,
+            producer_epoch,
+            committed,
+        } => write!(
+            f,
+            " {} transactional_id={transactional_id} pid={producer_id} epoch={producer_epoch}",
+            ControlRecordType::end_transaction(*committed).name()
+        ),
+        CoordinatorRequest::ConsumerGroupHeartbeat {
             group_id,
             member_id,
             member_epoch,
@@ -385,7 +440,7 @@ fn request_fields(f: &mut fmt::Formatter<'_>, request: &Request) -> fmt::Result 
                 None => Ok(()),
             }
         }
-        Request::OffsetCommit {
+        CoordinatorRequest::OffsetCommit {
             group_id,
             member_id,
             member_epoch,
@@ -403,7 +458,7 @@ fn request_fields(f: &mut fmt::Formatter<'_>, request: &Request) -> fmt::Result 
                 )
             })
         }
-        Request::OffsetFetch {
+        CoordinatorRequest::OffsetFetch {
             group_id,
             partitions,
         } => {
@@ -413,50 +468,9 @@ fn request_fields(f: &mut fmt::Formatter<'_>, request: &Request) -> fmt::Result 
                 None => f.write_str(" partitions=all"),
             }
         }
-        Request::DescribeGroups { group_ids } => display_list(f, "groups", group_ids),
-        Request::IncrementalAlterConfigs { resource, changes } => {
-            write!(f, " {resource:?}")?;
-            list(f, "changes", changes, |f, (name, value)| {
-                write!(f, "{name}={}", value.as_deref().unwrap_or("<delete>"))
-            })
-        }
-        Request::CreateAcls { bindings } | Request::DeleteAcls { bindings } => {
-            write!(f, " bindings={}", bindings.len())
-        }
-        Request::DescribeAcls | Request::ListGroups | Request::ListMirrors => Ok(()),
-        Request::DescribeConfigs { resources } => {
-            list(f, "resources", resources, |f, r| write!(f, "{r:?}"))
-        }
-        Request::CreateMirror { name, configs } => {
-            write!(f, " mirror={name}")?;
-            list(f, "configs", configs, |f, (k, v)| write!(f, "{k}={v}"))
-        }
-        Request::DeleteMirror { name } | Request::DescribeMirror { name } => {
-            write!(f, " mirror={name}")
-        }
-        Request::DeleteRecords { partitions } => {
-            list(f, "partitions", partitions, |f, (tp, offset)| {
-                write!(f, "{tp} before {offset}")
-            })
-        }
-        Request::DeleteTopics { topics } => display_list(f, "topics", topics),
-        Request::CreatePartitions { topics } => list(f, "topics", topics, |f, (topic, count)| {
-            write!(f, "{topic} to {count}")
-        }),
-        Request::AlterMirrorTopics {
-            mirror,
-            operation,
-            topics,
-        } => {
-            write!(f, " {operation:?} mirror={mirror}")?;
-            display_list(f, "topics", topics)
-        }
-        Request::LastMirroredEpochLookup {
-            requester,
-            topic,
-            partition,
-        } => write!(f, " {topic}-{partition} requester={requester}"),
-        Request::ReadMirrorStates {
+        CoordinatorRequest::DescribeGroups { group_ids } => display_list(f, "groups", group_ids),
+        CoordinatorRequest::ListGroups => Ok(()),
+        CoordinatorRequest::ReadMirrorStates {
             coordinator_partition,
             mirror,
             partitions,
@@ -469,7 +483,7 @@ fn request_fields(f: &mut fmt::Formatter<'_>, request: &Request) -> fmt::Result 
                 write!(f, "{}-{}", ShortId(id.topic_id), id.partition)
             })
         }
-        Request::WriteMirrorStates {
+        CoordinatorRequest::WriteMirrorStates {
             coordinator_partition,
             mirror,
             writes,
@@ -497,7 +511,7 @@ fn request_fields(f: &mut fmt::Formatter<'_>, request: &Request) -> fmt::Result 
                 Ok(())
             })
         }
-        Request::DeleteMirrorStates {
+        CoordinatorRequest::DeleteMirrorStates {
             coordinator_partition,
             mirror,
         } => write!(
@@ -507,16 +521,61 @@ fn request_fields(f: &mut fmt::Formatter<'_>, request: &Request) -> fmt::Result 
     }
 }
 
+fn request_fields_mirror(f: &mut fmt::Formatter<'_>, request: &MirrorRequest) -> fmt::Result {
+    match request {
+        MirrorRequest::DeleteMirror { name } | MirrorRequest::DescribeMirror { name } => {
+            write!(f, " mirror={name}")
+        }
+        MirrorRequest::LastMirroredEpochLookup {
+            requester,
+            topic,
+            partition,
+        } => write!(f, " {topic}-{partition} requester={requester}"),
+    }
+}
+
+fn request_fields_cluster(f: &mut fmt::Formatter<'_>, request: &ClusterRequest) -> fmt::Result {
+    match request {
+        ClusterRequest::Metadata { topics } => match topics {
+            Some(topics) => display_list(f, "topics", topics),
+            None => f.write_str(" topics=all"),
+        },
+        ClusterRequest::DescribeAcls => Ok(()),
+        ClusterRequest::DescribeConfigs { resources } => {
+            list(f, "resources", resources, |f, r| write!(f, "{r:?}"))
+        }
+        ClusterRequest::DeleteTopics { topics } => display_list(f, "topics", topics),
+        ClusterRequest::CreatePartitions { topics } => {
+            list(f, "topics", topics, |f, (topic, count)| {
+                write!(f, "{topic} to {count}")
+            })
+        }
+    }
+}
+
 fn response_fields(f: &mut fmt::Formatter<'_>, response: &Response) -> fmt::Result {
     match response {
-        Response::BrokerRegistration {
+        Response::Controller(response) => response_fields_controller(f, response),
+        Response::Replica(response) => response_fields_replica(f, response),
+        Response::Coordinator(response) => response_fields_coordinator(f, response),
+        Response::Mirror(response) => response_fields_mirror(f, response),
+        Response::Cluster(response) => response_fields_cluster(f, response),
+    }
+}
+
+fn response_fields_controller(
+    f: &mut fmt::Formatter<'_>,
+    response: &ControllerResponse,
+) -> fmt::Result {
+    match response {
+        ControllerResponse::BrokerRegistration {
             error: code,
             broker_epoch,
         } => {
             error(f, *code)?;
             write!(f, " broker_epoch={broker_epoch}")
         }
-        Response::BrokerHeartbeat {
+        ControllerResponse::BrokerHeartbeat {
             error: code,
             is_fenced,
         } => {
@@ -526,7 +585,7 @@ fn response_fields(f: &mut fmt::Formatter<'_>, response: &Response) -> fmt::Resu
             }
             Ok(())
         }
-        Response::FetchMetadata {
+        ControllerResponse::FetchMetadata {
             records,
             end_offset,
         } => {
@@ -535,7 +594,7 @@ fn response_fields(f: &mut fmt::Formatter<'_>, response: &Response) -> fmt::Resu
                 write!(f, "{offset}: {record}")
             })
         }
-        Response::AlterPartition {
+        ControllerResponse::AlterPartition {
             error: code,
             partition,
         } => {
@@ -552,7 +611,7 @@ fn response_fields(f: &mut fmt::Formatter<'_>, response: &Response) -> fmt::Resu
                 None => Ok(()),
             }
         }
-        Response::AllocateProducerIds {
+        ControllerResponse::AllocateProducerIds {
             error: code,
             first_producer_id,
             count,
@@ -560,10 +619,242 @@ fn response_fields(f: &mut fmt::Formatter<'_>, response: &Response) -> fmt::Resu
             error(f, *code)?;
             write!(f, " first={first_producer_id} count={count}")
         }
-        Response::CreateTopics { results } => list(f, "results", results, |f, (topic, code, _)| {
-            write!(f, "{topic}={code:?}")
-        }),
-        Response::Metadata { brokers, topics } => {
+        ControllerResponse::CreateTopics { results } => {
+            list(f, "results", results, |f, (topic, code, _)| {
+                write!(f, "{topic}={code:?}")
+            })
+        }
+        ControllerResponse::IncrementalAlterConfigs { error: code }
+        | ControllerResponse::CreateAcls { error: code }
+        | ControllerResponse::DeleteAcls { error: code }
+        | ControllerResponse::CreateMirror { error: code } => error(f, *code),
+        ControllerResponse::BumpLeaderEpochs {
+            error: code,
+            partitions,
+        } => {
+            error(f, *code)?;
+            list(
+                f,
+                "partitions",
+                partitions,
+                |f, (id, partition, code, epoch)| {
+                    write!(f, "{}-{partition} leader_epoch={epoch}", ShortId(*id))?;
+                    error(f, *code)
+                },
+            )
+        }
+        ControllerResponse::AlterMirrorTopics {
+            error: code,
+            results,
+        } => {
+            error(f, *code)?;
+            named_errors(f, results)
+        }
+        ControllerResponse::ListMirrors {
+            error: code,
+            mirrors,
+        } => {
+            error(f, *code)?;
+            list(f, "mirrors", mirrors, |f, mirror| {
+                write!(f, "{} topics={}", mirror.name, mirror.topics.len())
+            })
+        }
+    }
+}
+
+fn response_fields_replica(f: &mut fmt::Formatter<'_>, response: &ReplicaResponse) -> fmt::Result {
+    match response {
+        ReplicaResponse::Produce {
+            error: code,
+            base_offset,
+            log_start_offset,
+            log_append_time_ms,
+        } => {
+            error(f, *code)?;
+            write!(
+                f,
+                " base_offset={base_offset} log_start_offset={log_start_offset}"
+            )?;
+            match log_append_time_ms {
+                Some(time) => write!(f, " log_append_time={time}"),
+                None => Ok(()),
+            }
+        }
+        ReplicaResponse::Fetch { partitions } => {
+            list(f, "partitions", partitions, fetched_partition)
+        }
+        ReplicaResponse::OffsetsForLeaderEpoch { partitions } => {
+            list(f, "partitions", partitions, |f, answer| {
+                write!(f, "epoch={} end={}", answer.leader_epoch, answer.end_offset)?;
+                error(f, answer.error)
+            })
+        }
+        ReplicaResponse::ListOffsets { partitions } => {
+            list(f, "partitions", partitions, |f, answer| {
+                write!(
+                    f,
+                    "offset={} leader_epoch={}",
+                    answer.offset, answer.leader_epoch
+                )?;
+                error(f, answer.error)
+            })
+        }
+        ReplicaResponse::WriteTxnMarkers { results } => {
+            list(f, "results", results, |f, (pid, errors)| {
+                let failed = errors.iter().filter(|(_, code)| !code.is_none()).count();
+                write!(f, "pid={pid} partitions={} failed={failed}", errors.len())
+            })
+        }
+        ReplicaResponse::DeleteRecords { results } => {
+            list(f, "results", results, |f, (tp, code, low)| {
+                write!(f, "{tp} log_start={low}")?;
+                error(f, *code)
+            })
+        }
+    }
+}
+
+fn response_fields_coordinator(
+    f: &mut fmt::Formatter<'_>,
+    response: &CoordinatorResponse,
+) -> fmt::Result {
+    match response {
+        CoordinatorResponse::InitProducerId {
+            error: code,
+            producer_id,
+            producer_epoch,
+        } => {
+            error(f, *code)?;
+            write!(f, " pid={producer_id} epoch={producer_epoch}")
+        }
+        CoordinatorResponse::FindCoordinator {
+            error: code,
+            coordinator,
+        } => {
+            error(f, *code)?;
+            match coordinator {
+                Some(node) => write!(f, " coordinator={node}"),
+                None => Ok(()),
+            }
+        }
+        CoordinatorResponse::AddPartitionsToTxn { results }
+        | CoordinatorResponse::OffsetCommit { results } => partition_errors(f, results),
+        CoordinatorResponse::EndTxn { error: code }
+        | CoordinatorResponse::DeleteMirrorStates { error: code } => error(f, *code),
+        CoordinatorResponse::ConsumerGroupHeartbeat {
+            error: code,
+            member_id,
+            member_epoch,
+            assignment,
+            ..
+        } => {
+            error(f, *code)?;
+            write!(f, " member={member_id:?} member_epoch={member_epoch}")?;
+            match assignment {
+                Some(partitions) => display_list(f, "assignment", partitions),
+                None => Ok(()),
+            }
+        }
+        CoordinatorResponse::OffsetFetch {
+            error: code,
+            offsets,
+        } => {
+            error(f, *code)?;
+            list(f, "offsets", offsets, |f, committed| {
+                write!(
+                    f,
+                    "{}={} leader_epoch={}",
+                    committed.topic_partition, committed.offset, committed.leader_epoch
+                )?;
+                error(f, committed.error)
+            })
+        }
+        CoordinatorResponse::DescribeGroups {
+            error: code,
+            groups,
+        } => {
+            error(f, *code)?;
+            list(f, "groups", groups, |f, group| {
+                write!(
+                    f,
+                    "{} {} members={}",
+                    group.group_id,
+                    group.state,
+                    group.members.len()
+                )
+            })
+        }
+        CoordinatorResponse::ListGroups {
+            error: code,
+            groups,
+        } => {
+            error(f, *code)?;
+            display_list(f, "groups", groups)
+        }
+        CoordinatorResponse::ReadMirrorStates {
+            error: code,
+            coordinator_epoch,
+            partitions,
+        } => {
+            error(f, *code)?;
+            write!(f, " coordinator_epoch={coordinator_epoch}")?;
+            list(f, "partitions", partitions, mirror_status)
+        }
+        CoordinatorResponse::WriteMirrorStates {
+            error: code,
+            partitions,
+        } => {
+            error(f, *code)?;
+            list(f, "partitions", partitions, |f, (id, code, state_epoch)| {
+                write!(
+                    f,
+                    "{}-{} state_epoch={state_epoch}",
+                    ShortId(id.topic_id),
+                    id.partition
+                )?;
+                error(f, *code)
+            })
+        }
+    }
+}
+
+fn response_fields_mirror(f: &mut fmt::Formatter<'_>, response: &MirrorResponse) -> fmt::Result {
+    match response {
+        MirrorResponse::DeleteMirror { error: code } => error(f, *code),
+        MirrorResponse::LastMirroredEpochLookup {
+            error: code,
+            last_mirrored_epoch,
+            last_mirrored_offset,
+        } => {
+            error(f, *code)?;
+            write!(
+                f,
+                " last_mirrored_epoch={last_mirrored_epoch} last_mirrored_offset={last_mirrored_offset}"
+            )
+        }
+        MirrorResponse::DescribeMirror {
+            error: code,
+            partitions,
+        } => {
+            error(f, *code)?;
+            list(f, "partitions", partitions, |f, description| {
+                write!(
+                    f,
+                    "{} {}",
+                    description.topic_partition, description.status.state
+                )?;
+                if let Some(lag) = description.lag {
+                    write!(f, " lag={lag}")?;
+                }
+                error(f, description.status.error)
+            })
+        }
+    }
+}
+
+fn response_fields_cluster(f: &mut fmt::Formatter<'_>, response: &ClusterResponse) -> fmt::Result {
+    match response {
+        ClusterResponse::Metadata { brokers, topics } => {
             write!(f, " brokers={}", Brokers(brokers))?;
             list(f, "topics", topics, |f, topic| {
                 write!(f, "{}", topic.name)?;
@@ -584,221 +875,20 @@ fn response_fields(f: &mut fmt::Formatter<'_>, response: &Response) -> fmt::Resu
                 Ok(())
             })
         }
-        Response::Produce {
-            error: code,
-            base_offset,
-            log_start_offset,
-            log_append_time_ms,
-        } => {
-            error(f, *code)?;
-            write!(
-                f,
-                " base_offset={base_offset} log_start_offset={log_start_offset}"
-            )?;
-            match log_append_time_ms {
-                Some(time) => write!(f, " log_append_time={time}"),
-                None => Ok(()),
-            }
-        }
-        Response::Fetch { partitions } => list(f, "partitions", partitions, fetched_partition),
-        Response::OffsetsForLeaderEpoch { partitions } => {
-            list(f, "partitions", partitions, |f, answer| {
-                write!(f, "epoch={} end={}", answer.leader_epoch, answer.end_offset)?;
-                error(f, answer.error)
-            })
-        }
-        Response::ListOffsets { partitions } => list(f, "partitions", partitions, |f, answer| {
-            write!(
-                f,
-                "offset={} leader_epoch={}",
-                answer.offset, answer.leader_epoch
-            )?;
-            error(f, answer.error)
-        }),
-        Response::InitProducerId {
-            error: code,
-            producer_id,
-            producer_epoch,
-        } => {
-            error(f, *code)?;
-            write!(f, " pid={producer_id} epoch={producer_epoch}")
-        }
-        Response::FindCoordinator {
-            error: code,
-            coordinator,
-        } => {
-            error(f, *code)?;
-            match coordinator {
-                Some(node) => write!(f, " coordinator={node}"),
-                None => Ok(()),
-            }
-        }
-        Response::AddPartitionsToTxn { results } | Response::OffsetCommit { results } => {
-            partition_errors(f, results)
-        }
-        Response::EndTxn { error: code }
-        | Response::IncrementalAlterConfigs { error: code }
-        | Response::CreateAcls { error: code }
-        | Response::DeleteAcls { error: code }
-        | Response::CreateMirror { error: code }
-        | Response::DeleteMirror { error: code }
-        | Response::DeleteMirrorStates { error: code } => error(f, *code),
-        Response::WriteTxnMarkers { results } => list(f, "results", results, |f, (pid, errors)| {
-            let failed = errors.iter().filter(|(_, code)| !code.is_none()).count();
-            write!(f, "pid={pid} partitions={} failed={failed}", errors.len())
-        }),
-        Response::ConsumerGroupHeartbeat {
-            error: code,
-            member_id,
-            member_epoch,
-            assignment,
-            ..
-        } => {
-            error(f, *code)?;
-            write!(f, " member={member_id:?} member_epoch={member_epoch}")?;
-            match assignment {
-                Some(partitions) => display_list(f, "assignment", partitions),
-                None => Ok(()),
-            }
-        }
-        Response::OffsetFetch {
-            error: code,
-            offsets,
-        } => {
-            error(f, *code)?;
-            list(f, "offsets", offsets, |f, committed| {
-                write!(
-                    f,
-                    "{}={} leader_epoch={}",
-                    committed.topic_partition, committed.offset, committed.leader_epoch
-                )?;
-                error(f, committed.error)
-            })
-        }
-        Response::DescribeGroups {
-            error: code,
-            groups,
-        } => {
-            error(f, *code)?;
-            list(f, "groups", groups, |f, group| {
-                write!(
-                    f,
-                    "{} {} members={}",
-                    group.group_id,
-                    group.state,
-                    group.members.len()
-                )
-            })
-        }
-        Response::DescribeAcls {
+        ClusterResponse::DescribeAcls {
             error: code,
             bindings,
         } => {
             error(f, *code)?;
             write!(f, " bindings={}", bindings.len())
         }
-        Response::ListGroups {
-            error: code,
-            groups,
-        } => {
-            error(f, *code)?;
-            display_list(f, "groups", groups)
-        }
-        Response::DescribeConfigs { results } => list(f, "results", results, |f, result| {
+        ClusterResponse::DescribeConfigs { results } => list(f, "results", results, |f, result| {
             write!(f, "{:?}", result.resource)?;
             error(f, result.error)?;
             write!(f, " configs={}", result.configs.len())
         }),
-        Response::LastMirroredEpochLookup {
-            error: code,
-            last_mirrored_epoch,
-            last_mirrored_offset,
-        } => {
-            error(f, *code)?;
-            write!(
-                f,
-                " last_mirrored_epoch={last_mirrored_epoch} last_mirrored_offset={last_mirrored_offset}"
-            )
-        }
-        Response::BumpLeaderEpochs {
-            error: code,
-            partitions,
-        } => {
-            error(f, *code)?;
-            list(
-                f,
-                "partitions",
-                partitions,
-                |f, (id, partition, code, epoch)| {
-                    write!(f, "{}-{partition} leader_epoch={epoch}", ShortId(*id))?;
-                    error(f, *code)
-                },
-            )
-        }
-        Response::DeleteRecords { results } => list(f, "results", results, |f, (tp, code, low)| {
-            write!(f, "{tp} log_start={low}")?;
-            error(f, *code)
-        }),
-        Response::DeleteTopics { results } | Response::CreatePartitions { results } => {
-            named_errors(f, results)
-        }
-        Response::DescribeMirror {
-            error: code,
-            partitions,
-        } => {
-            error(f, *code)?;
-            list(f, "partitions", partitions, |f, description| {
-                write!(
-                    f,
-                    "{} {}",
-                    description.topic_partition, description.status.state
-                )?;
-                if let Some(lag) = description.lag {
-                    write!(f, " lag={lag}")?;
-                }
-                error(f, description.status.error)
-            })
-        }
-        Response::AlterMirrorTopics {
-            error: code,
-            results,
-        } => {
-            error(f, *code)?;
-            named_errors(f, results)
-        }
-        Response::ListMirrors {
-            error: code,
-            mirrors,
-        } => {
-            error(f, *code)?;
-            list(f, "mirrors", mirrors, |f, mirror| {
-                write!(f, "{} topics={}", mirror.name, mirror.topics.len())
-            })
-        }
-        Response::ReadMirrorStates {
-            error: code,
-            coordinator_epoch,
-            partitions,
-        } => {
-            error(f, *code)?;
-            write!(f, " coordinator_epoch={coordinator_epoch}")?;
-            list(f, "partitions", partitions, mirror_status)
-        }
-        Response::WriteMirrorStates {
-            error: code,
-            partitions,
-        } => {
-            error(f, *code)?;
-            list(f, "partitions", partitions, |f, (id, code, state_epoch)| {
-                write!(
-                    f,
-                    "{}-{} state_epoch={state_epoch}",
-                    ShortId(id.topic_id),
-                    id.partition
-                )?;
-                error(f, *code)
-            })
-        }
+        ClusterResponse::DeleteTopics { results }
+        | ClusterResponse::CreatePartitions { results } => named_errors(f, results),
     }
 }
 
@@ -889,12 +979,12 @@ mod tests {
         }
         Message::Request(
             17,
-            Request::Produce {
+            Request::Replica(ReplicaRequest::Produce {
                 acks: Acks::All,
                 timeout_ms: 1_000,
                 topic_partition: TopicPartition::new("orders", 1),
                 batch: builder.build(),
-            },
+            }),
         )
     }
 
@@ -912,18 +1002,18 @@ mod tests {
     #[test]
     fn long_lists_are_cut_and_successful_errors_left_out() {
         let topics: Vec<String> = (0..10).map(|i| format!("t{i}")).collect();
-        let line = Message::Request(3, Request::DeleteTopics { topics })
+        let line = Message::Request(3, Request::Cluster(ClusterRequest::DeleteTopics { topics }))
             .summary()
             .to_string();
         assert_eq!(line, "DeleteTopics#3 topics=[t0, t1, t2, t3, +6 more]");
         let line = Message::Response(
             3,
-            Response::DeleteTopics {
+            Response::Cluster(ClusterResponse::DeleteTopics {
                 results: vec![
                     ("t0".into(), ErrorCode::None),
                     ("t1".into(), ErrorCode::UnknownTopicOrPartition),
                 ],
-            },
+            }),
         )
         .summary()
         .to_string();
@@ -933,9 +1023,9 @@ mod tests {
         );
         let line = Message::Response(
             9,
-            Response::EndTxn {
+            Response::Coordinator(CoordinatorResponse::EndTxn {
                 error: ErrorCode::None,
-            },
+            }),
         )
         .summary()
         .to_string();

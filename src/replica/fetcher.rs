@@ -28,7 +28,8 @@ use crate::events::{BrokerEvent, TruncationReason};
 use crate::log::{FetchIsolation, LogDisk};
 use crate::node::Outbox;
 use crate::protocol::{
-    BrokerId, ErrorCode, FetchPartition, FetchPartitionResponse, NodeId, Request, TopicPartition,
+    BrokerId, ErrorCode, FetchPartition, FetchPartitionResponse, NodeId, ReplicaRequest, Request,
+    TopicPartition,
 };
 
 /// The fetcher's settings, from the broker config.
@@ -158,14 +159,14 @@ impl ReplicaFetcher {
                 .collect();
             let correlation_id = ctx.outbox.request(
                 NodeId::Broker(ctx.node_id.cluster(), leader),
-                Request::Fetch {
+                Request::Replica(ReplicaRequest::Fetch {
                     replica_id: Some(ctx.broker_id),
                     replica_epoch: broker_epoch,
                     isolation: FetchIsolation::LogEnd,
                     max_wait_ms: self.config.wait_max_ms,
                     max_bytes: self.config.max_bytes,
                     partitions: requests,
-                },
+                }),
             );
             let session = self.sessions.get_mut(&leader).expect("listed above");
             session.inflight = Some(PendingFetch {
@@ -371,9 +372,10 @@ mod tests {
             .take()
             .into_iter()
             .map(|Envelope { message, .. }| match message {
-                Message::Request(correlation_id, Request::Fetch { partitions, .. }) => {
-                    (correlation_id, partitions)
-                }
+                Message::Request(
+                    correlation_id,
+                    Request::Replica(ReplicaRequest::Fetch { partitions, .. }),
+                ) => (correlation_id, partitions),
                 other => panic!("the fetcher sends fetches only: {other:?}"),
             })
             .collect()

@@ -29,8 +29,9 @@ use std::fmt;
 
 use mirrorsim::node::{Node, Outbox};
 use mirrorsim::protocol::{
-    BrokerId, ClusterIndex, Envelope, ErrorCode, Message, MirrorTopicOperation, NewTopic, NodeId,
-    Request, Response, TopicPartition,
+    BrokerId, ClusterIndex, ClusterRequest, ClusterResponse, ControllerRequest, ControllerResponse,
+    Envelope, ErrorCode, Message, MirrorRequest, MirrorResponse, MirrorTopicOperation, NewTopic,
+    NodeId, ReplicaRequest, ReplicaResponse, Request, Response, TopicPartition,
 };
 
 use mirrorsim::mirror::sync::BOOTSTRAP_SERVERS_CONFIG as BOOTSTRAP_SERVERS;
@@ -126,31 +127,37 @@ impl AdminOp {
     /// without a final result).
     fn request(&self, topics: &[String]) -> Request {
         match &self.action {
-            AdminAction::CreateMirror { configs } => Request::CreateMirror {
+            AdminAction::CreateMirror { configs } => {
+                Request::Controller(ControllerRequest::CreateMirror {
+                    name: self.mirror.clone(),
+                    configs: configs.clone(),
+                })
+            }
+            AdminAction::AlterTopics { operation, .. } => {
+                Request::Controller(ControllerRequest::AlterMirrorTopics {
+                    mirror: self.mirror.clone(),
+                    operation: *operation,
+                    topics: topics.to_vec(),
+                })
+            }
+            AdminAction::DeleteMirror => Request::Mirror(MirrorRequest::DeleteMirror {
                 name: self.mirror.clone(),
-                configs: configs.clone(),
-            },
-            AdminAction::AlterTopics { operation, .. } => Request::AlterMirrorTopics {
-                mirror: self.mirror.clone(),
-                operation: *operation,
+            }),
+            AdminAction::DescribeMirror => Request::Mirror(MirrorRequest::DescribeMirror {
+                name: self.mirror.clone(),
+            }),
+            AdminAction::DeleteTopics { .. } => Request::Cluster(ClusterRequest::DeleteTopics {
                 topics: topics.to_vec(),
-            },
-            AdminAction::DeleteMirror => Request::DeleteMirror {
-                name: self.mirror.clone(),
-            },
-            AdminAction::DescribeMirror => Request::DescribeMirror {
-                name: self.mirror.clone(),
-            },
-            AdminAction::DeleteTopics { .. } => Request::DeleteTopics {
-                topics: topics.to_vec(),
-            },
-            AdminAction::CreatePartitions { count, .. } => Request::CreatePartitions {
-                topics: topics.iter().map(|topic| (topic.clone(), *count)).collect(),
-            },
+            }),
+            AdminAction::CreatePartitions { count, .. } => {
+                Request::Cluster(ClusterRequest::CreatePartitions {
+                    topics: topics.iter().map(|topic| (topic.clone(), *count)).collect(),
+                })
+            }
             // Sent partition by partition to the leaders (see `Running::next_records_request`).
-            AdminAction::DeleteRecords { .. } => Request::Metadata {
+            AdminAction::DeleteRecords { .. } => Request::Cluster(ClusterRequest::Metadata {
                 topics: Some(topics.to_vec()),
-            },
+            }),
         }
     }
 }
@@ -368,9 +375,9 @@ impl Running {
         match next {
             Some((tp, Some(leader))) => (
                 *leader,
-                Request::DeleteRecords {
+                Request::Replica(ReplicaRequest::DeleteRecords {
                     partitions: vec![(tp.clone(), -1)],
-                },
+                }),
             ),
             _ => (any_broker, self.op.request(&self.pending_topics)),
         }
@@ -573,9 +580,9 @@ impl AdminClient {
         }
         let correlation_id = self.outbox.request(
             self.controller,
-            Request::CreateTopics {
+            Request::Controller(ControllerRequest::CreateTopics {
                 topics: self.pending_topics.clone(),
-            },
+            }),
         );
         self.in_flight = Some((correlation_id, now_ms));
         self.next_attempt_ms = now_ms + RETRY_MS;
@@ -733,14 +740,16 @@ impl Node for AdminClient {
         let from = envelope.from;
         if let Message::Response(correlation_id, response) = envelope.message {
             match response {
-                Response::CreateTopics { results } => self.handle_create_topics(
-                    correlation_id,
-                    results
-                        .into_iter()
-                        .map(|(name, error, _)| (name, error))
-                        .collect(),
-                ),
-                Response::CreateMirror { error } | Response::DeleteMirror { error } => {
+                Response::Controller(ControllerResponse::CreateTopics { results }) => self
+                    .handle_create_topics(
+                        correlation_id,
+                        results
+                            .into_iter()
+                            .map(|(name, error, _)| (name, error))
+                            .collect(),
+                    ),
+                Response::Controller(ControllerResponse::CreateMirror { error })
+                | Response::Mirror(MirrorResponse::DeleteMirror { error }) => {
                     self.handle_op_answer(
                         now_ms,
                         from,
@@ -750,10 +759,10 @@ impl Node for AdminClient {
                         Vec::new(),
                     );
                 }
-                Response::AlterMirrorTopics { error, results } => {
+                Response::Controller(ControllerResponse::AlterMirrorTopics { error, results }) => {
                     self.handle_op_answer(now_ms, from, correlation_id, error, results, Vec::new());
                 }
-                Response::DescribeMirror { error, partitions } => {
+                Response::Mirror(MirrorResponse::DescribeMirror { error, partitions }) => {
                     let described = partitions.iter().map(describe_line).collect();
                     self.handle_op_answer(
                         now_ms,
@@ -764,7 +773,8 @@ impl Node for AdminClient {
                         described,
                     );
                 }
-                Response::DeleteTopics { results } | Response::CreatePartitions { results } => {
+                Response::Cluster(ClusterResponse::DeleteTopics { results })
+                | Response::Cluster(ClusterResponse::CreatePartitions { results }) => {
                     self.handle_op_answer(
                         now_ms,
                         from,
@@ -774,10 +784,10 @@ impl Node for AdminClient {
                         Vec::new(),
                     );
                 }
-                Response::Metadata { topics, .. } => {
+                Response::Cluster(ClusterResponse::Metadata { topics, .. }) => {
                     self.handle_records_answer(now_ms, correlation_id, Err(topics));
                 }
-                Response::DeleteRecords { results } => {
+                Response::Replica(ReplicaResponse::DeleteRecords { results }) => {
                     self.handle_records_answer(now_ms, correlation_id, Ok(results));
                 }
                 _ => {}
@@ -913,7 +923,7 @@ mod tests {
         let requests = sent(&mut client);
         assert!(matches!(
             requests.as_slice(),
-            [(_, Request::DeleteMirror { name })] if name == "m"
+            [(_, Request::Mirror(MirrorRequest::DeleteMirror { name }))] if name == "m"
         ));
     }
 
@@ -941,18 +951,18 @@ mod tests {
             &mut client,
             2_001,
             first,
-            Response::CreateMirror {
+            Response::Controller(ControllerResponse::CreateMirror {
                 error: ErrorCode::None,
-            },
+            }),
         );
         assert!(client.take_finished().is_empty());
         answer(
             &mut client,
             2_005,
             second,
-            Response::CreateMirror {
+            Response::Controller(ControllerResponse::CreateMirror {
                 error: ErrorCode::NotController,
-            },
+            }),
         );
         assert!(sent(&mut client).is_empty(), "backs off first");
         assert_eq!(client.poll_timeout(), Some(2_005 + RETRY_BACKOFF_MS));
@@ -964,9 +974,9 @@ mod tests {
             &mut client,
             2_210,
             third,
-            Response::CreateMirror {
+            Response::Controller(ControllerResponse::CreateMirror {
                 error: ErrorCode::ClusterMirrorAlreadyExists,
-            },
+            }),
         );
         let outcome = finished_outcome(&mut client);
         assert_eq!(outcome.error, ErrorCode::ClusterMirrorAlreadyExists);
@@ -990,7 +1000,7 @@ mod tests {
             &mut client,
             1_010,
             first,
-            Response::AlterMirrorTopics {
+            Response::Controller(ControllerResponse::AlterMirrorTopics {
                 error: ErrorCode::None,
                 results: vec![
                     ("x".into(), ErrorCode::None),
@@ -998,12 +1008,14 @@ mod tests {
                     // Final: the controller knows which topics exist.
                     ("z".into(), ErrorCode::UnknownTopicOrPartition),
                 ],
-            },
+            }),
         );
         assert!(client.take_finished().is_empty());
         client.handle_timeout(1_010 + RETRY_BACKOFF_MS);
         let requests = sent(&mut client);
-        let [(second, Request::AlterMirrorTopics { topics, .. })] = &requests[..] else {
+        let [(second, Request::Controller(ControllerRequest::AlterMirrorTopics { topics, .. }))] =
+            &requests[..]
+        else {
             panic!("a second AlterMirrorTopics: {requests:?}")
         };
         assert_eq!(topics, &["y".to_string()]);
@@ -1011,10 +1023,10 @@ mod tests {
             &mut client,
             1_300,
             *second,
-            Response::AlterMirrorTopics {
+            Response::Controller(ControllerResponse::AlterMirrorTopics {
                 error: ErrorCode::None,
                 results: vec![("y".into(), ErrorCode::InvalidClusterMirrorState)],
-            },
+            }),
         );
         let outcome = finished_outcome(&mut client);
         assert_eq!(outcome.error, ErrorCode::None);
@@ -1041,7 +1053,9 @@ mod tests {
         ]);
         client.handle_timeout(1_000);
         let requests = sent(&mut client);
-        let [(first, Request::AlterMirrorTopics { .. })] = requests[..] else {
+        let [(first, Request::Controller(ControllerRequest::AlterMirrorTopics { .. }))] =
+            requests[..]
+        else {
             panic!("only the first operation: {requests:?}")
         };
         client.handle_timeout(1_500);
@@ -1050,17 +1064,20 @@ mod tests {
             &mut client,
             1_600,
             first,
-            Response::AlterMirrorTopics {
+            Response::Controller(ControllerResponse::AlterMirrorTopics {
                 error: ErrorCode::ClusterMirrorNotFound,
                 results: Vec::new(),
-            },
+            }),
         );
         let outcome = finished_outcome(&mut client);
         assert_eq!(outcome.error, ErrorCode::ClusterMirrorNotFound);
         assert!(outcome.topics.is_empty());
         let requests = sent(&mut client);
         assert!(
-            matches!(requests[..], [(_, Request::DeleteMirror { .. })]),
+            matches!(
+                requests[..],
+                [(_, Request::Mirror(MirrorRequest::DeleteMirror { .. }))]
+            ),
             "the second starts as the first finishes: {requests:?}"
         );
     }

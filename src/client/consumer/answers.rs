@@ -2,6 +2,7 @@
 //! validated after a leader change), Fetch (records delivered, positions moved, errors).
 
 use super::*;
+use crate::protocol::{ClusterResponse, ReplicaResponse};
 
 /// Copies the leader's offsets from a successful answer (values below 0 mean "not sent").
 pub(super) fn update_offsets(partition: &mut AssignedPartition, answer: &FetchPartitionResponse) {
@@ -41,7 +42,10 @@ impl Consumer {
         response: Response,
     ) {
         match (request, response) {
-            (PendingRequest::Metadata, Response::Metadata { brokers, topics }) => {
+            (
+                PendingRequest::Metadata,
+                Response::Cluster(ClusterResponse::Metadata { brokers, topics }),
+            ) => {
                 let leaders_changed = self.io.metadata.apply(now_ms, &brokers, &topics);
                 self.events.push(ConsumerEvent::MetadataRefreshed {
                     broker,
@@ -50,9 +54,9 @@ impl Consumer {
             }
             (
                 PendingRequest::ListOffsets { partitions },
-                Response::ListOffsets {
+                Response::Replica(ReplicaResponse::ListOffsets {
                     partitions: answers,
-                },
+                }),
             ) => {
                 self.handle_list_offsets(now_ms, correlation_id, &partitions, &answers);
             }
@@ -61,17 +65,17 @@ impl Consumer {
                     partitions,
                     sent_ms,
                 },
-                Response::Fetch {
+                Response::Replica(ReplicaResponse::Fetch {
                     partitions: answers,
-                },
+                }),
             ) => {
                 self.handle_fetch(now_ms, correlation_id, &partitions, sent_ms, answers);
             }
             (
                 PendingRequest::Validate { partitions },
-                Response::OffsetsForLeaderEpoch {
+                Response::Replica(ReplicaResponse::OffsetsForLeaderEpoch {
                     partitions: answers,
-                },
+                }),
             ) => {
                 self.handle_validation(now_ms, correlation_id, &partitions, &answers);
             }

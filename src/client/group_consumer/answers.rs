@@ -2,6 +2,7 @@
 //! OffsetCommit, and what each failure does to the membership.
 
 use super::*;
+use crate::protocol::CoordinatorResponse;
 
 impl GroupConsumer {
     pub(super) fn handle_answer(
@@ -14,7 +15,10 @@ impl GroupConsumer {
         match (request, response) {
             (
                 GroupRequest::FindCoordinator,
-                Ok(Response::FindCoordinator { error, coordinator }),
+                Ok(Response::Coordinator(CoordinatorResponse::FindCoordinator {
+                    error,
+                    coordinator,
+                })),
             ) => match coordinator {
                 Some(coordinator) if error.is_none() => {
                     self.coordinator = Some(coordinator);
@@ -26,13 +30,13 @@ impl GroupConsumer {
             (GroupRequest::FindCoordinator, _) => self.find_failed(now_ms),
             (
                 GroupRequest::Heartbeat { member_epoch },
-                Ok(Response::ConsumerGroupHeartbeat {
+                Ok(Response::Coordinator(CoordinatorResponse::ConsumerGroupHeartbeat {
                     error,
                     member_id,
                     member_epoch: new_epoch,
                     heartbeat_interval_ms,
                     assignment,
-                }),
+                })),
             ) => {
                 if error.is_none() {
                     if heartbeat_interval_ms > 0 {
@@ -53,7 +57,10 @@ impl GroupConsumer {
                 let error = other.err().unwrap_or(ErrorCode::InvalidRequest);
                 self.heartbeat_failed(now_ms, broker, member_epoch, error);
             }
-            (GroupRequest::OffsetFetch, Ok(Response::OffsetFetch { error, offsets })) => {
+            (
+                GroupRequest::OffsetFetch,
+                Ok(Response::Coordinator(CoordinatorResponse::OffsetFetch { error, offsets })),
+            ) => {
                 if error.is_none() {
                     self.start_partitions(now_ms, offsets);
                 } else {
@@ -66,7 +73,9 @@ impl GroupConsumer {
             }
             (GroupRequest::OffsetCommit { offsets, purpose }, response) => {
                 let results = match response {
-                    Ok(Response::OffsetCommit { results }) => results,
+                    Ok(Response::Coordinator(CoordinatorResponse::OffsetCommit { results })) => {
+                        results
+                    }
                     Ok(_) => offsets
                         .iter()
                         .map(|(tp, _, _)| (tp.clone(), ErrorCode::InvalidRequest))

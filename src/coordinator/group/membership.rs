@@ -2,6 +2,7 @@
 //! their target assignment.
 
 use super::*;
+use crate::protocol::CoordinatorResponse;
 
 impl GroupCoordinatorShard {
     #[allow(clippy::too_many_arguments)]
@@ -206,12 +207,12 @@ impl GroupCoordinatorShard {
         member.epoch = Some(group_epoch);
         let assignment =
             (full || changed || epoch_changes).then(|| member.assigned.iter().cloned().collect());
-        Response::ConsumerGroupHeartbeat {
+        Response::Coordinator(CoordinatorResponse::ConsumerGroupHeartbeat {
             error: ErrorCode::None,
             member_id: member_id.to_owned(),
             member_epoch: group_epoch,
             heartbeat_interval_ms: self.config.heartbeat_interval_ms,
             assignment,
-        }
+        })
     }
 }

@@ -1,6 +1,7 @@
 //! OffsetCommit, OffsetFetch and DescribeGroups.
 
 use super::*;
+use crate::protocol::CoordinatorResponse;
 
 impl GroupCoordinatorShard {
     pub(super) fn commit_error(
@@ -45,8 +46,11 @@ impl GroupCoordinatorShard {
                 .into_iter()
                 .map(|entry| (entry.topic_partition, error))
                 .collect();
-            out.responses
-                .push((from, correlation_id, Response::OffsetCommit { results }));
+            out.responses.push((
+                from,
+                correlation_id,
+                Response::Coordinator(CoordinatorResponse::OffsetCommit { results }),
+            ));
             return;
         }
         let mut records = Vec::new();
@@ -93,10 +97,10 @@ impl GroupCoordinatorShard {
         partitions: Option<Vec<TopicPartition>>,
     ) -> Response {
         if let Some(error) = self.ownership_error(env, group_id) {
-            return Response::OffsetFetch {
+            return Response::Coordinator(CoordinatorResponse::OffsetFetch {
                 error,
                 offsets: Vec::new(),
-            };
+            });
         }
         let committed = self.groups.get(group_id).map(|group| &group.offsets);
         let partitions = partitions.unwrap_or_else(|| {
@@ -119,10 +123,10 @@ impl GroupCoordinatorShard {
                 }
             })
             .collect();
-        Response::OffsetFetch {
+        Response::Coordinator(CoordinatorResponse::OffsetFetch {
             error: ErrorCode::None,
             offsets,
-        }
+        })
     }
 
     pub(super) fn handle_describe_groups(
@@ -156,10 +160,10 @@ impl GroupCoordinatorShard {
                 group_id,
             })
             .collect();
-        Response::DescribeGroups {
+        Response::Coordinator(CoordinatorResponse::DescribeGroups {
             error: ErrorCode::None,
             groups,
-        }
+        })
     }
 
     pub(super) fn group_state(&self, group_id: &str) -> &'static str {

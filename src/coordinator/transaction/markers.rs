@@ -3,6 +3,7 @@
 //! marker retries).
 
 use super::*;
+use crate::protocol::{ReplicaRequest, ReplicaResponse};
 
 /// The marker phase of one transaction (Kafka's `TxnMarkerEntry` plus the completion write).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -109,9 +110,9 @@ impl TransactionCoordinatorShard {
             let to = NodeId::Broker(env.node_id.cluster(), leader);
             out.requests.push((
                 to,
-                Request::WriteTxnMarkers {
+                Request::Replica(ReplicaRequest::WriteTxnMarkers {
                     markers: vec![marker],
-                },
+                }),
                 token,
             ));
             self.marker_requests.insert(
@@ -169,7 +170,7 @@ impl TransactionCoordinatorShard {
             return;
         };
         let answers: BTreeMap<TopicPartition, ErrorCode> = match response {
-            Ok(Response::WriteTxnMarkers { results }) => results
+            Ok(Response::Replica(ReplicaResponse::WriteTxnMarkers { results })) => results
                 .into_iter()
                 .filter(|(producer_id, _)| *producer_id == job.producer_id)
                 .flat_map(|(_, partitions)| partitions)

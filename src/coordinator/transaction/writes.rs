@@ -2,6 +2,7 @@
 //! rules for fencing and bumping a producer.
 
 use super::*;
+use crate::protocol::CoordinatorResponse;
 
 /// The metadata of an Ongoing transaction aborted by the coordinator: PrepareAbort with the
 /// epoch bumped, so the producer is fenced (Kafka's `prepareFenceProducerEpoch` followed by
@@ -54,11 +55,11 @@ impl TransactionCoordinatorShard {
                 out.responses.push((
                     to,
                     correlation_id,
-                    Response::InitProducerId {
+                    Response::Coordinator(CoordinatorResponse::InitProducerId {
                         error: ErrorCode::None,
                         producer_id: metadata.producer_id,
                         producer_epoch: metadata.producer_epoch,
-                    },
+                    }),
                 ));
             }
             WritePurpose::FenceAbort(reply) => {

@@ -2,6 +2,7 @@
 //! forward to the controller, then the tombstones of the mirror's stored states.
 
 use super::*;
+use crate::protocol::{CoordinatorRequest, CoordinatorResponse, MirrorRequest, MirrorResponse};
 
 impl MirrorManager {
     // ----- DeleteMirror at the admin entry -----
@@ -48,12 +49,12 @@ impl MirrorManager {
             return;
         }
         for (coordinator, coordinator_partition, partitions) in reads {
-            let request = Request::ReadMirrorStates {
+            let request = Request::Coordinator(CoordinatorRequest::ReadMirrorStates {
                 coordinator_partition,
                 mirror: mirror.clone(),
                 partitions,
-            };
-            let what = MirrorRequest::DeleteCheck(delete_id);
+            });
+            let what = SentRequest::DeleteCheck(delete_id);
             self.send_mirror_request(host, now_ms, coordinator, request, what);
         }
     }
@@ -90,11 +91,11 @@ impl MirrorManager {
         response: Result<Response, ErrorCode>,
     ) {
         let refusal = match response {
-            Ok(Response::ReadMirrorStates {
+            Ok(Response::Coordinator(CoordinatorResponse::ReadMirrorStates {
                 error: ErrorCode::None,
                 partitions,
                 ..
-            }) => partitions.iter().find_map(|status| {
+            })) => partitions.iter().find_map(|status| {
                 if !status.error.is_none() {
                     Some(status.error)
                 } else if status.state != MirrorState::Stopped {
@@ -103,7 +104,9 @@ impl MirrorManager {
                     None
                 }
             }),
-            Ok(Response::ReadMirrorStates { error, .. }) => Some(error),
+            Ok(Response::Coordinator(CoordinatorResponse::ReadMirrorStates { error, .. })) => {
+                Some(error)
+            }
             Ok(_) => Some(ErrorCode::InvalidRequest),
             Err(error) => Some(error),
         };
@@ -144,11 +147,11 @@ impl MirrorManager {
         pending.waiting = coordinators.len();
         let mirror = pending.mirror.clone();
         for (coordinator_partition, node) in coordinators {
-            let request = Request::DeleteMirrorStates {
+            let request = Request::Coordinator(CoordinatorRequest::DeleteMirrorStates {
                 coordinator_partition,
                 mirror: mirror.clone(),
-            };
-            let what = MirrorRequest::DeleteTombstones(delete_id);
+            });
+            let what = SentRequest::DeleteTombstones(delete_id);
             self.send_mirror_request(host, now_ms, node, request, what);
         }
     }
@@ -162,7 +165,9 @@ impl MirrorManager {
         response: Result<Response, ErrorCode>,
     ) {
         let refusal = match response {
-            Ok(Response::DeleteMirrorStates { error }) => (!error.is_none()).then_some(error),
+            Ok(Response::Coordinator(CoordinatorResponse::DeleteMirrorStates { error })) => {
+                (!error.is_none()).then_some(error)
+            }
             Ok(_) => Some(ErrorCode::InvalidRequest),
             Err(error) => Some(error),
         };
@@ -193,8 +198,8 @@ impl MirrorManager {
     ) {
         let mirror = self.deletes[&delete_id].mirror.clone();
         let controller = host.controller();
-        let request = Request::DeleteMirror { name: mirror };
-        let what = MirrorRequest::DeleteForward(delete_id);
+        let request = Request::Mirror(MirrorRequest::DeleteMirror { name: mirror });
+        let what = SentRequest::DeleteForward(delete_id);
         self.send_mirror_request(host, now_ms, controller, request, what);
     }
 
@@ -208,7 +213,7 @@ impl MirrorManager {
         response: Result<Response, ErrorCode>,
     ) {
         let error = match response {
-            Ok(Response::DeleteMirror { error }) => error,
+            Ok(Response::Mirror(MirrorResponse::DeleteMirror { error })) => error,
             Ok(_) => ErrorCode::InvalidRequest,
             Err(error) => error,
         };
@@ -238,7 +243,7 @@ impl MirrorManager {
         host.lend().outbox.respond(
             pending.reply_to,
             pending.correlation_id,
-            Response::DeleteMirror { error },
+            Response::Mirror(MirrorResponse::DeleteMirror { error }),
         );
     }
 }

@@ -3,6 +3,7 @@
 //! EPOCH_FENCING's leader-epoch bumps.
 
 use super::*;
+use crate::protocol::{ClusterRequest, ControllerRequest, ReplicaRequest};
 
 impl MirrorManager {
     // ----- MIRRORING: the fetcher -----
@@ -18,7 +19,7 @@ impl MirrorManager {
         let generation = self.tasks[topic_partition].generation;
         let in_flight = self.requests.values().any(|(what, _, sent_by)| {
             *sent_by == Some(generation)
-                && matches!(what, MirrorRequest::Fetch { partition, .. } if partition == topic_partition)
+                && matches!(what, SentRequest::Fetch { partition, .. } if partition == topic_partition)
         });
         if in_flight {
             return;
@@ -52,7 +53,7 @@ impl MirrorManager {
             // An empty log has no tail another history could have replaced.
             self.task_mut(topic_partition).verified_source_epoch = Some(source_epoch);
         }
-        let request = Request::Fetch {
+        let request = Request::Replica(ReplicaRequest::Fetch {
             replica_id: None,
             replica_epoch: -1,
             isolation: self.design.mirror_fetch_isolation(),
@@ -64,8 +65,8 @@ impl MirrorManager {
                 fetch_offset: tail_check.map_or(offset, |check| check.base_offset),
                 last_fetched_epoch,
             }],
-        };
-        let what = MirrorRequest::Fetch {
+        });
+        let what = SentRequest::Fetch {
             partition: topic_partition.clone(),
             offset,
             tail_check,
@@ -330,18 +331,18 @@ impl MirrorManager {
         let task = self.task_mut(topic_partition);
         task.fencing_bump = true;
         task.step = Step::Waiting;
-        let request = Request::BumpLeaderEpochs {
+        let request = Request::Controller(ControllerRequest::BumpLeaderEpochs {
             broker_id,
             broker_epoch,
             partitions: vec![(task.id.topic_id, task.id.partition, minimum)],
-        };
+        });
         let controller = host.controller();
         self.send_mirror_request(
             host,
             now_ms,
             controller,
             request,
-            MirrorRequest::Bump(topic_partition.clone()),
+            SentRequest::Bump(topic_partition.clone()),
         );
     }
 
@@ -403,16 +404,16 @@ impl MirrorManager {
                 continue;
             }
             let to = source.metadata.target();
-            let request = Request::Metadata {
+            let request = Request::Cluster(ClusterRequest::Metadata {
                 topics: Some(source.metadata.requested_topics()),
-            };
+            });
             source.metadata.on_sent();
             self.send_mirror_request(
                 host,
                 now_ms,
                 to,
                 request,
-                MirrorRequest::SourceMetadata { mirror, to },
+                SentRequest::SourceMetadata { mirror, to },
             );
         }
     }

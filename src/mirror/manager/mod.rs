@@ -149,8 +149,9 @@ use crate::metadata::cache::MetadataCache;
 use crate::metadata::{ConfigResource, MetadataImage};
 use crate::node::Outbox;
 use crate::protocol::{
-    BrokerId, ClusterIndex, ErrorCode, FetchPartition, FetchPartitionResponse, MirrorPartitionId,
-    MirrorPartitionStatus, MirrorStateWrite, NodeId, Request, Response, TopicMetadata,
+    BrokerId, ClusterIndex, ClusterResponse, ControllerResponse, CoordinatorResponse, ErrorCode,
+    FetchPartition, FetchPartitionResponse, MirrorPartitionId, MirrorPartitionStatus,
+    MirrorResponse, MirrorStateWrite, NodeId, ReplicaResponse, Request, Response, TopicMetadata,
     TopicPartition,
 };
 use crate::record::{end_transaction_marker, mirror_pid_reset, MarkerProducer, RecordBatch};
@@ -263,27 +264,27 @@ enum WritePurpose {
     LastMirrored,
 }
 
-impl MirrorRequest {
+impl SentRequest {
     /// The partition whose task sent the request, for a task's request.
     fn task_partition(&self) -> Option<&TopicPartition> {
         match self {
-            MirrorRequest::Read(tp)
-            | MirrorRequest::Write(tp, _)
-            | MirrorRequest::LmeLookup { partition: tp, .. }
-            | MirrorRequest::Bump(tp)
-            | MirrorRequest::Fetch { partition: tp, .. } => Some(tp),
-            MirrorRequest::SourceMetadata { .. }
-            | MirrorRequest::LookupRead { .. }
-            | MirrorRequest::DeleteCheck(_)
-            | MirrorRequest::DeleteTombstones(_)
-            | MirrorRequest::DeleteForward(_) => None,
+            SentRequest::Read(tp)
+            | SentRequest::Write(tp, _)
+            | SentRequest::LmeLookup { partition: tp, .. }
+            | SentRequest::Bump(tp)
+            | SentRequest::Fetch { partition: tp, .. } => Some(tp),
+            SentRequest::SourceMetadata { .. }
+            | SentRequest::LookupRead { .. }
+            | SentRequest::DeleteCheck(_)
+            | SentRequest::DeleteTombstones(_)
+            | SentRequest::DeleteForward(_) => None,
         }
     }
 }
 
 /// A request the mirror manager sent.
 #[derive(Debug, Clone)]
-enum MirrorRequest {
+enum SentRequest {
     Read(TopicPartition),
     Write(TopicPartition, WritePurpose),
     LmeLookup {
@@ -420,7 +421,7 @@ pub struct MirrorManager {
     sources: BTreeMap<String, SourceCluster>,
     /// Requests in flight: what was asked, when, and the generation of the task that asked
     /// (`None` for requests of no task).
-    requests: BTreeMap<u64, (MirrorRequest, i64, Option<u64>)>,
+    requests: BTreeMap<u64, (SentRequest, i64, Option<u64>)>,
     deletes: BTreeMap<u64, PendingDelete>,
     next_delete_id: u64,
     /// The generation of the next task created.
@@ -753,12 +754,12 @@ impl MirrorManager {
             return;
         }
         match what {
-            MirrorRequest::Read(tp) => match response {
-                Ok(Response::ReadMirrorStates {
+            SentRequest::Read(tp) => match response {
+                Ok(Response::Coordinator(CoordinatorResponse::ReadMirrorStates {
                     error: ErrorCode::None,
                     mut partitions,
                     ..
-                }) if partitions.len() == 1 && partitions[0].error.is_none() => {
+                })) if partitions.len() == 1 && partitions[0].error.is_none() => {
                     let status = partitions.remove(0);
                     let leader_epoch = self.tasks[&tp].leader_epoch;
                     if status.leader_epoch > leader_epoch {
@@ -782,9 +783,12 @@ impl MirrorManager {
                 }
                 _ => self.retry_step_later(now_ms, &tp, Step::Read),
             },
-            MirrorRequest::Write(tp, purpose) => {
+            SentRequest::Write(tp, purpose) => {
                 let result = match response {
-                    Ok(Response::WriteMirrorStates { error, partitions }) => {
+                    Ok(Response::Coordinator(CoordinatorResponse::WriteMirrorStates {
+                        error,
+                        partitions,
+                    })) => {
                         if !error.is_none() {
                             Err(error)
                         } else {
@@ -800,41 +804,46 @@ impl MirrorManager {
                 };
                 self.apply_write(host, now_ms, &tp, purpose, result);
             }
-            MirrorRequest::LmeLookup { partition, to } => {
+            SentRequest::LmeLookup { partition, to } => {
                 let result = match response {
-                    Ok(Response::LastMirroredEpochLookup {
+                    Ok(Response::Mirror(MirrorResponse::LastMirroredEpochLookup {
                         error,
                         last_mirrored_epoch,
                         last_mirrored_offset,
-                    }) => Ok((error, (last_mirrored_epoch, last_mirrored_offset))),
+                    })) => Ok((error, (last_mirrored_epoch, last_mirrored_offset))),
                     Ok(_) => Err(ErrorCode::InvalidRequest),
                     Err(error) => Err(error),
                 };
                 self.apply_lme(host, now_ms, &partition, result, to);
             }
-            MirrorRequest::Bump(tp) => {
+            SentRequest::Bump(tp) => {
                 let result = match response {
-                    Ok(Response::BumpLeaderEpochs {
+                    Ok(Response::Controller(ControllerResponse::BumpLeaderEpochs {
                         error: ErrorCode::None,
                         partitions,
-                    }) => partitions
+                    })) => partitions
                         .first()
                         .map_or(Err(ErrorCode::InvalidRequest), |(_, _, e, epoch)| {
                             Ok((*e, *epoch))
                         }),
-                    Ok(Response::BumpLeaderEpochs { error, .. }) => Err(error),
+                    Ok(Response::Controller(ControllerResponse::BumpLeaderEpochs {
+                        error,
+                        ..
+                    })) => Err(error),
                     Ok(_) => Err(ErrorCode::InvalidRequest),
                     Err(error) => Err(error),
                 };
                 self.apply_bump(now_ms, &tp, result);
             }
-            MirrorRequest::Fetch {
+            SentRequest::Fetch {
                 partition,
                 offset,
                 tail_check,
             } => {
                 let result = match response {
-                    Ok(Response::Fetch { mut partitions }) if partitions.len() == 1 => {
+                    Ok(Response::Replica(ReplicaResponse::Fetch { mut partitions }))
+                        if partitions.len() == 1 =>
+                    {
                         Ok(partitions.remove(0))
                     }
                     Ok(_) => Err(ErrorCode::InvalidRequest),
@@ -842,27 +851,29 @@ impl MirrorManager {
                 };
                 self.apply_mirror_fetch(host, now_ms, &partition, (offset, tail_check), result);
             }
-            MirrorRequest::SourceMetadata { mirror, to } => {
+            SentRequest::SourceMetadata { mirror, to } => {
                 let result = match response {
-                    Ok(Response::Metadata { brokers, topics }) => Ok((brokers, topics)),
+                    Ok(Response::Cluster(ClusterResponse::Metadata { brokers, topics })) => {
+                        Ok((brokers, topics))
+                    }
                     Ok(_) => Err(ErrorCode::InvalidRequest),
                     Err(error) => Err(error),
                 };
                 self.apply_source_metadata(now_ms, &mirror, to, result);
             }
-            MirrorRequest::LookupRead {
+            SentRequest::LookupRead {
                 reply_to,
                 correlation_id,
             } => {
                 self.answer_lookup_from_coordinator(host, reply_to, correlation_id, response);
             }
-            MirrorRequest::DeleteCheck(delete_id) => {
+            SentRequest::DeleteCheck(delete_id) => {
                 self.delete_check_answered(host, now_ms, delete_id, response)
             }
-            MirrorRequest::DeleteTombstones(delete_id) => {
+            SentRequest::DeleteTombstones(delete_id) => {
                 self.delete_tombstones_answered(host, delete_id, response)
             }
-            MirrorRequest::DeleteForward(delete_id) => {
+            SentRequest::DeleteForward(delete_id) => {
                 self.delete_forward_answered(host, now_ms, delete_id, response)
             }
         }

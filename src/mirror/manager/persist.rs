@@ -3,6 +3,7 @@
 //! its action runs, and a refused write sends the task back to read the state again.
 
 use super::*;
+use crate::protocol::CoordinatorRequest;
 
 impl MirrorManager {
     // ----- coordinator reads and writes -----
@@ -13,7 +14,7 @@ impl MirrorManager {
         now_ms: i64,
         to: NodeId,
         request: Request,
-        what: MirrorRequest,
+        what: SentRequest,
     ) {
         let generation = what
             .task_partition()
@@ -38,13 +39,13 @@ impl MirrorManager {
             self.retry_step_later(now_ms, topic_partition, Step::Read);
             return;
         };
-        let request = Request::ReadMirrorStates {
+        let request = Request::Coordinator(CoordinatorRequest::ReadMirrorStates {
             coordinator_partition,
             mirror: task.mirror.clone(),
             partitions: vec![task.id],
-        };
+        });
         self.task_mut(topic_partition).step = Step::Waiting;
-        let what = MirrorRequest::Read(topic_partition.clone());
+        let what = SentRequest::Read(topic_partition.clone());
         self.send_mirror_request(host, now_ms, coordinator, request, what);
     }
 
@@ -187,13 +188,13 @@ impl MirrorManager {
             self.retry_step_later(now_ms, topic_partition, retry_step);
             return;
         };
-        let request = Request::WriteMirrorStates {
+        let request = Request::Coordinator(CoordinatorRequest::WriteMirrorStates {
             coordinator_partition,
             mirror: task.mirror.clone(),
             writes: vec![write],
-        };
+        });
         self.task_mut(topic_partition).step = Step::Waiting;
-        let what = MirrorRequest::Write(topic_partition.clone(), purpose);
+        let what = SentRequest::Write(topic_partition.clone(), purpose);
         self.send_mirror_request(host, now_ms, coordinator, request, what);
     }
 

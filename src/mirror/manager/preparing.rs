@@ -2,6 +2,7 @@
 //! to it, then the wait for the replicas to truncate before MIRRORING is persisted.
 
 use super::*;
+use crate::protocol::MirrorRequest;
 
 impl MirrorManager {
     // ----- PREPARING -----
@@ -56,13 +57,13 @@ impl MirrorManager {
             return;
         };
         let to = source.metadata.target();
-        let request = Request::LastMirroredEpochLookup {
+        let request = Request::Mirror(MirrorRequest::LastMirroredEpochLookup {
             requester: host.node_id().cluster(),
             topic: topic_partition.topic.clone(),
             partition: topic_partition.partition,
-        };
+        });
         self.task_mut(topic_partition).step = Step::Waiting;
-        let what = MirrorRequest::LmeLookup {
+        let what = SentRequest::LmeLookup {
             partition: topic_partition.clone(),
             to,
         };

@@ -2,6 +2,7 @@
 //! the mirror coordinator.
 
 use super::*;
+use crate::protocol::{CoordinatorRequest, CoordinatorResponse, MirrorResponse};
 
 impl MirrorManager {
     // ----- source side -----
@@ -15,10 +16,12 @@ impl MirrorManager {
         (from, correlation_id): (NodeId, u64),
         (requester, topic, partition): (ClusterIndex, &str, i32),
     ) {
-        let answer = |error, last_mirrored_epoch| Response::LastMirroredEpochLookup {
-            error,
-            last_mirrored_epoch,
-            last_mirrored_offset: -1,
+        let answer = |error, last_mirrored_epoch| {
+            Response::Mirror(MirrorResponse::LastMirroredEpochLookup {
+                error,
+                last_mirrored_epoch,
+                last_mirrored_offset: -1,
+            })
         };
         // The mirrors here whose source is the requester; the topic's own (its `mirror.name`,
         // kept as `<mirror>.removed` after a stop) holds its state, whichever sorts first: a
@@ -91,12 +94,12 @@ impl MirrorManager {
             );
             return;
         };
-        let request = Request::ReadMirrorStates {
+        let request = Request::Coordinator(CoordinatorRequest::ReadMirrorStates {
             coordinator_partition,
             mirror,
             partitions: vec![task.id],
-        };
-        let what = MirrorRequest::LookupRead {
+        });
+        let what = SentRequest::LookupRead {
             reply_to: from,
             correlation_id,
         };
@@ -112,11 +115,11 @@ impl MirrorManager {
     ) {
         let none = (-1, -1);
         let (error, (last_mirrored_epoch, last_mirrored_offset)) = match response {
-            Ok(Response::ReadMirrorStates {
+            Ok(Response::Coordinator(CoordinatorResponse::ReadMirrorStates {
                 error: ErrorCode::None,
                 partitions,
                 ..
-            }) => match partitions.first() {
+            })) => match partitions.first() {
                 Some(status) if !status.error.is_none() => (status.error, none),
                 Some(status)
                     if !matches!(status.state, MirrorState::Unknown | MirrorState::Stopped) =>
@@ -126,18 +129,20 @@ impl MirrorManager {
                 Some(status) => (ErrorCode::None, status.last_mirrored.unwrap_or(none)),
                 None => (ErrorCode::InvalidRequest, none),
             },
-            Ok(Response::ReadMirrorStates { error, .. }) => (error, none),
+            Ok(Response::Coordinator(CoordinatorResponse::ReadMirrorStates { error, .. })) => {
+                (error, none)
+            }
             Ok(_) => (ErrorCode::InvalidRequest, none),
             Err(error) => (error, none),
         };
         host.lend().outbox.respond(
             reply_to,
             correlation_id,
-            Response::LastMirroredEpochLookup {
+            Response::Mirror(MirrorResponse::LastMirroredEpochLookup {
                 error,
                 last_mirrored_epoch,
                 last_mirrored_offset,
-            },
+            }),
         );
     }
 }

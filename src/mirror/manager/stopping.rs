@@ -22,6 +22,7 @@
 //! nothing until it completes.
 
 use super::*;
+use crate::protocol::ControllerRequest;
 
 /// One step STOPPING took; see the module doc for the sequence of each path.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -164,11 +165,11 @@ impl MirrorManager {
         // lineages, and that replica's divergence could never be detected (found by the
         // `delete_mirror` scenario, seed 2).
         let minimum = latest_epoch.max(task.leader_epoch);
-        let request = Request::BumpLeaderEpochs {
+        let request = Request::Controller(ControllerRequest::BumpLeaderEpochs {
             broker_id,
             broker_epoch,
             partitions: vec![(task.id.topic_id, task.id.partition, minimum)],
-        };
+        });
         task.step = Step::Waiting;
         self.note_stop_step(topic_partition, StopStep::RequestBump { minimum });
         let controller = host.controller();
@@ -177,7 +178,7 @@ impl MirrorManager {
             now_ms,
             controller,
             request,
-            MirrorRequest::Bump(topic_partition.clone()),
+            SentRequest::Bump(topic_partition.clone()),
         );
     }
 

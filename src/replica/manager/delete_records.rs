@@ -10,7 +10,7 @@
 
 use super::{ReplicaContext, ReplicaManager, WriteGate};
 use crate::events::BrokerEvent;
-use crate::protocol::{ErrorCode, NodeId, Response, TopicPartition};
+use crate::protocol::{ErrorCode, NodeId, ReplicaResponse, Response, TopicPartition};
 use crate::replica::storage::BrokerStorage;
 use crate::replica::Partition;
 
@@ -33,9 +33,11 @@ impl<S: BrokerStorage> ReplicaManager<S> {
                 },
             )
             .collect();
-        context
-            .outbox
-            .respond(from, correlation_id, Response::DeleteRecords { results });
+        context.outbox.respond(
+            from,
+            correlation_id,
+            Response::Replica(ReplicaResponse::DeleteRecords { results }),
+        );
     }
 
     fn delete_records(

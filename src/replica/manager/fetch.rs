@@ -6,7 +6,8 @@ use crate::events::BrokerEvent;
 use crate::log::{EpochEndOffset, FetchIsolation, LogDisk, PartitionLog};
 use crate::protocol::{
     BrokerId, EpochAnswer, EpochQuery, ErrorCode, FetchPartition, FetchPartitionResponse,
-    ListOffsetsAnswer, ListOffsetsQuery, NodeId, OffsetSpec, Response, TopicPartition,
+    ListOffsetsAnswer, ListOffsetsQuery, NodeId, OffsetSpec, ReplicaResponse, Response,
+    TopicPartition,
 };
 use crate::replica::storage::BrokerStorage;
 use crate::replica::{LeaderState, Partition};
@@ -329,7 +330,7 @@ impl<S: BrokerStorage> ReplicaManager<S> {
         context.outbox.respond(
             from,
             correlation_id,
-            Response::OffsetsForLeaderEpoch { partitions },
+            Response::Replica(ReplicaResponse::OffsetsForLeaderEpoch { partitions }),
         );
     }
 
@@ -346,9 +347,11 @@ impl<S: BrokerStorage> ReplicaManager<S> {
             .iter()
             .map(|query| self.list_offset(isolation, query))
             .collect();
-        context
-            .outbox
-            .respond(from, correlation_id, Response::ListOffsets { partitions });
+        context.outbox.respond(
+            from,
+            correlation_id,
+            Response::Replica(ReplicaResponse::ListOffsets { partitions }),
+        );
     }
 
     fn list_offset(

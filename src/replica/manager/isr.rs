@@ -4,7 +4,7 @@
 use super::{ReplicaContext, ReplicaManager};
 use crate::events::BrokerEvent;
 use crate::metadata::PartitionRecord;
-use crate::protocol::{BrokerId, ErrorCode, Request, TopicPartition};
+use crate::protocol::{BrokerId, ControllerRequest, ErrorCode, Request, TopicPartition};
 use crate::replica::storage::BrokerStorage;
 use crate::replica::Role;
 
@@ -55,7 +55,7 @@ impl<S: BrokerStorage> ReplicaManager<S> {
         let Some(state) = partition.leader_state() else {
             return;
         };
-        let request = Request::AlterPartition {
+        let request = Request::Controller(ControllerRequest::AlterPartition {
             broker_id: context.broker_id,
             broker_epoch,
             topic_id: partition.topic_id,
@@ -63,7 +63,7 @@ impl<S: BrokerStorage> ReplicaManager<S> {
             leader_epoch: state.leader_epoch,
             partition_epoch: state.partition_epoch,
             new_isr,
-        };
+        });
         let correlation_id = context.outbox.request(context.controller, request);
         self.alter_partitions
             .insert(correlation_id, (topic_partition.clone(), context.now_ms));

@@ -4,7 +4,7 @@
 use super::{ReplicaContext, ReplicaManager};
 use crate::events::BrokerEvent;
 use crate::log::AppendOrigin;
-use crate::protocol::{ErrorCode, NodeId, Response, TopicPartition, TxnMarker};
+use crate::protocol::{ErrorCode, NodeId, ReplicaResponse, Response, TopicPartition, TxnMarker};
 use crate::record::{end_transaction_marker, MarkerProducer};
 use crate::replica::storage::BrokerStorage;
 use crate::replica::{Partition, Role};
@@ -206,9 +206,9 @@ impl<S: BrokerStorage> ReplicaManager<S> {
             context.outbox.respond(
                 delayed.reply_to,
                 delayed.correlation_id,
-                Response::WriteTxnMarkers {
+                Response::Replica(ReplicaResponse::WriteTxnMarkers {
                     results: results_by_producer(delayed.entries),
-                },
+                }),
             );
         }
     }

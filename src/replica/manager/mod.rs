@@ -301,6 +301,7 @@ mod tests {
         Acks, ClusterIndex, Envelope, ErrorCode, FetchPartition, Message, Request, Response,
         TopicId, TxnMarker,
     };
+    use crate::protocol::{ControllerRequest, ReplicaResponse};
     use crate::record::BatchBuilder;
     use crate::replica::storage::MemoryStorage;
 
@@ -439,9 +440,9 @@ mod tests {
         match host.sent().as_slice() {
             [Message::Response(
                 9,
-                Response::Produce {
+                Response::Replica(ReplicaResponse::Produce {
                     error, base_offset, ..
-                },
+                }),
             )] => {
                 assert_eq!((*error, *base_offset), (ErrorCode::None, 0));
             }
@@ -463,8 +464,10 @@ mod tests {
         host.now_ms = 1_500;
         replicas.periodic(&mut host.context());
         let sent = host.sent();
-        let [Message::Request(correlation_id, Request::AlterPartition { new_isr, .. })] =
-            sent.as_slice()
+        let [Message::Request(
+            correlation_id,
+            Request::Controller(ControllerRequest::AlterPartition { new_isr, .. }),
+        )] = sent.as_slice()
         else {
             panic!("one AlterPartition expected: {sent:?}");
         };
@@ -479,7 +482,10 @@ mod tests {
         host.now_ms = 1_500 + 2_000;
         replicas.expire_alter_partitions(&mut host.context());
         let resent = host.sent();
-        let [Message::Request(again, Request::AlterPartition { new_isr, .. })] = resent.as_slice()
+        let [Message::Request(
+            again,
+            Request::Controller(ControllerRequest::AlterPartition { new_isr, .. }),
+        )] = resent.as_slice()
         else {
             panic!("the proposal is sent again: {resent:?}");
         };
@@ -554,7 +560,10 @@ mod tests {
         assert!(replicas.marker_deadline_passed(host.now_ms));
         replicas.complete_delayed_markers(&mut host.context());
         match host.sent().as_slice() {
-            [Message::Response(4, Response::WriteTxnMarkers { results })] => assert_eq!(
+            [Message::Response(
+                4,
+                Response::Replica(ReplicaResponse::WriteTxnMarkers { results }),
+            )] => assert_eq!(
                 results,
                 &vec![
                     (7, vec![(tp(), ErrorCode::RequestTimedOut)]),
@@ -603,7 +612,11 @@ mod tests {
         assert_eq!(read.followed, vec![tp()]);
         replicas.maybe_expand_isr(&mut host.context(), &tp(), FOLLOWER);
         let sent = host.sent();
-        let [Message::Request(_, Request::AlterPartition { new_isr, .. })] = sent.as_slice() else {
+        let [Message::Request(
+            _,
+            Request::Controller(ControllerRequest::AlterPartition { new_isr, .. }),
+        )] = sent.as_slice()
+        else {
             panic!("one AlterPartition expected: {sent:?}");
         };
         assert_eq!(new_isr, &vec![ME, FOLLOWER]);
@@ -632,7 +645,10 @@ mod tests {
                 }
             });
             match host.sent().as_slice() {
-                [Message::Response(3, Response::DeleteRecords { results })] => results.clone(),
+                [Message::Response(
+                    3,
+                    Response::Replica(ReplicaResponse::DeleteRecords { results }),
+                )] => results.clone(),
                 other => panic!("one DeleteRecords answer expected: {other:?}"),
             }
         };

@@ -6,7 +6,7 @@ use super::{ReplicaContext, ReplicaManager};
 use crate::common::MirrorState;
 use crate::events::BrokerEvent;
 use crate::log::AppendOrigin;
-use crate::protocol::{Acks, ErrorCode, NodeId, Response, TopicPartition};
+use crate::protocol::{Acks, ErrorCode, NodeId, ReplicaResponse, Response, TopicPartition};
 use crate::record::RecordBatch;
 use crate::replica::storage::BrokerStorage;
 use crate::replica::Role;
@@ -255,11 +255,11 @@ fn respond_produce(
     context.outbox.respond(
         to,
         correlation_id,
-        Response::Produce {
+        Response::Replica(ReplicaResponse::Produce {
             error,
             base_offset,
             log_append_time_ms,
             log_start_offset,
-        },
+        }),
     );
 }
