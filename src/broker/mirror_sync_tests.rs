@@ -5,7 +5,7 @@ use crate::metadata::{AclBinding, ConfigResource};
 use crate::mirror::TopicMirrorConfig;
 use crate::protocol::{
     ControllerRequest, ControllerResponse, CoordinatorRequest, CoordinatorResponse,
-    CoordinatorType, MirrorRequest, MirrorResponse, OffsetCommitEntry,
+    CoordinatorType, LeaderEpoch, MirrorRequest, MirrorResponse, OffsetCommitEntry,
 };
 
 fn acl(resource: &str, principal: &str) -> AclBinding {
@@ -45,7 +45,7 @@ fn admin_commit(world: &mut World, cluster: ClusterIndex, group: &str, offset: i
         offsets: vec![OffsetCommitEntry {
             topic_partition: orders(),
             offset,
-            leader_epoch: epoch,
+            leader_epoch: LeaderEpoch(epoch),
             metadata: format!("from {cluster}"),
         }],
     });
@@ -66,7 +66,7 @@ fn committed(world: &mut World, cluster: ClusterIndex, group: &str) -> Option<(i
         Response::Coordinator(CoordinatorResponse::OffsetFetch { offsets, .. }) => offsets
             .iter()
             .find(|o| o.topic_partition == orders() && o.offset >= 0)
-            .map(|o| (o.offset, o.leader_epoch)),
+            .map(|o| (o.offset, o.leader_epoch.0)),
         other => panic!("unexpected {other:?}"),
     }
 }
@@ -297,7 +297,10 @@ fn describe_mirror_reports_state_lag_and_last_mirrored_epoch_even_without_the_so
     assert_eq!(orders_0.status.state, MirrorState::Stopped);
     assert_eq!(orders_0.source_last_stable_offset, -1, "a is unreachable");
     assert_eq!(orders_0.lag, None);
-    assert_eq!(orders_0.status.last_mirrored, Some((mirrored_epoch, 6)));
+    assert_eq!(
+        orders_0.status.last_mirrored,
+        Some((LeaderEpoch(mirrored_epoch), 6))
+    );
 }
 
 /// The coordinator's stored state of b's orders-0.

@@ -2,6 +2,12 @@
 //! exchanging messages through a FIFO queue with a manual clock, an admin and a producer
 //! played by the test.
 
+use crate::protocol::{
+    Acks, BrokerId, ClientKind, ClusterRequest, ClusterResponse, ControllerRequest,
+    ControllerResponse, CoordinatorRequest, CoordinatorResponse, Envelope, LeaderEpoch, Message,
+    MirrorPartitionId, MirrorRequest, MirrorResponse, MirrorTopicOperation, NewTopic,
+    ReplicaRequest, ReplicaResponse,
+};
 use std::collections::{BTreeMap, VecDeque};
 
 use bytes::Bytes;
@@ -15,12 +21,6 @@ use crate::metadata::ConfigResource;
 use crate::mirror::coordinator::mirror_state_partition;
 use crate::mirror::manager::{ResetSkipped, StopStep};
 use crate::node::Node;
-use crate::protocol::{
-    Acks, BrokerId, ClientKind, ClusterRequest, ClusterResponse, ControllerRequest,
-    ControllerResponse, CoordinatorRequest, CoordinatorResponse, Envelope, Message,
-    MirrorPartitionId, MirrorRequest, MirrorResponse, MirrorTopicOperation, NewTopic,
-    ReplicaRequest, ReplicaResponse,
-};
 use crate::record::BatchBuilder;
 
 const A: ClusterIndex = ClusterIndex(0);
@@ -868,7 +868,7 @@ fn a_stop_that_never_cut_or_mirrored_records_no_last_mirrored_epoch_and_resets_n
     };
     let expected = vec![
         StopStep::RemoveFetcher {
-            last_mirrored: (-1, -1),
+            last_mirrored: (LeaderEpoch::NONE, -1),
             kept: true,
         },
         StopStep::RequestBump { minimum },
@@ -877,7 +877,7 @@ fn a_stop_that_never_cut_or_mirrored_records_no_last_mirrored_epoch_and_resets_n
         },
         StopStep::TruncateToLso { from: 3, to: 3 },
         StopStep::PersistLastMirrored {
-            last_mirrored: Some((-1, -1)),
+            last_mirrored: Some((LeaderEpoch::NONE, -1)),
         },
         StopStep::SkipPidReset(ResetSkipped::OwnWritesOnly),
         StopStep::AwaitCommitted { offset: 2 },
@@ -896,7 +896,11 @@ fn a_stop_that_never_cut_or_mirrored_records_no_last_mirrored_epoch_and_resets_n
             ..
         }) => {
             assert_eq!(error, ErrorCode::None);
-            assert_eq!(last_mirrored_epoch, -1, "b mirrored nothing of a's");
+            assert_eq!(
+                last_mirrored_epoch,
+                LeaderEpoch::NONE,
+                "b mirrored nothing of a's"
+            );
         }
         other => panic!("unexpected {other:?}"),
     }
@@ -1258,7 +1262,7 @@ fn a_stopping_write_answered_after_a_new_leadership_began_is_not_the_new_tasks()
     let request = Request::Controller(ControllerRequest::BumpLeaderEpochs {
         broker_id,
         broker_epoch: world.brokers[&leader].broker_epoch().unwrap(),
-        partitions: vec![(topic_id, 0, epoch)],
+        partitions: vec![(topic_id, 0, LeaderEpoch(epoch))],
     });
     // Sent as the leader (the controller checks who asks); the broker drops the answer to a
     // request it did not send.
@@ -1424,10 +1428,8 @@ fn stopping_takes_the_seed_steps_in_order_and_each_design_its_own() {
         MirrorDesign::ResetBeforeTxnResolution,
     ] {
         let mut world = mirroring_world_with(design, 4);
-        let mirrored = (
-            world.partition(world.leader(A)).log.latest_epoch().unwrap(),
-            4,
-        );
+        let source_epoch = world.partition(world.leader(A)).log.latest_epoch().unwrap();
+        let mirrored = (LeaderEpoch(source_epoch), 4);
         let epoch = orders_leader_epoch(&world, B);
         alter_on(&mut world, B, "m", MirrorTopicOperation::Remove);
         run_until(&mut world, B, MirrorState::Stopped);
@@ -1441,10 +1443,10 @@ fn stopping_takes_the_seed_steps_in_order_and_each_design_its_own() {
         // The bump asks above every epoch in the log (the source's 0) and the current one.
         let bump = [
             RequestBump {
-                minimum: epoch.max(mirrored.0),
+                minimum: epoch.max(source_epoch),
             },
             Bumped {
-                leader_epoch: epoch.max(mirrored.0) + 1,
+                leader_epoch: epoch.max(source_epoch) + 1,
             },
         ];
         // Nothing is open above the LSO in this world: the cut removes nothing, and the
@@ -1513,7 +1515,7 @@ fn a_stop_a_new_leader_resumes_keeps_the_last_mirrored_position_the_first_persis
         assert!(minimum >= 1, "cut after {cut_after_ms} ms: {journal:?}");
         let expected = vec![
             RemoveFetcher {
-                last_mirrored: (0, 4),
+                last_mirrored: (LeaderEpoch(0), 4),
                 kept,
             },
             RequestBump { minimum },
@@ -1522,7 +1524,7 @@ fn a_stop_a_new_leader_resumes_keeps_the_last_mirrored_position_the_first_persis
             },
             TruncateToLso { from: 4, to: 4 },
             PersistLastMirrored {
-                last_mirrored: Some((0, 4)),
+                last_mirrored: Some((LeaderEpoch(0), 4)),
             },
             AppendPidReset { offset: 4 },
             AwaitCommitted { offset: 4 },

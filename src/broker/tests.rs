@@ -1,16 +1,17 @@
 //! Broker unit tests: brokers wired to each other through a deterministic in-test router and to
 //! a scripted controller that serves a hand-written metadata log.
 
+use crate::protocol::{
+    Acks, ClusterRequest, ClusterResponse, ControllerRequest, ControllerResponse,
+    CoordinatorRequest, CoordinatorResponse, Envelope, LeaderEpoch, ReplicaRequest,
+    ReplicaResponse, TopicId,
+};
 use bytes::Bytes;
 
 use super::*;
 use crate::client::{completed_fetch, IsolationLevel};
 use crate::log::EpochEndOffset;
 use crate::metadata::{ConfigResource, MetadataRecord};
-use crate::protocol::{
-    Acks, ClusterRequest, ClusterResponse, ControllerRequest, ControllerResponse,
-    CoordinatorRequest, CoordinatorResponse, Envelope, ReplicaRequest, ReplicaResponse, TopicId,
-};
 use crate::record::BatchBuilder;
 use crate::record::RecordBatch;
 use crate::replica::leader_end_offset_for_fetched_epoch;
@@ -522,12 +523,12 @@ fn consumer_fetch_is_bounded_by_high_watermark_and_leader_epoch_is_checked() {
                 topic_partition: tp(),
                 current_leader_epoch: epoch,
                 fetch_offset: 0,
-                last_fetched_epoch: -1,
+                last_fetched_epoch: LeaderEpoch::NONE,
             }],
         })
     };
-    cluster.client_request(1, 1, fetch(0));
-    cluster.client_request(1, 2, fetch(5));
+    cluster.client_request(1, 1, fetch(LeaderEpoch(0)));
+    cluster.client_request(1, 2, fetch(LeaderEpoch(5)));
     cluster.run_for(2);
     let Some(Response::Replica(ReplicaResponse::Fetch { partitions })) = cluster.client_response(1)
     else {
@@ -546,7 +547,7 @@ fn consumer_fetch_is_bounded_by_high_watermark_and_leader_epoch_is_checked() {
     // The follower's fetch in flight during the cut is re-sent after its timeout.
     cluster.cut.clear();
     cluster.run_for(1500);
-    cluster.client_request(1, 3, fetch(0));
+    cluster.client_request(1, 3, fetch(LeaderEpoch(0)));
     cluster.run_for(2);
     let Some(Response::Replica(ReplicaResponse::Fetch { partitions })) = cluster.client_response(3)
     else {
@@ -582,9 +583,9 @@ fn a_mirror_fetch_naming_an_epoch_above_the_leaders_latest_diverges_at_its_log_e
             max_bytes: 1 << 20,
             partitions: vec![FetchPartition {
                 topic_partition: tp(),
-                current_leader_epoch: 0,
+                current_leader_epoch: LeaderEpoch(0),
                 fetch_offset: 9,
-                last_fetched_epoch: 3,
+                last_fetched_epoch: LeaderEpoch(3),
             }],
         }),
     );

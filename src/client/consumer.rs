@@ -43,6 +43,11 @@
 
 mod answers;
 
+use crate::protocol::{
+    Envelope, EpochAnswer, EpochQuery, ErrorCode, FetchPartition, FetchPartitionResponse,
+    LeaderEpoch, ListOffsetsAnswer, ListOffsetsQuery, NodeId, OffsetSpec, ReplicaRequest, Request,
+    Response, TopicPartition,
+};
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::error::{require_positive_ms, ClientConfigError};
@@ -50,11 +55,6 @@ use super::fetch::{completed_fetch, ConsumerRecord, IsolationLevel};
 use super::io::{invalidates_metadata, next_wakeup_after, ClientIo};
 use crate::log::FetchIsolation;
 use crate::node::Node;
-use crate::protocol::{
-    Envelope, EpochAnswer, EpochQuery, ErrorCode, FetchPartition, FetchPartitionResponse,
-    ListOffsetsAnswer, ListOffsetsQuery, NodeId, OffsetSpec, ReplicaRequest, Request, Response,
-    TopicPartition,
-};
 use crate::record::{RecordBatch, RecordError};
 
 /// Where a partition without a valid position starts (`auto.offset.reset`).
@@ -539,7 +539,9 @@ impl Consumer {
                 .iter()
                 .map(|topic_partition| ListOffsetsQuery {
                     topic_partition: topic_partition.clone(),
-                    current_leader_epoch: self.io.metadata.leader_epoch(topic_partition),
+                    current_leader_epoch: LeaderEpoch(
+                        self.io.metadata.leader_epoch(topic_partition),
+                    ),
                     spec,
                 })
                 .collect();
@@ -592,8 +594,8 @@ impl Consumer {
                 let current_leader_epoch = self.io.metadata.leader_epoch(&topic_partition);
                 queries.push(EpochQuery {
                     topic_partition: topic_partition.clone(),
-                    current_leader_epoch,
-                    leader_epoch: offset_epoch,
+                    current_leader_epoch: LeaderEpoch(current_leader_epoch),
+                    leader_epoch: LeaderEpoch(offset_epoch),
                 });
                 pending.push((topic_partition, position, current_leader_epoch));
             }
@@ -628,10 +630,10 @@ impl Consumer {
             .iter()
             .map(|(topic_partition, position)| FetchPartition {
                 topic_partition: topic_partition.clone(),
-                current_leader_epoch: self.io.metadata.leader_epoch(topic_partition),
+                current_leader_epoch: LeaderEpoch(self.io.metadata.leader_epoch(topic_partition)),
                 fetch_offset: *position,
                 // Consumers detect truncation by validation, not by diverging epochs.
-                last_fetched_epoch: -1,
+                last_fetched_epoch: LeaderEpoch::NONE,
             })
             .collect();
         let request = Request::Replica(ReplicaRequest::Fetch {

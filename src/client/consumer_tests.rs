@@ -26,7 +26,7 @@ fn offsets(answers: &[i64]) -> Response {
             .map(|offset| ListOffsetsAnswer {
                 error: ErrorCode::None,
                 offset: *offset,
-                leader_epoch: 0,
+                leader_epoch: LeaderEpoch(0),
             })
             .collect(),
     })
@@ -230,12 +230,12 @@ fn consumer_starts_with_metadata_then_list_offsets_then_fetch() {
         &vec![
             ListOffsetsQuery {
                 topic_partition: tp(0),
-                current_leader_epoch: 3,
+                current_leader_epoch: LeaderEpoch(3),
                 spec: OffsetSpec::Earliest,
             },
             ListOffsetsQuery {
                 topic_partition: tp(1),
-                current_leader_epoch: 3,
+                current_leader_epoch: LeaderEpoch(3),
                 spec: OffsetSpec::Earliest,
             },
         ]
@@ -272,15 +272,15 @@ fn consumer_starts_with_metadata_then_list_offsets_then_fetch() {
         &vec![
             FetchPartition {
                 topic_partition: tp(0),
-                current_leader_epoch: 3,
+                current_leader_epoch: LeaderEpoch(3),
                 fetch_offset: 0,
-                last_fetched_epoch: -1,
+                last_fetched_epoch: LeaderEpoch::NONE,
             },
             FetchPartition {
                 topic_partition: tp(1),
-                current_leader_epoch: 3,
+                current_leader_epoch: LeaderEpoch(3),
                 fetch_offset: 5,
-                last_fetched_epoch: -1,
+                last_fetched_epoch: LeaderEpoch::NONE,
             },
         ]
     );
@@ -438,9 +438,9 @@ fn consumer_leader_change_is_rediscovered_after_not_leader_or_follower() {
         fetch[0].fetch_partitions(),
         &[FetchPartition {
             topic_partition: tp(0),
-            current_leader_epoch: 1,
+            current_leader_epoch: LeaderEpoch(1),
             fetch_offset: 4,
-            last_fetched_epoch: -1,
+            last_fetched_epoch: LeaderEpoch::NONE,
         }]
     );
 }
@@ -752,7 +752,7 @@ fn epoch_end(leader_epoch: i32, end_offset: i64) -> Response {
     Response::Replica(ReplicaResponse::OffsetsForLeaderEpoch {
         partitions: vec![EpochAnswer {
             error: ErrorCode::None,
-            leader_epoch,
+            leader_epoch: LeaderEpoch(leader_epoch),
             end_offset,
         }],
     })
@@ -777,8 +777,8 @@ fn consumer_validates_its_position_after_a_leader_change_and_goes_back_to_a_trun
         partitions,
         &[EpochQuery {
             topic_partition: tp(0),
-            current_leader_epoch: 2,
-            leader_epoch: 0,
+            current_leader_epoch: LeaderEpoch(2),
+            leader_epoch: LeaderEpoch(0),
         }]
     );
     harness.answer(&validate[0], epoch_end(0, 1));
@@ -794,7 +794,10 @@ fn consumer_validates_its_position_after_a_leader_change_and_goes_back_to_a_trun
     let fetch = harness.sent();
     assert_eq!(fetch.len(), 1);
     assert_eq!(fetch[0].fetch_partitions()[0].fetch_offset, 1);
-    assert_eq!(fetch[0].fetch_partitions()[0].current_leader_epoch, 2);
+    assert_eq!(
+        fetch[0].fetch_partitions()[0].current_leader_epoch,
+        LeaderEpoch(2)
+    );
 }
 
 #[test]

@@ -41,6 +41,10 @@
 
 mod answers;
 
+use crate::protocol::{
+    CommittedOffset, CoordinatorRequest, CoordinatorType, Envelope, ErrorCode, LeaderEpoch,
+    Message, NodeId, OffsetCommitEntry, Request, Response, TopicPartition,
+};
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::consumer::{Consumer, ConsumerConfig, ConsumerEvent};
@@ -48,10 +52,6 @@ use super::error::{require_positive_ms, ClientConfigError};
 use super::in_flight::InFlightRequests;
 use super::io::next_wakeup_after;
 use crate::node::Node;
-use crate::protocol::{
-    CommittedOffset, CoordinatorRequest, CoordinatorType, Envelope, ErrorCode, Message, NodeId,
-    OffsetCommitEntry, Request, Response, TopicPartition,
-};
 
 /// The group half's first correlation id (the embedded consumer counts from 1).
 pub const GROUP_CORRELATION_ID_BASE: u64 = 1 << 48;
@@ -564,7 +564,7 @@ impl GroupConsumer {
             .map(|(tp, offset, leader_epoch)| OffsetCommitEntry {
                 topic_partition: tp.clone(),
                 offset: *offset,
-                leader_epoch: *leader_epoch,
+                leader_epoch: LeaderEpoch(*leader_epoch),
                 metadata: String::new(),
             })
             .collect();

@@ -110,7 +110,7 @@ fn list_offsets(logs: &[PartitionLog<MemoryDisk>], request: &Request) -> Respons
             ListOffsetsAnswer {
                 error: ErrorCode::None,
                 offset,
-                leader_epoch: EPOCH,
+                leader_epoch: LeaderEpoch(EPOCH),
             }
         })
         .collect();
@@ -149,7 +149,7 @@ fn committed(entries: &[(i32, i64, i32)]) -> Response {
             .map(|(partition, offset, leader_epoch)| CommittedOffset {
                 topic_partition: tp(*partition),
                 offset: *offset,
-                leader_epoch: *leader_epoch,
+                leader_epoch: LeaderEpoch(*leader_epoch),
                 metadata: String::new(),
                 error: ErrorCode::None,
             })
@@ -288,7 +288,7 @@ fn commit_offsets(sent: &Sent) -> (String, i32, Vec<(TopicPartition, i64, i32)>)
                     (
                         entry.topic_partition.clone(),
                         entry.offset,
-                        entry.leader_epoch,
+                        entry.leader_epoch.0,
                     )
                 })
                 .collect();
@@ -426,7 +426,7 @@ fn group_consumer_does_not_fetch_from_a_leader_older_than_the_committed_epoch() 
     let partition = &fetch.fetch_partitions()[0];
     assert_eq!(
         (partition.fetch_offset, partition.current_leader_epoch),
-        (7, EPOCH + 1)
+        (7, LeaderEpoch(EPOCH + 1))
     );
 }
 
@@ -798,10 +798,10 @@ impl World {
                         .iter()
                         .map(|query| {
                             let log = &self.logs[query.topic_partition.partition as usize];
-                            let end = log.end_offset_for_epoch(query.leader_epoch);
+                            let end = log.end_offset_for_epoch(query.leader_epoch.0);
                             EpochAnswer {
                                 error: ErrorCode::None,
-                                leader_epoch: end.epoch,
+                                leader_epoch: LeaderEpoch(end.epoch),
                                 end_offset: end.end_offset,
                             }
                         })

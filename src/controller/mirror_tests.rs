@@ -344,14 +344,17 @@ fn bump<D: LogDisk>(
     let request = Request::Controller(ControllerRequest::BumpLeaderEpochs {
         broker_id: BrokerId(broker),
         broker_epoch,
-        partitions,
+        partitions: partitions
+            .into_iter()
+            .map(|(topic_id, partition, epoch)| (topic_id, partition, LeaderEpoch(epoch)))
+            .collect(),
     });
     match send(controller, 0, broker_node(broker), request) {
         Response::Controller(ControllerResponse::BumpLeaderEpochs { error, partitions }) => (
             error,
             partitions
                 .into_iter()
-                .map(|(_, _, e, epoch)| (e, epoch))
+                .map(|(_, _, e, epoch)| (e, epoch.0))
                 .collect(),
         ),
         other => panic!("unexpected {other:?}"),

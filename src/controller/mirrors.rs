@@ -48,8 +48,8 @@ use crate::mirror::state::{DesiredState, MIRROR_NAME_CONFIG, PAUSED_SUFFIX, REMO
 use crate::mirror::sync::{SyncSettings, BOOTSTRAP_SERVERS_CONFIG};
 use crate::mirror::TopicMirrorConfig;
 use crate::protocol::{
-    BrokerId, ControllerResponse, ErrorCode, MirrorListing, MirrorResponse, MirrorTopicOperation,
-    NewTopic, NodeId, Response, TopicId,
+    BrokerId, ControllerResponse, ErrorCode, LeaderEpoch, MirrorListing, MirrorResponse,
+    MirrorTopicOperation, NewTopic, NodeId, Response, TopicId,
 };
 
 /// Whether `name` may name a mirror.
@@ -272,7 +272,7 @@ impl<D: LogDisk> Controller<D> {
         from: NodeId,
         broker_id: BrokerId,
         broker_epoch: i64,
-        partitions: &[(TopicId, i32, i32)],
+        partitions: &[(TopicId, i32, LeaderEpoch)],
     ) -> Result<Response, ControllerError> {
         let refuse = |error| {
             Ok(Response::Controller(ControllerResponse::BumpLeaderEpochs {
@@ -284,7 +284,7 @@ impl<D: LogDisk> Controller<D> {
             return refuse(error);
         }
         let mut results = Vec::with_capacity(partitions.len());
-        for &(topic_id, partition, min_leader_epoch) in partitions {
+        for &(topic_id, partition, LeaderEpoch(min_leader_epoch)) in partitions {
             let current = self
                 .image
                 .topics
@@ -309,7 +309,7 @@ impl<D: LogDisk> Controller<D> {
                     (ErrorCode::None, leader_epoch)
                 }
             };
-            results.push((topic_id, partition, error, leader_epoch));
+            results.push((topic_id, partition, error, LeaderEpoch(leader_epoch)));
         }
         self.commit()?;
         Ok(Response::Controller(ControllerResponse::BumpLeaderEpochs {

@@ -570,7 +570,7 @@ impl<D: LogDisk> Controller<D> {
                 broker_epoch,
                 topic_id,
                 partition,
-                leader_epoch,
+                leader_epoch.0,
                 partition_epoch,
                 new_isr,
             )?,

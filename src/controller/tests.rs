@@ -1,15 +1,16 @@
 //! Unit tests of the controller, one per rule, named after the rule. The controller is driven
 //! only through the `Node` trait, its constructor and its getters.
 
+use crate::protocol::{
+    ClusterRequest, ClusterResponse, ControllerRequest, ControllerResponse, CoordinatorRequest,
+    LeaderEpoch,
+};
 use bytes::Bytes;
 use proptest::prelude::*;
 
 use super::*;
 use crate::log::{DiskError, MemoryDisk, TailFate};
 use crate::metadata::ConfigResource;
-use crate::protocol::{
-    ClusterRequest, ClusterResponse, ControllerRequest, ControllerResponse, CoordinatorRequest,
-};
 
 const CLUSTER: ClusterIndex = ClusterIndex(0);
 const SESSION_MS: i64 = 1_000;
@@ -198,7 +199,7 @@ fn alter_partition<D: LogDisk>(
         broker_epoch,
         topic_id: current.topic_id,
         partition: current.partition,
-        leader_epoch,
+        leader_epoch: LeaderEpoch(leader_epoch),
         partition_epoch,
         new_isr,
     });

@@ -7,7 +7,8 @@ use super::*;
 use crate::coordinator::{partition_for, CONSUMER_OFFSETS_TOPIC};
 use crate::metadata::{MetadataRecord, PartitionRecord};
 use crate::protocol::{
-    BrokerId, ClientKind, ClusterIndex, CoordinatorRequest, CoordinatorResponse, TopicId,
+    BrokerId, ClientKind, ClusterIndex, CoordinatorRequest, CoordinatorResponse, LeaderEpoch,
+    TopicId,
 };
 
 const CLUSTER: ClusterIndex = ClusterIndex(0);
@@ -280,7 +281,7 @@ impl Runtime {
             .map(|(topic_partition, offset)| OffsetCommitEntry {
                 topic_partition: topic_partition.clone(),
                 offset: *offset,
-                leader_epoch: 4,
+                leader_epoch: LeaderEpoch(4),
                 metadata: format!("m{offset}"),
             })
             .collect();
@@ -307,7 +308,7 @@ impl Runtime {
                 assert_eq!(error, ErrorCode::None);
                 offsets
                     .into_iter()
-                    .map(|offset| (offset.offset, offset.leader_epoch, offset.metadata))
+                    .map(|offset| (offset.offset, offset.leader_epoch.0, offset.metadata))
                     .collect()
             }
             other => panic!("expected an OffsetFetch answer, got {other:?}"),
@@ -821,7 +822,7 @@ fn member_commit_with_a_stale_epoch_is_fenced() {
         offsets: vec![OffsetCommitEntry {
             topic_partition: orders(0),
             offset: 1,
-            leader_epoch: -1,
+            leader_epoch: LeaderEpoch::NONE,
             metadata: String::new(),
         }],
     };
@@ -891,7 +892,7 @@ fn keys_of_another_partition_get_not_coordinator_and_so_does_an_unloaded_shard()
             offsets: vec![OffsetCommitEntry {
                 topic_partition: orders(0),
                 offset: 1,
-                leader_epoch: -1,
+                leader_epoch: LeaderEpoch::NONE,
                 metadata: String::new(),
             }],
         },

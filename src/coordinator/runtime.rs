@@ -396,8 +396,8 @@ mod tests {
     use super::*;
     use crate::log::{LogConfig, MemoryDisk};
     use crate::protocol::{
-        ClusterIndex, CommittedOffset, CoordinatorRequest, CoordinatorResponse, Message,
-        OffsetCommitEntry,
+        ClusterIndex, CommittedOffset, CoordinatorRequest, CoordinatorResponse, LeaderEpoch,
+        Message, OffsetCommitEntry,
     };
 
     #[derive(Default)]
@@ -446,7 +446,7 @@ mod tests {
                         offsets: vec![CommittedOffset {
                             topic_partition: TopicPartition::new("t", 0),
                             offset: self.total,
-                            leader_epoch: -1,
+                            leader_epoch: LeaderEpoch::NONE,
                             metadata: String::new(),
                             error: ErrorCode::None,
                         }],
@@ -512,7 +512,7 @@ mod tests {
             offsets: vec![OffsetCommitEntry {
                 topic_partition: TopicPartition::new("t", 0),
                 offset: amount,
-                leader_epoch: -1,
+                leader_epoch: LeaderEpoch::NONE,
                 metadata: String::new(),
             }],
         }

@@ -35,6 +35,10 @@
 //! mirror resources yet), and the prototype's batching of many coordinator partitions in one
 //! request (the sender sends one request per coordinator partition).
 
+use crate::protocol::{
+    CoordinatorRequest, CoordinatorResponse, ErrorCode, LeaderEpoch, MirrorPartitionId,
+    MirrorPartitionStatus, MirrorStateWrite, NodeId, Response,
+};
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
@@ -43,10 +47,6 @@ use crate::coordinator::{
     partition_count, partition_for, Shard, ShardEnv, ShardOutput, ShardWrite,
 };
 use crate::mirror::{is_valid_transition, MirrorState};
-use crate::protocol::{
-    CoordinatorRequest, CoordinatorResponse, ErrorCode, MirrorPartitionId, MirrorPartitionStatus,
-    MirrorStateWrite, NodeId, Response,
-};
 
 /// The mirror coordinator's internal topic.
 pub const MIRROR_STATE_TOPIC: &str = "__mirror_state";
@@ -73,7 +73,7 @@ pub struct PartitionStateValue {
     /// The state.
     pub state: MirrorState,
     /// The greatest leader epoch of the partition that wrote a state.
-    pub leader_epoch: i32,
+    pub leader_epoch: LeaderEpoch,
     /// Increases by one with every accepted state.
     pub state_epoch: i32,
     /// For FAILED: the state it failed in.
@@ -106,7 +106,7 @@ pub enum MirrorStateRecord {
         /// The partition.
         id: MirrorPartitionId,
         /// (last mirrored leader epoch, log end offset at the stop), or `None`.
-        value: Option<(i32, i64)>,
+        value: Option<(LeaderEpoch, i64)>,
     },
 }
 
@@ -116,14 +116,16 @@ pub struct StoredMirrorPartition {
     /// The last state record, if any.
     pub value: Option<PartitionStateValue>,
     /// The last mirrored (epoch, offset), if persisted.
-    pub last_mirrored: Option<(i32, i64)>,
+    pub last_mirrored: Option<(LeaderEpoch, i64)>,
 }
 
 impl StoredMirrorPartition {
     /// The greatest leader epoch a state record carried (−1 without one). Every accepted
     /// record carries `max(stored, request)`, so it is the last record's.
-    pub fn max_leader_epoch(&self) -> i32 {
-        self.value.as_ref().map_or(-1, |v| v.leader_epoch)
+    pub fn max_leader_epoch(&self) -> LeaderEpoch {
+        self.value
+            .as_ref()
+            .map_or(LeaderEpoch::NONE, |v| v.leader_epoch)
     }
 
     /// The greatest state epoch (−1 without a state): each record's is the previous plus one.
@@ -357,7 +359,10 @@ impl MirrorCoordinatorShard {
             .cloned()
             .unwrap_or_default();
         let fenced = !self.ignore_epochs;
-        if fenced && write.leader_epoch != -1 && stored.max_leader_epoch() > write.leader_epoch {
+        if fenced
+            && write.leader_epoch != LeaderEpoch::NONE
+            && stored.max_leader_epoch() > write.leader_epoch
+        {
             return Err(ErrorCode::FencedLeaderEpoch);
         }
         if fenced && write.state_epoch != -1 && stored.max_state_epoch() > write.state_epoch {
@@ -380,7 +385,7 @@ impl MirrorCoordinatorShard {
                     state_epoch = write.state_epoch + 1;
                     value.state_epoch = state_epoch;
                 }
-                if write.leader_epoch != -1 {
+                if write.leader_epoch != LeaderEpoch::NONE {
                     value.leader_epoch = write.leader_epoch;
                 }
             }

@@ -64,7 +64,7 @@ fn write(
     MirrorStateWrite {
         id,
         state: Some(state),
-        leader_epoch,
+        leader_epoch: LeaderEpoch(leader_epoch),
         state_epoch,
         error_message: None,
         non_retryable: false,
@@ -271,7 +271,7 @@ fn a_key_without_records_reads_as_unknown_and_writes_start_at_state_epoch_zero()
     assert_eq!(statuses[0].state, Unknown);
     assert_eq!(
         (statuses[0].leader_epoch, statuses[0].state_epoch),
-        (-1, -1)
+        (LeaderEpoch::NONE, -1)
     );
 
     assert_eq!(
@@ -285,7 +285,7 @@ fn a_key_without_records_reads_as_unknown_and_writes_start_at_state_epoch_zero()
     let status = runtime.read_one(id);
     assert_eq!(
         (status.state, status.leader_epoch, status.state_epoch),
-        (Mirroring, 3, 1)
+        (Mirroring, LeaderEpoch(3), 1)
     );
 }
 
@@ -311,7 +311,7 @@ fn stale_leader_and_state_epochs_are_fenced() {
     );
     assert_eq!(
         runtime.read_one(id).leader_epoch,
-        6,
+        LeaderEpoch(6),
         "the greatest leader epoch"
     );
 }
@@ -432,7 +432,7 @@ fn last_mirrored_epoch_is_written_alone_or_with_a_state() {
     runtime.write_one(write(id, Stopping, 5, 1));
     let lme_only = MirrorStateWrite {
         state: None,
-        last_mirrored: Some((4, 120)),
+        last_mirrored: Some((LeaderEpoch(4), 120)),
         ..write(id, Stopping, 5, 2)
     };
     assert_eq!(
@@ -443,7 +443,7 @@ fn last_mirrored_epoch_is_written_alone_or_with_a_state() {
     let status = runtime.read_one(id);
     assert_eq!(
         (status.state, status.last_mirrored),
-        (Stopping, Some((4, 120)))
+        (Stopping, Some((LeaderEpoch(4), 120)))
     );
     let empty = MirrorStateWrite {
         state: None,
@@ -463,7 +463,7 @@ fn a_new_stop_clears_the_last_mirrored_epoch_of_an_earlier_session() {
     runtime.write_one(write(id, Stopping, 1, 1));
     let lme = MirrorStateWrite {
         state: None,
-        last_mirrored: Some((0, 4)),
+        last_mirrored: Some((LeaderEpoch(0), 4)),
         ..write(id, Stopping, 1, 2)
     };
     runtime.write_one(lme);
@@ -471,14 +471,14 @@ fn a_new_stop_clears_the_last_mirrored_epoch_of_an_earlier_session() {
     let status = runtime.read_one(id);
     assert_eq!(
         (status.state, status.last_mirrored),
-        (Stopped, Some((0, 4)))
+        (Stopped, Some((LeaderEpoch(0), 4)))
     );
     runtime.write_one(write(id, Preparing, 1, 3));
     runtime.write_one(write(id, Mirroring, 1, 4));
     let status = runtime.read_one(id);
     assert_eq!(
         status.last_mirrored,
-        Some((0, 4)),
+        Some((LeaderEpoch(0), 4)),
         "kept while mirroring again"
     );
     runtime.write_one(write(id, Stopping, 1, 5));
@@ -486,11 +486,14 @@ fn a_new_stop_clears_the_last_mirrored_epoch_of_an_earlier_session() {
     assert_eq!((status.state, status.last_mirrored), (Stopping, None));
     let lme = MirrorStateWrite {
         state: None,
-        last_mirrored: Some((1, 5)),
+        last_mirrored: Some((LeaderEpoch(1), 5)),
         ..write(id, Stopping, 1, 6)
     };
     runtime.write_one(lme);
-    assert_eq!(runtime.read_one(id).last_mirrored, Some((1, 5)));
+    assert_eq!(
+        runtime.read_one(id).last_mirrored,
+        Some((LeaderEpoch(1), 5))
+    );
 }
 
 #[test]
@@ -520,7 +523,7 @@ fn delete_tombstones_every_record_of_the_mirror_and_survives_a_failover() {
     }
     let lme = MirrorStateWrite {
         state: None,
-        last_mirrored: Some((1, 10)),
+        last_mirrored: Some((LeaderEpoch(1), 10)),
         ..write(ids[0], Preparing, 1, 0)
     };
     runtime.write_one(lme);
@@ -641,11 +644,11 @@ proptest! {
             runtime.write_one(write(ids[key], target, leader_epoch, state_epoch));
         }
         runtime.failover();
-        let mut last: BTreeMap<MirrorPartitionId, (MirrorState, i32, i32)> = BTreeMap::new();
+        let mut last: BTreeMap<MirrorPartitionId, (MirrorState, i32, LeaderEpoch)> = BTreeMap::new();
         for record in &runtime.log {
             if let MirrorStateRecord::PartitionState { id, value: Some(value), .. } = record {
                 let (state, state_epoch, leader_epoch) =
-                    last.get(id).copied().unwrap_or((Unknown, -1, -1));
+                    last.get(id).copied().unwrap_or((Unknown, -1, LeaderEpoch::NONE));
                 prop_assert!(is_valid_transition(state, value.state), "{} → {}", state, value.state);
                 prop_assert_eq!(value.state_epoch, state_epoch + 1);
                 prop_assert!(value.leader_epoch >= leader_epoch);

@@ -17,6 +17,12 @@
 //! so a describe works in the middle of a disaster recovery. Lag is reported for MIRRORING
 //! and PAUSED partitions only: after a stop, the two logs are no longer meant to match.
 
+use crate::protocol::{
+    ClusterRequest, ClusterResponse, CoordinatorRequest, CoordinatorResponse, ErrorCode,
+    LeaderEpoch, ListOffsetsQuery, MirrorPartitionDescription, MirrorPartitionId,
+    MirrorPartitionStatus, MirrorResponse, NodeId, OffsetSpec, ReplicaRequest, ReplicaResponse,
+    Request, Response, TopicPartition,
+};
 use std::collections::BTreeMap;
 
 use super::directory::MirrorDirectory;
@@ -24,12 +30,6 @@ use super::MirrorState;
 use crate::component::BrokerContext;
 use crate::log::FetchIsolation;
 use crate::metadata::ConfigResource;
-use crate::protocol::{
-    ClusterRequest, ClusterResponse, CoordinatorRequest, CoordinatorResponse, ErrorCode,
-    ListOffsetsQuery, MirrorPartitionDescription, MirrorPartitionId, MirrorPartitionStatus,
-    MirrorResponse, NodeId, OffsetSpec, ReplicaRequest, ReplicaResponse, Request, Response,
-    TopicPartition,
-};
 
 /// How long a describe waits for any one answer: at most two rounds of it (source metadata,
 /// then source offsets) stay below an admin client's request timeout.
@@ -83,7 +83,7 @@ fn unknown_status(id: MirrorPartitionId, error: ErrorCode) -> MirrorPartitionSta
         id,
         error,
         state: MirrorState::Unknown,
-        leader_epoch: -1,
+        leader_epoch: LeaderEpoch::NONE,
         state_epoch: -1,
         previous_state: None,
         retry_attempt: 0,
@@ -203,7 +203,7 @@ impl MirrorDescribes {
                 .or_default()
                 .push(ListOffsetsQuery {
                     topic_partition: tp.clone(),
-                    current_leader_epoch: record.leader_epoch,
+                    current_leader_epoch: LeaderEpoch(record.leader_epoch),
                     spec: OffsetSpec::Latest,
                 });
         }
@@ -313,7 +313,7 @@ impl MirrorDescribes {
                             .or_default()
                             .push(ListOffsetsQuery {
                                 topic_partition: tp,
-                                current_leader_epoch: record.leader_epoch,
+                                current_leader_epoch: LeaderEpoch(record.leader_epoch),
                                 spec: OffsetSpec::Latest,
                             });
                     }

@@ -51,6 +51,12 @@
 //! revisions), and groups whose coordinator moves between the ListGroups and OffsetFetch of a
 //! round (the OffsetFetch fails and the group waits for the next round).
 
+use crate::protocol::{
+    ClusterRequest, ClusterResponse, CommittedOffset, ControllerRequest, CoordinatorRequest,
+    CoordinatorResponse, ErrorCode, LeaderEpoch, ListOffsetsQuery, MirrorPartitionId,
+    MirrorTopicOperation, NewTopic, NodeId, OffsetCommitEntry, OffsetSpec, ReplicaRequest,
+    ReplicaResponse, Request, Response, TopicId, TopicPartition,
+};
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::coordinator::{mirror_sync_partition, MIRROR_STATE_TOPIC};
@@ -64,12 +70,6 @@ use crate::coordinator::{
 };
 use crate::events::BrokerEvent;
 use crate::metadata::{AclBinding, ConfigResource};
-use crate::protocol::{
-    ClusterRequest, ClusterResponse, CommittedOffset, ControllerRequest, CoordinatorRequest,
-    CoordinatorResponse, ErrorCode, ListOffsetsQuery, MirrorPartitionId, MirrorTopicOperation,
-    NewTopic, NodeId, OffsetCommitEntry, OffsetSpec, ReplicaRequest, ReplicaResponse, Request,
-    Response, TopicId, TopicPartition,
-};
 
 /// How long a sync request may stay unanswered.
 pub const SYNC_REQUEST_TIMEOUT_MS: i64 = 1_000;
@@ -487,7 +487,7 @@ impl MirrorSyncs {
             for spec in [OffsetSpec::Earliest, OffsetSpec::Latest] {
                 by_leader.entry(node).or_default().push(ListOffsetsQuery {
                     topic_partition: topic_partition.clone(),
-                    current_leader_epoch: record.leader_epoch,
+                    current_leader_epoch: LeaderEpoch(record.leader_epoch),
                     spec,
                 });
             }
@@ -703,7 +703,7 @@ impl MirrorSyncs {
                 let (Some(&log_start), Some(&log_end)) = bounds else {
                     continue;
                 };
-                let source = (committed.offset, committed.leader_epoch);
+                let source = (committed.offset, committed.leader_epoch.0);
                 let synced = if unclamped {
                     Some(source)
                 } else {
@@ -715,7 +715,7 @@ impl MirrorSyncs {
                 entries.push(OffsetCommitEntry {
                     topic_partition: tp.clone(),
                     offset,
-                    leader_epoch,
+                    leader_epoch: LeaderEpoch(leader_epoch),
                     metadata: committed.metadata.clone(),
                 });
                 sources.push((committed.offset, log_end.0));
@@ -859,7 +859,7 @@ fn record_sync_answer(
             // Answers come in query order. A partition is used only with both of its bounds.
             for (key, answer) in keys.into_iter().zip(partitions) {
                 if answer.error.is_none() {
-                    let bound = (answer.offset, answer.leader_epoch);
+                    let bound = (answer.offset, answer.leader_epoch.0);
                     round.destination_offsets.insert(key, bound);
                 }
             }

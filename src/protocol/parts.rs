@@ -6,7 +6,7 @@
 use crate::log::{AbortedTransaction, EpochEndOffset};
 use crate::record::RecordBatch;
 
-use crate::common::{ErrorCode, TopicId, TopicPartition};
+use crate::common::{ErrorCode, LeaderEpoch, TopicId, TopicPartition};
 
 /// `acks` of a produce request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -63,7 +63,7 @@ pub struct MirrorStateWrite {
     /// The new state; `None` writes only the last mirrored epoch.
     pub state: Option<crate::common::MirrorState>,
     /// The writer's leader epoch of the partition (−1: not checked).
-    pub leader_epoch: i32,
+    pub leader_epoch: LeaderEpoch,
     /// The state epoch the writer last read (−1: not checked).
     pub state_epoch: i32,
     /// Why the partition failed (FAILED only).
@@ -71,7 +71,7 @@ pub struct MirrorStateWrite {
     /// The failure must not be retried (FAILED only).
     pub non_retryable: bool,
     /// The last mirrored (epoch, end offset) to persist, if any.
-    pub last_mirrored: Option<(i32, i64)>,
+    pub last_mirrored: Option<(LeaderEpoch, i64)>,
     /// With a state: as far as the writer knows, nothing was cut from or mirrored into the
     /// partition's log since it last left UNKNOWN or STOPPED, so it holds this cluster's own
     /// writes only (this model's addition to the KIP's record, for the next leader).
@@ -88,7 +88,7 @@ pub struct MirrorPartitionStatus {
     /// The stored state (`Unknown` without a record).
     pub state: crate::common::MirrorState,
     /// The greatest leader epoch any accepted write carried (−1 if none).
-    pub leader_epoch: i32,
+    pub leader_epoch: LeaderEpoch,
     /// The stored state epoch (−1 without a record).
     pub state_epoch: i32,
     /// The state before FAILED.
@@ -98,7 +98,7 @@ pub struct MirrorPartitionStatus {
     /// Why it failed.
     pub error_message: Option<String>,
     /// The last mirrored (epoch, end offset), if persisted.
-    pub last_mirrored: Option<(i32, i64)>,
+    pub last_mirrored: Option<(LeaderEpoch, i64)>,
     /// The stored state's `own_writes_only` (see [`MirrorStateWrite::own_writes_only`]).
     pub own_writes_only: bool,
 }
@@ -153,7 +153,7 @@ pub struct OffsetCommitEntry {
     /// The committed offset (the next record to consume).
     pub offset: i64,
     /// Leader epoch of the record before the offset, or −1.
-    pub leader_epoch: i32,
+    pub leader_epoch: LeaderEpoch,
     /// Free-form metadata.
     pub metadata: String,
 }
@@ -166,7 +166,7 @@ pub struct CommittedOffset {
     /// The offset, −1 if none.
     pub offset: i64,
     /// Its leader epoch, or −1.
-    pub leader_epoch: i32,
+    pub leader_epoch: LeaderEpoch,
     /// Its metadata.
     pub metadata: String,
     /// Per-partition error.
@@ -205,11 +205,11 @@ pub struct FetchPartition {
     /// The partition.
     pub topic_partition: TopicPartition,
     /// The fetcher's view of the leader epoch (−1: no check).
-    pub current_leader_epoch: i32,
+    pub current_leader_epoch: LeaderEpoch,
     /// First offset wanted.
     pub fetch_offset: i64,
     /// Epoch of the last batch the fetcher appended (−1: none; consumers send −1).
-    pub last_fetched_epoch: i32,
+    pub last_fetched_epoch: LeaderEpoch,
 }
 
 /// One partition of an OffsetsForLeaderEpoch request.
@@ -218,9 +218,9 @@ pub struct EpochQuery {
     /// The partition.
     pub topic_partition: TopicPartition,
     /// The asker's view of the leader epoch (−1: no check).
-    pub current_leader_epoch: i32,
+    pub current_leader_epoch: LeaderEpoch,
     /// The epoch whose end offset is wanted.
-    pub leader_epoch: i32,
+    pub leader_epoch: LeaderEpoch,
 }
 
 /// Which offset ListOffsets returns.
@@ -238,7 +238,7 @@ pub struct ListOffsetsQuery {
     /// The partition.
     pub topic_partition: TopicPartition,
     /// The asker's view of the leader epoch (−1: no check).
-    pub current_leader_epoch: i32,
+    pub current_leader_epoch: LeaderEpoch,
     /// Which offset.
     pub spec: OffsetSpec,
 }
@@ -281,7 +281,7 @@ pub struct EpochAnswer {
     /// Error, or `None`.
     pub error: ErrorCode,
     /// The largest epoch ≤ the requested one the leader knows, or −1.
-    pub leader_epoch: i32,
+    pub leader_epoch: LeaderEpoch,
     /// That epoch's end offset, or −1.
     pub end_offset: i64,
 }
@@ -294,5 +294,5 @@ pub struct ListOffsetsAnswer {
     /// The offset.
     pub offset: i64,
     /// The leader epoch of the offset's batch, or −1.
-    pub leader_epoch: i32,
+    pub leader_epoch: LeaderEpoch,
 }

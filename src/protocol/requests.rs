@@ -6,7 +6,7 @@
 //! Each kind is modelled on the Kafka API of the same name, reduced to the fields the model
 //! uses; single-partition Produce is the one simplification (Kafka batches partitions).
 
-use crate::common::{BrokerId, ErrorCode, TopicId, TopicPartition};
+use crate::common::{BrokerId, ErrorCode, LeaderEpoch, TopicId, TopicPartition};
 use crate::log::FetchIsolation;
 use crate::record::RecordBatch;
 
@@ -80,7 +80,7 @@ pub enum ControllerRequest {
         /// Partition.
         partition: i32,
         /// Leader epoch the leader acts in.
-        leader_epoch: i32,
+        leader_epoch: LeaderEpoch,
         /// Partition epoch the change is based on.
         partition_epoch: i32,
         /// Proposed ISR.
@@ -95,7 +95,7 @@ pub enum ControllerRequest {
         /// Its registration epoch.
         broker_epoch: i64,
         /// (topic id, partition, epoch the leader epoch must exceed).
-        partitions: Vec<(TopicId, i32, i32)>,
+        partitions: Vec<(TopicId, i32, LeaderEpoch)>,
     },
     /// Broker → controller: a new block of producer ids.
     AllocateProducerIds {
@@ -609,14 +609,14 @@ mod tests {
                 broker_epoch: 3,
                 topic_id,
                 partition: 0,
-                leader_epoch: 1,
+                leader_epoch: LeaderEpoch(1),
                 partition_epoch: 1,
                 new_isr: vec![BROKER],
             },
             ControllerRequest::BumpLeaderEpochs {
                 broker_id: BROKER,
                 broker_epoch: 3,
-                partitions: vec![(topic_id, 0, 1)],
+                partitions: vec![(topic_id, 0, LeaderEpoch(1))],
             },
             ControllerRequest::AllocateProducerIds {
                 broker_id: BROKER,
@@ -692,7 +692,7 @@ mod tests {
                 offsets: vec![OffsetCommitEntry {
                     topic_partition: tp(),
                     offset: 5,
-                    leader_epoch: -1,
+                    leader_epoch: LeaderEpoch::NONE,
                     metadata: String::new(),
                 }],
             },

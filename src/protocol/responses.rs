@@ -1,7 +1,7 @@
 //! Answers, nested as the requests they answer ([`super::Request`]): a response's family is
 //! its request's, so a requester routes an answer by family before it looks at the kind.
 
-use crate::common::{BrokerId, ErrorCode, NodeId, TopicId, TopicPartition};
+use crate::common::{BrokerId, ErrorCode, LeaderEpoch, NodeId, TopicId, TopicPartition};
 use crate::metadata::{MetadataRecord, PartitionRecord, TopicMetadata};
 
 use super::parts::*;
@@ -101,7 +101,7 @@ pub enum ControllerResponse {
         /// Request-level error (`StaleBrokerEpoch`, `InvalidRequest`), or `None`.
         error: ErrorCode,
         /// (topic id, partition, error, the partition's leader epoch now), in request order.
-        partitions: Vec<(TopicId, i32, ErrorCode, i32)>,
+        partitions: Vec<(TopicId, i32, ErrorCode, LeaderEpoch)>,
     },
     /// Outcome of CreateMirror.
     CreateMirror {
@@ -321,7 +321,7 @@ pub enum MirrorResponse {
         /// partition from the requester (mirroring both ways at once); coordinator errors.
         error: ErrorCode,
         /// The last mirrored leader epoch, or −1 if the source recorded none.
-        last_mirrored_epoch: i32,
+        last_mirrored_epoch: LeaderEpoch,
         /// The log end offset when the source stopped mirroring (the late revision stores it
         /// with the epoch), or −1. Only the `offset-alignment` design aligns by it.
         last_mirrored_offset: i64,

@@ -18,6 +18,10 @@
 //! - After an answer the session fetches again at once, or after the backoff when a partition's
 //!   answer was an error to wait out.
 
+use crate::protocol::{
+    BrokerId, ErrorCode, FetchPartition, FetchPartitionResponse, LeaderEpoch, NodeId,
+    ReplicaRequest, Request, TopicPartition,
+};
 use std::collections::BTreeMap;
 
 use super::{
@@ -27,10 +31,6 @@ use super::{
 use crate::events::{BrokerEvent, TruncationReason};
 use crate::log::{FetchIsolation, LogDisk};
 use crate::node::Outbox;
-use crate::protocol::{
-    BrokerId, ErrorCode, FetchPartition, FetchPartitionResponse, NodeId, ReplicaRequest, Request,
-    TopicPartition,
-};
 
 /// The fetcher's settings, from the broker config.
 #[derive(Debug, Clone, Copy)]
@@ -308,9 +308,9 @@ fn follower_fetch_partitions<D: LogDisk>(
         .filter_map(|partition| match &partition.role {
             Role::Follower(role) if role.leader == Some(leader) => Some(FetchPartition {
                 topic_partition: partition.topic_partition.clone(),
-                current_leader_epoch: role.leader_epoch,
+                current_leader_epoch: LeaderEpoch(role.leader_epoch),
                 fetch_offset: partition.log.log_end_offset(),
-                last_fetched_epoch: partition.log.latest_epoch().unwrap_or(-1),
+                last_fetched_epoch: LeaderEpoch(partition.log.latest_epoch().unwrap_or(-1)),
             }),
             _ => None,
         })
@@ -400,7 +400,10 @@ mod tests {
         let first = sent(ctx.outbox);
         assert_eq!(first.len(), 1);
         let asked = &first[0].1[0];
-        assert_eq!((asked.fetch_offset, asked.last_fetched_epoch), (3, 1));
+        assert_eq!(
+            (asked.fetch_offset, asked.last_fetched_epoch),
+            (3, LeaderEpoch(1))
+        );
         // One fetch in flight per leader; sent again once the timeout passed.
         ctx.now_ms = 999;
         fetcher.poll(&mut ctx, 5);

@@ -160,7 +160,7 @@ impl Consumer {
             let policy = self.config.auto_offset_reset;
             let partition = self.partitions.get_mut(topic_partition).expect("assigned");
             partition.wait(now_ms);
-            if answer.end_offset < 0 || answer.leader_epoch < 0 {
+            if answer.end_offset < 0 || !answer.leader_epoch.is_some() {
                 // The leader knows no epoch at or below the position's: reset under the
                 // policy, as for OffsetOutOfRange (the next pump sends ListOffsets).
                 partition.reset_from = partition.position.take();
@@ -171,7 +171,7 @@ impl Consumer {
             if answer.end_offset < *position {
                 // Truncation detected: go back to the first offset known to diverge.
                 partition.position = Some(answer.end_offset);
-                partition.offset_epoch = Some(answer.leader_epoch);
+                partition.offset_epoch = Some(answer.leader_epoch.0);
                 self.events.push(ConsumerEvent::OffsetReset {
                     topic_partition: topic_partition.clone(),
                     previous: Some(*position),

@@ -184,9 +184,9 @@ impl GroupConsumer {
             let epoch = if committed.is_some() {
                 self.committed.insert(
                     entry.topic_partition.clone(),
-                    (entry.offset, entry.leader_epoch),
+                    (entry.offset, entry.leader_epoch.0),
                 );
-                entry.leader_epoch
+                entry.leader_epoch.0
             } else {
                 -1
             };

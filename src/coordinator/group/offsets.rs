@@ -1,7 +1,7 @@
 //! OffsetCommit, OffsetFetch and DescribeGroups.
 
 use super::*;
-use crate::protocol::CoordinatorResponse;
+use crate::protocol::{CoordinatorResponse, LeaderEpoch};
 
 impl GroupCoordinatorShard {
     pub(super) fn commit_error(
@@ -68,7 +68,7 @@ impl GroupCoordinatorShard {
                 group_id: group_id.clone(),
                 topic_partition: entry.topic_partition,
                 offset: entry.offset,
-                leader_epoch: entry.leader_epoch,
+                leader_epoch: entry.leader_epoch.0,
                 metadata: entry.metadata,
                 commit_timestamp_ms: env.now_ms,
                 by_admin: member_epoch < 0,
@@ -114,7 +114,7 @@ impl GroupCoordinatorShard {
                 let found = committed.and_then(|offsets| offsets.get(&topic_partition));
                 CommittedOffset {
                     offset: found.map_or(-1, |offset| offset.offset),
-                    leader_epoch: found.map_or(-1, |offset| offset.leader_epoch),
+                    leader_epoch: LeaderEpoch(found.map_or(-1, |offset| offset.leader_epoch)),
                     metadata: found
                         .map(|offset| offset.metadata.clone())
                         .unwrap_or_default(),

@@ -3,7 +3,7 @@
 //! EPOCH_FENCING's leader-epoch bumps.
 
 use super::*;
-use crate::protocol::{ClusterRequest, ControllerRequest, ReplicaRequest};
+use crate::protocol::{ClusterRequest, ControllerRequest, LeaderEpoch, ReplicaRequest};
 
 impl MirrorManager {
     // ----- MIRRORING: the fetcher -----
@@ -61,9 +61,9 @@ impl MirrorManager {
             max_bytes: MIRROR_FETCH_MAX_BYTES,
             partitions: vec![FetchPartition {
                 topic_partition: topic_partition.clone(),
-                current_leader_epoch: source_epoch,
+                current_leader_epoch: LeaderEpoch(source_epoch),
                 fetch_offset: tail_check.map_or(offset, |check| check.base_offset),
-                last_fetched_epoch,
+                last_fetched_epoch: LeaderEpoch(last_fetched_epoch),
             }],
         });
         let what = SentRequest::Fetch {
@@ -334,7 +334,7 @@ impl MirrorManager {
         let request = Request::Controller(ControllerRequest::BumpLeaderEpochs {
             broker_id,
             broker_epoch,
-            partitions: vec![(task.id.topic_id, task.id.partition, minimum)],
+            partitions: vec![(task.id.topic_id, task.id.partition, LeaderEpoch(minimum))],
         });
         let controller = host.controller();
         self.send_mirror_request(

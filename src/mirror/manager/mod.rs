@@ -131,6 +131,12 @@ mod stopping;
 
 pub use stopping::{ResetSkipped, StopStep};
 
+use crate::protocol::{
+    BrokerId, ClusterIndex, ClusterResponse, ControllerResponse, CoordinatorResponse, ErrorCode,
+    FetchPartition, FetchPartitionResponse, LeaderEpoch, MirrorPartitionId, MirrorPartitionStatus,
+    MirrorResponse, MirrorStateWrite, NodeId, ReplicaResponse, Request, Response, TopicMetadata,
+    TopicPartition,
+};
 use std::collections::BTreeMap;
 
 use super::coordinator::MIRROR_STATE_TOPIC;
@@ -148,12 +154,6 @@ use crate::log::{AppendOrigin, LogDisk};
 use crate::metadata::cache::MetadataCache;
 use crate::metadata::{ConfigResource, MetadataImage};
 use crate::node::Outbox;
-use crate::protocol::{
-    BrokerId, ClusterIndex, ClusterResponse, ControllerResponse, CoordinatorResponse, ErrorCode,
-    FetchPartition, FetchPartitionResponse, MirrorPartitionId, MirrorPartitionStatus,
-    MirrorResponse, MirrorStateWrite, NodeId, ReplicaResponse, Request, Response, TopicMetadata,
-    TopicPartition,
-};
 use crate::record::{end_transaction_marker, mirror_pid_reset, MarkerProducer, RecordBatch};
 use crate::replica::{
     follower_truncation_for_batches, follower_truncation_offset, report_truncation_among,
@@ -358,7 +358,7 @@ struct MirrorTask {
     state_epoch: i32,
     previous_state: Option<MirrorState>,
     retry_attempt: i16,
-    last_mirrored: Option<(i32, i64)>,
+    last_mirrored: Option<(LeaderEpoch, i64)>,
     step: Step,
     not_before_ms: i64,
     /// The desired state changed while a request was in flight.
@@ -762,7 +762,7 @@ impl MirrorManager {
                 })) if partitions.len() == 1 && partitions[0].error.is_none() => {
                     let status = partitions.remove(0);
                     let leader_epoch = self.tasks[&tp].leader_epoch;
-                    if status.leader_epoch > leader_epoch {
+                    if status.leader_epoch > LeaderEpoch(leader_epoch) {
                         // Persisted by a newer leadership: this broker is a deposed leader
                         // whose metadata has not caught up (the prototype's zombie, S-12, which
                         // drops out). Its log need not hold what that leadership wrote (a
@@ -774,7 +774,7 @@ impl MirrorManager {
                             .push(BrokerEvent::MirrorStateOfNewerLeader {
                                 topic_partition: tp.clone(),
                                 leader_epoch,
-                                stored_leader_epoch: status.leader_epoch,
+                                stored_leader_epoch: status.leader_epoch.0,
                             });
                         self.retry_step_later(now_ms, &tp, Step::Read);
                     } else {
@@ -810,7 +810,7 @@ impl MirrorManager {
                         error,
                         last_mirrored_epoch,
                         last_mirrored_offset,
-                    })) => Ok((error, (last_mirrored_epoch, last_mirrored_offset))),
+                    })) => Ok((error, (last_mirrored_epoch.0, last_mirrored_offset))),
                     Ok(_) => Err(ErrorCode::InvalidRequest),
                     Err(error) => Err(error),
                 };
@@ -824,7 +824,7 @@ impl MirrorManager {
                     })) => partitions
                         .first()
                         .map_or(Err(ErrorCode::InvalidRequest), |(_, _, e, epoch)| {
-                            Ok((*e, *epoch))
+                            Ok((*e, epoch.0))
                         }),
                     Ok(Response::Controller(ControllerResponse::BumpLeaderEpochs {
                         error,

@@ -2,7 +2,7 @@
 //! the mirror coordinator.
 
 use super::*;
-use crate::protocol::{CoordinatorRequest, CoordinatorResponse, MirrorResponse};
+use crate::protocol::{CoordinatorRequest, CoordinatorResponse, LeaderEpoch, MirrorResponse};
 
 impl MirrorManager {
     // ----- source side -----
@@ -50,9 +50,11 @@ impl MirrorManager {
             .or_else(|| from_requester.first().map(|name| (*name).clone()));
         let topic_id = host.image().topic_ids.get(topic).copied();
         let (Some(mirror), Some(topic_id)) = (mirror, topic_id) else {
-            host.lend()
-                .outbox
-                .respond(from, correlation_id, answer(ErrorCode::None, -1));
+            host.lend().outbox.respond(
+                from,
+                correlation_id,
+                answer(ErrorCode::None, LeaderEpoch::NONE),
+            );
             return;
         };
         let task = MirrorTask {
@@ -90,7 +92,7 @@ impl MirrorManager {
             host.lend().outbox.respond(
                 from,
                 correlation_id,
-                answer(ErrorCode::CoordinatorNotAvailable, -1),
+                answer(ErrorCode::CoordinatorNotAvailable, LeaderEpoch::NONE),
             );
             return;
         };
@@ -113,7 +115,7 @@ impl MirrorManager {
         correlation_id: u64,
         response: Result<Response, ErrorCode>,
     ) {
-        let none = (-1, -1);
+        let none = (LeaderEpoch::NONE, -1);
         let (error, (last_mirrored_epoch, last_mirrored_offset)) = match response {
             Ok(Response::Coordinator(CoordinatorResponse::ReadMirrorStates {
                 error: ErrorCode::None,

@@ -22,7 +22,7 @@
 //! nothing until it completes.
 
 use super::*;
-use crate::protocol::ControllerRequest;
+use crate::protocol::{ControllerRequest, LeaderEpoch};
 
 /// One step STOPPING took; see the module doc for the sequence of each path.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,7 +31,7 @@ pub enum StopStep {
     /// `kept` from an earlier run of this stop (persisted, or read back from the coordinator).
     RemoveFetcher {
         /// The last mirrored (epoch, offset) this stop records.
-        last_mirrored: (i32, i64),
+        last_mirrored: (LeaderEpoch, i64),
         /// It came from an earlier run.
         kept: bool,
     },
@@ -60,7 +60,7 @@ pub enum StopStep {
     /// Step 4: the last mirrored (epoch, offset) is written to the mirror coordinator.
     PersistLastMirrored {
         /// What is written.
-        last_mirrored: Option<(i32, i64)>,
+        last_mirrored: Option<(LeaderEpoch, i64)>,
     },
     /// `abort-markers`: an ABORT marker for the open transaction of `producer_id`.
     AbortMarker {
@@ -121,7 +121,9 @@ impl MirrorManager {
         let skip_bump = self.design == MirrorDesign::NoEpochBump;
         let task = self.task_mut(topic_partition);
         let kept = task.last_mirrored.is_some();
-        let last_mirrored = *task.last_mirrored.get_or_insert((latest_epoch, log_end));
+        let last_mirrored = *task
+            .last_mirrored
+            .get_or_insert((LeaderEpoch(latest_epoch), log_end));
         self.note_stop_step(
             topic_partition,
             StopStep::RemoveFetcher {
@@ -168,7 +170,7 @@ impl MirrorManager {
         let request = Request::Controller(ControllerRequest::BumpLeaderEpochs {
             broker_id,
             broker_epoch,
-            partitions: vec![(task.id.topic_id, task.id.partition, minimum)],
+            partitions: vec![(task.id.topic_id, task.id.partition, LeaderEpoch(minimum))],
         });
         task.step = Step::Waiting;
         self.note_stop_step(topic_partition, StopStep::RequestBump { minimum });
@@ -290,7 +292,7 @@ impl MirrorManager {
         let write = MirrorStateWrite {
             id: task.id,
             state: None,
-            leader_epoch: task.leader_epoch,
+            leader_epoch: LeaderEpoch(task.leader_epoch),
             state_epoch: task.state_epoch,
             error_message: None,
             non_retryable: false,
@@ -394,7 +396,7 @@ impl MirrorManager {
         let leader_epoch = self.tasks[topic_partition].leader_epoch;
         let last_mirrored_epoch = self.tasks[topic_partition]
             .last_mirrored
-            .map_or(-1, |(epoch, _)| epoch);
+            .map_or(-1, |(epoch, _)| epoch.0);
         let source_cluster_id = MirrorDirectory::new(host.image(), host.node_id().cluster())
             .source_of(&self.tasks[topic_partition].mirror)
             .and_then(|nodes| nodes.first().map(|node| node.cluster()))

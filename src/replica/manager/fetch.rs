@@ -6,8 +6,8 @@ use crate::events::BrokerEvent;
 use crate::log::{EpochEndOffset, FetchIsolation, LogDisk, PartitionLog};
 use crate::protocol::{
     BrokerId, EpochAnswer, EpochQuery, ErrorCode, FetchPartition, FetchPartitionResponse,
-    ListOffsetsAnswer, ListOffsetsQuery, NodeId, OffsetSpec, ReplicaResponse, Response,
-    TopicPartition,
+    LeaderEpoch, ListOffsetsAnswer, ListOffsetsQuery, NodeId, OffsetSpec, ReplicaResponse,
+    Response, TopicPartition,
 };
 use crate::replica::storage::BrokerStorage;
 use crate::replica::{LeaderState, Partition};
@@ -194,19 +194,19 @@ impl<S: BrokerStorage> ReplicaManager<S> {
         request: &FetchPartition,
     ) -> FetchPartitionResponse {
         let topic_partition = &request.topic_partition;
-        let (partition, _) = match self.led_partition(topic_partition, request.current_leader_epoch)
-        {
-            Ok(led) => led,
-            Err(error) => return error_answer(topic_partition, error),
-        };
+        let (partition, _) =
+            match self.led_partition(topic_partition, request.current_leader_epoch.0) {
+                Ok(led) => led,
+                Err(error) => return error_answer(topic_partition, error),
+            };
         let log = &partition.log;
-        if request.last_fetched_epoch >= 0 {
-            let end = leader_end_offset_for_fetched_epoch(log, request.last_fetched_epoch);
+        if request.last_fetched_epoch >= LeaderEpoch(0) {
+            let end = leader_end_offset_for_fetched_epoch(log, request.last_fetched_epoch.0);
             if end == EpochEndOffset::UNDEFINED && follower.is_some() {
                 return offsets_answer(topic_partition, log, ErrorCode::OffsetOutOfRange);
             }
             if end == EpochEndOffset::UNDEFINED
-                || end.epoch < request.last_fetched_epoch
+                || end.epoch < request.last_fetched_epoch.0
                 || end.end_offset < request.fetch_offset
             {
                 let mut answer = offsets_answer(topic_partition, log, ErrorCode::None);
@@ -226,7 +226,7 @@ impl<S: BrokerStorage> ReplicaManager<S> {
             // or below it may have removed records it holds (Partition::fence_after_mirror_cut).
             let mut answer = offsets_answer(topic_partition, log, ErrorCode::None);
             answer.diverging_epoch = Some(EpochEndOffset {
-                epoch: request.last_fetched_epoch,
+                epoch: request.last_fetched_epoch.0,
                 end_offset: cut,
             });
             context.events.push(BrokerEvent::MirrorCutFencedFollower {
@@ -262,7 +262,7 @@ impl<S: BrokerStorage> ReplicaManager<S> {
         follower: Option<BrokerId>,
         end: EpochEndOffset,
     ) {
-        if end.epoch >= 0 && end.epoch < request.last_fetched_epoch {
+        if end.epoch >= 0 && end.epoch < request.last_fetched_epoch.0 {
             let latest = self
                 .partitions
                 .get(&request.topic_partition)
@@ -271,7 +271,7 @@ impl<S: BrokerStorage> ReplicaManager<S> {
                 context.events.push(BrokerEvent::FetchedEpochAboveLatest {
                     topic_partition: request.topic_partition.clone(),
                     follower,
-                    last_fetched_epoch: request.last_fetched_epoch,
+                    last_fetched_epoch: request.last_fetched_epoch.0,
                     latest: end,
                 });
             }
@@ -311,18 +311,19 @@ impl<S: BrokerStorage> ReplicaManager<S> {
             .map(|query| {
                 let undefined = |error| EpochAnswer {
                     error,
-                    leader_epoch: -1,
+                    leader_epoch: LeaderEpoch::NONE,
                     end_offset: -1,
                 };
-                let partition =
-                    match self.led_partition(&query.topic_partition, query.current_leader_epoch) {
-                        Ok((partition, _)) => partition,
-                        Err(error) => return undefined(error),
-                    };
-                let end = partition.log.end_offset_for_epoch(query.leader_epoch);
+                let partition = match self
+                    .led_partition(&query.topic_partition, query.current_leader_epoch.0)
+                {
+                    Ok((partition, _)) => partition,
+                    Err(error) => return undefined(error),
+                };
+                let end = partition.log.end_offset_for_epoch(query.leader_epoch.0);
                 EpochAnswer {
                     error: ErrorCode::None,
-                    leader_epoch: end.epoch,
+                    leader_epoch: LeaderEpoch(end.epoch),
                     end_offset: end.end_offset,
                 }
             })
@@ -362,10 +363,10 @@ impl<S: BrokerStorage> ReplicaManager<S> {
         let failed = |error| ListOffsetsAnswer {
             error,
             offset: -1,
-            leader_epoch: -1,
+            leader_epoch: LeaderEpoch::NONE,
         };
         let (partition, state) =
-            match self.led_partition(&query.topic_partition, query.current_leader_epoch) {
+            match self.led_partition(&query.topic_partition, query.current_leader_epoch.0) {
                 Ok(led) => led,
                 Err(error) => return failed(error),
             };
@@ -383,10 +384,11 @@ impl<S: BrokerStorage> ReplicaManager<S> {
         ListOffsetsAnswer {
             error: ErrorCode::None,
             offset,
-            leader_epoch: log
-                .epoch_cache()
-                .epoch_for_offset(offset.max(0))
-                .unwrap_or(-1),
+            leader_epoch: LeaderEpoch(
+                log.epoch_cache()
+                    .epoch_for_offset(offset.max(0))
+                    .unwrap_or(-1),
+            ),
         }
     }
 }

@@ -301,7 +301,7 @@ mod tests {
         Acks, ClusterIndex, Envelope, ErrorCode, FetchPartition, Message, Request, Response,
         TopicId, TxnMarker,
     };
-    use crate::protocol::{ControllerRequest, ReplicaResponse};
+    use crate::protocol::{ControllerRequest, LeaderEpoch, ReplicaResponse};
     use crate::record::BatchBuilder;
     use crate::replica::storage::MemoryStorage;
 
@@ -404,9 +404,13 @@ mod tests {
     fn follower_fetch(fetch_offset: i64) -> Vec<FetchPartition> {
         vec![FetchPartition {
             topic_partition: tp(),
-            current_leader_epoch: 1,
+            current_leader_epoch: LeaderEpoch(1),
             fetch_offset,
-            last_fetched_epoch: if fetch_offset > 0 { 1 } else { -1 },
+            last_fetched_epoch: if fetch_offset > 0 {
+                LeaderEpoch(1)
+            } else {
+                LeaderEpoch::NONE
+            },
         }]
     }
 
@@ -598,8 +602,8 @@ mod tests {
         );
         host.sent();
         let fetch = vec![FetchPartition {
-            current_leader_epoch: 2,
-            last_fetched_epoch: 2,
+            current_leader_epoch: LeaderEpoch(2),
+            last_fetched_epoch: LeaderEpoch(2),
             ..follower_fetch(1)[0].clone()
         }];
         let read = replicas.read_fetch_partitions(

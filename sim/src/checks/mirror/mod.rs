@@ -117,8 +117,9 @@ use mirrorsim::mirror::sync::BOOTSTRAP_SERVERS_CONFIG;
 use mirrorsim::mirror::TopicMirrorConfig;
 use mirrorsim::mirror::{parse_bootstrap_servers, MirrorState};
 use mirrorsim::node::Node;
-use mirrorsim::protocol::MirrorPartitionId;
-use mirrorsim::protocol::{BrokerId, ClusterIndex, NodeId, TopicPartition};
+use mirrorsim::protocol::{
+    BrokerId, ClusterIndex, LeaderEpoch, MirrorPartitionId, NodeId, TopicPartition,
+};
 
 use crate::checks::invariants::{Invariant, Violation};
 use crate::checks::observer::{Checker, Step};
@@ -256,7 +257,7 @@ pub struct MirrorChecks {
     state_log_checked: BTreeMap<(ClusterIndex, TopicPartition), StateLogProgress>,
     /// (cluster, `__mirror_state` partition, mirror, key) → (state, state epoch, leader
     /// epoch) of its last record.
-    stored: BTreeMap<StoredKey, (MirrorState, i32, i32)>,
+    stored: BTreeMap<StoredKey, (MirrorState, i32, LeaderEpoch)>,
     /// Preconditions noted, by invariant (merged into the marks by the checkers; see
     /// [`crate::checks::INVARIANTS`]).
     pub preconditions: BTreeMap<Invariant, u64>,
@@ -935,7 +936,7 @@ mod tests {
             },
             value: Some(PartitionStateValue {
                 state,
-                leader_epoch,
+                leader_epoch: LeaderEpoch(leader_epoch),
                 state_epoch,
                 previous_state: None,
                 retry_attempt: 0,

@@ -196,7 +196,8 @@ impl MirrorChecks {
         if previous.is_some() {
             self.precondition(Invariant::LegalTransitions);
         }
-        let (state, state_epoch, leader_epoch) = previous.unwrap_or((MirrorState::Unknown, -1, -1));
+        let (state, state_epoch, leader_epoch) =
+            previous.unwrap_or((MirrorState::Unknown, -1, LeaderEpoch::NONE));
         let violation = |invariant, detail| {
             Some(Violation {
                 invariant,
