@@ -37,7 +37,9 @@ use rand::{RngExt, SeedableRng};
 use toml::Spanned;
 
 use crate::scenario::{
-    Scenario, ScriptedFault, DEFAULT_HOLD_BACK_PROBABILITY, FAULT_KINDS, RECOVERY_MARGIN_MS,
+    ClockSkewFault, HoldBackFault, KillFault, LatencySpikeFault, NodeFault, PartitionFault,
+    ProbabilityFault, Scenario, ScriptedFault, DEFAULT_HOLD_BACK_PROBABILITY, FAULT_KINDS,
+    RECOVERY_MARGIN_MS,
 };
 
 /// Which nodes a fault targets, resolved when it fires.
@@ -262,66 +264,80 @@ impl PlannedFault {
         let names = |targets: &[Target]| -> Vec<Spanned<String>> {
             targets.iter().map(|t| unspanned(t.to_string())).collect()
         };
-        let mut spec = ScriptedFault {
-            at_ms: self.at_ms,
-            kind: unspanned(self.action.kind().to_owned()),
-            nodes: Vec::new(),
-            other: Vec::new(),
-            // A clock skew lasts until the heal phase and names no duration.
-            duration_ms: (!matches!(self.action, FaultAction::ClockSkew { .. }))
-                .then_some(self.duration_ms),
-            amount: None,
-            asymmetric: None,
-            lose_unflushed: None,
-            probability: None,
-            drift_ppm: None,
+        let at_ms = self.at_ms;
+        let duration_ms = Some(self.duration_ms);
+        let on_nodes = |nodes: &[Target]| NodeFault {
+            at_ms,
+            nodes: names(nodes),
+            duration_ms,
         };
         match &self.action {
             FaultAction::Kill {
                 nodes,
+                lose_unflushed: true,
+                tear: true,
+            } => ScriptedFault::DiskTear(on_nodes(nodes)),
+            FaultAction::Kill {
+                nodes,
                 lose_unflushed,
                 ..
-            } => {
-                spec.nodes = names(nodes);
-                // `disk_tear` implies it; a plain `kill` says it when it loses the tail.
-                if spec.kind.get_ref() == "kill" && *lose_unflushed {
-                    spec.lose_unflushed = Some(true);
-                }
-            }
-            FaultAction::Pause { nodes } | FaultAction::Isolate { nodes } => {
-                spec.nodes = names(nodes);
-            }
+            } => ScriptedFault::Kill(KillFault {
+                at_ms,
+                nodes: names(nodes),
+                duration_ms,
+                lose_unflushed: *lose_unflushed,
+            }),
+            FaultAction::Pause { nodes } => ScriptedFault::Pause(on_nodes(nodes)),
+            FaultAction::Isolate { nodes } => ScriptedFault::Isolate(on_nodes(nodes)),
             FaultAction::Partition {
                 side_a,
                 side_b,
                 asymmetric,
-            } => {
-                spec.nodes = names(side_a);
-                spec.other = names(side_b);
-                spec.asymmetric = asymmetric.then_some(true);
-            }
-            FaultAction::PacketLoss(p) | FaultAction::Duplicate(p) => spec.amount = Some(*p),
-            FaultAction::LatencySpike(ms) => spec.amount = Some(*ms as f64),
+            } => ScriptedFault::Partition(PartitionFault {
+                at_ms,
+                nodes: names(side_a),
+                other: names(side_b),
+                duration_ms,
+                asymmetric: *asymmetric,
+            }),
+            FaultAction::PacketLoss(probability) => ScriptedFault::PacketLoss(ProbabilityFault {
+                at_ms,
+                duration_ms,
+                probability: *probability,
+            }),
+            FaultAction::Duplicate(probability) => ScriptedFault::Duplicate(ProbabilityFault {
+                at_ms,
+                duration_ms,
+                probability: *probability,
+            }),
+            FaultAction::LatencySpike(extra_ms) => ScriptedFault::LatencySpike(LatencySpikeFault {
+                at_ms,
+                duration_ms,
+                extra_ms: *extra_ms,
+            }),
             FaultAction::HoldBack {
                 nodes,
                 probability,
                 hold_ms,
-            } => {
-                spec.nodes = names(nodes);
-                spec.amount = Some(*hold_ms as f64);
-                spec.probability = Some(unspanned(*probability));
-            }
+            } => ScriptedFault::HoldBack(HoldBackFault {
+                at_ms,
+                nodes: names(nodes),
+                duration_ms,
+                hold_ms: *hold_ms,
+                probability: Some(*probability),
+            }),
+            // A clock skew lasts until the heal phase and names no duration.
             FaultAction::ClockSkew {
                 nodes,
                 offset_ms,
                 drift_ppm,
-            } => {
-                spec.nodes = names(nodes);
-                spec.amount = Some(*offset_ms as f64);
-                spec.drift_ppm = (*drift_ppm != 0).then(|| unspanned(*drift_ppm));
-            }
+            } => ScriptedFault::ClockSkew(ClockSkewFault {
+                at_ms,
+                nodes: names(nodes),
+                jump_ms: Some(offset_ms.unsigned_abs()),
+                drift_ppm: (*drift_ppm != 0).then_some(*drift_ppm),
+            }),
         }
-        spec
     }
 }
 
@@ -399,54 +415,45 @@ pub fn plan(scenario: &Scenario, seed: u64) -> FaultPlan {
 /// A scripted fault as planned. A clock skew names no duration: its skew stays until the heal
 /// phase, and its planned duration is the default window its clock jump is given.
 fn scripted(spec: &ScriptedFault) -> PlannedFault {
-    let nodes: Vec<Target> = spec
-        .nodes
-        .iter()
-        .map(|n| Target::parse(n.get_ref()))
-        .collect();
-    let other: Vec<Target> = spec
-        .other
-        .iter()
-        .map(|n| Target::parse(n.get_ref()))
-        .collect();
-    let action = match spec.kind.get_ref().as_str() {
-        "kill" => FaultAction::Kill {
+    let targets = |nodes: &[Spanned<String>]| -> Vec<Target> {
+        nodes.iter().map(|n| Target::parse(n.get_ref())).collect()
+    };
+    let nodes = targets(spec.nodes());
+    let action = match spec {
+        ScriptedFault::Kill(kill) => FaultAction::Kill {
             nodes,
-            lose_unflushed: spec.lose_unflushed(),
+            lose_unflushed: kill.lose_unflushed,
             tear: false,
         },
-        "disk_tear" => FaultAction::Kill {
+        ScriptedFault::DiskTear(_) => FaultAction::Kill {
             nodes,
             lose_unflushed: true,
             tear: true,
         },
-        "pause" => FaultAction::Pause { nodes },
-        "partition" => FaultAction::Partition {
+        ScriptedFault::Pause(_) => FaultAction::Pause { nodes },
+        ScriptedFault::Partition(partition) => FaultAction::Partition {
             side_a: nodes,
-            side_b: other,
-            asymmetric: spec.asymmetric(),
+            side_b: targets(&partition.other),
+            asymmetric: partition.asymmetric,
         },
-        "isolate" => FaultAction::Isolate { nodes },
-        "packet_loss" => FaultAction::PacketLoss(spec.amount()),
-        "latency_spike" => FaultAction::LatencySpike(spec.amount() as u64),
-        "duplicate" => FaultAction::Duplicate(spec.amount()),
-        "hold_back" => FaultAction::HoldBack {
+        ScriptedFault::Isolate(_) => FaultAction::Isolate { nodes },
+        ScriptedFault::PacketLoss(loss) => FaultAction::PacketLoss(loss.probability),
+        ScriptedFault::LatencySpike(spike) => FaultAction::LatencySpike(spike.extra_ms),
+        ScriptedFault::Duplicate(duplicate) => FaultAction::Duplicate(duplicate.probability),
+        ScriptedFault::HoldBack(hold) => FaultAction::HoldBack {
             nodes,
-            probability: spec
-                .probability
-                .as_ref()
-                .map_or(DEFAULT_HOLD_BACK_PROBABILITY, |p| *p.get_ref()),
-            hold_ms: spec.amount() as u64,
+            probability: hold.probability.unwrap_or(DEFAULT_HOLD_BACK_PROBABILITY),
+            hold_ms: hold.hold_ms,
         },
-        "clock_skew" => FaultAction::ClockSkew {
+        ScriptedFault::ClockSkew(skew) => FaultAction::ClockSkew {
             nodes,
-            offset_ms: spec.amount() as i64,
-            drift_ppm: spec.drift_ppm.as_ref().map_or(0, |d| *d.get_ref()),
+            // At most a year (validated), so it fits.
+            offset_ms: i64::try_from(skew.jump_ms.unwrap_or(0)).unwrap_or(i64::MAX),
+            drift_ppm: skew.drift_ppm.unwrap_or(0),
         },
-        other => unreachable!("validated fault kind {other}"),
     };
     PlannedFault {
-        at_ms: spec.at_ms,
+        at_ms: spec.at_ms(),
         duration_ms: spec.duration_ms(),
         action,
     }
@@ -529,20 +536,22 @@ struct Calendar {
 /// drawn faults together. (A scripted fault on several brokers of a cluster, or two scripted
 /// faults at once, is the scenario's own choice and is left as written.)
 fn reserve_scripted_brokers(scenario: &Scenario, calendar: &mut Calendar) {
-    const IMPAIRING: [&str; 6] = [
-        "kill",
-        "disk_tear",
-        "pause",
-        "isolate",
-        "partition",
-        "hold_back",
-    ];
     for spec in &scenario.faults.scripted {
-        if !IMPAIRING.contains(&spec.kind.get_ref().as_str()) {
+        let impairing = matches!(
+            spec,
+            ScriptedFault::Kill(_)
+                | ScriptedFault::DiskTear(_)
+                | ScriptedFault::Pause(_)
+                | ScriptedFault::Isolate(_)
+                | ScriptedFault::Partition(_)
+                | ScriptedFault::HoldBack(_)
+        );
+        if !impairing {
             continue;
         }
-        let end_ms = spec.at_ms + spec.duration_ms() + RECOVERY_MARGIN_MS;
-        for node in &spec.nodes {
+        let at_ms = spec.at_ms();
+        let end_ms = at_ms + spec.duration_ms() + RECOVERY_MARGIN_MS;
+        for node in spec.nodes() {
             let name = node.get_ref();
             let is_broker = name.contains("-broker-") || name.contains("-leader:");
             let cluster = name
@@ -553,7 +562,7 @@ fn reserve_scripted_brokers(scenario: &Scenario, calendar: &mut Calendar) {
                 .filter(|_| is_broker)
                 .and_then(|c| calendar.down.get_mut(c))
             {
-                windows.push((spec.at_ms, end_ms));
+                windows.push((at_ms, end_ms));
             }
         }
     }
@@ -838,18 +847,14 @@ mod tests {
             unreserved > 50,
             "swarm faults in the window on {unreserved} of 200 seeds"
         );
-        scenario.faults.scripted.push(ScriptedFault {
-            at_ms: 3_000,
-            kind: Spanned::new(0..0, "pause".to_owned()),
-            nodes: vec![Spanned::new(0..0, "a-broker-2".to_owned())],
-            other: Vec::new(),
-            duration_ms: Some(2_000),
-            amount: None,
-            asymmetric: None,
-            lose_unflushed: None,
-            probability: None,
-            drift_ppm: None,
-        });
+        scenario
+            .faults
+            .scripted
+            .push(ScriptedFault::Pause(NodeFault {
+                at_ms: 3_000,
+                nodes: vec![Spanned::new(0..0, "a-broker-2".to_owned())],
+                duration_ms: Some(2_000),
+            }));
         for seed in 0..200 {
             let plan = plan(&scenario, seed);
             assert!(

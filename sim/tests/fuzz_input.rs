@@ -356,7 +356,7 @@ fn check_run(scenario: Scenario, seed: u64, context: &str) {
             .faults
             .scripted
             .iter()
-            .filter(|fault| fault.kind.get_ref() == kind)
+            .filter(|fault| fault.kind() == *kind)
             .count() as u64;
         let fired = report
             .marks
@@ -370,7 +370,7 @@ fn check_run(scenario: Scenario, seed: u64, context: &str) {
     }
     let producers_targeted = scenario.faults.scripted.iter().any(|fault| {
         fault
-            .nodes
+            .nodes()
             .iter()
             .any(|node| node.get_ref().contains("-producer-"))
     });

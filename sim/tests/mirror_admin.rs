@@ -1,6 +1,6 @@
 //! The admin timeline end to end: `scenarios/mirror_admin.toml` runs its KIP-1279 mirror
 //! workflow on cluster b with every operation's outcome checked, an admin timeline runs on a
-//! cluster without topics, deferred workloads start late, and a bad `[[admin]]` entry makes
+//! cluster without topics, deferred workloads start late, and a bad `[[admin.OP]]` entry makes
 //! `mirrorsim run` exit 64 naming the file, line and field.
 
 use std::path::Path;
@@ -155,16 +155,14 @@ start_ms = 4000
 cluster = "a"
 topic = "orders"
 start_ms = 4500
-[[admin]]
+[[admin.create_mirror]]
 at_ms = 100
 cluster = "b"
-op = "create_mirror"
 mirror = "m"
 source = "a"
-[[admin]]
+[[admin.delete_mirror]]
 at_ms = 200
 cluster = "b"
-op = "delete_mirror"
 mirror = "m"
 "#;
 
@@ -203,7 +201,7 @@ fn run_exits_64_on_a_bad_admin_entry_naming_file_line_and_field() {
     assert_eq!(output.status.code(), Some(64), "{stderr}");
     assert!(
         stderr.contains(&format!(
-            "{}:29: field `admin[0].source`: the source must differ",
+            "{}:28: field `admin.create_mirror[0].source`: the source must differ",
             path.display()
         )),
         "{stderr}"

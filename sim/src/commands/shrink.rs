@@ -47,7 +47,7 @@ use mirrorsim::switches::BrokenSwitch;
 use crate::commands::runner::{RunOptions, RunReport, Verdict};
 use crate::commands::soak::{run_isolated, SeedResult};
 use crate::faults::{plan, PlannedFault, SwarmChoice};
-use crate::scenario::{FaultSpec, Scenario};
+use crate::scenario::{FaultSpec, Scenario, ScriptedFault};
 
 /// Candidate runs a shrink may use unless told otherwise.
 pub const DEFAULT_BUDGET: usize = 200;
@@ -349,16 +349,16 @@ where
     fn halve_fault_durations(&mut self) {
         for index in 0..self.current.faults.scripted.len() {
             loop {
-                // A clock skew has no duration: it lasts until the heal phase.
-                if self.current.faults.scripted[index].kind.get_ref() == "clock_skew" {
-                    break;
-                }
                 let half = self.current.faults.scripted[index].duration_ms() / 2;
                 if half < MIN_FAULT_DURATION_MS {
                     break;
                 }
                 let mut candidate = self.current.clone();
-                candidate.faults.scripted[index].duration_ms = Some(half);
+                // A clock skew has no duration: it lasts until the heal phase.
+                let Some(duration) = candidate.faults.scripted[index].duration_ms_mut() else {
+                    break;
+                };
+                *duration = Some(half);
                 if !self.attempt(candidate, &format!("fault {index} lasts {half} ms")) {
                     break;
                 }
@@ -370,17 +370,30 @@ where
     /// often the point than when they start), so the fault phase can be cut shorter: by half
     /// the time before the first fault, and when that passes, by a quarter, an eighth, …
     fn move_faults_earlier(&mut self) {
-        let Some(first) = self.current.faults.scripted.iter().map(|f| f.at_ms).min() else {
+        let Some(first) = self
+            .current
+            .faults
+            .scripted
+            .iter()
+            .map(ScriptedFault::at_ms)
+            .min()
+        else {
             return;
         };
         let mut shift = first / 2;
         while shift >= MIN_TIME_STEP_MS && !self.exhausted() {
             let mut candidate = self.current.clone();
             for fault in &mut candidate.faults.scripted {
-                fault.at_ms -= shift;
+                *fault.at_ms_mut() -= shift;
             }
             if self.attempt(candidate, &format!("faults {shift} ms earlier")) {
-                let first = self.current.faults.scripted.iter().map(|f| f.at_ms).min();
+                let first = self
+                    .current
+                    .faults
+                    .scripted
+                    .iter()
+                    .map(ScriptedFault::at_ms)
+                    .min();
                 shift = first.unwrap_or(0) / 2;
             } else {
                 shift /= 2;
@@ -402,7 +415,7 @@ where
             let mut candidate = self.current.clone();
             candidate.duration_ms = middle;
             // A fault starting after the phase would never fire.
-            candidate.faults.scripted.retain(|f| f.at_ms < middle);
+            candidate.faults.scripted.retain(|f| f.at_ms() < middle);
             if !self.attempt(candidate, &format!("duration_ms {middle}")) {
                 too_short = middle;
             }
@@ -701,28 +714,23 @@ interval_ms = 50
 cluster = "a"
 topic = "orders"
 count = 2
-[[faults.scripted]]
+[[faults.kill]]
 at_ms = 1000
-kind = "kill"
 nodes = ["a-broker-1"]
-[[faults.scripted]]
+[[faults.pause]]
 at_ms = 4000
-kind = "pause"
 nodes = ["a-broker-2"]
 duration_ms = 1600
-[[faults.scripted]]
+[[faults.packet_loss]]
 at_ms = 8000
-kind = "packet_loss"
-amount = 0.1
-[[faults.scripted]]
+probability = 0.1
+[[faults.isolate]]
 at_ms = 12000
-kind = "isolate"
 nodes = ["a-broker-3"]
-[[faults.scripted]]
+[[faults.hold_back]]
 at_ms = 15000
-kind = "hold_back"
 nodes = ["a-leader:orders:0"]
-amount = 800
+hold_ms = 800
 probability = 0.02
 "#;
 
@@ -731,11 +739,7 @@ probability = 0.02
     }
 
     fn has_fault(scenario: &Scenario, kind: &str) -> bool {
-        scenario
-            .faults
-            .scripted
-            .iter()
-            .any(|f| f.kind.get_ref() == kind)
+        scenario.faults.scripted.iter().any(|f| f.kind() == kind)
     }
 
     fn has_producer_on(scenario: &Scenario, topic: &str) -> bool {
@@ -756,12 +760,7 @@ probability = 0.02
         };
         let reduced = reduce(big(), "x", 500, oracle, &mut quiet);
         let s = &reduced.scenario;
-        let kinds: Vec<&str> = s
-            .faults
-            .scripted
-            .iter()
-            .map(|f| f.kind.get_ref().as_str())
-            .collect();
+        let kinds: Vec<&str> = s.faults.scripted.iter().map(ScriptedFault::kind).collect();
         assert_eq!(kinds, ["pause"]);
         assert_eq!(s.producers.len(), 1);
         assert_eq!(s.producers[0].topic.get_ref(), "payments");
@@ -780,7 +779,7 @@ probability = 0.02
             "the fault phase was cut: {}",
             s.duration_ms
         );
-        assert!(s.faults.scripted[0].at_ms < 4_000, "moved earlier");
+        assert!(s.faults.scripted[0].at_ms() < 4_000, "moved earlier");
         assert_eq!(reduced.runs, calls);
         assert!(!reduced.budget_exhausted);
     }
@@ -890,7 +889,7 @@ probability = 0.02
             .faults
             .scripted
             .iter()
-            .map(|f| f.kind.get_ref().as_str())
+            .map(ScriptedFault::kind)
             .collect();
         assert_eq!(kinds, ["kill"]);
         assert_eq!(shrunk.after.producers, 0, "{}", shrunk.after);

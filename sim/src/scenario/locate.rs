@@ -1,5 +1,5 @@
 //! Where in a scenario file a field is, so that every error names its file, its line and its
-//! field path (`topics[1].partitions`, `faults.scripted[2].nodes[0]`).
+//! field path (`topics[1].partitions`, `faults.kill[2].nodes[0]`).
 //!
 //! Contract: [`Source::new`] parses the text into TOML's spanned document tree (a syntax error
 //! becomes a [`ScenarioError`] at once) and indexes the span of every key and value by its field
@@ -7,7 +7,7 @@
 //! the nearest enclosing entry the file has, so a missing key points at its table's header) or
 //! from a serde error of the typed deserialisation ([`Source::deserialize_error`]: the path of
 //! the innermost key or value the error's span falls in). Paths quote keys that are not bare
-//! TOML keys (`admin[0].configs."mirror.topics.include"`).
+//! TOML keys (`admin.create_mirror[0].configs."mirror.topics.include"`).
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -290,8 +290,9 @@ mod tests {
     }
 
     const TEXT: &str = "duration_ms = 10\n[[topics]]\nname = \"a\"\n\n[[topics]]\nname = \"b\"\n\
-                        partitions = 3\n[faults]\n[[faults.scripted]]\nkind = \"kill\"\n\
-                        nodes = [\"x\", \"y\"]\n[[admin]]\nconfigs = { \"mirror.topics.include\" = \"o\" }\n";
+                        partitions = 3\n[faults]\n[[faults.kill]]\nat_ms = 1\n\
+                        nodes = [\"x\", \"y\"]\n[[admin.create_mirror]]\n\
+                        configs = { \"mirror.topics.include\" = \"o\" }\n";
 
     #[test]
     fn every_entry_of_an_array_of_tables_has_its_own_line() {
@@ -302,11 +303,11 @@ mod tests {
         // A missing key points at its table's header; a missing table at its parent.
         assert_eq!(source.line_of_path("topics[0].partitions"), 2);
         assert_eq!(source.line_of_path("topics[1].replication_factor"), 5);
-        assert_eq!(source.line_of_path("faults.scripted[0].nodes[1]"), 11);
-        assert_eq!(source.line_of_path("faults.scripted[0].other"), 9);
+        assert_eq!(source.line_of_path("faults.kill[0].nodes[1]"), 11);
+        assert_eq!(source.line_of_path("faults.kill[0].other"), 9);
         assert_eq!(source.line_of_path("heal_ms"), 1);
         assert_eq!(
-            source.line_of_path("admin[0].configs.\"mirror.topics.include\""),
+            source.line_of_path("admin.create_mirror[0].configs.\"mirror.topics.include\""),
             13
         );
         assert!(source.has("topics[1].partitions") && !source.has("topics[0].partitions"));
@@ -318,7 +319,7 @@ mod tests {
         let offset = TEXT.find("\"y\"").unwrap();
         assert_eq!(
             source.field_at(offset).as_deref(),
-            Some("faults.scripted[0].nodes[1]")
+            Some("faults.kill[0].nodes[1]")
         );
         let offset = TEXT.rfind("partitions").unwrap();
         assert_eq!(

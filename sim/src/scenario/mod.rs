@@ -6,14 +6,15 @@
 //! error, a type or range error of a value, an unknown or missing key, and every rule of
 //! [`validate`]. Nothing later in a run re-validates, so every cross-reference (cluster
 //! letters, topic names, node names) and every bound a run relies on is checked here.
-//! [`Scenario::to_toml`] writes a scenario back: parsing its output gives an equal scenario
-//! (the round trip `mirrorsim shrink` relies on).
+//! [`Scenario::to_toml`] writes a scenario back: parsing its output gives an equal scenario,
+//! its scripted faults and admin operations in the same order (the round trip `mirrorsim
+//! shrink` relies on).
 //!
 //! | module | holds |
 //! |---|---|
-//! | [`schema`] | the serde types, one per table of the file |
+//! | [`schema`] | the serde types, one per table of the file, one per fault kind and admin operation |
 //! | `locate` | field paths ↔ lines: every error's file, line and field |
-//! | [`validate`] | the rules beyond types: bounds, Kafka's naming rules, per-kind fault keys |
+//! | [`validate`] | the rules beyond types: bounds, Kafka's naming rules, cross-references |
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -26,9 +27,11 @@ pub mod schema;
 pub mod validate;
 
 pub use schema::{
-    AcksSpec, AdminOpKind, AdminOpSpec, ClusterSpec, ConsumerSpec, FaultSpec, IsolationSpec,
-    ProducerSpec, Scenario, ScriptedFault, TopicSpec, DEFAULT_FAULT_DURATION_MS,
-    DEFAULT_HOLD_BACK_PROBABILITY, FAULT_KINDS, RECOVERY_MARGIN_MS,
+    AcksSpec, AdminOpKind, AdminOpSpec, ClockSkewFault, ClusterSpec, ConsumerSpec, CreateMirrorOp,
+    CreatePartitionsOp, FaultSpec, HoldBackFault, IsolationSpec, KillFault, LatencySpikeFault,
+    MirrorOp, MirrorTopicsOp, NodeFault, PartitionFault, ProbabilityFault, ProducerSpec, Scenario,
+    ScriptedFault, TopicSpec, TopicsOp, DEFAULT_FAULT_DURATION_MS, DEFAULT_HOLD_BACK_PROBABILITY,
+    FAULT_KINDS, RECOVERY_MARGIN_MS,
 };
 pub use validate::{MAX_DRIFT_PPM, MAX_PHASE_MS};
 
@@ -39,7 +42,7 @@ pub struct ScenarioError {
     pub file: PathBuf,
     /// 1-based line (`None` only when the file could not be read).
     pub line: Option<usize>,
-    /// The field path, e.g. `faults.scripted[2].kind`.
+    /// The field path, e.g. `faults.kill[2].nodes[0]`.
     pub field: String,
     /// What is wrong.
     pub message: String,
@@ -92,9 +95,14 @@ impl Scenario {
 
     /// The scenario as TOML that [`Scenario::parse`] reads back as an equal scenario: every
     /// field that differs from "absent" is written, defaults with a value included, so the
-    /// file says what runs (used by `mirrorsim shrink`).
+    /// file says what runs (used by `mirrorsim shrink`). The scripted faults and admin
+    /// operations come last, one table each in list order, which is the order they read back
+    /// in.
     pub fn to_toml(&self) -> Result<String, toml::ser::Error> {
-        toml::to_string(self)
+        let mut text = toml::to_string(self)?;
+        schema::write_entries("faults", &self.faults.scripted, &mut text)?;
+        schema::write_entries("admin", &self.admin, &mut text)?;
+        Ok(text)
     }
 
     /// Parses and validates scenario text; `path` is used in errors and for the default name.
@@ -147,9 +155,7 @@ impl Scenario {
 
     /// The partition count of a topic on a cluster: a declared topic's, or that of a source
     /// topic a mirror created on the cluster adopts (`mirror.topics.include`), which the
-    /// mirror's periodic sync creates with the source's partition count. Validation calls it
-    /// before it has checked every admin op, so an op of no known kind creates nothing here
-    /// (its own check refuses it) instead of panicking.
+    /// mirror's periodic sync creates with the source's partition count.
     pub(super) fn topic_partitions(&self, cluster: &str, topic: &str) -> Option<i32> {
         let declared = |cluster: &str| {
             self.topics
@@ -160,17 +166,20 @@ impl Scenario {
         declared(cluster).or_else(|| {
             self.admin
                 .iter()
-                .filter(|spec| {
-                    AdminOpKind::from_name(spec.op.get_ref()) == Some(AdminOpKind::CreateMirror)
-                        && spec.cluster.get_ref() == cluster
+                .filter_map(|spec| match spec {
+                    AdminOpSpec::CreateMirror(create) if create.cluster.get_ref() == cluster => {
+                        Some(create)
+                    }
+                    _ => None,
                 })
-                .filter(|spec| {
-                    spec.configs
+                .filter(|create| {
+                    create
+                        .configs
                         .get(mirrorsim::mirror::sync::TOPICS_INCLUDE_CONFIG)
                         .and_then(|value| mirrorsim::mirror::sync::NameFilter::parse(value).ok())
                         .is_some_and(|include| include.matches(topic))
                 })
-                .find_map(|spec| declared(spec.source.as_ref()?.get_ref()))
+                .find_map(|create| declared(create.source.get_ref()))
         })
     }
 

@@ -10,8 +10,9 @@
 //!   suffixes; group ids: not empty), topic names the clusters use for themselves, and text with
 //!   control characters anywhere the run prints it (a newline in a name could forge a report
 //!   line);
-//! - keys a fault kind does not use ([`FAULT_KEYS`]), faults that start after the fault phase,
-//!   and faults whose amount makes them no-ops or outlive the heal phase;
+//! - faults that start after the fault phase, and faults whose probability, delay, jump or
+//!   drift makes them no-ops or outlive the heal phase (which keys a fault kind or an admin
+//!   operation takes is its table type's, checked by serde);
 //! - more client nodes of one kind on a cluster than node addresses ([`MAX_CLIENTS_PER_KIND`]);
 //! - and, as a last net, any cluster whose controller or broker configuration the model's own
 //!   `validate` refuses.
@@ -27,7 +28,8 @@ use toml::Spanned;
 
 use super::locate::Source;
 use super::schema::{
-    AcksSpec, AdminOpKind, AdminOpSpec, ClusterSpec, ScriptedFault, COORDINATOR_TOPICS, FAULT_KINDS,
+    entry_paths, AcksSpec, AdminOpSpec, ClockSkewFault, ClusterSpec, CreateMirrorOp, ScriptedFault,
+    COORDINATOR_TOPICS, FAULT_KINDS,
 };
 use super::{cluster_index, Scenario, ScenarioError};
 
@@ -48,7 +50,7 @@ pub const MAX_CLIENTS_PER_KIND: u32 = 255;
 pub const TRANSACTION_MAX_TIMEOUT_MS: i64 = 900_000;
 
 /// The largest clock jump a `clock_skew` may name: a year (forward; it may not step back).
-pub const MAX_CLOCK_OFFSET_MS: f64 = 365.0 * 24.0 * 3_600_000.0;
+pub const MAX_CLOCK_JUMP_MS: u64 = 365 * 24 * 3_600_000;
 
 /// The largest clock drift a scripted `clock_skew` may name, in ppm: beyond a million the
 /// clock would run backwards.
@@ -69,64 +71,10 @@ const INTERNAL_TOPICS: &[&str] = &[
 
 type Check = Result<(), ScenarioError>;
 
-/// Whether a fault kind needs a key, may take it, or takes no such key.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Use {
-    /// The kind needs it.
-    Required,
-    /// The kind may take it.
-    Optional,
-    /// Another kind's key: refused.
-    Refused,
-}
-
-/// The optional keys of a scripted fault, in the order the table lists them.
-pub const FAULT_OPTIONAL_KEYS: [&str; 8] = [
-    "nodes",
-    "other",
-    "duration_ms",
-    "amount",
-    "asymmetric",
-    "lose_unflushed",
-    "probability",
-    "drift_ppm",
-];
-
-/// Per kind, how it uses each of [`FAULT_OPTIONAL_KEYS`].
-pub const FAULT_KEYS: [(&str, [Use; 8]); 10] = {
-    use Use::{Optional as O, Refused as X, Required as R};
-    [
-        // kind            nodes other duration amount asym lose prob drift
-        ("kill", [R, X, O, X, X, O, X, X]),
-        ("disk_tear", [R, X, O, X, X, X, X, X]),
-        ("pause", [R, X, O, X, X, X, X, X]),
-        ("partition", [R, R, O, X, O, X, X, X]),
-        ("isolate", [R, X, O, X, X, X, X, X]),
-        ("packet_loss", [X, X, O, R, X, X, X, X]),
-        ("latency_spike", [X, X, O, R, X, X, X, X]),
-        ("duplicate", [X, X, O, R, X, X, X, X]),
-        ("hold_back", [O, X, O, R, X, X, O, X]),
-        // A clock skew stays until the heal phase; it needs an offset or a drift (checked
-        // below), each optional here.
-        ("clock_skew", [R, X, X, O, X, X, X, O]),
-    ]
-};
-
-/// How `kind` uses `key` (`None` for an unknown kind).
-pub fn fault_key_use(kind: &str, key: &str) -> Option<Use> {
-    let (_, uses) = FAULT_KEYS.iter().find(|(name, _)| *name == kind)?;
-    let position = FAULT_OPTIONAL_KEYS.iter().position(|k| *k == key)?;
-    Some(uses[position])
-}
-
 impl Scenario {
     pub(super) fn validate(&self, source: &Source<'_>) -> Check {
         self.validate_top_level(source)?;
         self.validate_clusters(source)?;
-        // Before anything that reads the admin list: a mirror's `mirror.topics.include` makes
-        // the topics it adopts count as declared, so a topic, workload or fault target naming
-        // one depends on which ops create mirrors.
-        self.validate_admin_ops(source)?;
         self.validate_topics(source)?;
         self.validate_workloads(source)?;
         self.validate_faults(source)?;
@@ -356,24 +304,18 @@ impl Scenario {
                 ));
             }
         }
-        for (index, fault) in self.faults.scripted.iter().enumerate() {
-            self.validate_fault(source, &format!("faults.scripted[{index}]"), fault)?;
+        let fields = entry_paths(
+            "faults",
+            self.faults.scripted.iter().map(ScriptedFault::kind),
+        );
+        for (fault, field) in self.faults.scripted.iter().zip(fields) {
+            self.validate_fault(source, &field, fault)?;
         }
         Ok(())
     }
 
     fn validate_fault(&self, source: &Source<'_>, field: &str, fault: &ScriptedFault) -> Check {
-        let kind = fault.kind.get_ref().as_str();
-        if !FAULT_KINDS.contains(&kind) {
-            return Err(source.error(
-                &format!("{field}.kind"),
-                format!(
-                    "unknown fault kind {kind:?} (known: {})",
-                    FAULT_KINDS.join(", ")
-                ),
-            ));
-        }
-        if fault.at_ms >= self.duration_ms {
+        if fault.at_ms() >= self.duration_ms {
             return Err(source.error(
                 &format!("{field}.at_ms"),
                 format!(
@@ -383,144 +325,82 @@ impl Scenario {
                 ),
             ));
         }
-        let present = [
-            !fault.nodes.is_empty() || source.has(&format!("{field}.nodes")),
-            !fault.other.is_empty() || source.has(&format!("{field}.other")),
-            fault.duration_ms.is_some(),
-            fault.amount.is_some(),
-            fault.asymmetric.is_some(),
-            fault.lose_unflushed.is_some(),
-            fault.probability.is_some(),
-            fault.drift_ppm.is_some(),
-        ];
-        for (key, given) in FAULT_OPTIONAL_KEYS.into_iter().zip(present) {
-            let key_field = format!("{field}.{key}");
-            match (fault_key_use(kind, key), given) {
-                (Some(Use::Required), false) => {
-                    return Err(source.error(&key_field, format!("`{kind}` needs `{key}`")))
-                }
-                (Some(Use::Refused), true) => {
-                    return Err(source.error(
-                        &key_field,
-                        format!("`{kind}` takes no `{key}` ({})", key_users(key)),
-                    ))
-                }
-                _ => {}
-            }
-        }
-        if let Some(duration) = fault.duration_ms {
+        if let Some(duration) = fault.given_duration_ms() {
             check_phase_ms(source, &format!("{field}.duration_ms"), duration, 1)?;
         }
-        for (list, name) in [(&fault.nodes, "nodes"), (&fault.other, "other")] {
+        let mut targets = vec![("nodes", fault.nodes())];
+        if let ScriptedFault::Partition(partition) = fault {
+            targets.push(("other", &partition.other));
+        }
+        for (name, list) in targets {
             for (position, node) in list.iter().enumerate() {
                 if let Err(message) = self.check_node_name(node.get_ref()) {
                     return Err(source.error(&format!("{field}.{name}[{position}]"), message));
                 }
             }
         }
-        self.validate_fault_amounts(source, field, kind, fault)
+        self.validate_fault_values(source, field, fault)
     }
 
     /// The kind's numbers: probabilities in (0, 1] (0 would be a fault that never acts),
     /// delays positive and inside the heal phase (a message still held after it would fail
-    /// liveness by construction), clock jumps forward, finite and bounded, drifts bounded.
-    fn validate_fault_amounts(
+    /// liveness by construction), clock skews that jump or drift, by a bounded amount.
+    fn validate_fault_values(
         &self,
         source: &Source<'_>,
         field: &str,
-        kind: &str,
         fault: &ScriptedFault,
     ) -> Check {
-        let amount_field = format!("{field}.amount");
-        let amount = fault.amount();
-        match kind {
-            "packet_loss" | "duplicate" => check_probability(source, &amount_field, amount)?,
-            "latency_spike" | "hold_back"
-                if !(amount.is_finite() && amount >= 1.0 && amount <= self.heal_ms as f64) =>
-            {
-                return Err(source.error(
-                    &amount_field,
-                    format!(
-                        "a delay in ms from 1 to the heal phase's {} ms (a message delayed past \
-                         the heal phase would fail liveness by construction), not {amount}",
-                        self.heal_ms
-                    ),
-                ));
+        match fault {
+            ScriptedFault::PacketLoss(loss) | ScriptedFault::Duplicate(loss) => {
+                check_probability(source, &format!("{field}.probability"), loss.probability)
             }
-            "clock_skew" => {
-                if fault.amount.is_none() && fault.drift_ppm.is_none() {
-                    return Err(source.error(
-                        &amount_field,
-                        "`clock_skew` needs an offset (`amount`, ms) or a `drift_ppm`".into(),
-                    ));
-                }
-                if amount < 0.0 {
-                    return Err(source.error(
-                        &amount_field,
-                        format!(
-                            "a clock only jumps forward, not by {amount} ms: the model gives a \
-                             node one clock, which its timers read too, and Kafka's timers (on \
-                             the monotonic clock) never see it step back (a slow clock is a \
-                             negative `drift_ppm`)"
-                        ),
-                    ));
-                }
-                if !(amount.is_finite() && amount <= MAX_CLOCK_OFFSET_MS) {
-                    return Err(source.error(
-                        &amount_field,
-                        format!("a clock jump in ms of at most a year, not {amount}"),
-                    ));
+            ScriptedFault::LatencySpike(spike) => {
+                self.check_delay(source, &format!("{field}.extra_ms"), spike.extra_ms)
+            }
+            ScriptedFault::HoldBack(hold) => {
+                self.check_delay(source, &format!("{field}.hold_ms"), hold.hold_ms)?;
+                match hold.probability {
+                    Some(probability) => {
+                        check_probability(source, &format!("{field}.probability"), probability)
+                    }
+                    None => Ok(()),
                 }
             }
-            _ => {}
+            ScriptedFault::ClockSkew(skew) => validate_clock_skew(source, field, skew),
+            ScriptedFault::Kill(_)
+            | ScriptedFault::DiskTear(_)
+            | ScriptedFault::Pause(_)
+            | ScriptedFault::Partition(_)
+            | ScriptedFault::Isolate(_) => Ok(()),
         }
-        if let Some(probability) = &fault.probability {
-            check_probability(
-                source,
-                &format!("{field}.probability"),
-                *probability.get_ref(),
-            )?;
-        }
-        if let Some(drift) = &fault.drift_ppm {
-            if drift.get_ref().unsigned_abs() > MAX_DRIFT_PPM.unsigned_abs() {
-                return Err(source.error(
-                    &format!("{field}.drift_ppm"),
-                    format!("must be between -{MAX_DRIFT_PPM} and {MAX_DRIFT_PPM} ppm"),
-                ));
-            }
-        }
-        Ok(())
     }
 
-    /// Every admin op names a known operation.
-    fn validate_admin_ops(&self, source: &Source<'_>) -> Check {
-        for (index, spec) in self.admin.iter().enumerate() {
-            if AdminOpKind::from_name(spec.op.get_ref()).is_none() {
-                let known: Vec<&str> = AdminOpKind::ALL.iter().map(|k| k.name()).collect();
-                return Err(source.error(
-                    &format!("admin[{index}].op"),
-                    format!(
-                        "unknown admin op {:?} (known: {})",
-                        spec.op.get_ref(),
-                        known.join(", ")
-                    ),
-                ));
-            }
+    /// A message delay: from 1 ms to the heal phase's length.
+    fn check_delay(&self, source: &Source<'_>, field: &str, delay_ms: u64) -> Check {
+        if (1..=self.heal_ms).contains(&delay_ms) {
+            return Ok(());
         }
-        Ok(())
+        Err(source.error(
+            field,
+            format!(
+                "a delay in ms from 1 to the heal phase's {} ms (a message delayed past the \
+                 heal phase would fail liveness by construction), not {delay_ms}",
+                self.heal_ms
+            ),
+        ))
     }
 
-    /// Admin ops' clusters, times, sources, topics, mirrors and partition counts (their
-    /// names were checked by [`Self::validate_admin_ops`]).
+    /// Admin ops' clusters, times, mirrors, sources, topics and partition counts.
     fn validate_admin_timeline(&self, source: &Source<'_>) -> Check {
-        // A cluster's operations run one at a time in file order, so their times must not go
+        // A cluster's operations run one at a time in list order, so their times must not go
         // backwards; this keeps each cluster's latest time.
         let mut latest: BTreeMap<usize, u64> = BTreeMap::new();
-        for (index, spec) in self.admin.iter().enumerate() {
-            let field = format!("admin[{index}]");
-            let cluster = self.check_cluster(source, &spec.cluster, &format!("{field}.cluster"))?;
-            let kind = spec.kind();
-            let at_ms = *spec.at_ms.get_ref();
+        let fields = entry_paths("admin", self.admin.iter().map(|op| op.kind().name()));
+        for (spec, field) in self.admin.iter().zip(fields) {
+            let cluster =
+                self.check_cluster(source, spec.cluster(), &format!("{field}.cluster"))?;
+            let at_ms = spec.at_ms();
             if at_ms >= self.duration_ms {
                 return Err(source.error(
                     &format!("{field}.at_ms"),
@@ -535,59 +415,64 @@ impl Scenario {
                     &format!("{field}.at_ms"),
                     format!(
                         "earlier than cluster `{}`'s previous admin op (at_ms = {previous}); a \
-                         cluster's ops run in file order",
-                        spec.cluster.get_ref()
+                         cluster's ops run in list order (the order of their tables in the file)",
+                        spec.cluster().get_ref()
                     ),
                 ));
             }
-            self.validate_admin_source(source, &field, spec, kind)?;
-            self.validate_admin_topics(source, &field, spec, kind)?;
-            validate_admin_mirror_and_partitions(source, &field, spec, kind)?;
+            self.validate_admin_op(source, &field, spec)?;
         }
         Ok(())
     }
 
-    /// `source` and `configs` belong to `create_mirror`, which needs a source cluster other
-    /// than its own.
-    fn validate_admin_source(
+    /// One operation's own keys: a create's source and configs, the topics, the mirror's name
+    /// and a partition count.
+    fn validate_admin_op(&self, source: &Source<'_>, field: &str, spec: &AdminOpSpec) -> Check {
+        if let AdminOpSpec::CreateMirror(create) = spec {
+            self.validate_create_mirror(source, field, create)?;
+        }
+        if let Some(topics) = spec.topics() {
+            self.validate_admin_topics(source, field, spec, topics)?;
+        }
+        if let Some(mirror) = spec.mirror() {
+            if let Some(problem) = mirror_name_problem(mirror.get_ref()) {
+                return Err(source.error(
+                    &format!("{field}.mirror"),
+                    format!("invalid mirror name: {problem}"),
+                ));
+            }
+        }
+        match spec {
+            AdminOpSpec::CreatePartitions(create) if !(1..=64).contains(&create.partitions) => {
+                Err(source.error(
+                    &format!("{field}.partitions"),
+                    "must be between 1 and 64".into(),
+                ))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// `create_mirror` needs a source cluster other than its own, and configs other than the
+    /// `bootstrap.servers` its source gives.
+    fn validate_create_mirror(
         &self,
         source: &Source<'_>,
         field: &str,
-        spec: &AdminOpSpec,
-        kind: AdminOpKind,
+        create: &CreateMirrorOp,
     ) -> Check {
-        if kind != AdminOpKind::CreateMirror {
-            if spec.source.is_some() {
-                return Err(source.error(
-                    &format!("{field}.source"),
-                    "only `create_mirror` takes a source".into(),
-                ));
-            }
-            if !spec.configs.is_empty() {
-                return Err(source.error(
-                    &format!("{field}.configs"),
-                    "only `create_mirror` takes configs".into(),
-                ));
-            }
-            return Ok(());
-        }
-        let Some(mirror_source) = &spec.source else {
+        let source_field = format!("{field}.source");
+        self.check_cluster(source, &create.source, &source_field)?;
+        if create.source.get_ref() == create.cluster.get_ref() {
             return Err(source.error(
-                &format!("{field}.source"),
-                "`create_mirror` needs the source cluster".into(),
-            ));
-        };
-        self.check_cluster(source, mirror_source, &format!("{field}.source"))?;
-        if mirror_source.get_ref() == spec.cluster.get_ref() {
-            return Err(source.error(
-                &format!("{field}.source"),
+                &source_field,
                 format!(
                     "the source must differ from the destination cluster `{}`",
-                    spec.cluster.get_ref()
+                    create.cluster.get_ref()
                 ),
             ));
         }
-        for (key, value) in &spec.configs {
+        for (key, value) in &create.configs {
             let key_field = format!("{field}.configs.{}", quoted_key(key));
             if key == BOOTSTRAP_SERVERS_CONFIG {
                 return Err(source.error(
@@ -604,34 +489,24 @@ impl Scenario {
         Ok(())
     }
 
-    /// Topic operations need distinct topics declared on the destination cluster; the others
-    /// take none.
+    /// An operation on topics needs distinct topics declared on its cluster.
     fn validate_admin_topics(
         &self,
         source: &Source<'_>,
         field: &str,
         spec: &AdminOpSpec,
-        kind: AdminOpKind,
+        topics: &[Spanned<String>],
     ) -> Check {
-        if !kind.takes_topics() {
-            return match spec.topics.first() {
-                Some(_) => Err(source.error(
-                    &format!("{field}.topics[0]"),
-                    format!("`{}` takes no topics", kind.name()),
-                )),
-                None => Ok(()),
-            };
-        }
-        if spec.topics.is_empty() {
+        if topics.is_empty() {
             return Err(source.error(
                 &format!("{field}.topics"),
-                format!("`{}` needs topics", kind.name()),
+                format!("`{}` needs topics", spec.kind().name()),
             ));
         }
         let mut seen = BTreeSet::new();
-        for (position, topic) in spec.topics.iter().enumerate() {
+        for (position, topic) in topics.iter().enumerate() {
             let topic_field = format!("{field}.topics[{position}]");
-            self.check_topic(source, &spec.cluster, topic, &topic_field)?;
+            self.check_topic(source, spec.cluster(), topic, &topic_field)?;
             if !seen.insert(topic.get_ref()) {
                 return Err(source.error(
                     &topic_field,
@@ -915,20 +790,6 @@ fn check_printable(source: &Source<'_>, field: &str, text: &str) -> Check {
     }
 }
 
-/// The kinds that take `key`, for the refusal's message.
-fn key_users(key: &str) -> String {
-    let users: Vec<&str> = FAULT_KEYS
-        .iter()
-        .filter(|(kind, _)| fault_key_use(kind, key).is_some_and(|u| u != Use::Refused))
-        .map(|(kind, _)| *kind)
-        .collect();
-    match users.as_slice() {
-        [] => "no kind takes it".to_owned(),
-        [one] => format!("only {one} takes it"),
-        users => format!("only {} take it", users.join(", ")),
-    }
-}
-
 /// A decimal number as the node table writes it: digits only, no leading zero.
 fn canonical_number(text: &str) -> Option<u64> {
     let canonical = !text.is_empty()
@@ -950,47 +811,29 @@ fn quoted_key(key: &str) -> String {
     }
 }
 
-/// Mirror operations need `mirror` (a name Kafka accepts); the topic admin operations take
-/// none, and `create_partitions` alone takes (and needs) a positive `partitions`.
-fn validate_admin_mirror_and_partitions(
-    source: &Source<'_>,
-    field: &str,
-    spec: &AdminOpSpec,
-    kind: AdminOpKind,
-) -> Check {
-    let mirror_field = format!("{field}.mirror");
-    match (&spec.mirror, kind.is_topic_admin()) {
-        (None, false) => {
+/// A clock skew jumps forward or drifts (or both), by at most a year and less than a million
+/// ppm.
+fn validate_clock_skew(source: &Source<'_>, field: &str, skew: &ClockSkewFault) -> Check {
+    let jump_field = format!("{field}.jump_ms");
+    match (skew.jump_ms, skew.drift_ppm) {
+        (None, None) => {
             return Err(source.error(
-                &mirror_field,
-                format!("`{}` needs the mirror's name", kind.name()),
+                &jump_field,
+                "`clock_skew` needs a forward jump (`jump_ms`) or a `drift_ppm`".into(),
             ))
         }
-        (Some(_), true) => {
+        (Some(jump), _) if jump > MAX_CLOCK_JUMP_MS => {
             return Err(source.error(
-                &mirror_field,
-                format!("`{}` is about topics and takes no mirror", kind.name()),
+                &jump_field,
+                format!("a clock jump in ms of at most a year, not {jump}"),
             ))
         }
-        (Some(mirror), false) => {
-            if let Some(problem) = mirror_name_problem(mirror.get_ref()) {
-                return Err(source.error(&mirror_field, format!("invalid mirror name: {problem}")));
-            }
-        }
-        (None, true) => {}
+        _ => {}
     }
-    let partitions_field = format!("{field}.partitions");
-    match (&spec.partitions, kind == AdminOpKind::CreatePartitions) {
-        (None, true) => Err(source.error(
-            &partitions_field,
-            "`create_partitions` needs the new partition count".into(),
-        )),
-        (Some(partitions), true) if !(1..=64).contains(partitions.get_ref()) => {
-            Err(source.error(&partitions_field, "must be between 1 and 64".into()))
-        }
-        (Some(_), false) => Err(source.error(
-            &partitions_field,
-            "only `create_partitions` takes a partition count".into(),
+    match skew.drift_ppm {
+        Some(drift) if drift.unsigned_abs() > MAX_DRIFT_PPM.unsigned_abs() => Err(source.error(
+            &format!("{field}.drift_ppm"),
+            format!("must be between -{MAX_DRIFT_PPM} and {MAX_DRIFT_PPM} ppm"),
         )),
         _ => Ok(()),
     }

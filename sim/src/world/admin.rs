@@ -1,5 +1,6 @@
 //! The admin client of a cluster: it creates the scenario's topics during set-up, then runs the
-//! cluster's admin timeline (KIP-1279 mirror operations, `[[admin]]` in the scenario) against
+//! cluster's admin timeline (KIP-1279 mirror operations, the `[[admin.OP]]` tables of the
+//! scenario) against
 //! the cluster's controller.
 //!
 //! Contract:
@@ -36,7 +37,7 @@ use mirrorsim::protocol::{
 
 use mirrorsim::mirror::sync::BOOTSTRAP_SERVERS_CONFIG as BOOTSTRAP_SERVERS;
 
-use crate::scenario::{cluster_index, AdminOpKind, AdminOpSpec, Scenario};
+use crate::scenario::{cluster_index, AdminOpKind, AdminOpSpec, CreateMirrorOp, Scenario};
 
 /// Pause between CreateTopics attempts during set-up.
 const RETRY_MS: i64 = 200;
@@ -97,7 +98,7 @@ pub enum AdminAction {
 /// One operation of an admin timeline, resolved from the scenario.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AdminOp {
-    /// Its position in the scenario's `[[admin]]` list.
+    /// Its position in the scenario's admin timeline (file order, whatever the operation).
     pub index: usize,
     /// The cluster whose controller gets it (the mirror's destination).
     pub cluster: ClusterIndex,
@@ -257,50 +258,60 @@ pub fn timeline(scenario: &Scenario) -> Vec<AdminOp> {
         .admin
         .iter()
         .enumerate()
-        .map(|(index, spec)| {
-            let kind = spec.kind();
-            let topics: Vec<String> = spec.topics.iter().map(|t| t.get_ref().clone()).collect();
-            let action = match kind.topic_operation() {
-                Some(operation) => AdminAction::AlterTopics { operation, topics },
-                None if kind == AdminOpKind::CreateMirror => AdminAction::CreateMirror {
-                    configs: mirror_configs(scenario, spec),
-                },
-                None => match kind {
-                    AdminOpKind::DescribeMirror => AdminAction::DescribeMirror,
-                    AdminOpKind::DeleteRecords => AdminAction::DeleteRecords { topics },
-                    AdminOpKind::DeleteTopics => AdminAction::DeleteTopics { topics },
-                    AdminOpKind::CreatePartitions => AdminAction::CreatePartitions {
-                        topics,
-                        count: *spec.partitions.as_ref().expect("validated").get_ref(),
-                    },
-                    _ => AdminAction::DeleteMirror,
-                },
-            };
-            AdminOp {
-                index,
-                cluster: letter_index(spec.cluster.get_ref()),
-                kind,
-                at_ms: *spec.at_ms.get_ref() as i64,
-                mirror: spec
-                    .mirror
-                    .as_ref()
-                    .map(|mirror| mirror.get_ref().clone())
-                    .unwrap_or_default(),
-                action,
-            }
+        .map(|(index, spec)| AdminOp {
+            index,
+            cluster: letter_index(spec.cluster().get_ref()),
+            kind: spec.kind(),
+            at_ms: spec.at_ms() as i64,
+            mirror: spec
+                .mirror()
+                .map(|mirror| mirror.get_ref().clone())
+                .unwrap_or_default(),
+            action: action(scenario, spec),
         })
         .collect()
 }
 
+/// The request an operation of the timeline sends.
+fn action(scenario: &Scenario, spec: &AdminOpSpec) -> AdminAction {
+    let topics: Vec<String> = spec
+        .topics()
+        .unwrap_or_default()
+        .iter()
+        .map(|t| t.get_ref().clone())
+        .collect();
+    let alter = |operation| AdminAction::AlterTopics {
+        operation,
+        topics: topics.clone(),
+    };
+    match spec {
+        AdminOpSpec::CreateMirror(create) => AdminAction::CreateMirror {
+            configs: mirror_configs(scenario, create),
+        },
+        AdminOpSpec::AddTopics(_) => alter(MirrorTopicOperation::Add),
+        AdminOpSpec::RemoveTopics(_) => alter(MirrorTopicOperation::Remove),
+        AdminOpSpec::PauseTopics(_) => alter(MirrorTopicOperation::Pause),
+        AdminOpSpec::ResumeTopics(_) => alter(MirrorTopicOperation::Resume),
+        AdminOpSpec::DeleteMirror(_) => AdminAction::DeleteMirror,
+        AdminOpSpec::DescribeMirror(_) => AdminAction::DescribeMirror,
+        AdminOpSpec::DeleteRecords(_) => AdminAction::DeleteRecords { topics },
+        AdminOpSpec::DeleteTopics(_) => AdminAction::DeleteTopics { topics },
+        AdminOpSpec::CreatePartitions(create) => AdminAction::CreatePartitions {
+            topics,
+            count: create.partitions,
+        },
+    }
+}
+
 /// A create's properties: `bootstrap.servers` naming every broker of the source cluster, then
 /// the scenario's extra configs in key order.
-fn mirror_configs(scenario: &Scenario, spec: &AdminOpSpec) -> Vec<(String, String)> {
-    let source = letter_index(spec.source.as_ref().expect("validated").get_ref());
+fn mirror_configs(scenario: &Scenario, create: &CreateMirrorOp) -> Vec<(String, String)> {
+    let source = letter_index(create.source.get_ref());
     let brokers: Vec<String> = (1..=scenario.clusters[usize::from(source.0)].brokers)
         .map(|id| NodeId::Broker(source, BrokerId(i32::from(id))).to_string())
         .collect();
     std::iter::once((BOOTSTRAP_SERVERS.to_string(), brokers.join(",")))
-        .chain(spec.configs.clone())
+        .chain(create.configs.clone())
         .collect()
 }
 
@@ -1090,10 +1101,9 @@ duration_ms = 1000
 brokers = 3
 [[clusters]]
 brokers = 1
-[[admin]]
+[[admin.create_mirror]]
 at_ms = 10
 cluster = "b"
-op = "create_mirror"
 mirror = "m"
 source = "a"
 configs = { "z.last" = "2", "a.first" = "1" }

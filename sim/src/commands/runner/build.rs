@@ -6,46 +6,39 @@ use super::*;
 
 /// The clusters' topics at the start, and those a mirror may adopt, for `admin-outcomes`.
 pub(super) fn admin_world(scenario: &Scenario) -> crate::checks::admin::AdminWorld {
-    use crate::scenario::{cluster_index, AdminOpKind};
+    use crate::scenario::{cluster_index, AdminOpSpec};
+    let cluster_of = |letter: &str| ClusterIndex(cluster_index(letter).expect("validated") as u8);
     let mut world = crate::checks::admin::AdminWorld::default();
     for spec in &scenario.admin {
-        if let Some(mirror) = &spec.mirror {
-            let cluster = cluster_index(spec.cluster.get_ref()).expect("validated") as u8;
-            world
-                .mirrors
-                .insert((ClusterIndex(cluster), mirror.get_ref().clone()));
+        if let Some(mirror) = spec.mirror() {
+            world.mirrors.insert((
+                cluster_of(spec.cluster().get_ref()),
+                mirror.get_ref().clone(),
+            ));
         }
     }
     for topic in &scenario.topics {
-        let cluster = cluster_index(topic.cluster.get_ref()).expect("validated") as u8;
         world.topics.insert(
-            (ClusterIndex(cluster), topic.name.clone()),
+            (cluster_of(topic.cluster.get_ref()), topic.name.clone()),
             topic.partitions,
         );
     }
-    for spec in scenario
-        .admin
-        .iter()
-        .filter(|s| s.kind() == AdminOpKind::CreateMirror)
-    {
-        let Some(include) = spec
+    for spec in &scenario.admin {
+        let AdminOpSpec::CreateMirror(create) = spec else {
+            continue;
+        };
+        let Some(include) = create
             .configs
             .get(mirrorsim::mirror::sync::TOPICS_INCLUDE_CONFIG)
             .and_then(|value| mirrorsim::mirror::sync::NameFilter::parse(value).ok())
         else {
             continue;
         };
-        let destination =
-            ClusterIndex(cluster_index(spec.cluster.get_ref()).expect("validated") as u8);
-        let source = spec
-            .source
-            .as_ref()
-            .map(|s| s.get_ref().clone())
-            .unwrap_or_default();
+        let destination = cluster_of(create.cluster.get_ref());
         for topic in scenario
             .topics
             .iter()
-            .filter(|t| *t.cluster.get_ref() == source)
+            .filter(|t| t.cluster.get_ref() == create.source.get_ref())
         {
             if include.matches(&topic.name)
                 && !world

@@ -28,13 +28,13 @@ impl Draft {
         };
         self.create_mirror(created, &looped);
         let add = created + self.aim.random_range(100..=400);
-        self.mirror_op(add, &looped, AdminOpKind::AddTopics, &looped.topics);
+        self.topics_op(add, &looped, AdminOpSpec::AddTopics, &looped.topics);
         let remove = (add + self.aim.random_range(1_200..=3_000)).min(until_ms - 300);
-        self.mirror_op(remove, &looped, AdminOpKind::RemoveTopics, &looped.topics);
+        self.topics_op(remove, &looped, AdminOpSpec::RemoveTopics, &looped.topics);
         if self.aim.random_bool(0.5) {
             // Refused while a partition is still STOPPING.
             let delete = remove + self.aim.random_range(800..=3_000);
-            self.mirror_op(delete, &looped, AdminOpKind::DeleteMirror, &[]);
+            self.mirror_op(delete, &looped, AdminOpSpec::DeleteMirror);
         }
         for topic in &link.topics {
             self.loops.push((link.source, topic.clone()));
@@ -89,8 +89,8 @@ impl Draft {
         {
             return None;
         }
-        self.mirror_op(removed, link, AdminOpKind::RemoveTopics, &link.topics);
-        self.mirror_op(readd, link, AdminOpKind::AddTopics, &link.topics);
+        self.topics_op(removed, link, AdminOpSpec::RemoveTopics, &link.topics);
+        self.topics_op(readd, link, AdminOpSpec::AddTopics, &link.topics);
         for topic in &link.topics {
             self.writers_from
                 .push((link.destination, topic.clone(), removed));
@@ -98,17 +98,15 @@ impl Draft {
         let killed = self.aim.random_range(1..=source_brokers);
         self.aimed_broker_faults
             .push((link.source, kill_at, kill_at + kill_ms));
-        self.scripted(
+        self.kill(
             kill_at,
-            "kill",
             &format!("{}-broker-{killed}", letter(link.source)),
             kill_ms,
         );
         let paused = self.aim.random_range(1..=hop_brokers);
         self.aimed_broker_faults.push((hop, pause_start, pause_end));
-        self.scripted(
+        self.pause(
             pause_start,
-            "pause",
             &format!("{}-broker-{paused}", letter(hop)),
             pause_end - pause_start,
         );
@@ -165,8 +163,8 @@ impl Draft {
         if pause < added_ms + 1_000 || resume + 500 >= until_ms {
             return None;
         }
-        self.mirror_op(pause, link, AdminOpKind::PauseTopics, &link.topics);
-        self.mirror_op(resume, link, AdminOpKind::ResumeTopics, &link.topics);
+        self.topics_op(pause, link, AdminOpSpec::PauseTopics, &link.topics);
+        self.topics_op(resume, link, AdminOpSpec::ResumeTopics, &link.topics);
         self.notes.push(format!(
             "{} paused across {}'s cut",
             link.mirror,
@@ -212,9 +210,8 @@ impl Draft {
             return;
         }
         self.aimed_broker_faults.push((cluster, start, end));
-        self.scripted(
+        self.pause(
             start,
-            "pause",
             &format!("{}-broker-{broker}", letter(cluster)),
             end - start,
         );
@@ -268,9 +265,8 @@ impl Draft {
         }
         let broker = self.aim.random_range(1..=brokers);
         self.aimed_broker_faults.push((cluster, at, at + duration));
-        self.scripted(
+        self.kill(
             at,
-            "kill",
             &format!("{}-broker-{broker}", letter(cluster)),
             duration,
         );
@@ -307,23 +303,23 @@ impl Draft {
             ]);
             match op {
                 "pause" => {
-                    self.mirror_op(at, link, AdminOpKind::PauseTopics, &topic);
+                    self.topics_op(at, link, AdminOpSpec::PauseTopics, &topic);
                     paused = true;
                 }
                 "resume" => {
                     // Illegal when nothing is paused (InvalidClusterMirrorState).
-                    self.mirror_op(at, link, AdminOpKind::ResumeTopics, &topic);
+                    self.topics_op(at, link, AdminOpSpec::ResumeTopics, &topic);
                     paused = false;
                 }
-                "describe" => self.mirror_op(at, link, AdminOpKind::DescribeMirror, &[]),
+                "describe" => self.mirror_op(at, link, AdminOpSpec::DescribeMirror),
                 // Already mirrored: InvalidClusterMirrorState.
-                "add_again" => self.mirror_op(at, link, AdminOpKind::AddTopics, &topic),
+                "add_again" => self.topics_op(at, link, AdminOpSpec::AddTopics, &topic),
                 "remove_early" => {
                     // Removing one topic early (while PREPARING, MIRRORING or PAUSING) and
                     // adding it back once it stopped: STOPPED -> PREPARING.
-                    self.mirror_op(at, link, AdminOpKind::RemoveTopics, &topic);
+                    self.topics_op(at, link, AdminOpSpec::RemoveTopics, &topic);
                     at += self.rng.random_range(1_000..=2_500);
-                    self.mirror_op(at, link, AdminOpKind::AddTopics, &topic);
+                    self.topics_op(at, link, AdminOpSpec::AddTopics, &topic);
                     // The re-mirrored batches carry the source's epochs: bump them, before
                     // the remove or after it.
                     let bump = (link.source, from_ms);
@@ -332,13 +328,13 @@ impl Draft {
                 }
                 _ => {
                     // Refused: the mirror still has topics that are not removed.
-                    self.mirror_op(at, link, AdminOpKind::DeleteMirror, &[]);
+                    self.mirror_op(at, link, AdminOpSpec::DeleteMirror);
                 }
             }
         }
         if paused && self.chance(0.6) {
             let resume_at = (at + 300).min(until_ms.saturating_sub(100));
-            self.mirror_op(resume_at, link, AdminOpKind::ResumeTopics, &link.topics);
+            self.topics_op(resume_at, link, AdminOpSpec::ResumeTopics, &link.topics);
         }
     }
 
@@ -348,7 +344,7 @@ impl Draft {
         let duration = self.duration_ms;
         let mut at = failover_ms + self.rng.random_range(300..=2_000);
         if at < duration && self.chance(0.4) {
-            self.mirror_op(at, link, AdminOpKind::DescribeMirror, &[]);
+            self.mirror_op(at, link, AdminOpSpec::DescribeMirror);
         }
         if matches!(self.shape, "failback" | "failback_cycles") {
             let cycles = if self.shape == "failback_cycles" {
@@ -376,7 +372,7 @@ impl Draft {
                 }
                 self.create_mirror(start, &back);
                 let add = start + self.rng.random_range(100..=600);
-                self.mirror_op(add, &back, AdminOpKind::AddTopics, &back.topics);
+                self.topics_op(add, &back, AdminOpSpec::AddTopics, &back.topics);
                 // The paused replica's own records carry the old primary's epochs: bump them
                 // after the forward mirror stopped copying them.
                 let bump = (back.destination, failover_ms);
@@ -386,7 +382,7 @@ impl Draft {
                     self.notes.push(format!("{} keeps mirroring", back.mirror));
                     break;
                 }
-                self.mirror_op(remove, &back, AdminOpKind::RemoveTopics, &back.topics);
+                self.topics_op(remove, &back, AdminOpSpec::RemoveTopics, &back.topics);
                 for topic in &back.topics {
                     self.failovers
                         .insert((back.destination, topic.clone()), remove);
@@ -399,18 +395,18 @@ impl Draft {
         at += self.rng.random_range(0..=1_500);
         if at + 1_000 < duration && self.chance(0.35) {
             // Right after the failover some partitions may still be STOPPING: then refused.
-            self.mirror_op(at, link, AdminOpKind::DeleteMirror, &[]);
+            self.mirror_op(at, link, AdminOpSpec::DeleteMirror);
             if self.chance(0.5) && at + 3_000 < duration {
                 // The name again, from scratch; its topics start over with PREPARING.
                 let again = at + self.rng.random_range(1_000..=2_000);
                 self.create_mirror(again, link);
                 let add = again + self.rng.random_range(100..=500);
-                self.mirror_op(add, link, AdminOpKind::AddTopics, &link.topics);
+                self.topics_op(add, link, AdminOpSpec::AddTopics, &link.topics);
                 let bump = (link.source, failover_ms);
                 self.maybe_pause_across_cut(cut, add, bump);
                 let remove = add + self.rng.random_range(2_000..=4_000);
                 if remove < duration {
-                    self.mirror_op(remove, link, AdminOpKind::RemoveTopics, &link.topics);
+                    self.topics_op(remove, link, AdminOpSpec::RemoveTopics, &link.topics);
                     for topic in &link.topics {
                         self.failovers
                             .insert((link.destination, topic.clone()), remove);

@@ -51,9 +51,8 @@ impl Draft {
                     // One impaired broker per cluster at a time.
                     continue;
                 }
-                self.scripted(
+                self.kill(
                     at,
-                    "kill",
                     &format!("{cluster}-leader:{topic}:{partition}"),
                     duration,
                 );
@@ -92,25 +91,33 @@ impl Draft {
         }
         for _ in 0..self.rng.random_range(1..=2) {
             let node = clients[self.rng.random_range(0..clients.len())].clone();
-            let kind = if self.chance(0.5) { "pause" } else { "kill" };
+            let pause = self.chance(0.5);
             let at = self.rng.random_range(1_000..self.duration_ms - 1_000);
             let duration = self.rng.random_range(3..=30) * 100;
-            self.scripted(at, kind, &node, duration);
+            if pause {
+                self.pause(at, &node, duration);
+            } else {
+                self.kill(at, &node, duration);
+            }
         }
     }
 
-    pub(super) fn scripted(&mut self, at_ms: u64, kind: &str, node: &str, duration_ms: u64) {
-        self.faults.scripted.push(ScriptedFault {
+    /// A scripted kill (a crash, not a power loss) of `node`.
+    pub(super) fn kill(&mut self, at_ms: u64, node: &str, duration_ms: u64) {
+        self.faults.scripted.push(ScriptedFault::Kill(KillFault {
             at_ms,
-            kind: spanned(kind.to_owned()),
             nodes: vec![spanned(node.to_owned())],
-            other: Vec::new(),
             duration_ms: Some(duration_ms),
-            amount: None,
-            asymmetric: None,
-            lose_unflushed: None,
-            probability: None,
-            drift_ppm: None,
-        });
+            lose_unflushed: false,
+        }));
+    }
+
+    /// A scripted pause of `node`.
+    pub(super) fn pause(&mut self, at_ms: u64, node: &str, duration_ms: u64) {
+        self.faults.scripted.push(ScriptedFault::Pause(NodeFault {
+            at_ms,
+            nodes: vec![spanned(node.to_owned())],
+            duration_ms: Some(duration_ms),
+        }));
     }
 }

@@ -59,9 +59,9 @@ use rand::{RngExt, SeedableRng};
 use toml::Spanned;
 
 use crate::scenario::{
-    AcksSpec, AdminOpKind, AdminOpSpec, ClusterSpec, ConsumerSpec, FaultSpec, IsolationSpec,
-    ProducerSpec, Scenario, ScenarioError, ScriptedFault, TopicSpec, FAULT_KINDS,
-    RECOVERY_MARGIN_MS,
+    AcksSpec, AdminOpSpec, ClusterSpec, ConsumerSpec, CreateMirrorOp, FaultSpec, IsolationSpec,
+    KillFault, MirrorOp, MirrorTopicsOp, NodeFault, ProducerSpec, Scenario, ScenarioError,
+    ScriptedFault, TopicSpec, FAULT_KINDS, RECOVERY_MARGIN_MS,
 };
 
 /// The shapes a generated scenario takes, with their weights.
@@ -125,9 +125,9 @@ struct Draft {
     topics: Vec<TopicSpec>,
     producers: Vec<ProducerSpec>,
     consumers: Vec<ConsumerSpec>,
-    /// (at, order of drawing, op): sorted by time at the end, keeping the drawn order of
+    /// (order of drawing, op): sorted by time at the end, keeping the drawn order of
     /// simultaneous operations.
-    admin: Vec<(u64, usize, AdminOpSpec)>,
+    admin: Vec<(usize, AdminOpSpec)>,
     faults: FaultSpec,
     /// Per destination cluster and topic, when (if ever) it fails over: destination clients
     /// start around then.
@@ -321,36 +321,64 @@ impl Draft {
         });
     }
 
-    fn push_admin(&mut self, at_ms: u64, cluster: usize, op: AdminOpKind) -> &mut AdminOpSpec {
+    /// Adds an operation on the link's mirror, built by `op` from its time (clamped into the
+    /// fault phase), the destination cluster's letter and the mirror's name.
+    fn push_admin(
+        &mut self,
+        at_ms: u64,
+        link: &Link,
+        op: impl FnOnce(u64, Spanned<String>, Spanned<String>) -> AdminOpSpec,
+    ) {
         let order = self.admin.len();
-        self.admin.push((
-            at_ms.min(self.duration_ms - 1),
-            order,
-            AdminOpSpec {
-                at_ms: spanned(0),
-                cluster: spanned(letter(cluster)),
-                op: spanned(op.name().to_owned()),
-                mirror: None,
-                topics: Vec::new(),
-                partitions: None,
-                source: None,
-                configs: BTreeMap::new(),
-            },
-        ));
-        &mut self.admin.last_mut().expect("just pushed").2
+        let at_ms = at_ms.min(self.duration_ms - 1);
+        let spec = op(
+            at_ms,
+            spanned(letter(link.destination)),
+            spanned(link.mirror.clone()),
+        );
+        self.admin.push((order, spec));
     }
 
-    fn mirror_op(&mut self, at_ms: u64, link: &Link, op: AdminOpKind, topics: &[String]) {
-        let spec = self.push_admin(at_ms, link.destination, op);
-        spec.mirror = Some(spanned(link.mirror.clone()));
-        spec.topics = topics.iter().cloned().map(spanned).collect();
+    /// AlterMirrorTopics on the link's mirror (`op` is the operation, e.g.
+    /// `AdminOpSpec::AddTopics`).
+    fn topics_op(
+        &mut self,
+        at_ms: u64,
+        link: &Link,
+        op: fn(MirrorTopicsOp) -> AdminOpSpec,
+        topics: &[String],
+    ) {
+        self.push_admin(at_ms, link, |at_ms, cluster, mirror| {
+            op(MirrorTopicsOp {
+                at_ms,
+                cluster,
+                mirror,
+                topics: topics.iter().cloned().map(spanned).collect(),
+            })
+        });
+    }
+
+    /// DeleteMirror or DescribeMirror (`op`) of the link's mirror.
+    fn mirror_op(&mut self, at_ms: u64, link: &Link, op: fn(MirrorOp) -> AdminOpSpec) {
+        self.push_admin(at_ms, link, |at_ms, cluster, mirror| {
+            op(MirrorOp {
+                at_ms,
+                cluster,
+                mirror,
+            })
+        });
     }
 
     fn create_mirror(&mut self, at_ms: u64, link: &Link) {
-        let source = letter(link.source);
-        let spec = self.push_admin(at_ms, link.destination, AdminOpKind::CreateMirror);
-        spec.mirror = Some(spanned(link.mirror.clone()));
-        spec.source = Some(spanned(source));
+        self.push_admin(at_ms, link, |at_ms, cluster, mirror| {
+            AdminOpSpec::CreateMirror(CreateMirrorOp {
+                at_ms,
+                cluster,
+                mirror,
+                source: spanned(letter(link.source)),
+                configs: BTreeMap::new(),
+            })
+        });
     }
 
     /// The admin timelines of every link.
@@ -369,7 +397,7 @@ impl Draft {
             if used_destination {
                 added = created + self.aim.random_range(2_500..=4_500);
             }
-            self.mirror_op(added, link, AdminOpKind::AddTopics, &link.topics);
+            self.topics_op(added, link, AdminOpSpec::AddTopics, &link.topics);
             // A chain's second hop fails over after the first, the others anywhere in the
             // middle of the fault phase; one in seven mirrors never fails over.
             let earliest = if self.shape == "chain" && index > 0 {
@@ -409,7 +437,7 @@ impl Draft {
                 self.maybe_mirror_loop(index, link, added, walk_until);
             }
             if let Some(at) = failover {
-                self.mirror_op(at, link, AdminOpKind::RemoveTopics, &link.topics);
+                self.topics_op(at, link, AdminOpSpec::RemoveTopics, &link.topics);
                 for topic in &link.topics {
                     self.failovers.insert((link.destination, topic.clone()), at);
                 }
@@ -419,15 +447,9 @@ impl Draft {
     }
 
     fn finish(mut self) -> Scenario {
-        self.admin.sort_by_key(|(at, order, _)| (*at, *order));
-        let admin = self
-            .admin
-            .into_iter()
-            .map(|(at, _, mut spec)| {
-                spec.at_ms = spanned(at);
-                spec
-            })
-            .collect();
+        self.admin
+            .sort_by_key(|(order, spec)| (spec.at_ms(), *order));
+        let admin = self.admin.into_iter().map(|(_, spec)| spec).collect();
         let mut description = format!(
             "generated from seed {}: {} over {} cluster(s)",
             self.seed,
@@ -458,6 +480,7 @@ impl Draft {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scenario::AdminOpKind;
 
     #[test]
     fn every_generated_scenario_loads_and_reads_back_as_itself() {
@@ -487,34 +510,38 @@ mod tests {
             let adds: Vec<(u64, &str)> = scenario
                 .admin
                 .iter()
-                .filter(|op| op.op.get_ref() == "add_topics")
-                .map(|op| (*op.at_ms.get_ref(), op.cluster.get_ref().as_str()))
+                .filter(|op| op.kind() == AdminOpKind::AddTopics)
+                .map(|op| (op.at_ms(), op.cluster().get_ref().as_str()))
                 .collect();
-            for pause in scenario.faults.scripted.iter().filter(|f| {
-                f.kind.get_ref() == "pause" && f.nodes[0].get_ref().contains("-broker-")
-            }) {
-                let end = pause.at_ms + pause.duration_ms();
+            for pause in scenario
+                .faults
+                .scripted
+                .iter()
+                .filter(|f| f.kind() == "pause" && f.nodes()[0].get_ref().contains("-broker-"))
+            {
+                let end = pause.at_ms() + pause.duration_ms();
                 assert!(
                     adds.iter()
-                        .any(|(at, _)| pause.at_ms + 1_200 <= *at && *at + 300 <= end),
+                        .any(|(at, _)| pause.at_ms() + 1_200 <= *at && *at + 300 <= end),
                     "seed {seed}: a broker pause across no add: {pause:?}"
                 );
                 pauses += 1;
             }
             // Every broker kill is an epoch bump before a pause across a cut, and ends a second
             // before any pause on its own cluster begins (or starts well after it ended).
-            for kill in
-                scenario.faults.scripted.iter().filter(|f| {
-                    f.kind.get_ref() == "kill" && f.nodes[0].get_ref().contains("-broker-")
-                })
+            for kill in scenario
+                .faults
+                .scripted
+                .iter()
+                .filter(|f| f.kind() == "kill" && f.nodes()[0].get_ref().contains("-broker-"))
             {
-                let end = kill.at_ms + kill.duration_ms();
+                let end = kill.at_ms() + kill.duration_ms();
                 let before_a_paused_add = scenario.faults.scripted.iter().any(|pause| {
-                    pause.kind.get_ref() == "pause"
-                        && pause.nodes[0].get_ref().contains("-broker-")
+                    pause.kind() == "pause"
+                        && pause.nodes()[0].get_ref().contains("-broker-")
                         && adds.iter().any(|(at, _)| {
-                            pause.at_ms + 1_200 <= *at
-                                && *at + 300 <= pause.at_ms + pause.duration_ms()
+                            pause.at_ms() + 1_200 <= *at
+                                && *at + 300 <= pause.at_ms() + pause.duration_ms()
                                 && end + 500 <= *at
                         })
                 });
@@ -522,14 +549,16 @@ mod tests {
                     before_a_paused_add,
                     "seed {seed}: a broker kill before no add a pause spans: {kill:?}"
                 );
-                let cluster = &kill.nodes[0].get_ref()[..1];
+                let cluster = &kill.nodes()[0].get_ref()[..1];
                 let prefix = format!("{cluster}-broker-");
-                let mut pauses_there = scenario.faults.scripted.iter().filter(|f| {
-                    f.kind.get_ref() == "pause" && f.nodes[0].get_ref().starts_with(&prefix)
-                });
+                let mut pauses_there =
+                    scenario.faults.scripted.iter().filter(|f| {
+                        f.kind() == "pause" && f.nodes()[0].get_ref().starts_with(&prefix)
+                    });
                 assert!(
-                    pauses_there.all(|pause| end + 1_000 <= pause.at_ms
-                        || pause.at_ms + pause.duration_ms() + RECOVERY_MARGIN_MS <= kill.at_ms),
+                    pauses_there.all(|pause| end + 1_000 <= pause.at_ms()
+                        || pause.at_ms() + pause.duration_ms() + RECOVERY_MARGIN_MS
+                            <= kill.at_ms()),
                     "seed {seed}: a broker kill near a pause on {cluster}: {kill:?}"
                 );
                 bumps += 1;
@@ -539,11 +568,12 @@ mod tests {
                 let written_then_added = scenario.producers.iter().any(|producer| {
                     producer.start_ms.is_none()
                         && scenario.admin.iter().any(|op| {
-                            op.op.get_ref() == "add_topics"
-                                && op.cluster.get_ref() == producer.cluster.get_ref()
-                                && *op.at_ms.get_ref() >= 2_500
+                            op.kind() == AdminOpKind::AddTopics
+                                && op.cluster().get_ref() == producer.cluster.get_ref()
+                                && op.at_ms() >= 2_500
                                 && op
-                                    .topics
+                                    .topics()
+                                    .unwrap_or_default()
                                     .iter()
                                     .any(|t| t.get_ref() == producer.topic.get_ref())
                         })
@@ -554,22 +584,24 @@ mod tests {
             if scenario.description.contains("'s cut") {
                 // The next hop's topics pause before the written-to cluster's first add and
                 // resume after it.
-                let m2_at = |kind: &str| -> Vec<u64> {
+                let m2_at = |kind: AdminOpKind| -> Vec<u64> {
                     scenario
                         .admin
                         .iter()
                         .filter(|op| {
-                            op.op.get_ref() == kind
-                                && op.mirror.as_ref().is_some_and(|m| m.get_ref() == "m2")
+                            op.kind() == kind && op.mirror().is_some_and(|m| m.get_ref() == "m2")
                         })
-                        .map(|op| *op.at_ms.get_ref())
+                        .map(AdminOpSpec::at_ms)
                         .collect()
                 };
-                let (pauses, resumes) = (m2_at("pause_topics"), m2_at("resume_topics"));
+                let (pauses, resumes) = (
+                    m2_at(AdminOpKind::PauseTopics),
+                    m2_at(AdminOpKind::ResumeTopics),
+                );
                 let paused_across = scenario.admin.iter().any(|op| {
-                    let at = *op.at_ms.get_ref();
-                    op.op.get_ref() == "add_topics"
-                        && op.cluster.get_ref() == "b"
+                    let at = op.at_ms();
+                    op.kind() == AdminOpKind::AddTopics
+                        && op.cluster().get_ref() == "b"
                         && at >= 2_500
                         && pauses.iter().any(|p| *p + 300 <= at)
                         && resumes.iter().any(|r| at + 1_500 <= *r)
@@ -581,14 +613,11 @@ mod tests {
                 paused_topics += 1;
             }
             for op in scenario.admin.iter().filter(|op| {
-                op.op.get_ref() == "add_topics"
-                    && op
-                        .mirror
-                        .as_ref()
-                        .is_some_and(|m| m.get_ref().starts_with("loop"))
+                op.kind() == AdminOpKind::AddTopics
+                    && op.mirror().is_some_and(|m| m.get_ref().starts_with("loop"))
             }) {
-                let cluster = op.cluster.get_ref();
-                for topic in &op.topics {
+                let cluster = op.cluster().get_ref();
+                for topic in op.topics().unwrap_or_default() {
                     assert!(
                         scenario.producers.iter().any(|p| p.transactional
                             && p.cluster.get_ref() == cluster
@@ -598,17 +627,14 @@ mod tests {
                     );
                 }
                 // The loop is undone again: its topics are removed after the add.
-                let loop_name = op.mirror.as_ref().expect("filtered on").get_ref();
+                let loop_name = op.mirror().expect("filtered on").get_ref();
                 assert!(
                     scenario
                         .admin
                         .iter()
-                        .any(|other| other.op.get_ref() == "remove_topics"
-                            && other
-                                .mirror
-                                .as_ref()
-                                .is_some_and(|m| m.get_ref() == loop_name)
-                            && other.at_ms.get_ref() > op.at_ms.get_ref()),
+                        .any(|other| other.kind() == AdminOpKind::RemoveTopics
+                            && other.mirror().is_some_and(|m| m.get_ref() == loop_name)
+                            && other.at_ms() > op.at_ms()),
                     "seed {seed}: {loop_name} is never removed"
                 );
                 loops += 1;
