@@ -28,7 +28,7 @@ use crate::metadata::{MetadataImage, MetadataRecord};
 use crate::node::Outbox;
 use crate::protocol::{
     BrokerId, ControllerRequest, ControllerResponse, CoordinatorResponse, ErrorCode, NodeId,
-    Request, Response,
+    ProducerEpoch, ProducerId, Request, Response,
 };
 
 /// A request to the controller in flight.
@@ -281,8 +281,8 @@ impl ControllerSession {
                 if answers(self.allocate_producer_ids) {
                     self.allocate_producer_ids = None;
                     if error.is_none() && count > 0 {
-                        let end = first_producer_id + count;
-                        self.producer_id_block = Some((first_producer_id, end));
+                        let first = first_producer_id.0;
+                        self.producer_id_block = Some((first, first + count));
                     }
                     self.serve_producer_ids(now_ms, outbox);
                 }
@@ -356,8 +356,8 @@ impl ControllerSession {
                 correlation_id,
                 Response::Coordinator(CoordinatorResponse::InitProducerId {
                     error: ErrorCode::None,
-                    producer_id: next,
-                    producer_epoch: 0,
+                    producer_id: ProducerId(next),
+                    producer_epoch: ProducerEpoch(0),
                 }),
             );
         }
@@ -536,7 +536,7 @@ mod tests {
         ));
         let block = Response::Controller(ControllerResponse::AllocateProducerIds {
             error: ErrorCode::None,
-            first_producer_id: 1000,
+            first_producer_id: ProducerId(1000),
             count: 1,
         });
         session.handle_response(2, allocation[0].0, block, &mut image, &mut outbox);
@@ -549,7 +549,7 @@ mod tests {
         else {
             panic!("the first waiter is answered first: {sent:?}");
         };
-        assert_eq!(*producer_id, 1000);
+        assert_eq!(*producer_id, ProducerId(1000));
         assert!(matches!(
             sent[1].message,
             Message::Request(

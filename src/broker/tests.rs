@@ -3,8 +3,8 @@
 
 use crate::protocol::{
     Acks, ClusterRequest, ClusterResponse, ControllerRequest, ControllerResponse,
-    CoordinatorRequest, CoordinatorResponse, Envelope, LeaderEpoch, ReplicaRequest,
-    ReplicaResponse, TopicId,
+    CoordinatorRequest, CoordinatorResponse, Envelope, LeaderEpoch, ProducerEpoch, ProducerId,
+    ReplicaRequest, ReplicaResponse, TopicId,
 };
 use bytes::Bytes;
 
@@ -148,7 +148,7 @@ impl ScriptedController {
                 self.next_producer_id += 1000;
                 Response::Controller(ControllerResponse::AllocateProducerIds {
                     error: ErrorCode::None,
-                    first_producer_id: first,
+                    first_producer_id: ProducerId(first),
                     count: 1000,
                 })
             }
@@ -615,8 +615,8 @@ fn init_producer_id_hands_out_ids_from_controller_blocks_starting_at_zero() {
             Request::Coordinator(CoordinatorRequest::InitProducerId {
                 transactional_id: None,
                 transaction_timeout_ms: -1,
-                producer_id: -1,
-                producer_epoch: -1,
+                producer_id: ProducerId::NONE,
+                producer_epoch: ProducerEpoch::NONE,
             }),
         );
     }
@@ -627,7 +627,7 @@ fn init_producer_id_hands_out_ids_from_controller_blocks_starting_at_zero() {
                 producer_id,
                 error: ErrorCode::None,
                 ..
-            })) => producer_id,
+            })) => producer_id.0,
             other => panic!("{other:?}"),
         })
         .collect();
@@ -678,8 +678,8 @@ fn write_txn_markers_appends_markers_and_answers_once_the_isr_has_them() {
         "the open transaction holds the LSO"
     );
     let marker = crate::protocol::TxnMarker {
-        producer_id: 7,
-        producer_epoch: 0,
+        producer_id: ProducerId(7),
+        producer_epoch: ProducerEpoch(0),
         committed: true,
         coordinator_epoch: 4,
         partitions: vec![tp(), TopicPartition::new("missing", 0)],
@@ -709,7 +709,7 @@ fn write_txn_markers_appends_markers_and_answers_once_the_isr_has_them() {
     match cluster.client_response(2) {
         Some(Response::Replica(ReplicaResponse::WriteTxnMarkers { results })) => {
             assert_eq!(results.len(), 1);
-            assert_eq!(results[0].0, 7);
+            assert_eq!(results[0].0, ProducerId(7));
             assert_eq!(
                 results[0].1,
                 vec![
@@ -727,8 +727,8 @@ fn write_txn_markers_appends_markers_and_answers_once_the_isr_has_them() {
     cluster.cut.clear();
     cluster.run_for(1500);
     let retry = crate::protocol::TxnMarker {
-        producer_id: 7,
-        producer_epoch: 0,
+        producer_id: ProducerId(7),
+        producer_epoch: ProducerEpoch(0),
         committed: true,
         coordinator_epoch: 4,
         partitions: vec![tp()],
@@ -758,8 +758,8 @@ fn write_txn_markers_appends_markers_and_answers_once_the_isr_has_them() {
     }
     // A marker to a follower is refused.
     let marker = crate::protocol::TxnMarker {
-        producer_id: 7,
-        producer_epoch: 0,
+        producer_id: ProducerId(7),
+        producer_epoch: ProducerEpoch(0),
         committed: false,
         coordinator_epoch: 4,
         partitions: vec![tp()],
@@ -929,8 +929,8 @@ fn a_mirror_partition_takes_no_transaction_marker_until_it_is_stopped() {
     // STOPPING writes itself does not come through WriteTxnMarkers).
     let mut cluster = Cluster::new(&[1, 2, 3], &[1, 2, 3], 1);
     let marker = |committed| crate::protocol::TxnMarker {
-        producer_id: 7,
-        producer_epoch: 0,
+        producer_id: ProducerId(7),
+        producer_epoch: ProducerEpoch(0),
         committed,
         coordinator_epoch: 4,
         partitions: vec![tp()],
@@ -1028,7 +1028,7 @@ fn a_mirror_partition_takes_no_transaction_marker_until_it_is_stopped() {
     // A marker of a producer with nothing open in the log closes nothing: acknowledged,
     // nothing appended (the seed's choice; the prototype's two rules refuse it).
     let moot = crate::protocol::TxnMarker {
-        producer_id: 8,
+        producer_id: ProducerId(8),
         ..marker(true)
     };
     cluster.client_request(

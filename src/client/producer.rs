@@ -66,6 +66,11 @@
 mod answers;
 mod sequences;
 
+use crate::protocol::{
+    Acks, BrokerId, ClusterResponse, CoordinatorRequest, CoordinatorResponse, ErrorCode, NodeId,
+    ProducerEpoch, ProducerId, ReplicaRequest, ReplicaResponse, Request, Response, TopicMetadata,
+    TopicPartition,
+};
 use sequences::next_action;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -80,10 +85,6 @@ use super::produce_core::{
     DUPLICATE_SEQUENCE_NUMBER,
 };
 use crate::log::NUM_BATCHES_TO_RETAIN;
-use crate::protocol::{
-    Acks, BrokerId, ClusterResponse, CoordinatorRequest, CoordinatorResponse, ErrorCode, NodeId,
-    ReplicaRequest, ReplicaResponse, Request, Response, TopicMetadata, TopicPartition,
-};
 use crate::record::{in_sequence, increment_sequence, RecordBatch};
 
 /// The largest `max_in_flight_per_partition`: the broker deduplicates only a producer's last
@@ -626,8 +627,8 @@ impl IdempotentProducer {
         let request = Request::Coordinator(CoordinatorRequest::InitProducerId {
             transactional_id: None,
             transaction_timeout_ms: -1,
-            producer_id: -1,
-            producer_epoch: -1,
+            producer_id: ProducerId::NONE,
+            producer_epoch: ProducerEpoch::NONE,
         });
         self.io
             .send_request(now_ms, broker, request, PendingRequest::InitProducerId);
@@ -845,7 +846,9 @@ impl ProducerNode for IdempotentProducer {
                     producer_id,
                     producer_epoch,
                 }),
-            ) => self.handle_init_producer_id(now_ms, broker, error, producer_id, producer_epoch),
+            ) => {
+                self.handle_init_producer_id(now_ms, broker, error, producer_id.0, producer_epoch.0)
+            }
             (
                 PendingRequest::Produce {
                     topic_partition,

@@ -23,8 +23,8 @@ fn metadata(leader: i32, leader_epoch: i32) -> Response {
 fn init_answer(producer_id: i64, producer_epoch: i16) -> Response {
     Response::Coordinator(CoordinatorResponse::InitProducerId {
         error: ErrorCode::None,
-        producer_id,
-        producer_epoch,
+        producer_id: ProducerId(producer_id),
+        producer_epoch: ProducerEpoch(producer_epoch),
     })
 }
 

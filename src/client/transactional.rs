@@ -57,6 +57,11 @@
 
 mod answers;
 
+use crate::protocol::{
+    Acks, BrokerId, ClusterResponse, CoordinatorRequest, CoordinatorResponse, CoordinatorType,
+    ErrorCode, NodeId, ProducerEpoch, ProducerId, ReplicaRequest, ReplicaResponse, Request,
+    Response, TopicMetadata, TopicPartition,
+};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use bytes::Bytes;
@@ -68,11 +73,6 @@ use super::produce_core::{
     PendingRecord, ProducerBatch, ProducerNode, RecordEvent, DUPLICATE_SEQUENCE_NUMBER,
 };
 use super::produce_core::{ProducerIdAndEpoch, SendHandle};
-use crate::protocol::{
-    Acks, BrokerId, ClusterResponse, CoordinatorRequest, CoordinatorResponse, CoordinatorType,
-    ErrorCode, NodeId, ReplicaRequest, ReplicaResponse, Request, Response, TopicMetadata,
-    TopicPartition,
-};
 use crate::record::increment_sequence;
 /// Kafka's OPERATION_NOT_ATTEMPTED (55): this partition failed because another one did.
 const OPERATION_NOT_ATTEMPTED: ErrorCode = ErrorCode::Other(55);
@@ -690,8 +690,8 @@ impl TransactionalProducer {
         if !to_add.is_empty() {
             let request = Request::Coordinator(CoordinatorRequest::AddPartitionsToTxn {
                 transactional_id: self.config.transactional_id.clone(),
-                producer_id: producer.producer_id,
-                producer_epoch: producer.epoch,
+                producer_id: ProducerId(producer.producer_id),
+                producer_epoch: ProducerEpoch(producer.epoch),
                 partitions: to_add.clone(),
             });
             let pending = PendingRequest::AddPartitions { partitions: to_add };
@@ -701,8 +701,8 @@ impl TransactionalProducer {
         if let Some(committed) = self.end_txn_due() {
             let request = Request::Coordinator(CoordinatorRequest::EndTxn {
                 transactional_id: self.config.transactional_id.clone(),
-                producer_id: producer.producer_id,
-                producer_epoch: producer.epoch,
+                producer_id: ProducerId(producer.producer_id),
+                producer_epoch: ProducerEpoch(producer.epoch),
                 committed,
             });
             let pending = PendingRequest::EndTxn { committed };
@@ -719,8 +719,8 @@ impl TransactionalProducer {
         let request = Request::Coordinator(CoordinatorRequest::InitProducerId {
             transactional_id: Some(self.config.transactional_id.clone()),
             transaction_timeout_ms: self.config.transaction_timeout_ms,
-            producer_id,
-            producer_epoch,
+            producer_id: ProducerId(producer_id),
+            producer_epoch: ProducerEpoch(producer_epoch),
         });
         self.send_request(now_ms, coordinator, request, PendingRequest::InitProducerId);
     }
@@ -950,7 +950,7 @@ impl ProducerNode for TransactionalProducer {
                     producer_id,
                     producer_epoch,
                 }),
-            ) => self.handle_init_producer_id(now_ms, error, producer_id, producer_epoch),
+            ) => self.handle_init_producer_id(now_ms, error, producer_id.0, producer_epoch.0),
             (
                 PendingRequest::AddPartitions { partitions },
                 Response::Coordinator(CoordinatorResponse::AddPartitionsToTxn { results }),

@@ -33,16 +33,16 @@ fn coordinator_is(id: i32) -> Response {
 fn init_ok(producer_id: i64, producer_epoch: i16) -> Response {
     Response::Coordinator(CoordinatorResponse::InitProducerId {
         error: ErrorCode::None,
-        producer_id,
-        producer_epoch,
+        producer_id: ProducerId(producer_id),
+        producer_epoch: ProducerEpoch(producer_epoch),
     })
 }
 
 fn init_error(error: ErrorCode) -> Response {
     Response::Coordinator(CoordinatorResponse::InitProducerId {
         error,
-        producer_id: -1,
-        producer_epoch: -1,
+        producer_id: ProducerId::NONE,
+        producer_epoch: ProducerEpoch::NONE,
     })
 }
 
@@ -126,7 +126,7 @@ impl Harness {
         };
         assert_eq!(transactional_id.as_deref(), Some(TXN_ID));
         assert_eq!(*transaction_timeout_ms, 30_000);
-        assert_eq!((*producer_id, *producer_epoch), (-1, -1));
+        assert_eq!((producer_id.0, producer_epoch.0), (-1, -1));
         harness.answer(&init, init_ok(PID, 0));
         assert!(harness.producer.is_ready());
         assert_eq!(
@@ -267,7 +267,7 @@ fn happy_path_find_coordinator_init_add_partitions_produce_end_txn() {
         panic!("expected AddPartitionsToTxn, got {:?}", add.request);
     };
     assert_eq!(transactional_id, TXN_ID);
-    assert_eq!((*producer_id, *producer_epoch), (PID, 0));
+    assert_eq!((producer_id.0, producer_epoch.0), (PID, 0));
     assert_eq!(partitions, &vec![tp(0)], "sent with the first record");
     // orders-1 waits for the answer: one coordinator request at a time.
     h.answer(&add, add_answer(&add, ErrorCode::None));
@@ -301,7 +301,10 @@ fn happy_path_find_coordinator_init_add_partitions_produce_end_txn() {
     else {
         panic!("expected EndTxn, got {:?}", end.request);
     };
-    assert_eq!((*producer_id, *producer_epoch, *committed), (PID, 0, true));
+    assert_eq!(
+        (producer_id.0, producer_epoch.0, *committed),
+        (PID, 0, true)
+    );
     h.answer(&end, end_answer(ErrorCode::None));
     assert_eq!(
         h.events(),
@@ -623,7 +626,7 @@ fn abortable_produce_error_requires_abort_and_bumps_the_epoch_afterwards() {
     else {
         panic!("expected InitProducerId, got {:?}", bump.request);
     };
-    assert_eq!((*producer_id, *producer_epoch), (PID, 0));
+    assert_eq!((producer_id.0, producer_epoch.0), (PID, 0));
     h.producer.begin_transaction().unwrap();
     h.send(0, "b");
     assert!(
@@ -1035,8 +1038,8 @@ mod end_to_end {
             for topic_partition in &marker.partitions {
                 let batch = end_transaction_marker(
                     MarkerProducer {
-                        producer_id: marker.producer_id,
-                        producer_epoch: marker.producer_epoch,
+                        producer_id: marker.producer_id.0,
+                        producer_epoch: marker.producer_epoch.0,
                     },
                     marker.committed,
                     marker.coordinator_epoch,

@@ -2,7 +2,7 @@
 //! AlterPartition, producer-id blocks, topic creation, configs and ACLs.
 
 use super::*;
-use crate::protocol::{ClusterResponse, ControllerResponse};
+use crate::protocol::{ClusterResponse, ControllerResponse, ProducerId};
 
 impl<D: LogDisk> Controller<D> {
     pub(super) fn handle_broker_registration(
@@ -199,7 +199,7 @@ impl<D: LogDisk> Controller<D> {
         let refuse = |error| {
             Response::Controller(ControllerResponse::AllocateProducerIds {
                 error,
-                first_producer_id: -1,
+                first_producer_id: ProducerId::NONE,
                 count: 0,
             })
         };
@@ -227,7 +227,7 @@ impl<D: LogDisk> Controller<D> {
         Ok(Response::Controller(
             ControllerResponse::AllocateProducerIds {
                 error: ErrorCode::None,
-                first_producer_id,
+                first_producer_id: ProducerId(first_producer_id),
                 count,
             },
         ))

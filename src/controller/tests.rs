@@ -3,7 +3,7 @@
 
 use crate::protocol::{
     ClusterRequest, ClusterResponse, ControllerRequest, ControllerResponse, CoordinatorRequest,
-    LeaderEpoch,
+    LeaderEpoch, ProducerEpoch, ProducerId,
 };
 use bytes::Bytes;
 use proptest::prelude::*;
@@ -226,7 +226,7 @@ fn allocate<D: LogDisk>(
             error,
             first_producer_id,
             count,
-        }) => (error, first_producer_id, count),
+        }) => (error, first_producer_id.0, count),
         other => panic!("unexpected {other:?}"),
     }
 }
@@ -907,7 +907,7 @@ fn producer_id_blocks_start_at_zero_and_never_overlap() {
             error,
             first_producer_id,
             ..
-        }) => assert_eq!((error, first_producer_id), (ErrorCode::None, 0)),
+        }) => assert_eq!((error, first_producer_id.0), (ErrorCode::None, 0)),
         other => panic!("unexpected {other:?}"),
     }
 }
@@ -1169,8 +1169,8 @@ fn metadata_request_is_answered_from_the_image_and_data_plane_requests_are_dropp
                 Request::Coordinator(CoordinatorRequest::InitProducerId {
                     transactional_id: None,
                     transaction_timeout_ms: -1,
-                    producer_id: -1,
-                    producer_epoch: -1,
+                    producer_id: ProducerId::NONE,
+                    producer_epoch: ProducerEpoch::NONE,
                 }),
             ),
         },

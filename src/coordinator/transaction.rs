@@ -71,6 +71,10 @@
 mod markers;
 mod writes;
 
+use crate::protocol::{
+    BrokerId, CoordinatorRequest, CoordinatorResponse, ErrorCode, NodeId, ProducerEpoch,
+    ProducerId, Request, Response, TopicPartition, TxnMarker,
+};
 use markers::{MarkerRequest, Progress};
 use writes::{fence_metadata, increment_epoch};
 
@@ -79,10 +83,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use super::{Shard, ShardEnv, ShardOutput, ShardWrite, TRANSACTION_STATE_TOPIC};
-use crate::protocol::{
-    BrokerId, CoordinatorRequest, CoordinatorResponse, ErrorCode, NodeId, Request, Response,
-    TopicPartition, TxnMarker,
-};
 
 /// First producer id of shard 0's range (2^40).
 pub const TRANSACTIONAL_PRODUCER_ID_BASE: i64 = 1 << 40;
@@ -228,8 +228,8 @@ impl Reply {
                 *correlation_id,
                 Response::Coordinator(CoordinatorResponse::InitProducerId {
                     error,
-                    producer_id: NO_PRODUCER_ID,
-                    producer_epoch: NO_PRODUCER_EPOCH,
+                    producer_id: ProducerId(NO_PRODUCER_ID),
+                    producer_epoch: ProducerEpoch(NO_PRODUCER_EPOCH),
                 }),
             ),
             Self::AddPartitionsToTxn {
@@ -798,8 +798,8 @@ impl Shard for TransactionCoordinatorShard {
                     reply,
                     transactional_id,
                     transaction_timeout_ms,
-                    producer_id,
-                    producer_epoch,
+                    producer_id.0,
+                    producer_epoch.0,
                     out,
                 );
             }
@@ -814,8 +814,8 @@ impl Shard for TransactionCoordinatorShard {
                     from,
                     correlation_id,
                     &transactional_id,
-                    producer_id,
-                    producer_epoch,
+                    producer_id.0,
+                    producer_epoch.0,
                     partitions,
                     out,
                 );
@@ -834,8 +834,8 @@ impl Shard for TransactionCoordinatorShard {
                     env,
                     reply,
                     &transactional_id,
-                    producer_id,
-                    producer_epoch,
+                    producer_id.0,
+                    producer_epoch.0,
                     committed,
                     out,
                 );

@@ -120,8 +120,8 @@ fn init(transactional_id: &str, timeout_ms: i64) -> CoordinatorRequest {
     CoordinatorRequest::InitProducerId {
         transactional_id: Some(transactional_id.to_owned()),
         transaction_timeout_ms: timeout_ms,
-        producer_id: -1,
-        producer_epoch: -1,
+        producer_id: ProducerId::NONE,
+        producer_epoch: ProducerEpoch::NONE,
     }
 }
 
@@ -129,16 +129,16 @@ fn reinit(producer_id: i64, producer_epoch: i16) -> CoordinatorRequest {
     CoordinatorRequest::InitProducerId {
         transactional_id: Some(TXN.to_owned()),
         transaction_timeout_ms: TIMEOUT_MS,
-        producer_id,
-        producer_epoch,
+        producer_id: ProducerId(producer_id),
+        producer_epoch: ProducerEpoch(producer_epoch),
     }
 }
 
 fn add(producer_id: i64, producer_epoch: i16, partitions: &[TopicPartition]) -> CoordinatorRequest {
     CoordinatorRequest::AddPartitionsToTxn {
         transactional_id: TXN.to_owned(),
-        producer_id,
-        producer_epoch,
+        producer_id: ProducerId(producer_id),
+        producer_epoch: ProducerEpoch(producer_epoch),
         partitions: partitions.to_vec(),
     }
 }
@@ -146,8 +146,8 @@ fn add(producer_id: i64, producer_epoch: i16, partitions: &[TopicPartition]) -> 
 fn end(producer_id: i64, producer_epoch: i16, committed: bool) -> CoordinatorRequest {
     CoordinatorRequest::EndTxn {
         transactional_id: TXN.to_owned(),
-        producer_id,
-        producer_epoch,
+        producer_id: ProducerId(producer_id),
+        producer_epoch: ProducerEpoch(producer_epoch),
         committed,
     }
 }
@@ -370,7 +370,7 @@ impl Runtime {
                 error: ErrorCode::None,
                 producer_id,
                 producer_epoch,
-            }) => (producer_id, producer_epoch),
+            }) => (producer_id.0, producer_epoch.0),
             other => panic!("InitProducerId failed: {other:?}"),
         }
     }
@@ -405,7 +405,7 @@ fn init_answer(response: Response) -> (ErrorCode, i64, i16) {
             error,
             producer_id,
             producer_epoch,
-        }) => (error, producer_id, producer_epoch),
+        }) => (error, producer_id.0, producer_epoch.0),
         other => panic!("expected InitProducerId, got {other:?}"),
     }
 }
@@ -502,8 +502,12 @@ fn reinit_during_ongoing_aborts_with_markers_first_and_answers_concurrent_transa
     for (_, request, _) in &requests {
         let marker = marker_of(request);
         assert!(!marker.committed, "ABORT");
-        assert_eq!(marker.producer_id, producer_id);
-        assert_eq!(marker.producer_epoch, epoch + 1, "the bumped epoch");
+        assert_eq!(marker.producer_id, ProducerId(producer_id));
+        assert_eq!(
+            marker.producer_epoch,
+            ProducerEpoch(epoch + 1),
+            "the bumped epoch"
+        );
         assert_eq!(marker.coordinator_epoch, COORDINATOR_EPOCH);
     }
     // While the markers are out, the retry must wait.
@@ -569,7 +573,7 @@ fn commit_answers_once_prepare_is_durable_sends_markers_to_leaders_and_completes
     for (_, request, _) in &requests {
         let marker = marker_of(request);
         assert!(marker.committed);
-        assert_eq!((marker.producer_id, marker.producer_epoch), producer);
+        assert_eq!((marker.producer_id.0, marker.producer_epoch.0), producer);
         assert_eq!(marker.coordinator_epoch, COORDINATOR_EPOCH);
     }
     // Requests during the marker phase wait.
@@ -772,7 +776,7 @@ fn timed_out_transaction_is_aborted_with_an_epoch_bump_that_fences_the_producer(
     let (_, request, token) = rt.take_requests().pop().expect("an ABORT marker");
     let marker = marker_of(&request);
     assert!(!marker.committed);
-    assert_eq!(marker.producer_epoch, epoch + 1);
+    assert_eq!(marker.producer_epoch, ProducerEpoch(epoch + 1));
     rt.answer(token, Ok(markers_ok(&request)));
     rt.commit_all();
     assert_eq!(rt.state().state, TransactionState::CompleteAbort);
@@ -948,8 +952,8 @@ fn requests_for_keys_of_another_partition_get_not_coordinator() {
     assert_eq!(error, ErrorCode::NotCoordinator);
     let add_request = CoordinatorRequest::AddPartitionsToTxn {
         transactional_id: key.clone(),
-        producer_id: 1,
-        producer_epoch: 0,
+        producer_id: ProducerId(1),
+        producer_epoch: ProducerEpoch(0),
         partitions: vec![tp("orders", 0)],
     };
     assert_add_answer(
@@ -959,8 +963,8 @@ fn requests_for_keys_of_another_partition_get_not_coordinator() {
     );
     let end_request = CoordinatorRequest::EndTxn {
         transactional_id: key,
-        producer_id: 1,
-        producer_epoch: 0,
+        producer_id: ProducerId(1),
+        producer_epoch: ProducerEpoch(0),
         committed: true,
     };
     assert_eq!(end_error(rt.ask(end_request)), ErrorCode::NotCoordinator);
@@ -1178,7 +1182,7 @@ fn shard_runs_inside_the_runtime_host_over_a_real_partition_log() {
         panic!("expected the InitProducerId answer, got {answer:?}");
     };
     assert_eq!(
-        (*error, *producer_id, *producer_epoch),
+        (*error, producer_id.0, producer_epoch.0),
         (ErrorCode::None, first_producer_id(), 0)
     );
 

@@ -6,7 +6,7 @@
 use crate::log::{AbortedTransaction, EpochEndOffset};
 use crate::record::RecordBatch;
 
-use crate::common::{ErrorCode, LeaderEpoch, TopicId, TopicPartition};
+use crate::common::{ErrorCode, LeaderEpoch, ProducerEpoch, ProducerId, TopicId, TopicPartition};
 
 /// `acks` of a produce request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -134,9 +134,9 @@ pub enum CoordinatorType {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TxnMarker {
     /// Producer id of the transaction.
-    pub producer_id: i64,
+    pub producer_id: ProducerId,
     /// Producer epoch the marker carries.
-    pub producer_epoch: i16,
+    pub producer_epoch: ProducerEpoch,
     /// COMMIT (`true`) or ABORT.
     pub committed: bool,
     /// The coordinator's epoch (its `__transaction_state` partition leader epoch).

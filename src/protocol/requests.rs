@@ -6,7 +6,9 @@
 //! Each kind is modelled on the Kafka API of the same name, reduced to the fields the model
 //! uses; single-partition Produce is the one simplification (Kafka batches partitions).
 
-use crate::common::{BrokerId, ErrorCode, LeaderEpoch, TopicId, TopicPartition};
+use crate::common::{
+    BrokerId, ErrorCode, LeaderEpoch, ProducerEpoch, ProducerId, TopicId, TopicPartition,
+};
 use crate::log::FetchIsolation;
 use crate::record::RecordBatch;
 
@@ -251,9 +253,9 @@ pub enum CoordinatorRequest {
         /// `transaction.timeout.ms` (transactional only).
         transaction_timeout_ms: i64,
         /// The id the producer holds (−1 if none; KIP-360 re-init keeps it).
-        producer_id: i64,
+        producer_id: ProducerId,
         /// The epoch the producer holds (−1 if none).
-        producer_epoch: i16,
+        producer_epoch: ProducerEpoch,
     },
     /// Client → any broker: which broker coordinates a group or transactional id.
     FindCoordinator {
@@ -267,9 +269,9 @@ pub enum CoordinatorRequest {
         /// Transactional id.
         transactional_id: String,
         /// Producer id.
-        producer_id: i64,
+        producer_id: ProducerId,
         /// Producer epoch.
-        producer_epoch: i16,
+        producer_epoch: ProducerEpoch,
         /// Partitions to add.
         partitions: Vec<TopicPartition>,
     },
@@ -278,9 +280,9 @@ pub enum CoordinatorRequest {
         /// Transactional id.
         transactional_id: String,
         /// Producer id.
-        producer_id: i64,
+        producer_id: ProducerId,
         /// Producer epoch.
-        producer_epoch: i16,
+        producer_epoch: ProducerEpoch,
         /// Commit (`true`) or abort.
         committed: bool,
     },
@@ -483,7 +485,7 @@ impl ControllerRequest {
             },
             Self::AllocateProducerIds { .. } => Answer::AllocateProducerIds {
                 error,
-                first_producer_id: -1,
+                first_producer_id: ProducerId::NONE,
                 count: 0,
             },
             Self::CreateTopics { topics } => Answer::CreateTopics {
@@ -519,8 +521,8 @@ impl CoordinatorRequest {
         Response::Coordinator(match self {
             Self::InitProducerId { .. } => Answer::InitProducerId {
                 error,
-                producer_id: -1,
-                producer_epoch: -1,
+                producer_id: ProducerId::NONE,
+                producer_epoch: ProducerEpoch::NONE,
             },
             Self::FindCoordinator { .. } => Answer::FindCoordinator {
                 error,
@@ -660,8 +662,8 @@ mod tests {
             CoordinatorRequest::InitProducerId {
                 transactional_id: Some("t".into()),
                 transaction_timeout_ms: 1_000,
-                producer_id: -1,
-                producer_epoch: -1,
+                producer_id: ProducerId::NONE,
+                producer_epoch: ProducerEpoch::NONE,
             },
             CoordinatorRequest::FindCoordinator {
                 key_type: CoordinatorType::Group,
@@ -669,14 +671,14 @@ mod tests {
             },
             CoordinatorRequest::AddPartitionsToTxn {
                 transactional_id: "t".into(),
-                producer_id: 4,
-                producer_epoch: 0,
+                producer_id: ProducerId(4),
+                producer_epoch: ProducerEpoch(0),
                 partitions: vec![tp()],
             },
             CoordinatorRequest::EndTxn {
                 transactional_id: "t".into(),
-                producer_id: 4,
-                producer_epoch: 0,
+                producer_id: ProducerId(4),
+                producer_epoch: ProducerEpoch(0),
                 committed: true,
             },
             CoordinatorRequest::ConsumerGroupHeartbeat {

@@ -1,7 +1,9 @@
 //! Answers, nested as the requests they answer ([`super::Request`]): a response's family is
 //! its request's, so a requester routes an answer by family before it looks at the kind.
 
-use crate::common::{BrokerId, ErrorCode, LeaderEpoch, NodeId, TopicId, TopicPartition};
+use crate::common::{
+    BrokerId, ErrorCode, LeaderEpoch, NodeId, ProducerEpoch, ProducerId, TopicId, TopicPartition,
+};
 use crate::metadata::{MetadataRecord, PartitionRecord, TopicMetadata};
 
 use super::parts::*;
@@ -72,7 +74,7 @@ pub enum ControllerResponse {
         /// Error, if refused.
         error: ErrorCode,
         /// First id of the block.
-        first_producer_id: i64,
+        first_producer_id: ProducerId,
         /// Ids in the block.
         count: i64,
     },
@@ -177,7 +179,7 @@ pub enum ReplicaResponse {
     /// Per-marker, per-partition outcome of WriteTxnMarkers.
     WriteTxnMarkers {
         /// (producer id, [(partition, error)]).
-        results: Vec<(i64, Vec<(TopicPartition, ErrorCode)>)>,
+        results: Vec<(ProducerId, Vec<(TopicPartition, ErrorCode)>)>,
     },
     /// Per partition: error and the log start offset after the request.
     DeleteRecords {
@@ -209,9 +211,9 @@ pub enum CoordinatorResponse {
         /// Error, or `None`.
         error: ErrorCode,
         /// The producer id.
-        producer_id: i64,
+        producer_id: ProducerId,
         /// The producer epoch.
-        producer_epoch: i16,
+        producer_epoch: ProducerEpoch,
     },
     /// The coordinator for a key.
     FindCoordinator {

@@ -3,7 +3,7 @@
 //! marker retries).
 
 use super::*;
-use crate::protocol::{ReplicaRequest, ReplicaResponse};
+use crate::protocol::{ProducerEpoch, ProducerId, ReplicaRequest, ReplicaResponse};
 
 /// The marker phase of one transaction (Kafka's `TxnMarkerEntry` plus the completion write).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,8 +101,8 @@ impl TransactionCoordinatorShard {
             self.next_token += 1;
             job.in_flight.extend(partitions.iter().cloned());
             let marker = TxnMarker {
-                producer_id: job.producer_id,
-                producer_epoch: job.producer_epoch,
+                producer_id: ProducerId(job.producer_id),
+                producer_epoch: ProducerEpoch(job.producer_epoch),
                 committed: job.committed,
                 coordinator_epoch: env.coordinator_epoch,
                 partitions: partitions.clone(),
@@ -172,7 +172,7 @@ impl TransactionCoordinatorShard {
         let answers: BTreeMap<TopicPartition, ErrorCode> = match response {
             Ok(Response::Replica(ReplicaResponse::WriteTxnMarkers { results })) => results
                 .into_iter()
-                .filter(|(producer_id, _)| *producer_id == job.producer_id)
+                .filter(|(producer_id, _)| *producer_id == ProducerId(job.producer_id))
                 .flat_map(|(_, partitions)| partitions)
                 .collect(),
             // A timeout, or an answer of the wrong kind: retry every partition.

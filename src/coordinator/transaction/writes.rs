@@ -2,7 +2,7 @@
 //! rules for fencing and bumping a producer.
 
 use super::*;
-use crate::protocol::CoordinatorResponse;
+use crate::protocol::{CoordinatorResponse, ProducerEpoch, ProducerId};
 
 /// The metadata of an Ongoing transaction aborted by the coordinator: PrepareAbort with the
 /// epoch bumped, so the producer is fenced (Kafka's `prepareFenceProducerEpoch` followed by
@@ -57,8 +57,8 @@ impl TransactionCoordinatorShard {
                     correlation_id,
                     Response::Coordinator(CoordinatorResponse::InitProducerId {
                         error: ErrorCode::None,
-                        producer_id: metadata.producer_id,
-                        producer_epoch: metadata.producer_epoch,
+                        producer_id: ProducerId(metadata.producer_id),
+                        producer_epoch: ProducerEpoch(metadata.producer_epoch),
                     }),
                 ));
             }

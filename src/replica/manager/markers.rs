@@ -4,7 +4,9 @@
 use super::{ReplicaContext, ReplicaManager};
 use crate::events::BrokerEvent;
 use crate::log::AppendOrigin;
-use crate::protocol::{ErrorCode, NodeId, ReplicaResponse, Response, TopicPartition, TxnMarker};
+use crate::protocol::{
+    ErrorCode, NodeId, ProducerId, ReplicaResponse, Response, TopicPartition, TxnMarker,
+};
 use crate::record::{end_transaction_marker, MarkerProducer};
 use crate::replica::storage::BrokerStorage;
 use crate::replica::{Partition, Role};
@@ -34,7 +36,7 @@ pub enum MarkerGate {
 /// One partition of a WriteTxnMarkers request waiting for replication.
 #[derive(Debug, Clone)]
 struct MarkerEntry {
-    producer_id: i64,
+    producer_id: ProducerId,
     topic_partition: TopicPartition,
     leader_epoch: i32,
     required_offset: i64,
@@ -134,8 +136,8 @@ impl<S: BrokerStorage> ReplicaManager<S> {
         let leader_epoch = state.leader_epoch;
         let batch = end_transaction_marker(
             MarkerProducer {
-                producer_id: marker.producer_id,
-                producer_epoch: marker.producer_epoch,
+                producer_id: marker.producer_id.0,
+                producer_epoch: marker.producer_epoch.0,
             },
             marker.committed,
             marker.coordinator_epoch,
@@ -216,8 +218,10 @@ impl<S: BrokerStorage> ReplicaManager<S> {
 
 /// A WriteTxnMarkers answer: each producer's partitions with their errors, producers in the
 /// order the request named them.
-fn results_by_producer(entries: Vec<MarkerEntry>) -> Vec<(i64, Vec<(TopicPartition, ErrorCode)>)> {
-    let mut results: Vec<(i64, Vec<(TopicPartition, ErrorCode)>)> = Vec::new();
+fn results_by_producer(
+    entries: Vec<MarkerEntry>,
+) -> Vec<(ProducerId, Vec<(TopicPartition, ErrorCode)>)> {
+    let mut results: Vec<(ProducerId, Vec<(TopicPartition, ErrorCode)>)> = Vec::new();
     for entry in entries {
         match results
             .iter_mut()

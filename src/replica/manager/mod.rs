@@ -292,6 +292,7 @@ impl<S: BrokerStorage> ReplicaManager<S> {
 
 #[cfg(test)]
 mod tests {
+    use crate::protocol::{ProducerEpoch, ProducerId};
     use bytes::Bytes;
 
     use super::*;
@@ -531,7 +532,7 @@ mod tests {
         replicas.apply_partition_record(&mut host.context(), &tp(), &record, false);
         let marker = |producer_id| TxnMarker {
             producer_id,
-            producer_epoch: 0,
+            producer_epoch: ProducerEpoch(0),
             committed: true,
             coordinator_epoch: 0,
             partitions: vec![tp()],
@@ -540,9 +541,9 @@ mod tests {
             &mut host.context(),
             CLIENT,
             4,
-            vec![marker(7), marker(8)],
+            vec![marker(ProducerId(7)), marker(ProducerId(8))],
             |marker, _, _| {
-                if marker.producer_id == 7 {
+                if marker.producer_id == ProducerId(7) {
                     MarkerGate::Append {
                         admitted_before_cut: false,
                     }
@@ -570,8 +571,8 @@ mod tests {
             )] => assert_eq!(
                 results,
                 &vec![
-                    (7, vec![(tp(), ErrorCode::RequestTimedOut)]),
-                    (8, vec![(tp(), ErrorCode::ReadOnlyTopic)]),
+                    (ProducerId(7), vec![(tp(), ErrorCode::RequestTimedOut)]),
+                    (ProducerId(8), vec![(tp(), ErrorCode::ReadOnlyTopic)]),
                 ]
             ),
             other => panic!("one WriteTxnMarkers answer expected: {other:?}"),
