@@ -12,7 +12,7 @@
 //! |---|---|
 //! | [`record`] | Kafka RecordBatch v2 codec over `bytes::Bytes`: decode with CRC-32C check, encode, control records (ABORT, COMMIT, MIRROR_PID_RESET). |
 //! | [`log`] | One partition's log: batches stored byte-for-byte, leader-epoch cache, producer state, transaction index, high watermark and last stable offset, truncation, durable writes through [`log::LogDisk`], recovery. |
-//! | [`common`] | Node, broker, cluster, topic and partition ids, Kafka's error codes and the KIP-1279 mirror partition states: the vocabulary every layer above the log shares. |
+//! | [`common`] | Node, broker, cluster, topic and partition ids, offsets, leader epochs, producer ids and epochs as types, Kafka's error codes and the KIP-1279 mirror partition states: the vocabulary every layer above the log shares. |
 //! | [`protocol`] | The request/response vocabulary between nodes (re-exporting the [`common`] ids), each kind nested in the family that serves it (controller, replica, coordinator, mirror, cluster), with one-line summaries of messages for traces (`Message::summary`). |
 //! | [`metadata`] | KRaft-style metadata records and the image built from them (topics, partitions, brokers, configs, ACLs, producer-id blocks), the topic config keys, and a client's cache of Metadata answers. |
 //! | [`controller`] | The single active controller of a cluster (KRaft's QuorumController without a quorum): durable metadata log with recovery, broker registration, heartbeats and fencing, leader election, ISR changes, producer-id blocks, topic creation. |

@@ -5,7 +5,7 @@ use crate::metadata::{AclBinding, ConfigResource};
 use crate::mirror::TopicMirrorConfig;
 use crate::protocol::{
     ControllerRequest, ControllerResponse, CoordinatorRequest, CoordinatorResponse,
-    CoordinatorType, LeaderEpoch, MirrorRequest, MirrorResponse, OffsetCommitEntry,
+    CoordinatorType, LeaderEpoch, MirrorRequest, MirrorResponse, Offset, OffsetCommitEntry,
 };
 
 fn acl(resource: &str, principal: &str) -> AclBinding {
@@ -44,7 +44,7 @@ fn admin_commit(world: &mut World, cluster: ClusterIndex, group: &str, offset: i
         member_epoch: -1,
         offsets: vec![OffsetCommitEntry {
             topic_partition: orders(),
-            offset,
+            offset: Offset(offset),
             leader_epoch: LeaderEpoch(epoch),
             metadata: format!("from {cluster}"),
         }],
@@ -65,8 +65,8 @@ fn committed(world: &mut World, cluster: ClusterIndex, group: &str) -> Option<(i
     match world.call(coordinator, request) {
         Response::Coordinator(CoordinatorResponse::OffsetFetch { offsets, .. }) => offsets
             .iter()
-            .find(|o| o.topic_partition == orders() && o.offset >= 0)
-            .map(|o| (o.offset, o.leader_epoch.0)),
+            .find(|o| o.topic_partition == orders() && o.offset.is_some())
+            .map(|o| (o.offset.0, o.leader_epoch.0)),
         other => panic!("unexpected {other:?}"),
     }
 }
@@ -273,7 +273,7 @@ fn describe_mirror_reports_state_lag_and_last_mirrored_epoch_even_without_the_so
     assert_eq!(orders_0.status.state, MirrorState::Mirroring);
     assert_eq!(
         (orders_0.high_watermark, orders_0.source_last_stable_offset),
-        (6, 6)
+        (Offset(6), Offset(6))
     );
     assert_eq!(orders_0.lag, Some(0));
 
@@ -295,11 +295,15 @@ fn describe_mirror_reports_state_lag_and_last_mirrored_epoch_even_without_the_so
     run_until(&mut world, B, MirrorState::Stopped);
     let orders_0 = describe(&mut world, "m").1.remove(0);
     assert_eq!(orders_0.status.state, MirrorState::Stopped);
-    assert_eq!(orders_0.source_last_stable_offset, -1, "a is unreachable");
+    assert_eq!(
+        orders_0.source_last_stable_offset,
+        Offset::NONE,
+        "a is unreachable"
+    );
     assert_eq!(orders_0.lag, None);
     assert_eq!(
         orders_0.status.last_mirrored,
-        Some((LeaderEpoch(mirrored_epoch), 6))
+        Some((LeaderEpoch(mirrored_epoch), Offset(6)))
     );
 }
 

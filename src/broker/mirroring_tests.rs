@@ -5,7 +5,7 @@
 use crate::protocol::{
     Acks, BrokerId, ClientKind, ClusterRequest, ClusterResponse, ControllerRequest,
     ControllerResponse, CoordinatorRequest, CoordinatorResponse, Envelope, LeaderEpoch, Message,
-    MirrorPartitionId, MirrorRequest, MirrorResponse, MirrorTopicOperation, NewTopic,
+    MirrorPartitionId, MirrorRequest, MirrorResponse, MirrorTopicOperation, NewTopic, Offset,
     ReplicaRequest, ReplicaResponse,
 };
 use std::collections::{BTreeMap, VecDeque};
@@ -868,7 +868,7 @@ fn a_stop_that_never_cut_or_mirrored_records_no_last_mirrored_epoch_and_resets_n
     };
     let expected = vec![
         StopStep::RemoveFetcher {
-            last_mirrored: (LeaderEpoch::NONE, -1),
+            last_mirrored: (LeaderEpoch::NONE, Offset::NONE),
             kept: true,
         },
         StopStep::RequestBump { minimum },
@@ -877,7 +877,7 @@ fn a_stop_that_never_cut_or_mirrored_records_no_last_mirrored_epoch_and_resets_n
         },
         StopStep::TruncateToLso { from: 3, to: 3 },
         StopStep::PersistLastMirrored {
-            last_mirrored: Some((LeaderEpoch::NONE, -1)),
+            last_mirrored: Some((LeaderEpoch::NONE, Offset::NONE)),
         },
         StopStep::SkipPidReset(ResetSkipped::OwnWritesOnly),
         StopStep::AwaitCommitted { offset: 2 },
@@ -915,11 +915,12 @@ fn delete_records_delete_topics_and_create_partitions_wait_for_stopped() {
     let entry = NodeId::Broker(B, BrokerId(1));
     let delete_records = |world: &mut World| {
         let request = Request::Replica(ReplicaRequest::DeleteRecords {
-            partitions: vec![(orders(), 2)],
+            partitions: vec![(orders(), Offset(2))],
         });
         match world.call(world.leader(B), request) {
             Response::Replica(ReplicaResponse::DeleteRecords { results }) => {
-                (results[0].1, results[0].2)
+                let (_, error, low_watermark) = &results[0];
+                (*error, low_watermark.0)
             }
             other => panic!("unexpected {other:?}"),
         }
@@ -1429,7 +1430,7 @@ fn stopping_takes_the_seed_steps_in_order_and_each_design_its_own() {
     ] {
         let mut world = mirroring_world_with(design, 4);
         let source_epoch = world.partition(world.leader(A)).log.latest_epoch().unwrap();
-        let mirrored = (LeaderEpoch(source_epoch), 4);
+        let mirrored = (LeaderEpoch(source_epoch), Offset(4));
         let epoch = orders_leader_epoch(&world, B);
         alter_on(&mut world, B, "m", MirrorTopicOperation::Remove);
         run_until(&mut world, B, MirrorState::Stopped);
@@ -1515,7 +1516,7 @@ fn a_stop_a_new_leader_resumes_keeps_the_last_mirrored_position_the_first_persis
         assert!(minimum >= 1, "cut after {cut_after_ms} ms: {journal:?}");
         let expected = vec![
             RemoveFetcher {
-                last_mirrored: (LeaderEpoch(0), 4),
+                last_mirrored: (LeaderEpoch(0), Offset(4)),
                 kept,
             },
             RequestBump { minimum },
@@ -1524,7 +1525,7 @@ fn a_stop_a_new_leader_resumes_keeps_the_last_mirrored_position_the_first_persis
             },
             TruncateToLso { from: 4, to: 4 },
             PersistLastMirrored {
-                last_mirrored: Some((LeaderEpoch(0), 4)),
+                last_mirrored: Some((LeaderEpoch(0), Offset(4))),
             },
             AppendPidReset { offset: 4 },
             AwaitCommitted { offset: 4 },

@@ -8,7 +8,7 @@
 use super::*;
 use crate::mirror::gate::{mirror_state_of, refuses_client_write, refuses_delete_records};
 use crate::mirror::TopicMirrorConfig;
-use crate::protocol::ReplicaResponse;
+use crate::protocol::{Offset, ReplicaResponse};
 use crate::replica::WriteGate;
 
 impl<S: BrokerStorage> Broker<S> {
@@ -46,7 +46,7 @@ impl<S: BrokerStorage> Broker<S> {
         now_ms: i64,
         from: NodeId,
         correlation_id: u64,
-        partitions: Vec<(TopicPartition, i64)>,
+        partitions: Vec<(TopicPartition, Offset)>,
     ) {
         let (image, broken) = (&self.image, &self.config.broken);
         let gate = |topic_partition: &TopicPartition, partition: &Partition<S::Disk>| {

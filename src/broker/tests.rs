@@ -3,8 +3,8 @@
 
 use crate::protocol::{
     Acks, ClusterRequest, ClusterResponse, ControllerRequest, ControllerResponse,
-    CoordinatorRequest, CoordinatorResponse, Envelope, LeaderEpoch, ProducerEpoch, ProducerId,
-    ReplicaRequest, ReplicaResponse, TopicId,
+    CoordinatorRequest, CoordinatorResponse, Envelope, LeaderEpoch, Offset, ProducerEpoch,
+    ProducerId, ReplicaRequest, ReplicaResponse, TopicId,
 };
 use bytes::Bytes;
 
@@ -315,7 +315,7 @@ fn produce_error(response: Option<Response>) -> (ErrorCode, i64) {
     match response {
         Some(Response::Replica(ReplicaResponse::Produce {
             error, base_offset, ..
-        })) => (error, base_offset),
+        })) => (error, base_offset.0),
         other => panic!("expected a produce response, got {other:?}"),
     }
 }
@@ -522,7 +522,7 @@ fn consumer_fetch_is_bounded_by_high_watermark_and_leader_epoch_is_checked() {
             partitions: vec![FetchPartition {
                 topic_partition: tp(),
                 current_leader_epoch: epoch,
-                fetch_offset: 0,
+                fetch_offset: Offset(0),
                 last_fetched_epoch: LeaderEpoch::NONE,
             }],
         })
@@ -538,7 +538,7 @@ fn consumer_fetch_is_bounded_by_high_watermark_and_leader_epoch_is_checked() {
         partitions[0].batches.is_empty(),
         "the follower has not replicated: HW is 0"
     );
-    assert_eq!(partitions[0].high_watermark, 0);
+    assert_eq!(partitions[0].high_watermark, Offset(0));
     let Some(Response::Replica(ReplicaResponse::Fetch { partitions })) = cluster.client_response(2)
     else {
         panic!()
@@ -584,7 +584,7 @@ fn a_mirror_fetch_naming_an_epoch_above_the_leaders_latest_diverges_at_its_log_e
             partitions: vec![FetchPartition {
                 topic_partition: tp(),
                 current_leader_epoch: LeaderEpoch(0),
-                fetch_offset: 9,
+                fetch_offset: Offset(9),
                 last_fetched_epoch: LeaderEpoch(3),
             }],
         }),

@@ -45,8 +45,8 @@ mod answers;
 
 use crate::protocol::{
     Envelope, EpochAnswer, EpochQuery, ErrorCode, FetchPartition, FetchPartitionResponse,
-    LeaderEpoch, ListOffsetsAnswer, ListOffsetsQuery, NodeId, OffsetSpec, ReplicaRequest, Request,
-    Response, TopicPartition,
+    LeaderEpoch, ListOffsetsAnswer, ListOffsetsQuery, NodeId, Offset, OffsetSpec, ReplicaRequest,
+    Request, Response, TopicPartition,
 };
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -631,7 +631,7 @@ impl Consumer {
             .map(|(topic_partition, position)| FetchPartition {
                 topic_partition: topic_partition.clone(),
                 current_leader_epoch: LeaderEpoch(self.io.metadata.leader_epoch(topic_partition)),
-                fetch_offset: *position,
+                fetch_offset: Offset(*position),
                 // Consumers detect truncation by validation, not by diverging epochs.
                 last_fetched_epoch: LeaderEpoch::NONE,
             })

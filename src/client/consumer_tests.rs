@@ -25,7 +25,7 @@ fn offsets(answers: &[i64]) -> Response {
             .iter()
             .map(|offset| ListOffsetsAnswer {
                 error: ErrorCode::None,
-                offset: *offset,
+                offset: Offset(*offset),
                 leader_epoch: LeaderEpoch(0),
             })
             .collect(),
@@ -36,9 +36,9 @@ fn fetch_error(topic_partition: TopicPartition, error: ErrorCode) -> FetchPartit
     FetchPartitionResponse {
         topic_partition,
         error,
-        high_watermark: -1,
-        last_stable_offset: -1,
-        log_start_offset: -1,
+        high_watermark: Offset::NONE,
+        last_stable_offset: Offset::NONE,
+        log_start_offset: Offset::NONE,
         diverging_epoch: None,
         aborted_transactions: None,
         batches: Vec::new(),
@@ -59,13 +59,13 @@ fn serve(
     else {
         panic!("expected Fetch, got {request:?}");
     };
-    match log.read(partition.fetch_offset, max_bytes, isolation, true) {
+    match log.read(partition.fetch_offset.0, max_bytes, isolation, true) {
         Ok(data) => FetchPartitionResponse {
             topic_partition: partition.topic_partition.clone(),
             error: ErrorCode::None,
-            high_watermark: data.high_watermark,
-            last_stable_offset: data.last_stable_offset,
-            log_start_offset: data.log_start_offset,
+            high_watermark: Offset(data.high_watermark),
+            last_stable_offset: Offset(data.last_stable_offset),
+            log_start_offset: Offset(data.log_start_offset),
             diverging_epoch: None,
             aborted_transactions: data.aborted_transactions,
             batches: data.batches,
@@ -273,13 +273,13 @@ fn consumer_starts_with_metadata_then_list_offsets_then_fetch() {
             FetchPartition {
                 topic_partition: tp(0),
                 current_leader_epoch: LeaderEpoch(3),
-                fetch_offset: 0,
+                fetch_offset: Offset(0),
                 last_fetched_epoch: LeaderEpoch::NONE,
             },
             FetchPartition {
                 topic_partition: tp(1),
                 current_leader_epoch: LeaderEpoch(3),
-                fetch_offset: 5,
+                fetch_offset: Offset(5),
                 last_fetched_epoch: LeaderEpoch::NONE,
             },
         ]
@@ -308,7 +308,7 @@ fn consumer_fetch_loop_advances_and_backs_off_when_nothing_is_new() {
     assert_eq!(harness.consumer.high_watermark(&tp(0)), 3);
     let second = harness.sent();
     assert_eq!(second.len(), 1, "progress: fetch again at once");
-    assert_eq!(second[0].fetch_partitions()[0].fetch_offset, 3);
+    assert_eq!(second[0].fetch_partitions()[0].fetch_offset, Offset(3));
     harness.advance_to(10);
     harness.serve_fetch(&second[0], &log);
     assert!(harness.delivered_offsets().is_empty());
@@ -401,7 +401,7 @@ fn consumer_offset_out_of_range_resets_by_the_policy() {
         }]
     );
     let fetch = harness.sent();
-    assert_eq!(fetch[0].fetch_partitions()[0].fetch_offset, 3);
+    assert_eq!(fetch[0].fetch_partitions()[0].fetch_offset, Offset(3));
 }
 
 #[test]
@@ -439,7 +439,7 @@ fn consumer_leader_change_is_rediscovered_after_not_leader_or_follower() {
         &[FetchPartition {
             topic_partition: tp(0),
             current_leader_epoch: LeaderEpoch(1),
-            fetch_offset: 4,
+            fetch_offset: Offset(4),
             last_fetched_epoch: LeaderEpoch::NONE,
         }]
     );
@@ -753,7 +753,7 @@ fn epoch_end(leader_epoch: i32, end_offset: i64) -> Response {
         partitions: vec![EpochAnswer {
             error: ErrorCode::None,
             leader_epoch: LeaderEpoch(leader_epoch),
-            end_offset,
+            end_offset: Offset(end_offset),
         }],
     })
 }
@@ -793,7 +793,7 @@ fn consumer_validates_its_position_after_a_leader_change_and_goes_back_to_a_trun
     );
     let fetch = harness.sent();
     assert_eq!(fetch.len(), 1);
-    assert_eq!(fetch[0].fetch_partitions()[0].fetch_offset, 1);
+    assert_eq!(fetch[0].fetch_partitions()[0].fetch_offset, Offset(1));
     assert_eq!(
         fetch[0].fetch_partitions()[0].current_leader_epoch,
         LeaderEpoch(2)
@@ -809,7 +809,7 @@ fn consumer_position_that_survived_the_leader_change_is_fetched_unchanged() {
     assert!(harness.events().is_empty());
     let fetch = harness.sent();
     assert_eq!(fetch.len(), 1);
-    assert_eq!(fetch[0].fetch_partitions()[0].fetch_offset, 3);
+    assert_eq!(fetch[0].fetch_partitions()[0].fetch_offset, Offset(3));
     // An undefined epoch (the leader knows none at or below 0) resets by the policy.
     let (mut harness, validate) = after_leader_change();
     harness.answer(&validate[0], epoch_end(-1, -1));

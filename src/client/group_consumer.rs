@@ -43,7 +43,7 @@ mod answers;
 
 use crate::protocol::{
     CommittedOffset, CoordinatorRequest, CoordinatorType, Envelope, ErrorCode, LeaderEpoch,
-    Message, NodeId, OffsetCommitEntry, Request, Response, TopicPartition,
+    Message, NodeId, Offset, OffsetCommitEntry, Request, Response, TopicPartition,
 };
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -563,7 +563,7 @@ impl GroupConsumer {
             .iter()
             .map(|(tp, offset, leader_epoch)| OffsetCommitEntry {
                 topic_partition: tp.clone(),
-                offset: *offset,
+                offset: Offset(*offset),
                 leader_epoch: LeaderEpoch(*leader_epoch),
                 metadata: String::new(),
             })

@@ -74,7 +74,7 @@ fn serve_fetch(logs: &[PartitionLog<MemoryDisk>], partitions: &[FetchPartition])
             let log = &logs[partition.topic_partition.partition as usize];
             let data = log
                 .read(
-                    partition.fetch_offset,
+                    partition.fetch_offset.0,
                     1 << 20,
                     FetchIsolation::HighWatermark,
                     true,
@@ -83,9 +83,9 @@ fn serve_fetch(logs: &[PartitionLog<MemoryDisk>], partitions: &[FetchPartition])
             FetchPartitionResponse {
                 topic_partition: partition.topic_partition.clone(),
                 error: ErrorCode::None,
-                high_watermark: data.high_watermark,
-                last_stable_offset: data.last_stable_offset,
-                log_start_offset: data.log_start_offset,
+                high_watermark: Offset(data.high_watermark),
+                last_stable_offset: Offset(data.last_stable_offset),
+                log_start_offset: Offset(data.log_start_offset),
                 diverging_epoch: None,
                 aborted_transactions: None,
                 batches: data.batches,
@@ -109,7 +109,7 @@ fn list_offsets(logs: &[PartitionLog<MemoryDisk>], request: &Request) -> Respons
             };
             ListOffsetsAnswer {
                 error: ErrorCode::None,
-                offset,
+                offset: Offset(offset),
                 leader_epoch: LeaderEpoch(EPOCH),
             }
         })
@@ -148,7 +148,7 @@ fn committed(entries: &[(i32, i64, i32)]) -> Response {
             .iter()
             .map(|(partition, offset, leader_epoch)| CommittedOffset {
                 topic_partition: tp(*partition),
-                offset: *offset,
+                offset: Offset(*offset),
                 leader_epoch: LeaderEpoch(*leader_epoch),
                 metadata: String::new(),
                 error: ErrorCode::None,
@@ -263,7 +263,7 @@ impl Harness {
             .map(|query| EpochAnswer {
                 error: ErrorCode::None,
                 leader_epoch: query.leader_epoch,
-                end_offset: NOT_TRUNCATED,
+                end_offset: Offset(NOT_TRUNCATED),
             })
             .collect();
         self.answer(
@@ -287,7 +287,7 @@ fn commit_offsets(sent: &Sent) -> (String, i32, Vec<(TopicPartition, i64, i32)>)
                 .map(|entry| {
                     (
                         entry.topic_partition.clone(),
-                        entry.offset,
+                        entry.offset.0,
                         entry.leader_epoch.0,
                     )
                 })
@@ -389,7 +389,7 @@ fn group_consumer_discovers_joins_and_starts_at_committed_offsets() {
     // The committed offset carries epoch 2: validated first (KIP-320), then fetched.
     let fetch = harness.validated(&sent[1]);
     assert_eq!(fetch.fetch_partitions()[0].topic_partition, tp(0));
-    assert_eq!(fetch.fetch_partitions()[0].fetch_offset, 5);
+    assert_eq!(fetch.fetch_partitions()[0].fetch_offset, Offset(5));
     assert_eq!(harness.member.committed(&tp(0)), Some((5, 2)));
 }
 
@@ -426,7 +426,7 @@ fn group_consumer_does_not_fetch_from_a_leader_older_than_the_committed_epoch() 
     let partition = &fetch.fetch_partitions()[0];
     assert_eq!(
         (partition.fetch_offset, partition.current_leader_epoch),
-        (7, LeaderEpoch(EPOCH + 1))
+        (Offset(7), LeaderEpoch(EPOCH + 1))
     );
 }
 
@@ -559,7 +559,7 @@ fn group_consumer_rejoins_after_unknown_member_id_and_resumes_from_committed_off
     );
     assert!(harness.delivered_offsets().is_empty());
     let fetch = harness.one();
-    assert_eq!(fetch.fetch_partitions()[0].fetch_offset, 7);
+    assert_eq!(fetch.fetch_partitions()[0].fetch_offset, Offset(7));
     harness.answer(&fetch, serve_fetch(&logs, fetch.fetch_partitions()));
     assert_eq!(harness.delivered_offsets(), vec![(0, 7), (0, 8)]);
     let _ = harness.one();
@@ -802,7 +802,7 @@ impl World {
                             EpochAnswer {
                                 error: ErrorCode::None,
                                 leader_epoch: LeaderEpoch(end.epoch),
-                                end_offset: end.end_offset,
+                                end_offset: Offset(end.end_offset),
                             }
                         })
                         .collect(),

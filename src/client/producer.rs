@@ -864,7 +864,7 @@ impl ProducerNode for IdempotentProducer {
                 batch_id,
                 stamp,
                 error,
-                base_offset,
+                base_offset.0,
             ),
             (request, _) => {
                 // An answer of the wrong kind is a broker-model bug; treat it as no answer.

@@ -8,7 +8,8 @@ use crate::metadata::PartitionRecord;
 use crate::node::Node;
 use crate::protocol::{
     BrokerId, ClusterIndex, ClusterResponse, Envelope, ErrorCode, FetchPartition, Message, NodeId,
-    ReplicaRequest, ReplicaResponse, Request, Response, TopicId, TopicMetadata, TopicPartition,
+    Offset, ReplicaRequest, ReplicaResponse, Request, Response, TopicId, TopicMetadata,
+    TopicPartition,
 };
 use crate::record::RecordBatch;
 
@@ -56,9 +57,9 @@ pub(crate) fn orders_metadata(brokers: &[i32], leaders: &[i32], leader_epoch: i3
 pub(crate) fn produce_ok(base_offset: i64) -> Response {
     Response::Replica(ReplicaResponse::Produce {
         error: ErrorCode::None,
-        base_offset,
+        base_offset: Offset(base_offset),
         log_append_time_ms: None,
-        log_start_offset: 0,
+        log_start_offset: Offset(0),
     })
 }
 
@@ -66,9 +67,9 @@ pub(crate) fn produce_ok(base_offset: i64) -> Response {
 pub(crate) fn produce_error(error: ErrorCode) -> Response {
     Response::Replica(ReplicaResponse::Produce {
         error,
-        base_offset: -1,
+        base_offset: Offset::NONE,
         log_append_time_ms: None,
-        log_start_offset: 0,
+        log_start_offset: Offset(0),
     })
 }
 

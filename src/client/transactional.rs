@@ -969,7 +969,7 @@ impl ProducerNode for TransactionalProducer {
                 Response::Replica(ReplicaResponse::Produce {
                     error, base_offset, ..
                 }),
-            ) => self.handle_produce(now_ms, &topic_partition, batch_id, error, base_offset),
+            ) => self.handle_produce(now_ms, &topic_partition, batch_id, error, base_offset.0),
             (request, _) => {
                 // An answer of the wrong kind is a broker-model bug; treat it as no answer.
                 self.io.ignored_responses += 1;

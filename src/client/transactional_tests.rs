@@ -765,6 +765,7 @@ fn empty_commit_completes_without_requests() {
 /// broker: it appends produce batches as leader, writes markers with coordinator origin, and
 /// reads back with READ_COMMITTED.
 mod end_to_end {
+    use crate::protocol::Offset;
     use std::collections::BTreeMap;
 
     use super::*;
@@ -940,9 +941,9 @@ mod end_to_end {
                     log.maybe_increment_high_watermark(end);
                     Response::Replica(ReplicaResponse::Produce {
                         error,
-                        base_offset,
+                        base_offset: Offset(base_offset),
                         log_append_time_ms: None,
-                        log_start_offset: 0,
+                        log_start_offset: Offset(0),
                     })
                 }
                 Request::Coordinator(coordinator_request) => {

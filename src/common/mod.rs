@@ -12,4 +12,4 @@ mod numbers;
 pub use error_code::ErrorCode;
 pub use ids::{BrokerId, ClientKind, ClusterIndex, NodeId, TopicId, TopicPartition};
 pub use mirror_state::MirrorState;
-pub use numbers::{LeaderEpoch, ProducerEpoch, ProducerId};
+pub use numbers::{LeaderEpoch, Offset, ProducerEpoch, ProducerId};

@@ -1,11 +1,15 @@
-//! Kafka's numbers as types: a partition's leader epoch, a producer's id and epoch. Each wraps
+//! Kafka's numbers as types: an offset in a partition's log, a partition's leader epoch, a
+//! producer's id and epoch. Each wraps
 //! the integer Kafka's wire format carries (so `-1`, Kafka's "none", stays representable:
 //! [`LeaderEpoch::NONE`], [`ProducerId::NONE`], [`ProducerEpoch::NONE`]), orders as that
 //! integer, and prints as the bare number, so traces read as Kafka's tools print them. A value
 //! of one kind cannot be passed where another is wanted: a leader epoch is not a partition
-//! epoch, a member epoch or a broker epoch, and a producer epoch is not a leader epoch.
+//! epoch, a member epoch or a broker epoch, a producer epoch is not a leader epoch, and an
+//! offset is not a count of bytes or a time. Offsets step by a count (`offset + 1`) and their
+//! difference is a count (`end - start`), as in Kafka.
 
 use std::fmt;
+use std::ops::{Add, Sub};
 
 use serde::{Deserialize, Serialize};
 
@@ -43,6 +47,31 @@ macro_rules! kafka_number {
 }
 
 kafka_number! {
+    /// An offset in a partition's log: the position of a record (a batch's base offset, a
+    /// fetch position, a committed offset) or a bound between records (the log end offset,
+    /// the high watermark, the last stable offset, the log start offset).
+    Offset(i64)
+}
+
+impl Add<i64> for Offset {
+    type Output = Offset;
+
+    /// The offset `count` records on.
+    fn add(self, count: i64) -> Offset {
+        Offset(self.0 + count)
+    }
+}
+
+impl Sub for Offset {
+    type Output = i64;
+
+    /// How many offsets lie between `other` and `self`.
+    fn sub(self, other: Offset) -> i64 {
+        self.0 - other.0
+    }
+}
+
+kafka_number! {
     /// A partition's leader epoch: raised by the controller at every leader election (and by
     /// KIP-1279's BumpLeaderEpochs); stamped on every batch a leader appends; what fetchers,
     /// OffsetsForLeaderEpoch and the leader-epoch cache speak in (KIP-101, KIP-320).
@@ -72,5 +101,7 @@ mod tests {
         assert_eq!(format!("{:?}", Some(ProducerEpoch::NONE)), "Some(-1)");
         assert!(LeaderEpoch::NONE < LeaderEpoch(0));
         assert!(!LeaderEpoch::NONE.is_some() && LeaderEpoch(0).is_some());
+        assert_eq!(Offset(5) + 3, Offset(8));
+        assert_eq!(Offset(8) - Offset(5), 3);
     }
 }

@@ -8,7 +8,7 @@ use crate::coordinator::{partition_for, CONSUMER_OFFSETS_TOPIC};
 use crate::metadata::{MetadataRecord, PartitionRecord};
 use crate::protocol::{
     BrokerId, ClientKind, ClusterIndex, CoordinatorRequest, CoordinatorResponse, LeaderEpoch,
-    TopicId,
+    Offset, TopicId,
 };
 
 const CLUSTER: ClusterIndex = ClusterIndex(0);
@@ -280,7 +280,7 @@ impl Runtime {
             .iter()
             .map(|(topic_partition, offset)| OffsetCommitEntry {
                 topic_partition: topic_partition.clone(),
-                offset: *offset,
+                offset: Offset(*offset),
                 leader_epoch: LeaderEpoch(4),
                 metadata: format!("m{offset}"),
             })
@@ -308,7 +308,7 @@ impl Runtime {
                 assert_eq!(error, ErrorCode::None);
                 offsets
                     .into_iter()
-                    .map(|offset| (offset.offset, offset.leader_epoch.0, offset.metadata))
+                    .map(|offset| (offset.offset.0, offset.leader_epoch.0, offset.metadata))
                     .collect()
             }
             other => panic!("expected an OffsetFetch answer, got {other:?}"),
@@ -638,7 +638,7 @@ fn commits_are_answered_after_their_write_and_survive_a_failover() {
     assert!(matches!(
         runtime.answer(fetch_id),
         Some(Response::Coordinator(CoordinatorResponse::OffsetFetch { error: ErrorCode::None, offsets }))
-            if offsets.len() == 1 && offsets[0].offset == 10
+            if offsets.len() == 1 && offsets[0].offset == Offset(10)
     ));
     let expected = vec![
         (10, 4, "m10".to_string()),
@@ -821,7 +821,7 @@ fn member_commit_with_a_stale_epoch_is_fenced() {
         member_epoch: 1,
         offsets: vec![OffsetCommitEntry {
             topic_partition: orders(0),
-            offset: 1,
+            offset: Offset(1),
             leader_epoch: LeaderEpoch::NONE,
             metadata: String::new(),
         }],
@@ -891,7 +891,7 @@ fn keys_of_another_partition_get_not_coordinator_and_so_does_an_unloaded_shard()
             member_epoch: -1,
             offsets: vec![OffsetCommitEntry {
                 topic_partition: orders(0),
-                offset: 1,
+                offset: Offset(1),
                 leader_epoch: LeaderEpoch::NONE,
                 metadata: String::new(),
             }],

@@ -395,6 +395,7 @@ mod tests {
 
     use super::*;
     use crate::log::{LogConfig, MemoryDisk};
+    use crate::protocol::Offset;
     use crate::protocol::{
         ClusterIndex, CommittedOffset, CoordinatorRequest, CoordinatorResponse, LeaderEpoch,
         Message, OffsetCommitEntry,
@@ -435,7 +436,7 @@ mod tests {
                     self.pending.insert(self.next_write, (from, correlation_id));
                     out.writes.push(super::super::ShardWrite {
                         write_id: self.next_write,
-                        records: offsets.iter().map(|entry| entry.offset).collect(),
+                        records: offsets.iter().map(|entry| entry.offset.0).collect(),
                     });
                 }
                 _ => out.responses.push((
@@ -445,7 +446,7 @@ mod tests {
                         error: ErrorCode::None,
                         offsets: vec![CommittedOffset {
                             topic_partition: TopicPartition::new("t", 0),
-                            offset: self.total,
+                            offset: Offset(self.total),
                             leader_epoch: LeaderEpoch::NONE,
                             metadata: String::new(),
                             error: ErrorCode::None,
@@ -511,7 +512,7 @@ mod tests {
             member_epoch: -1,
             offsets: vec![OffsetCommitEntry {
                 topic_partition: TopicPartition::new("t", 0),
-                offset: amount,
+                offset: Offset(amount),
                 leader_epoch: LeaderEpoch::NONE,
                 metadata: String::new(),
             }],
@@ -603,7 +604,7 @@ mod tests {
                     Message::Response(
                         id,
                         Response::Coordinator(CoordinatorResponse::OffsetFetch { offsets, .. }),
-                    ) => (id, Answer::Total(offsets[0].offset)),
+                    ) => (id, Answer::Total(offsets[0].offset.0)),
                     other => panic!("expected a toy shard's answer, got {other:?}"),
                 })
                 .collect()

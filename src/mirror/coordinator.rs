@@ -37,7 +37,7 @@
 
 use crate::protocol::{
     CoordinatorRequest, CoordinatorResponse, ErrorCode, LeaderEpoch, MirrorPartitionId,
-    MirrorPartitionStatus, MirrorStateWrite, NodeId, Response,
+    MirrorPartitionStatus, MirrorStateWrite, NodeId, Offset, Response,
 };
 use std::collections::BTreeMap;
 
@@ -106,7 +106,7 @@ pub enum MirrorStateRecord {
         /// The partition.
         id: MirrorPartitionId,
         /// (last mirrored leader epoch, log end offset at the stop), or `None`.
-        value: Option<(LeaderEpoch, i64)>,
+        value: Option<(LeaderEpoch, Offset)>,
     },
 }
 
@@ -116,7 +116,7 @@ pub struct StoredMirrorPartition {
     /// The last state record, if any.
     pub value: Option<PartitionStateValue>,
     /// The last mirrored (epoch, offset), if persisted.
-    pub last_mirrored: Option<(LeaderEpoch, i64)>,
+    pub last_mirrored: Option<(LeaderEpoch, Offset)>,
 }
 
 impl StoredMirrorPartition {

@@ -432,7 +432,7 @@ fn last_mirrored_epoch_is_written_alone_or_with_a_state() {
     runtime.write_one(write(id, Stopping, 5, 1));
     let lme_only = MirrorStateWrite {
         state: None,
-        last_mirrored: Some((LeaderEpoch(4), 120)),
+        last_mirrored: Some((LeaderEpoch(4), Offset(120))),
         ..write(id, Stopping, 5, 2)
     };
     assert_eq!(
@@ -443,7 +443,7 @@ fn last_mirrored_epoch_is_written_alone_or_with_a_state() {
     let status = runtime.read_one(id);
     assert_eq!(
         (status.state, status.last_mirrored),
-        (Stopping, Some((LeaderEpoch(4), 120)))
+        (Stopping, Some((LeaderEpoch(4), Offset(120))))
     );
     let empty = MirrorStateWrite {
         state: None,
@@ -463,7 +463,7 @@ fn a_new_stop_clears_the_last_mirrored_epoch_of_an_earlier_session() {
     runtime.write_one(write(id, Stopping, 1, 1));
     let lme = MirrorStateWrite {
         state: None,
-        last_mirrored: Some((LeaderEpoch(0), 4)),
+        last_mirrored: Some((LeaderEpoch(0), Offset(4))),
         ..write(id, Stopping, 1, 2)
     };
     runtime.write_one(lme);
@@ -471,14 +471,14 @@ fn a_new_stop_clears_the_last_mirrored_epoch_of_an_earlier_session() {
     let status = runtime.read_one(id);
     assert_eq!(
         (status.state, status.last_mirrored),
-        (Stopped, Some((LeaderEpoch(0), 4)))
+        (Stopped, Some((LeaderEpoch(0), Offset(4))))
     );
     runtime.write_one(write(id, Preparing, 1, 3));
     runtime.write_one(write(id, Mirroring, 1, 4));
     let status = runtime.read_one(id);
     assert_eq!(
         status.last_mirrored,
-        Some((LeaderEpoch(0), 4)),
+        Some((LeaderEpoch(0), Offset(4))),
         "kept while mirroring again"
     );
     runtime.write_one(write(id, Stopping, 1, 5));
@@ -486,13 +486,13 @@ fn a_new_stop_clears_the_last_mirrored_epoch_of_an_earlier_session() {
     assert_eq!((status.state, status.last_mirrored), (Stopping, None));
     let lme = MirrorStateWrite {
         state: None,
-        last_mirrored: Some((LeaderEpoch(1), 5)),
+        last_mirrored: Some((LeaderEpoch(1), Offset(5))),
         ..write(id, Stopping, 1, 6)
     };
     runtime.write_one(lme);
     assert_eq!(
         runtime.read_one(id).last_mirrored,
-        Some((LeaderEpoch(1), 5))
+        Some((LeaderEpoch(1), Offset(5)))
     );
 }
 
@@ -523,7 +523,7 @@ fn delete_tombstones_every_record_of_the_mirror_and_survives_a_failover() {
     }
     let lme = MirrorStateWrite {
         state: None,
-        last_mirrored: Some((LeaderEpoch(1), 10)),
+        last_mirrored: Some((LeaderEpoch(1), Offset(10))),
         ..write(ids[0], Preparing, 1, 0)
     };
     runtime.write_one(lme);

@@ -20,8 +20,8 @@
 use crate::protocol::{
     ClusterRequest, ClusterResponse, CoordinatorRequest, CoordinatorResponse, ErrorCode,
     LeaderEpoch, ListOffsetsQuery, MirrorPartitionDescription, MirrorPartitionId,
-    MirrorPartitionStatus, MirrorResponse, NodeId, OffsetSpec, ReplicaRequest, ReplicaResponse,
-    Request, Response, TopicPartition,
+    MirrorPartitionStatus, MirrorResponse, NodeId, Offset, OffsetSpec, ReplicaRequest,
+    ReplicaResponse, Request, Response, TopicPartition,
 };
 use std::collections::BTreeMap;
 
@@ -133,8 +133,8 @@ impl MirrorDescribes {
                     MirrorPartitionDescription {
                         topic_partition,
                         status: unknown_status(*key, ErrorCode::RequestTimedOut),
-                        high_watermark: -1,
-                        source_last_stable_offset: -1,
+                        high_watermark: Offset::NONE,
+                        source_last_stable_offset: Offset::NONE,
                         lag: None,
                     },
                 );
@@ -359,8 +359,8 @@ impl MirrorDescribes {
                     description.status.state,
                     MirrorState::Mirroring | MirrorState::Paused
                 );
-                let known =
-                    description.high_watermark >= 0 && description.source_last_stable_offset >= 0;
+                let known = description.high_watermark >= Offset(0)
+                    && description.source_last_stable_offset >= Offset(0);
                 description.lag = (lagging && known)
                     .then(|| description.source_last_stable_offset - description.high_watermark);
                 description

@@ -54,7 +54,7 @@
 use crate::protocol::{
     ClusterRequest, ClusterResponse, CommittedOffset, ControllerRequest, CoordinatorRequest,
     CoordinatorResponse, ErrorCode, LeaderEpoch, ListOffsetsQuery, MirrorPartitionId,
-    MirrorTopicOperation, NewTopic, NodeId, OffsetCommitEntry, OffsetSpec, ReplicaRequest,
+    MirrorTopicOperation, NewTopic, NodeId, Offset, OffsetCommitEntry, OffsetSpec, ReplicaRequest,
     ReplicaResponse, Request, Response, TopicId, TopicPartition,
 };
 use std::collections::{BTreeMap, BTreeSet};
@@ -693,7 +693,10 @@ impl MirrorSyncs {
             let mut sources = Vec::new();
             for committed in offsets {
                 let tp = &committed.topic_partition;
-                if !active.contains(&tp.topic) || !verified.contains(tp) || committed.offset < 0 {
+                if !active.contains(&tp.topic)
+                    || !verified.contains(tp)
+                    || committed.offset < Offset(0)
+                {
                     continue;
                 }
                 let bounds = (
@@ -703,7 +706,7 @@ impl MirrorSyncs {
                 let (Some(&log_start), Some(&log_end)) = bounds else {
                     continue;
                 };
-                let source = (committed.offset, committed.leader_epoch.0);
+                let source = (committed.offset.0, committed.leader_epoch.0);
                 let synced = if unclamped {
                     Some(source)
                 } else {
@@ -714,11 +717,11 @@ impl MirrorSyncs {
                 };
                 entries.push(OffsetCommitEntry {
                     topic_partition: tp.clone(),
-                    offset,
+                    offset: Offset(offset),
                     leader_epoch: LeaderEpoch(leader_epoch),
                     metadata: committed.metadata.clone(),
                 });
-                sources.push((committed.offset, log_end.0));
+                sources.push((committed.offset.0, log_end.0));
             }
             if !entries.is_empty() {
                 commits.push((group.clone(), entries, sources));
@@ -745,7 +748,7 @@ impl MirrorSyncs {
                 ctx.events.push(BrokerEvent::MirrorOffsetSynced {
                     group_id: group.clone(),
                     topic_partition: entry.topic_partition.clone(),
-                    offset: entry.offset,
+                    offset: entry.offset.0,
                     source_offset,
                     high_watermark_read,
                 });
@@ -859,7 +862,7 @@ fn record_sync_answer(
             // Answers come in query order. A partition is used only with both of its bounds.
             for (key, answer) in keys.into_iter().zip(partitions) {
                 if answer.error.is_none() {
-                    let bound = (answer.offset, answer.leader_epoch.0);
+                    let bound = (answer.offset.0, answer.leader_epoch.0);
                     round.destination_offsets.insert(key, bound);
                 }
             }

@@ -10,8 +10,8 @@ mod summary;
 // The shared ids and error codes, and the metadata a Metadata answer carries, under the
 // names every component has always imported them by.
 pub use crate::common::{
-    BrokerId, ClientKind, ClusterIndex, ErrorCode, LeaderEpoch, NodeId, ProducerEpoch, ProducerId,
-    TopicId, TopicPartition,
+    BrokerId, ClientKind, ClusterIndex, ErrorCode, LeaderEpoch, NodeId, Offset, ProducerEpoch,
+    ProducerId, TopicId, TopicPartition,
 };
 pub use crate::metadata::TopicMetadata;
 pub use messages::{Envelope, Message};

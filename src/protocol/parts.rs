@@ -6,7 +6,9 @@
 use crate::log::{AbortedTransaction, EpochEndOffset};
 use crate::record::RecordBatch;
 
-use crate::common::{ErrorCode, LeaderEpoch, ProducerEpoch, ProducerId, TopicId, TopicPartition};
+use crate::common::{
+    ErrorCode, LeaderEpoch, Offset, ProducerEpoch, ProducerId, TopicId, TopicPartition,
+};
 
 /// `acks` of a produce request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -71,7 +73,7 @@ pub struct MirrorStateWrite {
     /// The failure must not be retried (FAILED only).
     pub non_retryable: bool,
     /// The last mirrored (epoch, end offset) to persist, if any.
-    pub last_mirrored: Option<(LeaderEpoch, i64)>,
+    pub last_mirrored: Option<(LeaderEpoch, Offset)>,
     /// With a state: as far as the writer knows, nothing was cut from or mirrored into the
     /// partition's log since it last left UNKNOWN or STOPPED, so it holds this cluster's own
     /// writes only (this model's addition to the KIP's record, for the next leader).
@@ -98,7 +100,7 @@ pub struct MirrorPartitionStatus {
     /// Why it failed.
     pub error_message: Option<String>,
     /// The last mirrored (epoch, end offset), if persisted.
-    pub last_mirrored: Option<(LeaderEpoch, i64)>,
+    pub last_mirrored: Option<(LeaderEpoch, Offset)>,
     /// The stored state's `own_writes_only` (see [`MirrorStateWrite::own_writes_only`]).
     pub own_writes_only: bool,
 }
@@ -111,9 +113,9 @@ pub struct MirrorPartitionDescription {
     /// What its mirror coordinator stores (`error` set when it could not be read).
     pub status: MirrorPartitionStatus,
     /// The destination leader's high watermark (−1 when unknown).
-    pub high_watermark: i64,
+    pub high_watermark: Offset,
     /// The source leader's last stable offset, what mirroring copies up to (−1 when unknown).
-    pub source_last_stable_offset: i64,
+    pub source_last_stable_offset: Offset,
     /// `source_last_stable_offset − high_watermark` while both are known and the partition
     /// is mirrored or paused; `None` otherwise.
     pub lag: Option<i64>,
@@ -151,7 +153,7 @@ pub struct OffsetCommitEntry {
     /// The partition.
     pub topic_partition: TopicPartition,
     /// The committed offset (the next record to consume).
-    pub offset: i64,
+    pub offset: Offset,
     /// Leader epoch of the record before the offset, or −1.
     pub leader_epoch: LeaderEpoch,
     /// Free-form metadata.
@@ -164,7 +166,7 @@ pub struct CommittedOffset {
     /// The partition.
     pub topic_partition: TopicPartition,
     /// The offset, −1 if none.
-    pub offset: i64,
+    pub offset: Offset,
     /// Its leader epoch, or −1.
     pub leader_epoch: LeaderEpoch,
     /// Its metadata.
@@ -207,7 +209,7 @@ pub struct FetchPartition {
     /// The fetcher's view of the leader epoch (−1: no check).
     pub current_leader_epoch: LeaderEpoch,
     /// First offset wanted.
-    pub fetch_offset: i64,
+    pub fetch_offset: Offset,
     /// Epoch of the last batch the fetcher appended (−1: none; consumers send −1).
     pub last_fetched_epoch: LeaderEpoch,
 }
@@ -262,11 +264,11 @@ pub struct FetchPartitionResponse {
     /// Error, or `None`.
     pub error: ErrorCode,
     /// Leader's high watermark before the read.
-    pub high_watermark: i64,
+    pub high_watermark: Offset,
     /// Leader's last stable offset before the read.
-    pub last_stable_offset: i64,
+    pub last_stable_offset: Offset,
     /// Leader's log start offset before the read.
-    pub log_start_offset: i64,
+    pub log_start_offset: Offset,
     /// Set when the fetcher's log diverges: truncate to at most this epoch's end offset.
     pub diverging_epoch: Option<EpochEndOffset>,
     /// Aborted transactions in range (READ_COMMITTED only).
@@ -283,7 +285,7 @@ pub struct EpochAnswer {
     /// The largest epoch ≤ the requested one the leader knows, or −1.
     pub leader_epoch: LeaderEpoch,
     /// That epoch's end offset, or −1.
-    pub end_offset: i64,
+    pub end_offset: Offset,
 }
 
 /// One partition of a ListOffsets response.
@@ -292,7 +294,7 @@ pub struct ListOffsetsAnswer {
     /// Error, or `None`.
     pub error: ErrorCode,
     /// The offset.
-    pub offset: i64,
+    pub offset: Offset,
     /// The leader epoch of the offset's batch, or −1.
     pub leader_epoch: LeaderEpoch,
 }

@@ -7,7 +7,7 @@
 //! uses; single-partition Produce is the one simplification (Kafka batches partitions).
 
 use crate::common::{
-    BrokerId, ErrorCode, LeaderEpoch, ProducerEpoch, ProducerId, TopicId, TopicPartition,
+    BrokerId, ErrorCode, LeaderEpoch, Offset, ProducerEpoch, ProducerId, TopicId, TopicPartition,
 };
 use crate::log::FetchIsolation;
 use crate::record::RecordBatch;
@@ -223,7 +223,7 @@ pub enum ReplicaRequest {
     /// the high watermark). Refused on a mirror partition that is not STOPPED.
     DeleteRecords {
         /// (partition, new log start offset).
-        partitions: Vec<(TopicPartition, i64)>,
+        partitions: Vec<(TopicPartition, Offset)>,
     },
 }
 
@@ -693,7 +693,7 @@ mod tests {
                 member_epoch: 2,
                 offsets: vec![OffsetCommitEntry {
                     topic_partition: tp(),
-                    offset: 5,
+                    offset: Offset(5),
                     leader_epoch: LeaderEpoch::NONE,
                     metadata: String::new(),
                 }],

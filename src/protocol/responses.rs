@@ -2,7 +2,8 @@
 //! its request's, so a requester routes an answer by family before it looks at the kind.
 
 use crate::common::{
-    BrokerId, ErrorCode, LeaderEpoch, NodeId, ProducerEpoch, ProducerId, TopicId, TopicPartition,
+    BrokerId, ErrorCode, LeaderEpoch, NodeId, Offset, ProducerEpoch, ProducerId, TopicId,
+    TopicPartition,
 };
 use crate::metadata::{MetadataRecord, PartitionRecord, TopicMetadata};
 
@@ -155,11 +156,11 @@ pub enum ReplicaResponse {
         /// Error, or `None`.
         error: ErrorCode,
         /// Offset of the batch's first record.
-        base_offset: i64,
+        base_offset: Offset,
         /// Append time when the topic uses LogAppendTime.
         log_append_time_ms: Option<i64>,
         /// The partition's log start offset.
-        log_start_offset: i64,
+        log_start_offset: Offset,
     },
     /// Fetch data.
     Fetch {
@@ -184,7 +185,7 @@ pub enum ReplicaResponse {
     /// Per partition: error and the log start offset after the request.
     DeleteRecords {
         /// (partition, error, low watermark), in request order.
-        results: Vec<(TopicPartition, ErrorCode, i64)>,
+        results: Vec<(TopicPartition, ErrorCode, Offset)>,
     },
 }
 
@@ -326,7 +327,7 @@ pub enum MirrorResponse {
         last_mirrored_epoch: LeaderEpoch,
         /// The log end offset when the source stopped mirroring (the late revision stores it
         /// with the epoch), or −1. Only the `offset-alignment` design aligns by it.
-        last_mirrored_offset: i64,
+        last_mirrored_offset: Offset,
     },
     /// Outcome of DeleteMirror.
     DeleteMirror {

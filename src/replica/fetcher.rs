@@ -19,7 +19,7 @@
 //!   answer was an error to wait out.
 
 use crate::protocol::{
-    BrokerId, ErrorCode, FetchPartition, FetchPartitionResponse, LeaderEpoch, NodeId,
+    BrokerId, ErrorCode, FetchPartition, FetchPartitionResponse, LeaderEpoch, NodeId, Offset,
     ReplicaRequest, Request, TopicPartition,
 };
 use std::collections::BTreeMap;
@@ -155,7 +155,7 @@ impl ReplicaFetcher {
             }
             let offsets = requests
                 .iter()
-                .map(|request| (request.topic_partition.clone(), request.fetch_offset))
+                .map(|request| (request.topic_partition.clone(), request.fetch_offset.0))
                 .collect();
             let correlation_id = ctx.outbox.request(
                 NodeId::Broker(ctx.node_id.cluster(), leader),
@@ -232,13 +232,13 @@ impl ReplicaFetcher {
         match answer.error {
             ErrorCode::None => {}
             ErrorCode::OffsetOutOfRange => {
-                let reason = if answer.log_start_offset > partition.log.log_end_offset() {
+                let reason = if answer.log_start_offset > Offset(partition.log.log_end_offset()) {
                     let _ = partition
                         .log
-                        .truncate_fully_and_start_at(answer.log_start_offset);
+                        .truncate_fully_and_start_at(answer.log_start_offset.0);
                     TruncationReason::OffsetOutOfRangeBelowLeaderStart
                 } else {
-                    let target = answer.high_watermark.min(partition.log.log_end_offset());
+                    let target = answer.high_watermark.0.min(partition.log.log_end_offset());
                     let _ = partition.log.truncate_to(target);
                     TruncationReason::OffsetOutOfRangeAboveLeader
                 };
@@ -275,7 +275,7 @@ impl ReplicaFetcher {
         }
         let log = &mut partition.log;
         let high_watermark_before = log.high_watermark();
-        let high_watermark = log.update_high_watermark(answer.high_watermark);
+        let high_watermark = log.update_high_watermark(answer.high_watermark.0);
         if high_watermark < high_watermark_before {
             // Kafka's follower takes the leader's high watermark as it is; a new leader's may
             // lag its predecessor's until its followers fetch again.
@@ -291,7 +291,7 @@ impl ReplicaFetcher {
             .get_mut(&topic_partition)
             .expect("checked above")
             .log;
-        let new_start = answer.log_start_offset.min(log.high_watermark());
+        let new_start = answer.log_start_offset.0.min(log.high_watermark());
         // Raising the start above the high watermark is refused by the log; clamped above.
         let _ = log.maybe_increment_log_start_offset(new_start);
         true
@@ -309,7 +309,7 @@ fn follower_fetch_partitions<D: LogDisk>(
             Role::Follower(role) if role.leader == Some(leader) => Some(FetchPartition {
                 topic_partition: partition.topic_partition.clone(),
                 current_leader_epoch: LeaderEpoch(role.leader_epoch),
-                fetch_offset: partition.log.log_end_offset(),
+                fetch_offset: Offset(partition.log.log_end_offset()),
                 last_fetched_epoch: LeaderEpoch(partition.log.latest_epoch().unwrap_or(-1)),
             }),
             _ => None,
@@ -402,7 +402,7 @@ mod tests {
         let asked = &first[0].1[0];
         assert_eq!(
             (asked.fetch_offset, asked.last_fetched_epoch),
-            (3, LeaderEpoch(1))
+            (Offset(3), LeaderEpoch(1))
         );
         // One fetch in flight per leader; sent again once the timeout passed.
         ctx.now_ms = 999;
@@ -417,9 +417,9 @@ mod tests {
         let answer = FetchPartitionResponse {
             topic_partition: tp.clone(),
             error: ErrorCode::None,
-            high_watermark: 1,
-            last_stable_offset: 1,
-            log_start_offset: 0,
+            high_watermark: Offset(1),
+            last_stable_offset: Offset(1),
+            log_start_offset: Offset(0),
             diverging_epoch: Some(EpochEndOffset {
                 epoch: 0,
                 end_offset: 1,
@@ -442,7 +442,7 @@ mod tests {
         // Fetches again at once, from the new log end.
         assert_eq!(fetcher.deadlines().collect::<Vec<_>>(), vec![1_010]);
         fetcher.poll(&mut ctx, 5);
-        assert_eq!(sent(ctx.outbox)[0].1[0].fetch_offset, 1);
+        assert_eq!(sent(ctx.outbox)[0].1[0].fetch_offset, Offset(1));
     }
 
     #[test]
@@ -476,9 +476,9 @@ mod tests {
         let stale = FetchPartitionResponse {
             topic_partition: tp.clone(),
             error: ErrorCode::None,
-            high_watermark: 0,
-            last_stable_offset: 0,
-            log_start_offset: 0,
+            high_watermark: Offset(0),
+            last_stable_offset: Offset(0),
+            log_start_offset: Offset(0),
             diverging_epoch: Some(EpochEndOffset {
                 epoch: 0,
                 end_offset: 0,

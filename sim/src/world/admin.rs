@@ -25,15 +25,15 @@
 //! The client is sans-IO like every node: time comes in as `now_ms` (its local clock), and the
 //! timeline is a queue, so nothing depends on map iteration order.
 
+use mirrorsim::protocol::{
+    BrokerId, ClusterIndex, ClusterRequest, ClusterResponse, ControllerRequest, ControllerResponse,
+    Envelope, ErrorCode, Message, MirrorRequest, MirrorResponse, MirrorTopicOperation, NewTopic,
+    NodeId, Offset, ReplicaRequest, ReplicaResponse, Request, Response, TopicPartition,
+};
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 
 use mirrorsim::node::{Node, Outbox};
-use mirrorsim::protocol::{
-    BrokerId, ClusterIndex, ClusterRequest, ClusterResponse, ControllerRequest, ControllerResponse,
-    Envelope, ErrorCode, Message, MirrorRequest, MirrorResponse, MirrorTopicOperation, NewTopic,
-    NodeId, ReplicaRequest, ReplicaResponse, Request, Response, TopicPartition,
-};
 
 use mirrorsim::mirror::sync::BOOTSTRAP_SERVERS_CONFIG as BOOTSTRAP_SERVERS;
 
@@ -387,7 +387,7 @@ impl Running {
             Some((tp, Some(leader))) => (
                 *leader,
                 Request::Replica(ReplicaRequest::DeleteRecords {
-                    partitions: vec![(tp.clone(), -1)],
+                    partitions: vec![(tp.clone(), Offset::NONE)],
                 }),
             ),
             _ => (any_broker, self.op.request(&self.pending_topics)),
@@ -419,7 +419,7 @@ impl Running {
         &mut self,
         now_ms: i64,
         finished_ms: i64,
-        results: Vec<(TopicPartition, ErrorCode, i64)>,
+        results: Vec<(TopicPartition, ErrorCode, Offset)>,
     ) -> Option<AdminOutcome> {
         self.in_flight = None;
         for (tp, error, _) in results {
@@ -706,7 +706,7 @@ impl AdminClient {
         now_ms: i64,
         correlation_id: u64,
         answer: Result<
-            Vec<(TopicPartition, ErrorCode, i64)>,
+            Vec<(TopicPartition, ErrorCode, Offset)>,
             Vec<mirrorsim::protocol::TopicMetadata>,
         >,
     ) {

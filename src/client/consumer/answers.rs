@@ -2,18 +2,18 @@
 //! validated after a leader change), Fetch (records delivered, positions moved, errors).
 
 use super::*;
-use crate::protocol::{ClusterResponse, ReplicaResponse};
+use crate::protocol::{ClusterResponse, Offset, ReplicaResponse};
 
 /// Copies the leader's offsets from a successful answer (values below 0 mean "not sent").
 pub(super) fn update_offsets(partition: &mut AssignedPartition, answer: &FetchPartitionResponse) {
-    if answer.high_watermark >= 0 {
-        partition.high_watermark = answer.high_watermark;
+    if answer.high_watermark.is_some() {
+        partition.high_watermark = answer.high_watermark.0;
     }
-    if answer.last_stable_offset >= 0 {
-        partition.last_stable_offset = answer.last_stable_offset;
+    if answer.last_stable_offset.is_some() {
+        partition.last_stable_offset = answer.last_stable_offset.0;
     }
-    if answer.log_start_offset >= 0 {
-        partition.log_start_offset = answer.log_start_offset;
+    if answer.log_start_offset.is_some() {
+        partition.log_start_offset = answer.log_start_offset.0;
     }
 }
 
@@ -107,7 +107,7 @@ impl Consumer {
             // Answers come in request order; a missing one counts as a failure.
             match answers.get(index) {
                 Some(answer) if answer.error.is_none() => {
-                    self.apply_reset(now_ms, topic_partition, answer.offset);
+                    self.apply_reset(now_ms, topic_partition, answer.offset.0);
                 }
                 Some(answer) => self.handle_partition_error(now_ms, topic_partition, answer.error),
                 None => self.retry_later(now_ms, topic_partition, FetchError::MalformedAnswer),
@@ -160,7 +160,7 @@ impl Consumer {
             let policy = self.config.auto_offset_reset;
             let partition = self.partitions.get_mut(topic_partition).expect("assigned");
             partition.wait(now_ms);
-            if answer.end_offset < 0 || !answer.leader_epoch.is_some() {
+            if !answer.end_offset.is_some() || !answer.leader_epoch.is_some() {
                 // The leader knows no epoch at or below the position's: reset under the
                 // policy, as for OffsetOutOfRange (the next pump sends ListOffsets).
                 partition.reset_from = partition.position.take();
@@ -168,14 +168,14 @@ impl Consumer {
                 continue;
             }
             partition.validated_leader_epoch = Some(*leader_epoch);
-            if answer.end_offset < *position {
+            if answer.end_offset < Offset(*position) {
                 // Truncation detected: go back to the first offset known to diverge.
-                partition.position = Some(answer.end_offset);
+                partition.position = Some(answer.end_offset.0);
                 partition.offset_epoch = Some(answer.leader_epoch.0);
                 self.events.push(ConsumerEvent::OffsetReset {
                     topic_partition: topic_partition.clone(),
                     previous: Some(*position),
-                    offset: answer.end_offset,
+                    offset: answer.end_offset.0,
                     policy,
                 });
             }

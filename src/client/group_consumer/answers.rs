@@ -180,11 +180,11 @@ impl GroupConsumer {
             if !self.awaiting_offsets.remove(&entry.topic_partition) {
                 continue; // No longer assigned, or answered before.
             }
-            let committed = (entry.offset >= 0).then_some(entry.offset);
+            let committed = entry.offset.is_some().then_some(entry.offset.0);
             let epoch = if committed.is_some() {
                 self.committed.insert(
                     entry.topic_partition.clone(),
-                    (entry.offset, entry.leader_epoch.0),
+                    (entry.offset.0, entry.leader_epoch.0),
                 );
                 entry.leader_epoch.0
             } else {

@@ -1,7 +1,7 @@
 //! OffsetCommit, OffsetFetch and DescribeGroups.
 
 use super::*;
-use crate::protocol::{CoordinatorResponse, LeaderEpoch};
+use crate::protocol::{CoordinatorResponse, LeaderEpoch, Offset};
 
 impl GroupCoordinatorShard {
     pub(super) fn commit_error(
@@ -67,7 +67,7 @@ impl GroupCoordinatorShard {
             records.push(GroupRecord::OffsetCommit {
                 group_id: group_id.clone(),
                 topic_partition: entry.topic_partition,
-                offset: entry.offset,
+                offset: entry.offset.0,
                 leader_epoch: entry.leader_epoch.0,
                 metadata: entry.metadata,
                 commit_timestamp_ms: env.now_ms,
@@ -113,7 +113,7 @@ impl GroupCoordinatorShard {
             .map(|topic_partition| {
                 let found = committed.and_then(|offsets| offsets.get(&topic_partition));
                 CommittedOffset {
-                    offset: found.map_or(-1, |offset| offset.offset),
+                    offset: Offset(found.map_or(-1, |offset| offset.offset)),
                     leader_epoch: LeaderEpoch(found.map_or(-1, |offset| offset.leader_epoch)),
                     metadata: found
                         .map(|offset| offset.metadata.clone())

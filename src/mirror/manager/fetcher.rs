@@ -3,7 +3,7 @@
 //! EPOCH_FENCING's leader-epoch bumps.
 
 use super::*;
-use crate::protocol::{ClusterRequest, ControllerRequest, LeaderEpoch, ReplicaRequest};
+use crate::protocol::{ClusterRequest, ControllerRequest, LeaderEpoch, Offset, ReplicaRequest};
 
 impl MirrorManager {
     // ----- MIRRORING: the fetcher -----
@@ -62,7 +62,7 @@ impl MirrorManager {
             partitions: vec![FetchPartition {
                 topic_partition: topic_partition.clone(),
                 current_leader_epoch: LeaderEpoch(source_epoch),
-                fetch_offset: tail_check.map_or(offset, |check| check.base_offset),
+                fetch_offset: Offset(tail_check.map_or(offset, |check| check.base_offset)),
                 last_fetched_epoch: LeaderEpoch(last_fetched_epoch),
             }],
         });
@@ -101,8 +101,9 @@ impl MirrorManager {
         match answer.error {
             ErrorCode::None => {}
             ErrorCode::OffsetOutOfRange
-                if tail_check.is_some_and(|check| answer.log_start_offset > check.base_offset)
-                    && answer.log_start_offset <= sent_offset =>
+                if tail_check
+                    .is_some_and(|check| answer.log_start_offset > Offset(check.base_offset))
+                    && answer.log_start_offset <= Offset(sent_offset) =>
             {
                 // The source deleted the records the tail check would compare (DeleteRecords):
                 // nothing is left there to tell two histories apart; fetch from the log end.
@@ -110,11 +111,11 @@ impl MirrorManager {
                 task.verified_source_epoch = tail_check.map(|check| check.source_epoch);
                 return;
             }
-            ErrorCode::OffsetOutOfRange if answer.log_start_offset > sent_offset => {
+            ErrorCode::OffsetOutOfRange if answer.log_start_offset > Offset(sent_offset) => {
                 let removed = partition.log.log_start_offset() < sent_offset;
                 let _ = partition
                     .log
-                    .truncate_fully_and_start_at(answer.log_start_offset);
+                    .truncate_fully_and_start_at(answer.log_start_offset.0);
                 host.lend().push_truncation(
                     topic_partition,
                     sent_offset,

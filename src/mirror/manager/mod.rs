@@ -134,8 +134,8 @@ pub use stopping::{ResetSkipped, StopStep};
 use crate::protocol::{
     BrokerId, ClusterIndex, ClusterResponse, ControllerResponse, CoordinatorResponse, ErrorCode,
     FetchPartition, FetchPartitionResponse, LeaderEpoch, MirrorPartitionId, MirrorPartitionStatus,
-    MirrorResponse, MirrorStateWrite, NodeId, ReplicaResponse, Request, Response, TopicMetadata,
-    TopicPartition,
+    MirrorResponse, MirrorStateWrite, NodeId, Offset, ReplicaResponse, Request, Response,
+    TopicMetadata, TopicPartition,
 };
 use std::collections::BTreeMap;
 
@@ -358,7 +358,7 @@ struct MirrorTask {
     state_epoch: i32,
     previous_state: Option<MirrorState>,
     retry_attempt: i16,
-    last_mirrored: Option<(LeaderEpoch, i64)>,
+    last_mirrored: Option<(LeaderEpoch, Offset)>,
     step: Step,
     not_before_ms: i64,
     /// The desired state changed while a request was in flight.
@@ -810,7 +810,7 @@ impl MirrorManager {
                         error,
                         last_mirrored_epoch,
                         last_mirrored_offset,
-                    })) => Ok((error, (last_mirrored_epoch.0, last_mirrored_offset))),
+                    })) => Ok((error, (last_mirrored_epoch.0, last_mirrored_offset.0))),
                     Ok(_) => Err(ErrorCode::InvalidRequest),
                     Err(error) => Err(error),
                 };

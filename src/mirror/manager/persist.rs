@@ -3,7 +3,7 @@
 //! its action runs, and a refused write sends the task back to read the state again.
 
 use super::*;
-use crate::protocol::{CoordinatorRequest, LeaderEpoch};
+use crate::protocol::{CoordinatorRequest, LeaderEpoch, Offset};
 
 impl MirrorManager {
     // ----- coordinator reads and writes -----
@@ -77,7 +77,9 @@ impl MirrorManager {
                 && status.previous_state == Some(MirrorState::Stopping));
         let own_stop = in_stop && ((task.wrote && task.stop_own_writes_only) || never_mirrored);
         if own_stop {
-            task.last_mirrored = task.last_mirrored.or(Some((LeaderEpoch::NONE, -1)));
+            task.last_mirrored = task
+                .last_mirrored
+                .or(Some((LeaderEpoch::NONE, Offset::NONE)));
         }
         task.stop_own_writes_only = own_stop;
         task.own_writes_only = (never_mirrored
@@ -238,7 +240,10 @@ impl MirrorManager {
                     // a cluster mirroring from here would take for the source's and keep its
                     // own records below (generator seed 201).
                     task.last_mirrored = if task.own_writes_only {
-                        Some(task.last_mirrored.unwrap_or((LeaderEpoch::NONE, -1)))
+                        Some(
+                            task.last_mirrored
+                                .unwrap_or((LeaderEpoch::NONE, Offset::NONE)),
+                        )
                     } else {
                         None
                     };

@@ -2,7 +2,9 @@
 //! the mirror coordinator.
 
 use super::*;
-use crate::protocol::{CoordinatorRequest, CoordinatorResponse, LeaderEpoch, MirrorResponse};
+use crate::protocol::{
+    CoordinatorRequest, CoordinatorResponse, LeaderEpoch, MirrorResponse, Offset,
+};
 
 impl MirrorManager {
     // ----- source side -----
@@ -20,7 +22,7 @@ impl MirrorManager {
             Response::Mirror(MirrorResponse::LastMirroredEpochLookup {
                 error,
                 last_mirrored_epoch,
-                last_mirrored_offset: -1,
+                last_mirrored_offset: Offset::NONE,
             })
         };
         // The mirrors here whose source is the requester; the topic's own (its `mirror.name`,
@@ -115,7 +117,7 @@ impl MirrorManager {
         correlation_id: u64,
         response: Result<Response, ErrorCode>,
     ) {
-        let none = (LeaderEpoch::NONE, -1);
+        let none = (LeaderEpoch::NONE, Offset::NONE);
         let (error, (last_mirrored_epoch, last_mirrored_offset)) = match response {
             Ok(Response::Coordinator(CoordinatorResponse::ReadMirrorStates {
                 error: ErrorCode::None,

@@ -22,7 +22,7 @@
 //! nothing until it completes.
 
 use super::*;
-use crate::protocol::{ControllerRequest, LeaderEpoch};
+use crate::protocol::{ControllerRequest, LeaderEpoch, Offset};
 
 /// One step STOPPING took; see the module doc for the sequence of each path.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,7 +31,7 @@ pub enum StopStep {
     /// `kept` from an earlier run of this stop (persisted, or read back from the coordinator).
     RemoveFetcher {
         /// The last mirrored (epoch, offset) this stop records.
-        last_mirrored: (LeaderEpoch, i64),
+        last_mirrored: (LeaderEpoch, Offset),
         /// It came from an earlier run.
         kept: bool,
     },
@@ -60,7 +60,7 @@ pub enum StopStep {
     /// Step 4: the last mirrored (epoch, offset) is written to the mirror coordinator.
     PersistLastMirrored {
         /// What is written.
-        last_mirrored: Option<(LeaderEpoch, i64)>,
+        last_mirrored: Option<(LeaderEpoch, Offset)>,
     },
     /// `abort-markers`: an ABORT marker for the open transaction of `producer_id`.
     AbortMarker {
@@ -123,7 +123,7 @@ impl MirrorManager {
         let kept = task.last_mirrored.is_some();
         let last_mirrored = *task
             .last_mirrored
-            .get_or_insert((LeaderEpoch(latest_epoch), log_end));
+            .get_or_insert((LeaderEpoch(latest_epoch), Offset(log_end)));
         self.note_stop_step(
             topic_partition,
             StopStep::RemoveFetcher {

@@ -10,7 +10,7 @@
 
 use super::{ReplicaContext, ReplicaManager, WriteGate};
 use crate::events::BrokerEvent;
-use crate::protocol::{ErrorCode, NodeId, ReplicaResponse, Response, TopicPartition};
+use crate::protocol::{ErrorCode, NodeId, Offset, ReplicaResponse, Response, TopicPartition};
 use crate::replica::storage::BrokerStorage;
 use crate::replica::Partition;
 
@@ -21,15 +21,15 @@ impl<S: BrokerStorage> ReplicaManager<S> {
         context: &mut ReplicaContext<'_>,
         from: NodeId,
         correlation_id: u64,
-        partitions: Vec<(TopicPartition, i64)>,
+        partitions: Vec<(TopicPartition, Offset)>,
         mut gate: impl FnMut(&TopicPartition, &Partition<S::Disk>) -> WriteGate,
     ) {
         let results = partitions
             .into_iter()
             .map(
-                |(tp, offset)| match self.delete_records(context, &tp, offset, &mut gate) {
-                    Ok(low_watermark) => (tp, ErrorCode::None, low_watermark),
-                    Err(error) => (tp, error, -1),
+                |(tp, offset)| match self.delete_records(context, &tp, offset.0, &mut gate) {
+                    Ok(low_watermark) => (tp, ErrorCode::None, Offset(low_watermark)),
+                    Err(error) => (tp, error, Offset::NONE),
                 },
             )
             .collect();

@@ -6,7 +6,7 @@ use crate::events::BrokerEvent;
 use crate::log::{EpochEndOffset, FetchIsolation, LogDisk, PartitionLog};
 use crate::protocol::{
     BrokerId, EpochAnswer, EpochQuery, ErrorCode, FetchPartition, FetchPartitionResponse,
-    LeaderEpoch, ListOffsetsAnswer, ListOffsetsQuery, NodeId, OffsetSpec, ReplicaResponse,
+    LeaderEpoch, ListOffsetsAnswer, ListOffsetsQuery, NodeId, Offset, OffsetSpec, ReplicaResponse,
     Response, TopicPartition,
 };
 use crate::replica::storage::BrokerStorage;
@@ -59,9 +59,9 @@ fn error_answer(topic_partition: &TopicPartition, error: ErrorCode) -> FetchPart
     FetchPartitionResponse {
         topic_partition: topic_partition.clone(),
         error,
-        high_watermark: -1,
-        last_stable_offset: -1,
-        log_start_offset: -1,
+        high_watermark: Offset::NONE,
+        last_stable_offset: Offset::NONE,
+        log_start_offset: Offset::NONE,
         diverging_epoch: None,
         aborted_transactions: None,
         batches: Vec::new(),
@@ -76,9 +76,9 @@ fn data_answer(
     FetchPartitionResponse {
         topic_partition: topic_partition.clone(),
         error: ErrorCode::None,
-        high_watermark: data.high_watermark,
-        last_stable_offset: data.last_stable_offset,
-        log_start_offset: data.log_start_offset,
+        high_watermark: Offset(data.high_watermark),
+        last_stable_offset: Offset(data.last_stable_offset),
+        log_start_offset: Offset(data.log_start_offset),
         diverging_epoch: None,
         aborted_transactions: data.aborted_transactions,
         batches: data.batches,
@@ -101,9 +101,9 @@ fn offsets_answer<D: LogDisk>(
     FetchPartitionResponse {
         topic_partition: topic_partition.clone(),
         error,
-        high_watermark: log.high_watermark(),
-        last_stable_offset: log.last_stable_offset(),
-        log_start_offset: log.log_start_offset(),
+        high_watermark: Offset(log.high_watermark()),
+        last_stable_offset: Offset(log.last_stable_offset()),
+        log_start_offset: Offset(log.log_start_offset()),
         diverging_epoch: None,
         aborted_transactions: None,
         batches: Vec::new(),
@@ -207,7 +207,7 @@ impl<S: BrokerStorage> ReplicaManager<S> {
             }
             if end == EpochEndOffset::UNDEFINED
                 || end.epoch < request.last_fetched_epoch.0
-                || end.end_offset < request.fetch_offset
+                || end.end_offset < request.fetch_offset.0
             {
                 let mut answer = offsets_answer(topic_partition, log, ErrorCode::None);
                 answer.diverging_epoch = Some(end);
@@ -216,12 +216,12 @@ impl<S: BrokerStorage> ReplicaManager<S> {
             }
         }
         let Some(follower) = follower else {
-            return match log.read(request.fetch_offset, max_bytes, isolation, true) {
+            return match log.read(request.fetch_offset.0, max_bytes, isolation, true) {
                 Err(_) => offsets_answer(topic_partition, log, ErrorCode::OffsetOutOfRange),
                 Ok(data) => data_answer(topic_partition, data),
             };
         };
-        if let Some(cut) = partition.mirror_cut_fence(follower, request.fetch_offset) {
+        if let Some(cut) = partition.mirror_cut_fence(follower, request.fetch_offset.0) {
             // The epoch check passed, but a mirror cut since this follower's last fetch at
             // or below it may have removed records it holds (Partition::fence_after_mirror_cut).
             let mut answer = offsets_answer(topic_partition, log, ErrorCode::None);
@@ -232,13 +232,13 @@ impl<S: BrokerStorage> ReplicaManager<S> {
             context.events.push(BrokerEvent::MirrorCutFencedFollower {
                 topic_partition: topic_partition.clone(),
                 follower,
-                fetch_offset: request.fetch_offset,
+                fetch_offset: request.fetch_offset.0,
                 cut,
             });
             return answer;
         }
         let read = log.read(
-            request.fetch_offset,
+            request.fetch_offset.0,
             max_bytes,
             FetchIsolation::LogEnd,
             true,
@@ -249,7 +249,7 @@ impl<S: BrokerStorage> ReplicaManager<S> {
         self.partitions
             .get_mut(topic_partition)
             .expect("led above")
-            .record_follower_fetch(follower, request.fetch_offset, context.now_ms);
+            .record_follower_fetch(follower, request.fetch_offset.0, context.now_ms);
         data_answer(topic_partition, data)
     }
 
@@ -312,7 +312,7 @@ impl<S: BrokerStorage> ReplicaManager<S> {
                 let undefined = |error| EpochAnswer {
                     error,
                     leader_epoch: LeaderEpoch::NONE,
-                    end_offset: -1,
+                    end_offset: Offset::NONE,
                 };
                 let partition = match self
                     .led_partition(&query.topic_partition, query.current_leader_epoch.0)
@@ -324,7 +324,7 @@ impl<S: BrokerStorage> ReplicaManager<S> {
                 EpochAnswer {
                     error: ErrorCode::None,
                     leader_epoch: LeaderEpoch(end.epoch),
-                    end_offset: end.end_offset,
+                    end_offset: Offset(end.end_offset),
                 }
             })
             .collect();
@@ -362,7 +362,7 @@ impl<S: BrokerStorage> ReplicaManager<S> {
     ) -> ListOffsetsAnswer {
         let failed = |error| ListOffsetsAnswer {
             error,
-            offset: -1,
+            offset: Offset::NONE,
             leader_epoch: LeaderEpoch::NONE,
         };
         let (partition, state) =
@@ -383,7 +383,7 @@ impl<S: BrokerStorage> ReplicaManager<S> {
         };
         ListOffsetsAnswer {
             error: ErrorCode::None,
-            offset,
+            offset: Offset(offset),
             leader_epoch: LeaderEpoch(
                 log.epoch_cache()
                     .epoch_for_offset(offset.max(0))

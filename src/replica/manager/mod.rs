@@ -292,6 +292,7 @@ impl<S: BrokerStorage> ReplicaManager<S> {
 
 #[cfg(test)]
 mod tests {
+    use crate::protocol::Offset;
     use crate::protocol::{ProducerEpoch, ProducerId};
     use bytes::Bytes;
 
@@ -406,7 +407,7 @@ mod tests {
         vec![FetchPartition {
             topic_partition: tp(),
             current_leader_epoch: LeaderEpoch(1),
-            fetch_offset,
+            fetch_offset: Offset(fetch_offset),
             last_fetched_epoch: if fetch_offset > 0 {
                 LeaderEpoch(1)
             } else {
@@ -449,7 +450,7 @@ mod tests {
                     error, base_offset, ..
                 }),
             )] => {
-                assert_eq!((*error, *base_offset), (ErrorCode::None, 0));
+                assert_eq!((*error, base_offset.0), (ErrorCode::None, 0));
             }
             other => panic!("one produce answer expected: {other:?}"),
         }
@@ -643,6 +644,10 @@ mod tests {
         let mut delete = |replicas: &mut ReplicaManager<MemoryStorage>,
                           partitions: Vec<(TopicPartition, i64)>,
                           refused: bool| {
+            let partitions = partitions
+                .into_iter()
+                .map(|(tp, offset)| (tp, Offset(offset)))
+                .collect();
             replicas.handle_delete_records(&mut host.context(), CLIENT, 3, partitions, |_, _| {
                 WriteGate {
                     mirror_state: None,
@@ -653,7 +658,10 @@ mod tests {
                 [Message::Response(
                     3,
                     Response::Replica(ReplicaResponse::DeleteRecords { results }),
-                )] => results.clone(),
+                )] => results
+                    .iter()
+                    .map(|(tp, error, low_watermark)| (tp.clone(), *error, low_watermark.0))
+                    .collect::<Vec<_>>(),
                 other => panic!("one DeleteRecords answer expected: {other:?}"),
             }
         };

@@ -6,7 +6,7 @@ use super::{ReplicaContext, ReplicaManager};
 use crate::common::MirrorState;
 use crate::events::BrokerEvent;
 use crate::log::AppendOrigin;
-use crate::protocol::{Acks, ErrorCode, NodeId, ReplicaResponse, Response, TopicPartition};
+use crate::protocol::{Acks, ErrorCode, NodeId, Offset, ReplicaResponse, Response, TopicPartition};
 use crate::record::RecordBatch;
 use crate::replica::storage::BrokerStorage;
 use crate::replica::Role;
@@ -257,9 +257,9 @@ fn respond_produce(
         correlation_id,
         Response::Replica(ReplicaResponse::Produce {
             error,
-            base_offset,
+            base_offset: Offset(base_offset),
             log_append_time_ms,
-            log_start_offset,
+            log_start_offset: Offset(log_start_offset),
         }),
     );
 }
