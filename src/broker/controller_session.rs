@@ -28,7 +28,7 @@ use crate::metadata::{MetadataImage, MetadataRecord};
 use crate::node::Outbox;
 use crate::protocol::{
     BrokerId, ControllerRequest, ControllerResponse, CoordinatorResponse, ErrorCode, NodeId,
-    ProducerEpoch, ProducerId, Request, Response,
+    Offset, ProducerEpoch, ProducerId, Request, Response,
 };
 
 /// A request to the controller in flight.
@@ -191,7 +191,7 @@ impl ControllerSession {
             Request::Controller(ControllerRequest::BrokerHeartbeat {
                 broker_id: self.broker_id,
                 broker_epoch,
-                metadata_offset: image.next_offset,
+                metadata_offset: Offset(image.next_offset),
             }),
         );
         self.heartbeat = Some(PendingRequest {
@@ -208,7 +208,7 @@ impl ControllerSession {
         let correlation_id = outbox.request(
             self.controller,
             Request::Controller(ControllerRequest::FetchMetadata {
-                from_offset: image.next_offset,
+                from_offset: Offset(image.next_offset),
                 max_records: self.config.metadata_fetch_max_records,
             }),
         );
@@ -298,12 +298,12 @@ impl ControllerSession {
         &mut self,
         now_ms: i64,
         image: &mut MetadataImage,
-        records: Vec<(i64, MetadataRecord)>,
-        end_offset: i64,
+        records: Vec<(Offset, MetadataRecord)>,
+        Offset(end_offset): Offset,
     ) -> bool {
         self.metadata_fetch = None;
         let mut applied = false;
-        for (offset, record) in records {
+        for (Offset(offset), record) in records {
             if offset != image.next_offset {
                 // A stale or overlapping answer (e.g. after a retry); take only what follows.
                 continue;
@@ -390,7 +390,7 @@ impl ControllerSession {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::{ClusterIndex, Envelope, Message};
+    use crate::protocol::{ClusterIndex, Envelope, Message, Offset};
 
     const CONTROLLER: NodeId = NodeId::Controller(ClusterIndex(0));
     const ME: BrokerId = BrokerId(1);
@@ -428,7 +428,10 @@ mod tests {
         ));
         assert!(matches!(
             sent[1].1,
-            Request::Controller(ControllerRequest::FetchMetadata { from_offset: 0, .. })
+            Request::Controller(ControllerRequest::FetchMetadata {
+                from_offset: Offset(0),
+                ..
+            })
         ));
         // Unanswered: nothing new before the timeout, a second registration after it.
         session.poll(timeout - 1, &image, &mut outbox);
@@ -462,7 +465,7 @@ mod tests {
         // The metadata fetch in flight comes back with this registration: ready.
         let fetch = retry[1].0;
         let records = vec![(
-            0,
+            Offset(0),
             MetadataRecord::RegisterBroker {
                 broker_id: ME,
                 broker_epoch: 3,
@@ -471,7 +474,7 @@ mod tests {
         )];
         let fetched = Response::Controller(ControllerResponse::FetchMetadata {
             records,
-            end_offset: 1,
+            end_offset: Offset(1),
         });
         let answer = session.handle_response(timeout, fetch, fetched, &mut image, &mut outbox);
         assert!(matches!(answer, SessionAnswer::Metadata { applied: true }));

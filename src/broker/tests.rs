@@ -120,10 +120,10 @@ impl ScriptedController {
                     records: published
                         .iter()
                         .enumerate()
-                        .skip(from_offset as usize)
-                        .map(|(offset, record)| (offset as i64, record.clone()))
+                        .skip(from_offset.0 as usize)
+                        .map(|(offset, record)| (Offset(offset as i64), record.clone()))
                         .collect(),
-                    end_offset: published.len() as i64,
+                    end_offset: Offset(published.len() as i64),
                 })
             }
             Request::Controller(ControllerRequest::AlterPartition {

@@ -2,7 +2,7 @@
 //! AlterPartition, producer-id blocks, topic creation, configs and ACLs.
 
 use super::*;
-use crate::protocol::{ClusterResponse, ControllerResponse, ProducerId};
+use crate::protocol::{ClusterResponse, ControllerResponse, Offset, ProducerId};
 
 impl<D: LogDisk> Controller<D> {
     pub(super) fn handle_broker_registration(
@@ -65,7 +65,7 @@ impl<D: LogDisk> Controller<D> {
         from: NodeId,
         broker_id: BrokerId,
         broker_epoch: i64,
-        metadata_offset: i64,
+        Offset(metadata_offset): Offset,
     ) -> Result<Response, ControllerError> {
         let refuse = |error| {
             Response::Controller(ControllerResponse::BrokerHeartbeat {
@@ -99,20 +99,24 @@ impl<D: LogDisk> Controller<D> {
         }))
     }
 
-    pub(super) fn handle_fetch_metadata(&self, from_offset: i64, max_records: usize) -> Response {
+    pub(super) fn handle_fetch_metadata(
+        &self,
+        Offset(from_offset): Offset,
+        max_records: usize,
+    ) -> Response {
         let end_offset = self.log.end_offset();
         let start = from_offset.clamp(0, end_offset);
         let count = max_records.min(self.config.fetch_metadata_records_max);
-        let records: Vec<(i64, MetadataRecord)> = self.log.records()[start as usize..]
+        let records: Vec<(Offset, MetadataRecord)> = self.log.records()[start as usize..]
             .iter()
             .take(count)
             .enumerate()
-            .map(|(index, record)| (start + index as i64, record.clone()))
+            .map(|(index, record)| (Offset(start + index as i64), record.clone()))
             .collect();
         assert!(records.len() <= count);
         Response::Controller(ControllerResponse::FetchMetadata {
             records,
-            end_offset,
+            end_offset: Offset(end_offset),
         })
     }
 

@@ -3,7 +3,7 @@
 
 use crate::protocol::{
     ClusterRequest, ClusterResponse, ControllerRequest, ControllerResponse, CoordinatorRequest,
-    LeaderEpoch, ProducerEpoch, ProducerId,
+    LeaderEpoch, Offset, ProducerEpoch, ProducerId,
 };
 use bytes::Bytes;
 use proptest::prelude::*;
@@ -98,7 +98,7 @@ fn heartbeat<D: LogDisk>(
     let request = Request::Controller(ControllerRequest::BrokerHeartbeat {
         broker_id: BrokerId(broker),
         broker_epoch,
-        metadata_offset,
+        metadata_offset: Offset(metadata_offset),
     });
     match send(controller, now_ms, broker_node(broker), request) {
         Response::Controller(ControllerResponse::BrokerHeartbeat { error, is_fenced }) => {
@@ -1100,7 +1100,7 @@ fn fetch_metadata_lets_a_fresh_image_reach_the_controller_image() {
     let mut rounds = 0;
     loop {
         let request = Request::Controller(ControllerRequest::FetchMetadata {
-            from_offset: image.next_offset,
+            from_offset: Offset(image.next_offset),
             max_records: 3,
         });
         let Response::Controller(ControllerResponse::FetchMetadata {
@@ -1110,13 +1110,13 @@ fn fetch_metadata_lets_a_fresh_image_reach_the_controller_image() {
         else {
             panic!("unexpected response");
         };
-        assert_eq!(end_offset, controller.log_end_offset());
+        assert_eq!(end_offset, Offset(controller.log_end_offset()));
         assert!(records.len() <= 3);
         for (offset, record) in &records {
-            image.apply(*offset, record);
+            image.apply(offset.0, record);
         }
         rounds += 1;
-        if image.next_offset == end_offset {
+        if Offset(image.next_offset) == end_offset {
             break;
         }
         assert!(rounds < 100, "bounded");
@@ -1124,7 +1124,7 @@ fn fetch_metadata_lets_a_fresh_image_reach_the_controller_image() {
     assert_eq!(&image, controller.image());
     // Past the end: nothing, and the end offset.
     let request = Request::Controller(ControllerRequest::FetchMetadata {
-        from_offset: controller.log_end_offset() + 5,
+        from_offset: Offset(controller.log_end_offset() + 5),
         max_records: 3,
     });
     match send(&mut controller, SESSION_MS, broker_node(1), request) {
@@ -1133,7 +1133,7 @@ fn fetch_metadata_lets_a_fresh_image_reach_the_controller_image() {
             end_offset,
         }) => {
             assert!(records.is_empty());
-            assert_eq!(end_offset, controller.log_end_offset());
+            assert_eq!(end_offset, Offset(controller.log_end_offset()));
         }
         other => panic!("unexpected {other:?}"),
     }
@@ -1268,7 +1268,7 @@ fn failed_flush_stops_the_controller_without_an_answer_and_recovery_keeps_flushe
                 Request::Controller(ControllerRequest::BrokerHeartbeat {
                     broker_id: BrokerId(1),
                     broker_epoch: epochs[0],
-                    metadata_offset: 0,
+                    metadata_offset: Offset(0),
                 }),
             ),
         },

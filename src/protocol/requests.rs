@@ -62,12 +62,12 @@ pub enum ControllerRequest {
         /// Its registration epoch.
         broker_epoch: i64,
         /// Offset of the next metadata record the broker will apply.
-        metadata_offset: i64,
+        metadata_offset: Offset,
     },
     /// Broker → controller: metadata records from `from_offset` on.
     FetchMetadata {
         /// First record wanted.
-        from_offset: i64,
+        from_offset: Offset,
         /// At most this many records.
         max_records: usize,
     },
@@ -600,10 +600,10 @@ mod tests {
             ControllerRequest::BrokerHeartbeat {
                 broker_id: BROKER,
                 broker_epoch: 3,
-                metadata_offset: 10,
+                metadata_offset: Offset(10),
             },
             ControllerRequest::FetchMetadata {
-                from_offset: 0,
+                from_offset: Offset(0),
                 max_records: 10,
             },
             ControllerRequest::AlterPartition {

@@ -59,9 +59,9 @@ pub enum ControllerResponse {
     /// Metadata records.
     FetchMetadata {
         /// Records with their offsets, in order.
-        records: Vec<(i64, MetadataRecord)>,
+        records: Vec<(Offset, MetadataRecord)>,
         /// Offset after the last record in the controller's log.
-        end_offset: i64,
+        end_offset: Offset,
     },
     /// ISR change outcome.
     AlterPartition {
