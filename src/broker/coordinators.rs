@@ -12,8 +12,7 @@ use crate::coordinator::transaction::{
 };
 use crate::coordinator::{CONSUMER_OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC};
 use crate::mirror::coordinator::{MirrorCoordinatorShard, MIRROR_STATE_TOPIC};
-use crate::mirror::gate::{marker_gate, MarkerFacts};
-use crate::mirror::DesiredState;
+use crate::mirror::gate::{marker_gate, refuses_txn_enlist, MarkerFacts};
 use crate::mirror::TopicMirrorConfig;
 use crate::protocol::{
     ClusterResponse, CoordinatorRequest, CoordinatorResponse, CoordinatorType, ErrorCode, NodeId,
@@ -170,9 +169,10 @@ impl<S: BrokerStorage> super::Broker<S> {
 
     /// AddPartitionsToTxn, as Kafka's `KafkaApis` screens it before its coordinator sees it
     /// (it answers unauthorized and unknown topics there): a transactional id this broker
-    /// does not coordinate gets `NotCoordinator`; then, unless the design is
-    /// `txn-enlist-unchecked`, a partition of a topic whose `mirror.name` asks to mirror or to
-    /// pause it gets `ReadOnlyTopic` and the request's other partitions
+    /// does not coordinate gets `NotCoordinator`; then a partition KIP-1279's gate refuses to
+    /// enlist ([`refuses_txn_enlist`]: unless the design is `txn-enlist-unchecked`, one of a
+    /// topic whose `mirror.name` asks to mirror or to pause it) gets `ReadOnlyTopic` and the
+    /// request's other partitions
     /// `OPERATION_NOT_ATTEMPTED`, so a producer on the destination never enlists a mirror
     /// partition whose markers its leader would refuse (issue #14: the prototype enlists it,
     /// the produce is refused, and the transaction's ABORT marker is refused for as long as
@@ -200,17 +200,8 @@ impl<S: BrokerStorage> super::Broker<S> {
         let hosted = self
             .coordinators
             .hosts_key(&self.image, key_type, transactional_id);
-        let read_only: Vec<TopicPartition> = partitions
-            .iter()
-            .filter(|tp| {
-                matches!(
-                    self.image.mirror_desired_state(&tp.topic),
-                    Some(DesiredState::Mirror { .. } | DesiredState::Paused { .. })
-                )
-            })
-            .cloned()
-            .collect();
-        if !hosted || read_only.is_empty() || !self.config.mirror_design.checks_txn_enlist() {
+        let read_only = refuses_txn_enlist(&self.image, self.config.mirror_design, partitions);
+        if !hosted || read_only.is_empty() {
             let key = transactional_id.clone();
             self.route_to_coordinator(now_ms, from, correlation_id, key_type, &key, request);
             return;

@@ -7,9 +7,12 @@
 //! partition's `mirror_state` (set by the [`manager`](super::manager)) is not writable
 //! ([`MirrorState::is_writable`]); a topic outside every mirror is never gated. The same
 //! holds for DeleteRecords ([`refuses_delete_records`]) and, with the designs' exceptions, for
-//! a coordinator's transaction markers ([`marker_gate`]).
+//! a coordinator's transaction markers ([`marker_gate`]). One rule is decided by the
+//! transaction coordinator's broker instead, before a transactional producer's first write:
+//! which partitions it may not enlist ([`refuses_txn_enlist`]).
 
-use super::{MirrorDesign, MirrorState, TopicMirrorConfig};
+use super::{DesiredState, MirrorDesign, MirrorState, TopicMirrorConfig};
+use crate::common::TopicPartition;
 use crate::metadata::MetadataImage;
 pub use crate::replica::MarkerGate;
 use crate::switches::BrokenSwitch;
@@ -47,6 +50,32 @@ pub fn refuses_delete_records(
     mirror_state.filter(|state| {
         !state.is_writable() && !broken.contains(&BrokenSwitch::MirrorTopicAdminUnchecked)
     })
+}
+
+/// The partitions of an AddPartitionsToTxn that KIP-1279 refuses to enlist
+/// (`READ_ONLY_TOPIC`), in request order: those of topics whose `mirror.name` in `image` asks
+/// to mirror or to pause them, unless `design` enlists them unchecked
+/// (`txn-enlist-unchecked`, the prototype). A topic being removed (`<m>.removed`) is enlisted:
+/// its partitions may still be STOPPING, and their leaders refuse the produce and the marker
+/// until STOPPED, which STOPPING reaches on its own (see `broker/coordinators.rs`).
+pub fn refuses_txn_enlist(
+    image: &MetadataImage,
+    design: MirrorDesign,
+    partitions: &[TopicPartition],
+) -> Vec<TopicPartition> {
+    if !design.checks_txn_enlist() {
+        return Vec::new();
+    }
+    partitions
+        .iter()
+        .filter(|tp| {
+            matches!(
+                image.mirror_desired_state(&tp.topic),
+                Some(DesiredState::Mirror { .. } | DesiredState::Paused { .. })
+            )
+        })
+        .cloned()
+        .collect()
 }
 
 /// What the marker gate looks at for one marker on one led partition.
@@ -114,6 +143,30 @@ mod tests {
             .configs
             .insert(ConfigResource::Topic(topic.into()), configs.into());
         image
+    }
+
+    #[test]
+    fn a_transaction_may_not_enlist_a_mirrored_or_paused_partition_unless_unchecked() {
+        let mut image = image_with_mirror_topic("orders", "m");
+        for (topic, name) in [("paused", "m.paused"), ("removed", "m.removed")] {
+            let configs = [(MIRROR_NAME_CONFIG.to_owned(), name.to_owned())];
+            image
+                .configs
+                .insert(ConfigResource::Topic(topic.into()), configs.into());
+        }
+        let partitions = ["payments", "orders", "removed", "paused"]
+            .map(|topic| TopicPartition::new(topic, 0))
+            .to_vec();
+        let refused = |design| refuses_txn_enlist(&image, design, &partitions);
+        assert_eq!(
+            refused(MirrorDesign::Seed),
+            vec![
+                TopicPartition::new("orders", 0),
+                TopicPartition::new("paused", 0)
+            ],
+            "mirrored and paused topics are read-only; a removed or plain topic is not"
+        );
+        assert!(refused(MirrorDesign::TxnEnlistUnchecked).is_empty());
     }
 
     #[test]
