@@ -34,9 +34,11 @@ pub fn refuses_client_write(
     mirror_state: Option<MirrorState>,
     broken: &[BrokenSwitch],
 ) -> Option<MirrorState> {
-    mirror_state.filter(|state| {
-        !state.is_writable() && !broken.contains(&BrokenSwitch::MirrorWritableBeforeStopped)
-    })
+    refuses_until_stopped(
+        mirror_state,
+        broken,
+        BrokenSwitch::MirrorWritableBeforeStopped,
+    )
 }
 
 /// The mirror state that refuses DeleteRecords on a partition whose leader holds it in
@@ -47,9 +49,21 @@ pub fn refuses_delete_records(
     mirror_state: Option<MirrorState>,
     broken: &[BrokenSwitch],
 ) -> Option<MirrorState> {
-    mirror_state.filter(|state| {
-        !state.is_writable() && !broken.contains(&BrokenSwitch::MirrorTopicAdminUnchecked)
-    })
+    refuses_until_stopped(
+        mirror_state,
+        broken,
+        BrokenSwitch::MirrorTopicAdminUnchecked,
+    )
+}
+
+/// The read-only rule the client write and DeleteRecords share: a mirror partition's state
+/// refuses until it is writable (STOPPED), unless `switch` turns the check off on purpose.
+fn refuses_until_stopped(
+    mirror_state: Option<MirrorState>,
+    broken: &[BrokenSwitch],
+    switch: BrokenSwitch,
+) -> Option<MirrorState> {
+    mirror_state.filter(|state| !state.is_writable() && !broken.contains(&switch))
 }
 
 /// The partitions of an AddPartitionsToTxn that KIP-1279 refuses to enlist
