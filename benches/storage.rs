@@ -9,6 +9,7 @@
 //!
 //! Each figure is the best of five runs, to keep scheduler noise out of the ratio.
 
+use mirrorsim::common::{LeaderEpoch, Offset};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -84,10 +85,13 @@ fn main() {
         let (mut log, _) =
             PartitionLog::open(MemoryDisk::new(), LogConfig::default()).expect("empty log");
         for batch in &batches {
-            log.append_as_leader(batch, 0, AppendOrigin::Client, 0)
+            log.append_as_leader(batch, LeaderEpoch(0), AppendOrigin::Client, 0)
                 .expect("in-sequence batch");
         }
-        assert_eq!(log.log_end_offset(), (BATCHES * RECORDS_PER_BATCH) as i64);
+        assert_eq!(
+            log.log_end_offset(),
+            Offset((BATCHES * RECORDS_PER_BATCH) as i64)
+        );
     });
     println!(
         "leader append (log+disk):  {:8.2} M batches/s",

@@ -70,6 +70,7 @@
 //!
 //! The random properties run 64 cases each; `LOG_MODEL_CASES=n` runs `n` instead.
 
+use mirrorsim::common::{LeaderEpoch, Offset};
 use std::collections::{BTreeMap, BTreeSet};
 
 use bytes::Bytes;
@@ -743,7 +744,7 @@ fn build_batch(
 impl Harness {
     fn new(config: &LogConfig, pids: usize) -> Self {
         let mut log = open_empty(config);
-        log.assign_epoch_start_offset(0);
+        log.assign_epoch_start_offset(LeaderEpoch(0));
         Self {
             log,
             model: Model::new(),
@@ -825,7 +826,7 @@ impl Harness {
                 let expect = Model::client_rule(&d, pid, sent.epoch, sent.first_seq, n, sent.txn);
                 let result = self.log.append_as_leader(
                     &sent.batch,
-                    leader_epoch,
+                    LeaderEpoch(leader_epoch),
                     AppendOrigin::Client,
                     self.clock,
                 );
@@ -843,7 +844,7 @@ impl Harness {
                 let batch = build_batch(None, &recs, &timestamps);
                 let result = self.log.append_as_leader(
                     &batch,
-                    leader_epoch,
+                    LeaderEpoch(leader_epoch),
                     AppendOrigin::Client,
                     self.clock,
                 );
@@ -873,7 +874,7 @@ impl Harness {
                 let expect = Model::marker_rule(&d, pid, epoch, coord);
                 let result = self.log.append_as_leader(
                     &batch,
-                    leader_epoch,
+                    LeaderEpoch(leader_epoch),
                     AppendOrigin::Coordinator,
                     self.clock,
                 );
@@ -889,7 +890,7 @@ impl Harness {
                 let batch = mirror_pid_reset("source-cluster", self.clock);
                 let result = self.log.append_as_leader(
                     &batch,
-                    leader_epoch,
+                    LeaderEpoch(leader_epoch),
                     AppendOrigin::Coordinator,
                     self.clock,
                 );
@@ -922,7 +923,7 @@ impl Harness {
                 };
                 let result = self.log.append_as_leader(
                     &batch,
-                    leader_epoch,
+                    LeaderEpoch(leader_epoch),
                     AppendOrigin::Client,
                     self.clock,
                 );
@@ -931,7 +932,7 @@ impl Harness {
             Op::HighWatermark(fraction) => {
                 let candidates = self.model.boundaries_from_hw();
                 let target = candidates[pick(candidates.len(), fraction)];
-                let moved = self.log.maybe_increment_high_watermark(target);
+                let moved = self.log.maybe_increment_high_watermark(Offset(target));
                 assert_eq!(moved, target > self.model.hw, "{ctx}: HW moved");
                 self.model.hw = self.model.hw.max(target);
             }
@@ -947,7 +948,7 @@ impl Harness {
             Op::EpochBump(by) => {
                 self.model.leader_epoch += by;
                 let (epoch, leo) = (self.model.leader_epoch, self.model.leo());
-                self.log.assign_epoch_start_offset(epoch);
+                self.log.assign_epoch_start_offset(LeaderEpoch(epoch));
                 self.model.assign_epoch(epoch, leo);
             }
         }
@@ -956,10 +957,14 @@ impl Harness {
     fn truncate(&mut self, ctx: &str, target: i64) {
         let new_end = self
             .log
-            .truncate_to(target)
+            .truncate_to(Offset(target))
             .expect("truncation on a memory disk");
         let expected = self.model.truncate_to(target);
-        assert_eq!(new_end, expected, "{ctx}: LEO after truncate_to({target})");
+        assert_eq!(
+            new_end,
+            Offset(expected),
+            "{ctx}: LEO after truncate_to({target})"
+        );
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -978,7 +983,7 @@ impl Harness {
             (Expect::Append, Ok(info)) if !info.duplicate => {
                 assert_eq!(
                     (info.first_offset, info.last_offset),
-                    (leo, leo + len - 1),
+                    (Offset(leo), Offset(leo + len - 1)),
                     "{ctx}: assigned offsets"
                 );
                 self.model.push(kind, len, max_ts, records);
@@ -986,7 +991,7 @@ impl Harness {
             (Expect::Duplicate { first, last }, Ok(info)) if info.duplicate => {
                 assert_eq!(
                     (info.first_offset, info.last_offset),
-                    (first, last),
+                    (Offset(first), Offset(last)),
                     "{ctx}: a duplicate must report the original offsets"
                 );
             }
@@ -1003,16 +1008,16 @@ impl Harness {
         let log = &self.log;
         let model = &self.model;
         let d = Derived::of(&model.batches);
-        assert_eq!(log.log_start_offset(), 0, "{ctx}: log start");
-        assert_eq!(log.log_end_offset(), model.leo(), "{ctx}: LEO");
-        assert_eq!(log.high_watermark(), model.hw, "{ctx}: HW");
+        assert_eq!(log.log_start_offset(), Offset(0), "{ctx}: log start");
+        assert_eq!(log.log_end_offset(), Offset(model.leo()), "{ctx}: LEO");
+        assert_eq!(log.high_watermark(), Offset(model.hw), "{ctx}: HW");
         assert_eq!(
             log.first_unstable_offset(),
-            d.first_unstable(model.hw),
+            d.first_unstable(model.hw).map(Offset),
             "{ctx}: first unstable offset"
         );
         let lso = model.lso(&d);
-        assert_eq!(log.last_stable_offset(), lso, "{ctx}: LSO");
+        assert_eq!(log.last_stable_offset(), Offset(lso), "{ctx}: LSO");
         check_producers(&ctx, log, &d);
         assert_eq!(
             aborted_index(log),
@@ -1049,9 +1054,9 @@ impl Harness {
         let hidden = d.aborted_batches();
         for from in [0, pick(model.leo() as usize + 1, fraction) as i64] {
             let info = log
-                .read(from, 1 << 30, FetchIsolation::TxnCommitted, true)
+                .read(Offset(from), 1 << 30, FetchIsolation::TxnCommitted, true)
                 .expect("offset within the log");
-            assert_eq!(info.last_stable_offset, lso, "{ctx}: LSO in fetch");
+            assert_eq!(info.last_stable_offset, Offset(lso), "{ctx}: LSO in fetch");
             let fetched = completed_fetch(
                 from,
                 &info.batches,
@@ -1065,7 +1070,7 @@ impl Harness {
                 "{ctx}: READ_COMMITTED from {from}"
             );
             let info = log
-                .read(from, 1 << 30, FetchIsolation::HighWatermark, true)
+                .read(Offset(from), 1 << 30, FetchIsolation::HighWatermark, true)
                 .expect("offset within the log");
             let fetched =
                 completed_fetch(from, &info.batches, &[], IsolationLevel::ReadUncommitted)
@@ -1116,7 +1121,7 @@ fn epoch_entries(log: &PartitionLog<MemoryDisk>) -> Vec<(i32, i64)> {
     log.epoch_cache()
         .entries()
         .iter()
-        .map(|e| (e.epoch, e.start_offset))
+        .map(|e| (e.epoch.0, e.start_offset.0))
         .collect()
 }
 
@@ -1126,7 +1131,7 @@ fn epoch_entries_with_data(log: &PartitionLog<MemoryDisk>) -> Vec<(i32, i64)> {
     let leo = log.log_end_offset();
     epoch_entries(log)
         .into_iter()
-        .filter(|&(_, start)| start < leo)
+        .filter(|&(_, start)| start < leo.0)
         .collect()
 }
 
@@ -1398,7 +1403,7 @@ proptest! {
                 .model
                 .batches
                 .iter()
-                .take_while(|b| b.next() <= follower.log_end_offset())
+                .take_while(|b| b.next() <= follower.log_end_offset().0)
                 .cloned()
                 .collect();
             let ctx = format!("follower at {}", follower.log_end_offset());
@@ -1508,7 +1513,7 @@ proptest! {
         let mut recovered = recovered;
         let (recs, timestamps) = records_of(2, -1, 0, 1);
         let info = recovered
-            .append_as_leader(&build_batch(None, &recs, &timestamps), model.leader_epoch, AppendOrigin::Client, 1)
+            .append_as_leader(&build_batch(None, &recs, &timestamps), LeaderEpoch(model.leader_epoch), AppendOrigin::Client, 1)
             .expect("append after recovery");
         prop_assert_eq!(info.first_offset, leo);
     }
@@ -1556,7 +1561,7 @@ fn sequence_wrap_and_duplicate_window() {
         }
     );
     // Seven batches of two records, nothing appended by the retries.
-    assert_eq!(h.log.log_end_offset(), 14);
+    assert_eq!(h.log.log_end_offset(), Offset(14));
 }
 
 /// A reset makes a known producer unknown again: any epoch and sequence are accepted, and its
@@ -1583,11 +1588,11 @@ fn reset_forgets_producers_and_open_transactions() {
 #[test]
 fn reset_keeps_unreplicated_txn_holding_lso() {
     let mut log = open_empty(&LogConfig::default());
-    log.assign_epoch_start_offset(0);
+    log.assign_epoch_start_offset(LeaderEpoch(0));
     let mut txn = BatchBuilder::idempotent(1000, 0, 0);
     txn.transactional = true;
     txn.append(1, None, Some(Bytes::from_static(b"x")), Vec::new());
-    log.append_as_leader(&txn.build(), 0, AppendOrigin::Client, 1)
+    log.append_as_leader(&txn.build(), LeaderEpoch(0), AppendOrigin::Client, 1)
         .unwrap();
     let commit = end_transaction_marker(
         MarkerProducer {
@@ -1598,24 +1603,24 @@ fn reset_keeps_unreplicated_txn_holding_lso() {
         0,
         2,
     );
-    log.append_as_leader(&commit, 0, AppendOrigin::Coordinator, 2)
+    log.append_as_leader(&commit, LeaderEpoch(0), AppendOrigin::Coordinator, 2)
         .unwrap();
-    log.maybe_increment_high_watermark(1);
+    log.maybe_increment_high_watermark(Offset(1));
     assert_eq!(
         log.last_stable_offset(),
-        0,
+        Offset(0),
         "the unreplicated commit holds the LSO"
     );
     log.append_as_leader(
         &mirror_pid_reset("source", 3),
-        0,
+        LeaderEpoch(0),
         AppendOrigin::Coordinator,
         3,
     )
     .unwrap();
     assert_eq!(
         log.last_stable_offset(),
-        0,
+        Offset(0),
         "the commit marker at 1 is still not below the HW (1)"
     );
 }
@@ -1628,7 +1633,7 @@ fn reset_keeps_unreplicated_txn_holding_lso() {
 fn follower_index_lso_does_not_depend_on_fetch_chunking() {
     let config = LogConfig::default();
     let mut leader = open_empty(&config);
-    leader.assign_epoch_start_offset(0);
+    leader.assign_epoch_start_offset(LeaderEpoch(0));
     let txn_batch = |pid: i64| {
         let mut b = BatchBuilder::idempotent(pid, 0, 0);
         b.transactional = true;
@@ -1646,22 +1651,27 @@ fn follower_index_lso_does_not_depend_on_fetch_chunking() {
     );
     let (plain, ts) = records_of(1, -1, 0, 3);
     leader
-        .append_as_leader(&txn_batch(1000), 0, AppendOrigin::Client, 1)
+        .append_as_leader(&txn_batch(1000), LeaderEpoch(0), AppendOrigin::Client, 1)
         .unwrap();
     leader
-        .append_as_leader(&abort_a, 0, AppendOrigin::Coordinator, 2)
+        .append_as_leader(&abort_a, LeaderEpoch(0), AppendOrigin::Coordinator, 2)
         .unwrap();
     leader
-        .append_as_leader(&build_batch(None, &plain, &ts), 0, AppendOrigin::Client, 3)
+        .append_as_leader(
+            &build_batch(None, &plain, &ts),
+            LeaderEpoch(0),
+            AppendOrigin::Client,
+            3,
+        )
         .unwrap();
     leader
-        .append_as_leader(&txn_batch(1001), 0, AppendOrigin::Client, 4)
+        .append_as_leader(&txn_batch(1001), LeaderEpoch(0), AppendOrigin::Client, 4)
         .unwrap();
     assert_eq!(aborted_index(&leader), vec![(1000, 0, 1, 2)]);
 
     let mut follower = open_empty(&config);
     let all = leader
-        .read(0, 1 << 20, FetchIsolation::LogEnd, true)
+        .read(Offset(0), 1 << 20, FetchIsolation::LogEnd, true)
         .unwrap();
     follower.append_as_follower(&all.batches).unwrap();
     let live = aborted_index(&follower);
@@ -1695,7 +1705,7 @@ fn recovery_rejects_first_batch_with_corrupt_base_offset() {
         .map(|b| (b.base_offset(), b.last_offset()))
         .collect();
     assert_eq!(kept, vec![], "recovered batches");
-    assert_eq!(recovered.log_end_offset(), 0);
+    assert_eq!(recovered.log_end_offset(), Offset(0));
 }
 
 /// `flush()` fsyncs the segments and then checkpoints the high watermark, so a reopen restores

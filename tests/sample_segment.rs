@@ -7,6 +7,7 @@
 //! it after an intended format change.
 
 use bytes::Bytes;
+use mirrorsim::common::LeaderEpoch;
 use mirrorsim::log::{AppendOrigin, LogConfig, MemoryDisk, PartitionLog};
 use mirrorsim::record::{
     end_transaction_marker, mirror_pid_reset, BatchBuilder, MarkerProducer, RecordBatch,
@@ -56,29 +57,37 @@ fn sample_segment() -> Bytes {
     };
     leader(
         &record_batch(1000, 0, false, &["created", "paid"]),
-        4,
+        LeaderEpoch(4),
         AppendOrigin::Client,
     );
     leader(
         &record_batch(1001, 0, true, &["reserved"]),
-        4,
+        LeaderEpoch(4),
         AppendOrigin::Client,
     );
-    leader(&marker(1001, true), 4, AppendOrigin::Coordinator);
+    leader(
+        &marker(1001, true),
+        LeaderEpoch(4),
+        AppendOrigin::Coordinator,
+    );
     leader(
         &record_batch(1002, 0, true, &["refund"]),
-        5,
+        LeaderEpoch(5),
         AppendOrigin::Client,
     );
-    leader(&marker(1002, false), 5, AppendOrigin::Coordinator);
+    leader(
+        &marker(1002, false),
+        LeaderEpoch(5),
+        AppendOrigin::Coordinator,
+    );
     leader(
         &mirror_pid_reset("cluster-a", T0 + 60),
-        16,
+        LeaderEpoch(16),
         AppendOrigin::Coordinator,
     );
     leader(
         &record_batch(1000, 0, false, &["local-write"]),
-        16,
+        LeaderEpoch(16),
         AppendOrigin::Client,
     );
     log.to_segment_bytes()

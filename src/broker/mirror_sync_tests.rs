@@ -56,7 +56,11 @@ fn admin_commit(world: &mut World, cluster: ClusterIndex, group: &str, offset: i
     );
 }
 
-fn committed(world: &mut World, cluster: ClusterIndex, group: &str) -> Option<(i64, i32)> {
+fn committed(
+    world: &mut World,
+    cluster: ClusterIndex,
+    group: &str,
+) -> Option<(Offset, LeaderEpoch)> {
     let coordinator = group_coordinator(world, cluster, group);
     let request = Request::Coordinator(CoordinatorRequest::OffsetFetch {
         group_id: group.into(),
@@ -66,7 +70,7 @@ fn committed(world: &mut World, cluster: ClusterIndex, group: &str) -> Option<(i
         Response::Coordinator(CoordinatorResponse::OffsetFetch { offsets, .. }) => offsets
             .iter()
             .find(|o| o.topic_partition == orders() && o.offset.is_some())
-            .map(|o| (o.offset.0, o.leader_epoch.0)),
+            .map(|o| (o.offset, o.leader_epoch)),
         other => panic!("unexpected {other:?}"),
     }
 }
@@ -125,8 +129,8 @@ fn the_sync_adopts_topics_copies_configs_and_acls_and_clamps_group_offsets() {
     });
     ok(world.call(b, request));
     let source_epoch = world.partition(world.leader(A)).log.latest_epoch().unwrap();
-    admin_commit(&mut world, A, "billing", 8, source_epoch);
-    admin_commit(&mut world, A, "audit", 1_000, source_epoch);
+    admin_commit(&mut world, A, "billing", 8, source_epoch.0);
+    admin_commit(&mut world, A, "audit", 1_000, source_epoch.0);
     world.run_for(200);
 
     // b mirrors orders (added by hand) and adopts payments on its own.
@@ -176,16 +180,25 @@ fn the_sync_adopts_topics_copies_configs_and_acls_and_clamps_group_offsets() {
     assert!(b_image.acls.contains(&own));
     // Offsets: copied when b has the data, clamped to b's log end (with b's epoch) otherwise.
     let b_end = world.partition(world.leader(B)).log.high_watermark();
-    assert_eq!(b_end, 10);
-    assert_eq!(committed(&mut world, B, "billing"), Some((8, source_epoch)));
-    assert_eq!(committed(&mut world, B, "audit"), Some((10, source_epoch)));
+    assert_eq!(b_end, Offset(10));
+    assert_eq!(
+        committed(&mut world, B, "billing"),
+        Some((Offset(8), source_epoch))
+    );
+    assert_eq!(
+        committed(&mut world, B, "audit"),
+        Some((Offset(10), source_epoch))
+    );
 
     // After failover nothing is synced any more: a's group moves on, b's stays.
     alter_on(&mut world, B, "m", MirrorTopicOperation::Remove);
     run_until(&mut world, B, MirrorState::Stopped);
-    admin_commit(&mut world, A, "billing", 9, source_epoch);
+    admin_commit(&mut world, A, "billing", 9, source_epoch.0);
     world.run_for(2 * BrokerConfig::default().mirror_metadata_refresh_interval_ms);
-    assert_eq!(committed(&mut world, B, "billing"), Some((8, source_epoch)));
+    assert_eq!(
+        committed(&mut world, B, "billing"),
+        Some((Offset(8), source_epoch))
+    );
 }
 
 #[test]
@@ -303,7 +316,7 @@ fn describe_mirror_reports_state_lag_and_last_mirrored_epoch_even_without_the_so
     assert_eq!(orders_0.lag, None);
     assert_eq!(
         orders_0.status.last_mirrored,
-        Some((LeaderEpoch(mirrored_epoch), Offset(6)))
+        Some((mirrored_epoch, Offset(6)))
     );
 }
 
@@ -332,22 +345,28 @@ fn sync_over_a_re_added_partition(design: crate::mirror::MirrorDesign) {
     let mut world = World::with_design(design);
     assert!(world.produce(A, 7, 0, 10).iter().all(|e| e.is_none()));
     let epoch = world.partition(world.leader(A)).log.latest_epoch().unwrap();
-    admin_commit(&mut world, A, "billing", 8, epoch);
+    admin_commit(&mut world, A, "billing", 8, epoch.0);
     create_mirror_between(&mut world, "m", A, B);
     alter_on(&mut world, B, "m", MirrorTopicOperation::Add);
     run_until(&mut world, B, MirrorState::Mirroring);
     let interval = BrokerConfig::default().mirror_metadata_refresh_interval_ms;
     world.run_for(2 * interval + 1_000);
-    assert_eq!(committed(&mut world, B, "billing"), Some((8, epoch)));
+    assert_eq!(
+        committed(&mut world, B, "billing"),
+        Some((Offset(8), epoch))
+    );
 
     // Failover: b stops and writes 6 records of its own; a moves on to 20 and billing to 18.
     alter_on(&mut world, B, "m", MirrorTopicOperation::Remove);
     run_until(&mut world, B, MirrorState::Stopped);
     assert!(world.produce(B, 9, 0, 6).iter().all(|e| e.is_none()));
     assert!(world.produce(A, 7, 10, 10).iter().all(|e| e.is_none()));
-    admin_commit(&mut world, A, "billing", 18, epoch);
+    admin_commit(&mut world, A, "billing", 18, epoch.0);
     let b_end = world.partition(world.leader(B)).log.high_watermark();
-    assert!(b_end > 10, "b's own records are above the mirrored ones");
+    assert!(
+        b_end > Offset(10),
+        "b's own records are above the mirrored ones"
+    );
 
     // Re-added while no state write reaches a coordinator: orders-0 is in the mirror again
     // but stays STOPPED, holding b's log. The sync must leave billing alone.
@@ -365,7 +384,7 @@ fn sync_over_a_re_added_partition(design: crate::mirror::MirrorDesign) {
     assert_eq!(stored_state_on_b(&mut world), MirrorState::Stopped);
     assert_eq!(
         committed(&mut world, B, "billing"),
-        Some((8, epoch)),
+        Some((Offset(8), epoch)),
         "no offset from the bounds of a partition that is not MIRRORING"
     );
 
@@ -374,5 +393,8 @@ fn sync_over_a_re_added_partition(design: crate::mirror::MirrorDesign) {
     run_until(&mut world, B, MirrorState::Mirroring);
     world.run_for(2 * interval + 1_000);
     assert_eq!(stored_state_on_b(&mut world), MirrorState::Mirroring);
-    assert_eq!(committed(&mut world, B, "billing"), Some((18, epoch)));
+    assert_eq!(
+        committed(&mut world, B, "billing"),
+        Some((Offset(18), epoch))
+    );
 }

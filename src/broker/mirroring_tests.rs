@@ -259,7 +259,7 @@ impl World {
 fn bytes_from(partition: &Partition<MemoryDirDisk>, offset: i64) -> Vec<Bytes> {
     partition
         .log
-        .batches_from(offset)
+        .batches_from(Offset(offset))
         .map(|batch| batch.bytes().clone())
         .collect()
 }
@@ -302,7 +302,7 @@ fn active_passive_mirrors_byte_for_byte_then_fails_over_to_a_writable_partition(
     assert!(reset.is_mirror_pid_reset());
     assert_eq!(reset.base_offset(), 10);
     assert!(
-        reset.partition_leader_epoch() > mirrored_epoch,
+        reset.partition_leader_epoch() > mirrored_epoch.0,
         "epoch bumped above the mirrored ones"
     );
     assert!(
@@ -320,7 +320,7 @@ fn active_passive_mirrors_byte_for_byte_then_fails_over_to_a_writable_partition(
         let replica = NodeId::Broker(B, BrokerId(id));
         assert_eq!(
             world.partition(replica).log.log_end_offset(),
-            13,
+            Offset(13),
             "{replica}"
         );
     }
@@ -470,7 +470,7 @@ fn failback_truncates_the_old_primary_to_the_last_mirrored_epoch_and_converges()
     let b_leader = world.leader(B);
     assert_eq!(
         world.partition(b_leader).log.log_end_offset(),
-        8,
+        Offset(8),
         "5 mirrored, reset, 2 local"
     );
 
@@ -514,7 +514,7 @@ fn failback_truncates_the_old_primary_to_the_last_mirrored_epoch_and_converges()
                 reason,
                 ..
             } if topic_partition == orders() => {
-                Some((from_log_end_offset, to_log_end_offset, reason))
+                Some((from_log_end_offset.0, to_log_end_offset.0, reason))
             }
             _ => None,
         })
@@ -630,7 +630,7 @@ fn a_destination_leader_lost_at_any_point_of_stopping_still_ends_stopped() {
         assert_ne!(leader, first_leader, "cut after {cut_after_ms} ms");
         assert_stopped_cleanly(
             &mut world,
-            mirrored_epoch,
+            mirrored_epoch.0,
             &format!("cut after {cut_after_ms} ms"),
         );
     }
@@ -767,7 +767,11 @@ fn preparing_waits_for_every_replica_when_unclean_elections_are_supported_or_its
         run_until(&mut world, B, MirrorState::Mirroring);
         // Back, the follower re-registers and truncates (at once when PREPARING waited).
         world.run_for(3_000);
-        assert_eq!(world.partition(follower).log.log_end_offset(), 0, "{case}");
+        assert_eq!(
+            world.partition(follower).log.log_end_offset(),
+            Offset(0),
+            "{case}"
+        );
     }
 }
 
@@ -780,7 +784,7 @@ fn a_preparing_cut_that_removed_nothing_fences_the_replicas_it_did_not_wait_for(
     // `mirror-cut-unfenced` keeps Kafka's epoch check alone.
     use crate::mirror::MirrorDesign;
     for (design, fenced) in [
-        (MirrorDesign::Seed, Some(0)),
+        (MirrorDesign::Seed, Some(Offset(0))),
         (MirrorDesign::MirrorCutUnfenced, None),
     ] {
         let mut world = World::with_design(design);
@@ -804,11 +808,11 @@ fn a_preparing_cut_that_removed_nothing_fences_the_replicas_it_did_not_wait_for(
         let leader_partition = world.partition(leader);
         assert_eq!(
             leader_partition.log.log_end_offset(),
-            1,
+            Offset(1),
             "{design}: a's record mirrored"
         );
         assert_eq!(
-            leader_partition.mirror_cut_fence(follower_id, 1),
+            leader_partition.mirror_cut_fence(follower_id, Offset(1)),
             fenced,
             "{design}: the cut follower's fetch past the cut"
         );
@@ -836,7 +840,7 @@ fn a_stop_that_never_cut_or_mirrored_records_no_last_mirrored_epoch_and_resets_n
     let b_leader = world.leader(B);
     assert_eq!(
         world.partition(b_leader).log.log_end_offset(),
-        3,
+        Offset(3),
         "b cut nothing"
     );
     assert_ne!(
@@ -853,7 +857,7 @@ fn a_stop_that_never_cut_or_mirrored_records_no_last_mirrored_epoch_and_resets_n
     let b_log = &world.partition(world.leader(B)).log;
     assert_eq!(
         b_log.log_end_offset(),
-        3,
+        Offset(3),
         "the stop cut or appended nothing"
     );
     assert!(
@@ -873,14 +877,17 @@ fn a_stop_that_never_cut_or_mirrored_records_no_last_mirrored_epoch_and_resets_n
         },
         StopStep::RequestBump { minimum },
         StopStep::Bumped {
-            leader_epoch: minimum + 1,
+            leader_epoch: LeaderEpoch(minimum.0 + 1),
         },
-        StopStep::TruncateToLso { from: 3, to: 3 },
+        StopStep::TruncateToLso {
+            from: Offset(3),
+            to: Offset(3),
+        },
         StopStep::PersistLastMirrored {
             last_mirrored: Some((LeaderEpoch::NONE, Offset::NONE)),
         },
         StopStep::SkipPidReset(ResetSkipped::OwnWritesOnly),
-        StopStep::AwaitCommitted { offset: 2 },
+        StopStep::AwaitCommitted { offset: Offset(2) },
         StopStep::PersistStopped,
     ];
     assert_eq!(journal, expected);
@@ -958,7 +965,7 @@ fn delete_records_delete_topics_and_create_partitions_wait_for_stopped() {
         let replica = NodeId::Broker(B, BrokerId(id));
         assert_eq!(
             world.partition(replica).log.log_start_offset(),
-            2,
+            Offset(2),
             "{replica}"
         );
     }
@@ -1078,7 +1085,7 @@ fn a_mirror_coordinator_or_controller_crash_at_any_point_of_stopping_still_ends_
             };
             world.crash_and_restart(node, 1_500);
             run_until(&mut world, B, MirrorState::Stopped);
-            assert_stopped_cleanly(&mut world, mirrored_epoch, &what);
+            assert_stopped_cleanly(&mut world, mirrored_epoch.0, &what);
         }
     }
 }
@@ -1122,7 +1129,7 @@ fn a_deposed_leader_does_not_take_its_successors_stopped_as_its_own() {
     let zombie_log = &world.partition(zombie).log;
     assert!(zombie_log.producer_state().producers().is_empty());
     assert!(zombie_log.batches().last().unwrap().is_mirror_pid_reset());
-    assert_stopped_cleanly(&mut world, mirrored_epoch, "after the zombie rejoined");
+    assert_stopped_cleanly(&mut world, mirrored_epoch.0, "after the zombie rejoined");
 }
 
 #[path = "mirror_sync_tests.rs"]
@@ -1200,8 +1207,8 @@ fn a_follower_that_missed_a_preparing_truncation_cuts_its_local_tail() {
         .find(|node| *node != leader)
         .unwrap();
     let tail_epoch = world.partition(follower).log.latest_epoch().unwrap();
-    assert!(tail_epoch > 0, "b's own epoch");
-    assert_eq!(world.partition(follower).log.log_end_offset(), 8);
+    assert!(tail_epoch > LeaderEpoch(0), "b's own epoch");
+    assert_eq!(world.partition(follower).log.log_end_offset(), Offset(8));
     world.cut.insert(follower);
     world.run_for(3_000);
     alter_on(&mut world, B, "m", MirrorTopicOperation::Add);
@@ -1209,8 +1216,8 @@ fn a_follower_that_missed_a_preparing_truncation_cuts_its_local_tail() {
     assert!(world.produce(A, 7, 5, 10).iter().all(|e| e.is_none()));
     world.run_for(1_000);
     assert_eq!(world.leader(B), leader);
-    assert_eq!(world.partition(leader).log.log_end_offset(), 15);
-    assert_eq!(world.partition(leader).log.high_watermark(), 15);
+    assert_eq!(world.partition(leader).log.log_end_offset(), Offset(15));
+    assert_eq!(world.partition(leader).log.high_watermark(), Offset(15));
     world.cut.clear();
     world.run_for(3_000);
     let expected = bytes_from(world.partition(leader), 0);
@@ -1291,7 +1298,7 @@ fn a_stopping_write_answered_after_a_new_leadership_began_is_not_the_new_tasks()
     run_until(&mut world, B, MirrorState::Stopped);
     assert_stopped_cleanly(
         &mut world,
-        mirrored_epoch,
+        mirrored_epoch.0,
         "after the new leadership's stop",
     );
 }
@@ -1359,7 +1366,7 @@ fn a_mirror_checks_its_tail_when_the_source_epoch_changes_and_appends_only_above
             topic_partition,
             base_offset,
             source_epoch,
-        } if topic_partition == orders() => Some((base_offset, source_epoch)),
+        } if topic_partition == orders() => Some((base_offset.0, source_epoch.0)),
         BrokerEvent::MirrorTailDiverged { .. } => panic!("the tails are the same: {event:?}"),
         _ => None,
     });
@@ -1394,7 +1401,7 @@ fn a_mirroring_cut_that_removed_records_bumps_the_leader_epoch_before_the_next_a
             BrokerEvent::MirrorCutEpochBump {
                 topic_partition,
                 leader_epoch,
-            } if topic_partition == orders() => Some(leader_epoch),
+            } if topic_partition == orders() => Some(leader_epoch.0),
             _ => None,
         });
         assert_eq!(world.leader(B), leader, "{design}");
@@ -1430,7 +1437,7 @@ fn stopping_takes_the_seed_steps_in_order_and_each_design_its_own() {
     ] {
         let mut world = mirroring_world_with(design, 4);
         let source_epoch = world.partition(world.leader(A)).log.latest_epoch().unwrap();
-        let mirrored = (LeaderEpoch(source_epoch), Offset(4));
+        let mirrored = (source_epoch, Offset(4));
         let epoch = orders_leader_epoch(&world, B);
         alter_on(&mut world, B, "m", MirrorTopicOperation::Remove);
         run_until(&mut world, B, MirrorState::Stopped);
@@ -1444,16 +1451,22 @@ fn stopping_takes_the_seed_steps_in_order_and_each_design_its_own() {
         // The bump asks above every epoch in the log (the source's 0) and the current one.
         let bump = [
             RequestBump {
-                minimum: epoch.max(source_epoch),
+                minimum: LeaderEpoch(epoch.max(source_epoch.0)),
             },
             Bumped {
-                leader_epoch: epoch.max(source_epoch) + 1,
+                leader_epoch: LeaderEpoch(epoch.max(source_epoch.0) + 1),
             },
         ];
         // Nothing is open above the LSO in this world: the cut removes nothing, and the
         // later revision writes no ABORT marker.
-        let cut = TruncateToLso { from: 4, to: 4 };
-        let reset = [AppendPidReset { offset: 4 }, AwaitCommitted { offset: 4 }];
+        let cut = TruncateToLso {
+            from: Offset(4),
+            to: Offset(4),
+        };
+        let reset = [
+            AppendPidReset { offset: Offset(4) },
+            AwaitCommitted { offset: Offset(4) },
+        ];
         let expected: Vec<StopStep> = match design {
             MirrorDesign::Seed => [vec![remove], bump.to_vec(), vec![cut, persist]]
                 .concat()
@@ -1462,7 +1475,7 @@ fn stopping_takes_the_seed_steps_in_order_and_each_design_its_own() {
                 .collect(),
             MirrorDesign::NoEpochBump => {
                 let current = Bumped {
-                    leader_epoch: epoch,
+                    leader_epoch: LeaderEpoch(epoch),
                 };
                 vec![remove, current, cut, persist]
                     .into_iter()
@@ -1474,7 +1487,7 @@ fn stopping_takes_the_seed_steps_in_order_and_each_design_its_own() {
                 .into_iter()
                 .chain([
                     SkipPidReset(ResetSkipped::Design),
-                    AwaitCommitted { offset: 3 },
+                    AwaitCommitted { offset: Offset(3) },
                 ])
                 .collect(),
             _ => [vec![remove, persist], bump.to_vec()]
@@ -1513,7 +1526,10 @@ fn a_stop_a_new_leader_resumes_keeps_the_last_mirrored_position_the_first_persis
             panic!("cut after {cut_after_ms} ms: {journal:?}");
         };
         // The new leadership's epoch is above the first's bumped one (or its own, unbumped).
-        assert!(minimum >= 1, "cut after {cut_after_ms} ms: {journal:?}");
+        assert!(
+            minimum >= LeaderEpoch(1),
+            "cut after {cut_after_ms} ms: {journal:?}"
+        );
         let expected = vec![
             RemoveFetcher {
                 last_mirrored: (LeaderEpoch(0), Offset(4)),
@@ -1521,14 +1537,17 @@ fn a_stop_a_new_leader_resumes_keeps_the_last_mirrored_position_the_first_persis
             },
             RequestBump { minimum },
             Bumped {
-                leader_epoch: minimum + 1,
+                leader_epoch: LeaderEpoch(minimum.0 + 1),
             },
-            TruncateToLso { from: 4, to: 4 },
+            TruncateToLso {
+                from: Offset(4),
+                to: Offset(4),
+            },
             PersistLastMirrored {
                 last_mirrored: Some((LeaderEpoch(0), Offset(4))),
             },
-            AppendPidReset { offset: 4 },
-            AwaitCommitted { offset: 4 },
+            AppendPidReset { offset: Offset(4) },
+            AwaitCommitted { offset: Offset(4) },
             PersistStopped,
         ];
         assert_eq!(journal, expected, "cut after {cut_after_ms} ms");

@@ -47,6 +47,7 @@ mod mirroring_tests;
 #[cfg(test)]
 mod tests;
 
+use crate::common::LeaderEpoch;
 use std::collections::BTreeMap;
 
 pub use crate::events::{BrokerEvent, TruncationReason};
@@ -270,7 +271,9 @@ impl<S: BrokerStorage> Broker<S> {
 
     /// The partitions whose mirror fetcher runs, with the task's committed mirror state and
     /// the leader epoch it leads the partition in (`single-mirror-fetcher`).
-    pub fn mirror_fetchers(&self) -> impl Iterator<Item = (&TopicPartition, MirrorState, i32)> {
+    pub fn mirror_fetchers(
+        &self,
+    ) -> impl Iterator<Item = (&TopicPartition, MirrorState, LeaderEpoch)> {
         self.mirror_manager().mirror_fetchers()
     }
 

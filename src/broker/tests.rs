@@ -379,8 +379,8 @@ fn acks_all_produce_completes_when_followers_replicate() {
     cluster.run_for(300);
     for id in [1, 2, 3] {
         let log = &cluster.partition(id).log;
-        assert_eq!(log.log_end_offset(), 1, "broker {id}");
-        assert_eq!(log.high_watermark(), 1, "broker {id}");
+        assert_eq!(log.log_end_offset(), Offset(1), "broker {id}");
+        assert_eq!(log.high_watermark(), Offset(1), "broker {id}");
         assert_eq!(
             log.to_segment_bytes(),
             cluster.partition(1).log.to_segment_bytes()
@@ -430,7 +430,7 @@ fn acks_all_is_refused_below_min_insync_replicas() {
     );
     assert_eq!(
         cluster.partition(1).log.log_end_offset(),
-        0,
+        Offset(0),
         "nothing appended"
     );
 }
@@ -462,7 +462,7 @@ fn follower_truncates_divergent_suffix_after_leader_change() {
     cluster.produce(1, Acks::Leader, 1);
     cluster.produce(1, Acks::Leader, 2);
     cluster.run_for(5);
-    assert_eq!(cluster.partition(1).log.log_end_offset(), 3);
+    assert_eq!(cluster.partition(1).log.log_end_offset(), Offset(3));
     // The controller moves leadership to broker 2 (epoch 1), which writes its own batch.
     cluster.controller.change_partition(|p| {
         p.leader = Some(BrokerId(2));
@@ -485,8 +485,11 @@ fn follower_truncates_divergent_suffix_after_leader_change() {
     let old_leader = &cluster.partition(1).log;
     let new_leader = &cluster.partition(2).log;
     assert_eq!(old_leader.to_segment_bytes(), new_leader.to_segment_bytes());
-    assert_eq!(old_leader.log_end_offset(), 2);
-    assert_eq!(new_leader.epoch_cache().latest_epoch(), Some(1));
+    assert_eq!(old_leader.log_end_offset(), Offset(2));
+    assert_eq!(
+        new_leader.epoch_cache().latest_epoch(),
+        Some(LeaderEpoch(1))
+    );
     assert!(cluster
         .brokers
         .get_mut(&BrokerId(1))
@@ -497,7 +500,7 @@ fn follower_truncates_divergent_suffix_after_leader_change() {
             event,
             BrokerEvent::Truncated {
                 reason: TruncationReason::DivergingEpoch,
-                from_log_end_offset: 3,
+                from_log_end_offset: Offset(3),
                 ..
             }
         )));
@@ -598,8 +601,8 @@ fn a_mirror_fetch_naming_an_epoch_above_the_leaders_latest_diverges_at_its_log_e
     assert_eq!(
         partitions[0].diverging_epoch,
         Some(EpochEndOffset {
-            epoch: 0,
-            end_offset: 2
+            epoch: LeaderEpoch(0),
+            end_offset: Offset(2)
         })
     );
     assert!(partitions[0].batches.is_empty());
@@ -652,7 +655,7 @@ fn restarted_broker_recovers_its_log_from_disk() {
         "no role before metadata"
     );
     cluster.run_for(100);
-    assert_eq!(cluster.partition(2).log.log_end_offset(), 1);
+    assert_eq!(cluster.partition(2).log.log_end_offset(), Offset(1));
 }
 
 #[test]
@@ -674,7 +677,7 @@ fn write_txn_markers_appends_markers_and_answers_once_the_isr_has_them() {
     cluster.run_for(50);
     assert_eq!(
         cluster.partition(1).log.last_stable_offset(),
-        0,
+        Offset(0),
         "the open transaction holds the LSO"
     );
     let marker = crate::protocol::TxnMarker {
@@ -699,7 +702,7 @@ fn write_txn_markers_appends_markers_and_answers_once_the_isr_has_them() {
         }),
     );
     cluster.run_for(50);
-    assert_eq!(cluster.partition(1).log.log_end_offset(), 2);
+    assert_eq!(cluster.partition(1).log.log_end_offset(), Offset(2));
     assert!(
         cluster.client_response(2).is_none(),
         "answered only after replication"
@@ -749,10 +752,14 @@ fn write_txn_markers_appends_markers_and_answers_once_the_isr_has_them() {
     cluster.run_for(300);
     for id in [1, 2, 3] {
         let log = &cluster.partition(id).log;
-        assert_eq!(log.log_end_offset(), 3, "broker {id} has both markers");
+        assert_eq!(
+            log.log_end_offset(),
+            Offset(3),
+            "broker {id} has both markers"
+        );
         assert_eq!(
             log.last_stable_offset(),
-            3,
+            Offset(3),
             "broker {id}: the commit released the LSO"
         );
     }
@@ -867,9 +874,9 @@ fn new_leader_alone_in_the_isr_commits_its_log_at_once() {
     let mut cluster = Cluster::new(&[1, 2], &[1, 2], 1);
     cluster.produce(1, Acks::Leader, 0);
     cluster.run_for(5);
-    assert_eq!(cluster.partition(1).log.high_watermark(), 1);
-    assert_eq!(cluster.partition(2).log.log_end_offset(), 1);
-    assert_eq!(cluster.partition(2).log.high_watermark(), 0);
+    assert_eq!(cluster.partition(1).log.high_watermark(), Offset(1));
+    assert_eq!(cluster.partition(2).log.log_end_offset(), Offset(1));
+    assert_eq!(cluster.partition(2).log.high_watermark(), Offset(0));
     let leader = NodeId::Broker(CLUSTER, BrokerId(1));
     cluster
         .cut
@@ -881,7 +888,7 @@ fn new_leader_alone_in_the_isr_commits_its_log_at_once() {
     });
     cluster.run_for(100);
     assert!(cluster.partition(2).leader_state().is_some());
-    assert_eq!(cluster.partition(2).log.high_watermark(), 1);
+    assert_eq!(cluster.partition(2).log.high_watermark(), Offset(1));
 }
 
 #[test]
@@ -908,7 +915,7 @@ fn a_mirror_topic_is_read_only_until_its_partition_is_stopped() {
     }
     assert_eq!(
         cluster.partition(1).log.log_end_offset(),
-        0,
+        Offset(0),
         "nothing appended"
     );
     assert_eq!(cluster.partition(1).mirror_state, MirrorState::Unknown);
@@ -1005,7 +1012,7 @@ fn a_mirror_partition_takes_no_transaction_marker_until_it_is_stopped() {
     assert_eq!(write_marker(&mut cluster, false), ErrorCode::ReadOnlyTopic);
     assert_eq!(
         cluster.partition(1).log.log_end_offset(),
-        1,
+        Offset(1),
         "nothing appended"
     );
     let refused: Vec<(bool, MirrorState)> = cluster
@@ -1047,7 +1054,7 @@ fn a_mirror_partition_takes_no_transaction_marker_until_it_is_stopped() {
     }
     assert_eq!(
         cluster.partition(1).log.log_end_offset(),
-        1,
+        Offset(1),
         "nothing appended"
     );
     assert!(cluster
@@ -1066,7 +1073,7 @@ fn a_mirror_partition_takes_no_transaction_marker_until_it_is_stopped() {
     // Out of every mirror: the marker is written.
     set_mirror_name(&mut cluster, None);
     assert_eq!(write_marker(&mut cluster, false), ErrorCode::None);
-    assert_eq!(cluster.partition(1).log.log_end_offset(), 2);
+    assert_eq!(cluster.partition(1).log.log_end_offset(), Offset(2));
 }
 
 #[test]
@@ -1082,7 +1089,7 @@ fn a_leader_epoch_bump_keeps_the_leader_and_starts_the_new_epoch_at_the_log_end(
     );
     cluster.controller.change_partition(|p| p.leader_epoch = 12);
     cluster.run_for(100);
-    assert_eq!(cluster.partition(1).leader_epoch(), 12);
+    assert_eq!(cluster.partition(1).leader_epoch(), LeaderEpoch(12));
     assert!(
         cluster.partition(1).leader_state().is_some(),
         "still the leader"
@@ -1095,8 +1102,12 @@ fn a_leader_epoch_bump_keeps_the_leader_and_starts_the_new_epoch_at_the_log_end(
     );
     for broker in [1, 2, 3] {
         let log = &cluster.partition(broker).log;
-        assert_eq!(log.latest_epoch(), Some(12), "broker {broker}");
-        assert_eq!(log.end_offset_for_epoch(0).end_offset, 1, "broker {broker}");
+        assert_eq!(log.latest_epoch(), Some(LeaderEpoch(12)), "broker {broker}");
+        assert_eq!(
+            log.end_offset_for_epoch(LeaderEpoch(0)).end_offset,
+            Offset(1),
+            "broker {broker}"
+        );
     }
 }
 
@@ -1132,13 +1143,13 @@ fn a_follower_cuts_a_tail_whose_epoch_is_above_the_fetched_batches() {
     let log = follower_log_with_epochs(&[0, 0, 0, 1]);
     assert_eq!(
         follower_truncation_for_batches(&log, &[one_record_batch(4, 0)]),
-        Some(3)
+        Some(Offset(3))
     );
     // A lower epoch the follower never had: back to the end of its closest lower epoch.
     let log = follower_log_with_epochs(&[0, 0, 2, 4]);
     assert_eq!(
         follower_truncation_for_batches(&log, &[one_record_batch(4, 3)]),
-        Some(3)
+        Some(Offset(3))
     );
     // Same or later epochs fit, and so does a log without epochs.
     let log = follower_log_with_epochs(&[0, 0, 0, 1]);
@@ -1167,8 +1178,8 @@ fn a_leader_answers_a_follower_epoch_above_its_own_with_its_latest_epoch() {
         assert_eq!(
             leader_end_offset_for_fetched_epoch(&log, asked),
             EpochEndOffset {
-                epoch: 0,
-                end_offset: 6
+                epoch: LeaderEpoch(0),
+                end_offset: Offset(6)
             }
         );
     }
@@ -1177,15 +1188,15 @@ fn a_leader_answers_a_follower_epoch_above_its_own_with_its_latest_epoch() {
     assert_eq!(
         leader_end_offset_for_fetched_epoch(&log, 1),
         EpochEndOffset {
-            epoch: 0,
-            end_offset: 2
+            epoch: LeaderEpoch(0),
+            end_offset: Offset(2)
         }
     );
     assert_eq!(
         leader_end_offset_for_fetched_epoch(&log, 2),
         EpochEndOffset {
-            epoch: 2,
-            end_offset: 4
+            epoch: LeaderEpoch(2),
+            end_offset: Offset(4)
         }
     );
     assert_eq!(

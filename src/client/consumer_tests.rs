@@ -59,13 +59,13 @@ fn serve(
     else {
         panic!("expected Fetch, got {request:?}");
     };
-    match log.read(partition.fetch_offset.0, max_bytes, isolation, true) {
+    match log.read(partition.fetch_offset, max_bytes, isolation, true) {
         Ok(data) => FetchPartitionResponse {
             topic_partition: partition.topic_partition.clone(),
             error: ErrorCode::None,
-            high_watermark: Offset(data.high_watermark),
-            last_stable_offset: Offset(data.last_stable_offset),
-            log_start_offset: Offset(data.log_start_offset),
+            high_watermark: data.high_watermark,
+            last_stable_offset: data.last_stable_offset,
+            log_start_offset: data.log_start_offset,
             diverging_epoch: None,
             aborted_transactions: data.aborted_transactions,
             batches: data.batches,
@@ -103,7 +103,7 @@ fn data_batch(
 }
 
 fn append(log: &mut PartitionLog<MemoryDisk>, batch: &RecordBatch) {
-    log.append_as_leader(batch, 0, AppendOrigin::Client, T0)
+    log.append_as_leader(batch, LeaderEpoch(0), AppendOrigin::Client, T0)
         .expect("append");
 }
 
@@ -117,7 +117,7 @@ fn end_txn(log: &mut PartitionLog<MemoryDisk>, producer_id: i64, committed: bool
         0,
         T0,
     );
-    log.append_as_leader(&marker, 0, AppendOrigin::Coordinator, T0)
+    log.append_as_leader(&marker, LeaderEpoch(0), AppendOrigin::Coordinator, T0)
         .expect("marker");
 }
 
@@ -296,7 +296,7 @@ fn consumer_fetch_loop_advances_and_backs_off_when_nothing_is_new() {
     append(&mut log, &data_batch(1, 0, &["a", "b"], false));
     append(&mut log, &data_batch(1, 2, &["c"], false));
     append(&mut log, &data_batch(1, 3, &["d"], false));
-    log.maybe_increment_high_watermark(3);
+    log.maybe_increment_high_watermark(Offset(3));
     let (mut harness, first) = Harness::fetching(ConsumerConfig::default(), 1);
     harness.serve_fetch(&first, &log);
     assert_eq!(
@@ -314,7 +314,7 @@ fn consumer_fetch_loop_advances_and_backs_off_when_nothing_is_new() {
     assert!(harness.delivered_offsets().is_empty());
     assert!(harness.sent().is_empty());
     assert_eq!(harness.consumer.poll_timeout(), Some(110));
-    log.maybe_increment_high_watermark(4);
+    log.maybe_increment_high_watermark(Offset(4));
     harness.advance_to(110);
     let third = harness.sent();
     assert_eq!(third.len(), 1);
@@ -340,8 +340,8 @@ fn consumer_read_committed_hides_aborted_transactions_and_control_records() {
     end_txn(&mut log, 3, true); // 6
     append(&mut log, &data_batch(1, 2, &["plain-7"], false)); // 7
     append(&mut log, &data_batch(4, 0, &["open-8"], true)); // 8, never ended
-    log.maybe_increment_high_watermark(9);
-    assert_eq!(log.last_stable_offset(), 8);
+    log.maybe_increment_high_watermark(Offset(9));
+    assert_eq!(log.last_stable_offset(), Offset(8));
 
     let committed = ConsumerConfig {
         isolation: IsolationLevel::ReadCommitted,
@@ -373,7 +373,7 @@ fn consumer_offset_out_of_range_resets_by_the_policy() {
     // and continues from there, reporting the reset.
     let mut log = empty_log();
     append(&mut log, &data_batch(1, 0, &["a", "b", "c"], false));
-    log.maybe_increment_high_watermark(3);
+    log.maybe_increment_high_watermark(Offset(3));
     let (mut harness, fetch) = Harness::fetching(ConsumerConfig::default(), 10);
     harness.serve_fetch(&fetch, &log);
     assert_eq!(
@@ -451,7 +451,7 @@ fn consumer_fetch_timeout_retries_and_ignores_the_late_answer() {
     // and does not move the position.
     let mut log = empty_log();
     append(&mut log, &data_batch(1, 0, &["a"], false));
-    log.maybe_increment_high_watermark(1);
+    log.maybe_increment_high_watermark(Offset(1));
     let (mut harness, fetch) = Harness::fetching(ConsumerConfig::default(), 0);
     harness.advance_to(30_000);
     assert!(harness.events().contains(&ConsumerEvent::FetchFailed {
@@ -521,7 +521,7 @@ mod against_a_real_log {
             let sequence = sequences.entry(producer_id).or_insert(0);
             let values: Vec<String> = (0..count).map(|i| format!("s{step}-{i}")).collect();
             let values: Vec<&str> = values.iter().map(String::as_str).collect();
-            let base_offset = log.log_end_offset();
+            let base_offset = log.log_end_offset().0;
             append(
                 &mut log,
                 &data_batch(producer_id, *sequence, &values, transactional),
@@ -550,8 +550,8 @@ mod against_a_real_log {
             .values()
             .map(|offsets| offsets[0])
             .min()
-            .unwrap_or(log_end);
-        assert_eq!(log.last_stable_offset(), last_stable);
+            .unwrap_or(log_end.0);
+        assert_eq!(log.last_stable_offset(), Offset(last_stable));
         committed_offsets.retain(|offset| *offset < last_stable);
         committed_offsets.sort_unstable();
         let visible = Visible {
@@ -567,7 +567,9 @@ mod against_a_real_log {
             IsolationLevel::ReadUncommitted => FetchIsolation::HighWatermark,
             IsolationLevel::ReadCommitted => FetchIsolation::TxnCommitted,
         };
-        let data = log.read(0, usize::MAX, fetch_isolation, true).unwrap();
+        let data = log
+            .read(Offset(0), usize::MAX, fetch_isolation, true)
+            .unwrap();
         let aborted = data.aborted_transactions.unwrap_or_default();
         completed_fetch(0, &data.batches, &aborted, isolation)
             .unwrap()
@@ -656,7 +658,7 @@ mod against_a_real_log {
             let response = match request {
                 Request::Cluster(ClusterRequest::Metadata { .. }) => metadata(1, 0),
                 Request::Replica(ReplicaRequest::ListOffsets { .. }) => {
-                    offsets(&[log.log_start_offset()])
+                    offsets(&[log.log_start_offset().0])
                 }
                 Request::Replica(ReplicaRequest::Fetch { .. })
                     if faulty && rng.percent(refuse_percent) =>
@@ -705,7 +707,7 @@ mod against_a_real_log {
         };
         assert_eq!(
             consumer.position(&tp(0)),
-            Some(bound),
+            Some(bound.0),
             "seed {seed}: caught up"
         );
     }
@@ -727,7 +729,7 @@ mod against_a_real_log {
 fn after_leader_change() -> (Harness, Vec<Sent>) {
     let mut log = empty_log();
     append(&mut log, &data_batch(1, 0, &["a", "b", "c"], false));
-    log.maybe_increment_high_watermark(3);
+    log.maybe_increment_high_watermark(Offset(3));
     let (mut harness, fetch) = Harness::fetching(ConsumerConfig::default(), 0);
     harness.serve_fetch(&fetch, &log);
     assert_eq!(harness.delivered_offsets(), vec![0, 1, 2]);

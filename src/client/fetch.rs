@@ -4,6 +4,7 @@
 //! markers, records before the fetch offset are dropped, and the next fetch offset always moves
 //! past every returned batch, skipped or not.
 
+use crate::common::Offset;
 use std::collections::BTreeSet;
 
 use bytes::Bytes;
@@ -81,10 +82,10 @@ pub fn completed_fetch(
             // Every aborted transaction that starts at or before this batch now applies.
             while pending_aborts
                 .last()
-                .is_some_and(|txn| txn.first_offset <= batch.last_offset())
+                .is_some_and(|txn| txn.first_offset <= Offset(batch.last_offset()))
             {
                 let txn = pending_aborts.pop().expect("checked above");
-                aborted_producers.insert(txn.producer_id);
+                aborted_producers.insert(txn.producer_id.0);
             }
             if is_abort_marker(batch) {
                 aborted_producers.remove(&header.producer_id);

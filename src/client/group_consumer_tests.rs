@@ -51,7 +51,7 @@ fn log_with(count: usize) -> PartitionLog<MemoryDisk> {
     let mut log = PartitionLog::open(MemoryDisk::new(), LogConfig::default())
         .expect("an empty disk opens")
         .0;
-    log.assign_epoch_start_offset(EPOCH);
+    log.assign_epoch_start_offset(LeaderEpoch(EPOCH));
     append(&mut log, count);
     log
 }
@@ -60,8 +60,13 @@ fn append(log: &mut PartitionLog<MemoryDisk>, count: usize) {
     for _ in 0..count {
         let mut builder = BatchBuilder::default();
         builder.append(0, None, Some(Bytes::from_static(b"v")), Vec::new());
-        log.append_as_leader(&builder.build(), EPOCH, AppendOrigin::Client, 0)
-            .expect("append");
+        log.append_as_leader(
+            &builder.build(),
+            LeaderEpoch(EPOCH),
+            AppendOrigin::Client,
+            0,
+        )
+        .expect("append");
     }
     let end = log.log_end_offset();
     log.maybe_increment_high_watermark(end);
@@ -74,7 +79,7 @@ fn serve_fetch(logs: &[PartitionLog<MemoryDisk>], partitions: &[FetchPartition])
             let log = &logs[partition.topic_partition.partition as usize];
             let data = log
                 .read(
-                    partition.fetch_offset.0,
+                    partition.fetch_offset,
                     1 << 20,
                     FetchIsolation::HighWatermark,
                     true,
@@ -83,9 +88,9 @@ fn serve_fetch(logs: &[PartitionLog<MemoryDisk>], partitions: &[FetchPartition])
             FetchPartitionResponse {
                 topic_partition: partition.topic_partition.clone(),
                 error: ErrorCode::None,
-                high_watermark: Offset(data.high_watermark),
-                last_stable_offset: Offset(data.last_stable_offset),
-                log_start_offset: Offset(data.log_start_offset),
+                high_watermark: data.high_watermark,
+                last_stable_offset: data.last_stable_offset,
+                log_start_offset: data.log_start_offset,
                 diverging_epoch: None,
                 aborted_transactions: None,
                 batches: data.batches,
@@ -109,7 +114,7 @@ fn list_offsets(logs: &[PartitionLog<MemoryDisk>], request: &Request) -> Respons
             };
             ListOffsetsAnswer {
                 error: ErrorCode::None,
-                offset: Offset(offset),
+                offset,
                 leader_epoch: LeaderEpoch(EPOCH),
             }
         })
@@ -798,11 +803,11 @@ impl World {
                         .iter()
                         .map(|query| {
                             let log = &self.logs[query.topic_partition.partition as usize];
-                            let end = log.end_offset_for_epoch(query.leader_epoch.0);
+                            let end = log.end_offset_for_epoch(query.leader_epoch);
                             EpochAnswer {
                                 error: ErrorCode::None,
-                                leader_epoch: LeaderEpoch(end.epoch),
-                                end_offset: Offset(end.end_offset),
+                                leader_epoch: end.epoch,
+                                end_offset: end.end_offset,
                             }
                         })
                         .collect(),

@@ -742,6 +742,7 @@ fn producer_config_is_validated() {
 /// [`PartitionLog`]s, over links that lose, duplicate and delay messages. Each direction of a
 /// link keeps its order, as TCP does (the producer's module doc says why it must).
 mod against_a_real_log {
+    use crate::common::LeaderEpoch;
     use std::collections::{BTreeMap, BTreeSet};
 
     use proptest::prelude::*;
@@ -895,7 +896,7 @@ mod against_a_real_log {
                 return produce_error(ErrorCode::NotLeaderOrFollower);
             }
             let log = self.logs.get_mut(topic_partition).unwrap();
-            match log.append_as_leader(batch, 0, AppendOrigin::Client, self.now_ms) {
+            match log.append_as_leader(batch, LeaderEpoch(0), AppendOrigin::Client, self.now_ms) {
                 Ok(info) => {
                     if info.duplicate {
                         self.coverage.duplicates_answered += 1;
@@ -904,7 +905,7 @@ mod against_a_real_log {
                     if after {
                         produce_error(ErrorCode::NotEnoughReplicasAfterAppend)
                     } else {
-                        produce_ok(info.first_offset)
+                        produce_ok(info.first_offset.0)
                     }
                 }
                 Err(error) => produce_error(ErrorCode::from(&error)),

@@ -765,6 +765,7 @@ fn empty_commit_completes_without_requests() {
 /// broker: it appends produce batches as leader, writes markers with coordinator origin, and
 /// reads back with READ_COMMITTED.
 mod end_to_end {
+    use crate::common::LeaderEpoch;
     use crate::protocol::Offset;
     use std::collections::BTreeMap;
 
@@ -931,17 +932,21 @@ mod end_to_end {
                     ..
                 }) => {
                     let log = self.logs.get_mut(&topic_partition).expect("a data log");
-                    let appended =
-                        log.append_as_leader(&batch, LEADER_EPOCH, AppendOrigin::Client, 0);
+                    let appended = log.append_as_leader(
+                        &batch,
+                        LeaderEpoch(LEADER_EPOCH),
+                        AppendOrigin::Client,
+                        0,
+                    );
                     let (error, base_offset) = match appended {
                         Ok(info) => (ErrorCode::None, info.first_offset),
-                        Err(error) => (ErrorCode::from(&error), -1),
+                        Err(error) => (ErrorCode::from(&error), Offset(-1)),
                     };
                     let end = log.log_end_offset();
                     log.maybe_increment_high_watermark(end);
                     Response::Replica(ReplicaResponse::Produce {
                         error,
-                        base_offset: Offset(base_offset),
+                        base_offset,
                         log_append_time_ms: None,
                         log_start_offset: Offset(0),
                     })
@@ -1010,7 +1015,7 @@ mod end_to_end {
                 IsolationLevel::ReadUncommitted => FetchIsolation::HighWatermark,
             };
             let data = log
-                .read(0, usize::MAX, fetch_isolation, true)
+                .read(Offset(0), usize::MAX, fetch_isolation, true)
                 .expect("in range");
             let aborted = data.aborted_transactions.unwrap_or_default();
             let fetch = completed_fetch(0, &data.batches, &aborted, isolation).expect("valid");
@@ -1049,7 +1054,7 @@ mod end_to_end {
                 let log = logs.get_mut(topic_partition).expect("a data log");
                 let error = match log.append_as_leader(
                     &batch,
-                    LEADER_EPOCH,
+                    LeaderEpoch(LEADER_EPOCH),
                     AppendOrigin::Coordinator,
                     now_ms,
                 ) {

@@ -5,7 +5,7 @@
 //! integer, and prints as the bare number, so traces read as Kafka's tools print them. A value
 //! of one kind cannot be passed where another is wanted: a leader epoch is not a partition
 //! epoch, a member epoch or a broker epoch, a producer epoch is not a leader epoch, and an
-//! offset is not a count of bytes or a time. Offsets step by a count (`offset + 1`) and their
+//! offset is not a count of bytes or a time. Offsets step by a count (`offset + 1`, `offset - 1`) and their
 //! difference is a count (`end - start`), as in Kafka.
 
 use std::fmt;
@@ -59,6 +59,15 @@ impl Add<i64> for Offset {
     /// The offset `count` records on.
     fn add(self, count: i64) -> Offset {
         Offset(self.0 + count)
+    }
+}
+
+impl Sub<i64> for Offset {
+    type Output = Offset;
+
+    /// The offset `count` records back.
+    fn sub(self, count: i64) -> Offset {
+        Offset(self.0 - count)
     }
 }
 

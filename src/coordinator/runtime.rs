@@ -10,6 +10,7 @@
 //! may truncate, and they are dropped if the shard unloads first. [`HostedCoordinator`]
 //! erases the shard type so a broker can host several kinds side by side.
 
+use crate::common::{LeaderEpoch, Offset};
 use std::collections::{BTreeMap, VecDeque};
 
 use bytes::Bytes;
@@ -33,7 +34,7 @@ pub struct HostContext<'a, D: LogDisk> {
     /// The shard's partition log (this broker leads it).
     pub log: &'a mut PartitionLog<D>,
     /// The partition's leader epoch (the coordinator epoch).
-    pub leader_epoch: i32,
+    pub leader_epoch: LeaderEpoch,
     /// The broker's outbox.
     pub outbox: &'a mut Outbox,
     /// The broker.
@@ -86,7 +87,7 @@ struct PendingWrite<R> {
     write_id: u64,
     /// The offset after the batch, or the append error (reported in turn, so writes always
     /// complete in the order they were asked for).
-    end_offset: Result<i64, ErrorCode>,
+    end_offset: Result<Offset, ErrorCode>,
     records: Vec<R>,
 }
 
@@ -99,7 +100,7 @@ pub struct ShardHost<S: Shard> {
     /// The log end offset when the shard loaded. The records between the high watermark and
     /// it were replayed but are not committed yet: a new leader's tail that a later leader may
     /// still truncate.
-    loaded_end_offset: i64,
+    loaded_end_offset: Offset,
     /// Answers held back until the high watermark reaches `loaded_end_offset`, so no client
     /// learns state that may be truncated away (Kafka's runtime holds every write operation's
     /// answer until the last written offset commits).
@@ -145,7 +146,7 @@ impl<S: Shard> ShardHost<S> {
 
     /// Whether everything the shard replayed is committed at `high_watermark`: the tail it
     /// loaded is below it (the writes since are replayed only once committed).
-    pub fn is_committed(&self, high_watermark: i64) -> bool {
+    pub fn is_committed(&self, high_watermark: Offset) -> bool {
         high_watermark >= self.loaded_end_offset
     }
 
@@ -233,7 +234,8 @@ fn env<'a, D: LogDisk>(
     ShardEnv {
         now_ms: context.now_ms,
         image: context.image,
-        coordinator_epoch: context.leader_epoch,
+        // Kafka's coordinator epoch is the leader epoch of the coordinator's partition.
+        coordinator_epoch: context.leader_epoch.0,
         node_id: context.node_id,
         partition,
     }
@@ -243,7 +245,7 @@ fn env<'a, D: LogDisk>(
 fn append_records<R: serde::Serialize, D: LogDisk>(
     context: &mut HostContext<'_, D>,
     records: &[R],
-) -> Result<i64, ErrorCode> {
+) -> Result<Offset, ErrorCode> {
     if !context.enough_replicas {
         return Err(ErrorCode::NotEnoughReplicas);
     }
@@ -546,7 +548,7 @@ mod tests {
     impl Broker {
         fn new() -> Self {
             let (mut log, _) = PartitionLog::open(MemoryDisk::new(), LogConfig::default()).unwrap();
-            log.assign_epoch_start_offset(3);
+            log.assign_epoch_start_offset(LeaderEpoch(3));
             Self {
                 log,
                 image: MetadataImage::default(),
@@ -560,7 +562,7 @@ mod tests {
                 now_ms: 0,
                 image: &self.image,
                 log: &mut self.log,
-                leader_epoch: 3,
+                leader_epoch: LeaderEpoch(3),
                 outbox: &mut self.outbox,
                 node_id: BROKER,
                 enough_replicas: true,
@@ -588,7 +590,7 @@ mod tests {
 
         /// Commits the log up to `offset`.
         fn commit_to(&mut self, offset: i64) {
-            self.log.maybe_increment_high_watermark(offset);
+            self.log.maybe_increment_high_watermark(Offset(offset));
         }
 
         /// The answers sent since the last call: (correlation id, answer).
@@ -619,7 +621,7 @@ mod tests {
         broker.send(&mut host, 7, commit(5));
         assert_eq!(
             broker.log.log_end_offset(),
-            1,
+            Offset(1),
             "the record is appended at once"
         );
         assert_eq!(
@@ -655,7 +657,7 @@ mod tests {
         host.handle_request(&mut short, CLIENT, 1, commit(5));
         assert_eq!(
             broker.log.log_end_offset(),
-            0,
+            Offset(0),
             "nothing appended while the ISR is too small"
         );
         assert_eq!(
@@ -689,7 +691,7 @@ mod tests {
         let mut host = broker.load();
         broker.send(&mut host, 1, commit(2));
         broker.send(&mut host, 2, commit(3));
-        broker.commit_to(broker.log.log_end_offset());
+        broker.commit_to(broker.log.log_end_offset().0);
         broker.poll(&mut host);
         broker.send(&mut host, 3, commit(100));
         broker.outbox.take();

@@ -3,6 +3,7 @@
 //! records (after a JSON round trip, as the partition stores them) and then calling
 //! `write_completed`, and answers the marker requests itself.
 
+use crate::common::LeaderEpoch;
 use std::collections::VecDeque;
 
 use super::*;
@@ -1150,7 +1151,7 @@ fn shard_runs_inside_the_runtime_host_over_a_real_partition_log() {
         now_ms: 0,
         image: &image,
         log: &mut log,
-        leader_epoch: COORDINATOR_EPOCH,
+        leader_epoch: LeaderEpoch(COORDINATOR_EPOCH),
         outbox: &mut outbox,
         node_id: broker(1),
         enough_replicas: true,
@@ -1192,7 +1193,7 @@ fn shard_runs_inside_the_runtime_host_over_a_real_partition_log() {
         now_ms: 0,
         image: &image,
         log: &mut log,
-        leader_epoch: COORDINATOR_EPOCH + 1,
+        leader_epoch: LeaderEpoch(COORDINATOR_EPOCH + 1),
         outbox: &mut outbox,
         node_id: broker(2),
         enough_replicas: true,

@@ -10,6 +10,7 @@
 
 mod summary;
 
+use crate::common::{LeaderEpoch, Offset};
 use crate::log::EpochEndOffset;
 use crate::protocol::{BrokerId, ErrorCode, NodeId, TopicPartition};
 
@@ -63,9 +64,9 @@ pub enum BrokerEvent {
         /// The partition.
         topic_partition: TopicPartition,
         /// The leader epoch.
-        leader_epoch: i32,
+        leader_epoch: LeaderEpoch,
         /// The log end offset at which the epoch starts.
-        start_offset: i64,
+        start_offset: Offset,
     },
     /// This broker now follows `leader` (or waits, when `None`).
     BecameFollower {
@@ -74,18 +75,18 @@ pub enum BrokerEvent {
         /// The new leader.
         leader: Option<BrokerId>,
         /// The leader epoch.
-        leader_epoch: i32,
+        leader_epoch: LeaderEpoch,
     },
     /// A log was truncated.
     Truncated {
         /// The partition.
         topic_partition: TopicPartition,
         /// Log end offset before.
-        from_log_end_offset: i64,
+        from_log_end_offset: Offset,
         /// Log end offset after.
-        to_log_end_offset: i64,
+        to_log_end_offset: Offset,
         /// High watermark before.
-        high_watermark_before: i64,
+        high_watermark_before: Offset,
         /// Why.
         reason: TruncationReason,
     },
@@ -94,11 +95,11 @@ pub enum BrokerEvent {
         /// The partition.
         topic_partition: TopicPartition,
         /// First offset.
-        first_offset: i64,
+        first_offset: Offset,
         /// Last offset.
-        last_offset: i64,
+        last_offset: Offset,
         /// The leader epoch stamped.
-        leader_epoch: i32,
+        leader_epoch: LeaderEpoch,
         /// For a KIP-1279 mirror topic, the partition's mirror state at the append (`None`
         /// for a topic in no mirror).
         mirror_state: Option<crate::common::MirrorState>,
@@ -112,16 +113,16 @@ pub enum BrokerEvent {
         /// The partition.
         topic_partition: TopicPartition,
         /// First offset.
-        first_offset: i64,
+        first_offset: Offset,
         /// Last offset.
-        last_offset: i64,
+        last_offset: Offset,
     },
     /// This leader moved a partition's log start for a DeleteRecords.
     RecordsDeleted {
         /// The partition.
         topic_partition: TopicPartition,
         /// The new log start offset.
-        log_start_offset: i64,
+        log_start_offset: Offset,
         /// The leader's mirror state of the partition (`None` for a topic in no mirror).
         mirror_state: Option<crate::common::MirrorState>,
     },
@@ -148,28 +149,28 @@ pub enum BrokerEvent {
         /// The partition.
         topic_partition: TopicPartition,
         /// The offset committed.
-        offset: i64,
+        offset: Offset,
         /// The source's committed offset it came from.
-        source_offset: i64,
+        source_offset: Offset,
         /// The destination's high watermark the sync read for the partition this round (the
         /// clamp's upper bound), for the checkers; not in the event's summary line.
-        high_watermark_read: i64,
+        high_watermark_read: Offset,
     },
     /// This broker loaded the coordinator shard of an internal partition it now leads.
     CoordinatorLoaded {
         /// The internal partition.
         topic_partition: TopicPartition,
         /// Its leader epoch (the coordinator epoch).
-        leader_epoch: i32,
+        leader_epoch: LeaderEpoch,
     },
     /// A follower lowered its high watermark to its (new) leader's, which lagged.
     FollowerHighWatermarkLowered {
         /// The partition.
         topic_partition: TopicPartition,
         /// High watermark before.
-        from: i64,
+        from: Offset,
         /// High watermark after.
-        to: i64,
+        to: Offset,
         /// The leader it follows.
         leader: BrokerId,
     },
@@ -212,9 +213,9 @@ pub enum BrokerEvent {
         /// The mirror partition.
         topic_partition: TopicPartition,
         /// The fetch offset (this log's end).
-        offset: i64,
+        offset: Offset,
         /// Where the log was cut.
-        truncated_to: i64,
+        truncated_to: Offset,
     },
     /// A `__mirror_state` partition refused the tombstones of a mirror the controller had
     /// deleted; the admin still gets the controller's answer.
@@ -244,11 +245,11 @@ pub enum BrokerEvent {
         /// The mirror partition.
         topic_partition: TopicPartition,
         /// The highest epoch among the fetched batches.
-        batch_epoch: i32,
+        batch_epoch: LeaderEpoch,
         /// The leader epoch the partition is led in.
-        leader_epoch: i32,
+        leader_epoch: LeaderEpoch,
         /// The minimum asked of the controller.
-        minimum: i32,
+        minimum: LeaderEpoch,
     },
     /// A mirroring cut of this leadership removed records, and the fetcher is about to append
     /// again: the leader asks the controller to raise its epoch above `leader_epoch` first,
@@ -257,7 +258,7 @@ pub enum BrokerEvent {
         /// The mirror partition.
         topic_partition: TopicPartition,
         /// The leader epoch the cut was made in.
-        leader_epoch: i32,
+        leader_epoch: LeaderEpoch,
     },
     /// A tail check found the log's last batch, at `base_offset`, equal to the source's batch
     /// there in `source_epoch` (`MirrorDesign::verifies_mirrored_tail`).
@@ -265,9 +266,9 @@ pub enum BrokerEvent {
         /// The mirror partition.
         topic_partition: TopicPartition,
         /// The base offset of the batch compared.
-        base_offset: i64,
+        base_offset: Offset,
         /// The source leader epoch the fetch named.
-        source_epoch: i32,
+        source_epoch: LeaderEpoch,
     },
     /// A tail check found the log's last batch, at `base_offset`, differing from the source's
     /// batch there (another history in the same epoch numbers): the batch was cut, and the
@@ -276,9 +277,9 @@ pub enum BrokerEvent {
         /// The mirror partition.
         topic_partition: TopicPartition,
         /// The base offset of the batch cut.
-        base_offset: i64,
+        base_offset: Offset,
         /// The source leader epoch the fetch named.
-        source_epoch: i32,
+        source_epoch: LeaderEpoch,
     },
     /// A follower fetched past a mirror cut it had not yet truncated to, and its epoch check
     /// passed: the leader answered it as diverging at the cut
@@ -290,9 +291,9 @@ pub enum BrokerEvent {
         /// The fenced follower.
         follower: BrokerId,
         /// Its fetch offset.
-        fetch_offset: i64,
+        fetch_offset: Offset,
         /// The cut it must truncate to.
-        cut: i64,
+        cut: Offset,
     },
     /// A fetcher named a last fetched epoch above every epoch this leader's log holds (a
     /// KIP-1279 mirror log's cache holds its batches' epochs only, and a mirroring cut removed
@@ -305,7 +306,7 @@ pub enum BrokerEvent {
         /// cluster's mirror fetcher).
         follower: Option<BrokerId>,
         /// The epoch the fetch named.
-        last_fetched_epoch: i32,
+        last_fetched_epoch: LeaderEpoch,
         /// The latest epoch of this log, and its log end offset: the answer.
         latest: EpochEndOffset,
     },
@@ -317,7 +318,7 @@ pub enum BrokerEvent {
         /// The mirror partition.
         topic_partition: TopicPartition,
         /// The cut's offset.
-        offset: i64,
+        offset: Offset,
     },
     /// A request arrived before this incarnation's listeners were open; it is held and handled
     /// once they open (see `Broker::serving_requests`).
@@ -348,7 +349,7 @@ pub enum BrokerEvent {
         /// The partition.
         topic_partition: TopicPartition,
         /// The original first offset.
-        first_offset: i64,
+        first_offset: Offset,
     },
     /// The mirror coordinator refused this broker's write of a partition's mirror state as
     /// stale (`FencedStateEpoch`, `FencedLeaderEpoch`) or illegal
@@ -366,9 +367,9 @@ pub enum BrokerEvent {
         /// The mirror partition.
         topic_partition: TopicPartition,
         /// The leader epoch this broker leads in, in its own view.
-        leader_epoch: i32,
+        leader_epoch: LeaderEpoch,
         /// The greatest leader epoch the coordinator accepted a write with.
-        stored_leader_epoch: i32,
+        stored_leader_epoch: LeaderEpoch,
     },
     /// A leader refused a client batch for a KIP-1279 mirror partition that is not STOPPED
     /// (`ReadOnlyTopic`).

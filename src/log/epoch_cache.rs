@@ -8,29 +8,31 @@
 
 use std::fmt;
 
+use crate::common::{LeaderEpoch, Offset};
+
 /// One cache entry: leader epoch `epoch` wrote its first record at `start_offset`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct EpochEntry {
     /// The leader epoch.
-    pub epoch: i32,
+    pub epoch: LeaderEpoch,
     /// The first offset written in that epoch.
-    pub start_offset: i64,
+    pub start_offset: Offset,
 }
 
 /// Answer to an end-offset lookup: `(epoch, end_offset)`, both −1 when undefined.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EpochEndOffset {
     /// The largest epoch ≤ the requested one that this replica knows, or −1.
-    pub epoch: i32,
+    pub epoch: LeaderEpoch,
     /// The offset after the last record of that epoch (the next epoch's start, or the LEO), or −1.
-    pub end_offset: i64,
+    pub end_offset: Offset,
 }
 
 impl EpochEndOffset {
     /// The undefined answer `(−1, −1)`.
     pub const UNDEFINED: Self = Self {
-        epoch: -1,
-        end_offset: -1,
+        epoch: LeaderEpoch::NONE,
+        end_offset: Offset(-1),
     };
 }
 
@@ -57,7 +59,7 @@ impl LeaderEpochCache {
     }
 
     /// The newest epoch, if any.
-    pub fn latest_epoch(&self) -> Option<i32> {
+    pub fn latest_epoch(&self) -> Option<LeaderEpoch> {
         self.latest().map(|entry| entry.epoch)
     }
 
@@ -65,10 +67,10 @@ impl LeaderEpochCache {
     /// already has this epoch at an offset ≤ `start_offset`. Otherwise tail entries whose epoch
     /// is ≥ `epoch` or whose start offset is ≥ `start_offset` are removed first, so the cache
     /// stays strictly increasing in both fields. Negative inputs are a programming error.
-    pub fn assign(&mut self, epoch: i32, start_offset: i64) {
-        assert!(epoch >= 0, "assign with negative epoch {epoch}");
+    pub fn assign(&mut self, epoch: LeaderEpoch, start_offset: Offset) {
+        assert!(epoch.is_some(), "assign with negative epoch {epoch}");
         assert!(
-            start_offset >= 0,
+            start_offset.is_some(),
             "assign with negative offset {start_offset}"
         );
         if let Some(latest) = self.latest() {
@@ -97,8 +99,8 @@ impl LeaderEpochCache {
     /// - `requested` is the latest epoch: `(requested, log_end_offset)`.
     /// - `requested` is below the first entry: `(requested, first.start_offset)`.
     /// - otherwise: the floor entry's epoch and the start offset of the next higher entry.
-    pub fn end_offset_for(&self, requested: i32, log_end_offset: i64) -> EpochEndOffset {
-        if requested < 0 {
+    pub fn end_offset_for(&self, requested: LeaderEpoch, log_end_offset: Offset) -> EpochEndOffset {
+        if !requested.is_some() {
             return EpochEndOffset::UNDEFINED;
         }
         let Some(latest) = self.latest() else {
@@ -130,7 +132,7 @@ impl LeaderEpochCache {
     }
 
     /// The epoch of the last entry whose start offset is ≤ `offset`.
-    pub fn epoch_for_offset(&self, offset: i64) -> Option<i32> {
+    pub fn epoch_for_offset(&self, offset: Offset) -> Option<LeaderEpoch> {
         let index = self
             .entries
             .partition_point(|entry| entry.start_offset <= offset);
@@ -138,7 +140,7 @@ impl LeaderEpochCache {
     }
 
     /// Removes entries whose start offset is ≥ `end_offset` (log truncated to `end_offset`).
-    pub fn truncate_from_end(&mut self, end_offset: i64) {
+    pub fn truncate_from_end(&mut self, end_offset: Offset) {
         while self
             .entries
             .last()
@@ -150,7 +152,7 @@ impl LeaderEpochCache {
 
     /// Removes entries whose start offset is ≤ `start_offset` and puts the last removed one
     /// back starting at `start_offset` (log start moved to `start_offset`).
-    pub fn truncate_from_start(&mut self, start_offset: i64) {
+    pub fn truncate_from_start(&mut self, start_offset: Offset) {
         let removed = self
             .entries
             .partition_point(|entry| entry.start_offset <= start_offset);
@@ -208,7 +210,7 @@ mod tests {
     fn cache(entries: &[(i32, i64)]) -> LeaderEpochCache {
         let mut cache = LeaderEpochCache::new();
         for &(epoch, offset) in entries {
-            cache.assign(epoch, offset);
+            cache.assign(LeaderEpoch(epoch), Offset(offset));
         }
         cache
     }
@@ -217,7 +219,7 @@ mod tests {
         cache
             .entries()
             .iter()
-            .map(|e| (e.epoch, e.start_offset))
+            .map(|e| (e.epoch.0, e.start_offset.0))
             .collect()
     }
 
@@ -237,8 +239,8 @@ mod tests {
     fn epoch_cache_end_offset_for_follows_offsets_for_leader_epoch() {
         let c = cache(&[(0, 10), (2, 13), (4, 17)]);
         let answer = |req| {
-            let r = c.end_offset_for(req, 20);
-            (r.epoch, r.end_offset)
+            let r = c.end_offset_for(LeaderEpoch(req), Offset(20));
+            (r.epoch.0, r.end_offset.0)
         };
         assert_eq!(answer(-1), (-1, -1));
         assert_eq!(answer(1), (0, 13));
@@ -248,14 +250,14 @@ mod tests {
         assert_eq!(answer(5), (-1, -1));
         let c = cache(&[(5, 11), (6, 12), (7, 13)]);
         assert_eq!(
-            c.end_offset_for(4, 20),
+            c.end_offset_for(LeaderEpoch(4), Offset(20)),
             EpochEndOffset {
-                epoch: 4,
-                end_offset: 11
+                epoch: LeaderEpoch(4),
+                end_offset: Offset(11)
             }
         );
         assert_eq!(
-            LeaderEpochCache::new().end_offset_for(0, 5),
+            LeaderEpochCache::new().end_offset_for(LeaderEpoch(0), Offset(5)),
             EpochEndOffset::UNDEFINED
         );
     }
@@ -263,31 +265,31 @@ mod tests {
     #[test]
     fn epoch_cache_truncate_from_end_drops_entries_at_or_after_offset() {
         let mut c = cache(&[(0, 0), (1, 5), (2, 10)]);
-        c.truncate_from_end(11);
+        c.truncate_from_end(Offset(11));
         assert_eq!(pairs(&c), vec![(0, 0), (1, 5), (2, 10)]);
-        c.truncate_from_end(10);
+        c.truncate_from_end(Offset(10));
         assert_eq!(pairs(&c), vec![(0, 0), (1, 5)]);
-        c.truncate_from_end(0);
+        c.truncate_from_end(Offset(0));
         assert!(c.entries().is_empty());
     }
 
     #[test]
     fn epoch_cache_truncate_from_start_reinserts_last_removed_at_new_start() {
         let mut c = cache(&[(0, 0), (1, 5), (2, 10)]);
-        c.truncate_from_start(7);
+        c.truncate_from_start(Offset(7));
         assert_eq!(pairs(&c), vec![(1, 7), (2, 10)]);
-        c.truncate_from_start(3);
+        c.truncate_from_start(Offset(3));
         assert_eq!(pairs(&c), vec![(1, 7), (2, 10)]);
-        c.truncate_from_start(10);
+        c.truncate_from_start(Offset(10));
         assert_eq!(pairs(&c), vec![(2, 10)]);
     }
 
     #[test]
     fn epoch_cache_epoch_for_offset_uses_floor_entry() {
         let c = cache(&[(1, 5), (3, 9)]);
-        assert_eq!(c.epoch_for_offset(4), None);
-        assert_eq!(c.epoch_for_offset(5), Some(1));
-        assert_eq!(c.epoch_for_offset(8), Some(1));
-        assert_eq!(c.epoch_for_offset(100), Some(3));
+        assert_eq!(c.epoch_for_offset(Offset(4)), None);
+        assert_eq!(c.epoch_for_offset(Offset(5)), Some(LeaderEpoch(1)));
+        assert_eq!(c.epoch_for_offset(Offset(8)), Some(LeaderEpoch(1)));
+        assert_eq!(c.epoch_for_offset(Offset(100)), Some(LeaderEpoch(3)));
     }
 }

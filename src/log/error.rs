@@ -4,6 +4,7 @@ use std::fmt;
 
 use super::disk::DiskError;
 use super::producer_state::ProducerStateError;
+use crate::common::Offset;
 use crate::record::RecordError;
 
 /// Why an append was refused. Nothing was written when an append fails.
@@ -26,17 +27,17 @@ pub enum AppendError {
     /// `UnexpectedAppendOffsetException`).
     UnexpectedAppendOffset {
         /// First offset of the append.
-        first_offset: i64,
+        first_offset: Offset,
         /// The local log end offset.
-        log_end_offset: i64,
+        log_end_offset: Offset,
     },
     /// A replicated append leaves a gap or overlaps itself. Compaction is not modelled, so
     /// replicated data must be contiguous.
     NonContiguousOffsets {
         /// The offset the next batch had to start at.
-        expected_offset: i64,
+        expected_offset: Offset,
         /// The offset it started at.
-        found_offset: i64,
+        found_offset: Offset,
     },
     /// The disk failed (`KAFKA_STORAGE_ERROR`, 56).
     Disk(DiskError),
@@ -107,11 +108,11 @@ impl From<DiskError> for AppendError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OffsetOutOfRange {
     /// The requested offset.
-    pub fetch_offset: i64,
+    pub fetch_offset: Offset,
     /// The log start offset at the time.
-    pub log_start_offset: i64,
+    pub log_start_offset: Offset,
     /// The log end offset at the time.
-    pub log_end_offset: i64,
+    pub log_end_offset: Offset,
 }
 
 impl fmt::Display for OffsetOutOfRange {
@@ -134,9 +135,9 @@ pub enum LogError {
     /// The log start offset cannot move above the high watermark (`OFFSET_OUT_OF_RANGE`).
     LogStartAboveHighWatermark {
         /// The requested log start offset.
-        requested: i64,
+        requested: Offset,
         /// The high watermark.
-        high_watermark: i64,
+        high_watermark: Offset,
     },
 }
 

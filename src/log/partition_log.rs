@@ -32,6 +32,7 @@ use super::disk::LogDisk;
 use super::epoch_cache::{EpochEndOffset, LeaderEpochCache};
 use super::error::{AppendError, LogError, OffsetOutOfRange};
 use super::producer_state::{AbortedTxn, AppendOrigin, ProducerStateError, ProducerStateManager};
+use crate::common::{LeaderEpoch, Offset, ProducerId};
 use crate::record::{BatchReader, RecordBatch, TimestampType};
 
 const LOG_START_CHECKPOINT: &str = "log-start-offset.checkpoint";
@@ -86,9 +87,9 @@ pub enum FetchIsolation {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct AbortedTransaction {
     /// Producer id of the aborted transaction.
-    pub producer_id: i64,
+    pub producer_id: ProducerId,
     /// Offset of its first batch.
-    pub first_offset: i64,
+    pub first_offset: Offset,
 }
 
 /// What a read returns: whole batches plus the partition's offsets captured before the read.
@@ -97,13 +98,13 @@ pub struct FetchDataInfo {
     /// Whole batches, the first one containing the fetch offset.
     pub batches: Vec<RecordBatch>,
     /// High watermark at the time of the read.
-    pub high_watermark: i64,
+    pub high_watermark: Offset,
     /// Last stable offset at the time of the read.
-    pub last_stable_offset: i64,
+    pub last_stable_offset: Offset,
     /// Log start offset at the time of the read.
-    pub log_start_offset: i64,
+    pub log_start_offset: Offset,
     /// Log end offset at the time of the read.
-    pub log_end_offset: i64,
+    pub log_end_offset: Offset,
     /// For READ_COMMITTED reads, the aborted transactions overlapping the returned range.
     pub aborted_transactions: Option<Vec<AbortedTransaction>>,
 }
@@ -112,13 +113,13 @@ pub struct FetchDataInfo {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LogAppendInfo {
     /// Offset of the first record appended (or of the duplicate's original first record).
-    pub first_offset: i64,
+    pub first_offset: Offset,
     /// Offset of the last record appended (or of the duplicate's original last record).
-    pub last_offset: i64,
+    pub last_offset: Offset,
     /// The broker's append time when the topic uses LogAppendTime.
     pub log_append_time_ms: Option<i64>,
     /// The log start offset after the append.
-    pub log_start_offset: i64,
+    pub log_start_offset: Offset,
     /// The batch was a retry of one already in the log; nothing was written.
     pub duplicate: bool,
     /// The append contained a MIRROR_PID_RESET, so producer state was wiped.
@@ -249,36 +250,40 @@ impl<D: LogDisk> PartitionLog<D> {
     }
 
     /// First offset readable.
-    pub fn log_start_offset(&self) -> i64 {
-        self.log_start_offset
+    pub fn log_start_offset(&self) -> Offset {
+        Offset(self.log_start_offset)
     }
 
     /// Offset the next batch will get.
-    pub fn log_end_offset(&self) -> i64 {
-        self.log_end_offset
+    pub fn log_end_offset(&self) -> Offset {
+        Offset(self.log_end_offset)
     }
 
     /// Offset below which records are committed (replicated to the ISR).
-    pub fn high_watermark(&self) -> i64 {
-        self.high_watermark
+    pub fn high_watermark(&self) -> Offset {
+        Offset(self.high_watermark)
     }
 
     /// The first offset of the earliest open (or not yet replicated) transaction, clamped to
     /// the log start offset.
-    pub fn first_unstable_offset(&self) -> Option<i64> {
+    pub fn first_unstable_offset(&self) -> Option<Offset> {
         self.producer_state
             .first_unstable_offset()
-            .map(|offset| offset.max(self.log_start_offset))
+            .map(|offset| Offset(offset.max(self.log_start_offset)))
     }
 
     /// Bound of READ_COMMITTED reads: the first unstable offset if it is below the high
     /// watermark, else the high watermark.
-    pub fn last_stable_offset(&self) -> i64 {
+    pub fn last_stable_offset(&self) -> Offset {
+        Offset(self.last_stable_offset_raw())
+    }
+
+    fn last_stable_offset_raw(&self) -> i64 {
         if self.config.broken_lso_ignores_open_transactions {
             return self.high_watermark;
         }
         match self.first_unstable_offset() {
-            Some(offset) if offset < self.high_watermark => offset,
+            Some(offset) if offset.0 < self.high_watermark => offset.0,
             _ => self.high_watermark,
         }
     }
@@ -289,7 +294,7 @@ impl<D: LogDisk> PartitionLog<D> {
     }
 
     /// The newest leader epoch in the cache.
-    pub fn latest_epoch(&self) -> Option<i32> {
+    pub fn latest_epoch(&self) -> Option<LeaderEpoch> {
         self.epoch_cache.latest_epoch()
     }
 
@@ -309,10 +314,10 @@ impl<D: LogDisk> PartitionLog<D> {
     }
 
     /// Retained batches whose last offset is at or after `offset`, oldest first.
-    pub fn batches_from(&self, offset: i64) -> impl Iterator<Item = &RecordBatch> {
+    pub fn batches_from(&self, offset: Offset) -> impl Iterator<Item = &RecordBatch> {
         let first = self
             .batches
-            .partition_point(|stored| stored.batch.last_offset() < offset);
+            .partition_point(|stored| stored.batch.last_offset() < offset.0);
         self.batches[first..].iter().map(|stored| &stored.batch)
     }
 
@@ -327,9 +332,9 @@ impl<D: LogDisk> PartitionLog<D> {
     }
 
     /// OffsetsForLeaderEpoch against this replica.
-    pub fn end_offset_for_epoch(&self, leader_epoch: i32) -> EpochEndOffset {
+    pub fn end_offset_for_epoch(&self, leader_epoch: LeaderEpoch) -> EpochEndOffset {
         self.epoch_cache
-            .end_offset_for(leader_epoch, self.log_end_offset)
+            .end_offset_for(leader_epoch, Offset(self.log_end_offset))
     }
 
     // ----- appends -----
@@ -342,11 +347,14 @@ impl<D: LogDisk> PartitionLog<D> {
     pub fn append_as_leader(
         &mut self,
         batch: &RecordBatch,
-        leader_epoch: i32,
+        leader_epoch: LeaderEpoch,
         origin: AppendOrigin,
         now_ms: i64,
     ) -> Result<LogAppendInfo, AppendError> {
-        assert!(leader_epoch >= 0, "leader append with epoch {leader_epoch}");
+        assert!(
+            leader_epoch.is_some(),
+            "leader append with epoch {leader_epoch}"
+        );
         assert_ne!(origin, AppendOrigin::Replication, "use append_as_follower");
         if origin == AppendOrigin::Client {
             self.validate_client_batch(batch)?;
@@ -357,21 +365,22 @@ impl<D: LogDisk> PartitionLog<D> {
         let log_append_time_ms =
             (self.config.timestamp_type == TimestampType::LogAppendTime).then_some(now_ms);
         let stamped =
-            batch.stamped_by_leader(self.log_end_offset, leader_epoch, log_append_time_ms);
+            batch.stamped_by_leader(self.log_end_offset, leader_epoch.0, log_append_time_ms);
         let mut validator = self.producer_state.begin_append(origin);
         validator.append_batch(&stamped)?;
         let update = validator.finish();
         let producer_state_reset = update.contains_reset();
         self.write_batches(std::slice::from_ref(&stamped))?;
-        self.epoch_cache.assign(leader_epoch, stamped.base_offset());
+        self.epoch_cache
+            .assign(leader_epoch, Offset(stamped.base_offset()));
         let aborted = self.producer_state.apply(update, stamped.last_offset());
         self.aborted_txns.extend(aborted);
         self.assert_offsets_ordered();
         Ok(LogAppendInfo {
-            first_offset: stamped.base_offset(),
-            last_offset: stamped.last_offset(),
+            first_offset: Offset(stamped.base_offset()),
+            last_offset: Offset(stamped.last_offset()),
             log_append_time_ms,
-            log_start_offset: self.log_start_offset,
+            log_start_offset: Offset(self.log_start_offset),
             duplicate: false,
             producer_state_reset,
         })
@@ -386,18 +395,18 @@ impl<D: LogDisk> PartitionLog<D> {
     ) -> Result<LogAppendInfo, AppendError> {
         let Some(first) = batches.first() else {
             return Ok(LogAppendInfo {
-                first_offset: self.log_end_offset,
-                last_offset: self.log_end_offset - 1,
+                first_offset: Offset(self.log_end_offset),
+                last_offset: Offset(self.log_end_offset - 1),
                 log_append_time_ms: None,
-                log_start_offset: self.log_start_offset,
+                log_start_offset: Offset(self.log_start_offset),
                 duplicate: false,
                 producer_state_reset: false,
             });
         };
         if first.base_offset() < self.log_end_offset {
             return Err(AppendError::UnexpectedAppendOffset {
-                first_offset: first.base_offset(),
-                log_end_offset: self.log_end_offset,
+                first_offset: Offset(first.base_offset()),
+                log_end_offset: Offset(self.log_end_offset),
             });
         }
         let mut expected_offset = self.log_end_offset;
@@ -405,8 +414,8 @@ impl<D: LogDisk> PartitionLog<D> {
         for batch in batches {
             if batch.base_offset() != expected_offset || batch.last_offset() < batch.base_offset() {
                 return Err(AppendError::NonContiguousOffsets {
-                    expected_offset,
-                    found_offset: batch.base_offset(),
+                    expected_offset: Offset(expected_offset),
+                    found_offset: Offset(batch.base_offset()),
                 });
             }
             batch
@@ -420,8 +429,10 @@ impl<D: LogDisk> PartitionLog<D> {
         self.write_batches(batches)?;
         for batch in batches {
             if batch.partition_leader_epoch() >= 0 {
-                self.epoch_cache
-                    .assign(batch.partition_leader_epoch(), batch.base_offset());
+                self.epoch_cache.assign(
+                    LeaderEpoch(batch.partition_leader_epoch()),
+                    Offset(batch.base_offset()),
+                );
             }
         }
         let last_offset = expected_offset - 1;
@@ -429,10 +440,10 @@ impl<D: LogDisk> PartitionLog<D> {
         self.aborted_txns.extend(aborted);
         self.assert_offsets_ordered();
         Ok(LogAppendInfo {
-            first_offset: first.base_offset(),
-            last_offset,
+            first_offset: Offset(first.base_offset()),
+            last_offset: Offset(last_offset),
             log_append_time_ms: None,
-            log_start_offset: self.log_start_offset,
+            log_start_offset: Offset(self.log_start_offset),
             duplicate: false,
             producer_state_reset,
         })
@@ -517,11 +528,11 @@ impl<D: LogDisk> PartitionLog<D> {
             header.last_sequence(),
         )?;
         Some(LogAppendInfo {
-            first_offset: original.first_offset(),
-            last_offset: original.last_offset,
+            first_offset: Offset(original.first_offset()),
+            last_offset: Offset(original.last_offset),
             log_append_time_ms: (self.config.timestamp_type == TimestampType::LogAppendTime)
                 .then_some(original.timestamp),
-            log_start_offset: self.log_start_offset,
+            log_start_offset: Offset(self.log_start_offset),
             duplicate: true,
             producer_state_reset: false,
         })
@@ -602,15 +613,17 @@ impl<D: LogDisk> PartitionLog<D> {
 
     /// A replica becoming leader (or a destination partition bumping its epoch) records that
     /// `leader_epoch` starts at the current log end offset.
-    pub fn assign_epoch_start_offset(&mut self, leader_epoch: i32) {
-        self.epoch_cache.assign(leader_epoch, self.log_end_offset);
+    pub fn assign_epoch_start_offset(&mut self, leader_epoch: LeaderEpoch) {
+        self.epoch_cache
+            .assign(leader_epoch, Offset(self.log_end_offset));
     }
 
     // ----- high watermark and log start -----
 
     /// Leader: raises the high watermark to `new_high_watermark` if it is higher. Returns
     /// whether it moved. A value above the log end offset is a programming error.
-    pub fn maybe_increment_high_watermark(&mut self, new_high_watermark: i64) -> bool {
+    pub fn maybe_increment_high_watermark(&mut self, new_high_watermark: Offset) -> bool {
+        let Offset(new_high_watermark) = new_high_watermark;
         assert!(
             new_high_watermark <= self.log_end_offset,
             "high watermark {new_high_watermark} above log end offset {}",
@@ -625,10 +638,12 @@ impl<D: LogDisk> PartitionLog<D> {
 
     /// Follower: adopts the leader's high watermark clamped to `[log start, log end]`; this may
     /// lower it (after a truncation). Returns the new value.
-    pub fn update_high_watermark(&mut self, leader_high_watermark: i64) -> i64 {
-        let clamped = leader_high_watermark.clamp(self.log_start_offset, self.log_end_offset);
+    pub fn update_high_watermark(&mut self, leader_high_watermark: Offset) -> Offset {
+        let clamped = leader_high_watermark
+            .0
+            .clamp(self.log_start_offset, self.log_end_offset);
         self.set_high_watermark(clamped);
-        clamped
+        Offset(clamped)
     }
 
     fn set_high_watermark(&mut self, high_watermark: i64) {
@@ -640,18 +655,22 @@ impl<D: LogDisk> PartitionLog<D> {
 
     /// DeleteRecords or retention: moves the log start offset up to `new_start` (at most the
     /// high watermark), drops segments entirely below it and checkpoints it.
-    pub fn maybe_increment_log_start_offset(&mut self, new_start: i64) -> Result<bool, LogError> {
+    pub fn maybe_increment_log_start_offset(
+        &mut self,
+        new_start: Offset,
+    ) -> Result<bool, LogError> {
+        let Offset(new_start) = new_start;
         if new_start > self.high_watermark {
             return Err(LogError::LogStartAboveHighWatermark {
-                requested: new_start,
-                high_watermark: self.high_watermark,
+                requested: Offset(new_start),
+                high_watermark: Offset(self.high_watermark),
             });
         }
         if new_start <= self.log_start_offset {
             return Ok(false);
         }
         self.log_start_offset = new_start;
-        self.epoch_cache.truncate_from_start(new_start);
+        self.epoch_cache.truncate_from_start(Offset(new_start));
         self.producer_state
             .on_log_start_offset_incremented(new_start);
         self.aborted_txns.retain(|txn| txn.last_offset >= new_start);
@@ -687,22 +706,23 @@ impl<D: LogDisk> PartitionLog<D> {
     /// `max_bytes` unless `min_one_message` lets the first batch exceed it (KIP-74).
     pub fn read(
         &self,
-        fetch_offset: i64,
+        fetch_offset: Offset,
         max_bytes: usize,
         isolation: FetchIsolation,
         min_one_message: bool,
     ) -> Result<FetchDataInfo, OffsetOutOfRange> {
+        let Offset(fetch_offset) = fetch_offset;
         if fetch_offset < self.log_start_offset || fetch_offset > self.log_end_offset {
             return Err(OffsetOutOfRange {
-                fetch_offset,
-                log_start_offset: self.log_start_offset,
-                log_end_offset: self.log_end_offset,
+                fetch_offset: Offset(fetch_offset),
+                log_start_offset: Offset(self.log_start_offset),
+                log_end_offset: Offset(self.log_end_offset),
             });
         }
         let upper_bound = match isolation {
             FetchIsolation::LogEnd => self.log_end_offset,
             FetchIsolation::HighWatermark => self.high_watermark,
-            FetchIsolation::TxnCommitted => self.last_stable_offset(),
+            FetchIsolation::TxnCommitted => self.last_stable_offset_raw(),
         };
         let first = self
             .batches
@@ -736,10 +756,10 @@ impl<D: LogDisk> PartitionLog<D> {
         });
         Ok(FetchDataInfo {
             batches,
-            high_watermark: self.high_watermark,
+            high_watermark: Offset(self.high_watermark),
             last_stable_offset: self.last_stable_offset(),
-            log_start_offset: self.log_start_offset,
-            log_end_offset: self.log_end_offset,
+            log_start_offset: Offset(self.log_start_offset),
+            log_end_offset: Offset(self.log_end_offset),
             aborted_transactions,
         })
     }
@@ -750,8 +770,8 @@ impl<D: LogDisk> PartitionLog<D> {
             .iter()
             .filter(|txn| txn.last_offset >= fetch_offset && txn.first_offset < upper_bound)
             .map(|txn| AbortedTransaction {
-                producer_id: txn.producer_id,
-                first_offset: txn.first_offset,
+                producer_id: ProducerId(txn.producer_id),
+                first_offset: Offset(txn.first_offset),
             })
             .collect()
     }
@@ -766,7 +786,7 @@ impl<D: LogDisk> PartitionLog<D> {
     }
 
     fn assert_offsets_ordered(&self) {
-        let last_stable_offset = self.last_stable_offset();
+        let last_stable_offset = self.last_stable_offset_raw();
         assert!(
             self.log_start_offset <= last_stable_offset,
             "log start {} above LSO {last_stable_offset}",

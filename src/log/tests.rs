@@ -1,5 +1,6 @@
 //! Unit tests of the partition log, one per rule, named after the rule.
 
+use crate::common::{LeaderEpoch, Offset, ProducerId};
 use bytes::Bytes;
 
 use super::*;
@@ -76,14 +77,14 @@ fn produce(
     log: &mut PartitionLog<MemoryDisk>,
     batch: &RecordBatch,
 ) -> Result<LogAppendInfo, AppendError> {
-    log.append_as_leader(batch, 0, AppendOrigin::Client, T0)
+    log.append_as_leader(batch, LeaderEpoch(0), AppendOrigin::Client, T0)
 }
 
 fn coordinator(
     log: &mut PartitionLog<MemoryDisk>,
     batch: &RecordBatch,
 ) -> Result<LogAppendInfo, AppendError> {
-    log.append_as_leader(batch, 0, AppendOrigin::Coordinator, T0)
+    log.append_as_leader(batch, LeaderEpoch(0), AppendOrigin::Coordinator, T0)
 }
 
 fn producer_state_error(result: Result<LogAppendInfo, AppendError>) -> ProducerStateError {
@@ -96,16 +97,32 @@ fn producer_state_error(result: Result<LogAppendInfo, AppendError>) -> ProducerS
 #[test]
 fn leader_append_assigns_offsets_and_stamps_leader_epoch() {
     let mut log = empty_log();
-    log.assign_epoch_start_offset(3);
+    log.assign_epoch_start_offset(LeaderEpoch(3));
     let first = log
-        .append_as_leader(&data_batch(1, 0, 0, 2), 3, AppendOrigin::Client, T0)
+        .append_as_leader(
+            &data_batch(1, 0, 0, 2),
+            LeaderEpoch(3),
+            AppendOrigin::Client,
+            T0,
+        )
         .unwrap();
     let second = log
-        .append_as_leader(&data_batch(1, 0, 2, 3), 3, AppendOrigin::Client, T0)
+        .append_as_leader(
+            &data_batch(1, 0, 2, 3),
+            LeaderEpoch(3),
+            AppendOrigin::Client,
+            T0,
+        )
         .unwrap();
-    assert_eq!((first.first_offset, first.last_offset), (0, 1));
-    assert_eq!((second.first_offset, second.last_offset), (2, 4));
-    assert_eq!(log.log_end_offset(), 5);
+    assert_eq!(
+        (first.first_offset, first.last_offset),
+        (Offset(0), Offset(1))
+    );
+    assert_eq!(
+        (second.first_offset, second.last_offset),
+        (Offset(2), Offset(4))
+    );
+    assert_eq!(log.log_end_offset(), Offset(5));
     let stored: Vec<_> = log.batches().cloned().collect();
     assert_eq!(stored[1].base_offset(), 2);
     assert_eq!(stored[1].partition_leader_epoch(), 3);
@@ -114,8 +131,8 @@ fn leader_append_assigns_offsets_and_stamps_leader_epoch() {
     assert_eq!(
         log.epoch_cache().entries(),
         &[EpochEntry {
-            epoch: 3,
-            start_offset: 0
+            epoch: LeaderEpoch(3),
+            start_offset: Offset(0)
         }]
     );
 }
@@ -124,13 +141,23 @@ fn leader_append_assigns_offsets_and_stamps_leader_epoch() {
 fn follower_append_keeps_bytes_offsets_and_epochs() {
     let mut leader = empty_log();
     leader
-        .append_as_leader(&data_batch(7, 0, 0, 2), 1, AppendOrigin::Client, T0)
+        .append_as_leader(
+            &data_batch(7, 0, 0, 2),
+            LeaderEpoch(1),
+            AppendOrigin::Client,
+            T0,
+        )
         .unwrap();
     leader
-        .append_as_leader(&data_batch(7, 0, 2, 1), 4, AppendOrigin::Client, T0)
+        .append_as_leader(
+            &data_batch(7, 0, 2, 1),
+            LeaderEpoch(4),
+            AppendOrigin::Client,
+            T0,
+        )
         .unwrap();
     let fetched = leader
-        .read(0, usize::MAX, FetchIsolation::LogEnd, true)
+        .read(Offset(0), usize::MAX, FetchIsolation::LogEnd, true)
         .unwrap();
     let mut follower = empty_log();
     follower.append_as_follower(&fetched.batches).unwrap();
@@ -141,8 +168,8 @@ fn follower_append_keeps_bytes_offsets_and_epochs() {
     assert!(matches!(
         follower.append_as_follower(&fetched.batches),
         Err(AppendError::UnexpectedAppendOffset {
-            first_offset: 0,
-            log_end_offset: 3
+            first_offset: Offset(0),
+            log_end_offset: Offset(3)
         })
     ));
     // A gap is refused: compaction is not modelled.
@@ -150,8 +177,8 @@ fn follower_append_keeps_bytes_offsets_and_epochs() {
     assert!(matches!(
         follower.append_as_follower(&[gap]),
         Err(AppendError::NonContiguousOffsets {
-            expected_offset: 3,
-            found_offset: 10
+            expected_offset: Offset(3),
+            found_offset: Offset(10)
         })
     ));
 }
@@ -184,7 +211,11 @@ fn client_produce_rules_reject_malformed_batches() {
         produce(&mut limited, &data_batch(1, 0, 0, 1)),
         Err(AppendError::RecordTooLarge { .. })
     ));
-    assert_eq!(log.log_end_offset(), 0, "rejected produces write nothing");
+    assert_eq!(
+        log.log_end_offset(),
+        Offset(0),
+        "rejected produces write nothing"
+    );
     assert!(log
         .disk()
         .read_file(&segment_file_name(0))
@@ -218,7 +249,11 @@ fn client_records_must_carry_their_offset_delta_and_corruption_is_reported_first
         produce(&mut log, &trailing),
         Err(AppendError::CorruptMessage(_))
     ));
-    assert_eq!(log.log_end_offset(), 0, "rejected produces write nothing");
+    assert_eq!(
+        log.log_end_offset(),
+        Offset(0),
+        "rejected produces write nothing"
+    );
 }
 
 #[test]
@@ -231,7 +266,10 @@ fn duplicate_within_last_five_batches_returns_original_offsets_and_appends_nothi
     // Batch index 1 (sequences 2..3, offsets 2..3) is still among the last five.
     let retry = produce(&mut log, &data_batch(1, 0, 2, 2)).unwrap();
     assert!(retry.duplicate);
-    assert_eq!((retry.first_offset, retry.last_offset), (2, 3));
+    assert_eq!(
+        (retry.first_offset, retry.last_offset),
+        (Offset(2), Offset(3))
+    );
     assert_eq!(log.log_end_offset(), end);
     // Batch index 0 fell out of the window: its retry is out of order.
     let error = producer_state_error(produce(&mut log, &data_batch(1, 0, 0, 2)));
@@ -360,24 +398,24 @@ fn last_stable_offset_waits_for_markers_below_high_watermark() {
     produce(&mut log, &txn_batch(1, 0, 0, 1)).unwrap(); // T1 at 2
     produce(&mut log, &txn_batch(2, 0, 0, 1)).unwrap(); // T2 at 3
     coordinator(&mut log, &marker(1, 0, true, 0)).unwrap(); // COMMIT T1 at 4
-    assert_eq!(log.first_unstable_offset(), Some(2));
-    log.maybe_increment_high_watermark(3);
-    assert_eq!(log.last_stable_offset(), 2);
-    log.maybe_increment_high_watermark(5);
+    assert_eq!(log.first_unstable_offset(), Some(Offset(2)));
+    log.maybe_increment_high_watermark(Offset(3));
+    assert_eq!(log.last_stable_offset(), Offset(2));
+    log.maybe_increment_high_watermark(Offset(5));
     assert_eq!(
         log.first_unstable_offset(),
-        Some(3),
+        Some(Offset(3)),
         "T1's marker is below the HW"
     );
     coordinator(&mut log, &marker(2, 0, false, 0)).unwrap(); // ABORT T2 at 5
     assert_eq!(
         log.last_stable_offset(),
-        3,
+        Offset(3),
         "T2 completed but its marker is not replicated"
     );
-    log.maybe_increment_high_watermark(6);
+    log.maybe_increment_high_watermark(Offset(6));
     assert_eq!(log.first_unstable_offset(), None);
-    assert_eq!(log.last_stable_offset(), 6);
+    assert_eq!(log.last_stable_offset(), Offset(6));
     assert_eq!(
         log.aborted_txns(),
         &[AbortedTxn {
@@ -409,22 +447,22 @@ fn read_bounds_follow_isolation_and_skip_control_records() {
     coordinator(&mut log, &marker(2, 0, false, 0)).unwrap(); // 4
     produce(&mut log, &txn_batch(3, 0, 0, 1)).unwrap(); // 5 open
     produce(&mut log, &data_batch(1, 0, 2, 1)).unwrap(); // 6
-    log.maybe_increment_high_watermark(7);
-    assert_eq!(log.last_stable_offset(), 5);
+    log.maybe_increment_high_watermark(Offset(7));
+    assert_eq!(log.last_stable_offset(), Offset(5));
     let all = log
-        .read(0, usize::MAX, FetchIsolation::LogEnd, true)
+        .read(Offset(0), usize::MAX, FetchIsolation::LogEnd, true)
         .unwrap();
     assert_eq!(all.batches.len(), 5);
     let committed = log
-        .read(0, usize::MAX, FetchIsolation::TxnCommitted, true)
+        .read(Offset(0), usize::MAX, FetchIsolation::TxnCommitted, true)
         .unwrap();
     assert_eq!(committed.batches.last().unwrap().next_offset(), 5);
     let aborted = committed.aborted_transactions.clone().unwrap();
     assert_eq!(
         aborted,
         vec![AbortedTransaction {
-            producer_id: 2,
-            first_offset: 2
+            producer_id: ProducerId(2),
+            first_offset: Offset(2)
         }]
     );
     let fetch = completed_fetch(
@@ -442,7 +480,7 @@ fn read_bounds_follow_isolation_and_skip_control_records() {
     );
     assert_eq!(fetch.next_fetch_offset, 5);
     let uncommitted = log
-        .read(0, usize::MAX, FetchIsolation::HighWatermark, true)
+        .read(Offset(0), usize::MAX, FetchIsolation::HighWatermark, true)
         .unwrap();
     let fetch = completed_fetch(
         0,
@@ -460,30 +498,30 @@ fn read_bounds_follow_isolation_and_skip_control_records() {
     assert_eq!(fetch.control_batches_skipped, 1);
     // Fetch from the middle of a batch returns the whole batch; the consumer drops the head.
     let middle = log
-        .read(1, usize::MAX, FetchIsolation::HighWatermark, true)
+        .read(Offset(1), usize::MAX, FetchIsolation::HighWatermark, true)
         .unwrap();
     assert_eq!(middle.batches[0].base_offset(), 0);
     let fetch = completed_fetch(1, &middle.batches, &[], IsolationLevel::ReadUncommitted).unwrap();
     assert_eq!(fetch.records[0].offset, 1);
     // A fetch at the bound is empty, above the log end is out of range.
     assert!(log
-        .read(7, usize::MAX, FetchIsolation::HighWatermark, true)
+        .read(Offset(7), usize::MAX, FetchIsolation::HighWatermark, true)
         .unwrap()
         .batches
         .is_empty());
     assert!(log
-        .read(8, usize::MAX, FetchIsolation::LogEnd, true)
+        .read(Offset(8), usize::MAX, FetchIsolation::LogEnd, true)
         .is_err());
     // max_bytes 1 still returns one batch with min_one_message, none without.
     assert_eq!(
-        log.read(0, 1, FetchIsolation::LogEnd, true)
+        log.read(Offset(0), 1, FetchIsolation::LogEnd, true)
             .unwrap()
             .batches
             .len(),
         1
     );
     assert_eq!(
-        log.read(0, 1, FetchIsolation::LogEnd, false)
+        log.read(Offset(0), 1, FetchIsolation::LogEnd, false)
             .unwrap()
             .batches
             .len(),
@@ -499,7 +537,7 @@ fn mirror_pid_reset_on_leader_append_removes_every_producer() {
     let info = log
         .append_as_leader(
             &mirror_pid_reset("source", T0),
-            5,
+            LeaderEpoch(5),
             AppendOrigin::Coordinator,
             T0,
         )
@@ -519,13 +557,23 @@ fn mirror_pid_reset_inside_a_replicated_append_splits_producer_state() {
     let mut source = empty_log();
     produce(&mut source, &data_batch(1, 0, 0, 1)).unwrap();
     source
-        .append_as_leader(&mirror_pid_reset("a", T0), 1, AppendOrigin::Coordinator, T0)
+        .append_as_leader(
+            &mirror_pid_reset("a", T0),
+            LeaderEpoch(1),
+            AppendOrigin::Coordinator,
+            T0,
+        )
         .unwrap();
     source
-        .append_as_leader(&data_batch(2, 0, 0, 1), 1, AppendOrigin::Client, T0)
+        .append_as_leader(
+            &data_batch(2, 0, 0, 1),
+            LeaderEpoch(1),
+            AppendOrigin::Client,
+            T0,
+        )
         .unwrap();
     let batches = source
-        .read(0, usize::MAX, FetchIsolation::LogEnd, true)
+        .read(Offset(0), usize::MAX, FetchIsolation::LogEnd, true)
         .unwrap()
         .batches;
     let mut follower = empty_log();
@@ -549,8 +597,13 @@ fn mirror_pid_reset_inside_a_replicated_append_splits_producer_state() {
 fn mirror_pid_reset_is_replayed_in_recovery() {
     let mut log = empty_log();
     produce(&mut log, &data_batch(1, 0, 0, 1)).unwrap();
-    log.append_as_leader(&mirror_pid_reset("a", T0), 1, AppendOrigin::Coordinator, T0)
-        .unwrap();
+    log.append_as_leader(
+        &mirror_pid_reset("a", T0),
+        LeaderEpoch(1),
+        AppendOrigin::Coordinator,
+        T0,
+    )
+    .unwrap();
     produce(&mut log, &data_batch(5, 0, 0, 1)).unwrap();
     log.flush().unwrap();
     let expected = log.producer_state().clone();
@@ -563,31 +616,51 @@ fn mirror_pid_reset_is_replayed_in_recovery() {
 #[test]
 fn truncate_to_rebuilds_producer_state_and_epoch_cache() {
     let mut log = empty_log();
-    log.append_as_leader(&data_batch(1, 0, 0, 2), 1, AppendOrigin::Client, T0)
-        .unwrap(); // 0..1
-    log.append_as_leader(&data_batch(1, 0, 2, 2), 2, AppendOrigin::Client, T0)
-        .unwrap(); // 2..3
-    log.append_as_leader(&data_batch(2, 0, 0, 1), 3, AppendOrigin::Client, T0)
-        .unwrap(); // 4
-    assert_eq!(log.truncate_to(2).unwrap(), 2);
-    assert_eq!(log.log_end_offset(), 2);
+    log.append_as_leader(
+        &data_batch(1, 0, 0, 2),
+        LeaderEpoch(1),
+        AppendOrigin::Client,
+        T0,
+    )
+    .unwrap(); // 0..1
+    log.append_as_leader(
+        &data_batch(1, 0, 2, 2),
+        LeaderEpoch(2),
+        AppendOrigin::Client,
+        T0,
+    )
+    .unwrap(); // 2..3
+    log.append_as_leader(
+        &data_batch(2, 0, 0, 1),
+        LeaderEpoch(3),
+        AppendOrigin::Client,
+        T0,
+    )
+    .unwrap(); // 4
+    assert_eq!(log.truncate_to(Offset(2)).unwrap(), Offset(2));
+    assert_eq!(log.log_end_offset(), Offset(2));
     assert_eq!(log.producer_state().producer(1).unwrap().last_sequence(), 1);
     assert!(log.producer_state().producer(2).is_none());
     assert_eq!(
         log.epoch_cache().entries(),
         &[EpochEntry {
-            epoch: 1,
-            start_offset: 0
+            epoch: LeaderEpoch(1),
+            start_offset: Offset(0)
         }]
     );
     // Truncation is by whole batches: a target inside a batch removes all of it.
-    log.append_as_leader(&data_batch(1, 0, 2, 3), 4, AppendOrigin::Client, T0)
-        .unwrap(); // 2..4
-    assert_eq!(log.truncate_to(3).unwrap(), 2);
+    log.append_as_leader(
+        &data_batch(1, 0, 2, 3),
+        LeaderEpoch(4),
+        AppendOrigin::Client,
+        T0,
+    )
+    .unwrap(); // 2..4
+    assert_eq!(log.truncate_to(Offset(3)).unwrap(), Offset(2));
     // At or past the end no data changes, but an epoch with no data is dropped.
-    log.assign_epoch_start_offset(9);
-    assert_eq!(log.truncate_to(10).unwrap(), 2);
-    assert_eq!(log.latest_epoch(), Some(1));
+    log.assign_epoch_start_offset(LeaderEpoch(9));
+    assert_eq!(log.truncate_to(Offset(10)).unwrap(), Offset(2));
+    assert_eq!(log.latest_epoch(), Some(LeaderEpoch(1)));
 }
 
 #[test]
@@ -596,14 +669,14 @@ fn truncate_to_last_stable_offset_removes_open_transactions() {
     produce(&mut log, &data_batch(1, 0, 0, 1)).unwrap(); // 0
     produce(&mut log, &txn_batch(2, 0, 0, 1)).unwrap(); // 1, open
     produce(&mut log, &data_batch(1, 0, 1, 1)).unwrap(); // 2
-    log.maybe_increment_high_watermark(3);
+    log.maybe_increment_high_watermark(Offset(3));
     let lso = log.last_stable_offset();
-    assert_eq!(lso, 1);
+    assert_eq!(lso, Offset(1));
     log.truncate_to(lso).unwrap();
-    assert_eq!(log.log_end_offset(), 1);
-    assert_eq!(log.high_watermark(), 1);
+    assert_eq!(log.log_end_offset(), Offset(1));
+    assert_eq!(log.high_watermark(), Offset(1));
     assert!(log.producer_state().ongoing_txns().is_empty());
-    assert_eq!(log.last_stable_offset(), 1);
+    assert_eq!(log.last_stable_offset(), Offset(1));
 }
 
 #[test]
@@ -613,14 +686,14 @@ fn truncate_fully_and_start_at_resets_everything() {
         produce(&mut log, &data_batch(1, 0, sequence, 1)).unwrap();
     }
     assert!(log.segment_count() > 1);
-    log.truncate_fully_and_start_at(42).unwrap();
+    log.truncate_fully_and_start_at(Offset(42)).unwrap();
     assert_eq!(
         (
             log.log_start_offset(),
             log.high_watermark(),
             log.log_end_offset()
         ),
-        (42, 42, 42)
+        (Offset(42), Offset(42), Offset(42))
     );
     assert!(log.producer_state().producers().is_empty());
     assert!(log.epoch_cache().entries().is_empty());
@@ -633,26 +706,26 @@ fn truncate_fully_and_start_at_resets_everything() {
         1
     );
     let (reopened, _) = PartitionLog::open(log.into_disk(), LogConfig::default()).unwrap();
-    assert_eq!(reopened.log_end_offset(), 42);
-    assert_eq!(reopened.log_start_offset(), 42);
+    assert_eq!(reopened.log_end_offset(), Offset(42));
+    assert_eq!(reopened.log_start_offset(), Offset(42));
 }
 
 #[test]
 fn high_watermark_moves_only_forward_on_leader_and_clamps_on_follower() {
     let mut log = empty_log();
     produce(&mut log, &data_batch(1, 0, 0, 3)).unwrap();
-    assert!(log.maybe_increment_high_watermark(2));
-    assert!(!log.maybe_increment_high_watermark(1));
-    assert_eq!(log.high_watermark(), 2);
-    assert_eq!(log.update_high_watermark(100), 3);
-    assert_eq!(log.update_high_watermark(1), 1);
+    assert!(log.maybe_increment_high_watermark(Offset(2)));
+    assert!(!log.maybe_increment_high_watermark(Offset(1)));
+    assert_eq!(log.high_watermark(), Offset(2));
+    assert_eq!(log.update_high_watermark(Offset(100)), Offset(3));
+    assert_eq!(log.update_high_watermark(Offset(1)), Offset(1));
 }
 
 #[test]
 #[should_panic(expected = "above log end offset")]
 fn high_watermark_above_log_end_is_a_broken_invariant() {
     let mut log = empty_log();
-    log.maybe_increment_high_watermark(1);
+    log.maybe_increment_high_watermark(Offset(1));
 }
 
 #[test]
@@ -667,22 +740,22 @@ fn log_start_moves_up_to_high_watermark_and_deletes_whole_segments() {
         "small segments roll: {segments_before}"
     );
     assert!(matches!(
-        log.maybe_increment_log_start_offset(5),
+        log.maybe_increment_log_start_offset(Offset(5)),
         Err(LogError::LogStartAboveHighWatermark { .. })
     ));
-    log.maybe_increment_high_watermark(12);
-    assert!(log.maybe_increment_log_start_offset(7).unwrap());
+    log.maybe_increment_high_watermark(Offset(12));
+    assert!(log.maybe_increment_log_start_offset(Offset(7)).unwrap());
     assert!(log.segment_count() < segments_before);
     assert!(log
-        .read(6, usize::MAX, FetchIsolation::HighWatermark, true)
+        .read(Offset(6), usize::MAX, FetchIsolation::HighWatermark, true)
         .is_err());
     // Producer entries survive a log start move, as in Kafka.
     assert!(log.producer_state().producer(1).is_some());
     log.flush().unwrap();
     let (reopened, _) =
         PartitionLog::open(log.into_disk(), small_segment_log().config().clone()).unwrap();
-    assert_eq!(reopened.log_start_offset(), 7);
-    assert_eq!(reopened.log_end_offset(), 12);
+    assert_eq!(reopened.log_start_offset(), Offset(7));
+    assert_eq!(reopened.log_end_offset(), Offset(12));
 }
 
 #[test]
@@ -694,7 +767,7 @@ fn recovery_loses_unflushed_tail_on_crash() {
     let mut disk = log.into_disk();
     disk.crash(|_, _| TailFate::LOST);
     let (recovered, report) = PartitionLog::open(disk, LogConfig::default()).unwrap();
-    assert_eq!(recovered.log_end_offset(), 1);
+    assert_eq!(recovered.log_end_offset(), Offset(1));
     assert!(report.truncation.is_none());
     assert_eq!(
         recovered
@@ -719,7 +792,7 @@ fn recovery_truncates_a_torn_tail_at_the_last_whole_batch() {
         corruption: None,
     });
     let (recovered, report) = PartitionLog::open(disk, LogConfig::default()).unwrap();
-    assert_eq!(recovered.log_end_offset(), 1);
+    assert_eq!(recovered.log_end_offset(), Offset(1));
     let truncation = report.truncation.expect("torn batch detected");
     assert_eq!(truncation.position, flushed);
     assert!(
@@ -750,7 +823,7 @@ fn recovery_stops_at_corruption_and_deletes_later_segments() {
     assert!(disk.corrupt_byte(&segment_file_name(0), first_batch_size + 30, 0x01));
     let (recovered, report) =
         PartitionLog::open(disk, small_segment_log().config().clone()).unwrap();
-    assert_eq!(recovered.log_end_offset(), 1);
+    assert_eq!(recovered.log_end_offset(), Offset(1));
     assert_eq!(report.deleted_segments.len(), segments - 1);
     assert!(report.truncation.unwrap().reason.contains("CRC"));
     assert_eq!(recovered.segment_count(), 1);
@@ -760,13 +833,13 @@ fn recovery_stops_at_corruption_and_deletes_later_segments() {
 fn recovery_restores_checkpointed_high_watermark_clamped_to_log_end() {
     let mut log = empty_log();
     produce(&mut log, &data_batch(1, 0, 0, 4)).unwrap();
-    log.maybe_increment_high_watermark(4);
+    log.maybe_increment_high_watermark(Offset(4));
     log.checkpoint_high_watermark().unwrap();
     let mut disk = log.into_disk();
     disk.crash(|_, _| TailFate::LOST);
     let (recovered, _) = PartitionLog::open(disk, LogConfig::default()).unwrap();
-    assert_eq!(recovered.log_end_offset(), 0);
-    assert_eq!(recovered.high_watermark(), 0);
+    assert_eq!(recovered.log_end_offset(), Offset(0));
+    assert_eq!(recovered.high_watermark(), Offset(0));
 }
 
 #[test]
@@ -784,7 +857,7 @@ fn flush_interval_messages_makes_appends_durable() {
     disk.crash(|_, _| TailFate::LOST);
     assert_eq!(
         PartitionLog::open(disk, config).unwrap().0.log_end_offset(),
-        1
+        Offset(1)
     );
 }
 
@@ -796,7 +869,12 @@ fn log_append_time_replaces_timestamps_and_recomputes_crc() {
     };
     let mut log = PartitionLog::open(MemoryDisk::new(), config).unwrap().0;
     let info = log
-        .append_as_leader(&data_batch(1, 0, 0, 2), 0, AppendOrigin::Client, 42)
+        .append_as_leader(
+            &data_batch(1, 0, 0, 2),
+            LeaderEpoch(0),
+            AppendOrigin::Client,
+            42,
+        )
         .unwrap();
     assert_eq!(info.log_append_time_ms, Some(42));
     let stored = log.batches().next().unwrap().clone();
@@ -821,7 +899,7 @@ fn expired_producers_are_removed_unless_a_transaction_is_open() {
 #[test]
 fn recovery_of_empty_disk_gives_empty_log() {
     let (log, report) = PartitionLog::open(MemoryDisk::new(), LogConfig::default()).unwrap();
-    assert_eq!(log.log_end_offset(), 0);
+    assert_eq!(log.log_end_offset(), Offset(0));
     assert_eq!(report.segments_found, 0);
 }
 
@@ -835,11 +913,11 @@ fn broken_lso_switch_exposes_open_transactions_to_read_committed() {
     };
     let mut log = PartitionLog::open(MemoryDisk::new(), config).unwrap().0;
     produce(&mut log, &txn_batch(1, 0, 0, 1)).unwrap();
-    log.maybe_increment_high_watermark(1);
-    assert_eq!(log.first_unstable_offset(), Some(0));
+    log.maybe_increment_high_watermark(Offset(1));
+    assert_eq!(log.first_unstable_offset(), Some(Offset(0)));
     assert_eq!(
         log.last_stable_offset(),
-        1,
+        Offset(1),
         "broken: the open transaction is readable"
     );
 }

@@ -10,6 +10,7 @@
 //! Contract: [`MirrorDesign::Seed`] is the default and the reference; every variant changes
 //! only what its doc says.
 
+use crate::common::LeaderEpoch;
 use std::fmt;
 
 use crate::log::FetchIsolation;
@@ -382,9 +383,9 @@ impl MirrorDesign {
     /// its later revisions), with the destination's `leader_epoch` (`epoch-rewrite`), or with
     /// producer id −(pid+2) and a recomputed CRC (`pid-rewrite`; a batch without a producer,
     /// or one an earlier hop already rewrote, keeps its negative id).
-    pub fn stored_form(self, leader_epoch: i32, batch: &RecordBatch) -> RecordBatch {
+    pub fn stored_form(self, leader_epoch: LeaderEpoch, batch: &RecordBatch) -> RecordBatch {
         match self {
-            Self::EpochRewrite => batch.with_partition_leader_epoch(leader_epoch),
+            Self::EpochRewrite => batch.with_partition_leader_epoch(leader_epoch.0),
             Self::PidRewrite if batch.header().producer_id >= 0 => {
                 batch.with_producer_id(-(batch.header().producer_id + 2))
             }
@@ -394,7 +395,11 @@ impl MirrorDesign {
 
     /// Fetched batches as this design stores them; the seed and its later revisions hand the
     /// fetched batches on untouched (no copy on the mirror fetcher's path).
-    pub fn store_fetched(self, leader_epoch: i32, batches: Vec<RecordBatch>) -> Vec<RecordBatch> {
+    pub fn store_fetched(
+        self,
+        leader_epoch: LeaderEpoch,
+        batches: Vec<RecordBatch>,
+    ) -> Vec<RecordBatch> {
         if !self.rewrites_batches() {
             return batches;
         }
@@ -414,7 +419,7 @@ impl MirrorDesign {
     /// rewrite designs' checks accept their documented rewrite, so a run shows what else
     /// breaks rather than stopping at the rewrite itself.
     pub fn is_stored_form_of(self, original: &RecordBatch, stored: &RecordBatch) -> bool {
-        self.stored_form(stored.partition_leader_epoch(), original)
+        self.stored_form(LeaderEpoch(stored.partition_leader_epoch()), original)
             .bytes()
             == stored.bytes()
     }
@@ -446,17 +451,17 @@ mod tests {
         let mut builder = crate::record::BatchBuilder::idempotent(5, 0, 0);
         builder.append(0, None, Some(bytes::Bytes::from_static(b"v")), vec![]);
         let original = builder.build().with_partition_leader_epoch(3);
-        let seed = MirrorDesign::Seed.stored_form(9, &original);
+        let seed = MirrorDesign::Seed.stored_form(LeaderEpoch(9), &original);
         assert_eq!(seed.bytes(), original.bytes());
-        let epoch = MirrorDesign::EpochRewrite.stored_form(9, &original);
+        let epoch = MirrorDesign::EpochRewrite.stored_form(LeaderEpoch(9), &original);
         assert_eq!(epoch.partition_leader_epoch(), 9);
-        let pid = MirrorDesign::PidRewrite.stored_form(9, &original);
+        let pid = MirrorDesign::PidRewrite.stored_form(LeaderEpoch(9), &original);
         assert_eq!(pid.header().producer_id, -7);
         // A second hop leaves a rewritten id alone (spec §9 S-3).
-        let twice = MirrorDesign::PidRewrite.stored_form(9, &pid);
+        let twice = MirrorDesign::PidRewrite.stored_form(LeaderEpoch(9), &pid);
         assert_eq!(twice.header().producer_id, -7);
         for design in MirrorDesign::ALL {
-            let stored = design.stored_form(9, &original);
+            let stored = design.stored_form(LeaderEpoch(9), &original);
             assert!(design.is_stored_form_of(&original, &stored), "{design}");
         }
         assert!(!MirrorDesign::Seed.is_stored_form_of(&original, &pid));

@@ -748,9 +748,9 @@ impl MirrorSyncs {
                 ctx.events.push(BrokerEvent::MirrorOffsetSynced {
                     group_id: group.clone(),
                     topic_partition: entry.topic_partition.clone(),
-                    offset: entry.offset.0,
-                    source_offset,
-                    high_watermark_read,
+                    offset: entry.offset,
+                    source_offset: Offset(source_offset),
+                    high_watermark_read: Offset(high_watermark_read),
                 });
             }
             let to = NodeId::Broker(ctx.node_id.cluster(), coordinator);

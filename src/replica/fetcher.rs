@@ -74,7 +74,13 @@ impl<D: LogDisk> FetcherContext<'_, D> {
         from: i64,
         reason: TruncationReason,
     ) {
-        report_truncation_among(self.partitions, self.events, topic_partition, from, reason);
+        report_truncation_among(
+            self.partitions,
+            self.events,
+            topic_partition,
+            Offset(from),
+            reason,
+        );
     }
 }
 
@@ -225,20 +231,20 @@ impl ReplicaFetcher {
         };
         let following =
             matches!(&partition.role, Role::Follower(role) if role.leader == Some(leader));
-        if !following || partition.log.log_end_offset() != sent_offset {
+        if !following || partition.log.log_end_offset() != Offset(sent_offset) {
             // The role or the log changed while the fetch was in flight: drop the answer.
             return true;
         }
         match answer.error {
             ErrorCode::None => {}
             ErrorCode::OffsetOutOfRange => {
-                let reason = if answer.log_start_offset > Offset(partition.log.log_end_offset()) {
+                let reason = if answer.log_start_offset > partition.log.log_end_offset() {
                     let _ = partition
                         .log
-                        .truncate_fully_and_start_at(answer.log_start_offset.0);
+                        .truncate_fully_and_start_at(answer.log_start_offset);
                     TruncationReason::OffsetOutOfRangeBelowLeaderStart
                 } else {
-                    let target = answer.high_watermark.0.min(partition.log.log_end_offset());
+                    let target = answer.high_watermark.min(partition.log.log_end_offset());
                     let _ = partition.log.truncate_to(target);
                     TruncationReason::OffsetOutOfRangeAboveLeader
                 };
@@ -275,7 +281,7 @@ impl ReplicaFetcher {
         }
         let log = &mut partition.log;
         let high_watermark_before = log.high_watermark();
-        let high_watermark = log.update_high_watermark(answer.high_watermark.0);
+        let high_watermark = log.update_high_watermark(answer.high_watermark);
         if high_watermark < high_watermark_before {
             // Kafka's follower takes the leader's high watermark as it is; a new leader's may
             // lag its predecessor's until its followers fetch again.
@@ -291,7 +297,7 @@ impl ReplicaFetcher {
             .get_mut(&topic_partition)
             .expect("checked above")
             .log;
-        let new_start = answer.log_start_offset.0.min(log.high_watermark());
+        let new_start = answer.log_start_offset.min(log.high_watermark());
         // Raising the start above the high watermark is refused by the log; clamped above.
         let _ = log.maybe_increment_log_start_offset(new_start);
         true
@@ -308,9 +314,9 @@ fn follower_fetch_partitions<D: LogDisk>(
         .filter_map(|partition| match &partition.role {
             Role::Follower(role) if role.leader == Some(leader) => Some(FetchPartition {
                 topic_partition: partition.topic_partition.clone(),
-                current_leader_epoch: LeaderEpoch(role.leader_epoch),
-                fetch_offset: Offset(partition.log.log_end_offset()),
-                last_fetched_epoch: LeaderEpoch(partition.log.latest_epoch().unwrap_or(-1)),
+                current_leader_epoch: role.leader_epoch,
+                fetch_offset: partition.log.log_end_offset(),
+                last_fetched_epoch: partition.log.latest_epoch().unwrap_or(LeaderEpoch(-1)),
             }),
             _ => None,
         })
@@ -350,8 +356,13 @@ mod tests {
         for epoch in epochs {
             let mut builder = BatchBuilder::default();
             builder.append(0, None, Some(Bytes::from_static(b"v")), vec![]);
-            log.append_as_leader(&builder.build(), *epoch, AppendOrigin::Client, 0)
-                .unwrap();
+            log.append_as_leader(
+                &builder.build(),
+                LeaderEpoch(*epoch),
+                AppendOrigin::Client,
+                0,
+            )
+            .unwrap();
         }
         let tp = TopicPartition::new("orders", 0);
         let partition = Partition {
@@ -360,7 +371,7 @@ mod tests {
             log,
             role: Role::Follower(FollowerRole {
                 leader: Some(LEADER),
-                leader_epoch: 1,
+                leader_epoch: LeaderEpoch(1),
             }),
             mirror_state: MirrorState::Unknown,
         };
@@ -421,20 +432,20 @@ mod tests {
             last_stable_offset: Offset(1),
             log_start_offset: Offset(0),
             diverging_epoch: Some(EpochEndOffset {
-                epoch: 0,
-                end_offset: 1,
+                epoch: LeaderEpoch(0),
+                end_offset: Offset(1),
             }),
             aborted_transactions: None,
             batches: Vec::new(),
         };
         ctx.now_ms = 1_010;
         fetcher.handle_response(&mut ctx, LEADER, correlation_id, vec![answer]);
-        assert_eq!(ctx.partitions[&tp].log.log_end_offset(), 1);
+        assert_eq!(ctx.partitions[&tp].log.log_end_offset(), Offset(1));
         assert!(matches!(
             ctx.events.as_slice(),
             [BrokerEvent::Truncated {
-                from_log_end_offset: 3,
-                to_log_end_offset: 1,
+                from_log_end_offset: Offset(3),
+                to_log_end_offset: Offset(1),
                 reason: TruncationReason::DivergingEpoch,
                 ..
             }]
@@ -471,7 +482,7 @@ mod tests {
         builder.append(0, None, Some(Bytes::from_static(b"w")), vec![]);
         let tp = TopicPartition::new("orders", 0);
         let log = &mut ctx.partitions.get_mut(&tp).unwrap().log;
-        log.append_as_leader(&builder.build(), 0, AppendOrigin::Client, 0)
+        log.append_as_leader(&builder.build(), LeaderEpoch(0), AppendOrigin::Client, 0)
             .unwrap();
         let stale = FetchPartitionResponse {
             topic_partition: tp.clone(),
@@ -480,19 +491,19 @@ mod tests {
             last_stable_offset: Offset(0),
             log_start_offset: Offset(0),
             diverging_epoch: Some(EpochEndOffset {
-                epoch: 0,
-                end_offset: 0,
+                epoch: LeaderEpoch(0),
+                end_offset: Offset(0),
             }),
             aborted_transactions: None,
             batches: Vec::new(),
         };
         fetcher.handle_response(&mut ctx, LEADER, correlation_id, vec![stale]);
-        assert_eq!(ctx.partitions[&tp].log.log_end_offset(), 2);
+        assert_eq!(ctx.partitions[&tp].log.log_end_offset(), Offset(2));
         assert!(ctx.events.is_empty());
         // The partition now follows another leader: the session with LEADER has nothing left.
         let moved = Role::Follower(FollowerRole {
             leader: Some(BrokerId(9)),
-            leader_epoch: 2,
+            leader_epoch: LeaderEpoch(2),
         });
         ctx.partitions.get_mut(&tp).unwrap().role = moved;
         ctx.now_ms = 10;

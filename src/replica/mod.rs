@@ -18,6 +18,7 @@ pub use manager::{
 pub use partition::{FollowerRole, FollowerState, LeaderState, Partition, Role};
 pub use truncation::{follower_truncation_for_batches, follower_truncation_offset};
 
+use crate::common::Offset;
 use crate::events::{BrokerEvent, TruncationReason};
 use crate::protocol::TopicPartition;
 
@@ -27,7 +28,7 @@ pub fn report_truncation_among<D: crate::log::LogDisk>(
     partitions: &mut std::collections::BTreeMap<TopicPartition, Partition<D>>,
     events: &mut Vec<BrokerEvent>,
     topic_partition: &TopicPartition,
-    from: i64,
+    from: Offset,
     reason: TruncationReason,
 ) {
     if let Some(partition) = partitions.get_mut(topic_partition) {
@@ -43,7 +44,7 @@ pub fn report_leader_truncation<D: crate::log::LogDisk>(
     partition: &mut Partition<D>,
     events: &mut Vec<BrokerEvent>,
     topic_partition: &TopicPartition,
-    from: i64,
+    from: Offset,
     reason: TruncationReason,
 ) {
     partition.leader_log_truncated();

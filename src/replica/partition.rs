@@ -9,6 +9,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::common::{LeaderEpoch, Offset};
+
 use crate::log::{LogDisk, PartitionLog};
 use crate::metadata::PartitionRecord;
 use crate::protocol::{BrokerId, TopicId, TopicPartition};
@@ -17,26 +19,26 @@ use crate::protocol::{BrokerId, TopicId, TopicPartition};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FollowerState {
     /// The follower's log end offset (its last fetch offset), −1 until it fetches.
-    pub log_end_offset: i64,
+    pub log_end_offset: Offset,
     /// Last time the follower was caught up to the leader's log end offset.
     pub last_caught_up_ms: i64,
     /// Time of its previous fetch.
     pub last_fetch_ms: i64,
     /// Leader log end offset at its previous fetch.
-    pub last_fetch_leader_log_end_offset: i64,
+    pub last_fetch_leader_log_end_offset: Offset,
     /// Set when a mirror fetcher's cut removed records from the leader's log: the offset
     /// this follower must truncate to, as it may hold the removed records (or have them in
     /// flight). Its fetch beyond it is answered as diverging even where its epoch check
     /// passes, since the batches mirrored at those offsets may carry the same epoch numbers;
     /// cleared by its first fetch at or below it. See [`Partition::fence_after_mirror_cut`].
-    pub must_truncate_to: Option<i64>,
+    pub must_truncate_to: Option<Offset>,
 }
 
 /// Leader-side state.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LeaderState {
     /// Leader epoch in which this broker leads.
-    pub leader_epoch: i32,
+    pub leader_epoch: LeaderEpoch,
     /// Partition epoch of the ISR the leader works with.
     pub partition_epoch: i32,
     /// Committed ISR (as the controller last confirmed it).
@@ -46,7 +48,7 @@ pub struct LeaderState {
     /// ISR proposed to the controller and not yet answered.
     pub pending_isr: Option<Vec<BrokerId>>,
     /// Log end offset when this leadership began.
-    pub leader_epoch_start_offset: i64,
+    pub leader_epoch_start_offset: Offset,
     /// Followers by id.
     pub followers: BTreeMap<BrokerId, FollowerState>,
 }
@@ -73,7 +75,7 @@ pub struct FollowerRole {
     /// The leader to fetch from (`None`: the partition has no leader right now).
     pub leader: Option<BrokerId>,
     /// Leader epoch of the partition as last seen in metadata.
-    pub leader_epoch: i32,
+    pub leader_epoch: LeaderEpoch,
 }
 
 /// The replica's role.
@@ -112,7 +114,7 @@ impl<D: LogDisk> Partition<D> {
     }
 
     /// The leader epoch this replica acts in.
-    pub fn leader_epoch(&self) -> i32 {
+    pub fn leader_epoch(&self) -> LeaderEpoch {
         match &self.role {
             Role::Leader(state) => state.leader_epoch,
             Role::Follower(role) => role.leader_epoch,
@@ -139,12 +141,13 @@ impl<D: LogDisk> Partition<D> {
             "become_leader on a non-leader record"
         );
         if !mirror_topic {
-            self.log.assign_epoch_start_offset(record.leader_epoch);
+            self.log
+                .assign_epoch_start_offset(LeaderEpoch(record.leader_epoch));
         }
         // A leader re-elected in a higher epoch (a mirror partition's own bump, STOPPING's or
         // EPOCH_FENCING's) keeps its mirror-cut fences: its log did not change, and a follower
         // still holding what the cut removed must truncate before it counts again.
-        let fences: BTreeMap<BrokerId, i64> = match &self.role {
+        let fences: BTreeMap<BrokerId, Offset> = match &self.role {
             Role::Leader(state) => state
                 .followers
                 .iter()
@@ -165,17 +168,17 @@ impl<D: LogDisk> Partition<D> {
                 (
                     *replica,
                     FollowerState {
-                        log_end_offset: -1,
+                        log_end_offset: Offset::NONE,
                         last_caught_up_ms: caught_up,
                         last_fetch_ms: -1,
-                        last_fetch_leader_log_end_offset: -1,
+                        last_fetch_leader_log_end_offset: Offset::NONE,
                         must_truncate_to: fences.get(replica).copied(),
                     },
                 )
             })
             .collect();
         self.role = Role::Leader(LeaderState {
-            leader_epoch: record.leader_epoch,
+            leader_epoch: LeaderEpoch(record.leader_epoch),
             partition_epoch: record.partition_epoch,
             isr: record.isr.clone(),
             replicas: record.replicas.clone(),
@@ -198,14 +201,14 @@ impl<D: LogDisk> Partition<D> {
         }
         self.role = Role::Follower(FollowerRole {
             leader: record.leader,
-            leader_epoch: record.leader_epoch,
+            leader_epoch: LeaderEpoch(record.leader_epoch),
         });
     }
 
     /// The leader adopts a newer ISR from metadata or an AlterPartition answer.
     pub fn update_isr(&mut self, record: &PartitionRecord) {
         if let Role::Leader(state) = &mut self.role {
-            if record.leader_epoch == state.leader_epoch
+            if LeaderEpoch(record.leader_epoch) == state.leader_epoch
                 && record.partition_epoch > state.partition_epoch
             {
                 state.isr = record.isr.clone();
@@ -216,7 +219,7 @@ impl<D: LogDisk> Partition<D> {
     }
 
     /// Leader: records a follower's fetch at `fetch_offset`, Kafka's `updateFollowerFetchState`.
-    pub fn record_follower_fetch(&mut self, follower: BrokerId, fetch_offset: i64, now_ms: i64) {
+    pub fn record_follower_fetch(&mut self, follower: BrokerId, fetch_offset: Offset, now_ms: i64) {
         let leader_log_end_offset = self.log.log_end_offset();
         let Role::Leader(state) = &mut self.role else {
             return;
@@ -258,10 +261,10 @@ impl<D: LogDisk> Partition<D> {
             let follower_end = state
                 .followers
                 .get(&member)
-                .map_or(-1, |follower| follower.log_end_offset);
+                .map_or(Offset::NONE, |follower| follower.log_end_offset);
             candidate = candidate.min(follower_end);
         }
-        candidate >= 0 && self.log.maybe_increment_high_watermark(candidate)
+        candidate.is_some() && self.log.maybe_increment_high_watermark(candidate)
     }
 
     /// Leader: a follower outside the ISR that reached the high watermark and the epoch start
@@ -304,7 +307,7 @@ impl<D: LogDisk> Partition<D> {
             state.leader_epoch_start_offset = state.leader_epoch_start_offset.min(log_end);
             for follower in state.followers.values_mut() {
                 if follower.log_end_offset > log_end {
-                    follower.log_end_offset = -1;
+                    follower.log_end_offset = Offset::NONE;
                 }
             }
         }
@@ -338,7 +341,7 @@ impl<D: LogDisk> Partition<D> {
     /// of an earlier mirror cut ([`Self::fence_after_mirror_cut`]); `None` when there was
     /// none, or the fetch is at or below it (its [`Self::record_follower_fetch`] then clears
     /// the fence).
-    pub fn mirror_cut_fence(&self, follower: BrokerId, fetch_offset: i64) -> Option<i64> {
+    pub fn mirror_cut_fence(&self, follower: BrokerId, fetch_offset: Offset) -> Option<Offset> {
         let cut = self
             .leader_state()?
             .followers
@@ -409,7 +412,7 @@ mod tests {
             log,
             role: Role::Follower(FollowerRole {
                 leader: None,
-                leader_epoch: 0,
+                leader_epoch: LeaderEpoch(0),
             }),
             mirror_state: MirrorState::Unknown,
         };
@@ -433,7 +436,7 @@ mod tests {
             builder.append(0, None, Some(Bytes::from_static(b"v")), vec![]);
             partition
                 .log
-                .append_as_leader(&builder.build(), 1, AppendOrigin::Client, 0)
+                .append_as_leader(&builder.build(), LeaderEpoch(1), AppendOrigin::Client, 0)
                 .unwrap();
         }
     }
@@ -445,44 +448,44 @@ mod tests {
         // next were counted as replicated by the follower that still held the old ones.
         let mut partition = leader_partition();
         append(&mut partition, 40);
-        partition.record_follower_fetch(FOLLOWER, 40, 10);
+        partition.record_follower_fetch(FOLLOWER, Offset(40), 10);
         assert!(partition.maybe_increment_high_watermark(LEADER));
-        assert_eq!(partition.log.high_watermark(), 40);
+        assert_eq!(partition.log.high_watermark(), Offset(40));
 
-        partition.log.truncate_to(5).unwrap();
+        partition.log.truncate_to(Offset(5)).unwrap();
         partition.leader_log_truncated();
         append(&mut partition, 25);
         partition.maybe_increment_high_watermark(LEADER);
         assert_eq!(
             partition.log.high_watermark(),
-            5,
+            Offset(5),
             "the follower has not fetched the new records"
         );
 
         assert_eq!(
             partition.leader_state().unwrap().followers[&FOLLOWER].log_end_offset,
-            -1,
+            Offset(-1),
             "unknown, so no wait for the follower's truncation passes before it fetches again"
         );
 
-        partition.record_follower_fetch(FOLLOWER, 5, 20);
+        partition.record_follower_fetch(FOLLOWER, Offset(5), 20);
         partition.maybe_increment_high_watermark(LEADER);
-        assert_eq!(partition.log.high_watermark(), 5);
-        partition.record_follower_fetch(FOLLOWER, 30, 30);
+        assert_eq!(partition.log.high_watermark(), Offset(5));
+        partition.record_follower_fetch(FOLLOWER, Offset(30), 30);
         assert!(partition.maybe_increment_high_watermark(LEADER));
-        assert_eq!(partition.log.high_watermark(), 30);
+        assert_eq!(partition.log.high_watermark(), Offset(30));
     }
 
     #[test]
     fn a_leader_truncation_keeps_what_it_knew_of_followers_below_the_cut() {
         let mut partition = leader_partition();
         append(&mut partition, 40);
-        partition.record_follower_fetch(FOLLOWER, 3, 10);
-        partition.log.truncate_to(5).unwrap();
+        partition.record_follower_fetch(FOLLOWER, Offset(3), 10);
+        partition.log.truncate_to(Offset(5)).unwrap();
         partition.leader_log_truncated();
         assert_eq!(
             partition.leader_state().unwrap().followers[&FOLLOWER].log_end_offset,
-            3
+            Offset(3)
         );
     }
 
@@ -492,27 +495,43 @@ mod tests {
         // past it with an epoch the re-mirrored batches re-used, so its epoch check passed.
         let mut partition = leader_partition();
         append(&mut partition, 40);
-        assert_eq!(partition.mirror_cut_fence(FOLLOWER, 40), None, "no cut yet");
-        partition.record_follower_fetch(FOLLOWER, 3, 10);
-        partition.log.truncate_to(20).unwrap();
+        assert_eq!(
+            partition.mirror_cut_fence(FOLLOWER, Offset(40)),
+            None,
+            "no cut yet"
+        );
+        partition.record_follower_fetch(FOLLOWER, Offset(3), 10);
+        partition.log.truncate_to(Offset(20)).unwrap();
         partition.fence_after_mirror_cut();
         // Even a follower last seen below the cut is fenced: its answer may be in flight.
-        assert_eq!(partition.mirror_cut_fence(FOLLOWER, 40), Some(20));
-        assert_eq!(partition.mirror_cut_fence(FOLLOWER, 21), Some(20));
+        assert_eq!(
+            partition.mirror_cut_fence(FOLLOWER, Offset(40)),
+            Some(Offset(20))
+        );
+        assert_eq!(
+            partition.mirror_cut_fence(FOLLOWER, Offset(21)),
+            Some(Offset(20))
+        );
         // A second cut lowers the fence; a later, higher one does not raise it.
-        partition.log.truncate_to(10).unwrap();
+        partition.log.truncate_to(Offset(10)).unwrap();
         partition.fence_after_mirror_cut();
         append(&mut partition, 20);
         partition.fence_after_mirror_cut();
-        assert_eq!(partition.mirror_cut_fence(FOLLOWER, 25), Some(10));
+        assert_eq!(
+            partition.mirror_cut_fence(FOLLOWER, Offset(25)),
+            Some(Offset(10))
+        );
         // A fetch at the cut is no fence, and once it was read, later fetches past it go
         // through.
-        assert_eq!(partition.mirror_cut_fence(FOLLOWER, 10), None);
-        assert_eq!(partition.mirror_cut_fence(FOLLOWER, 30), Some(10));
-        partition.record_follower_fetch(FOLLOWER, 10, 40);
-        assert_eq!(partition.mirror_cut_fence(FOLLOWER, 30), None);
+        assert_eq!(partition.mirror_cut_fence(FOLLOWER, Offset(10)), None);
         assert_eq!(
-            partition.mirror_cut_fence(BrokerId(9), 30),
+            partition.mirror_cut_fence(FOLLOWER, Offset(30)),
+            Some(Offset(10))
+        );
+        partition.record_follower_fetch(FOLLOWER, Offset(10), 40);
+        assert_eq!(partition.mirror_cut_fence(FOLLOWER, Offset(30)), None);
+        assert_eq!(
+            partition.mirror_cut_fence(BrokerId(9), Offset(30)),
             None,
             "not a replica"
         );

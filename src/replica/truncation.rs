@@ -2,6 +2,7 @@
 //! fetcher, the source's) part: Kafka's follower rule for a diverging epoch, and the check a
 //! mirrored log needs on top of it when a fetched batch's epoch goes below its latest.
 
+use crate::common::{LeaderEpoch, Offset};
 use crate::log::{EpochEndOffset, LogDisk, PartitionLog};
 use crate::record::RecordBatch;
 
@@ -19,18 +20,18 @@ use crate::record::RecordBatch;
 pub fn follower_truncation_for_batches<D: LogDisk>(
     log: &PartitionLog<D>,
     batches: &[RecordBatch],
-) -> Option<i64> {
+) -> Option<Offset> {
     let first = batches.first()?;
-    let epoch = first.partition_leader_epoch();
+    let epoch = LeaderEpoch(first.partition_leader_epoch());
     let latest = log.latest_epoch()?;
-    if epoch < 0 || epoch >= latest {
+    if !epoch.is_some() || epoch >= latest {
         return None;
     }
     Some(follower_truncation_offset(
         log,
         EpochEndOffset {
             epoch,
-            end_offset: first.base_offset(),
+            end_offset: Offset(first.base_offset()),
         },
     ))
 }
@@ -41,12 +42,12 @@ pub fn follower_truncation_for_batches<D: LogDisk>(
 pub fn follower_truncation_offset<D: LogDisk>(
     log: &PartitionLog<D>,
     leader: EpochEndOffset,
-) -> i64 {
+) -> Offset {
     let log_end = log.log_end_offset();
-    if leader.end_offset < 0 {
+    if !leader.end_offset.is_some() {
         return log.high_watermark();
     }
-    if leader.epoch < 0 {
+    if !leader.epoch.is_some() {
         return leader.end_offset.min(log_end);
     }
     let local = log.end_offset_for_epoch(leader.epoch);

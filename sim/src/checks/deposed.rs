@@ -2,6 +2,7 @@
 //! one a mirroring cut replaced), and the reads and skips they explain.
 
 use super::*;
+use mirrorsim::common::Offset;
 
 /// Whether `poll` read a record a deposed leader's log held below its high watermark at an
 /// offset at or above the start of a later leader epoch (`lossy_starts`: (epoch, start offset)
@@ -43,7 +44,7 @@ pub(super) fn note_deposed_log(
             && deposed.incarnation == view.incarnation
             && deposed.leader_epoch == leader_epoch
             && deposed.version.batches.last().is_none_or(|last| {
-                log.batches_from(last.base_offset())
+                log.batches_from(Offset(last.base_offset()))
                     .next()
                     .is_some_and(|batch| {
                         batch.base_offset() == last.base_offset()
@@ -70,12 +71,12 @@ pub(super) fn note_deposed_log(
         .batches
         .last()
         .map(|last| last.base_offset());
-    for batch in log.batches_from(from) {
+    for batch in log.batches_from(Offset(from)) {
         if last_base.is_none_or(|base| batch.base_offset() > base) {
             deposed.version.batches.push(batch.clone());
         }
     }
-    deposed.version.high_watermark = log.high_watermark();
+    deposed.version.high_watermark = log.high_watermark().0;
     deposed.last_seen_ms = time_ms;
 }
 
@@ -99,7 +100,7 @@ pub(super) fn keep_deposed_logs(
                 continue;
             };
             let Some(from) = (starts.iter())
-                .filter(|(epoch, _)| *epoch > state.leader_epoch)
+                .filter(|(epoch, _)| *epoch > state.leader_epoch.0)
                 .map(|(_, start)| *start)
                 .min()
             else {
@@ -110,7 +111,7 @@ pub(super) fn keep_deposed_logs(
                 kept,
                 time_ms,
                 view,
-                state.leader_epoch,
+                state.leader_epoch.0,
                 &partition.log,
                 from,
             );
@@ -192,8 +193,8 @@ impl Checkers {
                 };
                 // The transaction outcomes of READ_COMMITTED cost a walk of the whole log: only
                 // when the gap holds data at all.
-                let empty = log.log_start_offset() <= gap.0
-                    && gap.1 <= log.log_end_offset()
+                let empty = log.log_start_offset() <= Offset(gap.0)
+                    && gap.1 <= log.log_end_offset().0
                     && (!holds_data(false)
                         || (history.read_committed.contains(&consumer) && !holds_data(true)));
                 let cut_since =
@@ -213,10 +214,10 @@ impl Checkers {
             let Some(log) = logs.leader_log(consumer.cluster(), tp) else {
                 continue;
             };
-            for batch in log.batches_from(passed.to) {
+            for batch in log.batches_from(Offset(passed.to)) {
                 let next = batch.next_offset();
                 if !batch.is_control()
-                    || next > log.high_watermark()
+                    || next > log.high_watermark().0
                     || batch.base_offset() > passed.to
                 {
                     break;
@@ -240,7 +241,7 @@ impl Checkers {
                 continue;
             };
             let extends = version.batches.last().is_none_or(|last| {
-                log.batches_from(last.base_offset())
+                log.batches_from(Offset(last.base_offset()))
                     .next()
                     .is_some_and(|batch| {
                         batch.base_offset() == last.base_offset()
@@ -257,13 +258,15 @@ impl Checkers {
             let from = version
                 .batches
                 .last()
-                .map_or(log.log_start_offset(), |last| last.base_offset() + 1);
+                .map_or(log.log_start_offset(), |last| {
+                    Offset(last.base_offset() + 1)
+                });
             for batch in log.batches_from(from) {
-                if batch.base_offset() >= from {
+                if batch.base_offset() >= from.0 {
                     version.batches.push(batch.clone());
                 }
             }
-            version.high_watermark = log.high_watermark();
+            version.high_watermark = log.high_watermark().0;
         }
     }
 
@@ -293,14 +296,14 @@ impl Checkers {
                 };
                 let noted = self
                     .deposed_commits
-                    .get(&(view.cluster, tp.clone(), state.leader_epoch))
+                    .get(&(view.cluster, tp.clone(), state.leader_epoch.0))
                     .copied();
                 let high = partition.log.high_watermark();
                 if let Some((epoch, start)) =
-                    deposed_commit_past_successor(starts, state.leader_epoch, high, noted)
+                    deposed_commit_past_successor(starts, state.leader_epoch.0, high.0, noted)
                 {
                     self.deposed_commits
-                        .insert((view.cluster, tp.clone(), state.leader_epoch), high);
+                        .insert((view.cluster, tp.clone(), state.leader_epoch.0), high.0);
                     found.push((key, epoch, start));
                 }
             }
@@ -355,8 +358,8 @@ impl Checkers {
             .mirror_cut_epoch_starts
             .entry((view.cluster, tp.clone()))
             .or_default();
-        if !starts.contains(&(state.leader_epoch, to)) {
-            starts.push((state.leader_epoch, to));
+        if !starts.contains(&(state.leader_epoch.0, to)) {
+            starts.push((state.leader_epoch.0, to));
         }
     }
 

@@ -2,6 +2,7 @@
 //! holds, checked as acknowledgements arrive and again over whole logs.
 
 use super::*;
+use mirrorsim::common::LeaderEpoch;
 
 impl Checkers {
     /// Acknowledged acks=all records are in the current leader's log below its high watermark.
@@ -64,7 +65,7 @@ impl Checkers {
             while records
                 .unverified
                 .first()
-                .is_some_and(|(offset, _)| *offset < log.high_watermark())
+                .is_some_and(|(offset, _)| *offset < log.high_watermark().0)
             {
                 let (offset, value) = records.unverified.pop_first().expect("checked above");
                 match record_value_at(log, offset) {
@@ -109,7 +110,7 @@ impl Checkers {
                 else {
                     continue;
                 };
-                let ends = (leader_log.log_end_offset(), leader_log.high_watermark());
+                let ends = (leader_log.log_end_offset().0, leader_log.high_watermark().0);
                 self.note_committed_end(time_ms, cluster, &tp, ends);
                 let leader_incarnation =
                     broker_view(brokers, cluster, leader_id).map_or(0, |view| view.incarnation);
@@ -131,7 +132,7 @@ impl Checkers {
                     let Some(partition) = view.broker.partitions().get(&tp) else {
                         continue;
                     };
-                    if partition.leader_epoch() != epoch {
+                    if partition.leader_epoch() != LeaderEpoch(epoch) {
                         continue;
                     }
                     let key = (cluster, tp.clone(), *member, view.incarnation, epoch);
@@ -183,7 +184,7 @@ impl Checkers {
                     let Some(partition) = follower.broker.partitions().get(&tp) else {
                         continue;
                     };
-                    let in_epoch = partition.leader_epoch() == epoch;
+                    let in_epoch = partition.leader_epoch() == LeaderEpoch(epoch);
                     if in_epoch {
                         let (cluster, log) = (controller.cluster, &partition.log);
                         compare_range(time_ms, cluster, &tp, *member, leader_log, log, 0, &mut out);

@@ -3,6 +3,7 @@
 //! did not read.
 
 use super::*;
+use mirrorsim::common::LeaderEpoch;
 
 impl Checkers {
     /// Takes the consumers' new position resets of group members into `member_resets`.
@@ -48,7 +49,7 @@ impl Checkers {
                     continue;
                 };
                 let Some(high_watermark) = view.broker.partitions().get(&tp).and_then(|p| {
-                    matches!(&p.role, Role::Leader(state) if state.leader_epoch == record.leader_epoch)
+                    matches!(&p.role, Role::Leader(state) if state.leader_epoch == LeaderEpoch(record.leader_epoch))
                         .then(|| p.log.high_watermark())
                 }) else {
                     continue;
@@ -374,7 +375,7 @@ impl Checkers {
                 let Some(log) = logs.leader_log(*cluster, tp) else {
                     continue;
                 };
-                if resumed_at <= log.log_start_offset() {
+                if resumed_at <= log.log_start_offset().0 {
                     continue;
                 }
                 self.precondition(Invariant::GroupResumeNoSkip);

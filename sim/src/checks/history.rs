@@ -3,6 +3,7 @@
 //! records no reader saw (`unseen`), the incremental log scans for duplicates and order, and the
 //! bookkeeping of committed data a loss removed.
 
+use mirrorsim::common::Offset;
 use std::collections::{BTreeMap, BTreeSet};
 
 use mirrorsim::broker::MemoryDirDisk;
@@ -132,13 +133,13 @@ pub(super) fn compare_range(
 ) -> i64 {
     let bound = leader.high_watermark().min(follower.high_watermark());
     let start = from
-        .max(leader.log_start_offset())
-        .max(follower.log_start_offset());
-    let mut follower_batches = follower.batches_from(start);
+        .max(leader.log_start_offset().0)
+        .max(follower.log_start_offset().0);
+    let mut follower_batches = follower.batches_from(Offset(start));
     let mut verified = from;
     for expected in leader
-        .batches_from(start)
-        .take_while(|b| b.next_offset() <= bound)
+        .batches_from(Offset(start))
+        .take_while(|b| b.next_offset() <= bound.0)
     {
         let found = follower_batches.next();
         if found.map(|b| b.bytes()) != Some(expected.bytes()) {
@@ -225,8 +226,8 @@ pub(super) fn scan_new_records(
     out: &mut Vec<Violation>,
 ) -> u64 {
     let mut excused = 0;
-    let from = scan.scanned_to.max(log.log_start_offset());
-    for batch in log.batches_from(from) {
+    let from = scan.scanned_to.max(log.log_start_offset().0);
+    for batch in log.batches_from(Offset(from)) {
         scan.scanned_to = batch.next_offset();
         if batch.is_control() {
             continue;
@@ -305,7 +306,7 @@ pub(super) fn check_polls(
             let cluster = consumer.cluster();
             let previous = last.insert(&poll.topic_partition, poll.offset);
             if let Some(log) = logs.leader_log(cluster, &poll.topic_partition) {
-                if poll.offset < log.high_watermark() && !rewritten(*consumer, poll) {
+                if poll.offset < log.high_watermark().0 && !rewritten(*consumer, poll) {
                     let found = record_value_at(log, poll.offset);
                     if found.as_deref() != Some(poll.value.as_str()) {
                         out.push(Violation {
@@ -403,7 +404,7 @@ pub(super) fn first_data_offset_between(
     read_committed: bool,
 ) -> Option<i64> {
     let outcomes = read_committed.then(|| transaction_outcomes(log));
-    for batch in log.batches_from(from) {
+    for batch in log.batches_from(Offset(from)) {
         if batch.base_offset() >= to {
             return None;
         }

@@ -3,6 +3,7 @@
 //! each of these needs noted from the history.
 
 use super::*;
+use mirrorsim::common::Offset;
 
 impl Checkers {
     /// End-of-run comparison of the history with the final logs.
@@ -342,7 +343,7 @@ impl Checkers {
                     .entry((cluster, tp.clone()))
                     .or_insert_with(|| transaction_outcomes(log));
                 for batch in log
-                    .batches_from(low)
+                    .batches_from(Offset(low))
                     .take_while(|b| b.base_offset() <= high)
                 {
                     if batch.base_offset() < low {
@@ -397,7 +398,7 @@ impl Checkers {
                     .entry((cluster, send.topic_partition.clone()))
                     .or_insert_with(|| transaction_outcomes(log));
                 offset_of_value(log, &send.value)
-                    .and_then(|offset| log.batches_from(offset).next())
+                    .and_then(|offset| log.batches_from(Offset(offset)).next())
                     .and_then(|batch| partition_outcomes.get(&batch.base_offset()))
                     .is_some_and(|(_, outcome)| *outcome == TxnOutcome::Aborted)
             });
@@ -525,7 +526,7 @@ impl Checkers {
                 continue;
             };
             let replicated = log.high_watermark() == log.log_end_offset();
-            if replicated && offset >= log.log_end_offset() {
+            if replicated && offset >= log.log_end_offset().0 {
                 out.push(Violation {
                     invariant: Invariant::AckedWritesDurable,
                     cluster: Some(cluster),

@@ -1,6 +1,7 @@
 //! What liveness asks of transactions and admin operations once the heal phase ends: nothing left
 //! unanswered, nothing left open that something will still close.
 
+use mirrorsim::common::Offset;
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::*;
@@ -147,7 +148,7 @@ pub(super) fn above_forgotten_txn(
     forgotten.contains(&(cluster, tp.clone()))
         && logs
             .leader_log(cluster, tp)
-            .is_some_and(|log| offset >= log.last_stable_offset())
+            .is_some_and(|log| offset >= log.last_stable_offset().0)
 }
 
 /// The transaction coordinator of `cluster` for `transactional_id`, if its `__transaction_state`
@@ -234,8 +235,8 @@ pub(super) fn hanging_mirrored_from_source(
                 let lso = log.last_stable_offset();
                 let source_key = (source, tp.clone());
                 let source_lso = hung.get(&source_key).or_else(|| inherited.get(&source_key));
-                if lso < log.high_watermark() && source_lso == Some(&lso) {
-                    inherited.insert(key, lso);
+                if lso < log.high_watermark() && source_lso == Some(&lso.0) {
+                    inherited.insert(key, lso.0);
                     grew = true;
                 }
             }
@@ -283,7 +284,7 @@ impl Checkers {
                     forgotten_txns.insert((controller.cluster, tp.clone()));
                 }
                 if hanging || forgotten {
-                    hung.insert((controller.cluster, tp), log.last_stable_offset());
+                    hung.insert((controller.cluster, tp), log.last_stable_offset().0);
                 }
             }
         }
@@ -334,7 +335,7 @@ impl Checkers {
             let Some((_, log)) = current_leader(controllers, brokers, cluster, tp) else {
                 continue;
             };
-            if offset >= log.high_watermark() && log.high_watermark() < log.log_end_offset() {
+            if offset >= log.high_watermark().0 && log.high_watermark() < log.log_end_offset() {
                 out.push(Violation {
                     invariant: Invariant::Liveness,
                     cluster: Some(cluster),
@@ -452,7 +453,7 @@ impl Checkers {
             return false;
         };
         let holds_it = log
-            .batches_from(offset)
+            .batches_from(Offset(offset))
             .next()
             .is_some_and(|batch| record_value_in(batch, offset).as_deref() == Some(value));
         let Some(end) = transaction_end_at(log, offset).filter(|_| holds_it) else {
@@ -502,7 +503,7 @@ impl Checkers {
             return false;
         };
         let holds_it = log
-            .batches_from(offset)
+            .batches_from(Offset(offset))
             .next()
             .is_some_and(|batch| record_value_in(batch, offset).as_deref() == Some(value));
         holds_it
@@ -529,7 +530,7 @@ impl Checkers {
             && self
                 .losses
                 .get(&(cluster, tp.clone()))
-                .is_some_and(|losses| losses.iter().any(|&(_, kept)| lso < kept))
+                .is_some_and(|losses| losses.iter().any(|&(_, kept)| lso < Offset(kept)))
     }
 
     /// Whether a confirmed commit may have left `send`'s record, which the final log holds,
@@ -619,7 +620,7 @@ impl Checkers {
         else {
             return false;
         };
-        let Some(writer) = record_value_at(log, lso.max(open.first_offset))
+        let Some(writer) = record_value_at(log, lso.0.max(open.first_offset))
             .and_then(|value| parse_value(value.as_bytes()))
         else {
             return false;
@@ -647,7 +648,7 @@ impl Checkers {
         let tp = &send.topic_partition;
         let cluster = cluster_of_value(&send.value);
         logs.leader_log(cluster, tp).is_some_and(|log| {
-            offset >= log.last_stable_offset() && self.hanging_after_loss(cluster, tp, log)
+            offset >= log.last_stable_offset().0 && self.hanging_after_loss(cluster, tp, log)
         })
     }
 

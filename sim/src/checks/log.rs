@@ -3,6 +3,7 @@
 //! never going back.
 
 use super::*;
+use mirrorsim::common::Offset;
 
 impl Checkers {
     pub(super) fn check_metadata_epochs(
@@ -36,7 +37,7 @@ impl Checkers {
                 };
                 let broker_id = view.broker.broker_id();
                 let epoch = state.leader_epoch;
-                out.extend(self.observe_leader(time_ms, view.cluster, tp, epoch, broker_id));
+                out.extend(self.observe_leader(time_ms, view.cluster, tp, epoch.0, broker_id));
             }
         }
     }
@@ -51,16 +52,16 @@ impl Checkers {
             let node = NodeId::Broker(view.cluster, view.broker.broker_id());
             for (tp, partition) in view.broker.partitions() {
                 let current_leader = matches!(&partition.role, Role::Leader(state)
-                    if self.metadata_epochs.get(&(view.cluster, tp.clone())) == Some(&state.leader_epoch));
+                    if self.metadata_epochs.get(&(view.cluster, tp.clone())) == Some(&state.leader_epoch.0));
                 if current_leader {
                     let high = self
                         .committed_high
                         .entry((view.cluster, tp.clone()))
                         .or_insert(0);
-                    *high = (*high).max(partition.log.high_watermark());
+                    *high = (*high).max(partition.log.high_watermark().0);
                 }
                 let key = (node, view.incarnation, tp.clone());
-                let seen = (partition.leader_epoch(), partition.log.high_watermark());
+                let seen = (partition.leader_epoch().0, partition.log.high_watermark().0);
                 out.extend(self.observe_high_watermark(time_ms, key.clone(), seen));
                 self.check_log_epochs(time_ms, key, &partition.log, out);
             }
@@ -151,12 +152,12 @@ impl Checkers {
         out: &mut Vec<Violation>,
     ) {
         let (checked_to, mut last_epoch) = match self.log_epochs_checked.get(&key) {
-            Some(&(checked_to, last_epoch)) if checked_to <= log.log_end_offset() => {
+            Some(&(checked_to, last_epoch)) if checked_to <= log.log_end_offset().0 => {
                 (checked_to, last_epoch)
             }
             _ => (0, -1),
         };
-        for batch in log.batches_from(checked_to) {
+        for batch in log.batches_from(Offset(checked_to)) {
             let epoch = batch.partition_leader_epoch();
             if epoch < last_epoch {
                 out.push(Violation {
@@ -174,6 +175,6 @@ impl Checkers {
             last_epoch = last_epoch.max(epoch);
         }
         self.log_epochs_checked
-            .insert(key, (log.log_end_offset(), last_epoch));
+            .insert(key, (log.log_end_offset().0, last_epoch));
     }
 }

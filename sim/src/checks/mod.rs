@@ -536,13 +536,13 @@ impl Checkers {
                             time_ms,
                             view.cluster,
                             topic_partition,
-                            to_log_end_offset,
+                            to_log_end_offset.0,
                             reason,
                         );
-                        self.note_mirror_cut_epoch(view, topic_partition, to_log_end_offset);
+                        self.note_mirror_cut_epoch(view, topic_partition, to_log_end_offset.0);
                         let key = (view.cluster, topic_partition.clone());
                         if let Some(high) = self.committed_high.get_mut(&key) {
-                            *high = (*high).min(to_log_end_offset);
+                            *high = (*high).min(to_log_end_offset.0);
                         }
                         // The source lost committed data this mirror had fetched, or cut it
                         // by design: the mirror's diverging epoch (or its PREPARING cut, when
@@ -562,7 +562,7 @@ impl Checkers {
                                     self.cut_before(
                                         source,
                                         topic_partition,
-                                        from_log_end_offset,
+                                        from_log_end_offset.0,
                                         time_ms,
                                     )
                                 });
@@ -571,7 +571,7 @@ impl Checkers {
                                 time_ms,
                                 view.cluster,
                                 topic_partition,
-                                to_log_end_offset.max(source_kept),
+                                to_log_end_offset.0.max(source_kept),
                                 None,
                             );
                         }
@@ -612,7 +612,7 @@ impl Checkers {
                         view.incarnation,
                         topic_partition.clone(),
                     )) {
-                        entry.1 = entry.1.min(*to);
+                        entry.1 = entry.1.min(to.0);
                     }
                     self.mark("follower-high-watermark-lowered");
                 }
@@ -623,19 +623,19 @@ impl Checkers {
                 } => {
                     let (leader_epoch, start_offset) = (*leader_epoch, *start_offset);
                     self.mark("leader-elected");
-                    self.forget_refetches_past(view.cluster, topic_partition, start_offset);
+                    self.forget_refetches_past(view.cluster, topic_partition, start_offset.0);
                     let prior_epoch = view
                         .broker
                         .partitions()
                         .get(topic_partition)
                         .and_then(|partition| partition.log.batches_from(start_offset - 1).next())
-                        .filter(|batch| batch.base_offset() < start_offset)
+                        .filter(|batch| batch.base_offset() < start_offset.0)
                         .map(|batch| batch.partition_leader_epoch());
                     self.observe_leader_start(
                         time_ms,
                         view.cluster,
                         topic_partition,
-                        (leader_epoch, start_offset),
+                        (leader_epoch.0, start_offset.0),
                         prior_epoch,
                     );
                 }
@@ -649,7 +649,7 @@ impl Checkers {
                     self.note_mirror_append(
                         view.cluster,
                         topic_partition,
-                        (*first_offset, *last_offset),
+                        (first_offset.0, last_offset.0),
                     );
                     self.mark("mirror-append");
                 }
@@ -741,6 +741,8 @@ mod tests {
     use super::*;
     use bytes::Bytes;
     use mirrorsim::broker::BrokerStorage;
+    use mirrorsim::common::LeaderEpoch;
+    use mirrorsim::common::Offset;
     use mirrorsim::coordinator::transaction::TransactionMetadata;
     use mirrorsim::log::{AppendOrigin, LogConfig};
     use mirrorsim::protocol::ClientKind;
@@ -805,7 +807,8 @@ mod tests {
         let (mut log, _) =
             PartitionLog::open(storage.open_dir("t-0"), LogConfig::default()).unwrap();
         for (batch, origin) in batches {
-            log.append_as_leader(batch, 0, *origin, 0).unwrap();
+            log.append_as_leader(batch, LeaderEpoch(0), *origin, 0)
+                .unwrap();
         }
         log.maybe_increment_high_watermark(log.log_end_offset());
         log
@@ -2688,7 +2691,7 @@ mod tests {
         let mut storage = mirrorsim::broker::MemoryStorage::new();
         let (mut log, _) =
             PartitionLog::open(storage.open_dir("t-0"), LogConfig::default()).unwrap();
-        log.append_as_leader(&plain_batch("a"), 5, AppendOrigin::Client, 0)
+        log.append_as_leader(&plain_batch("a"), LeaderEpoch(5), AppendOrigin::Client, 0)
             .unwrap();
         // A follower-style append keeps the (lower) epoch it is given.
         log.append_as_follower(&[plain_batch("b")
@@ -3181,7 +3184,7 @@ mod tests {
             last_seen_ms: 12_600,
             version: LogVersion {
                 high_watermark,
-                batches: log.batches_from(0).cloned().collect(),
+                batches: log.batches_from(Offset(0)).cloned().collect(),
             },
         };
         let tp = TopicPartition::new("payments", 0);
@@ -3243,7 +3246,7 @@ mod tests {
             last_seen_ms: 12_550,
             version: LogVersion {
                 high_watermark: 3,
-                batches: log.batches_from(0).cloned().collect(),
+                batches: log.batches_from(Offset(0)).cloned().collect(),
             },
         };
         let read = |offset, value: &str| PollRecord {
@@ -4094,7 +4097,7 @@ mod tests {
         let (mut log, _) =
             PartitionLog::open(storage.open_dir("t-0"), LogConfig::default()).unwrap();
         let mut append = |batch: &mirrorsim::record::RecordBatch, origin| {
-            log.append_as_leader(batch, 0, origin, 0)
+            log.append_as_leader(batch, LeaderEpoch(0), origin, 0)
                 .unwrap()
                 .first_offset
         };
@@ -4106,10 +4109,10 @@ mod tests {
         append(&mirror_pid_reset("a", 0), AppendOrigin::Coordinator);
         let open = append(&txn_batch(4, 0), AppendOrigin::Client);
         let outcomes = transaction_outcomes(&log);
-        assert_eq!(outcomes[&committed], (1, TxnOutcome::Committed));
-        assert_eq!(outcomes[&aborted], (2, TxnOutcome::Aborted));
-        assert_eq!(outcomes[&orphaned], (3, TxnOutcome::Open));
-        assert_eq!(outcomes[&open], (4, TxnOutcome::Open));
+        assert_eq!(outcomes[&committed.0], (1, TxnOutcome::Committed));
+        assert_eq!(outcomes[&aborted.0], (2, TxnOutcome::Aborted));
+        assert_eq!(outcomes[&orphaned.0], (3, TxnOutcome::Open));
+        assert_eq!(outcomes[&open.0], (4, TxnOutcome::Open));
         assert_eq!(outcomes.len(), 4);
     }
 

@@ -1,6 +1,7 @@
 //! How each transaction of a log ended, judged from the control batches after its records:
 //! what the transaction checks and the read checks both ask of a final log.
 
+use mirrorsim::common::Offset;
 use std::collections::BTreeMap;
 
 use mirrorsim::broker::MemoryDirDisk;
@@ -50,7 +51,7 @@ pub(super) fn transaction_ends(log: &PartitionLog<MemoryDirDisk>) -> BTreeMap<i6
 /// transactional data batch holds it.
 pub(super) fn transaction_end_at(log: &PartitionLog<MemoryDirDisk>, offset: i64) -> Option<TxnEnd> {
     let batch = log
-        .batches_from(offset)
+        .batches_from(Offset(offset))
         .next()
         .filter(|batch| batch.base_offset() <= offset && !batch.is_control())?;
     transaction_ends(log).get(&batch.base_offset()).copied()

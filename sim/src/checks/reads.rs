@@ -2,6 +2,7 @@
 //! logs of the current leaders (`LeaderLogs`).
 
 use mirrorsim::broker::MemoryDirDisk;
+use mirrorsim::common::Offset;
 use mirrorsim::log::PartitionLog;
 use mirrorsim::protocol::{ClusterIndex, TopicPartition};
 
@@ -15,7 +16,7 @@ pub(super) fn cluster_of_value(value: &str) -> ClusterIndex {
 
 /// The value of the data record at `offset`, if the log holds one there.
 pub(super) fn record_value_at(log: &PartitionLog<MemoryDirDisk>, offset: i64) -> Option<String> {
-    record_value_in(log.batches_from(offset).next()?, offset)
+    record_value_in(log.batches_from(Offset(offset)).next()?, offset)
 }
 
 /// The value of `batch`'s data record at `offset`, if it holds one there.
@@ -52,7 +53,7 @@ pub(super) fn offset_of_value(log: &PartitionLog<MemoryDirDisk>, value: &str) ->
 /// a gap, up to `offset` below its high watermark; `offset` itself when the batch right below
 /// it is data, or the log's batches do not end exactly at `offset` below its high watermark.
 pub(super) fn control_run_before(log: &PartitionLog<MemoryDirDisk>, offset: i64) -> i64 {
-    if offset > log.high_watermark() {
+    if offset > log.high_watermark().0 {
         return offset;
     }
     let mut run_from = None;
@@ -61,22 +62,22 @@ pub(super) fn control_run_before(log: &PartitionLog<MemoryDirDisk>, offset: i64)
         if batch.base_offset() >= offset {
             break;
         }
-        let contiguous = batch.base_offset() == at;
+        let contiguous = Offset(batch.base_offset()) == at;
         run_from = match (batch.is_control(), run_from) {
             (false, _) => None,
             (true, Some(from)) if contiguous => Some(from),
             (true, _) => Some(batch.base_offset()),
         };
-        at = batch.next_offset();
+        at = Offset(batch.next_offset());
     }
-    run_from.filter(|_| at == offset).unwrap_or(offset)
+    run_from.filter(|_| at == Offset(offset)).unwrap_or(offset)
 }
 
 /// Whether `log` holds `[from, to)` as control batches only, batch after batch from `from`
 /// (no gap, no data record).
 pub(super) fn control_batches_span(log: &PartitionLog<MemoryDirDisk>, from: i64, to: i64) -> bool {
     let mut at = from;
-    for batch in log.batches_from(from) {
+    for batch in log.batches_from(Offset(from)) {
         if at >= to {
             break;
         }

@@ -2,6 +2,7 @@
 //! decide it, what a consumer may be handed (`no-control-records-delivered`,
 //! `read-committed`), and `transaction-atomicity`.
 
+use mirrorsim::common::Offset;
 use std::collections::BTreeMap;
 
 use mirrorsim::broker::MemoryDirDisk;
@@ -61,7 +62,7 @@ pub(super) fn check_delivered_records(
                 continue;
             };
             let Some(batch) = log
-                .batches_from(poll.offset)
+                .batches_from(Offset(poll.offset))
                 .next()
                 .filter(|b| b.base_offset() <= poll.offset)
             else {
@@ -141,7 +142,7 @@ pub(super) fn commits_a_confirmed_commit(
         })
         .filter(|send| send.topic_partition == *tp)
         .filter_map(|send| offset_of_value(log, &send.value))
-        .filter_map(|offset| log.batches_from(offset).next())
+        .filter_map(|offset| log.batches_from(Offset(offset)).next())
         .any(|batch| {
             ends.get(&batch.base_offset())
                 .is_some_and(|end| end.decided_at == Some(commit_at))
@@ -201,7 +202,7 @@ pub(super) fn check_transaction_atomicity(
                 continue;
             };
             let end = log
-                .batches_from(offset)
+                .batches_from(Offset(offset))
                 .next()
                 .and_then(|batch| partition_outcomes.get(&batch.base_offset()));
             let outcome = end.map(|end| end.outcome);

@@ -3,6 +3,7 @@
 //! through them.
 
 use mirrorsim::broker::{Broker, BrokerEvent, MemoryDirDisk, MemoryStorage, Role};
+use mirrorsim::common::LeaderEpoch;
 use mirrorsim::controller::Controller;
 use mirrorsim::log::PartitionLog;
 use mirrorsim::protocol::{BrokerId, ClusterIndex, TopicPartition};
@@ -53,8 +54,8 @@ pub(crate) fn current_leader<'a>(
     let view = broker_view(brokers, cluster, leader)?;
     let partition = view.broker.partitions().get(tp)?;
     match &partition.role {
-        Role::Leader(state) if state.leader_epoch == record.leader_epoch => {
-            Some((state.leader_epoch, &partition.log))
+        Role::Leader(state) if state.leader_epoch == LeaderEpoch(record.leader_epoch) => {
+            Some((state.leader_epoch.0, &partition.log))
         }
         _ => None,
     }

@@ -86,7 +86,7 @@ impl<D: LogDisk> PartitionLog<D> {
         if start > self.log_end_offset {
             // The checkpointed start lies beyond the data that survived: nothing below it may be
             // served, so the log restarts empty there.
-            self.truncate_fully_and_start_at(start)?;
+            self.truncate_fully_and_start_at(Offset(start))?;
         } else {
             self.log_start_offset = start;
         }
@@ -122,7 +122,7 @@ impl<D: LogDisk> PartitionLog<D> {
                     .iter()
                     .map(|stored| stored.batch.size_in_bytes() as u64)
                     .sum();
-                self.truncate_to(bad.batch.base_offset())?;
+                self.truncate_to(Offset(bad.batch.base_offset()))?;
                 report.truncation = Some(RecoveryTruncation {
                     segment_file,
                     position: bad.position,

@@ -8,15 +8,17 @@ impl<D: LogDisk> PartitionLog<D> {
     /// on whole batches: a target inside a batch removes that whole batch. Returns the new log
     /// end offset. A target at or beyond the log end changes no data but still drops an epoch
     /// assigned at the log end that never got data, as Kafka does.
-    pub fn truncate_to(&mut self, target_offset: i64) -> Result<i64, LogError> {
+    pub fn truncate_to(&mut self, target_offset: Offset) -> Result<Offset, LogError> {
+        let Offset(target_offset) = target_offset;
         if target_offset >= self.log_end_offset {
-            self.epoch_cache.truncate_from_end(self.log_end_offset);
-            return Ok(self.log_end_offset);
+            self.epoch_cache
+                .truncate_from_end(Offset(self.log_end_offset));
+            return Ok(Offset(self.log_end_offset));
         }
         let first_segment_base = self.segments[0].base_offset;
         if target_offset <= first_segment_base {
-            self.truncate_fully_and_start_at(target_offset)?;
-            return Ok(target_offset);
+            self.truncate_fully_and_start_at(Offset(target_offset))?;
+            return Ok(Offset(target_offset));
         }
         let keep = self
             .batches
@@ -28,14 +30,14 @@ impl<D: LogDisk> PartitionLog<D> {
         self.cut_segments_at(keep)?;
         self.batches.truncate(keep);
         self.log_end_offset = new_end;
-        self.epoch_cache.truncate_from_end(new_end);
+        self.epoch_cache.truncate_from_end(Offset(new_end));
         self.log_start_offset = self.log_start_offset.min(new_end);
         self.rebuild_producer_state();
         self.high_watermark = self.high_watermark.min(new_end);
         self.producer_state
             .on_high_watermark_updated(self.high_watermark);
         self.assert_offsets_ordered();
-        Ok(new_end)
+        Ok(Offset(new_end))
     }
 
     /// Cuts the segment holding batch `keep` at that batch and deletes later segments.
@@ -63,7 +65,8 @@ impl<D: LogDisk> PartitionLog<D> {
 
     /// Deletes everything and restarts the log empty at `new_offset` (log start, high
     /// watermark and log end all become `new_offset`).
-    pub fn truncate_fully_and_start_at(&mut self, new_offset: i64) -> Result<(), LogError> {
+    pub fn truncate_fully_and_start_at(&mut self, new_offset: Offset) -> Result<(), LogError> {
+        let Offset(new_offset) = new_offset;
         assert!(
             new_offset >= 0,
             "log restarted at negative offset {new_offset}"
@@ -147,12 +150,12 @@ impl<D: LogDisk> PartitionLog<D> {
         let mut cache = LeaderEpochCache::new();
         for stored in &self.batches {
             let epoch = stored.batch.partition_leader_epoch();
-            if epoch >= 0 && cache.latest_epoch().is_none_or(|latest| epoch > latest) {
-                cache.assign(epoch, stored.batch.base_offset());
+            if epoch >= 0 && cache.latest_epoch().is_none_or(|latest| epoch > latest.0) {
+                cache.assign(LeaderEpoch(epoch), Offset(stored.batch.base_offset()));
             }
         }
-        cache.truncate_from_end(self.log_end_offset);
-        cache.truncate_from_start(self.log_start_offset);
+        cache.truncate_from_end(Offset(self.log_end_offset));
+        cache.truncate_from_start(Offset(self.log_start_offset));
         self.epoch_cache = cache;
     }
 }

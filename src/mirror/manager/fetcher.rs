@@ -37,21 +37,21 @@ impl MirrorManager {
             return;
         };
         let offset = partition.log.log_end_offset();
-        let last_fetched_epoch = partition.log.latest_epoch().unwrap_or(-1);
+        let last_fetched_epoch = partition.log.latest_epoch().unwrap_or(LeaderEpoch(-1));
         let unchecked = self.design.verifies_mirrored_tail()
-            && self.tasks[topic_partition].verified_source_epoch != Some(source_epoch);
+            && self.tasks[topic_partition].verified_source_epoch != Some(LeaderEpoch(source_epoch));
         let tail_check = if unchecked {
             let last_batch = partition.log.batches_from(offset - 1).next();
             last_batch.map(|batch| TailCheck {
-                base_offset: batch.base_offset(),
-                source_epoch,
+                base_offset: Offset(batch.base_offset()),
+                source_epoch: LeaderEpoch(source_epoch),
             })
         } else {
             None
         };
         if unchecked && tail_check.is_none() {
             // An empty log has no tail another history could have replaced.
-            self.task_mut(topic_partition).verified_source_epoch = Some(source_epoch);
+            self.task_mut(topic_partition).verified_source_epoch = Some(LeaderEpoch(source_epoch));
         }
         let request = Request::Replica(ReplicaRequest::Fetch {
             replica_id: None,
@@ -62,8 +62,8 @@ impl MirrorManager {
             partitions: vec![FetchPartition {
                 topic_partition: topic_partition.clone(),
                 current_leader_epoch: LeaderEpoch(source_epoch),
-                fetch_offset: Offset(tail_check.map_or(offset, |check| check.base_offset)),
-                last_fetched_epoch: LeaderEpoch(last_fetched_epoch),
+                fetch_offset: tail_check.map_or(offset, |check| check.base_offset),
+                last_fetched_epoch,
             }],
         });
         let what = SentRequest::Fetch {
@@ -79,7 +79,7 @@ impl MirrorManager {
         host: &mut impl MirrorHost,
         now_ms: i64,
         topic_partition: &TopicPartition,
-        (sent_offset, tail_check): (i64, Option<TailCheck>),
+        (sent_offset, tail_check): (Offset, Option<TailCheck>),
         result: Result<FetchPartitionResponse, ErrorCode>,
     ) {
         let fetching = self.tasks.get(topic_partition).is_some_and(|task| {
@@ -101,9 +101,8 @@ impl MirrorManager {
         match answer.error {
             ErrorCode::None => {}
             ErrorCode::OffsetOutOfRange
-                if tail_check
-                    .is_some_and(|check| answer.log_start_offset > Offset(check.base_offset))
-                    && answer.log_start_offset <= Offset(sent_offset) =>
+                if tail_check.is_some_and(|check| answer.log_start_offset > check.base_offset)
+                    && answer.log_start_offset <= sent_offset =>
             {
                 // The source deleted the records the tail check would compare (DeleteRecords):
                 // nothing is left there to tell two histories apart; fetch from the log end.
@@ -111,11 +110,11 @@ impl MirrorManager {
                 task.verified_source_epoch = tail_check.map(|check| check.source_epoch);
                 return;
             }
-            ErrorCode::OffsetOutOfRange if answer.log_start_offset > Offset(sent_offset) => {
+            ErrorCode::OffsetOutOfRange if answer.log_start_offset > sent_offset => {
                 let removed = partition.log.log_start_offset() < sent_offset;
                 let _ = partition
                     .log
-                    .truncate_fully_and_start_at(answer.log_start_offset.0);
+                    .truncate_fully_and_start_at(answer.log_start_offset);
                 host.lend().push_truncation(
                     topic_partition,
                     sent_offset,
@@ -138,9 +137,9 @@ impl MirrorManager {
             }
         }
         if let Some(diverging) = answer.diverging_epoch {
-            if diverging.end_offset < 0 {
+            if diverging.end_offset < Offset(0) {
                 // The source has no epoch at or below ours: nothing here is its history.
-                let _ = partition.log.truncate_fully_and_start_at(0);
+                let _ = partition.log.truncate_fully_and_start_at(Offset(0));
                 self.mirror_cut(host, topic_partition, sent_offset);
                 return;
             }
@@ -234,7 +233,7 @@ impl MirrorManager {
         host: &mut impl MirrorHost,
         now_ms: i64,
         topic_partition: &TopicPartition,
-        sent_offset: i64,
+        sent_offset: Offset,
         check: TailCheck,
         fetched: Vec<RecordBatch>,
     ) -> Option<Vec<RecordBatch>> {
@@ -250,7 +249,8 @@ impl MirrorManager {
             .batches_from(check.base_offset)
             .next()
             .is_some_and(|local| {
-                local.base_offset() == check.base_offset && design.is_stored_form_of(first, local)
+                Offset(local.base_offset()) == check.base_offset
+                    && design.is_stored_form_of(first, local)
             });
         let (base_offset, source_epoch) = (check.base_offset, check.source_epoch);
         if !same {
@@ -272,20 +272,24 @@ impl MirrorManager {
         Some(
             fetched
                 .into_iter()
-                .filter(|batch| batch.base_offset() >= sent_offset)
+                .filter(|batch| Offset(batch.base_offset()) >= sent_offset)
                 .collect(),
         )
     }
 
     /// EPOCH_FENCING's trigger: the highest epoch among fetched `batches` when it is above the
     /// leader epoch this broker leads the partition in (and the design keeps DLE ≥ SLE).
-    pub(super) fn epoch_to_fence(&self, leader_epoch: i32, batches: &[RecordBatch]) -> Option<i32> {
+    pub(super) fn epoch_to_fence(
+        &self,
+        leader_epoch: LeaderEpoch,
+        batches: &[RecordBatch],
+    ) -> Option<LeaderEpoch> {
         if !self.design.fences_mirrored_epochs() {
             return None;
         }
         batches
             .iter()
-            .map(RecordBatch::partition_leader_epoch)
+            .map(|batch| LeaderEpoch(batch.partition_leader_epoch()))
             .max()
             .filter(|highest| *highest > leader_epoch)
     }
@@ -300,14 +304,16 @@ impl MirrorManager {
         host: &mut impl MirrorHost,
         now_ms: i64,
         topic_partition: &TopicPartition,
-        batch_epoch: i32,
+        batch_epoch: LeaderEpoch,
     ) {
         let task = &self.tasks[topic_partition];
         let source_epoch = self
             .sources
             .get(&task.mirror)
-            .map_or(-1, |source| source.metadata.leader_epoch(topic_partition));
-        let minimum = batch_epoch.max(source_epoch) + LEADER_EPOCH_BUMP_INCREMENT;
+            .map_or(LeaderEpoch::NONE, |source| {
+                LeaderEpoch(source.metadata.leader_epoch(topic_partition))
+            });
+        let minimum = LeaderEpoch(batch_epoch.max(source_epoch).0 + LEADER_EPOCH_BUMP_INCREMENT);
         let leader_epoch = task.leader_epoch;
         host.lend().events.push(BrokerEvent::MirrorEpochFenced {
             topic_partition: topic_partition.clone(),
@@ -326,7 +332,7 @@ impl MirrorManager {
         host: &mut impl MirrorHost,
         now_ms: i64,
         topic_partition: &TopicPartition,
-        minimum: i32,
+        minimum: LeaderEpoch,
     ) {
         let (broker_id, broker_epoch) = (host.broker_id(), host.broker_epoch().unwrap_or(-1));
         let task = self.task_mut(topic_partition);
@@ -335,7 +341,7 @@ impl MirrorManager {
         let request = Request::Controller(ControllerRequest::BumpLeaderEpochs {
             broker_id,
             broker_epoch,
-            partitions: vec![(task.id.topic_id, task.id.partition, LeaderEpoch(minimum))],
+            partitions: vec![(task.id.topic_id, task.id.partition, minimum)],
         });
         let controller = host.controller();
         self.send_mirror_request(
@@ -354,7 +360,7 @@ impl MirrorManager {
         &mut self,
         host: &mut impl MirrorHost,
         topic_partition: &TopicPartition,
-        sent_offset: i64,
+        sent_offset: Offset,
     ) {
         let removed = host
             .partitions()

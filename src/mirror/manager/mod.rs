@@ -201,7 +201,7 @@ impl<D: LogDisk> MirrorContext<'_, D> {
     fn push_truncation(
         &mut self,
         topic_partition: &TopicPartition,
-        from: i64,
+        from: Offset,
         reason: TruncationReason,
     ) {
         report_truncation_among(self.partitions, self.events, topic_partition, from, reason);
@@ -241,16 +241,16 @@ enum Step {
     /// to this offset.
     /// `reported`: the wait for a replica outside the ISR has been reported.
     AwaitTruncation {
-        offset: i64,
+        offset: Offset,
         every_replica: bool,
         reported: bool,
     },
     /// MIRRORING: the fetcher runs.
     Fetching,
     /// STOPPING: waiting for metadata to show a leader epoch above `min`.
-    AwaitEpochBump { min: i32 },
+    AwaitEpochBump { min: LeaderEpoch },
     /// STOPPING: waiting for the high watermark to pass the MIRROR_PID_RESET at `offset`.
-    AwaitResetCommitted { offset: i64 },
+    AwaitResetCommitted { offset: Offset },
     /// Nothing to do until the desired state changes (PAUSED, STOPPED, FAILED for good).
     Idle,
 }
@@ -295,7 +295,7 @@ enum SentRequest {
     Fetch {
         partition: TopicPartition,
         /// The log end offset when the fetch went out.
-        offset: i64,
+        offset: Offset,
         tail_check: Option<TailCheck>,
     },
     SourceMetadata {
@@ -320,9 +320,9 @@ enum SentRequest {
 #[derive(Debug, Clone, Copy)]
 struct TailCheck {
     /// The base offset of the local last batch, where the fetch starts.
-    base_offset: i64,
+    base_offset: Offset,
     /// The source leader epoch the fetch names.
-    source_epoch: i32,
+    source_epoch: LeaderEpoch,
 }
 
 /// A DeleteMirror this broker checks before it forwards it (the prototype's admin-entry
@@ -352,7 +352,7 @@ struct MirrorTask {
     /// MIRRORING: when the next fetch may go out after a failed one.
     fetch_not_before_ms: Option<i64>,
     /// The leader epoch this broker leads the partition in.
-    leader_epoch: i32,
+    leader_epoch: LeaderEpoch,
     /// The state as the coordinator committed it (`Unknown` until read).
     state: MirrorState,
     state_epoch: i32,
@@ -390,7 +390,7 @@ struct MirrorTask {
     /// MIRRORING: the source leader epoch this log's tail was last checked against (a tail
     /// check, or an empty log); `None` in a new leadership. A fetch in another source epoch
     /// checks the tail first ([`MirrorDesign::verifies_mirrored_tail`]).
-    verified_source_epoch: Option<i32>,
+    verified_source_epoch: Option<LeaderEpoch>,
     /// A mirroring cut of this leadership removed records: the leader epoch is raised before
     /// the next mirrored append, so that a mirror of this log sees a new epoch and checks its
     /// tail ([`MirrorDesign::verifies_mirrored_tail`]). Cleared by any epoch increase.
@@ -500,7 +500,7 @@ impl MirrorManager {
 
     /// Creates, keeps or drops tasks after the metadata image changed.
     pub fn reconcile_mirror_tasks(&mut self, host: &mut impl MirrorHost, now_ms: i64) {
-        let mut wanted: BTreeMap<TopicPartition, (String, MirrorPartitionId, i32, String)> =
+        let mut wanted: BTreeMap<TopicPartition, (String, MirrorPartitionId, LeaderEpoch, String)> =
             BTreeMap::new();
         for (topic_partition, partition) in host.partitions() {
             let Role::Leader(state) = &partition.role else {
@@ -762,7 +762,7 @@ impl MirrorManager {
                 })) if partitions.len() == 1 && partitions[0].error.is_none() => {
                     let status = partitions.remove(0);
                     let leader_epoch = self.tasks[&tp].leader_epoch;
-                    if status.leader_epoch > LeaderEpoch(leader_epoch) {
+                    if status.leader_epoch > leader_epoch {
                         // Persisted by a newer leadership: this broker is a deposed leader
                         // whose metadata has not caught up (the prototype's zombie, S-12, which
                         // drops out). Its log need not hold what that leadership wrote (a
@@ -774,7 +774,7 @@ impl MirrorManager {
                             .push(BrokerEvent::MirrorStateOfNewerLeader {
                                 topic_partition: tp.clone(),
                                 leader_epoch,
-                                stored_leader_epoch: status.leader_epoch.0,
+                                stored_leader_epoch: status.leader_epoch,
                             });
                         self.retry_step_later(now_ms, &tp, Step::Read);
                     } else {
@@ -810,7 +810,7 @@ impl MirrorManager {
                         error,
                         last_mirrored_epoch,
                         last_mirrored_offset,
-                    })) => Ok((error, (last_mirrored_epoch.0, last_mirrored_offset.0))),
+                    })) => Ok((error, (last_mirrored_epoch, last_mirrored_offset))),
                     Ok(_) => Err(ErrorCode::InvalidRequest),
                     Err(error) => Err(error),
                 };
@@ -824,7 +824,7 @@ impl MirrorManager {
                     })) => partitions
                         .first()
                         .map_or(Err(ErrorCode::InvalidRequest), |(_, _, e, epoch)| {
-                            Ok((*e, epoch.0))
+                            Ok((*e, *epoch))
                         }),
                     Ok(Response::Controller(ControllerResponse::BumpLeaderEpochs {
                         error,
@@ -883,7 +883,7 @@ impl MirrorManager {
 
 /// Whether a task's leader epoch moved only by its own bump, STOPPING's or EPOCH_FENCING's
 /// (the leader stays).
-fn own_bump(task: &MirrorTask, leader_epoch: i32) -> bool {
+fn own_bump(task: &MirrorTask, leader_epoch: LeaderEpoch) -> bool {
     leader_epoch > task.leader_epoch
         && (task.fencing_bump
             || matches!(task.step, Step::AwaitEpochBump { .. } | Step::Waiting)
@@ -894,7 +894,9 @@ fn own_bump(task: &MirrorTask, leader_epoch: i32) -> bool {
 impl MirrorManager {
     /// The partitions whose mirror fetcher runs (their task is fetching), with the task's
     /// committed mirror state and the leader epoch it leads the partition in.
-    pub fn mirror_fetchers(&self) -> impl Iterator<Item = (&TopicPartition, MirrorState, i32)> {
+    pub fn mirror_fetchers(
+        &self,
+    ) -> impl Iterator<Item = (&TopicPartition, MirrorState, LeaderEpoch)> {
         self.tasks
             .iter()
             .filter(|(_, task)| task.step == Step::Fetching)

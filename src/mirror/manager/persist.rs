@@ -154,7 +154,7 @@ impl MirrorManager {
         let write = MirrorStateWrite {
             id: task.id,
             state: Some(target),
-            leader_epoch: LeaderEpoch(task.leader_epoch),
+            leader_epoch: task.leader_epoch,
             state_epoch: task.state_epoch,
             error_message,
             non_retryable,

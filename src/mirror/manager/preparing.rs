@@ -75,7 +75,7 @@ impl MirrorManager {
         host: &mut impl MirrorHost,
         now_ms: i64,
         topic_partition: &TopicPartition,
-        result: Result<(ErrorCode, (i32, i64)), ErrorCode>,
+        result: Result<(ErrorCode, (LeaderEpoch, Offset)), ErrorCode>,
         from: NodeId,
     ) {
         let (last_mirrored_epoch, last_mirrored_offset) = match result {
@@ -101,12 +101,15 @@ impl MirrorManager {
         };
         let log_end_before = partition.log.log_end_offset();
         let offset_alignment = self.design == MirrorDesign::OffsetAlignment;
-        let truncated = if last_mirrored_epoch < 0 {
-            partition.log.truncate_fully_and_start_at(0).map(|()| 0)
+        let truncated = if !last_mirrored_epoch.is_some() {
+            partition
+                .log
+                .truncate_fully_and_start_at(Offset(0))
+                .map(|()| Offset(0))
         } else if offset_alignment {
             // The early KIP's alignment: keep everything below the last mirrored offset,
             // whatever epoch wrote it here.
-            let target = last_mirrored_offset.clamp(0, log_end_before);
+            let target = last_mirrored_offset.clamp(Offset(0), log_end_before);
             partition.log.truncate_to(target).map(|_| target)
         } else {
             let end = partition.log.end_offset_for_epoch(last_mirrored_epoch);
@@ -114,8 +117,8 @@ impl MirrorManager {
                 self.broken
                     .contains(&BrokenSwitch::MirrorLmeTruncationOffByOne),
             );
-            let target = if end.end_offset < 0 {
-                0
+            let target = if !end.end_offset.is_some() {
+                Offset(0)
             } else {
                 (end.end_offset + off_by_one).min(log_end_before)
             };
@@ -178,7 +181,7 @@ impl MirrorManager {
         &self,
         host: &impl MirrorHost,
         topic_partition: &TopicPartition,
-        offset: i64,
+        offset: Offset,
         every_replica: bool,
     ) -> bool {
         let Some(partition) = host.partitions().get(topic_partition) else {
@@ -206,7 +209,7 @@ impl MirrorManager {
                 state
                     .followers
                     .get(member)
-                    .is_some_and(|f| f.log_end_offset >= 0 && f.log_end_offset <= offset)
+                    .is_some_and(|f| f.log_end_offset >= Offset(0) && f.log_end_offset <= offset)
             })
     }
 }

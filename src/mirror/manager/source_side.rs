@@ -68,7 +68,7 @@ impl MirrorManager {
             desired: String::new(),
             wrote: false,
             fetch_not_before_ms: None,
-            leader_epoch: -1,
+            leader_epoch: LeaderEpoch(-1),
             state: MirrorState::Unknown,
             state_epoch: -1,
             previous_state: None,

@@ -22,6 +22,7 @@
 //! nothing until it completes.
 
 use super::*;
+use crate::common::ProducerId;
 use crate::protocol::{ControllerRequest, LeaderEpoch, Offset};
 
 /// One step STOPPING took; see the module doc for the sequence of each path.
@@ -38,13 +39,13 @@ pub enum StopStep {
     /// Step 2: BumpLeaderEpochs asked for a leader epoch above `minimum`, same leader.
     RequestBump {
         /// Every epoch in the log and the current leader epoch.
-        minimum: i32,
+        minimum: LeaderEpoch,
     },
     /// The bump is visible in metadata: this broker leads in `leader_epoch` (under
     /// `no-epoch-bump`, the current epoch).
     Bumped {
         /// The leader epoch the rest of the stop writes in.
-        leader_epoch: i32,
+        leader_epoch: LeaderEpoch,
     },
     /// A stop of own writes waits (up to `MIRROR_OWN_STOP_TXN_WAIT_MS`) for its open
     /// transactions to end instead of cutting them.
@@ -53,9 +54,9 @@ pub enum StopStep {
     /// the LSO).
     TruncateToLso {
         /// The log end before the cut.
-        from: i64,
+        from: Offset,
         /// The last stable offset.
-        to: i64,
+        to: Offset,
     },
     /// Step 4: the last mirrored (epoch, offset) is written to the mirror coordinator.
     PersistLastMirrored {
@@ -65,19 +66,19 @@ pub enum StopStep {
     /// `abort-markers`: an ABORT marker for the open transaction of `producer_id`.
     AbortMarker {
         /// The producer whose transaction is aborted.
-        producer_id: i64,
+        producer_id: ProducerId,
     },
     /// Step 5: MIRROR_PID_RESET appended at `offset`.
     AppendPidReset {
         /// The reset's offset.
-        offset: i64,
+        offset: Offset,
     },
     /// Step 5 left out, and why.
     SkipPidReset(ResetSkipped),
     /// STOPPED waits until everything up to `offset` is committed.
     AwaitCommitted {
         /// The last offset the stop wrote or kept.
-        offset: i64,
+        offset: Offset,
     },
     /// Step 6: STOPPED is written to the mirror coordinator.
     PersistStopped,
@@ -116,14 +117,12 @@ impl MirrorManager {
         let Some(partition) = host.partitions().get(topic_partition) else {
             return;
         };
-        let latest_epoch = partition.log.latest_epoch().unwrap_or(-1);
+        let latest_epoch = partition.log.latest_epoch().unwrap_or(LeaderEpoch(-1));
         let log_end = partition.log.log_end_offset();
         let skip_bump = self.design == MirrorDesign::NoEpochBump;
         let task = self.task_mut(topic_partition);
         let kept = task.last_mirrored.is_some();
-        let last_mirrored = *task
-            .last_mirrored
-            .get_or_insert((LeaderEpoch(latest_epoch), Offset(log_end)));
+        let last_mirrored = *task.last_mirrored.get_or_insert((latest_epoch, log_end));
         self.note_stop_step(
             topic_partition,
             StopStep::RemoveFetcher {
@@ -134,7 +133,9 @@ impl MirrorManager {
         if skip_bump {
             // The `no-epoch-bump` design: go on in the current leader epoch.
             let task = self.task_mut(topic_partition);
-            task.step = Step::AwaitEpochBump { min: -1 };
+            task.step = Step::AwaitEpochBump {
+                min: LeaderEpoch(-1),
+            };
             task.not_before_ms = now_ms;
             return;
         }
@@ -157,7 +158,7 @@ impl MirrorManager {
         let Some(partition) = host.partitions().get(topic_partition) else {
             return;
         };
-        let latest_epoch = partition.log.latest_epoch().unwrap_or(-1);
+        let latest_epoch = partition.log.latest_epoch().unwrap_or(LeaderEpoch(-1));
         let (broker_id, broker_epoch) = (host.broker_id(), host.broker_epoch().unwrap_or(-1));
         let task = self.task_mut(topic_partition);
         // Step 2, bump the leader epoch above every epoch in the log, and above the current
@@ -170,7 +171,7 @@ impl MirrorManager {
         let request = Request::Controller(ControllerRequest::BumpLeaderEpochs {
             broker_id,
             broker_epoch,
-            partitions: vec![(task.id.topic_id, task.id.partition, LeaderEpoch(minimum))],
+            partitions: vec![(task.id.topic_id, task.id.partition, minimum)],
         });
         task.step = Step::Waiting;
         self.note_stop_step(topic_partition, StopStep::RequestBump { minimum });
@@ -188,14 +189,14 @@ impl MirrorManager {
         &mut self,
         now_ms: i64,
         topic_partition: &TopicPartition,
-        result: Result<(ErrorCode, i32), ErrorCode>,
+        result: Result<(ErrorCode, LeaderEpoch), ErrorCode>,
     ) {
         match result {
             Ok((ErrorCode::None, bumped_epoch)) => {
                 // Go on once metadata shows this broker leading in the bumped epoch.
                 let task = self.task_mut(topic_partition);
                 task.step = Step::AwaitEpochBump {
-                    min: bumped_epoch - 1,
+                    min: LeaderEpoch(bumped_epoch.0 - 1),
                 };
                 task.not_before_ms = now_ms;
             }
@@ -292,7 +293,7 @@ impl MirrorManager {
         let write = MirrorStateWrite {
             id: task.id,
             state: None,
-            leader_epoch: LeaderEpoch(task.leader_epoch),
+            leader_epoch: task.leader_epoch,
             state_epoch: task.state_epoch,
             error_message: None,
             non_retryable: false,
@@ -339,7 +340,12 @@ impl MirrorManager {
         }
         for (producer, coordinator_epoch) in open {
             let producer_id = producer.producer_id;
-            self.note_stop_step(topic_partition, StopStep::AbortMarker { producer_id });
+            self.note_stop_step(
+                topic_partition,
+                StopStep::AbortMarker {
+                    producer_id: ProducerId(producer_id),
+                },
+            );
             let marker = end_transaction_marker(producer, false, coordinator_epoch, now_ms);
             if let Err(error) =
                 self.append_stop_batch(host, now_ms, topic_partition, &marker, leader_epoch)
@@ -360,8 +366,8 @@ impl MirrorManager {
         let Some(partition) = host.partitions().get(topic_partition) else {
             return;
         };
-        let last = partition.log.log_end_offset() - 1;
-        self.await_stop_committed(host, now_ms, topic_partition, last);
+        let last = partition.log.log_end_offset() - Offset(1);
+        self.await_stop_committed(host, now_ms, topic_partition, Offset(last));
     }
 
     /// Step 5: MIRROR_PID_RESET, then wait for it to commit.
@@ -392,18 +398,19 @@ impl MirrorManager {
         host: &mut impl MirrorHost,
         now_ms: i64,
         topic_partition: &TopicPartition,
-    ) -> Option<i64> {
+    ) -> Option<Offset> {
         let leader_epoch = self.tasks[topic_partition].leader_epoch;
         let last_mirrored_epoch = self.tasks[topic_partition]
             .last_mirrored
-            .map_or(-1, |(epoch, _)| epoch.0);
+            .map_or(LeaderEpoch::NONE, |(epoch, _)| epoch);
         let source_cluster_id = MirrorDirectory::new(host.image(), host.node_id().cluster())
             .source_of(&self.tasks[topic_partition].mirror)
             .and_then(|nodes| nodes.first().map(|node| node.cluster()))
             .map_or_else(|| "unknown".to_owned(), ClusterIndex::cluster_id);
         let partition = host.partitions().get(topic_partition)?;
         let ends_with_reset = partition.log.batches().last().is_some_and(|batch| {
-            batch.is_mirror_pid_reset() && batch.partition_leader_epoch() > last_mirrored_epoch
+            batch.is_mirror_pid_reset()
+                && LeaderEpoch(batch.partition_leader_epoch()) > last_mirrored_epoch
         });
         let log_end = partition.log.log_end_offset();
         let own_writes_only = self.tasks[topic_partition].stop_own_writes_only;
@@ -449,8 +456,8 @@ impl MirrorManager {
         now_ms: i64,
         topic_partition: &TopicPartition,
         batch: &RecordBatch,
-        leader_epoch: i32,
-    ) -> Result<i64, String> {
+        leader_epoch: LeaderEpoch,
+    ) -> Result<Offset, String> {
         let partition = host
             .lend()
             .partitions
@@ -477,7 +484,7 @@ impl MirrorManager {
         host: &mut impl MirrorHost,
         now_ms: i64,
         topic_partition: &TopicPartition,
-        offset: i64,
+        offset: Offset,
     ) {
         self.note_stop_step(topic_partition, StopStep::AwaitCommitted { offset });
         let task = self.task_mut(topic_partition);

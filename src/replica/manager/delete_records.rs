@@ -9,6 +9,7 @@
 //! watermark has moved; this model answers at the leader.)
 
 use super::{ReplicaContext, ReplicaManager, WriteGate};
+use crate::common::LeaderEpoch;
 use crate::events::BrokerEvent;
 use crate::protocol::{ErrorCode, NodeId, Offset, ReplicaResponse, Response, TopicPartition};
 use crate::replica::storage::BrokerStorage;
@@ -27,8 +28,8 @@ impl<S: BrokerStorage> ReplicaManager<S> {
         let results = partitions
             .into_iter()
             .map(
-                |(tp, offset)| match self.delete_records(context, &tp, offset.0, &mut gate) {
-                    Ok(low_watermark) => (tp, ErrorCode::None, Offset(low_watermark)),
+                |(tp, offset)| match self.delete_records(context, &tp, offset, &mut gate) {
+                    Ok(low_watermark) => (tp, ErrorCode::None, low_watermark),
                     Err(error) => (tp, error, Offset::NONE),
                 },
             )
@@ -44,18 +45,19 @@ impl<S: BrokerStorage> ReplicaManager<S> {
         &mut self,
         context: &mut ReplicaContext<'_>,
         tp: &TopicPartition,
-        offset: i64,
+        offset: Offset,
         gate: &mut impl FnMut(&TopicPartition, &Partition<S::Disk>) -> WriteGate,
-    ) -> Result<i64, ErrorCode> {
-        let (partition, _) = self.led_partition(tp, -1)?;
+    ) -> Result<Offset, ErrorCode> {
+        let (partition, _) = self.led_partition(tp, LeaderEpoch::NONE)?;
         let gate = gate(tp, partition);
         if gate.refused_in.is_some() {
             return Err(ErrorCode::MirrorTopicNotStopped);
         }
         let high_watermark = partition.log.high_watermark();
+        // Kafka's DeleteRecords names the high watermark as offset -1.
         let target = match offset {
-            -1 => high_watermark,
-            offset if (0..=high_watermark).contains(&offset) => offset,
+            Offset(-1) => high_watermark,
+            offset if (Offset(0)..=high_watermark).contains(&offset) => offset,
             _ => return Err(ErrorCode::OffsetOutOfRange),
         };
         let log = &mut self.partitions.get_mut(tp).expect("led above").log;

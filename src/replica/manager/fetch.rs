@@ -43,8 +43,8 @@ pub struct FetchRead {
 }
 
 /// Kafka's current-leader-epoch fencing (kafka-storage.md §4.4).
-pub fn check_leader_epoch(requested: i32, local: i32) -> Option<ErrorCode> {
-    if requested < 0 {
+pub fn check_leader_epoch(requested: LeaderEpoch, local: LeaderEpoch) -> Option<ErrorCode> {
+    if !requested.is_some() {
         None
     } else if requested < local {
         Some(ErrorCode::FencedLeaderEpoch)
@@ -76,9 +76,9 @@ fn data_answer(
     FetchPartitionResponse {
         topic_partition: topic_partition.clone(),
         error: ErrorCode::None,
-        high_watermark: Offset(data.high_watermark),
-        last_stable_offset: Offset(data.last_stable_offset),
-        log_start_offset: Offset(data.log_start_offset),
+        high_watermark: data.high_watermark,
+        last_stable_offset: data.last_stable_offset,
+        log_start_offset: data.log_start_offset,
         diverging_epoch: None,
         aborted_transactions: data.aborted_transactions,
         batches: data.batches,
@@ -101,9 +101,9 @@ fn offsets_answer<D: LogDisk>(
     FetchPartitionResponse {
         topic_partition: topic_partition.clone(),
         error,
-        high_watermark: Offset(log.high_watermark()),
-        last_stable_offset: Offset(log.last_stable_offset()),
-        log_start_offset: Offset(log.log_start_offset()),
+        high_watermark: log.high_watermark(),
+        last_stable_offset: log.last_stable_offset(),
+        log_start_offset: log.log_start_offset(),
         diverging_epoch: None,
         aborted_transactions: None,
         batches: Vec::new(),
@@ -134,11 +134,11 @@ pub fn leader_end_offset_for_fetched_epoch<D: LogDisk>(
     last_fetched_epoch: i32,
 ) -> EpochEndOffset {
     match log.latest_epoch() {
-        Some(latest) if latest < last_fetched_epoch => EpochEndOffset {
+        Some(latest) if latest < LeaderEpoch(last_fetched_epoch) => EpochEndOffset {
             epoch: latest,
             end_offset: log.log_end_offset(),
         },
-        _ => log.end_offset_for_epoch(last_fetched_epoch),
+        _ => log.end_offset_for_epoch(LeaderEpoch(last_fetched_epoch)),
     }
 }
 
@@ -194,11 +194,11 @@ impl<S: BrokerStorage> ReplicaManager<S> {
         request: &FetchPartition,
     ) -> FetchPartitionResponse {
         let topic_partition = &request.topic_partition;
-        let (partition, _) =
-            match self.led_partition(topic_partition, request.current_leader_epoch.0) {
-                Ok(led) => led,
-                Err(error) => return error_answer(topic_partition, error),
-            };
+        let (partition, _) = match self.led_partition(topic_partition, request.current_leader_epoch)
+        {
+            Ok(led) => led,
+            Err(error) => return error_answer(topic_partition, error),
+        };
         let log = &partition.log;
         if request.last_fetched_epoch >= LeaderEpoch(0) {
             let end = leader_end_offset_for_fetched_epoch(log, request.last_fetched_epoch.0);
@@ -206,8 +206,8 @@ impl<S: BrokerStorage> ReplicaManager<S> {
                 return offsets_answer(topic_partition, log, ErrorCode::OffsetOutOfRange);
             }
             if end == EpochEndOffset::UNDEFINED
-                || end.epoch < request.last_fetched_epoch.0
-                || end.end_offset < request.fetch_offset.0
+                || end.epoch < request.last_fetched_epoch
+                || end.end_offset < request.fetch_offset
             {
                 let mut answer = offsets_answer(topic_partition, log, ErrorCode::None);
                 answer.diverging_epoch = Some(end);
@@ -216,29 +216,29 @@ impl<S: BrokerStorage> ReplicaManager<S> {
             }
         }
         let Some(follower) = follower else {
-            return match log.read(request.fetch_offset.0, max_bytes, isolation, true) {
+            return match log.read(request.fetch_offset, max_bytes, isolation, true) {
                 Err(_) => offsets_answer(topic_partition, log, ErrorCode::OffsetOutOfRange),
                 Ok(data) => data_answer(topic_partition, data),
             };
         };
-        if let Some(cut) = partition.mirror_cut_fence(follower, request.fetch_offset.0) {
+        if let Some(cut) = partition.mirror_cut_fence(follower, request.fetch_offset) {
             // The epoch check passed, but a mirror cut since this follower's last fetch at
             // or below it may have removed records it holds (Partition::fence_after_mirror_cut).
             let mut answer = offsets_answer(topic_partition, log, ErrorCode::None);
             answer.diverging_epoch = Some(EpochEndOffset {
-                epoch: request.last_fetched_epoch.0,
+                epoch: request.last_fetched_epoch,
                 end_offset: cut,
             });
             context.events.push(BrokerEvent::MirrorCutFencedFollower {
                 topic_partition: topic_partition.clone(),
                 follower,
-                fetch_offset: request.fetch_offset.0,
+                fetch_offset: request.fetch_offset,
                 cut,
             });
             return answer;
         }
         let read = log.read(
-            request.fetch_offset.0,
+            request.fetch_offset,
             max_bytes,
             FetchIsolation::LogEnd,
             true,
@@ -249,7 +249,7 @@ impl<S: BrokerStorage> ReplicaManager<S> {
         self.partitions
             .get_mut(topic_partition)
             .expect("led above")
-            .record_follower_fetch(follower, request.fetch_offset.0, context.now_ms);
+            .record_follower_fetch(follower, request.fetch_offset, context.now_ms);
         data_answer(topic_partition, data)
     }
 
@@ -262,7 +262,7 @@ impl<S: BrokerStorage> ReplicaManager<S> {
         follower: Option<BrokerId>,
         end: EpochEndOffset,
     ) {
-        if end.epoch >= 0 && end.epoch < request.last_fetched_epoch.0 {
+        if end.epoch >= LeaderEpoch(0) && end.epoch < request.last_fetched_epoch {
             let latest = self
                 .partitions
                 .get(&request.topic_partition)
@@ -271,7 +271,7 @@ impl<S: BrokerStorage> ReplicaManager<S> {
                 context.events.push(BrokerEvent::FetchedEpochAboveLatest {
                     topic_partition: request.topic_partition.clone(),
                     follower,
-                    last_fetched_epoch: request.last_fetched_epoch.0,
+                    last_fetched_epoch: request.last_fetched_epoch,
                     latest: end,
                 });
             }
@@ -283,7 +283,7 @@ impl<S: BrokerStorage> ReplicaManager<S> {
     pub fn led_partition(
         &self,
         topic_partition: &TopicPartition,
-        current_leader_epoch: i32,
+        current_leader_epoch: LeaderEpoch,
     ) -> Result<(&Partition<S::Disk>, &LeaderState), ErrorCode> {
         let partition = self
             .partitions
@@ -314,17 +314,16 @@ impl<S: BrokerStorage> ReplicaManager<S> {
                     leader_epoch: LeaderEpoch::NONE,
                     end_offset: Offset::NONE,
                 };
-                let partition = match self
-                    .led_partition(&query.topic_partition, query.current_leader_epoch.0)
-                {
-                    Ok((partition, _)) => partition,
-                    Err(error) => return undefined(error),
-                };
-                let end = partition.log.end_offset_for_epoch(query.leader_epoch.0);
+                let partition =
+                    match self.led_partition(&query.topic_partition, query.current_leader_epoch) {
+                        Ok((partition, _)) => partition,
+                        Err(error) => return undefined(error),
+                    };
+                let end = partition.log.end_offset_for_epoch(query.leader_epoch);
                 EpochAnswer {
                     error: ErrorCode::None,
-                    leader_epoch: LeaderEpoch(end.epoch),
-                    end_offset: Offset(end.end_offset),
+                    leader_epoch: end.epoch,
+                    end_offset: end.end_offset,
                 }
             })
             .collect();
@@ -366,7 +365,7 @@ impl<S: BrokerStorage> ReplicaManager<S> {
             leader_epoch: LeaderEpoch::NONE,
         };
         let (partition, state) =
-            match self.led_partition(&query.topic_partition, query.current_leader_epoch.0) {
+            match self.led_partition(&query.topic_partition, query.current_leader_epoch) {
                 Ok(led) => led,
                 Err(error) => return failed(error),
             };
@@ -383,12 +382,11 @@ impl<S: BrokerStorage> ReplicaManager<S> {
         };
         ListOffsetsAnswer {
             error: ErrorCode::None,
-            offset: Offset(offset),
-            leader_epoch: LeaderEpoch(
-                log.epoch_cache()
-                    .epoch_for_offset(offset.max(0))
-                    .unwrap_or(-1),
-            ),
+            offset,
+            leader_epoch: log
+                .epoch_cache()
+                .epoch_for_offset(offset.max(Offset(0)))
+                .unwrap_or(LeaderEpoch::NONE),
         }
     }
 }

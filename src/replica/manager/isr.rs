@@ -4,9 +4,7 @@
 use super::{ReplicaContext, ReplicaManager};
 use crate::events::BrokerEvent;
 use crate::metadata::PartitionRecord;
-use crate::protocol::{
-    BrokerId, ControllerRequest, ErrorCode, LeaderEpoch, Request, TopicPartition,
-};
+use crate::protocol::{BrokerId, ControllerRequest, ErrorCode, Request, TopicPartition};
 use crate::replica::storage::BrokerStorage;
 use crate::replica::Role;
 
@@ -62,7 +60,7 @@ impl<S: BrokerStorage> ReplicaManager<S> {
             broker_epoch,
             topic_id: partition.topic_id,
             partition: topic_partition.partition,
-            leader_epoch: LeaderEpoch(state.leader_epoch),
+            leader_epoch: state.leader_epoch,
             partition_epoch: state.partition_epoch,
             new_isr,
         });

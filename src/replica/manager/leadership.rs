@@ -2,7 +2,7 @@
 //! created), leader or follower as the image says.
 
 use super::{ReplicaContext, ReplicaManager};
-use crate::common::MirrorState;
+use crate::common::{LeaderEpoch, MirrorState};
 use crate::events::{BrokerEvent, TruncationReason};
 use crate::metadata::{MetadataImage, PartitionRecord};
 use crate::protocol::{BrokerId, ErrorCode, TopicPartition};
@@ -66,7 +66,7 @@ impl<S: BrokerStorage> ReplicaManager<S> {
                 log,
                 role: Role::Follower(FollowerRole {
                     leader: None,
-                    leader_epoch: -1,
+                    leader_epoch: LeaderEpoch(-1),
                 }),
                 mirror_state: MirrorState::Unknown,
             },
@@ -93,12 +93,12 @@ impl<S: BrokerStorage> ReplicaManager<S> {
         // topic is dropped before its name's next topic is reconciled: a replica's leader
         // epoch never goes back. One that did would make a deposed epoch's leader again.
         assert!(
-            record.leader_epoch >= partition.leader_epoch(),
+            LeaderEpoch(record.leader_epoch) >= partition.leader_epoch(),
             "{topic_partition}: leader epoch {} after {} on broker {self_id:?}",
             record.leader_epoch,
             partition.leader_epoch(),
         );
-        let same_epoch = partition.leader_epoch() == record.leader_epoch;
+        let same_epoch = partition.leader_epoch() == LeaderEpoch(record.leader_epoch);
         match (&partition.role, record.leader) {
             (Role::Leader(_), Some(leader)) if leader == self_id && same_epoch => {
                 let before = partition.leader_state().map(|s| s.isr.clone());
@@ -119,7 +119,7 @@ impl<S: BrokerStorage> ReplicaManager<S> {
                 partition.become_leader(record, self_id, context.now_ms, mirror_topic);
                 context.events.push(BrokerEvent::BecameLeader {
                     topic_partition: topic_partition.clone(),
-                    leader_epoch: record.leader_epoch,
+                    leader_epoch: LeaderEpoch(record.leader_epoch),
                     start_offset: partition.log.log_end_offset(),
                 });
                 ReplicaChange::BecameLeader
@@ -140,7 +140,7 @@ impl<S: BrokerStorage> ReplicaManager<S> {
                 context.events.push(BrokerEvent::BecameFollower {
                     topic_partition: topic_partition.clone(),
                     leader,
-                    leader_epoch: record.leader_epoch,
+                    leader_epoch: LeaderEpoch(record.leader_epoch),
                 });
                 self.fail_delayed_produces(
                     context,

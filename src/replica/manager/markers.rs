@@ -2,6 +2,7 @@
 //! and answered once the ISR has it (Kafka writes markers with acks=all), or refused.
 
 use super::{ReplicaContext, ReplicaManager};
+use crate::common::{LeaderEpoch, Offset};
 use crate::events::BrokerEvent;
 use crate::log::AppendOrigin;
 use crate::protocol::{
@@ -38,8 +39,8 @@ pub enum MarkerGate {
 struct MarkerEntry {
     producer_id: ProducerId,
     topic_partition: TopicPartition,
-    leader_epoch: i32,
-    required_offset: i64,
+    leader_epoch: LeaderEpoch,
+    required_offset: Offset,
     error: ErrorCode,
 }
 
@@ -91,8 +92,8 @@ impl<S: BrokerStorage> ReplicaManager<S> {
         let mut entry = MarkerEntry {
             producer_id: marker.producer_id,
             topic_partition: topic_partition.clone(),
-            leader_epoch: -1,
-            required_offset: -1,
+            leader_epoch: LeaderEpoch(-1),
+            required_offset: Offset(-1),
             error: ErrorCode::None,
         };
         let Some(partition) = self.partitions.get_mut(&topic_partition) else {
@@ -186,7 +187,7 @@ impl<S: BrokerStorage> ReplicaManager<S> {
                 match led {
                     Some((partition, epoch, isr_size)) if epoch == entry.leader_epoch => {
                         if partition.log.high_watermark() >= entry.required_offset {
-                            entry.required_offset = -1;
+                            entry.required_offset = Offset(-1);
                             let min_insync = self
                                 .min_insync_replicas(context.image, &entry.topic_partition.topic);
                             if isr_size < min_insync {

@@ -557,7 +557,7 @@ mod tests {
             host.events.last(),
             Some(BrokerEvent::TxnMarkerRefused { .. })
         ));
-        assert_eq!(replicas.partitions()[&tp()].log.log_end_offset(), 1);
+        assert_eq!(replicas.partitions()[&tp()].log.log_end_offset(), Offset(1));
         // The follower has not fetched: the write waits, and wakes the broker at its deadline.
         replicas.complete_delayed_markers(&mut host.context());
         assert!(host.sent().is_empty());
@@ -673,7 +673,10 @@ mod tests {
                 (unknown, ErrorCode::UnknownTopicOrPartition, -1)
             ]
         );
-        assert_eq!(replicas.partitions()[&tp()].log.log_start_offset(), 2);
+        assert_eq!(
+            replicas.partitions()[&tp()].log.log_start_offset(),
+            Offset(2)
+        );
         for beyond in [4, -2] {
             assert_eq!(
                 delete(&mut replicas, vec![(tp(), beyond)], false),

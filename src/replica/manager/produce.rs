@@ -3,7 +3,7 @@
 //! watermark.
 
 use super::{ReplicaContext, ReplicaManager};
-use crate::common::MirrorState;
+use crate::common::{LeaderEpoch, MirrorState};
 use crate::events::BrokerEvent;
 use crate::log::AppendOrigin;
 use crate::protocol::{Acks, ErrorCode, NodeId, Offset, ReplicaResponse, Response, TopicPartition};
@@ -18,9 +18,9 @@ pub(super) struct DelayedProduce {
     pub(super) reply_to: NodeId,
     pub(super) correlation_id: u64,
     pub(super) topic_partition: TopicPartition,
-    pub(super) leader_epoch: i32,
-    pub(super) base_offset: i64,
-    pub(super) required_offset: i64,
+    pub(super) leader_epoch: LeaderEpoch,
+    pub(super) base_offset: Offset,
+    pub(super) required_offset: Offset,
     pub(super) log_append_time_ms: Option<i64>,
     pub(super) deadline_ms: i64,
 }
@@ -88,7 +88,7 @@ impl<S: BrokerStorage> ReplicaManager<S> {
                 from,
                 correlation_id,
                 error,
-                -1,
+                Offset::NONE,
                 None,
                 log_start_offset,
             );
@@ -96,10 +96,10 @@ impl<S: BrokerStorage> ReplicaManager<S> {
         };
         let min_insync = self.min_insync_replicas(context.image, &topic_partition.topic);
         let Some(partition) = self.partitions.get_mut(&topic_partition) else {
-            return refuse(context, ErrorCode::NotLeaderOrFollower, -1);
+            return refuse(context, ErrorCode::NotLeaderOrFollower, Offset::NONE);
         };
         let Role::Leader(state) = &partition.role else {
-            return refuse(context, ErrorCode::NotLeaderOrFollower, -1);
+            return refuse(context, ErrorCode::NotLeaderOrFollower, Offset::NONE);
         };
         let leader_epoch = state.leader_epoch;
         let mirror_state = gate.mirror_state;
@@ -198,13 +198,18 @@ impl<S: BrokerStorage> ReplicaManager<S> {
                             log_start,
                         )
                     } else if context.now_ms >= produce.deadline_ms {
-                        (ErrorCode::RequestTimedOut, -1, None, -1)
+                        (ErrorCode::RequestTimedOut, Offset::NONE, None, Offset::NONE)
                     } else {
                         self.delayed_produces.push(produce);
                         continue;
                     }
                 }
-                _ => (ErrorCode::NotLeaderOrFollower, -1, None, -1),
+                _ => (
+                    ErrorCode::NotLeaderOrFollower,
+                    Offset::NONE,
+                    None,
+                    Offset::NONE,
+                ),
             };
             respond_produce(
                 context,
@@ -235,9 +240,9 @@ impl<S: BrokerStorage> ReplicaManager<S> {
                 produce.reply_to,
                 produce.correlation_id,
                 error,
-                -1,
+                Offset::NONE,
                 None,
-                -1,
+                Offset::NONE,
             );
         }
     }
@@ -248,18 +253,18 @@ fn respond_produce(
     to: NodeId,
     correlation_id: u64,
     error: ErrorCode,
-    base_offset: i64,
+    base_offset: Offset,
     log_append_time_ms: Option<i64>,
-    log_start_offset: i64,
+    log_start_offset: Offset,
 ) {
     context.outbox.respond(
         to,
         correlation_id,
         Response::Replica(ReplicaResponse::Produce {
             error,
-            base_offset: Offset(base_offset),
+            base_offset,
             log_append_time_ms,
-            log_start_offset: Offset(log_start_offset),
+            log_start_offset,
         }),
     );
 }

@@ -2,6 +2,7 @@
 //! leaders, foreign batches, the epochs a range holds.
 
 use super::*;
+use mirrorsim::common::Offset;
 
 /// The greatest leader epoch of the batches of a broker's log starting in `[from, below)`
 /// (−1 without any).
@@ -28,7 +29,7 @@ pub(super) fn is_deposed(
         Some(Role::Leader(state)) => state.leader_epoch,
         _ => return true,
     };
-    record.leader != Some(view.broker.broker_id()) || record.leader_epoch > own_epoch
+    record.leader != Some(view.broker.broker_id()) || record.leader_epoch > own_epoch.0
 }
 
 /// The batches of `appended` in `[first, last]` that are not byte-identical to `leader`'s
@@ -44,12 +45,12 @@ pub(super) fn foreign_batches(
     let mut foreign: Option<(i64, i32)> = None;
     let mut covered = first;
     for batch in appended
-        .batches_from(first)
+        .batches_from(Offset(first))
         .take_while(|batch| batch.base_offset() <= last)
     {
         covered = batch.last_offset() + 1;
         let own = leader
-            .batches_from(batch.base_offset())
+            .batches_from(Offset(batch.base_offset()))
             .next()
             .is_some_and(|original| original == batch);
         if !own {
@@ -69,7 +70,7 @@ pub(super) fn max_epoch(view: &BrokerView<'_>, tp: &TopicPartition, from: i64, b
     view.broker.partitions().get(tp).map_or(-1, |partition| {
         partition
             .log
-            .batches_from(from)
+            .batches_from(Offset(from))
             .take_while(|batch| batch.base_offset() < below)
             .map(|batch| batch.partition_leader_epoch())
             .max()

@@ -2,6 +2,7 @@
 //! forwards.
 
 use super::*;
+use mirrorsim::common::Offset;
 
 /// Liveness of mirroring after the heal phase (part of `liveness`): the leader of every
 /// partition of a mirror topic is in the state the topic's `mirror.name` asks for (MIRRORING,
@@ -59,7 +60,7 @@ pub fn check_mirror_liveness(
                 ))
             } else if expected == MirrorState::Mirroring {
                 source_stable_end(controllers, brokers, view, &tp)
-                    .filter(|stable| partition.log.log_end_offset() < *stable)
+                    .filter(|stable| partition.log.log_end_offset() < Offset(*stable))
                     .map(|stable| {
                         format!(
                             "{} mirrored up to {} of the source's {stable}",

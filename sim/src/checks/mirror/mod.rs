@@ -101,6 +101,7 @@ mod stopped;
 use lineage::{foreign_batches, is_deposed, live_incarnation, max_epoch, mirrors_back};
 pub(crate) use lineage::{mirror_source_in, source_cluster};
 pub use liveness::check_mirror_liveness;
+use mirrorsim::common::Offset;
 use offsets::{check_synced_offset, source_stable_end, SyncedOffsetVerdict};
 use state_records::check_single_fetcher;
 use stopped::{check_stopped, has_mirrored_producers, mirrored_boundary};
@@ -428,21 +429,21 @@ impl MirrorChecks {
                     .entry((view.cluster, topic_partition.clone()))
                     .or_insert(time_ms);
                 let appended_epoch =
-                    max_epoch(view, topic_partition, *first_offset, last_offset + 1);
+                    max_epoch(view, topic_partition, first_offset.0, last_offset.0 + 1);
                 if is_deposed(controllers, view, topic_partition) {
                     self.deposed_appends.push(DeposedAppend {
                         node,
                         incarnation: view.incarnation,
                         topic_partition: topic_partition.clone(),
-                        first_offset: *first_offset,
-                        last_offset: *last_offset,
+                        first_offset: first_offset.0,
+                        last_offset: last_offset.0,
                         epoch: appended_epoch,
                     });
                 } else {
                     self.fold_mirrored(
                         view.cluster,
                         topic_partition,
-                        last_offset + 1,
+                        last_offset.0 + 1,
                         appended_epoch,
                     );
                 }
@@ -464,8 +465,8 @@ impl MirrorChecks {
                 self.pending.push(MirroredAppend {
                     node,
                     topic_partition: topic_partition.clone(),
-                    first_offset: *first_offset,
-                    last_offset: *last_offset,
+                    first_offset: first_offset.0,
+                    last_offset: last_offset.0,
                     answered_before_source_cut,
                 });
                 // Mirroring again after a STOPPED a broker of this cluster was judged in (a
@@ -509,8 +510,8 @@ impl MirrorChecks {
                     self.note_source_mirror_cut(
                         view.cluster,
                         topic_partition,
-                        *to_log_end_offset,
-                        *from_log_end_offset,
+                        to_log_end_offset.0,
+                        from_log_end_offset.0,
                         mark,
                     );
                 }
@@ -521,8 +522,8 @@ impl MirrorChecks {
                         cluster: view.cluster,
                         leader: view.broker.broker_id(),
                         topic_partition: topic_partition.clone(),
-                        from: *from_log_end_offset,
-                        to: *to_log_end_offset,
+                        from: from_log_end_offset.0,
+                        to: to_log_end_offset.0,
                         seen_ms: time_ms,
                     });
                 }
@@ -534,15 +535,15 @@ impl MirrorChecks {
                 ) {
                     self.prefix.remove(&key);
                 } else if let Some(progress) = self.prefix.get_mut(&key) {
-                    progress.checked_to = progress.checked_to.min(*to_log_end_offset);
+                    progress.checked_to = progress.checked_to.min(to_log_end_offset.0);
                     progress.stale = progress
                         .stale
-                        .map(|(from, to, epoch)| (from, to.min(*to_log_end_offset), epoch))
+                        .map(|(from, to, epoch)| (from, to.min(to_log_end_offset.0), epoch))
                         .filter(|(from, to, _)| from < to);
                     progress.source_cut = progress
                         .source_cut
                         .map(|(from, to, appends, mark)| {
-                            (from, to.min(*to_log_end_offset), appends, mark)
+                            (from, to.min(to_log_end_offset.0), appends, mark)
                         })
                         .filter(|(from, to, _, _)| from < to);
                 }
@@ -550,16 +551,16 @@ impl MirrorChecks {
                     if deposed.node.cluster() == view.cluster
                         && deposed.topic_partition == *topic_partition
                     {
-                        deposed.last_offset = deposed.last_offset.min(to_log_end_offset - 1);
+                        deposed.last_offset = deposed.last_offset.min(to_log_end_offset.0 - 1);
                     }
                 }
                 self.deposed_appends
                     .retain(|deposed| deposed.first_offset <= deposed.last_offset);
                 let key = (view.cluster, topic_partition.clone());
                 if let Some((end, epoch)) = self.mirrored.get_mut(&key) {
-                    if *to_log_end_offset < *end {
+                    if *to_log_end_offset < Offset(*end) {
                         // Rare: recompute what is left of the mirrored data.
-                        *end = *to_log_end_offset;
+                        *end = to_log_end_offset.0;
                         *epoch = max_epoch(view, topic_partition, 0, *end);
                     }
                 }
@@ -577,7 +578,7 @@ impl MirrorChecks {
                 time_ms,
                 view,
                 topic_partition,
-                *first_offset,
+                first_offset.0,
                 *state,
                 *control,
             ),
@@ -610,8 +611,8 @@ impl MirrorChecks {
                 cluster: view.cluster,
                 group_id: group_id.clone(),
                 topic_partition: topic_partition.clone(),
-                offset: *offset,
-                high_watermark_read: *high_watermark_read,
+                offset: offset.0,
+                high_watermark_read: high_watermark_read.0,
             }),
             _ => {}
         }
@@ -633,7 +634,7 @@ impl MirrorChecks {
             .prefix
             .entry((node, view.incarnation, topic_partition.clone()))
             .or_insert(PrefixProgress {
-                leader_epoch: state.leader_epoch,
+                leader_epoch: state.leader_epoch.0,
                 checked_to: 0,
                 stale: None,
                 source_cut: self
@@ -641,9 +642,9 @@ impl MirrorChecks {
                     .get(&(node, view.incarnation, topic_partition.clone()))
                     .map(|(from, to, mark)| (*from, *to, 0, *mark)),
             });
-        if progress.leader_epoch != state.leader_epoch {
+        if progress.leader_epoch != state.leader_epoch.0 {
             *progress = PrefixProgress {
-                leader_epoch: state.leader_epoch,
+                leader_epoch: state.leader_epoch.0,
                 checked_to: 0,
                 stale: None,
                 source_cut: self
@@ -697,7 +698,7 @@ impl MirrorChecks {
             if self
                 .prefix
                 .get(&key)
-                .is_some_and(|progress| progress.leader_epoch == state.leader_epoch)
+                .is_some_and(|progress| progress.leader_epoch == state.leader_epoch.0)
             {
                 continue;
             }
@@ -1089,8 +1090,13 @@ mod tests {
                 std::slice::from_ref(record),
                 at_ms,
             );
-            log.append_as_leader(&batch, 0, mirrorsim::log::AppendOrigin::Coordinator, at_ms)
-                .unwrap();
+            log.append_as_leader(
+                &batch,
+                LeaderEpoch(0),
+                mirrorsim::log::AppendOrigin::Coordinator,
+                at_ms,
+            )
+            .unwrap();
         }
         log.maybe_increment_high_watermark(log.log_end_offset());
         log
@@ -1107,8 +1113,13 @@ mod tests {
             } else {
                 one_record("v")
             };
-            log.append_as_leader(&batch, epoch, mirrorsim::log::AppendOrigin::Coordinator, 0)
-                .unwrap();
+            log.append_as_leader(
+                &batch,
+                LeaderEpoch(epoch),
+                mirrorsim::log::AppendOrigin::Coordinator,
+                0,
+            )
+            .unwrap();
         }
         log
     }
@@ -1119,7 +1130,7 @@ mod tests {
         for &(epoch, value) in batches {
             log.append_as_leader(
                 &one_record(value),
-                epoch,
+                LeaderEpoch(epoch),
                 mirrorsim::log::AppendOrigin::Client,
                 0,
             )
@@ -1229,7 +1240,7 @@ mod tests {
         let progress = checks.state_log_checked[&(ClusterIndex(1), tp.clone())];
         let mut found = Vec::new();
         let mut progress_after = progress;
-        for batch in log.batches_from(progress.checked) {
+        for batch in log.batches_from(Offset(progress.checked)) {
             for record in decode_records::<MirrorStateRecord>(batch) {
                 found.extend(
                     checks

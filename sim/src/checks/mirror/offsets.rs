@@ -35,7 +35,7 @@ pub(super) fn check_synced_offset(
         return SyncedOffsetVerdict::Clamped;
     };
     let (start, end) = (log.log_start_offset(), log.log_end_offset());
-    if (start..=end).contains(&offset) {
+    if (start.0..=end.0).contains(&offset) {
         return SyncedOffsetVerdict::Clamped;
     }
     let leader = controllers
@@ -47,7 +47,7 @@ pub(super) fn check_synced_offset(
             fetcher_cuts,
             (cluster, leader, &topic_partition),
             offset,
-            (high_watermark_read, end),
+            (high_watermark_read, end.0),
         )
     }) {
         return SyncedOffsetVerdict::RacedFetcherCut;
@@ -95,5 +95,5 @@ pub(super) fn source_stable_end(
 ) -> Option<i64> {
     let source = source_cluster(destination, &tp.topic)?;
     let (_, log) = current_leader(controllers, brokers, source, tp)?;
-    Some(log.last_stable_offset())
+    Some(log.last_stable_offset().0)
 }

@@ -2,6 +2,7 @@
 //! same offsets, up to where it mirrored, but for the cuts mirroring makes by design.
 
 use super::*;
+use mirrorsim::common::Offset;
 
 /// The first batch of `log` from `from` on that the source's log does not hold at the same
 /// base offset in the design's stored form (the seed's: the same bytes), described; `*checked_to` moves past every batch found
@@ -13,8 +14,8 @@ pub(super) fn prefix_mismatch(
     from: i64,
     checked_to: &mut i64,
 ) -> Option<String> {
-    let mut source_batches = source_log.batches_from(from).peekable();
-    for batch in log.batches_from(from) {
+    let mut source_batches = source_log.batches_from(Offset(from)).peekable();
+    for batch in log.batches_from(Offset(from)) {
         if batch.base_offset() < from {
             continue; // Straddles the source's log start: nothing to compare with.
         }
@@ -73,10 +74,10 @@ impl MirrorChecks {
             .get(&append.topic_partition)?
             .log;
         for batch in log
-            .batches_from(append.first_offset)
+            .batches_from(Offset(append.first_offset))
             .take_while(|batch| batch.base_offset() <= append.last_offset)
         {
-            let Some(original) = source_log.batches_from(batch.base_offset()).next() else {
+            let Some(original) = source_log.batches_from(Offset(batch.base_offset())).next() else {
                 continue; // The source no longer has it: nothing to compare with.
             };
             if original.base_offset() > batch.last_offset() {
@@ -200,7 +201,7 @@ impl MirrorChecks {
                 }
                 let stale = match epoch {
                     Some(epoch) => (kept, i64::MAX, epoch),
-                    None if kept < end => (kept, end, i32::MAX),
+                    None if kept < end.0 => (kept, end.0, i32::MAX),
                     None => continue,
                 };
                 progress.stale = Some(match progress.stale {
@@ -245,11 +246,12 @@ impl MirrorChecks {
                     return false;
                 };
                 match &partition.role {
-                    Role::Leader(state) if state.leader_epoch == progress.leader_epoch => {}
+                    Role::Leader(state)
+                        if state.leader_epoch == LeaderEpoch(progress.leader_epoch) => {}
                     _ => return false, // A new epoch must align again.
                 }
                 let log = &partition.log;
-                if log.log_end_offset() <= progress.checked_to
+                if log.log_end_offset() <= Offset(progress.checked_to)
                     || !matches!(
                         partition.mirror_state,
                         MirrorState::Mirroring | MirrorState::Paused
@@ -267,14 +269,14 @@ impl MirrorChecks {
                 };
                 let from = progress
                     .checked_to
-                    .max(log.log_start_offset())
-                    .max(source_log.log_start_offset());
+                    .max(log.log_start_offset().0)
+                    .max(source_log.log_start_offset().0);
                 compared += 1;
                 let mut checked_to = progress.checked_to;
                 let mismatch = prefix_mismatch(design, log, source_log, from, &mut checked_to);
                 // The mismatching batch starts at `checked_to`.
                 let batch_epoch = log
-                    .batches_from(checked_to)
+                    .batches_from(Offset(checked_to))
                     .next()
                     .map_or(i32::MAX, |batch| batch.partition_leader_epoch());
                 let stale = mismatch.is_some()
@@ -308,7 +310,7 @@ impl MirrorChecks {
                         ),
                         time_ms,
                     });
-                    progress.checked_to = log.log_end_offset();
+                    progress.checked_to = log.log_end_offset().0;
                 }
                 true
             });

@@ -26,7 +26,7 @@ impl<'a> PsmComparison<'a> {
                 continue;
             };
             match &partition.role {
-                Role::Leader(state) if state.leader_epoch == epoch => {
+                Role::Leader(state) if state.leader_epoch == LeaderEpoch(epoch) => {
                     leader = Some(view.broker.broker_id());
                 }
                 Role::Follower(_) if caught_up(&partition.log, leader_log) => {
@@ -71,7 +71,7 @@ impl<'a> PsmComparison<'a> {
             })
         };
         let leader_start = self.leader_log.log_start_offset();
-        let live = summary(self.leader_log.producer_state(), leader_start);
+        let live = summary(self.leader_log.producer_state(), leader_start.0);
         match self.leader_log.rebuilt_producer_state() {
             Err(error) => {
                 return violation(format!(
@@ -80,7 +80,7 @@ impl<'a> PsmComparison<'a> {
                 ))
             }
             Ok(rebuilt) => {
-                let rebuilt = summary(&rebuilt, leader_start);
+                let rebuilt = summary(&rebuilt, leader_start.0);
                 if let Some(difference) = first_difference(&live, &rebuilt) {
                     return violation(format!(
                         "the leader (broker {}) and a rebuild of its log (end {}) differ: \
@@ -96,11 +96,11 @@ impl<'a> PsmComparison<'a> {
                 continue;
             }
             let start = leader_start.max(log.log_start_offset());
-            let theirs = summary(log.producer_state(), start);
+            let theirs = summary(log.producer_state(), start.0);
             let ours = if start == leader_start {
                 live.clone()
             } else {
-                summary(self.leader_log.producer_state(), start)
+                summary(self.leader_log.producer_state(), start.0)
             };
             if let Some(difference) = first_difference(&ours, &theirs) {
                 return violation(format!(

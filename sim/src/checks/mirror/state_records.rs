@@ -2,6 +2,7 @@
 //! `single-mirror-fetcher`.
 
 use super::*;
+use mirrorsim::common::Offset;
 
 /// Whether the current leader's `log` of a `__mirror_state` partition no longer holds the
 /// last batch read from it (`progress`), and the partition has a single replica
@@ -19,7 +20,7 @@ pub(super) fn state_log_lost(
         return false;
     };
     let still_there = log
-        .batches_from(base)
+        .batches_from(Offset(base))
         .next()
         .is_some_and(|batch| batch.base_offset() == base && batch.header().crc == crc);
     replicas == 1 && !still_there
@@ -51,12 +52,12 @@ pub(super) fn check_single_fetcher(
                 Some(format!(
                     "in leader epoch {leader_epoch}, but its role's leader epoch is {role_epoch:?}"
                 ))
-            } else if known != Some((Some(broker_id), leader_epoch)) {
+            } else if known != Some((Some(broker_id), leader_epoch.0)) {
                 Some(format!(
                     "in leader epoch {leader_epoch}, but its metadata has (leader, epoch) {known:?}"
                 ))
             } else if let Some((_, _, _, other)) = fetchers.iter().find(|(c, tp, e, _)| {
-                *c == view.cluster && *tp == topic_partition && *e == leader_epoch
+                *c == view.cluster && *tp == topic_partition && *e == leader_epoch.0
             }) {
                 Some(format!(
                     "in leader epoch {leader_epoch}, as broker {other} does too"
@@ -64,7 +65,7 @@ pub(super) fn check_single_fetcher(
             } else {
                 None
             };
-            fetchers.push((view.cluster, topic_partition, leader_epoch, broker_id));
+            fetchers.push((view.cluster, topic_partition, leader_epoch.0, broker_id));
             if let Some(problem) = problem {
                 out.push(Violation {
                     invariant: Invariant::SingleMirrorFetcher,
@@ -154,11 +155,11 @@ impl MirrorChecks {
                     .state_log_checked
                     .get_mut(&(cluster, tp.clone()))
                     .expect("inserted above");
-                let from = progress.checked.max(log.log_start_offset());
+                let from = progress.checked.max(log.log_start_offset().0);
                 let committed = log.high_watermark();
                 let mut records = Vec::new();
-                for batch in log.batches_from(from) {
-                    if batch.next_offset() > committed {
+                for batch in log.batches_from(Offset(from)) {
+                    if batch.next_offset() > committed.0 {
                         break;
                     }
                     if batch.base_offset() >= from && !batch.is_control() {

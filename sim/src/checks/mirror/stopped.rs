@@ -2,6 +2,7 @@
 //! stop's own MIRROR_PID_RESET, above every mirrored producer.
 
 use super::*;
+use mirrorsim::common::Offset;
 
 /// Where the mirrored data of a STOPPED leader's log ends: at its last MIRROR_PID_RESET, the
 /// one its own stop wrote (resets mirrored in by a failback come earlier). The cluster-wide
@@ -35,9 +36,15 @@ pub(super) fn mirrored_boundary(
     match last_reset {
         Some(reset) if !mirrored_in(reset) => (reset.base_offset(), false),
         last_reset => {
-            let end = log.end_offset_for_epoch(mirrored_epoch).end_offset;
-            let bound = if end >= 0 { end } else { lower_bound };
-            (bound.min(log.log_end_offset()), last_reset.is_some())
+            let end = log
+                .end_offset_for_epoch(LeaderEpoch(mirrored_epoch))
+                .end_offset;
+            let bound = if end >= Offset(0) {
+                end
+            } else {
+                Offset(lower_bound)
+            };
+            (bound.min(log.log_end_offset()).0, last_reset.is_some())
         }
     }
 }
@@ -87,10 +94,10 @@ pub(super) fn check_stopped(
         }
     }
     let from = (*scanned).max(mirrored_end);
-    *scanned = log.log_end_offset();
-    let local_checked = log.batches_from(from).next().is_some();
+    *scanned = log.log_end_offset().0;
+    let local_checked = log.batches_from(Offset(from)).next().is_some();
     if let Some(local) = log
-        .batches_from(from)
+        .batches_from(Offset(from))
         .find(|batch| batch.partition_leader_epoch() <= mirrored_epoch)
     {
         out.push(violation(
