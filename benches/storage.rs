@@ -67,12 +67,12 @@ fn main() {
     );
 
     let validation = best_of(|| {
-        let mut state = ProducerStateManager::new(0);
+        let mut state = ProducerStateManager::new(Offset(0));
         for batch in &stamped {
             let mut validator = state.begin_append(AppendOrigin::Client);
             validator.append_batch(batch).expect("in-sequence batch");
             let update = validator.finish();
-            state.apply(update, batch.last_offset());
+            state.apply(update, Offset(batch.last_offset()));
         }
         assert_eq!(state.producers().len(), PRODUCERS as usize);
     });

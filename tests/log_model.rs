@@ -211,21 +211,21 @@ impl MProducer {
 
     fn from_impl(entry: &ProducerStateEntry) -> Self {
         Self {
-            epoch: entry.producer_epoch,
+            epoch: entry.producer_epoch.0,
             recent: entry
                 .batches
                 .iter()
                 .map(|b| Recent {
                     first_seq: b.first_sequence(),
                     last_seq: b.last_sequence,
-                    first_offset: b.first_offset(),
-                    last_offset: b.last_offset,
+                    first_offset: b.first_offset().0,
+                    last_offset: b.last_offset.0,
                     ts: b.timestamp,
                 })
                 .collect(),
             coord: entry.coordinator_epoch,
             last_ts: entry.last_timestamp,
-            open_txn: entry.current_txn_first_offset,
+            open_txn: entry.current_txn_first_offset.map(|offset| offset.0),
         }
     }
 }
@@ -1091,14 +1091,14 @@ fn check_producers(ctx: &str, log: &PartitionLog<MemoryDisk>, d: &Derived) {
         .iter()
         .map(|(&pid, entry)| {
             assert_eq!(entry.producer_id, pid, "{ctx}: entry keyed by its pid");
-            (pid, MProducer::from_impl(entry))
+            (pid.0, MProducer::from_impl(entry))
         })
         .collect();
     assert_eq!(actual, d.producers, "{ctx}: producer entries");
     let open: BTreeMap<i64, i64> = state
         .ongoing_txns()
         .iter()
-        .map(|(&first, txn)| (first, txn.producer_id))
+        .map(|(&first, txn)| (first.0, txn.producer_id.0))
         .collect();
     assert_eq!(open, d.open_txns(), "{ctx}: open transactions");
 }
@@ -1108,10 +1108,10 @@ fn aborted_index(log: &PartitionLog<MemoryDisk>) -> Vec<IndexEntry> {
         .iter()
         .map(|t| {
             (
-                t.producer_id,
-                t.first_offset,
-                t.last_offset,
-                t.last_stable_offset,
+                t.producer_id.0,
+                t.first_offset.0,
+                t.last_offset.0,
+                t.last_stable_offset.0,
             )
         })
         .collect()

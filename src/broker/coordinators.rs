@@ -253,7 +253,7 @@ impl<S: BrokerStorage> super::Broker<S> {
             let open_transaction = partition
                 .log
                 .producer_state()
-                .producer(marker.producer_id.0)
+                .producer(marker.producer_id)
                 .is_some_and(|entry| entry.current_txn_first_offset.is_some());
             marker_gate(
                 design,

@@ -2,6 +2,7 @@
 //! exchanging messages through a FIFO queue with a manual clock, an admin and a producer
 //! played by the test.
 
+use crate::common::ProducerId;
 use crate::protocol::{
     Acks, BrokerId, ClientKind, ClusterRequest, ClusterResponse, ControllerRequest,
     ControllerResponse, CoordinatorRequest, CoordinatorResponse, Envelope, LeaderEpoch, Message,
@@ -494,7 +495,7 @@ fn failback_truncates_the_old_primary_to_the_last_mirrored_epoch_and_converges()
             .partition(a_leader)
             .log
             .producer_state()
-            .producer(7)
+            .producer(ProducerId(7))
             .is_none(),
         "B's reset, mirrored into A, cleared A's producer state"
     );
@@ -650,7 +651,10 @@ fn the_reset_survives_a_restart_of_every_destination_broker() {
         .collect();
     for replica in &replicas {
         let state = world.partition(*replica).log.producer_state();
-        assert!(state.producer(7).is_none(), "{replica} before the restart");
+        assert!(
+            state.producer(ProducerId(7)).is_none(),
+            "{replica} before the restart"
+        );
     }
     for replica in &replicas {
         let storage = world.brokers[replica].storage().clone();
@@ -672,7 +676,11 @@ fn the_reset_survives_a_restart_of_every_destination_broker() {
     for replica in &replicas {
         let partition = world.partition(*replica);
         assert!(
-            partition.log.producer_state().producer(7).is_none(),
+            partition
+                .log
+                .producer_state()
+                .producer(ProducerId(7))
+                .is_none(),
             "{replica} after its restart"
         );
         assert!(partition

@@ -26,13 +26,13 @@
 mod recovery;
 mod truncation;
 
+use crate::common::{LeaderEpoch, Offset, ProducerEpoch, ProducerId};
 use bytes::Bytes;
 
 use super::disk::LogDisk;
 use super::epoch_cache::{EpochEndOffset, LeaderEpochCache};
 use super::error::{AppendError, LogError, OffsetOutOfRange};
 use super::producer_state::{AbortedTxn, AppendOrigin, ProducerStateError, ProducerStateManager};
-use crate::common::{LeaderEpoch, Offset, ProducerId};
 use crate::record::{BatchReader, RecordBatch, TimestampType};
 
 const LOG_START_CHECKPOINT: &str = "log-start-offset.checkpoint";
@@ -180,13 +180,37 @@ pub struct PartitionLog<D: LogDisk> {
     disk: D,
     segments: Vec<Segment>,
     batches: Vec<StoredBatch>,
-    log_start_offset: i64,
-    log_end_offset: i64,
-    high_watermark: i64,
+    log_start_offset: Offset,
+    log_end_offset: Offset,
+    high_watermark: Offset,
     epoch_cache: LeaderEpochCache,
     producer_state: ProducerStateManager,
     aborted_txns: Vec<AbortedTxn>,
     batches_since_flush: u64,
+}
+
+/// A batch's offsets in the log's vocabulary (the record codec keeps the wire's integers).
+trait BatchOffsets {
+    /// Offset of the batch's first record.
+    fn base(&self) -> Offset;
+    /// Offset of its last record.
+    fn last(&self) -> Offset;
+    /// The offset after it: where the next batch starts.
+    fn end(&self) -> Offset;
+}
+
+impl BatchOffsets for RecordBatch {
+    fn base(&self) -> Offset {
+        Offset(self.base_offset())
+    }
+
+    fn last(&self) -> Offset {
+        Offset(self.last_offset())
+    }
+
+    fn end(&self) -> Offset {
+        Offset(self.next_offset())
+    }
 }
 
 /// The file name of the segment starting at `base_offset`.
@@ -211,11 +235,11 @@ impl<D: LogDisk> PartitionLog<D> {
             disk,
             segments: Vec::new(),
             batches: Vec::new(),
-            log_start_offset: 0,
-            log_end_offset: 0,
-            high_watermark: 0,
+            log_start_offset: Offset(0),
+            log_end_offset: Offset(0),
+            high_watermark: Offset(0),
             epoch_cache: LeaderEpochCache::new(),
-            producer_state: ProducerStateManager::new(0),
+            producer_state: ProducerStateManager::new(Offset(0)),
             aborted_txns: Vec::new(),
             batches_since_flush: 0,
         };
@@ -251,17 +275,17 @@ impl<D: LogDisk> PartitionLog<D> {
 
     /// First offset readable.
     pub fn log_start_offset(&self) -> Offset {
-        Offset(self.log_start_offset)
+        self.log_start_offset
     }
 
     /// Offset the next batch will get.
     pub fn log_end_offset(&self) -> Offset {
-        Offset(self.log_end_offset)
+        self.log_end_offset
     }
 
     /// Offset below which records are committed (replicated to the ISR).
     pub fn high_watermark(&self) -> Offset {
-        Offset(self.high_watermark)
+        self.high_watermark
     }
 
     /// The first offset of the earliest open (or not yet replicated) transaction, clamped to
@@ -269,21 +293,17 @@ impl<D: LogDisk> PartitionLog<D> {
     pub fn first_unstable_offset(&self) -> Option<Offset> {
         self.producer_state
             .first_unstable_offset()
-            .map(|offset| Offset(offset.max(self.log_start_offset)))
+            .map(|offset| offset.max(self.log_start_offset))
     }
 
     /// Bound of READ_COMMITTED reads: the first unstable offset if it is below the high
     /// watermark, else the high watermark.
     pub fn last_stable_offset(&self) -> Offset {
-        Offset(self.last_stable_offset_raw())
-    }
-
-    fn last_stable_offset_raw(&self) -> i64 {
         if self.config.broken_lso_ignores_open_transactions {
             return self.high_watermark;
         }
         match self.first_unstable_offset() {
-            Some(offset) if offset.0 < self.high_watermark => offset.0,
+            Some(offset) if offset < self.high_watermark => offset,
             _ => self.high_watermark,
         }
     }
@@ -317,7 +337,7 @@ impl<D: LogDisk> PartitionLog<D> {
     pub fn batches_from(&self, offset: Offset) -> impl Iterator<Item = &RecordBatch> {
         let first = self
             .batches
-            .partition_point(|stored| stored.batch.last_offset() < offset.0);
+            .partition_point(|stored| stored.batch.last() < offset);
         self.batches[first..].iter().map(|stored| &stored.batch)
     }
 
@@ -334,7 +354,7 @@ impl<D: LogDisk> PartitionLog<D> {
     /// OffsetsForLeaderEpoch against this replica.
     pub fn end_offset_for_epoch(&self, leader_epoch: LeaderEpoch) -> EpochEndOffset {
         self.epoch_cache
-            .end_offset_for(leader_epoch, Offset(self.log_end_offset))
+            .end_offset_for(leader_epoch, self.log_end_offset)
     }
 
     // ----- appends -----
@@ -365,22 +385,21 @@ impl<D: LogDisk> PartitionLog<D> {
         let log_append_time_ms =
             (self.config.timestamp_type == TimestampType::LogAppendTime).then_some(now_ms);
         let stamped =
-            batch.stamped_by_leader(self.log_end_offset, leader_epoch.0, log_append_time_ms);
+            batch.stamped_by_leader(self.log_end_offset.0, leader_epoch.0, log_append_time_ms);
         let mut validator = self.producer_state.begin_append(origin);
         validator.append_batch(&stamped)?;
         let update = validator.finish();
         let producer_state_reset = update.contains_reset();
         self.write_batches(std::slice::from_ref(&stamped))?;
-        self.epoch_cache
-            .assign(leader_epoch, Offset(stamped.base_offset()));
-        let aborted = self.producer_state.apply(update, stamped.last_offset());
+        self.epoch_cache.assign(leader_epoch, stamped.base());
+        let aborted = self.producer_state.apply(update, stamped.last());
         self.aborted_txns.extend(aborted);
         self.assert_offsets_ordered();
         Ok(LogAppendInfo {
-            first_offset: Offset(stamped.base_offset()),
-            last_offset: Offset(stamped.last_offset()),
+            first_offset: stamped.base(),
+            last_offset: stamped.last(),
             log_append_time_ms,
-            log_start_offset: Offset(self.log_start_offset),
+            log_start_offset: self.log_start_offset,
             duplicate: false,
             producer_state_reset,
         })
@@ -395,44 +414,42 @@ impl<D: LogDisk> PartitionLog<D> {
     ) -> Result<LogAppendInfo, AppendError> {
         let Some(first) = batches.first() else {
             return Ok(LogAppendInfo {
-                first_offset: Offset(self.log_end_offset),
-                last_offset: Offset(self.log_end_offset - 1),
+                first_offset: self.log_end_offset,
+                last_offset: self.log_end_offset - 1,
                 log_append_time_ms: None,
-                log_start_offset: Offset(self.log_start_offset),
+                log_start_offset: self.log_start_offset,
                 duplicate: false,
                 producer_state_reset: false,
             });
         };
-        if first.base_offset() < self.log_end_offset {
+        if first.base() < self.log_end_offset {
             return Err(AppendError::UnexpectedAppendOffset {
-                first_offset: Offset(first.base_offset()),
-                log_end_offset: Offset(self.log_end_offset),
+                first_offset: first.base(),
+                log_end_offset: self.log_end_offset,
             });
         }
         let mut expected_offset = self.log_end_offset;
         let mut validator = self.producer_state.begin_append(AppendOrigin::Replication);
         for batch in batches {
-            if batch.base_offset() != expected_offset || batch.last_offset() < batch.base_offset() {
+            if batch.base() != expected_offset || batch.last() < batch.base() {
                 return Err(AppendError::NonContiguousOffsets {
-                    expected_offset: Offset(expected_offset),
-                    found_offset: Offset(batch.base_offset()),
+                    expected_offset,
+                    found_offset: batch.base(),
                 });
             }
             batch
                 .validate_records(0)
                 .map_err(AppendError::CorruptMessage)?;
             validator.append_batch(batch)?;
-            expected_offset = batch.next_offset();
+            expected_offset = batch.end();
         }
         let update = validator.finish();
         let producer_state_reset = update.contains_reset();
         self.write_batches(batches)?;
         for batch in batches {
             if batch.partition_leader_epoch() >= 0 {
-                self.epoch_cache.assign(
-                    LeaderEpoch(batch.partition_leader_epoch()),
-                    Offset(batch.base_offset()),
-                );
+                self.epoch_cache
+                    .assign(LeaderEpoch(batch.partition_leader_epoch()), batch.base());
             }
         }
         let last_offset = expected_offset - 1;
@@ -440,10 +457,10 @@ impl<D: LogDisk> PartitionLog<D> {
         self.aborted_txns.extend(aborted);
         self.assert_offsets_ordered();
         Ok(LogAppendInfo {
-            first_offset: Offset(first.base_offset()),
-            last_offset: Offset(last_offset),
+            first_offset: first.base(),
+            last_offset,
             log_append_time_ms: None,
-            log_start_offset: Offset(self.log_start_offset),
+            log_start_offset: self.log_start_offset,
             duplicate: false,
             producer_state_reset,
         })
@@ -522,17 +539,17 @@ impl<D: LogDisk> PartitionLog<D> {
             return None;
         }
         let original = self.producer_state.find_duplicate(
-            header.producer_id,
-            header.producer_epoch,
+            ProducerId(header.producer_id),
+            ProducerEpoch(header.producer_epoch),
             header.base_sequence,
             header.last_sequence(),
         )?;
         Some(LogAppendInfo {
-            first_offset: Offset(original.first_offset()),
-            last_offset: Offset(original.last_offset),
+            first_offset: original.first_offset(),
+            last_offset: original.last_offset,
             log_append_time_ms: (self.config.timestamp_type == TimestampType::LogAppendTime)
                 .then_some(original.timestamp),
-            log_start_offset: Offset(self.log_start_offset),
+            log_start_offset: self.log_start_offset,
             duplicate: true,
             producer_state_reset: false,
         })
@@ -542,11 +559,7 @@ impl<D: LogDisk> PartitionLog<D> {
     /// them to the in-memory index. Disk errors leave memory unchanged for the failed batch.
     fn write_batches(&mut self, batches: &[RecordBatch]) -> Result<(), AppendError> {
         for batch in batches {
-            assert_eq!(
-                batch.base_offset(),
-                self.log_end_offset,
-                "append out of order"
-            );
+            assert_eq!(batch.base(), self.log_end_offset, "append out of order");
             self.maybe_roll(batch.size_in_bytes())?;
             let active = self
                 .segments
@@ -562,7 +575,7 @@ impl<D: LogDisk> PartitionLog<D> {
                 segment_base_offset,
                 position,
             });
-            self.log_end_offset = batch.next_offset();
+            self.log_end_offset = batch.end();
             self.batches_since_flush += 1;
         }
         if let Some(interval) = self.config.flush_interval_messages {
@@ -586,9 +599,10 @@ impl<D: LogDisk> PartitionLog<D> {
         // Kafka flushes the segment it rolls away from; the new one starts at the log end.
         let previous = segment_file_name(active.base_offset);
         self.disk.flush(&previous)?;
-        self.disk.create(&segment_file_name(self.log_end_offset))?;
+        self.disk
+            .create(&segment_file_name(self.log_end_offset.0))?;
         self.segments.push(Segment {
-            base_offset: self.log_end_offset,
+            base_offset: self.log_end_offset.0,
             size_bytes: 0,
         });
         Ok(())
@@ -606,7 +620,7 @@ impl<D: LogDisk> PartitionLog<D> {
 
     /// Writes the high-watermark checkpoint that recovery starts from.
     pub fn checkpoint_high_watermark(&mut self) -> Result<(), LogError> {
-        self.write_checkpoint(HIGH_WATERMARK_CHECKPOINT, self.high_watermark)
+        self.write_checkpoint(HIGH_WATERMARK_CHECKPOINT, self.high_watermark.0)
     }
 
     // ----- epochs -----
@@ -614,8 +628,7 @@ impl<D: LogDisk> PartitionLog<D> {
     /// A replica becoming leader (or a destination partition bumping its epoch) records that
     /// `leader_epoch` starts at the current log end offset.
     pub fn assign_epoch_start_offset(&mut self, leader_epoch: LeaderEpoch) {
-        self.epoch_cache
-            .assign(leader_epoch, Offset(self.log_end_offset));
+        self.epoch_cache.assign(leader_epoch, self.log_end_offset);
     }
 
     // ----- high watermark and log start -----
@@ -623,7 +636,6 @@ impl<D: LogDisk> PartitionLog<D> {
     /// Leader: raises the high watermark to `new_high_watermark` if it is higher. Returns
     /// whether it moved. A value above the log end offset is a programming error.
     pub fn maybe_increment_high_watermark(&mut self, new_high_watermark: Offset) -> bool {
-        let Offset(new_high_watermark) = new_high_watermark;
         assert!(
             new_high_watermark <= self.log_end_offset,
             "high watermark {new_high_watermark} above log end offset {}",
@@ -639,14 +651,12 @@ impl<D: LogDisk> PartitionLog<D> {
     /// Follower: adopts the leader's high watermark clamped to `[log start, log end]`; this may
     /// lower it (after a truncation). Returns the new value.
     pub fn update_high_watermark(&mut self, leader_high_watermark: Offset) -> Offset {
-        let clamped = leader_high_watermark
-            .0
-            .clamp(self.log_start_offset, self.log_end_offset);
+        let clamped = leader_high_watermark.clamp(self.log_start_offset, self.log_end_offset);
         self.set_high_watermark(clamped);
-        Offset(clamped)
+        clamped
     }
 
-    fn set_high_watermark(&mut self, high_watermark: i64) {
+    fn set_high_watermark(&mut self, high_watermark: Offset) {
         self.high_watermark = high_watermark;
         self.producer_state
             .on_high_watermark_updated(high_watermark);
@@ -659,22 +669,21 @@ impl<D: LogDisk> PartitionLog<D> {
         &mut self,
         new_start: Offset,
     ) -> Result<bool, LogError> {
-        let Offset(new_start) = new_start;
         if new_start > self.high_watermark {
             return Err(LogError::LogStartAboveHighWatermark {
-                requested: Offset(new_start),
-                high_watermark: Offset(self.high_watermark),
+                requested: new_start,
+                high_watermark: self.high_watermark,
             });
         }
         if new_start <= self.log_start_offset {
             return Ok(false);
         }
         self.log_start_offset = new_start;
-        self.epoch_cache.truncate_from_start(Offset(new_start));
+        self.epoch_cache.truncate_from_start(new_start);
         self.producer_state
             .on_log_start_offset_incremented(new_start);
         self.aborted_txns.retain(|txn| txn.last_offset >= new_start);
-        self.write_checkpoint(LOG_START_CHECKPOINT, new_start)?;
+        self.write_checkpoint(LOG_START_CHECKPOINT, new_start.0)?;
         self.delete_segments_below_log_start()?;
         self.assert_offsets_ordered();
         Ok(true)
@@ -682,7 +691,7 @@ impl<D: LogDisk> PartitionLog<D> {
 
     fn delete_segments_below_log_start(&mut self) -> Result<(), LogError> {
         // A segment can go once the next segment starts at or below the log start offset.
-        while self.segments.len() > 1 && self.segments[1].base_offset <= self.log_start_offset {
+        while self.segments.len() > 1 && self.segments[1].base_offset <= self.log_start_offset.0 {
             let removed = self.segments.remove(0);
             self.disk.delete(&segment_file_name(removed.base_offset))?;
             self.batches
@@ -711,28 +720,27 @@ impl<D: LogDisk> PartitionLog<D> {
         isolation: FetchIsolation,
         min_one_message: bool,
     ) -> Result<FetchDataInfo, OffsetOutOfRange> {
-        let Offset(fetch_offset) = fetch_offset;
         if fetch_offset < self.log_start_offset || fetch_offset > self.log_end_offset {
             return Err(OffsetOutOfRange {
-                fetch_offset: Offset(fetch_offset),
-                log_start_offset: Offset(self.log_start_offset),
-                log_end_offset: Offset(self.log_end_offset),
+                fetch_offset,
+                log_start_offset: self.log_start_offset,
+                log_end_offset: self.log_end_offset,
             });
         }
         let upper_bound = match isolation {
             FetchIsolation::LogEnd => self.log_end_offset,
             FetchIsolation::HighWatermark => self.high_watermark,
-            FetchIsolation::TxnCommitted => self.last_stable_offset_raw(),
+            FetchIsolation::TxnCommitted => self.last_stable_offset(),
         };
         let first = self
             .batches
-            .partition_point(|stored| stored.batch.last_offset() < fetch_offset);
+            .partition_point(|stored| stored.batch.last() < fetch_offset);
         let mut batches = Vec::new();
         let mut bytes = 0usize;
         let mut index = first;
         while let Some(stored) = self.batches.get(index) {
             let batch = &stored.batch;
-            if fetch_offset >= upper_bound || batch.last_offset() >= upper_bound {
+            if fetch_offset >= upper_bound || batch.last() >= upper_bound {
                 break;
             }
             let fits = bytes + batch.size_in_bytes() <= max_bytes;
@@ -751,27 +759,31 @@ impl<D: LogDisk> PartitionLog<D> {
             let range_end = self
                 .batches
                 .get(index)
-                .map_or(self.log_end_offset, |stored| stored.batch.base_offset());
+                .map_or(self.log_end_offset, |stored| stored.batch.base());
             self.collect_aborted_txns(fetch_offset, range_end)
         });
         Ok(FetchDataInfo {
             batches,
-            high_watermark: Offset(self.high_watermark),
+            high_watermark: self.high_watermark,
             last_stable_offset: self.last_stable_offset(),
-            log_start_offset: Offset(self.log_start_offset),
-            log_end_offset: Offset(self.log_end_offset),
+            log_start_offset: self.log_start_offset,
+            log_end_offset: self.log_end_offset,
             aborted_transactions,
         })
     }
 
     /// Aborted transactions that overlap `[fetch_offset, upper_bound)`.
-    fn collect_aborted_txns(&self, fetch_offset: i64, upper_bound: i64) -> Vec<AbortedTransaction> {
+    fn collect_aborted_txns(
+        &self,
+        fetch_offset: Offset,
+        upper_bound: Offset,
+    ) -> Vec<AbortedTransaction> {
         self.aborted_txns
             .iter()
             .filter(|txn| txn.last_offset >= fetch_offset && txn.first_offset < upper_bound)
             .map(|txn| AbortedTransaction {
-                producer_id: ProducerId(txn.producer_id),
-                first_offset: Offset(txn.first_offset),
+                producer_id: txn.producer_id,
+                first_offset: txn.first_offset,
             })
             .collect()
     }
@@ -786,7 +798,7 @@ impl<D: LogDisk> PartitionLog<D> {
     }
 
     fn assert_offsets_ordered(&self) {
-        let last_stable_offset = self.last_stable_offset_raw();
+        let last_stable_offset = self.last_stable_offset();
         assert!(
             self.log_start_offset <= last_stable_offset,
             "log start {} above LSO {last_stable_offset}",

@@ -28,9 +28,8 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 
-use crate::record::{
-    decrement_sequence, in_sequence, ControlRecord, RecordBatch, NO_PRODUCER_EPOCH, NO_SEQUENCE,
-};
+use crate::common::{Offset, ProducerEpoch, ProducerId};
+use crate::record::{decrement_sequence, in_sequence, ControlRecord, RecordBatch, NO_SEQUENCE};
 
 /// How many batches per producer the duplicate check remembers (Kafka's `NUM_BATCHES_TO_RETAIN`).
 pub const NUM_BATCHES_TO_RETAIN: usize = 5;
@@ -52,7 +51,7 @@ pub struct BatchMetadata {
     /// Sequence of the batch's last record.
     pub last_sequence: i32,
     /// Offset of the batch's last record.
-    pub last_offset: i64,
+    pub last_offset: Offset,
     /// `last_offset - first_offset` (also the sequence span).
     pub offset_delta: i32,
     /// The batch's max timestamp.
@@ -66,7 +65,7 @@ impl BatchMetadata {
     }
 
     /// Offset of the batch's first record.
-    pub fn first_offset(&self) -> i64 {
+    pub fn first_offset(&self) -> Offset {
         self.last_offset - i64::from(self.offset_delta)
     }
 }
@@ -75,9 +74,9 @@ impl BatchMetadata {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProducerStateEntry {
     /// The producer id.
-    pub producer_id: i64,
+    pub producer_id: ProducerId,
     /// Current producer epoch (−1 before any batch).
-    pub producer_epoch: i16,
+    pub producer_epoch: ProducerEpoch,
     /// Up to [`NUM_BATCHES_TO_RETAIN`] most recent batches of the current epoch, oldest first.
     pub batches: VecDeque<BatchMetadata>,
     /// Coordinator epoch of the last marker, or −1.
@@ -85,14 +84,14 @@ pub struct ProducerStateEntry {
     /// Timestamp of the last batch or marker.
     pub last_timestamp: i64,
     /// First offset of the producer's open transaction in this partition.
-    pub current_txn_first_offset: Option<i64>,
+    pub current_txn_first_offset: Option<Offset>,
 }
 
 impl ProducerStateEntry {
-    fn empty(producer_id: i64) -> Self {
+    fn empty(producer_id: ProducerId) -> Self {
         Self {
             producer_id,
-            producer_epoch: NO_PRODUCER_EPOCH,
+            producer_epoch: ProducerEpoch::NONE,
             batches: VecDeque::new(),
             coordinator_epoch: -1,
             last_timestamp: -1,
@@ -115,7 +114,7 @@ impl ProducerStateEntry {
     /// The remembered batch with exactly this epoch and sequence range, if any.
     pub fn find_duplicate(
         &self,
-        producer_epoch: i16,
+        producer_epoch: ProducerEpoch,
         first_sequence: i32,
         last_sequence: i32,
     ) -> Option<BatchMetadata> {
@@ -128,14 +127,14 @@ impl ProducerStateEntry {
             .copied()
     }
 
-    fn adopt_epoch(&mut self, producer_epoch: i16) {
+    fn adopt_epoch(&mut self, producer_epoch: ProducerEpoch) {
         if producer_epoch != self.producer_epoch {
             self.batches.clear();
             self.producer_epoch = producer_epoch;
         }
     }
 
-    fn add_batch(&mut self, producer_epoch: i16, metadata: BatchMetadata) {
+    fn add_batch(&mut self, producer_epoch: ProducerEpoch, metadata: BatchMetadata) {
         self.adopt_epoch(producer_epoch);
         if self.batches.len() == NUM_BATCHES_TO_RETAIN {
             self.batches.pop_front();
@@ -149,22 +148,22 @@ impl ProducerStateEntry {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TxnMetadata {
     /// The transaction's producer id.
-    pub producer_id: i64,
+    pub producer_id: ProducerId,
     /// Offset of its first batch in this partition.
-    pub first_offset: i64,
+    pub first_offset: Offset,
     /// Offset of its marker once completed.
-    pub last_offset: Option<i64>,
+    pub last_offset: Option<Offset>,
 }
 
 /// A transaction completed by a marker in the current append.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CompletedTxn {
     /// The transaction's producer id.
-    pub producer_id: i64,
+    pub producer_id: ProducerId,
     /// Offset of its first batch.
-    pub first_offset: i64,
+    pub first_offset: Offset,
     /// Offset of its marker.
-    pub last_offset: i64,
+    pub last_offset: Offset,
     /// Whether the marker was ABORT.
     pub is_aborted: bool,
 }
@@ -173,14 +172,14 @@ pub struct CompletedTxn {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AbortedTxn {
     /// The aborted transaction's producer id.
-    pub producer_id: i64,
+    pub producer_id: ProducerId,
     /// Offset of its first batch.
-    pub first_offset: i64,
+    pub first_offset: Offset,
     /// Offset of its ABORT marker.
-    pub last_offset: i64,
+    pub last_offset: Offset,
     /// The LSO when it completed: the first offset of the earliest open transaction of another
     /// producer, or the marker offset + 1.
-    pub last_stable_offset: i64,
+    pub last_stable_offset: Offset,
 }
 
 /// Why a batch was rejected by producer-state validation.
@@ -189,18 +188,18 @@ pub enum ProducerStateError {
     /// The batch's epoch is older than the producer's (`INVALID_PRODUCER_EPOCH`, 47).
     InvalidProducerEpoch {
         /// Producer id.
-        producer_id: i64,
+        producer_id: ProducerId,
         /// Epoch in the batch.
-        batch_epoch: i16,
+        batch_epoch: ProducerEpoch,
         /// Epoch in producer state.
-        current_epoch: i16,
+        current_epoch: ProducerEpoch,
     },
     /// The batch does not follow the last sequence (`OUT_OF_ORDER_SEQUENCE_NUMBER`, 45).
     OutOfOrderSequence {
         /// Producer id.
-        producer_id: i64,
+        producer_id: ProducerId,
         /// Epoch in the batch.
-        batch_epoch: i16,
+        batch_epoch: ProducerEpoch,
         /// Last sequence known for the producer (−1 if none).
         last_sequence: i32,
         /// First sequence of the batch.
@@ -209,14 +208,14 @@ pub enum ProducerStateError {
     /// A non-transactional batch while a transaction is open (`INVALID_TXN_STATE`, 48).
     InvalidTxnState {
         /// Producer id.
-        producer_id: i64,
+        producer_id: ProducerId,
         /// Offset of the open transaction's first batch.
-        open_txn_first_offset: i64,
+        open_txn_first_offset: Offset,
     },
     /// A marker from an older coordinator (`TRANSACTION_COORDINATOR_FENCED`, 52).
     TransactionCoordinatorFenced {
         /// Producer id.
-        producer_id: i64,
+        producer_id: ProducerId,
         /// Coordinator epoch in the marker.
         marker_coordinator_epoch: i32,
         /// Coordinator epoch in producer state.
@@ -280,10 +279,10 @@ impl std::error::Error for ProducerStateError {}
 /// The producer state of one partition replica.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ProducerStateManager {
-    producers: BTreeMap<i64, ProducerStateEntry>,
-    ongoing_txns: BTreeMap<i64, TxnMetadata>,
-    unreplicated_txns: BTreeMap<i64, TxnMetadata>,
-    map_end_offset: i64,
+    producers: BTreeMap<ProducerId, ProducerStateEntry>,
+    ongoing_txns: BTreeMap<Offset, TxnMetadata>,
+    unreplicated_txns: BTreeMap<Offset, TxnMetadata>,
+    map_end_offset: Offset,
 }
 
 /// The part of an append between two MIRROR_PID_RESET batches.
@@ -291,7 +290,7 @@ pub struct ProducerStateManager {
 struct Phase {
     /// A MIRROR_PID_RESET precedes this phase: everything stored before it is removed.
     reset_before: bool,
-    entries: BTreeMap<i64, WorkingEntry>,
+    entries: BTreeMap<ProducerId, WorkingEntry>,
     /// Transaction starts and completions in log order. Applying them in that order (rather
     /// than all starts first, as Kafka's `UnifiedLog.append` does) makes the aborted index's
     /// LSO field the same on the leader, on followers whatever their fetch chunking, and after
@@ -308,7 +307,7 @@ enum TxnEvent {
 #[derive(Debug, Clone)]
 struct WorkingEntry {
     /// Epoch of the stored entry before this append (−1 if none); Kafka's `currentEntry`.
-    stored_epoch: i16,
+    stored_epoch: ProducerEpoch,
     entry: ProducerStateEntry,
 }
 
@@ -374,7 +373,7 @@ impl AppendValidator<'_> {
         self.phases.last_mut().expect("at least one phase")
     }
 
-    fn working_entry(&mut self, producer_id: i64) -> &mut WorkingEntry {
+    fn working_entry(&mut self, producer_id: ProducerId) -> &mut WorkingEntry {
         let base_visible = self.phases.len() == 1;
         let manager = self.manager;
         self.current_phase()
@@ -390,7 +389,7 @@ impl AppendValidator<'_> {
                         entry: entry.clone(),
                     },
                     None => WorkingEntry {
-                        stored_epoch: NO_PRODUCER_EPOCH,
+                        stored_epoch: ProducerEpoch::NONE,
                         entry: ProducerStateEntry::empty(producer_id),
                     },
                 }
@@ -400,13 +399,13 @@ impl AppendValidator<'_> {
     fn append_data_batch(&mut self, batch: &RecordBatch) -> Result<(), ProducerStateError> {
         let header = *batch.header();
         let origin = self.origin;
-        let working = self.working_entry(header.producer_id);
+        let working = self.working_entry(ProducerId(header.producer_id));
         let entry = &mut working.entry;
         // (a) Epoch fencing. Replication keeps whatever the leader accepted.
-        if header.producer_epoch < entry.producer_epoch && origin != AppendOrigin::Replication {
+        if header.producer_epoch < entry.producer_epoch.0 && origin != AppendOrigin::Replication {
             return Err(ProducerStateError::InvalidProducerEpoch {
-                producer_id: header.producer_id,
-                batch_epoch: header.producer_epoch,
+                producer_id: ProducerId(header.producer_id),
+                batch_epoch: ProducerEpoch(header.producer_epoch),
                 current_epoch: entry.producer_epoch,
             });
         }
@@ -419,26 +418,26 @@ impl AppendValidator<'_> {
         if let Some(open) = entry.current_txn_first_offset {
             if !header.is_transactional() {
                 return Err(ProducerStateError::InvalidTxnState {
-                    producer_id: header.producer_id,
+                    producer_id: ProducerId(header.producer_id),
                     open_txn_first_offset: open,
                 });
             }
         }
         // (c) Record the batch; a new epoch clears the remembered batches.
         entry.add_batch(
-            header.producer_epoch,
+            ProducerEpoch(header.producer_epoch),
             BatchMetadata {
                 last_sequence: header.last_sequence(),
-                last_offset: header.last_offset(),
+                last_offset: Offset(header.last_offset()),
                 offset_delta: header.last_offset_delta,
                 timestamp: header.max_timestamp,
             },
         );
         let started = if header.is_transactional() && entry.current_txn_first_offset.is_none() {
-            entry.current_txn_first_offset = Some(header.base_offset);
+            entry.current_txn_first_offset = Some(Offset(header.base_offset));
             Some(TxnMetadata {
-                producer_id: header.producer_id,
-                first_offset: header.base_offset,
+                producer_id: ProducerId(header.producer_id),
+                first_offset: Offset(header.base_offset),
                 last_offset: None,
             })
         } else {
@@ -458,18 +457,18 @@ impl AppendValidator<'_> {
     ) -> Result<(), ProducerStateError> {
         let header = *batch.header();
         let origin = self.origin;
-        let entry = &mut self.working_entry(header.producer_id).entry;
+        let entry = &mut self.working_entry(ProducerId(header.producer_id)).entry;
         if origin != AppendOrigin::Replication {
-            if header.producer_epoch < entry.producer_epoch {
+            if header.producer_epoch < entry.producer_epoch.0 {
                 return Err(ProducerStateError::InvalidProducerEpoch {
-                    producer_id: header.producer_id,
-                    batch_epoch: header.producer_epoch,
+                    producer_id: ProducerId(header.producer_id),
+                    batch_epoch: ProducerEpoch(header.producer_epoch),
                     current_epoch: entry.producer_epoch,
                 });
             }
             if entry.coordinator_epoch > coordinator_epoch {
                 return Err(ProducerStateError::TransactionCoordinatorFenced {
-                    producer_id: header.producer_id,
+                    producer_id: ProducerId(header.producer_id),
                     marker_coordinator_epoch: coordinator_epoch,
                     current_coordinator_epoch: entry.coordinator_epoch,
                 });
@@ -478,12 +477,12 @@ impl AppendValidator<'_> {
         let completed = entry
             .current_txn_first_offset
             .map(|first_offset| CompletedTxn {
-                producer_id: header.producer_id,
+                producer_id: ProducerId(header.producer_id),
                 first_offset,
-                last_offset: header.base_offset,
+                last_offset: Offset(header.base_offset),
                 is_aborted: !committed,
             });
-        entry.adopt_epoch(header.producer_epoch);
+        entry.adopt_epoch(ProducerEpoch(header.producer_epoch));
         entry.coordinator_epoch = coordinator_epoch;
         entry.current_txn_first_offset = None;
         entry.last_timestamp = header.max_timestamp;
@@ -498,26 +497,26 @@ impl AppendValidator<'_> {
 
 /// Kafka's `checkSequence` for a client batch against the working entry.
 fn check_sequence(
-    stored_epoch: i16,
+    stored_epoch: ProducerEpoch,
     entry: &ProducerStateEntry,
     header: &crate::record::BatchHeader,
 ) -> Result<(), ProducerStateError> {
     let first_sequence = header.base_sequence;
     let out_of_order = || ProducerStateError::OutOfOrderSequence {
-        producer_id: header.producer_id,
-        batch_epoch: header.producer_epoch,
+        producer_id: ProducerId(header.producer_id),
+        batch_epoch: ProducerEpoch(header.producer_epoch),
         last_sequence: entry.last_sequence(),
         first_sequence,
     };
-    if header.producer_epoch != entry.producer_epoch {
+    if ProducerEpoch(header.producer_epoch) != entry.producer_epoch {
         // A bumped epoch must restart at sequence 0 unless the producer was unknown.
-        if first_sequence != 0 && entry.producer_epoch != NO_PRODUCER_EPOCH {
+        if first_sequence != 0 && entry.producer_epoch != ProducerEpoch::NONE {
             return Err(out_of_order());
         }
         return Ok(());
     }
     // With no stored state (e.g. lost to retention) any sequence is accepted (KIP-360).
-    if stored_epoch == NO_PRODUCER_EPOCH || in_sequence(entry.last_sequence(), first_sequence) {
+    if stored_epoch == ProducerEpoch::NONE || in_sequence(entry.last_sequence(), first_sequence) {
         Ok(())
     } else {
         Err(out_of_order())
@@ -526,7 +525,7 @@ fn check_sequence(
 
 impl ProducerStateManager {
     /// An empty manager whose map end offset is `start_offset`.
-    pub fn new(start_offset: i64) -> Self {
+    pub fn new(start_offset: Offset) -> Self {
         Self {
             map_end_offset: start_offset,
             ..Self::default()
@@ -544,7 +543,7 @@ impl ProducerStateManager {
 
     /// Applies a validated update whose batches end at `last_offset`. Returns the entries the
     /// aborted-transaction index gains, in marker order.
-    pub fn apply(&mut self, update: ProducerStateUpdate, last_offset: i64) -> Vec<AbortedTxn> {
+    pub fn apply(&mut self, update: ProducerStateUpdate, last_offset: Offset) -> Vec<AbortedTxn> {
         assert!(
             last_offset >= self.map_end_offset - 1,
             "producer state applied backwards: last offset {last_offset}, map end {}",
@@ -610,7 +609,10 @@ impl ProducerStateManager {
 
     /// Test-only broken behaviour: puts back every entry of `before` that is missing now (see
     /// `PartitionLog::append_as_follower_ignoring_pid_reset`).
-    pub(crate) fn restore_missing_producers(&mut self, before: BTreeMap<i64, ProducerStateEntry>) {
+    pub(crate) fn restore_missing_producers(
+        &mut self,
+        before: BTreeMap<ProducerId, ProducerStateEntry>,
+    ) {
         for (producer_id, entry) in before {
             self.producers.entry(producer_id).or_insert(entry);
         }
@@ -620,8 +622,8 @@ impl ProducerStateManager {
     /// same producer, epoch and sequence range, if any.
     pub fn find_duplicate(
         &self,
-        producer_id: i64,
-        producer_epoch: i16,
+        producer_id: ProducerId,
+        producer_epoch: ProducerEpoch,
         first_sequence: i32,
         last_sequence: i32,
     ) -> Option<BatchMetadata> {
@@ -633,33 +635,33 @@ impl ProducerStateManager {
     }
 
     /// The entry for `producer_id`.
-    pub fn producer(&self, producer_id: i64) -> Option<&ProducerStateEntry> {
+    pub fn producer(&self, producer_id: ProducerId) -> Option<&ProducerStateEntry> {
         self.producers.get(&producer_id)
     }
 
     /// All entries, by producer id.
-    pub fn producers(&self) -> &BTreeMap<i64, ProducerStateEntry> {
+    pub fn producers(&self) -> &BTreeMap<ProducerId, ProducerStateEntry> {
         &self.producers
     }
 
     /// Open transactions, by first offset.
-    pub fn ongoing_txns(&self) -> &BTreeMap<i64, TxnMetadata> {
+    pub fn ongoing_txns(&self) -> &BTreeMap<Offset, TxnMetadata> {
         &self.ongoing_txns
     }
 
     /// Completed transactions whose markers are not yet below the high watermark.
-    pub fn unreplicated_txns(&self) -> &BTreeMap<i64, TxnMetadata> {
+    pub fn unreplicated_txns(&self) -> &BTreeMap<Offset, TxnMetadata> {
         &self.unreplicated_txns
     }
 
     /// The offset after the last batch applied.
-    pub fn map_end_offset(&self) -> i64 {
+    pub fn map_end_offset(&self) -> Offset {
         self.map_end_offset
     }
 
     /// The smaller of the earliest open transaction's first offset and the earliest
     /// unreplicated transaction's first offset.
-    pub fn first_unstable_offset(&self) -> Option<i64> {
+    pub fn first_unstable_offset(&self) -> Option<Offset> {
         let ongoing = self.ongoing_txns.keys().next().copied();
         let unreplicated = self.unreplicated_txns.keys().next().copied();
         match (ongoing, unreplicated) {
@@ -670,7 +672,7 @@ impl ProducerStateManager {
 
     /// The high watermark moved to `high_watermark`: completed transactions whose markers are
     /// below it no longer hold the LSO back.
-    pub fn on_high_watermark_updated(&mut self, high_watermark: i64) {
+    pub fn on_high_watermark_updated(&mut self, high_watermark: Offset) {
         self.unreplicated_txns.retain(|_, txn| {
             txn.last_offset
                 .is_none_or(|last_offset| last_offset >= high_watermark)
@@ -679,7 +681,7 @@ impl ProducerStateManager {
 
     /// The log start offset moved: completed transactions entirely below it are dropped.
     /// Producer entries are kept, as in Kafka.
-    pub fn on_log_start_offset_incremented(&mut self, log_start_offset: i64) {
+    pub fn on_log_start_offset_incremented(&mut self, log_start_offset: Offset) {
         self.unreplicated_txns.retain(|_, txn| {
             txn.last_offset
                 .is_none_or(|last_offset| last_offset >= log_start_offset)

@@ -1,6 +1,6 @@
 //! Unit tests of the partition log, one per rule, named after the rule.
 
-use crate::common::{LeaderEpoch, Offset, ProducerId};
+use crate::common::{LeaderEpoch, Offset, ProducerEpoch, ProducerId};
 use bytes::Bytes;
 
 use super::*;
@@ -285,8 +285,8 @@ fn epoch_fencing_rejects_older_epoch_on_client_but_not_replication() {
     assert!(matches!(
         error,
         ProducerStateError::InvalidProducerEpoch {
-            batch_epoch: 4,
-            current_epoch: 5,
+            batch_epoch: ProducerEpoch(4),
+            current_epoch: ProducerEpoch(5),
             ..
         }
     ));
@@ -301,10 +301,10 @@ fn epoch_fencing_rejects_older_epoch_on_client_but_not_replication() {
     assert_eq!(
         follower
             .producer_state()
-            .producer(1)
+            .producer(ProducerId(1))
             .unwrap()
             .producer_epoch,
-        4
+        ProducerEpoch(4)
     );
 }
 
@@ -323,7 +323,14 @@ fn sequence_rules_new_epoch_restarts_at_zero_unknown_producer_starts_anywhere() 
         45
     );
     produce(&mut log, &data_batch(1, 1, 0, 1)).expect("a bumped epoch restarts at 0");
-    assert_eq!(log.producer_state().producer(1).unwrap().batches.len(), 1);
+    assert_eq!(
+        log.producer_state()
+            .producer(ProducerId(1))
+            .unwrap()
+            .batches
+            .len(),
+        1
+    );
 }
 
 #[test]
@@ -331,7 +338,10 @@ fn sequence_wraps_from_int_max_to_zero() {
     let mut log = empty_log();
     produce(&mut log, &data_batch(1, 0, i32::MAX - 1, 2)).unwrap();
     assert_eq!(
-        log.producer_state().producer(1).unwrap().last_sequence(),
+        log.producer_state()
+            .producer(ProducerId(1))
+            .unwrap()
+            .last_sequence(),
         i32::MAX
     );
     assert_eq!(
@@ -367,7 +377,7 @@ fn transaction_state_rejects_non_transactional_batch_while_open() {
     assert!(matches!(
         error,
         ProducerStateError::InvalidTxnState {
-            open_txn_first_offset: 0,
+            open_txn_first_offset: Offset(0),
             ..
         }
     ));
@@ -419,10 +429,10 @@ fn last_stable_offset_waits_for_markers_below_high_watermark() {
     assert_eq!(
         log.aborted_txns(),
         &[AbortedTxn {
-            producer_id: 2,
-            first_offset: 3,
-            last_offset: 5,
-            last_stable_offset: 6
+            producer_id: ProducerId(2),
+            first_offset: Offset(3),
+            last_offset: Offset(5),
+            last_stable_offset: Offset(6)
         }]
     );
 }
@@ -433,7 +443,7 @@ fn aborted_index_records_lso_of_other_open_transactions() {
     produce(&mut log, &txn_batch(1, 0, 0, 1)).unwrap(); // 0
     produce(&mut log, &txn_batch(2, 0, 0, 1)).unwrap(); // 1
     coordinator(&mut log, &marker(2, 0, false, 0)).unwrap(); // 2: abort T2 while T1 open
-    assert_eq!(log.aborted_txns()[0].last_stable_offset, 0);
+    assert_eq!(log.aborted_txns()[0].last_stable_offset, Offset(0));
     // A marker for a producer with no open transaction completes nothing.
     coordinator(&mut log, &marker(5, 0, false, 0)).unwrap();
     assert_eq!(log.aborted_txns().len(), 1);
@@ -583,7 +593,7 @@ fn mirror_pid_reset_inside_a_replicated_append_splits_producer_state() {
         .producer_state()
         .producers()
         .keys()
-        .copied()
+        .map(|producer_id| producer_id.0)
         .collect();
     assert_eq!(
         ids,
@@ -610,7 +620,7 @@ fn mirror_pid_reset_is_replayed_in_recovery() {
     let (recovered, report) = PartitionLog::open(log.into_disk(), LogConfig::default()).unwrap();
     assert_eq!(report.pid_resets_replayed, 1);
     assert_eq!(recovered.producer_state(), &expected);
-    assert!(recovered.producer_state().producer(1).is_none());
+    assert!(recovered.producer_state().producer(ProducerId(1)).is_none());
 }
 
 #[test]
@@ -639,8 +649,14 @@ fn truncate_to_rebuilds_producer_state_and_epoch_cache() {
     .unwrap(); // 4
     assert_eq!(log.truncate_to(Offset(2)).unwrap(), Offset(2));
     assert_eq!(log.log_end_offset(), Offset(2));
-    assert_eq!(log.producer_state().producer(1).unwrap().last_sequence(), 1);
-    assert!(log.producer_state().producer(2).is_none());
+    assert_eq!(
+        log.producer_state()
+            .producer(ProducerId(1))
+            .unwrap()
+            .last_sequence(),
+        1
+    );
+    assert!(log.producer_state().producer(ProducerId(2)).is_none());
     assert_eq!(
         log.epoch_cache().entries(),
         &[EpochEntry {
@@ -750,7 +766,7 @@ fn log_start_moves_up_to_high_watermark_and_deletes_whole_segments() {
         .read(Offset(6), usize::MAX, FetchIsolation::HighWatermark, true)
         .is_err());
     // Producer entries survive a log start move, as in Kafka.
-    assert!(log.producer_state().producer(1).is_some());
+    assert!(log.producer_state().producer(ProducerId(1)).is_some());
     log.flush().unwrap();
     let (reopened, _) =
         PartitionLog::open(log.into_disk(), small_segment_log().config().clone()).unwrap();
@@ -772,7 +788,7 @@ fn recovery_loses_unflushed_tail_on_crash() {
     assert_eq!(
         recovered
             .producer_state()
-            .producer(1)
+            .producer(ProducerId(1))
             .unwrap()
             .last_sequence(),
         0
@@ -893,7 +909,7 @@ fn expired_producers_are_removed_unless_a_transaction_is_open() {
     produce(&mut log, &txn_batch(2, 0, 0, 1)).unwrap();
     assert_eq!(log.remove_expired_producers(T0 + 999), 0);
     assert_eq!(log.remove_expired_producers(T0 + 5000), 1);
-    assert!(log.producer_state().producer(2).is_some());
+    assert!(log.producer_state().producer(ProducerId(2)).is_some());
 }
 
 #[test]

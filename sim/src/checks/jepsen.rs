@@ -464,7 +464,7 @@ impl Checkers {
             if log
                 .aborted_txns()
                 .iter()
-                .any(|aborted| aborted.last_offset < mirrored_end)
+                .any(|aborted| aborted.last_offset < Offset(mirrored_end))
             {
                 self.mark("aborted-index-from-mirrored-data");
             }

@@ -1,7 +1,7 @@
 //! What liveness asks of transactions and admin operations once the heal phase ends: nothing left
 //! unanswered, nothing left open that something will still close.
 
-use mirrorsim::common::Offset;
+use mirrorsim::common::{Offset, ProducerId};
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::*;
@@ -77,8 +77,10 @@ pub(super) fn unfinished_transactions(
                 let epoch_at = |partition: &TopicPartition| {
                     let (_, log) =
                         current_leader(controllers, brokers, controller.cluster, partition)?;
-                    let entry = log.producer_state().producer(metadata.producer_id)?;
-                    Some(entry.producer_epoch)
+                    let entry = log
+                        .producer_state()
+                        .producer(ProducerId(metadata.producer_id))?;
+                    Some(entry.producer_epoch.0)
                 };
                 if marker_fenced_after_coordinator_rollback(metadata, rolled_back, epoch_at) {
                     excused += 1;
@@ -620,7 +622,7 @@ impl Checkers {
         else {
             return false;
         };
-        let Some(writer) = record_value_at(log, lso.0.max(open.first_offset))
+        let Some(writer) = record_value_at(log, lso.0.max(open.first_offset.0))
             .and_then(|value| parse_value(value.as_bytes()))
         else {
             return false;
@@ -630,7 +632,7 @@ impl Checkers {
             return false; // no loaded coordinator: the liveness check reports its partition
         };
         let held_open = metadata.is_some_and(|metadata| {
-            metadata.producer_id == open.producer_id
+            ProducerId(metadata.producer_id) == open.producer_id
                 && !metadata.state.is_idle()
                 && metadata.partitions.contains(tp)
         });

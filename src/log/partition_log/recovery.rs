@@ -8,7 +8,7 @@ pub(super) fn recovery_rejection(
     batch: &RecordBatch,
     position: u64,
     segment_base_offset: i64,
-    expected_offset: Option<i64>,
+    expected_offset: Option<Offset>,
 ) -> Option<String> {
     if let Err(error) = batch.validate_records(position) {
         return Some(error.to_string());
@@ -19,7 +19,7 @@ pub(super) fn recovery_rejection(
         ));
     }
     match expected_offset {
-        Some(expected) if batch.base_offset() != expected => Some(format!(
+        Some(expected) if batch.base() != expected => Some(format!(
             "batch at byte {position} starts at offset {}, expected {expected}",
             batch.base_offset()
         )),
@@ -65,7 +65,7 @@ impl<D: LogDisk> PartitionLog<D> {
                 break;
             }
             let complete = self.recover_segment(*base_offset, name, &mut report)?;
-            expected_offset = Some(self.log_end_offset);
+            expected_offset = Some(self.log_end_offset.0);
             if !complete {
                 stop_index = index + 1;
                 break;
@@ -78,17 +78,17 @@ impl<D: LogDisk> PartitionLog<D> {
         if self.segments.is_empty() {
             let start = checkpointed_start.unwrap_or(0).max(0);
             self.create_segment(start)?;
-            self.log_start_offset = start;
-            self.log_end_offset = start;
+            self.log_start_offset = Offset(start);
+            self.log_end_offset = Offset(start);
         }
         let first_base = self.segments[0].base_offset;
         let start = checkpointed_start.unwrap_or(first_base).max(first_base);
-        if start > self.log_end_offset {
+        if start > self.log_end_offset.0 {
             // The checkpointed start lies beyond the data that survived: nothing below it may be
             // served, so the log restarts empty there.
             self.truncate_fully_and_start_at(Offset(start))?;
         } else {
-            self.log_start_offset = start;
+            self.log_start_offset = Offset(start);
         }
         // Until the checkpoint is read, the high watermark sits at the log start so that the
         // offset-order assertions hold during a truncation below.
@@ -98,7 +98,7 @@ impl<D: LogDisk> PartitionLog<D> {
         self.rebuild_epoch_cache_from_batches();
         let high_watermark = self
             .read_checkpoint(HIGH_WATERMARK_CHECKPOINT)
-            .unwrap_or(self.log_start_offset);
+            .map_or(self.log_start_offset, Offset);
         self.high_watermark = high_watermark.clamp(self.log_start_offset, self.log_end_offset);
         self.producer_state
             .on_high_watermark_updated(self.high_watermark);
@@ -122,7 +122,7 @@ impl<D: LogDisk> PartitionLog<D> {
                     .iter()
                     .map(|stored| stored.batch.size_in_bytes() as u64)
                     .sum();
-                self.truncate_to(Offset(bad.batch.base_offset()))?;
+                self.truncate_to(bad.batch.base())?;
                 report.truncation = Some(RecoveryTruncation {
                     segment_file,
                     position: bad.position,
@@ -162,7 +162,7 @@ impl<D: LogDisk> PartitionLog<D> {
                 failure = Some((position, reason));
                 break;
             }
-            expected = Some(batch.next_offset());
+            expected = Some(batch.end());
             kept.push(StoredBatch {
                 batch,
                 segment_base_offset: base_offset,
@@ -173,13 +173,13 @@ impl<D: LogDisk> PartitionLog<D> {
             .last()
             .map_or(0, |b| b.position + b.batch.size_in_bytes() as u64);
         if self.segments.is_empty() {
-            self.log_start_offset = base_offset;
-            self.log_end_offset = base_offset;
+            self.log_start_offset = Offset(base_offset);
+            self.log_end_offset = Offset(base_offset);
         }
         self.log_end_offset = kept
             .last()
-            .map_or(self.log_end_offset.max(base_offset), |b| {
-                b.batch.next_offset()
+            .map_or(self.log_end_offset.max(Offset(base_offset)), |b| {
+                b.batch.end()
             });
         self.segments.push(Segment {
             base_offset,

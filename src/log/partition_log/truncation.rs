@@ -9,35 +9,33 @@ impl<D: LogDisk> PartitionLog<D> {
     /// end offset. A target at or beyond the log end changes no data but still drops an epoch
     /// assigned at the log end that never got data, as Kafka does.
     pub fn truncate_to(&mut self, target_offset: Offset) -> Result<Offset, LogError> {
-        let Offset(target_offset) = target_offset;
         if target_offset >= self.log_end_offset {
-            self.epoch_cache
-                .truncate_from_end(Offset(self.log_end_offset));
-            return Ok(Offset(self.log_end_offset));
+            self.epoch_cache.truncate_from_end(self.log_end_offset);
+            return Ok(self.log_end_offset);
         }
-        let first_segment_base = self.segments[0].base_offset;
+        let first_segment_base = Offset(self.segments[0].base_offset);
         if target_offset <= first_segment_base {
-            self.truncate_fully_and_start_at(Offset(target_offset))?;
-            return Ok(Offset(target_offset));
+            self.truncate_fully_and_start_at(target_offset)?;
+            return Ok(target_offset);
         }
         let keep = self
             .batches
-            .partition_point(|stored| stored.batch.last_offset() < target_offset);
+            .partition_point(|stored| stored.batch.last() < target_offset);
         let new_end = self
             .batches
             .get(keep)
-            .map_or(self.log_end_offset, |stored| stored.batch.base_offset());
+            .map_or(self.log_end_offset, |stored| stored.batch.base());
         self.cut_segments_at(keep)?;
         self.batches.truncate(keep);
         self.log_end_offset = new_end;
-        self.epoch_cache.truncate_from_end(Offset(new_end));
+        self.epoch_cache.truncate_from_end(new_end);
         self.log_start_offset = self.log_start_offset.min(new_end);
         self.rebuild_producer_state();
         self.high_watermark = self.high_watermark.min(new_end);
         self.producer_state
             .on_high_watermark_updated(self.high_watermark);
         self.assert_offsets_ordered();
-        Ok(Offset(new_end))
+        Ok(new_end)
     }
 
     /// Cuts the segment holding batch `keep` at that batch and deletes later segments.
@@ -66,23 +64,22 @@ impl<D: LogDisk> PartitionLog<D> {
     /// Deletes everything and restarts the log empty at `new_offset` (log start, high
     /// watermark and log end all become `new_offset`).
     pub fn truncate_fully_and_start_at(&mut self, new_offset: Offset) -> Result<(), LogError> {
-        let Offset(new_offset) = new_offset;
         assert!(
-            new_offset >= 0,
+            new_offset.is_some(),
             "log restarted at negative offset {new_offset}"
         );
         for segment in std::mem::take(&mut self.segments) {
             self.disk.delete(&segment_file_name(segment.base_offset))?;
         }
         self.batches.clear();
-        self.create_segment(new_offset)?;
+        self.create_segment(new_offset.0)?;
         self.epoch_cache.clear();
         self.producer_state = ProducerStateManager::new(new_offset);
         self.aborted_txns.clear();
         self.log_start_offset = new_offset;
         self.log_end_offset = new_offset;
         self.high_watermark = new_offset;
-        self.write_checkpoint(LOG_START_CHECKPOINT, new_offset)?;
+        self.write_checkpoint(LOG_START_CHECKPOINT, new_offset.0)?;
         self.assert_offsets_ordered();
         Ok(())
     }
@@ -125,7 +122,7 @@ impl<D: LogDisk> PartitionLog<D> {
         let mut resets = 0;
         for (index, stored) in self.batches.iter().enumerate() {
             let batch = &stored.batch;
-            if batch.last_offset() < self.log_start_offset {
+            if batch.last() < self.log_start_offset {
                 continue;
             }
             let mut validator = producer_state.begin_append(AppendOrigin::Replication);
@@ -136,7 +133,7 @@ impl<D: LogDisk> PartitionLog<D> {
             if update.contains_reset() {
                 resets += 1;
             }
-            aborted_txns.extend(producer_state.apply(update, batch.last_offset()));
+            aborted_txns.extend(producer_state.apply(update, batch.last()));
         }
         producer_state.on_log_start_offset_incremented(self.log_start_offset);
         Ok(ProducerStateReplay {
@@ -154,8 +151,8 @@ impl<D: LogDisk> PartitionLog<D> {
                 cache.assign(LeaderEpoch(epoch), Offset(stored.batch.base_offset()));
             }
         }
-        cache.truncate_from_end(Offset(self.log_end_offset));
-        cache.truncate_from_start(Offset(self.log_start_offset));
+        cache.truncate_from_end(self.log_end_offset);
+        cache.truncate_from_start(self.log_start_offset);
         self.epoch_cache = cache;
     }
 }

@@ -482,8 +482,8 @@ fn open_transaction_markers<D: crate::log::LogDisk>(
         .filter_map(|txn| state.producer(txn.producer_id))
         .map(|entry| {
             let producer = MarkerProducer {
-                producer_id: entry.producer_id,
-                producer_epoch: entry.producer_epoch,
+                producer_id: entry.producer_id.0,
+                producer_epoch: entry.producer_epoch.0,
             };
             (producer, entry.coordinator_epoch.max(0))
         })

@@ -2,6 +2,7 @@
 //! for the producers it mirrored, once it has caught up.
 
 use super::*;
+use mirrorsim::common::{ProducerEpoch, ProducerId};
 
 /// What `psm-replica-agreement` compares for one partition: its current leader's log and
 /// the followers whose log ends where the leader's does, with the same last batch.
@@ -117,7 +118,8 @@ impl<'a> PsmComparison<'a> {
 
 /// Per producer id: (producer epoch, last sequence, last offset, open transaction's first
 /// offset).
-pub(super) type ProducerSummary = BTreeMap<i64, (i16, i32, i64, Option<i64>)>;
+pub(super) type ProducerSummary =
+    BTreeMap<ProducerId, (ProducerEpoch, i32, Offset, Option<Offset>)>;
 
 /// Whether a follower's log ends where the leader's does, with the same last batch.
 pub(super) fn caught_up(
@@ -145,7 +147,7 @@ pub(super) fn summary(state: &ProducerStateManager, from: i64) -> ProducerSummar
         .iter()
         .filter_map(|(producer_id, entry)| {
             let last = entry.batches.back()?;
-            (last.last_offset >= from).then_some((
+            (last.last_offset >= Offset(from)).then_some((
                 *producer_id,
                 (
                     entry.producer_epoch,
@@ -160,7 +162,7 @@ pub(super) fn summary(state: &ProducerStateManager, from: i64) -> ProducerSummar
 
 /// The first producer id on which two summaries differ, described.
 pub(super) fn first_difference(ours: &ProducerSummary, theirs: &ProducerSummary) -> Option<String> {
-    let ids: BTreeSet<i64> = ours.keys().chain(theirs.keys()).copied().collect();
+    let ids: BTreeSet<ProducerId> = ours.keys().chain(theirs.keys()).copied().collect();
     ids.into_iter().find_map(|producer_id| {
         let (a, b) = (ours.get(&producer_id), theirs.get(&producer_id));
         (a != b).then(|| {

@@ -80,7 +80,7 @@ pub(super) fn check_stopped(
     };
     for (producer_id, entry) in log.producer_state().producers() {
         let last = entry.batches.back().map(|batch| batch.last_offset);
-        if last.is_some_and(|last| last < mirrored_end) {
+        if last.is_some_and(|last| last < Offset(mirrored_end)) {
             out.push(violation(
                 Invariant::NoStalePidAfterStopped,
                 format!(
