@@ -20,7 +20,7 @@ use crate::coordinator::partition_count;
 use crate::log::MemoryDisk;
 use crate::metadata::ConfigResource;
 use crate::mirror::coordinator::mirror_state_partition;
-use crate::mirror::manager::{ResetSkipped, StopStep};
+use crate::mirror::manager::{ResetSkipped, StopStep, MIRROR_OWN_STOP_TXN_WAIT_MS};
 use crate::node::Node;
 use crate::record::BatchBuilder;
 
@@ -922,6 +922,89 @@ fn a_stop_that_never_cut_or_mirrored_records_no_last_mirrored_epoch_and_resets_n
 }
 
 #[test]
+fn a_stop_of_own_writes_waits_for_an_open_local_transaction_then_cuts_what_nobody_ended() {
+    // As above, but b's own log also holds producer 10's transaction, which its producer
+    // abandoned and no coordinator ends. A stop of own writes does not cut at once: it waits
+    // (`AwaitOpenTransactions`) for the local markers it admits, and only when the wait runs
+    // out (MIRROR_OWN_STOP_TXN_WAIT_MS) cuts the open batch away to the LSO.
+    let mut world = World::with_design(crate::mirror::MirrorDesign::Seed);
+    assert!(world.produce(A, 7, 0, 5).iter().all(|e| e.is_none()));
+    assert!(world.produce(B, 9, 0, 3).iter().all(|e| e.is_none()));
+    let mut open = BatchBuilder::idempotent(10, 0, 0);
+    open.transactional = true;
+    open.append(0, None, Some(Bytes::from("abandoned")), Vec::new());
+    let request = Request::Replica(ReplicaRequest::Produce {
+        acks: Acks::All,
+        timeout_ms: 1_000,
+        topic_partition: orders(),
+        batch: open.build(),
+    });
+    let leader = world.leader(B);
+    assert!(matches!(
+        world.call_from(producer(B), leader, request),
+        Response::Replica(ReplicaResponse::Produce {
+            error: ErrorCode::None,
+            ..
+        })
+    ));
+    world.run_for(500);
+    create_mirror_between(&mut world, "m", A, B);
+    create_mirror_between(&mut world, "back", B, A);
+    alter_on(&mut world, B, "m", MirrorTopicOperation::Add);
+    alter_on(&mut world, A, "back", MirrorTopicOperation::Add);
+    world.run_for(3_000);
+    assert_eq!(state_on(&world, A), MirrorState::Mirroring, "a's side won");
+    let b_log = &world.partition(world.leader(B)).log;
+    assert_eq!(b_log.log_end_offset(), Offset(4), "b cut nothing");
+    assert_eq!(
+        b_log.last_stable_offset(),
+        Offset(3),
+        "producer 10's transaction is open"
+    );
+    alter_on(&mut world, B, "m", MirrorTopicOperation::Remove);
+    world.run_for(MIRROR_OWN_STOP_TXN_WAIT_MS / 2);
+    assert_eq!(state_on(&world, B), MirrorState::Stopping, "still waiting");
+    assert_eq!(
+        stop_journal(&world).last(),
+        Some(&StopStep::AwaitOpenTransactions)
+    );
+    run_until(&mut world, B, MirrorState::Stopped);
+    let journal = stop_journal(&world);
+    let StopStep::RequestBump { minimum } = journal[1] else {
+        panic!("{journal:?}");
+    };
+    let expected = vec![
+        StopStep::RemoveFetcher {
+            last_mirrored: (LeaderEpoch::NONE, Offset::NONE),
+            kept: true,
+        },
+        StopStep::RequestBump { minimum },
+        StopStep::Bumped {
+            leader_epoch: LeaderEpoch(minimum.0 + 1),
+        },
+        StopStep::AwaitOpenTransactions,
+        StopStep::TruncateToLso {
+            from: Offset(4),
+            to: Offset(3),
+        },
+        StopStep::PersistLastMirrored {
+            last_mirrored: Some((LeaderEpoch::NONE, Offset::NONE)),
+        },
+        StopStep::SkipPidReset(ResetSkipped::OwnWritesOnly),
+        StopStep::AwaitCommitted { offset: Offset(2) },
+        StopStep::PersistStopped,
+    ];
+    assert_eq!(journal, expected);
+    let b_log = &world.partition(world.leader(B)).log;
+    assert_eq!(
+        b_log.log_end_offset(),
+        Offset(3),
+        "the abandoned batch is cut"
+    );
+    assert_eq!(b_log.last_stable_offset(), Offset(3));
+}
+
+#[test]
 fn delete_records_delete_topics_and_create_partitions_wait_for_stopped() {
     // Spec §3.8: on a mirror topic that is not STOPPED these are refused with
     // MirrorTopicNotStopped (DeleteRecords by the leader, the other two by the broker that
@@ -1559,5 +1642,123 @@ fn a_stop_a_new_leader_resumes_keeps_the_last_mirrored_position_the_first_persis
             PersistStopped,
         ];
         assert_eq!(journal, expected, "cut after {cut_after_ms} ms");
+    }
+}
+
+/// Writes one transactional batch of producer 8 to a's orders leader and leaves the
+/// transaction open (no coordinator ever ends it): a's last stable offset stays at its first
+/// offset.
+fn open_source_transaction(world: &mut World) {
+    let mut open = BatchBuilder::idempotent(8, 0, 0);
+    open.transactional = true;
+    open.append(0, None, Some(Bytes::from("open")), Vec::new());
+    let request = Request::Replica(ReplicaRequest::Produce {
+        acks: Acks::All,
+        timeout_ms: 1_000,
+        topic_partition: orders(),
+        batch: open.build(),
+    });
+    let leader = world.leader(A);
+    match world.call_from(producer(A), leader, request) {
+        Response::Replica(ReplicaResponse::Produce { error, .. }) => {
+            assert_eq!(error, ErrorCode::None);
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    world.run_for(500);
+}
+
+#[test]
+fn stopping_with_an_open_source_transaction_takes_each_designs_steps_and_leaves_none_open() {
+    // a holds 4 committed records and producer 8's open transaction at offset 4. The seed
+    // fetches READ_COMMITTED, so the open transaction never reaches b: the stop's cut to the
+    // LSO removes nothing, as without it. The later revision fetches to the high watermark, so
+    // b holds the open batch above its LSO; its stop writes an ABORT marker for producer 8
+    // (after the bump) and then the reset, and the reset-before-resolution variant writes
+    // them the other way round (the order reviewers flagged), so its marker re-creates the
+    // producer the reset removed. Either way the stopped log has no transaction left open:
+    // its LSO is its high watermark and log end.
+    use crate::mirror::MirrorDesign;
+    use StopStep::*;
+    for design in [
+        MirrorDesign::Seed,
+        MirrorDesign::AbortMarkers,
+        MirrorDesign::ResetBeforeTxnResolution,
+    ] {
+        let mut world = mirroring_world_with(design, 4);
+        open_source_transaction(&mut world);
+        let mirrored_end = match design {
+            MirrorDesign::Seed => Offset(4),
+            _ => Offset(5),
+        };
+        let destination = &world.partition(world.leader(B)).log;
+        assert_eq!(destination.log_end_offset(), mirrored_end, "{design:?}");
+        assert_eq!(destination.last_stable_offset(), Offset(4), "{design:?}");
+        let source_epoch = world.partition(world.leader(A)).log.latest_epoch().unwrap();
+        let epoch = orders_leader_epoch(&world, B);
+        alter_on(&mut world, B, "m", MirrorTopicOperation::Remove);
+        run_until(&mut world, B, MirrorState::Stopped);
+        let mirrored = (source_epoch, mirrored_end);
+        let remove = RemoveFetcher {
+            last_mirrored: mirrored,
+            kept: false,
+        };
+        let persist = PersistLastMirrored {
+            last_mirrored: Some(mirrored),
+        };
+        let minimum = LeaderEpoch(epoch.max(source_epoch.0));
+        let bump = [
+            RequestBump { minimum },
+            Bumped {
+                leader_epoch: LeaderEpoch(minimum.0 + 1),
+            },
+        ];
+        let abort = AbortMarker {
+            producer_id: ProducerId(8),
+        };
+        let tail: Vec<StopStep> = match design {
+            MirrorDesign::Seed => vec![
+                TruncateToLso {
+                    from: Offset(4),
+                    to: Offset(4),
+                },
+                persist.clone(),
+                AppendPidReset { offset: Offset(4) },
+                AwaitCommitted { offset: Offset(4) },
+            ],
+            MirrorDesign::AbortMarkers => vec![
+                abort,
+                AppendPidReset { offset: Offset(6) },
+                AwaitCommitted { offset: Offset(6) },
+            ],
+            _ => vec![
+                AppendPidReset { offset: Offset(5) },
+                abort,
+                AwaitCommitted { offset: Offset(6) },
+            ],
+        };
+        let head = match design {
+            MirrorDesign::Seed => vec![remove],
+            _ => vec![remove, persist],
+        };
+        let expected: Vec<StopStep> = [head, bump.to_vec(), tail, vec![PersistStopped]].concat();
+        assert_eq!(stop_journal(&world), expected, "{design:?}");
+        let log = &world.partition(world.leader(B)).log;
+        let end = log.log_end_offset();
+        assert_eq!(log.high_watermark(), end, "{design:?}");
+        assert_eq!(
+            log.last_stable_offset(),
+            end,
+            "{design:?}: nothing left open"
+        );
+        assert!(log.producer_state().ongoing_txns().is_empty(), "{design:?}");
+        // The ABORT written after the reset brings producer 8 back: the stale producer id
+        // `no-stale-pid-after-stopped` catches in this variant.
+        let survivors: Vec<ProducerId> = log.producer_state().producers().keys().copied().collect();
+        let stale = match design {
+            MirrorDesign::ResetBeforeTxnResolution => vec![ProducerId(8)],
+            _ => Vec::new(),
+        };
+        assert_eq!(survivors, stale, "{design:?}");
     }
 }

@@ -249,6 +249,10 @@ enum Step {
     Fetching,
     /// STOPPING: waiting for metadata to show a leader epoch above `min`.
     AwaitEpochBump { min: LeaderEpoch },
+    /// STOPPING: the bump is visible (`StopStep::Bumped` is recorded); the cut to the LSO
+    /// waits until the whole log is replicated and, in a stop of own writes, until its open
+    /// transactions end (or the wait for them runs out).
+    AwaitCut,
     /// STOPPING: waiting for the high watermark to pass the MIRROR_PID_RESET at `offset`.
     AwaitResetCommitted { offset: Offset },
     /// Nothing to do until the desired state changes (PAUSED, STOPPED, FAILED for good).
@@ -698,8 +702,13 @@ impl MirrorManager {
                 } else {
                     let leader_epoch = task.leader_epoch;
                     self.note_stop_step(topic_partition, StopStep::Bumped { leader_epoch });
+                    self.task_mut(topic_partition).step = Step::AwaitCut;
                     self.stopping_after_bump(host, now_ms, topic_partition);
                 }
+                true
+            }
+            Step::AwaitCut => {
+                self.stopping_after_bump(host, now_ms, topic_partition);
                 true
             }
             Step::AwaitResetCommitted { offset } => {
@@ -886,8 +895,10 @@ impl MirrorManager {
 fn own_bump(task: &MirrorTask, leader_epoch: LeaderEpoch) -> bool {
     leader_epoch > task.leader_epoch
         && (task.fencing_bump
-            || matches!(task.step, Step::AwaitEpochBump { .. } | Step::Waiting)
-                && task.state == MirrorState::Stopping)
+            || matches!(
+                task.step,
+                Step::AwaitEpochBump { .. } | Step::AwaitCut | Step::Waiting
+            ) && task.state == MirrorState::Stopping)
 }
 
 /// Read-only views for the simulator's checkers (`single-mirror-fetcher`).

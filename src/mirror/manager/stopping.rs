@@ -101,6 +101,13 @@ impl MirrorManager {
     /// Records a step of `topic_partition`'s stop in its journal.
     pub(super) fn note_stop_step(&mut self, topic_partition: &TopicPartition, step: StopStep) {
         if let Some(task) = self.tasks.get_mut(topic_partition) {
+            // A step is recorded once, when it completes: a wait in between records nothing,
+            // and a re-run starts again at `RemoveFetcher`.
+            assert_ne!(
+                task.stop_journal.last(),
+                Some(&step),
+                "{topic_partition}: STOPPING step recorded twice in a row"
+            );
             task.stop_journal.push(step);
         }
     }
