@@ -309,6 +309,11 @@ impl<D: LogDisk> Controller<D> {
                     (ErrorCode::None, leader_epoch)
                 }
             };
+            // A granted bump leaves the partition led above the asked minimum.
+            assert!(
+                error != ErrorCode::None || leader_epoch > min_leader_epoch,
+                "bump of {topic_id}-{partition} to {leader_epoch}, not above {min_leader_epoch}"
+            );
             results.push((topic_id, partition, error, LeaderEpoch(leader_epoch)));
         }
         self.commit()?;

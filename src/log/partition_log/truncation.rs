@@ -25,6 +25,12 @@ impl<D: LogDisk> PartitionLog<D> {
             .batches
             .get(keep)
             .map_or(self.log_end_offset, |stored| stored.batch.base());
+        // Whole batches go: the batch holding the target starts at or below it.
+        assert!(
+            new_end <= target_offset && new_end <= self.log_end_offset,
+            "truncation to {target_offset} would end the log at {new_end} (log end {})",
+            self.log_end_offset
+        );
         self.cut_segments_at(keep)?;
         self.batches.truncate(keep);
         self.log_end_offset = new_end;

@@ -550,6 +550,12 @@ impl MirrorManager {
         for (topic_partition, (mirror, id, leader_epoch, desired)) in wanted {
             match self.tasks.get_mut(&topic_partition) {
                 Some(task) => {
+                    // A task is kept only in its own leadership (same epoch, or its own bump).
+                    assert!(
+                        leader_epoch >= task.leader_epoch,
+                        "{topic_partition}: mirror task's leader epoch {} went back to {leader_epoch}",
+                        task.leader_epoch
+                    );
                     if leader_epoch > task.leader_epoch {
                         task.fencing_bump = false;
                         task.bump_before_append = false;

@@ -444,6 +444,18 @@ impl MirrorManager {
         let reset = mirror_pid_reset(&source_cluster_id, now_ms);
         match self.append_stop_batch(host, now_ms, topic_partition, &reset, leader_epoch) {
             Ok(offset) => {
+                // The reset wipes the leader's producer state (spec §5.4): no producer may
+                // survive it, whatever the log held before.
+                assert!(
+                    host.partitions()
+                        .get(topic_partition)
+                        .is_none_or(|partition| partition
+                            .log
+                            .producer_state()
+                            .producers()
+                            .is_empty()),
+                    "{topic_partition}: a producer survived the MIRROR_PID_RESET at {offset}"
+                );
                 self.note_stop_step(topic_partition, StopStep::AppendPidReset { offset });
                 Some(offset)
             }
