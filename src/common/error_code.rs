@@ -175,9 +175,3 @@ impl fmt::Display for ErrorCode {
         write!(f, "{self:?}({})", self.code())
     }
 }
-
-impl From<&crate::log::AppendError> for ErrorCode {
-    fn from(error: &crate::log::AppendError) -> Self {
-        Self::from_code(error.error_code())
-    }
-}

@@ -228,8 +228,8 @@ impl Reply {
                 *correlation_id,
                 Response::Coordinator(CoordinatorResponse::InitProducerId {
                     error,
-                    producer_id: ProducerId(NO_PRODUCER_ID),
-                    producer_epoch: ProducerEpoch(NO_PRODUCER_EPOCH),
+                    producer_id: ProducerId::NONE,
+                    producer_epoch: ProducerEpoch::NONE,
                 }),
             ),
             Self::AddPartitionsToTxn {

@@ -4,7 +4,7 @@ use std::fmt;
 
 use super::disk::DiskError;
 use super::producer_state::ProducerStateError;
-use crate::common::Offset;
+use crate::common::{ErrorCode, Offset};
 use crate::record::RecordError;
 
 /// Why an append was refused. Nothing was written when an append fails.
@@ -55,6 +55,12 @@ impl AppendError {
             Self::UnexpectedAppendOffset { .. } | Self::NonContiguousOffsets { .. } => -1,
             Self::Disk(_) => 56,
         }
+    }
+}
+
+impl From<&AppendError> for ErrorCode {
+    fn from(error: &AppendError) -> Self {
+        Self::from_code(error.error_code())
     }
 }
 
