@@ -827,6 +827,44 @@ fn a_preparing_cut_that_removed_nothing_fences_the_replicas_it_did_not_wait_for(
     }
 }
 
+/// The steps of a stop of b's own writes (nothing of a's captured, −1 kept from the stored
+/// state): bumped above `minimum`, cut to `stable` — after waiting for open transactions when
+/// the log ended above it, at `waited_from` — and no reset, then STOPPED once everything up to
+/// the last record is committed.
+fn own_writes_stop(
+    minimum: LeaderEpoch,
+    waited_from: Option<Offset>,
+    stable: Offset,
+) -> Vec<StopStep> {
+    let nothing = (LeaderEpoch::NONE, Offset::NONE);
+    let mut steps = vec![
+        StopStep::RemoveFetcher {
+            last_mirrored: nothing,
+            kept: true,
+        },
+        StopStep::RequestBump { minimum },
+        StopStep::Bumped {
+            leader_epoch: LeaderEpoch(minimum.0 + 1),
+        },
+    ];
+    if waited_from.is_some() {
+        steps.push(StopStep::AwaitOpenTransactions);
+    }
+    steps.extend([
+        StopStep::TruncateToLso {
+            from: waited_from.unwrap_or(stable),
+            to: stable,
+        },
+        StopStep::PersistLastMirrored {
+            last_mirrored: Some(nothing),
+        },
+        StopStep::SkipPidReset(ResetSkipped::OwnWritesOnly),
+        StopStep::AwaitCommitted { offset: stable - 1 },
+        StopStep::PersistStopped,
+    ]);
+    steps
+}
+
 #[test]
 fn a_stop_that_never_cut_or_mirrored_records_no_last_mirrored_epoch_and_resets_nothing() {
     // a and b each hold records of their own in epoch 0; b mirrors a ("m") and a mirrors b
@@ -878,27 +916,7 @@ fn a_stop_that_never_cut_or_mirrored_records_no_last_mirrored_epoch_and_resets_n
     let StopStep::RequestBump { minimum } = journal[1] else {
         panic!("{journal:?}");
     };
-    let expected = vec![
-        StopStep::RemoveFetcher {
-            last_mirrored: (LeaderEpoch::NONE, Offset::NONE),
-            kept: true,
-        },
-        StopStep::RequestBump { minimum },
-        StopStep::Bumped {
-            leader_epoch: LeaderEpoch(minimum.0 + 1),
-        },
-        StopStep::TruncateToLso {
-            from: Offset(3),
-            to: Offset(3),
-        },
-        StopStep::PersistLastMirrored {
-            last_mirrored: Some((LeaderEpoch::NONE, Offset::NONE)),
-        },
-        StopStep::SkipPidReset(ResetSkipped::OwnWritesOnly),
-        StopStep::AwaitCommitted { offset: Offset(2) },
-        StopStep::PersistStopped,
-    ];
-    assert_eq!(journal, expected);
+    assert_eq!(journal, own_writes_stop(minimum, None, Offset(3)));
     let lookup = Request::Mirror(MirrorRequest::LastMirroredEpochLookup {
         requester: A,
         topic: "orders".into(),
@@ -930,24 +948,7 @@ fn a_stop_of_own_writes_waits_for_an_open_local_transaction_then_cuts_what_nobod
     let mut world = World::with_design(crate::mirror::MirrorDesign::Seed);
     assert!(world.produce(A, 7, 0, 5).iter().all(|e| e.is_none()));
     assert!(world.produce(B, 9, 0, 3).iter().all(|e| e.is_none()));
-    let mut open = BatchBuilder::idempotent(10, 0, 0);
-    open.transactional = true;
-    open.append(0, None, Some(Bytes::from("abandoned")), Vec::new());
-    let request = Request::Replica(ReplicaRequest::Produce {
-        acks: Acks::All,
-        timeout_ms: 1_000,
-        topic_partition: orders(),
-        batch: open.build(),
-    });
-    let leader = world.leader(B);
-    assert!(matches!(
-        world.call_from(producer(B), leader, request),
-        Response::Replica(ReplicaResponse::Produce {
-            error: ErrorCode::None,
-            ..
-        })
-    ));
-    world.run_for(500);
+    open_transaction(&mut world, B, 10);
     create_mirror_between(&mut world, "m", A, B);
     create_mirror_between(&mut world, "back", B, A);
     alter_on(&mut world, B, "m", MirrorTopicOperation::Add);
@@ -973,28 +974,10 @@ fn a_stop_of_own_writes_waits_for_an_open_local_transaction_then_cuts_what_nobod
     let StopStep::RequestBump { minimum } = journal[1] else {
         panic!("{journal:?}");
     };
-    let expected = vec![
-        StopStep::RemoveFetcher {
-            last_mirrored: (LeaderEpoch::NONE, Offset::NONE),
-            kept: true,
-        },
-        StopStep::RequestBump { minimum },
-        StopStep::Bumped {
-            leader_epoch: LeaderEpoch(minimum.0 + 1),
-        },
-        StopStep::AwaitOpenTransactions,
-        StopStep::TruncateToLso {
-            from: Offset(4),
-            to: Offset(3),
-        },
-        StopStep::PersistLastMirrored {
-            last_mirrored: Some((LeaderEpoch::NONE, Offset::NONE)),
-        },
-        StopStep::SkipPidReset(ResetSkipped::OwnWritesOnly),
-        StopStep::AwaitCommitted { offset: Offset(2) },
-        StopStep::PersistStopped,
-    ];
-    assert_eq!(journal, expected);
+    assert_eq!(
+        journal,
+        own_writes_stop(minimum, Some(Offset(4)), Offset(3))
+    );
     let b_log = &world.partition(world.leader(B)).log;
     assert_eq!(
         b_log.log_end_offset(),
@@ -1645,11 +1628,11 @@ fn a_stop_a_new_leader_resumes_keeps_the_last_mirrored_position_the_first_persis
     }
 }
 
-/// Writes one transactional batch of producer 8 to a's orders leader and leaves the
-/// transaction open (no coordinator ever ends it): a's last stable offset stays at its first
-/// offset.
-fn open_source_transaction(world: &mut World) {
-    let mut open = BatchBuilder::idempotent(8, 0, 0);
+/// Writes one transactional batch of `producer_id` to `cluster`'s orders leader and leaves the
+/// transaction open (no coordinator ever ends it): the leader's last stable offset stays at
+/// its first offset.
+fn open_transaction(world: &mut World, cluster: ClusterIndex, producer_id: i64) {
+    let mut open = BatchBuilder::idempotent(producer_id, 0, 0);
     open.transactional = true;
     open.append(0, None, Some(Bytes::from("open")), Vec::new());
     let request = Request::Replica(ReplicaRequest::Produce {
@@ -1658,8 +1641,8 @@ fn open_source_transaction(world: &mut World) {
         topic_partition: orders(),
         batch: open.build(),
     });
-    let leader = world.leader(A);
-    match world.call_from(producer(A), leader, request) {
+    let leader = world.leader(cluster);
+    match world.call_from(producer(cluster), leader, request) {
         Response::Replica(ReplicaResponse::Produce { error, .. }) => {
             assert_eq!(error, ErrorCode::None);
         }
@@ -1686,7 +1669,7 @@ fn stopping_with_an_open_source_transaction_takes_each_designs_steps_and_leaves_
         MirrorDesign::ResetBeforeTxnResolution,
     ] {
         let mut world = mirroring_world_with(design, 4);
-        open_source_transaction(&mut world);
+        open_transaction(&mut world, A, 8);
         let mirrored_end = match design {
             MirrorDesign::Seed => Offset(4),
             _ => Offset(5),

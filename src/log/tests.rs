@@ -80,6 +80,15 @@ fn produce(
     log.append_as_leader(batch, LeaderEpoch(0), AppendOrigin::Client, T0)
 }
 
+/// A client produce on a leader in `leader_epoch`.
+fn produce_in(
+    log: &mut PartitionLog<MemoryDisk>,
+    batch: &RecordBatch,
+    leader_epoch: i32,
+) -> Result<LogAppendInfo, AppendError> {
+    log.append_as_leader(batch, LeaderEpoch(leader_epoch), AppendOrigin::Client, T0)
+}
+
 fn coordinator(
     log: &mut PartitionLog<MemoryDisk>,
     batch: &RecordBatch,
@@ -626,27 +635,9 @@ fn mirror_pid_reset_is_replayed_in_recovery() {
 #[test]
 fn truncate_to_rebuilds_producer_state_and_epoch_cache() {
     let mut log = empty_log();
-    log.append_as_leader(
-        &data_batch(1, 0, 0, 2),
-        LeaderEpoch(1),
-        AppendOrigin::Client,
-        T0,
-    )
-    .unwrap(); // 0..1
-    log.append_as_leader(
-        &data_batch(1, 0, 2, 2),
-        LeaderEpoch(2),
-        AppendOrigin::Client,
-        T0,
-    )
-    .unwrap(); // 2..3
-    log.append_as_leader(
-        &data_batch(2, 0, 0, 1),
-        LeaderEpoch(3),
-        AppendOrigin::Client,
-        T0,
-    )
-    .unwrap(); // 4
+    produce_in(&mut log, &data_batch(1, 0, 0, 2), 1).unwrap(); // 0..1
+    produce_in(&mut log, &data_batch(1, 0, 2, 2), 2).unwrap(); // 2..3
+    produce_in(&mut log, &data_batch(2, 0, 0, 1), 3).unwrap(); // 4
     assert_eq!(log.truncate_to(Offset(2)).unwrap(), Offset(2));
     assert_eq!(log.log_end_offset(), Offset(2));
     assert_eq!(
@@ -665,13 +656,7 @@ fn truncate_to_rebuilds_producer_state_and_epoch_cache() {
         }]
     );
     // Truncation is by whole batches: a target inside a batch removes all of it.
-    log.append_as_leader(
-        &data_batch(1, 0, 2, 3),
-        LeaderEpoch(4),
-        AppendOrigin::Client,
-        T0,
-    )
-    .unwrap(); // 2..4
+    produce_in(&mut log, &data_batch(1, 0, 2, 3), 4).unwrap(); // 2..4
     assert_eq!(log.truncate_to(Offset(3)).unwrap(), Offset(2));
     // At or past the end no data changes, but an epoch with no data is dropped.
     log.assign_epoch_start_offset(LeaderEpoch(9));
