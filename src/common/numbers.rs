@@ -29,6 +29,11 @@ macro_rules! kafka_number {
             pub fn is_some(self) -> bool {
                 self.0 >= 0
             }
+
+            /// Whether this is [`Self::NONE`] (or another negative sentinel).
+            pub fn is_none(self) -> bool {
+                !self.is_some()
+            }
         }
 
         impl fmt::Display for $name {
@@ -110,6 +115,8 @@ mod tests {
         assert_eq!(format!("{:?}", Some(ProducerEpoch::NONE)), "Some(-1)");
         assert!(LeaderEpoch::NONE < LeaderEpoch(0));
         assert!(!LeaderEpoch::NONE.is_some() && LeaderEpoch(0).is_some());
+        assert!(Offset::NONE.is_none() && !Offset(0).is_none());
+        assert_eq!(Offset(5) - 1, Offset(4));
         assert_eq!(Offset(5) + 3, Offset(8));
         assert_eq!(Offset(8) - Offset(5), 3);
     }

@@ -100,7 +100,7 @@ impl LeaderEpochCache {
     /// - `requested` is below the first entry: `(requested, first.start_offset)`.
     /// - otherwise: the floor entry's epoch and the start offset of the next higher entry.
     pub fn end_offset_for(&self, requested: LeaderEpoch, log_end_offset: Offset) -> EpochEndOffset {
-        if !requested.is_some() {
+        if requested.is_none() {
             return EpochEndOffset::UNDEFINED;
         }
         let Some(latest) = self.latest() else {

@@ -359,8 +359,8 @@ impl MirrorDescribes {
                     description.status.state,
                     MirrorState::Mirroring | MirrorState::Paused
                 );
-                let known = description.high_watermark >= Offset(0)
-                    && description.source_last_stable_offset >= Offset(0);
+                let known = description.high_watermark.is_some()
+                    && description.source_last_stable_offset.is_some();
                 description.lag = (lagging && known)
                     .then(|| description.source_last_stable_offset - description.high_watermark);
                 description

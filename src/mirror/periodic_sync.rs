@@ -695,7 +695,7 @@ impl MirrorSyncs {
                 let tp = &committed.topic_partition;
                 if !active.contains(&tp.topic)
                     || !verified.contains(tp)
-                    || committed.offset < Offset(0)
+                    || committed.offset.is_none()
                 {
                     continue;
                 }

@@ -24,7 +24,7 @@ pub fn follower_truncation_for_batches<D: LogDisk>(
     let first = batches.first()?;
     let epoch = LeaderEpoch(first.partition_leader_epoch());
     let latest = log.latest_epoch()?;
-    if !epoch.is_some() || epoch >= latest {
+    if epoch.is_none() || epoch >= latest {
         return None;
     }
     Some(follower_truncation_offset(
@@ -44,10 +44,10 @@ pub fn follower_truncation_offset<D: LogDisk>(
     leader: EpochEndOffset,
 ) -> Offset {
     let log_end = log.log_end_offset();
-    if !leader.end_offset.is_some() {
+    if leader.end_offset.is_none() {
         return log.high_watermark();
     }
-    if !leader.epoch.is_some() {
+    if leader.epoch.is_none() {
         return leader.end_offset.min(log_end);
     }
     let local = log.end_offset_for_epoch(leader.epoch);

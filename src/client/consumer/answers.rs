@@ -160,7 +160,7 @@ impl Consumer {
             let policy = self.config.auto_offset_reset;
             let partition = self.partitions.get_mut(topic_partition).expect("assigned");
             partition.wait(now_ms);
-            if !answer.end_offset.is_some() || !answer.leader_epoch.is_some() {
+            if answer.end_offset.is_none() || answer.leader_epoch.is_none() {
                 // The leader knows no epoch at or below the position's: reset under the
                 // policy, as for OffsetOutOfRange (the next pump sends ListOffsets).
                 partition.reset_from = partition.position.take();

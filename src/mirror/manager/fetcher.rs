@@ -137,7 +137,7 @@ impl MirrorManager {
             }
         }
         if let Some(diverging) = answer.diverging_epoch {
-            if diverging.end_offset < Offset(0) {
+            if diverging.end_offset.is_none() {
                 // The source has no epoch at or below ours: nothing here is its history.
                 let _ = partition.log.truncate_fully_and_start_at(Offset(0));
                 self.mirror_cut(host, topic_partition, sent_offset);

@@ -101,7 +101,7 @@ impl MirrorManager {
         };
         let log_end_before = partition.log.log_end_offset();
         let offset_alignment = self.design == MirrorDesign::OffsetAlignment;
-        let truncated = if !last_mirrored_epoch.is_some() {
+        let truncated = if last_mirrored_epoch.is_none() {
             partition
                 .log
                 .truncate_fully_and_start_at(Offset(0))
@@ -117,7 +117,7 @@ impl MirrorManager {
                 self.broken
                     .contains(&BrokenSwitch::MirrorLmeTruncationOffByOne),
             );
-            let target = if !end.end_offset.is_some() {
+            let target = if end.end_offset.is_none() {
                 Offset(0)
             } else {
                 (end.end_offset + off_by_one).min(log_end_before)
@@ -209,7 +209,7 @@ impl MirrorManager {
                 state
                     .followers
                     .get(member)
-                    .is_some_and(|f| f.log_end_offset >= Offset(0) && f.log_end_offset <= offset)
+                    .is_some_and(|f| f.log_end_offset.is_some() && f.log_end_offset <= offset)
             })
     }
 }

@@ -44,7 +44,7 @@ pub struct FetchRead {
 
 /// Kafka's current-leader-epoch fencing (kafka-storage.md §4.4).
 pub fn check_leader_epoch(requested: LeaderEpoch, local: LeaderEpoch) -> Option<ErrorCode> {
-    if !requested.is_some() {
+    if requested.is_none() {
         None
     } else if requested < local {
         Some(ErrorCode::FencedLeaderEpoch)
@@ -200,7 +200,7 @@ impl<S: BrokerStorage> ReplicaManager<S> {
             Err(error) => return error_answer(topic_partition, error),
         };
         let log = &partition.log;
-        if request.last_fetched_epoch >= LeaderEpoch(0) {
+        if request.last_fetched_epoch.is_some() {
             let end = leader_end_offset_for_fetched_epoch(log, request.last_fetched_epoch.0);
             if end == EpochEndOffset::UNDEFINED && follower.is_some() {
                 return offsets_answer(topic_partition, log, ErrorCode::OffsetOutOfRange);
@@ -262,7 +262,7 @@ impl<S: BrokerStorage> ReplicaManager<S> {
         follower: Option<BrokerId>,
         end: EpochEndOffset,
     ) {
-        if end.epoch >= LeaderEpoch(0) && end.epoch < request.last_fetched_epoch {
+        if end.epoch.is_some() && end.epoch < request.last_fetched_epoch {
             let latest = self
                 .partitions
                 .get(&request.topic_partition)

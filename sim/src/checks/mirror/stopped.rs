@@ -39,7 +39,7 @@ pub(super) fn mirrored_boundary(
             let end = log
                 .end_offset_for_epoch(LeaderEpoch(mirrored_epoch))
                 .end_offset;
-            let bound = if end >= Offset(0) {
+            let bound = if end.is_some() {
                 end
             } else {
                 Offset(lower_bound)
