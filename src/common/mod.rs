@@ -1,8 +1,9 @@
-//! The vocabulary every layer above the record codec shares: node, broker, cluster, topic and
-//! partition identifiers, leader epochs and producer ids and epochs as types, Kafka's error codes (Kafka's `org.apache.kafka.common`), and the
-//! KIP-1279 mirror partition states the messages carry. It
-//! depends on nothing of the crate, so the metadata image, the protocol messages and every
-//! component can name the same ids without depending on one another.
+//! The vocabulary every layer above the record codec shares (Kafka's
+//! `org.apache.kafka.common`): node, broker, cluster, topic and partition identifiers; offsets,
+//! leader epochs and producer ids and epochs as types; Kafka's error codes; and the KIP-1279
+//! mirror partition states the messages carry. It depends on nothing of the crate, so the
+//! log, the metadata image, the protocol messages and every component can name the same ids
+//! without depending on one another.
 
 mod error_code;
 mod ids;

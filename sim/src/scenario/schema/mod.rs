@@ -8,7 +8,7 @@
 //! | this one | the scenario, its clusters, topics and workloads |
 //! | [`faults`] | `[faults]`: swarm mode and the scripted faults, one table type per fault kind |
 //! | [`admin`] | the admin timeline, one table type per admin operation |
-//! | `entries` | how a list of entries of several kinds is kept in per-kind arrays of tables (`[[faults.kill]]`, `[[admin.create_mirror]]`) and read and written in one order |
+//! | `entries` | per-kind arrays of tables (`[[faults.kill]]`, `[[admin.create_mirror]]`) read and written in one order |
 
 use mirrorsim::broker::BrokerConfig;
 use mirrorsim::controller::ControllerConfig;
@@ -221,8 +221,8 @@ pub struct ProducerSpec {
     #[serde(default = "default_acks")]
     pub acks: AcksSpec,
     /// Transactional producers: every `interval_ms` a transaction of up to 3 records on
-    /// distinct partitions, one in five aborted on purpose once its records reached the log. Transactional id `NODE-txn`, so a
-    /// restarted producer fences its previous incarnation.
+    /// distinct partitions, one in five aborted on purpose once its records reached the log.
+    /// Transactional id `NODE-txn`, so a restarted producer fences its previous incarnation.
     #[serde(default, skip_serializing_if = "is_false")]
     pub transactional: bool,
     /// When the producers start, in ms from the start of the fault phase (`None`: 0).
