@@ -394,10 +394,13 @@ impl Checkers {
         let outcome_lost_sends = std::cell::Cell::new(0);
         let enlist_lost_sends = std::cell::Cell::new(0);
         let commits_confirmed = commits_confirmed_at(history);
+        // The final logs do not change while the history is checked: each is scanned for its
+        // transactions' ends once, not once per unseen record.
+        let txn_ends = TxnEndsMemo::default();
         let (unseen_violations, read_elsewhere) =
             unseen(time_ms, history, |offset, send, read_committed| {
                 let outcome_lost = || {
-                    let lost = self.commit_lost_not_durable(&logs, offset, send);
+                    let lost = self.commit_lost_not_durable(&logs, &txn_ends, offset, send);
                     outcome_lost_sends.set(outcome_lost_sends.get() + u64::from(lost));
                     lost
                 };
@@ -405,8 +408,14 @@ impl Checkers {
                     let completed_ms = commits_confirmed.get(send.value.as_str()).copied();
                     let cluster = cluster_of_value(&send.value);
                     let state = |id: &str| transaction_state_partition(controllers, cluster, id);
-                    let lost =
-                        self.aborted_after_enlist_lost(state, &logs, offset, send, completed_ms);
+                    let lost = self.aborted_after_enlist_lost(
+                        state,
+                        &logs,
+                        &txn_ends,
+                        offset,
+                        send,
+                        completed_ms,
+                    );
                     enlist_lost_sends.set(enlist_lost_sends.get() + u64::from(lost));
                     lost
                 };
@@ -443,6 +452,7 @@ impl Checkers {
     pub(super) fn commit_lost_not_durable(
         &self,
         logs: &dyn LeaderLogs,
+        txn_ends: &TxnEndsMemo,
         offset: i64,
         send: &crate::world::workload::SendRecord,
     ) -> bool {
@@ -458,7 +468,10 @@ impl Checkers {
             .batches_from(Offset(offset))
             .next()
             .is_some_and(|batch| record_value_in(batch, offset).as_deref() == Some(value));
-        let Some(end) = transaction_end_at(log, offset).filter(|_| holds_it) else {
+        let Some(end) = txn_ends
+            .end_at(cluster, tp, log, offset)
+            .filter(|_| holds_it)
+        else {
             return false;
         };
         end.outcome != TxnOutcome::Committed
@@ -485,6 +498,7 @@ impl Checkers {
         &self,
         state_partition: impl FnOnce(&str) -> Option<TopicPartition>,
         logs: &dyn LeaderLogs,
+        txn_ends: &TxnEndsMemo,
         offset: i64,
         send: &crate::world::workload::SendRecord,
         completed_ms: Option<i64>,
@@ -509,7 +523,9 @@ impl Checkers {
             .next()
             .is_some_and(|batch| record_value_in(batch, offset).as_deref() == Some(value));
         holds_it
-            && transaction_end_at(log, offset).is_some_and(|end| end.outcome == TxnOutcome::Aborted)
+            && txn_ends
+                .end_at(cluster, tp, log, offset)
+                .is_some_and(|end| end.outcome == TxnOutcome::Aborted)
     }
 
     /// Whether the open transaction that holds `log`'s last stable offset below its high

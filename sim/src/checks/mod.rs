@@ -84,7 +84,8 @@ use history::{
 };
 use liveness::transaction_state_partition;
 use outcomes::{
-    transaction_end_at, transaction_ends_of, transaction_outcomes, PartitionOutcomes, TxnOutcome,
+    transaction_end_at, transaction_ends_of, transaction_outcomes, PartitionOutcomes, TxnEndsMemo,
+    TxnOutcome,
 };
 pub use reads::LeaderLogs;
 use reads::{
@@ -1742,7 +1743,14 @@ mod tests {
                 assert_eq!(id, "a-producer-1-txn");
                 Some(TopicPartition::new("__transaction_state", partition))
             };
-            checkers.aborted_after_enlist_lost(state, logs, 0, &send, Some(1_000))
+            checkers.aborted_after_enlist_lost(
+                state,
+                logs,
+                &TxnEndsMemo::default(),
+                0,
+                &send,
+                Some(1_000),
+            )
         };
         assert!(excused(&with_loss(500), &aborted, STATE_PARTITION));
         assert!(!excused(&with_loss(500), &committed, STATE_PARTITION));
@@ -3067,7 +3075,13 @@ mod tests {
                 checkers.durable_topics.insert((a, "t".into()));
             }
             unseen(0, &history, |offset, send, read_committed| {
-                read_committed && checkers.commit_lost_not_durable(&logs, offset, send)
+                read_committed
+                    && checkers.commit_lost_not_durable(
+                        &logs,
+                        &TxnEndsMemo::default(),
+                        offset,
+                        send,
+                    )
             })
             .0
             .iter()

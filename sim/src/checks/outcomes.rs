@@ -1,8 +1,10 @@
 //! How each transaction of a log ended, judged from the control batches after its records:
 //! what the transaction checks and the read checks both ask of a final log.
 
-use mirrorsim::common::Offset;
+use std::cell::RefCell;
 use std::collections::BTreeMap;
+
+use mirrorsim::common::Offset;
 
 use mirrorsim::broker::MemoryDirDisk;
 use mirrorsim::log::PartitionLog;
@@ -55,6 +57,35 @@ pub(super) fn transaction_end_at(log: &PartitionLog<MemoryDirDisk>, offset: i64)
         .next()
         .filter(|batch| batch.base_offset() <= offset && !batch.is_control())?;
     transaction_ends(log).get(&batch.base_offset()).copied()
+}
+
+/// [`transaction_end_at`] asked many times of final logs that do not change meanwhile (one
+/// check of the whole history): each partition's log is scanned once, when first asked, where
+/// [`transaction_end_at`] scans it at every call.
+#[derive(Debug, Default)]
+pub(super) struct TxnEndsMemo {
+    ends: RefCell<BTreeMap<(ClusterIndex, TopicPartition), BTreeMap<i64, TxnEnd>>>,
+}
+
+impl TxnEndsMemo {
+    /// [`transaction_end_at`] of `log`, the final log of `cluster`'s `topic_partition`.
+    pub(super) fn end_at(
+        &self,
+        cluster: ClusterIndex,
+        topic_partition: &TopicPartition,
+        log: &PartitionLog<MemoryDirDisk>,
+        offset: i64,
+    ) -> Option<TxnEnd> {
+        let batch = log
+            .batches_from(Offset(offset))
+            .next()
+            .filter(|batch| batch.base_offset() <= offset && !batch.is_control())?;
+        let mut ends = self.ends.borrow_mut();
+        ends.entry((cluster, topic_partition.clone()))
+            .or_insert_with(|| transaction_ends(log))
+            .get(&batch.base_offset())
+            .copied()
+    }
 }
 
 /// [`transaction_ends`] of a sequence of batches in log order.
