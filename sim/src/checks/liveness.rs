@@ -396,11 +396,16 @@ impl Checkers {
         let commits_confirmed = commits_confirmed_at(history);
         // The final logs do not change while the history is checked: each is scanned for its
         // transactions' ends once, not once per unseen record.
-        let txn_ends = TxnEndsMemo::default();
+        let txn_ends = std::cell::RefCell::new(TxnEndsMemo::default());
         let (unseen_violations, read_elsewhere) =
             unseen(time_ms, history, |offset, send, read_committed| {
                 let outcome_lost = || {
-                    let lost = self.commit_lost_not_durable(&logs, &txn_ends, offset, send);
+                    let lost = self.commit_lost_not_durable(
+                        &logs,
+                        &mut txn_ends.borrow_mut(),
+                        offset,
+                        send,
+                    );
                     outcome_lost_sends.set(outcome_lost_sends.get() + u64::from(lost));
                     lost
                 };
@@ -411,7 +416,7 @@ impl Checkers {
                     let lost = self.aborted_after_enlist_lost(
                         state,
                         &logs,
-                        &txn_ends,
+                        &mut txn_ends.borrow_mut(),
                         offset,
                         send,
                         completed_ms,
@@ -452,7 +457,7 @@ impl Checkers {
     pub(super) fn commit_lost_not_durable(
         &self,
         logs: &dyn LeaderLogs,
-        txn_ends: &TxnEndsMemo,
+        txn_ends: &mut TxnEndsMemo,
         offset: i64,
         send: &crate::world::workload::SendRecord,
     ) -> bool {
@@ -468,10 +473,10 @@ impl Checkers {
             .batches_from(Offset(offset))
             .next()
             .is_some_and(|batch| record_value_in(batch, offset).as_deref() == Some(value));
-        let Some(end) = txn_ends
-            .end_at(cluster, tp, log, offset)
-            .filter(|_| holds_it)
-        else {
+        if !holds_it {
+            return false;
+        }
+        let Some(end) = txn_ends.end_at(cluster, tp, log, offset) else {
             return false;
         };
         end.outcome != TxnOutcome::Committed
@@ -498,7 +503,7 @@ impl Checkers {
         &self,
         state_partition: impl FnOnce(&str) -> Option<TopicPartition>,
         logs: &dyn LeaderLogs,
-        txn_ends: &TxnEndsMemo,
+        txn_ends: &mut TxnEndsMemo,
         offset: i64,
         send: &crate::world::workload::SendRecord,
         completed_ms: Option<i64>,

@@ -1746,7 +1746,7 @@ mod tests {
             checkers.aborted_after_enlist_lost(
                 state,
                 logs,
-                &TxnEndsMemo::default(),
+                &mut TxnEndsMemo::default(),
                 0,
                 &send,
                 Some(1_000),
@@ -3078,7 +3078,7 @@ mod tests {
                 read_committed
                     && checkers.commit_lost_not_durable(
                         &logs,
-                        &TxnEndsMemo::default(),
+                        &mut TxnEndsMemo::default(),
                         offset,
                         send,
                     )

@@ -1,7 +1,6 @@
 //! How each transaction of a log ended, judged from the control batches after its records:
 //! what the transaction checks and the read checks both ask of a final log.
 
-use std::cell::RefCell;
 use std::collections::BTreeMap;
 
 use mirrorsim::common::Offset;
@@ -52,39 +51,49 @@ pub(super) fn transaction_ends(log: &PartitionLog<MemoryDirDisk>) -> BTreeMap<i6
 /// How the transaction of the transactional data batch holding `offset` ended in a log, if a
 /// transactional data batch holds it.
 pub(super) fn transaction_end_at(log: &PartitionLog<MemoryDirDisk>, offset: i64) -> Option<TxnEnd> {
-    let batch = log
-        .batches_from(Offset(offset))
-        .next()
-        .filter(|batch| batch.base_offset() <= offset && !batch.is_control())?;
-    transaction_ends(log).get(&batch.base_offset()).copied()
+    let base = data_batch_base(log, offset)?;
+    transaction_ends(log).get(&base).copied()
 }
 
-/// [`transaction_end_at`] asked many times of final logs that do not change meanwhile (one
-/// check of the whole history): each partition's log is scanned once, when first asked, where
-/// [`transaction_end_at`] scans it at every call.
+/// The base offset of the data batch holding `offset`, if one does.
+fn data_batch_base(log: &PartitionLog<MemoryDirDisk>, offset: i64) -> Option<i64> {
+    log.batches_from(Offset(offset))
+        .next()
+        .filter(|batch| batch.base_offset() <= offset && !batch.is_control())
+        .map(|batch| batch.base_offset())
+}
+
+/// [`transaction_ends`] of final logs that do not change while a check asks many questions of
+/// them (one check of the whole history): each partition's log is scanned once, when first
+/// asked, where [`transaction_end_at`] scans it at every call.
 #[derive(Debug, Default)]
 pub(super) struct TxnEndsMemo {
-    ends: RefCell<BTreeMap<(ClusterIndex, TopicPartition), BTreeMap<i64, TxnEnd>>>,
+    ends: BTreeMap<(ClusterIndex, TopicPartition), BTreeMap<i64, TxnEnd>>,
 }
 
 impl TxnEndsMemo {
+    /// [`transaction_ends`] of `log`, the final log of `cluster`'s `topic_partition`.
+    pub(super) fn ends(
+        &mut self,
+        cluster: ClusterIndex,
+        topic_partition: &TopicPartition,
+        log: &PartitionLog<MemoryDirDisk>,
+    ) -> &BTreeMap<i64, TxnEnd> {
+        self.ends
+            .entry((cluster, topic_partition.clone()))
+            .or_insert_with(|| transaction_ends(log))
+    }
+
     /// [`transaction_end_at`] of `log`, the final log of `cluster`'s `topic_partition`.
     pub(super) fn end_at(
-        &self,
+        &mut self,
         cluster: ClusterIndex,
         topic_partition: &TopicPartition,
         log: &PartitionLog<MemoryDirDisk>,
         offset: i64,
     ) -> Option<TxnEnd> {
-        let batch = log
-            .batches_from(Offset(offset))
-            .next()
-            .filter(|batch| batch.base_offset() <= offset && !batch.is_control())?;
-        let mut ends = self.ends.borrow_mut();
-        ends.entry((cluster, topic_partition.clone()))
-            .or_insert_with(|| transaction_ends(log))
-            .get(&batch.base_offset())
-            .copied()
+        let base = data_batch_base(log, offset)?;
+        self.ends(cluster, topic_partition, log).get(&base).copied()
     }
 }
 

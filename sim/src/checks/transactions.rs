@@ -7,11 +7,11 @@ use std::collections::BTreeMap;
 
 use mirrorsim::broker::MemoryDirDisk;
 use mirrorsim::log::PartitionLog;
-use mirrorsim::protocol::{ClusterIndex, NodeId, TopicPartition};
+use mirrorsim::protocol::{NodeId, TopicPartition};
 
 use super::history::{EnlistLost, OutcomeLost, RewrittenByMirroring};
 use super::invariants::{Invariant, Violation};
-use super::outcomes::{transaction_ends, TxnEnd, TxnOutcome};
+use super::outcomes::{TxnEnd, TxnEndsMemo, TxnOutcome};
 use super::reads::{offset_of_value, LeaderLogs};
 use crate::world::workload::History;
 
@@ -49,8 +49,7 @@ pub(super) fn check_delivered_records(
     outcome_lost: &OutcomeLost<'_>,
 ) -> Vec<Violation> {
     let mut out = Vec::new();
-    let mut outcomes: BTreeMap<(ClusterIndex, TopicPartition), BTreeMap<i64, TxnEnd>> =
-        BTreeMap::new();
+    let mut outcomes = TxnEndsMemo::default();
     for ((consumer, _), polls) in &history.polls {
         let cluster = consumer.cluster();
         let read_committed = history.read_committed.contains(consumer);
@@ -87,9 +86,7 @@ pub(super) fn check_delivered_records(
             if !read_committed || !batch.is_transactional() {
                 continue;
             }
-            let partition_outcomes = outcomes
-                .entry((cluster, poll.topic_partition.clone()))
-                .or_insert_with(|| transaction_ends(log));
+            let partition_outcomes = outcomes.ends(cluster, &poll.topic_partition, log);
             if let Some(end) = partition_outcomes.get(&batch.base_offset()) {
                 let (producer_id, outcome) = (&end.producer_id, &end.outcome);
                 let tp = &poll.topic_partition;
@@ -174,8 +171,7 @@ pub(super) fn check_transaction_atomicity(
     enlist_lost: &EnlistLost<'_>,
 ) -> Vec<Violation> {
     let mut out = Vec::new();
-    let mut outcomes: BTreeMap<(ClusterIndex, TopicPartition), BTreeMap<i64, TxnEnd>> =
-        BTreeMap::new();
+    let mut outcomes = TxnEndsMemo::default();
     for ((producer, incarnation, number), transaction) in &history.transactions {
         let cluster = producer.cluster();
         let mut committed = Vec::new();
@@ -192,9 +188,7 @@ pub(super) fn check_transaction_atomicity(
                 // A transaction there is still completing: the liveness check judges that.
                 still_open = true;
             }
-            let partition_outcomes = outcomes
-                .entry((cluster, send.topic_partition.clone()))
-                .or_insert_with(|| transaction_ends(log));
+            let partition_outcomes = outcomes.ends(cluster, &send.topic_partition, log);
             let Some(offset) = offset_of_value(log, &send.value) else {
                 if !gone_legally(send) {
                     not_committed.push(send.topic_partition.clone());
@@ -230,7 +224,7 @@ pub(super) fn check_transaction_atomicity(
                 && transaction.committed == Some(false)
                 && decided_at.is_some_and(|commit_at| {
                     let aborted = (*incarnation, *number);
-                    let ends = &*partition_outcomes;
+                    let ends = partition_outcomes;
                     commits_a_confirmed_commit(
                         history, *producer, aborted, tp, log, ends, commit_at,
                     )
