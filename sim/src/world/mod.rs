@@ -250,11 +250,14 @@ impl Shared {
 
     /// Mixes an event into the trace hash. What a replay prints is emitted separately, at the
     /// call sites, so the hash's inputs do not depend on the trace.
-    pub fn trace(&self, event: &str) {
+    /// The event is hashed as it is formatted, byte by byte (FNV-1a is a stream hash), so it
+    /// costs no allocation: the world traces every delivered message.
+    pub fn trace(&self, event: std::fmt::Arguments<'_>) {
         let elapsed_ns = self.start.elapsed().as_nanos() as u64;
         let mut hash = lock(&self.trace);
-        *hash = fnv1a(*hash, &elapsed_ns.to_le_bytes());
-        *hash = fnv1a(*hash, event.as_bytes());
+        let mut stream = FnvStream(fnv1a(*hash, &elapsed_ns.to_le_bytes()));
+        std::fmt::Write::write_fmt(&mut stream, event).expect("hashing never fails");
+        *hash = stream.0;
     }
 
     /// The current trace hash.
@@ -266,6 +269,16 @@ impl Shared {
 impl Default for Shared {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+/// An FNV-1a hash fed by `write!`: the same value as hashing the formatted string at once.
+struct FnvStream(u64);
+
+impl std::fmt::Write for FnvStream {
+    fn write_str(&mut self, text: &str) -> std::fmt::Result {
+        self.0 = fnv1a(self.0, text.as_bytes());
+        Ok(())
     }
 }
 
@@ -316,7 +329,7 @@ async fn drive(
 ) {
     let state = factory(shared.now_ms(node), incarnation);
     lock(&slot).state = Some(state);
-    shared.trace(&format!("start {node} #{incarnation}"));
+    shared.trace(format_args!("start {node} #{incarnation}"));
     if shared.print_trace {
         tracing::info!("start");
     }
@@ -376,7 +389,7 @@ async fn drive(
             continue;
         };
         for envelope in ready {
-            shared.trace(&format!(
+            shared.trace(format_args!(
                 "deliver {} -> {} {}",
                 envelope.from,
                 envelope.to,
@@ -452,7 +465,7 @@ fn step_outputs(node: NodeId, shared: &Shared, slot: &Mutex<Slot>) -> (Vec<Envel
                         .filter(|id| history.duplicated_admin_requests.contains(&(node, **id)));
                     outcome.duplicated = duplicated.count() as u32;
                 }
-                shared.trace(&format!("admin {node} {finished}"));
+                shared.trace(format_args!("admin {node} {finished}"));
                 if shared.print_trace {
                     // The admin timeline is part of the scenario's script, like the faults: a
                     // `world` line, kept by every node filter.

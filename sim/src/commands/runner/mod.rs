@@ -363,7 +363,7 @@ impl World {
                 self.say_about(id, format_args!("resumed"));
             }
         }
-        self.shared.trace("heal");
+        self.shared.trace(format_args!("heal"));
     }
 
     fn resolve(&self, targets: &[Target]) -> Vec<NodeId> {
@@ -398,7 +398,7 @@ impl World {
     /// Applies a fault; returns the nodes it resolved to. A replay shows the fault, then what
     /// it did to each node (in that node's span).
     fn start_fault(&mut self, fault: &PlannedFault) -> Vec<NodeId> {
-        self.shared.trace(&format!("fault start {fault}"));
+        self.shared.trace(format_args!("fault start {fault}"));
         self.say(format_args!("fault start {fault}"));
         // One mark per fault kind started, for the soak's coverage report.
         self.checkers
@@ -518,7 +518,7 @@ impl World {
     }
 
     fn end_fault(&mut self, fault: &PlannedFault, nodes: &[NodeId]) {
-        self.shared.trace(&format!("fault end {fault}"));
+        self.shared.trace(format_args!("fault end {fault}"));
         self.say(format_args!("fault end {fault}"));
         let net = madsim::net::NetSim::current();
         match &fault.action {
