@@ -172,7 +172,7 @@ fn an_out_file_that_cannot_be_created_or_written_exits_74() {
         "--seeds",
         "1",
         "--seed-base",
-        "1",
+        "9",
         "--jobs",
         "1",
         "--broken",

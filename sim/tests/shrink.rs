@@ -136,7 +136,7 @@ fn the_cli_writes_a_checked_file_and_refuses_bad_input() {
             "shrink",
             "scenarios/leader_crash.toml",
             "--seed",
-            "1",
+            "9",
             "--broken",
             "ack-before-replication",
             "--budget",
@@ -152,19 +152,19 @@ fn the_cli_writes_a_checked_file_and_refuses_bad_input() {
     assert_eq!(output.status.code(), Some(0), "{stdout}");
     let written = written.expect("the --out file");
     assert!(
-        stdout.contains("shrink: seed 1 fails acked-writes-durable (safety, exit 1): VIOLATION"),
+        stdout.contains("shrink: seed 9 fails acked-writes-durable (safety, exit 1): VIOLATION"),
         "{stdout}"
     );
     assert!(
         stdout.contains(&format!(
-            "shrink: wrote {} (checked: it fails acked-writes-durable with seed 1)",
+            "shrink: wrote {} (checked: it fails acked-writes-durable with seed 9)",
             out.display()
         )),
         "{stdout}"
     );
     assert!(
         written.starts_with(
-            "# Shrunk by `mirrorsim shrink` from scenarios/leader_crash.toml with seed 1.\n"
+            "# Shrunk by `mirrorsim shrink` from scenarios/leader_crash.toml with seed 9.\n"
         ),
         "{written}"
     );
@@ -177,7 +177,7 @@ fn the_cli_writes_a_checked_file_and_refuses_bad_input() {
             "shrink",
             "scenarios/leader_crash.toml",
             "--seed",
-            "1",
+            "9",
             "--broken",
             "no-such-switch",
         ],

@@ -319,7 +319,7 @@ fn the_cli_writes_failures_to_stdout_and_the_out_file_and_exits_1() {
             "--seeds",
             "1",
             "--seed-base",
-            "1",
+            "9",
             "--jobs",
             "1",
             "--broken",
@@ -333,7 +333,7 @@ fn the_cli_writes_failures_to_stdout_and_the_out_file_and_exits_1() {
     let stdout = String::from_utf8_lossy(&output.stdout);
     let lines: Vec<&str> = stdout.lines().collect();
     assert!(
-        lines[0].starts_with("SOAK seed_base=1 shard=1/1 jobs=1 "),
+        lines[0].starts_with("SOAK seed_base=9 shard=1/1 jobs=1 "),
         "{stdout}"
     );
     let json_lines: Vec<&str> = lines
@@ -346,7 +346,7 @@ fn the_cli_writes_failures_to_stdout_and_the_out_file_and_exits_1() {
     let _ = std::fs::remove_file(&out);
     assert_eq!(written, format!("{}\n", json_lines[0]));
     assert!(json_lines[0].contains(
-        "\"replay\":\"cargo run --release --bin mirrorsim -- replay scenarios/leader_crash.toml --seed 1 --broken ack-before-replication\""
+        "\"replay\":\"cargo run --release --bin mirrorsim -- replay scenarios/leader_crash.toml --seed 9 --broken ack-before-replication\""
     ));
     let last = lines.last().expect("a final line");
     assert!(

@@ -8,8 +8,10 @@ use crate::switches::BrokenSwitch;
 pub struct BrokerConfig {
     /// `broker.heartbeat.interval.ms` (Kafka: 2000).
     pub heartbeat_interval_ms: i64,
-    /// How often the broker polls the controller for metadata records (KRaft long-polls).
-    pub metadata_fetch_interval_ms: i64,
+    /// How long the controller may hold the broker's metadata fetch while it has no new
+    /// record (KRaft's fetch of the metadata log is a long poll; Kafka waits up to 500 ms with
+    /// a 2000 ms request timeout). Must stay below `controller_request_timeout_ms`.
+    pub metadata_fetch_wait_max_ms: i64,
     /// Metadata records per fetch.
     pub metadata_fetch_max_records: usize,
     /// Timeout of requests to the controller.
@@ -59,8 +61,8 @@ impl BrokerConfig {
         let positive_ms = [
             ("heartbeat_interval_ms", self.heartbeat_interval_ms),
             (
-                "metadata_fetch_interval_ms",
-                self.metadata_fetch_interval_ms,
+                "metadata_fetch_wait_max_ms",
+                self.metadata_fetch_wait_max_ms,
             ),
             (
                 "controller_request_timeout_ms",
@@ -112,6 +114,13 @@ impl BrokerConfig {
                 return Err(BrokerConfigError::new(field, "must be positive"));
             }
         }
+        if self.metadata_fetch_wait_max_ms >= self.controller_request_timeout_ms {
+            // The broker would re-send every held fetch before the controller answers it.
+            return Err(BrokerConfigError::new(
+                "metadata_fetch_wait_max_ms",
+                "must be below controller_request_timeout_ms",
+            ));
+        }
         let positive_sizes = [
             (
                 "offsets_topic_partitions",
@@ -162,7 +171,7 @@ impl Default for BrokerConfig {
     fn default() -> Self {
         Self {
             heartbeat_interval_ms: 100,
-            metadata_fetch_interval_ms: 20,
+            metadata_fetch_wait_max_ms: 200,
             metadata_fetch_max_records: 1000,
             controller_request_timeout_ms: 500,
             replica_fetch_wait_max_ms: 100,

@@ -12,8 +12,10 @@
 //!   A heartbeat answered StaleBrokerEpoch or BrokerIdNotRegistered means the controller lost
 //!   or replaced the registration: the session drops its epoch, is no longer ready, and
 //!   registers again at once.
-//! - **Metadata.** It fetches the metadata log from the image's next offset, again at once
-//!   while the controller has more, else after `metadata_fetch_interval_ms`. Records are
+//! - **Metadata.** It fetches the metadata log from the image's next offset, and again at once
+//!   after every answer: the controller holds a fetch it has nothing for up to
+//!   `metadata_fetch_wait_max_ms` (a long poll, as KRaft's), so a new record reaches the
+//!   broker one round trip after it is committed. Records are
 //!   applied in offset order; a stale or overlapping answer contributes only what follows the
 //!   image. The session becomes *ready* the first time its image shows its current
 //!   registration (the broker acts on leadership and opens its listeners only then), and
@@ -55,7 +57,7 @@ pub(super) enum SessionAnswer {
 struct SessionConfig {
     request_timeout_ms: i64,
     heartbeat_interval_ms: i64,
-    metadata_fetch_interval_ms: i64,
+    metadata_fetch_wait_max_ms: i64,
     metadata_fetch_max_records: usize,
 }
 
@@ -98,7 +100,7 @@ impl ControllerSession {
             config: SessionConfig {
                 request_timeout_ms: config.controller_request_timeout_ms,
                 heartbeat_interval_ms: config.heartbeat_interval_ms,
-                metadata_fetch_interval_ms: config.metadata_fetch_interval_ms,
+                metadata_fetch_wait_max_ms: config.metadata_fetch_wait_max_ms,
                 metadata_fetch_max_records: config.metadata_fetch_max_records,
             },
             broker_epoch: None,
@@ -210,6 +212,7 @@ impl ControllerSession {
             Request::Controller(ControllerRequest::FetchMetadata {
                 from_offset: Offset(image.next_offset),
                 max_records: self.config.metadata_fetch_max_records,
+                max_wait_ms: self.config.metadata_fetch_wait_max_ms,
             }),
         );
         self.metadata_fetch = Some(PendingRequest {
@@ -264,12 +267,9 @@ impl ControllerSession {
                     }
                 }
             }
-            Response::Controller(ControllerResponse::FetchMetadata {
-                records,
-                end_offset,
-            }) => {
+            Response::Controller(ControllerResponse::FetchMetadata { records, .. }) => {
                 if answers(self.metadata_fetch) {
-                    let applied = self.apply_metadata(now_ms, image, records, end_offset);
+                    let applied = self.apply_metadata(now_ms, image, records);
                     return SessionAnswer::Metadata { applied };
                 }
             }
@@ -299,7 +299,6 @@ impl ControllerSession {
         now_ms: i64,
         image: &mut MetadataImage,
         records: Vec<(Offset, MetadataRecord)>,
-        Offset(end_offset): Offset,
     ) -> bool {
         self.metadata_fetch = None;
         let mut applied = false;
@@ -311,11 +310,8 @@ impl ControllerSession {
             image.apply(offset, &record);
             applied = true;
         }
-        self.next_metadata_fetch_ms = if image.next_offset < end_offset {
-            now_ms
-        } else {
-            now_ms + self.config.metadata_fetch_interval_ms
-        };
+        // The controller held the fetch while it had nothing: fetch again at once either way.
+        self.next_metadata_fetch_ms = now_ms;
         if !self.metadata_ready {
             self.metadata_ready = self.broker_epoch.is_some_and(|epoch| {
                 image

@@ -616,8 +616,10 @@ fn a_destination_leader_change_while_mirroring_keeps_mirroring_on_the_new_leader
 #[test]
 fn a_destination_leader_lost_at_any_point_of_stopping_still_ends_stopped() {
     // Crash points spread over STOPPING's steps (bump, LSO truncation, LME, reset, STOPPED).
-    // STOPPING runs from about 110 ms to 320 ms after the request in this world (measured).
-    for cut_after_ms in [110, 130, 150, 180, 210, 230, 260, 290, 310] {
+    // STOPPING runs from about 8 ms to 150 ms after the request in this world (measured: the
+    // bump is asked for at 8 ms, the last mirrored position persisted at 10 ms, the reset
+    // appended at 110 ms and STOPPED persisted at 153 ms).
+    for cut_after_ms in [8, 9, 10, 40, 80, 110, 120, 135, 150] {
         let mut world = mirroring_world(4);
         let source = world.leader(A);
         let mirrored_epoch = world.partition(source).log.latest_epoch().unwrap();
@@ -880,8 +882,10 @@ fn a_stop_that_never_cut_or_mirrored_records_no_last_mirrored_epoch_and_resets_n
     world.run_for(500);
     create_mirror_between(&mut world, "m", A, B);
     create_mirror_between(&mut world, "back", B, A);
-    alter_on(&mut world, B, "m", MirrorTopicOperation::Add);
+    // a's PREPARING goes first and ends before b's asks.
     alter_on(&mut world, A, "back", MirrorTopicOperation::Add);
+    world.run_for(1_000);
+    alter_on(&mut world, B, "m", MirrorTopicOperation::Add);
     world.run_for(3_000);
     let b_leader = world.leader(B);
     assert_eq!(
@@ -951,8 +955,10 @@ fn a_stop_of_own_writes_waits_for_an_open_local_transaction_then_cuts_what_nobod
     open_transaction(&mut world, B, 10);
     create_mirror_between(&mut world, "m", A, B);
     create_mirror_between(&mut world, "back", B, A);
-    alter_on(&mut world, B, "m", MirrorTopicOperation::Add);
+    // a's PREPARING goes first and ends before b's asks.
     alter_on(&mut world, A, "back", MirrorTopicOperation::Add);
+    world.run_for(1_000);
+    alter_on(&mut world, B, "m", MirrorTopicOperation::Add);
     world.run_for(3_000);
     assert_eq!(state_on(&world, A), MirrorState::Mirroring, "a's side won");
     let b_log = &world.partition(world.leader(B)).log;
@@ -1580,7 +1586,7 @@ fn a_stop_a_new_leader_resumes_keeps_the_last_mirrored_position_the_first_persis
     use StopStep::*;
     // Crash points (the first leader cut off): before it persisted the last mirrored position
     // (the new leader captures it afresh), and after (the new leader reads it back: `kept`).
-    for (cut_after_ms, first_steps, kept) in [(110, 2, false), (200, 5, true)] {
+    for (cut_after_ms, first_steps, kept) in [(8, 2, false), (50, 5, true)] {
         let mut world = mirroring_world(4);
         let first_leader = world.leader(B);
         request_failover(&mut world);

@@ -77,6 +77,11 @@ impl ScriptedController {
         }
     }
 
+    /// The end of the metadata log FetchMetadata serves.
+    fn published_end(&self) -> i64 {
+        (self.records.len() - self.unpublished) as i64
+    }
+
     /// The epoch of the broker's latest registration.
     fn epoch_of(&self, broker_id: BrokerId) -> i64 {
         self.records
@@ -175,6 +180,9 @@ struct Cluster {
     to_client: Vec<Envelope>,
     /// Links that drop everything (from, to).
     cut: Vec<(NodeId, NodeId)>,
+    /// FetchMetadata requests the scripted controller holds, as a real one does while it has
+    /// nothing to return (from, correlation id, the request, until when).
+    held_fetches: Vec<(NodeId, u64, Request, i64)>,
 }
 
 impl Cluster {
@@ -187,6 +195,7 @@ impl Cluster {
             queue: Default::default(),
             to_client: Vec::new(),
             cut: Vec::new(),
+            held_fetches: Vec::new(),
         };
         for id in brokers {
             cluster.start(BrokerId(*id), 1);
@@ -240,6 +249,7 @@ impl Cluster {
     fn run_for(&mut self, duration_ms: i64) {
         let end = self.now_ms + duration_ms;
         while self.now_ms < end {
+            self.answer_held_fetches();
             self.collect_outboxes();
             while let Some(envelope) = self.queue.pop_front() {
                 if self.cut.contains(&(envelope.from, envelope.to)) {
@@ -267,6 +277,19 @@ impl Cluster {
                 let Message::Request(correlation_id, request) = envelope.message else {
                     panic!("controller got a response");
                 };
+                if let Request::Controller(ControllerRequest::FetchMetadata {
+                    from_offset,
+                    max_wait_ms,
+                    ..
+                }) = &request
+                {
+                    if *max_wait_ms > 0 && from_offset.0 >= self.controller.published_end() {
+                        let until = self.now_ms + max_wait_ms;
+                        self.held_fetches
+                            .push((envelope.from, correlation_id, request, until));
+                        return;
+                    }
+                }
                 let response = self.controller.answer(request);
                 self.queue.push_back(Envelope {
                     from: envelope.to,
@@ -280,6 +303,29 @@ impl Cluster {
                 }
             }
             NodeId::Client(..) => self.to_client.push(envelope),
+        }
+    }
+
+    /// Answers the held fetches that now have records or waited long enough.
+    fn answer_held_fetches(&mut self) {
+        let end = self.controller.published_end();
+        let now = self.now_ms;
+        let (due, held): (Vec<_>, Vec<_>) = std::mem::take(&mut self.held_fetches)
+            .into_iter()
+            .partition(|(_, _, request, until)| {
+                *until <= now
+                    || matches!(request, Request::Controller(ControllerRequest::FetchMetadata {
+                        from_offset, ..
+                    }) if from_offset.0 < end)
+            });
+        self.held_fetches = held;
+        for (from, correlation_id, request, _) in due {
+            let response = self.controller.answer(request);
+            self.queue.push_back(Envelope {
+                from: NodeId::Controller(CLUSTER),
+                to: from,
+                message: Message::Response(correlation_id, response),
+            });
         }
     }
 

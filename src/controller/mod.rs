@@ -15,7 +15,7 @@
 //! - `handle_timeout`: fences every unfenced broker whose session deadline has passed.
 //!
 //! Outputs: one response per request it serves, queued in order (`take_outbox`), and
-//! `poll_timeout` = the earliest session deadline of an unfenced broker.
+//! `poll_timeout` = the earliest session deadline of an unfenced broker or held fetch.
 //!
 //! Every request is handled to completion in one call: the controller validates it against its
 //! [`MetadataImage`], builds the records (applying each to the image as it goes, so later
@@ -27,11 +27,17 @@
 //! |---|---|---|
 //! | `BrokerRegistration` | a new incarnation: `FenceBroker` and partition changes if the previous registration was still unfenced, then `RegisterBroker` (epoch = its offset; the broker starts fenced). The current incarnation again: nothing (retry). An older incarnation: nothing, `DuplicateBrokerRegistration`. | the epoch |
 //! | `BrokerHeartbeat` | refreshes the session; a fenced broker whose `metadata_offset` passed its `RegisterBroker` record is unfenced (`UnfenceBroker`) and elected where eligible | `is_fenced` |
-//! | `FetchMetadata` | nothing; durable records from `from_offset` on | records, end offset |
+//! | `FetchMetadata` | nothing; durable records from `from_offset` on, held up to `max_wait_ms` while there are none (see below) | records, end offset |
 //! | `AlterPartition` | after validation, one `Partition` record with the new ISR and `partition_epoch + 1` | the new state |
 //! | `AllocateProducerIds` | `ProducerIds` moving `next_producer_id` up by one block; the first block starts at 0 | first id, count |
 //! | `CreateTopics` | per valid topic: `Topic`, its `Config`s, one `Partition` per partition | per-topic result |
 //! | `Metadata` | nothing; answered from the image (live brokers, topics) | topic metadata |
+//!
+//! A `FetchMetadata` with nothing to return is a long poll, as KRaft's Fetch of the metadata
+//! log is: the controller holds it (one per broker: a newer fetch from the same broker
+//! replaces the held one) until a record is committed past `from_offset` or `max_wait_ms`
+//! passes, then answers it as if it had just arrived. Held fetches are volatile: a restarted
+//! controller has none, and the broker re-sends after its request timeout.
 //!
 //! Data-plane requests (`Produce`, `Fetch`, `OffsetsForLeaderEpoch`, `ListOffsets`,
 //! `InitProducerId`) are not served by a controller and are dropped without an answer.
@@ -98,7 +104,7 @@ use crate::metadata::{
 use crate::node::{Node, Outbox};
 use crate::protocol::{
     BrokerId, ClusterIndex, ClusterRequest, ClusterResponse, ControllerRequest, Envelope,
-    ErrorCode, Message, MirrorRequest, NewTopic, NodeId, Request, Response, TopicId,
+    ErrorCode, Message, MirrorRequest, NewTopic, NodeId, Offset, Request, Response, TopicId,
 };
 
 /// Kafka's `UNKNOWN_SERVER_ERROR` (−1), for the exhausted producer-id space.
@@ -121,6 +127,8 @@ pub struct Controller<D: LogDisk> {
     staged: Vec<MetadataRecord>,
     /// Session deadline of every registered broker (controller clock, volatile).
     session_deadlines_ms: BTreeMap<BrokerId, i64>,
+    /// FetchMetadata requests held until a record is committed past their offset (volatile).
+    held_fetches: Vec<HeldFetch>,
     outbox: Outbox,
     recovery: MetadataLogRecovery,
     fatal_error: Option<ControllerError>,
@@ -169,6 +177,7 @@ impl<D: LogDisk> Controller<D> {
             image,
             staged: Vec::new(),
             session_deadlines_ms,
+            held_fetches: Vec::new(),
             outbox: Outbox::new(node_id),
             recovery,
             fatal_error: None,
@@ -552,9 +561,11 @@ impl<D: LogDisk> Controller<D> {
                 broker_epoch,
                 metadata_offset,
             )?,
+            // Answered at once: it has records, or it may not wait (a held one never gets here).
             ControllerRequest::FetchMetadata {
                 from_offset,
                 max_records,
+                ..
             } => self.handle_fetch_metadata(from_offset, max_records),
             ControllerRequest::AlterPartition {
                 broker_id,
@@ -618,11 +629,19 @@ impl<D: LogDisk> Node for Controller<D> {
         }
         match envelope.message {
             Message::Request(correlation_id, request) => {
+                if let Some(held) = HeldFetch::of(now_ms, envelope.from, correlation_id, &request) {
+                    if held.from_offset.0 >= self.log.end_offset() {
+                        self.held_fetches.retain(|other| other.from != held.from);
+                        self.held_fetches.push(held);
+                        return;
+                    }
+                }
                 // A disk error is recorded in `fatal_error`; the request goes unanswered.
                 if let Ok(Some(response)) = self.handle_request(now_ms, envelope.from, request) {
                     self.outbox.respond(envelope.from, correlation_id, response);
                 }
                 assert!(self.staged.is_empty(), "a batch was left uncommitted");
+                self.answer_held_fetches(now_ms);
             }
             Message::Response(..) => {}
         }
@@ -645,21 +664,72 @@ impl<D: LogDisk> Node for Controller<D> {
         }
         // A disk error is recorded in `fatal_error`.
         let _ = self.commit();
+        if self.fatal_error.is_none() {
+            self.answer_held_fetches(now_ms);
+        }
     }
 
     fn poll_timeout(&self) -> Option<i64> {
         if self.fatal_error.is_some() {
             return None;
         }
-        self.session_deadlines_ms
+        let sessions = self
+            .session_deadlines_ms
             .iter()
             .filter(|(broker_id, _)| self.image.is_broker_alive(**broker_id))
-            .map(|(_, deadline_ms)| *deadline_ms)
-            .min()
+            .map(|(_, deadline_ms)| *deadline_ms);
+        let held = self.held_fetches.iter().map(|held| held.deadline_ms);
+        sessions.chain(held).min()
     }
 
     fn take_outbox(&mut self) -> Vec<Envelope> {
         self.outbox.take()
+    }
+}
+
+/// A FetchMetadata the controller holds until it has records for it (see the module doc).
+#[derive(Debug, Clone, Copy)]
+struct HeldFetch {
+    from: NodeId,
+    correlation_id: u64,
+    from_offset: Offset,
+    max_records: usize,
+    deadline_ms: i64,
+}
+
+impl HeldFetch {
+    /// The fetch `request` would be while held: only a FetchMetadata that may wait.
+    fn of(now_ms: i64, from: NodeId, correlation_id: u64, request: &Request) -> Option<Self> {
+        match request {
+            Request::Controller(ControllerRequest::FetchMetadata {
+                from_offset,
+                max_records,
+                max_wait_ms,
+            }) if *max_wait_ms > 0 => Some(Self {
+                from,
+                correlation_id,
+                from_offset: *from_offset,
+                max_records: *max_records,
+                deadline_ms: now_ms + max_wait_ms,
+            }),
+            _ => None,
+        }
+    }
+}
+
+impl<D: LogDisk> Controller<D> {
+    /// Answers every held fetch that now has records, or whose wait is over.
+    fn answer_held_fetches(&mut self, now_ms: i64) {
+        let end_offset = self.log.end_offset();
+        let (due, held): (Vec<HeldFetch>, Vec<HeldFetch>) = std::mem::take(&mut self.held_fetches)
+            .into_iter()
+            .partition(|held| held.from_offset.0 < end_offset || held.deadline_ms <= now_ms);
+        self.held_fetches = held;
+        for fetch in due {
+            let response = self.handle_fetch_metadata(fetch.from_offset, fetch.max_records);
+            self.outbox
+                .respond(fetch.from, fetch.correlation_id, response);
+        }
     }
 }
 

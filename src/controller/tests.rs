@@ -1102,6 +1102,7 @@ fn fetch_metadata_lets_a_fresh_image_reach_the_controller_image() {
         let request = Request::Controller(ControllerRequest::FetchMetadata {
             from_offset: Offset(image.next_offset),
             max_records: 3,
+            max_wait_ms: 0,
         });
         let Response::Controller(ControllerResponse::FetchMetadata {
             records,
@@ -1126,6 +1127,7 @@ fn fetch_metadata_lets_a_fresh_image_reach_the_controller_image() {
     let request = Request::Controller(ControllerRequest::FetchMetadata {
         from_offset: Offset(controller.log_end_offset() + 5),
         max_records: 3,
+        max_wait_ms: 0,
     });
     match send(&mut controller, SESSION_MS, broker_node(1), request) {
         Response::Controller(ControllerResponse::FetchMetadata {
@@ -1137,6 +1139,94 @@ fn fetch_metadata_lets_a_fresh_image_reach_the_controller_image() {
         }
         other => panic!("unexpected {other:?}"),
     }
+}
+
+/// A FetchMetadata from broker 1 with correlation id `correlation_id`.
+fn metadata_fetch(correlation_id: u64, from_offset: i64, max_wait_ms: i64) -> Envelope {
+    Envelope {
+        from: broker_node(1),
+        to: controller_id(),
+        message: Message::Request(
+            correlation_id,
+            Request::Controller(ControllerRequest::FetchMetadata {
+                from_offset: Offset(from_offset),
+                max_records: 10,
+                max_wait_ms,
+            }),
+        ),
+    }
+}
+
+/// The FetchMetadata answers in `outbox` to broker 1: (correlation id, first offset, count).
+fn metadata_answers(outbox: Vec<Envelope>) -> Vec<(u64, Option<i64>, usize)> {
+    outbox
+        .into_iter()
+        .filter(|envelope| envelope.to == broker_node(1))
+        .map(|envelope| match envelope.message {
+            Message::Response(
+                id,
+                Response::Controller(ControllerResponse::FetchMetadata { records, .. }),
+            ) => (
+                id,
+                records.first().map(|(offset, _)| offset.0),
+                records.len(),
+            ),
+            other => panic!("unexpected {other:?}"),
+        })
+        .collect()
+}
+
+#[test]
+fn an_empty_metadata_fetch_is_held_until_a_record_is_committed_or_its_wait_ends() {
+    // KRaft's fetch of the metadata log is a long poll: nothing to return, nothing answered
+    // until a record is committed past the fetch offset or the fetch's wait is over.
+    let mut controller = new_controller();
+    register(&mut controller, 0, 1, 1);
+    let end = controller.log_end_offset();
+    controller.handle_message(10, metadata_fetch(1, end, 200));
+    assert!(controller.take_outbox().is_empty(), "held");
+    assert_eq!(
+        controller.poll_timeout(),
+        Some(210),
+        "its wait is a deadline"
+    );
+    // A newer fetch from the same broker replaces the held one (only it is answered).
+    controller.handle_message(20, metadata_fetch(2, end, 200));
+    assert!(controller.take_outbox().is_empty(), "held");
+    // Broker 2 registers: its record answers the held fetch at once, starting at `end`.
+    controller.handle_message(
+        30,
+        Envelope {
+            from: broker_node(2),
+            to: controller_id(),
+            message: Message::Request(
+                3,
+                Request::Controller(ControllerRequest::BrokerRegistration {
+                    broker_id: BrokerId(2),
+                    incarnation: 1,
+                }),
+            ),
+        },
+    );
+    let answers = metadata_answers(controller.take_outbox());
+    assert_eq!(answers, [(2, Some(end), 1)]);
+    // (Both brokers are still fenced: their sessions set no deadline.)
+    assert_eq!(controller.poll_timeout(), None, "nothing held");
+    // Held again until its wait is over, then answered with nothing.
+    let end = controller.log_end_offset();
+    controller.handle_message(40, metadata_fetch(4, end, 200));
+    controller.handle_timeout(239);
+    assert!(controller.take_outbox().is_empty(), "still held");
+    controller.handle_timeout(240);
+    assert_eq!(metadata_answers(controller.take_outbox()), [(4, None, 0)]);
+    // A fetch that may not wait, or one with records, is answered at once.
+    controller.handle_message(50, metadata_fetch(5, end, 0));
+    assert_eq!(metadata_answers(controller.take_outbox()), [(5, None, 0)]);
+    controller.handle_message(60, metadata_fetch(6, end - 1, 200));
+    assert_eq!(
+        metadata_answers(controller.take_outbox()),
+        [(6, Some(end - 1), 1)]
+    );
 }
 
 #[test]

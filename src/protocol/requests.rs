@@ -64,12 +64,16 @@ pub enum ControllerRequest {
         /// Offset of the next metadata record the broker will apply.
         metadata_offset: Offset,
     },
-    /// Broker → controller: metadata records from `from_offset` on.
+    /// Broker → controller: metadata records from `from_offset` on (KRaft's Fetch of the
+    /// `__cluster_metadata` log).
     FetchMetadata {
         /// First record wanted.
         from_offset: Offset,
         /// At most this many records.
         max_records: usize,
+        /// How long the controller may hold the request while it has no record from
+        /// `from_offset` on (KRaft's `MaxWaitMs`: the broker's fetch is a long poll).
+        max_wait_ms: i64,
     },
     /// Partition leader → controller: change the ISR.
     AlterPartition {
@@ -605,6 +609,7 @@ mod tests {
             ControllerRequest::FetchMetadata {
                 from_offset: Offset(0),
                 max_records: 10,
+                max_wait_ms: 200,
             },
             ControllerRequest::AlterPartition {
                 broker_id: BROKER,

@@ -239,7 +239,11 @@ fn request_fields_controller(
         ControllerRequest::FetchMetadata {
             from_offset,
             max_records,
-        } => write!(f, " from={from_offset} max={max_records}"),
+            max_wait_ms,
+        } => write!(
+            f,
+            " from={from_offset} max={max_records} max_wait={max_wait_ms}ms"
+        ),
         ControllerRequest::AlterPartition {
             broker_id,
             topic_id,

@@ -102,9 +102,9 @@ impl ClusterModel {
 
 /// How long after a mirror's CreateMirror or DeleteMirror was answered a broker's metadata
 /// image may still not hold the change: the controller answers once the record is in its
-/// metadata log, brokers fetch it every `metadata_fetch_interval_ms` (20 ms) and resend a lost
-/// fetch after `controller_request_timeout_ms` (500 ms), as in Kafka, where a broker answers
-/// admin requests from its own metadata cache.
+/// metadata log, brokers long-poll that log (a held fetch is answered as soon as the record is
+/// committed) and resend a lost fetch after `controller_request_timeout_ms` (500 ms), as in
+/// Kafka, where a broker answers admin requests from its own metadata cache.
 pub const METADATA_PROPAGATION_MS: i64 = 1_000;
 
 /// The clusters' topics at the start of a run: (cluster, topic) → partition count, and the

@@ -21,23 +21,25 @@
 //! | consumer `i` | `a-consumer-i` | 10.c.3.i |
 //! | admin `i` | `a-admin-i` | 10.c.4.i |
 //!
-//! Each node runs one driver task that feeds its sans-IO state machine (messages and timeouts)
-//! and sends what it queues; four receiver tasks take messages off the node's madsim endpoint
-//! (each receive costs madsim's 1 ms floor, so one loop would cap a node at 1000 messages per
-//! simulated second). The state machine lives in a [`Slot`] shared with the supervisor so
-//! checkers can read it; a kill drops the tasks and the restart builds a new state machine from
-//! the world-owned disk. A client with a deferred start (a scenario's `start_ms`) has no state
-//! machine and no address until that many ms into the fault phase.
+//! Each node is a madsim node (madsim kills, restarts and pauses it) running one driver task
+//! that feeds its sans-IO state machine (messages and timeouts) and sends what it queues. The
+//! state machine lives in a [`Slot`] shared with the supervisor so checkers can read it; a kill
+//! drops the task and the restart builds a new state machine from the world-owned disk. A
+//! client with a deferred start (a scenario's `start_ms`) has no state machine until that many
+//! ms into the fault phase, and what is sent to it before is lost.
 //!
-//! The message layer keeps every (sender, receiver) link in order, as the TCP connections Kafka
-//! runs on do (its idempotence relies on it): the sender stamps a link sequence number and
-//! chooses a delivery time that never precedes the previous message's on the link, and the
-//! receiver puts packets back in order, skipping a missing one after a short gap timeout (the
-//! connection broke; what was on it is lost). Faults madsim lacks are applied at send time:
-//! loss, duplication (the copy follows the original), a latency spike and holding a message back
-//! for seconds; both delay everything behind them on the link, so a held-back request lands
-//! after a leader change. Sends run in tasks of the sending node and die with it. Partitions use
-//! madsim's `clog_link`; madsim's own latency is set to nearly zero because this layer draws it.
+//! The message layer is the world's own: packets in flight wait in a time-ordered queue per
+//! receiving node ([`Network`]), and a node's driver sleeps until its next arrival or timer and
+//! then takes every packet due at once, so a message costs no madsim endpoint, task or timer of
+//! its own. It keeps every (sender, receiver) link in order, as the TCP connections Kafka runs on
+//! do (its idempotence relies on it): the sender stamps a link sequence number and chooses a
+//! delivery time that never precedes the previous message's on the link, and the receiver puts
+//! packets back in order, skipping a missing one after a short gap timeout (the connection
+//! broke; what was on it is lost). Faults are applied at send time (loss, duplication — the
+//! copy follows the original —, a latency spike and holding a message back for seconds; both
+//! delay everything behind them on the link, so a held-back request lands after a leader
+//! change) and at delivery (partitions and isolation cut links; what a process sent dies with
+//! it; a node that is down receives nothing).
 //!
 //! Each node's driver runs in a `tracing` span naming the node and its incarnation, and, when
 //! [`Shared::print_trace`] is set (replay), emits what a reader of the run needs: delivered
@@ -57,15 +59,14 @@ pub mod trace;
 pub mod workload;
 
 pub use clock::ClockSkew;
-use network::{send, LinkReceiver, LinkSender, Packet, MESSAGE_TAG};
-pub use network::{NetFaults, NetStats};
+use network::{send, LinkReceiver, LinkSender};
+pub use network::{NetFaults, NetStats, Network};
 
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use madsim::net::Endpoint;
 use madsim::rand::Rng;
 use mirrorsim::broker::{Broker, MemoryDirDisk, MemoryStorage};
 use mirrorsim::controller::Controller;
@@ -77,8 +78,6 @@ use tracing::Instrument;
 use crate::world::workload::{fnv1a, ConsumerWorkload, History, ProducerWorkload, FNV_OFFSET};
 use trace::Watermark;
 
-/// Receiver loops per node.
-const RECEIVER_LOOPS: usize = 4;
 /// The simulated wall clock starts here (2023-11-14), so record timestamps look real.
 pub const EPOCH_MS: i64 = 1_700_000_000_000;
 
@@ -150,8 +149,10 @@ pub type NodeFactory = Arc<dyn Fn(i64, u64) -> NodeState + Send + Sync>;
 
 /// State shared by every node task and the supervisor.
 pub struct Shared {
-    /// Message-layer faults.
+    /// Message-layer faults applied at send time.
     pub net: Mutex<NetFaults>,
+    /// The packets in flight and the cut links.
+    pub network: Mutex<Network>,
     /// Message counters.
     pub stats: Mutex<NetStats>,
     /// Per-node clock skew (see [`Shared::now_ms`]); a node without one runs on the world's
@@ -179,6 +180,7 @@ impl Shared {
     pub fn new() -> Self {
         Self {
             net: Mutex::new(NetFaults::default()),
+            network: Mutex::new(Network::default()),
             stats: Mutex::new(NetStats::default()),
             clocks: Mutex::new(BTreeMap::new()),
             trace: Mutex::new(FNV_OFFSET),
@@ -299,13 +301,8 @@ pub async fn run_node(
     slot: Arc<Mutex<Slot>>,
     factory: NodeFactory,
 ) {
-    // A deferred client does not exist yet: it has no address, so anything sent to it is lost.
+    // A deferred client does not exist yet: anything sent to it is lost.
     shared.wait_for_start(node).await;
-    let endpoint = Arc::new(
-        Endpoint::bind(node_address(node))
-            .await
-            .unwrap_or_else(|error| panic!("{node} cannot bind: {error}")),
-    );
     let incarnation = {
         let mut slot = lock(&slot);
         slot.incarnation += 1;
@@ -313,16 +310,15 @@ pub async fn run_node(
     };
     // Everything this incarnation does is attributed to it in a replay (instrumenting adds no
     // await and no scheduling decision, so runs are unchanged).
-    drive(node, incarnation, endpoint, shared, slot, factory)
+    drive(node, incarnation, shared, slot, factory)
         .instrument(trace::node_span(node, incarnation))
         .await;
 }
 
-/// The body of [`run_node`] for one incarnation, bound to its address; never returns.
+/// The body of [`run_node`] for one incarnation; never returns.
 async fn drive(
     node: NodeId,
     incarnation: u64,
-    endpoint: Arc<Endpoint>,
     shared: Arc<Shared>,
     slot: Arc<Mutex<Slot>>,
     factory: NodeFactory,
@@ -333,50 +329,26 @@ async fn drive(
     if shared.print_trace {
         tracing::info!("start");
     }
-    let (sender, mut inbox) = tokio::sync::mpsc::unbounded_channel::<Packet>();
-    for _ in 0..RECEIVER_LOOPS {
-        let endpoint = Arc::clone(&endpoint);
-        let sender = sender.clone();
-        madsim::task::spawn(async move {
-            while let Ok((payload, _)) = endpoint.recv_from_raw(MESSAGE_TAG).await {
-                let Ok(packet) = payload.downcast::<Packet>() else {
-                    continue;
-                };
-                if sender.send(*packet).is_err() {
-                    break;
-                }
-            }
-        });
-    }
+    let wake = lock(&shared.network).start(node, incarnation, madsim::time::Instant::now());
     let mut links_out: BTreeMap<NodeId, LinkSender> = BTreeMap::new();
     let mut links_in: BTreeMap<NodeId, LinkReceiver> = BTreeMap::new();
     loop {
         let (outbox, deadline) = step_outputs(node, &shared, &slot);
         for envelope in outbox {
             let link = links_out.entry(envelope.to).or_default();
-            send(&endpoint, &shared, incarnation, link, envelope);
+            send(&shared, incarnation, link, envelope);
         }
-        let now = shared.now_ms(node);
-        // Wake at least every 100 ms even with no deadline, so workloads switched on by the
-        // supervisor start promptly.
-        let mut wait = Duration::from_millis(
-            deadline.map_or(100, |deadline| (deadline - now).clamp(1, 100)) as u64,
-        );
-        let instant = madsim::time::Instant::now();
-        if let Some(gap) = links_in
-            .values()
-            .filter_map(LinkReceiver::gap_deadline)
-            .min()
-        {
-            wait = wait.min(
-                gap.saturating_duration_since(instant)
-                    .max(Duration::from_millis(1)),
-            );
+        let until = next_wake(node, &shared, deadline, &links_in);
+        let now = madsim::time::Instant::now();
+        if until > now {
+            lock(&shared.network).sleep(node, until);
+            // A send that lands before `until` wakes the driver early (see `Network`).
+            let _ = madsim::time::timeout(until - now, wake.notified()).await;
         }
-        let received = madsim::time::timeout(wait, inbox.recv()).await;
         let instant = madsim::time::Instant::now();
+        let arrived = lock(&shared.network).take_arrived(node, instant);
         let mut ready = Vec::new();
-        if let Ok(Some(packet)) = received {
+        for packet in arrived {
             let source = packet.envelope.from;
             ready.extend(links_in.entry(source).or_default().accept(packet, instant));
         }
@@ -420,6 +392,33 @@ async fn drive(
                 watermark.trace_since(state);
             }
         }
+    }
+}
+
+/// When a node's driver must next look: its state machine's deadline (at least every 100 ms
+/// even without one, so workloads switched on by the supervisor start promptly, and at least
+/// 1 ms ahead, madsim's shortest sleep), a link's gap timeout, or its next arrival, whichever
+/// comes first.
+fn next_wake(
+    node: NodeId,
+    shared: &Shared,
+    deadline: Option<i64>,
+    links_in: &BTreeMap<NodeId, LinkReceiver>,
+) -> madsim::time::Instant {
+    let instant = madsim::time::Instant::now();
+    let now = shared.now_ms(node);
+    let timer_ms = deadline.map_or(100, |deadline| (deadline - now).clamp(1, 100));
+    let mut until = instant + Duration::from_millis(timer_ms as u64);
+    if let Some(gap) = links_in
+        .values()
+        .filter_map(LinkReceiver::gap_deadline)
+        .min()
+    {
+        until = until.min(gap.max(instant + Duration::from_millis(1)));
+    }
+    match lock(&shared.network).next_arrival(node) {
+        Some(arrival) => until.min(arrival),
+        None => until,
     }
 }
 

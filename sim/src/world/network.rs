@@ -1,15 +1,25 @@
 //! The message layer between nodes: one ordered link per (sender, receiver) as Kafka's TCP
-//! connections are, with the faults madsim lacks applied at send time (loss, duplication, a
-//! latency spike, holding a message back) and the receiver putting packets back in order (see the
-//! world's module doc).
+//! connections are, with the faults applied at send time (loss, duplication, a latency spike,
+//! holding a message back) and at delivery (a partition or an isolated node cuts what crosses
+//! it, a node that is down receives nothing), and the receiver putting packets back in order
+//! (see the world's module doc).
+//!
+//! Contract of [`Network`]: the world's own time-ordered queue of packets in flight, one per
+//! receiving node. A send costs a heap push, no madsim endpoint, task or timer; the receiving
+//! node's driver sleeps until its earliest arrival (woken early by a [`Notify`] when a send
+//! lands before the time it chose) and takes every packet due at once. Packets due at the same
+//! instant leave in the order they were sent. A packet is lost at delivery when its link is cut
+//! (partition, isolation), or when the process that sent it is no longer running (its
+//! connections died with it); a node that starts forgets what arrived while it was down.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeSet, BinaryHeap};
+
+use tokio::sync::Notify;
 
 use super::*;
 
-/// The endpoint tag all messages use.
-pub(super) const MESSAGE_TAG: u64 = 1;
-
-/// One-way latency of a message, drawn per message from `[MIN, MAX)` ms (madsim's own send and
-/// receive add about 2 ms on top).
+/// One-way latency of a message, drawn per message from `[MIN, MAX)` ms.
 pub(super) const LATENCY_MS_MIN: u64 = 1;
 
 /// See [`LATENCY_MS_MIN`].
@@ -47,7 +57,7 @@ pub struct NetStats {
     pub held_back: u64,
 }
 
-/// What travels over madsim: an envelope stamped with its link position.
+/// What travels between nodes: an envelope stamped with its link position.
 pub(super) struct Packet {
     /// Incarnation of the sending process (a restart opens new connections).
     sender_incarnation: u64,
@@ -134,17 +144,171 @@ impl LinkReceiver {
     }
 }
 
+/// A packet in flight, ordered by arrival time, then by the order it was sent in.
+struct InFlight {
+    arrival: madsim::time::Instant,
+    sent: u64,
+    packet: Packet,
+}
+
+impl InFlight {
+    fn key(&self) -> (madsim::time::Instant, u64) {
+        (self.arrival, self.sent)
+    }
+}
+
+impl PartialEq for InFlight {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+
+impl Eq for InFlight {}
+
+impl PartialOrd for InFlight {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for InFlight {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.key().cmp(&other.key())
+    }
+}
+
+/// A node's side of the network: what is in flight to it and how to wake its driver.
+#[derive(Default)]
+struct Mailbox {
+    in_flight: BinaryHeap<Reverse<InFlight>>,
+    wake: Arc<Notify>,
+    /// When the node's driver wakes by itself; `None` while it runs (it looks at its mailbox
+    /// before it sleeps again).
+    sleeps_until: Option<madsim::time::Instant>,
+}
+
+/// The world's message queue and the cuts the fault injector makes; see the module doc.
+#[derive(Default)]
+pub struct Network {
+    mailboxes: BTreeMap<NodeId, Mailbox>,
+    /// The incarnation of every running process; what a dead one sent is lost.
+    running: BTreeMap<NodeId, u64>,
+    /// Directed links that lose everything sent over them: (from, to).
+    cut: BTreeSet<(NodeId, NodeId)>,
+    /// Nodes that lose everything they send and everything sent to them.
+    isolated: BTreeSet<NodeId>,
+    sent: u64,
+}
+
+impl Network {
+    /// A process of `node` starts: what arrived for it before `now` is gone (nothing was
+    /// listening), and what it sends from now on counts as sent by `incarnation`. Returns the
+    /// notifier that wakes its driver.
+    pub(super) fn start(
+        &mut self,
+        node: NodeId,
+        incarnation: u64,
+        now: madsim::time::Instant,
+    ) -> Arc<Notify> {
+        self.running.insert(node, incarnation);
+        let mailbox = self.mailboxes.entry(node).or_default();
+        mailbox
+            .in_flight
+            .retain(|Reverse(in_flight)| in_flight.arrival > now);
+        mailbox.sleeps_until = None;
+        Arc::clone(&mailbox.wake)
+    }
+
+    /// `node`'s process died: nothing it sent that is still in flight arrives.
+    pub fn stop(&mut self, node: NodeId) {
+        self.running.remove(&node);
+    }
+
+    /// Cuts the link from `from` to `to` (one direction).
+    pub fn cut_link(&mut self, from: NodeId, to: NodeId) {
+        self.cut.insert((from, to));
+    }
+
+    /// Mends the link from `from` to `to`.
+    pub fn mend_link(&mut self, from: NodeId, to: NodeId) {
+        self.cut.remove(&(from, to));
+    }
+
+    /// Cuts `node` off from every other node, both ways.
+    pub fn isolate(&mut self, node: NodeId) {
+        self.isolated.insert(node);
+    }
+
+    /// Ends `node`'s isolation.
+    pub fn reconnect(&mut self, node: NodeId) {
+        self.isolated.remove(&node);
+    }
+
+    /// Mends every cut link and isolation.
+    pub fn mend_all(&mut self) {
+        self.cut.clear();
+        self.isolated.clear();
+    }
+
+    /// Queues `packet` to arrive at `arrival`; wakes the receiver's driver if it sleeps past
+    /// that.
+    fn post(&mut self, arrival: madsim::time::Instant, packet: Packet) {
+        self.sent += 1;
+        let mailbox = self.mailboxes.entry(packet.envelope.to).or_default();
+        if mailbox.sleeps_until.is_some_and(|until| arrival < until) {
+            mailbox.sleeps_until = Some(arrival);
+            mailbox.wake.notify_one();
+        }
+        mailbox.in_flight.push(Reverse(InFlight {
+            arrival,
+            sent: self.sent,
+            packet,
+        }));
+    }
+
+    /// When the next packet for `node` arrives.
+    pub(super) fn next_arrival(&self, node: NodeId) -> Option<madsim::time::Instant> {
+        let mailbox = self.mailboxes.get(&node)?;
+        mailbox.in_flight.peek().map(|Reverse(next)| next.arrival)
+    }
+
+    /// `node`'s driver sleeps until `until` unless a packet arrives earlier.
+    pub(super) fn sleep(&mut self, node: NodeId, until: madsim::time::Instant) {
+        self.mailboxes.entry(node).or_default().sleeps_until = Some(until);
+    }
+
+    /// Takes every packet that arrived for `node` by `now`, in arrival order, without those
+    /// a cut link lost or whose sender died; marks the driver as running.
+    pub(super) fn take_arrived(&mut self, node: NodeId, now: madsim::time::Instant) -> Vec<Packet> {
+        let Some(mailbox) = self.mailboxes.get_mut(&node) else {
+            return Vec::new();
+        };
+        mailbox.sleeps_until = None;
+        let mut arrived = Vec::new();
+        while mailbox
+            .in_flight
+            .peek()
+            .is_some_and(|Reverse(next)| next.arrival <= now)
+        {
+            let Reverse(in_flight) = mailbox.in_flight.pop().expect("peeked");
+            arrived.push(in_flight.packet);
+        }
+        arrived.retain(|packet| {
+            let from = packet.envelope.from;
+            self.running.get(&from) == Some(&packet.sender_incarnation)
+                && !self.cut.contains(&(from, node))
+                && !self.isolated.contains(&from)
+                && !self.isolated.contains(&node)
+        });
+        arrived
+    }
+}
+
 /// Hands one envelope to the network, applying the message-layer faults. Each link delivers
 /// in order, like a TCP connection: a latency spike or a held-back message delays everything
 /// behind it on that link, a lost message leaves a gap its receiver skips after
 /// [`GAP_TIMEOUT`], and a duplicated message arrives twice in a row.
-pub(super) fn send(
-    endpoint: &Arc<Endpoint>,
-    shared: &Arc<Shared>,
-    incarnation: u64,
-    link: &mut LinkSender,
-    envelope: Envelope,
-) {
+pub(super) fn send(shared: &Shared, incarnation: u64, link: &mut LinkSender, envelope: Envelope) {
     let mut rng = madsim::rand::thread_rng();
     lock(&shared.stats).sent += 1;
     let link_sequence = link.next_sequence;
@@ -191,8 +355,7 @@ pub(super) fn send(
         link_sequence,
         envelope,
     };
-    let mut packets = Vec::with_capacity(2);
-    if duplicate > 0.0 && rng.gen_bool(duplicate.min(1.0)) {
+    let copy = if duplicate > 0.0 && rng.gen_bool(duplicate.min(1.0)) {
         // The copy follows the original on the link; only a duplicate clones the envelope.
         lock(&shared.stats).duplicated += 1;
         if let (NodeId::Client(_, ClientKind::Admin, _), Message::Request(correlation_id, _)) =
@@ -210,23 +373,267 @@ pub(super) fn send(
                 envelope.message.summary()
             );
         }
-        packets.push(packet(link_sequence, envelope.clone()));
-        packets.push(packet(link.next_sequence, envelope));
+        let copy = packet(link.next_sequence, envelope.clone());
         link.next_sequence += 1;
+        Some(copy)
     } else {
-        packets.push(packet(link_sequence, envelope));
+        None
+    };
+    let mut network = lock(&shared.network);
+    network.post(delivery, packet(link_sequence, envelope));
+    if let Some(copy) = copy {
+        network.post(delivery, copy);
     }
-    for packet in packets {
-        let endpoint = Arc::clone(endpoint);
-        let to = node_address(packet.envelope.to);
-        // Each send is its own task: a madsim send costs at least 1 ms of simulated time, and
-        // sending in sequence would serialise a node's whole outbox.
-        madsim::task::spawn(async move {
-            madsim::time::sleep_until(delivery).await;
-            // A send to a node that is down (or across a clogged link) is lost.
-            let _ = endpoint
-                .send_to_raw(to, MESSAGE_TAG, Box::new(packet))
-                .await;
+}
+
+#[cfg(test)]
+mod tests {
+    //! Each fault of the message layer, shown acting on the world's queue directly: sends go
+    //! through [`send`] (so the faults are drawn as in a run) and arrivals are taken as a
+    //! driver takes them.
+
+    use std::time::Duration;
+
+    use madsim::time::{sleep, Instant};
+    use mirrorsim::protocol::{
+        BrokerId, ClusterIndex, CoordinatorRequest, Envelope, Message, NodeId, Request,
+    };
+
+    use super::*;
+
+    const A: NodeId = NodeId::Broker(ClusterIndex(0), BrokerId(1));
+    const B: NodeId = NodeId::Broker(ClusterIndex(0), BrokerId(2));
+    const C: NodeId = NodeId::Broker(ClusterIndex(0), BrokerId(3));
+
+    /// A request from `from` to `to` whose correlation id tells the messages apart.
+    fn envelope(from: NodeId, to: NodeId, id: u64) -> Envelope {
+        Envelope {
+            from,
+            to,
+            message: Message::Request(id, Request::Coordinator(CoordinatorRequest::ListGroups)),
+        }
+    }
+
+    fn id(packet: &Packet) -> u64 {
+        match packet.envelope.message {
+            Message::Request(id, _) => id,
+            Message::Response(id, _) => id,
+        }
+    }
+
+    /// Each sender's side of its links, by (from, to).
+    type Links = BTreeMap<(NodeId, NodeId), LinkSender>;
+
+    /// A world of three running nodes (incarnation 1), with `faults` applied at send time.
+    fn world(faults: NetFaults) -> (Shared, Links) {
+        let shared = Shared::new();
+        *lock(&shared.net) = faults;
+        for node in [A, B, C] {
+            lock(&shared.network).start(node, 1, Instant::now());
+        }
+        (shared, BTreeMap::new())
+    }
+
+    fn send_n(
+        shared: &Shared,
+        links: &mut Links,
+        from: NodeId,
+        to: NodeId,
+        ids: std::ops::Range<u64>,
+    ) {
+        for id in ids {
+            let link = links.entry((from, to)).or_default();
+            send(shared, 1, link, envelope(from, to, id));
+        }
+    }
+
+    /// Everything that arrived for `node` within `ms` simulated ms from now, as correlation
+    /// ids with their arrival time in ms from now.
+    async fn arrivals(shared: &Shared, node: NodeId, ms: u64) -> Vec<(u64, u64)> {
+        let start = Instant::now();
+        let mut seen = Vec::new();
+        for _ in 0..ms {
+            sleep(Duration::from_millis(1)).await;
+            let now = Instant::now();
+            for packet in lock(&shared.network).take_arrived(node, now) {
+                seen.push((id(&packet), (now - start).as_millis() as u64));
+            }
+        }
+        seen
+    }
+
+    fn run(test: impl std::future::Future<Output = ()> + 'static) {
+        madsim::runtime::Runtime::with_seed_and_config(7, madsim::Config::default()).block_on(test);
+    }
+
+    #[test]
+    fn a_link_delivers_in_order_within_the_drawn_latency() {
+        run(async {
+            let (shared, mut links) = world(NetFaults::default());
+            send_n(&shared, &mut links, A, B, 0..200);
+            let seen = arrivals(&shared, B, 50).await;
+            let ids: Vec<u64> = seen.iter().map(|(id, _)| *id).collect();
+            assert_eq!(ids, (0..200).collect::<Vec<_>>());
+            assert!(
+                seen.iter().all(|(_, at)| (1..=LATENCY_MS_MAX).contains(at)),
+                "{seen:?}"
+            );
+            assert_eq!(lock(&shared.stats).sent, 200);
+        });
+    }
+
+    #[test]
+    fn loss_drops_messages_and_counts_them() {
+        run(async {
+            let faults = NetFaults {
+                loss: 1.0,
+                ..NetFaults::default()
+            };
+            let (shared, mut links) = world(faults);
+            send_n(&shared, &mut links, A, B, 0..20);
+            assert!(arrivals(&shared, B, 50).await.is_empty());
+            assert_eq!(lock(&shared.stats).dropped, 20);
+        });
+    }
+
+    #[test]
+    fn a_duplicate_arrives_right_after_its_original() {
+        run(async {
+            let faults = NetFaults {
+                duplicate: 1.0,
+                ..NetFaults::default()
+            };
+            let (shared, mut links) = world(faults);
+            send_n(&shared, &mut links, A, B, 0..3);
+            let ids: Vec<u64> = arrivals(&shared, B, 50)
+                .await
+                .iter()
+                .map(|(id, _)| *id)
+                .collect();
+            assert_eq!(ids, [0, 0, 1, 1, 2, 2]);
+            assert_eq!(lock(&shared.stats).duplicated, 3);
+        });
+    }
+
+    #[test]
+    fn a_latency_spike_delays_every_message() {
+        run(async {
+            let faults = NetFaults {
+                extra_latency_ms: 300,
+                ..NetFaults::default()
+            };
+            let (shared, mut links) = world(faults);
+            send_n(&shared, &mut links, A, B, 0..10);
+            let seen = arrivals(&shared, B, 400).await;
+            assert_eq!(seen.len(), 10);
+            assert!(seen.iter().all(|(_, at)| *at > 300), "{seen:?}");
+        });
+    }
+
+    #[test]
+    fn a_held_back_message_holds_back_what_follows_it_on_the_link_only() {
+        run(async {
+            let mut faults = NetFaults::default();
+            faults.hold_back_from.insert(A, (1.0, 2_000));
+            let (shared, mut links) = world(faults);
+            send_n(&shared, &mut links, A, B, 0..1);
+            // Only A's messages are held: C's reach B at once.
+            lock(&shared.net).hold_back_from.clear();
+            send_n(&shared, &mut links, A, B, 1..2);
+            send_n(&shared, &mut links, C, B, 10..11);
+            let seen = arrivals(&shared, B, 2_100).await;
+            assert_eq!(
+                seen.iter().map(|(id, _)| *id).collect::<Vec<_>>(),
+                [10, 0, 1]
+            );
+            assert!(seen[0].1 <= LATENCY_MS_MAX, "{seen:?}");
+            assert!(seen[1].1 >= 2_000 && seen[2].1 >= 2_000, "{seen:?}");
+            assert_eq!(lock(&shared.stats).held_back, 1);
+        });
+    }
+
+    #[test]
+    fn a_cut_link_loses_what_crosses_it_in_its_direction_until_mended() {
+        run(async {
+            let (shared, mut links) = world(NetFaults::default());
+            lock(&shared.network).cut_link(A, B);
+            send_n(&shared, &mut links, A, B, 0..5);
+            send_n(&shared, &mut links, B, A, 5..10);
+            assert!(arrivals(&shared, B, 20).await.is_empty());
+            assert_eq!(arrivals(&shared, A, 20).await.len(), 5);
+            // The cut acts at delivery: a packet sent across it that arrives after it is mended
+            // arrives.
+            send_n(&shared, &mut links, A, B, 10..11);
+            lock(&shared.network).mend_link(A, B);
+            send_n(&shared, &mut links, A, B, 11..12);
+            let ids: Vec<u64> = arrivals(&shared, B, 20)
+                .await
+                .iter()
+                .map(|(id, _)| *id)
+                .collect();
+            assert_eq!(ids, [10, 11]);
+        });
+    }
+
+    #[test]
+    fn an_isolated_node_neither_sends_nor_receives_until_reconnected() {
+        run(async {
+            let (shared, mut links) = world(NetFaults::default());
+            lock(&shared.network).isolate(B);
+            send_n(&shared, &mut links, A, B, 0..3);
+            send_n(&shared, &mut links, B, C, 3..6);
+            send_n(&shared, &mut links, A, C, 6..7);
+            assert!(arrivals(&shared, B, 20).await.is_empty());
+            let ids: Vec<u64> = arrivals(&shared, C, 20)
+                .await
+                .iter()
+                .map(|(id, _)| *id)
+                .collect();
+            assert_eq!(ids, [6]);
+            lock(&shared.network).reconnect(B);
+            send_n(&shared, &mut links, B, C, 7..8);
+            assert_eq!(arrivals(&shared, C, 20).await.len(), 1);
+        });
+    }
+
+    #[test]
+    fn what_a_dead_process_sent_is_lost_and_a_starting_one_forgets_what_arrived_before() {
+        run(async {
+            let (shared, mut links) = world(NetFaults::default());
+            send_n(&shared, &mut links, A, B, 0..3);
+            lock(&shared.network).stop(A);
+            assert!(arrivals(&shared, B, 20).await.is_empty());
+            // C sends to B while B is down; B starts after they arrived and never sees them.
+            lock(&shared.network).stop(B);
+            send_n(&shared, &mut links, C, B, 3..6);
+            sleep(Duration::from_millis(20)).await;
+            lock(&shared.network).start(B, 2, Instant::now());
+            send_n(&shared, &mut links, C, B, 6..7);
+            let ids: Vec<u64> = arrivals(&shared, B, 20)
+                .await
+                .iter()
+                .map(|(id, _)| *id)
+                .collect();
+            assert_eq!(ids, [6]);
+        });
+    }
+
+    #[test]
+    fn a_send_landing_before_the_receivers_wake_notifies_it_once() {
+        run(async {
+            let (shared, mut links) = world(NetFaults::default());
+            let wake = lock(&shared.network).start(B, 1, Instant::now());
+            let until = Instant::now() + Duration::from_secs(1);
+            lock(&shared.network).sleep(B, until);
+            send_n(&shared, &mut links, A, B, 0..3);
+            let arrival = lock(&shared.network).next_arrival(B).expect("in flight");
+            assert!(arrival < until);
+            // The permit is there: the driver's wait ends at once.
+            let woke = madsim::time::timeout(Duration::from_millis(1), wake.notified()).await;
+            assert!(woke.is_ok());
+            // Only the first send notified (the wake time moved to its arrival).
+            let again = madsim::time::timeout(Duration::from_millis(1), wake.notified()).await;
+            assert!(again.is_err());
         });
     }
 }

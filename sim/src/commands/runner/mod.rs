@@ -48,8 +48,6 @@ use crate::world::{lock, node_address, run_node, NetStats, NodeFactory, NodeStat
 
 /// How often safety is checked, in simulated ms.
 const CHECK_INTERVAL_MS: u64 = 10;
-/// How often madsim's task lists are pruned.
-const PRUNE_INTERVAL_MS: u64 = 1_000;
 /// Longest the set-up may take.
 const SETUP_LIMIT_MS: u64 = 30_000;
 
@@ -139,8 +137,9 @@ pub fn run(scenario: &Scenario, options: &RunOptions) -> RunReport {
     runtime.block_on(async move { supervise(scenario, options, plan).await })
 }
 
-/// madsim's configuration: the message layer draws latency itself (so it can keep links in
-/// order), so madsim's own send latency is nearly zero.
+/// madsim's configuration. The world's message layer carries every message (madsim's network
+/// is not used; its send latency is set near zero for the benchmark's bare madsim loop, which
+/// shares this configuration).
 pub fn simulation_config() -> madsim::Config {
     let mut config = madsim::Config::default();
     config.net.send_latency = Duration::from_nanos(1)..Duration::from_nanos(2);
@@ -279,7 +278,6 @@ impl World {
             .collect();
         pending.sort_by_key(|(at, starting, _)| (*at, *starting));
         pending.reverse();
-        let mut since_prune = 0;
         let mut active: Vec<(PlannedFault, Vec<NodeId>)> = Vec::new();
         while (self.now_ms() - start) < scenario.duration_ms as i64 {
             madsim::time::sleep(Duration::from_millis(CHECK_INTERVAL_MS)).await;
@@ -296,11 +294,6 @@ impl World {
                 }
             }
             self.check_step();
-            since_prune += CHECK_INTERVAL_MS;
-            if since_prune >= PRUNE_INTERVAL_MS {
-                since_prune = 0;
-                prune_task_lists();
-            }
             if !self.violations.is_empty() {
                 return;
             }
@@ -320,7 +313,6 @@ impl World {
         let start = self.now_ms();
         while (self.now_ms() - start) < scenario.heal_ms as i64 {
             madsim::time::sleep(Duration::from_millis(100)).await;
-            prune_task_lists();
             self.check_step();
             if !self.violations.is_empty() {
                 return;
@@ -332,15 +324,8 @@ impl World {
     }
 
     fn heal_everything(&mut self) {
-        let net = madsim::net::NetSim::current();
         let ids: Vec<NodeId> = self.nodes.keys().copied().collect();
-        for id in &ids {
-            let handle_id = self.nodes[id].handle.id();
-            net.unclog_node(handle_id);
-            for other in &ids {
-                net.unclog_link(handle_id, self.nodes[other].handle.id());
-            }
-        }
+        lock(&self.shared.network).mend_all();
         *lock(&self.shared.net) = Default::default();
         // A skewed clock stops drifting but keeps its reading: a node's clock never steps
         // back (see `world`).
@@ -403,7 +388,6 @@ impl World {
         // One mark per fault kind started, for the soak's coverage report.
         self.checkers
             .mark(&format!("fault:{}", fault.action.kind()));
-        let net = madsim::net::NetSim::current();
         match &fault.action {
             FaultAction::Kill {
                 nodes,
@@ -436,14 +420,16 @@ impl World {
             } => {
                 let a = self.resolve(side_a);
                 let b = self.resolve(side_b);
+                let mut network = lock(&self.shared.network);
                 for x in &a {
                     for y in &b {
-                        net.clog_link(self.nodes[x].handle.id(), self.nodes[y].handle.id());
+                        network.cut_link(*x, *y);
                         if !asymmetric {
-                            net.clog_link(self.nodes[y].handle.id(), self.nodes[x].handle.id());
+                            network.cut_link(*y, *x);
                         }
                     }
                 }
+                drop(network);
                 self.checkers.mark("network-partitioned");
                 for x in &a {
                     if *asymmetric {
@@ -462,7 +448,7 @@ impl World {
             FaultAction::Isolate { nodes } => {
                 let targets = self.resolve(nodes);
                 for id in &targets {
-                    net.clog_node(self.nodes[id].handle.id());
+                    lock(&self.shared.network).isolate(*id);
                     self.say_about(*id, format_args!("isolated from every node"));
                 }
                 self.checkers.mark("node-isolated");
@@ -520,7 +506,6 @@ impl World {
     fn end_fault(&mut self, fault: &PlannedFault, nodes: &[NodeId]) {
         self.shared.trace(format_args!("fault end {fault}"));
         self.say(format_args!("fault end {fault}"));
-        let net = madsim::net::NetSim::current();
         match &fault.action {
             FaultAction::Kill { .. } => {
                 for id in nodes {
@@ -545,14 +530,14 @@ impl World {
             FaultAction::Partition { .. } => {
                 for x in nodes {
                     for y in nodes {
-                        net.unclog_link(self.nodes[x].handle.id(), self.nodes[y].handle.id());
+                        lock(&self.shared.network).mend_link(*x, *y);
                     }
                     self.say_about(*x, format_args!("reconnected"));
                 }
             }
             FaultAction::Isolate { .. } => {
                 for id in nodes {
-                    net.unclog_node(self.nodes[id].handle.id());
+                    lock(&self.shared.network).reconnect(*id);
                     self.say_about(*id, format_args!("reconnected"));
                 }
             }
@@ -582,6 +567,7 @@ impl World {
             node.paused = false;
         }
         Handle::current().kill(node.handle.id());
+        lock(&self.shared.network).stop(id);
         node.down = true;
         let incarnation = {
             let mut slot = lock(&node.slot);
@@ -841,11 +827,4 @@ fn admin_marks(admin: &[AdminOpRecord]) -> BTreeMap<&'static str, u64> {
         }
     }
     marks
-}
-
-/// madsim keeps a weak reference to every task a node ever spawned until someone asks for the
-/// task count; the message layer spawns a task per send, so without this the memory of a long
-/// run grows without bound (madsim-notes §4).
-fn prune_task_lists() {
-    let _ = Handle::current().metrics().num_tasks();
 }
