@@ -101,18 +101,165 @@ impl fmt::Display for TopicId {
     }
 }
 
+/// A topic's name, shared rather than copied: cloning one (every map key and message that names
+/// a partition does) bumps a reference count instead of allocating, and two names cloned from
+/// one compare equal without reading their bytes. It orders, hashes, prints and serialises
+/// exactly as the `String` it holds, so maps keyed by it iterate in the same order.
+#[derive(Clone)]
+pub struct TopicName(std::sync::Arc<str>);
+
+impl TopicName {
+    /// The name as a string slice.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::ops::Deref for TopicName {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::borrow::Borrow<str> for TopicName {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl AsRef<str> for TopicName {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl PartialEq for TopicName {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0) || self.0 == other.0
+    }
+}
+
+impl Eq for TopicName {}
+
+impl PartialOrd for TopicName {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for TopicName {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        if std::sync::Arc::ptr_eq(&self.0, &other.0) {
+            return std::cmp::Ordering::Equal;
+        }
+        self.0.cmp(&other.0)
+    }
+}
+
+impl std::hash::Hash for TopicName {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state);
+    }
+}
+
+impl PartialEq<str> for TopicName {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for TopicName {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl PartialEq<String> for TopicName {
+    fn eq(&self, other: &String) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl PartialEq<TopicName> for String {
+    fn eq(&self, other: &TopicName) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl PartialEq<TopicName> for str {
+    fn eq(&self, other: &TopicName) -> bool {
+        self == other.as_str()
+    }
+}
+
+impl PartialEq<TopicName> for &str {
+    fn eq(&self, other: &TopicName) -> bool {
+        *self == other.as_str()
+    }
+}
+
+impl From<String> for TopicName {
+    fn from(name: String) -> Self {
+        Self(name.into())
+    }
+}
+
+impl From<&str> for TopicName {
+    fn from(name: &str) -> Self {
+        Self(name.into())
+    }
+}
+
+impl From<&String> for TopicName {
+    fn from(name: &String) -> Self {
+        Self(name.as_str().into())
+    }
+}
+
+impl From<TopicName> for String {
+    fn from(name: TopicName) -> Self {
+        name.as_str().to_string()
+    }
+}
+
+impl fmt::Display for TopicName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl fmt::Debug for TopicName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
+impl Serialize for TopicName {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for TopicName {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer).map(Self::from)
+    }
+}
+
 /// A topic partition by name.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct TopicPartition {
     /// Topic name.
-    pub topic: String,
+    pub topic: TopicName,
     /// Partition index.
     pub partition: i32,
 }
 
 impl TopicPartition {
     /// Builds a topic partition.
-    pub fn new(topic: impl Into<String>, partition: i32) -> Self {
+    pub fn new(topic: impl Into<TopicName>, partition: i32) -> Self {
         Self {
             topic: topic.into(),
             partition,

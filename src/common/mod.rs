@@ -11,6 +11,6 @@ mod mirror_state;
 mod numbers;
 
 pub use error_code::ErrorCode;
-pub use ids::{BrokerId, ClientKind, ClusterIndex, NodeId, TopicId, TopicPartition};
+pub use ids::{BrokerId, ClientKind, ClusterIndex, NodeId, TopicId, TopicName, TopicPartition};
 pub use mirror_state::MirrorState;
 pub use numbers::{LeaderEpoch, Offset, ProducerEpoch, ProducerId};

@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::common::{BrokerId, ErrorCode, TopicId, TopicPartition};
+use crate::common::{BrokerId, ErrorCode, TopicId, TopicName, TopicPartition};
 
 /// One topic as a Metadata answer describes it (a view of the image, [`MetadataImage::describe_topics`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -161,7 +161,7 @@ pub struct BrokerRegistration {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TopicImage {
     /// Topic name.
-    pub name: String,
+    pub name: TopicName,
     /// Topic id.
     pub topic_id: TopicId,
     /// Partitions by index.
@@ -219,8 +219,9 @@ impl MetadataImage {
             } => self.set_fenced(*broker_id, *broker_epoch, false),
             MetadataRecord::RemoveTopic { topic_id } => {
                 if let Some(topic) = self.topics.remove(topic_id) {
-                    self.topic_ids.remove(&topic.name);
-                    self.configs.remove(&ConfigResource::Topic(topic.name));
+                    self.topic_ids.remove(topic.name.as_str());
+                    self.configs
+                        .remove(&ConfigResource::Topic(topic.name.into()));
                 }
             }
             MetadataRecord::Topic { name, topic_id } => {
@@ -228,7 +229,7 @@ impl MetadataImage {
                 self.topics.insert(
                     *topic_id,
                     TopicImage {
-                        name: name.clone(),
+                        name: name.as_str().into(),
                         topic_id: *topic_id,
                         partitions: BTreeMap::new(),
                     },
@@ -307,7 +308,7 @@ impl MetadataImage {
 
     /// The partition record for a topic partition by name.
     pub fn partition(&self, topic_partition: &TopicPartition) -> Option<&PartitionRecord> {
-        let topic_id = self.topic_ids.get(&topic_partition.topic)?;
+        let topic_id = self.topic_ids.get(topic_partition.topic.as_str())?;
         self.topics
             .get(topic_id)?
             .partitions

@@ -174,7 +174,7 @@ impl MirrorDescribes {
         let mut topics: Vec<String> = self.pending[&id]
             .partitions
             .keys()
-            .map(|tp| tp.topic.clone())
+            .map(|tp| tp.topic.to_string())
             .collect();
         topics.dedup();
         topics

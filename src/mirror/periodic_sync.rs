@@ -693,7 +693,7 @@ impl MirrorSyncs {
             let mut sources = Vec::new();
             for committed in offsets {
                 let tp = &committed.topic_partition;
-                if !active.contains(&tp.topic)
+                if !active.contains(tp.topic.as_str())
                     || !verified.contains(tp)
                     || committed.offset.is_none()
                 {

@@ -351,7 +351,7 @@ fn topic_name(image: &MetadataImage, topic_id: TopicId) -> String {
     image
         .topics
         .get(&topic_id)
-        .map_or_else(String::new, |topic| topic.name.clone())
+        .map_or_else(String::new, |topic| topic.name.to_string())
 }
 
 /// The topics a coordinator's answer refuses: a partition not STOPPED or unreadable; every

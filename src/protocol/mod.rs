@@ -11,7 +11,7 @@ mod summary;
 // names every component has always imported them by.
 pub use crate::common::{
     BrokerId, ClientKind, ClusterIndex, ErrorCode, LeaderEpoch, NodeId, Offset, ProducerEpoch,
-    ProducerId, TopicId, TopicPartition,
+    ProducerId, TopicId, TopicName, TopicPartition,
 };
 pub use crate::metadata::TopicMetadata;
 pub use messages::{Envelope, Message};

@@ -98,7 +98,7 @@ pub(super) fn unseen(
             .filter(|(offset, send)| !excused(*offset, send, read_committed))
             .map(|(offset, send)| (&send.topic_partition, offset, send.value.as_str()))
             .filter(|(_, _, value)| cluster_of_value(value) == cluster)
-            .filter(|(tp, _, _)| topics.contains(&tp.topic))
+            .filter(|(tp, _, _)| topics.iter().any(|topic| *topic == tp.topic))
             .filter(|(tp, offset, _)| !seen.contains(&(*tp, *offset)))
             .find(|(tp, offset, value)| {
                 let elsewhere = read_by_group_elsewhere(&consumer, tp, *offset, value);

@@ -98,7 +98,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use mirrorsim::broker::{BrokerEvent, MemoryDirDisk, Role, TruncationReason};
 use mirrorsim::log::PartitionLog;
-use mirrorsim::protocol::{BrokerId, ClusterIndex, NodeId, TopicPartition};
+use mirrorsim::protocol::{BrokerId, ClusterIndex, NodeId, TopicName, TopicPartition};
 
 use crate::world::workload::{parse_value, History, PollRecord};
 
@@ -138,7 +138,7 @@ pub struct Checkers {
     member_resets: BTreeMap<(ClusterIndex, String, TopicPartition), Vec<i64>>,
     position_resets_seen: usize,
     /// Topics (cluster, name) whose acknowledged writes must be durable.
-    pub durable_topics: BTreeSet<(ClusterIndex, String)>,
+    pub durable_topics: BTreeSet<(ClusterIndex, TopicName)>,
     /// The clusters' topics at the start, for `admin-outcomes`.
     pub admin_world: crate::checks::admin::AdminWorld,
     /// What each broker's metadata image held of the admin timeline's mirrors, over time.

@@ -440,7 +440,7 @@ impl Running {
             return None;
         }
         for (tp, error) in &self.records_done {
-            let entry = self.results.entry(tp.topic.clone()).or_insert(*error);
+            let entry = self.results.entry(tp.topic.to_string()).or_insert(*error);
             if entry.is_none() {
                 *entry = *error;
             }

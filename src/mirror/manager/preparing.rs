@@ -59,7 +59,7 @@ impl MirrorManager {
         let to = source.metadata.target();
         let request = Request::Mirror(MirrorRequest::LastMirroredEpochLookup {
             requester: host.node_id().cluster(),
-            topic: topic_partition.topic.clone(),
+            topic: topic_partition.topic.to_string(),
             partition: topic_partition.partition,
         });
         self.task_mut(topic_partition).step = Step::Waiting;
@@ -194,7 +194,7 @@ impl MirrorManager {
             || host
                 .image()
                 .configs
-                .get(&ConfigResource::Topic(topic_partition.topic.clone()))
+                .get(&ConfigResource::Topic(topic_partition.topic.to_string()))
                 .and_then(|configs| configs.get(MIRROR_SUPPORT_UNCLEAN_CONFIG))
                 .is_some_and(|value| value == "true");
         let members = if every_replica {

@@ -205,7 +205,7 @@ impl<S: BrokerStorage> ReplicaManager<S> {
         let stale: Vec<TopicPartition> = self
             .unassigned_logs
             .keys()
-            .filter(|tp| !image.topic_ids.contains_key(&tp.topic))
+            .filter(|tp| !image.topic_ids.contains_key(tp.topic.as_str()))
             .cloned()
             .collect();
         for tp in stale {

@@ -196,7 +196,7 @@ async fn supervise(scenario: Arc<Scenario>, options: RunOptions, plan: FaultPlan
             world
                 .checkers
                 .durable_topics
-                .insert((cluster, topic.name.clone()));
+                .insert((cluster, topic.name.as_str().into()));
         }
     }
     world.checkers.admin_world = admin_world(&scenario);

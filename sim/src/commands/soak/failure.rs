@@ -132,7 +132,7 @@ pub fn failure_of(config: &SoakConfig, outcome: &SeedOutcome) -> Option<Failure>
                 .map(|v| FailureViolation {
                     invariant: v.invariant.name(),
                     cluster: v.cluster.map(|c| c.to_string()),
-                    topic: v.topic_partition.as_ref().map(|tp| tp.topic.clone()),
+                    topic: v.topic_partition.as_ref().map(|tp| tp.topic.to_string()),
                     partition: v.topic_partition.as_ref().map(|tp| tp.partition),
                     detail: v.detail.clone(),
                     time_ms: v.time_ms,
