@@ -70,17 +70,22 @@ fn assert_passes(name: &str, seed: u64) -> RunReport {
 /// whose mark is no longer reached no longer tests its fix (the model moved under it and it
 /// passes for a reason of its own), so it fails here until it is re-pinned.
 fn assert_reached_declared_marks(name: &str, seed: u64, report: &RunReport) {
-    let missing: Vec<String> = load(name)
-        .coverage
-        .into_iter()
-        .filter(|mark| !report.marks.contains_key(mark))
-        .collect();
+    let missing = unreached_marks(name, report);
     assert!(
         missing.is_empty(),
         "scenario {name} seed {seed} never reached its declared coverage marks {missing:?}: \
          vacuous\nreplay: {}",
         replay_command(name, seed)
     );
+}
+
+/// The coverage marks scenario `name` declares that `report`'s run did not reach.
+fn unreached_marks(name: &str, report: &RunReport) -> Vec<String> {
+    load(name)
+        .coverage
+        .into_iter()
+        .filter(|mark| !report.marks.contains_key(mark))
+        .collect()
 }
 
 fn replay_command(name: &str, seed: u64) -> String {
@@ -176,11 +181,7 @@ fn scenarios_pass_with_pinned_regression_seeds() {
             }
         };
         if retune {
-            let missing: Vec<String> = load(name)
-                .coverage
-                .into_iter()
-                .filter(|mark| !report.marks.contains_key(mark))
-                .collect();
+            let missing = unreached_marks(name, &report);
             unreached.push(format!("{line}: {missing:?}"));
         } else {
             assert_reached_declared_marks(name, seed, &report);

@@ -149,9 +149,7 @@ pub type NodeFactory = Arc<dyn Fn(i64, u64) -> NodeState + Send + Sync>;
 
 /// State shared by every node task and the supervisor.
 pub struct Shared {
-    /// Message-layer faults applied at send time.
-    pub net: Mutex<NetFaults>,
-    /// The packets in flight and the cut links.
+    /// The message layer: its faults, cut links and the packets in flight.
     pub network: Mutex<Network>,
     /// Message counters.
     pub stats: Mutex<NetStats>,
@@ -179,7 +177,6 @@ impl Shared {
     /// Fresh shared state; must be called inside the runtime.
     pub fn new() -> Self {
         Self {
-            net: Mutex::new(NetFaults::default()),
             network: Mutex::new(Network::default()),
             stats: Mutex::new(NetStats::default()),
             clocks: Mutex::new(BTreeMap::new()),

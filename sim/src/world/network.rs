@@ -187,9 +187,12 @@ struct Mailbox {
     sleeps_until: Option<madsim::time::Instant>,
 }
 
-/// The world's message queue and the cuts the fault injector makes; see the module doc.
+/// The world's message queue, the faults drawn at send time and the cuts the fault injector
+/// makes; see the module doc.
 #[derive(Default)]
 pub struct Network {
+    /// Faults drawn for every message sent.
+    pub faults: NetFaults,
     mailboxes: BTreeMap<NodeId, Mailbox>,
     /// The incarnation of every running process; what a dead one sent is lost.
     running: BTreeMap<NodeId, u64>,
@@ -244,8 +247,10 @@ impl Network {
         self.isolated.remove(&node);
     }
 
-    /// Mends every cut link and isolation.
-    pub fn mend_all(&mut self) {
+    /// Lifts every message-layer fault, cut link and isolation (the heal phase); what is
+    /// already in flight still arrives.
+    pub fn heal(&mut self) {
+        self.faults = NetFaults::default();
         self.cut.clear();
         self.isolated.clear();
     }
@@ -313,9 +318,10 @@ pub(super) fn send(shared: &Shared, incarnation: u64, link: &mut LinkSender, env
     lock(&shared.stats).sent += 1;
     let link_sequence = link.next_sequence;
     link.next_sequence += 1;
+    let mut network = lock(&shared.network);
     // Read under the lock rather than cloning the settings for every message.
     let (loss, extra_latency_ms, (hold_probability, hold_ms), duplicate) = {
-        let faults = lock(&shared.net);
+        let faults = &network.faults;
         let hold = faults.hold_back_from.get(&envelope.from).copied();
         (
             faults.loss,
@@ -379,7 +385,6 @@ pub(super) fn send(shared: &Shared, incarnation: u64, link: &mut LinkSender, env
     } else {
         None
     };
-    let mut network = lock(&shared.network);
     network.post(delivery, packet(link_sequence, envelope));
     if let Some(copy) = copy {
         network.post(delivery, copy);
@@ -427,7 +432,7 @@ mod tests {
     /// A world of three running nodes (incarnation 1), with `faults` applied at send time.
     fn world(faults: NetFaults) -> (Shared, Links) {
         let shared = Shared::new();
-        *lock(&shared.net) = faults;
+        lock(&shared.network).faults = faults;
         for node in [A, B, C] {
             lock(&shared.network).start(node, 1, Instant::now());
         }
@@ -538,7 +543,7 @@ mod tests {
             let (shared, mut links) = world(faults);
             send_n(&shared, &mut links, A, B, 0..1);
             // Only A's messages are held: C's reach B at once.
-            lock(&shared.net).hold_back_from.clear();
+            lock(&shared.network).faults.hold_back_from.clear();
             send_n(&shared, &mut links, A, B, 1..2);
             send_n(&shared, &mut links, C, B, 10..11);
             let seen = arrivals(&shared, B, 2_100).await;

@@ -325,8 +325,7 @@ impl World {
 
     fn heal_everything(&mut self) {
         let ids: Vec<NodeId> = self.nodes.keys().copied().collect();
-        lock(&self.shared.network).mend_all();
-        *lock(&self.shared.net) = Default::default();
+        lock(&self.shared.network).heal();
         // A skewed clock stops drifting but keeps its reading: a node's clock never steps
         // back (see `world`).
         self.shared.stop_clock_drift();
@@ -455,15 +454,15 @@ impl World {
                 targets
             }
             FaultAction::PacketLoss(p) => {
-                lock(&self.shared.net).loss = *p;
+                lock(&self.shared.network).faults.loss = *p;
                 Vec::new()
             }
             FaultAction::LatencySpike(ms) => {
-                lock(&self.shared.net).extra_latency_ms = *ms;
+                lock(&self.shared.network).faults.extra_latency_ms = *ms;
                 Vec::new()
             }
             FaultAction::Duplicate(p) => {
-                lock(&self.shared.net).duplicate = *p;
+                lock(&self.shared.network).faults.duplicate = *p;
                 Vec::new()
             }
             FaultAction::HoldBack {
@@ -472,7 +471,8 @@ impl World {
                 hold_ms,
             } => {
                 let targets = self.resolve(nodes);
-                let mut net = lock(&self.shared.net);
+                let mut network = lock(&self.shared.network);
+                let net = &mut network.faults;
                 if nodes.is_empty() {
                     net.hold_back = *probability;
                     net.hold_back_ms = *hold_ms;
@@ -541,11 +541,12 @@ impl World {
                     self.say_about(*id, format_args!("reconnected"));
                 }
             }
-            FaultAction::PacketLoss(_) => lock(&self.shared.net).loss = 0.0,
-            FaultAction::LatencySpike(_) => lock(&self.shared.net).extra_latency_ms = 0,
-            FaultAction::Duplicate(_) => lock(&self.shared.net).duplicate = 0.0,
+            FaultAction::PacketLoss(_) => lock(&self.shared.network).faults.loss = 0.0,
+            FaultAction::LatencySpike(_) => lock(&self.shared.network).faults.extra_latency_ms = 0,
+            FaultAction::Duplicate(_) => lock(&self.shared.network).faults.duplicate = 0.0,
             FaultAction::HoldBack { .. } => {
-                let mut net = lock(&self.shared.net);
+                let mut network = lock(&self.shared.network);
+                let net = &mut network.faults;
                 net.hold_back = 0.0;
                 for id in nodes {
                     net.hold_back_from.remove(id);
