@@ -149,6 +149,26 @@ fn reset_before_txn_resolution_lets_read_committed_consumers_read_an_open_transa
     );
 }
 
+#[test]
+fn truncate_at_lso_reopens_a_committed_transaction_whose_marker_the_cut_dropped() {
+    // Found by a CI soak: T1's records, T2's records, T1's COMMIT, T2 still open on b at the
+    // stop. The LSO is T2's first offset; the cut there alone drops T1's COMMIT and keeps its
+    // records, which read_committed consumers then read after the reset forgot T1's producer.
+    // The seed design appends the marker again (mark stop-marker-restored).
+    seed_passes_and_variant_is_caught(
+        "regressions/stop_cut_between_interleaved_transactions",
+        MirrorDesign::TruncateAtLso,
+        "read-committed",
+        &[3, 5],
+    );
+    seed_passes_and_variant_is_caught(
+        "transactions_at_failover",
+        MirrorDesign::TruncateAtLso,
+        "read-committed",
+        &[5089288179472432],
+    );
+}
+
 /// Asserts that `design` passes `scenario` on every one of `seeds`, and that it ran
 /// differently from the seed design there (another trace hash): a switch that did nothing
 /// would pass too.

@@ -229,6 +229,21 @@ pub enum BrokerEvent {
         /// The partition.
         topic_partition: TopicPartition,
     },
+    /// STOPPING's cut to the last stable offset separated the marker of a completed
+    /// transaction from its records (transactions of different producers interleave), and the
+    /// marker was appended again after the cut, so the transaction keeps its outcome.
+    StopMarkerRestored {
+        /// The partition.
+        topic_partition: TopicPartition,
+        /// The marker's producer.
+        producer_id: i64,
+        /// COMMIT (`true`) or ABORT.
+        committed: bool,
+        /// Where the marker stood before the cut.
+        cut_from: Offset,
+        /// Where it stands now.
+        offset: Offset,
+    },
     /// An AlterPartition went unanswered: the same proposal is sent again and stays pending
     /// (the high watermark is still computed over the maximal ISR), as Kafka's channel retries.
     AlterPartitionRetried {

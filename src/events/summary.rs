@@ -178,6 +178,17 @@ impl fmt::Display for BrokerEvent {
                 f,
                 "StopOfOwnWrites {topic_partition} (nothing cut or mirrored: no LSO cut, no reset)"
             ),
+            Self::StopMarkerRestored {
+                topic_partition,
+                producer_id,
+                committed,
+                cut_from,
+                offset,
+            } => write!(
+                f,
+                "StopMarkerRestored {topic_partition} producer={producer_id} {} {cut_from}->{offset} (cut from above the LSO)",
+                if *committed { "COMMIT" } else { "ABORT" }
+            ),
             Self::AlterPartitionRetried {
                 topic_partition,
                 isr,

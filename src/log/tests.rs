@@ -681,6 +681,55 @@ fn truncate_to_last_stable_offset_removes_open_transactions() {
 }
 
 #[test]
+fn markers_crossing_names_the_markers_an_lso_cut_separates_from_their_records() {
+    let mut log = empty_log();
+    produce(&mut log, &txn_batch(1, 0, 0, 1)).unwrap(); // 0: T1
+    produce(&mut log, &txn_batch(2, 0, 0, 1)).unwrap(); // 1: T2
+    coordinator(&mut log, &marker(1, 0, true, 0)).unwrap(); // 2: T1 commits
+    produce(&mut log, &txn_batch(3, 0, 0, 1)).unwrap(); // 3: T3
+    coordinator(&mut log, &marker(3, 0, false, 0)).unwrap(); // 4: T3 aborts, wholly above
+    log.maybe_increment_high_watermark(Offset(5));
+    // T2 is open: the LSO is its first offset, between T1's records and T1's COMMIT.
+    let lso = log.last_stable_offset();
+    assert_eq!(lso, Offset(1));
+    let crossing = log.markers_crossing(lso);
+    assert_eq!(
+        crossing.len(),
+        1,
+        "T1's COMMIT only; T3 lies wholly above the cut"
+    );
+    assert_eq!(crossing[0].base_offset(), 2);
+    assert_eq!(crossing[0].header().producer_id, 1);
+    // The cut alone leaves T1 open again; appending its marker again closes it.
+    log.truncate_to(lso).unwrap();
+    assert_eq!(
+        log.last_stable_offset(),
+        Offset(0),
+        "T1 reopened by the cut"
+    );
+    coordinator(&mut log, &crossing[0]).unwrap();
+    log.maybe_increment_high_watermark(Offset(2));
+    assert!(log.producer_state().ongoing_txns().is_empty());
+    assert_eq!(log.last_stable_offset(), Offset(2));
+    // Nothing crosses a cut at the log end, or below every transaction.
+    assert!(log.markers_crossing(Offset(2)).is_empty());
+    assert!(log.markers_crossing(Offset(0)).is_empty());
+}
+
+#[test]
+fn markers_crossing_stops_at_a_mirror_pid_reset() {
+    let mut log = empty_log();
+    produce(&mut log, &txn_batch(1, 0, 0, 1)).unwrap(); // 0: T1, never closed
+    coordinator(&mut log, &mirror_pid_reset("a", T0)).unwrap(); // 1: the reset ends it
+    produce(&mut log, &txn_batch(2, 0, 0, 1)).unwrap(); // 2: T2
+                                                        // A marker of producer 1 above the reset closes nothing that began before it.
+    produce(&mut log, &txn_batch(1, 0, 0, 1)).unwrap(); // 3: T1'
+    coordinator(&mut log, &marker(1, 0, true, 0)).unwrap(); // 4
+    assert!(log.markers_crossing(Offset(2)).is_empty());
+    assert_eq!(log.markers_crossing(Offset(4)).len(), 1, "T1' crosses 4");
+}
+
+#[test]
 fn truncate_fully_and_start_at_resets_everything() {
     let mut log = small_segment_log();
     for sequence in 0..10 {

@@ -115,11 +115,20 @@ pub enum MirrorDesign {
     /// fetcher that sees its source's leader epoch change compares its last batch with the
     /// source's before it appends again.
     TailUnverified,
+    /// The seed's STOPPING step 3 taken literally: the log is cut at its last stable offset and
+    /// nothing more. Transactions of different producers interleave, so a completed
+    /// transaction's marker can lie above the first offset of one still open (T1's records,
+    /// T2's records, T1's COMMIT, T2 open): the cut at the LSO drops T1's marker and keeps its
+    /// records, and after MIRROR_PID_RESET nothing marks them undecided any more
+    /// (`read-committed`, transactions_at_failover seed 5089288179472432, found by a CI
+    /// soak). The seed design here appends such markers again after the cut
+    /// ([`MirrorDesign::restores_markers_cut_at_lso`]).
+    TruncateAtLso,
 }
 
 impl MirrorDesign {
     /// Every design, the seed first.
-    pub const ALL: [Self; 18] = [
+    pub const ALL: [Self; 19] = [
         Self::Seed,
         Self::AbortMarkers,
         Self::PidRewrite,
@@ -138,6 +147,7 @@ impl MirrorDesign {
         Self::MirrorCutUnfenced,
         Self::EpochsUnfenced,
         Self::TailUnverified,
+        Self::TruncateAtLso,
     ];
 
     /// The name on the command line (`--design`) and in scenario files (`design = "…"`).
@@ -161,6 +171,7 @@ impl MirrorDesign {
             Self::MirrorCutUnfenced => "mirror-cut-unfenced",
             Self::EpochsUnfenced => "epochs-unfenced",
             Self::TailUnverified => "tail-unverified",
+            Self::TruncateAtLso => "truncate-at-lso",
         }
     }
 
@@ -220,6 +231,9 @@ impl MirrorDesign {
             }
             Self::TailUnverified => {
                 "a source's epoch numbers trusted to name its history; no bump after a cut (the seed)"
+            }
+            Self::TruncateAtLso => {
+                "STOPPING cuts at the LSO, dropping markers of transactions it separates (the seed)"
             }
         }
     }
@@ -370,6 +384,17 @@ impl MirrorDesign {
     /// producer. `markers-refused-before-cut` refuses them from the start.
     pub fn admits_markers_before_cut(self) -> bool {
         self != Self::MarkersRefusedBeforeCut
+    }
+
+    /// Whether STOPPING's cut to the last stable offset appends again, right after the cut,
+    /// every COMMIT or ABORT marker it removed whose transaction has records below the cut
+    /// (`PartitionLog::markers_crossing`), in their order and with their producer, epoch and
+    /// coordinator epoch: the cut keeps everything a READ_COMMITTED consumer could read, and
+    /// each transaction it keeps records of keeps its outcome. The alternative, cutting lower
+    /// to the first offset of such a transaction, would remove records consumers may already
+    /// have read as committed. `truncate-at-lso` drops the markers (the seed's text).
+    pub fn restores_markers_cut_at_lso(self) -> bool {
+        self != Self::TruncateAtLso
     }
 
     /// Whether STOPPING writes a MIRROR_PID_RESET.

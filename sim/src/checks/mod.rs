@@ -711,6 +711,7 @@ impl Checkers {
                 BrokerEvent::MirrorTailChecked { .. } => self.mark("mirror-tail-checked"),
                 BrokerEvent::MirrorTailDiverged { .. } => self.mark("mirror-tail-diverged"),
                 BrokerEvent::StopOfOwnWrites { .. } => self.mark("mirror-stop-of-own-writes"),
+                BrokerEvent::StopMarkerRestored { .. } => self.mark("stop-marker-restored"),
                 BrokerEvent::MirrorTombstonesRefused { .. } => {
                     self.mark("mirror-tombstones-refused")
                 }

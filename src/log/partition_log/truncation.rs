@@ -2,6 +2,8 @@
 //! needs: the producer state and the leader-epoch cache from the batches that remain.
 
 use super::*;
+use crate::record::ControlRecord;
+use std::collections::BTreeMap;
 
 impl<D: LogDisk> PartitionLog<D> {
     /// Truncates the log so that `target_offset` becomes the log end offset. Truncation works
@@ -160,5 +162,44 @@ impl<D: LogDisk> PartitionLog<D> {
         cache.truncate_from_end(self.log_end_offset);
         cache.truncate_from_start(self.log_start_offset);
         self.epoch_cache = cache;
+    }
+}
+
+impl<D: LogDisk> PartitionLog<D> {
+    /// The transaction markers a cut at `offset` would separate from their transactions'
+    /// records: COMMIT and ABORT markers at or above `offset` that end a transaction with
+    /// records below it, oldest first.
+    ///
+    /// Why it matters: the last stable offset is the first offset of the earliest *open*
+    /// transaction, and transactions of different producers interleave. With T1's records at
+    /// 61, T2's at 62, T1's COMMIT at 63 and T2 still open, the LSO is 62: T1 is complete and
+    /// readable, but a cut at 62 keeps its records and drops its marker, so T1 is open again,
+    /// and once a MIRROR_PID_RESET forgets its producer, readable as committed whatever its
+    /// marker said (transactions_at_failover seed 5089288179472432, where T1's records were
+    /// on two partitions). A MIRROR_PID_RESET in between ends every transaction before it, as
+    /// on append.
+    pub fn markers_crossing(&self, offset: Offset) -> Vec<RecordBatch> {
+        // The first offset of each producer's open transaction, as the scan goes.
+        let mut open: BTreeMap<i64, Offset> = BTreeMap::new();
+        let mut crossing = Vec::new();
+        for stored in &self.batches {
+            let batch = &stored.batch;
+            let producer_id = batch.header().producer_id;
+            match batch.control_record() {
+                None if batch.is_transactional() => {
+                    open.entry(producer_id).or_insert(stored.batch.base());
+                }
+                None => {}
+                Some(Ok(ControlRecord::EndTransaction { .. })) => {
+                    let first = open.remove(&producer_id);
+                    if first.is_some_and(|first| first < offset) && stored.batch.base() >= offset {
+                        crossing.push(batch.clone());
+                    }
+                }
+                Some(Ok(ControlRecord::MirrorPidReset { .. })) => open.clear(),
+                Some(_) => {}
+            }
+        }
+        crossing
     }
 }

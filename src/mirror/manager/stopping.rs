@@ -4,8 +4,10 @@
 //!
 //! Every step taken is recorded as a [`StopStep`] in the task's journal
 //! ([`MirrorManager::stop_journal`]), so a test can hold a path's exact sequence. The paths:
-//! - seed: `RemoveFetcher`, `RequestBump`, `Bumped`, `TruncateToLso`, `PersistLastMirrored`,
-//!   `AppendPidReset`, `AwaitCommitted`, `PersistStopped`;
+//! - seed: `RemoveFetcher`, `RequestBump`, `Bumped`, `TruncateToLso`, a `RestoreMarker` per
+//!   COMMIT or ABORT marker the cut separated from its transaction's records (interleaved
+//!   transactions; none under `truncate-at-lso`), `PersistLastMirrored`, `AppendPidReset`,
+//!   `AwaitCommitted`, `PersistStopped`;
 //! - a log of this cluster's own writes only: the same, with `AwaitOpenTransactions` before
 //!   the cut when a transaction is open (the cut then removes nothing unless the wait runs
 //!   out), and `SkipPidReset(OwnWritesOnly)`;
@@ -24,6 +26,7 @@
 use super::*;
 use crate::common::ProducerId;
 use crate::protocol::{ControllerRequest, LeaderEpoch, Offset};
+use crate::record::ControlRecord;
 
 /// One step STOPPING took; see the module doc for the sequence of each path.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,6 +60,14 @@ pub enum StopStep {
         from: Offset,
         /// The last stable offset.
         to: Offset,
+    },
+    /// Step 3, second half: a marker the cut removed, of a transaction with records below the
+    /// cut, appended again at `offset`.
+    RestoreMarker {
+        /// The marker's producer.
+        producer_id: ProducerId,
+        /// Where it now stands.
+        offset: Offset,
     },
     /// Step 4: the last mirrored (epoch, offset) is written to the mirror coordinator.
     PersistLastMirrored {
@@ -268,6 +279,11 @@ impl MirrorManager {
             from: log_end,
             to: stable,
         };
+        let crossing = if self.design.restores_markers_cut_at_lso() {
+            partition.log.markers_crossing(stable)
+        } else {
+            Vec::new()
+        };
         if stable < log_end {
             if let Err(error) = partition.log.truncate_to(stable) {
                 self.fail_mirror_partition(
@@ -286,7 +302,58 @@ impl MirrorManager {
             );
         }
         self.note_stop_step(topic_partition, cut);
+        if !self.restore_crossing_markers(host, now_ms, topic_partition, crossing) {
+            return;
+        }
         self.stopping_persist_last_mirrored(host, now_ms, topic_partition);
+    }
+
+    /// Step 3, second half: appends again the markers the cut separated from their
+    /// transactions' records ([`MirrorDesign::restores_markers_cut_at_lso`]), in the bumped
+    /// epoch, before the reset forgets their producers. `false` when an append failed (the
+    /// partition is then FAILED).
+    fn restore_crossing_markers(
+        &mut self,
+        host: &mut impl MirrorHost,
+        now_ms: i64,
+        topic_partition: &TopicPartition,
+        markers: Vec<RecordBatch>,
+    ) -> bool {
+        let leader_epoch = self.tasks[topic_partition].leader_epoch;
+        for marker in markers {
+            let producer_id = marker.header().producer_id;
+            let committed = matches!(
+                marker.control_record(),
+                Some(Ok(ControlRecord::EndTransaction {
+                    committed: true,
+                    ..
+                }))
+            );
+            match self.append_stop_batch(host, now_ms, topic_partition, &marker, leader_epoch) {
+                Ok(offset) => {
+                    self.note_stop_step(
+                        topic_partition,
+                        StopStep::RestoreMarker {
+                            producer_id: ProducerId(producer_id),
+                            offset,
+                        },
+                    );
+                    host.lend().events.push(BrokerEvent::StopMarkerRestored {
+                        topic_partition: topic_partition.clone(),
+                        producer_id,
+                        committed,
+                        cut_from: Offset(marker.base_offset()),
+                        offset,
+                    });
+                }
+                Err(error) => {
+                    let reason = format!("restoring a marker the LSO cut removed failed: {error}");
+                    self.fail_mirror_partition(host, now_ms, topic_partition, reason, false);
+                    return false;
+                }
+            }
+        }
+        true
     }
 
     /// Persists the last mirrored (epoch, offset) captured when STOPPING began.
