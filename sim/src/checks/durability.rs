@@ -106,8 +106,7 @@ impl Checkers {
                 let Some(leader_id) = record.leader else {
                     continue;
                 };
-                let Some((epoch, leader_log)) = current_leader(controllers, brokers, cluster, &tp)
-                else {
+                let Some((epoch, leader_log)) = leader_log_of(brokers, cluster, &tp, record) else {
                     continue;
                 };
                 let ends = (leader_log.log_end_offset().0, leader_log.high_watermark().0);
@@ -136,7 +135,8 @@ impl Checkers {
                         continue;
                     }
                     let key = (cluster, tp.clone(), *member, view.incarnation, epoch);
-                    let from = self.converged_to.get(&key).copied().unwrap_or(0);
+                    let converged_to = self.converged_to.entry(key).or_insert(0);
+                    let from = *converged_to;
                     let verified = compare_range(
                         time_ms,
                         cluster,
@@ -147,10 +147,10 @@ impl Checkers {
                         from,
                         out,
                     );
+                    *converged_to = verified;
                     if verified > from && (view.incarnation > 1 || epoch > 0) {
                         self.precondition(Invariant::ReplicaConvergence);
                     }
-                    self.converged_to.insert(key, verified);
                 }
             }
         }

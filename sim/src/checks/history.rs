@@ -4,6 +4,7 @@
 //! bookkeeping of committed data a loss removed.
 
 use mirrorsim::common::Offset;
+use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, BTreeSet};
 
 use mirrorsim::broker::MemoryDirDisk;
@@ -241,7 +242,14 @@ pub(super) fn scan_new_records(
             };
             let stream = (id.producer.clone(), id.incarnation);
             let batch_range = (batch.base_offset(), batch.next_offset());
-            let first = *scan.first.entry(stream.clone()).or_insert(batch_range);
+            // Looked up before inserting: the key is cloned only for a new stream.
+            let first = match scan.first.get(&stream) {
+                Some(first) => *first,
+                None => {
+                    scan.first.insert(stream.clone(), batch_range);
+                    batch_range
+                }
+            };
             let producer_epoch = batch.header().producer_epoch;
             if let Some((previous_n, previous_offset, previous_epoch)) =
                 scan.last_n.get(&stream).copied()
@@ -267,17 +275,29 @@ pub(super) fn scan_new_records(
             }
             scan.last_n
                 .insert(stream, (id.n, record.offset, producer_epoch));
-            if let Some(first) = scan.seen.insert(id.clone(), record.offset) {
-                out.push(Violation {
-                    invariant: Invariant::NoDuplicates,
-                    cluster: Some(cluster),
-                    topic_partition: Some(tp.clone()),
-                    detail: format!(
-                        "{}#{} record {} at offsets {first} and {}",
-                        id.producer, id.incarnation, id.n, record.offset
-                    ),
-                    time_ms,
-                });
+            match scan.seen.entry(id) {
+                Entry::Vacant(vacant) => {
+                    vacant.insert(record.offset);
+                }
+                Entry::Occupied(mut occupied) => {
+                    let id = occupied.key();
+                    let detail = format!(
+                        "{}#{} record {} at offsets {} and {}",
+                        id.producer,
+                        id.incarnation,
+                        id.n,
+                        occupied.get(),
+                        record.offset
+                    );
+                    occupied.insert(record.offset);
+                    out.push(Violation {
+                        invariant: Invariant::NoDuplicates,
+                        cluster: Some(cluster),
+                        topic_partition: Some(tp.clone()),
+                        detail,
+                        time_ms,
+                    });
+                }
             }
         }
     }

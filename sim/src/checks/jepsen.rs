@@ -4,6 +4,7 @@
 
 use super::*;
 use mirrorsim::common::Offset;
+use reads::ValueOffsetsMemo;
 
 impl Checkers {
     /// End-of-run comparison of the history with the final logs.
@@ -382,6 +383,7 @@ impl Checkers {
         history: &History,
         outcomes: &mut PartitionOutcomes,
     ) {
+        let mut values = ValueOffsetsMemo::default();
         for ((producer, incarnation, _), transaction) in &history.transactions {
             if transaction.committed != Some(false) {
                 continue;
@@ -397,7 +399,8 @@ impl Checkers {
                 let partition_outcomes = outcomes
                     .entry((cluster, send.topic_partition.clone()))
                     .or_insert_with(|| transaction_outcomes(log));
-                offset_of_value(log, &send.value)
+                values
+                    .offset_of(cluster, &send.topic_partition, log, &send.value)
                     .and_then(|offset| log.batches_from(Offset(offset)).next())
                     .and_then(|batch| partition_outcomes.get(&batch.base_offset()))
                     .is_some_and(|(_, outcome)| *outcome == TxnOutcome::Aborted)

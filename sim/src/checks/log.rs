@@ -62,10 +62,26 @@ impl Checkers {
                 }
                 let key = (node, view.incarnation, tp.clone());
                 let seen = (partition.leader_epoch().0, partition.log.high_watermark().0);
-                out.extend(self.observe_high_watermark(time_ms, key.clone(), seen));
-                self.check_log_epochs(time_ms, key, &partition.log, out);
+                self.check_replica(time_ms, key, seen, &partition.log, out);
             }
         }
+    }
+
+    /// One replica's per-step checks (`hw-monotonic`, the batch epoch scan), over one entry
+    /// of what was seen of it.
+    fn check_replica(
+        &mut self,
+        time_ms: i64,
+        key: (NodeId, u64, TopicPartition),
+        seen_now: (i32, i64),
+        log: &PartitionLog<MemoryDirDisk>,
+        out: &mut Vec<Violation>,
+    ) {
+        let seen = self.replicas_seen.entry(key.clone()).or_default();
+        let previous = seen.high_watermark.replace(seen_now);
+        let regressions = scan_log_epochs(seen, log);
+        out.extend(self.high_watermark_verdict(time_ms, &key, previous, seen_now));
+        out.extend(epoch_regression_violations(time_ms, &key, regressions));
     }
 
     /// A partition's leader epoch in the controller's metadata never decreases.
@@ -118,16 +134,32 @@ impl Checkers {
 
     /// Within one leader epoch a replica's high watermark only grows while its process lives,
     /// except through a reported truncation or a reported adoption of a new leader's lagging
-    /// one (both reset what was seen).
+    /// one (both reset what was seen). The tests' entry; a step runs [`Self::check_replica`].
+    #[cfg(test)]
     pub(super) fn observe_high_watermark(
         &mut self,
         time_ms: i64,
         key: (NodeId, u64, TopicPartition),
+        seen_now: (i32, i64),
+    ) -> Option<Violation> {
+        let previous = self
+            .replicas_seen
+            .entry(key.clone())
+            .or_default()
+            .high_watermark
+            .replace(seen_now);
+        self.high_watermark_verdict(time_ms, &key, previous, seen_now)
+    }
+
+    /// `hw-monotonic` on one replica's (leader epoch, high watermark) now and at the last step.
+    fn high_watermark_verdict(
+        &mut self,
+        time_ms: i64,
+        key: &(NodeId, u64, TopicPartition),
+        previous: Option<(i32, i64)>,
         (epoch, high_watermark): (i32, i64),
     ) -> Option<Violation> {
-        let (previous_epoch, previous) = self
-            .high_watermarks
-            .insert(key.clone(), (epoch, high_watermark))?;
+        let (previous_epoch, previous) = previous?;
         if previous_epoch == epoch && high_watermark > previous {
             self.precondition(Invariant::HwMonotonic);
         }
@@ -135,7 +167,7 @@ impl Checkers {
         (previous_epoch == epoch && high_watermark < previous).then(|| Violation {
             invariant: Invariant::HwMonotonic,
             cluster: Some(node.cluster()),
-            topic_partition: Some(tp),
+            topic_partition: Some(tp.clone()),
             detail: format!(
                 "{node} high watermark went from {previous} to {high_watermark} in leader epoch {epoch} without a truncation"
             ),
@@ -144,6 +176,8 @@ impl Checkers {
     }
 
     /// Batch epochs never decrease along a log; checks only batches appended since last time.
+    /// The tests' entry; a step runs [`Self::check_replica`].
+    #[cfg(test)]
     pub(super) fn check_log_epochs(
         &mut self,
         time_ms: i64,
@@ -151,30 +185,52 @@ impl Checkers {
         log: &PartitionLog<MemoryDirDisk>,
         out: &mut Vec<Violation>,
     ) {
-        let (checked_to, mut last_epoch) = match self.log_epochs_checked.get(&key) {
-            Some(&(checked_to, last_epoch)) if checked_to <= log.log_end_offset().0 => {
-                (checked_to, last_epoch)
-            }
-            _ => (0, -1),
-        };
-        for batch in log.batches_from(Offset(checked_to)) {
-            let epoch = batch.partition_leader_epoch();
-            if epoch < last_epoch {
-                out.push(Violation {
-                    invariant: Invariant::EpochsMonotonic,
-                    cluster: Some(key.0.cluster()),
-                    topic_partition: Some(key.2.clone()),
-                    detail: format!(
-                        "{} log: batch at offset {} has epoch {epoch} after epoch {last_epoch}",
-                        key.0,
-                        batch.base_offset()
-                    ),
-                    time_ms,
-                });
-            }
-            last_epoch = last_epoch.max(epoch);
-        }
-        self.log_epochs_checked
-            .insert(key, (log.log_end_offset().0, last_epoch));
+        let seen = self.replicas_seen.entry(key.clone()).or_default();
+        let regressions = scan_log_epochs(seen, log);
+        out.extend(epoch_regression_violations(time_ms, &key, regressions));
     }
+}
+
+/// Scans the batches appended since the last scan of this replica (all of them when its log
+/// end went below where the scan stopped) and returns each batch whose epoch is below an
+/// earlier one's, as (base offset, epoch, highest epoch before it).
+fn scan_log_epochs(
+    seen: &mut ReplicaSeen,
+    log: &PartitionLog<MemoryDirDisk>,
+) -> Vec<(i64, i32, i32)> {
+    let log_end = log.log_end_offset().0;
+    let (checked_to, mut last_epoch) = match seen.epochs_checked {
+        Some((checked_to, last_epoch)) if checked_to <= log_end => (checked_to, last_epoch),
+        _ => (0, -1),
+    };
+    let mut regressions = Vec::new();
+    for batch in log.batches_from(Offset(checked_to)) {
+        let epoch = batch.partition_leader_epoch();
+        if epoch < last_epoch {
+            regressions.push((batch.base_offset(), epoch, last_epoch));
+        }
+        last_epoch = last_epoch.max(epoch);
+    }
+    seen.epochs_checked = Some((log_end, last_epoch));
+    regressions
+}
+
+/// The `epochs-monotonic` violations of [`scan_log_epochs`]'s findings on replica `key`.
+fn epoch_regression_violations(
+    time_ms: i64,
+    key: &(NodeId, u64, TopicPartition),
+    regressions: Vec<(i64, i32, i32)>,
+) -> impl Iterator<Item = Violation> + '_ {
+    regressions
+        .into_iter()
+        .map(move |(base_offset, epoch, last_epoch)| Violation {
+            invariant: Invariant::EpochsMonotonic,
+            cluster: Some(key.0.cluster()),
+            topic_partition: Some(key.2.clone()),
+            detail: format!(
+                "{} log: batch at offset {base_offset} has epoch {epoch} after epoch {last_epoch}",
+                key.0
+            ),
+            time_ms,
+        })
 }

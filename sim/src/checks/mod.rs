@@ -75,7 +75,7 @@ mod view;
 
 pub use invariants::{Invariant, Violation, INVARIANTS, PRECONDITION_PREFIX};
 pub use observer::{Checker, Step};
-pub(crate) use view::{broker_view, current_leader};
+pub(crate) use view::{broker_view, current_leader, leader_log_of};
 pub use view::{BrokerView, ControllerView};
 
 use history::{
@@ -113,13 +113,24 @@ struct AckedRecords {
     verified: Vec<(i64, String)>,
 }
 
+/// What `hw-monotonic` and the log-epoch scan last saw of one replica (a process incarnation's
+/// copy of a partition).
+#[derive(Default)]
+struct ReplicaSeen {
+    /// (leader epoch, high watermark) at the last step; `None` after a reported truncation.
+    high_watermark: Option<(i32, i64)>,
+    /// The log end the epoch scan reached and the highest batch epoch below it.
+    epochs_checked: Option<(i64, i32)>,
+}
+
 /// The checkers and the state they carry between steps.
 #[derive(Default)]
 pub struct Checkers {
     metadata_epochs: BTreeMap<(ClusterIndex, TopicPartition), i32>,
     epoch_leaders: BTreeMap<(ClusterIndex, TopicPartition, i32), BrokerId>,
-    high_watermarks: BTreeMap<(NodeId, u64, TopicPartition), (i32, i64)>,
-    log_epochs_checked: BTreeMap<(NodeId, u64, TopicPartition), (i64, i32)>,
+    /// What the per-step replica checks last saw of each replica (one entry, so a step
+    /// searches once per replica).
+    replicas_seen: BTreeMap<(NodeId, u64, TopicPartition), ReplicaSeen>,
     /// Acknowledged records of durable topics, per partition.
     durable_acked: BTreeMap<(ClusterIndex, TopicPartition), AckedRecords>,
     /// How much of [`History::readable`] `durable_acked` holds.
@@ -578,7 +589,7 @@ impl Checkers {
                         }
                     }
                     // A reported truncation may lower the high watermark and rewrite the tail.
-                    self.high_watermarks
+                    self.replicas_seen
                         .remove(&(node, view.incarnation, topic_partition.clone()));
                     let broker_id = view.broker.broker_id();
                     self.converged_to.retain(|(cluster, tp, member, _, _), _| {
@@ -595,11 +606,6 @@ impl Checkers {
                                 && *leader == broker_id
                                 && *leader_incarnation == incarnation)
                         });
-                    self.log_epochs_checked.remove(&(
-                        node,
-                        view.incarnation,
-                        topic_partition.clone(),
-                    ));
                     self.mark("follower-truncated");
                 }
                 BrokerEvent::FollowerHighWatermarkLowered {
@@ -608,12 +614,12 @@ impl Checkers {
                     ..
                 } => {
                     // Documented: the follower adopted a new leader's lagging high watermark.
-                    if let Some(entry) = self.high_watermarks.get_mut(&(
-                        node,
-                        view.incarnation,
-                        topic_partition.clone(),
-                    )) {
-                        entry.1 = entry.1.min(to.0);
+                    if let Some((_, high_watermark)) = self
+                        .replicas_seen
+                        .get_mut(&(node, view.incarnation, topic_partition.clone()))
+                        .and_then(|seen| seen.high_watermark.as_mut())
+                    {
+                        *high_watermark = (*high_watermark).min(to.0);
                     }
                     self.mark("follower-high-watermark-lowered");
                 }

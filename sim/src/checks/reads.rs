@@ -1,10 +1,12 @@
 //! Reading a log as the checks need it: the record a value names, control-batch runs, the
 //! logs of the current leaders (`LeaderLogs`).
 
+use bytes::Bytes;
 use mirrorsim::broker::MemoryDirDisk;
 use mirrorsim::common::Offset;
 use mirrorsim::log::PartitionLog;
 use mirrorsim::protocol::{ClusterIndex, TopicPartition};
+use std::collections::BTreeMap;
 
 use super::view::{current_leader, BrokerView, ControllerView};
 
@@ -47,6 +49,47 @@ pub(super) fn offset_of_value(log: &PartitionLog<MemoryDirDisk>, value: &str) ->
         .flat_map(|batch| batch.records().filter_map(Result::ok).collect::<Vec<_>>())
         .find(|record| record.value.as_deref() == Some(value.as_bytes()))
         .map(|record| record.offset)
+}
+
+/// [`offset_of_value`] over the final logs, each log indexed once on first use: the final
+/// checks look up every send of a run, and a scan of the log per lookup made them quadratic
+/// in its length.
+#[derive(Default)]
+pub(super) struct ValueOffsetsMemo {
+    offsets: BTreeMap<(ClusterIndex, TopicPartition), BTreeMap<Bytes, i64>>,
+}
+
+impl ValueOffsetsMemo {
+    /// Where `value` first sits in `log`, the final log of `cluster`'s `topic_partition`.
+    pub(super) fn offset_of(
+        &mut self,
+        cluster: ClusterIndex,
+        topic_partition: &TopicPartition,
+        log: &PartitionLog<MemoryDirDisk>,
+        value: &str,
+    ) -> Option<i64> {
+        self.offsets
+            .entry((cluster, topic_partition.clone()))
+            .or_insert_with(|| first_offsets_of_values(log))
+            .get(value.as_bytes())
+            .copied()
+    }
+}
+
+/// Every data record's value in `log` with the offset it first sits at.
+fn first_offsets_of_values(log: &PartitionLog<MemoryDirDisk>) -> BTreeMap<Bytes, i64> {
+    let mut offsets = BTreeMap::new();
+    for batch in log.batches_from(log.log_start_offset()) {
+        if batch.is_control() {
+            continue;
+        }
+        for record in batch.records().filter_map(Result::ok) {
+            if let Some(value) = record.value {
+                offsets.entry(value).or_insert(record.offset);
+            }
+        }
+    }
+    offsets
 }
 
 /// The lowest offset from which `log` holds only control batches, batch after batch without

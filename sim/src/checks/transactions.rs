@@ -12,7 +12,7 @@ use mirrorsim::protocol::{NodeId, TopicPartition};
 use super::history::{EnlistLost, OutcomeLost, RewrittenByMirroring};
 use super::invariants::{Invariant, Violation};
 use super::outcomes::{TxnEnd, TxnEndsMemo, TxnOutcome};
-use super::reads::{offset_of_value, LeaderLogs};
+use super::reads::{LeaderLogs, ValueOffsetsMemo};
 use crate::world::workload::History;
 
 /// When the producer learned that the transaction of each transactional send committed, by
@@ -111,8 +111,8 @@ pub(super) fn check_delivered_records(
     out
 }
 
-/// Whether the COMMIT marker at `commit_at` in `log` (of `tp`, whose transaction ends are
-/// `ends`) also commits a record of another transaction of `producer` than `aborted`
+/// Whether the COMMIT marker at `commit_at` in `log` (the final log of `tp`, whose
+/// transaction ends are `ends`; `values` indexes it) also commits a record of another transaction of `producer` than `aborted`
 /// ((incarnation, number)), one the producer was confirmed committed: the marker is that
 /// transaction's own, written by a coordinator that knew the partition was in it, not one
 /// written for the aborted transaction.
@@ -120,11 +120,15 @@ pub(super) fn commits_a_confirmed_commit(
     history: &History,
     producer: NodeId,
     aborted: (u64, u64),
-    tp: &TopicPartition,
-    log: &PartitionLog<MemoryDirDisk>,
+    (tp, log, values): (
+        &TopicPartition,
+        &PartitionLog<MemoryDirDisk>,
+        &mut ValueOffsetsMemo,
+    ),
     ends: &BTreeMap<i64, TxnEnd>,
     commit_at: i64,
 ) -> bool {
+    let cluster = producer.cluster();
     history
         .transactions
         .range((producer, 0, 0)..=(producer, u64::MAX, u64::MAX))
@@ -138,7 +142,7 @@ pub(super) fn commits_a_confirmed_commit(
                 .filter_map(move |handle| history.sends.get(&(producer, *incarnation, *handle)))
         })
         .filter(|send| send.topic_partition == *tp)
-        .filter_map(|send| offset_of_value(log, &send.value))
+        .filter_map(|send| values.offset_of(cluster, tp, log, &send.value))
         .filter_map(|offset| log.batches_from(Offset(offset)).next())
         .any(|batch| {
             ends.get(&batch.base_offset())
@@ -172,6 +176,7 @@ pub(super) fn check_transaction_atomicity(
 ) -> Vec<Violation> {
     let mut out = Vec::new();
     let mut outcomes = TxnEndsMemo::default();
+    let mut values = ValueOffsetsMemo::default();
     for ((producer, incarnation, number), transaction) in &history.transactions {
         let cluster = producer.cluster();
         let mut committed = Vec::new();
@@ -189,7 +194,8 @@ pub(super) fn check_transaction_atomicity(
                 still_open = true;
             }
             let partition_outcomes = outcomes.ends(cluster, &send.topic_partition, log);
-            let Some(offset) = offset_of_value(log, &send.value) else {
+            let Some(offset) = values.offset_of(cluster, &send.topic_partition, log, &send.value)
+            else {
                 if !gone_legally(send) {
                     not_committed.push(send.topic_partition.clone());
                 }
@@ -225,8 +231,9 @@ pub(super) fn check_transaction_atomicity(
                 && decided_at.is_some_and(|commit_at| {
                     let aborted = (*incarnation, *number);
                     let ends = partition_outcomes;
+                    let final_log = (tp, log, &mut values);
                     commits_a_confirmed_commit(
-                        history, *producer, aborted, tp, log, ends, commit_at,
+                        history, *producer, aborted, final_log, ends, commit_at,
                     )
                 })
                 && enlist_lost(*producer, send, transaction.completed_ms, false)

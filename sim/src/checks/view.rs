@@ -6,6 +6,7 @@ use mirrorsim::broker::{Broker, BrokerEvent, MemoryDirDisk, MemoryStorage, Role}
 use mirrorsim::common::LeaderEpoch;
 use mirrorsim::controller::Controller;
 use mirrorsim::log::PartitionLog;
+use mirrorsim::metadata::PartitionRecord;
 use mirrorsim::protocol::{BrokerId, ClusterIndex, TopicPartition};
 
 /// A broker as the checkers see it.
@@ -50,6 +51,16 @@ pub(crate) fn current_leader<'a>(
 ) -> Option<(i32, &'a PartitionLog<MemoryDirDisk>)> {
     let controller = controllers.iter().find(|view| view.cluster == cluster)?;
     let record = controller.controller.image().partition(tp)?;
+    leader_log_of(brokers, cluster, tp, record)
+}
+
+/// [`current_leader`] for a partition whose metadata record the caller already holds.
+pub(crate) fn leader_log_of<'a>(
+    brokers: &'a [BrokerView<'_>],
+    cluster: ClusterIndex,
+    tp: &TopicPartition,
+    record: &PartitionRecord,
+) -> Option<(i32, &'a PartitionLog<MemoryDirDisk>)> {
     let leader = record.leader?;
     let view = broker_view(brokers, cluster, leader)?;
     let partition = view.broker.partitions().get(tp)?;

@@ -313,7 +313,13 @@ impl Network {
 /// in order, like a TCP connection: a latency spike or a held-back message delays everything
 /// behind it on that link, a lost message leaves a gap its receiver skips after
 /// [`GAP_TIMEOUT`], and a duplicated message arrives twice in a row.
-pub(super) fn send(shared: &Shared, incarnation: u64, link: &mut LinkSender, envelope: Envelope) {
+pub(super) fn send(
+    shared: &Shared,
+    incarnation: u64,
+    link: &mut LinkSender,
+    envelope: Envelope,
+    now: madsim::time::Instant,
+) {
     let mut rng = madsim::rand::thread_rng();
     lock(&shared.stats).sent += 1;
     let link_sequence = link.next_sequence;
@@ -349,7 +355,6 @@ pub(super) fn send(shared: &Shared, incarnation: u64, link: &mut LinkSender, env
             );
         }
     }
-    let now = madsim::time::Instant::now();
     let delivery = link
         .last_delivery
         .map_or(now + Duration::from_millis(delay_ms), |last| {
@@ -448,7 +453,7 @@ mod tests {
     ) {
         for id in ids {
             let link = links.entry((from, to)).or_default();
-            send(shared, 1, link, envelope(from, to, id));
+            send(shared, 1, link, envelope(from, to, id), Instant::now());
         }
     }
 
