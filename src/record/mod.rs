@@ -21,9 +21,9 @@ mod error;
 pub mod varint;
 
 pub use batch::{
-    BatchHeader, BatchReader, Record, RecordBatch, RecordHeader, Records, LOG_OVERHEAD, MAGIC_V2,
-    NO_PARTITION_LEADER_EPOCH, NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_SEQUENCE, NO_TIMESTAMP,
-    RECORD_BATCH_OVERHEAD,
+    BatchHeader, BatchReader, InspectedBatch, Record, RecordBatch, RecordHeader, Records,
+    LOG_OVERHEAD, MAGIC_V2, NO_PARTITION_LEADER_EPOCH, NO_PRODUCER_EPOCH, NO_PRODUCER_ID,
+    NO_SEQUENCE, NO_TIMESTAMP, RECORD_BATCH_OVERHEAD,
 };
 pub use builder::{
     encode_batch, end_transaction_marker, mirror_pid_reset, BatchBuilder, MarkerProducer,
