@@ -360,6 +360,44 @@ fn dump_log_prints_compressed_batches_of_every_codec() {
 }
 
 #[test]
+fn dump_log_kafka_layout_matches_the_independent_formatter_line_for_line() {
+    // `<segment>.kafka.txt` is kafka-dump-log's output for the segment with --print-data-log,
+    // formatted by generate.py from kafka-python's decode, following DumpLogSegments.scala.
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/compressed");
+    let mut compared = 0;
+    for entry in std::fs::read_dir(&dir).expect("the fixture directory") {
+        let name = entry
+            .expect("an entry")
+            .file_name()
+            .into_string()
+            .expect("UTF-8");
+        let Some(stem) = name.strip_suffix(".log") else {
+            continue;
+        };
+        let expected = std::fs::read(dir.join(format!("{stem}.kafka.txt"))).expect("expected");
+        let output = Command::new(env!("CARGO_BIN_EXE_mirrorsim"))
+            .current_dir(&dir)
+            .args(["dump-log", &name, "--format", "kafka", "--print-data-log"])
+            .output()
+            .expect("the binary runs");
+        assert_eq!(output.status.code(), Some(0), "{name}: {}", stderr(&output));
+        let (got, want) = (
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&expected),
+        );
+        for (index, (got, want)) in got.split('\n').zip(want.split('\n')).enumerate() {
+            assert_eq!(got, want, "{name} line {}", index + 1);
+        }
+        assert_eq!(output.stdout, expected, "{name}");
+        compared += 1;
+    }
+    assert_eq!(
+        compared, 9,
+        "every fixture segment has its expected kafka layout"
+    );
+}
+
+#[test]
 fn dump_log_kafka_layout_on_a_mixed_segment() {
     let path = fixture("mixed.log");
     let output = mirrorsim(&["dump-log", &path, "--format", "kafka", "--print-data-log"]);

@@ -891,6 +891,38 @@ mod tests {
     }
 
     #[test]
+    fn kafka_layout_shows_a_delete_horizon_and_log_append_time() {
+        let mut builder = BatchBuilder::default();
+        builder.delete_horizon_ms = Some(T0 + 86_400_000);
+        builder.log_append_time_ms = Some(T0 + 7);
+        builder.append(T0, None, Some(Bytes::from_static(b"x")), Vec::new());
+        let options = DumpOptions {
+            format: OutputFormat::Kafka,
+            print_data_log: false,
+            deep_iteration: true,
+        };
+        let (text, _) = dump_with(segment(&[builder.build()]), options);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(
+            lines[1].contains(&format!(
+                " deleteHorizonMs: OptionalLong[{}] position: 0 LogAppendTime: {} ",
+                T0 + 86_400_000,
+                T0 + 7
+            )),
+            "{}",
+            lines[1]
+        );
+        // Deep iteration without --print-data-log: metadata, no payload.
+        assert_eq!(
+            lines[2],
+            format!(
+                "| offset: 0 LogAppendTime: {} keySize: -1 valueSize: 1 sequence: -1 headerKeys: []",
+                T0 + 7
+            )
+        );
+    }
+
+    #[test]
     fn missing_file_is_unreadable_and_names_the_file() {
         let path = Path::new("/nonexistent/mirrorsim/segment.log");
         let error = dump_file(path, DumpOptions::new(OutputFormat::Text), &mut Vec::new())
