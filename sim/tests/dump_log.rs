@@ -472,3 +472,216 @@ fn help_and_version_exit_0() {
         assert!(!output.stdout.is_empty(), "args {args:?}");
     }
 }
+
+/// A file with a given name (side files are recognised by it) in a directory of its own,
+/// removed when dropped.
+struct NamedFile {
+    dir: PathBuf,
+    path: PathBuf,
+}
+
+impl NamedFile {
+    fn new(name: &str, bytes: &[u8]) -> Self {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "mirrorsim-dump-log-side-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&dir).expect("temp dir is writable");
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).expect("temp dir is writable");
+        Self { dir, path }
+    }
+
+    fn dump(&self, extra: &[&str]) -> Output {
+        let mut args = vec!["dump-log", self.path.to_str().expect("UTF-8")];
+        args.extend_from_slice(extra);
+        mirrorsim(&args)
+    }
+}
+
+impl Drop for NamedFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// stdout after the `Dumping PATH` line of the kafka layout.
+fn kafka_entries(output: &Output) -> Vec<String> {
+    let lines = stdout_lines(output);
+    assert!(lines[0].starts_with("Dumping "), "{lines:#?}");
+    lines[1..].to_vec()
+}
+
+#[test]
+fn dump_log_decodes_an_offset_index_and_stops_at_its_preallocated_zeros() {
+    // Kafka's OffsetIndex entries: int32 offset relative to the base offset in the name, int32
+    // position; a preallocated index is zero-filled after its last entry.
+    let mut bytes = Vec::new();
+    for (relative, position) in [(0i32, 0i32), (37, 4_140), (80, 8_270)] {
+        bytes.extend(relative.to_be_bytes());
+        bytes.extend(position.to_be_bytes());
+    }
+    bytes.extend([0u8; 64]);
+    let file = NamedFile::new("00000000000000000100.index", &bytes);
+    let output = file.dump(&["--format", "kafka"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(
+        kafka_entries(&output),
+        [
+            "offset: 100 position: 0",
+            "offset: 137 position: 4140",
+            "offset: 180 position: 8270"
+        ]
+    );
+    let output = file.dump(&[]);
+    assert_eq!(stdout_lines(&output)[1], "offset=137 position=4140");
+    let empty = NamedFile::new("00000000000000000000.index", &[]);
+    let output = empty.dump(&["--format", "kafka"]);
+    assert_eq!(
+        kafka_entries(&output),
+        [format!("{} is empty.", empty.path.display())]
+    );
+}
+
+#[test]
+fn dump_log_decodes_a_time_index_and_reports_a_partial_entry() {
+    let mut bytes = Vec::new();
+    for (timestamp, relative) in [(T0, 0i32), (T0 + 500, 12)] {
+        bytes.extend(timestamp.to_be_bytes());
+        bytes.extend(relative.to_be_bytes());
+    }
+    bytes.extend([1u8, 2, 3, 4, 5]);
+    let file = NamedFile::new("00000000000000000042.timeindex", &bytes);
+    let output = file.dump(&["--format", "kafka"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(
+        kafka_entries(&output),
+        [
+            format!("timestamp: {T0} offset: 42"),
+            format!("timestamp: {} offset: 54", T0 + 500),
+            "Found 5 invalid bytes at the end of 00000000000000000042.timeindex".to_string(),
+        ]
+    );
+    assert!(
+        stderr(&output).contains("at byte 24"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn dump_log_decodes_a_transaction_index() {
+    // AbortedTxn: int16 version, producer id, first offset, last offset, last stable offset.
+    let mut bytes = Vec::new();
+    bytes.extend(0i16.to_be_bytes());
+    for field in [3000i64, 4, 5, 4] {
+        bytes.extend(field.to_be_bytes());
+    }
+    let file = NamedFile::new("00000000000000000000.txnindex", &bytes);
+    let output = file.dump(&["--format", "kafka"]);
+    assert_eq!(
+        kafka_entries(&output),
+        ["version: 0 producerId: 3000 firstOffset: 4 lastOffset: 5 lastStableOffset: 4"]
+    );
+    let output = file.dump(&["--json"]);
+    let object: serde_json::Value = serde_json::from_str(&stdout_lines(&output)[0]).expect("JSON");
+    assert_eq!(object["producerId"], 3000);
+    assert_eq!(object["lastStableOffset"], 4);
+}
+
+/// A producer snapshot as Kafka's `ProducerStateManager.writeSnapshot` lays it out, with the
+/// entries of Kafka's `testProducerSnapshotCompatibility`.
+fn producer_snapshot() -> Vec<u8> {
+    let mut entries = Vec::new();
+    entries.extend(2i32.to_be_bytes());
+    // Producer 1: epoch 2, last sequence 1, last offset 2, offset delta 3, timestamp -1,
+    // coordinator epoch 3, a transaction open at offset 100.
+    entries.extend(1i64.to_be_bytes());
+    entries.extend(2i16.to_be_bytes());
+    entries.extend(1i32.to_be_bytes());
+    entries.extend(2i64.to_be_bytes());
+    entries.extend(3i32.to_be_bytes());
+    entries.extend((-1i64).to_be_bytes());
+    entries.extend(3i32.to_be_bytes());
+    entries.extend(100i64.to_be_bytes());
+    // Producer 11: epoch 12, no data written (last sequence -1, last offset -1), timestamp
+    // 123456, coordinator epoch 13, no open transaction.
+    entries.extend(11i64.to_be_bytes());
+    entries.extend(12i16.to_be_bytes());
+    entries.extend((-1i32).to_be_bytes());
+    entries.extend((-1i64).to_be_bytes());
+    entries.extend(0i32.to_be_bytes());
+    entries.extend(123_456i64.to_be_bytes());
+    entries.extend(13i32.to_be_bytes());
+    entries.extend((-1i64).to_be_bytes());
+    let mut bytes = Vec::new();
+    bytes.extend(1i16.to_be_bytes());
+    bytes.extend(crc32c::crc32c(&entries).to_be_bytes());
+    bytes.extend(entries);
+    bytes
+}
+
+#[test]
+fn dump_log_decodes_a_producer_snapshot_as_kafka_prints_it() {
+    let file = NamedFile::new("00000000000000000006.snapshot", &producer_snapshot());
+    let output = file.dump(&["--format", "kafka"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(
+        kafka_entries(&output),
+        [
+            // firstSequence is Kafka's decrementSequence(1, 3), which wraps.
+            "producerId: 1 producerEpoch: 2 coordinatorEpoch: 3 currentTxnFirstOffset: \
+             OptionalLong[100] lastTimestamp: -1 firstSequence: 2147483646 lastSequence: 1 \
+             lastOffset: 2 offsetDelta: 3 timestamp: -1",
+            "producerId: 11 producerEpoch: 12 coordinatorEpoch: 13 currentTxnFirstOffset: \
+             OptionalLong.empty lastTimestamp: 123456 ",
+        ]
+    );
+    let output = file.dump(&[]);
+    let lines = stdout_lines(&output);
+    assert!(lines[0].starts_with("version=1 crc="), "{lines:#?}");
+    assert!(lines[0].ends_with(" valid=true entries=2"), "{lines:#?}");
+    // A flipped byte: Kafka refuses the file; our text shows it invalid, the message names
+    // the CRC's byte.
+    let mut damaged = producer_snapshot();
+    damaged[20] ^= 1;
+    let file = NamedFile::new("00000000000000000006.snapshot", &damaged);
+    let output = file.dump(&["--format", "kafka"]);
+    assert_eq!(output.status.code(), Some(0));
+    assert!(kafka_entries(&output).is_empty());
+    assert!(
+        stderr(&output).contains("at byte 2: CRC mismatch"),
+        "{}",
+        stderr(&output)
+    );
+    let output = file.dump(&[]);
+    assert!(stdout_lines(&output)[0].contains(" valid=false "));
+}
+
+#[test]
+fn dump_log_decodes_a_leader_epoch_checkpoint_and_partition_metadata() {
+    let file = NamedFile::new("leader-epoch-checkpoint", b"0\n2\n0 0\n3 150\n");
+    let output = file.dump(&[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(
+        stdout_lines(&output),
+        ["epoch=0 startOffset=0", "epoch=3 startOffset=150"]
+    );
+    let short = NamedFile::new("leader-epoch-checkpoint", b"0\n3\n0 0\n");
+    let output = short.dump(&[]);
+    assert!(
+        stderr(&output).contains("3 entries declared, 1 present"),
+        "{}",
+        stderr(&output)
+    );
+    let metadata = NamedFile::new(
+        "partition.metadata",
+        b"version: 0\ntopic_id: q1w2e3r4t5y6u7i8o9p0aa\n",
+    );
+    let output = metadata.dump(&["--json"]);
+    let object: serde_json::Value = serde_json::from_str(&stdout_lines(&output)[0]).expect("JSON");
+    assert_eq!(object["version"], "0");
+    assert_eq!(object["topicId"], "q1w2e3r4t5y6u7i8o9p0aa");
+}

@@ -19,11 +19,17 @@
 //!   `ABORT coordinatorEpoch=N`, `MIRROR_PID_RESET sourceClusterId=ID`, `UNKNOWN type=N`), JSON
 //!   (one object per batch per line with the same field names; a payload is `null`,
 //!   `{"text": …}` or `{"hex": …}`), and kafka-dump-log's layout (see [`output`]).
+//! - A file named like a side file of a partition (`.index`, `.timeindex`, `.txnindex`,
+//!   `.snapshot`, `leader-epoch-checkpoint`, `partition.metadata`) is decoded as that file
+//!   (`side_files.rs`) by [`dump_file`].
 //! - Only reading the input or writing the output can fail the dump ([`DumpError`]); nothing
 //!   here panics on bad input.
 
 mod model;
 mod output;
+mod side_files;
+
+pub use side_files::FileKind;
 
 use std::fmt;
 use std::io::{self, Read, Write};
@@ -218,7 +224,7 @@ pub fn dump_file(
         path: path.to_path_buf(),
         source,
     };
-    let file = std::fs::File::open(path).map_err(unreadable)?;
+    let mut file = std::fs::File::open(path).map_err(unreadable)?;
     let metadata = file.metadata().map_err(unreadable)?;
     let source = Source {
         path: path.display().to_string(),
@@ -228,6 +234,16 @@ pub fn dump_file(
         ),
         length: metadata.is_file().then_some(metadata.len()),
     };
+    let kind = FileKind::of(&source.file_name);
+    if kind != FileKind::Segment {
+        // Index, snapshot and checkpoint files are small (an index is capped at 10 MB by
+        // default): read whole.
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes).map_err(unreadable)?;
+        return Ok(side_files::dump_side_file(
+            kind, &bytes, &source, options, out,
+        )?);
+    }
     dump_reader(io::BufReader::new(file), &source, options, out).map_err(|error| match error {
         DumpError::ReadFailed { source, .. } => unreadable(source),
         other => other,
