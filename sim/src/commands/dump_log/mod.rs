@@ -295,33 +295,17 @@ pub fn dump_reader(
             Entry::Whole(bytes) => bytes,
         };
         summary.batches += 1;
-        let size = bytes.len() as u64;
         match check_entry_kind(&bytes, position)
             .and_then(|()| RecordBatch::inspect(&bytes, position))
         {
             Ok(inspected) => {
                 let described = describe_batch(position, &inspected, options.reads_records());
                 note_offsets(&described, &mut last_record_offset, &mut summary);
-                if !described.valid || described.error_detail.is_some() {
-                    summary.invalid_batches += 1;
-                }
-                if !described.valid {
-                    summary.problem(RecordError::new(
-                        position + 17,
-                        RecordErrorKind::CrcMismatch {
-                            stored: described.crc,
-                            computed: inspected.computed_crc,
-                        },
-                    ));
-                }
-                if let Some(error) = described.error_detail.clone() {
-                    summary.problem(error);
-                }
+                note_batch_problems(&described, inspected.computed_crc, &mut summary);
                 write_batch(out, options, &described)?;
             }
             Err(error) => {
                 // An entry this tool does not decode (magic 0/1, or a v2 length below 49).
-                summary.invalid_batches += 1;
                 let skipped = SkippedDump {
                     position,
                     size: bytes.len(),
@@ -329,23 +313,59 @@ pub fn dump_reader(
                     valid: false,
                     error: error.to_string(),
                 };
+                summary.invalid_batches += 1;
                 summary.problem(error);
                 write_skipped(out, options.format, &skipped)?;
             }
         }
-        position += size;
+        position += bytes.len() as u64;
     }
     Ok(summary)
 }
 
+/// Counts a batch that is not whole and valid, and keeps its problems: a CRC mismatch (named
+/// at the CRC field), then the first problem after the header.
+fn note_batch_problems(batch: &model::BatchDump, computed_crc: u32, summary: &mut DumpSummary) {
+    if !batch.valid || batch.error_detail.is_some() {
+        summary.invalid_batches += 1;
+    }
+    if !batch.valid {
+        summary.problem(RecordError::new(
+            batch.position + CRC_AT,
+            RecordErrorKind::CrcMismatch {
+                stored: batch.crc,
+                computed: computed_crc,
+            },
+        ));
+    }
+    if let Some(error) = batch.error_detail.clone() {
+        summary.problem(error);
+    }
+}
+
+/// Byte position of the CRC field in a batch.
+const CRC_AT: u64 = 17;
+
 /// kafka-dump-log's first lines for a file: `Dumping PATH` and, for a `.log` file named by its
-/// base offset, `Log starting offset: N`.
+/// base offset, `Log starting offset: N`; for a KRaft snapshot
+/// (`<end offset>-<epoch>.checkpoint`), `Snapshot end offset: N, epoch: E`, and for
+/// `bootstrap.checkpoint`, `KRaft bootstrap snapshot`.
 fn write_kafka_preamble(out: &mut impl Write, source: &Source) -> io::Result<()> {
     writeln!(out, "Dumping {}", source.path)?;
-    if let Some(stem) = source.file_name.strip_suffix(".log") {
+    let name = source.file_name.as_str();
+    if let Some(stem) = name.strip_suffix(".log") {
         let base = stem.split('.').next().unwrap_or(stem);
         if let Ok(offset) = base.parse::<i64>() {
             writeln!(out, "Log starting offset: {offset}")?;
+        }
+    } else if name == "bootstrap.checkpoint" {
+        writeln!(out, "KRaft bootstrap snapshot")?;
+    } else if let Some(stem) = name.strip_suffix(".checkpoint") {
+        let parsed = stem.split_once('-').and_then(|(offset, epoch)| {
+            Some((offset.parse::<i64>().ok()?, epoch.parse::<i32>().ok()?))
+        });
+        if let Some((offset, epoch)) = parsed {
+            writeln!(out, "Snapshot end offset: {offset}, epoch: {epoch}")?;
         }
     }
     Ok(())
@@ -936,6 +956,27 @@ mod tests {
                 T0 + 7
             )
         );
+    }
+
+    #[test]
+    fn kafka_preamble_names_segments_and_kraft_snapshots() {
+        let cases = [
+            ("00000000000000000042.log", Some("Log starting offset: 42")),
+            (
+                "00000000000000001200-0000000003.checkpoint",
+                Some("Snapshot end offset: 1200, epoch: 3"),
+            ),
+            ("bootstrap.checkpoint", Some("KRaft bootstrap snapshot")),
+            ("mixed.log", None),
+        ];
+        for (name, second) in cases {
+            let mut out = Vec::new();
+            write_kafka_preamble(&mut out, &Source::in_memory(name, 0)).unwrap();
+            let text = String::from_utf8(out).unwrap();
+            let lines: Vec<&str> = text.lines().collect();
+            assert_eq!(lines[0], format!("Dumping {name}"));
+            assert_eq!(lines.get(1).copied(), second, "{name}");
+        }
     }
 
     #[test]
