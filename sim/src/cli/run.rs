@@ -168,6 +168,10 @@ fn report_damage(file: &Path, summary: &dump_log::DumpSummary) {
         for (first, second) in &summary.non_consecutive {
             eprintln!("  {first} is followed by {second}");
         }
+        let unlisted = summary.non_consecutive_count - summary.non_consecutive.len() as u64;
+        if unlisted > 0 {
+            eprintln!("  and {unlisted} more");
+        }
     }
 }
 

@@ -94,9 +94,12 @@ pub struct DumpSummary {
     pub problems: Vec<RecordError>,
     /// The damaged tail, if the file has one.
     pub tail: Option<InvalidTail>,
-    /// Record offsets that do not follow their predecessor (kafka-dump-log's "Non-consecutive
-    /// offsets" warning; compaction and aborted-then-cleaned data make them legitimately).
+    /// The first [`MAX_PROBLEMS`] record offsets that do not follow their predecessor
+    /// (kafka-dump-log's "Non-consecutive offsets" warning; compaction makes them legitimately).
     pub non_consecutive: Vec<(i64, i64)>,
+    /// How many offsets did not follow their predecessor in all (the list above is capped, so
+    /// that a long compacted segment keeps the dump's memory flat).
+    pub non_consecutive_count: u64,
 }
 
 /// How many problems a summary keeps; the count of invalid batches goes on past it.
@@ -408,7 +411,10 @@ fn note_offsets(batch: &model::BatchDump, last: &mut Option<i64>, summary: &mut 
     for record in &batch.records {
         if let Some(previous) = *last {
             if previous.checked_add(1) != Some(record.offset) {
-                summary.non_consecutive.push((previous, record.offset));
+                summary.non_consecutive_count += 1;
+                if summary.non_consecutive.len() < MAX_PROBLEMS {
+                    summary.non_consecutive.push((previous, record.offset));
+                }
             }
         }
         *last = Some(record.offset);
