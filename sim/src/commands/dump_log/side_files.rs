@@ -253,7 +253,7 @@ fn base_offset(file_name: &str) -> Option<i64> {
 }
 
 /// Splits `bytes` into whole entries of `size` bytes; a partial entry at the end is the tail.
-fn entries(bytes: &[u8], size: usize, decoded: &mut Decoded) -> Vec<(u64, [u8; 34])> {
+fn entries<'a>(bytes: &'a [u8], size: usize, decoded: &mut Decoded) -> Vec<&'a [u8]> {
     let whole = bytes.len() / size * size;
     if whole < bytes.len() {
         decoded.tail = Some((
@@ -267,15 +267,7 @@ fn entries(bytes: &[u8], size: usize, decoded: &mut Decoded) -> Vec<(u64, [u8; 3
             ),
         ));
     }
-    bytes[..whole]
-        .chunks_exact(size)
-        .enumerate()
-        .map(|(index, chunk)| {
-            let mut entry = [0u8; 34];
-            entry[..size].copy_from_slice(chunk);
-            ((index * size) as u64, entry)
-        })
-        .collect()
+    bytes[..whole].chunks_exact(size).collect()
 }
 
 fn be_i64(bytes: &[u8], at: usize) -> i64 {
@@ -303,7 +295,7 @@ fn offset_index(bytes: &[u8], base: i64, source: &Source) -> Decoded {
             .kafka_notes
             .push(format!("{} is empty.", source.path));
     }
-    for (index, (_, entry)) in entries.iter().enumerate() {
+    for (index, entry) in entries.iter().enumerate() {
         let offset = base.wrapping_add(i64::from(be_i32(entry, 0)));
         if index > 0 && offset == base {
             break;
@@ -321,7 +313,7 @@ fn offset_index(bytes: &[u8], base: i64, source: &Source) -> Decoded {
 fn time_index(bytes: &[u8], base: i64) -> Decoded {
     let mut decoded = Decoded::new();
     let entries = entries(bytes, 12, &mut decoded);
-    for (index, (_, entry)) in entries.iter().enumerate() {
+    for (index, entry) in entries.iter().enumerate() {
         let offset = base.wrapping_add(i64::from(be_i32(entry, 8)));
         if index > 0 && offset == base {
             break;
@@ -338,13 +330,13 @@ fn time_index(bytes: &[u8], base: i64) -> Decoded {
 /// stable offset), printed as kafka-dump-log does.
 fn transaction_index(bytes: &[u8]) -> Decoded {
     let mut decoded = Decoded::new();
-    for (_, entry) in entries(bytes, 34, &mut decoded) {
+    for entry in entries(bytes, 34, &mut decoded) {
         decoded.lines.push(Line::new(vec![
-            ("version", Value::Int(i64::from(be_i16(&entry, 0)))),
-            ("producerId", Value::Int(be_i64(&entry, 2))),
-            ("firstOffset", Value::Int(be_i64(&entry, 10))),
-            ("lastOffset", Value::Int(be_i64(&entry, 18))),
-            ("lastStableOffset", Value::Int(be_i64(&entry, 26))),
+            ("version", Value::Int(i64::from(be_i16(entry, 0)))),
+            ("producerId", Value::Int(be_i64(entry, 2))),
+            ("firstOffset", Value::Int(be_i64(entry, 10))),
+            ("lastOffset", Value::Int(be_i64(entry, 18))),
+            ("lastStableOffset", Value::Int(be_i64(entry, 26))),
         ]));
     }
     decoded
