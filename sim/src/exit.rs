@@ -7,7 +7,8 @@
 //! shrinker's internal errors end a command before it runs anything, so they never compete.
 
 /// Success: every run passed (`run`, `soak`), the table's control row passed (`variants`),
-/// the shrunk file was written and checked (`shrink`), the segment was dumped (`dump-log`).
+/// the shrunk file was written and checked (`shrink`), the segment was read to its end, damaged
+/// or not, as kafka-dump-log does (`dump-log`).
 pub const PASS: u8 = 0;
 /// A safety invariant broke.
 pub const SAFETY: u8 = 1;
@@ -16,8 +17,7 @@ pub const LIVENESS: u8 = 2;
 /// A panic inside the simulation (a bug of the model or the simulator).
 pub const PANIC: u8 = 3;
 /// Bad input: a bad or missing flag, an unreadable or invalid scenario (the message names
-/// file, line and field path), an unreadable file or a corrupt segment (the message names the
-/// byte position), a seed that passes given to `shrink`.
+/// file, line and field path), an unreadable file, a seed that passes given to `shrink`.
 pub const BAD_INPUT: u8 = 64;
 /// `shrink` wrote a file that does not fail like the seed: a bug in `shrink` (sysexits'
 /// `EX_SOFTWARE`).

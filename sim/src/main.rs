@@ -11,7 +11,10 @@
 //!   operations and the verdict; `messages` (the default) adds every delivered message with a
 //!   summary of its fields. `--node` (repeatable) keeps only those nodes' lines and the `world`
 //!   lines; a name no node of the run has is reported on stderr.
-//! - `dump-log FILE [--json]` (see [`dump_log`]).
+//! - `dump-log FILE [--json | --format text|json|kafka] [--print-data-log] [--deep-iteration]`
+//!   (see [`dump_log`]): exit 0 once the file was read to its end, damaged or not (the damage
+//!   is in the dump, summed up on stderr), 64 if it cannot be read, 74 if stdout cannot be
+//!   written.
 //! - `soak [--duration 10m] [--scenarios PATH…] [--jobs J] [--shard K/N] [--out FILE]
 //!   [--seed-base N] [--seeds N]`: fresh seeds over the scenarios until the duration runs out
 //!   (see [`mirrorsim_sim::commands::soak`] for the seed sequence and what is deterministic); a `SOAK`
@@ -43,10 +46,10 @@
 //! - Run exit codes: 0 pass, 1 safety violation, 2 liveness violation (a set-up that never
 //!   finishes included), 3 panic inside the simulation; every code is in
 //!   [`mirrorsim_sim::exit`].
-//! - Exit codes follow design.md §6: 0 success; 64 bad input, which covers a bad or missing flag,
-//!   an unreadable file and a corrupt or truncated segment, always with a message on stderr
-//!   naming the file (and, for a corrupt segment, the byte position). `--help` and `--version`
-//!   exit 0. Failing to write the output exits 74 (`EX_IOERR`), except that a closed pipe (as
+//! - Exit codes follow design.md §6: 0 success (for `dump-log`, the file read to its end,
+//!   damaged or not, as kafka-dump-log; each problem named on stderr with its byte position);
+//!   64 bad input, which covers a bad or missing flag and an unreadable file, always with a
+//!   message on stderr naming the file. `--help` and `--version` exit 0. Failing to write the output exits 74 (`EX_IOERR`), except that a closed pipe (as
 //!   with `| head`) ends the dump quietly with 0.
 
 mod cli;
@@ -58,7 +61,7 @@ use std::process::ExitCode;
 use clap::error::ErrorKind;
 use clap::{Args, Parser, Subcommand};
 
-use mirrorsim_sim::commands::dump_log::{self, DumpError, OutputFormat};
+use mirrorsim_sim::commands::dump_log::{self, DumpError, DumpOptions, OutputFormat};
 
 use cli::run::{dump_log_command, run_command};
 use cli::shrink::shrink_command;
@@ -261,9 +264,27 @@ enum LevelArg {
 struct DumpLogArgs {
     /// The segment file to decode.
     file: PathBuf,
-    /// Print one JSON object per batch per line instead of text.
-    #[arg(long)]
+    /// Print one JSON object per batch per line instead of text (`--format json`).
+    #[arg(long, conflicts_with = "format")]
     json: bool,
+    /// The layout: `text` (the default), `json`, or `kafka` (kafka-dump-log's own lines).
+    #[arg(long, value_enum)]
+    format: Option<DumpFormatArg>,
+    /// kafka-dump-log's option: with `--format kafka`, print every record with its key and
+    /// payload (the other layouts always print records).
+    #[arg(long)]
+    print_data_log: bool,
+    /// kafka-dump-log's option: with `--format kafka`, print every record without payload.
+    #[arg(long)]
+    deep_iteration: bool,
+}
+
+/// `--format` of `dump-log`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum DumpFormatArg {
+    Text,
+    Json,
+    Kafka,
 }
 
 fn main() -> ExitCode {

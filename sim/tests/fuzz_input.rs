@@ -7,8 +7,8 @@
 //! own TOML, and a sample of the accepted ones is run: each finishes within its simulated time
 //! (set-up, fault and heal phases) and in bounded wall time, without a panic, with one of the
 //! documented verdicts, and, when it passes, with every scripted fault fired. Every mutated
-//! segment dumps or stops with a corrupt-segment error naming a byte inside the input, never a
-//! panic. Proptest draws fresh cases on every `cargo test`; a failing case is printed with the
+//! segment (a plain one, or one mixing plain and compressed batches) dumps to its end with
+//! every problem named at a byte inside the input, never a panic. Proptest draws fresh cases on every `cargo test`; a failing case is printed with the
 //! mutated text and saved under `sim/proptest-regressions/`.
 
 use std::path::{Path, PathBuf};
@@ -398,6 +398,11 @@ fn sample_segment() -> Vec<u8> {
     std::fs::read(repository_root().join("tests/vectors/sample-segment.log")).expect("the segment")
 }
 
+/// Plain and gzip, snappy, lz4 and zstd batches in one segment (written by kafka-python).
+fn mixed_segment() -> Vec<u8> {
+    std::fs::read(repository_root().join("tests/fixtures/compressed/mixed.log")).expect("mixed")
+}
+
 /// One change to a segment's bytes.
 #[derive(Debug, Clone)]
 enum ByteMutation {
@@ -460,46 +465,48 @@ proptest! {
         ..ProptestConfig::default()
     })]
 
-    /// A mutated segment dumps, or stops at a byte inside the input; it never panics.
+    /// A mutated segment dumps to its end, every problem it reports naming a byte inside the
+    /// input; it never panics.
     #[test]
-    fn every_mutated_segment_dumps_or_names_a_byte_inside_it(
+    fn every_mutated_segment_dumps_and_names_bytes_inside_it(
         mutations in proptest::collection::vec(byte_mutation(), 1..4),
-        json in any::<bool>(),
+        format in prop::sample::select(vec![Format::Text, Format::Json, Format::Kafka]),
+        compressed in any::<bool>(),
     ) {
-        let mut bytes = sample_segment();
+        let mut bytes = if compressed { mixed_segment() } else { sample_segment() };
         for mutation in &mutations {
             apply_bytes(&mut bytes, mutation);
         }
         let length = bytes.len() as u64;
-        let format = if json { Format::Json } else { Format::Text };
         let mut out = Vec::new();
+        let options = DumpOptions { format, print_data_log: true, deep_iteration: false };
         let outcome = std::panic::catch_unwind(move || {
-            let result = dump_reader(&bytes[..], format, &mut out);
+            let result = dump(Bytes::from(bytes), options, &mut out);
             (result, out)
         });
         let Ok((result, out)) = outcome else {
             return Err(TestCaseError::fail(format!("dump-log panicked after {mutations:?}")));
         };
         prop_assert!(String::from_utf8(out).is_ok(), "the dump is UTF-8");
-        if let Err(error) = result {
-            let shown = error.to_string();
-            let position: u64 = shown
-                .split("at byte ")
-                .nth(1)
-                .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
-                .and_then(|digits| digits.parse().ok())
-                .ok_or_else(|| TestCaseError::fail(format!("no byte position: {shown}")))?;
-            prop_assert!(position <= length, "byte {} past the input's {}: {}", position, length, shown);
+        let summary = result.map_err(|error| TestCaseError::fail(error.to_string()))?;
+        let tail = summary.tail.as_ref().map(|tail| &tail.error);
+        for problem in summary.problems.iter().chain(tail) {
+            prop_assert!(
+                problem.position <= length,
+                "byte {} past the input's {}: {}", problem.position, length, problem
+            );
         }
     }
 }
 
-use mirrorsim_sim::commands::dump_log::{dump_reader, OutputFormat as Format};
+use mirrorsim_sim::commands::dump_log::{dump, DumpOptions, OutputFormat as Format};
 
 #[test]
 fn the_sample_segment_dumps_whole() {
     let mut out = Vec::new();
-    let batches = dump_reader(&sample_segment()[..], Format::Text, &mut out).expect("it dumps");
-    assert!(batches > 0);
-    let _ = Bytes::from(out);
+    let options = DumpOptions::new(Format::Text);
+    let summary = dump(Bytes::from(sample_segment()), options, &mut out).expect("it dumps");
+    assert!(summary.batches > 0);
+    assert!(summary.is_clean(), "{summary:?}");
+    assert!(!out.is_empty());
 }

@@ -1,10 +1,17 @@
 //! Decoding RecordBatch v2 (magic 2) over `bytes::Bytes`.
 //!
 //! [`RecordBatch::decode`] checks the header, the declared length, the magic byte, the CRC-32C
-//! over bytes `[21, end)` and the compression bits; the batch then holds a zero-copy slice of the
-//! input. Records are decoded lazily by [`RecordBatch::records`]; their keys, values and header
-//! values are slices of the same buffer. [`RecordBatch::validate_records`] runs the record-level
-//! checks Kafka's decoder makes (declared lengths, header counts, exactly `recordsCount` records).
+//! over bytes `[21, end)` and the compression bits (a codec id Kafka knows); the batch then holds
+//! a zero-copy slice of the input. [`RecordBatch::inspect`] makes the same checks except the CRC
+//! and the codec id, and reports the CRC it computed, for tools that print damaged batches.
+//! Records are decoded lazily by [`RecordBatch::records`]; their keys, values and header values
+//! are slices of the same buffer, or of the decompressed records region when the batch is
+//! compressed (decompressed once per iteration, bounded by
+//! [`super::DEFAULT_DECOMPRESSED_LIMIT`]). [`RecordBatch::validate_records`] runs the
+//! record-level checks Kafka's decoder makes (declared lengths, header counts, exactly
+//! `recordsCount` records, nothing after them, in the decompressed bytes when compressed). A
+//! record error inside compressed records is reported at the start of the compressed payload
+//! (batch byte 61), its reason naming the byte of the decompressed records.
 //!
 //! The only fields a broker may change on a stored batch are the base offset and the partition
 //! leader epoch, which the CRC does not cover ([`RecordBatch::with_base_offset`],
@@ -15,6 +22,7 @@ use std::fmt;
 
 use bytes::{Bytes, BytesMut};
 
+use super::compression::{self, DecompressFailure, DEFAULT_DECOMPRESSED_LIMIT};
 use super::control::{parse_control_record, ControlRecord};
 use super::error::{RecordError, RecordErrorKind};
 use super::varint::{read_varint, read_varlong};
@@ -24,7 +32,7 @@ use super::{increment_sequence, CompressionType, TimestampType};
 pub const RECORD_BATCH_OVERHEAD: usize = 61;
 /// Bytes before the part that `batchLength` counts (base offset and the length itself).
 pub const LOG_OVERHEAD: usize = 12;
-/// The only record format modelled.
+/// The only record format decoded.
 pub const MAGIC_V2: i8 = 2;
 /// Producer id of a batch written without idempotence.
 pub const NO_PRODUCER_ID: i64 = -1;
@@ -205,6 +213,33 @@ impl RecordBatch {
     /// Decodes the batch at the start of `bytes`. `position` is the absolute byte position of
     /// `bytes[0]` and is used only in errors. `bytes` may hold more data after the batch.
     pub fn decode(bytes: &Bytes, position: u64) -> Result<Self, RecordError> {
+        let inspected = Self::inspect(bytes, position)?;
+        let header = inspected.batch.header;
+        if !inspected.crc_valid() {
+            return Err(RecordError::new(
+                position + CRC_OFFSET as u64,
+                RecordErrorKind::CrcMismatch {
+                    stored: header.crc,
+                    computed: inspected.computed_crc,
+                },
+            ));
+        }
+        if let CompressionType::Unknown(_) = header.compression() {
+            return Err(RecordError::new(
+                position + ATTRIBUTES_OFFSET as u64,
+                RecordErrorKind::UnsupportedCompression(
+                    header.compression().codec_name().unwrap_or("unknown codec"),
+                ),
+            ));
+        }
+        Ok(inspected.batch)
+    }
+
+    /// Reads the batch at the start of `bytes` as [`RecordBatch::decode`] does, except that a
+    /// CRC mismatch or an unknown codec id is not an error: the CRC computed is returned beside
+    /// the batch, and an unknown codec fails when the records are read. For tools that show a
+    /// damaged segment batch by batch (a batch whose CRC is wrong must never reach a log).
+    pub fn inspect(bytes: &Bytes, position: u64) -> Result<InspectedBatch, RecordError> {
         let available = bytes.len();
         if available < RECORD_BATCH_OVERHEAD {
             return Err(RecordError::new(
@@ -239,25 +274,13 @@ impl RecordBatch {
                 },
             ));
         }
-        let computed = crc32c::crc32c(&bytes[ATTRIBUTES_OFFSET..size]);
-        if computed != header.crc {
-            return Err(RecordError::new(
-                position + CRC_OFFSET as u64,
-                RecordErrorKind::CrcMismatch {
-                    stored: header.crc,
-                    computed,
-                },
-            ));
-        }
-        if let Some(codec) = header.compression().codec_name() {
-            return Err(RecordError::new(
-                position + ATTRIBUTES_OFFSET as u64,
-                RecordErrorKind::UnsupportedCompression(codec),
-            ));
-        }
-        Ok(Self {
-            header,
-            bytes: bytes.slice(..size),
+        let computed_crc = crc32c::crc32c(&bytes[ATTRIBUTES_OFFSET..size]);
+        Ok(InspectedBatch {
+            batch: Self {
+                header,
+                bytes: bytes.slice(..size),
+            },
+            computed_crc,
         })
     }
 
@@ -325,14 +348,69 @@ impl RecordBatch {
 
     /// Iterates over the records. Each item is a record or the first error (after which the
     /// iterator ends). `position` is the absolute byte position of the batch, used in errors.
+    /// A compressed batch is decompressed here; a payload that does not decompress is the
+    /// first (and only) item.
     pub fn records_at(&self, position: u64) -> Records<'_> {
-        Records {
-            batch: self,
-            position,
-            cursor: RECORD_BATCH_OVERHEAD,
-            remaining: self.header.records_count.max(0) as usize,
-            failed: self.header.records_count < 0,
+        let count = self.header.records_count;
+        let mut records = Records {
+            header: &self.header,
+            region: Bytes::new(),
+            origin: RegionOrigin::Plain {
+                at: position + RECORD_BATCH_OVERHEAD as u64,
+            },
+            cursor: 0,
+            remaining: count.max(0) as usize,
+            failed: count < 0,
+            pending: None,
+        };
+        match self.header.compression() {
+            CompressionType::None => {
+                records.region = self.bytes.slice(RECORD_BATCH_OVERHEAD..);
+            }
+            // Kafka's iterator returns nothing for an empty batch without reading its payload.
+            _ if count <= 0 => {}
+            codec => match self.decompressed_records(position) {
+                Ok(region) => {
+                    records.region = region;
+                    records.origin = RegionOrigin::Decompressed {
+                        codec: codec.codec_name().unwrap_or("unknown codec"),
+                        payload_at: position + RECORD_BATCH_OVERHEAD as u64,
+                    };
+                }
+                Err(error) => records.pending = Some(error),
+            },
         }
+        records
+    }
+
+    /// The records region of a compressed batch, decompressed (at most
+    /// [`DEFAULT_DECOMPRESSED_LIMIT`] bytes). Errors name the absolute byte position in the
+    /// compressed payload; `position` is the batch's.
+    pub fn decompressed_records(&self, position: u64) -> Result<Bytes, RecordError> {
+        let codec = self.header.compression();
+        let payload = &self.bytes[RECORD_BATCH_OVERHEAD..];
+        let payload_at = position + RECORD_BATCH_OVERHEAD as u64;
+        let name = codec.codec_name().unwrap_or("uncompressed");
+        compression::decompress(codec, payload, DEFAULT_DECOMPRESSED_LIMIT)
+            .map(Bytes::from)
+            .map_err(|error| {
+                let kind = match error.failure {
+                    DecompressFailure::Corrupt(reason) => RecordErrorKind::Decompression {
+                        codec: name,
+                        reason,
+                    },
+                    DecompressFailure::TooLarge { limit } => {
+                        RecordErrorKind::DecompressedTooLarge { codec: name, limit }
+                    }
+                    DecompressFailure::UnknownCodec(_) => {
+                        return RecordError::new(
+                            position + ATTRIBUTES_OFFSET as u64,
+                            RecordErrorKind::UnsupportedCompression(name),
+                        );
+                    }
+                };
+                RecordError::new(payload_at + error.offset as u64, kind)
+            })
     }
 
     /// Iterates over the records, reporting errors relative to the start of the batch.
@@ -364,12 +442,12 @@ impl RecordBatch {
         for record in records.by_ref() {
             inspect(&record?);
         }
-        if records.cursor != self.bytes.len() {
-            return Err(RecordError::corrupt_record(
-                position + records.cursor as u64,
+        if records.cursor != records.region.len() {
+            return Err(records.error_at(
+                records.cursor,
                 format!(
                     "{} bytes remain after the last of {} records",
-                    self.bytes.len() - records.cursor,
+                    records.region.len() - records.cursor,
                     self.header.records_count
                 ),
             ));
@@ -534,24 +612,74 @@ impl fmt::Display for RecordBatch {
     }
 }
 
+/// A batch read by [`RecordBatch::inspect`]: the batch, whose CRC may be wrong, and the CRC
+/// computed over its bytes `[21, end)`.
+#[derive(Debug, Clone)]
+pub struct InspectedBatch {
+    /// The batch as stored.
+    pub batch: RecordBatch,
+    /// CRC-32C computed over bytes `[21, end)`.
+    pub computed_crc: u32,
+}
+
+impl InspectedBatch {
+    /// Whether the stored CRC matches the bytes (Kafka's `isValid`).
+    pub fn crc_valid(&self) -> bool {
+        self.batch.header.crc == self.computed_crc
+    }
+}
+
 /// Iterator over the records of one batch; see [`RecordBatch::records_at`].
 pub struct Records<'a> {
-    batch: &'a RecordBatch,
-    position: u64,
+    header: &'a BatchHeader,
+    /// The records region: the batch's own bytes after the header, or the decompressed records.
+    region: Bytes,
+    origin: RegionOrigin,
     cursor: usize,
     remaining: usize,
     failed: bool,
+    /// A decompression error, yielded as the first item.
+    pending: Option<RecordError>,
+}
+
+/// Where a records region's bytes sit, for error positions.
+enum RegionOrigin {
+    /// Region byte 0 is at absolute position `at`.
+    Plain { at: u64 },
+    /// Decompressed bytes have no file position: errors name the compressed payload's start
+    /// and say which decompressed byte failed.
+    Decompressed {
+        codec: &'static str,
+        payload_at: u64,
+    },
+}
+
+impl Records<'_> {
+    /// The error for a problem at byte `offset` of the records region.
+    fn error_at(&self, offset: usize, reason: String) -> RecordError {
+        match self.origin {
+            RegionOrigin::Plain { at } => RecordError::corrupt_record(at + offset as u64, reason),
+            RegionOrigin::Decompressed { codec, payload_at } => RecordError::corrupt_record(
+                payload_at,
+                format!("{reason} (byte {offset} of the {codec}-decompressed records)"),
+            ),
+        }
+    }
 }
 
 impl Iterator for Records<'_> {
     type Item = Result<Record, RecordError>;
 
     fn next(&mut self) -> Option<Self::Item> {
+        if let Some(error) = self.pending.take() {
+            self.failed = true;
+            return Some(Err(error));
+        }
         if self.failed || self.remaining == 0 {
             return None;
         }
         let start = self.cursor;
-        match decode_record(self.batch, start) {
+        match decode_record(self.header, &self.region, start) {
             Ok((record, end)) => {
                 self.cursor = end;
                 self.remaining -= 1;
@@ -559,10 +687,7 @@ impl Iterator for Records<'_> {
             }
             Err((offset, reason)) => {
                 self.failed = true;
-                Some(Err(RecordError::corrupt_record(
-                    self.position + offset as u64,
-                    reason,
-                )))
+                Some(Err(self.error_at(offset, reason)))
             }
         }
     }
@@ -626,8 +751,13 @@ impl Cursor<'_> {
     }
 }
 
-fn decode_record(batch: &RecordBatch, start: usize) -> Result<(Record, usize), DecodeFailure> {
-    let bytes = &batch.bytes;
+/// Decodes the record at `start` of the records region `bytes` (offsets in failures are
+/// relative to the region).
+fn decode_record(
+    header: &BatchHeader,
+    bytes: &Bytes,
+    start: usize,
+) -> Result<(Record, usize), DecodeFailure> {
     let mut cursor = Cursor {
         bytes,
         at: start,
@@ -645,7 +775,7 @@ fn decode_record(batch: &RecordBatch, start: usize) -> Result<(Record, usize), D
             (
                 start,
                 format!(
-                    "record length {length} runs past the batch end ({} bytes left)",
+                    "record length {length} runs past the records' end ({} bytes left)",
                     bytes.len() - body_start
                 ),
             )
@@ -690,7 +820,6 @@ fn decode_record(batch: &RecordBatch, start: usize) -> Result<(Record, usize), D
             ),
         ));
     }
-    let header = &batch.header;
     let timestamp = match header.timestamp_type() {
         TimestampType::LogAppendTime => header.max_timestamp,
         TimestampType::CreateTime => header.base_timestamp.wrapping_add(timestamp_delta),

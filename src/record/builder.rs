@@ -1,7 +1,9 @@
 //! Encoding RecordBatch v2.
 //!
 //! [`encode_batch`] writes a batch from explicit header fields and raw records (deltas as
-//! given), so a decoded batch re-encodes byte for byte. [`BatchBuilder`] is the producer-side
+//! given), so a decoded uncompressed batch re-encodes byte for byte. When the header's
+//! attributes name a codec, the records region is compressed with it
+//! ([`super::compression::compress`], as Kafka's Java producer writes each codec). [`BatchBuilder`] is the producer-side
 //! convenience: it derives offset deltas, timestamps and the last offset delta the way Kafka's
 //! `MemoryRecordsBuilder` does (base timestamp = first record's timestamp, max timestamp = the
 //! largest record timestamp). [`end_transaction_marker`] and [`mirror_pid_reset`] build the two
@@ -14,18 +16,40 @@ use super::batch::{
     DELETE_HORIZON_BIT, LOG_OVERHEAD, MAGIC_V2, NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_SEQUENCE,
     NO_TIMESTAMP, RECORD_BATCH_OVERHEAD, TIMESTAMP_TYPE_BIT, TRANSACTIONAL_BIT,
 };
+use super::compression::compress;
 use super::control::{
     control_record_key, end_transaction_value, mirror_pid_reset_value, ControlRecordType,
 };
 use super::varint::{varint_size, varlong_size, write_varint, write_varlong};
+use super::CompressionType;
 
 /// Encodes one batch. From `header` it takes every field except `batch_length`, `magic`, `crc`
 /// and `records_count`, which it computes; from each record it takes the raw fields
 /// (`attributes`, `timestamp_delta`, `offset_delta`, key, value, headers) and ignores the
 /// derived ones (`offset`, `timestamp`, `sequence`).
+///
+/// Panics when the attributes hold codec id 5, 6 or 7 (a programming error: no such codec).
 pub fn encode_batch(header: &BatchHeader, records: &[Record]) -> RecordBatch {
     let records_size: usize = records.iter().map(record_size_with_length).sum();
-    let size = RECORD_BATCH_OVERHEAD + records_size;
+    let mut region = BytesMut::with_capacity(records_size);
+    for record in records {
+        write_record(&mut region, record);
+    }
+    assert_eq!(
+        region.len(),
+        records_size,
+        "record size accounting is wrong"
+    );
+    let codec = header.compression();
+    let compressed;
+    let region: &[u8] = match codec {
+        CompressionType::None => &region,
+        _ => {
+            compressed = compress(codec, &region);
+            &compressed
+        }
+    };
+    let size = RECORD_BATCH_OVERHEAD + region.len();
     let mut out = BytesMut::with_capacity(size);
     out.put_i64(header.base_offset);
     out.put_i32((size - LOG_OVERHEAD) as i32);
@@ -40,10 +64,7 @@ pub fn encode_batch(header: &BatchHeader, records: &[Record]) -> RecordBatch {
     out.put_i16(header.producer_epoch);
     out.put_i32(header.base_sequence);
     out.put_i32(records.len() as i32);
-    for record in records {
-        write_record(&mut out, record);
-    }
-    assert_eq!(out.len(), size, "record size accounting is wrong");
+    out.put_slice(region);
     let crc = crc32c::crc32c(&out[ATTRIBUTES_OFFSET..]);
     out[CRC_OFFSET..CRC_OFFSET + 4].copy_from_slice(&crc.to_be_bytes());
     let bytes = out.freeze();
@@ -119,6 +140,8 @@ pub struct BatchBuilder {
     pub log_append_time_ms: Option<i64>,
     /// Sets attribute bit 6 and stores the horizon in the base timestamp.
     pub delete_horizon_ms: Option<i64>,
+    /// The codec of the records region (attribute bits 0–2).
+    pub compression: CompressionType,
     records: Vec<Record>,
 }
 
@@ -134,6 +157,7 @@ impl Default for BatchBuilder {
             control: false,
             log_append_time_ms: None,
             delete_horizon_ms: None,
+            compression: CompressionType::None,
             records: Vec::new(),
         }
     }
@@ -188,7 +212,7 @@ impl BatchBuilder {
             .map(|record| record.timestamp)
             .max()
             .unwrap_or(NO_TIMESTAMP);
-        let mut attributes = 0i16;
+        let mut attributes = i16::from(self.compression.id());
         if self.transactional {
             attributes |= TRANSACTIONAL_BIT;
         }

@@ -33,8 +33,24 @@ pub enum RecordErrorKind {
         /// CRC-32C computed over the batch's bytes 21..end.
         computed: u32,
     },
-    /// The compression bits name a codec; only uncompressed batches are modelled.
+    /// The compression bits hold 5, 6 or 7, which name no codec.
     UnsupportedCompression(&'static str),
+    /// The compressed records region does not decompress (the reason says how); the position
+    /// is where in the compressed payload the problem was found.
+    Decompression {
+        /// The batch's codec.
+        codec: &'static str,
+        /// What was wrong.
+        reason: String,
+    },
+    /// The compressed records region inflates past the decompressed-size limit (a
+    /// decompression bomb, or a batch far larger than any Kafka writes).
+    DecompressedTooLarge {
+        /// The batch's codec.
+        codec: &'static str,
+        /// The limit, in decompressed bytes.
+        limit: usize,
+    },
     /// The records region violates the record format (the reason says how).
     CorruptRecord(String),
     /// A control record's key or value is malformed (the reason says how).
@@ -78,7 +94,14 @@ impl fmt::Display for RecordError {
             ),
             RecordErrorKind::UnsupportedCompression(codec) => write!(
                 f,
-                "compressed batch ({codec}); only uncompressed batches are supported"
+                "compression attribute names no codec ({codec}); Kafka knows ids 0-4"
+            ),
+            RecordErrorKind::Decompression { codec, reason } => {
+                write!(f, "{codec} records do not decompress: {reason}")
+            }
+            RecordErrorKind::DecompressedTooLarge { codec, limit } => write!(
+                f,
+                "{codec} records decompress to more than {limit} bytes (the limit)"
             ),
             RecordErrorKind::CorruptRecord(reason) => write!(f, "corrupt record: {reason}"),
             RecordErrorKind::CorruptControlRecord(reason) => {

@@ -3,24 +3,33 @@
 //! Contract:
 //! - Decoding never panics. Malformed input is a [`RecordError`] naming the byte position.
 //! - A decoded [`RecordBatch`] is a zero-copy slice of its input whose CRC-32C (bytes 21..end)
-//!   was verified; only uncompressed batches are accepted.
-//! - Encoding a decoded batch's header and records reproduces the input byte for byte.
+//!   was verified ([`RecordBatch::inspect`] is the one way to hold a batch whose CRC is wrong,
+//!   for tools that show damaged segments). Uncompressed and gzip, snappy, lz4 or zstd batches
+//!   are accepted; a compressed batch's records are decompressed when they are read
+//!   ([`compression`] holds each codec's framing and the bound on the decompressed size).
+//! - Encoding a decoded uncompressed batch's header and records reproduces the input byte for
+//!   byte; a compressed one reproduces the header and the decompressed records (a compressor's
+//!   output is not unique).
 //! - Producer ids, epochs, sequences and leader epochs are never changed by this module except
 //!   through the explicit leader-stamping functions on [`RecordBatch`].
 
 mod batch;
 mod builder;
+pub mod compression;
 mod control;
 mod error;
 pub mod varint;
 
 pub use batch::{
-    BatchHeader, BatchReader, Record, RecordBatch, RecordHeader, Records, LOG_OVERHEAD, MAGIC_V2,
-    NO_PARTITION_LEADER_EPOCH, NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_SEQUENCE, NO_TIMESTAMP,
-    RECORD_BATCH_OVERHEAD,
+    BatchHeader, BatchReader, InspectedBatch, Record, RecordBatch, RecordHeader, Records,
+    LOG_OVERHEAD, MAGIC_V2, NO_PARTITION_LEADER_EPOCH, NO_PRODUCER_EPOCH, NO_PRODUCER_ID,
+    NO_SEQUENCE, NO_TIMESTAMP, RECORD_BATCH_OVERHEAD,
 };
 pub use builder::{
     encode_batch, end_transaction_marker, mirror_pid_reset, BatchBuilder, MarkerProducer,
+};
+pub use compression::{
+    compress, decompress, DecompressError, DecompressFailure, DEFAULT_DECOMPRESSED_LIMIT,
 };
 pub use control::{
     control_record_key, end_transaction_value, mirror_pid_reset_value, parse_control_record,
@@ -31,7 +40,7 @@ pub use error::{RecordError, RecordErrorKind};
 /// Compression codec named by attribute bits 0–2.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CompressionType {
-    /// 0: uncompressed (the only codec this model reads).
+    /// 0: uncompressed.
     None,
     /// 1: gzip.
     Gzip,
@@ -55,6 +64,29 @@ impl CompressionType {
             3 => Self::Lz4,
             4 => Self::Zstd,
             other => Self::Unknown(other),
+        }
+    }
+
+    /// Attribute bits 0–2 for this codec.
+    pub fn id(self) -> u8 {
+        match self {
+            Self::None => 0,
+            Self::Gzip => 1,
+            Self::Snappy => 2,
+            Self::Lz4 => 3,
+            Self::Zstd => 4,
+            Self::Unknown(id) => id,
+        }
+    }
+
+    /// Kafka's name for the codec (`CompressionType.name`), as kafka-dump-log prints it in
+    /// `compresscodec:`: `none`, `gzip`, `snappy`, `lz4`, `zstd`; `unknown(N)` for ids 5–7,
+    /// which Kafka refuses to name.
+    pub fn name(self) -> String {
+        match self.codec_name() {
+            None => "none".to_string(),
+            Some(_) if matches!(self, Self::Unknown(_)) => format!("unknown({})", self.id()),
+            Some(name) => name.to_string(),
         }
     }
 

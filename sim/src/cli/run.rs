@@ -120,23 +120,63 @@ pub(crate) fn run_command(
 }
 
 pub(crate) fn dump_log_command(args: &DumpLogArgs) -> ExitCode {
-    let format = if args.json {
-        OutputFormat::Json
-    } else {
-        OutputFormat::Text
+    let format = match (args.json, args.format) {
+        (true, _) | (false, Some(DumpFormatArg::Json)) => OutputFormat::Json,
+        (false, Some(DumpFormatArg::Kafka)) => OutputFormat::Kafka,
+        (false, Some(DumpFormatArg::Text) | None) => OutputFormat::Text,
+    };
+    let options = DumpOptions {
+        format,
+        print_data_log: args.print_data_log,
+        deep_iteration: args.deep_iteration,
     };
     let mut out = BufWriter::new(io::stdout().lock());
-    let dumped = dump_log::dump_file(&args.file, format, &mut out);
-    // Flush what was decoded before any error message, so stdout holds every good batch.
+    let dumped = dump_log::dump_file(&args.file, options, &mut out);
+    // Flush what was decoded before any message, so stdout holds every batch first.
     let flushed = out.flush().map_err(DumpError::from);
     match (dumped, flushed) {
-        (Ok(_), Ok(())) => ExitCode::SUCCESS,
-        (Err(error), _) | (Ok(_), Err(error)) => report(&args.file, &error),
+        (Ok(summary), Ok(())) => {
+            report_damage(&args.file, &summary);
+            ExitCode::SUCCESS
+        }
+        (Err(error), _) | (Ok(_), Err(error)) => report(&error),
     }
 }
 
-/// Prints `error` on stderr, naming the file, and picks its exit code.
-pub(crate) fn report(file: &Path, error: &DumpError) -> ExitCode {
+/// Sums up on stderr what the dump found wrong (the dump itself shows each problem where it
+/// is): every problem with its byte position, the damaged tail, non-consecutive offsets.
+fn report_damage(file: &Path, summary: &dump_log::DumpSummary) {
+    let file = file.display();
+    for problem in &summary.problems {
+        eprintln!("mirrorsim dump-log: {file}: {problem}");
+    }
+    if summary.invalid_batches > summary.problems.len() {
+        eprintln!(
+            "mirrorsim dump-log: {file}: {} invalid batches in all",
+            summary.invalid_batches
+        );
+    }
+    if let Some(tail) = &summary.tail {
+        eprintln!(
+            "mirrorsim dump-log: {file}: {}; the bytes from {} on are not a batch (log recovery \
+             truncates there)",
+            tail.error, tail.position
+        );
+    }
+    if !summary.non_consecutive.is_empty() {
+        eprintln!("Non-consecutive offsets in {file}");
+        for (first, second) in &summary.non_consecutive {
+            eprintln!("  {first} is followed by {second}");
+        }
+        let unlisted = summary.non_consecutive_count - summary.non_consecutive.len() as u64;
+        if unlisted > 0 {
+            eprintln!("  and {unlisted} more");
+        }
+    }
+}
+
+/// Prints `error` on stderr and picks its exit code.
+pub(crate) fn report(error: &DumpError) -> ExitCode {
     match error {
         DumpError::Output(io_error) if io_error.kind() == io::ErrorKind::BrokenPipe => {
             ExitCode::SUCCESS
@@ -147,10 +187,6 @@ pub(crate) fn report(file: &Path, error: &DumpError) -> ExitCode {
         }
         DumpError::Unreadable { .. } | DumpError::ReadFailed { .. } => {
             eprintln!("mirrorsim dump-log: {error}");
-            ExitCode::from(EXIT_BAD_INPUT)
-        }
-        DumpError::Corrupt { .. } => {
-            eprintln!("mirrorsim dump-log: {}: {error}", file.display());
             ExitCode::from(EXIT_BAD_INPUT)
         }
     }
