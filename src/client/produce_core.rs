@@ -24,7 +24,7 @@ use bytes::Bytes;
 use super::io::{next_wakeup_after, ClientIo};
 use crate::node::Node;
 use crate::protocol::{Envelope, ErrorCode, NodeId, Response, TopicPartition};
-use crate::record::{BatchBuilder, RecordBatch};
+use crate::record::{BatchBuilder, CompressionType, RecordBatch};
 
 /// Identifies one `send`; its outcome event carries the same handle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -129,15 +129,18 @@ impl<M> ProducerBatch<M> {
 }
 
 /// Encodes `records` as one batch stamped `(producer, base_sequence)`; `transactional` sets the
-/// batch's transactional flag.
+/// batch's transactional flag; `compression` is the producer's `compression.type` (the records
+/// region compressed as one stream, the 61-byte header plain, as Kafka's producer writes it).
 pub(super) fn encode_batch(
     records: &[PendingRecord],
     producer: ProducerIdAndEpoch,
     base_sequence: i32,
     transactional: bool,
+    compression: CompressionType,
 ) -> RecordBatch {
     let mut builder = BatchBuilder::idempotent(producer.producer_id, producer.epoch, base_sequence);
     builder.transactional = transactional;
+    builder.compression = compression;
     for record in records {
         builder.append(
             record.created_ms,

@@ -85,7 +85,7 @@ use super::produce_core::{
     DUPLICATE_SEQUENCE_NUMBER,
 };
 use crate::log::NUM_BATCHES_TO_RETAIN;
-use crate::record::{in_sequence, increment_sequence, RecordBatch};
+use crate::record::{in_sequence, increment_sequence, CompressionType, RecordBatch};
 
 /// The largest `max_in_flight_per_partition`: the broker deduplicates only a producer's last
 /// five batches per partition, so more in flight could turn a retry into a duplicate.
@@ -114,6 +114,8 @@ pub struct ProducerConfig {
     pub metadata_max_age_ms: i64,
     /// Records per batch at most (stands in for `batch.size`). Default 100.
     pub batch_records_max: usize,
+    /// `compression.type`: how each batch's records are compressed. Default none.
+    pub compression: CompressionType,
 }
 
 impl Default for ProducerConfig {
@@ -126,6 +128,7 @@ impl Default for ProducerConfig {
             max_in_flight_per_partition: MAX_IN_FLIGHT_PER_PARTITION_LIMIT,
             metadata_max_age_ms: 300_000,
             batch_records_max: 100,
+            compression: CompressionType::None,
         }
     }
 }
@@ -254,6 +257,8 @@ struct Sequencing {
     /// Position among the partition's drained batches (0 for the first ever).
     drain_index: u64,
     stamp: Stamp,
+    /// The producer's `compression.type`, kept to encode the batch again after a restamp.
+    compression: CompressionType,
 }
 
 /// A drained batch of the idempotent producer.
@@ -265,11 +270,15 @@ impl SequencedBatch {
         id: u64,
         drain_index: u64,
         records: Vec<PendingRecord>,
-        stamp: Stamp,
+        (stamp, compression): (Stamp, CompressionType),
         now_ms: i64,
     ) -> Self {
-        let encoded = encode(&records, stamp);
-        let sequencing = Sequencing { drain_index, stamp };
+        let encoded = encode(&records, stamp, compression);
+        let sequencing = Sequencing {
+            drain_index,
+            stamp,
+            compression,
+        };
         Self::new(id, records, encoded, sequencing, now_ms)
     }
 
@@ -288,13 +297,19 @@ impl SequencedBatch {
     /// Gives the batch a new identity after an epoch bump; the records stay as they are.
     fn restamp(&mut self, stamp: Stamp) {
         self.meta.stamp = stamp;
-        self.encoded = encode(&self.records, stamp);
+        self.encoded = encode(&self.records, stamp, self.meta.compression);
     }
 }
 
-/// The bytes of `records` stamped `stamp` (not transactional).
-fn encode(records: &[PendingRecord], stamp: Stamp) -> RecordBatch {
-    encode_batch(records, stamp.producer, stamp.base_sequence, false)
+/// The bytes of `records` stamped `stamp` (not transactional), compressed with `compression`.
+fn encode(records: &[PendingRecord], stamp: Stamp, compression: CompressionType) -> RecordBatch {
+    encode_batch(
+        records,
+        stamp.producer,
+        stamp.base_sequence,
+        false,
+        compression,
+    )
 }
 
 /// Whether `candidate` comes after `current` in wrapping sequence order (−1 = nothing yet).
@@ -702,7 +717,7 @@ impl IdempotentProducer {
             self.next_batch_id,
             partition.drained_batches,
             records,
-            stamp,
+            (stamp, self.config.compression),
             now_ms,
         );
         self.next_batch_id += 1;

@@ -1126,3 +1126,30 @@ mod against_a_real_log {
         }
     }
 }
+
+#[test]
+fn producer_compresses_each_batch_and_keeps_the_codec_when_it_restamps() {
+    // `compression.type=zstd`: the records region of every batch is one zstd stream; a batch
+    // restamped after an epoch bump is encoded again with the same codec and records.
+    let config = ProducerConfig {
+        compression: CompressionType::Zstd,
+        ..ProducerConfig::default()
+    };
+    let (mut harness, first) = Harness::ready(config);
+    assert_eq!(first.batch().header().compression(), CompressionType::Zstd);
+    harness.answer(&first, produce_ok(0));
+    harness.send(0, "r1");
+    let sent = harness.sent();
+    let batch = sent[0].batch();
+    assert_eq!(batch.header().compression(), CompressionType::Zstd);
+    let record = batch.records().next().unwrap().unwrap();
+    assert_eq!(record.value.as_deref(), Some(&b"r1"[..]));
+    harness.answer(&sent[0], produce_error(ErrorCode::OutOfOrderSequenceNumber));
+    harness.advance_to(100);
+    let retry = harness.sent();
+    assert_eq!(retry[0].stamp(), (PID, 1, 0, 1), "restamped after the bump");
+    let batch = retry[0].batch();
+    assert_eq!(batch.header().compression(), CompressionType::Zstd);
+    let record = batch.records().next().unwrap().unwrap();
+    assert_eq!(record.value.as_deref(), Some(&b"r1"[..]));
+}

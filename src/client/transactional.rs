@@ -73,7 +73,7 @@ use super::produce_core::{
     PendingRecord, ProducerBatch, ProducerNode, RecordEvent, DUPLICATE_SEQUENCE_NUMBER,
 };
 use super::produce_core::{ProducerIdAndEpoch, SendHandle};
-use crate::record::increment_sequence;
+use crate::record::{increment_sequence, CompressionType};
 /// Kafka's OPERATION_NOT_ATTEMPTED (55): this partition failed because another one did.
 const OPERATION_NOT_ATTEMPTED: ErrorCode = ErrorCode::Other(55);
 
@@ -97,6 +97,8 @@ pub struct TransactionalProducerConfig {
     pub metadata_max_age_ms: i64,
     /// Records per batch at most (stands in for `batch.size`). Default 100.
     pub batch_records_max: usize,
+    /// `compression.type`: how each batch's records are compressed. Default none.
+    pub compression: CompressionType,
 }
 
 impl TransactionalProducerConfig {
@@ -110,6 +112,7 @@ impl TransactionalProducerConfig {
             delivery_timeout_ms: 120_000,
             metadata_max_age_ms: 300_000,
             batch_records_max: 100,
+            compression: CompressionType::None,
         }
     }
 
@@ -845,7 +848,13 @@ impl TransactionalProducer {
                 }
                 let count = partition.queued.len().min(self.config.batch_records_max);
                 let records: Vec<PendingRecord> = partition.queued.drain(..count).collect();
-                let encoded = encode_batch(&records, producer, partition.next_sequence, true);
+                let encoded = encode_batch(
+                    &records,
+                    producer,
+                    partition.next_sequence,
+                    true,
+                    self.config.compression,
+                );
                 partition.next_sequence = increment_sequence(partition.next_sequence, count as i32);
                 let batch = ProducerBatch::new(self.next_batch_id, records, encoded, (), now_ms);
                 partition.batch = Some(batch);

@@ -86,6 +86,19 @@ fn scenario_errors_name_file_line_and_field() {
     assert_eq!(error.line, Some(15));
     let error = parse(&format!("bogus = 1\n{MINIMAL}")).unwrap_err();
     assert_eq!((error.field.as_str(), error.line), ("bogus", Some(1)));
+
+    // A codec Kafka does not have is refused at the producer's key, naming the ones it has.
+    let error = parse(&format!("{MINIMAL}\ncompression = \"brotli\"\n")).unwrap_err();
+    assert_eq!(
+        (error.field.as_str(), error.line),
+        ("producers[0].compression", Some(15))
+    );
+    assert!(
+        error.message.contains("`gzip`, `snappy`, `lz4`, `zstd`"),
+        "{error}"
+    );
+    let scenario = parse(&format!("{MINIMAL}\ncompression = \"lz4\"\n")).unwrap();
+    assert_eq!(scenario.producers[0].compression, CompressionSpec::Lz4);
 }
 
 #[test]

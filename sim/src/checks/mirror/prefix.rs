@@ -88,6 +88,10 @@ impl MirrorChecks {
                 .entry(Invariant::OffsetIdentity)
                 .or_default() += 1;
             if self.design.is_stored_form_of(original, batch) {
+                if batch.header().compression() != mirrorsim::record::CompressionType::None {
+                    // A producer's compressed batch crossed the mirror byte for byte.
+                    *self.marks.entry("compressed-batch-mirrored").or_default() += 1;
+                }
                 continue;
             }
             let base = batch.base_offset();

@@ -3,6 +3,8 @@
 //! its timeline.
 
 use super::*;
+use crate::scenario::CompressionSpec;
+use mirrorsim::record::CompressionType;
 
 /// The clusters' topics at the start, and those a mirror may adopt, for `admin-outcomes`.
 pub(super) fn admin_world(scenario: &Scenario) -> crate::checks::admin::AdminWorld {
@@ -226,6 +228,13 @@ pub(super) fn build_nodes(
                     AcksSpec::All => Acks::All,
                     AcksSpec::Leader => Acks::Leader,
                 };
+                let compression = match spec.compression {
+                    CompressionSpec::None => CompressionType::None,
+                    CompressionSpec::Gzip => CompressionType::Gzip,
+                    CompressionSpec::Snappy => CompressionType::Snappy,
+                    CompressionSpec::Lz4 => CompressionType::Lz4,
+                    CompressionSpec::Zstd => CompressionType::Zstd,
+                };
                 if spec.transactional {
                     let timeout = spec.transaction_timeout_ms;
                     add(
@@ -237,6 +246,7 @@ pub(super) fn build_nodes(
                             if let Some(timeout) = timeout {
                                 config.transaction_timeout_ms = timeout;
                             }
+                            config.compression = compression;
                             let producer =
                                 TransactionalProducer::new(id, bootstrap.clone(), config)
                                     .expect("valid transactional producer config");
@@ -256,7 +266,10 @@ pub(super) fn build_nodes(
                 add(
                     id,
                     Arc::new(move |now_ms, incarnation| {
-                        let config = simulated_producer_config(acks);
+                        let config = ProducerConfig {
+                            compression,
+                            ..simulated_producer_config(acks)
+                        };
                         let producer = IdempotentProducer::new(id, bootstrap.clone(), config)
                             .expect("valid producer config");
                         NodeState::Producer(Box::new(ProducerWorkload::new(

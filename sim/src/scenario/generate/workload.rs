@@ -145,6 +145,8 @@ impl Draft {
             transactional: false,
             start_ms: start_ms.filter(|at| *at > 0).map(spanned),
             transaction_timeout_ms: None,
+            // Not drawn yet: a draw here would change every generated scenario after it.
+            compression: Default::default(),
         });
     }
 
@@ -168,6 +170,7 @@ impl Draft {
             transactional: true,
             start_ms: start_ms.filter(|at| *at > 0).map(spanned),
             transaction_timeout_ms,
+            compression: Default::default(),
         });
     }
 

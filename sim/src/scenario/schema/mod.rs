@@ -203,6 +203,29 @@ pub enum AcksSpec {
     Leader,
 }
 
+/// A producer workload's `compression.type`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompressionSpec {
+    /// Batches written uncompressed (Kafka's default).
+    #[default]
+    None,
+    /// gzip.
+    Gzip,
+    /// snappy, in the xerial framing Kafka's Java producer writes.
+    Snappy,
+    /// lz4, one LZ4 frame per batch.
+    Lz4,
+    /// zstd.
+    Zstd,
+}
+
+impl CompressionSpec {
+    fn is_none(&self) -> bool {
+        *self == Self::None
+    }
+}
+
 /// Idempotent producers writing self-describing records.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -232,6 +255,11 @@ pub struct ProducerSpec {
     /// aborts an open transaction and fences the producer (`None`: the simulated 10 s).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transaction_timeout_ms: Option<i64>,
+    /// `compression.type`: `none` (default), `gzip`, `snappy`, `lz4` or `zstd`. Brokers keep a
+    /// producer's compressed batches as they come (Kafka's `compression.type=producer`), and a
+    /// mirror copies them byte for byte.
+    #[serde(default, skip_serializing_if = "CompressionSpec::is_none")]
+    pub compression: CompressionSpec,
 }
 
 fn one() -> u16 {
