@@ -59,9 +59,9 @@ use rand::{RngExt, SeedableRng};
 use toml::Spanned;
 
 use crate::scenario::{
-    AcksSpec, AdminOpSpec, ClusterSpec, ConsumerSpec, CreateMirrorOp, FaultSpec, IsolationSpec,
-    KillFault, MirrorOp, MirrorTopicsOp, NodeFault, ProducerSpec, Scenario, ScenarioError,
-    ScriptedFault, TopicSpec, FAULT_KINDS, RECOVERY_MARGIN_MS,
+    AcksSpec, AdminOpSpec, ClusterSpec, CompressionSpec, ConsumerSpec, CreateMirrorOp, FaultSpec,
+    IsolationSpec, KillFault, MirrorOp, MirrorTopicsOp, NodeFault, ProducerSpec, Scenario,
+    ScenarioError, ScriptedFault, TopicSpec, FAULT_KINDS, RECOVERY_MARGIN_MS,
 };
 
 /// The shapes a generated scenario takes, with their weights.
@@ -118,6 +118,9 @@ struct Draft {
     rng: StdRng,
     /// The aimed episodes' own stream (see the module doc).
     aim: StdRng,
+    /// The producers' compression codecs' own stream, drawn last, so a scenario that draws
+    /// none is exactly the scenario it was before codecs were drawn.
+    codecs: StdRng,
     shape: &'static str,
     duration_ms: u64,
     heal_ms: u64,
@@ -161,12 +164,14 @@ impl Draft {
     fn new(seed: u64) -> Self {
         let mut rng = StdRng::seed_from_u64(seed ^ 0x6e4e_5ca1_ab1e_0001);
         let aim = StdRng::seed_from_u64(seed ^ 0xa1ed_e915_0de5_0002);
+        let codecs = StdRng::seed_from_u64(seed ^ 0xc0de_c5c0_de5c_0003);
         let duration_ms = rng.random_range(12..=22) * 1_000;
         let heal_ms = rng.random_range(10..=15) * 1_000;
         Self {
             seed,
             rng,
             aim,
+            codecs,
             shape: "single",
             duration_ms,
             heal_ms,
@@ -215,7 +220,34 @@ impl Draft {
         self.draw_timelines(&links);
         self.draw_workloads(&links);
         self.draw_faults();
+        self.draw_codecs();
         self.finish()
+    }
+
+    /// One scenario in three has compressing producers: each draws gzip, snappy, lz4, zstd or
+    /// none (description note "compressed"). Mirrors then carry compressed batches byte for byte
+    /// through every fault the scenario has.
+    fn draw_codecs(&mut self) {
+        const CODECS: [CompressionSpec; 5] = [
+            CompressionSpec::Gzip,
+            CompressionSpec::Snappy,
+            CompressionSpec::Lz4,
+            CompressionSpec::Zstd,
+            CompressionSpec::None,
+        ];
+        if self.producers.is_empty() || !self.codecs.random_bool(1.0 / 3.0) {
+            return;
+        }
+        for producer in &mut self.producers {
+            producer.compression = CODECS[self.codecs.random_range(0..CODECS.len())];
+        }
+        if self
+            .producers
+            .iter()
+            .any(|producer| producer.compression != CompressionSpec::None)
+        {
+            self.notes.push("compressed".to_owned());
+        }
     }
 
     /// Clusters and the mirrors between them, by shape.
@@ -481,6 +513,31 @@ impl Draft {
 mod tests {
     use super::*;
     use crate::scenario::AdminOpKind;
+
+    #[test]
+    fn about_one_scenario_in_three_has_compressing_producers_and_says_so() {
+        let mut compressed = 0;
+        let mut codecs = std::collections::BTreeSet::new();
+        for seed in 0..300 {
+            let scenario = generate(seed);
+            let drawn: Vec<_> = scenario
+                .producers
+                .iter()
+                .map(|producer| producer.compression)
+                .filter(|codec| *codec != CompressionSpec::None)
+                .collect();
+            assert_eq!(
+                !drawn.is_empty(),
+                scenario.description.contains("compressed"),
+                "seed {seed}: {}",
+                scenario.description
+            );
+            compressed += usize::from(!drawn.is_empty());
+            codecs.extend(drawn.into_iter().map(|codec| format!("{codec:?}")));
+        }
+        assert!((60..=130).contains(&compressed), "{compressed} of 300");
+        assert_eq!(codecs.len(), 4, "every codec drawn: {codecs:?}");
+    }
 
     #[test]
     fn every_generated_scenario_loads_and_reads_back_as_itself() {
