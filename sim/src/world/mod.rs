@@ -345,23 +345,20 @@ async fn drive(
     let mut links_in: BTreeMap<NodeId, LinkReceiver> = BTreeMap::new();
     // One clock reading per wake, used until the next await (see `Shared::now_ms_at`).
     let mut instant = madsim::time::Instant::now();
+    let mut now = shared.now_ms_at(node, instant);
     loop {
-        let now = shared.now_ms_at(node, instant);
         let (outbox, deadline) = step_outputs(node, &shared, &slot, now);
         for envelope in outbox {
             let link = links_out.entry(envelope.to).or_default();
             send(&shared, incarnation, link, envelope, instant);
         }
-        let until = next_wake(deadline, &links_in, (instant, now));
-        let until = match lock(&shared.network).next_arrival(node) {
-            Some(arrival) => until.min(arrival),
-            None => until,
-        };
+        let until = next_wake(node, &shared, deadline, &links_in, (instant, now));
         if until > instant {
             lock(&shared.network).sleep(node, until);
             // A send that lands before `until` wakes the driver early (see `Network`).
             let _ = madsim::time::timeout(until - instant, wake.notified()).await;
             instant = madsim::time::Instant::now();
+            now = shared.now_ms_at(node, instant);
         }
         let arrived = lock(&shared.network).take_arrived(node, instant);
         let mut ready = Vec::new();
@@ -372,7 +369,6 @@ async fn drive(
         for link in links_in.values_mut() {
             ready.extend(link.expire_gap(instant));
         }
-        let now = shared.now_ms_at(node, instant);
         let mut slot = lock(&slot);
         let Some(state) = slot.state.as_mut() else {
             continue;
@@ -420,6 +416,8 @@ async fn drive(
 /// 1 ms ahead, madsim's shortest sleep), a link's gap timeout, or its next arrival, whichever
 /// comes first.
 fn next_wake(
+    node: NodeId,
+    shared: &Shared,
     deadline: Option<i64>,
     links_in: &BTreeMap<NodeId, LinkReceiver>,
     (instant, now): (madsim::time::Instant, i64),
@@ -433,7 +431,10 @@ fn next_wake(
     {
         until = until.min(gap.max(instant + Duration::from_millis(1)));
     }
-    until
+    match lock(&shared.network).next_arrival(node) {
+        Some(arrival) => until.min(arrival),
+        None => until,
+    }
 }
 
 /// The workloads' history, its clock set to now: sends and polls are stamped on the checkers'

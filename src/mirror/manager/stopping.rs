@@ -279,7 +279,8 @@ impl MirrorManager {
             from: log_end,
             to: stable,
         };
-        let crossing = if self.design.restores_markers_cut_at_lso() {
+        // Only a cut that removes something can separate a marker (the scan reads the log).
+        let crossing = if stable < log_end && self.design.restores_markers_cut_at_lso() {
             partition.log.markers_crossing(stable)
         } else {
             Vec::new()
