@@ -652,7 +652,8 @@ fn broken_markers_without_the_read_only_check_are_caught_in_the_mirror() {
     // stopped lands in b's epoch before STOPPING's bump. On the seed's fetcher
     // (`epochs-unfenced`) that epoch is below the mirrored ones (epochs-monotonic); with
     // DLE ≥ SLE, b's epoch is already above every mirrored epoch, and the ABORT, closing
-    // nothing in b's log, breaks no invariant there.
+    // nothing in b's log, breaks no invariant there. Seed 2: the first that shows both since
+    // AddTopicsToMirror goes through a broker (seed 0 before; the epoch race is timing).
     let scenario = load(TXN_ON_MIRROR);
     for (design, invariant) in [
         (MirrorDesign::TxnEnlistUnchecked, "mirror-prefix"),
@@ -663,7 +664,7 @@ fn broken_markers_without_the_read_only_check_are_caught_in_the_mirror() {
             &RunOptions {
                 design: Some(design),
                 broken: vec![BrokenSwitch::MirrorMarkersUnchecked],
-                ..RunOptions::new(0)
+                ..RunOptions::new(2)
             },
         );
         let caught = violation_of(&report, invariant)
@@ -680,8 +681,9 @@ fn a_restarted_broker_answering_before_its_registration_is_not_excused_as_a_stal
     // from a stale image only at a broker that serves (one cut off from its controller), so
     // the broken switch that answers early is caught, and the cut-off case stays excused.
     // (The file was re-tuned on 2026-12-06 so that the describe goes to the restarted broker
-    // a few ms after its restart, whatever the seed; see its last comment.)
-    let seed = 1;
+    // a few ms after its restart; see its last comment. Since AddTopicsToMirror goes through
+    // a broker, the window is met on 9 seeds of 1-30, the first 6.)
+    let seed = 6;
     let scenario = load("regressions/describe_at_restarted_broker_before_catch_up");
     let report = run(
         &scenario,

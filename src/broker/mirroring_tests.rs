@@ -370,6 +370,7 @@ fn request_failover(world: &mut World) {
         mirror: "m".into(),
         operation: MirrorTopicOperation::Remove,
         topics: vec!["orders".into()],
+        checked_stopped: Vec::new(),
     });
     world.queue.push_back(Envelope {
         from: admin(B),
@@ -408,22 +409,49 @@ fn create_mirror_between(
     world.run_for(300);
 }
 
+/// Changes orders' membership of `mirror` on `cluster`, as an admin does: an add through
+/// orders-0's leader (any broker is KIP-1279's admin entry, which checks a removed topic is
+/// STOPPED; the leader is one the tests never cut off), the rest at the controller.
 fn alter_on(
     world: &mut World,
     cluster: ClusterIndex,
     mirror: &str,
     operation: MirrorTopicOperation,
 ) {
-    let request = Request::Controller(ControllerRequest::AlterMirrorTopics {
-        mirror: mirror.into(),
-        operation,
-        topics: vec!["orders".into()],
-    });
-    let answer = world.call(NodeId::Controller(cluster), request);
-    assert!(
-        matches!(&answer, Response::Controller(ControllerResponse::AlterMirrorTopics { error: ErrorCode::None, results }) if results[0].1.is_none()),
-        "{answer:?}"
-    );
+    let answer = alter_answer(world, cluster, mirror, operation);
+    assert_eq!(answer, (ErrorCode::None, ErrorCode::None));
+}
+
+/// [`alter_on`]'s request-wide and per-topic errors.
+fn alter_answer(
+    world: &mut World,
+    cluster: ClusterIndex,
+    mirror: &str,
+    operation: MirrorTopicOperation,
+) -> (ErrorCode, ErrorCode) {
+    let topics = vec!["orders".to_owned()];
+    let (to, request) = if operation == MirrorTopicOperation::Add {
+        let request = Request::Mirror(MirrorRequest::AddTopicsToMirror {
+            mirror: mirror.into(),
+            topics,
+        });
+        (world.leader(cluster), request)
+    } else {
+        let request = Request::Controller(ControllerRequest::AlterMirrorTopics {
+            mirror: mirror.into(),
+            operation,
+            topics,
+            checked_stopped: Vec::new(),
+        });
+        (NodeId::Controller(cluster), request)
+    };
+    match world.call(to, request) {
+        Response::Controller(ControllerResponse::AlterMirrorTopics { error, results })
+        | Response::Mirror(MirrorResponse::AddTopicsToMirror { error, results }) => {
+            (error, results.first().map_or(ErrorCode::None, |(_, e)| *e))
+        }
+        other => panic!("unexpected {other:?}"),
+    }
 }
 
 /// The mirror state of orders-0's leader on `cluster` (UNKNOWN while it has none).
@@ -1094,6 +1122,57 @@ fn delete_records_delete_topics_and_create_partitions_wait_for_stopped() {
     }
 }
 
+#[test]
+fn a_removed_topic_joins_a_mirror_only_once_its_stop_finished() {
+    // The prototype's broker-side AddTopicsToMirror check (generated seed 10500000000000289):
+    // until every partition is STOPPED in the mirror that removed the topic, the broker
+    // refuses the add; the controller, asked directly, refuses a removed topic no broker
+    // checked; once STOPPED the add goes through and the mirror starts again.
+    let mut world = mirroring_world(5);
+    create_mirror_between(&mut world, "n", A, B);
+    alter_on(&mut world, B, "m", MirrorTopicOperation::Remove);
+    assert_ne!(
+        state_on(&world, B),
+        MirrorState::Stopped,
+        "the stop has not run"
+    );
+    assert_eq!(
+        alter_answer(&mut world, B, "n", MirrorTopicOperation::Add),
+        (ErrorCode::None, ErrorCode::MirrorTopicNotStopped)
+    );
+    run_until(&mut world, B, MirrorState::Stopped);
+    let direct = Request::Controller(ControllerRequest::AlterMirrorTopics {
+        mirror: "n".into(),
+        operation: MirrorTopicOperation::Add,
+        topics: vec!["orders".into()],
+        checked_stopped: Vec::new(),
+    });
+    assert!(matches!(
+        world.call(NodeId::Controller(B), direct),
+        Response::Controller(ControllerResponse::AlterMirrorTopics { results, .. })
+            if results[0].1 == ErrorCode::MirrorTopicNotStopped
+    ));
+    alter_on(&mut world, B, "n", MirrorTopicOperation::Add);
+    assert_eq!(
+        world.controllers[&B]
+            .image()
+            .topic_config("orders", "mirror.name", ""),
+        "n"
+    );
+    run_until(&mut world, B, MirrorState::Mirroring);
+}
+
+#[test]
+fn add_unchecked_forwards_a_removed_topic_before_its_stop() {
+    // The seed's controller-only check (`add-unchecked`): the broker names the removed topic
+    // checked without reading its states, and the controller takes it mid-stop.
+    let mut world = mirroring_world_with(crate::mirror::MirrorDesign::AddUnchecked, 5);
+    create_mirror_between(&mut world, "n", A, B);
+    alter_on(&mut world, B, "m", MirrorTopicOperation::Remove);
+    assert_ne!(state_on(&world, B), MirrorState::Stopped);
+    alter_on(&mut world, B, "n", MirrorTopicOperation::Add);
+}
+
 /// Which node of b a STOPPING crash test takes down.
 #[derive(Debug, Clone, Copy)]
 enum CrashTarget {
@@ -1222,13 +1301,30 @@ fn a_wish_that_changes_while_stopping_is_followed_once_stopped() {
     // (STOPPING → PREPARING is not a transition, so STOPPING ran again), and once STOPPED the
     // partition stayed STOPPED for good while `mirror.name` asked to mirror it.
     // STOPPING runs from about 110 ms to 320 ms after the request in this world (measured).
+    // The seed design refuses such an add until the stop is over (MirrorTopicNotStopped, the
+    // prototype's broker check); `add-unchecked` lets it through, and the wish is followed.
+    let mut refused = 0;
     for add_after_ms in [110, 150, 180, 210, 230, 260, 290, 310] {
         let mut world = mirroring_world(4);
+        request_failover(&mut world);
+        world.run_for(add_after_ms);
+        match alter_answer(&mut world, B, "m", MirrorTopicOperation::Add) {
+            (_, ErrorCode::MirrorTopicNotStopped) => refused += 1,
+            // The check's read came after STOPPED was committed.
+            (ErrorCode::None, ErrorCode::None) => run_until(&mut world, B, MirrorState::Mirroring),
+            other => panic!("{add_after_ms} ms: {other:?}"),
+        }
+
+        let mut world = mirroring_world_with(crate::mirror::MirrorDesign::AddUnchecked, 4);
         request_failover(&mut world);
         world.run_for(add_after_ms);
         alter_on(&mut world, B, "m", MirrorTopicOperation::Add);
         run_until(&mut world, B, MirrorState::Mirroring);
     }
+    assert!(
+        refused > 0,
+        "no add met a stop in progress (3 of 8 did when written)"
+    );
 }
 
 #[test]

@@ -196,6 +196,7 @@ impl<S: BrokerStorage> Broker<S> {
             config
                 .broken
                 .contains(&BrokenSwitch::MirrorTopicAdminUnchecked),
+            !config.mirror_design.checks_add_against_stored_state(),
         );
         let sync_config = SyncConfig {
             design: config.mirror_design,

@@ -198,7 +198,7 @@ impl<S: BrokerStorage> Broker<S> {
     }
 
     /// KIP-1279's broker requests: the source side's last-mirrored-epoch lookup, and the
-    /// admin entries of DeleteMirror and DescribeMirror.
+    /// admin entries of AddTopicsToMirror, DeleteMirror and DescribeMirror.
     fn handle_mirror_request(
         &mut self,
         now_ms: i64,
@@ -219,6 +219,12 @@ impl<S: BrokerStorage> Broker<S> {
                     (requester, &topic, partition),
                 );
             }),
+            request @ MirrorRequest::AddTopicsToMirror { .. } => self.topic_admins.handle_request(
+                &mut context!(self, now_ms),
+                from,
+                correlation_id,
+                Request::Mirror(request),
+            ),
             MirrorRequest::DeleteMirror { name } => self.with_mirror_manager(|manager, broker| {
                 manager.handle_delete_mirror(broker, now_ms, from, correlation_id, name);
             }),

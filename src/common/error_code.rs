@@ -132,7 +132,8 @@ error_codes! {
     /// (number 1002 in this model).
     ReadOnlyTopic = 1002,
     /// KIP-1279 `MirrorTopicNotStoppedException`: DeleteRecords, DeleteTopics or
-    /// CreatePartitions on a mirror topic that is not stopped (number 1003 in this model).
+    /// CreatePartitions on a mirror topic that is not stopped, or AddTopicsToMirror on a topic
+    /// another mirror removed whose stop has not finished (number 1003 in this model).
     MirrorTopicNotStopped = 1003,
     /// KIP-1279 CreateMirror: a mirror with this name exists (number 1004 in this model).
     ClusterMirrorAlreadyExists = 1004,

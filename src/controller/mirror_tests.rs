@@ -33,10 +33,25 @@ fn alter<D: LogDisk>(
     operation: MirrorTopicOperation,
     topics: &[&str],
 ) -> (ErrorCode, Vec<ErrorCode>) {
+    alter_checked(controller, mirror, operation, topics, &[])
+}
+
+/// [`alter`] from a broker that checked `checked_stopped` (topic, mirror that removed it).
+fn alter_checked<D: LogDisk>(
+    controller: &mut Controller<D>,
+    mirror: &str,
+    operation: MirrorTopicOperation,
+    topics: &[&str],
+    checked_stopped: &[(&str, &str)],
+) -> (ErrorCode, Vec<ErrorCode>) {
     let request = Request::Controller(ControllerRequest::AlterMirrorTopics {
         mirror: mirror.into(),
         operation,
         topics: topics.iter().map(|t| t.to_string()).collect(),
+        checked_stopped: checked_stopped
+            .iter()
+            .map(|(t, m)| (t.to_string(), m.to_string()))
+            .collect(),
     });
     match send(controller, 0, admin_node(), request) {
         Response::Controller(ControllerResponse::AlterMirrorTopics { error, results }) => {
@@ -231,7 +246,8 @@ fn topic_membership_follows_the_seed_workflows() {
         vec![invalid]
     );
 
-    // Another mirror cannot take or touch a member topic; a removed one it may take.
+    // Another mirror cannot take or touch a member topic; a removed one it may take once a
+    // broker found it STOPPED in the mirror that removed it.
     create_mirror(&mut controller, "n", &[("bootstrap.servers", "b")]);
     assert_eq!(
         alter(&mut controller, "n", Add, &["payments"]).1,
@@ -241,7 +257,22 @@ fn topic_membership_follows_the_seed_workflows() {
         alter(&mut controller, "n", Pause, &["payments"]).1,
         vec![invalid]
     );
-    assert_eq!(alter(&mut controller, "n", Add, &["orders"]).1, vec![ok]);
+    let not_stopped = ErrorCode::MirrorTopicNotStopped;
+    assert_eq!(
+        alter(&mut controller, "n", Add, &["orders"]).1,
+        vec![not_stopped],
+        "unchecked"
+    );
+    assert_eq!(
+        alter_checked(&mut controller, "n", Add, &["orders"], &[("orders", "n")]).1,
+        vec![not_stopped],
+        "checked in a mirror that did not remove it"
+    );
+    assert_eq!(mirror_name(&controller, "orders"), "m.removed");
+    assert_eq!(
+        alter_checked(&mut controller, "n", Add, &["orders"], &[("orders", "m")]).1,
+        vec![ok]
+    );
     assert_eq!(mirror_name(&controller, "orders"), "n");
     assert_eq!(
         alter(&mut controller, "x", Add, &["orders"]),

@@ -13,7 +13,10 @@
 //!   `InvalidReplicationFactor` and nothing is written.
 //! - **AlterMirrorTopics** changes each topic's `mirror.name`, topic by topic (one batch, per
 //!   topic results; a refused topic changes nothing): Add needs a topic that is in no mirror
-//!   or whose mirror removed it (a stopped topic may be mirrored again, the failback path);
+//!   or whose mirror removed it (a stopped topic may be mirrored again, the failback path),
+//!   and then one the sending broker checked in that mirror (`checked_stopped`: its
+//!   partitions read STOPPED or UNKNOWN there, `mirror::topic_admin`; else
+//!   `MirrorTopicNotStopped`);
 //!   Remove needs the topic mirrored or paused by this mirror; Pause needs it mirrored by this
 //!   mirror; Resume needs it paused by this mirror. Anything else is
 //!   `InvalidClusterMirrorState`; a missing topic `UnknownTopicOrPartition`; an unknown mirror
@@ -228,6 +231,7 @@ impl<D: LogDisk> Controller<D> {
         mirror: &str,
         operation: MirrorTopicOperation,
         topics: &[String],
+        checked_stopped: &[(String, String)],
     ) -> Result<Response, ControllerError> {
         if !self.mirror_exists(mirror) {
             return Ok(Response::Controller(
@@ -241,7 +245,19 @@ impl<D: LogDisk> Controller<D> {
         for topic in topics {
             let result = if self.image.topic_ids.contains_key(topic) {
                 let current = self.desired_mirror_state(topic);
-                next_mirror_name(mirror, operation, current.as_ref())
+                match &current {
+                    // A topic another mirror removed joins only after a broker found its
+                    // partitions STOPPED in that mirror's state (see `mirror::topic_admin`).
+                    Some(DesiredState::Stopped { mirror: removed_by })
+                        if operation == MirrorTopicOperation::Add
+                            && !checked_stopped
+                                .iter()
+                                .any(|(t, m)| t == topic && m == removed_by) =>
+                    {
+                        Err(ErrorCode::MirrorTopicNotStopped)
+                    }
+                    _ => next_mirror_name(mirror, operation, current.as_ref()),
+                }
             } else {
                 Err(ErrorCode::UnknownTopicOrPartition)
             };

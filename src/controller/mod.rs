@@ -510,7 +510,8 @@ impl<D: LogDisk> Controller<D> {
             }
             Request::Mirror(
                 MirrorRequest::LastMirroredEpochLookup { .. }
-                | MirrorRequest::DescribeMirror { .. },
+                | MirrorRequest::DescribeMirror { .. }
+                | MirrorRequest::AddTopicsToMirror { .. },
             )
             | Request::Replica(_)
             | Request::Coordinator(_) => Ok(None),
@@ -607,7 +608,8 @@ impl<D: LogDisk> Controller<D> {
                 mirror,
                 operation,
                 topics,
-            } => self.handle_alter_mirror_topics(&mirror, operation, &topics)?,
+                checked_stopped,
+            } => self.handle_alter_mirror_topics(&mirror, operation, &topics, &checked_stopped)?,
             ControllerRequest::ListMirrors => self.handle_list_mirrors(),
         };
         Ok(response)

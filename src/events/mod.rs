@@ -132,6 +132,15 @@ pub enum BrokerEvent {
         /// The topics forwarded.
         topics: Vec<String>,
     },
+    /// This broker forwarded an AddTopicsToMirror to the controller, naming these topics as
+    /// checked: removed by the mirror given with each, whose stored state it read STOPPED or
+    /// UNKNOWN for every partition (`mirror::topic_admin`).
+    AddTopicsForwarded {
+        /// The forwarded topics (the mirror to add them to is not needed by anyone watching).
+        topics: Vec<String>,
+        /// `(topic, mirror that removed it)` for each checked topic.
+        checked_stopped: Vec<(String, String)>,
+    },
     /// A mirror partition's leader persisted a state transition (KIP-1279) and acts on it.
     MirrorTransition {
         /// The partition.
@@ -368,7 +377,8 @@ pub enum BrokerEvent {
     },
     /// The mirror coordinator refused this broker's write of a partition's mirror state as
     /// stale (`FencedStateEpoch`, `FencedLeaderEpoch`) or illegal
-    /// (`InvalidClusterMirrorState`); the broker reads the state again.
+    /// (`InvalidClusterMirrorState`), or went unanswered (`RequestTimedOut`: it may have
+    /// landed); the broker reads the state again.
     MirrorStateWriteRefused {
         /// The mirror partition.
         topic_partition: TopicPartition,

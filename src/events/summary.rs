@@ -98,6 +98,16 @@ impl fmt::Display for BrokerEvent {
             Self::TopicAdminForwarded { topics } => {
                 write!(f, "TopicAdminForwarded topics={}", topics.join(","))
             }
+            Self::AddTopicsForwarded {
+                topics,
+                checked_stopped,
+            } => {
+                write!(f, "AddTopicsForwarded topics={}", topics.join(","))?;
+                for (topic, mirror) in checked_stopped {
+                    write!(f, " checked={topic}@{mirror}")?;
+                }
+                Ok(())
+            }
             Self::MirrorTransition {
                 topic_partition,
                 from,

@@ -124,11 +124,20 @@ pub enum MirrorDesign {
     /// soak). The seed design here appends such markers again after the cut
     /// ([`MirrorDesign::restores_markers_cut_at_lso`]).
     TruncateAtLso,
+    /// The seed's AddTopicsToMirror check (spec §3.2, step 2): the controller's alone, "not
+    /// already in a mirror", so a topic another mirror removed may be added at once, whatever
+    /// its partitions' states. A removal whose stop has not run yet (the leader fenced or cut
+    /// off) then leaves the partition in the first mirror's state while the topic joins a
+    /// second; removed from that one too, its leader reads UNKNOWN there, takes the partition
+    /// as never mirrored and skips the stop, keeping the first mirror's producer state
+    /// (`no-stale-pid-after-stopped`, generated seed 10500000000000289). The seed design here
+    /// checks as the prototype's broker does ([`MirrorDesign::checks_add_against_stored_state`]).
+    AddUnchecked,
 }
 
 impl MirrorDesign {
     /// Every design, the seed first.
-    pub const ALL: [Self; 19] = [
+    pub const ALL: [Self; 20] = [
         Self::Seed,
         Self::AbortMarkers,
         Self::PidRewrite,
@@ -148,6 +157,7 @@ impl MirrorDesign {
         Self::EpochsUnfenced,
         Self::TailUnverified,
         Self::TruncateAtLso,
+        Self::AddUnchecked,
     ];
 
     /// The name on the command line (`--design`) and in scenario files (`design = "…"`).
@@ -172,6 +182,7 @@ impl MirrorDesign {
             Self::EpochsUnfenced => "epochs-unfenced",
             Self::TailUnverified => "tail-unverified",
             Self::TruncateAtLso => "truncate-at-lso",
+            Self::AddUnchecked => "add-unchecked",
         }
     }
 
@@ -234,6 +245,9 @@ impl MirrorDesign {
             }
             Self::TruncateAtLso => {
                 "STOPPING cuts at the LSO, dropping markers of transactions it separates (the seed)"
+            }
+            Self::AddUnchecked => {
+                "a removed topic joins a mirror before its partitions are STOPPED (the seed)"
             }
         }
     }
@@ -395,6 +409,17 @@ impl MirrorDesign {
     /// have read as committed. `truncate-at-lso` drops the markers (the seed's text).
     pub fn restores_markers_cut_at_lso(self) -> bool {
         self != Self::TruncateAtLso
+    }
+
+    /// Whether AddTopicsToMirror, at the broker that receives it, reads the state of every
+    /// partition of a topic a mirror removed in that mirror, and refuses the topic
+    /// (`InvalidClusterMirrorState`) unless each is STOPPED or UNKNOWN: the prototype's
+    /// broker-side validation (spec §3.2, late). A partition's stop runs on its leader after
+    /// the removal; until it has, the log holds that mirror's batches and producer state, and
+    /// only that mirror's state says so. `add-unchecked` leaves the check to the controller's
+    /// membership rule (the seed's step 2).
+    pub fn checks_add_against_stored_state(self) -> bool {
+        self != Self::AddUnchecked
     }
 
     /// Whether STOPPING writes a MIRROR_PID_RESET.

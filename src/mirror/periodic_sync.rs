@@ -616,6 +616,8 @@ impl MirrorSyncs {
                 mirror: mirror.to_owned(),
                 operation: MirrorTopicOperation::Add,
                 topics: add,
+                // Only topics in no mirror: a stopped one is not adopted again (spec §3.3).
+                checked_stopped: Vec::new(),
             });
             self.send_sync_request(ctx, mirror, controller, request, SyncRequest::Apply);
         }

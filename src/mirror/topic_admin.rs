@@ -1,5 +1,6 @@
-//! The broker's admin entry of DeleteTopics and CreatePartitions, a broker component: checked
-//! against KIP-1279's mirror states, then forwarded to the controller.
+//! The broker's admin entries of DeleteTopics, CreatePartitions and AddTopicsToMirror, a
+//! broker component: checked against KIP-1279's mirror states, then forwarded to the
+//! controller.
 //!
 //! Contract:
 //! - **DeleteTopics / CreatePartitions** sent to a broker: topics that belong to a mirror
@@ -10,9 +11,26 @@
 //!   reaching the controller. The other topics are forwarded to the controller in one
 //!   request, and the answer merges both, in request order. Requests unanswered within
 //!   [`TOPIC_ADMIN_TIMEOUT_MS`] count as `RequestTimedOut` for their topics.
+//! - **AddTopicsToMirror** the same way, for the topics a mirror removed (`<m>.removed`, in
+//!   this broker's image): every partition's state in mirror `m` must be STOPPED or UNKNOWN
+//!   (the prototype's broker-side validation), else `MirrorTopicNotStopped`. (The prototype
+//!   answers `INVALID_CLUSTER_MIRROR_STATE`; this model keeps that for "already in a mirror"
+//!   and says what to wait for, which also lets an admin that retried tell a refusal from its
+//!   own earlier attempt having added the topic.) Without it a
+//!   topic whose stop has not run yet (its leader fenced or cut off) could join another
+//!   mirror and be removed from it again; the new mirror's state reads UNKNOWN, so its leader
+//!   would take the partition as never mirrored and skip the stop, keeping the first
+//!   mirror's producer state (generated seed 10500000000000289, `no-stale-pid-after-stopped`).
+//!   The forward names each checked topic with the mirror it was checked in
+//!   (`checked_stopped`); the controller adds a removed topic only if that mirror is still
+//!   the one that removed it, so a check made on a stale image cannot let one through. A
+//!   whole-request error of the controller (`ClusterMirrorNotFound`, `NotController`) is
+//!   relayed as it came. The `add-unchecked` design skips the reads and names every removed
+//!   topic as checked (the seed's controller-only validation).
 //! - Each call gets a [`BrokerContext`]; the broker routes the requests, the answers to the
 //!   entry's own requests ([`TopicAdmins::owns`]) and merges its [`TopicAdmins::deadline`].
-//! - `MirrorTopicAdminUnchecked` (a broken switch) skips the mirror check on purpose.
+//! - `MirrorTopicAdminUnchecked` (a broken switch) skips the DeleteTopics / CreatePartitions
+//!   check on purpose.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -22,16 +40,18 @@ use crate::events::BrokerEvent;
 use crate::metadata::MetadataImage;
 use crate::mirror::coordinator::{mirror_state_partition, MIRROR_STATE_TOPIC};
 use crate::mirror::directory::MirrorDirectory;
+use crate::mirror::state::DesiredState;
 use crate::mirror::{MirrorState, TopicMirrorConfig};
 use crate::protocol::{
-    ClusterRequest, ClusterResponse, CoordinatorRequest, CoordinatorResponse, ErrorCode,
-    MirrorPartitionId, NodeId, Request, Response, TopicId,
+    ClusterRequest, ClusterResponse, ControllerRequest, ControllerResponse, CoordinatorRequest,
+    CoordinatorResponse, ErrorCode, MirrorPartitionId, MirrorRequest, MirrorResponse,
+    MirrorTopicOperation, NodeId, Request, Response, TopicId,
 };
 
 /// How long the admin entry waits for a coordinator or the controller.
 pub const TOPIC_ADMIN_TIMEOUT_MS: i64 = 1_000;
 
-/// A DeleteTopics or CreatePartitions being checked or forwarded.
+/// A DeleteTopics, CreatePartitions or AddTopicsToMirror being checked or forwarded.
 #[derive(Debug, Clone)]
 struct PendingTopicAdmin {
     reply_to: NodeId,
@@ -41,6 +61,10 @@ struct PendingTopicAdmin {
     waiting: usize,
     /// Topics refused before forwarding, with why.
     refused: BTreeMap<String, ErrorCode>,
+    /// AddTopicsToMirror: each removed topic with the mirror whose states it is checked in.
+    checked_stopped: Vec<(String, String)>,
+    /// The controller's whole-request error, relayed (AddTopicsToMirror).
+    error: ErrorCode,
 }
 
 /// What a request of the entry is.
@@ -58,15 +82,19 @@ pub struct TopicAdmins {
     /// correlation id → (entry id, phase, sent at).
     requests: BTreeMap<u64, (u64, Phase, i64)>,
     next_id: u64,
-    /// Skip the mirror check (`MirrorTopicAdminUnchecked`).
+    /// Skip the DeleteTopics / CreatePartitions check (`MirrorTopicAdminUnchecked`).
     unchecked: bool,
+    /// Skip AddTopicsToMirror's check (the `add-unchecked` design).
+    add_unchecked: bool,
 }
 
 impl TopicAdmins {
-    /// An admin entry; `unchecked` skips the mirror check (a broken switch).
-    pub fn new(unchecked: bool) -> Self {
+    /// An admin entry; `unchecked` skips the DeleteTopics / CreatePartitions check (a broken
+    /// switch), `add_unchecked` AddTopicsToMirror's (a design).
+    pub fn new(unchecked: bool, add_unchecked: bool) -> Self {
         Self {
             unchecked,
+            add_unchecked,
             ..Self::default()
         }
     }
@@ -85,10 +113,11 @@ impl TopicAdmins {
     }
 }
 
-/// The topics a DeleteTopics or CreatePartitions names.
+/// The topics a DeleteTopics, CreatePartitions or AddTopicsToMirror names.
 fn request_topics(request: &Request) -> Vec<String> {
     match request {
-        Request::Cluster(ClusterRequest::DeleteTopics { topics }) => topics.clone(),
+        Request::Cluster(ClusterRequest::DeleteTopics { topics })
+        | Request::Mirror(MirrorRequest::AddTopicsToMirror { topics, .. }) => topics.clone(),
         Request::Cluster(ClusterRequest::CreatePartitions { topics }) => {
             topics.iter().map(|(t, _)| t.clone()).collect()
         }
@@ -96,9 +125,26 @@ fn request_topics(request: &Request) -> Vec<String> {
     }
 }
 
-/// The same request for `keep` only.
-fn restrict(request: &Request, keep: &BTreeSet<String>) -> Request {
-    match request {
+/// The request to forward to the controller for `keep` only.
+fn restrict(pending: &PendingTopicAdmin, keep: &BTreeSet<String>) -> Request {
+    match &pending.request {
+        Request::Mirror(MirrorRequest::AddTopicsToMirror { mirror, topics }) => {
+            Request::Controller(ControllerRequest::AlterMirrorTopics {
+                mirror: mirror.clone(),
+                operation: MirrorTopicOperation::Add,
+                topics: topics
+                    .iter()
+                    .filter(|t| keep.contains(*t))
+                    .cloned()
+                    .collect(),
+                checked_stopped: pending
+                    .checked_stopped
+                    .iter()
+                    .filter(|(t, _)| keep.contains(t))
+                    .cloned()
+                    .collect(),
+            })
+        }
         Request::Cluster(ClusterRequest::DeleteTopics { topics }) => {
             Request::Cluster(ClusterRequest::DeleteTopics {
                 topics: topics
@@ -121,8 +167,15 @@ fn restrict(request: &Request, keep: &BTreeSet<String>) -> Request {
     }
 }
 
-/// The answer to `request` with per-topic `results` in request order.
-fn answer(request: &Request, results: &BTreeMap<String, ErrorCode>) -> Response {
+/// The answer to `pending` with per-topic `results` in request order.
+fn answer(pending: &PendingTopicAdmin, results: &BTreeMap<String, ErrorCode>) -> Response {
+    let request = &pending.request;
+    if !pending.error.is_none() {
+        return Response::Mirror(MirrorResponse::AddTopicsToMirror {
+            error: pending.error,
+            results: Vec::new(),
+        });
+    }
     let results = request_topics(request)
         .into_iter()
         .map(|topic| {
@@ -137,12 +190,18 @@ fn answer(request: &Request, results: &BTreeMap<String, ErrorCode>) -> Response 
         Request::Cluster(ClusterRequest::CreatePartitions { .. }) => {
             Response::Cluster(ClusterResponse::CreatePartitions { results })
         }
+        Request::Mirror(MirrorRequest::AddTopicsToMirror { .. }) => {
+            Response::Mirror(MirrorResponse::AddTopicsToMirror {
+                error: ErrorCode::None,
+                results,
+            })
+        }
         _ => Response::Cluster(ClusterResponse::DeleteTopics { results }),
     }
 }
 
 impl TopicAdmins {
-    /// DeleteTopics or CreatePartitions from an admin; see the module doc.
+    /// DeleteTopics, CreatePartitions or AddTopicsToMirror from an admin; see the module doc.
     pub fn handle_request(
         &mut self,
         context: &mut BrokerContext<'_>,
@@ -158,11 +217,31 @@ impl TopicAdmins {
             request,
             waiting: 0,
             refused: BTreeMap::new(),
+            checked_stopped: Vec::new(),
+            error: ErrorCode::None,
         };
-        let reads = if self.unchecked {
-            Vec::new()
-        } else {
-            mirror_state_reads(context, &request_topics(&pending.request), &mut pending)
+        let reads = match &pending.request {
+            Request::Mirror(MirrorRequest::AddTopicsToMirror { topics, .. }) => {
+                let removed = removed_topics(context.image, topics);
+                pending.checked_stopped.clone_from(&removed);
+                if self.add_unchecked {
+                    Vec::new()
+                } else {
+                    mirror_state_reads(context, &removed, &mut pending)
+                }
+            }
+            _ if self.unchecked => Vec::new(),
+            request => {
+                let topics = request_topics(request);
+                let in_mirrors: Vec<(String, String)> = topics
+                    .iter()
+                    .filter_map(|topic| {
+                        let desired = context.image.mirror_desired_state(topic)?;
+                        Some((topic.clone(), desired.mirror().to_owned()))
+                    })
+                    .collect();
+                mirror_state_reads(context, &in_mirrors, &mut pending)
+            }
         };
         self.pending.insert(id, pending);
         for (to, request, topics) in reads {
@@ -202,10 +281,21 @@ impl TopicAdmins {
             self.finish(context, id, BTreeMap::new());
             return;
         }
-        let request = restrict(&pending.request, &accepted);
-        context.events.push(BrokerEvent::TopicAdminForwarded {
-            topics: accepted.into_iter().collect(),
-        });
+        let request = restrict(pending, &accepted);
+        let event = match &request {
+            Request::Controller(ControllerRequest::AlterMirrorTopics {
+                topics,
+                checked_stopped,
+                ..
+            }) => BrokerEvent::AddTopicsForwarded {
+                topics: topics.clone(),
+                checked_stopped: checked_stopped.clone(),
+            },
+            _ => BrokerEvent::TopicAdminForwarded {
+                topics: accepted.into_iter().collect(),
+            },
+        };
+        context.events.push(event);
         let controller = context.controller;
         self.send(context, id, controller, request, Phase::Forward);
     }
@@ -218,8 +308,8 @@ impl TopicAdmins {
     ) {
         let pending = self.pending.remove(&id).expect("live");
         let mut results = controller;
-        results.extend(pending.refused);
-        let response = answer(&pending.request, &results);
+        results.extend(pending.refused.clone());
+        let response = answer(&pending, &results);
         context
             .outbox
             .respond(pending.reply_to, pending.correlation_id, response);
@@ -266,8 +356,19 @@ impl TopicAdmins {
                 let results = match response {
                     Ok(
                         Response::Cluster(ClusterResponse::DeleteTopics { results })
-                        | Response::Cluster(ClusterResponse::CreatePartitions { results }),
+                        | Response::Cluster(ClusterResponse::CreatePartitions { results })
+                        | Response::Controller(ControllerResponse::AlterMirrorTopics {
+                            error: ErrorCode::None,
+                            results,
+                        }),
                     ) => results.into_iter().collect(),
+                    Ok(Response::Controller(ControllerResponse::AlterMirrorTopics {
+                        error,
+                        ..
+                    })) => {
+                        self.pending.get_mut(&id).expect("checked").error = error;
+                        BTreeMap::new()
+                    }
                     // NotController, a timeout: every forwarded topic gets it (retriable).
                     Ok(_) => BTreeMap::new(),
                     Err(error) => {
@@ -284,21 +385,29 @@ impl TopicAdmins {
     }
 }
 
-/// The ReadMirrorStates covering every partition of the mirror topics among `topics`, by
-/// coordinator; a topic whose coordinator has no leader is refused at once.
+/// Among `topics`, those a mirror removed (in this broker's image), each with that mirror.
+fn removed_topics(image: &MetadataImage, topics: &[String]) -> Vec<(String, String)> {
+    topics
+        .iter()
+        .filter_map(|topic| match image.mirror_desired_state(topic)? {
+            DesiredState::Stopped { mirror } => Some((topic.clone(), mirror)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The ReadMirrorStates covering every partition of each `(topic, mirror)` in that mirror's
+/// state, by coordinator; a topic whose coordinator has no leader is refused at once.
 fn mirror_state_reads(
     context: &BrokerContext<'_>,
-    topics: &[String],
+    topics: &[(String, String)],
     pending: &mut PendingTopicAdmin,
 ) -> Vec<(NodeId, Request, Vec<String>)> {
     let image = context.image;
     let state_partitions = partition_count(image, MIRROR_STATE_TOPIC);
     let mut keys: BTreeMap<(i32, String), Vec<MirrorPartitionId>> = BTreeMap::new();
-    for topic in topics {
-        let (Some(desired), Some(topic_id)) = (
-            image.mirror_desired_state(topic),
-            image.topic_ids.get(topic),
-        ) else {
+    for (topic, mirror) in topics {
+        let Some(topic_id) = image.topic_ids.get(topic) else {
             continue;
         };
         let count = image.topics[topic_id].partitions.len() as i32;
@@ -313,8 +422,8 @@ fn mirror_state_reads(
                     .insert(topic.clone(), ErrorCode::CoordinatorNotAvailable);
                 break;
             }
-            let coordinator = mirror_state_partition(desired.mirror(), &id, state_partitions);
-            keys.entry((coordinator, desired.mirror().to_owned()))
+            let coordinator = mirror_state_partition(mirror, &id, state_partitions);
+            keys.entry((coordinator, mirror.clone()))
                 .or_default()
                 .push(id);
         }
@@ -354,8 +463,8 @@ fn topic_name(image: &MetadataImage, topic_id: TopicId) -> String {
         .map_or_else(String::new, |topic| topic.name.to_string())
 }
 
-/// The topics a coordinator's answer refuses: a partition not STOPPED or unreadable; every
-/// topic the read covered when the read itself failed.
+/// The topics a coordinator's answer refuses: a partition neither STOPPED nor UNKNOWN or
+/// unreadable; every topic the read covered when the read itself failed.
 fn check_refusals(
     image: &MetadataImage,
     topics: &[String],

@@ -141,7 +141,9 @@ pub enum ControllerRequest {
         configs: Vec<(String, String)>,
     },
     /// Admin → controller: AddTopicsToMirror, RemoveTopicsFromMirror, PauseMirrorTopics or
-    /// ResumeMirrorTopics, as a change of each topic's `mirror.name`.
+    /// ResumeMirrorTopics, as a change of each topic's `mirror.name`. (An admin sends
+    /// AddTopicsToMirror to a broker, [`MirrorRequest::AddTopicsToMirror`], which checks and
+    /// forwards it as this.)
     AlterMirrorTopics {
         /// The mirror.
         mirror: String,
@@ -149,6 +151,11 @@ pub enum ControllerRequest {
         operation: MirrorTopicOperation,
         /// The topics.
         topics: Vec<String>,
+        /// Add only: `(topic, mirror)` for each topic the sending broker found removed by
+        /// `mirror` and whose every partition it read as STOPPED or UNKNOWN in that mirror's
+        /// coordinator state (the prototype's broker-side validation). The controller adds a
+        /// topic another mirror removed only if it is listed here with that mirror.
+        checked_stopped: Vec<(String, String)>,
     },
     /// Admin → controller: the mirrors, their properties and member topics.
     ListMirrors,
@@ -382,6 +389,15 @@ impl CoordinatorRequest {
 /// Requests served by a broker's KIP-1279 mirror components.
 #[derive(Debug, Clone)]
 pub enum MirrorRequest {
+    /// Admin → any destination broker: AddTopicsToMirror. The broker checks that every
+    /// partition of a topic a mirror removed is STOPPED in that mirror's state, then forwards
+    /// the rest to the controller (see `mirror::topic_admin`).
+    AddTopicsToMirror {
+        /// The mirror to add the topics to.
+        mirror: String,
+        /// The topics.
+        topics: Vec<String>,
+    },
     /// Admin → controller: delete a mirror whose topics are all removed (DeleteMirror).
     DeleteMirror {
         /// The mirror's name.
@@ -410,6 +426,7 @@ impl MirrorRequest {
     /// A short name for traces.
     pub fn kind(&self) -> &'static str {
         match self {
+            Self::AddTopicsToMirror { .. } => "AddTopicsToMirror",
             Self::DeleteMirror { .. } => "DeleteMirror",
             Self::DescribeMirror { .. } => "DescribeMirror",
             Self::LastMirroredEpochLookup { .. } => "LastMirroredEpochLookup",
@@ -656,6 +673,7 @@ mod tests {
                 mirror: "m".into(),
                 operation: MirrorTopicOperation::Add,
                 topics: vec!["orders".into()],
+                checked_stopped: Vec::new(),
             },
             ControllerRequest::ListMirrors,
         ]

@@ -329,6 +329,14 @@ pub enum MirrorResponse {
         /// with the epoch), or −1. Only the `offset-alignment` design aligns by it.
         last_mirrored_offset: Offset,
     },
+    /// Outcome of AddTopicsToMirror at a broker: the controller's answer, with the topics the
+    /// broker's check refused merged in (request order).
+    AddTopicsToMirror {
+        /// A whole-request error (`ClusterMirrorNotFound`, `NotController`, …), or `None`.
+        error: ErrorCode,
+        /// Per topic.
+        results: Vec<(String, ErrorCode)>,
+    },
     /// Outcome of DeleteMirror.
     DeleteMirror {
         /// Error, or `None`.
@@ -348,6 +356,7 @@ impl MirrorResponse {
     pub fn kind(&self) -> &'static str {
         match self {
             Self::LastMirroredEpochLookup { .. } => "LastMirroredEpochLookupResponse",
+            Self::AddTopicsToMirror { .. } => "AddTopicsToMirrorResponse",
             Self::DeleteMirror { .. } => "DeleteMirrorResponse",
             Self::DescribeMirror { .. } => "DescribeMirrorResponse",
         }

@@ -297,9 +297,16 @@ fn request_fields_controller(
             mirror,
             operation,
             topics,
+            checked_stopped,
         } => {
             write!(f, " {operation:?} mirror={mirror}")?;
-            display_list(f, "topics", topics)
+            display_list(f, "topics", topics)?;
+            if checked_stopped.is_empty() {
+                return Ok(());
+            }
+            list(f, "checked_stopped", checked_stopped, |f, (topic, mirror)| {
+                write!(f, "{topic}@{mirror}")
+            })
         }
     }
 }
@@ -529,6 +536,10 @@ fn request_fields_mirror(f: &mut fmt::Formatter<'_>, request: &MirrorRequest) ->
     match request {
         MirrorRequest::DeleteMirror { name } | MirrorRequest::DescribeMirror { name } => {
             write!(f, " mirror={name}")
+        }
+        MirrorRequest::AddTopicsToMirror { mirror, topics } => {
+            write!(f, " mirror={mirror}")?;
+            display_list(f, "topics", topics)
         }
         MirrorRequest::LastMirroredEpochLookup {
             requester,
@@ -825,6 +836,13 @@ fn response_fields_coordinator(
 fn response_fields_mirror(f: &mut fmt::Formatter<'_>, response: &MirrorResponse) -> fmt::Result {
     match response {
         MirrorResponse::DeleteMirror { error: code } => error(f, *code),
+        MirrorResponse::AddTopicsToMirror {
+            error: code,
+            results,
+        } => {
+            error(f, *code)?;
+            named_errors(f, results)
+        }
         MirrorResponse::LastMirroredEpochLookup {
             error: code,
             last_mirrored_epoch,

@@ -11,18 +11,28 @@ use mirrorsim::common::Offset;
 /// what the deposed leader exposed there, and its truncation on learning of the election
 /// drops it as the loss dropped the rest. Records below the start, or a deposed leader of an
 /// epoch not below the lossy one, excuse nothing.
+///
+/// `high_watermark_floor(epoch)`: how far a leader deposed in `epoch` may have raised its high
+/// watermark beyond what the checks saw of it (0: not at all).
 pub(super) fn read_from_deposed_tail(
     lossy_starts: &[(i32, i64)],
     deposed: &[DeposedLog],
     poll: &PollRecord,
+    high_watermark_floor: impl Fn(i32) -> i64,
 ) -> bool {
     deposed.iter().any(|log| {
+        let high_watermark = log
+            .version
+            .high_watermark
+            .max(high_watermark_floor(log.leader_epoch));
         poll.fetched_ms <= log.last_seen_ms
             && log.first_seen_ms <= poll.received_ms
             && lossy_starts
                 .iter()
                 .any(|&(epoch, start)| log.leader_epoch < epoch && start <= poll.offset)
-            && log.version.holds(poll.offset, &poll.value)
+            && log
+                .version
+                .holds_below(poll.offset, &poll.value, high_watermark)
     })
 }
 
@@ -385,7 +395,22 @@ impl Checkers {
         ) else {
             return false;
         };
-        read_from_deposed_tail(starts, deposed, poll)
+        // A leader paused across the election resumes with the follower fetches that queued
+        // up meanwhile and may raise its high watermark to what its successor held when
+        // elected, answer a consumer and learn of the election within one step of the checks
+        // (generated seed 10400000000000059: b-broker-4, paused in epoch 0 with its high
+        // watermark at 29, answered offset 29 with 30 after b-broker-3, elected in epoch 1
+        // holding 0..=29, had cut b's log by PREPARING).
+        let successor_start = |deposed_epoch: i32| {
+            self.epoch_starts
+                .get(&key)
+                .into_iter()
+                .flatten()
+                .filter(|(epoch, _)| *epoch > deposed_epoch)
+                .min_by_key(|(epoch, _)| *epoch)
+                .map_or(0, |(_, start)| *start)
+        };
+        read_from_deposed_tail(starts, deposed, poll, successor_start)
     }
 
     /// Whether `consumer` read `poll` from a deposed leader's tail (see
@@ -405,7 +430,7 @@ impl Checkers {
         ) else {
             return false;
         };
-        read_from_deposed_tail(starts, deposed, poll)
+        read_from_deposed_tail(starts, deposed, poll, |_| 0)
     }
 
     /// Whether the jump of `consumer`'s `poll` from its `previous` read of the partition over

@@ -124,6 +124,25 @@ impl AdminOp {
         }
     }
 
+    /// The request for one attempt at a broker, for operations a broker checks before it
+    /// forwards them (KIP-1279's admin entries); `None` for the others.
+    fn broker_request(&self, topics: &[String]) -> Option<Request> {
+        match &self.action {
+            AdminAction::AlterTopics {
+                operation: MirrorTopicOperation::Add,
+                ..
+            } => Some(Request::Mirror(MirrorRequest::AddTopicsToMirror {
+                mirror: self.mirror.clone(),
+                topics: topics.to_vec(),
+            })),
+            AdminAction::DeleteMirror
+            | AdminAction::DescribeMirror
+            | AdminAction::DeleteTopics { .. }
+            | AdminAction::CreatePartitions { .. } => Some(self.request(topics)),
+            _ => None,
+        }
+    }
+
     /// The request for one attempt; a topic operation sends only `topics` (those still
     /// without a final result).
     fn request(&self, topics: &[String]) -> Request {
@@ -139,6 +158,7 @@ impl AdminOp {
                     mirror: self.mirror.clone(),
                     operation: *operation,
                     topics: topics.to_vec(),
+                    checked_stopped: Vec::new(),
                 })
             }
             AdminAction::DeleteMirror => Request::Mirror(MirrorRequest::DeleteMirror {
@@ -548,9 +568,10 @@ impl AdminClient {
         }
     }
 
-    /// Sends DeleteMirror to these brokers (in turn, one per attempt) rather than to the
-    /// controller: a broker is KIP-1279's admin entry that checks every partition of the
-    /// mirror is STOPPED before it forwards the request.
+    /// Sends AddTopicsToMirror, DeleteMirror, DescribeMirror, DeleteTopics and
+    /// CreatePartitions to these brokers (in turn, one per attempt) rather than to the
+    /// controller: a broker is KIP-1279's admin entry that checks the mirror states of the
+    /// partitions concerned before it forwards the request.
     pub fn with_brokers(mut self, brokers: Vec<NodeId>) -> Self {
         self.brokers = brokers;
         self
@@ -634,17 +655,13 @@ impl AdminClient {
         }
         let any_broker = (!self.brokers.is_empty())
             .then(|| self.brokers[running.attempts as usize % self.brokers.len()]);
-        let (to, request) = match (&running.op.action, any_broker) {
-            (AdminAction::DeleteRecords { .. }, Some(broker)) => {
+        let at_broker = any_broker
+            .and_then(|broker| Some((broker, running.op.broker_request(&running.pending_topics)?)));
+        let (to, request) = match (&running.op.action, any_broker, at_broker) {
+            (AdminAction::DeleteRecords { .. }, Some(broker), _) => {
                 running.next_records_request(broker)
             }
-            (
-                AdminAction::DeleteMirror
-                | AdminAction::DescribeMirror
-                | AdminAction::DeleteTopics { .. }
-                | AdminAction::CreatePartitions { .. },
-                Some(broker),
-            ) => (broker, running.op.request(&running.pending_topics)),
+            (_, _, Some(at_broker)) => at_broker,
             _ => (self.controller, running.op.request(&running.pending_topics)),
         };
         let correlation_id = self.outbox.request(to, request);
@@ -770,7 +787,8 @@ impl Node for AdminClient {
                         Vec::new(),
                     );
                 }
-                Response::Controller(ControllerResponse::AlterMirrorTopics { error, results }) => {
+                Response::Controller(ControllerResponse::AlterMirrorTopics { error, results })
+                | Response::Mirror(MirrorResponse::AddTopicsToMirror { error, results }) => {
                     self.handle_op_answer(now_ms, from, correlation_id, error, results, Vec::new());
                 }
                 Response::Mirror(MirrorResponse::DescribeMirror { error, partitions }) => {

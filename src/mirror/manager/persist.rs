@@ -305,6 +305,21 @@ impl MirrorManager {
                     });
                 self.retry_step_later(now_ms, topic_partition, Step::Read);
             }
+            // No answer in time: the write may have landed. What the coordinator holds
+            // decides the next step, not what this task last knew: a task that still believed
+            // UNKNOWN took a removal for "nothing mirrored yet" and went STOPPED without a
+            // word to the coordinator, which kept the PREPARING it had written, and a's
+            // failback lookup was refused on it for good (deposed_leader_mirrors_own_records_back
+            // seed 9700000000000442, once AddTopicsToMirror went through a broker).
+            (WritePurpose::Transition(_), ErrorCode::RequestTimedOut) => {
+                host.lend()
+                    .events
+                    .push(BrokerEvent::MirrorStateWriteRefused {
+                        topic_partition: topic_partition.clone(),
+                        error: ErrorCode::RequestTimedOut,
+                    });
+                self.retry_step_later(now_ms, topic_partition, Step::Read);
+            }
             (WritePurpose::Transition(_), _) => {
                 self.retry_step_later(now_ms, topic_partition, Step::Decide);
             }

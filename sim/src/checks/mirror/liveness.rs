@@ -86,42 +86,111 @@ pub fn check_mirror_liveness(
 }
 
 impl MirrorChecks {
+    /// The stored state of `id` in `mirror` on `cluster` (`Unknown` without a record).
+    pub(super) fn stored_state(
+        &self,
+        cluster: ClusterIndex,
+        mirror: &str,
+        id: &MirrorPartitionId,
+    ) -> MirrorState {
+        self.stored
+            .iter()
+            .find(|((c, _, m, i), _)| *c == cluster && m == mirror && i == id)
+            .map_or(MirrorState::Unknown, |(_, (state, _, _))| *state)
+    }
+
+    /// Before this step's newly committed `__mirror_state` records are read: notes, for each
+    /// AddTopicsToMirror forward waiting for its check, the partitions whose stored state in
+    /// the mirror it was checked in is STOPPED or absent.
+    pub(super) fn note_stopped_before_records(&mut self, controllers: &[ControllerView<'_>]) {
+        let mut seen = Vec::new();
+        for (cluster, topic, _, mirror) in &self.forwarded_topic_admin {
+            let Some(mirror) = mirror else {
+                continue;
+            };
+            let Some(controller) = controllers.iter().find(|view| view.cluster == *cluster) else {
+                continue;
+            };
+            let image = controller.controller.image();
+            let Some(topic_id) = image.topic_ids.get(topic) else {
+                continue;
+            };
+            for partition in image.topics[topic_id].partitions.keys() {
+                let id = MirrorPartitionId {
+                    topic_id: *topic_id,
+                    partition: *partition,
+                };
+                if matches!(
+                    self.stored_state(*cluster, mirror, &id),
+                    MirrorState::Stopped | MirrorState::Unknown
+                ) {
+                    seen.push((*cluster, mirror.clone(), id));
+                }
+            }
+        }
+        self.stopped_seen.extend(seen);
+    }
+
     /// INV-1 for a DeleteTopics or CreatePartitions of mirror topic `topic` that `node`
     /// forwarded to the controller: every partition's committed state in `__mirror_state`
     /// (read by `check_state_records` this step) must be STOPPED, or absent (never mirrored).
     /// The committed state, not the leaders' own: a leader learns that its STOPPED was
     /// committed one answer later than the coordinator knows it.
+    ///
+    /// The same for an AddTopicsToMirror naming `topic` checked in the mirror `checked_in`
+    /// that removed it, whose stop must have finished: until then the partition's log is
+    /// still that mirror's. The forward's read came before this step's records, so a state
+    /// that was STOPPED at any point of the step (before them or after one of them) is
+    /// taken as the one read; and a topic added back to that same mirror since may have left
+    /// STOPPED for PREPARING, as it should.
     pub(super) fn check_forwarded_topic_admin(
         &self,
         time_ms: i64,
         controllers: &[ControllerView<'_>],
-        cluster: ClusterIndex,
-        topic: &str,
+        (cluster, topic, checked_in): (ClusterIndex, &str, Option<&str>),
         node: NodeId,
     ) -> Option<Violation> {
         let controller = controllers.iter().find(|view| view.cluster == cluster)?;
         let image = controller.controller.image();
-        let mirror = image.mirror_desired_state(topic)?.mirror().to_owned();
+        let current = image.mirror_desired_state(topic);
+        let mirror = match checked_in {
+            Some(mirror) => {
+                let readded = current.as_ref().is_some_and(|desired| {
+                    desired.mirror() == mirror
+                        && !matches!(desired, mirrorsim::mirror::DesiredState::Stopped { .. })
+                });
+                if readded {
+                    return None;
+                }
+                mirror.to_owned()
+            }
+            None => current?.mirror().to_owned(),
+        };
         let topic_id = *image.topic_ids.get(topic)?;
         for partition in image.topics.get(&topic_id)?.partitions.keys() {
             let id = MirrorPartitionId {
                 topic_id,
                 partition: *partition,
             };
-            let state = self
-                .stored
-                .iter()
-                .find(|((c, _, m, i), _)| *c == cluster && *m == mirror && *i == id)
-                .map_or(MirrorState::Unknown, |(_, (state, _, _))| *state);
-            if !matches!(state, MirrorState::Stopped | MirrorState::Unknown) {
+            let state = self.stored_state(cluster, &mirror, &id);
+            let stopped_this_step =
+                checked_in.is_some() && self.stopped_seen.contains(&(cluster, mirror.clone(), id));
+            if !matches!(state, MirrorState::Stopped | MirrorState::Unknown) && !stopped_this_step {
                 return Some(Violation {
                     invariant: Invariant::ReadOnlyUntilStopped,
                     cluster: Some(cluster),
                     topic_partition: Some(TopicPartition::new(topic, *partition)),
-                    detail: format!(
-                        "{node} forwarded a DeleteTopics or CreatePartitions of mirror topic \
-                         {topic} while the partition's committed state is {state}"
-                    ),
+                    detail: match checked_in {
+                        None => format!(
+                            "{node} forwarded a DeleteTopics or CreatePartitions of mirror \
+                             topic {topic} while the partition's committed state is {state}"
+                        ),
+                        Some(mirror) => format!(
+                            "{node} forwarded an AddTopicsToMirror of topic {topic}, removed \
+                             by mirror {mirror}, while the partition's committed state there \
+                             is {state}"
+                        ),
+                    },
                     time_ms,
                 });
             }

@@ -264,9 +264,15 @@ pub struct MirrorChecks {
     pub preconditions: BTreeMap<Invariant, u64>,
     /// `single-mirror-fetcher`: the brokers seen running a fetcher, per mirror partition.
     fetcher_brokers: BTreeMap<(ClusterIndex, TopicPartition), BTreeSet<BrokerId>>,
-    /// Mirror topics a broker forwarded a DeleteTopics or CreatePartitions for, waiting for
-    /// their check: (cluster, topic, who forwarded).
-    forwarded_topic_admin: Vec<(ClusterIndex, String, NodeId)>,
+    /// Mirror topics a broker forwarded a DeleteTopics or CreatePartitions for, or an
+    /// AddTopicsToMirror naming them checked in a mirror that removed them, waiting for their
+    /// check: (cluster, topic, who forwarded, the mirror checked: `None` for the topic's
+    /// mirror in the controller's image).
+    forwarded_topic_admin: Vec<(ClusterIndex, String, NodeId, Option<String>)>,
+    /// (cluster, mirror, partition) whose stored state was STOPPED or absent at some point of
+    /// the current step: before its newly committed records, or after one of them (see
+    /// [`MirrorChecks::check_forwarded_topic_admin`]).
+    stopped_seen: BTreeSet<(ClusterIndex, String, MirrorPartitionId)>,
     /// Synced group offsets waiting for their check.
     synced_offsets: Vec<SyncedOffset>,
     /// Cuts destination leaders' mirror fetchers made on the source's diverging epoch in the
@@ -597,8 +603,20 @@ impl MirrorChecks {
                 for topic in topics {
                     if view.broker.image().mirror_desired_state(topic).is_some() {
                         self.forwarded_topic_admin
-                            .push((view.cluster, topic.clone(), node));
+                            .push((view.cluster, topic.clone(), node, None));
                     }
+                }
+            }
+            BrokerEvent::AddTopicsForwarded {
+                checked_stopped, ..
+            } => {
+                for (topic, mirror) in checked_stopped {
+                    self.forwarded_topic_admin.push((
+                        view.cluster,
+                        topic.clone(),
+                        node,
+                        Some(mirror.clone()),
+                    ));
                 }
             }
             BrokerEvent::MirrorOffsetSynced {
@@ -745,20 +763,21 @@ impl MirrorChecks {
     ) -> Vec<Violation> {
         let mut out = std::mem::take(&mut self.found);
         self.fold_deposed_appends(controllers, brokers);
+        self.note_stopped_before_records(controllers);
         out.extend(self.check_state_records(time_ms, controllers, brokers));
         for append in std::mem::take(&mut self.pending) {
             out.extend(self.check_identity(time_ms, controllers, brokers, &append));
         }
         self.note_fetchers(brokers);
-        for (cluster, topic, node) in std::mem::take(&mut self.forwarded_topic_admin) {
+        for (cluster, topic, node, mirror) in std::mem::take(&mut self.forwarded_topic_admin) {
             out.extend(self.check_forwarded_topic_admin(
                 time_ms,
                 controllers,
-                cluster,
-                &topic,
+                (cluster, &topic, mirror.as_deref()),
                 node,
             ));
         }
+        self.stopped_seen.clear();
         self.fetcher_cuts
             .retain(|cut| cut.seen_ms >= time_ms - SYNC_BOUNDS_AGE_MS);
         for synced in std::mem::take(&mut self.synced_offsets) {

@@ -187,6 +187,12 @@ impl MirrorChecks {
             return None; // Last-mirrored-epoch records carry no state.
         };
         let key = (cluster, state_partition.partition, mirror.clone(), id);
+        if value
+            .as_ref()
+            .is_none_or(|value| value.state == MirrorState::Stopped)
+        {
+            self.stopped_seen.insert((cluster, mirror.clone(), id));
+        }
         let Some(value) = value else {
             self.stored.remove(&key);
             return None;

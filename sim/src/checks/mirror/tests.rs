@@ -374,3 +374,35 @@ fn a_single_replica_state_log_that_lost_committed_records_is_read_again_from_its
         vec!["coordinator-fencing"]
     );
 }
+
+#[test]
+fn a_stop_committed_in_the_step_counts_for_an_add_forwarded_in_it() {
+    // An AddTopicsToMirror's check read STOPPED at some point of the step; by the end of it
+    // the partition may already be PREPARING again (added back to the same mirror). The
+    // check remembers every STOPPED (or tombstone) it read in the step, and only those.
+    let mut checks = MirrorChecks::default();
+    let tp = TopicPartition::new(MIRROR_STATE_TOPIC, 0);
+    let key = (
+        ClusterIndex(1),
+        "m".to_owned(),
+        MirrorPartitionId {
+            topic_id: TopicId(1),
+            partition: 0,
+        },
+    );
+    for record in [
+        state(MirrorState::Preparing, 0, 0),
+        state(MirrorState::Mirroring, 1, 0),
+        state(MirrorState::Stopping, 2, 1),
+    ] {
+        checks.check_state_record(0, ClusterIndex(1), &tp, record);
+    }
+    assert!(!checks.stopped_seen.contains(&key), "never STOPPED yet");
+    checks.check_state_record(0, ClusterIndex(1), &tp, state(MirrorState::Stopped, 3, 1));
+    checks.check_state_record(0, ClusterIndex(1), &tp, state(MirrorState::Preparing, 4, 1));
+    assert!(checks.stopped_seen.contains(&key));
+    assert_eq!(
+        checks.stored_state(key.0, &key.1, &key.2),
+        MirrorState::Preparing
+    );
+}

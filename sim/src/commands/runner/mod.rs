@@ -31,7 +31,8 @@ use mirrorsim::controller::Controller;
 use mirrorsim::log::TailFate;
 use mirrorsim::mirror::MirrorDesign;
 use mirrorsim::protocol::{
-    Acks, BrokerId, ClientKind, ClusterIndex, NewTopic, NodeId, TopicPartition,
+    Acks, BrokerId, ClientKind, ClusterIndex, ErrorCode, MirrorTopicOperation, NewTopic, NodeId,
+    TopicPartition,
 };
 use mirrorsim::switches::BrokenSwitch;
 
@@ -39,7 +40,7 @@ use crate::checks::Invariant;
 use crate::checks::{BrokerView, Checkers, ControllerView, Step, Violation};
 use crate::faults::{plan, FaultAction, FaultPlan, PlannedFault, Target};
 use crate::scenario::{AcksSpec, IsolationSpec, Scenario};
-use crate::world::admin::{self, AdminClient, AdminOp, AdminOpRecord};
+use crate::world::admin::{self, AdminAction, AdminClient, AdminOp, AdminOpRecord};
 use crate::world::workload::History;
 use crate::world::workload::{
     ConsumerClient, ConsumerWorkload, ProducerWorkload, TransactionalWorkload,
@@ -811,10 +812,29 @@ impl std::fmt::Display for NodeList<'_> {
 }
 
 /// Coverage marks of the admin timeline: operations fully accepted, refused (by the request
-/// or for a topic) and retried.
+/// or for a topic) and retried; an add_topics refused for a topic whose stop in the mirror
+/// that removed it had not finished (`add-refused-until-stopped`).
 fn admin_marks(admin: &[AdminOpRecord]) -> BTreeMap<&'static str, u64> {
     let mut marks = BTreeMap::new();
-    for outcome in admin.iter().filter_map(|record| record.outcome.as_ref()) {
+    for record in admin {
+        let Some(outcome) = &record.outcome else {
+            continue;
+        };
+        let add = matches!(
+            record.op.action,
+            AdminAction::AlterTopics {
+                operation: MirrorTopicOperation::Add,
+                ..
+            }
+        );
+        if add
+            && outcome
+                .topics
+                .iter()
+                .any(|(_, e)| *e == ErrorCode::MirrorTopicNotStopped)
+        {
+            *marks.entry("add-refused-until-stopped").or_default() += 1;
+        }
         let accepted = outcome.error.is_none() && outcome.topics.iter().all(|(_, e)| e.is_none());
         *marks
             .entry(if accepted {

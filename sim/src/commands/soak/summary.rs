@@ -332,7 +332,10 @@ pub(super) fn mark_group(mark: &str) -> usize {
     {
         2
     } else if mark.starts_with("mirror-")
-        || matches!(mark, "records-deleted" | "topic-admin-forwarded")
+        || matches!(
+            mark,
+            "records-deleted" | "topic-admin-forwarded" | "removed-topic-add-forwarded"
+        )
     {
         3
     } else if matches!(
