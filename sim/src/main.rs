@@ -262,8 +262,9 @@ enum LevelArg {
 
 #[derive(Debug, Args)]
 struct DumpLogArgs {
-    /// The segment file to decode.
-    file: PathBuf,
+    /// The files to decode, in order (kafka-dump-log's `--files`): segments and side files.
+    #[arg(required = true, num_args = 1..)]
+    files: Vec<PathBuf>,
     /// Print one JSON object per batch per line instead of text (`--format json`).
     #[arg(long, conflicts_with = "format")]
     json: bool,

@@ -335,6 +335,68 @@ fn fixture(name: &str) -> String {
 }
 
 #[test]
+fn dump_log_dumps_several_files_in_order_and_goes_past_an_unreadable_one() {
+    // kafka-dump-log's `--files a,b`: every file in turn. With more than one, each file's
+    // output starts with its path (`file=PATH` in text, `{"file": PATH}` in JSON, the layout's
+    // own `Dumping PATH` in kafka's); a file that cannot be read is reported on stderr, the
+    // others are still dumped, and the exit code says one was not (64).
+    let (gzip, zstd) = (
+        fixture("kafka-python-gzip.log"),
+        fixture("kafka-python-zstd.log"),
+    );
+    let missing = fixture("no-such-segment.log");
+    let output = mirrorsim(&["dump-log", &gzip, &missing, &zstd, "--json"]);
+    assert_eq!(output.status.code(), Some(EXIT_BAD_INPUT));
+    assert!(
+        stderr(&output).contains("no-such-segment.log"),
+        "{}",
+        stderr(&output)
+    );
+    let objects: Vec<serde_json::Value> = stdout_lines(&output)
+        .iter()
+        .map(|line| serde_json::from_str(line).expect("JSON"))
+        .collect();
+    let files: Vec<(usize, &str)> = objects
+        .iter()
+        .enumerate()
+        .filter_map(|(at, object)| Some((at, object.get("file")?.as_str()?)))
+        .collect();
+    assert_eq!(
+        files,
+        vec![
+            (0, gzip.as_str()),
+            (4, missing.as_str()),
+            (5, zstd.as_str())
+        ]
+    );
+    assert_eq!(objects[1]["compression"], "gzip");
+    assert_eq!(objects[6]["compression"], "zstd");
+    assert_eq!(
+        objects.len(),
+        9,
+        "three headers, three batches of each readable file"
+    );
+
+    let text = mirrorsim(&["dump-log", &gzip, &zstd]);
+    assert_eq!(text.status.code(), Some(0), "{}", stderr(&text));
+    let lines = stdout_lines(&text);
+    assert_eq!(lines[0], format!("file={gzip}"));
+    assert!(lines.contains(&format!("file={zstd}")));
+    let kafka = mirrorsim(&["dump-log", &gzip, &zstd, "--format", "kafka"]);
+    let dumping: Vec<String> = stdout_lines(&kafka)
+        .into_iter()
+        .filter(|line| line.starts_with("Dumping "))
+        .collect();
+    assert_eq!(
+        dumping,
+        vec![format!("Dumping {gzip}"), format!("Dumping {zstd}")]
+    );
+    // One file: no header, as before.
+    let one = mirrorsim(&["dump-log", &gzip]);
+    assert!(stdout_lines(&one)[0].starts_with("position=0 "));
+}
+
+#[test]
 fn dump_log_prints_compressed_batches_of_every_codec() {
     for (codec, records) in [("gzip", 708), ("snappy", 708), ("lz4", 708), ("zstd", 708)] {
         let path = fixture(&format!("kafka-python-{codec}.log"));

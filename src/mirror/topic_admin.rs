@@ -306,9 +306,9 @@ impl TopicAdmins {
         id: u64,
         controller: BTreeMap<String, ErrorCode>,
     ) {
-        let pending = self.pending.remove(&id).expect("live");
+        let mut pending = self.pending.remove(&id).expect("live");
         let mut results = controller;
-        results.extend(pending.refused.clone());
+        results.extend(std::mem::take(&mut pending.refused));
         let response = answer(&pending, &results);
         context
             .outbox

@@ -131,15 +131,40 @@ pub(crate) fn dump_log_command(args: &DumpLogArgs) -> ExitCode {
         deep_iteration: args.deep_iteration,
     };
     let mut out = BufWriter::new(io::stdout().lock());
-    let dumped = dump_log::dump_file(&args.file, options, &mut out);
-    // Flush what was decoded before any message, so stdout holds every batch first.
-    let flushed = out.flush().map_err(DumpError::from);
-    match (dumped, flushed) {
-        (Ok(summary), Ok(())) => {
-            report_damage(&args.file, &summary);
-            ExitCode::SUCCESS
+    let several = args.files.len() > 1;
+    let mut exit = ExitCode::SUCCESS;
+    for file in &args.files {
+        let header = if several {
+            file_header(&mut out, file, format)
+        } else {
+            Ok(())
+        };
+        let dumped = header
+            .map_err(DumpError::from)
+            .and_then(|()| dump_log::dump_file(file, options, &mut out));
+        // Flush what was decoded before any message, so stdout holds every batch first.
+        let flushed = out.flush().map_err(DumpError::from);
+        match (dumped, flushed) {
+            (Ok(summary), Ok(())) => report_damage(file, &summary),
+            // Standard output is gone or broken: nothing more can be shown.
+            (_, Err(error)) | (Err(error @ DumpError::Output(_)), _) => return report(&error),
+            // An unreadable file: said on stderr, the others are still dumped, and the exit
+            // code says one was not.
+            (Err(error), Ok(())) => exit = report(&error),
         }
-        (Err(error), _) | (Ok(_), Err(error)) => report(&error),
+    }
+    exit
+}
+
+/// With several files, what tells one file's output from the next: kafka-dump-log's own
+/// `Dumping PATH` line (every file has it in that layout), `file=PATH` in text, and in JSON an
+/// object with the key `file`.
+fn file_header(out: &mut impl Write, file: &Path, format: OutputFormat) -> io::Result<()> {
+    let path = file.display().to_string();
+    match format {
+        OutputFormat::Kafka => Ok(()),
+        OutputFormat::Text => writeln!(out, "file={path}"),
+        OutputFormat::Json => writeln!(out, "{}", serde_json::json!({ "file": path })),
     }
 }
 
