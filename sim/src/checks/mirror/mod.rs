@@ -693,6 +693,10 @@ impl MirrorChecks {
     /// reset it): kept for the entry [`Self::note_aligned`] creates next, so the answer to a
     /// fetch served before the cut is excused as it would have been (generated seed
     /// 9980000000001084: the check judged c against b's log, legitimately empty mid-refill).
+    /// The same for a destination follower: it holds what its leader fetched before the cut
+    /// and may lead next (generated seed 10800000000000196: c's leader was down at b's cut;
+    /// c-broker-3, elected after it, appended one batch from b's deposed leader, which still
+    /// held the pre-cut log, and was judged against b's current, empty one).
     fn note_unmet_source_cut(
         &mut self,
         brokers: &[BrokerView<'_>],
@@ -701,8 +705,7 @@ impl MirrorChecks {
         (kept, before, mark): (i64, i64, &'static str),
     ) {
         for view in brokers {
-            let Some(Role::Leader(state)) = view.broker.partitions().get(cut_tp).map(|p| &p.role)
-            else {
+            let Some(role) = view.broker.partitions().get(cut_tp).map(|p| &p.role) else {
                 continue;
             };
             if source_cluster(view, &cut_tp.topic) != Some(cluster) {
@@ -713,11 +716,14 @@ impl MirrorChecks {
                 view.incarnation,
                 cut_tp.clone(),
             );
-            if self
-                .prefix
-                .get(&key)
-                .is_some_and(|progress| progress.leader_epoch == state.leader_epoch.0)
-            {
+            let aligned = match role {
+                Role::Leader(state) => self
+                    .prefix
+                    .get(&key)
+                    .is_some_and(|progress| progress.leader_epoch == state.leader_epoch.0),
+                _ => false,
+            };
+            if aligned {
                 continue;
             }
             let entry = self
