@@ -222,7 +222,9 @@ impl TopicAdmins {
         };
         let reads = match &pending.request {
             Request::Mirror(MirrorRequest::AddTopicsToMirror { topics, .. }) => {
-                let removed = removed_topics(context.image, topics);
+                let removed = topics_with_mirror(context.image, topics, |desired| {
+                    matches!(desired, DesiredState::Stopped { .. })
+                });
                 pending.checked_stopped.clone_from(&removed);
                 if self.add_unchecked {
                     Vec::new()
@@ -232,14 +234,8 @@ impl TopicAdmins {
             }
             _ if self.unchecked => Vec::new(),
             request => {
-                let topics = request_topics(request);
-                let in_mirrors: Vec<(String, String)> = topics
-                    .iter()
-                    .filter_map(|topic| {
-                        let desired = context.image.mirror_desired_state(topic)?;
-                        Some((topic.clone(), desired.mirror().to_owned()))
-                    })
-                    .collect();
+                let in_mirrors =
+                    topics_with_mirror(context.image, &request_topics(request), |_| true);
                 mirror_state_reads(context, &in_mirrors, &mut pending)
             }
         };
@@ -385,13 +381,18 @@ impl TopicAdmins {
     }
 }
 
-/// Among `topics`, those a mirror removed (in this broker's image), each with that mirror.
-fn removed_topics(image: &MetadataImage, topics: &[String]) -> Vec<(String, String)> {
+/// Among `topics`, those in a mirror (in this broker's image) whose desired state `keep`
+/// takes, each with that mirror.
+fn topics_with_mirror(
+    image: &MetadataImage,
+    topics: &[String],
+    keep: impl Fn(&DesiredState) -> bool,
+) -> Vec<(String, String)> {
     topics
         .iter()
-        .filter_map(|topic| match image.mirror_desired_state(topic)? {
-            DesiredState::Stopped { mirror } => Some((topic.clone(), mirror)),
-            _ => None,
+        .filter_map(|topic| {
+            let desired = image.mirror_desired_state(topic)?;
+            keep(&desired).then(|| (topic.clone(), desired.mirror().to_owned()))
         })
         .collect()
 }

@@ -657,12 +657,12 @@ impl AdminClient {
             .then(|| self.brokers[running.attempts as usize % self.brokers.len()]);
         let at_broker = any_broker
             .and_then(|broker| Some((broker, running.op.broker_request(&running.pending_topics)?)));
-        let (to, request) = match (&running.op.action, any_broker, at_broker) {
-            (AdminAction::DeleteRecords { .. }, Some(broker), _) => {
+        let (to, request) = match (&running.op.action, any_broker) {
+            (AdminAction::DeleteRecords { .. }, Some(broker)) => {
                 running.next_records_request(broker)
             }
-            (_, _, Some(at_broker)) => at_broker,
-            _ => (self.controller, running.op.request(&running.pending_topics)),
+            _ => at_broker
+                .unwrap_or_else(|| (self.controller, running.op.request(&running.pending_topics))),
         };
         let correlation_id = self.outbox.request(to, request);
         running.requests.push(correlation_id);

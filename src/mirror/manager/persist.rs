@@ -290,33 +290,25 @@ impl MirrorManager {
                     self.stopping_after_last_mirrored(host, now_ms, topic_partition);
                 }
             }
-            // Another writer moved the state on (or a newer leader exists): read it again.
+            // Read the state again when another writer moved it on (or a newer leader
+            // exists), and when a transition write went unanswered: it may have landed, and
+            // what the coordinator holds decides the next step, not what this task last knew
+            // (a task that still believed UNKNOWN took a removal for "nothing mirrored yet"
+            // and went STOPPED without a word to the coordinator, which kept the PREPARING it
+            // had written, and a's failback lookup was refused on it for good:
+            // deposed_leader_mirrors_own_records_back seed 9700000000000442).
             (
                 _,
                 error @ (ErrorCode::FencedStateEpoch
                 | ErrorCode::FencedLeaderEpoch
                 | ErrorCode::InvalidClusterMirrorState),
-            ) => {
+            )
+            | (WritePurpose::Transition(_), error @ ErrorCode::RequestTimedOut) => {
                 host.lend()
                     .events
                     .push(BrokerEvent::MirrorStateWriteRefused {
                         topic_partition: topic_partition.clone(),
                         error,
-                    });
-                self.retry_step_later(now_ms, topic_partition, Step::Read);
-            }
-            // No answer in time: the write may have landed. What the coordinator holds
-            // decides the next step, not what this task last knew: a task that still believed
-            // UNKNOWN took a removal for "nothing mirrored yet" and went STOPPED without a
-            // word to the coordinator, which kept the PREPARING it had written, and a's
-            // failback lookup was refused on it for good (deposed_leader_mirrors_own_records_back
-            // seed 9700000000000442, once AddTopicsToMirror went through a broker).
-            (WritePurpose::Transition(_), ErrorCode::RequestTimedOut) => {
-                host.lend()
-                    .events
-                    .push(BrokerEvent::MirrorStateWriteRefused {
-                        topic_partition: topic_partition.clone(),
-                        error: ErrorCode::RequestTimedOut,
                     });
                 self.retry_step_later(now_ms, topic_partition, Step::Read);
             }
