@@ -333,6 +333,66 @@ fn failover_finishes_while_the_source_is_unreachable() {
 }
 
 #[test]
+fn a_silent_source_fails_the_partitions_until_retries_run_out_and_recover_brings_them_back() {
+    // `source_outage_fails_and_recovers` (the prototype's testFailedRetryExhaustion and
+    // testRecoverMirrorTopics): a is cut off from b from 3 s to 15 s; the mirror fails a
+    // partition after 2 s without an answer from a and allows 3 attempts.
+    for seed in fresh_seeds(3) {
+        println!("seed {seed}");
+        let report = assert_passes("source_outage_fails_and_recovers", seed);
+        let outcomes: Vec<_> = report
+            .admin
+            .iter()
+            .filter_map(|record| Some((record.op.kind.name(), record.outcome.clone()?)))
+            .collect();
+        let outcome = |kind: &str, nth: usize| {
+            outcomes
+                .iter()
+                .filter(|(name, _)| *name == kind)
+                .nth(nth)
+                .map(|(_, outcome)| outcome.clone())
+                .unwrap_or_else(|| panic!("seed {seed}: no {kind} #{nth} finished"))
+        };
+        // At 11.5 s, a unreachable: every partition FAILED with its 3 attempts used and the
+        // reason on record.
+        let failed = outcome("describe_mirror", 0);
+        assert_eq!(failed.described.len(), 3, "seed {seed}: {failed:?}");
+        for line in &failed.described {
+            assert!(
+                line.contains("=FAILED(")
+                    && line.contains(",retries=3,")
+                    && line.contains("mirror.socket.timeout.ms"),
+                "seed {seed}: {line}"
+            );
+        }
+        // a is back at 15 s; the recovery at 18 s finds both partitions of orders FAILED.
+        let recovered = outcome("recover_topics", 0);
+        assert_eq!(
+            recovered.described,
+            ["orders-0=RECOVERED", "orders-1=RECOVERED"],
+            "seed {seed}: {recovered:?}"
+        );
+        // At 23 s: audit failed over from FAILED while a was unreachable; orders mirrors
+        // again with its failure record cleared.
+        let last = outcome("describe_mirror", 1);
+        for line in &last.described {
+            let expected = if line.starts_with("audit-0=") {
+                line.starts_with("audit-0=STOPPED(")
+            } else {
+                line.contains("=MIRRORING(") && !line.contains("retries=")
+            };
+            assert!(expected, "seed {seed}: {line}");
+        }
+        let first = |mark: &str| report.marks_first_ms.get(mark).copied();
+        let stopped = first("mirror-stopped");
+        assert!(
+            stopped.is_some_and(|at| (12_000..15_000).contains(&at)),
+            "seed {seed}: audit STOPPED at {stopped:?} ms, not while a was cut off"
+        );
+    }
+}
+
+#[test]
 fn a_failback_started_too_early_fails_until_the_failover_and_can_be_taken_back() {
     // failback_too_early: a adds orders and events to its reverse mirror at 3 s while b still
     // mirrors both from a. The source refuses the last-mirrored-epoch lookup, so a's

@@ -182,6 +182,20 @@ fn add_unchecked_lets_a_removed_topic_join_a_mirror_before_its_stop_ran() {
     );
 }
 
+#[test]
+fn failed_refuses_stop_leaves_a_failover_waiting_on_an_unreachable_source() {
+    // L-2: audit is removed while its partition is FAILED with no retry left and a is cut
+    // off. The seed design stops it from FAILED; the prototype's rule (no stop until the
+    // partition leaves FAILED) leaves it FAILED for good once its retries are used up, and
+    // the heal phase ends with mirror.name asking for STOPPED (40 of 40 seeds).
+    seed_passes_and_variant_is_caught(
+        "source_outage_fails_and_recovers",
+        MirrorDesign::FailedRefusesStop,
+        "liveness",
+        &[1, 2],
+    );
+}
+
 /// Asserts that `design` passes `scenario` on every one of `seeds`, and that it ran
 /// differently from the seed design there (another trace hash): a switch that did nothing
 /// would pass too.

@@ -251,7 +251,7 @@ fn the_sync_skips_a_group_with_members_on_the_destination() {
     assert_eq!(committed(&mut world, B, "billing"), None);
 }
 
-fn describe(
+pub(super) fn describe(
     world: &mut World,
     mirror: &str,
 ) -> (ErrorCode, Vec<crate::protocol::MirrorPartitionDescription>) {

@@ -1294,6 +1294,9 @@ fn a_deposed_leader_does_not_take_its_successors_stopped_as_its_own() {
 #[path = "mirror_sync_tests.rs"]
 mod sync_tests;
 
+#[path = "mirror_failure_tests.rs"]
+mod failure_tests;
+
 #[test]
 fn a_wish_that_changes_while_stopping_is_followed_once_stopped() {
     // Generator seed 1337263765019824: b's payments was removed from its mirror and added

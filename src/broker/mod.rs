@@ -68,6 +68,7 @@ use crate::mirror::coordinator::MIRROR_STATE_TOPIC;
 use crate::mirror::describe::MirrorDescribes;
 use crate::mirror::manager::{MirrorContext, MirrorHost, MirrorManager, StopStep};
 use crate::mirror::periodic_sync::{MirrorSyncs, SyncConfig};
+use crate::mirror::recover::MirrorRecoveries;
 use crate::mirror::topic_admin::TopicAdmins;
 use crate::mirror::MirrorState;
 use crate::node::{Node, Outbox};
@@ -152,6 +153,7 @@ pub struct Broker<S: BrokerStorage> {
     mirror: Option<MirrorManager>,
     mirror_syncs: MirrorSyncs,
     mirror_describes: MirrorDescribes,
+    mirror_recoveries: MirrorRecoveries,
     topic_admins: TopicAdmins,
     /// Messages this broker sent itself (to a coordinator it hosts), handled on the next
     /// timeout as Kafka calls a local coordinator directly.
@@ -221,6 +223,7 @@ impl<S: BrokerStorage> Broker<S> {
             mirror: Some(mirror),
             mirror_syncs: MirrorSyncs::new(sync_config),
             mirror_describes: MirrorDescribes::default(),
+            mirror_recoveries: MirrorRecoveries::default(),
             topic_admins,
             loopback: Vec::new(),
             last_now_ms: now_ms,
@@ -430,6 +433,7 @@ impl<S: BrokerStorage> Node for Broker<S> {
             .chain(self.mirror_manager().deadline())
             .chain(self.mirror_syncs.deadline())
             .chain(self.mirror_describes.deadline())
+            .chain(self.mirror_recoveries.deadline())
             .chain(self.topic_admins.deadline())
             .chain((!self.loopback.is_empty()).then_some(self.last_now_ms))
             .min()
@@ -463,6 +467,7 @@ impl<S: BrokerStorage> Broker<S> {
         self.with_mirror_manager(|manager, broker| manager.poll_mirror(broker, now_ms));
         self.mirror_syncs.poll(&mut context!(self, now_ms));
         self.mirror_describes.poll(&mut context!(self, now_ms));
+        self.mirror_recoveries.poll(&mut context!(self, now_ms));
         self.topic_admins.poll(&mut context!(self, now_ms));
     }
 }

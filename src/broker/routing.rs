@@ -228,6 +228,15 @@ impl<S: BrokerStorage> Broker<S> {
             MirrorRequest::DeleteMirror { name } => self.with_mirror_manager(|manager, broker| {
                 manager.handle_delete_mirror(broker, now_ms, from, correlation_id, name);
             }),
+            MirrorRequest::RecoverMirrorTopics { mirror, topics } => {
+                self.mirror_recoveries.handle_recover(
+                    &mut context!(self, now_ms),
+                    from,
+                    correlation_id,
+                    mirror,
+                    topics,
+                )
+            }
             MirrorRequest::DescribeMirror { name } => self.mirror_describes.handle_describe_mirror(
                 &mut context!(self, now_ms),
                 from,
@@ -296,6 +305,12 @@ impl<S: BrokerStorage> Broker<S> {
         if self.mirror_describes.owns(correlation_id) {
             let context = &mut context!(self, now_ms);
             self.mirror_describes
+                .handle_response(context, correlation_id, Ok(response));
+            return;
+        }
+        if self.mirror_recoveries.owns(correlation_id) {
+            let context = &mut context!(self, now_ms);
+            self.mirror_recoveries
                 .handle_response(context, correlation_id, Ok(response));
             return;
         }

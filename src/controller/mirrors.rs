@@ -47,6 +47,7 @@ use super::{Controller, ControllerError};
 use crate::log::LogDisk;
 use crate::metadata::{ConfigResource, MetadataRecord, PartitionRecord, MIN_INSYNC_REPLICAS};
 use crate::mirror::coordinator::MIRROR_STATE_TOPIC;
+use crate::mirror::failure::FailureSettings;
 use crate::mirror::state::{DesiredState, MIRROR_NAME_CONFIG, PAUSED_SUFFIX, REMOVED_SUFFIX};
 use crate::mirror::sync::{SyncSettings, BOOTSTRAP_SERVERS_CONFIG};
 use crate::mirror::TopicMirrorConfig;
@@ -162,7 +163,10 @@ impl<D: LogDisk> Controller<D> {
             return error(ErrorCode::InvalidConfig);
         }
         // The sync's filters must be readable now, not found broken by every broker later.
-        if SyncSettings::from_properties(|key| properties.get(key).map(String::as_str)).is_err() {
+        let get = |key: &str| properties.get(key).map(String::as_str);
+        if SyncSettings::from_properties(get).is_err()
+            || FailureSettings::from_properties(get).is_err()
+        {
             return error(ErrorCode::InvalidConfig);
         }
         if !self.image.topic_ids.contains_key(MIRROR_STATE_TOPIC) {
@@ -385,6 +389,18 @@ impl<D: LogDisk> Controller<D> {
                 if changes.iter().any(|(name, value)| {
                     name == BOOTSTRAP_SERVERS_CONFIG
                         && value.as_deref().is_none_or(|v| v.trim().is_empty())
+                }) =>
+            {
+                Err(ErrorCode::InvalidConfig)
+            }
+            // A retry setting set to something unreadable would be read as its default by
+            // every broker without a word: refuse it here.
+            ConfigResource::Mirror(_)
+                if changes.iter().any(|(name, value)| {
+                    value.as_deref().is_some_and(|value| {
+                        FailureSettings::from_properties(|key| (key == name).then_some(value))
+                            .is_err()
+                    })
                 }) =>
             {
                 Err(ErrorCode::InvalidConfig)

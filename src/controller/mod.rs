@@ -511,7 +511,8 @@ impl<D: LogDisk> Controller<D> {
             Request::Mirror(
                 MirrorRequest::LastMirroredEpochLookup { .. }
                 | MirrorRequest::DescribeMirror { .. }
-                | MirrorRequest::AddTopicsToMirror { .. },
+                | MirrorRequest::AddTopicsToMirror { .. }
+                | MirrorRequest::RecoverMirrorTopics { .. },
             )
             | Request::Replica(_)
             | Request::Coordinator(_) => Ok(None),

@@ -385,6 +385,29 @@ pub enum BrokerEvent {
         /// The coordinator's error.
         error: ErrorCode,
     },
+    /// RecoverMirrorTopics rewrote a FAILED mirror partition's state at its coordinator: it
+    /// retries with a fresh budget.
+    MirrorPartitionRecovered {
+        /// The mirror partition.
+        topic_partition: TopicPartition,
+    },
+    /// A FAILED mirror partition has no retry left (non-retryable, or its
+    /// `mirror.failed.retry.max.attempts` used up): it waits for RecoverMirrorTopics or a
+    /// failover. Reported once per leadership and failure.
+    MirrorAwaitsOperator {
+        /// The mirror partition.
+        topic_partition: TopicPartition,
+        /// Its retry count (−1: non-retryable).
+        retry_attempt: i16,
+    },
+    /// The source answered nothing for a mirror partition (no fetch, no last-mirrored-epoch
+    /// lookup) for `mirror.socket.timeout.ms`: the partition goes FAILED (retryable).
+    MirrorSourceSilent {
+        /// The mirror partition.
+        topic_partition: TopicPartition,
+        /// Since when the source has been silent.
+        since_ms: i64,
+    },
     /// A mirror partition's leader read a state that a newer leadership persisted (a
     /// greater leader epoch than its own): it is a deposed leader behind on metadata, and
     /// reads again later instead of taking the state as its own.

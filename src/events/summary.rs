@@ -308,6 +308,20 @@ impl fmt::Display for BrokerEvent {
                 topic_partition,
                 error,
             } => write!(f, "MirrorStateWriteRefused {topic_partition} error={error:?}"),
+            Self::MirrorPartitionRecovered { topic_partition } => {
+                write!(f, "MirrorPartitionRecovered {topic_partition}")
+            }
+            Self::MirrorAwaitsOperator {
+                topic_partition,
+                retry_attempt,
+            } => write!(
+                f,
+                "MirrorAwaitsOperator {topic_partition} retry_attempt={retry_attempt}"
+            ),
+            Self::MirrorSourceSilent {
+                topic_partition,
+                since_ms,
+            } => write!(f, "MirrorSourceSilent {topic_partition} since_ms={since_ms}"),
             Self::MirrorStateOfNewerLeader {
                 topic_partition,
                 leader_epoch,

@@ -24,8 +24,9 @@
 //!   `InvalidClusterMirrorState` (the prototype answers success there, spec §9 S-19; this
 //!   model reports it). Accepted partitions get state epoch = stored + 1 (0 for the first),
 //!   leader epoch = max(stored, request), and for FAILED the retry counter (−1 when
-//!   non-retryable, else the previous count + 1) and the state failed from; PREPARING,
-//!   PAUSED and STOPPED clear the failure details. A write may carry only a last mirrored
+//!   non-retryable, else the previous count + 1) and the state failed from; the other states
+//!   keep or clear those failure details as [`keeps_failure_record`] says (a retry keeps them,
+//!   progress clears them), and a write with `recover` (RecoverMirrorTopics) clears them. A write may carry only a last mirrored
 //!   epoch. All accepted partitions of a request are written as one batch and answered once
 //!   it commits; refused ones are answered with their error in the same response.
 //! - **DeleteMirrorStates** tombstones both records of every key of the mirror in this shard
@@ -46,7 +47,7 @@ use serde::{Deserialize, Serialize};
 use crate::coordinator::{
     partition_count, partition_for, Shard, ShardEnv, ShardOutput, ShardWrite,
 };
-use crate::mirror::{is_valid_transition, MirrorState};
+use crate::mirror::{is_valid_transition, keeps_failure_record, MirrorState};
 
 /// The mirror coordinator's internal topic.
 pub const MIRROR_STATE_TOPIC: &str = "__mirror_state";
@@ -529,10 +530,13 @@ fn next_value(
             };
             (previous_state, retry_attempt, write.error_message.clone())
         }
-        MirrorState::Preparing | MirrorState::Paused | MirrorState::Stopped => (None, 0, None),
-        _ => previous.map_or((None, 0, None), |v| {
-            (v.previous_state, v.retry_attempt, v.error_message)
-        }),
+        _ if write.recover => (None, 0, None),
+        _ => match previous {
+            Some(v) if keeps_failure_record(v.state, target) => {
+                (v.previous_state, v.retry_attempt, v.error_message)
+            }
+            _ => (None, 0, None),
+        },
     };
     PartitionStateValue {
         state: target,

@@ -70,6 +70,7 @@ fn write(
         non_retryable: false,
         last_mirrored: None,
         own_writes_only: false,
+        recover: false,
     }
 }
 
@@ -402,6 +403,63 @@ fn failures_count_retries_keep_the_failed_state_and_preparing_clears_them() {
         ),
         (0, None, None)
     );
+}
+
+#[test]
+fn a_retry_keeps_the_count_progress_clears_it_and_a_recovery_resets_it() {
+    let mut runtime = Runtime::new();
+    let id = owned_by(0, 1)[0];
+    let count = |runtime: &mut Runtime| {
+        let status = runtime.read_one(id);
+        (status.state, status.retry_attempt)
+    };
+    runtime.write_one(write(id, Preparing, 5, -1));
+    runtime.write_one(write(id, Mirroring, 5, 0));
+    runtime.write_one(failed(id, 1, false));
+    // The retry realigns through PREPARING and keeps the count, so a cause that persists
+    // (the source down) runs out of attempts.
+    runtime.write_one(write(id, Preparing, 5, 2));
+    assert_eq!(count(&mut runtime), (Preparing, 1));
+    assert_eq!(
+        runtime.read_one(id).error_message.as_deref(),
+        Some("boom"),
+        "the last error stays on record while the retry runs"
+    );
+    runtime.write_one(failed(id, 3, false));
+    assert_eq!(count(&mut runtime), (Failed, 2));
+    assert_eq!(runtime.read_one(id).previous_state, Some(Preparing));
+    // MIRRORING reached from PREPARING is progress: the record is cleared.
+    runtime.write_one(write(id, Preparing, 5, 4));
+    runtime.write_one(write(id, Mirroring, 5, 5));
+    let status = runtime.read_one(id);
+    assert_eq!(
+        (
+            status.retry_attempt,
+            status.previous_state,
+            status.error_message
+        ),
+        (0, None, None)
+    );
+    // A recovery (any writer, leader epoch unchecked) resets a FAILED record for good.
+    runtime.write_one(failed(id, 6, false));
+    runtime.write_one(failed(id, 7, false));
+    assert_eq!(count(&mut runtime), (Failed, 2));
+    let recover = MirrorStateWrite {
+        recover: true,
+        ..write(id, Preparing, -1, 8)
+    };
+    assert_eq!(runtime.write_one(recover), (ErrorCode::None, 9));
+    let status = runtime.read_one(id);
+    assert_eq!(
+        (status.state, status.retry_attempt, status.error_message),
+        (Preparing, 0, None)
+    );
+    // A recovery carrying a stale state epoch (the leader moved the partition on) is fenced.
+    let stale = MirrorStateWrite {
+        recover: true,
+        ..write(id, Preparing, -1, 8)
+    };
+    assert_eq!(runtime.write_one(stale).0, ErrorCode::FencedStateEpoch);
 }
 
 #[test]

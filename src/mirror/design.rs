@@ -133,11 +133,20 @@ pub enum MirrorDesign {
     /// (`no-stale-pid-after-stopped`, generated seed 10500000000000289). The seed design here
     /// checks as the prototype's broker does ([`MirrorDesign::checks_add_against_stored_state`]).
     AddUnchecked,
+    /// The prototype's FAILED: a retry goes back to the state the partition failed in,
+    /// whatever `mirror.name` asks for now, and its admin refuses StopMirrorTopics for a
+    /// FAILED partition; so a failover waits until the partition leaves FAILED on its own
+    /// (the source back before its retries ran out) or an operator recovers it. With the
+    /// source down for longer than the retries last, the failover never happens (L-2,
+    /// `liveness`: `source_outage_fails_and_recovers`). The seed design here stops a removed
+    /// topic's FAILED partitions at their next retry, retries left or not
+    /// ([`MirrorDesign::stops_from_failed`]).
+    FailedRefusesStop,
 }
 
 impl MirrorDesign {
     /// Every design, the seed first.
-    pub const ALL: [Self; 20] = [
+    pub const ALL: [Self; 21] = [
         Self::Seed,
         Self::AbortMarkers,
         Self::PidRewrite,
@@ -158,6 +167,7 @@ impl MirrorDesign {
         Self::TailUnverified,
         Self::TruncateAtLso,
         Self::AddUnchecked,
+        Self::FailedRefusesStop,
     ];
 
     /// The name on the command line (`--design`) and in scenario files (`design = "…"`).
@@ -183,6 +193,7 @@ impl MirrorDesign {
             Self::TailUnverified => "tail-unverified",
             Self::TruncateAtLso => "truncate-at-lso",
             Self::AddUnchecked => "add-unchecked",
+            Self::FailedRefusesStop => "failed-refuses-stop",
         }
     }
 
@@ -248,6 +259,9 @@ impl MirrorDesign {
             }
             Self::AddUnchecked => {
                 "a removed topic joins a mirror before its partitions are STOPPED (the seed)"
+            }
+            Self::FailedRefusesStop => {
+                "a FAILED partition is not stopped until it leaves FAILED (the prototype)"
             }
         }
     }
@@ -420,6 +434,14 @@ impl MirrorDesign {
     /// membership rule (the seed's step 2).
     pub fn checks_add_against_stored_state(self) -> bool {
         self != Self::AddUnchecked
+    }
+
+    /// Whether a FAILED partition whose topic was removed from its mirror goes to STOPPING at
+    /// its next retry, retries left or not (the seed design here; L-2: a failover must not
+    /// wait on the source). `failed-refuses-stop` retries the failed state first and, with no
+    /// retry left, waits for an operator.
+    pub fn stops_from_failed(self) -> bool {
+        self != Self::FailedRefusesStop
     }
 
     /// Whether STOPPING writes a MIRROR_PID_RESET.

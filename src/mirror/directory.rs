@@ -10,6 +10,7 @@
 use std::collections::BTreeMap;
 
 use super::coordinator::{mirror_state_partition, MIRROR_STATE_TOPIC};
+use super::failure::FailureSettings;
 use super::sync::BOOTSTRAP_SERVERS_CONFIG;
 use super::{parse_bootstrap_servers, DesiredState, TopicMirrorConfig};
 use crate::component::BrokerContext;
@@ -44,6 +45,18 @@ impl<'a> MirrorDirectory<'a> {
             .get(&ConfigResource::Mirror(mirror.to_owned()))?
             .get(BOOTSTRAP_SERVERS_CONFIG)?;
         parse_bootstrap_servers(value).ok()
+    }
+
+    /// The failure and retry settings of `mirror` (the defaults for a mirror the image does not
+    /// know; CreateMirror and AlterConfigs refuse unreadable ones).
+    pub fn failure_settings(&self, mirror: &str) -> FailureSettings {
+        self.image
+            .configs
+            .get(&ConfigResource::Mirror(mirror.to_owned()))
+            .and_then(|properties| {
+                FailureSettings::from_properties(|key| properties.get(key).map(String::as_str)).ok()
+            })
+            .unwrap_or_default()
     }
 
     /// The topics that want to be mirrored by `mirror` now (desired state MIRROR).
@@ -105,14 +118,17 @@ impl<'a> MirrorDirectory<'a> {
         Some(NodeId::Broker(self.cluster, leader))
     }
 
+    /// The `__mirror_state` partition holding the key (`mirror`, `id`) (`None` before the
+    /// topic exists).
+    pub fn state_partition_of(&self, mirror: &str, id: &MirrorPartitionId) -> Option<i32> {
+        let partitions = partition_count(self.image, MIRROR_STATE_TOPIC);
+        (partitions > 0).then(|| mirror_state_partition(mirror, id, partitions))
+    }
+
     /// The coordinator broker of the key (`mirror`, `id`) and the `__mirror_state` partition
     /// holding it.
     pub fn coordinator_of(&self, mirror: &str, id: &MirrorPartitionId) -> Option<(NodeId, i32)> {
-        let partitions = partition_count(self.image, MIRROR_STATE_TOPIC);
-        if partitions == 0 {
-            return None;
-        }
-        let partition = mirror_state_partition(mirror, id, partitions);
+        let partition = self.state_partition_of(mirror, id)?;
         Some((self.coordinator_of_partition(partition)?, partition))
     }
 }

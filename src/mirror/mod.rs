@@ -4,6 +4,8 @@
 //! - [`state`]: the mirror partition state machine (legal transitions, the desired state a
 //!   topic's `mirror.name` asks for, what a leader does next) — pure rules;
 //! - [`design`]: the seed design and the named variants of later revisions or broken designs;
+//! - [`failure`]: how a mirror partition fails and retries (backoff, attempts, how long a
+//!   silent source is waited for), read from the mirror's properties;
 //! - [`sync`]: the periodic sync's pure rules (which topics, configs, ACLs and groups a mirror
 //!   syncs, and how a group offset is clamped into the destination log);
 //! - [`directory`]: where a mirror's parts are, read from a broker's metadata image (source
@@ -15,6 +17,8 @@
 //!   step in its own file; the source side of PREPARING; DeleteMirror's admin entry;
 //! - [`periodic_sync`]: the broker component that runs a mirror's sync rounds;
 //! - [`describe`]: the broker component that answers DescribeMirror;
+//! - [`recover`]: the broker component that answers RecoverMirrorTopics (FAILED partitions
+//!   get a fresh budget of retries);
 //! - [`topic_admin`]: the broker component that checks DeleteTopics and CreatePartitions of a
 //!   mirror's topics against their partitions' states before forwarding them to the controller;
 //! - [`gate`]: the read-only gate, asked before a client write (produce) and before a
@@ -30,16 +34,19 @@ pub mod coordinator;
 pub mod describe;
 pub mod design;
 pub mod directory;
+pub mod failure;
 pub mod gate;
 pub mod manager;
 pub mod periodic_sync;
+pub mod recover;
 pub mod state;
 pub mod sync;
 pub mod topic_admin;
 
 pub use design::MirrorDesign;
 pub use state::{
-    decide, is_valid_transition, retry_target, DesiredState, MirrorState, TopicMirrorConfig,
+    decide, is_valid_transition, keeps_failure_record, retry_target, DesiredState, MirrorState,
+    TopicMirrorConfig,
 };
 
 use crate::protocol::{BrokerId, ClusterIndex, NodeId};

@@ -20,6 +20,9 @@
 //!   still mirrors from here would keep the removed partition read-only forever); else, while
 //!   retries are left, back to STOPPING if it failed while stopping (a failover must finish),
 //!   or to PREPARING (the log is realigned from the source before mirroring again).
+//! - [`keeps_failure_record`] says which transitions keep a failure's retry count: retries
+//!   do, progress does not, so a cause that persists (a source down for good) runs out of
+//!   retries and the partition waits for RecoverMirrorTopics or a failover.
 
 pub use crate::common::MirrorState;
 
@@ -157,12 +160,47 @@ pub fn retry_target(
     }
 }
 
+/// Whether a transition from the stored state `stored` to `target` (not FAILED) keeps the
+/// failure record (retry count, last error, state before FAILED), which decides when retries
+/// run out. A retry keeps it (FAILED → PREPARING or STOPPING: the seed's retries realign the
+/// log, and a source that stays down must exhaust the retries as the late revision's FAILED →
+/// MIRRORING retries do, spec §2.6); progress clears it: MIRRORING reached from PREPARING
+/// (the source answered the lookup and the log was aligned), PAUSED and STOPPED (the
+/// operator's), a PREPARING begun afresh. A MIRRORING or PAUSING re-entered keeps what it had.
+pub fn keeps_failure_record(stored: MirrorState, target: MirrorState) -> bool {
+    use MirrorState::*;
+    match target {
+        Preparing => stored == Failed,
+        Mirroring => stored != Preparing,
+        Paused | Stopped | Unknown => false,
+        Pausing | Stopping | Failed => true,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
 
     use super::*;
     use MirrorState::*;
+
+    #[test]
+    fn retries_keep_the_failure_record_and_progress_clears_it() {
+        assert!(keeps_failure_record(Failed, Preparing), "a retry");
+        assert!(keeps_failure_record(Failed, Stopping), "a retried stop");
+        assert!(!keeps_failure_record(Unknown, Preparing), "a fresh start");
+        assert!(!keeps_failure_record(Stopped, Preparing), "added again");
+        assert!(
+            !keeps_failure_record(Preparing, Mirroring),
+            "aligned: progress"
+        );
+        assert!(keeps_failure_record(Mirroring, Mirroring), "a new leader");
+        assert!(keeps_failure_record(Paused, Mirroring));
+        for cleared in [Paused, Stopped] {
+            assert!(!keeps_failure_record(Pausing, cleared));
+            assert!(!keeps_failure_record(Stopping, cleared));
+        }
+    }
 
     #[test]
     fn seed_transitions_are_legal_and_the_rest_are_not() {

@@ -78,6 +78,9 @@ pub struct MirrorStateWrite {
     /// partition's log since it last left UNKNOWN or STOPPED, so it holds this cluster's own
     /// writes only (this model's addition to the KIP's record, for the next leader).
     pub own_writes_only: bool,
+    /// RecoverMirrorTopics: the write takes a FAILED partition back to the state it retries
+    /// to with its failure record (retry count, error) cleared, a fresh budget of retries.
+    pub recover: bool,
 }
 
 /// One partition of a ReadMirrorStates answer.

@@ -398,6 +398,14 @@ pub enum MirrorRequest {
         /// The topics.
         topics: Vec<String>,
     },
+    /// Admin → any destination broker: RecoverMirrorTopics, a fresh budget of retries for
+    /// the FAILED partitions of the topics (see `mirror::recover`).
+    RecoverMirrorTopics {
+        /// The mirror.
+        mirror: String,
+        /// The topics.
+        topics: Vec<String>,
+    },
     /// Admin → controller: delete a mirror whose topics are all removed (DeleteMirror).
     DeleteMirror {
         /// The mirror's name.
@@ -427,6 +435,7 @@ impl MirrorRequest {
     pub fn kind(&self) -> &'static str {
         match self {
             Self::AddTopicsToMirror { .. } => "AddTopicsToMirror",
+            Self::RecoverMirrorTopics { .. } => "RecoverMirrorTopics",
             Self::DeleteMirror { .. } => "DeleteMirror",
             Self::DescribeMirror { .. } => "DescribeMirror",
             Self::LastMirroredEpochLookup { .. } => "LastMirroredEpochLookup",

@@ -337,6 +337,15 @@ pub enum MirrorResponse {
         /// Per topic.
         results: Vec<(String, ErrorCode)>,
     },
+    /// Outcome of RecoverMirrorTopics.
+    RecoverMirrorTopics {
+        /// A whole-request error (`ClusterMirrorNotFound`), or `None`.
+        error: ErrorCode,
+        /// Per topic, in request order.
+        results: Vec<(String, ErrorCode)>,
+        /// The partitions found FAILED and recovered.
+        recovered: Vec<TopicPartition>,
+    },
     /// Outcome of DeleteMirror.
     DeleteMirror {
         /// Error, or `None`.
@@ -357,6 +366,7 @@ impl MirrorResponse {
         match self {
             Self::LastMirroredEpochLookup { .. } => "LastMirroredEpochLookupResponse",
             Self::AddTopicsToMirror { .. } => "AddTopicsToMirrorResponse",
+            Self::RecoverMirrorTopics { .. } => "RecoverMirrorTopicsResponse",
             Self::DeleteMirror { .. } => "DeleteMirrorResponse",
             Self::DescribeMirror { .. } => "DescribeMirrorResponse",
         }

@@ -537,7 +537,8 @@ fn request_fields_mirror(f: &mut fmt::Formatter<'_>, request: &MirrorRequest) ->
         MirrorRequest::DeleteMirror { name } | MirrorRequest::DescribeMirror { name } => {
             write!(f, " mirror={name}")
         }
-        MirrorRequest::AddTopicsToMirror { mirror, topics } => {
+        MirrorRequest::AddTopicsToMirror { mirror, topics }
+        | MirrorRequest::RecoverMirrorTopics { mirror, topics } => {
             write!(f, " mirror={mirror}")?;
             display_list(f, "topics", topics)
         }
@@ -842,6 +843,15 @@ fn response_fields_mirror(f: &mut fmt::Formatter<'_>, response: &MirrorResponse)
         } => {
             error(f, *code)?;
             named_errors(f, results)
+        }
+        MirrorResponse::RecoverMirrorTopics {
+            error: code,
+            results,
+            recovered,
+        } => {
+            error(f, *code)?;
+            named_errors(f, results)?;
+            list(f, "recovered", recovered, |f, tp| write!(f, "{tp}"))
         }
         MirrorResponse::LastMirroredEpochLookup {
             error: code,

@@ -17,6 +17,7 @@
 //! | add / remove / pause / resume | the mirror exists (else `ClusterMirrorNotFound` for the whole request); per topic: it exists (else `UnknownTopicOrPartition`) and add: no mirror or removed by one; remove: mirrored or paused by this mirror; pause: mirrored by it; resume: paused by it | `InvalidClusterMirrorState`; for add of a topic in a mirror also `MirrorTopicNotStopped` (a removed topic's partitions must be STOPPED, which depends on timing; the checking broker's image may lag) |
 //! | delete_mirror | the mirror exists and every topic of it is removed; its partitions must also be STOPPED, which depends on timing, so `InvalidClusterMirrorState` is allowed then too | `ClusterMirrorNotFound`, `InvalidClusterMirrorState` |
 //! | describe_mirror | the mirror exists | `ClusterMirrorNotFound` |
+//! | recover_topics | the mirror exists; per topic: it exists and belongs to the mirror (its coordinators' errors are allowed, they depend on timing) | `ClusterMirrorNotFound`; per topic `UnknownTopicOrPartition`, `InvalidClusterMirrorState` |
 //!
 //! DeleteMirror and DescribeMirror are answered by a broker from its metadata image, which may
 //! lag the controller's: within [`METADATA_PROPAGATION_MS`] of a mirror's CreateMirror being
@@ -434,6 +435,21 @@ fn allowed(model: &ClusterModel, op: &AdminOp, retried: bool, lagging: bool) -> 
                 });
             }
         }
+        AdminAction::RecoverTopics { topics } => {
+            if !exists {
+                allowed.demands_refusal = true;
+                allowed.request = vec![ErrorCode::ClusterMirrorNotFound];
+                return allowed;
+            }
+            if lagging {
+                allowed.request.push(ErrorCode::ClusterMirrorNotFound);
+            }
+            for topic in topics {
+                allowed
+                    .topics
+                    .insert(topic.clone(), recover_rule(model, &op.mirror, topic));
+            }
+        }
         AdminAction::DeleteRecords { topics }
         | AdminAction::DeleteTopics { topics }
         | AdminAction::CreatePartitions { topics, .. } => {
@@ -450,6 +466,36 @@ fn allowed(model: &ClusterModel, op: &AdminOp, retried: bool, lagging: bool) -> 
         }
     }
     allowed
+}
+
+/// The errors a topic may get from a RecoverMirrorTopics of `mirror`: a topic of the mirror
+/// is recovered (or meets its coordinators' errors, which depend on timing, or a leader that
+/// moved the partition on first); another mirror's, or one in none, is refused.
+fn recover_rule(model: &ClusterModel, mirror: &str, topic: &str) -> Vec<ErrorCode> {
+    let of_mirror = vec![
+        ErrorCode::None,
+        ErrorCode::FencedStateEpoch,
+        ErrorCode::CoordinatorNotAvailable,
+        ErrorCode::CoordinatorLoadInProgress,
+        ErrorCode::NotCoordinator,
+        ErrorCode::RequestTimedOut,
+    ];
+    if !model.topics.contains_key(topic) {
+        return if model.maybe_topics.contains(topic) {
+            let mut any = of_mirror;
+            any.extend([
+                ErrorCode::UnknownTopicOrPartition,
+                ErrorCode::InvalidClusterMirrorState,
+            ]);
+            any
+        } else {
+            vec![ErrorCode::UnknownTopicOrPartition]
+        };
+    }
+    match model.desired.get(topic) {
+        Some(desired) if desired.mirror() == mirror => of_mirror,
+        _ => vec![ErrorCode::InvalidClusterMirrorState],
+    }
 }
 
 /// The errors a topic may get from an AlterMirrorTopics `operation` of `mirror`.

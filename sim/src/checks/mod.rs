@@ -715,6 +715,15 @@ impl Checkers {
                         self.mark("mirror-state-write-unanswered");
                     }
                 }
+                BrokerEvent::MirrorAwaitsOperator { retry_attempt, .. } => {
+                    self.mark(if *retry_attempt < 0 {
+                        "mirror-failed-non-retryable"
+                    } else {
+                        "mirror-retries-exhausted"
+                    });
+                }
+                BrokerEvent::MirrorSourceSilent { .. } => self.mark("mirror-source-silent"),
+                BrokerEvent::MirrorPartitionRecovered { .. } => self.mark("mirror-recovered"),
                 BrokerEvent::MirrorStateOfNewerLeader { .. } => {
                     self.mark("mirror-state-of-newer-leader")
                 }

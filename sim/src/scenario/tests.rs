@@ -1411,6 +1411,7 @@ fn the_readme_key_tables_are_the_loaders() {
         (AdminOpKind::RemoveTopics, keys_of::<MirrorTopicsOp>()),
         (AdminOpKind::PauseTopics, keys_of::<MirrorTopicsOp>()),
         (AdminOpKind::ResumeTopics, keys_of::<MirrorTopicsOp>()),
+        (AdminOpKind::RecoverTopics, keys_of::<MirrorTopicsOp>()),
         (AdminOpKind::DeleteMirror, keys_of::<MirrorOp>()),
         (AdminOpKind::DescribeMirror, keys_of::<MirrorOp>()),
         (AdminOpKind::DeleteRecords, keys_of::<TopicsOp>()),

@@ -72,6 +72,11 @@ pub enum AdminAction {
         /// The topics, in the scenario's order.
         topics: Vec<String>,
     },
+    /// RecoverMirrorTopics.
+    RecoverTopics {
+        /// The topics.
+        topics: Vec<String>,
+    },
     /// DeleteMirror.
     DeleteMirror,
     /// DescribeMirror.
@@ -117,6 +122,7 @@ impl AdminOp {
     pub fn topics(&self) -> &[String] {
         match &self.action {
             AdminAction::AlterTopics { topics, .. }
+            | AdminAction::RecoverTopics { topics }
             | AdminAction::DeleteRecords { topics }
             | AdminAction::DeleteTopics { topics }
             | AdminAction::CreatePartitions { topics, .. } => topics,
@@ -137,6 +143,7 @@ impl AdminOp {
             })),
             AdminAction::DeleteMirror
             | AdminAction::DescribeMirror
+            | AdminAction::RecoverTopics { .. }
             | AdminAction::DeleteTopics { .. }
             | AdminAction::CreatePartitions { .. } => Some(self.request(topics)),
             _ => None,
@@ -159,6 +166,12 @@ impl AdminOp {
                     operation: *operation,
                     topics: topics.to_vec(),
                     checked_stopped: Vec::new(),
+                })
+            }
+            AdminAction::RecoverTopics { .. } => {
+                Request::Mirror(MirrorRequest::RecoverMirrorTopics {
+                    mirror: self.mirror.clone(),
+                    topics: topics.to_vec(),
                 })
             }
             AdminAction::DeleteMirror => Request::Mirror(MirrorRequest::DeleteMirror {
@@ -213,7 +226,9 @@ pub struct AdminOutcome {
     pub attempts: u32,
     /// Attempts given up without an answer; each may still have taken effect.
     pub unanswered: u32,
-    /// DescribeMirror only: one line per partition, `topic-partition=STATE(lag=L,lme=E@O)`.
+    /// DescribeMirror only: one line per partition, `topic-partition=STATE(lag=L,lme=E@O)`,
+    /// with `,retries=N,error="…"` inside the brackets while a failure is on record;
+    /// RecoverMirrorTopics: `topic-partition=RECOVERED` per partition recovered.
     pub described: Vec<String>,
     /// The node that sent the final answer (`None` for a DeleteRecords, which several
     /// leaders answer): a broker answers DescribeMirror and DeleteMirror from its own
@@ -312,6 +327,7 @@ fn action(scenario: &Scenario, spec: &AdminOpSpec) -> AdminAction {
         AdminOpSpec::RemoveTopics(_) => alter(MirrorTopicOperation::Remove),
         AdminOpSpec::PauseTopics(_) => alter(MirrorTopicOperation::Pause),
         AdminOpSpec::ResumeTopics(_) => alter(MirrorTopicOperation::Resume),
+        AdminOpSpec::RecoverTopics(_) => AdminAction::RecoverTopics { topics },
         AdminOpSpec::DeleteMirror(_) => AdminAction::DeleteMirror,
         AdminOpSpec::DescribeMirror(_) => AdminAction::DescribeMirror,
         AdminOpSpec::DeleteRecords(_) => AdminAction::DeleteRecords { topics },
@@ -350,7 +366,20 @@ fn describe_line(description: &mirrorsim::protocol::MirrorPartitionDescription) 
     } else {
         format!("{:?}", description.status.error)
     };
-    format!("{}-{}={state}(lag={lag},lme={lme})", tp.topic, tp.partition)
+    let status = &description.status;
+    // A failure's record (FAILED, or a retry under way): its count (−1: non-retryable) and
+    // the last error, as the prototype's describe shows them.
+    let failure = match (&status.error_message, status.retry_attempt) {
+        (None, 0) => String::new(),
+        (message, attempt) => format!(
+            ",retries={attempt},error={:?}",
+            message.as_deref().unwrap_or("")
+        ),
+    };
+    format!(
+        "{}-{}={state}(lag={lag},lme={lme}{failure})",
+        tp.topic, tp.partition
+    )
 }
 
 fn letter_index(letter: &str) -> ClusterIndex {
@@ -791,6 +820,17 @@ impl Node for AdminClient {
                 | Response::Mirror(MirrorResponse::AddTopicsToMirror { error, results }) => {
                     self.handle_op_answer(now_ms, from, correlation_id, error, results, Vec::new());
                 }
+                Response::Mirror(MirrorResponse::RecoverMirrorTopics {
+                    error,
+                    results,
+                    recovered,
+                }) => {
+                    let described = recovered
+                        .iter()
+                        .map(|tp| format!("{tp}=RECOVERED"))
+                        .collect();
+                    self.handle_op_answer(now_ms, from, correlation_id, error, results, described);
+                }
                 Response::Mirror(MirrorResponse::DescribeMirror { error, partitions }) => {
                     let described = partitions.iter().map(describe_line).collect();
                     self.handle_op_answer(
@@ -866,6 +906,7 @@ mod tests {
         let kind = match &action {
             AdminAction::CreateMirror { .. } => AdminOpKind::CreateMirror,
             AdminAction::AlterTopics { .. } => AdminOpKind::AddTopics,
+            AdminAction::RecoverTopics { .. } => AdminOpKind::RecoverTopics,
             AdminAction::DeleteMirror => AdminOpKind::DeleteMirror,
             AdminAction::DescribeMirror => AdminOpKind::DescribeMirror,
             AdminAction::DeleteRecords { .. } => AdminOpKind::DeleteRecords,

@@ -27,11 +27,21 @@ impl MirrorManager {
         }
         let target = match decide(task.state, &desired) {
             MirrorState::Failed => {
-                let retries_left = (0..MIRROR_RETRY_MAX_ATTEMPTS).contains(&task.retry_attempt);
-                match retry_target(task.previous_state, &desired, retries_left) {
+                let settings = self.failure_settings(&*host, topic_partition);
+                let retries_left = settings.retries_left(task.retry_attempt);
+                let wish = match &desired {
+                    // `failed-refuses-stop`: the failed state is retried as if still wanted.
+                    DesiredState::Stopped { mirror } if !self.design.stops_from_failed() => {
+                        DesiredState::Mirror {
+                            mirror: mirror.clone(),
+                        }
+                    }
+                    _ => desired.clone(),
+                };
+                match retry_target(task.previous_state, &wish, retries_left) {
                     Some(target) => target,
                     None => {
-                        self.task_mut(topic_partition).step = Step::Idle;
+                        self.wait_for_operator(host, now_ms, topic_partition, settings);
                         return false;
                     }
                 }
@@ -111,11 +121,47 @@ impl MirrorManager {
                 false
             }
             MirrorState::Failed => {
+                let settings = self.failure_settings(&*host, topic_partition);
                 let task = self.task_mut(topic_partition);
                 task.step = Step::Decide;
-                task.not_before_ms = now_ms + backoff_ms(task.retry_attempt);
+                task.not_before_ms = now_ms + settings.backoff_ms(task.retry_attempt);
                 false
             }
+        }
+    }
+
+    /// The failure and retry settings of a task's mirror.
+    pub(super) fn failure_settings(
+        &self,
+        host: &impl MirrorHost,
+        topic_partition: &TopicPartition,
+    ) -> FailureSettings {
+        MirrorDirectory::new(host.image(), host.node_id().cluster())
+            .failure_settings(&self.tasks[topic_partition].mirror)
+    }
+
+    /// A FAILED partition with no retry left (non-retryable, or its attempts used up) waits
+    /// for an operator: RecoverMirrorTopics, which rewrites its state at the coordinator, or a
+    /// failover (a change of `mirror.name`, which re-runs the decision at once). It reads its
+    /// stored state again every maximum backoff, so that a recovery reaches it wherever it
+    /// was written (the prototype follows the recovery with a metadata change instead).
+    fn wait_for_operator(
+        &mut self,
+        host: &mut impl MirrorHost,
+        now_ms: i64,
+        topic_partition: &TopicPartition,
+        settings: FailureSettings,
+    ) {
+        let task = self.task_mut(topic_partition);
+        task.step = Step::Read;
+        task.not_before_ms = now_ms + settings.max_backoff_ms;
+        if !task.waits_for_operator {
+            task.waits_for_operator = true;
+            let retry_attempt = task.retry_attempt;
+            host.lend().events.push(BrokerEvent::MirrorAwaitsOperator {
+                topic_partition: topic_partition.clone(),
+                retry_attempt,
+            });
         }
     }
 

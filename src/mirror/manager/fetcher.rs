@@ -82,6 +82,7 @@ impl MirrorManager {
         (sent_offset, tail_check): (Offset, Option<TailCheck>),
         result: Result<FetchPartitionResponse, ErrorCode>,
     ) {
+        self.note_source_answered(now_ms, topic_partition, result.is_ok());
         let fetching = self.tasks.get(topic_partition).is_some_and(|task| {
             task.step == Step::Fetching && task.state == MirrorState::Mirroring
         });
@@ -393,6 +394,51 @@ impl MirrorManager {
 
     /// The source leader may have moved: refresh the source metadata and fetch again after
     /// the backoff.
+    /// A source request of a task was answered (`answered`) or timed out: an answer, whatever
+    /// its error, shows the source alive for this partition.
+    pub(super) fn note_source_answered(
+        &mut self,
+        now_ms: i64,
+        topic_partition: &TopicPartition,
+        answered: bool,
+    ) {
+        if let Some(task) = self.tasks.get_mut(topic_partition) {
+            if answered && task.source_waited_since_ms.is_some() {
+                task.source_waited_since_ms = Some(now_ms);
+            }
+        }
+    }
+
+    /// Fails a PREPARING or MIRRORING partition whose source has answered nothing for it for
+    /// `mirror.socket.timeout.ms` (retryable: the source may come back); whether it did.
+    pub(super) fn fail_if_source_silent(
+        &mut self,
+        host: &mut impl MirrorHost,
+        now_ms: i64,
+        topic_partition: &TopicPartition,
+    ) -> bool {
+        let timeout_ms = self
+            .failure_settings(&*host, topic_partition)
+            .socket_timeout_ms;
+        let Some(since_ms) = self.tasks[topic_partition].source_waited_since_ms else {
+            return false;
+        };
+        if now_ms - since_ms < timeout_ms {
+            return false;
+        }
+        host.lend().events.push(BrokerEvent::MirrorSourceSilent {
+            topic_partition: topic_partition.clone(),
+            since_ms,
+        });
+        let reason = format!(
+            "the source cluster answered nothing for this partition for {} ms \
+             (mirror.socket.timeout.ms {timeout_ms})",
+            now_ms - since_ms
+        );
+        self.fail_mirror_partition(host, now_ms, topic_partition, reason, false);
+        true
+    }
+
     pub(super) fn mirror_fetch_failed(&mut self, now_ms: i64, topic_partition: &TopicPartition) {
         let Some(task) = self.tasks.get_mut(topic_partition) else {
             return;

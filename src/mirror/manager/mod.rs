@@ -78,12 +78,16 @@
 //!   PREPARING was persisted, or added to a removed topic by CreatePartitions) never mirrored
 //!   anything: it is not stopped through STOPPING (UNKNOWN → STOPPING is illegal) but counts as
 //!   STOPPED at once, an ordinary writable partition.
-//! - **FAILED** retries after an exponential backoff (initial [`MIRROR_RETRY_BACKOFF_MS`],
-//!   doubling up to [`MIRROR_RETRY_BACKOFF_MAX_MS`]) to [`retry_target`] of the state it
-//!   failed in, unless non-retryable or after [`MIRROR_RETRY_MAX_ATTEMPTS`] attempts; a topic
-//!   removed from the mirror meanwhile goes to STOPPING instead, retryable or not (see
-//!   `retry_target` for why the prototype's order is not kept). Like the prototype, entering PREPARING resets the retry count, so a PREPARING
-//!   that keeps failing retries at the initial backoff and never exhausts its attempts.
+//! - **FAILED** retries after an exponential backoff (the mirror's
+//!   `mirror.failed.retry.*` settings, [`FailureSettings`]) to [`retry_target`] of the state
+//!   it failed in, unless non-retryable or its attempts are used up; a topic removed from the
+//!   mirror meanwhile goes to STOPPING instead, retryable or not (see `retry_target` for why
+//!   the prototype's order is not kept), so a failover never waits on the source (L-2). The
+//!   retry count survives the retry (see [`keeps_failure_record`]) and is cleared by
+//!   progress, so a cause that persists runs out of attempts: the partition then waits for
+//!   an operator, reading its stored state again every maximum backoff to see a
+//!   RecoverMirrorTopics. A source that answers nothing for this partition (no fetch, no
+//!   lookup answered) for `mirror.socket.timeout.ms` fails it, retryably.
 //!
 //! Contract (source side): a LastMirroredEpochLookup from cluster X is answered −1 when no
 //! mirror of this cluster has X as its source or the topic is unknown here; otherwise the
@@ -141,12 +145,13 @@ use std::collections::BTreeMap;
 
 use super::coordinator::MIRROR_STATE_TOPIC;
 use super::directory::MirrorDirectory;
+use super::failure::FailureSettings;
 use super::state::MIRROR_SUPPORT_UNCLEAN_CONFIG;
 use super::sync::BOOTSTRAP_SERVERS_CONFIG;
 use super::TopicMirrorConfig;
 use super::{
-    decide, design::LEADER_EPOCH_BUMP_INCREMENT, is_valid_transition, parse_bootstrap_servers,
-    retry_target, DesiredState, MirrorDesign, MirrorState,
+    decide, design::LEADER_EPOCH_BUMP_INCREMENT, is_valid_transition, keeps_failure_record,
+    parse_bootstrap_servers, retry_target, DesiredState, MirrorDesign, MirrorState,
 };
 use crate::coordinator::partition_count;
 use crate::events::{BrokerEvent, TruncationReason};
@@ -210,12 +215,8 @@ impl<D: LogDisk> MirrorContext<'_, D> {
 
 /// How long a mirror request may stay unanswered before it is retried.
 pub const MIRROR_REQUEST_TIMEOUT_MS: i64 = 1_000;
-/// Pause before a failed step is retried, and the first FAILED backoff.
+/// Pause before a failed step is retried.
 pub const MIRROR_RETRY_BACKOFF_MS: i64 = 100;
-/// Longest FAILED backoff.
-pub const MIRROR_RETRY_BACKOFF_MAX_MS: i64 = 5_000;
-/// FAILED retries before the partition waits for an operator (`mirror.failed.retry.max.attempts`).
-pub const MIRROR_RETRY_MAX_ATTEMPTS: i16 = 20;
 /// How long a stop of a log of the cluster's own writes waits for its open transactions to
 /// end (the local coordinator's markers, retried until they land, come well within it).
 pub const MIRROR_OWN_STOP_TXN_WAIT_MS: i64 = 5_000;
@@ -262,8 +263,9 @@ enum Step {
 /// What a write is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum WritePurpose {
-    /// A transition; its action runs once it is persisted.
-    Transition(MirrorState),
+    /// A transition (and, to FAILED, whether the failure is non-retryable); its action runs
+    /// once it is persisted.
+    Transition(MirrorState, bool),
     /// STOPPING's last-mirrored-epoch record.
     LastMirrored,
 }
@@ -403,6 +405,11 @@ struct MirrorTask {
     /// request sent by a task dropped since (a leadership that ended) is not applied to the
     /// task of the next leadership, which has its own steps and has read nothing yet.
     generation: u64,
+    /// FAILED with no retry left: the wait for an operator has been reported.
+    waits_for_operator: bool,
+    /// PREPARING and MIRRORING: since when the source has answered nothing for this
+    /// partition (set when the state is entered, moved on by every answer of the source).
+    source_waited_since_ms: Option<i64>,
     /// The steps this leadership's STOPPING took, in order (see [`StopStep`]); begun afresh
     /// when a new stop is persisted.
     stop_journal: Vec<StopStep>,
@@ -492,11 +499,6 @@ fn open_transaction_markers<D: crate::log::LogDisk>(
             (producer, entry.coordinator_epoch.max(0))
         })
         .collect()
-}
-
-fn backoff_ms(retry_attempt: i16) -> i64 {
-    let doublings = u32::try_from(retry_attempt.max(1) - 1).unwrap_or(0).min(16);
-    (MIRROR_RETRY_BACKOFF_MS << doublings).min(MIRROR_RETRY_BACKOFF_MAX_MS)
 }
 
 impl MirrorManager {
@@ -596,6 +598,8 @@ impl MirrorManager {
                             verified_source_epoch: None,
                             bump_before_append: false,
                             generation,
+                            waits_for_operator: false,
+                            source_waited_since_ms: None,
                             stop_journal: Vec::new(),
                         },
                     );
@@ -691,7 +695,11 @@ impl MirrorManager {
                 false
             }
             Step::Fetching => {
-                if task.fetch_not_before_ms.is_none_or(|at| now_ms >= at) {
+                let fetch_not_before_ms = task.fetch_not_before_ms;
+                if self.fail_if_source_silent(host, now_ms, topic_partition) {
+                    return false;
+                }
+                if fetch_not_before_ms.is_none_or(|at| now_ms >= at) {
                     self.maybe_send_mirror_fetch(host, now_ms, topic_partition);
                 }
                 false

@@ -57,6 +57,11 @@ impl MirrorManager {
         status: MirrorPartitionStatus,
     ) {
         let task = self.task_mut(topic_partition);
+        if status.state == MirrorState::Preparing && task.state == MirrorState::Failed {
+            // A recovery (RecoverMirrorTopics) moved the partition on while this leadership
+            // had it FAILED: an earlier PREPARING may have cut the log already.
+            task.preparing_resumed = true;
+        }
         task.state = status.state;
         task.state_epoch = status.state_epoch;
         task.previous_state = status.previous_state;
@@ -160,13 +165,14 @@ impl MirrorManager {
             non_retryable,
             last_mirrored: None,
             own_writes_only: task.own_writes_only || task.stop_own_writes_only,
+            recover: false,
         };
         self.send_write(
             host,
             now_ms,
             topic_partition,
             write,
-            WritePurpose::Transition(target),
+            WritePurpose::Transition(target, non_retryable),
         );
     }
 
@@ -180,7 +186,7 @@ impl MirrorManager {
     ) {
         let task = &self.tasks[topic_partition];
         let retry_step = match purpose {
-            WritePurpose::Transition(_) => Step::Decide,
+            WritePurpose::Transition(..) => Step::Decide,
             WritePurpose::LastMirrored => Step::Act,
         };
         let Some((coordinator, coordinator_partition)) =
@@ -213,20 +219,27 @@ impl MirrorManager {
             Err(error) => error,
         };
         match (purpose, error) {
-            (WritePurpose::Transition(target), ErrorCode::None) => {
+            (WritePurpose::Transition(target, non_retryable), ErrorCode::None) => {
                 let state_epoch = result.map_or(-1, |(_, epoch)| epoch);
                 let task = self.task_mut(topic_partition);
                 if target == MirrorState::Failed && task.state != MirrorState::Failed {
                     task.previous_state = Some(task.state);
                 }
+                // The coordinator's bookkeeping of the failure record, as it applied the write.
                 if target == MirrorState::Failed {
-                    task.retry_attempt = task.retry_attempt.saturating_add(1).max(1);
-                } else if matches!(
-                    target,
-                    MirrorState::Preparing | MirrorState::Paused | MirrorState::Stopped
-                ) {
+                    task.retry_attempt = if non_retryable || task.retry_attempt < 0 {
+                        -1
+                    } else {
+                        task.retry_attempt.saturating_add(1).max(1)
+                    };
+                } else if !keeps_failure_record(task.state, target) {
                     task.retry_attempt = 0;
+                    task.previous_state = None;
                 }
+                task.waits_for_operator = false;
+                task.source_waited_since_ms =
+                    matches!(target, MirrorState::Preparing | MirrorState::Mirroring)
+                        .then_some(now_ms);
                 let from = task.state;
                 let resumed_stop = from == MirrorState::Stopping
                     || (from == MirrorState::Failed
@@ -303,7 +316,7 @@ impl MirrorManager {
                 | ErrorCode::FencedLeaderEpoch
                 | ErrorCode::InvalidClusterMirrorState),
             )
-            | (WritePurpose::Transition(_), error @ ErrorCode::RequestTimedOut) => {
+            | (WritePurpose::Transition(..), error @ ErrorCode::RequestTimedOut) => {
                 host.lend()
                     .events
                     .push(BrokerEvent::MirrorStateWriteRefused {
@@ -312,7 +325,7 @@ impl MirrorManager {
                     });
                 self.retry_step_later(now_ms, topic_partition, Step::Read);
             }
-            (WritePurpose::Transition(_), _) => {
+            (WritePurpose::Transition(..), _) => {
                 self.retry_step_later(now_ms, topic_partition, Step::Decide);
             }
             (WritePurpose::LastMirrored, _) => {

@@ -53,6 +53,9 @@ impl MirrorManager {
         now_ms: i64,
         topic_partition: &TopicPartition,
     ) {
+        if self.fail_if_source_silent(host, now_ms, topic_partition) {
+            return;
+        }
         let Some(source) = self.task_source(host, now_ms, topic_partition) else {
             return;
         };
@@ -78,6 +81,7 @@ impl MirrorManager {
         result: Result<(ErrorCode, (LeaderEpoch, Offset)), ErrorCode>,
         from: NodeId,
     ) {
+        self.note_source_answered(now_ms, topic_partition, result.is_ok());
         let (last_mirrored_epoch, last_mirrored_offset) = match result {
             Ok((ErrorCode::None, last_mirrored)) => last_mirrored,
             Ok((ErrorCode::InvalidClusterMirrorState, _)) => {

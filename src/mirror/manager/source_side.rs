@@ -85,6 +85,8 @@ impl MirrorManager {
             verified_source_epoch: None,
             bump_before_append: false,
             generation: 0,
+            waits_for_operator: false,
+            source_waited_since_ms: None,
             stop_journal: Vec::new(),
         };
         let Some((coordinator, coordinator_partition)) =

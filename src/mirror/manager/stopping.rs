@@ -374,6 +374,7 @@ impl MirrorManager {
             non_retryable: false,
             last_mirrored: task.last_mirrored,
             own_writes_only: false,
+            recover: false,
         };
         let last_mirrored = task.last_mirrored;
         self.note_stop_step(

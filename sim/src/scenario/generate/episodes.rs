@@ -26,7 +26,7 @@ impl Draft {
             mirror: format!("loop{}", index + 1),
             topics: link.topics.clone(),
         };
-        self.create_mirror(created, &looped);
+        self.create_mirror(created, &looped, BTreeMap::new());
         let add = created + self.aim.random_range(100..=400);
         self.topics_op(add, &looped, AdminOpSpec::AddTopics, &looped.topics);
         let remove = (add + self.aim.random_range(1_200..=3_000)).min(until_ms - 300);
@@ -370,7 +370,7 @@ impl Draft {
                 if start + 3_000 >= duration {
                     break;
                 }
-                self.create_mirror(start, &back);
+                self.create_mirror(start, &back, BTreeMap::new());
                 let add = start + self.rng.random_range(100..=600);
                 self.topics_op(add, &back, AdminOpSpec::AddTopics, &back.topics);
                 // The paused replica's own records carry the old primary's epochs: bump them
@@ -399,7 +399,7 @@ impl Draft {
             if self.chance(0.5) && at + 3_000 < duration {
                 // The name again, from scratch; its topics start over with PREPARING.
                 let again = at + self.rng.random_range(1_000..=2_000);
-                self.create_mirror(again, link);
+                self.create_mirror(again, link, BTreeMap::new());
                 let add = again + self.rng.random_range(100..=500);
                 self.topics_op(add, link, AdminOpSpec::AddTopics, &link.topics);
                 let bump = (link.source, failover_ms);
@@ -414,5 +414,85 @@ impl Draft {
                 }
             }
         }
+    }
+}
+
+/// A source outage drawn for one link: the mirror's failure settings, drawn short so the
+/// outage outlasts them.
+pub(super) struct SourceOutage {
+    /// `mirror.socket.timeout.ms` and the `mirror.failed.retry.*` settings.
+    pub(super) configs: BTreeMap<String, String>,
+    /// How long the source stays cut off.
+    duration_ms: u64,
+}
+
+impl Draft {
+    /// One scenario in eight: a *source outage* on the first link drawn (issue #17): the
+    /// mirror fails a partition after 1.5–3 s without an answer from its source and allows
+    /// 1–4 attempts, and the whole source cluster is cut off from the whole destination for
+    /// longer than that, so its partitions go FAILED, retry and often run out of attempts;
+    /// a `recover_topics` of the link's topics follows once the source is back. From a stream
+    /// of its own (see the module doc).
+    pub(super) fn maybe_source_outage(&mut self) -> Option<SourceOutage> {
+        if self.outage_drawn || !self.outage.random_bool(1.0 / 8.0) {
+            return None;
+        }
+        self.outage_drawn = true;
+        let timeout_ms = self.outage.random_range(15..=30) * 100;
+        let initial_ms = self.outage.random_range(1..=4) * 100;
+        let configs = [
+            ("mirror.socket.timeout.ms", timeout_ms.to_string()),
+            (
+                "mirror.failed.retry.max.attempts",
+                self.outage.random_range(1..=4u16).to_string(),
+            ),
+            (
+                "mirror.failed.retry.initial.backoff.ms",
+                initial_ms.to_string(),
+            ),
+            (
+                "mirror.failed.retry.max.backoff.ms",
+                (self.outage.random_range(10..=20) * 100).to_string(),
+            ),
+        ]
+        .into_iter()
+        .map(|(key, value)| (key.to_owned(), value))
+        .collect();
+        let duration_ms = timeout_ms + self.outage.random_range(2_000..=8_000);
+        Some(SourceOutage {
+            configs,
+            duration_ms,
+        })
+    }
+
+    /// The outage's cut of the link's source cluster from its destination, from a moment
+    /// after the topics were added, and the recovery after it (when the fault phase leaves
+    /// room for both).
+    pub(super) fn source_outage(&mut self, link: &Link, added_ms: u64, outage: SourceOutage) {
+        let start = added_ms + self.outage.random_range(500..=3_000);
+        let end = start + outage.duration_ms;
+        let recover = end + self.outage.random_range(500..=2_500);
+        if recover + 1_000 >= self.duration_ms {
+            return;
+        }
+        let nodes = |draft: &Self, cluster: usize| -> Vec<Spanned<String>> {
+            let name = letter(cluster);
+            std::iter::once(format!("{name}-controller"))
+                .chain(
+                    (1..=draft.clusters[cluster].brokers)
+                        .map(|broker| format!("{name}-broker-{broker}")),
+                )
+                .map(spanned)
+                .collect()
+        };
+        let fault = ScriptedFault::Partition(PartitionFault {
+            at_ms: start,
+            nodes: nodes(self, link.source),
+            other: nodes(self, link.destination),
+            duration_ms: Some(outage.duration_ms),
+            asymmetric: false,
+        });
+        self.faults.scripted.push(fault);
+        self.topics_op(recover, link, AdminOpSpec::RecoverTopics, &link.topics);
     }
 }

@@ -60,8 +60,8 @@ use toml::Spanned;
 
 use crate::scenario::{
     AcksSpec, AdminOpSpec, ClusterSpec, CompressionSpec, ConsumerSpec, CreateMirrorOp, FaultSpec,
-    IsolationSpec, KillFault, MirrorOp, MirrorTopicsOp, NodeFault, ProducerSpec, Scenario,
-    ScenarioError, ScriptedFault, TopicSpec, FAULT_KINDS, RECOVERY_MARGIN_MS,
+    IsolationSpec, KillFault, MirrorOp, MirrorTopicsOp, NodeFault, PartitionFault, ProducerSpec,
+    Scenario, ScenarioError, ScriptedFault, TopicSpec, FAULT_KINDS, RECOVERY_MARGIN_MS,
 };
 
 /// The shapes a generated scenario takes, with their weights.
@@ -121,6 +121,11 @@ struct Draft {
     /// The producers' compression codecs' own stream, drawn last, so a scenario that draws
     /// none is exactly the scenario it was before codecs were drawn.
     codecs: StdRng,
+    /// The source outage episode's own stream (see [`Draft::maybe_source_outage`]), so a
+    /// scenario that draws none is exactly the scenario it was before outages were drawn.
+    outage: StdRng,
+    /// Whether a source outage was drawn already (one per scenario).
+    outage_drawn: bool,
     shape: &'static str,
     duration_ms: u64,
     heal_ms: u64,
@@ -165,6 +170,7 @@ impl Draft {
         let mut rng = StdRng::seed_from_u64(seed ^ 0x6e4e_5ca1_ab1e_0001);
         let aim = StdRng::seed_from_u64(seed ^ 0xa1ed_e915_0de5_0002);
         let codecs = StdRng::seed_from_u64(seed ^ 0xc0de_c5c0_de5c_0003);
+        let outage = StdRng::seed_from_u64(seed ^ 0x0a7a_9e50_0bce_0004);
         let duration_ms = rng.random_range(12..=22) * 1_000;
         let heal_ms = rng.random_range(10..=15) * 1_000;
         Self {
@@ -172,6 +178,8 @@ impl Draft {
             rng,
             aim,
             codecs,
+            outage,
+            outage_drawn: false,
             shape: "single",
             duration_ms,
             heal_ms,
@@ -401,14 +409,14 @@ impl Draft {
         });
     }
 
-    fn create_mirror(&mut self, at_ms: u64, link: &Link) {
+    fn create_mirror(&mut self, at_ms: u64, link: &Link, configs: BTreeMap<String, String>) {
         self.push_admin(at_ms, link, |at_ms, cluster, mirror| {
             AdminOpSpec::CreateMirror(CreateMirrorOp {
                 at_ms,
                 cluster,
                 mirror,
                 source: spanned(letter(link.source)),
-                configs: BTreeMap::new(),
+                configs,
             })
         });
     }
@@ -418,7 +426,12 @@ impl Draft {
         let duration = self.duration_ms;
         for (index, link) in links.iter().enumerate() {
             let created = self.rng.random_range(0..=300);
-            self.create_mirror(created, link);
+            let outage = self.maybe_source_outage();
+            let configs = outage
+                .as_ref()
+                .map(|outage| outage.configs.clone())
+                .unwrap_or_default();
+            self.create_mirror(created, link, configs);
             let mut added = created + self.rng.random_range(100..=800);
             // A chain's middle cluster with a history of its own is what its next hop's pause
             // across a source's cut needs: drawn more often there.
@@ -474,6 +487,9 @@ impl Draft {
                     self.failovers.insert((link.destination, topic.clone()), at);
                 }
                 self.after_failover(link, at, &cut);
+            }
+            if let Some(outage) = outage {
+                self.source_outage(link, added, outage);
             }
         }
     }

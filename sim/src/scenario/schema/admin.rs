@@ -32,6 +32,8 @@ pub enum AdminOpSpec {
     PauseTopics(MirrorTopicsOp),
     /// `resume_topics`.
     ResumeTopics(MirrorTopicsOp),
+    /// `recover_topics`.
+    RecoverTopics(MirrorTopicsOp),
     /// `delete_mirror`.
     DeleteMirror(MirrorOp),
     /// `describe_mirror`.
@@ -53,6 +55,7 @@ impl AdminOpSpec {
             Self::RemoveTopics(_) => AdminOpKind::RemoveTopics,
             Self::PauseTopics(_) => AdminOpKind::PauseTopics,
             Self::ResumeTopics(_) => AdminOpKind::ResumeTopics,
+            Self::RecoverTopics(_) => AdminOpKind::RecoverTopics,
             Self::DeleteMirror(_) => AdminOpKind::DeleteMirror,
             Self::DescribeMirror(_) => AdminOpKind::DescribeMirror,
             Self::DeleteRecords(_) => AdminOpKind::DeleteRecords,
@@ -69,6 +72,7 @@ impl AdminOpSpec {
             | Self::RemoveTopics(MirrorTopicsOp { at_ms, .. })
             | Self::PauseTopics(MirrorTopicsOp { at_ms, .. })
             | Self::ResumeTopics(MirrorTopicsOp { at_ms, .. })
+            | Self::RecoverTopics(MirrorTopicsOp { at_ms, .. })
             | Self::DeleteMirror(MirrorOp { at_ms, .. })
             | Self::DescribeMirror(MirrorOp { at_ms, .. })
             | Self::DeleteRecords(TopicsOp { at_ms, .. })
@@ -85,6 +89,7 @@ impl AdminOpSpec {
             | Self::RemoveTopics(MirrorTopicsOp { cluster, .. })
             | Self::PauseTopics(MirrorTopicsOp { cluster, .. })
             | Self::ResumeTopics(MirrorTopicsOp { cluster, .. })
+            | Self::RecoverTopics(MirrorTopicsOp { cluster, .. })
             | Self::DeleteMirror(MirrorOp { cluster, .. })
             | Self::DescribeMirror(MirrorOp { cluster, .. })
             | Self::DeleteRecords(TopicsOp { cluster, .. })
@@ -101,6 +106,7 @@ impl AdminOpSpec {
             | Self::RemoveTopics(MirrorTopicsOp { mirror, .. })
             | Self::PauseTopics(MirrorTopicsOp { mirror, .. })
             | Self::ResumeTopics(MirrorTopicsOp { mirror, .. })
+            | Self::RecoverTopics(MirrorTopicsOp { mirror, .. })
             | Self::DeleteMirror(MirrorOp { mirror, .. })
             | Self::DescribeMirror(MirrorOp { mirror, .. }) => Some(mirror),
             Self::DeleteRecords(_) | Self::DeleteTopics(_) | Self::CreatePartitions(_) => None,
@@ -115,6 +121,7 @@ impl AdminOpSpec {
             | Self::RemoveTopics(MirrorTopicsOp { topics, .. })
             | Self::PauseTopics(MirrorTopicsOp { topics, .. })
             | Self::ResumeTopics(MirrorTopicsOp { topics, .. })
+            | Self::RecoverTopics(MirrorTopicsOp { topics, .. })
             | Self::DeleteRecords(TopicsOp { topics, .. })
             | Self::DeleteTopics(TopicsOp { topics, .. })
             | Self::CreatePartitions(CreatePartitionsOp { topics, .. }) => Some(topics),
@@ -131,7 +138,8 @@ impl Serialize for AdminOpSpec {
             Self::AddTopics(table)
             | Self::RemoveTopics(table)
             | Self::PauseTopics(table)
-            | Self::ResumeTopics(table) => serialize_entry(serializer, name, table),
+            | Self::ResumeTopics(table)
+            | Self::RecoverTopics(table) => serialize_entry(serializer, name, table),
             Self::DeleteMirror(table) | Self::DescribeMirror(table) => {
                 serialize_entry(serializer, name, table)
             }
@@ -158,6 +166,7 @@ pub(super) fn deserialize_in_file_order<'de, D: Deserializer<'de>>(
         positioned(tables.remove_topics, AdminOpSpec::RemoveTopics),
         positioned(tables.pause_topics, AdminOpSpec::PauseTopics),
         positioned(tables.resume_topics, AdminOpSpec::ResumeTopics),
+        positioned(tables.recover_topics, AdminOpSpec::RecoverTopics),
         positioned(tables.delete_mirror, AdminOpSpec::DeleteMirror),
         positioned(tables.describe_mirror, AdminOpSpec::DescribeMirror),
         positioned(tables.delete_records, AdminOpSpec::DeleteRecords),
@@ -180,6 +189,8 @@ struct AdminTables {
     pause_topics: Vec<Spanned<MirrorTopicsOp>>,
     #[serde(default)]
     resume_topics: Vec<Spanned<MirrorTopicsOp>>,
+    #[serde(default)]
+    recover_topics: Vec<Spanned<MirrorTopicsOp>>,
     #[serde(default)]
     delete_mirror: Vec<Spanned<MirrorOp>>,
     #[serde(default)]
@@ -213,7 +224,8 @@ pub struct CreateMirrorOp {
     pub configs: BTreeMap<String, String>,
 }
 
-/// `add_topics`, `remove_topics`, `pause_topics` or `resume_topics`: AlterMirrorTopics.
+/// `add_topics`, `remove_topics`, `pause_topics` or `resume_topics` (AlterMirrorTopics), or
+/// `recover_topics` (RecoverMirrorTopics, to a broker).
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct MirrorTopicsOp {
@@ -280,6 +292,8 @@ pub enum AdminOpKind {
     PauseTopics,
     /// ResumeMirrorTopics.
     ResumeTopics,
+    /// RecoverMirrorTopics (to a broker): FAILED partitions retry with a fresh budget.
+    RecoverTopics,
     /// DeleteMirror.
     DeleteMirror,
     /// DescribeMirror: every partition's state, lag and last mirrored epoch, printed with the
@@ -296,12 +310,13 @@ pub enum AdminOpKind {
 
 impl AdminOpKind {
     /// Every operation.
-    pub const ALL: [Self; 10] = [
+    pub const ALL: [Self; 11] = [
         Self::CreateMirror,
         Self::AddTopics,
         Self::RemoveTopics,
         Self::PauseTopics,
         Self::ResumeTopics,
+        Self::RecoverTopics,
         Self::DeleteMirror,
         Self::DescribeMirror,
         Self::DeleteRecords,
@@ -317,6 +332,7 @@ impl AdminOpKind {
             Self::RemoveTopics => "remove_topics",
             Self::PauseTopics => "pause_topics",
             Self::ResumeTopics => "resume_topics",
+            Self::RecoverTopics => "recover_topics",
             Self::DeleteMirror => "delete_mirror",
             Self::DescribeMirror => "describe_mirror",
             Self::DeleteRecords => "delete_records",
@@ -333,6 +349,7 @@ impl AdminOpKind {
             Self::PauseTopics => Some(MirrorTopicOperation::Pause),
             Self::ResumeTopics => Some(MirrorTopicOperation::Resume),
             Self::CreateMirror
+            | Self::RecoverTopics
             | Self::DeleteMirror
             | Self::DescribeMirror
             | Self::DeleteRecords

@@ -1,0 +1,217 @@
+//! FAILED, its retries and RecoverMirrorTopics end to end without the simulator (issue #17):
+//! the source cut off, the partition failing on a silent source, running out of attempts,
+//! and an operator's recovery; the recovery's refusals.
+
+use super::*;
+use crate::mirror::failure::{
+    RETRY_INITIAL_BACKOFF_CONFIG, RETRY_MAX_ATTEMPTS_CONFIG, RETRY_MAX_BACKOFF_CONFIG,
+    SOCKET_TIMEOUT_CONFIG,
+};
+
+/// Mirror `m` from a to b that fails a partition after 500 ms of silence and allows 2
+/// attempts, 100 ms apart at first, and orders mirroring through it.
+fn failing_mirror_world() -> World {
+    let mut world = World::new();
+    assert!(world.produce(A, 7, 0, 5).iter().all(|e| e.is_none()));
+    let bootstrap = (1..=BROKERS)
+        .map(|id| NodeId::Broker(A, BrokerId(id)).to_string())
+        .collect::<Vec<_>>()
+        .join(",");
+    let configs = vec![
+        ("bootstrap.servers".to_owned(), bootstrap),
+        (SOCKET_TIMEOUT_CONFIG.to_owned(), "500".to_owned()),
+        (RETRY_MAX_ATTEMPTS_CONFIG.to_owned(), "2".to_owned()),
+        (RETRY_INITIAL_BACKOFF_CONFIG.to_owned(), "100".to_owned()),
+        (RETRY_MAX_BACKOFF_CONFIG.to_owned(), "300".to_owned()),
+    ];
+    let answer = world.call(
+        NodeId::Controller(B),
+        Request::Controller(ControllerRequest::CreateMirror {
+            name: "m".into(),
+            configs,
+        }),
+    );
+    assert!(
+        matches!(
+            answer,
+            Response::Controller(ControllerResponse::CreateMirror {
+                error: ErrorCode::None
+            })
+        ),
+        "{answer:?}"
+    );
+    world.run_for(300);
+    alter_on(&mut world, B, "m", MirrorTopicOperation::Add);
+    run_until(&mut world, B, MirrorState::Mirroring);
+    world.run_for(300);
+    world
+}
+
+/// Cuts every node of a off from everyone, or brings them back.
+fn cut_source(world: &mut World, cut: bool) {
+    let nodes = std::iter::once(NodeId::Controller(A))
+        .chain((1..=BROKERS).map(|id| NodeId::Broker(A, BrokerId(id))));
+    for node in nodes {
+        if cut {
+            world.cut.insert(node);
+        } else {
+            world.cut.remove(&node);
+        }
+    }
+}
+
+/// orders-0's stored state at b's mirror coordinator.
+fn stored_status(world: &mut World) -> crate::protocol::MirrorPartitionStatus {
+    let (_, partitions) = sync_tests::describe(world, "m");
+    partitions
+        .into_iter()
+        .find(|description| description.topic_partition == orders())
+        .expect("orders-0 is described")
+        .status
+}
+
+fn recover(world: &mut World, mirror: &str, topics: &[&str]) -> Response {
+    let request = Request::Mirror(MirrorRequest::RecoverMirrorTopics {
+        mirror: mirror.into(),
+        topics: topics.iter().map(|topic| (*topic).to_owned()).collect(),
+    });
+    world.call(NodeId::Broker(B, BrokerId(2)), request)
+}
+
+#[test]
+fn a_silent_source_fails_the_partition_until_its_attempts_run_out_and_recover_restarts_it() {
+    let mut world = failing_mirror_world();
+    cut_source(&mut world, true);
+    run_until(&mut world, B, MirrorState::Failed);
+    // Two attempts, each a PREPARING that hears nothing for 500 ms: then it waits.
+    world.run_for(3_000);
+    let status = stored_status(&mut world);
+    assert_eq!(
+        (status.state, status.retry_attempt),
+        (MirrorState::Failed, 2),
+        "{status:?}"
+    );
+    assert!(
+        status
+            .error_message
+            .as_deref()
+            .is_some_and(|message| message.contains("mirror.socket.timeout.ms 500")),
+        "{status:?}"
+    );
+    assert!(world.brokers.values_mut().any(|broker| {
+        broker.take_events().iter().any(|event| {
+            matches!(
+                event,
+                BrokerEvent::MirrorAwaitsOperator {
+                    retry_attempt: 2,
+                    ..
+                }
+            )
+        })
+    }));
+    // The source back, nothing moves until an operator recovers the partition.
+    cut_source(&mut world, false);
+    world.run_for(2_000);
+    assert_eq!(state_on(&world, B), MirrorState::Failed);
+    match recover(&mut world, "m", &["orders"]) {
+        Response::Mirror(MirrorResponse::RecoverMirrorTopics {
+            error: ErrorCode::None,
+            results,
+            recovered,
+        }) => {
+            assert_eq!(results, [("orders".to_owned(), ErrorCode::None)]);
+            assert_eq!(recovered, [orders()]);
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    run_until(&mut world, B, MirrorState::Mirroring);
+    world.run_for(500);
+    let status = stored_status(&mut world);
+    assert_eq!(
+        (status.state, status.retry_attempt, status.error_message),
+        (MirrorState::Mirroring, 0, None),
+        "a fresh budget, the error cleared once mirroring again"
+    );
+    // A second recovery finds nothing FAILED.
+    assert!(matches!(
+        recover(&mut world, "m", &["orders"]),
+        Response::Mirror(MirrorResponse::RecoverMirrorTopics { recovered, .. })
+            if recovered.is_empty()
+    ));
+}
+
+#[test]
+fn a_failover_from_failed_needs_nothing_from_the_source() {
+    // L-2: the partition FAILED with no attempt left and the source still cut off; the
+    // removal stops it.
+    let mut world = failing_mirror_world();
+    cut_source(&mut world, true);
+    run_until(&mut world, B, MirrorState::Failed);
+    world.run_for(3_000);
+    alter_on(&mut world, B, "m", MirrorTopicOperation::Remove);
+    run_until(&mut world, B, MirrorState::Stopped);
+}
+
+#[test]
+fn recover_refuses_unknown_mirrors_unknown_topics_and_other_mirrors_topics() {
+    let mut world = failing_mirror_world();
+    assert!(matches!(
+        recover(&mut world, "nope", &["orders"]),
+        Response::Mirror(MirrorResponse::RecoverMirrorTopics {
+            error: ErrorCode::ClusterMirrorNotFound,
+            ..
+        })
+    ));
+    create_mirror_between(&mut world, "n", A, B);
+    match recover(&mut world, "n", &["ghost", "orders"]) {
+        Response::Mirror(MirrorResponse::RecoverMirrorTopics {
+            error: ErrorCode::None,
+            results,
+            recovered,
+        }) => {
+            assert_eq!(
+                results,
+                [
+                    ("ghost".to_owned(), ErrorCode::UnknownTopicOrPartition),
+                    ("orders".to_owned(), ErrorCode::InvalidClusterMirrorState),
+                ]
+            );
+            assert!(recovered.is_empty());
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+#[test]
+fn unreadable_retry_settings_are_refused_at_create_and_alter() {
+    let mut world = World::new();
+    let answer = world.call(
+        NodeId::Controller(B),
+        Request::Controller(ControllerRequest::CreateMirror {
+            name: "m".into(),
+            configs: vec![
+                ("bootstrap.servers".into(), "a-broker-1".into()),
+                (RETRY_MAX_ATTEMPTS_CONFIG.into(), "many".into()),
+            ],
+        }),
+    );
+    assert!(
+        matches!(
+            answer,
+            Response::Controller(ControllerResponse::CreateMirror {
+                error: ErrorCode::InvalidConfig
+            })
+        ),
+        "{answer:?}"
+    );
+    create_mirror_between(&mut world, "m", A, B);
+    let alter = Request::Controller(ControllerRequest::IncrementalAlterConfigs {
+        resource: ConfigResource::Mirror("m".into()),
+        changes: vec![(SOCKET_TIMEOUT_CONFIG.into(), Some("-1".into()))],
+    });
+    let answer = world.call(NodeId::Controller(B), alter);
+    assert!(
+        format!("{answer:?}").contains("InvalidConfig"),
+        "{answer:?}"
+    );
+}
