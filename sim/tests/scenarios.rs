@@ -393,6 +393,33 @@ fn a_silent_source_fails_the_partitions_until_retries_run_out_and_recover_brings
 }
 
 #[test]
+fn a_deleted_source_topic_fails_its_partitions_for_good_and_the_others_mirror_on() {
+    // `source_topic_deleted` (the prototype's testDeletedSourceTopicMovesToNonRetryable): a
+    // deletes orders and events at 5 s; audit stays mirrored.
+    for seed in fresh_seeds(3) {
+        println!("seed {seed}");
+        let report = assert_passes("source_topic_deleted", seed);
+        let describe = first_describe(&report);
+        for line in &describe.described {
+            let expected = if line.starts_with("audit-0=") {
+                line.starts_with("audit-0=MIRRORING(")
+            } else {
+                line.contains("=FAILED(")
+                    && line.contains(",retries=-1,")
+                    && line.contains("the source topic is deleted")
+            };
+            assert!(expected, "seed {seed}: {line}");
+        }
+        // events, failed over at 15 s, stopped from FAILED; orders stayed FAILED, which the
+        // liveness check accepted only because a deleted its source topic.
+        assert!(report
+            .marks
+            .contains_key("mirror-transition:FAILED->STOPPING"));
+        assert!(report.marks.contains_key("liveness-source-topic-missing"));
+    }
+}
+
+#[test]
 fn a_failback_started_too_early_fails_until_the_failover_and_can_be_taken_back() {
     // failback_too_early: a adds orders and events to its reverse mirror at 3 s while b still
     // mirrors both from a. The source refuses the last-mirrored-epoch lookup, so a's

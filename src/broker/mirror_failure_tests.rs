@@ -215,3 +215,82 @@ fn unreadable_retry_settings_are_refused_at_create_and_alter() {
         "{answer:?}"
     );
 }
+
+/// Deletes orders on a through one of a's brokers.
+fn delete_source_orders(world: &mut World) {
+    let answer = world.call(
+        NodeId::Broker(A, BrokerId(1)),
+        Request::Cluster(ClusterRequest::DeleteTopics {
+            topics: vec!["orders".into()],
+        }),
+    );
+    assert!(format!("{answer:?}").contains("None"), "{answer:?}");
+}
+
+#[test]
+fn a_source_topic_deleted_and_created_again_fails_the_partition_for_good() {
+    // Another topic id under the same name is another history: nothing mirrored so far
+    // belongs to it (spec §7 item 4; the prototype's check of the source topic id).
+    let mut world = failing_mirror_world();
+    delete_source_orders(&mut world);
+    world.run_for(300);
+    let topic = NewTopic {
+        name: "orders".into(),
+        partitions: 1,
+        replication_factor: 3,
+        configs: vec![("min.insync.replicas".into(), "2".into())],
+        topic_id: None,
+    };
+    let answer = world.call(
+        NodeId::Controller(A),
+        Request::Controller(ControllerRequest::CreateTopics {
+            topics: vec![topic],
+        }),
+    );
+    assert!(format!("{answer:?}").contains("None"), "{answer:?}");
+    run_until(&mut world, B, MirrorState::Failed);
+    world.run_for(1_000);
+    let status = stored_status(&mut world);
+    assert_eq!(status.retry_attempt, -1, "{status:?}");
+    assert!(
+        status
+            .error_message
+            .as_deref()
+            .is_some_and(|message| message.contains("created again")),
+        "{status:?}"
+    );
+    world.run_for(3_000);
+    assert_eq!(state_on(&world, B), MirrorState::Failed, "not retried");
+}
+
+#[test]
+fn a_deleted_source_topic_fails_the_partition_only_after_a_refresh_without_it() {
+    let mut world = failing_mirror_world();
+    let log_end = world.partition(world.leader(B)).log.log_end_offset();
+    delete_source_orders(&mut world);
+    // The first answers without the topic are not taken at their word: the partition fails
+    // (retryably: no fetch is answered any more) and retries, but is not judged deleted yet.
+    world.run_for(2_000);
+    assert_ne!(stored_status(&mut world).retry_attempt, -1);
+    world.run_for(6_000);
+    let status = stored_status(&mut world);
+    assert_eq!(
+        (status.state, status.retry_attempt),
+        (MirrorState::Failed, -1),
+        "{status:?}"
+    );
+    assert!(
+        status
+            .error_message
+            .as_deref()
+            .is_some_and(|message| message.contains("the source topic is deleted")),
+        "{status:?}"
+    );
+    // The retries in between asked the source for the last mirrored epoch of a topic it no
+    // longer has: refused, not "mirror from scratch", so b kept its copy.
+    assert_eq!(
+        world.partition(world.leader(B)).log.log_end_offset(),
+        log_end,
+        "b's copy of the deleted topic's records is kept"
+    );
+}

@@ -385,6 +385,15 @@ pub enum BrokerEvent {
         /// The coordinator's error.
         error: ErrorCode,
     },
+    /// A mirror partition's source topic is gone: deleted (source metadata said so for longer
+    /// than a refresh) or deleted and created again (`recreated`: another topic id). The
+    /// partition fails non-retryably.
+    MirrorSourceTopicGone {
+        /// The mirror partition.
+        topic_partition: TopicPartition,
+        /// The topic exists again under another id.
+        recreated: bool,
+    },
     /// RecoverMirrorTopics rewrote a FAILED mirror partition's state at its coordinator: it
     /// retries with a fresh budget.
     MirrorPartitionRecovered {

@@ -308,6 +308,13 @@ impl fmt::Display for BrokerEvent {
                 topic_partition,
                 error,
             } => write!(f, "MirrorStateWriteRefused {topic_partition} error={error:?}"),
+            Self::MirrorSourceTopicGone {
+                topic_partition,
+                recreated,
+            } => write!(
+                f,
+                "MirrorSourceTopicGone {topic_partition} recreated={recreated}"
+            ),
             Self::MirrorPartitionRecovered { topic_partition } => {
                 write!(f, "MirrorPartitionRecovered {topic_partition}")
             }

@@ -259,9 +259,10 @@ impl Checkers {
         brokers: &[BrokerView<'_>],
         history: &History,
     ) -> Vec<Violation> {
-        let (mut out, loops) =
+        let (mut out, loops, source_missing) =
             crate::checks::mirror::check_mirror_liveness(time_ms, controllers, brokers);
         self.mark_times("liveness-mirror-loop-retrying", loops);
+        self.mark_times("liveness-source-topic-missing", source_missing);
         // Partitions held by a transaction its coordinator lost (see
         // `hanging_after_coordinator_loss`).
         let mut forgotten_txns = BTreeSet::new();

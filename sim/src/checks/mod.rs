@@ -724,6 +724,11 @@ impl Checkers {
                 }
                 BrokerEvent::MirrorSourceSilent { .. } => self.mark("mirror-source-silent"),
                 BrokerEvent::MirrorPartitionRecovered { .. } => self.mark("mirror-recovered"),
+                BrokerEvent::MirrorSourceTopicGone { recreated, .. } => self.mark(if *recreated {
+                    "mirror-source-topic-recreated"
+                } else {
+                    "mirror-source-topic-deleted"
+                }),
                 BrokerEvent::MirrorStateOfNewerLeader { .. } => {
                     self.mark("mirror-state-of-newer-leader")
                 }

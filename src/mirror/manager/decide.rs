@@ -27,7 +27,7 @@ impl MirrorManager {
         }
         let target = match decide(task.state, &desired) {
             MirrorState::Failed => {
-                let settings = self.failure_settings(&*host, topic_partition);
+                let settings = self.failure_settings(topic_partition);
                 let retries_left = settings.retries_left(task.retry_attempt);
                 let wish = match &desired {
                     // `failed-refuses-stop`: the failed state is retried as if still wanted.
@@ -121,7 +121,7 @@ impl MirrorManager {
                 false
             }
             MirrorState::Failed => {
-                let settings = self.failure_settings(&*host, topic_partition);
+                let settings = self.failure_settings(topic_partition);
                 let task = self.task_mut(topic_partition);
                 task.step = Step::Decide;
                 task.not_before_ms = now_ms + settings.backoff_ms(task.retry_attempt);
@@ -130,14 +130,12 @@ impl MirrorManager {
         }
     }
 
-    /// The failure and retry settings of a task's mirror.
-    pub(super) fn failure_settings(
-        &self,
-        host: &impl MirrorHost,
-        topic_partition: &TopicPartition,
-    ) -> FailureSettings {
-        MirrorDirectory::new(host.image(), host.node_id().cluster())
-            .failure_settings(&self.tasks[topic_partition].mirror)
+    /// The failure and retry settings of a task's mirror (read when the image last changed).
+    pub(super) fn failure_settings(&self, topic_partition: &TopicPartition) -> FailureSettings {
+        self.failure
+            .get(&self.tasks[topic_partition].mirror)
+            .copied()
+            .unwrap_or_default()
     }
 
     /// A FAILED partition with no retry left (non-retryable, or its attempts used up) waits

@@ -417,9 +417,7 @@ impl MirrorManager {
         now_ms: i64,
         topic_partition: &TopicPartition,
     ) -> bool {
-        let timeout_ms = self
-            .failure_settings(&*host, topic_partition)
-            .socket_timeout_ms;
+        let timeout_ms = self.failure_settings(topic_partition).socket_timeout_ms;
         let Some(since_ms) = self.tasks[topic_partition].source_waited_since_ms else {
             return false;
         };
@@ -473,6 +471,7 @@ impl MirrorManager {
 
     pub(super) fn apply_source_metadata(
         &mut self,
+        host: &mut impl MirrorHost,
         now_ms: i64,
         mirror: &str,
         to: NodeId,
@@ -484,8 +483,75 @@ impl MirrorManager {
         match result {
             Ok((brokers, topics)) => {
                 source.metadata.apply(now_ms, &brokers, &topics);
+                self.watch_source_topics(host, now_ms, mirror, &topics);
             }
             Err(_) => source.metadata.on_failed(now_ms, to),
+        }
+    }
+
+    /// Follows each PREPARING or MIRRORING task's source topic through a source metadata
+    /// answer (the prototype's deleted-topic detection, spec §7 item 4): a topic id other
+    /// than the one first seen means the source topic was deleted and created again, and
+    /// answers that the topic does not exist, in a row for at least
+    /// [`SOURCE_TOPIC_MISSING_MS`] (more than one metadata refresh: a broker whose image lags
+    /// is not taken at its word), mean it was deleted (or, never seen, that the source has no
+    /// such topic: a destination topic added to a mirror whose source lacks it, which the
+    /// prototype's sync fails the same way); either fails the partition non-retryably (the
+    /// records it still had to mirror are gone, and a re-created topic is another history).
+    fn watch_source_topics(
+        &mut self,
+        host: &mut impl MirrorHost,
+        now_ms: i64,
+        mirror: &str,
+        topics: &[TopicMetadata],
+    ) {
+        let watched: Vec<TopicPartition> = self
+            .tasks
+            .iter()
+            .filter(|(_, task)| {
+                task.mirror == mirror
+                    && matches!(task.state, MirrorState::Preparing | MirrorState::Mirroring)
+            })
+            .map(|(topic_partition, _)| topic_partition.clone())
+            .collect();
+        for topic_partition in watched {
+            let Some(answer) = topics
+                .iter()
+                .find(|topic| topic.name == topic_partition.topic.as_str())
+            else {
+                continue;
+            };
+            let watch = &mut self.task_mut(&topic_partition).source_topic;
+            let reason = match (answer.error, answer.topic_id, watch.topic_id) {
+                (ErrorCode::None, Some(id), Some(seen)) if id != seen => Some(format!(
+                    "the source topic was deleted and created again (topic id {id}, was {seen})"
+                )),
+                (ErrorCode::None, Some(id), _) => {
+                    watch.topic_id = Some(id);
+                    watch.missing_since_ms = None;
+                    None
+                }
+                (ErrorCode::UnknownTopicOrPartition, _, seen) => {
+                    let since = *watch.missing_since_ms.get_or_insert(now_ms);
+                    let missing_ms = now_ms - since;
+                    (missing_ms >= SOURCE_TOPIC_MISSING_MS).then(|| match seen {
+                        Some(_) => {
+                            format!("the source topic is deleted (missing for {missing_ms} ms)")
+                        }
+                        None => format!(
+                            "the source cluster has no such topic (missing for {missing_ms} ms)"
+                        ),
+                    })
+                }
+                _ => None,
+            };
+            if let Some(reason) = reason {
+                host.lend().events.push(BrokerEvent::MirrorSourceTopicGone {
+                    topic_partition: topic_partition.clone(),
+                    recreated: answer.error.is_none(),
+                });
+                self.fail_mirror_partition(host, now_ms, &topic_partition, reason, true);
+            }
         }
     }
 }

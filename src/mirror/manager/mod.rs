@@ -89,8 +89,11 @@
 //!   RecoverMirrorTopics. A source that answers nothing for this partition (no fetch, no
 //!   lookup answered) for `mirror.socket.timeout.ms` fails it, retryably.
 //!
-//! Contract (source side): a LastMirroredEpochLookup from cluster X is answered −1 when no
-//! mirror of this cluster has X as its source or the topic is unknown here; otherwise the
+//! Contract (source side): a LastMirroredEpochLookup from cluster X about a topic unknown here
+//! is answered `UnknownTopicOrPartition` (the requester retries; the KIP's "missing → −1"
+//! would have it mirror from scratch and cut its whole log, which after a deletion of the
+//! source topic is the only copy left); it is answered −1 when no
+//! mirror of this cluster has X as its source; otherwise the
 //! coordinator of the first such mirror (by name) is read: a partition it still mirrors
 //! (any state but UNKNOWN and STOPPED) is `InvalidClusterMirrorState`, else its persisted last
 //! mirrored epoch (or −1).
@@ -226,6 +229,9 @@ const MIRROR_FETCH_MAX_WAIT_MS: i64 = 100;
 const MIRROR_FETCH_MAX_BYTES: usize = 1 << 20;
 /// The metadata cache's refresh interval for source clusters.
 const SOURCE_METADATA_MAX_AGE_MS: i64 = 5_000;
+/// How long source metadata answers must keep saying a source topic does not exist before
+/// its partitions fail as deleted (longer than a refresh: two answers at least).
+const SOURCE_TOPIC_MISSING_MS: i64 = SOURCE_METADATA_MAX_AGE_MS + 1_000;
 
 /// Where a task is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -407,12 +413,26 @@ struct MirrorTask {
     generation: u64,
     /// FAILED with no retry left: the wait for an operator has been reported.
     waits_for_operator: bool,
+    /// The source topic as this leadership has seen it in the source's metadata: its topic id,
+    /// and since when answers have said it does not exist (see `watch_source_topic`).
+    source_topic: SourceTopicWatch,
     /// PREPARING and MIRRORING: since when the source has answered nothing for this
     /// partition (set when the state is entered, moved on by every answer of the source).
     source_waited_since_ms: Option<i64>,
     /// The steps this leadership's STOPPING took, in order (see [`StopStep`]); begun afresh
     /// when a new stop is persisted.
     stop_journal: Vec<StopStep>,
+}
+
+/// What a task has seen of its source topic in the source's metadata answers.
+#[derive(Debug, Clone, Copy, Default)]
+struct SourceTopicWatch {
+    /// The topic id the source answered with first (a different one later: the topic was
+    /// deleted and created again).
+    topic_id: Option<crate::protocol::TopicId>,
+    /// The first of the answers in a row that said the topic does not exist, after it was
+    /// seen.
+    missing_since_ms: Option<i64>,
 }
 
 /// A source cluster as one mirror sees it.
@@ -430,6 +450,9 @@ pub struct MirrorManager {
     broken: Vec<BrokenSwitch>,
     tasks: BTreeMap<TopicPartition, MirrorTask>,
     sources: BTreeMap<String, SourceCluster>,
+    /// Each mirror's failure and retry settings, read from the image whenever it changes
+    /// (so that a poll does not parse them again).
+    failure: BTreeMap<String, FailureSettings>,
     /// Requests in flight: what was asked, when, and the generation of the task that asked
     /// (`None` for requests of no task).
     requests: BTreeMap<u64, (SentRequest, i64, Option<u64>)>,
@@ -447,6 +470,7 @@ impl MirrorManager {
             broken,
             tasks: BTreeMap::new(),
             sources: BTreeMap::new(),
+            failure: BTreeMap::new(),
             requests: BTreeMap::new(),
             deletes: BTreeMap::new(),
             next_delete_id: 0,
@@ -506,6 +530,18 @@ impl MirrorManager {
 
     /// Creates, keeps or drops tasks after the metadata image changed.
     pub fn reconcile_mirror_tasks(&mut self, host: &mut impl MirrorHost, now_ms: i64) {
+        let directory = MirrorDirectory::new(host.image(), host.node_id().cluster());
+        self.failure = host
+            .image()
+            .configs
+            .keys()
+            .filter_map(|resource| match resource {
+                ConfigResource::Mirror(name) => {
+                    Some((name.clone(), directory.failure_settings(name)))
+                }
+                _ => None,
+            })
+            .collect();
         let mut wanted: BTreeMap<TopicPartition, (String, MirrorPartitionId, LeaderEpoch, String)> =
             BTreeMap::new();
         for (topic_partition, partition) in host.partitions() {
@@ -599,6 +635,7 @@ impl MirrorManager {
                             bump_before_append: false,
                             generation,
                             waits_for_operator: false,
+                            source_topic: SourceTopicWatch::default(),
                             source_waited_since_ms: None,
                             stop_journal: Vec::new(),
                         },
@@ -882,7 +919,7 @@ impl MirrorManager {
                     Ok(_) => Err(ErrorCode::InvalidRequest),
                     Err(error) => Err(error),
                 };
-                self.apply_source_metadata(now_ms, &mirror, to, result);
+                self.apply_source_metadata(host, now_ms, &mirror, to, result);
             }
             SentRequest::LookupRead {
                 reply_to,

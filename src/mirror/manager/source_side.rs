@@ -50,8 +50,18 @@ impl MirrorManager {
         let mirror = own
             .filter(|own| from_requester.contains(&own))
             .or_else(|| from_requester.first().map(|name| (*name).clone()));
-        let topic_id = host.image().topic_ids.get(topic).copied();
-        let (Some(mirror), Some(topic_id)) = (mirror, topic_id) else {
+        let Some(topic_id) = host.image().topic_ids.get(topic).copied() else {
+            // No such topic here (deleted, or not yet in this broker's image): there is nothing
+            // to align with, and −1 would have the requester mirror from scratch, cutting its
+            // whole log, the only copy left of a deleted source topic's records.
+            host.lend().outbox.respond(
+                from,
+                correlation_id,
+                answer(ErrorCode::UnknownTopicOrPartition, LeaderEpoch::NONE),
+            );
+            return;
+        };
+        let Some(mirror) = mirror else {
             host.lend().outbox.respond(
                 from,
                 correlation_id,
@@ -86,6 +96,7 @@ impl MirrorManager {
             bump_before_append: false,
             generation: 0,
             waits_for_operator: false,
+            source_topic: SourceTopicWatch::default(),
             source_waited_since_ms: None,
             stop_journal: Vec::new(),
         };

@@ -10,14 +10,22 @@ use mirrorsim::common::Offset;
 /// below the source's last stable offset. A partition whose source mirrors the topic back
 /// from here (a mirror loop) may instead retry between PREPARING and FAILED; the second
 /// value counts those (mark `liveness-mirror-loop-retrying`).
+///
+/// A partition FAILED (or retrying PREPARING's lookup, which the source refuses for a topic it
+/// does not have) whose source cluster has no such topic at the end (an operator deleted it,
+/// or it never existed there) has nothing to mirror and says so, as KIP-1279 wants
+/// (non-retryable, spec §7 item 4): the third value counts those (mark
+/// `liveness-source-topic-missing`). A partition failed as deleted whose source topic exists
+/// is reported like any other FAILED one.
 pub fn check_mirror_liveness(
     time_ms: i64,
     controllers: &[ControllerView<'_>],
     brokers: &[BrokerView<'_>],
-) -> (Vec<Violation>, u64) {
+) -> (Vec<Violation>, u64, u64) {
     use mirrorsim::mirror::DesiredState;
     let mut out = Vec::new();
     let mut loops = 0;
+    let mut source_deleted = 0;
     for controller in controllers {
         let image = controller.controller.image();
         for (tp, record) in image.all_partitions() {
@@ -52,6 +60,24 @@ pub fn check_mirror_liveness(
                 loops += 1;
                 continue;
             }
+            if matches!(
+                partition.mirror_state,
+                MirrorState::Failed | MirrorState::Preparing
+            ) && expected != MirrorState::Stopped
+                && crate::checks::mirror::mirror_source_in(image, &tp.topic).is_some_and(|source| {
+                    controllers.iter().any(|view| {
+                        view.cluster == source
+                            && !view
+                                .controller
+                                .image()
+                                .topic_ids
+                                .contains_key(tp.topic.as_str())
+                    })
+                })
+            {
+                source_deleted += 1;
+                continue;
+            }
             let problem = if partition.mirror_state != expected {
                 Some(format!(
                     "{} is {} but mirror.name asks for {expected}",
@@ -82,7 +108,7 @@ pub fn check_mirror_liveness(
             }
         }
     }
-    (out, loops)
+    (out, loops, source_deleted)
 }
 
 impl MirrorChecks {
