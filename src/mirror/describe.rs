@@ -27,7 +27,7 @@ use std::collections::BTreeMap;
 
 use super::directory::MirrorDirectory;
 use super::MirrorState;
-use crate::component::BrokerContext;
+use crate::component::{BrokerContext, RequestsInFlight};
 use crate::log::FetchIsolation;
 use crate::metadata::ConfigResource;
 
@@ -58,23 +58,20 @@ struct PendingDescribe {
 #[derive(Debug, Default)]
 pub struct MirrorDescribes {
     pending: BTreeMap<u64, PendingDescribe>,
-    /// correlation id → (describe id, what, sent at).
-    requests: BTreeMap<u64, (u64, DescribeRequest, i64)>,
+    /// correlation id → (describe id, what).
+    requests: RequestsInFlight<(u64, DescribeRequest), DESCRIBE_REQUEST_TIMEOUT_MS>,
     next_id: u64,
 }
 
 impl MirrorDescribes {
     /// The earliest request timeout.
     pub fn deadline(&self) -> Option<i64> {
-        self.requests
-            .values()
-            .map(|(_, _, sent_ms)| sent_ms + DESCRIBE_REQUEST_TIMEOUT_MS)
-            .min()
+        self.requests.deadline()
     }
 
     /// Whether a request with this correlation id is a describe's.
     pub fn owns(&self, correlation_id: u64) -> bool {
-        self.requests.contains_key(&correlation_id)
+        self.requests.owns(correlation_id)
     }
 }
 
@@ -231,18 +228,12 @@ impl MirrorDescribes {
             .expect("requests are sent for live describes")
             .waiting += 1;
         let correlation_id = ctx.outbox.request(to, request);
-        self.requests.insert(correlation_id, (id, what, ctx.now_ms));
+        self.requests.insert(correlation_id, (id, what), ctx.now_ms);
     }
 
     /// Expires describe requests.
     pub fn poll(&mut self, ctx: &mut BrokerContext<'_>) {
-        let expired: Vec<u64> = self
-            .requests
-            .iter()
-            .filter(|(_, (_, _, sent_ms))| ctx.now_ms >= sent_ms + DESCRIBE_REQUEST_TIMEOUT_MS)
-            .map(|(correlation_id, _)| *correlation_id)
-            .collect();
-        for correlation_id in expired {
+        for correlation_id in self.requests.expired(ctx.now_ms) {
             self.handle_response(ctx, correlation_id, Err(ErrorCode::RequestTimedOut));
         }
     }
@@ -254,7 +245,7 @@ impl MirrorDescribes {
         correlation_id: u64,
         response: Result<Response, ErrorCode>,
     ) {
-        let Some((id, what, _)) = self.requests.remove(&correlation_id) else {
+        let Some((id, what)) = self.requests.remove(correlation_id) else {
             return;
         };
         let Some(pending) = self.pending.get_mut(&id) else {

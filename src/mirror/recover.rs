@@ -28,7 +28,7 @@ use std::collections::BTreeMap;
 use super::directory::MirrorDirectory;
 use super::state::DesiredState;
 use super::{retry_target, MirrorState, TopicMirrorConfig};
-use crate::component::BrokerContext;
+use crate::component::{BrokerContext, RequestsInFlight};
 use crate::events::BrokerEvent;
 use crate::metadata::ConfigResource;
 use crate::protocol::{
@@ -80,23 +80,20 @@ enum Phase {
 #[derive(Debug, Default)]
 pub struct MirrorRecoveries {
     pending: BTreeMap<u64, PendingRecovery>,
-    /// correlation id → (recovery id, phase, sent at).
-    requests: BTreeMap<u64, (u64, Phase, i64)>,
+    /// correlation id → (recovery id, phase).
+    requests: RequestsInFlight<(u64, Phase), RECOVER_REQUEST_TIMEOUT_MS>,
     next_id: u64,
 }
 
 impl MirrorRecoveries {
     /// The earliest request timeout.
     pub fn deadline(&self) -> Option<i64> {
-        self.requests
-            .values()
-            .map(|(_, _, sent_ms)| sent_ms + RECOVER_REQUEST_TIMEOUT_MS)
-            .min()
+        self.requests.deadline()
     }
 
     /// Whether a request with this correlation id is a recovery's.
     pub fn owns(&self, correlation_id: u64) -> bool {
-        self.requests.contains_key(&correlation_id)
+        self.requests.owns(correlation_id)
     }
 
     /// A RecoverMirrorTopics from an admin; see the module doc.
@@ -156,13 +153,7 @@ impl MirrorRecoveries {
 
     /// Expires requests.
     pub fn poll(&mut self, ctx: &mut BrokerContext<'_>) {
-        let expired: Vec<u64> = self
-            .requests
-            .iter()
-            .filter(|(_, (_, _, sent_ms))| ctx.now_ms >= sent_ms + RECOVER_REQUEST_TIMEOUT_MS)
-            .map(|(correlation_id, _)| *correlation_id)
-            .collect();
-        for correlation_id in expired {
+        for correlation_id in self.requests.expired(ctx.now_ms) {
             self.handle_response(ctx, correlation_id, Err(ErrorCode::RequestTimedOut));
         }
     }
@@ -174,7 +165,7 @@ impl MirrorRecoveries {
         correlation_id: u64,
         response: Result<Response, ErrorCode>,
     ) {
-        let Some((id, phase, _)) = self.requests.remove(&correlation_id) else {
+        let Some((id, phase)) = self.requests.remove(correlation_id) else {
             return;
         };
         let Some(pending) = self.pending.get_mut(&id) else {
@@ -286,7 +277,7 @@ impl MirrorRecoveries {
         pending.waiting += 1;
         let correlation_id = ctx.outbox.request(coordinator, request);
         self.requests
-            .insert(correlation_id, (id, phase, ctx.now_ms));
+            .insert(correlation_id, (id, phase), ctx.now_ms);
     }
 
     fn maybe_answer(&mut self, ctx: &mut BrokerContext<'_>, id: u64) {

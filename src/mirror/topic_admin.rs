@@ -34,7 +34,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::component::BrokerContext;
+use crate::component::{BrokerContext, RequestsInFlight};
 use crate::coordinator::partition_count;
 use crate::events::BrokerEvent;
 use crate::metadata::MetadataImage;
@@ -80,7 +80,7 @@ enum Phase {
 pub struct TopicAdmins {
     pending: BTreeMap<u64, PendingTopicAdmin>,
     /// correlation id → (entry id, phase, sent at).
-    requests: BTreeMap<u64, (u64, Phase, i64)>,
+    requests: RequestsInFlight<(u64, Phase), TOPIC_ADMIN_TIMEOUT_MS>,
     next_id: u64,
     /// Skip the DeleteTopics / CreatePartitions check (`MirrorTopicAdminUnchecked`).
     unchecked: bool,
@@ -101,15 +101,12 @@ impl TopicAdmins {
 
     /// The earliest request timeout.
     pub fn deadline(&self) -> Option<i64> {
-        self.requests
-            .values()
-            .map(|(_, _, sent_ms)| sent_ms + TOPIC_ADMIN_TIMEOUT_MS)
-            .min()
+        self.requests.deadline()
     }
 
     /// Whether a request with this correlation id is an entry's.
     pub fn owns(&self, correlation_id: u64) -> bool {
-        self.requests.contains_key(&correlation_id)
+        self.requests.owns(correlation_id)
     }
 }
 
@@ -260,7 +257,7 @@ impl TopicAdmins {
             .waiting += 1;
         let correlation_id = context.outbox.request(to, request);
         self.requests
-            .insert(correlation_id, (id, phase, context.now_ms));
+            .insert(correlation_id, (id, phase), context.now_ms);
     }
 
     /// Once every check is in: forwards what is left, or answers.
@@ -313,14 +310,7 @@ impl TopicAdmins {
 
     /// Expires the entries' requests.
     pub fn poll(&mut self, context: &mut BrokerContext<'_>) {
-        let now_ms = context.now_ms;
-        let expired: Vec<u64> = self
-            .requests
-            .iter()
-            .filter(|(_, (_, _, sent_ms))| now_ms >= sent_ms + TOPIC_ADMIN_TIMEOUT_MS)
-            .map(|(correlation_id, _)| *correlation_id)
-            .collect();
-        for correlation_id in expired {
+        for correlation_id in self.requests.expired(context.now_ms) {
             self.handle_response(context, correlation_id, Err(ErrorCode::RequestTimedOut));
         }
     }
@@ -332,7 +322,7 @@ impl TopicAdmins {
         correlation_id: u64,
         response: Result<Response, ErrorCode>,
     ) {
-        let Some((id, phase, _)) = self.requests.remove(&correlation_id) else {
+        let Some((id, phase)) = self.requests.remove(correlation_id) else {
             return;
         };
         if !self.pending.contains_key(&id) {
