@@ -234,20 +234,7 @@ fn a_source_topic_deleted_and_created_again_fails_the_partition_for_good() {
     let mut world = failing_mirror_world();
     delete_source_orders(&mut world);
     world.run_for(300);
-    let topic = NewTopic {
-        name: "orders".into(),
-        partitions: 1,
-        replication_factor: 3,
-        configs: vec![("min.insync.replicas".into(), "2".into())],
-        topic_id: None,
-    };
-    let answer = world.call(
-        NodeId::Controller(A),
-        Request::Controller(ControllerRequest::CreateTopics {
-            topics: vec![topic],
-        }),
-    );
-    assert!(format!("{answer:?}").contains("None"), "{answer:?}");
+    world.create_orders(A);
     run_until(&mut world, B, MirrorState::Failed);
     world.run_for(1_000);
     let status = stored_status(&mut world);

@@ -97,25 +97,30 @@ impl World {
         }
         world.run_for(500);
         for cluster in [A, B] {
-            let topic = NewTopic {
-                name: "orders".into(),
-                partitions: 1,
-                replication_factor: 3,
-                configs: vec![("min.insync.replicas".into(), "2".into())],
-                topic_id: None,
-            };
-            let answer = world.call(
-                NodeId::Controller(cluster),
-                Request::Controller(ControllerRequest::CreateTopics {
-                    topics: vec![topic],
-                }),
-            );
-            assert!(
-                matches!(answer, Response::Controller(ControllerResponse::CreateTopics { results }) if results[0].1.is_none())
-            );
+            world.create_orders(cluster);
         }
         world.run_for(500);
         world
+    }
+
+    /// Creates orders (one partition, three replicas, min ISR 2) on `cluster`'s controller.
+    fn create_orders(&mut self, cluster: ClusterIndex) {
+        let topic = NewTopic {
+            name: "orders".into(),
+            partitions: 1,
+            replication_factor: 3,
+            configs: vec![("min.insync.replicas".into(), "2".into())],
+            topic_id: None,
+        };
+        let answer = self.call(
+            NodeId::Controller(cluster),
+            Request::Controller(ControllerRequest::CreateTopics {
+                topics: vec![topic],
+            }),
+        );
+        assert!(
+            matches!(answer, Response::Controller(ControllerResponse::CreateTopics { results }) if results[0].1.is_none())
+        );
     }
 
     fn collect(&mut self) {
