@@ -420,6 +420,26 @@ fn a_deleted_source_topic_fails_its_partitions_for_good_and_the_others_mirror_on
 }
 
 #[test]
+fn a_grown_source_topic_grows_its_mirror_and_every_new_partition_mirrors() {
+    // `source_topic_grows`: a grows orders from 2 to 4 partitions at 5 s; a's producers follow
+    // their metadata onto the new ones; b's sync grows b's orders, and at 13 s all four mirror.
+    // (The liveness check holds every one mirrored to the source's stable end after healing.)
+    for seed in fresh_seeds(3) {
+        println!("seed {seed}");
+        let report = assert_passes("source_topic_grows", seed);
+        let describe = first_describe(&report);
+        assert_eq!(describe.described.len(), 4, "seed {seed}: {describe:?}");
+        assert!(
+            describe
+                .described
+                .iter()
+                .all(|line| line.contains("=MIRRORING(")),
+            "seed {seed}: {describe:?}"
+        );
+    }
+}
+
+#[test]
 fn a_failback_started_too_early_fails_until_the_failover_and_can_be_taken_back() {
     // failback_too_early: a adds orders and events to its reverse mirror at 3 s while b still
     // mirrors both from a. The source refuses the last-mirrored-epoch lookup, so a's

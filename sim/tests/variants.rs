@@ -196,6 +196,18 @@ fn failed_refuses_stop_leaves_a_failover_waiting_on_an_unreachable_source() {
     );
 }
 
+#[test]
+fn sync_ignores_growth_never_mirrors_a_grown_source_topics_new_partitions() {
+    // The seed's sync says nothing of partition counts: a's orders grows to 4 partitions, b's
+    // keeps 2, and what a's producers write to the new ones is never mirrored.
+    seed_passes_and_variant_is_caught(
+        "source_topic_grows",
+        MirrorDesign::SyncIgnoresGrowth,
+        "liveness",
+        &[1, 2],
+    );
+}
+
 /// Asserts that `design` passes `scenario` on every one of `seeds`, and that it ran
 /// differently from the seed design there (another trace hash): a switch that did nothing
 /// would pass too.

@@ -524,6 +524,13 @@ impl IdempotentProducer {
         self.producer
     }
 
+    /// How many partitions `topic` has as this producer's metadata knows it (0 before an answer
+    /// named it): a topic grown by CreatePartitions shows here at the next metadata refresh, as
+    /// a Kafka producer's partitioner sees it.
+    pub fn known_partitions(&self, topic: &str) -> i32 {
+        self.io.metadata.partition_count(topic)
+    }
+
     /// The configuration.
     pub fn config(&self) -> &ProducerConfig {
         &self.config

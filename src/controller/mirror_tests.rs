@@ -473,3 +473,63 @@ fn bump_leader_epochs_raises_the_epoch_above_the_minimum_without_moving_leadersh
         vec![(ErrorCode::UnknownTopicOrPartition, -1)]
     );
 }
+
+/// GrowMirrorTopics from mirror `mirror`'s sync: each topic's error.
+fn grow<D: LogDisk>(
+    controller: &mut Controller<D>,
+    mirror: &str,
+    topics: &[(&str, i32)],
+) -> Vec<ErrorCode> {
+    let request = Request::Controller(ControllerRequest::GrowMirrorTopics {
+        mirror: mirror.into(),
+        topics: topics.iter().map(|(t, n)| (t.to_string(), *n)).collect(),
+    });
+    match send(controller, 0, admin_node(), request) {
+        Response::Controller(ControllerResponse::GrowMirrorTopics { error, results }) => {
+            assert_eq!(error, ErrorCode::None);
+            results.into_iter().map(|(_, e)| e).collect()
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+#[test]
+fn a_mirrors_sync_grows_its_own_topics_which_an_admin_may_not() {
+    let mut controller = with_mirror();
+    assert_eq!(
+        create_mirror(&mut controller, "n", &[("bootstrap.servers", "a")]),
+        ErrorCode::None
+    );
+    alter(&mut controller, "m", Add, &["orders"]);
+    alter(&mut controller, "n", Add, &["payments"]);
+    let partitions = |controller: &Controller<MemoryDisk>, topic: &str| {
+        crate::coordinator::partition_count(controller.image(), topic)
+    };
+    // An admin's CreatePartitions of a mirror topic is refused until STOPPED.
+    let request = Request::Cluster(ClusterRequest::CreatePartitions {
+        topics: vec![("orders".into(), 4)],
+    });
+    assert!(matches!(
+        send(&mut controller, 0, admin_node(), request),
+        Response::Cluster(ClusterResponse::CreatePartitions { results })
+            if results[0].1 == ErrorCode::MirrorTopicNotStopped
+    ));
+    // The mirror's sync grows its own topic; another mirror's topic and a count not above the
+    // current one are refused.
+    assert_eq!(
+        grow(&mut controller, "m", &[("orders", 4), ("payments", 3)]),
+        [ErrorCode::None, ErrorCode::InvalidClusterMirrorState]
+    );
+    assert_eq!(partitions(&controller, "orders"), 4);
+    assert_eq!(partitions(&controller, "payments"), 1);
+    assert_eq!(
+        grow(&mut controller, "m", &[("orders", 4)]),
+        [ErrorCode::InvalidPartitions]
+    );
+    // A removed topic is no longer the mirror's to grow.
+    alter(&mut controller, "m", Remove, &["orders"]);
+    assert_eq!(
+        grow(&mut controller, "m", &[("orders", 6)]),
+        [ErrorCode::InvalidClusterMirrorState]
+    );
+}

@@ -611,6 +611,9 @@ impl<D: LogDisk> Controller<D> {
                 topics,
                 checked_stopped,
             } => self.handle_alter_mirror_topics(&mirror, operation, &topics, &checked_stopped)?,
+            ControllerRequest::GrowMirrorTopics { mirror, topics } => {
+                self.handle_grow_mirror_topics(&mirror, &topics)?
+            }
             ControllerRequest::ListMirrors => self.handle_list_mirrors(),
         };
         Ok(response)

@@ -13,6 +13,9 @@
 //!   fewer live brokers than the topic's replication factor (its first partition's) →
 //!   `InvalidReplicationFactor`. New partitions get replicas the way CreateTopics places them,
 //!   leader epoch 0 and the full replica set as ISR.
+//! - **GrowMirrorTopics** (a mirror's periodic sync): the same for the mirror's own topics
+//!   (mirrored or paused by it), which an admin's CreatePartitions may not grow; another
+//!   mirror's topic, or one in none, is `InvalidClusterMirrorState`.
 
 use super::placement::assign_replicas;
 use super::{Controller, ControllerError};
@@ -20,7 +23,7 @@ use crate::log::LogDisk;
 use crate::metadata::{MetadataRecord, PartitionRecord};
 use crate::mirror::DesiredState;
 use crate::mirror::TopicMirrorConfig;
-use crate::protocol::{ClusterResponse, ErrorCode, Response};
+use crate::protocol::{ClusterResponse, ControllerResponse, ErrorCode, Response};
 
 impl<D: LogDisk> Controller<D> {
     /// Why a mirror topic may not be deleted or grown now, if it may not.
@@ -62,7 +65,7 @@ impl<D: LogDisk> Controller<D> {
     ) -> Result<Response, ControllerError> {
         let mut results = Vec::with_capacity(topics.len());
         for (topic, count) in topics {
-            let error = match self.stage_new_partitions(topic, *count) {
+            let error = match self.stage_new_partitions(topic, *count, None) {
                 Ok(()) => ErrorCode::None,
                 Err(error) => error,
             };
@@ -74,7 +77,40 @@ impl<D: LogDisk> Controller<D> {
         }))
     }
 
-    fn stage_new_partitions(&mut self, topic: &str, count: i32) -> Result<(), ErrorCode> {
+    /// GrowMirrorTopics from `mirror`'s periodic sync: each topic the mirror mirrors or
+    /// pauses grows to its source's partition count (a count not above the current one is
+    /// `InvalidPartitions`: the sync's view was older); a topic of another mirror, or of none,
+    /// is `InvalidClusterMirrorState`.
+    pub(super) fn handle_grow_mirror_topics(
+        &mut self,
+        mirror: &str,
+        topics: &[(String, i32)],
+    ) -> Result<Response, ControllerError> {
+        let results = topics
+            .iter()
+            .map(|(topic, count)| {
+                let error = match self.stage_new_partitions(topic, *count, Some(mirror)) {
+                    Ok(()) => ErrorCode::None,
+                    Err(error) => error,
+                };
+                (topic.clone(), error)
+            })
+            .collect();
+        self.commit()?;
+        Ok(Response::Controller(ControllerResponse::GrowMirrorTopics {
+            error: ErrorCode::None,
+            results,
+        }))
+    }
+
+    /// Stages the partitions that grow `topic` to `count`; `grown_by`: the mirror whose sync
+    /// asks (it may grow its own mirror topics, which an admin may not).
+    fn stage_new_partitions(
+        &mut self,
+        topic: &str,
+        count: i32,
+        grown_by: Option<&str>,
+    ) -> Result<(), ErrorCode> {
         let topic_id = *self
             .image
             .topic_ids
@@ -87,8 +123,17 @@ impl<D: LogDisk> Controller<D> {
         if count <= current || count > self.config.topic_partition_count_max {
             return Err(ErrorCode::InvalidPartitions);
         }
-        if let Some(error) = self.mirror_topic_refusal(topic) {
-            return Err(error);
+        match grown_by {
+            None => {
+                if let Some(error) = self.mirror_topic_refusal(topic) {
+                    return Err(error);
+                }
+            }
+            Some(mirror) => match self.image.mirror_desired_state(topic) {
+                Some(desired @ (DesiredState::Mirror { .. } | DesiredState::Paused { .. }))
+                    if desired.mirror() == mirror => {}
+                _ => return Err(ErrorCode::InvalidClusterMirrorState),
+            },
         }
         let replication_factor = self.image.topics[&topic_id]
             .partitions

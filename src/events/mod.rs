@@ -385,6 +385,14 @@ pub enum BrokerEvent {
         /// The coordinator's error.
         error: ErrorCode,
     },
+    /// A mirror's periodic sync asks the controller to grow a mirror topic to its source
+    /// topic's partition count.
+    MirrorTopicGrowing {
+        /// The destination topic.
+        topic: String,
+        /// The source's partition count.
+        partitions: i32,
+    },
     /// A mirror partition's source topic is gone: deleted (source metadata said so for longer
     /// than a refresh) or deleted and created again (`recreated`: another topic id). The
     /// partition fails non-retryably.

@@ -308,6 +308,9 @@ impl fmt::Display for BrokerEvent {
                 topic_partition,
                 error,
             } => write!(f, "MirrorStateWriteRefused {topic_partition} error={error:?}"),
+            Self::MirrorTopicGrowing { topic, partitions } => {
+                write!(f, "MirrorTopicGrowing {topic} partitions={partitions}")
+            }
             Self::MirrorSourceTopicGone {
                 topic_partition,
                 recreated,

@@ -280,6 +280,16 @@ impl MetadataCache {
         }
     }
 
+    /// How many partitions `topic` has, as the last answers told (0 before any named it).
+    pub fn partition_count(&self, topic: &str) -> i32 {
+        self.partitions
+            .keys()
+            .filter(|topic_partition| topic_partition.topic == topic)
+            .map(|topic_partition| topic_partition.partition + 1)
+            .max()
+            .unwrap_or(0)
+    }
+
     /// The next time the cache wants to act, if it is not waiting for an answer.
     pub fn next_wakeup(&self) -> Option<i64> {
         if self.request_in_flight {

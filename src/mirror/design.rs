@@ -142,11 +142,17 @@ pub enum MirrorDesign {
     /// topic's FAILED partitions at their next retry, retries left or not
     /// ([`MirrorDesign::stops_from_failed`]).
     FailedRefusesStop,
+    /// The seed's periodic sync, which says nothing of a source topic's partition count: a
+    /// source topic grown by CreatePartitions keeps its old count on the destination, and what
+    /// the source writes to the new partitions is never mirrored (`liveness`:
+    /// `source_topic_grows`). The seed design here grows the destination topic from the sync
+    /// as the prototype's MirrorSourceSyncer does ([`MirrorDesign::grows_mirror_topics`]).
+    SyncIgnoresGrowth,
 }
 
 impl MirrorDesign {
     /// Every design, the seed first.
-    pub const ALL: [Self; 21] = [
+    pub const ALL: [Self; 22] = [
         Self::Seed,
         Self::AbortMarkers,
         Self::PidRewrite,
@@ -168,6 +174,7 @@ impl MirrorDesign {
         Self::TruncateAtLso,
         Self::AddUnchecked,
         Self::FailedRefusesStop,
+        Self::SyncIgnoresGrowth,
     ];
 
     /// The name on the command line (`--design`) and in scenario files (`design = "…"`).
@@ -194,6 +201,7 @@ impl MirrorDesign {
             Self::TruncateAtLso => "truncate-at-lso",
             Self::AddUnchecked => "add-unchecked",
             Self::FailedRefusesStop => "failed-refuses-stop",
+            Self::SyncIgnoresGrowth => "sync-ignores-growth",
         }
     }
 
@@ -262,6 +270,9 @@ impl MirrorDesign {
             }
             Self::FailedRefusesStop => {
                 "a FAILED partition is not stopped until it leaves FAILED (the prototype)"
+            }
+            Self::SyncIgnoresGrowth => {
+                "the sync does not grow a mirror topic when its source topic grows (the seed)"
             }
         }
     }
@@ -442,6 +453,12 @@ impl MirrorDesign {
     /// retry left, waits for an operator.
     pub fn stops_from_failed(self) -> bool {
         self != Self::FailedRefusesStop
+    }
+
+    /// Whether the periodic sync grows a mirror topic to its source topic's partition count
+    /// (the prototype's "scale partitions"; not the seed's sync, `sync-ignores-growth`).
+    pub fn grows_mirror_topics(self) -> bool {
+        self != Self::SyncIgnoresGrowth
     }
 
     /// Whether STOPPING writes a MIRROR_PID_RESET.

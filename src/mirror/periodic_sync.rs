@@ -38,6 +38,9 @@
 //!        once one exists with that id and in no mirror it is added to the mirror
 //!        (AlterMirrorTopics); a destination topic of the same name with another id is left
 //!        alone (the operator must delete it);
+//!      - a mirrored or paused topic with fewer partitions than its source topic is grown to the
+//!        source's count (GrowMirrorTopics; an admin's CreatePartitions of a mirror topic is
+//!        refused until STOPPED), and its new partitions prepare and mirror;
 //!      - differing source topic configs are SET (IncrementalAlterConfigs; exclude list);
 //!      - ACLs are created and deleted to match the source (`mirror.acl.include`);
 //!      - each group offset of a partition verified MIRRORING is clamped into the destination log
@@ -46,8 +49,7 @@
 //!        the group is active on the destination and skipped). The topic must still be active
 //!        in the image when the commit is sent.
 //!
-//! Not modelled: source cluster id validation, source topic deletion detection, CreatePartitions
-//! when the source grows, share groups, periodic epoch bumps and exclude enforcement (later
+//! Not modelled: source cluster id validation, share groups, periodic epoch bumps and exclude enforcement (later
 //! revisions), and groups whose coordinator moves between the ListGroups and OffsetFetch of a
 //! round (the OffsetFetch fails and the group waits for the next round).
 
@@ -568,6 +570,9 @@ impl MirrorSyncs {
         self.rounds.get_mut(mirror).expect("live").phase = Phase::Apply;
         if let Some(settings) = Self::sync_settings(ctx, mirror) {
             self.sync_adopt_topics(ctx, mirror, &settings);
+            if self.config.design.grows_mirror_topics() {
+                self.sync_partition_counts(ctx, mirror);
+            }
             self.sync_topic_configs(ctx, mirror, &settings);
             self.sync_acls(ctx, mirror, &settings);
             self.sync_group_offsets(ctx, mirror);
@@ -621,6 +626,45 @@ impl MirrorSyncs {
             });
             self.send_sync_request(ctx, mirror, controller, request, SyncRequest::Apply);
         }
+    }
+
+    /// Grows each topic the mirror mirrors or pauses that has fewer partitions than its source topic
+    /// (GrowMirrorTopics): the new partitions then get leaders, and their tasks prepare and
+    /// mirror as any partition of the topic does. Without it, records the source writes to its
+    /// new partitions are never mirrored.
+    fn sync_partition_counts(&mut self, ctx: &mut BrokerContext<'_>, mirror: &str) {
+        use super::state::DesiredState;
+        let round = &self.rounds[mirror];
+        let grow: Vec<(String, i32)> = ctx
+            .image
+            .topic_ids
+            .keys()
+            .filter(|topic| {
+                matches!(ctx.image.mirror_desired_state(topic),
+                    Some(DesiredState::Mirror { mirror: m } | DesiredState::Paused { mirror: m })
+                        if m == mirror)
+            })
+            .filter_map(|topic| {
+                let (_, source_count) = round.source_topics.get(topic)?;
+                let count = crate::coordinator::partition_count(ctx.image, topic);
+                (*source_count > count).then(|| (topic.clone(), *source_count))
+            })
+            .collect();
+        if grow.is_empty() {
+            return;
+        }
+        for (topic, partitions) in &grow {
+            ctx.events.push(BrokerEvent::MirrorTopicGrowing {
+                topic: topic.clone(),
+                partitions: *partitions,
+            });
+        }
+        let request = Request::Controller(ControllerRequest::GrowMirrorTopics {
+            mirror: mirror.to_owned(),
+            topics: grow,
+        });
+        let controller = ctx.controller;
+        self.send_sync_request(ctx, mirror, controller, request, SyncRequest::Apply);
     }
 
     fn sync_topic_configs(

@@ -157,6 +157,15 @@ pub enum ControllerRequest {
         /// topic another mirror removed only if it is listed here with that mirror.
         checked_stopped: Vec<(String, String)>,
     },
+    /// A destination broker's periodic sync → controller: grow the mirror's topics to their
+    /// source topics' partition counts (the prototype's "scale partitions"; an admin's
+    /// CreatePartitions of a mirror topic is refused until STOPPED).
+    GrowMirrorTopics {
+        /// The mirror.
+        mirror: String,
+        /// (topic, the source's partition count).
+        topics: Vec<(String, i32)>,
+    },
     /// Admin → controller: the mirrors, their properties and member topics.
     ListMirrors,
 }
@@ -177,6 +186,7 @@ impl ControllerRequest {
             Self::DeleteAcls { .. } => "DeleteAcls",
             Self::CreateMirror { .. } => "CreateMirror",
             Self::AlterMirrorTopics { .. } => "AlterMirrorTopics",
+            Self::GrowMirrorTopics { .. } => "GrowMirrorTopics",
             Self::ListMirrors => "ListMirrors",
         }
     }
@@ -532,6 +542,10 @@ impl ControllerRequest {
                 error,
                 results: Vec::new(),
             },
+            Self::GrowMirrorTopics { .. } => Answer::GrowMirrorTopics {
+                error,
+                results: Vec::new(),
+            },
             Self::ListMirrors => Answer::ListMirrors {
                 error,
                 mirrors: Vec::new(),
@@ -684,6 +698,10 @@ mod tests {
                 topics: vec!["orders".into()],
                 checked_stopped: Vec::new(),
             },
+            ControllerRequest::GrowMirrorTopics {
+                mirror: "m".into(),
+                topics: vec![("orders".into(), 4)],
+            },
             ControllerRequest::ListMirrors,
         ]
     }
@@ -764,7 +782,7 @@ mod tests {
     fn a_not_controller_answer_has_its_requests_kind_and_carries_the_error() {
         let requests = controller_requests();
         let kinds: BTreeSet<&str> = requests.iter().map(ControllerRequest::kind).collect();
-        assert_eq!(kinds.len(), 13, "one request of every controller kind");
+        assert_eq!(kinds.len(), 14, "one request of every controller kind");
         for request in requests {
             let Some(response) = request.error_response(ErrorCode::NotController) else {
                 assert!(matches!(request, ControllerRequest::FetchMetadata { .. }));

@@ -118,6 +118,13 @@ pub enum ControllerResponse {
         /// (topic, error), in request order.
         results: Vec<(String, ErrorCode)>,
     },
+    /// Per-topic outcome of GrowMirrorTopics.
+    GrowMirrorTopics {
+        /// Request-level error (`NotController`), or `None`.
+        error: ErrorCode,
+        /// (topic, error), in request order.
+        results: Vec<(String, ErrorCode)>,
+    },
     /// The mirrors.
     ListMirrors {
         /// Error, or `None`.
@@ -143,6 +150,7 @@ impl ControllerResponse {
             Self::BumpLeaderEpochs { .. } => "BumpLeaderEpochsResponse",
             Self::CreateMirror { .. } => "CreateMirrorResponse",
             Self::AlterMirrorTopics { .. } => "AlterMirrorTopicsResponse",
+            Self::GrowMirrorTopics { .. } => "GrowMirrorTopicsResponse",
             Self::ListMirrors { .. } => "ListMirrorsResponse",
         }
     }

@@ -289,6 +289,12 @@ fn request_fields_controller(
             write!(f, " bindings={}", bindings.len())
         }
         ControllerRequest::ListMirrors => Ok(()),
+        ControllerRequest::GrowMirrorTopics { mirror, topics } => {
+            write!(f, " mirror={mirror}")?;
+            list(f, "topics", topics, |f, (topic, count)| {
+                write!(f, "{topic}:{count}")
+            })
+        }
         ControllerRequest::CreateMirror { name, configs } => {
             write!(f, " mirror={name}")?;
             list(f, "configs", configs, |f, (k, v)| write!(f, "{k}={v}"))
@@ -660,6 +666,10 @@ fn response_fields_controller(
             )
         }
         ControllerResponse::AlterMirrorTopics {
+            error: code,
+            results,
+        }
+        | ControllerResponse::GrowMirrorTopics {
             error: code,
             results,
         } => {

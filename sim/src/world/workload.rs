@@ -301,7 +301,8 @@ pub struct ProducerWorkload {
 }
 
 impl ProducerWorkload {
-    /// A producer workload over all `partitions` of `topic`.
+    /// A producer workload over all `partitions` of `topic` (and over the partitions added to
+    /// it later, once its metadata shows them).
     pub fn new(
         producer: IdempotentProducer,
         incarnation: u64,
@@ -327,6 +328,11 @@ impl ProducerWorkload {
     /// Sends the records that are due, recording them in `history`.
     pub fn send_due(&mut self, now_ms: i64, history: &mut History) {
         while self.enabled && now_ms >= self.next_send_ms {
+            // A topic grown since (CreatePartitions, a mirror's sync) is written to whole
+            // once the producer's metadata shows the new partitions.
+            self.partitions = self
+                .partitions
+                .max(self.producer.known_partitions(&self.topic));
             let partition = self.next_partition;
             self.next_partition = (self.next_partition + 1) % self.partitions;
             let topic_partition = TopicPartition::new(self.topic.clone(), partition);

@@ -108,7 +108,57 @@ pub fn check_mirror_liveness(
             }
         }
     }
+    out.extend(topics_short_of_source_partitions(time_ms, controllers));
     (out, loops, source_deleted)
+}
+
+/// Mirror topics (mirrored or paused) with fewer partitions than their source topic at the end:
+/// what the source writes to the others is never mirrored (issue #17: the periodic sync grows
+/// the destination).
+fn topics_short_of_source_partitions(
+    time_ms: i64,
+    controllers: &[ControllerView<'_>],
+) -> Vec<Violation> {
+    use mirrorsim::coordinator::partition_count;
+    use mirrorsim::mirror::DesiredState;
+    let mut out = Vec::new();
+    for controller in controllers {
+        let image = controller.controller.image();
+        for topic in image.topic_ids.keys() {
+            let Some(DesiredState::Mirror { .. } | DesiredState::Paused { .. }) =
+                image.mirror_desired_state(topic)
+            else {
+                continue;
+            };
+            let Some(source) = crate::checks::mirror::mirror_source_in(image, topic) else {
+                continue;
+            };
+            let Some(source_image) = controllers
+                .iter()
+                .find(|view| view.cluster == source)
+                .map(|view| view.controller.image())
+            else {
+                continue;
+            };
+            let (have, source_has) = (
+                partition_count(image, topic),
+                partition_count(source_image, topic),
+            );
+            if source_has > have {
+                out.push(Violation {
+                    invariant: Invariant::Liveness,
+                    cluster: Some(controller.cluster),
+                    topic_partition: None,
+                    detail: format!(
+                        "{topic} has {have} partitions, its source on {source} {source_has}: \
+                         what the source writes to the others is never mirrored"
+                    ),
+                    time_ms,
+                });
+            }
+        }
+    }
+    out
 }
 
 impl MirrorChecks {
