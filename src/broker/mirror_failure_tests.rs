@@ -13,34 +13,17 @@ use crate::mirror::failure::{
 fn failing_mirror_world() -> World {
     let mut world = World::new();
     assert!(world.produce(A, 7, 0, 5).iter().all(|e| e.is_none()));
-    let bootstrap = (1..=BROKERS)
-        .map(|id| NodeId::Broker(A, BrokerId(id)).to_string())
-        .collect::<Vec<_>>()
-        .join(",");
-    let configs = vec![
-        ("bootstrap.servers".to_owned(), bootstrap),
-        (SOCKET_TIMEOUT_CONFIG.to_owned(), "500".to_owned()),
-        (RETRY_MAX_ATTEMPTS_CONFIG.to_owned(), "2".to_owned()),
-        (RETRY_INITIAL_BACKOFF_CONFIG.to_owned(), "100".to_owned()),
-        (RETRY_MAX_BACKOFF_CONFIG.to_owned(), "300".to_owned()),
-    ];
-    let answer = world.call(
-        NodeId::Controller(B),
-        Request::Controller(ControllerRequest::CreateMirror {
-            name: "m".into(),
-            configs,
-        }),
+    create_mirror_with(
+        &mut world,
+        "m",
+        (A, B),
+        &[
+            (SOCKET_TIMEOUT_CONFIG, "500"),
+            (RETRY_MAX_ATTEMPTS_CONFIG, "2"),
+            (RETRY_INITIAL_BACKOFF_CONFIG, "100"),
+            (RETRY_MAX_BACKOFF_CONFIG, "300"),
+        ],
     );
-    assert!(
-        matches!(
-            answer,
-            Response::Controller(ControllerResponse::CreateMirror {
-                error: ErrorCode::None
-            })
-        ),
-        "{answer:?}"
-    );
-    world.run_for(300);
     alter_on(&mut world, B, "m", MirrorTopicOperation::Add);
     run_until(&mut world, B, MirrorState::Mirroring);
     world.run_for(300);

@@ -391,15 +391,32 @@ fn create_mirror_between(
     source: ClusterIndex,
     destination: ClusterIndex,
 ) {
+    create_mirror_with(world, name, (source, destination), &[]);
+}
+
+/// [`create_mirror_between`] with further mirror properties.
+fn create_mirror_with(
+    world: &mut World,
+    name: &str,
+    (source, destination): (ClusterIndex, ClusterIndex),
+    properties: &[(&str, &str)],
+) {
     let bootstrap = (1..=BROKERS)
         .map(|id| NodeId::Broker(source, BrokerId(id)).to_string())
         .collect::<Vec<_>>()
         .join(",");
+    let configs = std::iter::once(("bootstrap.servers".to_owned(), bootstrap))
+        .chain(
+            properties
+                .iter()
+                .map(|(key, value)| ((*key).to_owned(), (*value).to_owned())),
+        )
+        .collect();
     let answer = world.call(
         NodeId::Controller(destination),
         Request::Controller(ControllerRequest::CreateMirror {
             name: name.into(),
-            configs: vec![("bootstrap.servers".into(), bootstrap)],
+            configs,
         }),
     );
     assert!(
