@@ -417,10 +417,10 @@ impl MirrorManager {
         now_ms: i64,
         topic_partition: &TopicPartition,
     ) -> bool {
-        let timeout_ms = self.failure_settings(topic_partition).socket_timeout_ms;
         let Some(since_ms) = self.tasks[topic_partition].source_waited_since_ms else {
             return false;
         };
+        let timeout_ms = self.failure_settings(topic_partition).socket_timeout_ms;
         if now_ms - since_ms < timeout_ms {
             return false;
         }
