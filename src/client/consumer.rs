@@ -22,7 +22,11 @@
 //!   [`Consumer::take_events`].
 //! - **Assignment changes.** The assignment is fixed unless a caller (the group member
 //!   `GroupConsumer`) changes it with [`Consumer::assign_partition`] and
-//!   [`Consumer::unassign_partition`].
+//!   [`Consumer::unassign_partition`], or the consumer follows whole topics
+//!   ([`Consumer::follow_whole_topic`]): every partition a Metadata answer shows for such a
+//!   topic is assigned, without a position, as an application that assigns
+//!   `partitionsFor(topic)` again after each refresh does; so a topic that grows is read in
+//!   its new partitions too, from where `auto_offset_reset` says.
 //!
 //! - **Known epochs.** A leader epoch learned elsewhere (a committed offset's) goes to the
 //!   metadata cache through [`Consumer::update_last_seen_epoch_if_newer`]; a partition whose
@@ -281,6 +285,8 @@ pub struct Consumer {
     io: ClientIo<PendingRequest>,
     now_ms: Option<i64>,
     partitions: BTreeMap<TopicPartition, AssignedPartition>,
+    /// Topics whose every partition (as metadata shows them) is assigned.
+    whole_topics: BTreeSet<String>,
     events: Vec<ConsumerEvent>,
 }
 
@@ -311,6 +317,7 @@ impl Consumer {
             io,
             now_ms: None,
             partitions,
+            whole_topics: BTreeSet::new(),
             events: Vec::new(),
         })
     }
@@ -358,6 +365,27 @@ impl Consumer {
         self.io
             .metadata
             .update_last_seen_epoch_if_newer(topic_partition, leader_epoch);
+    }
+
+    /// Assigns every partition of `topic` that metadata shows, now and after every Metadata
+    /// answer (see the module doc); partitions already assigned keep their positions.
+    pub fn follow_whole_topic(&mut self, topic: &str) {
+        self.io.metadata.add_topic(topic);
+        self.whole_topics.insert(topic.to_owned());
+        self.assign_new_partitions_of_whole_topics();
+    }
+
+    /// Assigns the partitions of the followed topics that metadata shows and the assignment
+    /// lacks.
+    fn assign_new_partitions_of_whole_topics(&mut self) {
+        for topic in &self.whole_topics {
+            for partition in 0..self.io.metadata.partition_count(topic) {
+                let topic_partition = TopicPartition::new(topic.clone(), partition);
+                self.partitions
+                    .entry(topic_partition)
+                    .or_insert_with(AssignedPartition::new);
+            }
+        }
     }
 
     /// Removes `topic_partition` from the assignment; returns its last position. Answers to

@@ -822,3 +822,62 @@ fn consumer_position_that_survived_the_leader_change_is_fetched_unchanged() {
         Request::Replica(ReplicaRequest::ListOffsets { .. })
     ));
 }
+
+#[test]
+fn a_consumer_following_a_whole_topic_assigns_the_partitions_a_refresh_shows() {
+    // Built with partition 0 only; the first answer shows two partitions, a refresh after the
+    // topic grew shows three: each new one is positioned by ListOffsets (earliest) and fetched,
+    // while partition 0 keeps its position.
+    let config = ConsumerConfig {
+        auto_offset_reset: AutoOffsetReset::Earliest,
+        metadata_max_age_ms: 1_000,
+        ..ConsumerConfig::default()
+    };
+    let mut harness = Harness::new(config, vec![tp(0)]);
+    harness.consumer.follow_whole_topic("orders");
+    assert_eq!(harness.consumer.assignment(), vec![tp(0)]);
+    harness.advance_to(0);
+    let start = harness.sent();
+    harness.answer(&start[0], orders_metadata(&[1], &[1, 1], 0));
+    assert_eq!(harness.consumer.assignment(), vec![tp(0), tp(1)]);
+    let list = harness.sent();
+    harness.answer(&list[0], offsets(&[4, 0]));
+    assert_eq!(harness.consumer.position(&tp(0)), Some(4));
+    harness.sent();
+    harness.advance_to(1_000);
+    let refresh: Vec<Sent> = harness
+        .sent()
+        .into_iter()
+        .filter(|sent| {
+            matches!(
+                sent.request,
+                Request::Cluster(ClusterRequest::Metadata { .. })
+            )
+        })
+        .collect();
+    assert_eq!(refresh.len(), 1, "a refresh after metadata_max_age_ms");
+    harness.answer(&refresh[0], orders_metadata(&[1], &[1, 1, 1], 0));
+    assert_eq!(harness.consumer.assignment(), vec![tp(0), tp(1), tp(2)]);
+    assert_eq!(harness.consumer.position(&tp(0)), Some(4), "kept");
+    assert_eq!(
+        harness.consumer.position(&tp(2)),
+        None,
+        "not yet positioned"
+    );
+    let list = harness.sent();
+    let Request::Replica(ReplicaRequest::ListOffsets { partitions, .. }) = &list[0].request else {
+        panic!("expected ListOffsets, got {:?}", list[0].request);
+    };
+    assert_eq!(partitions.len(), 1);
+    assert_eq!(partitions[0].topic_partition, tp(2));
+    assert_eq!(partitions[0].spec, OffsetSpec::Earliest);
+}
+
+#[test]
+fn a_consumer_without_followed_topics_keeps_its_assignment_when_a_topic_grows() {
+    let mut harness = Harness::new(ConsumerConfig::default(), vec![tp(0)]);
+    harness.advance_to(0);
+    let start = harness.sent();
+    harness.answer(&start[0], orders_metadata(&[1], &[1, 1, 1], 0));
+    assert_eq!(harness.consumer.assignment(), vec![tp(0)]);
+}

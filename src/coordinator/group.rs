@@ -84,8 +84,10 @@
 //!   subscriptions, classic-protocol groups, offset expiry or deletion, or transactional
 //!   offset commits. A commit for a partition the metadata image does not have is refused
 //!   (Kafka only checks the topic). A group-epoch bump when a subscribed topic gains
-//!   partitions is not written (the model has no partition increase; a new topic's partitions
-//!   are simply added to the targets).
+//!   partitions is not written (Kafka writes the group's new subscription metadata and bumps
+//!   the epoch): the new partitions enter the targets at the next heartbeats, and a member
+//!   already at the group epoch gets those nobody else holds added to what it keeps, so every
+//!   partition is read, though not rebalanced until the next epoch change.
 //! - Configuration is the shard's ([`GroupCoordinatorConfig`]), not the member's.
 
 mod membership;

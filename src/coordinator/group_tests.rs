@@ -984,3 +984,33 @@ fn a_fetch_behind_pending_writes_is_answered_on_failover_with_not_coordinator() 
         }))
     ));
 }
+
+#[test]
+fn partitions_a_topic_gains_are_handed_out_without_an_epoch_bump() {
+    // `orders` grows from 4 to 6 partitions under two settled members: the next heartbeats
+    // hand the new partitions out (to the member whose range they fall in, nobody else holding
+    // them), keep everything already owned, and leave the group epoch alone.
+    let mut runtime = Runtime::new();
+    let (first, second) = two_stable_members(&mut runtime);
+    for partition in 4..6 {
+        let offset = runtime.image.next_offset;
+        runtime.image.apply(
+            offset,
+            &MetadataRecord::Partition(PartitionRecord {
+                topic_id: TopicId(2),
+                partition,
+                replicas: vec![BrokerId(1)],
+                isr: vec![BrokerId(1)],
+                leader: Some(BrokerId(1)),
+                leader_epoch: 0,
+                partition_epoch: 0,
+            }),
+        );
+    }
+    let beat = runtime.heartbeat(client(1), &first, 2, None).unwrap();
+    assert_eq!(beat.assignment, None, "partition 2 is still the second's");
+    let beat = runtime.heartbeat(client(2), &second, 2, None).unwrap();
+    assert_eq!(beat.member_epoch, 2);
+    assert_eq!(beat.assignment, Some(orders_range(2..6)));
+    assert_eq!(runtime.shard.group_epoch("g"), 2);
+}

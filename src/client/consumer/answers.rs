@@ -47,6 +47,7 @@ impl Consumer {
                 Response::Cluster(ClusterResponse::Metadata { brokers, topics }),
             ) => {
                 let leaders_changed = self.io.metadata.apply(now_ms, &brokers, &topics);
+                self.assign_new_partitions_of_whole_topics();
                 self.events.push(ConsumerEvent::MetadataRefreshed {
                     broker,
                     leaders_changed,

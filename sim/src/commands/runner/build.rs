@@ -334,10 +334,18 @@ pub(super) fn build_nodes(
                                         .expect("valid group consumer config"),
                                 ))
                             }
-                            None => ConsumerClient::Plain(Box::new(
-                                Consumer::new(id, bootstrap.clone(), config, assignment.clone())
-                                    .expect("valid consumer config"),
-                            )),
+                            None => {
+                                let mut consumer = Consumer::new(
+                                    id,
+                                    bootstrap.clone(),
+                                    config,
+                                    assignment.clone(),
+                                )
+                                .expect("valid consumer config");
+                                // A source topic's growth reaches a mirror topic too.
+                                consumer.follow_whole_topic(&topic);
+                                ConsumerClient::Plain(Box::new(consumer))
+                            }
                         };
                         NodeState::Consumer(Box::new(ConsumerWorkload::new(client, incarnation)))
                     }),

@@ -496,3 +496,44 @@ impl Draft {
         self.topics_op(recover, link, AdminOpSpec::RecoverTopics, &link.topics);
     }
 }
+
+impl Draft {
+    /// One origin link in ten: a *source growth* (issue #17): a `create_partitions` of one of
+    /// the link's topics on its source cluster, one or two partitions more, while the mirror
+    /// runs (from a second after the add to the end of the link's walk). The periodic sync
+    /// must grow the destination's topic and mirror the new partitions; the source's
+    /// producers write to them once their metadata shows them, and the destination's
+    /// consumers read them (plain ones follow the whole topic, groups get them assigned).
+    /// Only an origin's topics grow (a mirror topic refuses it), each at most once. From a
+    /// stream of its own (see the module doc).
+    pub(super) fn maybe_source_growth(&mut self, link: &Link, added_ms: u64, walk_until: u64) {
+        if !self.growth.random_bool(1.0 / 10.0) || link.topics.is_empty() {
+            return;
+        }
+        let topic = link.topics[self.growth.random_range(0..link.topics.len())].clone();
+        let from = added_ms + 1_000;
+        let until = walk_until.min(self.duration_ms - 1);
+        if from >= until || !self.grown.insert((link.source, topic.clone())) {
+            return;
+        }
+        let at_ms = self.growth.random_range(from..until);
+        let source = letter(link.source);
+        let current = self
+            .topics
+            .iter()
+            .find(|spec| *spec.cluster.get_ref() == source && spec.name == topic)
+            .map_or(1, |spec| spec.partitions);
+        let partitions = current + self.growth.random_range(1..=2);
+        let order = self.admin.len();
+        self.admin.push((
+            order,
+            AdminOpSpec::CreatePartitions(CreatePartitionsOp {
+                at_ms,
+                cluster: spanned(source),
+                topics: vec![spanned(topic.clone())],
+                partitions,
+            }),
+        ));
+        self.notes.push(format!("{topic} grows"));
+    }
+}

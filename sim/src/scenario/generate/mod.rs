@@ -45,13 +45,18 @@
 //!   add, whose cut is refilled at the same epoch number: what only a fetcher that re-reads
 //!   its tail tells apart). They come from a
 //!   stream of their own, so a scenario that draws none is exactly the scenario the other draws
-//!   make.
+//!   make;
+//! - **source-side episodes** (issue #17), each from a stream of its own as well: a *source
+//!   outage* (one scenario in eight: short failure settings on the first link's mirror, its
+//!   whole source cut off for longer than them, `recover_topics` after) and a *source growth*
+//!   (one origin link in ten: `create_partitions` of one of its topics on the source cluster,
+//!   one or two partitions more, while the mirror runs).
 
 mod episodes;
 mod faults;
 mod workload;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use rand::rngs::StdRng;
@@ -59,9 +64,10 @@ use rand::{RngExt, SeedableRng};
 use toml::Spanned;
 
 use crate::scenario::{
-    AcksSpec, AdminOpSpec, ClusterSpec, CompressionSpec, ConsumerSpec, CreateMirrorOp, FaultSpec,
-    IsolationSpec, KillFault, MirrorOp, MirrorTopicsOp, NodeFault, PartitionFault, ProducerSpec,
-    Scenario, ScenarioError, ScriptedFault, TopicSpec, FAULT_KINDS, RECOVERY_MARGIN_MS,
+    AcksSpec, AdminOpSpec, ClusterSpec, CompressionSpec, ConsumerSpec, CreateMirrorOp,
+    CreatePartitionsOp, FaultSpec, IsolationSpec, KillFault, MirrorOp, MirrorTopicsOp, NodeFault,
+    PartitionFault, ProducerSpec, Scenario, ScenarioError, ScriptedFault, TopicSpec, FAULT_KINDS,
+    RECOVERY_MARGIN_MS,
 };
 
 /// The shapes a generated scenario takes, with their weights.
@@ -126,6 +132,10 @@ struct Draft {
     outage: StdRng,
     /// Whether a source outage was drawn already (one per scenario).
     outage_drawn: bool,
+    /// The source growth episode's own stream (see [`Draft::maybe_source_growth`]).
+    growth: StdRng,
+    /// (source cluster, topic) pairs grown already: a topic grows once, from one link.
+    grown: BTreeSet<(usize, String)>,
     shape: &'static str,
     duration_ms: u64,
     heal_ms: u64,
@@ -171,6 +181,7 @@ impl Draft {
         let aim = StdRng::seed_from_u64(seed ^ 0xa1ed_e915_0de5_0002);
         let codecs = StdRng::seed_from_u64(seed ^ 0xc0de_c5c0_de5c_0003);
         let outage = StdRng::seed_from_u64(seed ^ 0x0a7a_9e50_0bce_0004);
+        let growth = StdRng::seed_from_u64(seed ^ 0x9e0e_5c0a_1e00_0005);
         let duration_ms = rng.random_range(12..=22) * 1_000;
         let heal_ms = rng.random_range(10..=15) * 1_000;
         Self {
@@ -180,6 +191,8 @@ impl Draft {
             codecs,
             outage,
             outage_drawn: false,
+            growth,
+            grown: BTreeSet::new(),
             shape: "single",
             duration_ms,
             heal_ms,
@@ -480,6 +493,7 @@ impl Draft {
             let origin = !links.iter().any(|other| other.destination == link.source);
             if origin {
                 self.maybe_mirror_loop(index, link, added, walk_until);
+                self.maybe_source_growth(link, added, walk_until);
             }
             if let Some(at) = failover {
                 self.topics_op(at, link, AdminOpSpec::RemoveTopics, &link.topics);
@@ -718,6 +732,52 @@ mod tests {
             "{loops} loops, {pauses} pauses across a cut, {bumps} epoch bumps, \
              {used} destinations with a history, {paused_topics} pauses across a source's cut"
         );
+    }
+
+    #[test]
+    fn source_growth_grows_a_mirrored_origin_topic_while_its_mirror_runs() {
+        let mut grown = 0;
+        for seed in 0..400 {
+            let scenario = generate(seed);
+            for op in &scenario.admin {
+                let AdminOpSpec::CreatePartitions(create) = op else {
+                    continue;
+                };
+                let (cluster, topic) = (create.cluster.get_ref(), create.topics[0].get_ref());
+                let declared = scenario
+                    .topics
+                    .iter()
+                    .find(|t| t.cluster.get_ref() == cluster && &t.name == topic)
+                    .map(|t| t.partitions)
+                    .expect("grows a declared topic");
+                assert!(
+                    (declared + 1..=declared + 2).contains(&create.partitions),
+                    "seed {seed}: {topic} from {declared} to {}",
+                    create.partitions
+                );
+                // Some mirror sourced from the cluster added the topic at least a second before.
+                let added_before = scenario.admin.iter().any(|add| {
+                    let AdminOpSpec::AddTopics(add) = add else {
+                        return false;
+                    };
+                    add.at_ms + 1_000 <= create.at_ms
+                        && add.topics.iter().any(|t| t.get_ref() == topic)
+                        && scenario.admin.iter().any(|made| {
+                            matches!(made, AdminOpSpec::CreateMirror(made)
+                                if made.mirror.get_ref() == add.mirror.get_ref()
+                                    && made.cluster.get_ref() == add.cluster.get_ref()
+                                    && made.source.get_ref() == cluster)
+                        })
+                });
+                assert!(
+                    added_before,
+                    "seed {seed}: {topic} on {cluster} grows unmirrored"
+                );
+                assert!(scenario.description.contains(&format!("{topic} grows")));
+                grown += 1;
+            }
+        }
+        assert!(grown >= 30, "{grown} source topics grown in 400 scenarios");
     }
 
     #[test]
