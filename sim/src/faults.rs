@@ -49,18 +49,25 @@ pub enum Target {
     Node(String),
     /// The current leader of a partition on a cluster: (cluster letter, topic, partition).
     Leader(String, String, i32),
+    /// A follower of a partition on a cluster when the fault fires: its first replica, in
+    /// assignment order, other than the current leader (none for a single replica).
+    Follower(String, String, i32),
 }
 
 impl Target {
     /// Parses a scenario node name (already validated).
     pub fn parse(name: &str) -> Self {
-        if let Some((cluster, rest)) = name.split_once("-leader:") {
-            if let Some((topic, partition)) = rest.rsplit_once(':') {
-                return Self::Leader(
-                    cluster.to_string(),
-                    topic.to_string(),
-                    partition.parse().unwrap_or(0),
-                );
+        type Make = fn(String, String, i32) -> Target;
+        let roles: [(&str, Make); 2] = [("-leader:", Self::Leader), ("-follower:", Self::Follower)];
+        for (role, target) in roles {
+            if let Some((cluster, rest)) = name.split_once(role) {
+                if let Some((topic, partition)) = rest.rsplit_once(':') {
+                    return target(
+                        cluster.to_string(),
+                        topic.to_string(),
+                        partition.parse().unwrap_or(0),
+                    );
+                }
             }
         }
         Self::Node(name.to_string())
@@ -73,6 +80,9 @@ impl fmt::Display for Target {
             Self::Node(name) => write!(f, "{name}"),
             Self::Leader(cluster, topic, partition) => {
                 write!(f, "{cluster}-leader:{topic}:{partition}")
+            }
+            Self::Follower(cluster, topic, partition) => {
+                write!(f, "{cluster}-follower:{topic}:{partition}")
             }
         }
     }
@@ -553,7 +563,9 @@ fn reserve_scripted_brokers(scenario: &Scenario, calendar: &mut Calendar) {
         let end_ms = at_ms + spec.duration_ms() + RECOVERY_MARGIN_MS;
         for node in spec.nodes() {
             let name = node.get_ref();
-            let is_broker = name.contains("-broker-") || name.contains("-leader:");
+            let is_broker = name.contains("-broker-")
+                || name.contains("-leader:")
+                || name.contains("-follower:");
             let cluster = name
                 .bytes()
                 .next()

@@ -1,5 +1,5 @@
 //! Every invariant's precondition is reached in real runs: the checks are not vacuous on the
-//! shipped scenarios (issue #14). Four scenarios on pinned seeds between them reach the case of
+//! shipped scenarios (issue #14). Five scenarios on pinned seeds between them reach the case of
 //! every invariant in `mirrorsim_sim::checks::INVARIANTS`; the soak reports the same per
 //! seed (`VACUOUS invariant=NAME` when none reached one).
 
@@ -10,7 +10,7 @@ mod common;
 use common::load;
 
 #[test]
-fn four_shipped_scenarios_reach_every_invariants_precondition() {
+fn five_shipped_scenarios_reach_every_invariants_precondition() {
     let mut reached = std::collections::BTreeSet::new();
     for (name, seed) in [
         ("fan_out", 3),
@@ -18,6 +18,8 @@ fn four_shipped_scenarios_reach_every_invariants_precondition() {
         ("mirror_admin", 1),
         // A fenced `__mirror_state` write (coordinator-fencing) is this scenario's purpose.
         ("mirror_zombie_leader", 1),
+        // A source that lost records the mirror served (mirror-loss-followed).
+        ("source_unclean_election", 1),
     ] {
         let report = run(&load(name), &RunOptions::new(seed));
         assert_eq!(report.verdict, Verdict::Pass, "{name} seed {seed}");

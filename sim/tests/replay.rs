@@ -311,3 +311,46 @@ fn the_library_replay_reports_like_run_and_names_unknown_nodes() {
         .iter()
         .any(|l| l.node == "a-controller#1" && l.text.starts_with("metadata ")));
 }
+
+#[test]
+fn follower_targets_resolve_to_a_replica_that_is_not_the_leader_when_the_fault_starts() {
+    // `source_unclean_election_followed` pauses `a-follower:orders:0` and kills
+    // `b-follower:orders:0`: each hits a broker other than the partition's leader of the
+    // moment, which then keeps leading (a's until its own kill at 5.5 s).
+    let (code, out) = mirrorsim(&[
+        "replay",
+        "scenarios/source_unclean_election_followed.toml",
+        "--seed",
+        "1",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    let lines = trace_lines(&out);
+    for (cluster, fault) in [
+        ("a", "pause nodes=a-follower:orders:0"),
+        ("b", "kill nodes=b-follower:orders:0"),
+    ] {
+        let start = lines
+            .iter()
+            .position(|line| {
+                line.node == "world"
+                    && line.text.starts_with("fault start")
+                    && line.text.contains(fault)
+            })
+            .unwrap_or_else(|| panic!("no {fault} in the trace"));
+        let hit = node_and_incarnation(lines[start + 1].node)
+            .expect("the node the fault hit")
+            .0;
+        let leader = lines[..start]
+            .iter()
+            .rev()
+            .find(|line| {
+                line.node.starts_with(&format!("{cluster}-broker-"))
+                    && line.text.starts_with("BecameLeader orders-0 ")
+            })
+            .and_then(|line| node_and_incarnation(line.node))
+            .expect("a leader before the fault")
+            .0;
+        assert!(hit.starts_with(&format!("{cluster}-broker-")), "{hit}");
+        assert_ne!(hit, leader, "{fault} hit the leader");
+    }
+}

@@ -420,6 +420,37 @@ fn a_deleted_source_topic_fails_its_partitions_for_good_and_the_others_mirror_on
 }
 
 #[test]
+fn a_source_unclean_election_fails_the_mirror_partition_unless_its_topic_supports_it() {
+    // `source_unclean_election` (spec §4.7, config off): a's stale follower is elected
+    // uncleanly at about 6.5 s, without records a's leader committed alone and b mirrored. b's
+    // orders-0 goes FAILED, non-retryable, keeping them; the failover at 11 s stops it from
+    // FAILED. `source_unclean_election_followed` (config on): b cuts what a lost, fences its
+    // followers, and mirrors a's new history to the end.
+    for seed in fresh_seeds(3) {
+        println!("seed {seed}");
+        let report = assert_passes("source_unclean_election", seed);
+        let describe = first_describe(&report);
+        let [line] = describe.described.as_slice() else {
+            panic!("seed {seed}: {describe:?}");
+        };
+        assert!(
+            line.starts_with("orders-0=FAILED(")
+                && line.contains(",retries=-1,")
+                && line.contains("unclean leader election in the source"),
+            "seed {seed}: {line}"
+        );
+        assert!(!report.marks.contains_key("mirror-source-unclean-followed"));
+        let followed = assert_passes("source_unclean_election_followed", seed);
+        let describe = first_describe(&followed);
+        assert!(
+            describe.described[0].starts_with("orders-0=MIRRORING("),
+            "seed {seed}: {describe:?}"
+        );
+        assert!(!followed.marks.contains_key("mirror-source-unclean-failed"));
+    }
+}
+
+#[test]
 fn a_grown_source_topic_grows_its_mirror_and_every_new_partition_mirrors() {
     // `source_topic_grows`: a grows orders from 2 to 4 partitions at 5 s; a's producers follow
     // their metadata onto the new ones; b's sync grows b's orders, and at 13 s all four mirror.

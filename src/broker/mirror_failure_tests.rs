@@ -264,3 +264,71 @@ fn a_deleted_source_topic_fails_the_partition_only_after_a_refresh_without_it() 
         "b's copy of the deleted topic's records is kept"
     );
 }
+
+/// The prototype's simulated unclean election (testUleRecoveryProcess): a's leader of orders-0
+/// loses its log above `offset`, as an out-of-sync replica elected uncleanly would not have it.
+fn source_loses_records_above(world: &mut World, offset: i64) {
+    let leader = world.leader(A);
+    let partition = world
+        .brokers
+        .get_mut(&leader)
+        .expect("a's leader")
+        .partitions_mut_for_test()
+        .get_mut(&orders())
+        .expect("orders-0 on a's leader");
+    partition
+        .log
+        .truncate_to(crate::common::Offset(offset))
+        .expect("truncated");
+}
+
+#[test]
+fn a_source_that_lost_records_it_served_fails_the_partition_keeping_them() {
+    // Spec §4.7 with mirror.support.unclean.leader.election off: b mirrored offsets 0..5;
+    // a's leader now ends at 3. b's next fetch meets the diverging epoch below what a had
+    // shown it holds: FAILED, non-retryable, and nothing cut.
+    let mut world = failing_mirror_world();
+    assert_eq!(world.partition(world.leader(B)).log.log_end_offset().0, 5);
+    source_loses_records_above(&mut world, 3);
+    run_until(&mut world, B, MirrorState::Failed);
+    world.run_for(1_000);
+    let status = stored_status(&mut world);
+    assert_eq!(status.retry_attempt, -1, "{status:?}");
+    assert!(
+        status
+            .error_message
+            .as_deref()
+            .is_some_and(|message| message.contains("offsets 3..5")),
+        "{status:?}"
+    );
+    assert_eq!(
+        world.partition(world.leader(B)).log.log_end_offset().0,
+        5,
+        "kept"
+    );
+    world.run_for(3_000);
+    assert_eq!(state_on(&world, B), MirrorState::Failed, "not retried");
+}
+
+#[test]
+fn a_source_loss_is_followed_where_the_topic_supports_unclean_elections() {
+    // The same loss with b's orders at mirror.support.unclean.leader.election=true: b cuts
+    // to 3 and mirrors on; what a writes next reaches b.
+    let mut world = failing_mirror_world();
+    let request = Request::Controller(ControllerRequest::IncrementalAlterConfigs {
+        resource: ConfigResource::Topic("orders".into()),
+        changes: vec![(
+            "mirror.support.unclean.leader.election".into(),
+            Some("true".into()),
+        )],
+    });
+    world.call(NodeId::Controller(B), request);
+    world.run_for(300);
+    source_loses_records_above(&mut world, 3);
+    world.run_for(1_000);
+    assert_eq!(state_on(&world, B), MirrorState::Mirroring);
+    assert_eq!(world.partition(world.leader(B)).log.log_end_offset().0, 3);
+    assert!(world.produce(A, 8, 0, 2).iter().all(|e| e.is_none()));
+    world.run_for(1_000);
+    assert_eq!(world.partition(world.leader(B)).log.log_end_offset().0, 5);
+}

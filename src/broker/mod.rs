@@ -318,6 +318,15 @@ impl<S: BrokerStorage> Broker<S> {
         self.replicas.partitions()
     }
 
+    /// The hosted partitions, to change a log behind the protocol's back (a test standing in
+    /// for what the model does not do, such as the prototype's simulated unclean election).
+    #[cfg(test)]
+    pub(crate) fn partitions_mut_for_test(
+        &mut self,
+    ) -> &mut BTreeMap<TopicPartition, Partition<S::Disk>> {
+        self.replicas.partitions_mut()
+    }
+
     /// The coordinator shards this broker hosts, by internal partition (read-only, for
     /// checkers; downcast to the shard host type).
     pub fn hosted_coordinators(

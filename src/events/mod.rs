@@ -305,6 +305,21 @@ pub enum BrokerEvent {
         /// The source leader epoch the fetch named.
         source_epoch: LeaderEpoch,
     },
+    /// MIRRORING: a fetch answer would cut this log below the end the source had already shown
+    /// it holds (`MirrorTask::source_confirmed_end`): the source lost records it served, an
+    /// unclean leader election there (spec §4.7). With the topic's
+    /// `mirror.support.unclean.leader.election=false` the partition goes FAILED,
+    /// non-retryable, and nothing is cut; with `true` the cut is made and mirroring goes on.
+    MirrorSourceLostRecords {
+        /// The mirror partition.
+        topic_partition: TopicPartition,
+        /// Where the source's answer would cut this log.
+        cut_to: Offset,
+        /// The end the source had shown it holds.
+        confirmed_end: Offset,
+        /// Whether the topic supports unclean elections (the cut is followed).
+        followed: bool,
+    },
     /// A follower fetched past a mirror cut it had not yet truncated to, and its epoch check
     /// passed: the leader answered it as diverging at the cut
     /// (`MirrorDesign::fences_followers_after_mirror_cut`), where Kafka's check alone would

@@ -238,6 +238,16 @@ impl fmt::Display for BrokerEvent {
                 f,
                 "MirrorTailDiverged {topic_partition} batch@{base_offset} source_epoch={source_epoch} (differs; cut)"
             ),
+            Self::MirrorSourceLostRecords {
+                topic_partition,
+                cut_to,
+                confirmed_end,
+                followed,
+            } => write!(
+                f,
+                "MirrorSourceLostRecords {topic_partition} cut_to={cut_to} confirmed_end={confirmed_end} ({})",
+                if *followed { "followed: unclean elections supported" } else { "FAILED" }
+            ),
             Self::MirrorCutFencedFollower {
                 topic_partition,
                 follower,

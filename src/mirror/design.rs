@@ -148,11 +148,20 @@ pub enum MirrorDesign {
     /// `source_topic_grows`). The seed design here grows the destination topic from the sync
     /// as the prototype's MirrorSourceSyncer does ([`MirrorDesign::grows_mirror_topics`]).
     SyncIgnoresGrowth,
+    /// The seed's fetcher on a source that lost records it had served (an unclean leader
+    /// election there, or a chain's middle cluster re-aligning a history its next hop had
+    /// mirrored): the destination cuts what the source no longer has and mirrors on, whatever
+    /// `mirror.support.unclean.leader.election` says, so destination consumers saw records
+    /// that are silently replaced (`mirror-loss-followed`: `source_unclean_election`). The
+    /// seed design here follows the later revision (spec §4.7): without the topic's
+    /// `mirror.support.unclean.leader.election` the partition goes FAILED, non-retryable,
+    /// keeping what it has ([`MirrorDesign::fails_on_source_loss`]).
+    FollowsSourceLoss,
 }
 
 impl MirrorDesign {
     /// Every design, the seed first.
-    pub const ALL: [Self; 22] = [
+    pub const ALL: [Self; 23] = [
         Self::Seed,
         Self::AbortMarkers,
         Self::PidRewrite,
@@ -175,6 +184,7 @@ impl MirrorDesign {
         Self::AddUnchecked,
         Self::FailedRefusesStop,
         Self::SyncIgnoresGrowth,
+        Self::FollowsSourceLoss,
     ];
 
     /// The name on the command line (`--design`) and in scenario files (`design = "…"`).
@@ -202,6 +212,7 @@ impl MirrorDesign {
             Self::AddUnchecked => "add-unchecked",
             Self::FailedRefusesStop => "failed-refuses-stop",
             Self::SyncIgnoresGrowth => "sync-ignores-growth",
+            Self::FollowsSourceLoss => "follows-source-loss",
         }
     }
 
@@ -274,7 +285,21 @@ impl MirrorDesign {
             Self::SyncIgnoresGrowth => {
                 "the sync does not grow a mirror topic when its source topic grows (the seed)"
             }
+            Self::FollowsSourceLoss => {
+                "a source's loss of served records is cut and mirrored over, unreported (the seed)"
+            }
         }
+    }
+
+    /// Whether a MIRRORING partition whose source lost records it had served (a fetch answer
+    /// would cut the log below the end the source had shown it holds) goes FAILED,
+    /// non-retryable, unless its topic has `mirror.support.unclean.leader.election=true`
+    /// (spec §4.7, the later revision); `follows-source-loss` cuts and mirrors on. So does
+    /// `epoch-rewrite`, judged with the seed's fetcher: its batches carry the destination's
+    /// epochs, so every divergence looks like a loss at the source, and a FAILED partition
+    /// would hide what its rule breaks (S-23, consumers seeing rewritten offsets).
+    pub fn fails_on_source_loss(self) -> bool {
+        !matches!(self, Self::FollowsSourceLoss | Self::EpochRewrite)
     }
 
     /// Whether AddPartitionsToTxn refuses, with `ReadOnlyTopic`, partitions of a topic the

@@ -46,7 +46,7 @@ pub mod topic_admin;
 pub use design::MirrorDesign;
 pub use state::{
     decide, is_valid_transition, keeps_failure_record, retry_target, DesiredState, MirrorState,
-    TopicMirrorConfig,
+    TopicMirrorConfig, MIRROR_SUPPORT_UNCLEAN_CONFIG,
 };
 
 use crate::protocol::{BrokerId, ClusterIndex, NodeId};

@@ -153,6 +153,10 @@ invariants! {
         "a group whose offsets the mirror sync committed read on the destination from above \
          its log start",
     }
+    MirrorLossFollowed {
+        "mirror-loss-followed",
+        "a mirroring partition's source lost records it had served (a fetch answer said so)",
+    }
     AdminOutcomes {
         "admin-outcomes",
         "an admin operation the seed's rules refuse was tried (and had to be refused)",

@@ -259,10 +259,23 @@ impl Checkers {
         brokers: &[BrokerView<'_>],
         history: &History,
     ) -> Vec<Violation> {
-        let (mut out, loops, source_missing) =
-            crate::checks::mirror::check_mirror_liveness(time_ms, controllers, brokers);
-        self.mark_times("liveness-mirror-loop-retrying", loops);
-        self.mark_times("liveness-source-topic-missing", source_missing);
+        // A source loss is excused only where the source's log did lose records: a lost
+        // committed tail, or a mirroring cut of its own (a chain's middle cluster).
+        let lost_on: BTreeSet<(ClusterIndex, TopicPartition)> = self
+            .losses
+            .keys()
+            .chain(self.mirror_truncations.keys())
+            .cloned()
+            .collect();
+        let (mut out, excused) = crate::checks::mirror::check_mirror_liveness(
+            time_ms,
+            controllers,
+            brokers,
+            (&self.failed_on_source_loss, &lost_on),
+        );
+        self.mark_times("liveness-mirror-loop-retrying", excused.loops);
+        self.mark_times("liveness-source-topic-missing", excused.source_missing);
+        self.mark_times("liveness-source-lost-records", excused.source_lost_records);
         // Partitions held by a transaction its coordinator lost (see
         // `hanging_after_coordinator_loss`).
         let mut forgotten_txns = BTreeSet::new();

@@ -209,6 +209,10 @@ pub struct Checkers {
     leader_changed: BTreeSet<(ClusterIndex, TopicPartition)>,
     /// Groups the mirror sync committed offsets for, by destination cluster.
     synced_groups: BTreeSet<(ClusterIndex, String)>,
+    /// Mirror partitions FAILED, non-retryably, because their source lost records it had
+    /// served (spec §4.7): reported, so `liveness` accepts them FAILED until they prepare
+    /// again (a recovery).
+    failed_on_source_loss: BTreeSet<(ClusterIndex, TopicPartition)>,
     /// Per (cluster, group, partition): each new offset a member committed, as a current
     /// coordinator showed it (admin commits, the sync's among them, are not a position), with
     /// the control batches the log held right below it then (see [`MemberCommit`]).
@@ -675,7 +679,15 @@ impl Checkers {
                         self.precondition(Invariant::ReadOnlyUntilStopped);
                     }
                 }
-                BrokerEvent::MirrorTransition { from, to, .. } => {
+                BrokerEvent::MirrorTransition {
+                    from,
+                    to,
+                    topic_partition,
+                } => {
+                    if *to == mirrorsim::mirror::MirrorState::Preparing {
+                        self.failed_on_source_loss
+                            .remove(&(view.cluster, topic_partition.clone()));
+                    }
                     self.mark(&format!("mirror-transition:{from}->{to}"));
                     if *to == mirrorsim::mirror::MirrorState::Stopped {
                         self.mark("mirror-stopped");
@@ -747,6 +759,19 @@ impl Checkers {
                 BrokerEvent::MirrorCutEpochBump { .. } => self.mark("mirror-cut-epoch-bump"),
                 BrokerEvent::MirrorTailChecked { .. } => self.mark("mirror-tail-checked"),
                 BrokerEvent::MirrorTailDiverged { .. } => self.mark("mirror-tail-diverged"),
+                BrokerEvent::MirrorSourceLostRecords {
+                    followed,
+                    topic_partition,
+                    ..
+                } => {
+                    if *followed {
+                        self.mark("mirror-source-unclean-followed");
+                    } else {
+                        self.mark("mirror-source-unclean-failed");
+                        self.failed_on_source_loss
+                            .insert((view.cluster, topic_partition.clone()));
+                    }
+                }
                 BrokerEvent::StopOfOwnWrites { .. } => self.mark("mirror-stop-of-own-writes"),
                 BrokerEvent::StopMarkerRestored { .. } => self.mark("stop-marker-restored"),
                 BrokerEvent::MirrorTombstonesRefused { .. } => {

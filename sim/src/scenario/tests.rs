@@ -108,6 +108,7 @@ fn scenario_fault_targets_are_checked() {
     let error = parse(&kill("a-broker-4")).unwrap_err();
     assert_eq!(error.field, "faults.kill[0].nodes[0]");
     assert_eq!(error.line, Some(17));
+    assert!(parse(&kill("a-follower:orders:1")).is_ok());
     assert!(parse(&kill("a-leader:orders:1")).is_ok());
     // An unknown kind is an unknown table of `[faults]`, at its header.
     let text = format!("{MINIMAL}\n[[faults.explode]]\nat_ms = 10\nnodes = [\"a-broker-1\"]\n");
@@ -1168,6 +1169,9 @@ fn names_kafka_refuses_or_that_would_forge_output_are_refused() {
         ("a-broker- 1", "bad broker id"),
         ("a-producer-01", "bad client index"),
         ("a-leader:orders:01", "bad partition"),
+        ("a-follower:orders:01", "bad partition"),
+        ("a-follower:orders", "use `a-follower:TOPIC:PARTITION`"),
+        ("a-follower:nothing:0", "no such topic partition"),
         ("a-leader:orders:+0", "bad partition"),
     ] {
         assert_refused(

@@ -579,7 +579,8 @@ impl Scenario {
         ))
     }
 
-    /// Checks a node name such as `a-broker-2`, `b-controller` or `a-leader:orders:0`; numbers
+    /// Checks a node name such as `a-broker-2`, `b-controller`, `a-leader:orders:0` or
+    /// `a-follower:orders:0`; numbers
     /// are written as the node table names them (no sign, no leading zero), so one node has
     /// one name.
     fn check_node_name(&self, name: &str) -> Result<(), String> {
@@ -616,10 +617,13 @@ impl Scenario {
                 };
             }
         }
-        if let Some(target) = rest.strip_prefix("leader:") {
+        let role_target = ["leader:", "follower:"]
+            .into_iter()
+            .find_map(|role| Some((role, rest.strip_prefix(role)?)));
+        if let Some((role, target)) = role_target {
             let (topic, partition) = target
                 .rsplit_once(':')
-                .ok_or_else(|| format!("{name:?}: use `{cluster}-leader:TOPIC:PARTITION`"))?;
+                .ok_or_else(|| format!("{name:?}: use `{cluster}-{role}TOPIC:PARTITION`"))?;
             let partition = canonical_number(partition)
                 .and_then(|p| i32::try_from(p).ok())
                 .ok_or_else(|| format!("{name:?}: bad partition {partition:?}"))?;
@@ -641,7 +645,7 @@ impl Scenario {
             };
         }
         Err(format!(
-            "{name:?} is not a controller, broker, producer, consumer or `leader:` target"
+            "{name:?} is not a controller, broker, producer, consumer, `leader:` or `follower:` target"
         ))
     }
 }

@@ -84,6 +84,8 @@ impl MirrorManager {
                 true
             }
             MirrorState::Preparing => {
+                // PREPARING cuts the log: what a source showed before says nothing now.
+                self.task_mut(topic_partition).source_confirmed_end = None;
                 self.send_lme_lookup(host, now_ms, topic_partition);
                 false
             }

@@ -138,14 +138,23 @@ impl MirrorManager {
             }
         }
         if let Some(diverging) = answer.diverging_epoch {
-            if diverging.end_offset.is_none() {
-                // The source has no epoch at or below ours: nothing here is its history.
-                let _ = partition.log.truncate_fully_and_start_at(Offset(0));
-                self.mirror_cut(host, topic_partition, sent_offset);
+            // No epoch at or below ours at the source: nothing here is its history.
+            let target = if diverging.end_offset.is_none() {
+                Offset(0)
+            } else {
+                follower_truncation_offset(&partition.log, diverging)
+            };
+            if self.source_lost_served_records(host, now_ms, topic_partition, target) {
                 return;
             }
-            let target = follower_truncation_offset(&partition.log, diverging);
-            let _ = partition.log.truncate_to(target);
+            let Some(partition) = host.lend().partitions.get_mut(topic_partition) else {
+                return;
+            };
+            if diverging.end_offset.is_none() {
+                let _ = partition.log.truncate_fully_and_start_at(Offset(0));
+            } else {
+                let _ = partition.log.truncate_to(target);
+            }
             self.mirror_cut(host, topic_partition, sent_offset);
             return;
         }
@@ -165,6 +174,8 @@ impl MirrorManager {
             }
             None => answer.batches,
         };
+        // No divergence at the log end, and the tail (if checked) is the source's.
+        self.note_source_confirmed(topic_partition, sent_offset);
         if fetched.is_empty() {
             return;
         }
@@ -174,6 +185,12 @@ impl MirrorManager {
             return;
         };
         if let Some(target) = follower_truncation_for_batches(&partition.log, &batches) {
+            if self.source_lost_served_records(host, now_ms, topic_partition, target) {
+                return;
+            }
+            let Some(partition) = host.lend().partitions.get_mut(topic_partition) else {
+                return;
+            };
             // The source's log never lowers its epochs, so a batch below this log's latest
             // epoch means the tail here is not the source's, though the fetch's divergence
             // check passed: the source re-used the tail's epoch number after a cut of its own
@@ -207,6 +224,7 @@ impl MirrorManager {
         };
         match partition.log.append_as_follower(&batches) {
             Ok(info) => {
+                self.note_source_confirmed(topic_partition, Offset(info.last_offset.0 + 1));
                 host.lend().events.push(BrokerEvent::MirrorAppend {
                     topic_partition: topic_partition.clone(),
                     first_offset: info.first_offset,
@@ -255,6 +273,10 @@ impl MirrorManager {
             });
         let (base_offset, source_epoch) = (check.base_offset, check.source_epoch);
         if !same {
+            if self.source_lost_served_records(host, now_ms, topic_partition, base_offset) {
+                return None;
+            }
+            let partition = host.lend().partitions.get_mut(topic_partition)?;
             let _ = partition.log.truncate_to(base_offset);
             self.mirror_cut(host, topic_partition, sent_offset);
             host.lend().events.push(BrokerEvent::MirrorTailDiverged {
@@ -276,6 +298,62 @@ impl MirrorManager {
                 .filter(|batch| Offset(batch.base_offset()) >= sent_offset)
                 .collect(),
         )
+    }
+
+    /// The source answered a fetch at `offset` without a divergence, or this log now ends at
+    /// `offset` after a mirrored append: the source holds this log up to there.
+    fn note_source_confirmed(&mut self, topic_partition: &TopicPartition, offset: Offset) {
+        let task = self.task_mut(topic_partition);
+        task.source_confirmed_end = Some(
+            task.source_confirmed_end
+                .map_or(offset, |end| end.max(offset)),
+        );
+    }
+
+    /// Spec §4.7: a cut to `cut_to` below the end the source had shown it holds means the
+    /// source lost records it served (an unclean leader election there; a next hop also sees
+    /// it when its source re-aligned a history it had mirrored). With the topic's
+    /// `mirror.support.unclean.leader.election=true` the cut is followed (`false` returned:
+    /// the caller cuts); otherwise the partition goes FAILED, non-retryable, keeping what it
+    /// has (`true`): the records the source lost may exist nowhere else, and only an operator
+    /// can tell which history to keep.
+    fn source_lost_served_records(
+        &mut self,
+        host: &mut impl MirrorHost,
+        now_ms: i64,
+        topic_partition: &TopicPartition,
+        cut_to: Offset,
+    ) -> bool {
+        if !self.design.fails_on_source_loss() {
+            return false;
+        }
+        let Some(confirmed_end) = self.tasks[topic_partition].source_confirmed_end else {
+            return false;
+        };
+        if cut_to >= confirmed_end {
+            return false;
+        }
+        let followed = preparing::supports_unclean_mirroring(host.image(), &topic_partition.topic);
+        host.lend()
+            .events
+            .push(BrokerEvent::MirrorSourceLostRecords {
+                topic_partition: topic_partition.clone(),
+                cut_to,
+                confirmed_end,
+                followed,
+            });
+        if followed {
+            self.task_mut(topic_partition).source_confirmed_end = Some(cut_to);
+            return false;
+        }
+        let reason = format!(
+            "the source no longer holds offsets {}..{} it served: detected log truncation during \
+             mirroring, an unclean leader election in the source, and \
+             mirror.support.unclean.leader.election is off",
+            cut_to.0, confirmed_end.0
+        );
+        self.fail_mirror_partition(host, now_ms, topic_partition, reason, true);
+        true
     }
 
     /// EPOCH_FENCING's trigger: the highest epoch among fetched `batches` when it is above the

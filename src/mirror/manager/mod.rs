@@ -37,6 +37,14 @@
 //!   source's log start restarts at it; one above means the source lost data it had served
 //!   (an unclean election there) and the partition FAILS non-retryably, as with
 //!   `mirror.support.unclean.leader.election=false`.
+//!   Spec §4.7: any of those cuts below the end the source had already shown it holds
+//!   (`MirrorTask::source_confirmed_end`: a fetch answered without a divergence, moved up by
+//!   each append, the log end for a new leadership of a mirroring partition, unknown after
+//!   PREPARING until the first such answer) is a loss of records the source served: FAILED,
+//!   non-retryable, nothing cut, unless the topic has
+//!   `mirror.support.unclean.leader.election=true`, which makes the cut and mirrors on (the
+//!   late revision's ULE_RECOVERY wait for every replica is the cut's follower fence here).
+//!   `follows-source-loss` is the seed's fetcher, which always cuts.
 //!   DLE ≥ SLE (the later revision's rule, spec §4.4; `epochs-unfenced` is the seed's
 //!   fetcher): a fetched batch whose epoch is above the leader epoch this broker leads the
 //!   partition in is not appended; the leader asks the controller (BumpLeaderEpochs, same
@@ -411,6 +419,13 @@ struct MirrorTask {
     /// request sent by a task dropped since (a leadership that ended) is not applied to the
     /// task of the next leadership, which has its own steps and has read nothing yet.
     generation: u64,
+    /// MIRRORING (kept across a pause): the log end up to which the source has shown it holds
+    /// this log's records: the offset of a fetch it answered without a divergence, moved up
+    /// by every mirrored append. A cut below it means the source lost records it had served
+    /// (an unclean election there, spec §4.7; see `source_lost_served_records`). `None` in a
+    /// new leadership and after PREPARING, whose first fetches may still cut this cluster's
+    /// own history (the fine-grained alignment after a truncation at the LME).
+    source_confirmed_end: Option<Offset>,
     /// FAILED with no retry left: the wait for an operator has been reported.
     waits_for_operator: bool,
     /// The source topic as this leadership has seen it in the source's metadata: its topic id,
@@ -634,6 +649,7 @@ impl MirrorManager {
                             verified_source_epoch: None,
                             bump_before_append: false,
                             generation,
+                            source_confirmed_end: None,
                             waits_for_operator: false,
                             source_topic: SourceTopicWatch::default(),
                             source_waited_since_ms: None,

@@ -91,6 +91,25 @@ impl MirrorManager {
             && matches!(status.state, MirrorState::Preparing | MirrorState::Failed)
             && !in_stop)
             || matches!(status.state, MirrorState::Unknown | MirrorState::Stopped);
+        if !task.wrote
+            && task.source_confirmed_end.is_none()
+            && matches!(
+                status.state,
+                MirrorState::Mirroring | MirrorState::Pausing | MirrorState::Paused
+            )
+        {
+            // A new leadership of a partition that mirrors: its log is the earlier leaders'
+            // (a clean election), whose records above the last PREPARING cut came from the
+            // source's answers. Only the rare leader change between PREPARING's end and its
+            // first answer makes this too strong (a failback's fine-grained cut then fails
+            // the partition, reported, instead of being followed).
+            let log_end = host
+                .partitions()
+                .get(topic_partition)
+                .map(|partition| partition.log.log_end_offset());
+            self.task_mut(topic_partition).source_confirmed_end = log_end;
+        }
+        let task = self.task_mut(topic_partition);
         task.step = Step::Decide;
         task.not_before_ms = now_ms;
         let state = task.state;

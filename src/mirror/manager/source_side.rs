@@ -95,6 +95,7 @@ impl MirrorManager {
             verified_source_epoch: None,
             bump_before_append: false,
             generation: 0,
+            source_confirmed_end: None,
             waits_for_operator: false,
             source_topic: SourceTopicWatch::default(),
             source_waited_since_ms: None,

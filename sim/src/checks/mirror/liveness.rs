@@ -17,15 +17,23 @@ use mirrorsim::common::Offset;
 /// (non-retryable, spec §7 item 4): the third value counts those (mark
 /// `liveness-source-topic-missing`). A partition failed as deleted whose source topic exists
 /// is reported like any other FAILED one.
+///
+/// A partition FAILED because its source lost records it had served (spec §4.7: the first set
+/// of `source_losses`, partitions whose leader reported it) waits for an operator, reported,
+/// as the KIP wants: it is counted (mark `liveness-source-lost-records`), not reported, if
+/// the source's partition did lose records in the run (the second set: a lost committed tail
+/// or a mirroring cut, by cluster); a FAILED on a source that lost nothing is a false alarm,
+/// reported like any other FAILED partition.
 pub fn check_mirror_liveness(
     time_ms: i64,
     controllers: &[ControllerView<'_>],
     brokers: &[BrokerView<'_>],
-) -> (Vec<Violation>, u64, u64) {
+    source_losses: (&PartitionSet, &PartitionSet),
+) -> (Vec<Violation>, LivenessExcuses) {
+    let (failed_on_source_loss, lost_on) = source_losses;
     use mirrorsim::mirror::DesiredState;
     let mut out = Vec::new();
-    let mut loops = 0;
-    let mut source_deleted = 0;
+    let mut excused = LivenessExcuses::default();
     for controller in controllers {
         let image = controller.controller.image();
         for (tp, record) in image.all_partitions() {
@@ -57,7 +65,7 @@ pub fn check_mirror_liveness(
                 // partition from here") and the partition retries between FAILED and
                 // PREPARING for as long as both wishes stand, as the KIP wants. A generated
                 // admin timeline can end with both in place.
-                loops += 1;
+                excused.loops += 1;
                 continue;
             }
             if matches!(
@@ -75,7 +83,16 @@ pub fn check_mirror_liveness(
                     })
                 })
             {
-                source_deleted += 1;
+                excused.source_missing += 1;
+                continue;
+            }
+            if partition.mirror_state == MirrorState::Failed
+                && expected != MirrorState::Stopped
+                && failed_on_source_loss.contains(&(controller.cluster, tp.clone()))
+                && crate::checks::mirror::mirror_source_in(image, &tp.topic)
+                    .is_some_and(|source| lost_on.contains(&(source, tp.clone())))
+            {
+                excused.source_lost_records += 1;
                 continue;
             }
             let problem = if partition.mirror_state != expected {
@@ -109,7 +126,21 @@ pub fn check_mirror_liveness(
         }
     }
     out.extend(topics_short_of_source_partitions(time_ms, controllers));
-    (out, loops, source_deleted)
+    (out, excused)
+}
+
+/// Partitions by cluster.
+pub type PartitionSet = BTreeSet<(ClusterIndex, TopicPartition)>;
+
+/// What mirroring's liveness accepted rather than reported, counted for the coverage marks.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct LivenessExcuses {
+    /// Partitions of a mirror loop retrying between PREPARING and FAILED.
+    pub loops: u64,
+    /// FAILED or PREPARING partitions whose source cluster has no such topic.
+    pub source_missing: u64,
+    /// Partitions FAILED because their source lost records it had served.
+    pub source_lost_records: u64,
 }
 
 /// Mirror topics (mirrored or paused) with fewer partitions than their source topic at the end:

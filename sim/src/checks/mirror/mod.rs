@@ -27,6 +27,9 @@
 //!   destination's log is a prefix of the source's). Checked incrementally: per (node,
 //!   incarnation, partition) the offset up to which the log was found equal is remembered,
 //!   lowered by a truncation, and only batches above it are compared when the log grows.
+//! - `mirror-loss-followed` (spec §4.7, `source_loss.rs`): a MIRRORING partition never cuts
+//!   records its leaders mirrored since its last PREPARING, on its source's diverging answer,
+//!   unless the topic has `mirror.support.unclean.leader.election=true`.
 //! - `single-mirror-fetcher` (INV-12): every mirror fetcher
 //!   ([`mirrorsim::broker::Broker::mirror_fetchers`]) runs on a broker that leads the
 //!   partition in the latest leader epoch it knows (its role and
@@ -95,6 +98,7 @@ mod liveness;
 mod offsets;
 mod prefix;
 mod producer_states;
+mod source_loss;
 mod state_records;
 mod stopped;
 
@@ -296,6 +300,9 @@ pub struct MirrorChecks {
     /// (node, incarnation, partition) of the stops a leader made as stops of its cluster's
     /// own writes (no cut to the LSO, no MIRROR_PID_RESET), when they began.
     own_write_stops: BTreeMap<(NodeId, u64, TopicPartition), i64>,
+    /// `mirror-loss-followed`: (destination cluster, partition) → where the records its
+    /// leaders mirrored since its last PREPARING end (exclusive), lowered by cuts.
+    mirrored_since_prepare: BTreeMap<(ClusterIndex, TopicPartition), i64>,
     /// Marks of excuses used (merged into the checkers' marks).
     pub marks: BTreeMap<&'static str, u64>,
 }
@@ -419,6 +426,7 @@ impl MirrorChecks {
         view: &BrokerView<'_>,
         event: &BrokerEvent,
     ) {
+        self.observe_source_loss(time_ms, view, event);
         let node = NodeId::Broker(view.cluster, view.broker.broker_id());
         match event {
             BrokerEvent::StopOfOwnWrites { topic_partition } => {

@@ -365,17 +365,25 @@ impl World {
                 .keys()
                 .find(|id| id.to_string() == *name)
                 .copied(),
-            Target::Leader(cluster, topic, partition) => {
+            Target::Leader(cluster, topic, partition)
+            | Target::Follower(cluster, topic, partition) => {
                 let index = ClusterIndex(crate::scenario::cluster_index(cluster)? as u8);
                 let slot = lock(&self.nodes.get(&NodeId::Controller(index))?.slot);
                 let Some(NodeState::Controller(controller)) = &slot.state else {
                     return None;
                 };
-                let leader = controller
+                let record = controller
                     .image()
-                    .partition(&TopicPartition::new(topic.clone(), *partition))?
-                    .leader?;
-                Some(NodeId::Broker(index, leader))
+                    .partition(&TopicPartition::new(topic.clone(), *partition))?;
+                let broker = if matches!(target, Target::Leader(..)) {
+                    record.leader?
+                } else {
+                    *record
+                        .replicas
+                        .iter()
+                        .find(|replica| Some(**replica) != record.leader)?
+                };
+                Some(NodeId::Broker(index, broker))
             }
         }
     }

@@ -537,3 +537,69 @@ impl Draft {
         self.notes.push(format!("{topic} grows"));
     }
 }
+
+impl Draft {
+    /// One origin link in seven: a *source unclean election* (issue #17, spec §4.7). A partition
+    /// of one of the link's topics on the source gets two replicas, `min.insync.replicas` 1 and
+    /// unclean elections; its follower is paused for 2.5–4 s, out of the ISR after a
+    /// second, while the leader alone commits what the mirror fetches; the leader is then
+    /// killed (a crash, disk intact) before the follower is back, which, the only replica
+    /// alive, is elected uncleanly without those records. The destination's topic fails its
+    /// partition or follows the loss as its `mirror.support.unclean.leader.election` says
+    /// (drawn with the topic). Both brokers' windows keep the other aimed faults of the
+    /// cluster away. From a stream of its own (see the module doc).
+    pub(super) fn maybe_source_unclean_election(
+        &mut self,
+        link: &Link,
+        added_ms: u64,
+        walk_until: u64,
+    ) {
+        if !self.unclean.random_bool(1.0 / 7.0) || link.topics.is_empty() {
+            return;
+        }
+        let brokers = i16::from(self.clusters[link.source].brokers);
+        let pause_ms = self.unclean.random_range(25..=40) * 100;
+        let kill_after_ms = self.unclean.random_range(15..=22) * 100;
+        // The leader stays down until after the follower is back, so the follower is elected.
+        let kill_ms = pause_ms - kill_after_ms + self.unclean.random_range(10..=30) * 100;
+        let from = added_ms + 1_500;
+        let until = walk_until
+            .min(self.duration_ms)
+            .saturating_sub(pause_ms + 4_000);
+        if brokers < 2 || from >= until {
+            return;
+        }
+        let at = self.unclean.random_range(from..until);
+        let end = at + kill_after_ms + kill_ms;
+        if !self.aimed_clear(link.source, at, end) {
+            return;
+        }
+        let topic = link.topics[self.unclean.random_range(0..link.topics.len())].clone();
+        let source = letter(link.source);
+        let Some(spec) = self
+            .topics
+            .iter_mut()
+            .find(|spec| *spec.cluster.get_ref() == source && spec.name == topic)
+        else {
+            return;
+        };
+        // Two replicas: with a third in the ISR, the leader's death would elect it cleanly.
+        spec.replication_factor = 2;
+        spec.min_insync_replicas = 1;
+        spec.unclean_leader_election = true;
+        let partition = self.unclean.random_range(0..spec.partitions);
+        self.aimed_broker_faults.push((link.source, at, end));
+        self.pause(
+            at,
+            &format!("{source}-follower:{topic}:{partition}"),
+            pause_ms,
+        );
+        self.kill(
+            at + kill_after_ms,
+            &format!("{source}-leader:{topic}:{partition}"),
+            kill_ms,
+        );
+        self.notes
+            .push(format!("{source}'s {topic}-{partition} elects uncleanly"));
+    }
+}

@@ -50,7 +50,10 @@
 //!   outage* (one scenario in eight: short failure settings on the first link's mirror, its
 //!   whole source cut off for longer than them, `recover_topics` after) and a *source growth*
 //!   (one origin link in ten: `create_partitions` of one of its topics on the source cluster,
-//!   one or two partitions more, while the mirror runs).
+//!   one or two partitions more, while the mirror runs) and a *source unclean election* (one
+//!   origin link in seven: a follower of a source partition paused out of the ISR, its leader
+//!   killed while it is, the topic allowing unclean elections: the source loses records the
+//!   mirror served, spec §4.7).
 
 mod episodes;
 mod faults;
@@ -136,6 +139,9 @@ struct Draft {
     growth: StdRng,
     /// (source cluster, topic) pairs grown already: a topic grows once, from one link.
     grown: BTreeSet<(usize, String)>,
+    /// The source unclean election episode's own stream (see
+    /// [`Draft::maybe_source_unclean_election`]).
+    unclean: StdRng,
     shape: &'static str,
     duration_ms: u64,
     heal_ms: u64,
@@ -182,6 +188,7 @@ impl Draft {
         let codecs = StdRng::seed_from_u64(seed ^ 0xc0de_c5c0_de5c_0003);
         let outage = StdRng::seed_from_u64(seed ^ 0x0a7a_9e50_0bce_0004);
         let growth = StdRng::seed_from_u64(seed ^ 0x9e0e_5c0a_1e00_0005);
+        let unclean = StdRng::seed_from_u64(seed ^ 0x0c1e_a4e1_ec70_0006);
         let duration_ms = rng.random_range(12..=22) * 1_000;
         let heal_ms = rng.random_range(10..=15) * 1_000;
         Self {
@@ -193,6 +200,7 @@ impl Draft {
             outage_drawn: false,
             growth,
             grown: BTreeSet::new(),
+            unclean,
             shape: "single",
             duration_ms,
             heal_ms,
@@ -494,6 +502,7 @@ impl Draft {
             if origin {
                 self.maybe_mirror_loop(index, link, added, walk_until);
                 self.maybe_source_growth(link, added, walk_until);
+                self.maybe_source_unclean_election(link, added, walk_until);
             }
             if let Some(at) = failover {
                 self.topics_op(at, link, AdminOpSpec::RemoveTopics, &link.topics);
@@ -778,6 +787,54 @@ mod tests {
             }
         }
         assert!(grown >= 30, "{grown} source topics grown in 400 scenarios");
+    }
+
+    #[test]
+    fn source_unclean_elections_pause_a_follower_then_kill_its_leader_on_an_unclean_topic() {
+        let mut drawn = 0;
+        for seed in 0..400 {
+            let scenario = generate(seed);
+            let faults = &scenario.faults.scripted;
+            for pause in faults.iter().filter(|f| f.kind() == "pause") {
+                let node = pause.nodes()[0].get_ref();
+                let Some((cluster, target)) = node.split_once("-follower:") else {
+                    continue;
+                };
+                let (topic, _) = target.rsplit_once(':').expect("topic:partition");
+                let spec = scenario
+                    .topics
+                    .iter()
+                    .find(|t| t.cluster.get_ref() == cluster && t.name == topic)
+                    .expect("a declared topic");
+                assert!(
+                    spec.unclean_leader_election
+                        && spec.min_insync_replicas == 1
+                        && spec.replication_factor == 2,
+                    "seed {seed}: {spec:?}"
+                );
+                let leader = format!("{cluster}-leader:{target}");
+                let kill = faults
+                    .iter()
+                    .find(|f| f.kind() == "kill" && f.nodes()[0].get_ref() == &leader)
+                    .unwrap_or_else(|| panic!("seed {seed}: no kill of {leader}"));
+                // Killed after the follower left the ISR, down until after it is back.
+                assert!(kill.at_ms() >= pause.at_ms() + 1_500, "seed {seed}");
+                assert!(
+                    kill.at_ms() < pause.at_ms() + pause.duration_ms(),
+                    "seed {seed}"
+                );
+                assert!(
+                    kill.at_ms() + kill.duration_ms() > pause.at_ms() + pause.duration_ms(),
+                    "seed {seed}"
+                );
+                assert!(scenario.description.contains("elects uncleanly"));
+                drawn += 1;
+            }
+        }
+        assert!(
+            drawn >= 20,
+            "{drawn} source unclean elections in 400 scenarios"
+        );
     }
 
     #[test]

@@ -282,8 +282,9 @@ impl Serialize for ScriptedFault {
 
 // The kinds' tables. Every kind but `clock_skew` takes an optional `duration_ms` (`None`:
 // [`DEFAULT_FAULT_DURATION_MS`]); targets are node names as `validate` checks them
-// (`a-broker-1`, `a-controller`, `a-producer-1`, `a-consumer-2`, or `a-leader:TOPIC:P` for the
-// leader of a partition when the fault starts).
+// (`a-broker-1`, `a-controller`, `a-producer-1`, `a-consumer-2`, `a-leader:TOPIC:P` for the
+// leader of a partition when the fault starts, or `a-follower:TOPIC:P` for its first replica
+// other than that leader).
 
 /// `kill`: a crash of the nodes, restarted after `duration_ms`.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
