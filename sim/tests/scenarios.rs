@@ -846,3 +846,35 @@ fn a_restarted_broker_answering_before_its_registration_is_not_excused_as_a_stal
         report.marks
     );
 }
+
+#[test]
+fn a_producers_stop_ms_ends_its_load_and_the_run_still_passes() {
+    // `leader_crash`'s two producers (a record every 10 ms each, for the 10 s fault phase)
+    // stopped at 3 s: about 600 records instead of about 2,000.
+    let path = common::repository_root().join("scenarios/leader_crash.toml");
+    let text = std::fs::read_to_string(&path).expect("leader_crash is readable");
+    let stopped = text.replace("interval_ms = 10\n", "interval_ms = 10\nstop_ms = 3000\n");
+    assert_ne!(stopped, text, "the producer table was found");
+    let scenario = mirrorsim_sim::scenario::Scenario::parse(&path, &stopped).expect("valid");
+    for seed in fresh_seeds(2) {
+        let report = run_scenario(&scenario, seed, Vec::new());
+        assert_eq!(
+            report.verdict,
+            Verdict::Pass,
+            "seed {seed}: {:?}",
+            report.violations
+        );
+        let (sent, acked, _) = report.records;
+        assert!(
+            (400..=620).contains(&sent),
+            "seed {seed}: {sent} records sent"
+        );
+        assert!(acked > 0, "seed {seed}");
+        let full = run_scenario(&load("leader_crash"), seed, Vec::new());
+        assert!(
+            full.records.0 > 3 * sent,
+            "seed {seed}: {} vs {sent}",
+            full.records.0
+        );
+    }
+}

@@ -402,6 +402,22 @@ fn scenario_start_ms_and_mirror_state_sizes_are_checked() {
         "{TWO_CLUSTERS}[[consumers]]\ncluster = \"b\"\ntopic = \"orders\"\nstart_ms = 4999\n"
     ))
     .is_ok());
+    // A producer's stop_ms: inside the fault phase, after its start.
+    for (timing, words) in [
+        ("stop_ms = 5000\n", "before the end of the fault phase"),
+        ("start_ms = 2000\nstop_ms = 2000\n", "after start_ms (2000)"),
+        ("stop_ms = 0\n", "after start_ms (0)"),
+    ] {
+        let (field, _, text) = error_of(&format!(
+            "[[producers]]\ncluster = \"b\"\ntopic = \"orders\"\n{timing}"
+        ));
+        assert_eq!(field, "producers[0].stop_ms", "{timing}");
+        assert!(text.contains(words), "{timing}: {text}");
+    }
+    assert!(parse(&format!(
+        "{TWO_CLUSTERS}[[producers]]\ncluster = \"b\"\ntopic = \"orders\"\nstart_ms = 1000\nstop_ms = 4999\n"
+    ))
+    .is_ok());
 
     let error = parse(&TWO_CLUSTERS.replace(
         "mirror_state_partitions = 3",

@@ -28,8 +28,8 @@ use toml::Spanned;
 
 use super::locate::Source;
 use super::schema::{
-    entry_paths, AcksSpec, AdminOpSpec, ClockSkewFault, ClusterSpec, CreateMirrorOp, ScriptedFault,
-    COORDINATOR_TOPICS, FAULT_KINDS,
+    entry_paths, AcksSpec, AdminOpSpec, ClockSkewFault, ClusterSpec, CreateMirrorOp, ProducerSpec,
+    ScriptedFault, COORDINATOR_TOPICS, FAULT_KINDS,
 };
 use super::{cluster_index, Scenario, ScenarioError};
 
@@ -256,6 +256,7 @@ impl Scenario {
                 ));
             }
             self.check_start_ms(source, producer.start_ms.as_ref(), &field)?;
+            self.check_stop_ms(source, producer, &field)?;
         }
         for (index, consumer) in self.consumers.iter().enumerate() {
             let field = format!("consumers[{index}]");
@@ -534,6 +535,30 @@ impl Scenario {
             )),
             _ => Ok(()),
         }
+    }
+
+    /// A producer's `stop_ms` must fall inside the fault phase, after its `start_ms`.
+    fn check_stop_ms(&self, source: &Source<'_>, producer: &ProducerSpec, field: &str) -> Check {
+        let Some(stop) = &producer.stop_ms else {
+            return Ok(());
+        };
+        let start = producer
+            .start_ms
+            .as_ref()
+            .map_or(0, |start| *start.get_ref());
+        let stop = *stop.get_ref();
+        let problem = if stop >= self.duration_ms {
+            format!(
+                "must be before the end of the fault phase (duration_ms = {}), where every \
+                 producer stops anyway",
+                self.duration_ms
+            )
+        } else if stop <= start {
+            format!("must be after start_ms ({start})")
+        } else {
+            return Ok(());
+        };
+        Err(source.error(&format!("{field}.stop_ms"), problem))
     }
 
     fn check_cluster(

@@ -167,6 +167,9 @@ pub struct Shared {
     /// Client nodes whose state machine is built only this many ms into the fault phase
     /// (a scenario's `start_ms`); filled while the nodes are built.
     pub deferred_starts: Mutex<BTreeMap<NodeId, u64>>,
+    /// Producers that stop creating records this many ms into the fault phase (a scenario's
+    /// `stop_ms`); filled while the nodes are built.
+    pub load_stops: Mutex<BTreeMap<NodeId, u64>>,
     /// Emit the readable trace as `tracing` events (replay, see [`crate::commands::replay`]). Every
     /// emitting site tests this first, so a run without it formats nothing.
     pub print_trace: bool,
@@ -185,6 +188,7 @@ impl Shared {
             load_enabled: Mutex::new(false),
             fault_phase_start_ms: Mutex::new(None),
             deferred_starts: Mutex::new(BTreeMap::new()),
+            load_stops: Mutex::new(BTreeMap::new()),
             print_trace: false,
             start: madsim::time::Instant::now(),
         }
@@ -199,6 +203,19 @@ impl Shared {
     pub fn fault_phase_elapsed_ms(&self) -> Option<i64> {
         let start = (*lock(&self.fault_phase_start_ms))?;
         Some(self.elapsed_ms() - start)
+    }
+
+    /// Whether `node` creates new records now: the load is on and its `stop_ms`, if any, has
+    /// not come.
+    fn load_enabled_for(&self, node: NodeId) -> bool {
+        if !*lock(&self.load_enabled) {
+            return false;
+        }
+        let Some(stop) = lock(&self.load_stops).get(&node).copied() else {
+            return true;
+        };
+        self.fault_phase_elapsed_ms()
+            .is_some_and(|elapsed| elapsed < stop as i64)
     }
 
     /// Waits until `node` may be built: at once unless its start is deferred, else until that
@@ -458,13 +475,13 @@ fn step_outputs(
     };
     match state {
         NodeState::Producer(workload) => {
-            workload.enabled = *lock(&shared.load_enabled);
+            workload.enabled = shared.load_enabled_for(node);
             let mut history = stamped_history(shared);
             workload.send_due(now, &mut history);
             workload.record_events(&mut history);
         }
         NodeState::Transactional(workload) => {
-            workload.enabled = *lock(&shared.load_enabled);
+            workload.enabled = shared.load_enabled_for(node);
             let mut history = stamped_history(shared);
             workload.record_events(&mut history);
             workload.send_due(now, &mut history);

@@ -219,6 +219,9 @@ pub(super) fn build_nodes(
                 if start_ms > 0 {
                     lock(&shared.deferred_starts).insert(id, start_ms);
                 }
+                if let Some(stop) = &spec.stop_ms {
+                    lock(&shared.load_stops).insert(id, *stop.get_ref());
+                }
                 let (topic, interval, bootstrap) = (
                     spec.topic.get_ref().clone(),
                     spec.interval_ms as i64,

@@ -144,6 +144,7 @@ impl Draft {
             acks,
             transactional: false,
             start_ms: start_ms.filter(|at| *at > 0).map(spanned),
+            stop_ms: None,
             transaction_timeout_ms: None,
             // Not drawn yet: a draw here would change every generated scenario after it.
             compression: Default::default(),
@@ -169,6 +170,7 @@ impl Draft {
             acks: AcksSpec::All,
             transactional: true,
             start_ms: start_ms.filter(|at| *at > 0).map(spanned),
+            stop_ms: None,
             transaction_timeout_ms,
             compression: Default::default(),
         });

@@ -251,6 +251,11 @@ pub struct ProducerSpec {
     /// When the producers start, in ms from the start of the fault phase (`None`: 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_ms: Option<Spanned<u64>>,
+    /// When the producers stop creating records, in ms from the start of the fault phase
+    /// (`None`: at the heal phase, as every producer). What was already sent still finishes:
+    /// retries go on, an open transaction commits or aborts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_ms: Option<Spanned<u64>>,
     /// Transactional producers only: `transaction.timeout.ms`, after which the coordinator
     /// aborts an open transaction and fences the producer (`None`: the simulated 10 s).
     #[serde(default, skip_serializing_if = "Option::is_none")]
