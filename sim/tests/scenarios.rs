@@ -425,7 +425,8 @@ fn a_source_unclean_election_fails_the_mirror_partition_unless_its_topic_support
     // uncleanly at about 6.5 s, without records a's leader committed alone and b mirrored. b's
     // orders-0 goes FAILED, non-retryable, keeping them; the failover at 11 s stops it from
     // FAILED. `source_unclean_election_followed` (config on): b cuts what a lost, fences its
-    // followers, and mirrors a's new history to the end.
+    // followers, waits in ULE_RECOVERY for every replica to cut too, and mirrors a's new
+    // history to the end.
     for seed in fresh_seeds(3) {
         println!("seed {seed}");
         let report = assert_passes("source_unclean_election", seed);
@@ -445,6 +446,15 @@ fn a_source_unclean_election_fails_the_mirror_partition_unless_its_topic_support
         assert!(
             describe.described[0].starts_with("orders-0=MIRRORING("),
             "seed {seed}: {describe:?}"
+        );
+        // ULE_RECOVERY lasts until b's follower, down from 4.5 s to 8.5 s, is back and cut.
+        let recovered = followed
+            .marks_first_ms
+            .get("mirror-transition:ULE_RECOVERY->MIRRORING")
+            .copied();
+        assert!(
+            recovered.is_some_and(|at| at >= 8_500),
+            "seed {seed}: ULE_RECOVERY ended at {recovered:?} ms"
         );
         assert!(!followed.marks.contains_key("mirror-source-unclean-failed"));
     }

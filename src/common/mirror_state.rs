@@ -29,11 +29,16 @@ pub enum MirrorState {
     Stopped,
     /// An error stopped the work; retried with backoff unless non-retryable.
     Failed,
+    /// The late revision's state (spec §4.7): the source lost records this partition had
+    /// mirrored (an unclean election there) and the topic has
+    /// `mirror.support.unclean.leader.election=true`; the fetcher cut them and stopped, and the
+    /// partition waits until every replica has truncated too before it mirrors again.
+    UleRecovery,
 }
 
 impl MirrorState {
     /// Every state, in declaration order.
-    pub const ALL: [MirrorState; 8] = [
+    pub const ALL: [MirrorState; 9] = [
         MirrorState::Unknown,
         MirrorState::Preparing,
         MirrorState::Mirroring,
@@ -42,6 +47,7 @@ impl MirrorState {
         MirrorState::Stopping,
         MirrorState::Stopped,
         MirrorState::Failed,
+        MirrorState::UleRecovery,
     ];
 
     /// The state's name as the KIP writes it.
@@ -55,6 +61,7 @@ impl MirrorState {
             MirrorState::Stopping => "STOPPING",
             MirrorState::Stopped => "STOPPED",
             MirrorState::Failed => "FAILED",
+            MirrorState::UleRecovery => "ULE_RECOVERY",
         }
     }
 

@@ -64,10 +64,14 @@ pub fn is_valid_transition(source: MirrorState, target: MirrorState) -> bool {
     }
     match target {
         Preparing => matches!(source, Unknown | Stopped | Failed),
-        Mirroring => matches!(source, Preparing | Paused),
+        Mirroring => matches!(source, Preparing | Paused | UleRecovery),
+        UleRecovery => source == Mirroring,
         Pausing => source == Mirroring,
         Paused => source == Pausing,
-        Stopping => matches!(source, Preparing | Mirroring | Pausing | Paused | Failed),
+        Stopping => matches!(
+            source,
+            Preparing | Mirroring | Pausing | Paused | Failed | UleRecovery
+        ),
         Stopped => source == Stopping,
         Unknown | Failed => unreachable!("handled above"),
     }
@@ -135,6 +139,8 @@ pub fn decide(current: MirrorState, desired: &DesiredState) -> MirrorState {
         (Stopped, DesiredState::Stopped { .. }) => Stopped,
         (_, DesiredState::Stopped { .. }) => Stopping,
         (Paused, DesiredState::Paused { .. }) => Paused,
+        // ULE_RECOVERY ends in MIRRORING (spec §2.2: no pause from it); the pause follows.
+        (UleRecovery, DesiredState::Paused { .. }) => UleRecovery,
         // Never mirrored: align and mirror first; the pause follows from MIRRORING.
         (Unknown | Stopped, DesiredState::Paused { .. }) => Preparing,
         (_, DesiredState::Paused { .. }) => Pausing,
@@ -173,7 +179,7 @@ pub fn keeps_failure_record(stored: MirrorState, target: MirrorState) -> bool {
         Preparing => stored == Failed,
         Mirroring => stored != Preparing,
         Paused | Stopped | Unknown => false,
-        Pausing | Stopping | Failed => true,
+        Pausing | Stopping | Failed | UleRecovery => true,
     }
 }
 

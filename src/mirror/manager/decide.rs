@@ -103,6 +103,23 @@ impl MirrorManager {
                 task.fetch_not_before_ms = None;
                 true
             }
+            MirrorState::UleRecovery => {
+                // Spec §4.7: the fetcher cut what the source lost and stopped; mirror again once
+                // every replica, not only the ISR, has cut too (a follower fenced at the cut
+                // truncates when it fetches; one that is down holds this until it is back).
+                let log_end = host
+                    .partitions()
+                    .get(topic_partition)
+                    .map_or(Offset(0), |partition| partition.log.log_end_offset());
+                let task = self.task_mut(topic_partition);
+                task.step = Step::AwaitTruncation {
+                    offset: log_end,
+                    every_replica: true,
+                    reported: true,
+                };
+                task.not_before_ms = now_ms;
+                true
+            }
             MirrorState::Pausing if self.broken.contains(&BrokenSwitch::MirrorFetchWhilePaused) => {
                 // Broken on purpose: the fetcher keeps running and PAUSED is never written.
                 self.task_mut(topic_partition).step = Step::Fetching;

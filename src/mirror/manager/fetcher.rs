@@ -5,6 +5,18 @@
 use super::*;
 use crate::protocol::{ClusterRequest, ControllerRequest, LeaderEpoch, Offset, ReplicaRequest};
 
+/// What a cut below the source's confirmed end means (see
+/// `MirrorManager::source_lost_served_records`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum SourceLoss {
+    /// Not a loss of served records (or the design does not look): cut as a follower does.
+    None,
+    /// Followed: the caller cuts, then the partition goes ULE_RECOVERY.
+    Followed,
+    /// The partition goes FAILED; nothing is cut.
+    Failed,
+}
+
 impl MirrorManager {
     // ----- MIRRORING: the fetcher -----
 
@@ -144,7 +156,8 @@ impl MirrorManager {
             } else {
                 follower_truncation_offset(&partition.log, diverging)
             };
-            if self.source_lost_served_records(host, now_ms, topic_partition, target) {
+            let loss = self.source_lost_served_records(host, now_ms, topic_partition, target);
+            if loss == SourceLoss::Failed {
                 return;
             }
             let Some(partition) = host.lend().partitions.get_mut(topic_partition) else {
@@ -156,6 +169,7 @@ impl MirrorManager {
                 let _ = partition.log.truncate_to(target);
             }
             self.mirror_cut(host, topic_partition, sent_offset);
+            self.recover_if_followed(host, now_ms, topic_partition, loss);
             return;
         }
         let fetched = match tail_check {
@@ -185,7 +199,8 @@ impl MirrorManager {
             return;
         };
         if let Some(target) = follower_truncation_for_batches(&partition.log, &batches) {
-            if self.source_lost_served_records(host, now_ms, topic_partition, target) {
+            let loss = self.source_lost_served_records(host, now_ms, topic_partition, target);
+            if loss == SourceLoss::Failed {
                 return;
             }
             let Some(partition) = host.lend().partitions.get_mut(topic_partition) else {
@@ -203,6 +218,7 @@ impl MirrorManager {
                 offset: sent_offset,
                 truncated_to: target,
             });
+            self.recover_if_followed(host, now_ms, topic_partition, loss);
             return;
         }
         if let Some(batch_epoch) = self.epoch_to_fence(leader_epoch, &batches) {
@@ -273,7 +289,8 @@ impl MirrorManager {
             });
         let (base_offset, source_epoch) = (check.base_offset, check.source_epoch);
         if !same {
-            if self.source_lost_served_records(host, now_ms, topic_partition, base_offset) {
+            let loss = self.source_lost_served_records(host, now_ms, topic_partition, base_offset);
+            if loss == SourceLoss::Failed {
                 return None;
             }
             let partition = host.lend().partitions.get_mut(topic_partition)?;
@@ -284,6 +301,7 @@ impl MirrorManager {
                 base_offset,
                 source_epoch,
             });
+            self.recover_if_followed(host, now_ms, topic_partition, loss);
             return None;
         }
         self.task_mut(topic_partition).verified_source_epoch = Some(source_epoch);
@@ -313,25 +331,26 @@ impl MirrorManager {
     /// Spec §4.7: a cut to `cut_to` below the end the source had shown it holds means the
     /// source lost records it served (an unclean leader election there; a next hop also sees
     /// it when its source re-aligned a history it had mirrored). With the topic's
-    /// `mirror.support.unclean.leader.election=true` the cut is followed (`false` returned:
-    /// the caller cuts); otherwise the partition goes FAILED, non-retryable, keeping what it
-    /// has (`true`): the records the source lost may exist nowhere else, and only an operator
-    /// can tell which history to keep.
+    /// `mirror.support.unclean.leader.election=true` the cut is followed
+    /// ([`SourceLoss::Followed`]: the caller cuts, then ULE_RECOVERY); otherwise the partition
+    /// goes FAILED, non-retryable, keeping what it has ([`SourceLoss::Failed`]): the records
+    /// the source lost may exist nowhere else, and only an operator can tell which history to
+    /// keep.
     fn source_lost_served_records(
         &mut self,
         host: &mut impl MirrorHost,
         now_ms: i64,
         topic_partition: &TopicPartition,
         cut_to: Offset,
-    ) -> bool {
+    ) -> SourceLoss {
         if !self.design.fails_on_source_loss() {
-            return false;
+            return SourceLoss::None;
         }
         let Some(confirmed_end) = self.tasks[topic_partition].source_confirmed_end else {
-            return false;
+            return SourceLoss::None;
         };
         if cut_to >= confirmed_end {
-            return false;
+            return SourceLoss::None;
         }
         let followed = preparing::supports_unclean_mirroring(host.image(), &topic_partition.topic);
         host.lend()
@@ -344,7 +363,7 @@ impl MirrorManager {
             });
         if followed {
             self.task_mut(topic_partition).source_confirmed_end = Some(cut_to);
-            return false;
+            return SourceLoss::Followed;
         }
         let reason = format!(
             "the source no longer holds offsets {}..{} it served: detected log truncation during \
@@ -353,7 +372,21 @@ impl MirrorManager {
             cut_to.0, confirmed_end.0
         );
         self.fail_mirror_partition(host, now_ms, topic_partition, reason, true);
-        true
+        SourceLoss::Failed
+    }
+
+    /// After the cut of a followed source loss: ULE_RECOVERY (the fetcher stops; the
+    /// partition mirrors again once every replica has truncated too, see `act`).
+    fn recover_if_followed(
+        &mut self,
+        host: &mut impl MirrorHost,
+        now_ms: i64,
+        topic_partition: &TopicPartition,
+        loss: SourceLoss,
+    ) {
+        if loss == SourceLoss::Followed {
+            self.write_transition(host, now_ms, topic_partition, MirrorState::UleRecovery);
+        }
     }
 
     /// EPOCH_FENCING's trigger: the highest epoch among fetched `batches` when it is above the

@@ -42,9 +42,10 @@
 //!   each append, the log end for a new leadership of a mirroring partition, unknown after
 //!   PREPARING until the first such answer) is a loss of records the source served: FAILED,
 //!   non-retryable, nothing cut, unless the topic has
-//!   `mirror.support.unclean.leader.election=true`, which makes the cut and mirrors on (the
-//!   late revision's ULE_RECOVERY wait for every replica is the cut's follower fence here).
-//!   `follows-source-loss` is the seed's fetcher, which always cuts.
+//!   `mirror.support.unclean.leader.election=true`, which makes the cut and persists
+//!   ULE_RECOVERY (the late revision's state): no fetcher until every replica, not only the
+//!   ISR, has truncated to the cut, then MIRRORING. `follows-source-loss` is the seed's
+//!   fetcher, which always cuts and fetches on.
 //!   DLE ≥ SLE (the later revision's rule, spec §4.4; `epochs-unfenced` is the seed's
 //!   fetcher): a fetched batch whose epoch is above the leader epoch this broker leads the
 //!   partition in is not appended; the leader asks the controller (BumpLeaderEpochs, same
@@ -252,8 +253,8 @@ enum Step {
     Act,
     /// A request of this task is in flight.
     Waiting,
-    /// PREPARING: waiting for the ISR (or, with `every_replica`, every replica) to truncate
-    /// to this offset.
+    /// PREPARING and ULE_RECOVERY: waiting for the ISR (or, with `every_replica`, every
+    /// replica) to truncate to this offset; MIRRORING is written then.
     /// `reported`: the wait for a replica outside the ISR has been reported.
     AwaitTruncation {
         offset: Offset,

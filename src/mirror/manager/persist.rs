@@ -95,7 +95,10 @@ impl MirrorManager {
             && task.source_confirmed_end.is_none()
             && matches!(
                 status.state,
-                MirrorState::Mirroring | MirrorState::Pausing | MirrorState::Paused
+                MirrorState::Mirroring
+                    | MirrorState::Pausing
+                    | MirrorState::Paused
+                    | MirrorState::UleRecovery
             )
         {
             // A new leadership of a partition that mirrors: its log is the earlier leaders'
