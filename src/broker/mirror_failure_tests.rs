@@ -53,6 +53,22 @@ fn stored_status(world: &mut World) -> crate::protocol::MirrorPartitionStatus {
         .status
 }
 
+/// orders-0 is FAILED for good: non-retryable (retry count −1) with `reason` in its stored
+/// error, and still FAILED 3 s later.
+fn assert_failed_for_good(world: &mut World, reason: &str) {
+    let status = stored_status(world);
+    assert_eq!(status.retry_attempt, -1, "{status:?}");
+    assert!(
+        status
+            .error_message
+            .as_deref()
+            .is_some_and(|message| message.contains(reason)),
+        "{status:?}"
+    );
+    world.run_for(3_000);
+    assert_eq!(state_on(world, B), MirrorState::Failed, "not retried");
+}
+
 fn recover(world: &mut World, mirror: &str, topics: &[&str]) -> Response {
     let request = Request::Mirror(MirrorRequest::RecoverMirrorTopics {
         mirror: mirror.into(),
@@ -220,17 +236,7 @@ fn a_source_topic_deleted_and_created_again_fails_the_partition_for_good() {
     world.create_orders(A);
     run_until(&mut world, B, MirrorState::Failed);
     world.run_for(1_000);
-    let status = stored_status(&mut world);
-    assert_eq!(status.retry_attempt, -1, "{status:?}");
-    assert!(
-        status
-            .error_message
-            .as_deref()
-            .is_some_and(|message| message.contains("created again")),
-        "{status:?}"
-    );
-    world.run_for(3_000);
-    assert_eq!(state_on(&world, B), MirrorState::Failed, "not retried");
+    assert_failed_for_good(&mut world, "created again");
 }
 
 #[test]
@@ -292,22 +298,12 @@ fn a_source_that_lost_records_it_served_fails_the_partition_keeping_them() {
     source_loses_records_above(&mut world, 3);
     run_until(&mut world, B, MirrorState::Failed);
     world.run_for(1_000);
-    let status = stored_status(&mut world);
-    assert_eq!(status.retry_attempt, -1, "{status:?}");
-    assert!(
-        status
-            .error_message
-            .as_deref()
-            .is_some_and(|message| message.contains("offsets 3..5")),
-        "{status:?}"
-    );
     assert_eq!(
         world.partition(world.leader(B)).log.log_end_offset().0,
         5,
         "kept"
     );
-    world.run_for(3_000);
-    assert_eq!(state_on(&world, B), MirrorState::Failed, "not retried");
+    assert_failed_for_good(&mut world, "offsets 3..5");
 }
 
 #[test]

@@ -27,6 +27,19 @@ fn orders_range(range: std::ops::Range<i32>) -> Vec<TopicPartition> {
     range.map(orders).collect()
 }
 
+/// A partition of `topic_id` whose only replica, broker 1, leads it in epoch 0.
+fn led_by_broker_1(topic_id: TopicId, partition: i32) -> MetadataRecord {
+    MetadataRecord::Partition(PartitionRecord {
+        topic_id,
+        partition,
+        replicas: vec![BrokerId(1)],
+        isr: vec![BrokerId(1)],
+        leader: Some(BrokerId(1)),
+        leader_epoch: 0,
+        partition_epoch: 0,
+    })
+}
+
 /// An image with `__consumer_offsets` of `offsets_partitions` partitions and the given topics,
 /// every partition led by broker 1.
 fn image(offsets_partitions: i32, topics: &[(&str, i32)]) -> MetadataImage {
@@ -41,17 +54,7 @@ fn image(offsets_partitions: i32, topics: &[(&str, i32)]) -> MetadataImage {
             name: name.to_string(),
             topic_id,
         }];
-        records.extend((0..partitions).map(|partition| {
-            MetadataRecord::Partition(PartitionRecord {
-                topic_id,
-                partition,
-                replicas: vec![BrokerId(1)],
-                isr: vec![BrokerId(1)],
-                leader: Some(BrokerId(1)),
-                leader_epoch: 0,
-                partition_epoch: 0,
-            })
-        }));
+        records.extend((0..partitions).map(|partition| led_by_broker_1(topic_id, partition)));
         for record in records {
             image.apply(offset, &record);
             offset += 1;
@@ -994,18 +997,9 @@ fn partitions_a_topic_gains_are_handed_out_without_an_epoch_bump() {
     let (first, second) = two_stable_members(&mut runtime);
     for partition in 4..6 {
         let offset = runtime.image.next_offset;
-        runtime.image.apply(
-            offset,
-            &MetadataRecord::Partition(PartitionRecord {
-                topic_id: TopicId(2),
-                partition,
-                replicas: vec![BrokerId(1)],
-                isr: vec![BrokerId(1)],
-                leader: Some(BrokerId(1)),
-                leader_epoch: 0,
-                partition_epoch: 0,
-            }),
-        );
+        runtime
+            .image
+            .apply(offset, &led_by_broker_1(TopicId(2), partition));
     }
     let beat = runtime.heartbeat(client(1), &first, 2, None).unwrap();
     assert_eq!(beat.assignment, None, "partition 2 is still the second's");
