@@ -393,6 +393,41 @@ fn a_silent_source_fails_the_partitions_until_retries_run_out_and_recover_brings
 }
 
 #[test]
+fn a_partition_failed_by_a_short_outage_mirrors_again_on_its_own() {
+    // `source_outage_auto_recovery` (the prototype's testAutoRecovery): a is cut off from 3 s to
+    // 9 s; the partitions fail after 2 s of silence and retry; at 14 s they mirror again with
+    // no failure on record, and no attempt budget ran out.
+    for seed in fresh_seeds(3) {
+        println!("seed {seed}");
+        let report = assert_passes("source_outage_auto_recovery", seed);
+        let describes: Vec<_> = report
+            .admin
+            .iter()
+            .filter(|record| record.op.kind.name() == "describe_mirror")
+            .filter_map(|record| record.outcome.clone())
+            .collect();
+        assert_eq!(describes.len(), 2, "seed {seed}");
+        assert!(
+            describes[0]
+                .described
+                .iter()
+                .all(|line| line.contains("retries=") && line.contains("mirror.socket.timeout.ms")),
+            "seed {seed}: {:?}",
+            describes[0]
+        );
+        assert!(
+            describes[1]
+                .described
+                .iter()
+                .all(|line| line.contains("=MIRRORING(") && !line.contains("retries=")),
+            "seed {seed}: {:?}",
+            describes[1]
+        );
+        assert!(!report.marks.contains_key("mirror-retries-exhausted"));
+    }
+}
+
+#[test]
 fn a_deleted_source_topic_fails_its_partitions_for_good_and_the_others_mirror_on() {
     // `source_topic_deleted` (the prototype's testDeletedSourceTopicMovesToNonRetryable): a
     // deletes orders and events at 5 s; audit stays mirrored.
