@@ -282,12 +282,14 @@ impl MetadataCache {
 
     /// How many partitions `topic` has, as the last answers told (0 before any named it).
     pub fn partition_count(&self, topic: &str) -> i32 {
+        // Keys sort by topic, then partition: the topic's last key is its highest partition.
+        // (A producer asks before every record it sends.)
+        let first = TopicPartition::new(topic, 0);
+        let last = TopicPartition::new(topic, i32::MAX);
         self.partitions
-            .keys()
-            .filter(|topic_partition| topic_partition.topic == topic)
-            .map(|topic_partition| topic_partition.partition + 1)
-            .max()
-            .unwrap_or(0)
+            .range(first..=last)
+            .next_back()
+            .map_or(0, |(topic_partition, _)| topic_partition.partition + 1)
     }
 
     /// The next time the cache wants to act, if it is not waiting for an answer.

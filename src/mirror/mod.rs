@@ -45,8 +45,8 @@ pub mod topic_admin;
 
 pub use design::MirrorDesign;
 pub use state::{
-    decide, is_valid_transition, keeps_failure_record, retry_target, DesiredState, MirrorState,
-    TopicMirrorConfig, MIRROR_SUPPORT_UNCLEAN_CONFIG,
+    decide, is_valid_transition, keeps_failure_record, retry_target, supports_unclean_mirroring,
+    DesiredState, MirrorState, TopicMirrorConfig,
 };
 
 use crate::protocol::{BrokerId, ClusterIndex, NodeId};

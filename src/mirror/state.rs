@@ -77,6 +77,17 @@ pub fn is_valid_transition(source: MirrorState, target: MirrorState) -> bool {
     }
 }
 
+/// Whether `topic` has `mirror.support.unclean.leader.election=true` in `image` (PREPARING
+/// then waits for every replica; a source's loss of served records is followed into
+/// ULE_RECOVERY instead of failing the partition).
+pub fn supports_unclean_mirroring(image: &crate::metadata::MetadataImage, topic: &str) -> bool {
+    image
+        .configs
+        .get(&crate::metadata::ConfigResource::Topic(topic.to_string()))
+        .and_then(|configs| configs.get(MIRROR_SUPPORT_UNCLEAN_CONFIG))
+        .is_some_and(|value| value == "true")
+}
+
 /// What the controller asked for a mirror topic, read from its `mirror.name` config.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub enum DesiredState {

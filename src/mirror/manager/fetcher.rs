@@ -17,6 +17,15 @@ pub(super) enum SourceLoss {
     Failed,
 }
 
+/// Where a fetcher's cut on its source's word goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FetcherCut {
+    /// The whole log, restarting at offset 0 (the source has no epoch at or below ours).
+    Whole,
+    /// The log is cut to this offset.
+    To(Offset),
+}
+
 impl MirrorManager {
     // ----- MIRRORING: the fetcher -----
 
@@ -151,25 +160,12 @@ impl MirrorManager {
         }
         if let Some(diverging) = answer.diverging_epoch {
             // No epoch at or below ours at the source: nothing here is its history.
-            let target = if diverging.end_offset.is_none() {
-                Offset(0)
+            let cut = if diverging.end_offset.is_none() {
+                FetcherCut::Whole
             } else {
-                follower_truncation_offset(&partition.log, diverging)
+                FetcherCut::To(follower_truncation_offset(&partition.log, diverging))
             };
-            let loss = self.source_lost_served_records(host, now_ms, topic_partition, target);
-            if loss == SourceLoss::Failed {
-                return;
-            }
-            let Some(partition) = host.lend().partitions.get_mut(topic_partition) else {
-                return;
-            };
-            if diverging.end_offset.is_none() {
-                let _ = partition.log.truncate_fully_and_start_at(Offset(0));
-            } else {
-                let _ = partition.log.truncate_to(target);
-            }
-            self.mirror_cut(host, topic_partition, sent_offset);
-            self.recover_if_followed(host, now_ms, topic_partition, loss);
+            self.cut_on_source_word(host, now_ms, topic_partition, sent_offset, cut, None);
             return;
         }
         let fetched = match tail_check {
@@ -199,26 +195,18 @@ impl MirrorManager {
             return;
         };
         if let Some(target) = follower_truncation_for_batches(&partition.log, &batches) {
-            let loss = self.source_lost_served_records(host, now_ms, topic_partition, target);
-            if loss == SourceLoss::Failed {
-                return;
-            }
-            let Some(partition) = host.lend().partitions.get_mut(topic_partition) else {
-                return;
-            };
             // The source's log never lowers its epochs, so a batch below this log's latest
             // epoch means the tail here is not the source's, though the fetch's divergence
             // check passed: the source re-used the tail's epoch number after a cut of its own
             // (a chain's middle cluster re-mirrored after its PREPARING cut, generator seed
             // 9200000000000091). Cut the tail as a replica does; the next fetch checks the rest.
-            let _ = partition.log.truncate_to(target);
-            self.mirror_cut(host, topic_partition, sent_offset);
-            host.lend().events.push(BrokerEvent::MirrorEpochBelowLocal {
+            let event = BrokerEvent::MirrorEpochBelowLocal {
                 topic_partition: topic_partition.clone(),
                 offset: sent_offset,
                 truncated_to: target,
-            });
-            self.recover_if_followed(host, now_ms, topic_partition, loss);
+            };
+            let cut = FetcherCut::To(target);
+            self.cut_on_source_word(host, now_ms, topic_partition, sent_offset, cut, Some(event));
             return;
         }
         if let Some(batch_epoch) = self.epoch_to_fence(leader_epoch, &batches) {
@@ -289,19 +277,13 @@ impl MirrorManager {
             });
         let (base_offset, source_epoch) = (check.base_offset, check.source_epoch);
         if !same {
-            let loss = self.source_lost_served_records(host, now_ms, topic_partition, base_offset);
-            if loss == SourceLoss::Failed {
-                return None;
-            }
-            let partition = host.lend().partitions.get_mut(topic_partition)?;
-            let _ = partition.log.truncate_to(base_offset);
-            self.mirror_cut(host, topic_partition, sent_offset);
-            host.lend().events.push(BrokerEvent::MirrorTailDiverged {
+            let event = BrokerEvent::MirrorTailDiverged {
                 topic_partition: topic_partition.clone(),
                 base_offset,
                 source_epoch,
-            });
-            self.recover_if_followed(host, now_ms, topic_partition, loss);
+            };
+            let cut = FetcherCut::To(base_offset);
+            self.cut_on_source_word(host, now_ms, topic_partition, sent_offset, cut, Some(event));
             return None;
         }
         self.task_mut(topic_partition).verified_source_epoch = Some(source_epoch);
@@ -352,7 +334,8 @@ impl MirrorManager {
         if cut_to >= confirmed_end {
             return SourceLoss::None;
         }
-        let followed = preparing::supports_unclean_mirroring(host.image(), &topic_partition.topic);
+        let followed =
+            crate::mirror::supports_unclean_mirroring(host.image(), &topic_partition.topic);
         host.lend()
             .events
             .push(BrokerEvent::MirrorSourceLostRecords {
@@ -375,15 +358,38 @@ impl MirrorManager {
         SourceLoss::Failed
     }
 
-    /// After the cut of a followed source loss: ULE_RECOVERY (the fetcher stops; the
-    /// partition mirrors again once every replica has truncated too, see `act`).
-    fn recover_if_followed(
+    /// Every cut the fetcher makes on its source's word (a diverging epoch, a tail that
+    /// differs, a batch below the local epoch): unless spec §4.7 fails the partition instead
+    /// (see [`Self::source_lost_served_records`]), the log is cut (a mirroring cut, see
+    /// [`Self::mirror_cut`]), `event` says why, and a followed source loss goes ULE_RECOVERY
+    /// (the fetcher stops; the partition mirrors again once every replica has truncated
+    /// too, see `act`).
+    fn cut_on_source_word(
         &mut self,
         host: &mut impl MirrorHost,
         now_ms: i64,
         topic_partition: &TopicPartition,
-        loss: SourceLoss,
+        sent_offset: Offset,
+        cut: FetcherCut,
+        event: Option<BrokerEvent>,
     ) {
+        let cut_to = match cut {
+            FetcherCut::Whole => Offset(0),
+            FetcherCut::To(offset) => offset,
+        };
+        let loss = self.source_lost_served_records(host, now_ms, topic_partition, cut_to);
+        if loss == SourceLoss::Failed {
+            return;
+        }
+        let Some(partition) = host.lend().partitions.get_mut(topic_partition) else {
+            return;
+        };
+        match cut {
+            FetcherCut::Whole => drop(partition.log.truncate_fully_and_start_at(Offset(0))),
+            FetcherCut::To(offset) => drop(partition.log.truncate_to(offset)),
+        }
+        self.mirror_cut(host, topic_partition, sent_offset);
+        host.lend().events.extend(event);
         if loss == SourceLoss::Followed {
             self.write_transition(host, now_ms, topic_partition, MirrorState::UleRecovery);
         }

@@ -158,7 +158,6 @@ use std::collections::BTreeMap;
 use super::coordinator::MIRROR_STATE_TOPIC;
 use super::directory::MirrorDirectory;
 use super::failure::FailureSettings;
-use super::state::MIRROR_SUPPORT_UNCLEAN_CONFIG;
 use super::sync::BOOTSTRAP_SERVERS_CONFIG;
 use super::TopicMirrorConfig;
 use super::{

@@ -194,8 +194,8 @@ impl MirrorManager {
         let Role::Leader(state) = &partition.role else {
             return false;
         };
-        let every_replica =
-            every_replica || supports_unclean_mirroring(host.image(), &topic_partition.topic);
+        let every_replica = every_replica
+            || crate::mirror::supports_unclean_mirroring(host.image(), &topic_partition.topic);
         let members = if every_replica {
             &state.replicas
         } else {
@@ -211,13 +211,4 @@ impl MirrorManager {
                     .is_some_and(|f| f.log_end_offset.is_some() && f.log_end_offset <= offset)
             })
     }
-}
-
-/// Whether `topic` has `mirror.support.unclean.leader.election=true` in `image`.
-pub(super) fn supports_unclean_mirroring(image: &MetadataImage, topic: &str) -> bool {
-    image
-        .configs
-        .get(&ConfigResource::Topic(topic.to_string()))
-        .and_then(|configs| configs.get(MIRROR_SUPPORT_UNCLEAN_CONFIG))
-        .is_some_and(|value| value == "true")
 }

@@ -73,13 +73,10 @@ impl MirrorChecks {
         }
         let mirrored_end = std::mem::replace(end, to);
         self.precondition(Invariant::MirrorLossFollowed);
-        let supported = view
-            .broker
-            .image()
-            .configs
-            .get(&ConfigResource::Topic(topic_partition.topic.to_string()))
-            .and_then(|configs| configs.get(mirrorsim::mirror::MIRROR_SUPPORT_UNCLEAN_CONFIG))
-            .is_some_and(|value| value == "true");
+        let supported = mirrorsim::mirror::supports_unclean_mirroring(
+            view.broker.image(),
+            &topic_partition.topic,
+        );
         if supported {
             *self
                 .marks
