@@ -328,3 +328,56 @@ fn a_source_loss_is_followed_where_the_topic_supports_unclean_elections() {
     world.run_for(1_000);
     assert_eq!(world.partition(world.leader(B)).log.log_end_offset().0, 5);
 }
+
+/// b's replicas hold no record of orders-0 and start at 5 (as after restarting at a source's
+/// log start that DeleteRecords had moved to 5), and a's leader now ends at 3: b's fetch at 5
+/// names no epoch, so a answers OffsetOutOfRange, not a diverging epoch. (a is cut only once
+/// the fetches b sent before its own cut were answered.)
+fn source_ends_below_an_epochless_fetch(world: &mut World) {
+    for id in 1..=BROKERS {
+        let replica = world
+            .brokers
+            .get_mut(&NodeId::Broker(B, BrokerId(id)))
+            .and_then(|broker| broker.partitions_mut_for_test().get_mut(&orders()));
+        if let Some(partition) = replica {
+            partition
+                .log
+                .truncate_fully_and_start_at(crate::common::Offset(5))
+                .expect("restarted at 5");
+        }
+    }
+    world.run_for(1_500);
+    assert_eq!(state_on(world, B), MirrorState::Mirroring);
+    source_loses_records_above(world, 3);
+}
+
+#[test]
+fn a_source_log_ending_below_a_served_offset_fails_the_partition_without_unclean_support() {
+    let mut world = failing_mirror_world();
+    source_ends_below_an_epochless_fetch(&mut world);
+    run_until(&mut world, B, MirrorState::Failed);
+    assert_failed_for_good(&mut world, "ends below 5");
+}
+
+#[test]
+fn a_source_log_ending_below_a_served_offset_is_cut_to_where_the_topic_supports_it() {
+    // Spec §4.7 on the OffsetOutOfRange path: cut to a's high watermark (3), ULE_RECOVERY until
+    // every replica agrees, then mirroring on from there.
+    let mut world = failing_mirror_world();
+    let request = Request::Controller(ControllerRequest::IncrementalAlterConfigs {
+        resource: ConfigResource::Topic("orders".into()),
+        changes: vec![(
+            "mirror.support.unclean.leader.election".into(),
+            Some("true".into()),
+        )],
+    });
+    world.call(NodeId::Controller(B), request);
+    world.run_for(300);
+    source_ends_below_an_epochless_fetch(&mut world);
+    run_until(&mut world, B, MirrorState::UleRecovery);
+    assert_eq!(world.partition(world.leader(B)).log.log_end_offset().0, 3);
+    run_until(&mut world, B, MirrorState::Mirroring);
+    assert!(world.produce(A, 8, 0, 2).iter().all(|e| e.is_none()));
+    world.run_for(1_000);
+    assert_eq!(world.partition(world.leader(B)).log.log_end_offset().0, 5);
+}

@@ -145,6 +145,21 @@ impl MirrorManager {
                 self.note_cut_removed(topic_partition, removed);
                 return;
             }
+            ErrorCode::OffsetOutOfRange
+                if crate::mirror::supports_unclean_mirroring(
+                    host.image(),
+                    &topic_partition.topic,
+                ) =>
+            {
+                // The source's log ends below what it served, and the topic follows such a
+                // loss (spec §4.7): cut to the source's high watermark, as Kafka's follower
+                // does on the same answer (any diverging history below it is found by the next
+                // fetch's epoch check), then ULE_RECOVERY when the cut removed confirmed records.
+                let end = answer.high_watermark.min(sent_offset);
+                let cut = FetcherCut::To(end);
+                self.cut_on_source_word(host, now_ms, topic_partition, sent_offset, cut, None);
+                return;
+            }
             ErrorCode::OffsetOutOfRange => {
                 let reason = format!(
                     "the source's log ends below {sent_offset}, which it served before: an unclean \

@@ -35,8 +35,9 @@
 //!   whose epoch is below the local latest (the source never lowers its epochs; the tail here
 //!   carries a number the source re-used); OffsetOutOfRange below the
 //!   source's log start restarts at it; one above means the source lost data it had served
-//!   (an unclean election there) and the partition FAILS non-retryably, as with
-//!   `mirror.support.unclean.leader.election=false`.
+//!   (an unclean election there): the partition FAILS non-retryably, unless the topic has
+//!   `mirror.support.unclean.leader.election=true`, which cuts to the source's high watermark
+//!   (Kafka's follower rule on the same answer) through the §4.7 path below.
 //!   Spec §4.7: any of those cuts below the end the source had already shown it holds
 //!   (`MirrorTask::source_confirmed_end`: a fetch answered without a divergence, moved up by
 //!   each append, the log end for a new leadership of a mirroring partition, unknown after
