@@ -3,6 +3,7 @@
 //! checker catching a deliberately broken broker.
 
 use mirrorsim::mirror::MirrorDesign;
+use mirrorsim::protocol::ErrorCode;
 use mirrorsim::switches::BrokenSwitch;
 use mirrorsim_sim::commands::runner::{run, RunOptions, RunReport, Verdict};
 
@@ -388,6 +389,46 @@ fn a_silent_source_fails_the_partitions_until_retries_run_out_and_recover_brings
         assert!(
             stopped.is_some_and(|at| (12_000..15_000).contains(&at)),
             "seed {seed}: audit STOPPED at {stopped:?} ms, not while a was cut off"
+        );
+    }
+}
+
+#[test]
+fn a_mirrors_bootstrap_may_move_within_its_source_but_not_to_another_cluster() {
+    // `mirror_config_update` (ducktape test_config_update, spec S-15): an unknown key is
+    // refused; one broker of a as bootstrap.servers resets the connection and mirroring goes
+    // on; c's brokers (a failed-over mirror of a) fail b's partitions for good on resume, and
+    // b holds nothing of c's.
+    for seed in fresh_seeds(3) {
+        println!("seed {seed}");
+        let report = assert_passes("mirror_config_update", seed);
+        let outcomes: Vec<_> = report
+            .admin
+            .iter()
+            .filter(|record| record.op.kind.name() == "alter_mirror")
+            .filter_map(|record| record.outcome.clone())
+            .map(|outcome| outcome.error)
+            .collect();
+        assert_eq!(
+            outcomes,
+            [ErrorCode::InvalidConfig, ErrorCode::None, ErrorCode::None],
+            "seed {seed}"
+        );
+        let describes: Vec<_> = report
+            .admin
+            .iter()
+            .filter(|record| record.op.kind.name() == "describe_mirror")
+            .filter_map(|record| record.outcome.clone())
+            .collect();
+        assert!(
+            describes[1]
+                .described
+                .iter()
+                .all(|line| line.contains("=FAILED(")
+                    && line.contains("retries=-1")
+                    && line.contains("created from cluster-a")),
+            "seed {seed}: {:?}",
+            describes[1]
         );
     }
 }
@@ -813,8 +854,10 @@ fn a_transactional_producer_on_a_mirroring_destination_never_writes_into_the_mir
     // The seed design: AddPartitionsToTxn refuses orders while b mirrors it, and the markers of
     // what b's payments producer enlisted while payments was being stopped (its produce was
     // refused, so nothing of it is in the log) are acknowledged without an append. Every
-    // transaction of b completes (the liveness check reads the coordinators).
-    for seed in [0, 1] {
+    // transaction of b completes (the liveness check reads the coordinators). Seeds 2 and 3
+    // since issue #17's recorded source cluster id moved every run with a mirror (0 and 1 no
+    // longer enlist while payments stops).
+    for seed in [2, 3] {
         let report = assert_passes(TXN_ON_MIRROR, seed);
         for mark in ["mirror-txn-enlist-refused", "mirror-txn-marker-moot"] {
             assert!(

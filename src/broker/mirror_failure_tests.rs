@@ -381,3 +381,56 @@ fn a_source_log_ending_below_a_served_offset_is_cut_to_where_the_topic_supports_
     world.run_for(1_000);
     assert_eq!(world.partition(world.leader(B)).log.log_end_offset().0, 5);
 }
+
+fn alter_mirror(world: &mut World, key: &str, value: &str) -> ErrorCode {
+    let request = Request::Controller(ControllerRequest::IncrementalAlterConfigs {
+        resource: ConfigResource::Mirror("m".into()),
+        changes: vec![(key.into(), Some(value.into()))],
+    });
+    match world.call(NodeId::Controller(B), request) {
+        Response::Controller(ControllerResponse::IncrementalAlterConfigs { error }) => error,
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+#[test]
+fn a_changed_bootstrap_drops_the_source_connection_and_mirroring_goes_on_over_the_new_one() {
+    // The prototype's test_config_update: an unknown key is refused; bootstrap.servers
+    // pointed at one broker of a resets the connection, and what a writes next reaches b.
+    let mut world = failing_mirror_world();
+    events_on(&mut world, B, |_| Some(()));
+    assert_eq!(
+        alter_mirror(&mut world, "invalid.config", "foo"),
+        ErrorCode::InvalidConfig
+    );
+    assert_eq!(
+        alter_mirror(&mut world, "bootstrap.servers", "a-broker-2"),
+        ErrorCode::None
+    );
+    world.run_for(300);
+    let resets = events_on(&mut world, B, |event| match event {
+        BrokerEvent::MirrorSourceConnectionReset { mirror } => Some(mirror),
+        _ => None,
+    });
+    assert!(resets.iter().all(|mirror| mirror == "m") && !resets.is_empty());
+    assert!(world.produce(A, 8, 0, 2).iter().all(|e| e.is_none()));
+    world.run_for(1_000);
+    assert_eq!(state_on(&world, B), MirrorState::Mirroring);
+    assert_eq!(world.partition(world.leader(B)).log.log_end_offset().0, 7);
+}
+
+#[test]
+fn a_bootstrap_naming_another_cluster_fails_the_partition_for_good() {
+    // Spec S-15: the controller accepts the change (it cannot tell a replaced source), the
+    // leader refuses to mirror from it before any request goes there; a failover still works.
+    let mut world = failing_mirror_world();
+    assert_eq!(
+        alter_mirror(&mut world, "bootstrap.servers", "c-broker-1"),
+        ErrorCode::None
+    );
+    run_until(&mut world, B, MirrorState::Failed);
+    assert_failed_for_good(&mut world, "created from cluster-a");
+    assert_eq!(world.partition(world.leader(B)).log.log_end_offset().0, 5);
+    request_failover(&mut world);
+    run_until(&mut world, B, MirrorState::Stopped);
+}

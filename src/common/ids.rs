@@ -23,6 +23,14 @@ impl ClusterIndex {
     pub fn cluster_id(self) -> String {
         format!("cluster-{}", self.name())
     }
+
+    /// The cluster whose [`Self::cluster_id`] is `id`.
+    pub fn from_cluster_id(id: &str) -> Option<Self> {
+        match id.strip_prefix("cluster-")?.as_bytes() {
+            [letter @ b'a'..=b'z'] => Some(Self(letter - b'a')),
+            _ => None,
+        }
+    }
 }
 
 impl fmt::Display for ClusterIndex {

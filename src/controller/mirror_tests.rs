@@ -102,7 +102,7 @@ fn with_mirror() -> Controller<MemoryDisk> {
     create_topic(&mut controller, 0, new_topic("orders", 2, 3));
     create_topic(&mut controller, 0, new_topic("payments", 1, 3));
     assert_eq!(
-        create_mirror(&mut controller, "m", &[("bootstrap.servers", "a")]),
+        create_mirror(&mut controller, "m", &[("bootstrap.servers", "a-broker-1")]),
         ErrorCode::None
     );
     controller
@@ -123,13 +123,13 @@ fn the_first_mirror_creates_mirror_state_and_stores_its_properties() {
     );
     let end = controller.log_end_offset();
     assert_eq!(
-        create_mirror(&mut controller, "n", &[("bootstrap.servers", "b")]),
+        create_mirror(&mut controller, "n", &[("bootstrap.servers", "b-broker-1")]),
         ErrorCode::None
     );
     assert_eq!(
         controller.log_end_offset(),
-        end + 1,
-        "the second mirror writes only its config"
+        end + 2,
+        "the second mirror writes only its configs: bootstrap.servers and the source's id"
     );
     let listed = list(&mut controller);
     assert_eq!(
@@ -138,8 +138,20 @@ fn the_first_mirror_creates_mirror_state_and_stores_its_properties() {
             .map(|m| (m.name.as_str(), m.configs.clone()))
             .collect::<Vec<_>>(),
         vec![
-            ("m", vec![("bootstrap.servers".into(), "a".into())]),
-            ("n", vec![("bootstrap.servers".into(), "b".into())]),
+            (
+                "m",
+                vec![
+                    ("bootstrap.servers".into(), "a-broker-1".into()),
+                    ("mirror.source.cluster.id".into(), "cluster-a".into())
+                ]
+            ),
+            (
+                "n",
+                vec![
+                    ("bootstrap.servers".into(), "b-broker-1".into()),
+                    ("mirror.source.cluster.id".into(), "cluster-b".into())
+                ]
+            ),
         ]
     );
 }
@@ -148,7 +160,7 @@ fn the_first_mirror_creates_mirror_state_and_stores_its_properties() {
 fn create_mirror_refuses_bad_names_duplicates_and_missing_bootstrap() {
     let mut controller = with_mirror();
     let end = controller.log_end_offset();
-    let bootstrap = [("bootstrap.servers", "a")];
+    let bootstrap = [("bootstrap.servers", "a-broker-1")];
     assert_eq!(
         create_mirror(&mut controller, "m", &bootstrap),
         ErrorCode::ClusterMirrorAlreadyExists
@@ -172,11 +184,16 @@ fn create_mirror_refuses_bad_names_duplicates_and_missing_bootstrap() {
         create_mirror(
             &mut controller,
             "n",
-            &[("bootstrap.servers", "a"), ("bootstrap.servers", "b")]
+            &[
+                ("bootstrap.servers", "a-broker-1"),
+                ("bootstrap.servers", "b-broker-1")
+            ]
         ),
         ErrorCode::InvalidConfig
     );
     for (key, bad) in [
+        ("invalid.config", "foo"),
+        ("mirror.source.cluster.id", "cluster-a"),
         ("mirror.topics.include", "orders[0-9]"),
         ("mirror.groups.exclude", "a|b"),
         ("mirror.acl.include", "topic:x;User:a"),
@@ -185,7 +202,7 @@ fn create_mirror_refuses_bad_names_duplicates_and_missing_bootstrap() {
             create_mirror(
                 &mut controller,
                 "n",
-                &[("bootstrap.servers", "a"), (key, bad)]
+                &[("bootstrap.servers", "a-broker-1"), (key, bad)]
             ),
             ErrorCode::InvalidConfig,
             "{key}={bad}"
@@ -200,7 +217,7 @@ fn create_mirror_fails_whole_while_mirror_state_cannot_be_replicated() {
     start_brokers(&mut controller, 0, &[1, 2]);
     let end = controller.log_end_offset();
     assert_eq!(
-        create_mirror(&mut controller, "m", &[("bootstrap.servers", "a")]),
+        create_mirror(&mut controller, "m", &[("bootstrap.servers", "a-broker-1")]),
         ErrorCode::InvalidReplicationFactor
     );
     assert_eq!(controller.log_end_offset(), end);
@@ -248,7 +265,7 @@ fn topic_membership_follows_the_seed_workflows() {
 
     // Another mirror cannot take or touch a member topic; a removed one it may take once a
     // broker found it STOPPED in the mirror that removed it.
-    create_mirror(&mut controller, "n", &[("bootstrap.servers", "b")]);
+    create_mirror(&mut controller, "n", &[("bootstrap.servers", "b-broker-1")]);
     assert_eq!(
         alter(&mut controller, "n", Add, &["payments"]).1,
         vec![invalid]
@@ -303,7 +320,7 @@ fn delete_mirror_needs_every_topic_removed_and_frees_the_name() {
         ErrorCode::ClusterMirrorNotFound
     );
     assert_eq!(
-        create_mirror(&mut controller, "m", &[("bootstrap.servers", "c")]),
+        create_mirror(&mut controller, "m", &[("bootstrap.servers", "c-broker-1")]),
         ErrorCode::None,
         "the name is reusable"
     );
@@ -314,7 +331,7 @@ fn delete_mirror_needs_every_topic_removed_and_frees_the_name() {
 }
 
 #[test]
-fn users_cannot_set_mirror_name_or_drop_a_mirrors_bootstrap() {
+fn users_cannot_set_mirror_name_or_leave_a_mirror_invalid_or_change_its_recorded_source() {
     let mut controller = with_mirror();
     let alter_configs = |controller: &mut Controller<MemoryDisk>,
                          resource,
@@ -348,11 +365,32 @@ fn users_cannot_set_mirror_name_or_drop_a_mirrors_bootstrap() {
         ),
         ErrorCode::ClusterMirrorNotFound
     );
+    // The result must still be a mirror's properties; the recorded source is not a user's.
+    for (name, value) in [
+        ("invalid.config", Some("foo")),
+        ("bootstrap.servers", Some("a")),
+        ("mirror.failed.retry.max.attempts", Some("many")),
+        ("mirror.source.cluster.id", Some("cluster-b")),
+        ("mirror.source.cluster.id", None),
+    ] {
+        assert_eq!(
+            alter_configs(&mut controller, mirror("m"), name, value),
+            ErrorCode::InvalidConfig,
+            "{name}={value:?}"
+        );
+    }
+    // Another cluster is accepted here: the brokers refuse to mirror from it.
     assert_eq!(
-        alter_configs(&mut controller, mirror("m"), "bootstrap.servers", Some("b")),
+        alter_configs(
+            &mut controller,
+            mirror("m"),
+            "bootstrap.servers",
+            Some("b-broker-1")
+        ),
         ErrorCode::None
     );
-    assert_eq!(list(&mut controller)[0].configs[0].1, "b");
+    assert_eq!(list(&mut controller)[0].configs[0].1, "b-broker-1");
+    assert_eq!(list(&mut controller)[0].configs[1].1, "cluster-a", "kept");
 }
 
 #[test]
@@ -497,7 +535,7 @@ fn grow<D: LogDisk>(
 fn a_mirrors_sync_grows_its_own_topics_which_an_admin_may_not() {
     let mut controller = with_mirror();
     assert_eq!(
-        create_mirror(&mut controller, "n", &[("bootstrap.servers", "a")]),
+        create_mirror(&mut controller, "n", &[("bootstrap.servers", "a-broker-1")]),
         ErrorCode::None
     );
     alter(&mut controller, "m", Add, &["orders"]);

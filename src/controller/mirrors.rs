@@ -4,8 +4,10 @@
 //! - **CreateMirror** stores the properties as configs of [`ConfigResource::Mirror`]. The name
 //!   must be a legal topic-style name that does not end in `.removed` or `.paused` (those
 //!   suffixes carry the desired state in `mirror.name`), must not exist
-//!   (`ClusterMirrorAlreadyExists`), and `bootstrap.servers` must be given (`InvalidConfig`),
-//!   as must readable sync filters (`crate::mirror::sync`; else `InvalidConfig`).
+//!   (`ClusterMirrorAlreadyExists`), and the properties must be a mirror's
+//!   (`crate::mirror::properties::validate`: known keys, a usable `bootstrap.servers`, readable
+//!   filters and retry settings; else `InvalidConfig`). The source cluster id is recorded with
+//!   them (`mirror.source.cluster.id`, which a request may not carry).
 //!   The first mirror also creates `__mirror_state` with
 //!   [`super::ControllerConfig::mirror_state_partitions`] partitions and
 //!   [`super::ControllerConfig::mirror_state_replication_factor`] replicas, in the same batch; while
@@ -35,8 +37,10 @@
 //!   prototype, §4.4). A partition the sender does not lead gets `NotLeaderOrFollower`, an
 //!   unknown one `UnknownTopicOrPartition`.
 //! - A user's IncrementalAlterConfigs may not touch `mirror.name` (only these workflows set
-//!   it), and may alter a mirror's properties only if the mirror exists and keeps
-//!   `bootstrap.servers`.
+//!   it), and may alter a mirror's properties only if the mirror exists, the change leaves a
+//!   valid property set (as CreateMirror's), and it does not touch the recorded source
+//!   cluster id. A `bootstrap.servers` naming another cluster is accepted (the controller
+//!   cannot know the source was not replaced); the brokers refuse to mirror from it.
 //!
 //! Brokers do not forward these requests; admin clients send them to the controller.
 
@@ -47,9 +51,9 @@ use super::{Controller, ControllerError};
 use crate::log::LogDisk;
 use crate::metadata::{ConfigResource, MetadataRecord, PartitionRecord, MIN_INSYNC_REPLICAS};
 use crate::mirror::coordinator::MIRROR_STATE_TOPIC;
-use crate::mirror::failure::FailureSettings;
+use crate::mirror::properties::{self, SOURCE_CLUSTER_ID_CONFIG};
 use crate::mirror::state::{DesiredState, MIRROR_NAME_CONFIG, PAUSED_SUFFIX, REMOVED_SUFFIX};
-use crate::mirror::sync::{SyncSettings, BOOTSTRAP_SERVERS_CONFIG};
+use crate::mirror::sync::BOOTSTRAP_SERVERS_CONFIG;
 use crate::mirror::TopicMirrorConfig;
 use crate::protocol::{
     BrokerId, ControllerResponse, ErrorCode, LeaderEpoch, MirrorListing, MirrorResponse,
@@ -156,19 +160,18 @@ impl<D: LogDisk> Controller<D> {
                 return error(ErrorCode::InvalidConfig);
             }
         }
-        if properties
+        // Known keys, a usable bootstrap.servers, readable filters and retry settings: now,
+        // not found broken by every broker later. The source cluster id is recorded here.
+        if properties.contains_key(SOURCE_CLUSTER_ID_CONFIG)
+            || properties::validate(&properties).is_err()
+        {
+            return error(ErrorCode::InvalidConfig);
+        }
+        let source_cluster_id = properties
             .get(BOOTSTRAP_SERVERS_CONFIG)
-            .is_none_or(|value| value.trim().is_empty())
-        {
-            return error(ErrorCode::InvalidConfig);
-        }
-        // The sync's filters must be readable now, not found broken by every broker later.
-        let get = |key: &str| properties.get(key).map(String::as_str);
-        if SyncSettings::from_properties(get).is_err()
-            || FailureSettings::from_properties(get).is_err()
-        {
-            return error(ErrorCode::InvalidConfig);
-        }
+            .and_then(|bootstrap| properties::cluster_id_of_bootstrap(bootstrap))
+            .expect("validated");
+        properties.insert(SOURCE_CLUSTER_ID_CONFIG.to_owned(), source_cluster_id);
         if !self.image.topic_ids.contains_key(MIRROR_STATE_TOPIC) {
             let replication_factor = self.config.mirror_state_replication_factor;
             let topic = NewTopic {
@@ -385,25 +388,28 @@ impl<D: LogDisk> Controller<D> {
             ConfigResource::Mirror(name) if !self.mirror_exists(name) => {
                 Err(ErrorCode::ClusterMirrorNotFound)
             }
+            // No user sets the recorded source cluster id; the result must be a mirror's.
             ConfigResource::Mirror(_)
-                if changes.iter().any(|(name, value)| {
-                    name == BOOTSTRAP_SERVERS_CONFIG
-                        && value.as_deref().is_none_or(|v| v.trim().is_empty())
-                }) =>
+                if changes
+                    .iter()
+                    .any(|(name, _)| name == SOURCE_CLUSTER_ID_CONFIG) =>
             {
                 Err(ErrorCode::InvalidConfig)
             }
-            // A retry setting set to something unreadable would be read as its default by
-            // every broker without a word: refuse it here.
-            ConfigResource::Mirror(_)
-                if changes.iter().any(|(name, value)| {
-                    value.as_deref().is_some_and(|value| {
-                        FailureSettings::from_properties(|key| (key == name).then_some(value))
-                            .is_err()
-                    })
-                }) =>
-            {
-                Err(ErrorCode::InvalidConfig)
+            ConfigResource::Mirror(_) => {
+                let mut properties = self
+                    .image
+                    .configs
+                    .get(resource)
+                    .cloned()
+                    .unwrap_or_default();
+                for (name, value) in changes {
+                    match value {
+                        Some(value) => properties.insert(name.clone(), value.clone()),
+                        None => properties.remove(name),
+                    };
+                }
+                properties::validate(&properties).map_err(|_| ErrorCode::InvalidConfig)
             }
             _ => Ok(()),
         }

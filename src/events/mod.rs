@@ -12,7 +12,7 @@ mod summary;
 
 use crate::common::{LeaderEpoch, Offset};
 use crate::log::EpochEndOffset;
-use crate::protocol::{BrokerId, ErrorCode, NodeId, TopicPartition};
+use crate::protocol::{BrokerId, ClusterIndex, ErrorCode, NodeId, TopicPartition};
 
 /// Why a replica's log was truncated (reported so checkers can tell legal truncations apart).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -319,6 +319,22 @@ pub enum BrokerEvent {
         confirmed_end: Offset,
         /// Whether the topic supports unclean elections (the cut is followed).
         followed: bool,
+    },
+    /// A mirror's `bootstrap.servers` changed: this broker dropped its connection to the
+    /// source (its metadata view); the next fetch or lookup makes a new one.
+    MirrorSourceConnectionReset {
+        /// The mirror.
+        mirror: String,
+    },
+    /// A mirror's `bootstrap.servers` names another cluster than the one the mirror was
+    /// created from (spec S-15): the partition fails for good before any request goes there.
+    MirrorSourceClusterChanged {
+        /// The mirror partition.
+        topic_partition: TopicPartition,
+        /// The source cluster id recorded at creation.
+        recorded: String,
+        /// The cluster `bootstrap.servers` names now.
+        named: ClusterIndex,
     },
     /// A follower fetched past a mirror cut it had not yet truncated to, and its epoch check
     /// passed: the leader answered it as diverging at the cut

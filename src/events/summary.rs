@@ -248,6 +248,18 @@ impl fmt::Display for BrokerEvent {
                 "MirrorSourceLostRecords {topic_partition} cut_to={cut_to} confirmed_end={confirmed_end} ({})",
                 if *followed { "followed: unclean elections supported" } else { "FAILED" }
             ),
+            Self::MirrorSourceConnectionReset { mirror } => {
+                write!(f, "MirrorSourceConnectionReset mirror={mirror}")
+            }
+            Self::MirrorSourceClusterChanged {
+                topic_partition,
+                recorded,
+                named,
+            } => write!(
+                f,
+                "MirrorSourceClusterChanged {topic_partition} recorded={recorded} named={}",
+                named.cluster_id()
+            ),
             Self::MirrorCutFencedFollower {
                 topic_partition,
                 follower,

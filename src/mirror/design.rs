@@ -157,11 +157,17 @@ pub enum MirrorDesign {
     /// `mirror.support.unclean.leader.election` the partition goes FAILED, non-retryable,
     /// keeping what it has ([`MirrorDesign::fails_on_source_loss`]).
     FollowsSourceLoss,
+    /// The seed's brokers, which never compare the source with the one the mirror was created
+    /// from: a `bootstrap.servers` altered to name another cluster is fetched from like the
+    /// source. The seed design here records the source cluster id at creation and fails the
+    /// mirror's partitions for good when `bootstrap.servers` names another (spec S-15,
+    /// [`MirrorDesign::checks_source_cluster`]).
+    SourceClusterUnchecked,
 }
 
 impl MirrorDesign {
     /// Every design, the seed first.
-    pub const ALL: [Self; 23] = [
+    pub const ALL: [Self; 24] = [
         Self::Seed,
         Self::AbortMarkers,
         Self::PidRewrite,
@@ -185,6 +191,7 @@ impl MirrorDesign {
         Self::FailedRefusesStop,
         Self::SyncIgnoresGrowth,
         Self::FollowsSourceLoss,
+        Self::SourceClusterUnchecked,
     ];
 
     /// The name on the command line (`--design`) and in scenario files (`design = "…"`).
@@ -213,6 +220,7 @@ impl MirrorDesign {
             Self::FailedRefusesStop => "failed-refuses-stop",
             Self::SyncIgnoresGrowth => "sync-ignores-growth",
             Self::FollowsSourceLoss => "follows-source-loss",
+            Self::SourceClusterUnchecked => "source-cluster-unchecked",
         }
     }
 
@@ -288,6 +296,9 @@ impl MirrorDesign {
             Self::FollowsSourceLoss => {
                 "a source's loss of served records is cut and mirrored over, unreported (the seed)"
             }
+            Self::SourceClusterUnchecked => {
+                "a bootstrap.servers naming another cluster is mirrored from (the seed)"
+            }
         }
     }
 
@@ -300,6 +311,13 @@ impl MirrorDesign {
     /// would hide what its rule breaks (S-23, consumers seeing rewritten offsets).
     pub fn fails_on_source_loss(self) -> bool {
         !matches!(self, Self::FollowsSourceLoss | Self::EpochRewrite)
+    }
+
+    /// Whether a broker refuses to mirror from a `bootstrap.servers` that names another
+    /// cluster than the one recorded when the mirror was created (spec S-15); only
+    /// `source-cluster-unchecked` (the seed) fetches from it.
+    pub fn checks_source_cluster(self) -> bool {
+        self != Self::SourceClusterUnchecked
     }
 
     /// Whether AddPartitionsToTxn refuses, with `ReadOnlyTopic`, partitions of a topic the

@@ -47,6 +47,33 @@ impl<'a> MirrorDirectory<'a> {
         parse_bootstrap_servers(value).ok()
     }
 
+    /// The recorded source cluster id of `mirror` and the cluster its `bootstrap.servers`
+    /// names now, when they differ ([`super::properties::source_cluster_changed`]).
+    pub fn source_cluster_changed(&self, mirror: &str) -> Option<(String, ClusterIndex)> {
+        let properties = self
+            .image
+            .configs
+            .get(&ConfigResource::Mirror(mirror.to_owned()))?;
+        super::properties::source_cluster_changed(properties)
+    }
+
+    /// The id of `mirror`'s source cluster: the one recorded at its creation, else (a mirror
+    /// created without it) the cluster its `bootstrap.servers` names.
+    pub fn source_cluster_id(&self, mirror: &str) -> Option<String> {
+        let properties = self
+            .image
+            .configs
+            .get(&ConfigResource::Mirror(mirror.to_owned()))?;
+        properties
+            .get(super::properties::SOURCE_CLUSTER_ID_CONFIG)
+            .cloned()
+            .or_else(|| {
+                super::properties::cluster_id_of_bootstrap(
+                    properties.get(BOOTSTRAP_SERVERS_CONFIG)?,
+                )
+            })
+    }
+
     /// The failure and retry settings of `mirror` (the defaults for a mirror the image does not
     /// know; CreateMirror and AlterConfigs refuse unreadable ones).
     pub fn failure_settings(&self, mirror: &str) -> FailureSettings {

@@ -4,6 +4,8 @@
 //! - [`state`]: the mirror partition state machine (legal transitions, the desired state a
 //!   topic's `mirror.name` asks for, what a leader does next) — pure rules;
 //! - [`design`]: the seed design and the named variants of later revisions or broken designs;
+//! - [`properties`]: which properties a mirror may carry, its recorded source cluster id, and
+//!   which changes reset the connection to the source;
 //! - [`failure`]: how a mirror partition fails and retries (backoff, attempts, how long a
 //!   silent source is waited for), read from the mirror's properties;
 //! - [`sync`]: the periodic sync's pure rules (which topics, configs, ACLs and groups a mirror
@@ -38,6 +40,7 @@ pub mod failure;
 pub mod gate;
 pub mod manager;
 pub mod periodic_sync;
+pub mod properties;
 pub mod recover;
 pub mod state;
 pub mod sync;

@@ -13,7 +13,8 @@
 //!
 //! | operation | accepted when | refused with |
 //! |---|---|---|
-//! | create_mirror | the name is free | `ClusterMirrorAlreadyExists`; `InvalidReplicationFactor` is also allowed (too few brokers alive for `__mirror_state`) |
+//! | create_mirror | the name is free and the properties are a mirror's (`mirrorsim::mirror::properties`) | `ClusterMirrorAlreadyExists`, `InvalidConfig`; `InvalidReplicationFactor` is also allowed (too few brokers alive for `__mirror_state`) |
+//! | alter_mirror | the mirror exists, and its properties with the changes set are still a mirror's and keep the recorded source cluster id | `ClusterMirrorNotFound`, `InvalidConfig` |
 //! | add / remove / pause / resume | the mirror exists (else `ClusterMirrorNotFound` for the whole request); per topic: it exists (else `UnknownTopicOrPartition`) and add: no mirror or removed by one; remove: mirrored or paused by this mirror; pause: mirrored by it; resume: paused by it | `InvalidClusterMirrorState`; for add of a topic in a mirror also `MirrorTopicNotStopped` (a removed topic's partitions must be STOPPED, which depends on timing; the checking broker's image may lag) |
 //! | delete_mirror | the mirror exists and every topic of it is removed; its partitions must also be STOPPED, which depends on timing, so `InvalidClusterMirrorState` is allowed then too | `ClusterMirrorNotFound`, `InvalidClusterMirrorState` |
 //! | describe_mirror | the mirror exists | `ClusterMirrorNotFound` |
@@ -45,6 +46,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use mirrorsim::protocol::{ClusterIndex, ErrorCode, MirrorTopicOperation, NodeId, TopicPartition};
 
+use mirrorsim::mirror::properties;
+
 use super::invariants::{Invariant, Violation};
 use crate::world::admin::{AdminAction, AdminOp, AdminOpRecord, AdminOutcome};
 
@@ -68,6 +71,9 @@ impl Desired {
 #[derive(Debug, Clone, Default)]
 struct ClusterModel {
     mirrors: BTreeSet<String>,
+    /// Each mirror's properties as its accepted CreateMirror and AlterMirror left them, the
+    /// source cluster id the controller records included.
+    properties: BTreeMap<String, BTreeMap<String, String>>,
     /// Topics that exist, with their partition counts.
     topics: BTreeMap<String, i32>,
     /// Topics a mirror may create on its own (adoption): they may or may not exist yet.
@@ -125,6 +131,7 @@ impl ClusterModel {
     fn without(&self, mirror: &str) -> Self {
         let mut gone = self.clone();
         gone.mirrors.remove(mirror);
+        gone.properties.remove(mirror);
         gone.maybe_deleted.remove(mirror);
         gone.desired.retain(|_, desired| desired.mirror() != mirror);
         gone
@@ -421,16 +428,30 @@ fn allowed(model: &ClusterModel, op: &AdminOp, retried: bool, lagging: bool) -> 
         demands_refusal: false,
     };
     match &op.action {
-        AdminAction::CreateMirror { .. } => {
+        AdminAction::CreateMirror { configs } => {
             allowed.request = if exists {
                 allowed.demands_refusal = true;
                 vec![ErrorCode::ClusterMirrorAlreadyExists]
+            } else if properties::validate(&configs.iter().cloned().collect()).is_err() {
+                allowed.demands_refusal = true;
+                vec![ErrorCode::InvalidConfig]
             } else if retried {
                 vec![ErrorCode::None, ErrorCode::ClusterMirrorAlreadyExists]
             } else {
                 vec![ErrorCode::None]
             };
             allowed.request.push(ErrorCode::InvalidReplicationFactor);
+        }
+        AdminAction::AlterMirror { configs } => {
+            let Some(current) = model.properties.get(&op.mirror) else {
+                allowed.demands_refusal = true;
+                allowed.request = vec![ErrorCode::ClusterMirrorNotFound];
+                return allowed;
+            };
+            if altered(current, configs).is_none() {
+                allowed.demands_refusal = true;
+                allowed.request = vec![ErrorCode::InvalidConfig];
+            }
         }
         AdminAction::AlterTopics { operation, topics } => {
             if !exists {
@@ -631,14 +652,55 @@ fn judge(allowed: &Allowed, outcome: &AdminOutcome) -> Option<String> {
     None
 }
 
+/// A mirror's properties `current` with `changes` set, if the result is a mirror's and the
+/// changes leave the recorded source cluster id alone (the controller's rules for a user's
+/// IncrementalAlterConfigs; which keys and values a mirror takes is
+/// `mirrorsim::mirror::properties`'s list, judged here against the mirror's current set).
+fn altered(
+    current: &BTreeMap<String, String>,
+    changes: &[(String, String)],
+) -> Option<BTreeMap<String, String>> {
+    let mut result = current.clone();
+    for (key, value) in changes {
+        if key == properties::SOURCE_CLUSTER_ID_CONFIG {
+            return None;
+        }
+        result.insert(key.clone(), value.clone());
+    }
+    properties::validate(&result).ok().map(|()| result)
+}
+
+/// What an accepted CreateMirror stores: its properties and the source cluster id the
+/// controller records with them.
+fn created_properties(configs: &[(String, String)]) -> BTreeMap<String, String> {
+    let mut stored: BTreeMap<String, String> = configs.iter().cloned().collect();
+    if let Some(id) = stored
+        .get(mirrorsim::mirror::sync::BOOTSTRAP_SERVERS_CONFIG)
+        .and_then(|bootstrap| properties::cluster_id_of_bootstrap(bootstrap))
+    {
+        stored.insert(properties::SOURCE_CLUSTER_ID_CONFIG.to_owned(), id);
+    }
+    stored
+}
+
 /// Applies what `outcome` accepted to the model.
 fn apply(model: &mut ClusterModel, op: &AdminOp, outcome: &AdminOutcome) {
     let accepted = outcome.error == ErrorCode::None;
     match &op.action {
-        AdminAction::CreateMirror { .. }
+        AdminAction::AlterMirror { configs } if accepted => {
+            if let Some(current) = model.properties.get(&op.mirror) {
+                let result = altered(current, configs).expect("judged: accepted only if valid");
+                model.properties.insert(op.mirror.clone(), result);
+            }
+        }
+        AdminAction::CreateMirror { configs }
             if accepted || outcome.error == ErrorCode::ClusterMirrorAlreadyExists =>
         {
             model.mirrors.insert(op.mirror.clone());
+            model
+                .properties
+                .entry(op.mirror.clone())
+                .or_insert_with(|| created_properties(configs));
             if accepted {
                 model
                     .changed_ms
@@ -718,7 +780,7 @@ mod tests {
         let topics: Vec<String> = topics.iter().map(|t| (*t).to_owned()).collect();
         let action = match kind {
             AdminOpKind::CreateMirror => AdminAction::CreateMirror {
-                configs: Vec::new(),
+                configs: vec![("bootstrap.servers".into(), "a-broker-1".into())],
             },
             AdminOpKind::DeleteMirror => AdminAction::DeleteMirror,
             AdminOpKind::DescribeMirror => AdminAction::DescribeMirror,

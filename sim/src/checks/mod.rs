@@ -772,6 +772,12 @@ impl Checkers {
                             .insert((view.cluster, topic_partition.clone()));
                     }
                 }
+                BrokerEvent::MirrorSourceConnectionReset { .. } => {
+                    self.mark("mirror-connection-reset")
+                }
+                BrokerEvent::MirrorSourceClusterChanged { .. } => {
+                    self.mark("mirror-source-cluster-changed")
+                }
                 BrokerEvent::StopOfOwnWrites { .. } => self.mark("mirror-stop-of-own-writes"),
                 BrokerEvent::StopMarkerRestored { .. } => self.mark("stop-marker-restored"),
                 BrokerEvent::MirrorTombstonesRefused { .. } => {

@@ -179,7 +179,7 @@ fn scenario_admin_errors_name_file_line_and_field() {
             "mirror = \"m\"\n",
             "admin.explode[0]",
             13,
-            "unknown field `explode`, expected one of `create_mirror`, `add_topics`",
+            "unknown field `explode`, expected one of `create_mirror`, `alter_mirror`, `add_topics`",
         ),
         (
             "create_mirror",
@@ -216,6 +216,34 @@ fn scenario_admin_errors_name_file_line_and_field() {
             18,
             "unknown field `topics`, expected one of `at_ms`, `cluster`, `mirror`, `source`, \
              `configs`",
+        ),
+        (
+            "create_mirror",
+            "mirror = \"m\"\nsource = \"a\"\nconfigs = { \"invalid.config\" = \"foo\" }\n",
+            "admin.create_mirror[0].configs.\"invalid.config\"",
+            18,
+            "not a property a mirror takes",
+        ),
+        (
+            "alter_mirror",
+            "mirror = \"m\"\n",
+            "admin.alter_mirror[0].configs",
+            13,
+            "missing field `configs`",
+        ),
+        (
+            "alter_mirror",
+            "mirror = \"m\"\nconfigs = {}\n",
+            "admin.alter_mirror[0].configs",
+            17,
+            "`alter_mirror` needs at least one config",
+        ),
+        (
+            "alter_mirror",
+            "mirror = \"m\"\nconfigs = { \"bootstrap.servers\" = \"a-broker-1\\n\" }\n",
+            "admin.alter_mirror[0].configs.\"bootstrap.servers\"",
+            17,
+            "control character",
         ),
         (
             "add_topics",
@@ -1427,6 +1455,7 @@ fn the_readme_key_tables_are_the_loaders() {
     }
     let admin = [
         (AdminOpKind::CreateMirror, keys_of::<CreateMirrorOp>()),
+        (AdminOpKind::AlterMirror, keys_of::<AlterMirrorOp>()),
         (AdminOpKind::AddTopics, keys_of::<MirrorTopicsOp>()),
         (AdminOpKind::RemoveTopics, keys_of::<MirrorTopicsOp>()),
         (AdminOpKind::PauseTopics, keys_of::<MirrorTopicsOp>()),

@@ -19,6 +19,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use mirrorsim::mirror::properties;
+
 use mirrorsim::controller::mirrors::mirror_name_problem;
 use mirrorsim::controller::{topic_collision_key, topic_name_problem};
 use mirrorsim::mirror::coordinator::MIRROR_STATE_TOPIC;
@@ -432,6 +434,9 @@ impl Scenario {
         if let AdminOpSpec::CreateMirror(create) = spec {
             self.validate_create_mirror(source, field, create)?;
         }
+        if let AdminOpSpec::AlterMirror(alter) = spec {
+            validate_alter_mirror(source, field, &alter.configs)?;
+        }
         if let Some(topics) = spec.topics() {
             self.validate_admin_topics(source, field, spec, topics)?;
         }
@@ -486,6 +491,17 @@ impl Scenario {
             }
             check_printable(source, &key_field, key)?;
             check_printable(source, &key_field, value)?;
+            // The mirror every later operation needs: a key the controller would refuse is a
+            // mistake here (`alter_mirror` may send one on purpose).
+            if !properties::is_known_key(key) || key == properties::SOURCE_CLUSTER_ID_CONFIG {
+                return Err(source.error(
+                    &key_field,
+                    format!(
+                        "{key:?} is not a property a mirror takes (see the README's mirroring \
+                         section; the controller would refuse the create)"
+                    ),
+                ));
+            }
         }
         Ok(())
     }
@@ -806,6 +822,31 @@ fn check_probability(source: &Source<'_>, field: &str, value: f64) -> Check {
         field,
         format!("a probability in (0, 1] (0 never acts), not {value}"),
     ))
+}
+
+/// `alter_mirror` sets at least one property, each with a printable name and value. Whether
+/// the key is a mirror's is the controller's to judge (a refusal is an outcome to test, as
+/// the prototype's `test_config_update` does with `invalid.config`).
+fn validate_alter_mirror(
+    source: &Source<'_>,
+    field: &str,
+    configs: &BTreeMap<String, String>,
+) -> Check {
+    if configs.is_empty() {
+        return Err(source.error(
+            &format!("{field}.configs"),
+            "`alter_mirror` needs at least one config".into(),
+        ));
+    }
+    for (key, value) in configs {
+        let key_field = format!("{field}.configs.{}", quoted_key(key));
+        if key.is_empty() {
+            return Err(source.error(&key_field, "a config needs a name".into()));
+        }
+        check_printable(source, &key_field, key)?;
+        check_printable(source, &key_field, value)?;
+    }
+    Ok(())
 }
 
 /// Text the run prints: no control characters (a newline could forge a report line).

@@ -33,6 +33,7 @@ use mirrorsim::protocol::{
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 
+use mirrorsim::metadata::ConfigResource;
 use mirrorsim::node::{Node, Outbox};
 
 use mirrorsim::mirror::sync::BOOTSTRAP_SERVERS_CONFIG as BOOTSTRAP_SERVERS;
@@ -63,6 +64,11 @@ pub enum AdminAction {
     /// CreateMirror with these properties (`bootstrap.servers` first).
     CreateMirror {
         /// The mirror's properties.
+        configs: Vec<(String, String)>,
+    },
+    /// IncrementalAlterConfigs (SET) of the mirror's properties, to the controller.
+    AlterMirror {
+        /// The properties set, in key order.
         configs: Vec<(String, String)>,
     },
     /// AlterMirrorTopics.
@@ -158,6 +164,15 @@ impl AdminOp {
                 Request::Controller(ControllerRequest::CreateMirror {
                     name: self.mirror.clone(),
                     configs: configs.clone(),
+                })
+            }
+            AdminAction::AlterMirror { configs } => {
+                Request::Controller(ControllerRequest::IncrementalAlterConfigs {
+                    resource: ConfigResource::Mirror(self.mirror.clone()),
+                    changes: configs
+                        .iter()
+                        .map(|(key, value)| (key.clone(), Some(value.clone())))
+                        .collect(),
                 })
             }
             AdminAction::AlterTopics { operation, .. } => {
@@ -322,6 +337,9 @@ fn action(scenario: &Scenario, spec: &AdminOpSpec) -> AdminAction {
     match spec {
         AdminOpSpec::CreateMirror(create) => AdminAction::CreateMirror {
             configs: mirror_configs(scenario, create),
+        },
+        AdminOpSpec::AlterMirror(alter_mirror) => AdminAction::AlterMirror {
+            configs: alter_mirror.configs.clone().into_iter().collect(),
         },
         AdminOpSpec::AddTopics(_) => alter(MirrorTopicOperation::Add),
         AdminOpSpec::RemoveTopics(_) => alter(MirrorTopicOperation::Remove),
@@ -806,6 +824,7 @@ impl Node for AdminClient {
                             .collect(),
                     ),
                 Response::Controller(ControllerResponse::CreateMirror { error })
+                | Response::Controller(ControllerResponse::IncrementalAlterConfigs { error })
                 | Response::Mirror(MirrorResponse::DeleteMirror { error }) => {
                     self.handle_op_answer(
                         now_ms,
@@ -905,6 +924,7 @@ mod tests {
     fn op(index: usize, at_ms: i64, action: AdminAction) -> AdminOp {
         let kind = match &action {
             AdminAction::CreateMirror { .. } => AdminOpKind::CreateMirror,
+            AdminAction::AlterMirror { .. } => AdminOpKind::AlterMirror,
             AdminAction::AlterTopics { .. } => AdminOpKind::AddTopics,
             AdminAction::RecoverTopics { .. } => AdminOpKind::RecoverTopics,
             AdminAction::DeleteMirror => AdminOpKind::DeleteMirror,
@@ -1165,7 +1185,7 @@ at_ms = 10
 cluster = "b"
 mirror = "m"
 source = "a"
-configs = { "z.last" = "2", "a.first" = "1" }
+configs = { "request.timeout.ms" = "2", "mirror.fetch.wait.max.ms" = "1" }
 "#;
         let scenario = Scenario::parse(Path::new("t.toml"), text).unwrap();
         let ops = timeline(&scenario);
@@ -1179,8 +1199,8 @@ configs = { "z.last" = "2", "a.first" = "1" }
                         "bootstrap.servers".into(),
                         "a-broker-1,a-broker-2,a-broker-3".into()
                     ),
-                    ("a.first".into(), "1".into()),
-                    ("z.last".into(), "2".into()),
+                    ("mirror.fetch.wait.max.ms".into(), "1".into()),
+                    ("request.timeout.ms".into(), "2".into()),
                 ]
             }
         );

@@ -586,7 +586,7 @@ impl MirrorManager {
             if !source.metadata.should_send(now_ms) {
                 continue;
             }
-            let to = source.metadata.target();
+            let (to, connection) = (source.metadata.target(), source.connection);
             let request = Request::Cluster(ClusterRequest::Metadata {
                 topics: Some(source.metadata.requested_topics()),
             });
@@ -596,7 +596,11 @@ impl MirrorManager {
                 now_ms,
                 to,
                 request,
-                SentRequest::SourceMetadata { mirror, to },
+                SentRequest::SourceMetadata {
+                    mirror,
+                    to,
+                    connection,
+                },
             );
         }
     }
@@ -605,13 +609,16 @@ impl MirrorManager {
         &mut self,
         host: &mut impl MirrorHost,
         now_ms: i64,
-        mirror: &str,
+        (mirror, connection): (&str, u64),
         to: NodeId,
         result: Result<(Vec<crate::protocol::BrokerId>, Vec<TopicMetadata>), ErrorCode>,
     ) {
         let Some(source) = self.sources.get_mut(mirror) else {
             return;
         };
+        if source.connection != connection {
+            return; // Asked over a connection dropped since (bootstrap.servers changed).
+        }
         match result {
             Ok((brokers, topics)) => {
                 source.metadata.apply(now_ms, &brokers, &topics);

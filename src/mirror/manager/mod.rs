@@ -159,11 +159,10 @@ use std::collections::BTreeMap;
 use super::coordinator::MIRROR_STATE_TOPIC;
 use super::directory::MirrorDirectory;
 use super::failure::FailureSettings;
-use super::sync::BOOTSTRAP_SERVERS_CONFIG;
 use super::TopicMirrorConfig;
 use super::{
     decide, design::LEADER_EPOCH_BUMP_INCREMENT, is_valid_transition, keeps_failure_record,
-    parse_bootstrap_servers, retry_target, DesiredState, MirrorDesign, MirrorState,
+    retry_target, DesiredState, MirrorDesign, MirrorState,
 };
 use crate::coordinator::partition_count;
 use crate::events::{BrokerEvent, TruncationReason};
@@ -322,6 +321,8 @@ enum SentRequest {
     SourceMetadata {
         mirror: String,
         to: NodeId,
+        /// The connection that asked ([`SourceCluster::connection`]).
+        connection: u64,
     },
     /// Source side: the coordinator read behind a lookup, and whom to answer.
     LookupRead {
@@ -451,10 +452,15 @@ struct SourceTopicWatch {
     missing_since_ms: Option<i64>,
 }
 
-/// A source cluster as one mirror sees it.
+/// A source cluster as one mirror sees it: one connection, over the `bootstrap.servers` it
+/// was made with.
 #[derive(Debug, Clone)]
 struct SourceCluster {
     metadata: MetadataCache,
+    /// The brokers `bootstrap.servers` named when the connection was made (a change drops it).
+    bootstrap: Vec<NodeId>,
+    /// Tells this connection's metadata answers from a dropped one's.
+    connection: u64,
 }
 
 /// The broker's mirror manager state; see the module doc.
@@ -476,6 +482,8 @@ pub struct MirrorManager {
     next_delete_id: u64,
     /// The generation of the next task created.
     next_generation: u64,
+    /// The number of the next source connection made.
+    next_connection: u64,
 }
 
 impl MirrorManager {
@@ -491,6 +499,7 @@ impl MirrorManager {
             deletes: BTreeMap::new(),
             next_delete_id: 0,
             next_generation: 0,
+            next_connection: 0,
         }
     }
 
@@ -546,6 +555,7 @@ impl MirrorManager {
 
     /// Creates, keeps or drops tasks after the metadata image changed.
     pub fn reconcile_mirror_tasks(&mut self, host: &mut impl MirrorHost, now_ms: i64) {
+        self.drop_changed_source_connections(host);
         let directory = MirrorDirectory::new(host.image(), host.node_id().cluster());
         self.failure = host
             .image()
@@ -928,7 +938,11 @@ impl MirrorManager {
                 };
                 self.apply_mirror_fetch(host, now_ms, &partition, (offset, tail_check), result);
             }
-            SentRequest::SourceMetadata { mirror, to } => {
+            SentRequest::SourceMetadata {
+                mirror,
+                to,
+                connection,
+            } => {
                 let result = match response {
                     Ok(Response::Cluster(ClusterResponse::Metadata { brokers, topics })) => {
                         Ok((brokers, topics))
@@ -936,7 +950,7 @@ impl MirrorManager {
                     Ok(_) => Err(ErrorCode::InvalidRequest),
                     Err(error) => Err(error),
                 };
-                self.apply_source_metadata(host, now_ms, &mirror, to, result);
+                self.apply_source_metadata(host, now_ms, (&mirror, connection), to, result);
             }
             SentRequest::LookupRead {
                 reply_to,

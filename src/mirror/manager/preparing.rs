@@ -22,14 +22,46 @@ impl MirrorManager {
                 MIRROR_RETRY_BACKOFF_MS,
             )
             .ok()?;
-            self.sources
-                .insert(mirror.to_owned(), SourceCluster { metadata });
+            let connection = self.next_connection;
+            self.next_connection += 1;
+            let source = SourceCluster {
+                metadata,
+                bootstrap,
+                connection,
+            };
+            self.sources.insert(mirror.to_owned(), source);
         }
         self.sources.get_mut(mirror)
     }
 
-    /// The source cluster view of a task's mirror, asked about the task's topic; without a
-    /// usable `bootstrap.servers` the partition fails.
+    /// Drops every source connection whose mirror's `bootstrap.servers` changed (or whose
+    /// mirror is gone): the next contact makes a new one over the new brokers (spec §3.1,
+    /// "connection config changed"; the prototype also removes and re-creates the fetchers,
+    /// which here are one request at a time and pick the new connection for the next). A
+    /// metadata answer of a dropped connection is ignored; a fetch or lookup answer already
+    /// on its way is taken, as the prototype's fetcher thread finishes the fetch it is in.
+    pub(super) fn drop_changed_source_connections(&mut self, host: &mut impl MirrorHost) {
+        let directory = MirrorDirectory::new(host.image(), host.node_id().cluster());
+        let changed: Vec<String> = self
+            .sources
+            .iter()
+            .filter(|(mirror, source)| {
+                directory.source_of(mirror).as_ref() != Some(&source.bootstrap)
+            })
+            .map(|(mirror, _)| mirror.clone())
+            .collect();
+        for mirror in changed {
+            self.sources.remove(&mirror);
+            host.lend()
+                .events
+                .push(BrokerEvent::MirrorSourceConnectionReset { mirror });
+        }
+    }
+
+    /// The source cluster view of a task's mirror, asked about the task's topic. Without a
+    /// usable `bootstrap.servers` the partition fails; with one that names another cluster
+    /// than the mirror was created from, it fails for good (spec S-15: the records there are
+    /// another history, and only an operator can say the source was meant to move).
     pub(super) fn task_source(
         &mut self,
         host: &mut impl MirrorHost,
@@ -37,6 +69,26 @@ impl MirrorManager {
         topic_partition: &TopicPartition,
     ) -> Option<&mut SourceCluster> {
         let mirror = self.tasks[topic_partition].mirror.clone();
+        let directory = MirrorDirectory::new(host.image(), host.node_id().cluster());
+        let changed = directory
+            .source_cluster_changed(&mirror)
+            .filter(|_| self.design.checks_source_cluster());
+        if let Some((recorded, named)) = changed {
+            host.lend()
+                .events
+                .push(BrokerEvent::MirrorSourceClusterChanged {
+                    topic_partition: topic_partition.clone(),
+                    recorded: recorded.clone(),
+                    named,
+                });
+            let reason = format!(
+                "the source cluster id changed: bootstrap.servers names {}, the mirror was \
+                 created from {recorded}",
+                named.cluster_id()
+            );
+            self.fail_mirror_partition(host, now_ms, topic_partition, reason, true);
+            return None;
+        }
         if self.source_cluster(host, &mirror).is_none() {
             let reason = "the mirror's bootstrap.servers is unusable".to_string();
             self.fail_mirror_partition(host, now_ms, topic_partition, reason, false);

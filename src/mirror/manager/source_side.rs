@@ -30,15 +30,18 @@ impl MirrorManager {
         // second mirror from the same cluster with no record of the topic must not answer
         // "nothing mirrored" while the topic's mirror still mirrors from there (generator seed
         // 9960000000000058: a loop went unrefused and cut committed data on both sides).
+        // A mirror's source is the cluster id recorded at its creation (spec §4.1: "mirrors
+        // whose source cluster id == requester's"), whatever bootstrap.servers names since.
+        let directory = MirrorDirectory::new(host.image(), host.node_id().cluster());
+        let requester_id = requester.cluster_id();
         let from_requester: Vec<&String> = host
             .image()
             .configs
-            .iter()
-            .filter_map(|(resource, configs)| match resource {
-                ConfigResource::Mirror(name) => configs
-                    .get(BOOTSTRAP_SERVERS_CONFIG)
-                    .and_then(|value| parse_bootstrap_servers(value).ok())
-                    .filter(|nodes| nodes.iter().all(|node| node.cluster() == requester))
+            .keys()
+            .filter_map(|resource| match resource {
+                ConfigResource::Mirror(name) => directory
+                    .source_cluster_id(name)
+                    .filter(|id| *id == requester_id)
                     .map(|_| name),
                 _ => None,
             })

@@ -479,10 +479,11 @@ impl MirrorManager {
         let last_mirrored_epoch = self.tasks[topic_partition]
             .last_mirrored
             .map_or(LeaderEpoch::NONE, |(epoch, _)| epoch);
+        // The recorded source (spec §5.4's SourceClusterId), whatever bootstrap.servers
+        // names since.
         let source_cluster_id = MirrorDirectory::new(host.image(), host.node_id().cluster())
-            .source_of(&self.tasks[topic_partition].mirror)
-            .and_then(|nodes| nodes.first().map(|node| node.cluster()))
-            .map_or_else(|| "unknown".to_owned(), ClusterIndex::cluster_id);
+            .source_cluster_id(&self.tasks[topic_partition].mirror)
+            .unwrap_or_else(|| "unknown".to_owned());
         let partition = host.partitions().get(topic_partition)?;
         let ends_with_reset = partition.log.batches().last().is_some_and(|batch| {
             batch.is_mirror_pid_reset()

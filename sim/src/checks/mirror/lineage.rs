@@ -117,15 +117,21 @@ pub(crate) fn source_cluster(view: &BrokerView<'_>, topic: &str) -> Option<Clust
     mirror_source_in(view.broker.image(), topic)
 }
 
-/// The source cluster of the mirror `topic` belongs to in `image` (its `bootstrap.servers`).
+/// The source cluster of the mirror `topic` belongs to in `image`: the one recorded when the
+/// mirror was created, whatever `bootstrap.servers` names since (a mirror that took records
+/// from another cluster after a change is judged against its own source, and caught), else
+/// the one `bootstrap.servers` names.
 pub(crate) fn mirror_source_in(
     image: &mirrorsim::metadata::MetadataImage,
     topic: &str,
 ) -> Option<ClusterIndex> {
     let desired = image.mirror_desired_state(topic)?;
-    let bootstrap = image
+    let properties = image
         .configs
-        .get(&ConfigResource::Mirror(desired.mirror().to_owned()))?
-        .get(BOOTSTRAP_SERVERS_CONFIG)?;
+        .get(&ConfigResource::Mirror(desired.mirror().to_owned()))?;
+    if let Some(recorded) = properties.get(SOURCE_CLUSTER_ID_CONFIG) {
+        return ClusterIndex::from_cluster_id(recorded);
+    }
+    let bootstrap = properties.get(BOOTSTRAP_SERVERS_CONFIG)?;
     Some(parse_bootstrap_servers(bootstrap).ok()?.first()?.cluster())
 }

@@ -118,6 +118,7 @@ use mirrorsim::log::{PartitionLog, ProducerStateManager};
 use mirrorsim::metadata::ConfigResource;
 use mirrorsim::mirror::coordinator::{MirrorStateRecord, MIRROR_STATE_TOPIC};
 use mirrorsim::mirror::is_valid_transition;
+use mirrorsim::mirror::properties::SOURCE_CLUSTER_ID_CONFIG;
 use mirrorsim::mirror::sync::BOOTSTRAP_SERVERS_CONFIG;
 use mirrorsim::mirror::TopicMirrorConfig;
 use mirrorsim::mirror::{parse_bootstrap_servers, MirrorState};

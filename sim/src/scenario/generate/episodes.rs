@@ -603,3 +603,54 @@ impl Draft {
             .push(format!("{source}'s {topic}-{partition} elects uncleanly"));
     }
 }
+
+impl Draft {
+    /// One link in six: a *bootstrap move* (issue #17, the prototype's `test_config_update`).
+    /// While the mirror runs, an `alter_mirror` sets its `bootstrap.servers` to a non-empty
+    /// subset of the source's brokers: every destination broker drops its connection to the
+    /// source and the next fetch or lookup makes a new one, under whatever faults the walk
+    /// drew. The source stays the same cluster, so the mirror must go on as if nothing
+    /// happened. From a stream of its own (see the module doc).
+    pub(super) fn maybe_bootstrap_move(&mut self, link: &Link, added_ms: u64, walk_until: u64) {
+        if !self.bootstrap.random_bool(1.0 / 6.0) {
+            return;
+        }
+        let from = added_ms + 500;
+        let until = walk_until.min(self.duration_ms - 1);
+        if from >= until {
+            return;
+        }
+        let at_ms = self.bootstrap.random_range(from..until);
+        let source = letter(link.source);
+        let brokers = u16::from(self.clusters[link.source].brokers);
+        let chosen: Vec<String> = (1..=brokers)
+            .filter(|_| self.bootstrap.random_bool(0.5))
+            .map(|id| format!("{source}-broker-{id}"))
+            .collect();
+        let bootstrap = if chosen.is_empty() {
+            format!(
+                "{source}-broker-{}",
+                self.bootstrap.random_range(1..=brokers)
+            )
+        } else {
+            chosen.join(",")
+        };
+        let order = self.admin.len();
+        self.admin.push((
+            order,
+            AdminOpSpec::AlterMirror(AlterMirrorOp {
+                at_ms,
+                cluster: spanned(letter(link.destination)),
+                mirror: spanned(link.mirror.clone()),
+                configs: BTreeMap::from([(
+                    mirrorsim::mirror::sync::BOOTSTRAP_SERVERS_CONFIG.to_owned(),
+                    bootstrap.clone(),
+                )]),
+            }),
+        ));
+        self.notes.push(format!(
+            "{} moves its bootstrap to {bootstrap}",
+            link.mirror
+        ));
+    }
+}

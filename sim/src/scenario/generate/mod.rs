@@ -53,7 +53,9 @@
 //!   one or two partitions more, while the mirror runs) and a *source unclean election* (one
 //!   origin link in seven: a follower of a source partition paused out of the ISR, its leader
 //!   killed while it is, the topic allowing unclean elections: the source loses records the
-//!   mirror served, spec §4.7).
+//!   mirror served, spec §4.7); and, on any link, a *bootstrap move* (one link in six: an
+//!   `alter_mirror` points the mirror's `bootstrap.servers` at a subset of the source's
+//!   brokers while it runs, so every destination broker drops and remakes its connection).
 
 mod episodes;
 mod faults;
@@ -67,10 +69,10 @@ use rand::{RngExt, SeedableRng};
 use toml::Spanned;
 
 use crate::scenario::{
-    AcksSpec, AdminOpSpec, ClusterSpec, CompressionSpec, ConsumerSpec, CreateMirrorOp,
-    CreatePartitionsOp, FaultSpec, IsolationSpec, KillFault, MirrorOp, MirrorTopicsOp, NodeFault,
-    PartitionFault, ProducerSpec, Scenario, ScenarioError, ScriptedFault, TopicSpec, FAULT_KINDS,
-    RECOVERY_MARGIN_MS,
+    AcksSpec, AdminOpSpec, AlterMirrorOp, ClusterSpec, CompressionSpec, ConsumerSpec,
+    CreateMirrorOp, CreatePartitionsOp, FaultSpec, IsolationSpec, KillFault, MirrorOp,
+    MirrorTopicsOp, NodeFault, PartitionFault, ProducerSpec, Scenario, ScenarioError,
+    ScriptedFault, TopicSpec, FAULT_KINDS, RECOVERY_MARGIN_MS,
 };
 
 /// The shapes a generated scenario takes, with their weights.
@@ -142,6 +144,8 @@ struct Draft {
     /// The source unclean election episode's own stream (see
     /// [`Draft::maybe_source_unclean_election`]).
     unclean: StdRng,
+    /// The bootstrap move episode's own stream (see [`Draft::maybe_bootstrap_move`]).
+    bootstrap: StdRng,
     shape: &'static str,
     duration_ms: u64,
     heal_ms: u64,
@@ -189,6 +193,7 @@ impl Draft {
         let outage = StdRng::seed_from_u64(seed ^ 0x0a7a_9e50_0bce_0004);
         let growth = StdRng::seed_from_u64(seed ^ 0x9e0e_5c0a_1e00_0005);
         let unclean = StdRng::seed_from_u64(seed ^ 0x0c1e_a4e1_ec70_0006);
+        let bootstrap = StdRng::seed_from_u64(seed ^ 0xb007_5e7e_c0de_0007);
         let duration_ms = rng.random_range(12..=22) * 1_000;
         let heal_ms = rng.random_range(10..=15) * 1_000;
         Self {
@@ -201,6 +206,7 @@ impl Draft {
             growth,
             grown: BTreeSet::new(),
             unclean,
+            bootstrap,
             shape: "single",
             duration_ms,
             heal_ms,
@@ -498,6 +504,7 @@ impl Draft {
                 .maybe_pause_across_source_cut(link, added, walk_until)
                 .unwrap_or(added);
             self.random_walk(link, walk_from, readd_from.unwrap_or(walk_until), &cut);
+            self.maybe_bootstrap_move(link, added, walk_until);
             let origin = !links.iter().any(|other| other.destination == link.source);
             if origin {
                 self.maybe_mirror_loop(index, link, added, walk_until);

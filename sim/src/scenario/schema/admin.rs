@@ -24,6 +24,8 @@ use super::entries::{in_file_order, positioned, serialize_entry, tables_only};
 pub enum AdminOpSpec {
     /// `create_mirror`.
     CreateMirror(CreateMirrorOp),
+    /// `alter_mirror`.
+    AlterMirror(AlterMirrorOp),
     /// `add_topics`.
     AddTopics(MirrorTopicsOp),
     /// `remove_topics` (a failover).
@@ -51,6 +53,7 @@ impl AdminOpSpec {
     pub fn kind(&self) -> AdminOpKind {
         match self {
             Self::CreateMirror(_) => AdminOpKind::CreateMirror,
+            Self::AlterMirror(_) => AdminOpKind::AlterMirror,
             Self::AddTopics(_) => AdminOpKind::AddTopics,
             Self::RemoveTopics(_) => AdminOpKind::RemoveTopics,
             Self::PauseTopics(_) => AdminOpKind::PauseTopics,
@@ -68,6 +71,7 @@ impl AdminOpSpec {
     pub fn at_ms(&self) -> u64 {
         match self {
             Self::CreateMirror(CreateMirrorOp { at_ms, .. })
+            | Self::AlterMirror(AlterMirrorOp { at_ms, .. })
             | Self::AddTopics(MirrorTopicsOp { at_ms, .. })
             | Self::RemoveTopics(MirrorTopicsOp { at_ms, .. })
             | Self::PauseTopics(MirrorTopicsOp { at_ms, .. })
@@ -85,6 +89,7 @@ impl AdminOpSpec {
     pub fn cluster(&self) -> &Spanned<String> {
         match self {
             Self::CreateMirror(CreateMirrorOp { cluster, .. })
+            | Self::AlterMirror(AlterMirrorOp { cluster, .. })
             | Self::AddTopics(MirrorTopicsOp { cluster, .. })
             | Self::RemoveTopics(MirrorTopicsOp { cluster, .. })
             | Self::PauseTopics(MirrorTopicsOp { cluster, .. })
@@ -102,6 +107,7 @@ impl AdminOpSpec {
     pub fn mirror(&self) -> Option<&Spanned<String>> {
         match self {
             Self::CreateMirror(CreateMirrorOp { mirror, .. })
+            | Self::AlterMirror(AlterMirrorOp { mirror, .. })
             | Self::AddTopics(MirrorTopicsOp { mirror, .. })
             | Self::RemoveTopics(MirrorTopicsOp { mirror, .. })
             | Self::PauseTopics(MirrorTopicsOp { mirror, .. })
@@ -114,7 +120,7 @@ impl AdminOpSpec {
     }
 
     /// The topics an operation on topics names; `None` for the operations that take none
-    /// (`create_mirror`, `delete_mirror`, `describe_mirror`).
+    /// (`create_mirror`, `alter_mirror`, `delete_mirror`, `describe_mirror`).
     pub fn topics(&self) -> Option<&[Spanned<String>]> {
         match self {
             Self::AddTopics(MirrorTopicsOp { topics, .. })
@@ -125,7 +131,10 @@ impl AdminOpSpec {
             | Self::DeleteRecords(TopicsOp { topics, .. })
             | Self::DeleteTopics(TopicsOp { topics, .. })
             | Self::CreatePartitions(CreatePartitionsOp { topics, .. }) => Some(topics),
-            Self::CreateMirror(_) | Self::DeleteMirror(_) | Self::DescribeMirror(_) => None,
+            Self::CreateMirror(_)
+            | Self::AlterMirror(_)
+            | Self::DeleteMirror(_)
+            | Self::DescribeMirror(_) => None,
         }
     }
 }
@@ -135,6 +144,7 @@ impl Serialize for AdminOpSpec {
         let name = self.kind().name();
         match self {
             Self::CreateMirror(table) => serialize_entry(serializer, name, table),
+            Self::AlterMirror(table) => serialize_entry(serializer, name, table),
             Self::AddTopics(table)
             | Self::RemoveTopics(table)
             | Self::PauseTopics(table)
@@ -162,6 +172,7 @@ pub(super) fn deserialize_in_file_order<'de, D: Deserializer<'de>>(
     )?;
     Ok(in_file_order([
         positioned(tables.create_mirror, AdminOpSpec::CreateMirror),
+        positioned(tables.alter_mirror, AdminOpSpec::AlterMirror),
         positioned(tables.add_topics, AdminOpSpec::AddTopics),
         positioned(tables.remove_topics, AdminOpSpec::RemoveTopics),
         positioned(tables.pause_topics, AdminOpSpec::PauseTopics),
@@ -181,6 +192,8 @@ pub(super) fn deserialize_in_file_order<'de, D: Deserializer<'de>>(
 struct AdminTables {
     #[serde(default)]
     create_mirror: Vec<Spanned<CreateMirrorOp>>,
+    #[serde(default)]
+    alter_mirror: Vec<Spanned<AlterMirrorOp>>,
     #[serde(default)]
     add_topics: Vec<Spanned<MirrorTopicsOp>>,
     #[serde(default)]
@@ -221,6 +234,22 @@ pub struct CreateMirrorOp {
     pub source: Spanned<String>,
     /// Further mirror properties, in key order.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub configs: BTreeMap<String, String>,
+}
+
+/// `alter_mirror`: IncrementalAlterConfigs (SET) of the mirror's properties, to the
+/// controller: `bootstrap.servers` may name other brokers of the source (the brokers then
+/// re-connect) or another cluster's (they refuse it, spec S-15); an unknown key is refused.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct AlterMirrorOp {
+    /// The earliest start.
+    pub at_ms: u64,
+    /// The destination cluster letter.
+    pub cluster: Spanned<String>,
+    /// The mirror.
+    pub mirror: Spanned<String>,
+    /// The properties set, in key order (at least one).
     pub configs: BTreeMap<String, String>,
 }
 
@@ -284,6 +313,8 @@ pub struct CreatePartitionsOp {
 pub enum AdminOpKind {
     /// CreateMirror.
     CreateMirror,
+    /// IncrementalAlterConfigs of the mirror's properties.
+    AlterMirror,
     /// AddTopicsToMirror.
     AddTopics,
     /// RemoveTopicsFromMirror (failover).
@@ -310,8 +341,9 @@ pub enum AdminOpKind {
 
 impl AdminOpKind {
     /// Every operation.
-    pub const ALL: [Self; 11] = [
+    pub const ALL: [Self; 12] = [
         Self::CreateMirror,
+        Self::AlterMirror,
         Self::AddTopics,
         Self::RemoveTopics,
         Self::PauseTopics,
@@ -328,6 +360,7 @@ impl AdminOpKind {
     pub fn name(self) -> &'static str {
         match self {
             Self::CreateMirror => "create_mirror",
+            Self::AlterMirror => "alter_mirror",
             Self::AddTopics => "add_topics",
             Self::RemoveTopics => "remove_topics",
             Self::PauseTopics => "pause_topics",
@@ -349,6 +382,7 @@ impl AdminOpKind {
             Self::PauseTopics => Some(MirrorTopicOperation::Pause),
             Self::ResumeTopics => Some(MirrorTopicOperation::Resume),
             Self::CreateMirror
+            | Self::AlterMirror
             | Self::RecoverTopics
             | Self::DeleteMirror
             | Self::DescribeMirror

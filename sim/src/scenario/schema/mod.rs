@@ -22,8 +22,8 @@ mod entries;
 pub mod faults;
 
 pub use admin::{
-    AdminOpKind, AdminOpSpec, CreateMirrorOp, CreatePartitionsOp, MirrorOp, MirrorTopicsOp,
-    TopicsOp,
+    AdminOpKind, AdminOpSpec, AlterMirrorOp, CreateMirrorOp, CreatePartitionsOp, MirrorOp,
+    MirrorTopicsOp, TopicsOp,
 };
 pub(super) use entries::{entry_paths, write_entries};
 pub use faults::{
