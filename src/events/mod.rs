@@ -320,6 +320,21 @@ pub enum BrokerEvent {
         /// Whether the topic supports unclean elections (the cut is followed).
         followed: bool,
     },
+    /// A new leadership of a mirroring partition had assumed its log end confirmed by the
+    /// source, an answer would cut below it, and the source's last mirrored offset for this
+    /// cluster told whether the cut removes only this cluster's own history (`own_history`: a
+    /// failback's alignment the previous leader had not finished; followed) or records the
+    /// source had served (judged by spec §4.7).
+    MirrorTakeoverCutChecked {
+        /// The mirror partition.
+        topic_partition: TopicPartition,
+        /// Where the answer would cut this log.
+        cut_to: Offset,
+        /// The source's last mirrored offset for this cluster (−1: none).
+        last_mirrored_offset: Offset,
+        /// Whether the cut removes only this cluster's own history.
+        own_history: bool,
+    },
     /// A mirror's `bootstrap.servers` changed: this broker dropped its connection to the
     /// source (its metadata view); the next fetch or lookup makes a new one.
     MirrorSourceConnectionReset {

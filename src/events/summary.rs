@@ -248,6 +248,16 @@ impl fmt::Display for BrokerEvent {
                 "MirrorSourceLostRecords {topic_partition} cut_to={cut_to} confirmed_end={confirmed_end} ({})",
                 if *followed { "followed: unclean elections supported" } else { "FAILED" }
             ),
+            Self::MirrorTakeoverCutChecked {
+                topic_partition,
+                cut_to,
+                last_mirrored_offset,
+                own_history,
+            } => write!(
+                f,
+                "MirrorTakeoverCutChecked {topic_partition} cut_to={cut_to} last_mirrored_offset={last_mirrored_offset} ({})",
+                if *own_history { "own history: followed" } else { "a loss at the source" }
+            ),
             Self::MirrorSourceConnectionReset { mirror } => {
                 write!(f, "MirrorSourceConnectionReset mirror={mirror}")
             }

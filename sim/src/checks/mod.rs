@@ -772,6 +772,13 @@ impl Checkers {
                             .insert((view.cluster, topic_partition.clone()));
                     }
                 }
+                BrokerEvent::MirrorTakeoverCutChecked { own_history, .. } => {
+                    self.mark(if *own_history {
+                        "mirror-takeover-cut-own-history"
+                    } else {
+                        "mirror-takeover-cut-loss"
+                    })
+                }
                 BrokerEvent::MirrorSourceConnectionReset { .. } => {
                     self.mark("mirror-connection-reset")
                 }

@@ -85,7 +85,9 @@ impl MirrorManager {
             }
             MirrorState::Preparing => {
                 // PREPARING cuts the log: what a source showed before says nothing now.
-                self.task_mut(topic_partition).source_confirmed_end = None;
+                let task = self.task_mut(topic_partition);
+                task.source_confirmed_end = None;
+                task.confirmed_by_takeover = false;
                 self.send_lme_lookup(host, now_ms, topic_partition);
                 false
             }

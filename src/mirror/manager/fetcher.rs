@@ -3,7 +3,9 @@
 //! EPOCH_FENCING's leader-epoch bumps.
 
 use super::*;
-use crate::protocol::{ClusterRequest, ControllerRequest, LeaderEpoch, Offset, ReplicaRequest};
+use crate::protocol::{
+    ClusterRequest, ControllerRequest, LeaderEpoch, MirrorRequest, Offset, ReplicaRequest,
+};
 
 /// What a cut below the source's confirmed end means (see
 /// `MirrorManager::source_lost_served_records`).
@@ -15,6 +17,9 @@ pub(super) enum SourceLoss {
     Followed,
     /// The partition goes FAILED; nothing is cut.
     Failed,
+    /// A new leadership's assumed log end is being checked with the source first
+    /// (`verify_takeover_loss`); nothing is cut yet.
+    Verifying,
 }
 
 /// Where a fetcher's cut on its source's word goes.
@@ -319,6 +324,7 @@ impl MirrorManager {
     /// `offset` after a mirrored append: the source holds this log up to there.
     fn note_source_confirmed(&mut self, topic_partition: &TopicPartition, offset: Offset) {
         let task = self.task_mut(topic_partition);
+        task.confirmed_by_takeover = false;
         task.source_confirmed_end = Some(
             task.source_confirmed_end
                 .map_or(offset, |end| end.max(offset)),
@@ -349,6 +355,10 @@ impl MirrorManager {
         if cut_to >= confirmed_end {
             return SourceLoss::None;
         }
+        if self.tasks[topic_partition].confirmed_by_takeover {
+            self.verify_takeover_loss(host, now_ms, topic_partition, cut_to);
+            return SourceLoss::Verifying;
+        }
         let followed =
             crate::mirror::supports_unclean_mirroring(host.image(), &topic_partition.topic);
         host.lend()
@@ -373,6 +383,82 @@ impl MirrorManager {
         SourceLoss::Failed
     }
 
+    /// A new leadership assumed its log end confirmed (see `MirrorTask::confirmed_by_takeover`)
+    /// and the source's answer would cut below it, to `cut_to`. Either the source lost
+    /// records it served, or the leadership changed between PREPARING's end and its first
+    /// answer and the log still holds this cluster's own history above what the source last
+    /// mirrored from here (a failback whose alignment the first fetch finishes). The source
+    /// tells which: its last-mirrored-epoch answer for this cluster (spec §4.1) is where its
+    /// own copy of this cluster's history ends. The fetcher waits for the answer
+    /// ([`Self::apply_takeover_loss_check`]).
+    fn verify_takeover_loss(
+        &mut self,
+        host: &mut impl MirrorHost,
+        now_ms: i64,
+        topic_partition: &TopicPartition,
+        cut_to: Offset,
+    ) {
+        let Some(source) = self.task_source(host, now_ms, topic_partition) else {
+            return;
+        };
+        let to = source.metadata.target();
+        let request = Request::Mirror(MirrorRequest::LastMirroredEpochLookup {
+            requester: host.node_id().cluster(),
+            topic: topic_partition.topic.to_string(),
+            partition: topic_partition.partition,
+        });
+        self.task_mut(topic_partition).step = Step::Waiting;
+        let what = SentRequest::LmeLookup {
+            partition: topic_partition.clone(),
+            to,
+            verifies_cut: Some(cut_to),
+        };
+        self.send_mirror_request(host, now_ms, to, request, what);
+    }
+
+    /// The source's answer to [`Self::verify_takeover_loss`]: a cut at or above the offset the
+    /// source last mirrored from here removes only this cluster's own history, so the log end
+    /// was never the source's (`source_confirmed_end` unknown again, as after PREPARING, and
+    /// the next answer's cut is followed); any other answer leaves the loss standing (the
+    /// next answer's cut is judged by spec §4.7). No answer: asked again at the next cut.
+    pub(super) fn apply_takeover_loss_check(
+        &mut self,
+        host: &mut impl MirrorHost,
+        now_ms: i64,
+        topic_partition: &TopicPartition,
+        cut_to: Offset,
+        result: Result<(ErrorCode, (LeaderEpoch, Offset)), ErrorCode>,
+    ) {
+        self.note_source_answered(now_ms, topic_partition, result.is_ok());
+        let Some(task) = self.tasks.get_mut(topic_partition) else {
+            return;
+        };
+        if task.step != Step::Waiting || task.state != MirrorState::Mirroring {
+            return;
+        }
+        task.step = Step::Fetching;
+        task.fetch_not_before_ms = Some(now_ms);
+        let Ok((error, (last_mirrored_epoch, last_mirrored_offset))) = result else {
+            task.fetch_not_before_ms = Some(now_ms + MIRROR_RETRY_BACKOFF_MS);
+            return;
+        };
+        let own_history = error == ErrorCode::None
+            && !last_mirrored_epoch.is_none()
+            && cut_to >= last_mirrored_offset;
+        task.confirmed_by_takeover = false;
+        if own_history {
+            task.source_confirmed_end = None;
+        }
+        host.lend()
+            .events
+            .push(BrokerEvent::MirrorTakeoverCutChecked {
+                topic_partition: topic_partition.clone(),
+                cut_to,
+                last_mirrored_offset,
+                own_history,
+            });
+    }
+
     /// Every cut the fetcher makes on its source's word (a diverging epoch, a tail that
     /// differs, a batch below the local epoch): unless spec §4.7 fails the partition instead
     /// (see [`Self::source_lost_served_records`]), the log is cut (a mirroring cut, see
@@ -393,7 +479,7 @@ impl MirrorManager {
             FetcherCut::To(offset) => offset,
         };
         let loss = self.source_lost_served_records(host, now_ms, topic_partition, cut_to);
-        if loss == SourceLoss::Failed {
+        if matches!(loss, SourceLoss::Failed | SourceLoss::Verifying) {
             return;
         }
         let Some(partition) = host.lend().partitions.get_mut(topic_partition) else {

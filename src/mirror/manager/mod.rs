@@ -41,7 +41,11 @@
 //!   Spec §4.7: any of those cuts below the end the source had already shown it holds
 //!   (`MirrorTask::source_confirmed_end`: a fetch answered without a divergence, moved up by
 //!   each append, the log end for a new leadership of a mirroring partition, unknown after
-//!   PREPARING until the first such answer) is a loss of records the source served: FAILED,
+//!   PREPARING until the first such answer) is a loss of records the source served, except
+//!   that a new leadership's assumed log end is checked first with the source's last
+//!   mirrored offset for this cluster (a cut at or above it removes only this cluster's own
+//!   history: the previous leader died between PREPARING and its first answer; followed):
+//!   FAILED,
 //!   non-retryable, nothing cut, unless the topic has
 //!   `mirror.support.unclean.leader.election=true`, which makes the cut and persists
 //!   ULE_RECOVERY (the late revision's state): no fetcher until every replica, not only the
@@ -310,6 +314,9 @@ enum SentRequest {
     LmeLookup {
         partition: TopicPartition,
         to: NodeId,
+        /// `Some(cut_to)`: not PREPARING's lookup but the check of a new leadership's
+        /// contradicted log end (`verify_takeover_loss`), for a cut to `cut_to`.
+        verifies_cut: Option<Offset>,
     },
     Bump(TopicPartition),
     Fetch {
@@ -428,6 +435,10 @@ struct MirrorTask {
     /// new leadership and after PREPARING, whose first fetches may still cut this cluster's
     /// own history (the fine-grained alignment after a truncation at the LME).
     source_confirmed_end: Option<Offset>,
+    /// `source_confirmed_end` was assumed when this leadership took over a mirroring
+    /// partition (its log end), not shown by the source yet: the first answer that contradicts
+    /// it is verified before it counts as a loss (see `verify_takeover_loss`).
+    confirmed_by_takeover: bool,
     /// FAILED with no retry left: the wait for an operator has been reported.
     waits_for_operator: bool,
     /// The source topic as this leadership has seen it in the source's metadata: its topic id,
@@ -661,6 +672,7 @@ impl MirrorManager {
                             bump_before_append: false,
                             generation,
                             source_confirmed_end: None,
+                            confirmed_by_takeover: false,
                             waits_for_operator: false,
                             source_topic: SourceTopicWatch::default(),
                             source_waited_since_ms: None,
@@ -891,7 +903,11 @@ impl MirrorManager {
                 };
                 self.apply_write(host, now_ms, &tp, purpose, result);
             }
-            SentRequest::LmeLookup { partition, to } => {
+            SentRequest::LmeLookup {
+                partition,
+                to,
+                verifies_cut,
+            } => {
                 let result = match response {
                     Ok(Response::Mirror(MirrorResponse::LastMirroredEpochLookup {
                         error,
@@ -901,7 +917,12 @@ impl MirrorManager {
                     Ok(_) => Err(ErrorCode::InvalidRequest),
                     Err(error) => Err(error),
                 };
-                self.apply_lme(host, now_ms, &partition, result, to);
+                match verifies_cut {
+                    None => self.apply_lme(host, now_ms, &partition, result, to),
+                    Some(cut_to) => {
+                        self.apply_takeover_loss_check(host, now_ms, &partition, cut_to, result)
+                    }
+                }
             }
             SentRequest::Bump(tp) => {
                 let result = match response {

@@ -103,14 +103,17 @@ impl MirrorManager {
         {
             // A new leadership of a partition that mirrors: its log is the earlier leaders'
             // (a clean election), whose records above the last PREPARING cut came from the
-            // source's answers. Only the rare leader change between PREPARING's end and its
-            // first answer makes this too strong (a failback's fine-grained cut then fails
-            // the partition, reported, instead of being followed).
+            // source's answers, unless the leadership changed between PREPARING's end and its
+            // first answer: then the log may still hold this cluster's own history above the
+            // last mirrored offset, which a failback's first fetch cuts. So the assumption is
+            // checked when an answer contradicts it (`verify_takeover_loss`).
             let log_end = host
                 .partitions()
                 .get(topic_partition)
                 .map(|partition| partition.log.log_end_offset());
-            self.task_mut(topic_partition).source_confirmed_end = log_end;
+            let task = self.task_mut(topic_partition);
+            task.source_confirmed_end = log_end;
+            task.confirmed_by_takeover = log_end.is_some();
         }
         let task = self.task_mut(topic_partition);
         task.step = Step::Decide;

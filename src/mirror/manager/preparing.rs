@@ -121,6 +121,7 @@ impl MirrorManager {
         let what = SentRequest::LmeLookup {
             partition: topic_partition.clone(),
             to,
+            verifies_cut: None,
         };
         self.send_mirror_request(host, now_ms, to, request, what);
     }

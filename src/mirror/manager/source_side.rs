@@ -99,6 +99,7 @@ impl MirrorManager {
             bump_before_append: false,
             generation: 0,
             source_confirmed_end: None,
+            confirmed_by_takeover: false,
             waits_for_operator: false,
             source_topic: SourceTopicWatch::default(),
             source_waited_since_ms: None,
