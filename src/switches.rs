@@ -43,6 +43,9 @@ pub enum BrokenSwitch {
     /// registration, from whatever image it has (the behaviour before issue #8's fix, whose
     /// regression is `describe_at_restarted_broker_before_catch_up`).
     ServeBeforeRegistration,
+    /// STOPPING cuts its log one offset below the last stable offset (an off-by-one in the
+    /// seed's step 3), dropping a committed mirrored record a caught-up stop promised to keep.
+    MirrorStopCutBelowLso,
 }
 
 impl BrokenSwitch {
@@ -61,6 +64,7 @@ impl BrokenSwitch {
             Self::MirrorLmeTruncationOffByOne => "mirror-lme-truncation-off-by-one",
             Self::MirrorMarkersUnchecked => "mirror-markers-unchecked",
             Self::ServeBeforeRegistration => "serve-before-registration",
+            Self::MirrorStopCutBelowLso => "mirror-stop-cut-below-lso",
         }
     }
 
@@ -79,6 +83,7 @@ impl BrokenSwitch {
             Self::MirrorLmeTruncationOffByOne,
             Self::MirrorMarkersUnchecked,
             Self::ServeBeforeRegistration,
+            Self::MirrorStopCutBelowLso,
         ]
         .into_iter()
         .find(|switch| switch.name() == name)

@@ -1,5 +1,5 @@
 //! Every invariant's precondition is reached in real runs: the checks are not vacuous on the
-//! shipped scenarios (issue #14). Five scenarios on pinned seeds between them reach the case of
+//! shipped scenarios (issue #14). Six scenarios on pinned seeds between them reach the case of
 //! every invariant in `mirrorsim_sim::checks::INVARIANTS`; the soak reports the same per
 //! seed (`VACUOUS invariant=NAME` when none reached one).
 
@@ -10,7 +10,7 @@ mod common;
 use common::load;
 
 #[test]
-fn five_shipped_scenarios_reach_every_invariants_precondition() {
+fn six_shipped_scenarios_reach_every_invariants_precondition() {
     let mut reached = std::collections::BTreeSet::new();
     for (name, seed) in [
         ("fan_out", 3),
@@ -20,6 +20,8 @@ fn five_shipped_scenarios_reach_every_invariants_precondition() {
         ("mirror_zombie_leader", 1),
         // A source that lost records the mirror served (mirror-loss-followed).
         ("source_unclean_election", 1),
+        // A stop after a describe showed the partitions caught up (stop-keeps-caught-up).
+        ("planned_failover", 1),
     ] {
         let report = run(&load(name), &RunOptions::new(seed));
         assert_eq!(report.verdict, Verdict::Pass, "{name} seed {seed}");

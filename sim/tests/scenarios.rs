@@ -251,6 +251,27 @@ fn violation_of(report: &RunReport, invariant: &str) -> Option<String> {
 }
 
 #[test]
+fn a_stop_that_cuts_below_what_a_describe_showed_caught_up_is_caught() {
+    // `planned_failover`: the operator saw every partition caught up (lag 0) before the
+    // stop; a STOPPING that cuts one record below the last stable offset loses a record the
+    // operator was told was safe (`stop-keeps-caught-up`). The seed design keeps them all
+    // and reaches the check's precondition on each partition.
+    caught_within_ten_seeds(
+        "planned_failover",
+        BrokenSwitch::MirrorStopCutBelowLso,
+        |report| violation_of(report, "stop-keeps-caught-up"),
+    );
+    for seed in fresh_seeds(2) {
+        let report = assert_passes("planned_failover", seed);
+        assert_eq!(
+            report.marks.get("precondition:stop-keeps-caught-up"),
+            Some(&3),
+            "seed {seed}: every partition judged"
+        );
+    }
+}
+
+#[test]
 fn broken_ack_before_replication_is_caught_within_ten_seeds() {
     // Acknowledging acks=all before the ISR has the write loses acknowledged records when the
     // leader dies: acked-writes-durable (or a Jepsen lost write) must notice.

@@ -811,6 +811,7 @@ mod tests {
                 attempts: 1,
                 unanswered: 0,
                 described: Vec::new(),
+                caught_up: Vec::new(),
                 answered_by: None,
                 final_attempt_ms: 0,
                 answered_at_ms: 0,

@@ -157,6 +157,10 @@ invariants! {
         "mirror-loss-followed",
         "a mirroring partition's source lost records it had served (a fetch answer said so)",
     }
+    StopKeepsCaughtUp {
+        "stop-keeps-caught-up",
+        "a partition a describe had shown caught up to its source (lag 0) went STOPPED",
+    }
     AdminOutcomes {
         "admin-outcomes",
         "an admin operation the seed's rules refuse was tried (and had to be refused)",

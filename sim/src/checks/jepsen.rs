@@ -277,6 +277,7 @@ impl Checkers {
         }
         self.note_history_preconditions(&logs, history);
         out.extend(self.check_group_resumes(time_ms, &logs, history));
+        out.extend(self.check_caught_up_stops(time_ms, &history.admin_ops));
         let (admin, refusals, excuses) = crate::checks::admin::check_admin_outcomes(
             time_ms,
             &self.admin_world,

@@ -57,6 +57,7 @@
 //! [`Checkers`] state, the per-step driver and the event intake.
 
 pub mod admin;
+mod caught_up;
 mod deposed;
 mod durability;
 mod groups;
@@ -213,6 +214,10 @@ pub struct Checkers {
     /// served (spec §4.7): reported, so `liveness` accepts them FAILED until they prepare
     /// again (a recovery).
     failed_on_source_loss: BTreeSet<(ClusterIndex, TopicPartition)>,
+    /// `stop-keeps-caught-up`: every stop of a mirror partition seen, in time order.
+    stops_seen: BTreeMap<(ClusterIndex, TopicPartition), Vec<caught_up::StopSeen>>,
+    /// `stop-keeps-caught-up`: when each mirror partition went FAILED.
+    failures_seen: BTreeMap<(ClusterIndex, TopicPartition), Vec<i64>>,
     /// Per (cluster, group, partition): each new offset a member committed, as a current
     /// coordinator showed it (admin commits, the sync's among them, are not a position), with
     /// the control batches the log held right below it then (see [`MemberCommit`]).
@@ -689,6 +694,7 @@ impl Checkers {
                             .remove(&(view.cluster, topic_partition.clone()));
                     }
                     self.mark(&format!("mirror-transition:{from}->{to}"));
+                    self.note_stop_or_failure(time_ms, view, topic_partition, (*from, *to));
                     if *to == mirrorsim::mirror::MirrorState::Stopped {
                         self.mark("mirror-stopped");
                     }
@@ -4253,6 +4259,7 @@ mod tests {
                         attempts: 1,
                         unanswered: 0,
                         described: Vec::new(),
+                        caught_up: Vec::new(),
                         answered_by: None,
                         final_attempt_ms: 0,
                         answered_at_ms: 0,

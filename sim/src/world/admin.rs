@@ -245,6 +245,10 @@ pub struct AdminOutcome {
     /// with `,retries=N,error="…"` inside the brackets while a failure is on record;
     /// RecoverMirrorTopics: `topic-partition=RECOVERED` per partition recovered.
     pub described: Vec<String>,
+    /// DescribeMirror only: each partition the answer showed MIRRORING or PAUSED with lag 0,
+    /// with the source's last stable offset it was measured against: an operator's "caught
+    /// up", what a planned failover waits for (`stop-keeps-caught-up`).
+    pub caught_up: Vec<(TopicPartition, i64)>,
     /// The node that sent the final answer (`None` for a DeleteRecords, which several
     /// leaders answer): a broker answers DescribeMirror and DeleteMirror from its own
     /// metadata image, so `admin-outcomes` looks at what that image held.
@@ -424,6 +428,9 @@ struct Running {
     /// again), and the final error of each partition done.
     record_leaders: BTreeMap<TopicPartition, Option<NodeId>>,
     records_done: BTreeMap<TopicPartition, ErrorCode>,
+    /// DescribeMirror: the partitions the latest answer showed caught up (see
+    /// [`AdminOutcome::caught_up`]).
+    caught_up: Vec<(TopicPartition, i64)>,
 }
 
 impl Running {
@@ -440,6 +447,7 @@ impl Running {
             next_attempt_ms: now_ms,
             record_leaders: BTreeMap::new(),
             records_done: BTreeMap::new(),
+            caught_up: Vec::new(),
         }
     }
 
@@ -530,6 +538,7 @@ impl Running {
             attempts: self.attempts,
             unanswered: self.unanswered,
             described,
+            caught_up: self.caught_up.clone(),
             answered_by: None,
             final_attempt_ms: 0,
             answered_at_ms: 0,
@@ -852,6 +861,18 @@ impl Node for AdminClient {
                 }
                 Response::Mirror(MirrorResponse::DescribeMirror { error, partitions }) => {
                     let described = partitions.iter().map(describe_line).collect();
+                    if let Some(running) = self.running.as_mut() {
+                        running.caught_up = partitions
+                            .iter()
+                            .filter(|description| description.lag == Some(0))
+                            .map(|description| {
+                                (
+                                    description.topic_partition.clone(),
+                                    description.source_last_stable_offset.0,
+                                )
+                            })
+                            .collect();
+                    }
                     self.handle_op_answer(
                         now_ms,
                         from,

@@ -275,6 +275,11 @@ impl MirrorManager {
         };
         let log_end = partition.log.log_end_offset();
         let stable = partition.log.last_stable_offset();
+        let stable = if self.broken.contains(&BrokenSwitch::MirrorStopCutBelowLso) {
+            Offset((stable.0 - 1).max(partition.log.log_start_offset().0))
+        } else {
+            stable
+        };
         let cut = StopStep::TruncateToLso {
             from: log_end,
             to: stable,

@@ -670,6 +670,13 @@ impl MirrorChecks {
                     .map(|(from, to, mark)| (*from, *to, 0, *mark)),
             });
         if progress.leader_epoch != state.leader_epoch.0 {
+            // An excuse the old epoch had not spent stays: the answer to a fetch the source
+            // served before its cut may be appended after this process's own leader-epoch
+            // change, seen in the same check step (generated seed 11600000000000065: c's
+            // leader, paused across b's PREPARING cut with b's answer in flight, appended it
+            // on waking and was re-elected in a bump 6 ms later; the append was judged in the
+            // new epoch against b's refilled log).
+            let unspent = progress.source_cut;
             *progress = PrefixProgress {
                 leader_epoch: state.leader_epoch.0,
                 checked_to: 0,
@@ -677,7 +684,8 @@ impl MirrorChecks {
                 source_cut: self
                     .unmet_source_cuts
                     .get(&(node, view.incarnation, topic_partition.clone()))
-                    .map(|(from, to, mark)| (*from, *to, 0, *mark)),
+                    .map(|(from, to, mark)| (*from, *to, 0, *mark))
+                    .or(unspent),
             };
         }
         let seeded = progress

@@ -654,3 +654,50 @@ impl Draft {
         ));
     }
 }
+
+impl Draft {
+    /// One failover in four is *planned* (issue #17, "no silent loss at the stop"): the
+    /// source's producers of the topic stop 2.5 s before it, and the destination describes the
+    /// mirror 0.7 s before it, so the operator sees the partitions caught up (lag 0) before the
+    /// stop; `stop-keeps-caught-up` then holds the stop to it. Drawn after the workload (whose
+    /// producers it stops), from a stream of its own (see the module doc).
+    pub(super) fn draw_planned_failovers(&mut self, links: &[Link]) {
+        let failovers: Vec<((usize, String), u64)> = self
+            .failovers
+            .iter()
+            .map(|(key, at)| (key.clone(), *at))
+            .collect();
+        for ((destination, topic), at_ms) in failovers {
+            if !self.planned.random_bool(1.0 / 4.0) || at_ms < 3_500 {
+                continue;
+            }
+            let Some(link) = links
+                .iter()
+                .find(|link| link.destination == destination && link.topics.contains(&topic))
+            else {
+                continue;
+            };
+            let stop_ms = at_ms - 2_500;
+            let source = letter(link.source);
+            for producer in &mut self.producers {
+                let starts = producer
+                    .start_ms
+                    .as_ref()
+                    .map_or(0, |start| *start.get_ref());
+                let stops = producer
+                    .stop_ms
+                    .as_ref()
+                    .map_or(u64::MAX, |stop| *stop.get_ref());
+                if *producer.cluster.get_ref() == source
+                    && *producer.topic.get_ref() == topic
+                    && starts < stop_ms
+                    && stop_ms < stops
+                {
+                    producer.stop_ms = Some(spanned(stop_ms));
+                }
+            }
+            self.mirror_op(at_ms - 700, link, AdminOpSpec::DescribeMirror);
+            self.notes.push(format!("planned failover of {topic}"));
+        }
+    }
+}

@@ -55,7 +55,10 @@
 //!   killed while it is, the topic allowing unclean elections: the source loses records the
 //!   mirror served, spec §4.7); and, on any link, a *bootstrap move* (one link in six: an
 //!   `alter_mirror` points the mirror's `bootstrap.servers` at a subset of the source's
-//!   brokers while it runs, so every destination broker drops and remakes its connection).
+//!   brokers while it runs, so every destination broker drops and remakes its connection);
+//!   and, on a failover, a *planned failover* (one failover in four: the source's producers of
+//!   the topic stop 2.5 s before it and the destination describes its mirror 0.7 s before it,
+//!   what `stop-keeps-caught-up` judges).
 
 mod episodes;
 mod faults;
@@ -146,6 +149,8 @@ struct Draft {
     unclean: StdRng,
     /// The bootstrap move episode's own stream (see [`Draft::maybe_bootstrap_move`]).
     bootstrap: StdRng,
+    /// The planned failover episode's own stream (see [`Draft::draw_planned_failovers`]).
+    planned: StdRng,
     shape: &'static str,
     duration_ms: u64,
     heal_ms: u64,
@@ -194,6 +199,7 @@ impl Draft {
         let growth = StdRng::seed_from_u64(seed ^ 0x9e0e_5c0a_1e00_0005);
         let unclean = StdRng::seed_from_u64(seed ^ 0x0c1e_a4e1_ec70_0006);
         let bootstrap = StdRng::seed_from_u64(seed ^ 0xb007_5e7e_c0de_0007);
+        let planned = StdRng::seed_from_u64(seed ^ 0x91a2_ed0f_a170_0008);
         let duration_ms = rng.random_range(12..=22) * 1_000;
         let heal_ms = rng.random_range(10..=15) * 1_000;
         Self {
@@ -207,6 +213,7 @@ impl Draft {
             grown: BTreeSet::new(),
             unclean,
             bootstrap,
+            planned,
             shape: "single",
             duration_ms,
             heal_ms,
@@ -254,6 +261,7 @@ impl Draft {
         }
         self.draw_timelines(&links);
         self.draw_workloads(&links);
+        self.draw_planned_failovers(&links);
         self.draw_faults();
         self.draw_codecs();
         self.finish()
