@@ -241,6 +241,19 @@ fn caught_within_ten_seeds(
     println!("caught at seed {seed}: {violation}");
 }
 
+/// The outcomes of `report`'s finished admin operations named `operation`, in timeline order.
+fn outcomes_of(
+    report: &RunReport,
+    operation: &str,
+) -> Vec<mirrorsim_sim::world::admin::AdminOutcome> {
+    report
+        .admin
+        .iter()
+        .filter(|record| record.op.kind.name() == operation)
+        .filter_map(|record| record.outcome.clone())
+        .collect()
+}
+
 /// The first violation of `invariant` in `report`, printed.
 fn violation_of(report: &RunReport, invariant: &str) -> Option<String> {
     report
@@ -423,24 +436,16 @@ fn a_mirrors_bootstrap_may_move_within_its_source_but_not_to_another_cluster() {
     for seed in fresh_seeds(3) {
         println!("seed {seed}");
         let report = assert_passes("mirror_config_update", seed);
-        let outcomes: Vec<_> = report
-            .admin
-            .iter()
-            .filter(|record| record.op.kind.name() == "alter_mirror")
-            .filter_map(|record| record.outcome.clone())
+        let errors: Vec<ErrorCode> = outcomes_of(&report, "alter_mirror")
+            .into_iter()
             .map(|outcome| outcome.error)
             .collect();
         assert_eq!(
-            outcomes,
+            errors,
             [ErrorCode::InvalidConfig, ErrorCode::None, ErrorCode::None],
             "seed {seed}"
         );
-        let describes: Vec<_> = report
-            .admin
-            .iter()
-            .filter(|record| record.op.kind.name() == "describe_mirror")
-            .filter_map(|record| record.outcome.clone())
-            .collect();
+        let describes = outcomes_of(&report, "describe_mirror");
         assert!(
             describes[1]
                 .described
@@ -462,12 +467,7 @@ fn a_partition_failed_by_a_short_outage_mirrors_again_on_its_own() {
     for seed in fresh_seeds(3) {
         println!("seed {seed}");
         let report = assert_passes("source_outage_auto_recovery", seed);
-        let describes: Vec<_> = report
-            .admin
-            .iter()
-            .filter(|record| record.op.kind.name() == "describe_mirror")
-            .filter_map(|record| record.outcome.clone())
-            .collect();
+        let describes = outcomes_of(&report, "describe_mirror");
         assert_eq!(describes.len(), 2, "seed {seed}");
         assert!(
             describes[0]

@@ -273,6 +273,19 @@ fn a_deleted_source_topic_fails_the_partition_only_after_a_refresh_without_it() 
 
 /// The prototype's simulated unclean election (testUleRecoveryProcess): a's leader of orders-0
 /// loses its log above `offset`, as an out-of-sync replica elected uncleanly would not have it.
+/// b's orders at `mirror.support.unclean.leader.election=true`, seen by b's brokers.
+fn support_unclean_elections_on_b(world: &mut World) {
+    let request = Request::Controller(ControllerRequest::IncrementalAlterConfigs {
+        resource: ConfigResource::Topic("orders".into()),
+        changes: vec![(
+            "mirror.support.unclean.leader.election".into(),
+            Some("true".into()),
+        )],
+    });
+    world.call(NodeId::Controller(B), request);
+    world.run_for(300);
+}
+
 fn source_loses_records_above(world: &mut World, offset: i64) {
     let leader = world.leader(A);
     let partition = world
@@ -311,15 +324,7 @@ fn a_source_loss_is_followed_where_the_topic_supports_unclean_elections() {
     // The same loss with b's orders at mirror.support.unclean.leader.election=true: b cuts
     // to 3 and mirrors on; what a writes next reaches b.
     let mut world = failing_mirror_world();
-    let request = Request::Controller(ControllerRequest::IncrementalAlterConfigs {
-        resource: ConfigResource::Topic("orders".into()),
-        changes: vec![(
-            "mirror.support.unclean.leader.election".into(),
-            Some("true".into()),
-        )],
-    });
-    world.call(NodeId::Controller(B), request);
-    world.run_for(300);
+    support_unclean_elections_on_b(&mut world);
     source_loses_records_above(&mut world, 3);
     world.run_for(1_000);
     assert_eq!(state_on(&world, B), MirrorState::Mirroring);
@@ -364,15 +369,7 @@ fn a_source_log_ending_below_a_served_offset_is_cut_to_where_the_topic_supports_
     // Spec §4.7 on the OffsetOutOfRange path: cut to a's high watermark (3), ULE_RECOVERY until
     // every replica agrees, then mirroring on from there.
     let mut world = failing_mirror_world();
-    let request = Request::Controller(ControllerRequest::IncrementalAlterConfigs {
-        resource: ConfigResource::Topic("orders".into()),
-        changes: vec![(
-            "mirror.support.unclean.leader.election".into(),
-            Some("true".into()),
-        )],
-    });
-    world.call(NodeId::Controller(B), request);
-    world.run_for(300);
+    support_unclean_elections_on_b(&mut world);
     source_ends_below_an_epochless_fetch(&mut world);
     run_until(&mut world, B, MirrorState::UleRecovery);
     assert_eq!(world.partition(world.leader(B)).log.log_end_offset().0, 3);

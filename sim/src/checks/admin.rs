@@ -44,9 +44,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use mirrorsim::protocol::{ClusterIndex, ErrorCode, MirrorTopicOperation, NodeId, TopicPartition};
-
 use mirrorsim::mirror::properties;
+use mirrorsim::protocol::{ClusterIndex, ErrorCode, MirrorTopicOperation, NodeId, TopicPartition};
 
 use super::invariants::{Invariant, Violation};
 use crate::world::admin::{AdminAction, AdminOp, AdminOpRecord, AdminOutcome};
@@ -688,8 +687,13 @@ fn apply(model: &mut ClusterModel, op: &AdminOp, outcome: &AdminOutcome) {
     let accepted = outcome.error == ErrorCode::None;
     match &op.action {
         AdminAction::AlterMirror { configs } if accepted => {
-            if let Some(current) = model.properties.get(&op.mirror) {
-                let result = altered(current, configs).expect("judged: accepted only if valid");
+            // An acceptance the rules refuse was reported by `judge`; the model keeps the
+            // properties the rules allow.
+            let result = model
+                .properties
+                .get(&op.mirror)
+                .and_then(|current| altered(current, configs));
+            if let Some(result) = result {
                 model.properties.insert(op.mirror.clone(), result);
             }
         }
@@ -891,6 +895,56 @@ mod tests {
             let what = format!("{:?}", last.op.kind);
             let (violations, _, _) = check_admin_outcomes(0, &world(), &images(), &base(last));
             assert_eq!(violations.len(), 1, "{what}: {violations:?}");
+            assert_eq!(violations[0].invariant, "admin-outcomes");
+        }
+    }
+
+    #[test]
+    fn an_alter_mirror_is_judged_against_the_mirrors_properties() {
+        use AdminOpKind::*;
+        use ErrorCode::{ClusterMirrorNotFound, InvalidConfig, None as Ok};
+        let alter = |index, key: &str, value: &str| AdminOp {
+            kind: AlterMirror,
+            action: AdminAction::AlterMirror {
+                configs: vec![(key.to_owned(), value.to_owned())],
+            },
+            ..op(index, CreateMirror, &[])
+        };
+        let judge = |ops: Vec<AdminOpRecord>| check_admin_outcomes(0, &world(), &images(), &ops).0;
+        // The rules' outcomes pass: not found before the create, another broker of the source
+        // accepted, an unknown key, an unusable bootstrap and the recorded id refused.
+        let ops = vec![
+            finished(
+                alter(0, "bootstrap.servers", "a-broker-2"),
+                ClusterMirrorNotFound,
+                &[],
+            ),
+            finished(op(1, CreateMirror, &[]), Ok, &[]),
+            finished(alter(2, "bootstrap.servers", "a-broker-2"), Ok, &[]),
+            finished(alter(3, "invalid.config", "foo"), InvalidConfig, &[]),
+            finished(alter(4, "bootstrap.servers", "a"), InvalidConfig, &[]),
+            finished(
+                alter(5, "mirror.source.cluster.id", "cluster-c"),
+                InvalidConfig,
+                &[],
+            ),
+            finished(alter(6, "bootstrap.servers", "c-broker-1"), Ok, &[]),
+        ];
+        assert!(judge(ops).is_empty());
+        // Each outcome the rules forbid is caught, and an acceptance of an invalid change does
+        // not break the model.
+        for last in [
+            finished(alter(2, "invalid.config", "foo"), Ok, &[]),
+            finished(alter(2, "mirror.fetch.max.bytes", "1"), InvalidConfig, &[]),
+            finished(alter(2, "mirror.source.cluster.id", "cluster-c"), Ok, &[]),
+        ] {
+            let ops = vec![
+                finished(op(1, CreateMirror, &[]), Ok, &[]),
+                last,
+                finished(alter(3, "bootstrap.servers", "a-broker-3"), Ok, &[]),
+            ];
+            let violations = judge(ops);
+            assert_eq!(violations.len(), 1, "{violations:?}");
             assert_eq!(violations[0].invariant, "admin-outcomes");
         }
     }

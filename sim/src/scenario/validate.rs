@@ -19,11 +19,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use mirrorsim::mirror::properties;
-
 use mirrorsim::controller::mirrors::mirror_name_problem;
 use mirrorsim::controller::{topic_collision_key, topic_name_problem};
 use mirrorsim::mirror::coordinator::MIRROR_STATE_TOPIC;
+use mirrorsim::mirror::properties;
 use mirrorsim::mirror::sync::BOOTSTRAP_SERVERS_CONFIG;
 use mirrorsim::mirror::MirrorDesign;
 use toml::Spanned;

@@ -3,9 +3,7 @@
 //! EPOCH_FENCING's leader-epoch bumps.
 
 use super::*;
-use crate::protocol::{
-    ClusterRequest, ControllerRequest, LeaderEpoch, MirrorRequest, Offset, ReplicaRequest,
-};
+use crate::protocol::{ClusterRequest, ControllerRequest, LeaderEpoch, Offset, ReplicaRequest};
 
 /// What a cut below the source's confirmed end means (see
 /// `MirrorManager::source_lost_served_records`).
@@ -398,22 +396,7 @@ impl MirrorManager {
         topic_partition: &TopicPartition,
         cut_to: Offset,
     ) {
-        let Some(source) = self.task_source(host, now_ms, topic_partition) else {
-            return;
-        };
-        let to = source.metadata.target();
-        let request = Request::Mirror(MirrorRequest::LastMirroredEpochLookup {
-            requester: host.node_id().cluster(),
-            topic: topic_partition.topic.to_string(),
-            partition: topic_partition.partition,
-        });
-        self.task_mut(topic_partition).step = Step::Waiting;
-        let what = SentRequest::LmeLookup {
-            partition: topic_partition.clone(),
-            to,
-            verifies_cut: Some(cut_to),
-        };
-        self.send_mirror_request(host, now_ms, to, request, what);
+        self.send_lookup_to_source(host, now_ms, topic_partition, Some(cut_to));
     }
 
     /// The source's answer to [`Self::verify_takeover_loss`]: a cut at or above the offset the

@@ -41,12 +41,11 @@
 //!   Spec §4.7: any of those cuts below the end the source had already shown it holds
 //!   (`MirrorTask::source_confirmed_end`: a fetch answered without a divergence, moved up by
 //!   each append, the log end for a new leadership of a mirroring partition, unknown after
-//!   PREPARING until the first such answer) is a loss of records the source served, except
-//!   that a new leadership's assumed log end is checked first with the source's last
-//!   mirrored offset for this cluster (a cut at or above it removes only this cluster's own
-//!   history: the previous leader died between PREPARING and its first answer; followed):
-//!   FAILED,
-//!   non-retryable, nothing cut, unless the topic has
+//!   PREPARING until the first such answer) is a loss of records the source served (a new
+//!   leadership's assumed log end is checked first with the source's last mirrored offset
+//!   for this cluster: a cut at or above it removes only this cluster's own history, the
+//!   previous leader having died between PREPARING and its first answer, and is followed):
+//!   FAILED, non-retryable, nothing cut, unless the topic has
 //!   `mirror.support.unclean.leader.election=true`, which makes the cut and persists
 //!   ULE_RECOVERY (the late revision's state): no fetcher until every replica, not only the
 //!   ISR, has truncated to the cut, then MIRRORING. `follows-source-loss` is the seed's

@@ -108,6 +108,18 @@ impl MirrorManager {
         if self.fail_if_source_silent(host, now_ms, topic_partition) {
             return;
         }
+        self.send_lookup_to_source(host, now_ms, topic_partition, None);
+    }
+
+    /// Asks a source broker for this cluster's last mirrored epoch of the task's partition
+    /// (for PREPARING, or with `verifies_cut` for `verify_takeover_loss`); the task waits.
+    pub(super) fn send_lookup_to_source(
+        &mut self,
+        host: &mut impl MirrorHost,
+        now_ms: i64,
+        topic_partition: &TopicPartition,
+        verifies_cut: Option<Offset>,
+    ) {
         let Some(source) = self.task_source(host, now_ms, topic_partition) else {
             return;
         };
@@ -121,7 +133,7 @@ impl MirrorManager {
         let what = SentRequest::LmeLookup {
             partition: topic_partition.clone(),
             to,
-            verifies_cut: None,
+            verifies_cut,
         };
         self.send_mirror_request(host, now_ms, to, request, what);
     }
