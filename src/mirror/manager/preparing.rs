@@ -69,9 +69,14 @@ impl MirrorManager {
         topic_partition: &TopicPartition,
     ) -> Option<&mut SourceCluster> {
         let mirror = self.tasks[topic_partition].mirror.clone();
-        let directory = MirrorDirectory::new(host.image(), host.node_id().cluster());
-        let changed = directory
-            .source_cluster_changed(&mirror)
+        // Checked when a connection is made: one is dropped as soon as `bootstrap.servers`
+        // changes, and the recorded id never does (no parsing on every fetch).
+        let changed = (!self.sources.contains_key(&mirror))
+            .then(|| {
+                MirrorDirectory::new(host.image(), host.node_id().cluster())
+                    .source_cluster_changed(&mirror)
+            })
+            .flatten()
             .filter(|_| self.design.checks_source_cluster());
         if let Some((recorded, named)) = changed {
             host.lend()
