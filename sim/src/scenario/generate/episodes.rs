@@ -468,11 +468,30 @@ impl Draft {
     /// The outage's cut of the link's source cluster from its destination, from a moment
     /// after the topics were added, and the recovery after it (when the fault phase leaves
     /// room for both).
+    /// Gives the link's `create_mirror` the default failure settings back (see
+    /// [`Self::source_outage`]).
+    fn drop_outage_settings(&mut self, link: &Link) {
+        let destination = letter(link.destination);
+        for (_, op) in &mut self.admin {
+            if let AdminOpSpec::CreateMirror(create) = op {
+                if *create.cluster.get_ref() == destination
+                    && *create.mirror.get_ref() == link.mirror
+                {
+                    create.configs.clear();
+                }
+            }
+        }
+    }
+
     pub(super) fn source_outage(&mut self, link: &Link, added_ms: u64, outage: SourceOutage) {
         let start = added_ms + self.outage.random_range(500..=3_000);
         let end = start + outage.duration_ms;
         let recover = end + self.outage.random_range(500..=2_500);
         if recover + 1_000 >= self.duration_ms {
+            // No room for the outage and its recovery: the mirror's short failure settings
+            // were drawn for them, and kept alone they would let a transient silence use up
+            // the retries with no operator to come (generated seed 11900000000000001).
+            self.drop_outage_settings(link);
             return;
         }
         let nodes = |draft: &Self, cluster: usize| -> Vec<Spanned<String>> {
