@@ -654,19 +654,18 @@ impl Draft {
         } else {
             chosen.join(",")
         };
-        let order = self.admin.len();
-        self.admin.push((
-            order,
+        let configs = BTreeMap::from([(
+            mirrorsim::mirror::sync::BOOTSTRAP_SERVERS_CONFIG.to_owned(),
+            bootstrap.clone(),
+        )]);
+        self.push_admin(at_ms, link, |at_ms, cluster, mirror| {
             AdminOpSpec::AlterMirror(AlterMirrorOp {
                 at_ms,
-                cluster: spanned(letter(link.destination)),
-                mirror: spanned(link.mirror.clone()),
-                configs: BTreeMap::from([(
-                    mirrorsim::mirror::sync::BOOTSTRAP_SERVERS_CONFIG.to_owned(),
-                    bootstrap.clone(),
-                )]),
-            }),
-        ));
+                cluster,
+                mirror,
+                configs,
+            })
+        });
         self.notes.push(format!(
             "{} moves its bootstrap to {bootstrap}",
             link.mirror
