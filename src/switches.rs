@@ -46,6 +46,10 @@ pub enum BrokenSwitch {
     /// STOPPING cuts its log one offset below the last stable offset (an off-by-one in the
     /// seed's step 3), dropping a committed mirrored record a caught-up stop promised to keep.
     MirrorStopCutBelowLso,
+    /// A mirror's periodic sync reads its source but copies nothing of what changed there: no
+    /// topic adopted by `mirror.topics.include`, no topic config, no ACL (partition counts,
+    /// exclusion and group offsets are still synced).
+    MirrorSyncIgnoresSourceChanges,
 }
 
 impl BrokenSwitch {
@@ -65,6 +69,7 @@ impl BrokenSwitch {
             Self::MirrorMarkersUnchecked => "mirror-markers-unchecked",
             Self::ServeBeforeRegistration => "serve-before-registration",
             Self::MirrorStopCutBelowLso => "mirror-stop-cut-below-lso",
+            Self::MirrorSyncIgnoresSourceChanges => "mirror-sync-ignores-source-changes",
         }
     }
 
@@ -84,6 +89,7 @@ impl BrokenSwitch {
             Self::MirrorMarkersUnchecked,
             Self::ServeBeforeRegistration,
             Self::MirrorStopCutBelowLso,
+            Self::MirrorSyncIgnoresSourceChanges,
         ]
         .into_iter()
         .find(|switch| switch.name() == name)

@@ -578,6 +578,59 @@ fn a_grown_source_topic_grows_its_mirror_and_every_new_partition_mirrors() {
 }
 
 #[test]
+fn source_side_topics_configs_and_acls_reach_the_destination() {
+    // `source_side_changes`: a creates orders-eu (deferred), sets topic configs on orders and
+    // creates and deletes ACLs while b mirrors; b's sync adopts orders-eu and copies what its
+    // settings take. Liveness judges adoption, configs and ACLs at the end (each a mark the
+    // file declares); at 14 s both topics mirror.
+    for seed in fresh_seeds(2) {
+        println!("seed {seed}");
+        let report = assert_passes("source_side_changes", seed);
+        let describe = first_describe(&report);
+        assert_eq!(describe.described.len(), 4, "seed {seed}: {describe:?}");
+        for outcome in outcomes_of(&report, "create_topics") {
+            assert_eq!(
+                outcome.topics,
+                vec![("orders-eu".to_owned(), ErrorCode::None)]
+            );
+        }
+    }
+    // A sync that copies nothing of the source's changes is caught by each rule.
+    let report = run_seed(
+        "source_side_changes",
+        1,
+        vec![BrokenSwitch::MirrorSyncIgnoresSourceChanges],
+    );
+    let details: Vec<String> = report.violations.iter().map(ToString::to_string).collect();
+    for expected in [
+        "never adopted a's orders-eu",
+        "retention.ms is None here",
+        "missing here",
+    ] {
+        assert!(
+            details.iter().any(|detail| detail.contains(expected)),
+            "{expected:?} not among {details:#?}"
+        );
+    }
+}
+
+#[test]
+fn an_exclude_altered_later_stops_the_topic_it_matches() {
+    // `mirror_exclude_update`: b excludes orders-eu at 5 s; the sync removes it from the
+    // mirror (marks in the file), b's producer writes to it from 10 s, and the operator's
+    // re-add at 12 s is removed again. orders-us mirrors throughout.
+    for seed in fresh_seeds(2) {
+        println!("seed {seed}");
+        let report = assert_passes("mirror_exclude_update", seed);
+        let add_back = &outcomes_of(&report, "add_topics")[1];
+        assert_eq!(
+            add_back.topics,
+            vec![("orders-eu".to_owned(), ErrorCode::None)]
+        );
+    }
+}
+
+#[test]
 fn a_failback_started_too_early_fails_until_the_failover_and_can_be_taken_back() {
     // failback_too_early: a adds orders and events to its reverse mirror at 3 s while b still
     // mirrors both from a. The source refuses the last-mirrored-epoch lookup, so a's

@@ -236,6 +236,18 @@ fn source_cluster_unchecked_mirrors_another_clusters_records_after_a_bootstrap_c
     );
 }
 
+#[test]
+fn exclude_unenforced_keeps_mirroring_a_topic_the_exclude_matches() {
+    // The seed's sync reads mirror.topics.exclude only when it adopts: b's orders-eu, excluded
+    // at 5 s, keeps mirroring (and the operator's add at 12 s is refused as already there).
+    seed_passes_and_variant_is_caught(
+        "mirror_exclude_update",
+        MirrorDesign::ExcludeUnenforced,
+        "liveness",
+        &[1, 2],
+    );
+}
+
 /// Asserts that `design` passes `scenario` on every one of `seeds`, and that it ran
 /// differently from the seed design there (another trace hash): a switch that did nothing
 /// would pass too.

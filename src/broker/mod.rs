@@ -205,6 +205,9 @@ impl<S: BrokerStorage> Broker<S> {
             refresh_interval_ms: config.mirror_metadata_refresh_interval_ms,
             replication_factor: config.internal_topic_replication_factor,
             offsets_topic_partitions: config.offsets_topic_partitions,
+            ignores_source_changes: config
+                .broken
+                .contains(&BrokenSwitch::MirrorSyncIgnoresSourceChanges),
         };
         Ok(Self {
             node_id,

@@ -439,6 +439,13 @@ pub enum BrokerEvent {
         /// The source's partition count.
         partitions: i32,
     },
+    /// A mirror's periodic sync removes an active mirror topic that the mirror's
+    /// `mirror.topics.exclude` matches (spec §7 item 10): its partitions stop and turn
+    /// writable, as after an operator's RemoveTopicsFromMirror.
+    MirrorTopicExcluded {
+        /// The destination topic.
+        topic: String,
+    },
     /// A mirror partition's source topic is gone: deleted (source metadata said so for longer
     /// than a refresh) or deleted and created again (`recreated`: another topic id). The
     /// partition fails non-retryably.

@@ -343,6 +343,7 @@ impl fmt::Display for BrokerEvent {
             Self::MirrorTopicGrowing { topic, partitions } => {
                 write!(f, "MirrorTopicGrowing {topic} partitions={partitions}")
             }
+            Self::MirrorTopicExcluded { topic } => write!(f, "MirrorTopicExcluded {topic}"),
             Self::MirrorSourceTopicGone {
                 topic_partition,
                 recreated,

@@ -163,11 +163,18 @@ pub enum MirrorDesign {
     /// mirror's partitions for good when `bootstrap.servers` names another (spec S-15,
     /// [`MirrorDesign::checks_source_cluster`]).
     SourceClusterUnchecked,
+    /// The seed's sync, which reads `mirror.topics.exclude` only when it adopts a topic: a
+    /// topic the mirror already mirrors keeps mirroring when an `alter_mirror` excludes it
+    /// (`liveness`: `mirror_exclude_update`). The seed design here enforces the exclude as
+    /// the later revision's coordinator-broker sync does (spec §7 item 10): an active topic
+    /// the exclude matches is removed from the mirror, so it stops and turns writable
+    /// ([`MirrorDesign::enforces_topics_exclude`]).
+    ExcludeUnenforced,
 }
 
 impl MirrorDesign {
     /// Every design, the seed first.
-    pub const ALL: [Self; 24] = [
+    pub const ALL: [Self; 25] = [
         Self::Seed,
         Self::AbortMarkers,
         Self::PidRewrite,
@@ -192,6 +199,7 @@ impl MirrorDesign {
         Self::SyncIgnoresGrowth,
         Self::FollowsSourceLoss,
         Self::SourceClusterUnchecked,
+        Self::ExcludeUnenforced,
     ];
 
     /// The name on the command line (`--design`) and in scenario files (`design = "…"`).
@@ -221,6 +229,7 @@ impl MirrorDesign {
             Self::SyncIgnoresGrowth => "sync-ignores-growth",
             Self::FollowsSourceLoss => "follows-source-loss",
             Self::SourceClusterUnchecked => "source-cluster-unchecked",
+            Self::ExcludeUnenforced => "exclude-unenforced",
         }
     }
 
@@ -298,6 +307,9 @@ impl MirrorDesign {
             }
             Self::SourceClusterUnchecked => {
                 "a bootstrap.servers naming another cluster is mirrored from (the seed)"
+            }
+            Self::ExcludeUnenforced => {
+                "an exclude added later leaves already mirrored topics mirroring (the seed)"
             }
         }
     }
@@ -502,6 +514,13 @@ impl MirrorDesign {
     /// (the prototype's "scale partitions"; not the seed's sync, `sync-ignores-growth`).
     pub fn grows_mirror_topics(self) -> bool {
         self != Self::SyncIgnoresGrowth
+    }
+
+    /// Whether the periodic sync removes from the mirror an active topic that
+    /// `mirror.topics.exclude` matches (spec §7 item 10, the later revision's exclude
+    /// enforcement; not the seed's sync, `exclude-unenforced`).
+    pub fn enforces_topics_exclude(self) -> bool {
+        self != Self::ExcludeUnenforced
     }
 
     /// Whether STOPPING writes a MIRROR_PID_RESET.

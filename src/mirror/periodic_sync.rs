@@ -16,7 +16,8 @@
 //! - **What**, in five phases, each waiting for the answers of the previous one:
 //!   1. *Discover*: the source's metadata for all topics and its ACLs, from one source broker
 //!      (the bootstrap list in turn: a failure ends the round, and the next one starts after
-//!      [`SYNC_RETRY_BACKOFF_MS`] with the next broker).
+//!      [`SYNC_RETRY_BACKOFF_MS`] with the next broker). No round runs while
+//!      `bootstrap.servers` names another cluster than the mirror's recorded source (spec S-15).
 //!   2. *Describe*: the source's dynamic configs of the mirror's active topics (`mirror.name`
 //!      without a suffix: paused and stopped topics are not synced), the groups of every live
 //!      source broker (ListGroups), and the stored mirror state of every partition of the
@@ -38,6 +39,9 @@
 //!        once one exists with that id and in no mirror it is added to the mirror
 //!        (AlterMirrorTopics); a destination topic of the same name with another id is left
 //!        alone (the operator must delete it);
+//!      - an active topic that `mirror.topics.exclude` matches (an exclude altered after the
+//!        topic joined) is removed from the mirror (AlterMirrorTopics remove, spec §7 item 10):
+//!        it stops and turns writable;
 //!      - a mirrored or paused topic with fewer partitions than its source topic is grown to the
 //!        source's count (GrowMirrorTopics; an admin's CreatePartitions of a mirror topic is
 //!        refused until STOPPED), and its new partitions prepare and mirror;
@@ -49,8 +53,7 @@
 //!        the group is active on the destination and skipped). The topic must still be active
 //!        in the image when the commit is sent.
 //!
-//! Not modelled: source cluster id validation, share groups, periodic epoch bumps and exclude enforcement (later
-//! revisions), and groups whose coordinator moves between the ListGroups and OffsetFetch of a
+//! Not modelled: share groups, periodic epoch bumps (later revisions), and groups whose coordinator moves between the ListGroups and OffsetFetch of a
 //! round (the OffsetFetch fails and the group waits for the next round).
 
 use crate::protocol::{
@@ -178,6 +181,9 @@ pub struct SyncConfig {
     pub replication_factor: i16,
     /// `offsets.topic.num.partitions`, for creating the offsets topic on first use.
     pub offsets_topic_partitions: i32,
+    /// The broken switch `mirror-sync-ignores-source-changes`: no adoption, topic configs or
+    /// ACLs.
+    pub ignores_source_changes: bool,
 }
 
 /// The broker's sync rounds; see the module doc.
@@ -319,10 +325,20 @@ impl MirrorSyncs {
     // ----- phase 1 -----
 
     fn start_sync_round(&mut self, ctx: &mut BrokerContext<'_>, mirror: &str) {
-        let Some(bootstrap) = MirrorDirectory::of(ctx).source_of(mirror) else {
+        let directory = MirrorDirectory::of(ctx);
+        let Some(bootstrap) = directory.source_of(mirror) else {
             self.end_sync_round(ctx, mirror);
             return;
         };
+        if self.config.design.checks_source_cluster()
+            && directory.source_cluster_changed(mirror).is_some()
+        {
+            // Spec S-15: `bootstrap.servers` names another cluster than the one the mirror
+            // was created from; nothing of it is adopted, copied or committed here (the
+            // mirror's partitions fail when they next contact it).
+            self.end_sync_round(ctx, mirror);
+            return;
+        }
         let round = self.rounds.get_mut(mirror).expect("due");
         round.restart();
         round.phase = Phase::Discover;
@@ -569,12 +585,19 @@ impl MirrorSyncs {
     fn sync_apply(&mut self, ctx: &mut BrokerContext<'_>, mirror: &str) {
         self.rounds.get_mut(mirror).expect("live").phase = Phase::Apply;
         if let Some(settings) = Self::sync_settings(ctx, mirror) {
-            self.sync_adopt_topics(ctx, mirror, &settings);
+            if !self.config.ignores_source_changes {
+                self.sync_adopt_topics(ctx, mirror, &settings);
+            }
+            if self.config.design.enforces_topics_exclude() {
+                self.sync_exclude_topics(ctx, mirror, &settings);
+            }
             if self.config.design.grows_mirror_topics() {
                 self.sync_partition_counts(ctx, mirror);
             }
-            self.sync_topic_configs(ctx, mirror, &settings);
-            self.sync_acls(ctx, mirror, &settings);
+            if !self.config.ignores_source_changes {
+                self.sync_topic_configs(ctx, mirror, &settings);
+                self.sync_acls(ctx, mirror, &settings);
+            }
             self.sync_group_offsets(ctx, mirror);
         }
         if self.rounds[mirror].waiting == 0 {
@@ -626,6 +649,40 @@ impl MirrorSyncs {
             });
             self.send_sync_request(ctx, mirror, controller, request, SyncRequest::Apply);
         }
+    }
+
+    /// Removes from the mirror every active topic its `mirror.topics.exclude` matches (spec §7
+    /// item 10): an operator who excludes a topic after it was adopted, or added by hand,
+    /// wants it no longer mirrored, and a removal is how a topic leaves a mirror (its
+    /// partitions stop and turn writable). Paused topics are left alone, as the prototype's
+    /// enforcement looks at active topics only; they are removed once resumed.
+    fn sync_exclude_topics(
+        &mut self,
+        ctx: &mut BrokerContext<'_>,
+        mirror: &str,
+        settings: &SyncSettings,
+    ) {
+        let excluded: Vec<String> = MirrorDirectory::of(ctx)
+            .active_topics(mirror)
+            .into_iter()
+            .filter(|topic| settings.topics_exclude.matches(topic))
+            .collect();
+        if excluded.is_empty() {
+            return;
+        }
+        for topic in &excluded {
+            ctx.events.push(BrokerEvent::MirrorTopicExcluded {
+                topic: topic.clone(),
+            });
+        }
+        let request = Request::Controller(ControllerRequest::AlterMirrorTopics {
+            mirror: mirror.to_owned(),
+            operation: MirrorTopicOperation::Remove,
+            topics: excluded,
+            checked_stopped: Vec::new(),
+        });
+        let controller = ctx.controller;
+        self.send_sync_request(ctx, mirror, controller, request, SyncRequest::Apply);
     }
 
     /// Grows each topic the mirror mirrors or pauses that has fewer partitions than its source topic

@@ -297,6 +297,9 @@ impl Checkers {
         for _ in 0..excuses.landed_late {
             self.mark("admin-delete-landed-late");
         }
+        for _ in 0..excuses.excluded_by_sync {
+            self.mark("admin-topic-excluded-by-sync");
+        }
         let mut full = Vec::new();
         self.check_acked_durable(time_ms, controllers, brokers, history, true, &mut full);
         out.extend(full);

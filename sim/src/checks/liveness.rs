@@ -276,6 +276,25 @@ impl Checkers {
         self.mark_times("liveness-mirror-loop-retrying", excused.loops);
         self.mark_times("liveness-source-topic-missing", excused.source_missing);
         self.mark_times("liveness-source-lost-records", excused.source_lost_records);
+        let (unsynced, judged) = crate::checks::mirror::source_sync::check_source_sync(
+            time_ms,
+            controllers,
+            &self.admin_world,
+            &history.admin_ops,
+        );
+        out.extend(unsynced);
+        self.mark_times("liveness-adoption-judged", judged.adoptions);
+        self.mark_times("liveness-exclusion-judged", judged.exclusions);
+        self.mark_times("liveness-topic-config-sync-judged", judged.configs);
+        self.mark_times("liveness-acl-sync-judged", judged.acls);
+        self.mark_times(
+            "acl-sync-several-sources-unjudged",
+            judged.acls_several_sources,
+        );
+        self.mark_times(
+            "acl-overwritten-at-source",
+            judged.acls_overwritten_at_source,
+        );
         // Partitions held by a transaction its coordinator lost (see
         // `hanging_after_coordinator_loss`).
         let mut forgotten_txns = BTreeSet::new();

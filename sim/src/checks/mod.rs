@@ -743,6 +743,7 @@ impl Checkers {
                 BrokerEvent::MirrorSourceSilent { .. } => self.mark("mirror-source-silent"),
                 BrokerEvent::MirrorPartitionRecovered { .. } => self.mark("mirror-recovered"),
                 BrokerEvent::MirrorTopicGrowing { .. } => self.mark("mirror-topic-grown"),
+                BrokerEvent::MirrorTopicExcluded { .. } => self.mark("mirror-topic-excluded"),
                 BrokerEvent::MirrorSourceTopicGone { recreated, .. } => self.mark(if *recreated {
                     "mirror-source-topic-recreated"
                 } else {

@@ -287,6 +287,48 @@ fn scenario_admin_errors_name_file_line_and_field() {
             17,
             "unknown field `configs`",
         ),
+        (
+            "create_topics",
+            "topics = [\"orders\"]\n",
+            "admin.create_topics[0].topics[0]",
+            16,
+            "created at the start; a topic `create_topics` creates is declared with `deferred = true`",
+        ),
+        (
+            "alter_topic_configs",
+            "topic = \"orders\"\nconfigs = { \"min.insync.replicas\" = \"1\" }\n",
+            "admin.alter_topic_configs[0].configs.\"min.insync.replicas\"",
+            17,
+            "fixed for the run: set it in `[[topics]]`",
+        ),
+        (
+            "alter_topic_configs",
+            "topic = \"payments\"\nconfigs = { \"retention.ms\" = \"1\" }\n",
+            "admin.alter_topic_configs[0].topic",
+            16,
+            "topic \"payments\" is not declared on cluster `b`",
+        ),
+        (
+            "create_acls",
+            "acls = []\n",
+            "admin.create_acls[0].acls",
+            16,
+            "`create_acls` needs at least one binding",
+        ),
+        (
+            "delete_acls",
+            "acls = [{ resource = \"orders\", principal = \"User:x\", operation = \"Read\", permission = \"Allow\" }]\n",
+            "admin.delete_acls[0].acls[0].resource",
+            16,
+            "is not `TYPE:NAME`",
+        ),
+        (
+            "create_acls",
+            "acls = [{ resource = \"topic:orders\", principal = \"User:x\", operation = \"Read\", permission = \"allow\" }]\n",
+            "admin.create_acls[0].acls[0].permission",
+            16,
+            "neither `Allow` nor `Deny`",
+        ),
     ];
     for (op, body, field, line, words) in cases {
         let (error_field, error_line, text) = error_of(&format!(
@@ -1469,6 +1511,10 @@ fn the_readme_key_tables_are_the_loaders() {
             AdminOpKind::CreatePartitions,
             keys_of::<CreatePartitionsOp>(),
         ),
+        (AdminOpKind::CreateTopics, keys_of::<TopicsOp>()),
+        (AdminOpKind::AlterTopicConfigs, keys_of::<TopicConfigsOp>()),
+        (AdminOpKind::CreateAcls, keys_of::<AclsOp>()),
+        (AdminOpKind::DeleteAcls, keys_of::<AclsOp>()),
     ];
     let ops: Vec<AdminOpKind> = admin.iter().map(|(op, _)| *op).collect();
     assert_eq!(ops, AdminOpKind::ALL);

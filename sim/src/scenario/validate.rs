@@ -29,8 +29,8 @@ use toml::Spanned;
 
 use super::locate::Source;
 use super::schema::{
-    entry_paths, AcksSpec, AdminOpSpec, ClockSkewFault, ClusterSpec, CreateMirrorOp, ProducerSpec,
-    ScriptedFault, COORDINATOR_TOPICS, FAULT_KINDS,
+    entry_paths, AcksSpec, AclSpec, AdminOpSpec, ClockSkewFault, ClusterSpec, CreateMirrorOp,
+    ProducerSpec, ScriptedFault, TopicsOp, COORDINATOR_TOPICS, FAULT_KINDS,
 };
 use super::{cluster_index, Scenario, ScenarioError};
 
@@ -436,6 +436,16 @@ impl Scenario {
         if let AdminOpSpec::AlterMirror(alter) = spec {
             validate_alter_mirror(source, field, &alter.configs)?;
         }
+        match spec {
+            AdminOpSpec::CreateTopics(create) => self.check_deferred(source, field, create)?,
+            AdminOpSpec::AlterTopicConfigs(alter) => {
+                validate_topic_configs(source, field, &alter.configs)?;
+            }
+            AdminOpSpec::CreateAcls(acls) | AdminOpSpec::DeleteAcls(acls) => {
+                validate_acls(source, field, spec, &acls.acls)?;
+            }
+            _ => {}
+        }
         if let Some(topics) = spec.topics() {
             self.validate_admin_topics(source, field, spec, topics)?;
         }
@@ -456,6 +466,29 @@ impl Scenario {
             }
             _ => Ok(()),
         }
+    }
+
+    /// `create_topics` creates topics `[[topics]]` declares `deferred`: the others exist from
+    /// the start.
+    fn check_deferred(&self, source: &Source<'_>, field: &str, create: &TopicsOp) -> Check {
+        for (position, topic) in create.topics.iter().enumerate() {
+            let deferred = self.topics.iter().any(|t| {
+                t.cluster.get_ref() == create.cluster.get_ref()
+                    && t.name == *topic.get_ref()
+                    && t.deferred
+            });
+            if !deferred {
+                return Err(source.error(
+                    &format!("{field}.topics[{position}]"),
+                    format!(
+                        "topic {:?} is created at the start; a topic `create_topics` creates is \
+                         declared with `deferred = true`",
+                        topic.get_ref()
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// `create_mirror` needs a source cluster other than its own, and configs other than the
@@ -521,7 +554,10 @@ impl Scenario {
         }
         let mut seen = BTreeSet::new();
         for (position, topic) in topics.iter().enumerate() {
-            let topic_field = format!("{field}.topics[{position}]");
+            let topic_field = match spec {
+                AdminOpSpec::AlterTopicConfigs(_) => format!("{field}.topic"),
+                _ => format!("{field}.topics[{position}]"),
+            };
             self.check_topic(source, spec.cluster(), topic, &topic_field)?;
             if !seen.insert(topic.get_ref()) {
                 return Err(source.error(
@@ -844,6 +880,91 @@ fn validate_alter_mirror(
         }
         check_printable(source, &key_field, key)?;
         check_printable(source, &key_field, value)?;
+    }
+    Ok(())
+}
+
+/// Topic configs the model acts on, which `[[topics]]` sets for the whole run (the checkers
+/// read them from there), and the desired mirror state, which the mirror operations set.
+const FIXED_TOPIC_CONFIGS: &[&str] = &[
+    "min.insync.replicas",
+    "unclean.leader.election.enable",
+    mirrorsim::mirror::state::MIRROR_SUPPORT_UNCLEAN_CONFIG,
+    mirrorsim::mirror::state::MIRROR_NAME_CONFIG,
+];
+
+/// `alter_topic_configs` sets at least one config, none the model acts on.
+fn validate_topic_configs(
+    source: &Source<'_>,
+    field: &str,
+    configs: &BTreeMap<String, String>,
+) -> Check {
+    if configs.is_empty() {
+        return Err(source.error(
+            &format!("{field}.configs"),
+            "`alter_topic_configs` needs at least one config".into(),
+        ));
+    }
+    for (key, value) in configs {
+        let key_field = format!("{field}.configs.{}", quoted_key(key));
+        if key.is_empty() {
+            return Err(source.error(&key_field, "a config needs a name".into()));
+        }
+        if FIXED_TOPIC_CONFIGS.contains(&key.as_str()) {
+            return Err(source.error(
+                &key_field,
+                format!(
+                    "{key:?} is fixed for the run: set it in `[[topics]]` (or, for \
+                     `mirror.name`, with the mirror operations)"
+                ),
+            ));
+        }
+        check_printable(source, &key_field, key)?;
+        check_printable(source, &key_field, value)?;
+    }
+    Ok(())
+}
+
+/// `create_acls`/`delete_acls` name at least one binding, each with a `TYPE:NAME` resource,
+/// a permission `Allow` or `Deny`, and no empty or unprintable field.
+fn validate_acls(source: &Source<'_>, field: &str, spec: &AdminOpSpec, acls: &[AclSpec]) -> Check {
+    if acls.is_empty() {
+        return Err(source.error(
+            &format!("{field}.acls"),
+            format!("`{}` needs at least one binding", spec.kind().name()),
+        ));
+    }
+    for (position, acl) in acls.iter().enumerate() {
+        let acl_field = format!("{field}.acls[{position}]");
+        for (name, value) in [
+            ("resource", &acl.resource),
+            ("principal", &acl.principal),
+            ("operation", &acl.operation),
+            ("permission", &acl.permission),
+        ] {
+            if value.is_empty() {
+                return Err(
+                    source.error(&format!("{acl_field}.{name}"), "must not be empty".into())
+                );
+            }
+            check_printable(source, &format!("{acl_field}.{name}"), value)?;
+        }
+        if !matches!(acl.resource.split_once(':'), Some((kind, name)) if !kind.is_empty() && !name.is_empty())
+        {
+            return Err(source.error(
+                &format!("{acl_field}.resource"),
+                format!(
+                    "{:?} is not `TYPE:NAME` (e.g. `topic:orders`)",
+                    acl.resource
+                ),
+            ));
+        }
+        if !matches!(acl.permission.as_str(), "Allow" | "Deny") {
+            return Err(source.error(
+                &format!("{acl_field}.permission"),
+                format!("{:?} is neither `Allow` nor `Deny`", acl.permission),
+            ));
+        }
     }
     Ok(())
 }

@@ -33,12 +33,14 @@ use mirrorsim::protocol::{
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 
-use mirrorsim::metadata::ConfigResource;
+use mirrorsim::metadata::{AclBinding, ConfigResource};
 use mirrorsim::node::{Node, Outbox};
 
 use mirrorsim::mirror::sync::BOOTSTRAP_SERVERS_CONFIG as BOOTSTRAP_SERVERS;
 
-use crate::scenario::{cluster_index, AdminOpKind, AdminOpSpec, CreateMirrorOp, Scenario};
+use crate::scenario::{
+    cluster_index, AclSpec, AdminOpKind, AdminOpSpec, CreateMirrorOp, Scenario, TopicSpec,
+};
 
 /// Pause between CreateTopics attempts during set-up.
 const RETRY_MS: i64 = 200;
@@ -104,6 +106,27 @@ pub enum AdminAction {
         /// Their new partition count.
         count: i32,
     },
+    /// CreateTopics of deferred topics, to the controller.
+    CreateTopics {
+        /// The topics' names, in the scenario's order.
+        topics: Vec<String>,
+        /// Each topic as `[[topics]]` declares it.
+        new_topics: Vec<NewTopic>,
+    },
+    /// IncrementalAlterConfigs (SET) of a topic's configs, to the controller.
+    AlterTopicConfigs {
+        /// The topic (one).
+        topics: Vec<String>,
+        /// The configs set, in key order.
+        configs: Vec<(String, String)>,
+    },
+    /// CreateAcls (`create`) or DeleteAcls, to the controller.
+    Acls {
+        /// Whether the bindings are created (else deleted).
+        create: bool,
+        /// The bindings.
+        bindings: Vec<AclBinding>,
+    },
 }
 
 /// One operation of an admin timeline, resolved from the scenario.
@@ -131,7 +154,9 @@ impl AdminOp {
             | AdminAction::RecoverTopics { topics }
             | AdminAction::DeleteRecords { topics }
             | AdminAction::DeleteTopics { topics }
-            | AdminAction::CreatePartitions { topics, .. } => topics,
+            | AdminAction::CreatePartitions { topics, .. }
+            | AdminAction::CreateTopics { topics, .. }
+            | AdminAction::AlterTopicConfigs { topics, .. } => topics,
             _ => &[],
         }
     }
@@ -201,6 +226,32 @@ impl AdminOp {
             AdminAction::CreatePartitions { count, .. } => {
                 Request::Cluster(ClusterRequest::CreatePartitions {
                     topics: topics.iter().map(|topic| (topic.clone(), *count)).collect(),
+                })
+            }
+            AdminAction::CreateTopics { new_topics, .. } => {
+                Request::Controller(ControllerRequest::CreateTopics {
+                    topics: new_topics
+                        .iter()
+                        .filter(|new| topics.contains(&new.name))
+                        .cloned()
+                        .collect(),
+                })
+            }
+            AdminAction::AlterTopicConfigs { configs, .. } => {
+                Request::Controller(ControllerRequest::IncrementalAlterConfigs {
+                    resource: ConfigResource::Topic(self.topics()[0].clone()),
+                    changes: configs
+                        .iter()
+                        .map(|(key, value)| (key.clone(), Some(value.clone())))
+                        .collect(),
+                })
+            }
+            AdminAction::Acls { create, bindings } => {
+                let bindings = bindings.clone();
+                Request::Controller(if *create {
+                    ControllerRequest::CreateAcls { bindings }
+                } else {
+                    ControllerRequest::DeleteAcls { bindings }
                 })
             }
             // Sent partition by partition to the leaders (see `Running::next_records_request`).
@@ -357,6 +408,24 @@ fn action(scenario: &Scenario, spec: &AdminOpSpec) -> AdminAction {
         AdminOpSpec::CreatePartitions(create) => AdminAction::CreatePartitions {
             topics,
             count: create.partitions,
+        },
+        AdminOpSpec::CreateTopics(create) => AdminAction::CreateTopics {
+            new_topics: scenario
+                .topics
+                .iter()
+                .filter(|t| t.cluster.get_ref() == create.cluster.get_ref())
+                .filter(|t| topics.contains(&t.name))
+                .map(TopicSpec::new_topic)
+                .collect(),
+            topics,
+        },
+        AdminOpSpec::AlterTopicConfigs(alter) => AdminAction::AlterTopicConfigs {
+            topics,
+            configs: alter.configs.clone().into_iter().collect(),
+        },
+        AdminOpSpec::CreateAcls(acls) | AdminOpSpec::DeleteAcls(acls) => AdminAction::Acls {
+            create: matches!(spec, AdminOpSpec::CreateAcls(_)),
+            bindings: acls.acls.iter().map(AclSpec::binding).collect(),
         },
     }
 }
@@ -773,6 +842,15 @@ impl AdminClient {
 }
 
 impl AdminClient {
+    /// The topic of the running operation when it is an `alter_topic_configs`.
+    fn running_topic_configs(&self) -> Option<String> {
+        let running = self.running.as_ref()?;
+        match &running.op.action {
+            AdminAction::AlterTopicConfigs { topics, .. } => topics.first().cloned(),
+            _ => None,
+        }
+    }
+
     /// A Metadata (`Err`) or DeleteRecords (`Ok`) answer of a running DeleteRecords.
     fn handle_records_answer(
         &mut self,
@@ -824,14 +902,47 @@ impl Node for AdminClient {
         let from = envelope.from;
         if let Message::Response(correlation_id, response) = envelope.message {
             match response {
-                Response::Controller(ControllerResponse::CreateTopics { results }) => self
-                    .handle_create_topics(
+                Response::Controller(ControllerResponse::CreateTopics { results }) => {
+                    // The topics declared at the start, or a `create_topics` operation's.
+                    let results: Vec<(String, ErrorCode)> = results
+                        .into_iter()
+                        .map(|(name, error, _)| (name, error))
+                        .collect();
+                    self.handle_create_topics(correlation_id, results.clone());
+                    self.handle_op_answer(
+                        now_ms,
+                        from,
                         correlation_id,
-                        results
-                            .into_iter()
-                            .map(|(name, error, _)| (name, error))
-                            .collect(),
-                    ),
+                        ErrorCode::None,
+                        results,
+                        Vec::new(),
+                    );
+                }
+                Response::Controller(ControllerResponse::IncrementalAlterConfigs { error })
+                    if self.running_topic_configs().is_some() =>
+                {
+                    // A topic's configs: the error is the topic's (retried while retriable).
+                    let topic = self.running_topic_configs().expect("guarded");
+                    self.handle_op_answer(
+                        now_ms,
+                        from,
+                        correlation_id,
+                        ErrorCode::None,
+                        vec![(topic, error)],
+                        Vec::new(),
+                    );
+                }
+                Response::Controller(ControllerResponse::CreateAcls { error })
+                | Response::Controller(ControllerResponse::DeleteAcls { error }) => {
+                    self.handle_op_answer(
+                        now_ms,
+                        from,
+                        correlation_id,
+                        error,
+                        Vec::new(),
+                        Vec::new(),
+                    );
+                }
                 Response::Controller(ControllerResponse::CreateMirror { error })
                 | Response::Controller(ControllerResponse::IncrementalAlterConfigs { error })
                 | Response::Mirror(MirrorResponse::DeleteMirror { error }) => {
@@ -953,6 +1064,9 @@ mod tests {
             AdminAction::DeleteRecords { .. } => AdminOpKind::DeleteRecords,
             AdminAction::DeleteTopics { .. } => AdminOpKind::DeleteTopics,
             AdminAction::CreatePartitions { .. } => AdminOpKind::CreatePartitions,
+            AdminAction::CreateTopics { .. } => AdminOpKind::CreateTopics,
+            AdminAction::AlterTopicConfigs { .. } => AdminOpKind::AlterTopicConfigs,
+            AdminAction::Acls { .. } => AdminOpKind::CreateAcls,
         };
         AdminOp {
             index,

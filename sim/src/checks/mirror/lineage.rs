@@ -126,9 +126,17 @@ pub(crate) fn mirror_source_in(
     topic: &str,
 ) -> Option<ClusterIndex> {
     let desired = image.mirror_desired_state(topic)?;
+    mirror_source_of(image, desired.mirror())
+}
+
+/// The source cluster of `mirror` in `image` (see [`mirror_source_in`]).
+pub(crate) fn mirror_source_of(
+    image: &mirrorsim::metadata::MetadataImage,
+    mirror: &str,
+) -> Option<ClusterIndex> {
     let properties = image
         .configs
-        .get(&ConfigResource::Mirror(desired.mirror().to_owned()))?;
+        .get(&ConfigResource::Mirror(mirror.to_owned()))?;
     if let Some(recorded) = properties.get(SOURCE_CLUSTER_ID_CONFIG) {
         return ClusterIndex::from_cluster_id(recorded);
     }

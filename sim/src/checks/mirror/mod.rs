@@ -99,6 +99,7 @@ mod offsets;
 mod prefix;
 mod producer_states;
 mod source_loss;
+pub mod source_sync;
 mod state_records;
 mod stopped;
 

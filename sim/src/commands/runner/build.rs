@@ -3,14 +3,25 @@
 //! its timeline.
 
 use super::*;
-use crate::scenario::CompressionSpec;
+use crate::scenario::{CompressionSpec, TopicSpec};
 use mirrorsim::record::CompressionType;
 
-/// The clusters' topics at the start, and those a mirror may adopt, for `admin-outcomes`.
+/// The clusters' topics at the start, and those a mirror may adopt, for `admin-outcomes`; the
+/// phases' lengths and the clusters' sync intervals, for the sync's liveness.
 pub(super) fn admin_world(scenario: &Scenario) -> crate::checks::admin::AdminWorld {
     use crate::scenario::{cluster_index, AdminOpSpec};
     let cluster_of = |letter: &str| ClusterIndex(cluster_index(letter).expect("validated") as u8);
-    let mut world = crate::checks::admin::AdminWorld::default();
+    let mut world = crate::checks::admin::AdminWorld {
+        fault_phase_ms: scenario.duration_ms as i64,
+        heal_ms: scenario.heal_ms as i64,
+        ..Default::default()
+    };
+    for (index, cluster) in scenario.clusters.iter().enumerate() {
+        world.refresh_ms.insert(
+            ClusterIndex(index as u8),
+            cluster.mirror_metadata_refresh_interval_ms,
+        );
+    }
     for spec in &scenario.admin {
         if let Some(mirror) = spec.mirror() {
             world.mirrors.insert((
@@ -19,7 +30,7 @@ pub(super) fn admin_world(scenario: &Scenario) -> crate::checks::admin::AdminWor
             ));
         }
     }
-    for topic in &scenario.topics {
+    for topic in scenario.topics.iter().filter(|topic| !topic.deferred) {
         world.topics.insert(
             (cluster_of(topic.cluster.get_ref()), topic.name.clone()),
             topic.partitions,
@@ -163,32 +174,8 @@ pub(super) fn build_nodes(
         let topics: Vec<NewTopic> = scenario
             .topics
             .iter()
-            .filter(|topic| *topic.cluster.get_ref() == letter)
-            .map(|topic| NewTopic {
-                name: topic.name.clone(),
-                partitions: topic.partitions,
-                replication_factor: topic.replication_factor,
-                configs: [
-                    (
-                        "min.insync.replicas".into(),
-                        topic.min_insync_replicas.to_string(),
-                    ),
-                    (
-                        "unclean.leader.election.enable".into(),
-                        topic.unclean_leader_election.to_string(),
-                    ),
-                ]
-                .into_iter()
-                // Only when set, so that other scenarios' metadata stays as it was.
-                .chain(topic.mirror_support_unclean_leader_election.then(|| {
-                    (
-                        mirrorsim::mirror::state::MIRROR_SUPPORT_UNCLEAN_CONFIG.into(),
-                        "true".into(),
-                    )
-                }))
-                .collect(),
-                topic_id: None,
-            })
+            .filter(|topic| *topic.cluster.get_ref() == letter && !topic.deferred)
+            .map(TopicSpec::new_topic)
             .collect();
         let ops: Vec<AdminOp> = timeline
             .iter()

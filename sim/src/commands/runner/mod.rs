@@ -222,7 +222,12 @@ impl World {
 
     /// Waits until every topic exists with a leader and a full ISR.
     async fn setup(&mut self, scenario: &Scenario) {
-        let expected: usize = scenario.topics.iter().map(|t| t.partitions as usize).sum();
+        let expected: usize = scenario
+            .topics
+            .iter()
+            .filter(|t| !t.deferred)
+            .map(|t| t.partitions as usize)
+            .sum();
         let mut waited = 0;
         while waited < SETUP_LIMIT_MS {
             madsim::time::sleep(Duration::from_millis(50)).await;

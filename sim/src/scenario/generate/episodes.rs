@@ -470,14 +470,16 @@ impl Draft {
     /// room for both).
     /// Gives the link's `create_mirror` the default failure settings back (see
     /// [`Self::source_outage`]).
-    fn drop_outage_settings(&mut self, link: &Link) {
+    fn drop_outage_settings(&mut self, link: &Link, outage: &SourceOutage) {
         let destination = letter(link.destination);
         for (_, op) in &mut self.admin {
             if let AdminOpSpec::CreateMirror(create) = op {
                 if *create.cluster.get_ref() == destination
                     && *create.mirror.get_ref() == link.mirror
                 {
-                    create.configs.clear();
+                    create
+                        .configs
+                        .retain(|key, _| !outage.configs.contains_key(key));
                 }
             }
         }
@@ -491,7 +493,7 @@ impl Draft {
             // No room for the outage and its recovery: the mirror's short failure settings
             // were drawn for them, and kept alone they would let a transient silence use up
             // the retries with no operator to come (generated seed 11900000000000001).
-            self.drop_outage_settings(link);
+            self.drop_outage_settings(link, &outage);
             return;
         }
         let nodes = |draft: &Self, cluster: usize| -> Vec<Spanned<String>> {
@@ -717,5 +719,165 @@ impl Draft {
             self.mirror_op(at_ms - 700, link, AdminOpSpec::DescribeMirror);
             self.notes.push(format!("planned failover of {topic}"));
         }
+    }
+}
+
+impl Draft {
+    /// One origin link in five: *source changes* (issue #17 part 2). While the mirror runs,
+    /// the source's operator sets `retention.ms` (sometimes `segment.bytes` too) on one of the
+    /// link's topics, creates one or two ACL bindings on it and, half the time, deletes the
+    /// first again later; one time in three it also creates a topic `{topic}-new` (declared
+    /// `deferred`, a producer from half a second after) that the link's mirror adopts
+    /// (`mirror.topics.include` names it). The mirror's sync must carry each to the
+    /// destination (liveness). From a stream of its own (see the module doc).
+    pub(super) fn maybe_source_changes(&mut self, link: &Link, added_ms: u64, walk_until: u64) {
+        if !self.changes.random_bool(1.0 / 5.0) || link.topics.is_empty() {
+            return;
+        }
+        let from = added_ms + 500;
+        let until = walk_until.min(self.duration_ms - 1);
+        if from + 2 >= until {
+            return;
+        }
+        let topic = link.topics[self.changes.random_range(0..link.topics.len())].clone();
+        let source = letter(link.source);
+        let mut configs = BTreeMap::from([(
+            "retention.ms".to_owned(),
+            (self.changes.random_range(1..=168u64) * 3_600_000).to_string(),
+        )]);
+        if self.changes.random_bool(0.5) {
+            let segment = self.changes.random_range(1..=16u64) << 20;
+            configs.insert("segment.bytes".to_owned(), segment.to_string());
+        }
+        let at_ms = self.changes.random_range(from..until);
+        self.push_source_admin(AdminOpSpec::AlterTopicConfigs(TopicConfigsOp {
+            at_ms,
+            cluster: spanned(source.clone()),
+            topic: spanned(topic.clone()),
+            configs,
+        }));
+        let acls: Vec<AclSpec> = (0..self.changes.random_range(1..=2))
+            .map(|reader| AclSpec {
+                resource: format!("topic:{topic}"),
+                principal: format!("User:{}-reader-{reader}", link.mirror),
+                operation: "Read".to_owned(),
+                permission: "Allow".to_owned(),
+            })
+            .collect();
+        let created_ms = self.changes.random_range(from..until - 1);
+        self.push_source_admin(AdminOpSpec::CreateAcls(AclsOp {
+            at_ms: created_ms,
+            cluster: spanned(source.clone()),
+            acls: acls.clone(),
+        }));
+        if self.changes.random_bool(0.5) {
+            let deleted_ms = self.changes.random_range(created_ms + 1..until);
+            self.push_source_admin(AdminOpSpec::DeleteAcls(AclsOp {
+                at_ms: deleted_ms,
+                cluster: spanned(source.clone()),
+                acls: acls[..1].to_vec(),
+            }));
+        }
+        self.notes
+            .push(format!("{source} changes {topic}'s configs and ACLs"));
+        if self.changes.random_bool(1.0 / 3.0) {
+            self.new_source_topic(link, &topic, from, until);
+        }
+    }
+
+    /// The source changes' new topic (see [`Self::maybe_source_changes`]).
+    fn new_source_topic(&mut self, link: &Link, topic: &str, from: u64, until: u64) {
+        let source = letter(link.source);
+        let name = format!("{topic}-new");
+        let taken = self
+            .topics
+            .iter()
+            .chain(self.deferred.iter().map(|(spec, _)| spec))
+            .any(|spec| spec.name == name);
+        if taken || until.saturating_sub(from) < 1_000 {
+            return;
+        }
+        let at_ms = self.changes.random_range(from..until - 500);
+        let brokers = i16::from(self.clusters[link.source].brokers);
+        let spec = TopicSpec {
+            cluster: spanned(source.clone()),
+            name: name.clone(),
+            partitions: self.changes.random_range(1..=3),
+            replication_factor: brokers.min(3),
+            min_insync_replicas: 1,
+            unclean_leader_election: false,
+            mirror_support_unclean_leader_election: false,
+            deferred: true,
+        };
+        let producer = ProducerSpec {
+            cluster: spanned(source.clone()),
+            topic: spanned(name.clone()),
+            count: 1,
+            interval_ms: self.changes.random_range(2..=5) * 10,
+            acks: AcksSpec::All,
+            transactional: false,
+            start_ms: Some(spanned(at_ms + 500)),
+            stop_ms: None,
+            transaction_timeout_ms: None,
+            compression: Default::default(),
+        };
+        self.deferred.push((spec, producer));
+        self.push_source_admin(AdminOpSpec::CreateTopics(TopicsOp {
+            at_ms,
+            cluster: spanned(source),
+            topics: vec![spanned(name.clone())],
+        }));
+        let destination = letter(link.destination);
+        for (_, op) in &mut self.admin {
+            if let AdminOpSpec::CreateMirror(create) = op {
+                if *create.cluster.get_ref() == destination
+                    && *create.mirror.get_ref() == link.mirror
+                {
+                    create.configs.insert(
+                        mirrorsim::mirror::sync::TOPICS_INCLUDE_CONFIG.to_owned(),
+                        name.clone(),
+                    );
+                }
+            }
+        }
+        self.notes.push(format!("{} adopts {name}", link.mirror));
+    }
+
+    /// An operation of a source's own operator (its cluster in the spec).
+    fn push_source_admin(&mut self, spec: AdminOpSpec) {
+        let order = self.admin.len();
+        self.admin.push((order, spec));
+    }
+
+    /// One link in eight: an *exclusion* (spec §7 item 10). While the mirror runs, an
+    /// `alter_mirror` sets its `mirror.topics.exclude` to the internal topics and one of the
+    /// link's topics: the sync removes that topic from the mirror (it stops and turns
+    /// writable), and the walk's later operations on it meet a topic no longer mirrored
+    /// (`admin-outcomes` judges both worlds until an outcome settles which). From a stream of
+    /// its own (see the module doc).
+    pub(super) fn maybe_exclusion(&mut self, link: &Link, added_ms: u64, walk_until: u64) {
+        if !self.exclusion.random_bool(1.0 / 8.0) || link.topics.is_empty() {
+            return;
+        }
+        let from = added_ms + 500;
+        let until = walk_until.min(self.duration_ms - 1);
+        if from >= until {
+            return;
+        }
+        let at_ms = self.exclusion.random_range(from..until);
+        let topic = link.topics[self.exclusion.random_range(0..link.topics.len())].clone();
+        let configs = BTreeMap::from([(
+            mirrorsim::mirror::sync::TOPICS_EXCLUDE_CONFIG.to_owned(),
+            format!("__.*,{topic}"),
+        )]);
+        self.push_admin(at_ms, link, |at_ms, cluster, mirror| {
+            AdminOpSpec::AlterMirror(AlterMirrorOp {
+                at_ms,
+                cluster,
+                mirror,
+                configs,
+            })
+        });
+        self.notes.push(format!("{} excludes {topic}", link.mirror));
     }
 }

@@ -58,7 +58,10 @@
 //!   brokers while it runs, so every destination broker drops and remakes its connection);
 //!   and, on a failover, a *planned failover* (one failover in four: the source's producers of
 //!   the topic stop 2.5 s before it and the destination describes its mirror 0.7 s before it,
-//!   what `stop-keeps-caught-up` judges).
+//!   what `stop-keeps-caught-up` judges); *source changes* (one origin link in five: topic
+//!   configs set and ACLs created and deleted on the source, sometimes a topic created there
+//!   that the mirror adopts) and, on any link, an *exclusion* (one link in eight: an
+//!   `alter_mirror` excludes one of the mirror's topics, which its sync then removes).
 
 mod episodes;
 mod faults;
@@ -72,10 +75,10 @@ use rand::{RngExt, SeedableRng};
 use toml::Spanned;
 
 use crate::scenario::{
-    AcksSpec, AdminOpSpec, AlterMirrorOp, ClusterSpec, CompressionSpec, ConsumerSpec,
-    CreateMirrorOp, CreatePartitionsOp, FaultSpec, IsolationSpec, KillFault, MirrorOp,
-    MirrorTopicsOp, NodeFault, PartitionFault, ProducerSpec, Scenario, ScenarioError,
-    ScriptedFault, TopicSpec, FAULT_KINDS, RECOVERY_MARGIN_MS,
+    AcksSpec, AclSpec, AclsOp, AdminOpSpec, AlterMirrorOp, ClusterSpec, CompressionSpec,
+    ConsumerSpec, CreateMirrorOp, CreatePartitionsOp, FaultSpec, IsolationSpec, KillFault,
+    MirrorOp, MirrorTopicsOp, NodeFault, PartitionFault, ProducerSpec, Scenario, ScenarioError,
+    ScriptedFault, TopicConfigsOp, TopicSpec, TopicsOp, FAULT_KINDS, RECOVERY_MARGIN_MS,
 };
 
 /// The shapes a generated scenario takes, with their weights.
@@ -151,6 +154,14 @@ struct Draft {
     bootstrap: StdRng,
     /// The planned failover episode's own stream (see [`Draft::draw_planned_failovers`]).
     planned: StdRng,
+    /// The source changes episode's own stream (see [`Draft::maybe_source_changes`]).
+    changes: StdRng,
+    /// The exclusion episode's own stream (see [`Draft::maybe_exclusion`]).
+    exclusion: StdRng,
+    /// Topics a source's `create_topics` creates mid-run, with the producer that writes to
+    /// each: added when the scenario is finished, after every other draw, so that no other
+    /// draw (workload, faults, codecs) sees them.
+    deferred: Vec<(TopicSpec, ProducerSpec)>,
     shape: &'static str,
     duration_ms: u64,
     heal_ms: u64,
@@ -200,6 +211,8 @@ impl Draft {
         let unclean = StdRng::seed_from_u64(seed ^ 0x0c1e_a4e1_ec70_0006);
         let bootstrap = StdRng::seed_from_u64(seed ^ 0xb007_5e7e_c0de_0007);
         let planned = StdRng::seed_from_u64(seed ^ 0x91a2_ed0f_a170_0008);
+        let changes = StdRng::seed_from_u64(seed ^ 0x5c0e_c4a9_e500_0009);
+        let exclusion = StdRng::seed_from_u64(seed ^ 0xe8c1_0de0_7091_000a);
         let duration_ms = rng.random_range(12..=22) * 1_000;
         let heal_ms = rng.random_range(10..=15) * 1_000;
         Self {
@@ -214,6 +227,9 @@ impl Draft {
             unclean,
             bootstrap,
             planned,
+            changes,
+            exclusion,
+            deferred: Vec::new(),
             shape: "single",
             duration_ms,
             heal_ms,
@@ -393,6 +409,7 @@ impl Draft {
             min_insync_replicas: min_insync,
             unclean_leader_election: unclean,
             mirror_support_unclean_leader_election: mirror_unclean,
+            deferred: false,
         });
     }
 
@@ -513,11 +530,13 @@ impl Draft {
                 .unwrap_or(added);
             self.random_walk(link, walk_from, readd_from.unwrap_or(walk_until), &cut);
             self.maybe_bootstrap_move(link, added, walk_until);
+            self.maybe_exclusion(link, added, walk_until);
             let origin = !links.iter().any(|other| other.destination == link.source);
             if origin {
                 self.maybe_mirror_loop(index, link, added, walk_until);
                 self.maybe_source_growth(link, added, walk_until);
                 self.maybe_source_unclean_election(link, added, walk_until);
+                self.maybe_source_changes(link, added, walk_until);
             }
             if let Some(at) = failover {
                 self.topics_op(at, link, AdminOpSpec::RemoveTopics, &link.topics);
@@ -533,6 +552,10 @@ impl Draft {
     }
 
     fn finish(mut self) -> Scenario {
+        for (topic, producer) in std::mem::take(&mut self.deferred) {
+            self.topics.push(topic);
+            self.producers.push(producer);
+        }
         self.admin
             .sort_by_key(|(order, spec)| (spec.at_ms(), *order));
         let admin = self.admin.into_iter().map(|(_, spec)| spec).collect();

@@ -46,6 +46,14 @@ pub enum AdminOpSpec {
     DeleteTopics(TopicsOp),
     /// `create_partitions`.
     CreatePartitions(CreatePartitionsOp),
+    /// `create_topics` (deferred topics of `[[topics]]`).
+    CreateTopics(TopicsOp),
+    /// `alter_topic_configs`.
+    AlterTopicConfigs(TopicConfigsOp),
+    /// `create_acls`.
+    CreateAcls(AclsOp),
+    /// `delete_acls`.
+    DeleteAcls(AclsOp),
 }
 
 impl AdminOpSpec {
@@ -64,6 +72,10 @@ impl AdminOpSpec {
             Self::DeleteRecords(_) => AdminOpKind::DeleteRecords,
             Self::DeleteTopics(_) => AdminOpKind::DeleteTopics,
             Self::CreatePartitions(_) => AdminOpKind::CreatePartitions,
+            Self::CreateTopics(_) => AdminOpKind::CreateTopics,
+            Self::AlterTopicConfigs(_) => AdminOpKind::AlterTopicConfigs,
+            Self::CreateAcls(_) => AdminOpKind::CreateAcls,
+            Self::DeleteAcls(_) => AdminOpKind::DeleteAcls,
         }
     }
 
@@ -81,7 +93,11 @@ impl AdminOpSpec {
             | Self::DescribeMirror(MirrorOp { at_ms, .. })
             | Self::DeleteRecords(TopicsOp { at_ms, .. })
             | Self::DeleteTopics(TopicsOp { at_ms, .. })
-            | Self::CreatePartitions(CreatePartitionsOp { at_ms, .. }) => *at_ms,
+            | Self::CreatePartitions(CreatePartitionsOp { at_ms, .. })
+            | Self::CreateTopics(TopicsOp { at_ms, .. })
+            | Self::AlterTopicConfigs(TopicConfigsOp { at_ms, .. })
+            | Self::CreateAcls(AclsOp { at_ms, .. })
+            | Self::DeleteAcls(AclsOp { at_ms, .. }) => *at_ms,
         }
     }
 
@@ -99,7 +115,11 @@ impl AdminOpSpec {
             | Self::DescribeMirror(MirrorOp { cluster, .. })
             | Self::DeleteRecords(TopicsOp { cluster, .. })
             | Self::DeleteTopics(TopicsOp { cluster, .. })
-            | Self::CreatePartitions(CreatePartitionsOp { cluster, .. }) => cluster,
+            | Self::CreatePartitions(CreatePartitionsOp { cluster, .. })
+            | Self::CreateTopics(TopicsOp { cluster, .. })
+            | Self::AlterTopicConfigs(TopicConfigsOp { cluster, .. })
+            | Self::CreateAcls(AclsOp { cluster, .. })
+            | Self::DeleteAcls(AclsOp { cluster, .. }) => cluster,
         }
     }
 
@@ -115,7 +135,13 @@ impl AdminOpSpec {
             | Self::RecoverTopics(MirrorTopicsOp { mirror, .. })
             | Self::DeleteMirror(MirrorOp { mirror, .. })
             | Self::DescribeMirror(MirrorOp { mirror, .. }) => Some(mirror),
-            Self::DeleteRecords(_) | Self::DeleteTopics(_) | Self::CreatePartitions(_) => None,
+            Self::DeleteRecords(_)
+            | Self::DeleteTopics(_)
+            | Self::CreatePartitions(_)
+            | Self::CreateTopics(_)
+            | Self::AlterTopicConfigs(_)
+            | Self::CreateAcls(_)
+            | Self::DeleteAcls(_) => None,
         }
     }
 
@@ -130,11 +156,17 @@ impl AdminOpSpec {
             | Self::RecoverTopics(MirrorTopicsOp { topics, .. })
             | Self::DeleteRecords(TopicsOp { topics, .. })
             | Self::DeleteTopics(TopicsOp { topics, .. })
-            | Self::CreatePartitions(CreatePartitionsOp { topics, .. }) => Some(topics),
+            | Self::CreatePartitions(CreatePartitionsOp { topics, .. })
+            | Self::CreateTopics(TopicsOp { topics, .. }) => Some(topics),
+            Self::AlterTopicConfigs(TopicConfigsOp { topic, .. }) => {
+                Some(std::slice::from_ref(topic))
+            }
             Self::CreateMirror(_)
             | Self::AlterMirror(_)
             | Self::DeleteMirror(_)
-            | Self::DescribeMirror(_) => None,
+            | Self::DescribeMirror(_)
+            | Self::CreateAcls(_)
+            | Self::DeleteAcls(_) => None,
         }
     }
 }
@@ -157,6 +189,11 @@ impl Serialize for AdminOpSpec {
                 serialize_entry(serializer, name, table)
             }
             Self::CreatePartitions(table) => serialize_entry(serializer, name, table),
+            Self::CreateTopics(table) => serialize_entry(serializer, name, table),
+            Self::AlterTopicConfigs(table) => serialize_entry(serializer, name, table),
+            Self::CreateAcls(table) | Self::DeleteAcls(table) => {
+                serialize_entry(serializer, name, table)
+            }
         }
     }
 }
@@ -183,6 +220,10 @@ pub(super) fn deserialize_in_file_order<'de, D: Deserializer<'de>>(
         positioned(tables.delete_records, AdminOpSpec::DeleteRecords),
         positioned(tables.delete_topics, AdminOpSpec::DeleteTopics),
         positioned(tables.create_partitions, AdminOpSpec::CreatePartitions),
+        positioned(tables.create_topics, AdminOpSpec::CreateTopics),
+        positioned(tables.alter_topic_configs, AdminOpSpec::AlterTopicConfigs),
+        positioned(tables.create_acls, AdminOpSpec::CreateAcls),
+        positioned(tables.delete_acls, AdminOpSpec::DeleteAcls),
     ]))
 }
 
@@ -214,6 +255,14 @@ struct AdminTables {
     delete_topics: Vec<Spanned<TopicsOp>>,
     #[serde(default)]
     create_partitions: Vec<Spanned<CreatePartitionsOp>>,
+    #[serde(default)]
+    create_topics: Vec<Spanned<TopicsOp>>,
+    #[serde(default)]
+    alter_topic_configs: Vec<Spanned<TopicConfigsOp>>,
+    #[serde(default)]
+    create_acls: Vec<Spanned<AclsOp>>,
+    #[serde(default)]
+    delete_acls: Vec<Spanned<AclsOp>>,
 }
 
 // The operations' tables. `at_ms` is the earliest start, in ms from the start of the fault
@@ -308,6 +357,60 @@ pub struct CreatePartitionsOp {
     pub partitions: i32,
 }
 
+/// `alter_topic_configs`: IncrementalAlterConfigs (SET) of one topic's configs, to the
+/// controller.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct TopicConfigsOp {
+    /// The earliest start.
+    pub at_ms: u64,
+    /// The cluster letter.
+    pub cluster: Spanned<String>,
+    /// The topic.
+    pub topic: Spanned<String>,
+    /// The configs set, in key order (at least one).
+    pub configs: BTreeMap<String, String>,
+}
+
+/// `create_acls` or `delete_acls`: CreateAcls or DeleteAcls of these bindings, to the
+/// controller.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct AclsOp {
+    /// The earliest start.
+    pub at_ms: u64,
+    /// The cluster letter.
+    pub cluster: Spanned<String>,
+    /// The bindings (at least one).
+    pub acls: Vec<AclSpec>,
+}
+
+/// One access-control binding as a scenario writes it.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct AclSpec {
+    /// `TYPE:NAME`, e.g. `topic:orders` or `group:billing`.
+    pub resource: String,
+    /// e.g. `User:alice`.
+    pub principal: String,
+    /// e.g. `Read`.
+    pub operation: String,
+    /// `Allow` or `Deny`.
+    pub permission: String,
+}
+
+impl AclSpec {
+    /// The binding the request carries.
+    pub fn binding(&self) -> mirrorsim::metadata::AclBinding {
+        mirrorsim::metadata::AclBinding {
+            resource: self.resource.clone(),
+            principal: self.principal.clone(),
+            operation: self.operation.clone(),
+            permission: self.permission.clone(),
+        }
+    }
+}
+
 /// The operations an admin timeline may run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum AdminOpKind {
@@ -337,11 +440,19 @@ pub enum AdminOpKind {
     DeleteTopics,
     /// CreatePartitions to `partitions` (to a broker, as DeleteTopics).
     CreatePartitions,
+    /// CreateTopics of deferred topics (to the controller).
+    CreateTopics,
+    /// IncrementalAlterConfigs of a topic's configs (to the controller).
+    AlterTopicConfigs,
+    /// CreateAcls (to the controller).
+    CreateAcls,
+    /// DeleteAcls (to the controller).
+    DeleteAcls,
 }
 
 impl AdminOpKind {
     /// Every operation.
-    pub const ALL: [Self; 12] = [
+    pub const ALL: [Self; 16] = [
         Self::CreateMirror,
         Self::AlterMirror,
         Self::AddTopics,
@@ -354,6 +465,10 @@ impl AdminOpKind {
         Self::DeleteRecords,
         Self::DeleteTopics,
         Self::CreatePartitions,
+        Self::CreateTopics,
+        Self::AlterTopicConfigs,
+        Self::CreateAcls,
+        Self::DeleteAcls,
     ];
 
     /// The name scenario files (the operation's table, `[[admin.NAME]]`) and reports use.
@@ -371,6 +486,10 @@ impl AdminOpKind {
             Self::DeleteRecords => "delete_records",
             Self::DeleteTopics => "delete_topics",
             Self::CreatePartitions => "create_partitions",
+            Self::CreateTopics => "create_topics",
+            Self::AlterTopicConfigs => "alter_topic_configs",
+            Self::CreateAcls => "create_acls",
+            Self::DeleteAcls => "delete_acls",
         }
     }
 
@@ -388,7 +507,11 @@ impl AdminOpKind {
             | Self::DescribeMirror
             | Self::DeleteRecords
             | Self::DeleteTopics
-            | Self::CreatePartitions => None,
+            | Self::CreatePartitions
+            | Self::CreateTopics
+            | Self::AlterTopicConfigs
+            | Self::CreateAcls
+            | Self::DeleteAcls => None,
         }
     }
 }

@@ -22,8 +22,8 @@ mod entries;
 pub mod faults;
 
 pub use admin::{
-    AdminOpKind, AdminOpSpec, AlterMirrorOp, CreateMirrorOp, CreatePartitionsOp, MirrorOp,
-    MirrorTopicsOp, TopicsOp,
+    AclSpec, AclsOp, AdminOpKind, AdminOpSpec, AlterMirrorOp, CreateMirrorOp, CreatePartitionsOp,
+    MirrorOp, MirrorTopicsOp, TopicConfigsOp, TopicsOp,
 };
 pub(super) use entries::{entry_paths, write_entries};
 pub use faults::{
@@ -187,6 +187,43 @@ pub struct TopicSpec {
     /// not only the ISR, to truncate.
     #[serde(default, skip_serializing_if = "is_false")]
     pub mirror_support_unclean_leader_election: bool,
+    /// Not created at the start: an admin `create_topics` on its cluster creates it (a
+    /// source-side change a mirror's `mirror.topics.include` may adopt).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub deferred: bool,
+}
+
+impl TopicSpec {
+    /// The CreateTopics entry that creates this topic: its partitions, replication factor
+    /// and configs (`mirror.support.unclean.leader.election` only when set, so that other
+    /// scenarios' metadata stays as it was).
+    pub fn new_topic(&self) -> mirrorsim::protocol::NewTopic {
+        let configs = [
+            (
+                "min.insync.replicas".to_owned(),
+                self.min_insync_replicas.to_string(),
+            ),
+            (
+                "unclean.leader.election.enable".to_owned(),
+                self.unclean_leader_election.to_string(),
+            ),
+        ]
+        .into_iter()
+        .chain(self.mirror_support_unclean_leader_election.then(|| {
+            (
+                mirrorsim::mirror::state::MIRROR_SUPPORT_UNCLEAN_CONFIG.to_owned(),
+                "true".to_owned(),
+            )
+        }))
+        .collect();
+        mirrorsim::protocol::NewTopic {
+            name: self.name.clone(),
+            partitions: self.partitions,
+            replication_factor: self.replication_factor,
+            configs,
+            topic_id: None,
+        }
+    }
 }
 
 fn default_min_insync() -> i16 {
