@@ -439,6 +439,15 @@ pub enum BrokerEvent {
         /// The source's partition count.
         partitions: i32,
     },
+    /// A leader answered a client's OffsetsForLeaderEpoch (a consumer validating its position
+    /// after a leader change or a restart, KIP-320) for a partition that mirrors: the epochs
+    /// in its log are the source's.
+    ClientEpochValidated {
+        /// The partition.
+        topic_partition: TopicPartition,
+        /// Its mirror state then.
+        mirror_state: crate::common::MirrorState,
+    },
     /// A mirror's periodic sync removes an active mirror topic that the mirror's
     /// `mirror.topics.exclude` matches (spec §7 item 10): its partitions stop and turn
     /// writable, as after an operator's RemoveTopicsFromMirror.

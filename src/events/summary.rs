@@ -344,6 +344,13 @@ impl fmt::Display for BrokerEvent {
                 write!(f, "MirrorTopicGrowing {topic} partitions={partitions}")
             }
             Self::MirrorTopicExcluded { topic } => write!(f, "MirrorTopicExcluded {topic}"),
+            Self::ClientEpochValidated {
+                topic_partition,
+                mirror_state,
+            } => write!(
+                f,
+                "ClientEpochValidated {topic_partition} state={mirror_state}"
+            ),
             Self::MirrorSourceTopicGone {
                 topic_partition,
                 recreated,

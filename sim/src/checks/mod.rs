@@ -744,6 +744,9 @@ impl Checkers {
                 BrokerEvent::MirrorPartitionRecovered { .. } => self.mark("mirror-recovered"),
                 BrokerEvent::MirrorTopicGrowing { .. } => self.mark("mirror-topic-grown"),
                 BrokerEvent::MirrorTopicExcluded { .. } => self.mark("mirror-topic-excluded"),
+                BrokerEvent::ClientEpochValidated { .. } => {
+                    self.mark("consumer-validated-while-mirroring")
+                }
                 BrokerEvent::MirrorSourceTopicGone { recreated, .. } => self.mark(if *recreated {
                     "mirror-source-topic-recreated"
                 } else {

@@ -2,6 +2,7 @@
 //! wait when there is no data), OffsetsForLeaderEpoch and ListOffsets.
 
 use super::{ReplicaContext, ReplicaManager};
+use crate::common::MirrorState;
 use crate::events::BrokerEvent;
 use crate::log::{EpochEndOffset, FetchIsolation, LogDisk, PartitionLog};
 use crate::protocol::{
@@ -320,6 +321,18 @@ impl<S: BrokerStorage> ReplicaManager<S> {
                         Err(error) => return undefined(error),
                     };
                 let end = partition.log.end_offset_for_epoch(query.leader_epoch);
+                // A consumer validating its position (KIP-320) on a partition that mirrors:
+                // the epochs it validates against are the source's.
+                let mirroring = matches!(
+                    partition.mirror_state,
+                    MirrorState::Mirroring | MirrorState::Paused | MirrorState::UleRecovery
+                );
+                if matches!(from, NodeId::Client(..)) && mirroring {
+                    context.events.push(BrokerEvent::ClientEpochValidated {
+                        topic_partition: query.topic_partition.clone(),
+                        mirror_state: partition.mirror_state,
+                    });
+                }
                 EpochAnswer {
                     error: ErrorCode::None,
                     leader_epoch: end.epoch,
