@@ -248,6 +248,20 @@ fn exclude_unenforced_keeps_mirroring_a_topic_the_exclude_matches() {
     );
 }
 
+#[test]
+fn epoch_fencing_state_leaves_a_partition_failed_after_a_failed_bump() {
+    // The late revision's persisted EPOCH_FENCING as its prototype runs it: b's leader, cut off
+    // from b's controller, cannot get the bump; the partition fails from EPOCH_FENCING and its
+    // retry aims at the state it failed in, an illegal FAILED -> EPOCH_FENCING, so it stays
+    // FAILED with retries left (spec §9). The seed design asks for the bump again and mirrors.
+    seed_passes_and_variant_is_caught(
+        "epoch_fencing_bump_fails",
+        MirrorDesign::EpochFencingState,
+        "liveness",
+        &[1, 2],
+    );
+}
+
 /// Asserts that `design` passes `scenario` on every one of `seeds`, and that it ran
 /// differently from the seed design there (another trace hash): a switch that did nothing
 /// would pass too.

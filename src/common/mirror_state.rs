@@ -34,11 +34,15 @@ pub enum MirrorState {
     /// `mirror.support.unclean.leader.election=true`; the fetcher cut them and stopped, and the
     /// partition waits until every replica has truncated too before it mirrors again.
     UleRecovery,
+    /// The late revision's state (spec §4.4, design `epoch-fencing-state` only): a fetched
+    /// batch carried a leader epoch above this partition's, and the leader asks the controller
+    /// to raise its epoch above it before it mirrors again.
+    EpochFencing,
 }
 
 impl MirrorState {
     /// Every state, in declaration order.
-    pub const ALL: [MirrorState; 9] = [
+    pub const ALL: [MirrorState; 10] = [
         MirrorState::Unknown,
         MirrorState::Preparing,
         MirrorState::Mirroring,
@@ -48,6 +52,7 @@ impl MirrorState {
         MirrorState::Stopped,
         MirrorState::Failed,
         MirrorState::UleRecovery,
+        MirrorState::EpochFencing,
     ];
 
     /// The state's name as the KIP writes it.
@@ -62,6 +67,7 @@ impl MirrorState {
             MirrorState::Stopped => "STOPPED",
             MirrorState::Failed => "FAILED",
             MirrorState::UleRecovery => "ULE_RECOVERY",
+            MirrorState::EpochFencing => "EPOCH_FENCING",
         }
     }
 

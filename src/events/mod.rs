@@ -439,6 +439,17 @@ pub enum BrokerEvent {
         /// The source's partition count.
         partitions: i32,
     },
+    /// A mirror partition's BumpLeaderEpochs (STOPPING's, or fencing a mirrored epoch) went
+    /// unanswered or was refused; it is asked again (or, with `epoch-fencing-state` in
+    /// EPOCH_FENCING, the partition fails).
+    MirrorEpochBumpFailed {
+        /// The partition.
+        topic_partition: TopicPartition,
+        /// Its mirror state.
+        mirror_state: crate::common::MirrorState,
+        /// The controller's error, or `RequestTimedOut`.
+        error: ErrorCode,
+    },
     /// A leader answered a client's OffsetsForLeaderEpoch (a consumer validating its position
     /// after a leader change or a restart, KIP-320) for a partition that mirrors: the epochs
     /// in its log are the source's.

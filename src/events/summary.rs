@@ -344,6 +344,14 @@ impl fmt::Display for BrokerEvent {
                 write!(f, "MirrorTopicGrowing {topic} partitions={partitions}")
             }
             Self::MirrorTopicExcluded { topic } => write!(f, "MirrorTopicExcluded {topic}"),
+            Self::MirrorEpochBumpFailed {
+                topic_partition,
+                mirror_state,
+                error,
+            } => write!(
+                f,
+                "MirrorEpochBumpFailed {topic_partition} state={mirror_state} error={error:?}"
+            ),
             Self::ClientEpochValidated {
                 topic_partition,
                 mirror_state,

@@ -170,11 +170,22 @@ pub enum MirrorDesign {
     /// the exclude matches is removed from the mirror, so it stops and turns writable
     /// ([`MirrorDesign::enforces_topics_exclude`]).
     ExcludeUnenforced,
+    /// The later revision's EPOCH_FENCING (spec §2.5, §2.7) as the prototype runs it: a fetched
+    /// batch above the partition's leader epoch moves it to EPOCH_FENCING, a persisted state,
+    /// whose action asks the controller for the bump and goes back to MIRRORING once metadata
+    /// shows it; a bump that fails (unanswered, refused) fails the partition, and its retry
+    /// goes to the state it failed in, as the prototype's does, though FAILED → EPOCH_FENCING
+    /// is not a legal transition: the retry is skipped, no attempt is used, and the partition
+    /// stays FAILED until an operator recovers it (spec §9's "FAILED with prevState
+    /// EPOCH_FENCING" finding). The seed design here fences inside MIRRORING (the fetcher
+    /// waits for the bump, retrying it) and retries a FAILED partition through PREPARING
+    /// ([`MirrorDesign::persists_epoch_fencing`]).
+    EpochFencingState,
 }
 
 impl MirrorDesign {
     /// Every design, the seed first.
-    pub const ALL: [Self; 25] = [
+    pub const ALL: [Self; 26] = [
         Self::Seed,
         Self::AbortMarkers,
         Self::PidRewrite,
@@ -200,6 +211,7 @@ impl MirrorDesign {
         Self::FollowsSourceLoss,
         Self::SourceClusterUnchecked,
         Self::ExcludeUnenforced,
+        Self::EpochFencingState,
     ];
 
     /// The name on the command line (`--design`) and in scenario files (`design = "…"`).
@@ -230,6 +242,7 @@ impl MirrorDesign {
             Self::FollowsSourceLoss => "follows-source-loss",
             Self::SourceClusterUnchecked => "source-cluster-unchecked",
             Self::ExcludeUnenforced => "exclude-unenforced",
+            Self::EpochFencingState => "epoch-fencing-state",
         }
     }
 
@@ -310,6 +323,9 @@ impl MirrorDesign {
             }
             Self::ExcludeUnenforced => {
                 "an exclude added later leaves already mirrored topics mirroring (the seed)"
+            }
+            Self::EpochFencingState => {
+                "EPOCH_FENCING persisted; a failed bump FAILED, retried to it (the prototype)"
             }
         }
     }
@@ -521,6 +537,14 @@ impl MirrorDesign {
     /// enforcement; not the seed's sync, `exclude-unenforced`).
     pub fn enforces_topics_exclude(self) -> bool {
         self != Self::ExcludeUnenforced
+    }
+
+    /// Whether fencing a mirrored epoch goes through the persisted EPOCH_FENCING state, a
+    /// failed bump failing the partition and its retry aiming at the state it failed in (the
+    /// later revision and its prototype, `epoch-fencing-state`); the seed design here fences
+    /// inside MIRRORING.
+    pub fn persists_epoch_fencing(self) -> bool {
+        self == Self::EpochFencingState
     }
 
     /// Whether STOPPING writes a MIRROR_PID_RESET.

@@ -6,7 +6,10 @@
 //! - [`is_valid_transition`] is the seed's transition table (the mid prototype's shape with
 //!   PREPARING, spec §2.2): every state may be re-entered (re-running its action, e.g. a new
 //!   leader re-creating fetchers), FAILED is reachable from everywhere, and the only ways out
-//!   of FAILED are PREPARING and STOPPING. The mirror coordinator refuses every other write,
+//!   of FAILED are PREPARING and STOPPING. The late revision's ULE_RECOVERY and EPOCH_FENCING
+//!   (the latter only under `epoch-fencing-state`) come from MIRRORING and lead back to it or
+//!   to STOPPING (spec §2.7); FAILED → EPOCH_FENCING is not a transition, as in the
+//!   prototype's table. The mirror coordinator refuses every other write,
 //!   and the `legal-transitions` checker holds every persisted change to it.
 //! - [`DesiredState`] is what the controller asked for, carried by the topic config
 //!   `mirror.name` (`<mirror>`, `<mirror>.paused`, `<mirror>.removed`); [`decide`] turns the
@@ -64,13 +67,13 @@ pub fn is_valid_transition(source: MirrorState, target: MirrorState) -> bool {
     }
     match target {
         Preparing => matches!(source, Unknown | Stopped | Failed),
-        Mirroring => matches!(source, Preparing | Paused | UleRecovery),
-        UleRecovery => source == Mirroring,
+        Mirroring => matches!(source, Preparing | Paused | UleRecovery | EpochFencing),
+        UleRecovery | EpochFencing => source == Mirroring,
         Pausing => source == Mirroring,
         Paused => source == Pausing,
         Stopping => matches!(
             source,
-            Preparing | Mirroring | Pausing | Paused | Failed | UleRecovery
+            Preparing | Mirroring | Pausing | Paused | Failed | UleRecovery | EpochFencing
         ),
         Stopped => source == Stopping,
         Unknown | Failed => unreachable!("handled above"),
@@ -152,6 +155,8 @@ pub fn decide(current: MirrorState, desired: &DesiredState) -> MirrorState {
         (Paused, DesiredState::Paused { .. }) => Paused,
         // ULE_RECOVERY ends in MIRRORING (spec §2.2: no pause from it); the pause follows.
         (UleRecovery, DesiredState::Paused { .. }) => UleRecovery,
+        // EPOCH_FENCING too (spec §2.7: only MIRRORING, STOPPING or FAILED follow it).
+        (EpochFencing, DesiredState::Paused { .. }) => EpochFencing,
         // Never mirrored: align and mirror first; the pause follows from MIRRORING.
         (Unknown | Stopped, DesiredState::Paused { .. }) => Preparing,
         (_, DesiredState::Paused { .. }) => Pausing,
@@ -190,7 +195,7 @@ pub fn keeps_failure_record(stored: MirrorState, target: MirrorState) -> bool {
         Preparing => stored == Failed,
         Mirroring => stored != Preparing,
         Paused | Stopped | Unknown => false,
-        Pausing | Stopping | Failed | UleRecovery => true,
+        Pausing | Stopping | Failed | UleRecovery | EpochFencing => true,
     }
 }
 

@@ -744,6 +744,7 @@ impl Checkers {
                 BrokerEvent::MirrorPartitionRecovered { .. } => self.mark("mirror-recovered"),
                 BrokerEvent::MirrorTopicGrowing { .. } => self.mark("mirror-topic-grown"),
                 BrokerEvent::MirrorTopicExcluded { .. } => self.mark("mirror-topic-excluded"),
+                BrokerEvent::MirrorEpochBumpFailed { .. } => self.mark("mirror-epoch-bump-failed"),
                 BrokerEvent::ClientEpochValidated { .. } => {
                     self.mark("consumer-validated-while-mirroring")
                 }

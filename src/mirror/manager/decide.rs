@@ -38,7 +38,14 @@ impl MirrorManager {
                     }
                     _ => desired.clone(),
                 };
+                let prototype_retry = self.design.persists_epoch_fencing()
+                    && retries_left
+                    && task.previous_state == Some(MirrorState::EpochFencing)
+                    && !matches!(wish, DesiredState::Stopped { .. });
                 match retry_target(task.previous_state, &wish, retries_left) {
+                    // The prototype retries the state it failed in, here an illegal
+                    // FAILED → EPOCH_FENCING: skipped below, no attempt used (spec §9).
+                    Some(_) if prototype_retry => MirrorState::EpochFencing,
                     Some(target) => target,
                     None => {
                         self.wait_for_operator(host, now_ms, topic_partition, settings);
@@ -121,6 +128,10 @@ impl MirrorManager {
                 };
                 task.not_before_ms = now_ms;
                 true
+            }
+            MirrorState::EpochFencing => {
+                self.epoch_fencing_bump(host, now_ms, topic_partition);
+                false
             }
             MirrorState::Pausing if self.broken.contains(&BrokenSwitch::MirrorFetchWhilePaused) => {
                 // Broken on purpose: the fetcher keeps running and PAUSED is never written.

@@ -499,8 +499,8 @@ impl MirrorManager {
     /// EPOCH_FENCING (reactive, spec §4.4): asks the controller to raise this partition's
     /// leader epoch above the source's epoch plus [`LEADER_EPOCH_BUMP_INCREMENT`], with the
     /// same leader; the fetcher waits until metadata shows it (`Step::AwaitEpochBump`), and
-    /// the fetch is sent again. The state stays MIRRORING: the late revision persists
-    /// EPOCH_FENCING as a state of its own (issue #17), which no invariant here needs.
+    /// the fetch is sent again. The state stays MIRRORING; `epoch-fencing-state` persists
+    /// EPOCH_FENCING first, as the late revision does, and bumps from its action.
     pub(super) fn request_fencing_bump(
         &mut self,
         host: &mut impl MirrorHost,
@@ -522,6 +522,34 @@ impl MirrorManager {
             batch_epoch,
             leader_epoch,
             minimum,
+        });
+        if self.design.persists_epoch_fencing() {
+            // The late revision: EPOCH_FENCING is persisted first; its action bumps.
+            self.task_mut(topic_partition).fence_minimum = Some(minimum);
+            self.write_transition(host, now_ms, topic_partition, MirrorState::EpochFencing);
+            return;
+        }
+        self.request_own_bump(host, now_ms, topic_partition, minimum);
+    }
+
+    /// EPOCH_FENCING's action (`epoch-fencing-state`): the bump above the fetched batch's epoch
+    /// plus the increment, or, in a new leadership that found the state stored, above the
+    /// source's epoch and this one's.
+    pub(super) fn epoch_fencing_bump(
+        &mut self,
+        host: &mut impl MirrorHost,
+        now_ms: i64,
+        topic_partition: &TopicPartition,
+    ) {
+        let task = &self.tasks[topic_partition];
+        let minimum = task.fence_minimum.unwrap_or_else(|| {
+            let source_epoch = self
+                .sources
+                .get(&task.mirror)
+                .map_or(LeaderEpoch::NONE, |source| {
+                    LeaderEpoch(source.metadata.leader_epoch(topic_partition))
+                });
+            LeaderEpoch(source_epoch.max(task.leader_epoch).0 + LEADER_EPOCH_BUMP_INCREMENT)
         });
         self.request_own_bump(host, now_ms, topic_partition, minimum);
     }

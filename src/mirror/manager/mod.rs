@@ -54,8 +54,10 @@
 //!   fetcher): a fetched batch whose epoch is above the leader epoch this broker leads the
 //!   partition in is not appended; the leader asks the controller (BumpLeaderEpochs, same
 //!   leader) for an epoch above the source's plus [`LEADER_EPOCH_BUMP_INCREMENT`], waits for
-//!   metadata to show it, and fetches again. The state stays MIRRORING meanwhile (the late
-//!   revision's persisted EPOCH_FENCING state and its proactive bumps are issue #17's). So
+//!   metadata to show it, and fetches again. The state stays MIRRORING meanwhile, and a bump
+//!   that fails is asked again; `epoch-fencing-state` is the late revision's persisted
+//!   EPOCH_FENCING instead (MIRRORING → EPOCH_FENCING → bump → MIRRORING, a failed bump
+//!   FAILED and retried to the state it failed in, as its prototype does). So
 //!   every replica's mirrored epochs are at most the epoch it was led in, and any later
 //!   leader's epoch, and its stop's bump, lies above them all, and above every epoch a synced
 //!   group offset carries.
@@ -137,8 +139,8 @@
 //! sets each partition's `mirror_state`), and one operation it keeps for itself, moving a
 //! high watermark (which completes produce and fetch requests and polls coordinators).
 //!
-//! Not modelled yet: EPOCH_FENCING as a persisted state and proactive bumps (later
-//! revisions; the reactive bump above is), follow-the-source
+//! Not modelled yet: the later revisions' proactive and periodic bumps (the reactive bump
+//! above is, and `epoch-fencing-state` persists it), follow-the-source
 //! log start, and fetch sessions shared by partitions (one fetch per partition).
 
 mod decide;
@@ -415,6 +417,10 @@ struct MirrorTask {
     /// batch's (EPOCH_FENCING); the epoch moving up with the same leader is its own bump, not
     /// a new leadership. Cleared once metadata shows a higher epoch.
     fencing_bump: bool,
+    /// EPOCH_FENCING (`epoch-fencing-state`): the leader epoch the bump must exceed, from the
+    /// fetched batch that called for it; `None` when a new leadership found the state stored
+    /// (it bumps above the source's epoch then).
+    fence_minimum: Option<LeaderEpoch>,
     /// MIRRORING: the source leader epoch this log's tail was last checked against (a tail
     /// check, or an empty log); `None` in a new leadership. A fetch in another source epoch
     /// checks the tail first ([`MirrorDesign::verifies_mirrored_tail`]).
@@ -667,6 +673,7 @@ impl MirrorManager {
                             stop_own_writes_only: false,
                             own_stop_wait_until_ms: None,
                             fencing_bump: false,
+                            fence_minimum: None,
                             verified_source_epoch: None,
                             bump_before_append: false,
                             generation,
@@ -788,6 +795,11 @@ impl MirrorManager {
                     let task = self.task_mut(topic_partition);
                     task.step = Step::Fetching;
                     task.fetch_not_before_ms = None;
+                } else if task.state == MirrorState::EpochFencing {
+                    // The persisted EPOCH_FENCING's bump is visible: back to MIRRORING.
+                    self.task_mut(topic_partition).fence_minimum = None;
+                    self.write_transition(host, now_ms, topic_partition, MirrorState::Mirroring);
+                    return false;
                 } else {
                     let leader_epoch = task.leader_epoch;
                     self.note_stop_step(topic_partition, StopStep::Bumped { leader_epoch });
@@ -940,7 +952,25 @@ impl MirrorManager {
                     Ok(_) => Err(ErrorCode::InvalidRequest),
                     Err(error) => Err(error),
                 };
-                self.apply_bump(now_ms, &tp, result);
+                let state = self.tasks.get(&tp).map(|task| task.state);
+                let fencing = state == Some(MirrorState::EpochFencing);
+                if let (Some(state), Err(error) | Ok((error, _))) = (state, result) {
+                    if error != ErrorCode::None {
+                        host.lend().events.push(BrokerEvent::MirrorEpochBumpFailed {
+                            topic_partition: tp.clone(),
+                            mirror_state: state,
+                            error,
+                        });
+                    }
+                }
+                match result {
+                    // The late revision: a bump that fails fails the partition (retryable).
+                    Err(error) | Ok((error, _)) if fencing && error != ErrorCode::None => {
+                        let reason = format!("the leader epoch bump failed: {error:?}");
+                        self.fail_mirror_partition(host, now_ms, &tp, reason, false);
+                    }
+                    _ => self.apply_bump(now_ms, &tp, result),
+                }
             }
             SentRequest::Fetch {
                 partition,

@@ -99,6 +99,7 @@ impl MirrorManager {
                     | MirrorState::Pausing
                     | MirrorState::Paused
                     | MirrorState::UleRecovery
+                    | MirrorState::EpochFencing
             )
         {
             // A new leadership of a partition that mirrors: its log is the earlier leaders'

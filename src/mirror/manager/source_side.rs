@@ -95,6 +95,7 @@ impl MirrorManager {
             stop_own_writes_only: false,
             own_stop_wait_until_ms: None,
             fencing_bump: false,
+            fence_minimum: None,
             verified_source_epoch: None,
             bump_before_append: false,
             generation: 0,
