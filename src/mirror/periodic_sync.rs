@@ -53,8 +53,9 @@
 //!        the group is active on the destination and skipped). The topic must still be active
 //!        in the image when the commit is sent.
 //!
-//! Not modelled: share groups, periodic epoch bumps (later revisions), and groups whose coordinator moves between the ListGroups and OffsetFetch of a
-//! round (the OffsetFetch fails and the group waits for the next round).
+//! Not modelled: share groups, periodic epoch bumps (later revisions), and groups whose
+//! coordinator moves between the ListGroups and OffsetFetch of a round (the OffsetFetch fails
+//! and the group waits for the next round).
 
 use crate::protocol::{
     ClusterRequest, ClusterResponse, CommittedOffset, ControllerRequest, CoordinatorRequest,

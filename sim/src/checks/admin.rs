@@ -21,10 +21,9 @@
 //! | recover_topics | the mirror exists; per topic: it exists and belongs to the mirror (its coordinators' errors are allowed, they depend on timing) | `ClusterMirrorNotFound`; per topic `UnknownTopicOrPartition`, `InvalidClusterMirrorState` |
 //!
 //! DeleteMirror, DescribeMirror and RecoverMirrorTopics are answered by a broker from its
-//! metadata image, which may
-//! lag the controller's: within [`METADATA_PROPAGATION_MS`] of a mirror's CreateMirror being
-//! answered they may also end `ClusterMirrorNotFound`, and within it of a DeleteMirror a
-//! describe may still find the mirror. Past that bound the same is allowed only when the
+//! metadata image, which may lag the controller's: within [`METADATA_PROPAGATION_MS`] of a
+//! mirror's CreateMirror being answered they may also end `ClusterMirrorNotFound`, and within
+//! it of a DeleteMirror a describe or a recover may still find the mirror. Past that bound the same is allowed only when the
 //! answering broker's image (see [`MirrorImages`]) disagreed with the rules while the final
 //! attempt was at it: a broker cut off from its controller keeps answering from its last image.
 //! | delete_records / delete_topics / create_partitions | per topic: not mirrored or paused by a mirror (a removed one may still be STOPPING: then either) | `MirrorTopicNotStopped` |
@@ -54,13 +53,13 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use mirrorsim::mirror::properties;
 use mirrorsim::mirror::sync::{NameFilter, TOPICS_EXCLUDE_CONFIG};
-
-/// `mirror.topics.exclude` when a mirror's properties do not set it (spec §8: internal topics).
-const DEFAULT_TOPICS_EXCLUDE: &str = "__.*";
 use mirrorsim::protocol::{ClusterIndex, ErrorCode, MirrorTopicOperation, NodeId, TopicPartition};
 
 use super::invariants::{Invariant, Violation};
 use crate::world::admin::{AdminAction, AdminOp, AdminOpRecord, AdminOutcome};
+
+/// `mirror.topics.exclude` when a mirror's properties do not set it (spec §8: internal topics).
+const DEFAULT_TOPICS_EXCLUDE: &str = "__.*";
 
 /// A topic's desired state: `mirror.name` as the seed carries it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -926,21 +925,11 @@ mod tests {
     fn finished(op: AdminOp, error: ErrorCode, topics: &[(&str, ErrorCode)]) -> AdminOpRecord {
         AdminOpRecord {
             op,
-            outcome: Some(AdminOutcome {
+            outcome: Some(AdminOutcome::answered(
                 error,
-                topics: topics.iter().map(|(t, e)| ((*t).to_owned(), *e)).collect(),
-                started_ms: 0,
-                finished_ms: 1,
-                attempts: 1,
-                unanswered: 0,
-                described: Vec::new(),
-                caught_up: Vec::new(),
-                answered_by: None,
-                final_attempt_ms: 0,
-                answered_at_ms: 0,
-                requests: Vec::new(),
-                duplicated: 0,
-            }),
+                topics.iter().map(|(t, e)| ((*t).to_owned(), *e)).collect(),
+                1,
+            )),
         }
     }
 

@@ -4256,21 +4256,11 @@ mod tests {
             admin_ops: vec![
                 AdminOpRecord {
                     op: op(0),
-                    outcome: Some(AdminOutcome {
-                        error: ErrorCode::InvalidClusterMirrorState,
-                        topics: Vec::new(),
-                        started_ms: 0,
-                        finished_ms: 5,
-                        attempts: 1,
-                        unanswered: 0,
-                        described: Vec::new(),
-                        caught_up: Vec::new(),
-                        answered_by: None,
-                        final_attempt_ms: 0,
-                        answered_at_ms: 0,
-                        requests: Vec::new(),
-                        duplicated: 0,
-                    }),
+                    outcome: Some(AdminOutcome::answered(
+                        ErrorCode::InvalidClusterMirrorState,
+                        Vec::new(),
+                        5,
+                    )),
                 },
                 AdminOpRecord {
                     op: op(1),

@@ -867,16 +867,36 @@ fn validate_alter_mirror(
     field: &str,
     configs: &BTreeMap<String, String>,
 ) -> Check {
+    validate_configs(source, field, "alter_mirror", configs, &[])
+}
+
+/// An operation's `configs`: at least one, each named and printable, none of `fixed`.
+fn validate_configs(
+    source: &Source<'_>,
+    field: &str,
+    operation: &str,
+    configs: &BTreeMap<String, String>,
+    fixed: &[&str],
+) -> Check {
     if configs.is_empty() {
         return Err(source.error(
             &format!("{field}.configs"),
-            "`alter_mirror` needs at least one config".into(),
+            format!("`{operation}` needs at least one config"),
         ));
     }
     for (key, value) in configs {
         let key_field = format!("{field}.configs.{}", quoted_key(key));
         if key.is_empty() {
             return Err(source.error(&key_field, "a config needs a name".into()));
+        }
+        if fixed.contains(&key.as_str()) {
+            return Err(source.error(
+                &key_field,
+                format!(
+                    "{key:?} is fixed for the run: set it in `[[topics]]` (or, for \
+                     `mirror.name`, with the mirror operations)"
+                ),
+            ));
         }
         check_printable(source, &key_field, key)?;
         check_printable(source, &key_field, value)?;
@@ -899,30 +919,13 @@ fn validate_topic_configs(
     field: &str,
     configs: &BTreeMap<String, String>,
 ) -> Check {
-    if configs.is_empty() {
-        return Err(source.error(
-            &format!("{field}.configs"),
-            "`alter_topic_configs` needs at least one config".into(),
-        ));
-    }
-    for (key, value) in configs {
-        let key_field = format!("{field}.configs.{}", quoted_key(key));
-        if key.is_empty() {
-            return Err(source.error(&key_field, "a config needs a name".into()));
-        }
-        if FIXED_TOPIC_CONFIGS.contains(&key.as_str()) {
-            return Err(source.error(
-                &key_field,
-                format!(
-                    "{key:?} is fixed for the run: set it in `[[topics]]` (or, for \
-                     `mirror.name`, with the mirror operations)"
-                ),
-            ));
-        }
-        check_printable(source, &key_field, key)?;
-        check_printable(source, &key_field, value)?;
-    }
-    Ok(())
+    validate_configs(
+        source,
+        field,
+        "alter_topic_configs",
+        configs,
+        FIXED_TOPIC_CONFIGS,
+    )
 }
 
 /// `create_acls`/`delete_acls` name at least one binding, each with a `TYPE:NAME` resource,

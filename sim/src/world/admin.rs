@@ -327,6 +327,32 @@ impl AdminOutcome {
     }
 }
 
+#[cfg(test)]
+impl AdminOutcome {
+    /// An outcome of one answered attempt, finished at `finished_ms` (the checkers' tests).
+    pub(crate) fn answered(
+        error: ErrorCode,
+        topics: Vec<(String, ErrorCode)>,
+        finished_ms: i64,
+    ) -> Self {
+        Self {
+            error,
+            topics,
+            started_ms: 0,
+            finished_ms,
+            attempts: 1,
+            unanswered: 0,
+            described: Vec::new(),
+            caught_up: Vec::new(),
+            answered_by: None,
+            final_attempt_ms: 0,
+            answered_at_ms: 0,
+            requests: Vec::new(),
+            duplicated: 0,
+        }
+    }
+}
+
 /// An operation and, once it finished, its outcome: what the history keeps.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AdminOpRecord {
@@ -932,19 +958,10 @@ impl Node for AdminClient {
                         Vec::new(),
                     );
                 }
-                Response::Controller(ControllerResponse::CreateAcls { error })
-                | Response::Controller(ControllerResponse::DeleteAcls { error }) => {
-                    self.handle_op_answer(
-                        now_ms,
-                        from,
-                        correlation_id,
-                        error,
-                        Vec::new(),
-                        Vec::new(),
-                    );
-                }
                 Response::Controller(ControllerResponse::CreateMirror { error })
                 | Response::Controller(ControllerResponse::IncrementalAlterConfigs { error })
+                | Response::Controller(ControllerResponse::CreateAcls { error })
+                | Response::Controller(ControllerResponse::DeleteAcls { error })
                 | Response::Mirror(MirrorResponse::DeleteMirror { error }) => {
                     self.handle_op_answer(
                         now_ms,

@@ -952,20 +952,21 @@ impl MirrorManager {
                     Ok(_) => Err(ErrorCode::InvalidRequest),
                     Err(error) => Err(error),
                 };
+                let failed = match result {
+                    Err(error) | Ok((error, _)) if error != ErrorCode::None => Some(error),
+                    _ => None,
+                };
                 let state = self.tasks.get(&tp).map(|task| task.state);
-                let fencing = state == Some(MirrorState::EpochFencing);
-                if let (Some(state), Err(error) | Ok((error, _))) = (state, result) {
-                    if error != ErrorCode::None {
-                        host.lend().events.push(BrokerEvent::MirrorEpochBumpFailed {
-                            topic_partition: tp.clone(),
-                            mirror_state: state,
-                            error,
-                        });
-                    }
+                if let (Some(error), Some(mirror_state)) = (failed, state) {
+                    host.lend().events.push(BrokerEvent::MirrorEpochBumpFailed {
+                        topic_partition: tp.clone(),
+                        mirror_state,
+                        error,
+                    });
                 }
-                match result {
+                match failed {
                     // The late revision: a bump that fails fails the partition (retryable).
-                    Err(error) | Ok((error, _)) if fencing && error != ErrorCode::None => {
+                    Some(error) if state == Some(MirrorState::EpochFencing) => {
                         let reason = format!("the leader epoch bump failed: {error:?}");
                         self.fail_mirror_partition(host, now_ms, &tp, reason, false);
                     }

@@ -541,21 +541,7 @@ mod tests {
                 mirror: String::new(),
                 action,
             },
-            outcome: Some(AdminOutcome {
-                error: ErrorCode::None,
-                topics,
-                started_ms: finished_ms,
-                finished_ms,
-                attempts: 1,
-                unanswered: 0,
-                described: Vec::new(),
-                caught_up: Vec::new(),
-                answered_by: None,
-                final_attempt_ms: 0,
-                answered_at_ms: 0,
-                requests: Vec::new(),
-                duplicated: 0,
-            }),
+            outcome: Some(AdminOutcome::answered(ErrorCode::None, topics, finished_ms)),
         }
     }
 

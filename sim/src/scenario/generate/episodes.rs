@@ -636,12 +636,10 @@ impl Draft {
         if !self.bootstrap.random_bool(1.0 / 6.0) {
             return;
         }
-        let from = added_ms + 500;
-        let until = walk_until.min(self.duration_ms - 1);
-        if from >= until {
+        let Some(window) = self.while_mirroring(added_ms, walk_until) else {
             return;
-        }
-        let at_ms = self.bootstrap.random_range(from..until);
+        };
+        let at_ms = self.bootstrap.random_range(window);
         let source = letter(link.source);
         let brokers = u16::from(self.clusters[link.source].brokers);
         let chosen: Vec<String> = (1..=brokers)
@@ -656,18 +654,8 @@ impl Draft {
         } else {
             chosen.join(",")
         };
-        let configs = BTreeMap::from([(
-            mirrorsim::mirror::sync::BOOTSTRAP_SERVERS_CONFIG.to_owned(),
-            bootstrap.clone(),
-        )]);
-        self.push_admin(at_ms, link, |at_ms, cluster, mirror| {
-            AdminOpSpec::AlterMirror(AlterMirrorOp {
-                at_ms,
-                cluster,
-                mirror,
-                configs,
-            })
-        });
+        let key = mirrorsim::mirror::sync::BOOTSTRAP_SERVERS_CONFIG;
+        self.push_alter_mirror(at_ms, link, key, bootstrap.clone());
         self.notes.push(format!(
             "{} moves its bootstrap to {bootstrap}",
             link.mirror
@@ -859,17 +847,29 @@ impl Draft {
         if !self.exclusion.random_bool(1.0 / 8.0) || link.topics.is_empty() {
             return;
         }
+        let Some(window) = self.while_mirroring(added_ms, walk_until) else {
+            return;
+        };
+        let at_ms = self.exclusion.random_range(window);
+        let topic = link.topics[self.exclusion.random_range(0..link.topics.len())].clone();
+        let key = mirrorsim::mirror::sync::TOPICS_EXCLUDE_CONFIG;
+        self.push_alter_mirror(at_ms, link, key, format!("__.*,{topic}"));
+        self.notes.push(format!("{} excludes {topic}", link.mirror));
+    }
+}
+
+impl Draft {
+    /// When a link's mirror runs for an episode of the walk: from half a second after its
+    /// add to the end of its walk (within the fault phase); `None` when that is empty.
+    fn while_mirroring(&self, added_ms: u64, walk_until: u64) -> Option<std::ops::Range<u64>> {
         let from = added_ms + 500;
         let until = walk_until.min(self.duration_ms - 1);
-        if from >= until {
-            return;
-        }
-        let at_ms = self.exclusion.random_range(from..until);
-        let topic = link.topics[self.exclusion.random_range(0..link.topics.len())].clone();
-        let configs = BTreeMap::from([(
-            mirrorsim::mirror::sync::TOPICS_EXCLUDE_CONFIG.to_owned(),
-            format!("__.*,{topic}"),
-        )]);
+        (from < until).then_some(from..until)
+    }
+
+    /// An `alter_mirror` of the link's mirror setting `key` to `value`.
+    fn push_alter_mirror(&mut self, at_ms: u64, link: &Link, key: &str, value: String) {
+        let configs = BTreeMap::from([(key.to_owned(), value)]);
         self.push_admin(at_ms, link, |at_ms, cluster, mirror| {
             AdminOpSpec::AlterMirror(AlterMirrorOp {
                 at_ms,
@@ -878,6 +878,5 @@ impl Draft {
                 configs,
             })
         });
-        self.notes.push(format!("{} excludes {topic}", link.mirror));
     }
 }
