@@ -50,6 +50,9 @@ pub enum BrokenSwitch {
     /// topic adopted by `mirror.topics.include`, no topic config, no ACL (partition counts,
     /// exclusion and group offsets are still synced).
     MirrorSyncIgnoresSourceChanges,
+    /// A mirror's periodic sync adopts again a source topic its operator removed from the
+    /// mirror (`mirror.name` `<mirror>.removed`), as if it were in no mirror.
+    MirrorSyncReadoptsRemoved,
 }
 
 impl BrokenSwitch {
@@ -70,6 +73,7 @@ impl BrokenSwitch {
             Self::ServeBeforeRegistration => "serve-before-registration",
             Self::MirrorStopCutBelowLso => "mirror-stop-cut-below-lso",
             Self::MirrorSyncIgnoresSourceChanges => "mirror-sync-ignores-source-changes",
+            Self::MirrorSyncReadoptsRemoved => "mirror-sync-readopts-removed",
         }
     }
 
@@ -90,6 +94,7 @@ impl BrokenSwitch {
             Self::ServeBeforeRegistration,
             Self::MirrorStopCutBelowLso,
             Self::MirrorSyncIgnoresSourceChanges,
+            Self::MirrorSyncReadoptsRemoved,
         ]
         .into_iter()
         .find(|switch| switch.name() == name)

@@ -581,13 +581,22 @@ fn a_grown_source_topic_grows_its_mirror_and_every_new_partition_mirrors() {
 fn source_side_topics_configs_and_acls_reach_the_destination() {
     // `source_side_changes`: a creates orders-eu (deferred), sets topic configs on orders and
     // creates and deletes ACLs while b mirrors; b's sync adopts orders-eu and copies what its
-    // settings take. Liveness judges adoption, configs and ACLs at the end (each a mark the
-    // file declares); at 14 s both topics mirror.
+    // settings take; b's operator stops orders-eu at 11 s. Liveness judges adoption, configs,
+    // ACLs and that the stopped topic is not adopted again (each a mark the file declares); at
+    // 14 s orders mirrors and orders-eu is STOPPED.
     for seed in fresh_seeds(2) {
         println!("seed {seed}");
         let report = assert_passes("source_side_changes", seed);
         let describe = first_describe(&report);
         assert_eq!(describe.described.len(), 4, "seed {seed}: {describe:?}");
+        for line in &describe.described {
+            let want = if line.starts_with("orders-eu") {
+                "=STOPPED("
+            } else {
+                "=MIRRORING("
+            };
+            assert!(line.contains(want), "seed {seed}: {line}");
+        }
         for outcome in outcomes_of(&report, "create_topics") {
             assert_eq!(
                 outcome.topics,
@@ -612,6 +621,16 @@ fn source_side_topics_configs_and_acls_reach_the_destination() {
             "{expected:?} not among {details:#?}"
         );
     }
+    // A sync that adopts a stopped topic again (the prototype's
+    // testStopMirrorTopicPreventsRediscovery) is caught too.
+    caught_within_ten_seeds(
+        "source_side_changes",
+        BrokenSwitch::MirrorSyncReadoptsRemoved,
+        |report| {
+            violation_of(report, "liveness")
+                .filter(|violation| violation.contains("adopted a topic its operator stopped"))
+        },
+    );
 }
 
 #[test]

@@ -208,6 +208,9 @@ impl<S: BrokerStorage> Broker<S> {
             ignores_source_changes: config
                 .broken
                 .contains(&BrokenSwitch::MirrorSyncIgnoresSourceChanges),
+            readopts_removed: config
+                .broken
+                .contains(&BrokenSwitch::MirrorSyncReadoptsRemoved),
         };
         Ok(Self {
             node_id,

@@ -185,6 +185,8 @@ pub struct SyncConfig {
     /// The broken switch `mirror-sync-ignores-source-changes`: no adoption, topic configs or
     /// ACLs.
     pub ignores_source_changes: bool,
+    /// The broken switch `mirror-sync-readopts-removed`: a removed topic is adopted again.
+    pub readopts_removed: bool,
 }
 
 /// The broker's sync rounds; see the module doc.
@@ -615,6 +617,7 @@ impl MirrorSyncs {
         let round = &self.rounds[mirror];
         let mut create = Vec::new();
         let mut add = Vec::new();
+        let mut readd = Vec::new();
         for (topic, (source_id, partitions)) in &round.source_topics {
             if !settings.adopts_topic(topic) {
                 continue;
@@ -629,6 +632,18 @@ impl MirrorSyncs {
                 }),
                 Some(id) if id == source_id && ctx.image.mirror_desired_state(topic).is_none() => {
                     add.push(topic.clone());
+                }
+                Some(id)
+                    if self.config.readopts_removed
+                        && id == source_id
+                        && matches!(
+                            ctx.image.mirror_desired_state(topic),
+                            Some(super::DesiredState::Stopped { .. })
+                        ) =>
+                {
+                    // Broken on purpose: the operator's removal is overridden, the topic
+                    // vouched for as stopped.
+                    readd.push(topic.clone());
                 }
                 // In a mirror already, stopped, or a name clash with another topic id: the
                 // operator's business.
@@ -647,6 +662,18 @@ impl MirrorSyncs {
                 topics: add,
                 // Only topics in no mirror: a stopped one is not adopted again (spec §3.3).
                 checked_stopped: Vec::new(),
+            });
+            self.send_sync_request(ctx, mirror, controller, request, SyncRequest::Apply);
+        }
+        if !readd.is_empty() {
+            let request = Request::Controller(ControllerRequest::AlterMirrorTopics {
+                mirror: mirror.to_owned(),
+                operation: MirrorTopicOperation::Add,
+                checked_stopped: readd
+                    .iter()
+                    .map(|topic| (topic.clone(), mirror.to_owned()))
+                    .collect(),
+                topics: readd,
             });
             self.send_sync_request(ctx, mirror, controller, request, SyncRequest::Apply);
         }

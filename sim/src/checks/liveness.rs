@@ -285,6 +285,7 @@ impl Checkers {
         out.extend(unsynced);
         self.mark_times("liveness-adoption-judged", judged.adoptions);
         self.mark_times("liveness-exclusion-judged", judged.exclusions);
+        self.mark_times("liveness-rediscovery-judged", judged.rediscoveries);
         self.mark_times("liveness-topic-config-sync-judged", judged.configs);
         self.mark_times("liveness-acl-sync-judged", judged.acls);
         self.mark_times(

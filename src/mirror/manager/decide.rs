@@ -16,6 +16,21 @@ impl MirrorManager {
             return false;
         };
         let task = &self.tasks[topic_partition];
+        if task.state == MirrorState::Unknown
+            && task.transition_in_doubt
+            && matches!(desired, DesiredState::Stopped { .. })
+        {
+            // Removed while a write of this leadership (a PREPARING) may still land: the
+            // UNKNOWN read says nothing of what will be stored, and a partition taken as never
+            // mirrored would leave that PREPARING at the coordinator for good, where a failback
+            // lookup is refused on it (generated seed 12300000000000221: the leader was its
+            // own mirror coordinator, and its shard answered the re-read from the committed
+            // state while the write waited for an ISR shrink). PREPARING is written again: it
+            // lands, or is fenced by the earlier one, and the decision then stops from it.
+            self.task_mut(topic_partition).decide_after_write = true;
+            self.write_transition(host, now_ms, topic_partition, MirrorState::Preparing);
+            return false;
+        }
         if task.state == MirrorState::Unknown && matches!(desired, DesiredState::Stopped { .. }) {
             // Removed before anything was mirrored (or a partition added to a removed topic by
             // CreatePartitions): there is nothing to stop, and UNKNOWN → STOPPING is not a

@@ -421,6 +421,13 @@ struct MirrorTask {
     /// fetched batch that called for it; `None` when a new leadership found the state stored
     /// (it bumps above the source's epoch then).
     fence_minimum: Option<LeaderEpoch>,
+    /// A transition write of this leadership went unanswered and may still land (its
+    /// coordinator may hold it uncommitted, or queued), and no read since showed a state: the
+    /// stored UNKNOWN a read returns meanwhile says nothing of what will be stored.
+    transition_in_doubt: bool,
+    /// The next successful transition write is followed by a decision rather than the new
+    /// state's action (a PREPARING written only to settle `transition_in_doubt`).
+    decide_after_write: bool,
     /// MIRRORING: the source leader epoch this log's tail was last checked against (a tail
     /// check, or an empty log); `None` in a new leadership. A fetch in another source epoch
     /// checks the tail first ([`MirrorDesign::verifies_mirrored_tail`]).
@@ -674,6 +681,8 @@ impl MirrorManager {
                             own_stop_wait_until_ms: None,
                             fencing_bump: false,
                             fence_minimum: None,
+                            transition_in_doubt: false,
+                            decide_after_write: false,
                             verified_source_epoch: None,
                             bump_before_append: false,
                             generation,

@@ -62,6 +62,10 @@ impl MirrorManager {
             // had it FAILED: an earlier PREPARING may have cut the log already.
             task.preparing_resumed = true;
         }
+        if status.state != MirrorState::Unknown {
+            // Some write landed (this leadership's or a later one's): what it stored decides.
+            task.transition_in_doubt = false;
+        }
         task.state = status.state;
         task.state_epoch = status.state_epoch;
         task.previous_state = status.previous_state;
@@ -312,7 +316,12 @@ impl MirrorManager {
                 task.state = target;
                 task.state_epoch = state_epoch;
                 task.wrote = true;
-                task.step = Step::Act;
+                task.transition_in_doubt = false;
+                task.step = if std::mem::take(&mut task.decide_after_write) {
+                    Step::Decide
+                } else {
+                    Step::Act
+                };
                 task.not_before_ms = now_ms;
                 self.set_partition_mirror_state(host, topic_partition, target);
                 host.lend().events.push(BrokerEvent::MirrorTransition {
@@ -349,9 +358,15 @@ impl MirrorManager {
                         topic_partition: topic_partition.clone(),
                         error,
                     });
+                let task = self.task_mut(topic_partition);
+                task.decide_after_write = false;
+                if error == ErrorCode::RequestTimedOut {
+                    task.transition_in_doubt = true;
+                }
                 self.retry_step_later(now_ms, topic_partition, Step::Read);
             }
             (WritePurpose::Transition(..), _) => {
+                self.task_mut(topic_partition).decide_after_write = false;
                 self.retry_step_later(now_ms, topic_partition, Step::Decide);
             }
             (WritePurpose::LastMirrored, _) => {

@@ -96,6 +96,8 @@ impl MirrorManager {
             own_stop_wait_until_ms: None,
             fencing_bump: false,
             fence_minimum: None,
+            transition_in_doubt: false,
+            decide_after_write: false,
             verified_source_epoch: None,
             bump_before_append: false,
             generation: 0,

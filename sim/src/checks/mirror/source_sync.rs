@@ -6,6 +6,10 @@
 //!   the source's topic id and adds it; a name the destination already has is the operator's);
 //! - **exclusion**: no topic the mirror mirrors (`mirror.name` without a suffix) is one its
 //!   `mirror.topics.exclude` matches (the sync removes it);
+//! - **no rediscovery** (the prototype's `testStopMirrorTopicPreventsRediscovery`): a topic
+//!   the timeline removed from a mirror and never added back is not in that mirror at the end,
+//!   though its `mirror.topics.include` admits it (judged at once: nothing is to wait for;
+//!   not where an add of the topic had an attempt that went unanswered, which may land late);
 //! - **topic configs**: a config the admin timeline set on a source topic
 //!   (`alter_topic_configs`), still the source's value, is the destination's value of every
 //!   topic mirroring it, unless the mirror's `mirror.topic.properties.exclude` names it;
@@ -38,7 +42,7 @@ use mirrorsim::mirror::sync::{
     TOPICS_INCLUDE_CONFIG, TOPIC_PROPERTIES_EXCLUDE_CONFIG,
 };
 use mirrorsim::mirror::{DesiredState, TopicMirrorConfig};
-use mirrorsim::protocol::{ClusterIndex, ErrorCode};
+use mirrorsim::protocol::{ClusterIndex, ErrorCode, MirrorTopicOperation};
 
 use super::lineage::{mirror_source_in, mirror_source_of};
 use crate::checks::admin::AdminWorld;
@@ -65,6 +69,8 @@ pub struct SyncJudged {
     pub acls: u64,
     /// `acl-sync-several-sources-unjudged`.
     pub acls_several_sources: u64,
+    /// `liveness-rediscovery-judged`: a topic removed from a mirror whose include admits it.
+    pub rediscoveries: u64,
     /// `acl-overwritten-at-source`: a binding the timeline created on a source, gone from
     /// it at the end without a `delete_acls` there: the source is itself the destination of
     /// a mirror (a failback, a loop) whose sync deleted it, its own source lacking it (the
@@ -213,6 +219,9 @@ fn check_images(
         for problem in exclusions(&timeline, destination, image, &mut judged) {
             report(destination, problem);
         }
+        for problem in rediscoveries(&timeline, destination, image, &mut judged) {
+            report(destination, problem);
+        }
         for problem in topic_configs(&timeline, images, destination, image, &mut judged) {
             report(destination, problem);
         }
@@ -306,6 +315,76 @@ fn exclusions(
         problems.push(format!(
             "{topic} is still mirrored by {mirror}, whose mirror.topics.exclude matches it"
         ));
+    }
+    problems
+}
+
+/// No rediscovery: a topic the timeline removed last from a mirror (no add of it after, and
+/// no add of it with an attempt that went unanswered) is not in that mirror at the end.
+fn rediscoveries(
+    timeline: &Timeline<'_>,
+    destination: ClusterIndex,
+    image: &MetadataImage,
+    judged: &mut SyncJudged,
+) -> Vec<String> {
+    // topic → (mirror, answered at) of its last accepted removal; `None` once added again.
+    let mut removed: BTreeMap<&str, Option<(&str, i64)>> = BTreeMap::new();
+    let mut unsure: BTreeSet<&str> = BTreeSet::new();
+    for (record, finished) in timeline.finished() {
+        let AdminAction::AlterTopics { operation, topics } = &record.op.action else {
+            continue;
+        };
+        if record.op.cluster != destination {
+            continue;
+        }
+        let outcome = record.outcome.as_ref().expect("finished");
+        for topic in topics {
+            let accepted = outcome.topic_error(topic) == Some(ErrorCode::None);
+            match operation {
+                MirrorTopicOperation::Remove if accepted => {
+                    removed.insert(topic, Some((record.op.mirror.as_str(), finished)));
+                }
+                MirrorTopicOperation::Add => {
+                    if outcome.unanswered > 0 || outcome.duplicated > 0 {
+                        unsure.insert(topic);
+                    }
+                    if accepted {
+                        removed.insert(topic, None);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut problems = Vec::new();
+    for (topic, last) in removed {
+        let Some((mirror, removed_ms)) = last else {
+            continue;
+        };
+        if unsure.contains(topic) {
+            continue;
+        }
+        let properties = image
+            .configs
+            .get(&ConfigResource::Mirror(mirror.to_owned()));
+        let admitted = properties.is_some_and(|properties| {
+            filter(properties, TOPICS_INCLUDE_CONFIG, "").is_some_and(|f| f.matches(topic))
+                && !filter(properties, TOPICS_EXCLUDE_CONFIG, "__.*")
+                    .is_some_and(|f| f.matches(topic))
+        });
+        if admitted {
+            judged.rediscoveries += 1;
+        }
+        let back = matches!(
+            image.mirror_desired_state(topic),
+            Some(DesiredState::Mirror { mirror: m } | DesiredState::Paused { mirror: m }) if m == mirror
+        );
+        if back {
+            problems.push(format!(
+                "{topic} was removed from {mirror} at {removed_ms} ms and never added back, but \
+                 {mirror} holds it again: its sync adopted a topic its operator stopped"
+            ));
+        }
     }
     problems
 }
@@ -702,5 +781,49 @@ mod tests {
         let (problems, judged) = check(&a, &b, &[acl(true, 3_000), acl(false, 6_000)]);
         assert!(problems.is_empty());
         assert_eq!((judged.acls, judged.acls_several_sources), (0, 1));
+    }
+
+    #[test]
+    fn a_topic_the_operator_removed_is_not_adopted_again() {
+        let alter = |operation, unanswered, at| {
+            let mut op = record(
+                B,
+                at,
+                AdminAction::AlterTopics {
+                    operation,
+                    topics: vec!["orders".to_owned()],
+                },
+            );
+            op.op.mirror = "m".to_owned();
+            let outcome = op.outcome.as_mut().expect("made finished");
+            outcome.topics = vec![("orders".to_owned(), ErrorCode::None)];
+            outcome.unanswered = unanswered;
+            op
+        };
+        let a = MetadataImage::default();
+        let mut b = destination(A, &[(TOPICS_INCLUDE_CONFIG, "orders")]);
+        mirrored(&mut b, "orders", "m");
+        let removed = [alter(MirrorTopicOperation::Remove, 0, 5_000)];
+        let (problems, judged) = check(&a, &b, &removed);
+        assert_eq!(judged.rediscoveries, 1);
+        assert!(
+            problems[0].contains("adopted a topic its operator stopped"),
+            "{problems:?}"
+        );
+        // Added back by the operator, or by an add whose attempt may land late: not judged.
+        let readded = [
+            removed[0].clone(),
+            alter(MirrorTopicOperation::Add, 0, 6_000),
+        ];
+        assert!(check(&a, &b, &readded).0.is_empty());
+        let late = [
+            alter(MirrorTopicOperation::Add, 1, 1_000),
+            removed[0].clone(),
+        ];
+        assert!(check(&a, &b, &late).0.is_empty());
+        // Stopped, as it should be.
+        let mut b = destination(A, &[(TOPICS_INCLUDE_CONFIG, "orders")]);
+        mirrored(&mut b, "orders", "m.removed");
+        assert!(check(&a, &b, &removed).0.is_empty());
     }
 }
