@@ -279,7 +279,9 @@ impl Checkers {
     /// offset the group's position had passed on a cluster when a mirroring truncation there
     /// replaced it (from the cut's offset up to the last offset the group had read there) is
     /// excused (mark `resume-over-offset-rewritten-by-mirroring`), as `skipped-poll`'s
-    /// `skip-rewritten-by-mirroring` excuses the jump on that cluster. So is a record first
+    /// `skip-rewritten-by-mirroring` excuses the jump on that cluster; so are the offsets a
+    /// loss of committed data there replaced after the group read them (an unclean election
+    /// on a source that allows it; mark `resume-over-offset-lost-at-source`). So is a record first
     /// sent after the group's first read there (mark `resume-over-record-written-later`):
     /// it was not in the log the group resumed on, only a later cut below the resume offset
     /// (a one-replica topic's power loss) let a producer write it there, and whether the
@@ -346,16 +348,20 @@ impl Checkers {
             // at the same offsets): from the cut's offset up to the last offset the group had
             // read there. Its position legitimately passed them; on that cluster the jump is
             // `skip-rewritten-by-mirroring`, and the sync carried the position on.
-            let mut rewritten: Vec<(&TopicPartition, i64, i64)> = Vec::new();
+            // The same for a loss of committed data there (an unclean election on a source
+            // whose topic allows it): the group read records the loss replaced, and the records
+            // now at those offsets were never there to read for it, on that cluster or after
+            // the sync (mark `resume-over-offset-lost-at-source`; generated seed
+            // 12600000000000233: a's orders-4 re-elected a stale replica after the group had
+            // read 34 from its successor).
+            let mut rewritten: Vec<(&TopicPartition, i64, i64, bool)> = Vec::new();
             for ((node, _), polls) in &history.polls {
                 if history.groups.get(node) != Some(group) {
                     continue;
                 }
                 for (index, poll) in polls.iter().enumerate() {
                     let key = (node.cluster(), poll.topic_partition.clone());
-                    let Some(cuts) = self.mirror_truncations.get(&key) else {
-                        continue;
-                    };
+                    let lost = self.losses.get(&key).into_iter().flatten();
                     // The position after this read: up to the next record this consumer read
                     // of the partition (a control batch in between, say the cut's
                     // MIRROR_PID_RESET, moved it on without a record).
@@ -363,9 +369,13 @@ impl Checkers {
                         .iter()
                         .find(|next| next.topic_partition == poll.topic_partition)
                         .map_or(poll.offset, |next| (next.offset - 1).max(poll.offset));
-                    for (at_ms, to, _) in cuts {
-                        if *at_ms >= poll.fetched_ms && *to <= poll.offset + 1 {
-                            rewritten.push((&poll.topic_partition, *to, passed_to));
+                    let cuts = self.mirror_truncations.get(&key).into_iter().flatten();
+                    let cut_points = cuts
+                        .map(|(at_ms, to, _)| (*at_ms, *to, false))
+                        .chain(lost.map(|(at_ms, kept)| (*at_ms, *kept, true)));
+                    for (at_ms, to, by_loss) in cut_points {
+                        if at_ms >= poll.fetched_ms && to <= poll.offset + 1 {
+                            rewritten.push((&poll.topic_partition, to, passed_to, by_loss));
                         }
                     }
                 }
@@ -380,6 +390,7 @@ impl Checkers {
                 }
                 self.precondition(Invariant::GroupResumeNoSkip);
                 let mut excused = 0u64;
+                let mut lost_at_source = 0u64;
                 let mut written_later = 0u64;
                 let mut controls_rewritten = 0u64;
                 let mut outcome_lost = 0u64;
@@ -403,15 +414,21 @@ impl Checkers {
                             .then(|| (record.offset, value.into_owned()))
                     })
                     .find(|(offset, value)| {
-                        let replaced = rewritten.iter().any(|(cut_tp, from, to)| {
-                            *cut_tp == tp && (*from..=*to).contains(offset)
-                        });
+                        let in_range = |by_loss: bool| {
+                            rewritten.iter().any(|(cut_tp, from, to, loss)| {
+                                *loss == by_loss && *cut_tp == tp && (*from..=*to).contains(offset)
+                            })
+                        };
+                        let replaced = in_range(false);
                         excused += u64::from(replaced);
                         let later = !replaced
                             && sent
                                 .get(value.as_str())
                                 .is_some_and(|sent_ms| *sent_ms > resumed_ms);
                         written_later += u64::from(later);
+                        let lost_there = !replaced && !later && in_range(true);
+                        lost_at_source += u64::from(lost_there);
+                        let replaced = replaced || lost_there;
                         // The same record as the cut cluster's final log holds there: the
                         // one the cut put below the position (mirrored on to here).
                         let controls = !replaced
@@ -436,6 +453,9 @@ impl Checkers {
                     });
                 for _ in 0..excused {
                     self.mark("resume-over-offset-rewritten-by-mirroring");
+                }
+                for _ in 0..lost_at_source {
+                    self.mark("resume-over-offset-lost-at-source");
                 }
                 for _ in 0..written_later {
                     self.mark("resume-over-record-written-later");
