@@ -52,14 +52,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use mirrorsim::mirror::properties;
-use mirrorsim::mirror::sync::{NameFilter, TOPICS_EXCLUDE_CONFIG};
 use mirrorsim::protocol::{ClusterIndex, ErrorCode, MirrorTopicOperation, NodeId, TopicPartition};
 
 use super::invariants::{Invariant, Violation};
+use super::mirror::source_sync::TopicFilters;
 use crate::world::admin::{AdminAction, AdminOp, AdminOpRecord, AdminOutcome};
-
-/// `mirror.topics.exclude` when a mirror's properties do not set it (spec §8: internal topics).
-const DEFAULT_TOPICS_EXCLUDE: &str = "__.*";
 
 /// A topic's desired state: `mirror.name` as the seed carries it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -158,12 +155,10 @@ impl ClusterModel {
                 _ => None,
             })
             .filter(|(mirror, topic)| {
-                let exclude = self
-                    .properties
+                self.properties
                     .get(*mirror)
-                    .and_then(|properties| properties.get(TOPICS_EXCLUDE_CONFIG))
-                    .map_or(DEFAULT_TOPICS_EXCLUDE, String::as_str);
-                NameFilter::parse(exclude).is_ok_and(|filter| filter.matches(topic))
+                    .and_then(TopicFilters::of)
+                    .is_some_and(|filters| filters.excludes(topic))
             })
             .map(|(mirror, topic)| (mirror.clone(), topic.clone()))
             .collect();

@@ -152,10 +152,38 @@ fn mirrors(image: &MetadataImage) -> impl Iterator<Item = (&str, &BTreeMap<Strin
         })
 }
 
-/// A name filter property, or its default; `None` if it does not parse (the controller
-/// refuses such a value, so a mirror never holds one).
-fn filter(properties: &BTreeMap<String, String>, key: &str, default: &str) -> Option<NameFilter> {
-    NameFilter::parse(properties.get(key).map_or(default, String::as_str)).ok()
+/// `mirror.topics.exclude` when a mirror's properties do not set it (spec §8: internal topics).
+pub(crate) const DEFAULT_TOPICS_EXCLUDE: &str = "__.*";
+
+/// A mirror's topic filters (`mirror.topics.include`, default none; `mirror.topics.exclude`,
+/// default [`DEFAULT_TOPICS_EXCLUDE`]), read from its properties.
+pub(crate) struct TopicFilters {
+    include: NameFilter,
+    exclude: NameFilter,
+}
+
+impl TopicFilters {
+    /// The filters of a mirror with `properties`; `None` if one does not parse (the
+    /// controller refuses such a value, so a mirror never holds one).
+    pub(crate) fn of(properties: &BTreeMap<String, String>) -> Option<Self> {
+        let filter = |key: &str, default: &str| {
+            NameFilter::parse(properties.get(key).map_or(default, String::as_str)).ok()
+        };
+        Some(Self {
+            include: filter(TOPICS_INCLUDE_CONFIG, "")?,
+            exclude: filter(TOPICS_EXCLUDE_CONFIG, DEFAULT_TOPICS_EXCLUDE)?,
+        })
+    }
+
+    /// Whether the mirror adopts `topic` on its own (included, not excluded).
+    pub(crate) fn adopts(&self, topic: &str) -> bool {
+        self.include.matches(topic) && !self.exclude.matches(topic)
+    }
+
+    /// Whether the exclude matches `topic`.
+    pub(crate) fn excludes(&self, topic: &str) -> bool {
+        self.exclude.matches(topic)
+    }
 }
 
 /// The configs a mirror never copies (spec §7.5: its exclude list, `mirror.name` always).
@@ -246,9 +274,8 @@ fn adoptions(
         if source_cluster_changed(properties).is_some() {
             continue;
         }
-        let (Some(include), Some(exclude), Some(source)) = (
-            filter(properties, TOPICS_INCLUDE_CONFIG, ""),
-            filter(properties, TOPICS_EXCLUDE_CONFIG, "__.*"),
+        let (Some(filters), Some(source)) = (
+            TopicFilters::of(properties),
             mirror_source_of(image, mirror),
         ) else {
             continue;
@@ -257,7 +284,7 @@ fn adoptions(
             continue;
         };
         for topic in source_image.topic_ids.keys() {
-            if !include.matches(topic) || exclude.matches(topic) {
+            if !filters.adopts(topic) {
                 continue;
             }
             let Some(created) = timeline.created_ms(source, topic) else {
@@ -297,8 +324,7 @@ fn exclusions(
         let Some(properties) = image.configs.get(&ConfigResource::Mirror(mirror.clone())) else {
             continue;
         };
-        let excluded = filter(properties, TOPICS_EXCLUDE_CONFIG, "__.*")
-            .is_some_and(|exclude| exclude.matches(topic));
+        let excluded = TopicFilters::of(properties).is_some_and(|f| f.excludes(topic));
         if !excluded
             || source_cluster_changed(properties).is_some()
             || !timeline.settled(
@@ -367,11 +393,9 @@ fn rediscoveries(
         let properties = image
             .configs
             .get(&ConfigResource::Mirror(mirror.to_owned()));
-        let admitted = properties.is_some_and(|properties| {
-            filter(properties, TOPICS_INCLUDE_CONFIG, "").is_some_and(|f| f.matches(topic))
-                && !filter(properties, TOPICS_EXCLUDE_CONFIG, "__.*")
-                    .is_some_and(|f| f.matches(topic))
-        });
+        let admitted = properties
+            .and_then(TopicFilters::of)
+            .is_some_and(|filters| filters.adopts(topic));
         if admitted {
             judged.rediscoveries += 1;
         }
