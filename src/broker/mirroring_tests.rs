@@ -1043,6 +1043,145 @@ fn a_stop_of_own_writes_waits_for_an_open_local_transaction_then_cuts_what_nobod
     assert_eq!(b_log.last_stable_offset(), Offset(3));
 }
 
+/// Sends producer `producer_id`'s COMMIT marker for orders-0 to `cluster`'s leader, as its
+/// transaction coordinator would, and returns the partition's error.
+fn commit_marker(world: &mut World, cluster: ClusterIndex, producer_id: i64) -> ErrorCode {
+    let marker = crate::protocol::TxnMarker {
+        producer_id: ProducerId(producer_id),
+        producer_epoch: crate::protocol::ProducerEpoch(0),
+        committed: true,
+        coordinator_epoch: 0,
+        partitions: vec![orders()],
+    };
+    let request = Request::Replica(ReplicaRequest::WriteTxnMarkers {
+        markers: vec![marker],
+    });
+    let leader = world.leader(cluster);
+    match world.call_from(producer(cluster), leader, request) {
+        Response::Replica(ReplicaResponse::WriteTxnMarkers { results }) => results[0].1[0].1,
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+/// Sets `mirror.support.unclean.leader.election=true` on `cluster`'s orders.
+fn support_unclean_mirroring(world: &mut World, cluster: ClusterIndex) {
+    let request = Request::Controller(ControllerRequest::IncrementalAlterConfigs {
+        resource: ConfigResource::Topic("orders".into()),
+        changes: vec![(
+            "mirror.support.unclean.leader.election".into(),
+            Some("true".into()),
+        )],
+    });
+    let answer = world.call(NodeId::Controller(cluster), request);
+    assert!(matches!(
+        answer,
+        Response::Controller(ControllerResponse::IncrementalAlterConfigs {
+            error: ErrorCode::None
+        })
+    ));
+}
+
+/// Has the controller of `cluster` raise orders-0's leader epoch, keeping its leader (asked as
+/// the leader, as a mirror's own bump is): the leader forgets what it knew of its followers.
+fn bump_leader_epoch(world: &mut World, cluster: ClusterIndex) {
+    let leader = world.leader(cluster);
+    let NodeId::Broker(_, broker_id) = leader else {
+        unreachable!("a broker leads")
+    };
+    let image = world.controllers[&cluster].image();
+    let request = Request::Controller(ControllerRequest::BumpLeaderEpochs {
+        broker_id,
+        broker_epoch: world.brokers[&leader].broker_epoch().unwrap(),
+        partitions: vec![(
+            image.topic_ids["orders"],
+            0,
+            LeaderEpoch(image.partition(&orders()).unwrap().leader_epoch),
+        )],
+    });
+    world.queue.push_back(Envelope {
+        from: leader,
+        to: NodeId::Controller(cluster),
+        message: Message::Request(u64::MAX, request),
+    });
+    world.run_for(300);
+}
+
+#[test]
+fn a_stop_after_a_prepare_cut_that_removed_nothing_admits_the_local_commit() {
+    // Generated seed 12400000000000107. b mirrored a's 5 records and failed over; a then wrote
+    // producer 10's transaction (open at 5, in a's epoch 0). a mirrors back from b: PREPARING's
+    // last-mirrored-epoch cut goes to the end of a's epoch 0 and removes nothing (the first
+    // fetch's diverging epoch would cut the transaction). a's orders supports unclean
+    // elections, so PREPARING then waits for every replica, and one is cut off and unknown to
+    // the leader (its epoch was bumped since): a stays PREPARING after the cut. From the cut on
+    // the local coordinator's COMMIT is refused: appended in a's own epoch numbering, which
+    // b's epochs reuse, the first fetch's divergence check could not see it. The topic removed
+    // before that fetch: the log still holds a's own writes only, so the stop admits the
+    // COMMIT and removes nothing, where a cut to the LSO took a transaction whose commit the
+    // coordinator had confirmed.
+    let mut world = mirroring_world(5);
+    alter_on(&mut world, B, "m", MirrorTopicOperation::Remove);
+    run_until(&mut world, B, MirrorState::Stopped);
+    open_transaction(&mut world, A, 10);
+    for cluster in [A, B] {
+        // On b too: a's mirror from b copies b's topic configs.
+        support_unclean_mirroring(&mut world, cluster);
+    }
+    let leader = world.leader(A);
+    let follower = (1..=BROKERS)
+        .map(|id| NodeId::Broker(A, BrokerId(id)))
+        .find(|node| *node != leader)
+        .unwrap();
+    world.cut.insert(follower);
+    bump_leader_epoch(&mut world, A);
+    assert_eq!(world.leader(A), leader);
+    create_mirror_between(&mut world, "back", B, A);
+    alter_on(&mut world, A, "back", MirrorTopicOperation::Add);
+    world.run_for(2_000);
+    assert_eq!(
+        state_on(&world, A),
+        MirrorState::Preparing,
+        "waits for the cut follower"
+    );
+    let log = &world.partition(leader).log;
+    assert_eq!(log.log_end_offset(), Offset(6), "the cut removed nothing");
+    assert_eq!(
+        log.last_stable_offset(),
+        Offset(5),
+        "producer 10's transaction is open"
+    );
+    assert_eq!(
+        commit_marker(&mut world, A, 10),
+        ErrorCode::ReadOnlyTopic,
+        "refused once the cut is decided"
+    );
+
+    alter_on(&mut world, A, "back", MirrorTopicOperation::Remove);
+    world.run_for(300);
+    assert_eq!(
+        state_on(&world, A),
+        MirrorState::Stopping,
+        "waits for the transaction"
+    );
+    assert_eq!(
+        commit_marker(&mut world, A, 10),
+        ErrorCode::None,
+        "admitted by the stop"
+    );
+    run_until(&mut world, A, MirrorState::Stopped);
+    let log = &world.partition(leader).log;
+    assert_eq!(
+        log.log_end_offset(),
+        Offset(7),
+        "records and COMMIT kept, nothing cut"
+    );
+    assert_eq!(log.last_stable_offset(), Offset(7));
+    assert!(
+        log.batches().all(|batch| !batch.is_mirror_pid_reset()),
+        "no reset on a log of a's own writes"
+    );
+}
+
 #[test]
 fn delete_records_delete_topics_and_create_partitions_wait_for_stopped() {
     // Spec §3.8: on a mirror topic that is not STOPPED these are refused with

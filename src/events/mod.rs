@@ -232,11 +232,15 @@ pub enum BrokerEvent {
         /// Which DeleteMirror.
         delete_id: u64,
     },
-    /// STOPPING of a partition whose log held this cluster's own writes only (nothing cut or
-    /// mirrored since it left UNKNOWN or STOPPED): no cut to the LSO, no MIRROR_PID_RESET.
+    /// STOPPING of a partition whose log held this cluster's own writes only (nothing removed
+    /// by a cut or mirrored since it left UNKNOWN or STOPPED): no cut to the LSO, no
+    /// MIRROR_PID_RESET.
     StopOfOwnWrites {
         /// The partition.
         topic_partition: TopicPartition,
+        /// This leadership's PREPARING had taken the last-mirrored-epoch answer and cut to it,
+        /// removing nothing, before the stop (its markers were refused since).
+        after_cut_decided: bool,
     },
     /// STOPPING's cut to the last stable offset separated the marker of a completed
     /// transaction from its records (transactions of different producers interleave), and the

@@ -184,9 +184,18 @@ impl fmt::Display for BrokerEvent {
                 f,
                 "MirrorTombstonesRefused delete={delete_id} (the controller's answer stands)"
             ),
-            Self::StopOfOwnWrites { topic_partition } => write!(
+            Self::StopOfOwnWrites {
+                topic_partition,
+                after_cut_decided,
+            } => write!(
                 f,
-                "StopOfOwnWrites {topic_partition} (nothing cut or mirrored: no LSO cut, no reset)"
+                "StopOfOwnWrites {topic_partition} (nothing removed or mirrored: no LSO cut, no \
+                 reset{})",
+                if *after_cut_decided {
+                    "; PREPARING's cut had removed nothing"
+                } else {
+                    ""
+                }
             ),
             Self::StopMarkerRestored {
                 topic_partition,

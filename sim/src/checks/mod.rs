@@ -796,7 +796,14 @@ impl Checkers {
                 BrokerEvent::MirrorSourceClusterChanged { .. } => {
                     self.mark("mirror-source-cluster-changed")
                 }
-                BrokerEvent::StopOfOwnWrites { .. } => self.mark("mirror-stop-of-own-writes"),
+                BrokerEvent::StopOfOwnWrites {
+                    after_cut_decided, ..
+                } => {
+                    self.mark("mirror-stop-of-own-writes");
+                    if *after_cut_decided {
+                        self.mark("mirror-stop-of-own-writes-after-cut-decided");
+                    }
+                }
                 BrokerEvent::StopMarkerRestored { .. } => self.mark("stop-marker-restored"),
                 BrokerEvent::MirrorTombstonesRefused { .. } => {
                     self.mark("mirror-tombstones-refused")

@@ -398,11 +398,18 @@ struct MirrorTask {
     /// leadership's cut then removes nothing, though a replica outside the ISR may still
     /// hold what the first cut removed.
     preparing_resumed: bool,
-    /// This leadership read the partition UNKNOWN or STOPPED and has neither cut the log nor
-    /// mirrored into it since (it went PREPARING and FAILED only): the log holds this
-    /// cluster's own writes alone, and the local coordinator's markers are admitted (see
-    /// [`MirrorDesign::admits_markers_before_cut`]).
+    /// This leadership read the partition UNKNOWN or STOPPED and has neither removed records
+    /// by a cut nor mirrored into it since (it went PREPARING and FAILED only): the log holds
+    /// this cluster's own writes alone, and until `cut_decided` the local coordinator's
+    /// markers are admitted (see [`MirrorDesign::admits_markers_before_cut`]).
     own_writes_only: bool,
+    /// This leadership took PREPARING's last-mirrored-epoch answer and cut its log to it (the
+    /// cut may have removed nothing: the log still holds own writes only). A mirror fetch
+    /// follows, whose diverging-epoch check cannot see a local marker appended now under this
+    /// cluster's own epoch numbering, which the source's mirrored epochs may reuse: so the
+    /// local coordinator's markers are refused from here on, while a stop before the first
+    /// fetch is still a stop of own writes (generated seed 12400000000000107).
+    cut_decided: bool,
     /// STOPPING (or FAILED in it): the stop began while the log held this cluster's own
     /// writes only (`own_writes_only`), as this leadership knew or the stored state said. Such
     /// a stop removes nothing and resets nothing: it waits for open transactions to end (the
@@ -677,6 +684,7 @@ impl MirrorManager {
                             re_evaluate: false,
                             preparing_resumed: false,
                             own_writes_only: false,
+                            cut_decided: false,
                             stop_own_writes_only: false,
                             own_stop_wait_until_ms: None,
                             fencing_bump: false,

@@ -79,7 +79,8 @@ impl MirrorManager {
         // The same for a STOPPING this leadership wrote (its answer lost, the retry fenced):
         // the stop mirrored nothing, so it records no last mirrored epoch of its own.
         // A new leadership learns the same from the stored state: the leader that wrote it
-        // had neither cut nor mirrored since the partition left UNKNOWN or STOPPED.
+        // had neither removed records by a cut nor mirrored since the partition left UNKNOWN
+        // or STOPPED.
         let never_mirrored = (task.wrote && task.own_writes_only) || status.own_writes_only;
         let in_stop = status.state == MirrorState::Stopping
             || (status.state == MirrorState::Failed
@@ -131,7 +132,7 @@ impl MirrorManager {
     /// this cluster's own writes (see `MirrorTask::own_writes_only`).
     pub fn mirror_log_holds_own_writes_only(&self, topic_partition: &TopicPartition) -> bool {
         self.tasks.get(topic_partition).is_some_and(|task| {
-            task.own_writes_only
+            (task.own_writes_only && !task.cut_decided)
                 || (task.state == MirrorState::Stopping && task.stop_own_writes_only)
         })
     }
@@ -194,7 +195,16 @@ impl MirrorManager {
             error_message,
             non_retryable,
             last_mirrored: None,
-            own_writes_only: task.own_writes_only || task.stop_own_writes_only,
+            // A state that mirrors holds the source's records from its first fetch on.
+            own_writes_only: (task.own_writes_only
+                && matches!(
+                    target,
+                    MirrorState::Preparing
+                        | MirrorState::Failed
+                        | MirrorState::Stopping
+                        | MirrorState::Stopped
+                ))
+                || task.stop_own_writes_only,
             recover: false,
         };
         self.send_write(
@@ -308,6 +318,7 @@ impl MirrorManager {
                 // stopped with MIRROR_PID_RESET, and a live producer's retry was appended twice).
                 if target == MirrorState::Stopped {
                     task.own_writes_only = true;
+                    task.cut_decided = false;
                 }
                 if target == MirrorState::Preparing {
                     task.preparing_resumed =

@@ -169,7 +169,7 @@ impl MirrorManager {
             }
         };
         // From the cut on, the log is to be a prefix of the source's: no more local markers.
-        self.task_mut(topic_partition).own_writes_only = false;
+        self.task_mut(topic_partition).cut_decided = true;
         let Some(partition) = host.lend().partitions.get_mut(topic_partition) else {
             return;
         };
@@ -207,6 +207,9 @@ impl MirrorManager {
                 );
                 let design = self.design;
                 let removed = offset < log_end_before;
+                if removed {
+                    self.task_mut(topic_partition).own_writes_only = false;
+                }
                 self.note_cut_removed(topic_partition, removed);
                 if design.fences_followers_after_mirror_cut()
                     && (!removed || design.prepare_awaits_every_replica_after_cut())

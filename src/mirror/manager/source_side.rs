@@ -92,6 +92,7 @@ impl MirrorManager {
             re_evaluate: false,
             preparing_resumed: false,
             own_writes_only: false,
+            cut_decided: false,
             stop_own_writes_only: false,
             own_stop_wait_until_ms: None,
             fencing_bump: false,

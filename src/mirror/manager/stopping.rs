@@ -499,6 +499,7 @@ impl MirrorManager {
         if own_writes_only {
             host.lend().events.push(BrokerEvent::StopOfOwnWrites {
                 topic_partition: topic_partition.clone(),
+                after_cut_decided: self.tasks[topic_partition].cut_decided,
             });
         }
         let skipped = if !self.design.writes_pid_reset() {

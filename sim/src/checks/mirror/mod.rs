@@ -431,7 +431,9 @@ impl MirrorChecks {
         self.observe_source_loss(time_ms, view, event);
         let node = NodeId::Broker(view.cluster, view.broker.broker_id());
         match event {
-            BrokerEvent::StopOfOwnWrites { topic_partition } => {
+            BrokerEvent::StopOfOwnWrites {
+                topic_partition, ..
+            } => {
                 self.own_write_stops
                     .entry((node, view.incarnation, topic_partition.clone()))
                     .or_insert(time_ms);
