@@ -431,8 +431,15 @@ impl Checkers {
         // The final logs do not change while the history is checked: each is scanned for its
         // transactions' ends once, not once per unseen record.
         let txn_ends = std::cell::RefCell::new(TxnEndsMemo::default());
-        let (unseen_violations, read_elsewhere) =
-            unseen(time_ms, history, |offset, send, read_committed| {
+        let loss_between = |cluster, tp: &TopicPartition, offset, (from_ms, to_ms)| {
+            let key = (cluster, tp.clone());
+            all_losses(&self.losses, &self.lost_tails, &key)
+                .any(|(lost_ms, kept)| from_ms <= lost_ms && lost_ms <= to_ms && kept <= offset)
+        };
+        let report = unseen(
+            time_ms,
+            history,
+            |offset, send, read_committed| {
                 let outcome_lost = || {
                     let lost = self.commit_lost_not_durable(
                         &logs,
@@ -464,9 +471,15 @@ impl Checkers {
                     || (read_committed && above_forgotten_txn(&logs, &forgotten_txns, offset, send))
                     || (read_committed && outcome_lost())
                     || (read_committed && enlist_lost())
-            });
-        out.extend(unseen_violations);
-        self.mark_times("unseen-read-by-group-on-other-cluster", read_elsewhere);
+            },
+            loss_between,
+        );
+        out.extend(report.violations);
+        self.mark_times(
+            "unseen-read-by-group-on-other-cluster",
+            report.read_elsewhere,
+        );
+        self.mark_times("unseen-jumped-over-loss", report.jumped_over_loss);
         self.mark_times("unseen-commit-lost-not-durable", outcome_lost_sends.get());
         self.mark_times(
             "unseen-outside-commit-after-coordinator-loss",

@@ -831,7 +831,7 @@ impl Checkers {
 #[cfg(test)]
 mod tests {
     use super::deposed::read_from_deposed_tail;
-    use super::history::OutcomeLost;
+    use super::history::{jumped_over_loss, OutcomeLost};
     use super::liveness::{above_forgotten_txn, marker_fenced_after_coordinator_rollback};
     use super::*;
     use bytes::Bytes;
@@ -936,6 +936,63 @@ mod tests {
             received_ms: 0,
             fetched_ms: 0,
         }
+    }
+
+    /// For [`unseen`]: no loss of committed data anywhere.
+    fn no_loss(_: ClusterIndex, _: &TopicPartition, _: i64, _: (i64, i64)) -> bool {
+        false
+    }
+
+    #[test]
+    fn unseen_excuses_a_record_the_position_passed_on_a_history_a_loss_replaced() {
+        // Generated seed 12600000000000233: the group read 31 (and passed a COMMIT at 32) on
+        // an uncleanly elected leader's log; the next unclean election replaced 31.. with
+        // another replica's records (a loss keeping 31), and the group went on at 33 without
+        // reading the acknowledged record now at 32.
+        let tp = TopicPartition::new("t", 0);
+        let value = "a-producer-1/1/t-0/20/0";
+        let mut history = History::default();
+        history.subscriptions.insert(CONSUMER, vec!["t".into()]);
+        history
+            .sends
+            .insert((PRODUCER, 1, 0), send_record(&tp, value, 0, Some(32), None));
+        let read = |offset, received_ms| PollRecord {
+            received_ms,
+            ..poll(&tp, offset, "a-producer-2/1/t-0/0/0")
+        };
+        history
+            .polls
+            .insert((CONSUMER, 1), vec![read(31, 4_655), read(33, 5_719)]);
+        let (a, mut checkers) = (ClusterIndex(0), Checkers::default());
+        let judge = |checkers: &Checkers| {
+            unseen(
+                0,
+                &history,
+                |_, _, _| false,
+                |cluster, tp, offset, (from, to)| {
+                    let key = (cluster, tp.clone());
+                    all_losses(&checkers.losses, &checkers.lost_tails, &key)
+                        .any(|(lost_ms, kept)| from <= lost_ms && lost_ms <= to && kept <= offset)
+                },
+            )
+        };
+        // No loss: the jump from 31 to 33 went over it, unseen.
+        assert_eq!(judge(&checkers).violations.len(), 1);
+        // A loss before the first read, or after the second, replaced nothing passed.
+        checkers.note_loss(4_000, a, &tp, 31, Some(1));
+        checkers.note_loss(6_000, a, &tp, 31, Some(1));
+        assert_eq!(judge(&checkers).violations.len(), 1);
+        // A loss between the reads that kept more than 32 left 32 where it was.
+        checkers.note_loss(5_275, a, &tp, 33, Some(1));
+        assert_eq!(judge(&checkers).violations.len(), 1);
+        // Between them, keeping 31: excused, and counted.
+        checkers.note_loss(5_275, a, &tp, 31, Some(1));
+        let report = judge(&checkers);
+        assert!(report.violations.is_empty());
+        assert_eq!(report.jumped_over_loss, 1);
+        // Reads that never went over 32 are no jump over it.
+        assert!(!jumped_over_loss(&[(4_655, 31), (5_719, 32)], 32, |_| true));
+        assert!(jumped_over_loss(&[(4_655, 31), (5_719, 33)], 32, |_| true));
     }
 
     fn never_rewritten(_: NodeId, _: &PollRecord) -> bool {
@@ -2858,13 +2915,15 @@ mod tests {
             (PRODUCER, 1, 0),
             send_record(&tp, "a-producer-1/1/t-0/0/0", 0, Some(0), None),
         );
-        let (found, _) = unseen(0, &history, |_, _, _| false);
+        let found = unseen(0, &history, |_, _, _| false, no_loss).violations;
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].invariant, "unseen");
         history
             .polls
             .insert((CONSUMER, 1), vec![poll(&tp, 0, "a-producer-1/1/t-0/0/0")]);
-        assert!(unseen(0, &history, |_, _, _| false).0.is_empty());
+        assert!(unseen(0, &history, |_, _, _| false, no_loss)
+            .violations
+            .is_empty());
     }
 
     #[test]
@@ -2884,7 +2943,10 @@ mod tests {
             .insert((PRODUCER, 1, 0), send_record(&tp, value, 0, Some(0), None));
         history.subscriptions.insert(CONSUMER, vec!["t".into()]);
         history.groups.insert(CONSUMER, "g".into());
-        let other = |history: &History| unseen(0, &history.clone(), |_, _, _| false);
+        let other = |history: &History| {
+            let report = unseen(0, &history.clone(), |_, _, _| false, no_loss);
+            (report.violations, report.read_elsewhere)
+        };
         // No one received it: unseen, nothing excused.
         assert_eq!(other(&history).0.len(), 1);
         assert_eq!(other(&history).1, 0);
@@ -3102,10 +3164,13 @@ mod tests {
         let kept = FixedLogs([(tp.clone(), log_with(&[plain(value)]))].into());
         let mut checkers = Checkers::default();
         let lost = |checkers: &Checkers, logs: &FixedLogs| {
-            unseen(0, &history, |offset, send, _| {
-                checkers.lost_legally(logs, offset, send)
-            })
-            .0
+            unseen(
+                0,
+                &history,
+                |offset, send, _| checkers.lost_legally(logs, offset, send),
+                no_loss,
+            )
+            .violations
         };
         assert!(checkers.lost_legally(&replaced, 0, &send));
         assert!(
@@ -3168,16 +3233,21 @@ mod tests {
             if durable {
                 checkers.durable_topics.insert((a, "t".into()));
             }
-            unseen(0, &history, |offset, send, read_committed| {
-                read_committed
-                    && checkers.commit_lost_not_durable(
-                        &logs,
-                        &mut TxnEndsMemo::default(),
-                        offset,
-                        send,
-                    )
-            })
-            .0
+            unseen(
+                0,
+                &history,
+                |offset, send, read_committed| {
+                    read_committed
+                        && checkers.commit_lost_not_durable(
+                            &logs,
+                            &mut TxnEndsMemo::default(),
+                            offset,
+                            send,
+                        )
+                },
+                no_loss,
+            )
+            .violations
             .iter()
             .map(|v| v.invariant)
             .collect::<Vec<_>>()
