@@ -3,8 +3,8 @@
 use super::*;
 use crate::mirror::coordinator::MIRROR_STATE_TOPIC;
 use crate::protocol::{
-    ControllerRequest, ControllerResponse, MirrorListing, MirrorRequest, MirrorResponse,
-    MirrorTopicOperation,
+    ControllerRequest, ControllerResponse, ListMirrorsFilter, ListedState, MirrorListing,
+    MirrorRequest, MirrorResponse, MirrorTopicOperation,
 };
 use MirrorTopicOperation::*;
 
@@ -74,11 +74,18 @@ fn delete_mirror<D: LogDisk>(controller: &mut Controller<D>, name: &str) -> Erro
 }
 
 fn list<D: LogDisk>(controller: &mut Controller<D>) -> Vec<MirrorListing> {
+    list_with(controller, ListMirrorsFilter::everything())
+}
+
+fn list_with<D: LogDisk>(
+    controller: &mut Controller<D>,
+    filter: ListMirrorsFilter,
+) -> Vec<MirrorListing> {
     match send(
         controller,
         0,
         admin_node(),
-        Request::Controller(ControllerRequest::ListMirrors),
+        Request::Controller(ControllerRequest::ListMirrors { filter }),
     ) {
         Response::Controller(ControllerResponse::ListMirrors { error, mirrors }) => {
             assert_eq!(error, ErrorCode::None);
@@ -391,6 +398,64 @@ fn users_cannot_set_mirror_name_or_leave_a_mirror_invalid_or_change_its_recorded
     );
     assert_eq!(list(&mut controller)[0].configs[0].1, "b-broker-1");
     assert_eq!(list(&mut controller)[0].configs[1].1, "cluster-a", "kept");
+}
+
+#[test]
+fn list_mirrors_filters_by_name_source_cluster_and_desired_state() {
+    // The prototype's testListClusterMirrorsFilters: "m" mirrors orders, "n" (same source)
+    // mirrored payments and failed it over. A mirror that passes the name and source filters
+    // is listed with its topics whose desired state passes the third, none maybe; that filter
+    // defaults to MIRRORING and PAUSED.
+    let mut controller = with_mirror();
+    assert_eq!(
+        create_mirror(&mut controller, "n", &[("bootstrap.servers", "a-broker-2")]),
+        ErrorCode::None
+    );
+    alter(&mut controller, "m", Add, &["orders"]);
+    alter(&mut controller, "n", Add, &["payments"]);
+    alter(&mut controller, "n", Remove, &["payments"]);
+    let mut listing = |filter: ListMirrorsFilter| -> Vec<(String, Vec<String>)> {
+        list_with(&mut controller, filter)
+            .into_iter()
+            .map(|m| (m.name, m.topics.into_iter().map(|(t, _)| t).collect()))
+            .collect()
+    };
+    let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let both = vec![
+        ("m".to_string(), names(&["orders"])),
+        ("n".to_string(), Vec::new()),
+    ];
+    assert_eq!(listing(ListMirrorsFilter::default()), both, "no filter");
+    let by_name = |list: &[&str]| ListMirrorsFilter {
+        names: names(list),
+        ..ListMirrorsFilter::default()
+    };
+    assert_eq!(listing(by_name(&["m"])), both[..1].to_vec());
+    assert!(listing(by_name(&["nonexistent"])).is_empty());
+    let by_source = |list: &[&str]| ListMirrorsFilter {
+        source_cluster_ids: names(list),
+        ..ListMirrorsFilter::default()
+    };
+    assert_eq!(listing(by_source(&["cluster-a"])), both);
+    assert!(listing(by_source(&["unknown-cluster-id"])).is_empty());
+    let by_state = |states: &[ListedState]| ListMirrorsFilter {
+        desired_states: states.to_vec(),
+        ..ListMirrorsFilter::default()
+    };
+    assert_eq!(listing(by_state(&[ListedState::Mirroring])), both);
+    assert_eq!(
+        listing(by_state(&[ListedState::Stopped])),
+        vec![
+            ("m".to_string(), Vec::new()),
+            ("n".to_string(), names(&["payments"]))
+        ]
+    );
+    // A paused topic is listed by default, not under MIRRORING.
+    alter(&mut controller, "m", Pause, &["orders"]);
+    let mut listing = |filter| list_with(&mut controller, filter)[0].topics.len();
+    assert_eq!(listing(ListMirrorsFilter::default()), 1);
+    assert_eq!(listing(by_state(&[ListedState::Mirroring])), 0);
+    assert_eq!(listing(by_state(&[ListedState::Paused])), 1);
 }
 
 #[test]

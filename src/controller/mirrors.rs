@@ -56,8 +56,8 @@ use crate::mirror::state::{DesiredState, MIRROR_NAME_CONFIG, PAUSED_SUFFIX, REMO
 use crate::mirror::sync::BOOTSTRAP_SERVERS_CONFIG;
 use crate::mirror::TopicMirrorConfig;
 use crate::protocol::{
-    BrokerId, ControllerResponse, ErrorCode, LeaderEpoch, MirrorListing, MirrorResponse,
-    MirrorTopicOperation, NewTopic, NodeId, Response, TopicId,
+    BrokerId, ControllerResponse, ErrorCode, LeaderEpoch, ListMirrorsFilter, ListedState,
+    MirrorListing, MirrorResponse, MirrorTopicOperation, NewTopic, NodeId, Response, TopicId,
 };
 
 /// Whether `name` may name a mirror.
@@ -346,25 +346,33 @@ impl<D: LogDisk> Controller<D> {
         }))
     }
 
-    pub(super) fn handle_list_mirrors(&self) -> Response {
+    /// ListMirrors: the mirrors `filter` admits, each with its properties and the member topics
+    /// whose desired state it admits (the prototype's ListClusterMirrors).
+    pub(super) fn handle_list_mirrors(&self, filter: &ListMirrorsFilter) -> Response {
         let mirrors = self
             .image
             .configs
             .iter()
             .filter_map(|(resource, configs)| match resource {
-                ConfigResource::Mirror(name) => Some(MirrorListing {
-                    name: name.clone(),
-                    configs: configs
-                        .iter()
-                        .map(|(key, value)| (key.clone(), value.clone()))
-                        .collect(),
-                    topics: self
-                        .mirror_topics(name)
-                        .into_iter()
-                        .map(|(topic, desired)| (topic, desired.config_value()))
-                        .collect(),
-                }),
+                ConfigResource::Mirror(name) => Some((name, configs)),
                 _ => None,
+            })
+            .filter(|(name, configs)| {
+                let source = configs.get(SOURCE_CLUSTER_ID_CONFIG).map(String::as_str);
+                filter.lists_mirror(name, source)
+            })
+            .map(|(name, configs)| MirrorListing {
+                name: name.clone(),
+                configs: configs
+                    .iter()
+                    .map(|(key, value)| (key.clone(), value.clone()))
+                    .collect(),
+                topics: self
+                    .mirror_topics(name)
+                    .into_iter()
+                    .filter(|(_, desired)| filter.lists_state(listed_state(desired)))
+                    .map(|(topic, desired)| (topic, desired.config_value()))
+                    .collect(),
             })
             .collect();
         Response::Controller(ControllerResponse::ListMirrors {
@@ -413,5 +421,14 @@ impl<D: LogDisk> Controller<D> {
             }
             _ => Ok(()),
         }
+    }
+}
+
+/// What ListMirrors' desired-state filter calls a topic's `mirror.name` request.
+fn listed_state(desired: &DesiredState) -> ListedState {
+    match desired {
+        DesiredState::Mirror { .. } => ListedState::Mirroring,
+        DesiredState::Paused { .. } => ListedState::Paused,
+        DesiredState::Stopped { .. } => ListedState::Stopped,
     }
 }

@@ -614,7 +614,7 @@ impl<D: LogDisk> Controller<D> {
             ControllerRequest::GrowMirrorTopics { mirror, topics } => {
                 self.handle_grow_mirror_topics(&mirror, &topics)?
             }
-            ControllerRequest::ListMirrors => self.handle_list_mirrors(),
+            ControllerRequest::ListMirrors { filter } => self.handle_list_mirrors(&filter),
         };
         Ok(response)
     }

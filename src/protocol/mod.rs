@@ -17,9 +17,10 @@ pub use crate::metadata::TopicMetadata;
 pub use messages::{Envelope, Message};
 pub use parts::{
     Acks, CommittedOffset, CoordinatorType, DescribeConfigsResult, EpochAnswer, EpochQuery,
-    FetchPartition, FetchPartitionResponse, GroupDescription, ListOffsetsAnswer, ListOffsetsQuery,
-    MirrorListing, MirrorPartitionDescription, MirrorPartitionId, MirrorPartitionStatus,
-    MirrorStateWrite, MirrorTopicOperation, NewTopic, OffsetCommitEntry, OffsetSpec, TxnMarker,
+    FetchPartition, FetchPartitionResponse, GroupDescription, ListMirrorsFilter, ListOffsetsAnswer,
+    ListOffsetsQuery, ListedState, MirrorListing, MirrorPartitionDescription, MirrorPartitionId,
+    MirrorPartitionStatus, MirrorStateWrite, MirrorTopicOperation, NewTopic, OffsetCommitEntry,
+    OffsetSpec, TxnMarker,
 };
 pub use requests::{
     ClusterRequest, ControllerRequest, CoordinatorRequest, MirrorRequest, ReplicaRequest, Request,

@@ -35,6 +35,65 @@ pub enum MirrorTopicOperation {
     Resume,
 }
 
+/// A member topic's desired state as ListMirrors filters it (the prototype's
+/// `ListClusterMirrorsOptions.desiredStateFilter`, by `MirrorPartitionState` name): what its
+/// `mirror.name` asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ListedState {
+    /// `mirror.name = <mirror>`.
+    Mirroring,
+    /// `mirror.name = <mirror>.paused`.
+    Paused,
+    /// `mirror.name = <mirror>.removed`.
+    Stopped,
+}
+
+/// The filters of a ListMirrors request (the prototype's `ListClusterMirrorsOptions`). An
+/// empty `names` or `source_cluster_ids` matches every mirror; an empty `desired_states`
+/// stands for the prototype's default, MIRRORING and PAUSED. A mirror that passes the first
+/// two is listed with the member topics whose desired state passes the third (none, maybe).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ListMirrorsFilter {
+    /// Mirror names (`mirrorNameFilter`).
+    pub names: Vec<String>,
+    /// Source cluster ids as recorded at CreateMirror (`sourceClusterIdFilter`).
+    pub source_cluster_ids: Vec<String>,
+    /// Desired states of the listed topics (`desiredStateFilter`).
+    pub desired_states: Vec<ListedState>,
+}
+
+impl ListMirrorsFilter {
+    /// Every mirror with every member topic, whatever its desired state.
+    pub fn everything() -> Self {
+        Self {
+            desired_states: vec![
+                ListedState::Mirroring,
+                ListedState::Paused,
+                ListedState::Stopped,
+            ],
+            ..Self::default()
+        }
+    }
+
+    /// Whether a topic in `state` is listed.
+    pub fn lists_state(&self, state: ListedState) -> bool {
+        if self.desired_states.is_empty() {
+            matches!(state, ListedState::Mirroring | ListedState::Paused)
+        } else {
+            self.desired_states.contains(&state)
+        }
+    }
+
+    /// Whether the mirror `name`, created from the cluster `source_cluster_id` (if recorded), is
+    /// listed.
+    pub fn lists_mirror(&self, name: &str, source_cluster_id: Option<&str>) -> bool {
+        (self.names.is_empty() || self.names.iter().any(|n| n == name))
+            && (self.source_cluster_ids.is_empty()
+                || source_cluster_id
+                    .is_some_and(|id| self.source_cluster_ids.iter().any(|s| s == id)))
+    }
+}
+
 /// One mirror in a ListMirrors answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MirrorListing {

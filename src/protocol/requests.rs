@@ -166,8 +166,11 @@ pub enum ControllerRequest {
         /// (topic, the source's partition count).
         topics: Vec<(String, i32)>,
     },
-    /// Admin → controller: the mirrors, their properties and member topics.
-    ListMirrors,
+    /// Admin → controller: the mirrors, their properties and member topics, as `filter` asks.
+    ListMirrors {
+        /// Which mirrors and member topics to list.
+        filter: ListMirrorsFilter,
+    },
 }
 
 impl ControllerRequest {
@@ -187,7 +190,7 @@ impl ControllerRequest {
             Self::CreateMirror { .. } => "CreateMirror",
             Self::AlterMirrorTopics { .. } => "AlterMirrorTopics",
             Self::GrowMirrorTopics { .. } => "GrowMirrorTopics",
-            Self::ListMirrors => "ListMirrors",
+            Self::ListMirrors { .. } => "ListMirrors",
         }
     }
 }
@@ -546,7 +549,7 @@ impl ControllerRequest {
                 error,
                 results: Vec::new(),
             },
-            Self::ListMirrors => Answer::ListMirrors {
+            Self::ListMirrors { .. } => Answer::ListMirrors {
                 error,
                 mirrors: Vec::new(),
             },
@@ -702,7 +705,9 @@ mod tests {
                 mirror: "m".into(),
                 topics: vec![("orders".into(), 4)],
             },
-            ControllerRequest::ListMirrors,
+            ControllerRequest::ListMirrors {
+                filter: ListMirrorsFilter::default(),
+            },
         ]
     }
 

@@ -288,7 +288,18 @@ fn request_fields_controller(
         ControllerRequest::CreateAcls { bindings } | ControllerRequest::DeleteAcls { bindings } => {
             write!(f, " bindings={}", bindings.len())
         }
-        ControllerRequest::ListMirrors => Ok(()),
+        ControllerRequest::ListMirrors { filter } => {
+            if !filter.names.is_empty() {
+                write!(f, " names={}", filter.names.join(","))?;
+            }
+            if !filter.source_cluster_ids.is_empty() {
+                write!(f, " sources={}", filter.source_cluster_ids.join(","))?;
+            }
+            if !filter.desired_states.is_empty() {
+                write!(f, " states={:?}", filter.desired_states)?;
+            }
+            Ok(())
+        }
         ControllerRequest::GrowMirrorTopics { mirror, topics } => {
             write!(f, " mirror={mirror}")?;
             list(f, "topics", topics, |f, (topic, count)| {

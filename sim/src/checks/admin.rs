@@ -1053,6 +1053,125 @@ mod tests {
     }
 
     #[test]
+    fn source_side_operations_and_recovery_are_judged_by_their_rules() {
+        // Issue #17's operations: CreateTopics (of a deferred topic), a topic's configs,
+        // ACL bindings, RecoverMirrorTopics.
+        use AdminOpKind::*;
+        use ErrorCode::{
+            InvalidClusterMirrorState, InvalidReplicationFactor, None as Ok, TopicAlreadyExists,
+            UnknownTopicOrPartition,
+        };
+        let with = |index, kind, action| AdminOp {
+            kind,
+            action,
+            ..op(index, CreateMirror, &[])
+        };
+        let create = |index, topic: &str| {
+            let new_topics = vec![mirrorsim::protocol::NewTopic {
+                name: topic.to_owned(),
+                partitions: 2,
+                replication_factor: 3,
+                configs: Vec::new(),
+                topic_id: None,
+            }];
+            let topics = vec![topic.to_owned()];
+            with(
+                index,
+                CreateTopics,
+                AdminAction::CreateTopics { topics, new_topics },
+            )
+        };
+        let configs = |index, topic: &str| {
+            let action = AdminAction::AlterTopicConfigs {
+                topics: vec![topic.to_owned()],
+                configs: vec![("retention.ms".into(), "1000".into())],
+            };
+            with(index, AlterTopicConfigs, action)
+        };
+        let acls = |index| {
+            let bindings = vec![mirrorsim::metadata::AclBinding {
+                resource: "topic:orders".into(),
+                principal: "User:alice".into(),
+                operation: "Read".into(),
+                permission: "Allow".into(),
+            }];
+            let action = AdminAction::Acls {
+                create: true,
+                bindings,
+            };
+            with(index, CreateAcls, action)
+        };
+        let recover = |index, topic: &str| {
+            let action = AdminAction::RecoverTopics {
+                topics: vec![topic.to_owned()],
+            };
+            with(index, RecoverTopics, action)
+        };
+        let start = || {
+            vec![
+                finished(op(0, CreateMirror, &[]), Ok, &[]),
+                finished(op(1, AddTopics, &["orders"]), Ok, &[("orders", Ok)]),
+            ]
+        };
+        let judge = |ops: Vec<AdminOpRecord>| check_admin_outcomes(0, &world(), &images(), &ops).0;
+        // The rules' outcomes pass: a new topic created (or short of brokers), created again
+        // refused; configs of an existing topic set, of a missing one refused; bindings
+        // accepted; a mirrored topic recovered, a topic in no mirror refused.
+        let mut ops = start();
+        ops.extend([
+            finished(create(2, "orders-eu"), Ok, &[("orders-eu", Ok)]),
+            finished(
+                create(3, "orders-eu"),
+                Ok,
+                &[("orders-eu", TopicAlreadyExists)],
+            ),
+            finished(
+                create(4, "orders-ap"),
+                Ok,
+                &[("orders-ap", InvalidReplicationFactor)],
+            ),
+            finished(configs(5, "orders-eu"), Ok, &[("orders-eu", Ok)]),
+            finished(
+                configs(6, "missing"),
+                Ok,
+                &[("missing", UnknownTopicOrPartition)],
+            ),
+            finished(acls(7), Ok, &[]),
+            finished(recover(8, "orders"), Ok, &[("orders", Ok)]),
+            finished(
+                recover(9, "orders-eu"),
+                Ok,
+                &[("orders-eu", InvalidClusterMirrorState)],
+            ),
+        ]);
+        let violations = judge(ops);
+        assert!(violations.is_empty(), "{violations:?}");
+        // Each outcome the rules forbid is caught.
+        for last in [
+            finished(create(2, "orders"), Ok, &[("orders", Ok)]),
+            finished(configs(2, "missing"), Ok, &[("missing", Ok)]),
+            finished(
+                configs(2, "orders"),
+                Ok,
+                &[("orders", UnknownTopicOrPartition)],
+            ),
+            finished(recover(2, "missing"), Ok, &[("missing", Ok)]),
+            finished(
+                recover(2, "orders"),
+                Ok,
+                &[("orders", InvalidClusterMirrorState)],
+            ),
+        ] {
+            let what = format!("{:?}", last.op.kind);
+            let mut ops = start();
+            ops.push(last);
+            let violations = judge(ops);
+            assert_eq!(violations.len(), 1, "{what}: {violations:?}");
+            assert_eq!(violations[0].invariant, "admin-outcomes");
+        }
+    }
+
+    #[test]
     fn a_broker_may_not_know_of_a_mirror_created_or_deleted_just_before() {
         // Generator seeds 1337263765019760, …830 and …939: b's describe_mirror reached a
         // broker 16 ms after the CreateMirror was answered, before that broker had fetched the
