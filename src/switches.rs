@@ -53,6 +53,10 @@ pub enum BrokenSwitch {
     /// A mirror's periodic sync adopts again a source topic its operator removed from the
     /// mirror (`mirror.name` `<mirror>.removed`), as if it were in no mirror.
     MirrorSyncReadoptsRemoved,
+    /// A mirror fetcher that finds its source lost records it had served (spec §4.7) neither
+    /// fails the partition nor cuts them: it stays MIRRORING over records its source no
+    /// longer has.
+    MirrorKeepsSourceLostRecords,
 }
 
 impl BrokenSwitch {
@@ -74,6 +78,7 @@ impl BrokenSwitch {
             Self::MirrorStopCutBelowLso => "mirror-stop-cut-below-lso",
             Self::MirrorSyncIgnoresSourceChanges => "mirror-sync-ignores-source-changes",
             Self::MirrorSyncReadoptsRemoved => "mirror-sync-readopts-removed",
+            Self::MirrorKeepsSourceLostRecords => "mirror-keeps-source-lost-records",
         }
     }
 
@@ -95,6 +100,7 @@ impl BrokenSwitch {
             Self::MirrorStopCutBelowLso,
             Self::MirrorSyncIgnoresSourceChanges,
             Self::MirrorSyncReadoptsRemoved,
+            Self::MirrorKeepsSourceLostRecords,
         ]
         .into_iter()
         .find(|switch| switch.name() == name)

@@ -1029,6 +1029,52 @@ fn a_restarted_broker_answering_before_its_registration_is_not_excused_as_a_stal
 }
 
 #[test]
+fn a_mirror_left_mirroring_over_records_its_source_lost_is_caught_at_the_end() {
+    // `source_unclean_election` without its failover: b's orders-0 is left in the mirror to
+    // the end. The seed design fails it (FAILED, keeping what a lost, which liveness accepts:
+    // a did lose records); a fetcher that ignores the loss (`mirror-keeps-source-lost-records`)
+    // stays MIRRORING over records a no longer has, which only the end-of-run rule of spec
+    // §4.7 sees (mirror-prefix leaves them unjudged after the source's loss).
+    let path = common::repository_root().join("scenarios/source_unclean_election.toml");
+    let text = std::fs::read_to_string(&path).expect("source_unclean_election is readable");
+    let failover = "[[admin.remove_topics]]\nat_ms = 11000\ncluster = \"b\"\nmirror = \"m\"\ntopics = [\"orders\"]\n";
+    let kept = text.replace(failover, "");
+    assert_ne!(kept, text, "the failover was found");
+    let kept = kept.replace("    \"mirror-transition:FAILED->STOPPING\",\n", "");
+    let scenario = mirrorsim_sim::scenario::Scenario::parse(&path, &kept).expect("valid");
+    let broken = vec![BrokenSwitch::MirrorKeepsSourceLostRecords];
+    let mut caught = 0;
+    for seed in 1..=3 {
+        let report = run_scenario(&scenario, seed, Vec::new());
+        assert_eq!(
+            report.verdict,
+            Verdict::Pass,
+            "seed {seed}: {:?}",
+            report.violations
+        );
+        assert!(
+            report.marks.contains_key("liveness-source-lost-records"),
+            "seed {seed}"
+        );
+        let report = run_scenario(&scenario, seed, broken.clone());
+        let found = report.violations.iter().any(|violation| {
+            violation.invariant == "liveness"
+                && violation
+                    .to_string()
+                    .contains("holds records its source no longer has")
+        });
+        assert!(
+            report
+                .marks
+                .contains_key("liveness-source-loss-kept-judged"),
+            "seed {seed}"
+        );
+        caught += usize::from(found);
+    }
+    assert_eq!(caught, 3, "caught in every seed");
+}
+
+#[test]
 fn a_producers_stop_ms_ends_its_load_and_the_run_still_passes() {
     // `leader_crash`'s two producers (a record every 10 ms each, for the 10 s fault phase)
     // stopped at 3 s: about 600 records instead of about 2,000.

@@ -276,6 +276,15 @@ impl Checkers {
         self.mark_times("liveness-mirror-loop-retrying", excused.loops);
         self.mark_times("liveness-source-topic-missing", excused.source_missing);
         self.mark_times("liveness-source-lost-records", excused.source_lost_records);
+        let (kept_lost, judged) = crate::checks::mirror::check_source_loss_kept(
+            time_ms,
+            self.mirror.design,
+            controllers,
+            brokers,
+            |cluster, tp| self.lost_from(cluster, tp),
+        );
+        out.extend(kept_lost);
+        self.mark_times("liveness-source-loss-kept-judged", judged);
         let (unsynced, judged) = crate::checks::mirror::source_sync::check_source_sync(
             time_ms,
             controllers,

@@ -18,6 +18,9 @@ pub(super) enum SourceLoss {
     /// A new leadership's assumed log end is being checked with the source first
     /// (`verify_takeover_loss`); nothing is cut yet.
     Verifying,
+    /// The broken switch `mirror-keeps-source-lost-records`: the loss is ignored, nothing is
+    /// cut and the partition stays MIRRORING (its next fetch meets the same answer).
+    Ignored,
 }
 
 /// Where a fetcher's cut on its source's word goes.
@@ -371,6 +374,12 @@ impl MirrorManager {
             self.task_mut(topic_partition).source_confirmed_end = Some(cut_to);
             return SourceLoss::Followed;
         }
+        if self
+            .broken
+            .contains(&BrokenSwitch::MirrorKeepsSourceLostRecords)
+        {
+            return SourceLoss::Ignored;
+        }
         let reason = format!(
             "the source no longer holds offsets {}..{} it served: detected log truncation during \
              mirroring, an unclean leader election in the source, and \
@@ -462,7 +471,10 @@ impl MirrorManager {
             FetcherCut::To(offset) => offset,
         };
         let loss = self.source_lost_served_records(host, now_ms, topic_partition, cut_to);
-        if matches!(loss, SourceLoss::Failed | SourceLoss::Verifying) {
+        if matches!(
+            loss,
+            SourceLoss::Failed | SourceLoss::Verifying | SourceLoss::Ignored
+        ) {
             return;
         }
         let Some(partition) = host.lend().partitions.get_mut(topic_partition) else {

@@ -129,6 +129,74 @@ pub fn check_mirror_liveness(
     (out, excused)
 }
 
+/// Spec §4.7 at the end of the heal phase (part of `liveness`): a mirror partition left
+/// MIRRORING whose source lost committed data (an unclean election there, or its
+/// only replica's power loss, on a topic that is not durable: `lost_from` gives the offset
+/// from which the source lost it) holds only what the source holds now: the batches it had
+/// fetched above that offset were cut (ULE_RECOVERY, where the topic supports unclean
+/// elections) or the partition went FAILED keeping them (not judged here: the liveness rule
+/// above accepts a FAILED one only where the source did lose records). `mirror-prefix` leaves
+/// such batches unjudged while the fetcher has not met the loss yet; this rule ends that
+/// excuse, so a destination that goes on mirroring over records its source no longer has is
+/// caught. Returns the violations and how many partitions it judged.
+pub fn check_source_loss_kept(
+    time_ms: i64,
+    design: mirrorsim::mirror::MirrorDesign,
+    controllers: &[ControllerView<'_>],
+    brokers: &[BrokerView<'_>],
+    lost_from: impl Fn(ClusterIndex, &TopicPartition) -> Option<i64>,
+) -> (Vec<Violation>, u64) {
+    let mut out = Vec::new();
+    let mut judged = 0;
+    for controller in controllers {
+        for (tp, record) in controller.controller.image().all_partitions() {
+            let Some(view) = record.leader.and_then(|leader| {
+                crate::checks::view::broker_view(brokers, controller.cluster, leader)
+            }) else {
+                continue;
+            };
+            let Some(partition) = view.broker.partitions().get(&tp) else {
+                continue;
+            };
+            if partition.mirror_state != MirrorState::Mirroring {
+                continue; // A paused partition fetches nothing: it meets the loss once resumed.
+            }
+            let Some(source) = source_cluster(view, &tp.topic) else {
+                continue;
+            };
+            let Some(kept) = lost_from(source, &tp) else {
+                continue;
+            };
+            let Some((_, source_log)) = current_leader(controllers, brokers, source, &tp) else {
+                continue; // The general liveness check reports a partition without a leader.
+            };
+            judged += 1;
+            let log = &partition.log;
+            let from = kept
+                .max(log.log_start_offset().0)
+                .max(source_log.log_start_offset().0);
+            let mut checked_to = from;
+            if let Some(detail) =
+                super::prefix::prefix_mismatch(design, log, source_log, from, &mut checked_to)
+            {
+                out.push(Violation {
+                    invariant: Invariant::Liveness,
+                    cluster: Some(controller.cluster),
+                    topic_partition: Some(tp.clone()),
+                    detail: format!(
+                        "{} is MIRRORING after its source cluster {source} lost committed data \
+                         from offset {kept}, and {detail}: it holds records its source no longer \
+                         has without being FAILED or recovering (spec §4.7)",
+                        NodeId::Broker(controller.cluster, view.broker.broker_id()),
+                    ),
+                    time_ms,
+                });
+            }
+        }
+    }
+    (out, judged)
+}
+
 /// Partitions by cluster.
 pub type PartitionSet = BTreeSet<(ClusterIndex, TopicPartition)>;
 

@@ -84,7 +84,9 @@
 //!   loss, on a topic that is not durable: `Checkers::losses`), the batches the mirror held
 //!   then at or above what the source kept are not judged until a truncation removes them
 //!   (the fetcher's next fetch meets the diverging epoch): the source no longer has them
-//!   (generator seed 1337263765019451, an unclean election in a).
+//!   (generator seed 1337263765019451, an unclean election in a). A partition still
+//!   MIRRORING at the end of the heal phase is judged for them by `liveness`
+//!   ([`check_source_loss_kept`], spec §4.7).
 //! - After the source, itself a mirror destination, cut its log by design (a PREPARING
 //!   truncation, or its fetcher meeting its own source's diverging epoch), the batches the
 //!   cut removed are not judged through one more append, the answer to a fetch the source
@@ -105,7 +107,7 @@ mod stopped;
 
 use lineage::{foreign_batches, is_deposed, live_incarnation, max_epoch, mirrors_back};
 pub(crate) use lineage::{mirror_source_in, source_cluster};
-pub use liveness::check_mirror_liveness;
+pub use liveness::{check_mirror_liveness, check_source_loss_kept};
 use mirrorsim::common::Offset;
 use offsets::{check_synced_offset, source_stable_end, SyncedOffsetVerdict};
 use state_records::check_single_fetcher;
