@@ -780,20 +780,7 @@ fn preparing_waits_for_every_replica_when_unclean_elections_are_supported_or_its
         }
         world.run_for(500);
         if support_unclean {
-            let request = Request::Controller(ControllerRequest::IncrementalAlterConfigs {
-                resource: ConfigResource::Topic("orders".into()),
-                changes: vec![(
-                    "mirror.support.unclean.leader.election".into(),
-                    Some("true".into()),
-                )],
-            });
-            let answer = world.call(NodeId::Controller(B), request);
-            assert!(matches!(
-                answer,
-                Response::Controller(ControllerResponse::IncrementalAlterConfigs {
-                    error: ErrorCode::None
-                })
-            ));
+            support_unclean_mirroring(&mut world, B);
         }
         let leader = world.leader(B);
         let follower = (1..=BROKERS)
