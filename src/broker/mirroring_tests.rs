@@ -376,6 +376,7 @@ fn request_failover(world: &mut World) {
         operation: MirrorTopicOperation::Remove,
         topics: vec!["orders".into()],
         checked_stopped: Vec::new(),
+        include_patterns: Vec::new(),
     });
     world.queue.push_back(Envelope {
         from: admin(B),
@@ -456,6 +457,7 @@ fn alter_answer(
         let request = Request::Mirror(MirrorRequest::AddTopicsToMirror {
             mirror: mirror.into(),
             topics,
+            include_patterns: Vec::new(),
         });
         (world.leader(cluster), request)
     } else {
@@ -464,6 +466,7 @@ fn alter_answer(
             operation,
             topics,
             checked_stopped: Vec::new(),
+            include_patterns: Vec::new(),
         });
         (NodeId::Controller(cluster), request)
     };
@@ -1294,6 +1297,7 @@ fn a_removed_topic_joins_a_mirror_only_once_its_stop_finished() {
         operation: MirrorTopicOperation::Add,
         topics: vec!["orders".into()],
         checked_stopped: Vec::new(),
+        include_patterns: Vec::new(),
     });
     assert!(matches!(
         world.call(NodeId::Controller(B), direct),

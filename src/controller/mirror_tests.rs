@@ -52,6 +52,7 @@ fn alter_checked<D: LogDisk>(
             .iter()
             .map(|(t, m)| (t.to_string(), m.to_string()))
             .collect(),
+        include_patterns: Vec::new(),
     });
     match send(controller, 0, admin_node(), request) {
         Response::Controller(ControllerResponse::AlterMirrorTopics { error, results }) => {
@@ -398,6 +399,64 @@ fn users_cannot_set_mirror_name_or_leave_a_mirror_invalid_or_change_its_recorded
     );
     assert_eq!(list(&mut controller)[0].configs[0].1, "b-broker-1");
     assert_eq!(list(&mut controller)[0].configs[1].1, "cluster-a", "kept");
+}
+
+#[test]
+fn an_add_with_include_patterns_appends_them_to_the_mirrors_include() {
+    // The prototype's testStartMirrorTopicsWithInclude: startMirrorTopics with
+    // `includePatterns` persists them into `mirror.topics.include` (appended, each once), in
+    // the batch that adds the topics; an invalid result or a pattern on another operation is
+    // refused whole.
+    let mut controller = with_mirror();
+    let add = |controller: &mut Controller<MemoryDisk>, op, patterns: &[&str]| {
+        let request = Request::Controller(ControllerRequest::AlterMirrorTopics {
+            mirror: "m".into(),
+            operation: op,
+            topics: vec!["orders".into()],
+            checked_stopped: Vec::new(),
+            include_patterns: patterns.iter().map(|p| p.to_string()).collect(),
+        });
+        match send(controller, 0, admin_node(), request) {
+            Response::Controller(ControllerResponse::AlterMirrorTopics { error, .. }) => error,
+            other => panic!("unexpected {other:?}"),
+        }
+    };
+    let include = |controller: &Controller<MemoryDisk>| {
+        controller
+            .image()
+            .configs
+            .get(&ConfigResource::Mirror("m".into()))
+            .and_then(|configs| configs.get("mirror.topics.include").cloned())
+    };
+    assert_eq!(include(&controller), None, "no include at creation");
+    assert_eq!(add(&mut controller, Add, &["orders-.*"]), ErrorCode::None);
+    assert_eq!(include(&controller).as_deref(), Some("orders-.*"));
+    assert_eq!(
+        mirror_name(&controller, "orders"),
+        "m",
+        "the topic is added too"
+    );
+    assert_eq!(
+        add(&mut controller, Pause, &["payments"]),
+        ErrorCode::InvalidRequest
+    );
+    assert_eq!(add(&mut controller, Remove, &[]), ErrorCode::None);
+    assert_eq!(
+        add(&mut controller, Add, &["orders-.*", "events-.*"]),
+        ErrorCode::None
+    );
+    assert_eq!(
+        include(&controller).as_deref(),
+        Some("orders-.*,events-.*"),
+        "appended once each"
+    );
+    let end = controller.log_end_offset();
+    assert_eq!(add(&mut controller, Add, &["("]), ErrorCode::InvalidConfig);
+    assert_eq!(
+        controller.log_end_offset(),
+        end,
+        "refused whole: nothing written"
+    );
 }
 
 #[test]

@@ -53,7 +53,7 @@ use crate::metadata::{ConfigResource, MetadataRecord, PartitionRecord, MIN_INSYN
 use crate::mirror::coordinator::MIRROR_STATE_TOPIC;
 use crate::mirror::properties::{self, SOURCE_CLUSTER_ID_CONFIG};
 use crate::mirror::state::{DesiredState, MIRROR_NAME_CONFIG, PAUSED_SUFFIX, REMOVED_SUFFIX};
-use crate::mirror::sync::BOOTSTRAP_SERVERS_CONFIG;
+use crate::mirror::sync::{include_with_patterns, BOOTSTRAP_SERVERS_CONFIG, TOPICS_INCLUDE_CONFIG};
 use crate::mirror::TopicMirrorConfig;
 use crate::protocol::{
     BrokerId, ControllerResponse, ErrorCode, LeaderEpoch, ListMirrorsFilter, ListedState,
@@ -239,14 +239,32 @@ impl<D: LogDisk> Controller<D> {
         operation: MirrorTopicOperation,
         topics: &[String],
         checked_stopped: &[(String, String)],
+        include_patterns: &[String],
     ) -> Result<Response, ControllerError> {
-        if !self.mirror_exists(mirror) {
-            return Ok(Response::Controller(
+        let refuse = |error| {
+            Ok(Response::Controller(
                 ControllerResponse::AlterMirrorTopics {
-                    error: ErrorCode::ClusterMirrorNotFound,
+                    error,
                     results: Vec::new(),
                 },
-            ));
+            ))
+        };
+        if !self.mirror_exists(mirror) {
+            return refuse(ErrorCode::ClusterMirrorNotFound);
+        }
+        if !include_patterns.is_empty() {
+            if operation != MirrorTopicOperation::Add {
+                return refuse(ErrorCode::InvalidRequest);
+            }
+            match self.include_with(mirror, include_patterns) {
+                Ok(Some(include)) => self.stage(MetadataRecord::Config {
+                    resource: ConfigResource::Mirror(mirror.to_owned()),
+                    name: TOPICS_INCLUDE_CONFIG.to_owned(),
+                    value: Some(include),
+                }),
+                Ok(None) => {}
+                Err(code) => return refuse(code),
+            }
         }
         let mut results = Vec::with_capacity(topics.len());
         for topic in topics {
@@ -379,6 +397,29 @@ impl<D: LogDisk> Controller<D> {
             error: ErrorCode::None,
             mirrors,
         })
+    }
+
+    /// `mirror`'s `mirror.topics.include` with `patterns` appended (those it lacks, in order),
+    /// as AddTopicsToMirror's include patterns ask (the prototype's `startMirrorTopics` with
+    /// `includePatterns`); `None` when it has them all; `InvalidConfig` when the result is not
+    /// a valid filter.
+    fn include_with(&self, mirror: &str, patterns: &[String]) -> Result<Option<String>, ErrorCode> {
+        let resource = ConfigResource::Mirror(mirror.to_owned());
+        let mut properties = self
+            .image
+            .configs
+            .get(&resource)
+            .cloned()
+            .unwrap_or_default();
+        let current = properties
+            .get(TOPICS_INCLUDE_CONFIG)
+            .map_or("", String::as_str);
+        let Some(include) = include_with_patterns(current, patterns) else {
+            return Ok(None);
+        };
+        properties.insert(TOPICS_INCLUDE_CONFIG.to_owned(), include.clone());
+        properties::validate(&properties).map_err(|_| ErrorCode::InvalidConfig)?;
+        Ok(Some(include))
     }
 
     /// The mirror rules for a user's IncrementalAlterConfigs (see the module doc).

@@ -610,7 +610,14 @@ impl<D: LogDisk> Controller<D> {
                 operation,
                 topics,
                 checked_stopped,
-            } => self.handle_alter_mirror_topics(&mirror, operation, &topics, &checked_stopped)?,
+                include_patterns,
+            } => self.handle_alter_mirror_topics(
+                &mirror,
+                operation,
+                &topics,
+                &checked_stopped,
+                &include_patterns,
+            )?,
             ControllerRequest::GrowMirrorTopics { mirror, topics } => {
                 self.handle_grow_mirror_topics(&mirror, &topics)?
             }

@@ -662,6 +662,7 @@ impl MirrorSyncs {
                 topics: add,
                 // Only topics in no mirror: a stopped one is not adopted again (spec §3.3).
                 checked_stopped: Vec::new(),
+                include_patterns: Vec::new(),
             });
             self.send_sync_request(ctx, mirror, controller, request, SyncRequest::Apply);
         }
@@ -674,6 +675,7 @@ impl MirrorSyncs {
                     .map(|topic| (topic.clone(), mirror.to_owned()))
                     .collect(),
                 topics: readd,
+                include_patterns: Vec::new(),
             });
             self.send_sync_request(ctx, mirror, controller, request, SyncRequest::Apply);
         }
@@ -708,6 +710,7 @@ impl MirrorSyncs {
             operation: MirrorTopicOperation::Remove,
             topics: excluded,
             checked_stopped: Vec::new(),
+            include_patterns: Vec::new(),
         });
         let controller = ctx.controller;
         self.send_sync_request(ctx, mirror, controller, request, SyncRequest::Apply);

@@ -307,6 +307,24 @@ pub struct OffsetBounds {
     pub log_end: (i64, i32),
 }
 
+/// `include` (a `mirror.topics.include` value) with `patterns` appended, those it lacks, in
+/// order: what AddTopicsToMirror's include patterns make of it (the prototype's
+/// `startMirrorTopics` with `includePatterns`); `None` when it has them all.
+pub fn include_with_patterns(include: &str, patterns: &[String]) -> Option<String> {
+    let mut entries: Vec<&str> = include
+        .split(',')
+        .map(str::trim)
+        .filter(|entry| !entry.is_empty())
+        .collect();
+    let before = entries.len();
+    for pattern in patterns {
+        if !entries.contains(&pattern.as_str()) {
+            entries.push(pattern);
+        }
+    }
+    (entries.len() > before).then(|| entries.join(","))
+}
+
 /// The clamped offset and leader epoch to commit for a source commit `(offset, epoch)`; `None`
 /// when the epoch to use is unknown (the spec skips the partition then).
 pub fn clamp_group_offset(source: (i64, i32), bounds: OffsetBounds) -> Option<(i64, i32)> {

@@ -125,23 +125,26 @@ fn request_topics(request: &Request) -> Vec<String> {
 /// The request to forward to the controller for `keep` only.
 fn restrict(pending: &PendingTopicAdmin, keep: &BTreeSet<String>) -> Request {
     match &pending.request {
-        Request::Mirror(MirrorRequest::AddTopicsToMirror { mirror, topics }) => {
-            Request::Controller(ControllerRequest::AlterMirrorTopics {
-                mirror: mirror.clone(),
-                operation: MirrorTopicOperation::Add,
-                topics: topics
-                    .iter()
-                    .filter(|t| keep.contains(*t))
-                    .cloned()
-                    .collect(),
-                checked_stopped: pending
-                    .checked_stopped
-                    .iter()
-                    .filter(|(t, _)| keep.contains(t))
-                    .cloned()
-                    .collect(),
-            })
-        }
+        Request::Mirror(MirrorRequest::AddTopicsToMirror {
+            mirror,
+            topics,
+            include_patterns,
+        }) => Request::Controller(ControllerRequest::AlterMirrorTopics {
+            mirror: mirror.clone(),
+            operation: MirrorTopicOperation::Add,
+            topics: topics
+                .iter()
+                .filter(|t| keep.contains(*t))
+                .cloned()
+                .collect(),
+            checked_stopped: pending
+                .checked_stopped
+                .iter()
+                .filter(|(t, _)| keep.contains(t))
+                .cloned()
+                .collect(),
+            include_patterns: include_patterns.clone(),
+        }),
         Request::Cluster(ClusterRequest::DeleteTopics { topics }) => {
             Request::Cluster(ClusterRequest::DeleteTopics {
                 topics: topics

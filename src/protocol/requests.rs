@@ -156,6 +156,9 @@ pub enum ControllerRequest {
         /// coordinator state (the prototype's broker-side validation). The controller adds a
         /// topic another mirror removed only if it is listed here with that mirror.
         checked_stopped: Vec<(String, String)>,
+        /// Add only: patterns appended to the mirror's `mirror.topics.include` in the same
+        /// metadata batch (AddTopicsToMirror's `include_patterns`).
+        include_patterns: Vec<String>,
     },
     /// A destination broker's periodic sync → controller: grow the mirror's topics to their
     /// source topics' partition counts (the prototype's "scale partitions"; an admin's
@@ -410,6 +413,9 @@ pub enum MirrorRequest {
         mirror: String,
         /// The topics.
         topics: Vec<String>,
+        /// Patterns appended to the mirror's `mirror.topics.include` with the add (the
+        /// prototype's `StartMirrorTopicsOptions.includePatterns`); usually empty.
+        include_patterns: Vec<String>,
     },
     /// Admin → any destination broker: RecoverMirrorTopics, a fresh budget of retries for
     /// the FAILED partitions of the topics (see `mirror::recover`).
@@ -700,6 +706,7 @@ mod tests {
                 operation: MirrorTopicOperation::Add,
                 topics: vec!["orders".into()],
                 checked_stopped: Vec::new(),
+                include_patterns: Vec::new(),
             },
             ControllerRequest::GrowMirrorTopics {
                 mirror: "m".into(),

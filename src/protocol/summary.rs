@@ -315,9 +315,13 @@ fn request_fields_controller(
             operation,
             topics,
             checked_stopped,
+            include_patterns,
         } => {
             write!(f, " {operation:?} mirror={mirror}")?;
             display_list(f, "topics", topics)?;
+            if !include_patterns.is_empty() {
+                display_list(f, "include", include_patterns)?;
+            }
             if checked_stopped.is_empty() {
                 return Ok(());
             }
@@ -554,8 +558,19 @@ fn request_fields_mirror(f: &mut fmt::Formatter<'_>, request: &MirrorRequest) ->
         MirrorRequest::DeleteMirror { name } | MirrorRequest::DescribeMirror { name } => {
             write!(f, " mirror={name}")
         }
-        MirrorRequest::AddTopicsToMirror { mirror, topics }
-        | MirrorRequest::RecoverMirrorTopics { mirror, topics } => {
+        MirrorRequest::AddTopicsToMirror {
+            mirror,
+            topics,
+            include_patterns,
+        } => {
+            write!(f, " mirror={mirror}")?;
+            display_list(f, "topics", topics)?;
+            if include_patterns.is_empty() {
+                return Ok(());
+            }
+            display_list(f, "include", include_patterns)
+        }
+        MirrorRequest::RecoverMirrorTopics { mirror, topics } => {
             write!(f, " mirror={mirror}")?;
             display_list(f, "topics", topics)
         }

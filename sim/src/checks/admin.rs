@@ -436,7 +436,9 @@ pub fn check_admin_outcomes(
             AdminAction::DeleteMirror if outcome.unanswered > 0 => {
                 model.stale_deletes.insert(record.op.mirror.clone(), until);
             }
-            AdminAction::AlterTopics { operation, topics } if outcome.unanswered > 0 => {
+            AdminAction::AlterTopics {
+                operation, topics, ..
+            } if outcome.unanswered > 0 => {
                 for topic in topics {
                     let key = (record.op.mirror.clone(), topic.clone());
                     model.stale_alters.insert(key, (*operation, until));
@@ -511,7 +513,9 @@ fn allowed(model: &ClusterModel, op: &AdminOp, retried: bool, lagging: bool) -> 
                 allowed.request = vec![ErrorCode::InvalidConfig];
             }
         }
-        AdminAction::AlterTopics { operation, topics } => {
+        AdminAction::AlterTopics {
+            operation, topics, ..
+        } => {
             if !exists {
                 allowed.request = vec![ErrorCode::ClusterMirrorNotFound];
                 allowed.demands_refusal = true;
@@ -784,6 +788,19 @@ fn created_properties(configs: &[(String, String)]) -> BTreeMap<String, String> 
     stored
 }
 
+/// An accepted add's include patterns appended to the model's `mirror.topics.include` of
+/// `mirror`, each once, as the controller does.
+fn append_include(model: &mut ClusterModel, mirror: &str, patterns: &[String]) {
+    let Some(properties) = model.properties.get_mut(mirror) else {
+        return;
+    };
+    let key = mirrorsim::mirror::sync::TOPICS_INCLUDE_CONFIG;
+    let current = properties.get(key).map_or("", String::as_str);
+    if let Some(include) = mirrorsim::mirror::sync::include_with_patterns(current, patterns) {
+        properties.insert(key.to_owned(), include);
+    }
+}
+
 /// Applies what `outcome` accepted to the model.
 fn apply(model: &mut ClusterModel, op: &AdminOp, outcome: &AdminOutcome) {
     let accepted = outcome.error == ErrorCode::None;
@@ -813,7 +830,14 @@ fn apply(model: &mut ClusterModel, op: &AdminOp, outcome: &AdminOutcome) {
                     .insert(op.mirror.clone(), outcome.finished_ms);
             }
         }
-        AdminAction::AlterTopics { operation, topics } if accepted => {
+        AdminAction::AlterTopics {
+            operation,
+            topics,
+            include,
+        } if accepted => {
+            if !include.is_empty() {
+                append_include(model, &op.mirror, include);
+            }
             for topic in topics {
                 let error = outcome.topic_error(topic);
                 // A retried change refused as already done took effect too, if the rules
@@ -905,6 +929,7 @@ mod tests {
             other => AdminAction::AlterTopics {
                 operation: other.topic_operation().expect("a topic operation"),
                 topics,
+                include: Vec::new(),
             },
         };
         AdminOp {

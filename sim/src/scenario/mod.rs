@@ -27,12 +27,12 @@ pub mod schema;
 pub mod validate;
 
 pub use schema::{
-    AcksSpec, AclSpec, AclsOp, AdminOpKind, AdminOpSpec, AlterMirrorOp, ClockSkewFault,
-    ClusterSpec, CompressionSpec, ConsumerSpec, CreateMirrorOp, CreatePartitionsOp, FaultSpec,
-    HoldBackFault, IsolationSpec, KillFault, LatencySpikeFault, MirrorOp, MirrorTopicsOp,
-    NodeFault, PartitionFault, ProbabilityFault, ProducerSpec, Scenario, ScriptedFault,
-    TopicConfigsOp, TopicSpec, TopicsOp, DEFAULT_FAULT_DURATION_MS, DEFAULT_HOLD_BACK_PROBABILITY,
-    FAULT_KINDS, RECOVERY_MARGIN_MS,
+    AcksSpec, AclSpec, AclsOp, AddTopicsOp, AdminOpKind, AdminOpSpec, AlterMirrorOp,
+    ClockSkewFault, ClusterSpec, CompressionSpec, ConsumerSpec, CreateMirrorOp, CreatePartitionsOp,
+    FaultSpec, HoldBackFault, IsolationSpec, KillFault, LatencySpikeFault, MirrorOp,
+    MirrorTopicsOp, NodeFault, PartitionFault, ProbabilityFault, ProducerSpec, Scenario,
+    ScriptedFault, TopicConfigsOp, TopicSpec, TopicsOp, DEFAULT_FAULT_DURATION_MS,
+    DEFAULT_HOLD_BACK_PROBABILITY, FAULT_KINDS, RECOVERY_MARGIN_MS,
 };
 pub use validate::{MAX_DRIFT_PPM, MAX_PHASE_MS};
 

@@ -268,6 +268,20 @@ fn scenario_admin_errors_name_file_line_and_field() {
         ),
         (
             "remove_topics",
+            "mirror = \"m\"\ntopics = [\"orders\"]\ninclude = [\"orders-.*\"]\n",
+            "admin.remove_topics[0].include",
+            18,
+            "unknown field `include`",
+        ),
+        (
+            "add_topics",
+            "mirror = \"m\"\ntopics = [\"orders\"]\ninclude = [\"orders-(us|eu)\"]\n",
+            "admin.add_topics[0].include[0]",
+            18,
+            "not a topic filter",
+        ),
+        (
+            "remove_topics",
             "mirror = \"m\"\ntopics = []\n",
             "admin.remove_topics[0].topics",
             17,
@@ -1498,7 +1512,7 @@ fn the_readme_key_tables_are_the_loaders() {
     let admin = [
         (AdminOpKind::CreateMirror, keys_of::<CreateMirrorOp>()),
         (AdminOpKind::AlterMirror, keys_of::<AlterMirrorOp>()),
-        (AdminOpKind::AddTopics, keys_of::<MirrorTopicsOp>()),
+        (AdminOpKind::AddTopics, keys_of::<AddTopicsOp>()),
         (AdminOpKind::RemoveTopics, keys_of::<MirrorTopicsOp>()),
         (AdminOpKind::PauseTopics, keys_of::<MirrorTopicsOp>()),
         (AdminOpKind::ResumeTopics, keys_of::<MirrorTopicsOp>()),

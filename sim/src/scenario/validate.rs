@@ -436,6 +436,7 @@ impl Scenario {
         if let AdminOpSpec::AlterMirror(alter) = spec {
             validate_alter_mirror(source, field, &alter.configs)?;
         }
+        self.check_include_patterns(source, field, spec)?;
         match spec {
             AdminOpSpec::CreateTopics(create) => self.check_deferred(source, field, create)?,
             AdminOpSpec::AlterTopicConfigs(alter) => {
@@ -466,6 +467,29 @@ impl Scenario {
             }
             _ => Ok(()),
         }
+    }
+
+    /// `add_topics`' `include` (patterns appended to the mirror's `mirror.topics.include`):
+    /// each one name filter a mirror accepts.
+    fn check_include_patterns(
+        &self,
+        source: &Source<'_>,
+        field: &str,
+        spec: &AdminOpSpec,
+    ) -> Check {
+        let AdminOpSpec::AddTopics(op) = spec else {
+            return Ok(());
+        };
+        for (position, pattern) in op.include.iter().enumerate() {
+            let path = format!("{field}.include[{position}]");
+            if let Err(problem) = mirrorsim::mirror::sync::NameFilter::parse(pattern.get_ref()) {
+                return Err(source.error(&path, format!("not a topic filter: {problem}")));
+            }
+            if pattern.get_ref().contains(',') || pattern.get_ref().trim().is_empty() {
+                return Err(source.error(&path, "one non-empty pattern per entry".into()));
+            }
+        }
+        Ok(())
     }
 
     /// `create_topics` creates topics `[[topics]]` declares `deferred`: the others exist from

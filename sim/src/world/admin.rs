@@ -79,6 +79,8 @@ pub enum AdminAction {
         operation: MirrorTopicOperation,
         /// The topics, in the scenario's order.
         topics: Vec<String>,
+        /// Add only: patterns appended to the mirror's `mirror.topics.include`.
+        include: Vec<String>,
     },
     /// RecoverMirrorTopics.
     RecoverTopics {
@@ -167,10 +169,12 @@ impl AdminOp {
         match &self.action {
             AdminAction::AlterTopics {
                 operation: MirrorTopicOperation::Add,
+                include,
                 ..
             } => Some(Request::Mirror(MirrorRequest::AddTopicsToMirror {
                 mirror: self.mirror.clone(),
                 topics: topics.to_vec(),
+                include_patterns: include.clone(),
             })),
             AdminAction::DeleteMirror
             | AdminAction::DescribeMirror
@@ -200,14 +204,15 @@ impl AdminOp {
                         .collect(),
                 })
             }
-            AdminAction::AlterTopics { operation, .. } => {
-                Request::Controller(ControllerRequest::AlterMirrorTopics {
-                    mirror: self.mirror.clone(),
-                    operation: *operation,
-                    topics: topics.to_vec(),
-                    checked_stopped: Vec::new(),
-                })
-            }
+            AdminAction::AlterTopics {
+                operation, include, ..
+            } => Request::Controller(ControllerRequest::AlterMirrorTopics {
+                mirror: self.mirror.clone(),
+                operation: *operation,
+                topics: topics.to_vec(),
+                checked_stopped: Vec::new(),
+                include_patterns: include.clone(),
+            }),
             AdminAction::RecoverTopics { .. } => {
                 Request::Mirror(MirrorRequest::RecoverMirrorTopics {
                     mirror: self.mirror.clone(),
@@ -414,6 +419,7 @@ fn action(scenario: &Scenario, spec: &AdminOpSpec) -> AdminAction {
     let alter = |operation| AdminAction::AlterTopics {
         operation,
         topics: topics.clone(),
+        include: Vec::new(),
     };
     match spec {
         AdminOpSpec::CreateMirror(create) => AdminAction::CreateMirror {
@@ -422,7 +428,11 @@ fn action(scenario: &Scenario, spec: &AdminOpSpec) -> AdminAction {
         AdminOpSpec::AlterMirror(alter_mirror) => AdminAction::AlterMirror {
             configs: alter_mirror.configs.clone().into_iter().collect(),
         },
-        AdminOpSpec::AddTopics(_) => alter(MirrorTopicOperation::Add),
+        AdminOpSpec::AddTopics(add) => AdminAction::AlterTopics {
+            operation: MirrorTopicOperation::Add,
+            topics: topics.clone(),
+            include: add.include.iter().map(|p| p.get_ref().clone()).collect(),
+        },
         AdminOpSpec::RemoveTopics(_) => alter(MirrorTopicOperation::Remove),
         AdminOpSpec::PauseTopics(_) => alter(MirrorTopicOperation::Pause),
         AdminOpSpec::ResumeTopics(_) => alter(MirrorTopicOperation::Resume),
@@ -1099,6 +1109,7 @@ mod tests {
         AdminAction::AlterTopics {
             operation: MirrorTopicOperation::Add,
             topics: topics.iter().map(|t| t.to_string()).collect(),
+            include: Vec::new(),
         }
     }
 

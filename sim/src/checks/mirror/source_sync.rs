@@ -357,7 +357,10 @@ fn rediscoveries(
     let mut removed: BTreeMap<&str, Option<(&str, i64)>> = BTreeMap::new();
     let mut unsure: BTreeSet<&str> = BTreeSet::new();
     for (record, finished) in timeline.finished() {
-        let AdminAction::AlterTopics { operation, topics } = &record.op.action else {
+        let AdminAction::AlterTopics {
+            operation, topics, ..
+        } = &record.op.action
+        else {
             continue;
         };
         if record.op.cluster != destination {
@@ -816,6 +819,7 @@ mod tests {
                 AdminAction::AlterTopics {
                     operation,
                     topics: vec!["orders".to_owned()],
+                    include: Vec::new(),
                 },
             );
             op.op.mirror = "m".to_owned();

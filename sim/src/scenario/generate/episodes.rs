@@ -28,7 +28,7 @@ impl Draft {
         };
         self.create_mirror(created, &looped, BTreeMap::new());
         let add = created + self.aim.random_range(100..=400);
-        self.topics_op(add, &looped, AdminOpSpec::AddTopics, &looped.topics);
+        self.topics_op(add, &looped, AddTopicsOp::of, &looped.topics);
         let remove = (add + self.aim.random_range(1_200..=3_000)).min(until_ms - 300);
         self.topics_op(remove, &looped, AdminOpSpec::RemoveTopics, &looped.topics);
         if self.aim.random_bool(0.5) {
@@ -90,7 +90,7 @@ impl Draft {
             return None;
         }
         self.topics_op(removed, link, AdminOpSpec::RemoveTopics, &link.topics);
-        self.topics_op(readd, link, AdminOpSpec::AddTopics, &link.topics);
+        self.topics_op(readd, link, AddTopicsOp::of, &link.topics);
         for topic in &link.topics {
             self.writers_from
                 .push((link.destination, topic.clone(), removed));
@@ -313,13 +313,13 @@ impl Draft {
                 }
                 "describe" => self.mirror_op(at, link, AdminOpSpec::DescribeMirror),
                 // Already mirrored: InvalidClusterMirrorState.
-                "add_again" => self.topics_op(at, link, AdminOpSpec::AddTopics, &topic),
+                "add_again" => self.topics_op(at, link, AddTopicsOp::of, &topic),
                 "remove_early" => {
                     // Removing one topic early (while PREPARING, MIRRORING or PAUSING) and
                     // adding it back once it stopped: STOPPED -> PREPARING.
                     self.topics_op(at, link, AdminOpSpec::RemoveTopics, &topic);
                     at += self.rng.random_range(1_000..=2_500);
-                    self.topics_op(at, link, AdminOpSpec::AddTopics, &topic);
+                    self.topics_op(at, link, AddTopicsOp::of, &topic);
                     // The re-mirrored batches carry the source's epochs: bump them, before
                     // the remove or after it.
                     let bump = (link.source, from_ms);
@@ -372,7 +372,7 @@ impl Draft {
                 }
                 self.create_mirror(start, &back, BTreeMap::new());
                 let add = start + self.rng.random_range(100..=600);
-                self.topics_op(add, &back, AdminOpSpec::AddTopics, &back.topics);
+                self.topics_op(add, &back, AddTopicsOp::of, &back.topics);
                 // The paused replica's own records carry the old primary's epochs: bump them
                 // after the forward mirror stopped copying them.
                 let bump = (back.destination, failover_ms);
@@ -401,7 +401,7 @@ impl Draft {
                 let again = at + self.rng.random_range(1_000..=2_000);
                 self.create_mirror(again, link, BTreeMap::new());
                 let add = again + self.rng.random_range(100..=500);
-                self.topics_op(add, link, AdminOpSpec::AddTopics, &link.topics);
+                self.topics_op(add, link, AddTopicsOp::of, &link.topics);
                 let bump = (link.source, failover_ms);
                 self.maybe_pause_across_cut(cut, add, bump);
                 let remove = add + self.rng.random_range(2_000..=4_000);

@@ -75,10 +75,11 @@ use rand::{RngExt, SeedableRng};
 use toml::Spanned;
 
 use crate::scenario::{
-    AcksSpec, AclSpec, AclsOp, AdminOpSpec, AlterMirrorOp, ClusterSpec, CompressionSpec,
-    ConsumerSpec, CreateMirrorOp, CreatePartitionsOp, FaultSpec, IsolationSpec, KillFault,
-    MirrorOp, MirrorTopicsOp, NodeFault, PartitionFault, ProducerSpec, Scenario, ScenarioError,
-    ScriptedFault, TopicConfigsOp, TopicSpec, TopicsOp, FAULT_KINDS, RECOVERY_MARGIN_MS,
+    AcksSpec, AclSpec, AclsOp, AddTopicsOp, AdminOpSpec, AlterMirrorOp, ClusterSpec,
+    CompressionSpec, ConsumerSpec, CreateMirrorOp, CreatePartitionsOp, FaultSpec, IsolationSpec,
+    KillFault, MirrorOp, MirrorTopicsOp, NodeFault, PartitionFault, ProducerSpec, Scenario,
+    ScenarioError, ScriptedFault, TopicConfigsOp, TopicSpec, TopicsOp, FAULT_KINDS,
+    RECOVERY_MARGIN_MS,
 };
 
 /// The shapes a generated scenario takes, with their weights.
@@ -432,7 +433,7 @@ impl Draft {
     }
 
     /// AlterMirrorTopics on the link's mirror (`op` is the operation, e.g.
-    /// `AdminOpSpec::AddTopics`).
+    /// [`AddTopicsOp::of`]).
     fn topics_op(
         &mut self,
         at_ms: u64,
@@ -494,7 +495,7 @@ impl Draft {
             if used_destination {
                 added = created + self.aim.random_range(2_500..=4_500);
             }
-            self.topics_op(added, link, AdminOpSpec::AddTopics, &link.topics);
+            self.topics_op(added, link, AddTopicsOp::of, &link.topics);
             // A chain's second hop fails over after the first, the others anywhere in the
             // middle of the fault phase; one in seven mirrors never fails over.
             let earliest = if self.shape == "chain" && index > 0 {

@@ -27,7 +27,7 @@ pub enum AdminOpSpec {
     /// `alter_mirror`.
     AlterMirror(AlterMirrorOp),
     /// `add_topics`.
-    AddTopics(MirrorTopicsOp),
+    AddTopics(AddTopicsOp),
     /// `remove_topics` (a failover).
     RemoveTopics(MirrorTopicsOp),
     /// `pause_topics`.
@@ -84,7 +84,7 @@ impl AdminOpSpec {
         match self {
             Self::CreateMirror(CreateMirrorOp { at_ms, .. })
             | Self::AlterMirror(AlterMirrorOp { at_ms, .. })
-            | Self::AddTopics(MirrorTopicsOp { at_ms, .. })
+            | Self::AddTopics(AddTopicsOp { at_ms, .. })
             | Self::RemoveTopics(MirrorTopicsOp { at_ms, .. })
             | Self::PauseTopics(MirrorTopicsOp { at_ms, .. })
             | Self::ResumeTopics(MirrorTopicsOp { at_ms, .. })
@@ -106,7 +106,7 @@ impl AdminOpSpec {
         match self {
             Self::CreateMirror(CreateMirrorOp { cluster, .. })
             | Self::AlterMirror(AlterMirrorOp { cluster, .. })
-            | Self::AddTopics(MirrorTopicsOp { cluster, .. })
+            | Self::AddTopics(AddTopicsOp { cluster, .. })
             | Self::RemoveTopics(MirrorTopicsOp { cluster, .. })
             | Self::PauseTopics(MirrorTopicsOp { cluster, .. })
             | Self::ResumeTopics(MirrorTopicsOp { cluster, .. })
@@ -128,7 +128,7 @@ impl AdminOpSpec {
         match self {
             Self::CreateMirror(CreateMirrorOp { mirror, .. })
             | Self::AlterMirror(AlterMirrorOp { mirror, .. })
-            | Self::AddTopics(MirrorTopicsOp { mirror, .. })
+            | Self::AddTopics(AddTopicsOp { mirror, .. })
             | Self::RemoveTopics(MirrorTopicsOp { mirror, .. })
             | Self::PauseTopics(MirrorTopicsOp { mirror, .. })
             | Self::ResumeTopics(MirrorTopicsOp { mirror, .. })
@@ -149,7 +149,7 @@ impl AdminOpSpec {
     /// (`create_mirror`, `alter_mirror`, `delete_mirror`, `describe_mirror`).
     pub fn topics(&self) -> Option<&[Spanned<String>]> {
         match self {
-            Self::AddTopics(MirrorTopicsOp { topics, .. })
+            Self::AddTopics(AddTopicsOp { topics, .. })
             | Self::RemoveTopics(MirrorTopicsOp { topics, .. })
             | Self::PauseTopics(MirrorTopicsOp { topics, .. })
             | Self::ResumeTopics(MirrorTopicsOp { topics, .. })
@@ -177,8 +177,8 @@ impl Serialize for AdminOpSpec {
         match self {
             Self::CreateMirror(table) => serialize_entry(serializer, name, table),
             Self::AlterMirror(table) => serialize_entry(serializer, name, table),
-            Self::AddTopics(table)
-            | Self::RemoveTopics(table)
+            Self::AddTopics(table) => serialize_entry(serializer, name, table),
+            Self::RemoveTopics(table)
             | Self::PauseTopics(table)
             | Self::ResumeTopics(table)
             | Self::RecoverTopics(table) => serialize_entry(serializer, name, table),
@@ -236,7 +236,7 @@ struct AdminTables {
     #[serde(default)]
     alter_mirror: Vec<Spanned<AlterMirrorOp>>,
     #[serde(default)]
-    add_topics: Vec<Spanned<MirrorTopicsOp>>,
+    add_topics: Vec<Spanned<AddTopicsOp>>,
     #[serde(default)]
     remove_topics: Vec<Spanned<MirrorTopicsOp>>,
     #[serde(default)]
@@ -315,6 +315,37 @@ pub struct MirrorTopicsOp {
     pub mirror: Spanned<String>,
     /// The topics, in the order the request lists them.
     pub topics: Vec<Spanned<String>>,
+}
+
+/// `add_topics` (AddTopicsToMirror, to a broker): [`MirrorTopicsOp`]'s keys and `include`.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct AddTopicsOp {
+    /// The earliest start.
+    pub at_ms: u64,
+    /// The destination cluster letter.
+    pub cluster: Spanned<String>,
+    /// The mirror.
+    pub mirror: Spanned<String>,
+    /// The topics, in the order the request lists them.
+    pub topics: Vec<Spanned<String>>,
+    /// Patterns appended to the mirror's `mirror.topics.include` with the add (the
+    /// prototype's `StartMirrorTopicsOptions.includePatterns`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub include: Vec<Spanned<String>>,
+}
+
+impl AddTopicsOp {
+    /// An add of `topics` without include patterns (`op`'s time, cluster and mirror).
+    pub fn of(op: MirrorTopicsOp) -> AdminOpSpec {
+        AdminOpSpec::AddTopics(Self {
+            at_ms: op.at_ms,
+            cluster: op.cluster,
+            mirror: op.mirror,
+            topics: op.topics,
+            include: Vec::new(),
+        })
+    }
 }
 
 /// `delete_mirror` or `describe_mirror` (both sent to a broker of `cluster`).

@@ -22,8 +22,8 @@ mod entries;
 pub mod faults;
 
 pub use admin::{
-    AclSpec, AclsOp, AdminOpKind, AdminOpSpec, AlterMirrorOp, CreateMirrorOp, CreatePartitionsOp,
-    MirrorOp, MirrorTopicsOp, TopicConfigsOp, TopicsOp,
+    AclSpec, AclsOp, AddTopicsOp, AdminOpKind, AdminOpSpec, AlterMirrorOp, CreateMirrorOp,
+    CreatePartitionsOp, MirrorOp, MirrorTopicsOp, TopicConfigsOp, TopicsOp,
 };
 pub(super) use entries::{entry_paths, write_entries};
 pub use faults::{
