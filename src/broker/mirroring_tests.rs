@@ -786,10 +786,7 @@ fn preparing_waits_for_every_replica_when_unclean_elections_are_supported_or_its
             support_unclean_mirroring(&mut world, B);
         }
         let leader = world.leader(B);
-        let follower = (1..=BROKERS)
-            .map(|id| NodeId::Broker(B, BrokerId(id)))
-            .find(|node| *node != leader)
-            .unwrap();
+        let follower = world.a_follower(B);
         create_mirror_between(&mut world, "m", A, B);
         world.cut.insert(follower);
         world.run_for(3_000);
@@ -840,10 +837,7 @@ fn a_preparing_cut_that_removed_nothing_fences_the_replicas_it_did_not_wait_for(
         let mut world = World::with_design(design);
         world.run_for(500);
         let leader = world.leader(B);
-        let follower = (1..=BROKERS)
-            .map(|id| NodeId::Broker(B, BrokerId(id)))
-            .find(|node| *node != leader)
-            .unwrap();
+        let follower = world.a_follower(B);
         let NodeId::Broker(_, follower_id) = follower else {
             unreachable!("a broker")
         };
@@ -1118,10 +1112,7 @@ fn a_stop_after_a_prepare_cut_that_removed_nothing_admits_the_local_commit() {
         support_unclean_mirroring(&mut world, cluster);
     }
     let leader = world.leader(A);
-    let follower = (1..=BROKERS)
-        .map(|id| NodeId::Broker(A, BrokerId(id)))
-        .find(|node| *node != leader)
-        .unwrap();
+    let follower = world.a_follower(A);
     world.cut.insert(follower);
     bump_leader_epoch(&mut world, A);
     assert_eq!(world.leader(A), leader);
@@ -1336,6 +1327,15 @@ enum CrashTarget {
 
 impl World {
     /// The node coordinating orders-0's mirror state for mirror `m` on b.
+    /// The first broker of `cluster` that is not orders-0's leader (one of its followers).
+    fn a_follower(&self, cluster: ClusterIndex) -> NodeId {
+        let leader = self.leader(cluster);
+        (1..=BROKERS)
+            .map(|id| NodeId::Broker(cluster, BrokerId(id)))
+            .find(|node| *node != leader)
+            .expect("three replicas")
+    }
+
     fn mirror_coordinator_of_orders(&self) -> NodeId {
         let image = self.controllers[&B].image();
         let id = MirrorPartitionId {
@@ -1533,10 +1533,7 @@ fn a_follower_that_missed_a_preparing_truncation_cuts_its_local_tail() {
     assert!(world.produce(B, 20, 0, 2).iter().all(|e| e.is_none()));
     world.run_for(300);
     let leader = world.leader(B);
-    let follower = (1..=BROKERS)
-        .map(|id| NodeId::Broker(B, BrokerId(id)))
-        .find(|node| *node != leader)
-        .unwrap();
+    let follower = world.a_follower(B);
     let tail_epoch = world.partition(follower).log.latest_epoch().unwrap();
     assert!(tail_epoch > LeaderEpoch(0), "b's own epoch");
     assert_eq!(world.partition(follower).log.log_end_offset(), Offset(8));

@@ -62,8 +62,9 @@ pub(super) fn unseen(
     type Reads<'a> = BTreeSet<(&'a TopicPartition, i64, &'a str)>;
     let mut group_reads: BTreeMap<(&str, ClusterIndex), Reads<'_>> = BTreeMap::new();
     for ((consumer, _), polls) in &history.polls {
-        let set = seen_by.entry(reader(consumer)).or_default();
-        let reads = reads_of.entry(reader(consumer)).or_default();
+        let name = reader(consumer);
+        let reads = reads_of.entry(name.clone()).or_default();
+        let set = seen_by.entry(name).or_default();
         for poll in polls {
             set.insert((&poll.topic_partition, poll.offset));
             reads

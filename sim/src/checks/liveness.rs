@@ -440,11 +440,6 @@ impl Checkers {
         // The final logs do not change while the history is checked: each is scanned for its
         // transactions' ends once, not once per unseen record.
         let txn_ends = std::cell::RefCell::new(TxnEndsMemo::default());
-        let loss_between = |cluster, tp: &TopicPartition, offset, (from_ms, to_ms)| {
-            let key = (cluster, tp.clone());
-            all_losses(&self.losses, &self.lost_tails, &key)
-                .any(|(lost_ms, kept)| from_ms <= lost_ms && lost_ms <= to_ms && kept <= offset)
-        };
         let report = unseen(
             time_ms,
             history,
@@ -481,7 +476,7 @@ impl Checkers {
                     || (read_committed && outcome_lost())
                     || (read_committed && enlist_lost())
             },
-            loss_between,
+            |cluster, tp, offset, window| self.lost_between(cluster, tp, offset, window),
         );
         out.extend(report.violations);
         self.mark_times(

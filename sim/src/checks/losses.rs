@@ -221,6 +221,21 @@ impl Checkers {
         )
     }
 
+    /// Whether a loss of committed data of (`cluster`, `topic_partition`) (`losses` or
+    /// `lost_tails`) came within `window` (checker times, both ends included) and kept no
+    /// more than `offset` (see [`super::history::jumped_over_loss`]).
+    pub(super) fn lost_between(
+        &self,
+        cluster: ClusterIndex,
+        topic_partition: &TopicPartition,
+        offset: i64,
+        (from_ms, to_ms): (i64, i64),
+    ) -> bool {
+        let key = (cluster, topic_partition.clone());
+        all_losses(&self.losses, &self.lost_tails, &key)
+            .any(|(lost_ms, kept)| from_ms <= lost_ms && lost_ms <= to_ms && kept <= offset)
+    }
+
     /// [`Self::lost_since`] counting committed tails lost outside mirroring too (`lost_tails`).
     pub(super) fn lost_or_tail_lost_since(
         &self,

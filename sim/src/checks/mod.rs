@@ -969,11 +969,7 @@ mod tests {
                 0,
                 &history,
                 |_, _, _| false,
-                |cluster, tp, offset, (from, to)| {
-                    let key = (cluster, tp.clone());
-                    all_losses(&checkers.losses, &checkers.lost_tails, &key)
-                        .any(|(lost_ms, kept)| from <= lost_ms && lost_ms <= to && kept <= offset)
-                },
+                |cluster, tp, offset, window| checkers.lost_between(cluster, tp, offset, window),
             )
         };
         // No loss: the jump from 31 to 33 went over it, unseen.
