@@ -215,6 +215,8 @@ impl<S: BrokerStorage> Broker<S> {
         if applied && self.session.metadata_ready() {
             for topic_partition in self.replicas.drop_deleted_topics(&self.image) {
                 self.fetcher.forget(&topic_partition);
+                self.events
+                    .push(BrokerEvent::PartitionRemoved { topic_partition });
             }
             self.reconcile_partitions(now_ms);
             self.with_mirror_manager(|manager, broker| {

@@ -410,6 +410,13 @@ pub enum BrokerEvent {
         /// The partitions refused as read-only.
         partitions: Vec<TopicPartition>,
     },
+    /// This broker removed its replica of a partition whose topic its metadata no longer has
+    /// (a DeleteTopics; a topic created again under the name is another topic, with another
+    /// topic id). Every earlier event of the partition was of the removed replica.
+    PartitionRemoved {
+        /// The partition.
+        topic_partition: TopicPartition,
+    },
     /// The ISR of a led partition changed (as confirmed by the controller).
     IsrChanged {
         /// The partition.
@@ -521,4 +528,130 @@ pub enum BrokerEvent {
         /// Its mirror state.
         mirror_state: crate::common::MirrorState,
     },
+}
+
+impl BrokerEvent {
+    /// The partition the event is about, when it is about one.
+    pub fn topic_partition(&self) -> Option<&TopicPartition> {
+        match self {
+            Self::BecameLeader {
+                topic_partition, ..
+            }
+            | Self::BecameFollower {
+                topic_partition, ..
+            }
+            | Self::Truncated {
+                topic_partition, ..
+            }
+            | Self::LeaderAppend {
+                topic_partition, ..
+            }
+            | Self::MirrorAppend {
+                topic_partition, ..
+            }
+            | Self::RecordsDeleted {
+                topic_partition, ..
+            }
+            | Self::MirrorTransition {
+                topic_partition, ..
+            }
+            | Self::MirrorOffsetSynced {
+                topic_partition, ..
+            }
+            | Self::CoordinatorLoaded {
+                topic_partition, ..
+            }
+            | Self::FollowerHighWatermarkLowered {
+                topic_partition, ..
+            }
+            | Self::TxnMarkerRefused {
+                topic_partition, ..
+            }
+            | Self::TxnMarkerMoot {
+                topic_partition, ..
+            }
+            | Self::TxnMarkerAdmittedBeforeCut {
+                topic_partition, ..
+            }
+            | Self::MirrorEpochBelowLocal {
+                topic_partition, ..
+            }
+            | Self::StopOfOwnWrites {
+                topic_partition, ..
+            }
+            | Self::StopMarkerRestored {
+                topic_partition, ..
+            }
+            | Self::AlterPartitionRetried {
+                topic_partition, ..
+            }
+            | Self::MirrorEpochFenced {
+                topic_partition, ..
+            }
+            | Self::MirrorCutEpochBump {
+                topic_partition, ..
+            }
+            | Self::MirrorTailChecked {
+                topic_partition, ..
+            }
+            | Self::MirrorTailDiverged {
+                topic_partition, ..
+            }
+            | Self::MirrorSourceLostRecords {
+                topic_partition, ..
+            }
+            | Self::MirrorTakeoverCutChecked {
+                topic_partition, ..
+            }
+            | Self::MirrorSourceClusterChanged {
+                topic_partition, ..
+            }
+            | Self::MirrorCutFencedFollower {
+                topic_partition, ..
+            }
+            | Self::FetchedEpochAboveLatest {
+                topic_partition, ..
+            }
+            | Self::PreparingAwaitsReplicaOutsideIsr {
+                topic_partition, ..
+            }
+            | Self::PartitionRemoved {
+                topic_partition, ..
+            }
+            | Self::IsrChanged {
+                topic_partition, ..
+            }
+            | Self::DuplicateBatch {
+                topic_partition, ..
+            }
+            | Self::MirrorStateWriteRefused {
+                topic_partition, ..
+            }
+            | Self::MirrorEpochBumpFailed {
+                topic_partition, ..
+            }
+            | Self::ClientEpochValidated {
+                topic_partition, ..
+            }
+            | Self::MirrorSourceTopicGone {
+                topic_partition, ..
+            }
+            | Self::MirrorPartitionRecovered {
+                topic_partition, ..
+            }
+            | Self::MirrorAwaitsOperator {
+                topic_partition, ..
+            }
+            | Self::MirrorSourceSilent {
+                topic_partition, ..
+            }
+            | Self::MirrorStateOfNewerLeader {
+                topic_partition, ..
+            }
+            | Self::MirrorWriteRefused {
+                topic_partition, ..
+            } => Some(topic_partition),
+            _ => None,
+        }
+    }
 }

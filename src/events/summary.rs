@@ -327,6 +327,9 @@ impl fmt::Display for BrokerEvent {
                     partitions.join(",")
                 )
             }
+            Self::PartitionRemoved { topic_partition } => {
+                write!(f, "PartitionRemoved {topic_partition}")
+            }
             Self::IsrChanged {
                 topic_partition,
                 isr,

@@ -45,17 +45,13 @@ impl Checkers {
         let key = (view.cluster, topic_partition.clone());
         match to {
             MirrorState::Stopped if from != MirrorState::Stopped => {
-                let mirrored_end =
-                    view.broker
-                        .partitions()
-                        .get(topic_partition)
-                        .and_then(|partition| {
-                            let log = &partition.log;
-                            log.batches_from(log.log_start_offset())
-                                .filter(|batch| batch.is_mirror_pid_reset())
-                                .last()
-                                .map(|reset| reset.base_offset())
-                        });
+                let mirrored_end = view.partition(topic_partition).and_then(|partition| {
+                    let log = &partition.log;
+                    log.batches_from(log.log_start_offset())
+                        .filter(|batch| batch.is_mirror_pid_reset())
+                        .last()
+                        .map(|reset| reset.base_offset())
+                });
                 self.stops_seen.entry(key).or_default().push(StopSeen {
                     time_ms,
                     mirrored_end,

@@ -103,7 +103,7 @@ pub(super) fn keep_deposed_logs(
     for (key, starts) in starts_by_partition {
         let (cluster, tp) = key;
         for view in brokers.iter().filter(|view| view.cluster == *cluster) {
-            let Some(partition) = view.broker.partitions().get(tp) else {
+            let Some(partition) = view.partition(tp) else {
                 continue;
             };
             let Role::Leader(state) = &partition.role else {
@@ -290,7 +290,7 @@ impl Checkers {
     pub(super) fn note_deposed_commits(&mut self, time_ms: i64, brokers: &[BrokerView<'_>]) {
         let mut found = Vec::new();
         for view in brokers {
-            for (tp, partition) in view.broker.partitions() {
+            for (tp, partition) in view.partitions() {
                 let Role::Leader(state) = &partition.role else {
                     continue;
                 };
@@ -361,7 +361,7 @@ impl Checkers {
         tp: &TopicPartition,
         to: i64,
     ) {
-        let Some(Role::Leader(state)) = view.broker.partitions().get(tp).map(|p| &p.role) else {
+        let Some(Role::Leader(state)) = view.partition(tp).map(|p| &p.role) else {
             return;
         };
         let starts = self

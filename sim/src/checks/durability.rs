@@ -36,6 +36,10 @@ impl Checkers {
             let offset = send.acked_offset.expect("a readable send was acknowledged");
             let cluster = cluster_of_value(&send.value);
             let tp = &send.topic_partition;
+            if self.of_ended_topic_life(send) {
+                self.mark("acked-of-deleted-topic");
+                continue;
+            }
             if self.durable_topics.contains(&(cluster, tp.topic.clone()))
                 && !self.dropped_by_mirroring(offset, send)
             {
@@ -128,7 +132,7 @@ impl Checkers {
                     else {
                         continue;
                     };
-                    let Some(partition) = view.broker.partitions().get(&tp) else {
+                    let Some(partition) = view.partition(&tp) else {
                         continue;
                     };
                     if partition.leader_epoch() != LeaderEpoch(epoch) {
@@ -181,7 +185,7 @@ impl Checkers {
                     let Some(follower) = follower else {
                         continue;
                     };
-                    let Some(partition) = follower.broker.partitions().get(&tp) else {
+                    let Some(partition) = follower.partition(&tp) else {
                         continue;
                     };
                     let in_epoch = partition.leader_epoch() == LeaderEpoch(epoch);

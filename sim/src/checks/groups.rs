@@ -48,7 +48,7 @@ impl Checkers {
                 let Some(view) = broker_view(brokers, cluster, leader) else {
                     continue;
                 };
-                let Some(high_watermark) = view.broker.partitions().get(&tp).and_then(|p| {
+                let Some(high_watermark) = view.partition(&tp).and_then(|p| {
                     matches!(&p.role, Role::Leader(state) if state.leader_epoch == LeaderEpoch(record.leader_epoch))
                         .then(|| p.log.high_watermark())
                 }) else {

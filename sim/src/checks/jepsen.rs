@@ -20,6 +20,7 @@ impl Checkers {
             brokers,
         };
         let lost_reads;
+        let ended_life_reads;
         let lost_at_origin_reads;
         let cut_at_origin_reads;
         let not_refetched_reads;
@@ -57,9 +58,19 @@ impl Checkers {
             let deposed_cut = |consumer: NodeId, poll: &PollRecord| {
                 self.read_from_deposed_leader_before_mirror_cut(consumer, poll)
             };
+            let sent_ms: BTreeMap<&str, i64> = history
+                .sends
+                .values()
+                .map(|send| (send.value.as_str(), send.sent_ms))
+                .collect();
+            let ended_life = |consumer: NodeId, poll: &PollRecord| {
+                let sent = sent_ms.get(poll.value.as_str()).copied();
+                self.read_of_ended_topic_life(consumer, poll, sent)
+            };
             // Every excuse but the last, which is counted on its own below.
             let rewritten_before_deposed_cut = |consumer: &NodeId, poll: &PollRecord| {
-                by_mirroring(*consumer, poll)
+                ended_life(*consumer, poll)
+                    || by_mirroring(*consumer, poll)
                     || lost(*consumer, poll)
                     || lost_at_origin(*consumer, poll)
                     || not_refetched(*consumer, poll)
@@ -74,6 +85,9 @@ impl Checkers {
                     polls.iter().map(move |poll| (*consumer, poll))
                 })
             };
+            ended_life_reads = reads()
+                .filter(|(consumer, poll)| ended_life(*consumer, poll))
+                .count();
             let rewritten_reads = reads()
                 .filter(|(consumer, poll)| by_mirroring(*consumer, poll))
                 .count();
@@ -129,11 +143,6 @@ impl Checkers {
                 .count();
             let rewritten_skips = std::cell::Cell::new(0u64);
             let across_skips = std::cell::Cell::new(0u64);
-            let sent_ms: BTreeMap<&str, i64> = history
-                .sends
-                .values()
-                .map(|send| (send.value.as_str(), send.sent_ms))
-                .collect();
             let skip_rewritten = |key: (NodeId, u64, usize), poll: &PollRecord, skipped| {
                 let written_later = logs
                     .leader_log(key.0.cluster(), &poll.topic_partition)
@@ -195,6 +204,7 @@ impl Checkers {
                 (rewritten_reads, rewritten_skips.get(), across_skips.get()),
             )
         };
+        self.mark_times("read-of-deleted-topic-life", ended_life_reads);
         self.mark_times("read-rewritten-by-mirroring", rewritten_reads);
         self.mark_times("read-lost-with-committed-tail", lost_reads);
         self.mark_times("mirrored-read-lost-at-origin", lost_at_origin_reads);

@@ -272,10 +272,12 @@ impl Checkers {
             controllers,
             brokers,
             (&self.failed_on_source_loss, &lost_on),
+            |destination, tp, source| self.mirror.source_life_ended_under(destination, tp, source),
         );
         self.mark_times("liveness-mirror-loop-retrying", excused.loops);
         self.mark_times("liveness-source-topic-missing", excused.source_missing);
         self.mark_times("liveness-source-lost-records", excused.source_lost_records);
+        self.mark_times("liveness-source-topic-recreated", excused.source_recreated);
         let (kept_lost, judged) = crate::checks::mirror::check_source_loss_kept(
             time_ms,
             self.mirror.design,
@@ -436,6 +438,7 @@ impl Checkers {
         };
         let outcome_lost_sends = std::cell::Cell::new(0);
         let enlist_lost_sends = std::cell::Cell::new(0);
+        let ended_life_sends = std::cell::Cell::new(0);
         let commits_confirmed = commits_confirmed_at(history);
         // The final logs do not change while the history is checked: each is scanned for its
         // transactions' ends once, not once per unseen record.
@@ -469,7 +472,13 @@ impl Checkers {
                     enlist_lost_sends.set(enlist_lost_sends.get() + u64::from(lost));
                     lost
                 };
-                self.dropped_by_mirroring(offset, send)
+                let ended_life = || {
+                    let ended = self.of_ended_topic_life(send);
+                    ended_life_sends.set(ended_life_sends.get() + u64::from(ended));
+                    ended
+                };
+                ended_life()
+                    || self.dropped_by_mirroring(offset, send)
                     || self.lost_legally(&logs, offset, send)
                     || (read_committed && self.above_hanging_txn(&logs, offset, send))
                     || (read_committed && above_forgotten_txn(&logs, &forgotten_txns, offset, send))
@@ -484,6 +493,7 @@ impl Checkers {
             report.read_elsewhere,
         );
         self.mark_times("unseen-jumped-over-loss", report.jumped_over_loss);
+        self.mark_times("unseen-topic-deleted-since", ended_life_sends.get());
         self.mark_times("unseen-commit-lost-not-durable", outcome_lost_sends.get());
         self.mark_times(
             "unseen-outside-commit-after-coordinator-loss",

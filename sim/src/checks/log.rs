@@ -31,7 +31,7 @@ impl Checkers {
         out: &mut Vec<Violation>,
     ) {
         for view in brokers {
-            for (tp, partition) in view.broker.partitions() {
+            for (tp, partition) in view.partitions() {
                 let Role::Leader(state) = &partition.role else {
                     continue;
                 };
@@ -50,7 +50,7 @@ impl Checkers {
     ) {
         for view in brokers {
             let node = NodeId::Broker(view.cluster, view.broker.broker_id());
-            for (tp, partition) in view.broker.partitions() {
+            for (tp, partition) in view.partitions() {
                 let current_leader = matches!(&partition.role, Role::Leader(state)
                     if self.metadata_epochs.get(&(view.cluster, tp.clone())) == Some(&state.leader_epoch.0));
                 if current_leader {

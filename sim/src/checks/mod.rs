@@ -71,6 +71,7 @@ pub mod mirror;
 mod observer;
 mod outcomes;
 mod reads;
+mod topics;
 mod transactions;
 mod view;
 
@@ -253,6 +254,9 @@ pub struct Checkers {
     /// PREPARING's last-mirrored-epoch cuts per (cluster, partition), each with the offsets the
     /// mirror fetched back into the log since (see [`Checkers::mirrored_read_cut_not_refetched`]).
     refetch_cuts: BTreeMap<(ClusterIndex, TopicPartition), Vec<RefetchCut>>,
+    /// Each topic name's lives (a topic deleted and created again is another topic): what
+    /// the checkers remember of a partition is forgotten when its topic's life ends.
+    topic_lives: topics::TopicLives,
 }
 
 /// A last-mirrored-epoch cut of a mirror partition (checker time, offset truncated to) and the
@@ -460,6 +464,7 @@ impl Checker for Checkers {
         let (time_ms, controllers, brokers, history) =
             (step.time_ms, step.controllers, step.brokers, step.history);
         let mut violations = Vec::new();
+        self.follow_topic_lives(time_ms, controllers);
         self.check_metadata_epochs(time_ms, controllers, &mut violations);
         self.observe_mirror_images(time_ms, brokers);
         let logs = ViewLeaderLogs {
@@ -646,9 +651,7 @@ impl Checkers {
                     self.mark("leader-elected");
                     self.forget_refetches_past(view.cluster, topic_partition, start_offset.0);
                     let prior_epoch = view
-                        .broker
-                        .partitions()
-                        .get(topic_partition)
+                        .partition(topic_partition)
                         .and_then(|partition| partition.log.batches_from(start_offset - 1).next())
                         .filter(|batch| batch.base_offset() < start_offset.0)
                         .map(|batch| batch.partition_leader_epoch());
@@ -662,6 +665,7 @@ impl Checkers {
                 }
                 BrokerEvent::CoordinatorLoaded { .. } => self.mark("coordinator-loaded"),
                 BrokerEvent::IsrChanged { .. } => self.mark("isr-changed"),
+                BrokerEvent::PartitionRemoved { .. } => self.mark("partition-removed"),
                 BrokerEvent::MirrorAppend {
                     topic_partition,
                     first_offset,

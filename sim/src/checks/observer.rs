@@ -101,18 +101,14 @@ mod tests {
     fn events_reach_a_checker_broker_by_broker_in_reported_order() {
         let (first, second) = (broker(1), broker(2));
         let views = [
-            BrokerView {
-                cluster: ClusterIndex(0),
-                incarnation: 1,
-                broker: &first,
-                events: vec![isr_changed(3), isr_changed(1)],
-            },
-            BrokerView {
-                cluster: ClusterIndex(0),
-                incarnation: 1,
-                broker: &second,
-                events: vec![isr_changed(2)],
-            },
+            BrokerView::new(
+                ClusterIndex(0),
+                1,
+                &first,
+                vec![isr_changed(3), isr_changed(1)],
+                None,
+            ),
+            BrokerView::new(ClusterIndex(0), 1, &second, vec![isr_changed(2)], None),
         ];
         let history = History::default();
         let step = Step {
@@ -139,12 +135,7 @@ mod tests {
         let history = History::default();
         let mut checkers = Checkers::default();
         for events in [vec![isr_changed(0), isr_changed(1)], Vec::new()] {
-            let views = [BrokerView {
-                cluster: ClusterIndex(0),
-                incarnation: 1,
-                broker: &broker,
-                events,
-            }];
+            let views = [BrokerView::new(ClusterIndex(0), 1, &broker, events, None)];
             let violations = checkers.run_step(&Step {
                 time_ms: 10,
                 controllers: &[],

@@ -2,14 +2,24 @@
 //! drained from it for this step) and a controller, and the lookups every check family makes
 //! through them.
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use mirrorsim::broker::{Broker, BrokerEvent, MemoryDirDisk, MemoryStorage, Role};
 use mirrorsim::common::LeaderEpoch;
 use mirrorsim::controller::Controller;
 use mirrorsim::log::PartitionLog;
 use mirrorsim::metadata::PartitionRecord;
 use mirrorsim::protocol::{BrokerId, ClusterIndex, TopicPartition};
+use mirrorsim::replica::Partition;
 
 /// A broker as the checkers see it.
+///
+/// The checkers know a partition by its name, and a topic deleted and created again is
+/// another topic under the same name (`checks::topics`). A broker whose metadata lags keeps
+/// its replica of the deleted topic until its image catches up: such a replica of a topic
+/// life that has ended is *stale*, and the view hides it ([`BrokerView::partition`],
+/// [`BrokerView::partitions`]), as it drops the events of a replica removed since
+/// ([`BrokerView::new`]): what the checkers judge is the topic the controller has now.
 pub struct BrokerView<'a> {
     /// Its cluster.
     pub cluster: ClusterIndex,
@@ -21,6 +31,84 @@ pub struct BrokerView<'a> {
     /// broker's events once per step ([`Broker::take_events`]) and every checker sees each of
     /// them once. Empty in the end-of-run checks, which judge state, not events.
     pub events: Vec<BrokerEvent>,
+    /// Its replicas of topics whose life has ended (the controller's image has another topic
+    /// id for the name, or none): hidden from the checkers.
+    stale: BTreeSet<TopicPartition>,
+}
+
+impl<'a> BrokerView<'a> {
+    /// The view of `broker`, with the `events` drained from it since the last step, its stale
+    /// replicas taken from `controller`'s image (none while the controller is down) and the
+    /// events of a replica removed in this batch dropped up to its removal: they are of the
+    /// topic's ended life.
+    pub fn new(
+        cluster: ClusterIndex,
+        incarnation: u64,
+        broker: &'a Broker<MemoryStorage>,
+        mut events: Vec<BrokerEvent>,
+        controller: Option<&Controller<MemoryDirDisk>>,
+    ) -> Self {
+        let stale = controller.map_or_else(BTreeSet::new, |controller| {
+            let image = controller.image();
+            broker
+                .partitions()
+                .iter()
+                .filter(|(tp, partition)| {
+                    image.topic_ids.get(tp.topic.as_str()) != Some(&partition.topic_id)
+                })
+                .map(|(tp, _)| tp.clone())
+                .collect()
+        });
+        drop_events_before_removal(&mut events);
+        Self {
+            cluster,
+            incarnation,
+            broker,
+            events,
+            stale,
+        }
+    }
+
+    /// Its replica of `tp`, unless stale.
+    pub fn partition(&self, tp: &TopicPartition) -> Option<&'a Partition<MemoryDirDisk>> {
+        if self.stale.contains(tp) {
+            return None;
+        }
+        self.broker.partitions().get(tp)
+    }
+
+    /// Its replicas but the stale ones, in partition order.
+    pub fn partitions(
+        &self,
+    ) -> impl Iterator<Item = (&'a TopicPartition, &'a Partition<MemoryDirDisk>)> + '_ {
+        self.broker
+            .partitions()
+            .iter()
+            .filter(|(tp, _)| !self.stale.contains(*tp))
+    }
+}
+
+/// Drops from one broker's batch of events every event of a partition that comes before the
+/// partition's last `PartitionRemoved` in the batch.
+fn drop_events_before_removal(events: &mut Vec<BrokerEvent>) {
+    let mut removed: BTreeMap<TopicPartition, usize> = BTreeMap::new();
+    for (index, event) in events.iter().enumerate() {
+        if let BrokerEvent::PartitionRemoved { topic_partition } = event {
+            removed.insert(topic_partition.clone(), index);
+        }
+    }
+    if removed.is_empty() {
+        return;
+    }
+    let mut index = 0;
+    events.retain(|event| {
+        let keep = event
+            .topic_partition()
+            .and_then(|tp| removed.get(tp))
+            .is_none_or(|removal| index >= *removal);
+        index += 1;
+        keep
+    });
 }
 
 /// A controller as the checkers see it.
@@ -63,11 +151,52 @@ pub(crate) fn leader_log_of<'a>(
 ) -> Option<(i32, &'a PartitionLog<MemoryDirDisk>)> {
     let leader = record.leader?;
     let view = broker_view(brokers, cluster, leader)?;
-    let partition = view.broker.partitions().get(tp)?;
+    let partition = view.partition(tp)?;
     match &partition.role {
         Role::Leader(state) if state.leader_epoch == LeaderEpoch(record.leader_epoch) => {
             Some((state.leader_epoch.0, &partition.log))
         }
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mirrorsim::protocol::BrokerId;
+
+    fn isr_changed(topic: &str) -> BrokerEvent {
+        BrokerEvent::IsrChanged {
+            topic_partition: TopicPartition::new(topic, 0),
+            isr: vec![BrokerId(1)],
+        }
+    }
+
+    fn removed(topic: &str) -> BrokerEvent {
+        BrokerEvent::PartitionRemoved {
+            topic_partition: TopicPartition::new(topic, 0),
+        }
+    }
+
+    #[test]
+    fn events_of_a_removed_replica_before_its_removal_are_dropped() {
+        let mut events = vec![
+            isr_changed("orders"),
+            isr_changed("audit"),
+            removed("orders"),
+            isr_changed("orders"),
+        ];
+        drop_events_before_removal(&mut events);
+        assert_eq!(
+            events,
+            vec![
+                isr_changed("audit"),
+                removed("orders"),
+                isr_changed("orders")
+            ]
+        );
+        let mut untouched = vec![isr_changed("orders"), isr_changed("audit")];
+        drop_events_before_removal(&mut untouched);
+        assert_eq!(untouched.len(), 2);
     }
 }

@@ -492,21 +492,29 @@ impl Scenario {
         Ok(())
     }
 
-    /// `create_topics` creates topics `[[topics]]` declares `deferred`: the others exist from
-    /// the start.
+    /// `create_topics` creates topics `[[topics]]` declares `deferred`, or creates again a
+    /// declared topic a `delete_topics` of its cluster deleted earlier (a new topic id, the
+    /// same declaration); the others exist from the start.
     fn check_deferred(&self, source: &Source<'_>, field: &str, create: &TopicsOp) -> Check {
         for (position, topic) in create.topics.iter().enumerate() {
-            let deferred = self.topics.iter().any(|t| {
-                t.cluster.get_ref() == create.cluster.get_ref()
-                    && t.name == *topic.get_ref()
-                    && t.deferred
+            let declared = self.topics.iter().find(|t| {
+                t.cluster.get_ref() == create.cluster.get_ref() && t.name == *topic.get_ref()
             });
-            if !deferred {
+            let deleted_before = self.admin.iter().any(|op| match op {
+                AdminOpSpec::DeleteTopics(delete) => {
+                    delete.cluster.get_ref() == create.cluster.get_ref()
+                        && delete.at_ms < create.at_ms
+                        && delete.topics.iter().any(|t| t.get_ref() == topic.get_ref())
+                }
+                _ => false,
+            });
+            let created_later = declared.is_some_and(|t| t.deferred || deleted_before);
+            if !created_later {
                 return Err(source.error(
                     &format!("{field}.topics[{position}]"),
                     format!(
                         "topic {:?} is created at the start; a topic `create_topics` creates is \
-                         declared with `deferred = true`",
+                         declared with `deferred = true`, or deleted by an earlier `delete_topics`",
                         topic.get_ref()
                     ),
                 ));

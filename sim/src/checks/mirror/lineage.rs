@@ -20,12 +20,7 @@ pub(super) fn is_deposed(
     else {
         return false;
     };
-    let own_epoch = match view
-        .broker
-        .partitions()
-        .get(tp)
-        .map(|partition| &partition.role)
-    {
+    let own_epoch = match view.partition(tp).map(|partition| &partition.role) {
         Some(Role::Leader(state)) => state.leader_epoch,
         _ => return true,
     };
@@ -67,7 +62,7 @@ pub(super) fn foreign_batches(
 }
 
 pub(super) fn max_epoch(view: &BrokerView<'_>, tp: &TopicPartition, from: i64, below: i64) -> i32 {
-    view.broker.partitions().get(tp).map_or(-1, |partition| {
+    view.partition(tp).map_or(-1, |partition| {
         partition
             .log
             .batches_from(Offset(from))

@@ -18,6 +18,12 @@ use mirrorsim::common::Offset;
 /// `liveness-source-topic-missing`). A partition failed as deleted whose source topic exists
 /// is reported like any other FAILED one.
 ///
+/// A partition FAILED after its source topic ended the life it mirrored (deleted and created
+/// again under another topic id since this destination first appended from it: the checkers
+/// saw the source's controller change the id, `checks::topics`) has nothing left to mirror
+/// either, as KIP-1279 wants (non-retryable): counted in the fourth value (mark
+/// `liveness-source-topic-recreated`).
+///
 /// A partition FAILED because its source lost records it had served (spec §4.7: the first set
 /// of `source_losses`, partitions whose leader reported it) waits for an operator, reported,
 /// as the KIP wants: it is counted (mark `liveness-source-lost-records`), not reported, if
@@ -29,6 +35,7 @@ pub fn check_mirror_liveness(
     controllers: &[ControllerView<'_>],
     brokers: &[BrokerView<'_>],
     source_losses: (&PartitionSet, &PartitionSet),
+    source_life_ended: impl Fn(ClusterIndex, &TopicPartition, ClusterIndex) -> bool,
 ) -> (Vec<Violation>, LivenessExcuses) {
     let (failed_on_source_loss, lost_on) = source_losses;
     use mirrorsim::mirror::DesiredState;
@@ -45,7 +52,7 @@ pub fn check_mirror_liveness(
             }) else {
                 continue; // The general liveness check reports a partition without a leader.
             };
-            let Some(partition) = view.broker.partitions().get(&tp) else {
+            let Some(partition) = view.partition(&tp) else {
                 continue;
             };
             let expected = match desired {
@@ -84,6 +91,14 @@ pub fn check_mirror_liveness(
                 })
             {
                 excused.source_missing += 1;
+                continue;
+            }
+            if partition.mirror_state == MirrorState::Failed
+                && expected != MirrorState::Stopped
+                && crate::checks::mirror::mirror_source_in(image, &tp.topic)
+                    .is_some_and(|source| source_life_ended(controller.cluster, &tp, source))
+            {
+                excused.source_recreated += 1;
                 continue;
             }
             if partition.mirror_state == MirrorState::Failed
@@ -155,7 +170,7 @@ pub fn check_source_loss_kept(
             }) else {
                 continue;
             };
-            let Some(partition) = view.broker.partitions().get(&tp) else {
+            let Some(partition) = view.partition(&tp) else {
                 continue;
             };
             if partition.mirror_state != MirrorState::Mirroring {
@@ -209,6 +224,8 @@ pub struct LivenessExcuses {
     pub source_missing: u64,
     /// Partitions FAILED because their source lost records it had served.
     pub source_lost_records: u64,
+    /// FAILED partitions whose source topic ended the life they mirrored.
+    pub source_recreated: u64,
 }
 
 /// Mirror topics (mirrored or paused) with fewer partitions than their source topic at the end:

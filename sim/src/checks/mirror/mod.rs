@@ -182,6 +182,10 @@ struct PrefixProgress {
     /// (`appends` counts them), the answer to a fetch the source served before the cut (see
     /// [`MirrorChecks::note_source_mirror_cut`]). `mark` names the excuse by the cut's kind.
     source_cut: Option<(i64, i64, u32, &'static str)>,
+    /// When the checkers first saw this leader epoch append from its source: a life of the
+    /// source's topic that ended after it ended under this progress (see
+    /// [`MirrorChecks::source_lives_ended`]).
+    since_ms: i64,
 }
 
 /// A cut a destination leader's mirror fetcher made on the source's diverging epoch.
@@ -309,6 +313,47 @@ pub struct MirrorChecks {
     mirrored_since_prepare: BTreeMap<(ClusterIndex, TopicPartition), i64>,
     /// Marks of excuses used (merged into the checkers' marks).
     pub marks: BTreeMap<&'static str, u64>,
+    /// (cluster, topic) → when the checkers last saw a life of that topic end (deleted, or
+    /// created again under another topic id; `checks::topics`). A destination that mirrored
+    /// the old life holds batches the source's current log never had: `mirror-prefix` then
+    /// judges that none of the new life's batches reached it, and `offset-identity` is not
+    /// judged against the new life.
+    source_lives_ended: BTreeMap<(ClusterIndex, String), i64>,
+}
+
+impl MirrorChecks {
+    /// Forgets what is remembered per partition of `topic` on `cluster` (its life ended:
+    /// `checks::topics`); the source's losses and cuts noted there are kept, since the mirrors
+    /// that fetched them still hold what they fetched.
+    /// Whether the life of `source`'s topic that `destination`'s `tp` mirrored has ended: the
+    /// checkers saw it end after the destination first appended from the source.
+    pub(crate) fn source_life_ended_under(
+        &self,
+        destination: ClusterIndex,
+        tp: &TopicPartition,
+        source: ClusterIndex,
+    ) -> bool {
+        let ended = self.source_lives_ended.get(&(source, tp.topic.to_string()));
+        let first_append = self.first_mirror_append_ms.get(&(destination, tp.clone()));
+        matches!((ended, first_append), (Some(ended), Some(first)) if first <= ended)
+    }
+
+    pub(crate) fn forget_topic(&mut self, time_ms: i64, cluster: ClusterIndex, topic: &str) {
+        self.source_lives_ended
+            .insert((cluster, topic.to_owned()), time_ms);
+        use crate::checks::topics::{forget_in, forget_in_set};
+        forget_in(&mut self.prefix, cluster, topic);
+        forget_in(&mut self.unmet_source_cuts, cluster, topic);
+        forget_in_set(&mut self.restart_checked, cluster, topic);
+        forget_in(&mut self.psm_pending, cluster, topic);
+        forget_in(&mut self.mirrored, cluster, topic);
+        forget_in(&mut self.stopped_scanned, cluster, topic);
+        forget_in(&mut self.fetcher_brokers, cluster, topic);
+        forget_in(&mut self.first_mirror_append_ms, cluster, topic);
+        forget_in(&mut self.own_write_stops, cluster, topic);
+        forget_in(&mut self.mirrored_since_prepare, cluster, topic);
+        forget_in(&mut self.destination_losses, cluster, topic);
+    }
 }
 
 impl MirrorChecks {
@@ -467,7 +512,7 @@ impl MirrorChecks {
                         appended_epoch,
                     );
                 }
-                self.note_aligned(view, topic_partition);
+                self.note_aligned(time_ms, view, topic_partition);
                 let mut answered_before_source_cut = None;
                 if let Some(progress) =
                     self.prefix
@@ -652,11 +697,14 @@ impl MirrorChecks {
 
     /// A destination leader appended from its source: its log is aligned with the source's
     /// (see the module doc), so `mirror-prefix` judges it from now on in this leader epoch.
-    fn note_aligned(&mut self, view: &BrokerView<'_>, topic_partition: &TopicPartition) {
+    fn note_aligned(
+        &mut self,
+        time_ms: i64,
+        view: &BrokerView<'_>,
+        topic_partition: &TopicPartition,
+    ) {
         let Some(Role::Leader(state)) = view
-            .broker
-            .partitions()
-            .get(topic_partition)
+            .partition(topic_partition)
             .map(|partition| &partition.role)
         else {
             return;
@@ -669,6 +717,7 @@ impl MirrorChecks {
                 leader_epoch: state.leader_epoch.0,
                 checked_to: 0,
                 stale: None,
+                since_ms: time_ms,
                 source_cut: self
                     .unmet_source_cuts
                     .get(&(node, view.incarnation, topic_partition.clone()))
@@ -686,6 +735,7 @@ impl MirrorChecks {
                 leader_epoch: state.leader_epoch.0,
                 checked_to: 0,
                 stale: None,
+                since_ms: time_ms,
                 source_cut: self
                     .unmet_source_cuts
                     .get(&(node, view.incarnation, topic_partition.clone()))
@@ -727,7 +777,7 @@ impl MirrorChecks {
         (kept, before, mark): (i64, i64, &'static str),
     ) {
         for view in brokers {
-            let Some(role) = view.broker.partitions().get(cut_tp).map(|p| &p.role) else {
+            let Some(role) = view.partition(cut_tp).map(|p| &p.role) else {
                 continue;
             };
             if source_cluster(view, &cut_tp.topic) != Some(cluster) {
@@ -832,7 +882,7 @@ impl MirrorChecks {
             brokers
         };
         for view in brokers {
-            for (topic_partition, partition) in view.broker.partitions() {
+            for (topic_partition, partition) in view.partitions() {
                 if partition.mirror_state != MirrorState::Stopped {
                     continue;
                 }

@@ -66,13 +66,16 @@ impl MirrorChecks {
             .iter()
             .find(|view| NodeId::Broker(view.cluster, view.broker.broker_id()) == append.node)?;
         let source = source_cluster(destination, &append.topic_partition.topic)?;
+        if self
+            .source_lives_ended
+            .contains_key(&(source, append.topic_partition.topic.to_string()))
+        {
+            // The source's log may be another life of the topic now: `mirror-prefix` judges.
+            return None;
+        }
         let (_, source_log) =
             current_leader(controllers, brokers, source, &append.topic_partition)?;
-        let log = &destination
-            .broker
-            .partitions()
-            .get(&append.topic_partition)?
-            .log;
+        let log = &destination.partition(&append.topic_partition)?.log;
         for batch in log
             .batches_from(Offset(append.first_offset))
             .take_while(|batch| batch.base_offset() <= append.last_offset)
@@ -168,7 +171,7 @@ impl MirrorChecks {
             let tp = &deposed.topic_partition;
             let whole = (deposed.last_offset + 1, deposed.epoch);
             let appender_log = live_incarnation(brokers, deposed.node, deposed.incarnation)
-                .and_then(|view| view.broker.partitions().get(tp))
+                .and_then(|view| view.partition(tp))
                 .map(|partition| &partition.log);
             let leader_log = current_leader(controllers, brokers, cluster, tp).map(|(_, log)| log);
             let (end, epoch) = match (appender_log, leader_log) {
@@ -213,7 +216,7 @@ impl MirrorChecks {
                 let Some(view) = live_incarnation(brokers, *node, *incarnation) else {
                     continue;
                 };
-                let Some(partition) = view.broker.partitions().get(topic_partition) else {
+                let Some(partition) = view.partition(topic_partition) else {
                     continue;
                 };
                 let end = partition.log.log_end_offset();
@@ -258,12 +261,15 @@ impl MirrorChecks {
             }
         }
         let mut cut_excused: BTreeMap<&'static str, u64> = BTreeMap::new();
+        let source_lives_ended = &self.source_lives_ended;
+        let mut across = 0;
+        let across_lives = &mut across;
         self.prefix
             .retain(|(node, incarnation, topic_partition), progress| {
                 let Some(view) = live_incarnation(brokers, *node, *incarnation) else {
                     return false; // That incarnation is gone.
                 };
-                let Some(partition) = view.broker.partitions().get(topic_partition) else {
+                let Some(partition) = view.partition(topic_partition) else {
                     return false;
                 };
                 match &partition.role {
@@ -288,6 +294,28 @@ impl MirrorChecks {
                 else {
                     return true; // The source's leadership is moving.
                 };
+                let life_ended = source_lives_ended
+                    .get(&(source, topic_partition.topic.to_string()))
+                    .is_some_and(|ended_ms| progress.since_ms <= *ended_ms);
+                if life_ended {
+                    compared += 1;
+                    *across_lives += 1;
+                    let from = progress.checked_to.max(log.log_start_offset().0);
+                    if let Some(detail) = batch_of_later_life(design, log, source_log, from) {
+                        out.push(Violation {
+                            invariant: Invariant::MirrorPrefix,
+                            cluster: Some(node.cluster()),
+                            topic_partition: Some(topic_partition.clone()),
+                            detail: format!(
+                                "{node} is {} and {detail} (source cluster {source})",
+                                partition.mirror_state
+                            ),
+                            time_ms,
+                        });
+                    }
+                    progress.checked_to = log.log_end_offset().0;
+                    return true;
+                }
                 let from = progress
                     .checked_to
                     .max(log.log_start_offset().0)
@@ -341,5 +369,45 @@ impl MirrorChecks {
         for (mark, count) in cut_excused {
             *self.marks.entry(mark).or_default() += count;
         }
+        if across > 0 {
+            *self
+                .marks
+                .entry("prefix-judged-across-source-topic-life")
+                .or_default() += across;
+        }
     }
+}
+
+/// For a destination log that mirrored a life of its source topic that has ended: the first
+/// batch from `from` on that the source's current log (the topic's next life, or nothing)
+/// holds at the same base offset in the design's stored form, described. The old life's
+/// batches are gone from the source, so nothing else can be compared; but a batch of the new
+/// life on the destination means the mirror fetched the new topic by name and appended it
+/// after the old one's records, which KIP-1279 forbids (a changed topic id fails the
+/// partition, non-retryably).
+pub(super) fn batch_of_later_life(
+    design: mirrorsim::mirror::MirrorDesign,
+    log: &PartitionLog<MemoryDirDisk>,
+    source_log: &PartitionLog<MemoryDirDisk>,
+    from: i64,
+) -> Option<String> {
+    log.batches_from(Offset(from))
+        .filter(|batch| !batch.is_control())
+        .find(|batch| {
+            source_log
+                .batches_from(Offset(batch.base_offset()))
+                .next()
+                .is_some_and(|original| {
+                    original.base_offset() == batch.base_offset()
+                        && design.is_stored_form_of(original, batch)
+                })
+        })
+        .map(|batch| {
+            format!(
+                "its batch at offset {} (epoch {}) is the source topic's batch of a later life \
+                 (the topic was deleted or created again since this leader mirrored it)",
+                batch.base_offset(),
+                batch.partition_leader_epoch()
+            )
+        })
 }

@@ -23,7 +23,7 @@ impl<'a> PsmComparison<'a> {
         let mut leader = None;
         let mut followers = Vec::new();
         for view in brokers.iter().filter(|view| view.cluster == cluster) {
-            let Some(partition) = view.broker.partitions().get(topic_partition) else {
+            let Some(partition) = view.partition(topic_partition) else {
                 continue;
             };
             match &partition.role {
@@ -213,7 +213,7 @@ impl MirrorChecks {
             let Some(view) = live_incarnation(brokers, *node, *incarnation) else {
                 continue;
             };
-            for topic_partition in view.broker.partitions().keys() {
+            for topic_partition in view.partitions().map(|(tp, _)| tp) {
                 let key = (*node, *incarnation, topic_partition.clone());
                 if self.restart_checked.contains(&key) {
                     continue;

@@ -37,9 +37,8 @@ pub(super) fn check_single_fetcher(
         let broker = view.broker;
         for (topic_partition, state, leader_epoch) in broker.mirror_fetchers() {
             let broker_id = broker.broker_id();
-            let role_epoch = broker
-                .partitions()
-                .get(topic_partition)
+            let role_epoch = view
+                .partition(topic_partition)
                 .and_then(|partition| partition.leader_state())
                 .map(|leader| leader.leader_epoch);
             let known = broker

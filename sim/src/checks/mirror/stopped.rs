@@ -70,7 +70,10 @@ pub(super) fn check_stopped(
     scanned: &mut i64,
 ) -> (Vec<Violation>, bool) {
     let mut out = Vec::new();
-    let log = &view.broker.partitions()[topic_partition].log;
+    let Some(partition) = view.partition(topic_partition) else {
+        return (out, false); // A stale replica of a deleted topic (see `BrokerView`).
+    };
+    let log = &partition.log;
     let violation = |invariant, detail| Violation {
         invariant,
         cluster: Some(view.cluster),

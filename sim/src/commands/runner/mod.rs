@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use madsim::runtime::{Handle, NodeHandle, Runtime};
-use mirrorsim::broker::{Broker, BrokerStorage, MemoryStorage};
+use mirrorsim::broker::{Broker, BrokerEvent, BrokerStorage, MemoryStorage};
 use mirrorsim::client::{
     AutoOffsetReset, Consumer, ConsumerConfig, GroupConsumer, GroupConsumerConfig,
     IdempotentProducer, IsolationLevel, ProducerConfig, TransactionalProducer,
@@ -664,29 +664,38 @@ impl World {
             .map(|node| (node.id, lock(&node.slot)))
             .collect();
         let history = lock(&self.shared.history);
+        // Events are drained first (that needs each broker mutably); the views then borrow
+        // every node at once, a broker's view its cluster's controller too.
+        let mut drained: Vec<Vec<BrokerEvent>> = guards
+            .iter_mut()
+            .map(|(_, guard)| match guard.state.as_mut() {
+                Some(NodeState::Broker(broker)) if drain_events => broker.take_events(),
+                _ => Vec::new(),
+            })
+            .collect();
         let mut controllers = Vec::new();
-        let mut brokers = Vec::new();
-        for (id, guard) in guards.iter_mut() {
-            let incarnation = guard.incarnation;
-            match guard.state.as_mut() {
-                Some(NodeState::Controller(controller)) => controllers.push(ControllerView {
+        for (id, guard) in &guards {
+            if let Some(NodeState::Controller(controller)) = guard.state.as_ref() {
+                controllers.push(ControllerView {
                     cluster: id.cluster(),
                     controller,
-                }),
-                Some(NodeState::Broker(broker)) => {
-                    let events = if drain_events {
-                        broker.take_events()
-                    } else {
-                        Vec::new()
-                    };
-                    brokers.push(BrokerView {
-                        cluster: id.cluster(),
-                        incarnation,
-                        broker,
-                        events,
-                    })
-                }
-                _ => {}
+                });
+            }
+        }
+        let mut brokers = Vec::new();
+        for ((id, guard), events) in guards.iter().zip(drained.iter_mut()) {
+            if let Some(NodeState::Broker(broker)) = guard.state.as_ref() {
+                let controller = controllers
+                    .iter()
+                    .find(|view| view.cluster == id.cluster())
+                    .map(|view| view.controller);
+                brokers.push(BrokerView::new(
+                    id.cluster(),
+                    guard.incarnation,
+                    broker,
+                    std::mem::take(events),
+                    controller,
+                ));
             }
         }
         check(&mut self.checkers, &controllers, &brokers, &history)

@@ -880,3 +880,36 @@ impl Draft {
         });
     }
 }
+
+impl Draft {
+    /// One origin link in eight: a *source deletion* (issue #17 part 2, the prototype's
+    /// testDeletedSourceTopicMovesToNonRetryable). While the mirror runs, the source's
+    /// operator deletes one of the link's topics; its producers and consumers there meet
+    /// `UnknownTopicOrPartition` from then on. The destination must fail the topic's
+    /// partitions non-retryably (liveness accepts FAILED for a source topic that is gone); a
+    /// failover later stops them from FAILED. A topic another source episode grew is left
+    /// alone. Creating the topic again is not drawn yet (the scenario
+    /// `source_topic_recreated` runs it): the history checks do not yet treat a consumer's
+    /// reads on either side of a topic's new life apart. Drawn last of the source episodes,
+    /// from a stream of its own (see the module doc).
+    pub(super) fn maybe_source_deletion(&mut self, link: &Link, added_ms: u64, walk_until: u64) {
+        if !self.deletion.random_bool(1.0 / 8.0) || link.topics.is_empty() {
+            return;
+        }
+        let topic = link.topics[self.deletion.random_range(0..link.topics.len())].clone();
+        let Some(window) = self.while_mirroring(added_ms + 1_000, walk_until) else {
+            return;
+        };
+        if !self.grown.insert((link.source, topic.clone())) {
+            return;
+        }
+        let at_ms = self.deletion.random_range(window);
+        let source = letter(link.source);
+        self.push_source_admin(AdminOpSpec::DeleteTopics(TopicsOp {
+            at_ms,
+            cluster: spanned(source.clone()),
+            topics: vec![spanned(topic.clone())],
+        }));
+        self.notes.push(format!("{source} deletes {topic}"));
+    }
+}

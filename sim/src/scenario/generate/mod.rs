@@ -61,7 +61,9 @@
 //!   what `stop-keeps-caught-up` judges); *source changes* (one origin link in five: topic
 //!   configs set and ACLs created and deleted on the source, sometimes a topic created there
 //!   that the mirror adopts) and, on any link, an *exclusion* (one link in eight: an
-//!   `alter_mirror` excludes one of the mirror's topics, which its sync then removes).
+//!   `alter_mirror` excludes one of the mirror's topics, which its sync then removes) and a
+//!   *source deletion* (one origin link in eight: `delete_topics` of one of its topics on the
+//!   source cluster while the mirror runs).
 
 mod episodes;
 mod faults;
@@ -159,6 +161,8 @@ struct Draft {
     changes: StdRng,
     /// The exclusion episode's own stream (see [`Draft::maybe_exclusion`]).
     exclusion: StdRng,
+    /// The source deletion episode's own stream (see [`Draft::maybe_source_deletion`]).
+    deletion: StdRng,
     /// Topics a source's `create_topics` creates mid-run, with the producer that writes to
     /// each: added when the scenario is finished, after every other draw, so that no other
     /// draw (workload, faults, codecs) sees them.
@@ -214,6 +218,7 @@ impl Draft {
         let planned = StdRng::seed_from_u64(seed ^ 0x91a2_ed0f_a170_0008);
         let changes = StdRng::seed_from_u64(seed ^ 0x5c0e_c4a9_e500_0009);
         let exclusion = StdRng::seed_from_u64(seed ^ 0xe8c1_0de0_7091_000a);
+        let deletion = StdRng::seed_from_u64(seed ^ 0xde1e_7e70_9c5e_000b);
         let duration_ms = rng.random_range(12..=22) * 1_000;
         let heal_ms = rng.random_range(10..=15) * 1_000;
         Self {
@@ -230,6 +235,7 @@ impl Draft {
             planned,
             changes,
             exclusion,
+            deletion,
             deferred: Vec::new(),
             shape: "single",
             duration_ms,
@@ -538,6 +544,7 @@ impl Draft {
                 self.maybe_source_growth(link, added, walk_until);
                 self.maybe_source_unclean_election(link, added, walk_until);
                 self.maybe_source_changes(link, added, walk_until);
+                self.maybe_source_deletion(link, added, walk_until);
             }
             if let Some(at) = failover {
                 self.topics_op(at, link, AdminOpSpec::RemoveTopics, &link.topics);
