@@ -57,6 +57,12 @@ pub enum BrokenSwitch {
     /// fails the partition nor cuts them: it stays MIRRORING over records its source no
     /// longer has.
     MirrorKeepsSourceLostRecords,
+    /// The mirror knows its source topic by name only (the behaviour before it kept the
+    /// source topic id): its fetches and last-mirrored-epoch lookups name no topic id, a new
+    /// leader does not learn the id from the stored state, and a lookup answer naming another
+    /// id is taken as is, so a source topic deleted and created again is fetched as if it were
+    /// the same topic (its diverging epochs read as an unclean election of the source).
+    MirrorIgnoresSourceTopicId,
 }
 
 impl BrokenSwitch {
@@ -79,6 +85,7 @@ impl BrokenSwitch {
             Self::MirrorSyncIgnoresSourceChanges => "mirror-sync-ignores-source-changes",
             Self::MirrorSyncReadoptsRemoved => "mirror-sync-readopts-removed",
             Self::MirrorKeepsSourceLostRecords => "mirror-keeps-source-lost-records",
+            Self::MirrorIgnoresSourceTopicId => "mirror-ignores-source-topic-id",
         }
     }
 
@@ -101,6 +108,7 @@ impl BrokenSwitch {
             Self::MirrorSyncIgnoresSourceChanges,
             Self::MirrorSyncReadoptsRemoved,
             Self::MirrorKeepsSourceLostRecords,
+            Self::MirrorIgnoresSourceTopicId,
         ]
         .into_iter()
         .find(|switch| switch.name() == name)

@@ -1105,3 +1105,39 @@ fn a_producers_stop_ms_ends_its_load_and_the_run_still_passes() {
         );
     }
 }
+
+#[test]
+fn a_mirror_that_knows_its_source_topic_by_name_only_follows_a_recreated_one_and_is_caught() {
+    // `source_topic_recreated`: a deletes orders and creates it again while b mirrors it, and
+    // b's leader of orders-1 dies in between, so the next leader knows the topic it mirrors
+    // only from the stored state. The seed design names the source topic id in its fetches
+    // and lookups and fails the partition; a mirror that knows the topic by name only
+    // (`mirror-ignores-source-topic-id`) reads the new topic's epoch 0 as an unclean election
+    // of the old one (b's orders follows such losses), cuts b's log and mirrors the new topic
+    // into it, which `mirror-prefix` judges across the source topic's lives.
+    let scenario = load("source_topic_recreated");
+    let broken = vec![BrokenSwitch::MirrorIgnoresSourceTopicId];
+    for seed in 1..=3 {
+        let report = run_scenario(&scenario, seed, Vec::new());
+        assert_eq!(
+            report.verdict,
+            Verdict::Pass,
+            "seed {seed}: {:?}",
+            report.violations
+        );
+        let report = run_scenario(&scenario, seed, broken.clone());
+        let caught = report.violations.iter().any(|violation| {
+            violation.invariant == "mirror-prefix"
+                && violation
+                    .to_string()
+                    .contains("the source topic's batch of a later life")
+        });
+        assert!(caught, "seed {seed}: {:?}", report.violations);
+        assert!(
+            report
+                .marks
+                .contains_key("prefix-judged-across-source-topic-life"),
+            "seed {seed}"
+        );
+    }
+}

@@ -959,6 +959,7 @@ fn a_stop_that_never_cut_or_mirrored_records_no_last_mirrored_epoch_and_resets_n
         requester: A,
         topic: "orders".into(),
         partition: 0,
+        topic_id: None,
     });
     match world.call(world.leader(B), lookup) {
         Response::Mirror(MirrorResponse::LastMirroredEpochLookup {

@@ -211,12 +211,13 @@ impl<S: BrokerStorage> Broker<S> {
                 requester,
                 topic,
                 partition,
+                topic_id,
             } => self.with_mirror_manager(|manager, broker| {
                 manager.handle_last_mirrored_epoch_lookup(
                     broker,
                     now_ms,
                     (from, correlation_id),
-                    (requester, &topic, partition),
+                    (requester, &topic, partition, topic_id),
                 );
             }),
             request @ MirrorRequest::AddTopicsToMirror { .. } => self.topic_admins.handle_request(

@@ -569,6 +569,7 @@ fn consumer_fetch_is_bounded_by_high_watermark_and_leader_epoch_is_checked() {
             max_wait_ms: 0,
             max_bytes: 1 << 20,
             partitions: vec![FetchPartition {
+                topic_id: None,
                 topic_partition: tp(),
                 current_leader_epoch: epoch,
                 fetch_offset: Offset(0),
@@ -613,6 +614,53 @@ fn consumer_fetch_is_bounded_by_high_watermark_and_leader_epoch_is_checked() {
 }
 
 #[test]
+fn a_fetch_naming_another_topic_id_is_refused_and_one_naming_the_replicas_is_served() {
+    // Fetch v13+: a fetcher that names the topic id it means is not served another topic of
+    // the same name (deleted and created again since it learned the id): the KIP-1279 mirror
+    // fetcher relies on it, so a re-created source topic is never appended after the old one.
+    let mut cluster = Cluster::new(&[1], &[1], 1);
+    cluster.produce(1, Acks::Leader, 0);
+    cluster.run_for(5);
+    let fetch = |topic_id| {
+        Request::Replica(ReplicaRequest::Fetch {
+            replica_id: None,
+            replica_epoch: -1,
+            isolation: FetchIsolation::HighWatermark,
+            max_wait_ms: 0,
+            max_bytes: 1 << 20,
+            partitions: vec![FetchPartition {
+                topic_id,
+                topic_partition: tp(),
+                current_leader_epoch: LeaderEpoch(0),
+                fetch_offset: Offset(0),
+                last_fetched_epoch: LeaderEpoch::NONE,
+            }],
+        })
+    };
+    assert_eq!(cluster.partition(1).topic_id, TOPIC_ID);
+    cluster.client_request(1, 1, fetch(Some(TopicId(TOPIC_ID.0 + 1))));
+    cluster.client_request(1, 2, fetch(Some(TOPIC_ID)));
+    cluster.client_request(1, 3, fetch(None));
+    cluster.run_for(2);
+    let answer = |cluster: &mut Cluster, correlation_id| {
+        let Some(Response::Replica(ReplicaResponse::Fetch { partitions })) =
+            cluster.client_response(correlation_id)
+        else {
+            panic!("no fetch answer {correlation_id}")
+        };
+        partitions.into_iter().next().expect("one partition")
+    };
+    let refused = answer(&mut cluster, 1);
+    assert_eq!(refused.error, ErrorCode::UnknownTopicId);
+    assert!(refused.batches.is_empty());
+    for correlation_id in [2, 3] {
+        let served = answer(&mut cluster, correlation_id);
+        assert_eq!(served.error, ErrorCode::None, "{correlation_id}");
+        assert_eq!(served.batches.len(), 1, "{correlation_id}");
+    }
+}
+
+#[test]
 fn a_mirror_fetch_naming_an_epoch_above_the_leaders_latest_diverges_at_its_log_end() {
     // A chain's next hop fetching with the epoch of records this leader's PREPARING cut (a
     // local epoch above every epoch left here) learns where the logs part, not "undefined":
@@ -631,6 +679,7 @@ fn a_mirror_fetch_naming_an_epoch_above_the_leaders_latest_diverges_at_its_log_e
             max_wait_ms: 0,
             max_bytes: 1 << 20,
             partitions: vec![FetchPartition {
+                topic_id: None,
                 topic_partition: tp(),
                 current_leader_epoch: LeaderEpoch(0),
                 fetch_offset: Offset(9),

@@ -657,6 +657,7 @@ impl Consumer {
         let fetch_partitions = positions
             .iter()
             .map(|(topic_partition, position)| FetchPartition {
+                topic_id: None,
                 topic_partition: topic_partition.clone(),
                 current_leader_epoch: LeaderEpoch(self.io.metadata.leader_epoch(topic_partition)),
                 fetch_offset: Offset(*position),

@@ -271,12 +271,14 @@ fn consumer_starts_with_metadata_then_list_offsets_then_fetch() {
         partitions,
         &vec![
             FetchPartition {
+                topic_id: None,
                 topic_partition: tp(0),
                 current_leader_epoch: LeaderEpoch(3),
                 fetch_offset: Offset(0),
                 last_fetched_epoch: LeaderEpoch::NONE,
             },
             FetchPartition {
+                topic_id: None,
                 topic_partition: tp(1),
                 current_leader_epoch: LeaderEpoch(3),
                 fetch_offset: Offset(5),
@@ -437,6 +439,7 @@ fn consumer_leader_change_is_rediscovered_after_not_leader_or_follower() {
     assert_eq!(
         fetch[0].fetch_partitions(),
         &[FetchPartition {
+            topic_id: None,
             topic_partition: tp(0),
             current_leader_epoch: LeaderEpoch(1),
             fetch_offset: Offset(4),

@@ -86,6 +86,10 @@ pub struct PartitionStateValue {
     /// The writer's `MirrorStateWrite::own_writes_only` (absent in older records: false).
     #[serde(default)]
     pub own_writes_only: bool,
+    /// The source topic id the partition mirrors (`MirrorStateWrite::source_topic_id`):
+    /// kept from the stored value when a write does not carry it, forgotten at STOPPED.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_topic_id: Option<crate::protocol::TopicId>,
 }
 
 /// One record of a `__mirror_state` partition, stored as JSON; `None` values are tombstones.
@@ -510,6 +514,13 @@ fn next_value(
 ) -> PartitionStateValue {
     let leader_epoch = stored.max_leader_epoch().max(write.leader_epoch);
     let previous = stored.value.clone();
+    // A stop ends the mirroring of this source topic: a later add may mirror another one.
+    let source_topic_id = match target {
+        MirrorState::Stopped => None,
+        _ => write
+            .source_topic_id
+            .or_else(|| previous.as_ref().and_then(|v| v.source_topic_id)),
+    };
     let (previous_state, retry_attempt, error_message) = match target {
         MirrorState::Failed => {
             let was = previous.as_ref();
@@ -539,6 +550,7 @@ fn next_value(
         },
     };
     PartitionStateValue {
+        source_topic_id,
         state: target,
         leader_epoch,
         state_epoch,
@@ -557,6 +569,7 @@ fn status_of(
     let stored = stored.cloned().unwrap_or_default();
     let value = stored.value.as_ref();
     MirrorPartitionStatus {
+        source_topic_id: value.and_then(|v| v.source_topic_id),
         id,
         error: ErrorCode::None,
         state: stored.state(),

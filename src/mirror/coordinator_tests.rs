@@ -62,6 +62,7 @@ fn write(
     state_epoch: i32,
 ) -> MirrorStateWrite {
     MirrorStateWrite {
+        source_topic_id: None,
         id,
         state: Some(state),
         leader_epoch: LeaderEpoch(leader_epoch),
@@ -718,4 +719,43 @@ proptest! {
             prop_assert_eq!((status.state, status.state_epoch, status.leader_epoch), (state, state_epoch, leader_epoch));
         }
     }
+}
+
+#[test]
+fn the_source_topic_id_is_kept_across_writes_until_the_partition_stops() {
+    // The next leader learns which source topic the partition mirrors (this model's
+    // destination topics need not have the source's topic id), until a stop ends that
+    // mirroring: a later add may mirror a topic created again under another id.
+    let mut runtime = Runtime::new();
+    let id = owned_by(0, 1)[0];
+    let source = Some(TopicId(42));
+    let named = MirrorStateWrite {
+        source_topic_id: source,
+        ..write(id, Preparing, 0, -1)
+    };
+    assert_eq!(runtime.write_one(named), (ErrorCode::None, 0));
+    assert_eq!(runtime.read_one(id).source_topic_id, source);
+    // A write that does not name it keeps it.
+    assert_eq!(
+        runtime.write_one(write(id, Mirroring, 0, 0)),
+        (ErrorCode::None, 1)
+    );
+    assert_eq!(runtime.read_one(id).source_topic_id, source);
+    assert_eq!(
+        runtime.write_one(failed(id, 1, false)),
+        (ErrorCode::None, 2)
+    );
+    assert_eq!(runtime.read_one(id).source_topic_id, source);
+    // STOPPED forgets it, whatever the write says.
+    // (`failed` writes with leader epoch 5.)
+    assert_eq!(
+        runtime.write_one(write(id, Stopping, 5, 2)),
+        (ErrorCode::None, 3)
+    );
+    let stopped = MirrorStateWrite {
+        source_topic_id: source,
+        ..write(id, Stopped, 5, 3)
+    };
+    assert_eq!(runtime.write_one(stopped), (ErrorCode::None, 4));
+    assert_eq!(runtime.read_one(id).source_topic_id, None);
 }

@@ -77,6 +77,7 @@ impl MirrorDescribes {
 
 fn unknown_status(id: MirrorPartitionId, error: ErrorCode) -> MirrorPartitionStatus {
     MirrorPartitionStatus {
+        source_topic_id: None,
         id,
         error,
         state: MirrorState::Unknown,

@@ -355,6 +355,7 @@ fn recovery_target(
 /// without a MIRROR_PID_RESET after its recovery).
 fn recovery_write(status: &MirrorPartitionStatus, target: MirrorState) -> MirrorStateWrite {
     MirrorStateWrite {
+        source_topic_id: None,
         id: status.id,
         state: Some(target),
         leader_epoch: LeaderEpoch::NONE,

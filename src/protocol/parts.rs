@@ -140,6 +140,12 @@ pub struct MirrorStateWrite {
     /// RecoverMirrorTopics: the write takes a FAILED partition back to the state it retries
     /// to with its failure record (retry count, error) cleared, a fresh budget of retries.
     pub recover: bool,
+    /// The source topic id the partition mirrors, once the writer knows it; stored until
+    /// the partition is STOPPED (this model's addition to the KIP's record: the KIP's
+    /// destination topic has the source's topic id, which this model's pre-created
+    /// destination topics need not, so the next leader learns it here). A source topic with
+    /// another id is another topic: the partition fails non-retryably rather than mirror it.
+    pub source_topic_id: Option<TopicId>,
 }
 
 /// One partition of a ReadMirrorStates answer.
@@ -165,6 +171,8 @@ pub struct MirrorPartitionStatus {
     pub last_mirrored: Option<(LeaderEpoch, Offset)>,
     /// The stored state's `own_writes_only` (see [`MirrorStateWrite::own_writes_only`]).
     pub own_writes_only: bool,
+    /// The stored source topic id (see [`MirrorStateWrite::source_topic_id`]).
+    pub source_topic_id: Option<TopicId>,
 }
 
 /// One partition of a DescribeMirror answer.
@@ -274,6 +282,12 @@ pub struct FetchPartition {
     pub fetch_offset: Offset,
     /// Epoch of the last batch the fetcher appended (−1: none; consumers send −1).
     pub last_fetched_epoch: LeaderEpoch,
+    /// The topic id the fetcher means (Fetch v13+): a leader whose replica of the partition
+    /// has another topic id (the topic was deleted and created again) refuses it with
+    /// `UnknownTopicId` instead of serving another topic's records under the same name.
+    /// `None` fetches by name (this model's consumers and followers); a KIP-1279 mirror
+    /// fetcher sends the source topic id its partition mirrors, once known.
+    pub topic_id: Option<TopicId>,
 }
 
 /// One partition of an OffsetsForLeaderEpoch request.

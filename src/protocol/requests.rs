@@ -446,6 +446,10 @@ pub enum MirrorRequest {
         topic: String,
         /// The partition.
         partition: i32,
+        /// The source topic id the asker's partition mirrored, if it knows one: a source
+        /// whose topic has another id (deleted and created again) answers `UnknownTopicId`
+        /// rather than align the asker with another topic's history.
+        topic_id: Option<super::TopicId>,
     },
 }
 

@@ -336,6 +336,10 @@ pub enum MirrorResponse {
         /// The log end offset when the source stopped mirroring (the late revision stores it
         /// with the epoch), or −1. Only the `offset-alignment` design aligns by it.
         last_mirrored_offset: Offset,
+        /// The answering source's topic id of the topic (`None` when it has no such topic):
+        /// the asker keeps it as the source topic its partition mirrors (this model's
+        /// addition; the KIP's destination topic has the source's topic id already).
+        topic_id: Option<super::TopicId>,
     },
     /// Outcome of AddTopicsToMirror at a broker: the controller's answer, with the topics the
     /// broker's check refused merged in (request order).

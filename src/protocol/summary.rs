@@ -578,6 +578,7 @@ fn request_fields_mirror(f: &mut fmt::Formatter<'_>, request: &MirrorRequest) ->
             requester,
             topic,
             partition,
+            ..
         } => write!(f, " {topic}-{partition} requester={requester}"),
     }
 }
@@ -893,6 +894,7 @@ fn response_fields_mirror(f: &mut fmt::Formatter<'_>, response: &MirrorResponse)
             error: code,
             last_mirrored_epoch,
             last_mirrored_offset,
+            ..
         } => {
             error(f, *code)?;
             write!(

@@ -313,6 +313,7 @@ fn follower_fetch_partitions<D: LogDisk>(
         .values()
         .filter_map(|partition| match &partition.role {
             Role::Follower(role) if role.leader == Some(leader) => Some(FetchPartition {
+                topic_id: None,
                 topic_partition: partition.topic_partition.clone(),
                 current_leader_epoch: role.leader_epoch,
                 fetch_offset: partition.log.log_end_offset(),

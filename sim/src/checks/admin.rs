@@ -888,7 +888,12 @@ fn apply(model: &mut ClusterModel, op: &AdminOp, outcome: &AdminOutcome) {
         }
         AdminAction::DeleteTopics { topics } => {
             for topic in topics {
-                if outcome.topic_error(topic) == Some(ErrorCode::None) {
+                // A retried delete refused as unknown was done by an earlier attempt whose
+                // answer was lost (the topic may be created again after it).
+                let deleted = outcome.topic_error(topic) == Some(ErrorCode::None)
+                    || (retried(outcome)
+                        && outcome.topic_error(topic) == Some(ErrorCode::UnknownTopicOrPartition));
+                if deleted {
                     model.topics.remove(topic);
                     model.desired.remove(topic);
                 }

@@ -480,7 +480,10 @@ impl Checkers {
         logs: &dyn LeaderLogs,
         send: &crate::world::workload::SendRecord,
     ) -> Option<&'static str> {
-        if self.txn_send_cut_by_failback(send) {
+        if self.of_ended_topic_life(send) {
+            // Deleted with its topic (`checks::topics`): no log holds it or its outcome.
+            Some("txn-record-of-deleted-topic")
+        } else if self.txn_send_cut_by_failback(send) {
             Some("txn-record-cut-by-failback")
         } else if self.txn_send_stop_cut_after_outcome_lost(send) {
             Some("txn-record-stop-cut-after-outcome-lost")

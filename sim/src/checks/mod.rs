@@ -665,7 +665,11 @@ impl Checkers {
                 }
                 BrokerEvent::CoordinatorLoaded { .. } => self.mark("coordinator-loaded"),
                 BrokerEvent::IsrChanged { .. } => self.mark("isr-changed"),
-                BrokerEvent::PartitionRemoved { .. } => self.mark("partition-removed"),
+                BrokerEvent::PartitionRemoved { topic_partition } => {
+                    self.topic_lives
+                        .note_removed(view.cluster, &topic_partition.topic, time_ms);
+                    self.mark("partition-removed");
+                }
                 BrokerEvent::MirrorAppend {
                     topic_partition,
                     first_offset,

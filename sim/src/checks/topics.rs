@@ -38,6 +38,10 @@ pub(super) struct TopicLives {
 struct TopicLife {
     id: Option<TopicId>,
     ended_ms: Vec<i64>,
+    /// When a broker last reported removing its replica of a partition of the topic
+    /// (`PartitionRemoved`): until then that broker could append to and serve the old life
+    /// (its metadata lagged the controller's), so the old life lasts at least that long.
+    last_removed_ms: Option<i64>,
 }
 
 impl TopicLives {
@@ -76,8 +80,18 @@ impl TopicLives {
         ended
     }
 
+    /// Notes that a broker of `cluster` removed its replica of a partition of `topic` (the
+    /// topic was deleted) at `time_ms`.
+    pub(super) fn note_removed(&mut self, cluster: ClusterIndex, topic: &str, time_ms: i64) {
+        let life = self.lives.entry((cluster, topic.to_owned())).or_default();
+        life.last_removed_ms = Some(life.last_removed_ms.map_or(time_ms, |ms| ms.max(time_ms)));
+    }
+
     /// Whether a record of `topic` on `cluster` sent at `sent_ms` may belong to a life of the
-    /// topic that has ended since (see the module doc).
+    /// topic that has ended since (see the module doc): sent before the controller's image
+    /// showed the end, or before the last broker that held the old life let go of it (a
+    /// broker learns of the deletion from the controller after it, and appends and answers
+    /// for the old life until then).
     pub(super) fn sent_before_an_end(
         &self,
         cluster: ClusterIndex,
@@ -86,7 +100,12 @@ impl TopicLives {
     ) -> bool {
         self.lives
             .get(&(cluster, topic.to_owned()))
-            .is_some_and(|life| life.ended_ms.iter().any(|ended| sent_ms < *ended))
+            .is_some_and(|life| {
+                let last_end = life.ended_ms.iter().max().copied();
+                last_end
+                    .map(|ended| ended.max(life.last_removed_ms.unwrap_or(ended)))
+                    .is_some_and(|until| sent_ms < until)
+            })
     }
 }
 
@@ -233,12 +252,20 @@ mod tests {
             TopicLife {
                 id: Some(TopicId(9)),
                 ended_ms: vec![5_000],
+                last_removed_ms: None,
             },
         );
         assert!(lives.sent_before_an_end(a, "orders", 4_999));
         assert!(!lives.sent_before_an_end(a, "orders", 5_000));
         assert!(!lives.sent_before_an_end(a, "audit", 10));
         assert!(!lives.sent_before_an_end(ClusterIndex(1), "orders", 10));
+        // A broker let go of the old life later than the controller's image showed its end.
+        lives.note_removed(a, "orders", 5_300);
+        assert!(lives.sent_before_an_end(a, "orders", 5_299));
+        assert!(!lives.sent_before_an_end(a, "orders", 5_300));
+        // A removal before the end does not shorten it.
+        lives.note_removed(a, "orders", 4_000);
+        assert!(lives.sent_before_an_end(a, "orders", 5_299));
     }
 
     #[test]

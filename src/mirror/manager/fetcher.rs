@@ -91,6 +91,9 @@ impl MirrorManager {
                 current_leader_epoch: LeaderEpoch(source_epoch),
                 fetch_offset: tail_check.map_or(offset, |check| check.base_offset),
                 last_fetched_epoch,
+                // Fetch v13+: another topic of this name (deleted and created again) is
+                // refused by the source rather than appended after this one's records.
+                topic_id: self.named_source_topic_id(topic_partition),
             }],
         });
         let what = SentRequest::Fetch {
@@ -735,6 +738,60 @@ impl MirrorManager {
             }
             Err(_) => source.metadata.on_failed(now_ms, to),
         }
+    }
+
+    /// Whether the broken switch `mirror-ignores-source-topic-id` is on.
+    pub(super) fn ignores_source_topic_id(&self) -> bool {
+        self.broken
+            .contains(&BrokenSwitch::MirrorIgnoresSourceTopicId)
+    }
+
+    /// The source topic id a fetch or lookup for `topic_partition` names: the one its
+    /// partition mirrors, once known (none under `mirror-ignores-source-topic-id`).
+    pub(super) fn named_source_topic_id(
+        &self,
+        topic_partition: &TopicPartition,
+    ) -> Option<TopicId> {
+        if self.ignores_source_topic_id() {
+            return None;
+        }
+        self.tasks[topic_partition].source_topic.topic_id
+    }
+
+    /// A source answer naming the topic's id (a LastMirroredEpochLookup's, `answered`): the
+    /// first id a task learns is the source topic its partition mirrors (stored with its next
+    /// state write, so the next leader knows it too); another one means the source topic was
+    /// deleted and created again, which fails the partition non-retryably, as
+    /// [`Self::watch_source_topics`] does on a metadata answer. Returns whether it failed.
+    pub(super) fn source_topic_replaced(
+        &mut self,
+        host: &mut impl MirrorHost,
+        now_ms: i64,
+        topic_partition: &TopicPartition,
+        answered: Option<TopicId>,
+    ) -> bool {
+        if self.ignores_source_topic_id() {
+            return false;
+        }
+        let (Some(id), Some(task)) = (answered, self.tasks.get_mut(topic_partition)) else {
+            return false;
+        };
+        let seen = match task.source_topic.topic_id {
+            None => {
+                task.source_topic.topic_id = Some(id);
+                return false;
+            }
+            Some(seen) if seen == id => return false,
+            Some(seen) => seen,
+        };
+        host.lend().events.push(BrokerEvent::MirrorSourceTopicGone {
+            topic_partition: topic_partition.clone(),
+            recreated: true,
+        });
+        let reason =
+            format!("the source topic was deleted and created again (topic id {id}, was {seen})");
+        self.fail_mirror_partition(host, now_ms, topic_partition, reason, true);
+        true
     }
 
     /// Follows each PREPARING or MIRRORING task's source topic through a source metadata

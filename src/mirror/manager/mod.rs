@@ -156,7 +156,7 @@ pub use stopping::{ResetSkipped, StopStep};
 use crate::protocol::{
     BrokerId, ClusterIndex, ClusterResponse, ControllerResponse, CoordinatorResponse, ErrorCode,
     FetchPartition, FetchPartitionResponse, LeaderEpoch, MirrorPartitionId, MirrorPartitionStatus,
-    MirrorResponse, MirrorStateWrite, NodeId, Offset, ReplicaResponse, Request, Response,
+    MirrorResponse, MirrorStateWrite, NodeId, Offset, ReplicaResponse, Request, Response, TopicId,
     TopicMetadata, TopicPartition,
 };
 use std::collections::BTreeMap;
@@ -336,6 +336,8 @@ enum SentRequest {
     LookupRead {
         reply_to: NodeId,
         correlation_id: u64,
+        /// This cluster's topic id of the topic looked up (sent back with the answer).
+        topic_id: TopicId,
     },
     /// DeleteMirror at the admin entry: a coordinator read of the mirror's partitions.
     DeleteCheck(u64),
@@ -936,15 +938,23 @@ impl MirrorManager {
                 to,
                 verifies_cut,
             } => {
+                let mut source_topic_id = None;
                 let result = match response {
                     Ok(Response::Mirror(MirrorResponse::LastMirroredEpochLookup {
                         error,
                         last_mirrored_epoch,
                         last_mirrored_offset,
-                    })) => Ok((error, (last_mirrored_epoch, last_mirrored_offset))),
+                        topic_id,
+                    })) => {
+                        source_topic_id = topic_id;
+                        Ok((error, (last_mirrored_epoch, last_mirrored_offset)))
+                    }
                     Ok(_) => Err(ErrorCode::InvalidRequest),
                     Err(error) => Err(error),
                 };
+                if self.source_topic_replaced(host, now_ms, &partition, source_topic_id) {
+                    return;
+                }
                 match verifies_cut {
                     None => self.apply_lme(host, now_ms, &partition, result, to),
                     Some(cut_to) => {
@@ -1023,8 +1033,10 @@ impl MirrorManager {
             SentRequest::LookupRead {
                 reply_to,
                 correlation_id,
+                topic_id,
             } => {
-                self.answer_lookup_from_coordinator(host, reply_to, correlation_id, response);
+                let to = (reply_to, correlation_id, topic_id);
+                self.answer_lookup_from_coordinator(host, to, response);
             }
             SentRequest::DeleteCheck(delete_id) => {
                 self.delete_check_answered(host, now_ms, delete_id, response)

@@ -71,6 +71,14 @@ impl MirrorManager {
         task.previous_state = status.previous_state;
         task.retry_attempt = status.retry_attempt;
         task.last_mirrored = status.last_mirrored;
+        let ignores_id = self.ignores_source_topic_id();
+        let task = self.task_mut(topic_partition);
+        if let Some(id) = status.source_topic_id.filter(|_| !ignores_id) {
+            // The source topic an earlier leadership mirrored: a source answer naming another
+            // id for it is another topic (`watch_source_topics`), and fetches and lookups
+            // name this one (the source refuses them once the topic is replaced).
+            task.source_topic.topic_id = Some(id);
+        }
         // A re-read by this leadership (after a fenced or refused write) of the PREPARING or
         // FAILED it wrote itself keeps what it knows: only this leadership cuts or mirrors
         // here, and it clears the flag when it does (generator seed 9960000000000208: a
@@ -188,6 +196,7 @@ impl MirrorManager {
     ) {
         let task = &self.tasks[topic_partition];
         let write = MirrorStateWrite {
+            source_topic_id: task.source_topic.topic_id,
             id: task.id,
             state: Some(target),
             leader_epoch: task.leader_epoch,

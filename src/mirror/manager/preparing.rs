@@ -133,6 +133,7 @@ impl MirrorManager {
             requester: host.node_id().cluster(),
             topic: topic_partition.topic.to_string(),
             partition: topic_partition.partition,
+            topic_id: self.named_source_topic_id(topic_partition),
         });
         self.task_mut(topic_partition).step = Step::Waiting;
         let what = SentRequest::LmeLookup {

@@ -10,19 +10,22 @@ impl MirrorManager {
     // ----- source side -----
 
     /// A LastMirroredEpochLookup from another cluster (`requester`, asking about `topic`'s
-    /// `partition`), to answer to `from` under `correlation_id`; see the module doc.
+    /// `partition`, which it knows under `asked_id` if it names one), to answer to `from`
+    /// under `correlation_id`; see the module doc.
     pub fn handle_last_mirrored_epoch_lookup(
         &mut self,
         host: &mut impl MirrorHost,
         now_ms: i64,
         (from, correlation_id): (NodeId, u64),
-        (requester, topic, partition): (ClusterIndex, &str, i32),
+        (requester, topic, partition, asked_id): (ClusterIndex, &str, i32, Option<TopicId>),
     ) {
+        let known_id = host.image().topic_ids.get(topic).copied();
         let answer = |error, last_mirrored_epoch| {
             Response::Mirror(MirrorResponse::LastMirroredEpochLookup {
                 error,
                 last_mirrored_epoch,
                 last_mirrored_offset: Offset::NONE,
+                topic_id: known_id,
             })
         };
         // The mirrors here whose source is the requester; the topic's own (its `mirror.name`,
@@ -64,6 +67,17 @@ impl MirrorManager {
             );
             return;
         };
+        if asked_id.is_some_and(|asked| asked != topic_id) {
+            // The asker mirrored another topic of this name (this one was deleted and created
+            // again since): aligning it with this topic's history would cut its log for
+            // records that were never its source's.
+            host.lend().outbox.respond(
+                from,
+                correlation_id,
+                answer(ErrorCode::UnknownTopicId, LeaderEpoch::NONE),
+            );
+            return;
+        }
         let Some(mirror) = mirror else {
             host.lend().outbox.respond(
                 from,
@@ -128,6 +142,7 @@ impl MirrorManager {
         let what = SentRequest::LookupRead {
             reply_to: from,
             correlation_id,
+            topic_id,
         };
         self.send_mirror_request(host, now_ms, coordinator, request, what);
     }
@@ -135,8 +150,7 @@ impl MirrorManager {
     pub(super) fn answer_lookup_from_coordinator(
         &mut self,
         host: &mut impl MirrorHost,
-        reply_to: NodeId,
-        correlation_id: u64,
+        (reply_to, correlation_id, topic_id): (NodeId, u64, TopicId),
         response: Result<Response, ErrorCode>,
     ) {
         let none = (LeaderEpoch::NONE, Offset::NONE);
@@ -168,6 +182,7 @@ impl MirrorManager {
                 error,
                 last_mirrored_epoch,
                 last_mirrored_offset,
+                topic_id: Some(topic_id),
             }),
         );
     }

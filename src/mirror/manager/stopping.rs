@@ -371,6 +371,7 @@ impl MirrorManager {
     ) {
         let task = &self.tasks[topic_partition];
         let write = MirrorStateWrite {
+            source_topic_id: None,
             id: task.id,
             state: None,
             leader_epoch: task.leader_epoch,

@@ -185,7 +185,8 @@ impl<S: BrokerStorage> ReplicaManager<S> {
     ///   truncates fully (`mirror::manager`);
     /// - only a follower is fenced at a mirror cut it has not truncated to yet, reads up to
     ///   the log end and has its fetch recorded for the ISR; a consumer reads up to the bound
-    ///   its isolation sets.
+    ///   its isolation sets;
+    /// - a fetch naming a topic id other than its replica's is refused (`UnknownTopicId`).
     fn read_partition(
         &mut self,
         context: &mut ReplicaContext<'_>,
@@ -200,6 +201,11 @@ impl<S: BrokerStorage> ReplicaManager<S> {
             Ok(led) => led,
             Err(error) => return error_answer(topic_partition, error),
         };
+        if request.topic_id.is_some_and(|id| id != partition.topic_id) {
+            // Fetch v13+: the fetcher means another topic of this name (deleted and created
+            // again since it learned the id): nothing here is its history.
+            return error_answer(topic_partition, ErrorCode::UnknownTopicId);
+        }
         let log = &partition.log;
         if request.last_fetched_epoch.is_some() {
             let end = leader_end_offset_for_fetched_epoch(log, request.last_fetched_epoch.0);

@@ -405,6 +405,7 @@ mod tests {
 
     fn follower_fetch(fetch_offset: i64) -> Vec<FetchPartition> {
         vec![FetchPartition {
+            topic_id: None,
             topic_partition: tp(),
             current_leader_epoch: LeaderEpoch(1),
             fetch_offset: Offset(fetch_offset),

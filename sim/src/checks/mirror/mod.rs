@@ -182,10 +182,6 @@ struct PrefixProgress {
     /// (`appends` counts them), the answer to a fetch the source served before the cut (see
     /// [`MirrorChecks::note_source_mirror_cut`]). `mark` names the excuse by the cut's kind.
     source_cut: Option<(i64, i64, u32, &'static str)>,
-    /// When the checkers first saw this leader epoch append from its source: a life of the
-    /// source's topic that ended after it ended under this progress (see
-    /// [`MirrorChecks::source_lives_ended`]).
-    since_ms: i64,
 }
 
 /// A cut a destination leader's mirror fetcher made on the source's diverging epoch.
@@ -314,11 +310,18 @@ pub struct MirrorChecks {
     /// Marks of excuses used (merged into the checkers' marks).
     pub marks: BTreeMap<&'static str, u64>,
     /// (cluster, topic) → when the checkers last saw a life of that topic end (deleted, or
-    /// created again under another topic id; `checks::topics`). A destination that mirrored
-    /// the old life holds batches the source's current log never had: `mirror-prefix` then
-    /// judges that none of the new life's batches reached it, and `offset-identity` is not
-    /// judged against the new life.
+    /// created again under another topic id; `checks::topics`). `offset-identity` is not
+    /// judged against such a source (its log may be the next life's).
     source_lives_ended: BTreeMap<(ClusterIndex, String), i64>,
+    /// Lives ended under a mirror: (source cluster, topic) whose life ended, waiting to be
+    /// matched with the destination partitions that had mirrored it (`prefix::note_lives`).
+    lives_to_match: Vec<(ClusterIndex, String, i64)>,
+    /// Destination partitions ((cluster, partition) → their source cluster) that mirrored a
+    /// life of their source topic that has ended, until they stop: their logs hold what the
+    /// source no longer has, so `mirror-prefix` judges them by what they must never hold, a
+    /// batch of the topic's next life; a STOPPED partition added again later mirrors afresh.
+    /// The value's second field is the offset below which the log was judged already.
+    mirrored_ended_lives: BTreeMap<(ClusterIndex, TopicPartition), (ClusterIndex, i64)>,
 }
 
 impl MirrorChecks {
@@ -341,6 +344,8 @@ impl MirrorChecks {
     pub(crate) fn forget_topic(&mut self, time_ms: i64, cluster: ClusterIndex, topic: &str) {
         self.source_lives_ended
             .insert((cluster, topic.to_owned()), time_ms);
+        self.lives_to_match
+            .push((cluster, topic.to_owned(), time_ms));
         use crate::checks::topics::{forget_in, forget_in_set};
         forget_in(&mut self.prefix, cluster, topic);
         forget_in(&mut self.unmet_source_cuts, cluster, topic);
@@ -512,7 +517,7 @@ impl MirrorChecks {
                         appended_epoch,
                     );
                 }
-                self.note_aligned(time_ms, view, topic_partition);
+                self.note_aligned(view, topic_partition);
                 let mut answered_before_source_cut = None;
                 if let Some(progress) =
                     self.prefix
@@ -697,12 +702,7 @@ impl MirrorChecks {
 
     /// A destination leader appended from its source: its log is aligned with the source's
     /// (see the module doc), so `mirror-prefix` judges it from now on in this leader epoch.
-    fn note_aligned(
-        &mut self,
-        time_ms: i64,
-        view: &BrokerView<'_>,
-        topic_partition: &TopicPartition,
-    ) {
+    fn note_aligned(&mut self, view: &BrokerView<'_>, topic_partition: &TopicPartition) {
         let Some(Role::Leader(state)) = view
             .partition(topic_partition)
             .map(|partition| &partition.role)
@@ -717,7 +717,6 @@ impl MirrorChecks {
                 leader_epoch: state.leader_epoch.0,
                 checked_to: 0,
                 stale: None,
-                since_ms: time_ms,
                 source_cut: self
                     .unmet_source_cuts
                     .get(&(node, view.incarnation, topic_partition.clone()))
@@ -735,7 +734,6 @@ impl MirrorChecks {
                 leader_epoch: state.leader_epoch.0,
                 checked_to: 0,
                 stale: None,
-                since_ms: time_ms,
                 source_cut: self
                     .unmet_source_cuts
                     .get(&(node, view.incarnation, topic_partition.clone()))

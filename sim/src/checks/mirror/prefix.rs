@@ -261,9 +261,8 @@ impl MirrorChecks {
             }
         }
         let mut cut_excused: BTreeMap<&'static str, u64> = BTreeMap::new();
-        let source_lives_ended = &self.source_lives_ended;
-        let mut across = 0;
-        let across_lives = &mut across;
+        self.note_lives(brokers);
+        let mirrored_ended_lives = &self.mirrored_ended_lives;
         self.prefix
             .retain(|(node, incarnation, topic_partition), progress| {
                 let Some(view) = live_incarnation(brokers, *node, *incarnation) else {
@@ -289,33 +288,15 @@ impl MirrorChecks {
                 let Some(source) = source_cluster(view, &topic_partition.topic) else {
                     return true;
                 };
+                if mirrored_ended_lives.contains_key(&(node.cluster(), topic_partition.clone())) {
+                    // Mirrored a life of the source topic that has ended: judged apart.
+                    return true;
+                }
                 let Some((_, source_log)) =
                     current_leader(controllers, brokers, source, topic_partition)
                 else {
                     return true; // The source's leadership is moving.
                 };
-                let life_ended = source_lives_ended
-                    .get(&(source, topic_partition.topic.to_string()))
-                    .is_some_and(|ended_ms| progress.since_ms <= *ended_ms);
-                if life_ended {
-                    compared += 1;
-                    *across_lives += 1;
-                    let from = progress.checked_to.max(log.log_start_offset().0);
-                    if let Some(detail) = batch_of_later_life(design, log, source_log, from) {
-                        out.push(Violation {
-                            invariant: Invariant::MirrorPrefix,
-                            cluster: Some(node.cluster()),
-                            topic_partition: Some(topic_partition.clone()),
-                            detail: format!(
-                                "{node} is {} and {detail} (source cluster {source})",
-                                partition.mirror_state
-                            ),
-                            time_ms,
-                        });
-                    }
-                    progress.checked_to = log.log_end_offset().0;
-                    return true;
-                }
                 let from = progress
                     .checked_to
                     .max(log.log_start_offset().0)
@@ -369,11 +350,70 @@ impl MirrorChecks {
         for (mark, count) in cut_excused {
             *self.marks.entry(mark).or_default() += count;
         }
-        if across > 0 {
+        self.check_ended_lives(time_ms, controllers, brokers, out);
+    }
+
+    /// Matches each source topic life that ended with the destination partitions that had
+    /// mirrored it (their first mirrored append came before the end) and are not STOPPED.
+    fn note_lives(&mut self, brokers: &[BrokerView<'_>]) {
+        for (source, topic, ended_ms) in std::mem::take(&mut self.lives_to_match) {
+            for ((destination, tp), first_ms) in &self.first_mirror_append_ms {
+                if tp.topic != topic.as_str() || *first_ms > ended_ms {
+                    continue;
+                }
+                let mirrors_source = brokers.iter().any(|view| {
+                    view.cluster == *destination
+                        && source_cluster(view, &topic) == Some(source)
+                        && view
+                            .partition(tp)
+                            .is_some_and(|p| p.mirror_state != MirrorState::Stopped)
+                });
+                if mirrors_source {
+                    self.mirrored_ended_lives
+                        .insert((*destination, tp.clone()), (source, 0));
+                }
+            }
+        }
+    }
+
+    /// `mirror-prefix` for the destination partitions that mirrored an ended life of their
+    /// source topic (see [`MirrorChecks::mirrored_ended_lives`]): the current leader's log
+    /// must hold no batch of the source topic's next life ([`batch_of_later_life`]).
+    fn check_ended_lives(
+        &mut self,
+        time_ms: i64,
+        controllers: &[ControllerView<'_>],
+        brokers: &[BrokerView<'_>],
+        out: &mut Vec<Violation>,
+    ) {
+        let design = self.design;
+        let mut judged = 0;
+        for ((destination, tp), (source, checked_to)) in &mut self.mirrored_ended_lives {
+            let Some((_, log)) = current_leader(controllers, brokers, *destination, tp) else {
+                continue;
+            };
+            let Some((_, source_log)) = current_leader(controllers, brokers, *source, tp) else {
+                continue; // Deleted and not created again, or its leadership is moving.
+            };
+            let from = (*checked_to).min(log.log_end_offset().0);
+            judged += 1;
+            if let Some(detail) = batch_of_later_life(design, log, source_log, from) {
+                out.push(Violation {
+                    invariant: Invariant::MirrorPrefix,
+                    cluster: Some(*destination),
+                    topic_partition: Some(tp.clone()),
+                    detail: format!("its leader's log {detail} (source cluster {source})"),
+                    time_ms,
+                });
+            }
+            *checked_to = log.log_end_offset().0;
+        }
+        if judged > 0 {
+            self.precondition(Invariant::MirrorPrefix);
             *self
                 .marks
                 .entry("prefix-judged-across-source-topic-life")
-                .or_default() += across;
+                .or_default() += judged;
         }
     }
 }
@@ -404,8 +444,8 @@ pub(super) fn batch_of_later_life(
         })
         .map(|batch| {
             format!(
-                "its batch at offset {} (epoch {}) is the source topic's batch of a later life \
-                 (the topic was deleted or created again since this leader mirrored it)",
+                "holds the source topic's batch of a later life at offset {} (epoch {}): the \
+                 topic was deleted and created again after this partition mirrored it",
                 batch.base_offset(),
                 batch.partition_leader_epoch()
             )

@@ -42,6 +42,15 @@ impl MirrorChecks {
                 self.mirrored_since_prepare
                     .remove(&(view.cluster, topic_partition.clone()));
             }
+            BrokerEvent::MirrorTransition {
+                topic_partition,
+                to: MirrorState::Stopped,
+                ..
+            } => {
+                // The mirroring of the ended life is over; a later add mirrors afresh.
+                self.mirrored_ended_lives
+                    .remove(&(view.cluster, topic_partition.clone()));
+            }
             BrokerEvent::MirrorSourceLostRecords { .. } => {
                 self.precondition(Invariant::MirrorLossFollowed);
             }

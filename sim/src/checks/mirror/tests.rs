@@ -15,6 +15,7 @@ fn state(state: MirrorState, state_epoch: i32, leader_epoch: i32) -> MirrorState
             partition: 0,
         },
         value: Some(PartitionStateValue {
+            source_topic_id: None,
             state,
             leader_epoch: LeaderEpoch(leader_epoch),
             state_epoch,

@@ -63,7 +63,7 @@
 //!   that the mirror adopts) and, on any link, an *exclusion* (one link in eight: an
 //!   `alter_mirror` excludes one of the mirror's topics, which its sync then removes) and a
 //!   *source deletion* (one origin link in eight: `delete_topics` of one of its topics on the
-//!   source cluster while the mirror runs).
+//!   source cluster while the mirror runs, half the time created again 1.5–4 s later).
 
 mod episodes;
 mod faults;
@@ -161,6 +161,9 @@ struct Draft {
     changes: StdRng,
     /// The exclusion episode's own stream (see [`Draft::maybe_exclusion`]).
     exclusion: StdRng,
+    /// (source cluster, topic, order of its `create_topics` in `admin`) of each source
+    /// deletion that creates the topic again (see [`Draft::maybe_source_deletion`]).
+    recreations: Vec<(usize, String, usize)>,
     /// The source deletion episode's own stream (see [`Draft::maybe_source_deletion`]).
     deletion: StdRng,
     /// Topics a source's `create_topics` creates mid-run, with the producer that writes to
@@ -236,6 +239,7 @@ impl Draft {
             changes,
             exclusion,
             deletion,
+            recreations: Vec::new(),
             deferred: Vec::new(),
             shape: "single",
             duration_ms,
@@ -284,6 +288,7 @@ impl Draft {
         }
         self.draw_timelines(&links);
         self.draw_workloads(&links);
+        self.keep_recreations_off_transactions();
         self.draw_planned_failovers(&links);
         self.draw_faults();
         self.draw_codecs();
