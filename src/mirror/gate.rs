@@ -120,7 +120,11 @@ pub struct MarkerFacts {
 /// transaction written while the topic was writable (`admits_markers_before_cut`); the
 /// `stopping-admits-txn-abort` design admits ABORT markers in STOPPING (the prototype cannot
 /// tell its own stop's ABORT markers from the coordinator's); and a design that acknowledges
-/// moot markers answers a marker for a transaction this log does not hold without appending.
+/// moot markers answers a marker for a transaction this log does not hold without appending,
+/// once the partition's state is known: a leader that has not yet read it (UNKNOWN, e.g. just
+/// restarted) may lead a STOPPED, writable partition, where the transaction's produce retried
+/// later would land after an ABORT acknowledged unappended and hang the partition's last
+/// stable offset (generated seed 13300000000000199); it refuses, and the coordinator retries.
 pub fn marker_gate(design: MirrorDesign, facts: MarkerFacts) -> MarkerGate {
     let own_writes_only =
         facts.mirror_topic && design.admits_markers_before_cut() && facts.own_writes_only;
@@ -137,7 +141,10 @@ pub fn marker_gate(design: MirrorDesign, facts: MarkerFacts) -> MarkerGate {
             admitted_before_cut: own_writes_only && !facts.mirror_state.is_writable(),
         };
     }
-    if design.acknowledges_moot_markers() && !facts.open_transaction {
+    if design.acknowledges_moot_markers()
+        && !facts.open_transaction
+        && facts.mirror_state != MirrorState::Unknown
+    {
         MarkerGate::Moot
     } else {
         MarkerGate::Refuse
@@ -281,6 +288,13 @@ mod tests {
             marker_gate(MirrorDesign::Seed, facts(MirrorState::Stopped)),
             append
         );
+        // A leader that does not know the state yet (just restarted) may lead a STOPPED,
+        // writable partition: a marker there is never moot, it waits for the state.
+        let unknown = MarkerFacts {
+            open_transaction: false,
+            ..facts(MirrorState::Unknown)
+        };
+        assert_eq!(marker_gate(MirrorDesign::Seed, unknown), MarkerGate::Refuse);
         let other_topic = MarkerFacts {
             mirror_topic: false,
             ..facts(MirrorState::Unknown)

@@ -764,7 +764,13 @@ impl Checkers {
                 BrokerEvent::MirrorStateOfNewerLeader { .. } => {
                     self.mark("mirror-state-of-newer-leader")
                 }
-                BrokerEvent::TxnMarkerRefused { .. } => self.mark("mirror-txn-marker-refused"),
+                BrokerEvent::TxnMarkerRefused { mirror_state, .. } => {
+                    self.mark("mirror-txn-marker-refused");
+                    if *mirror_state == mirrorsim::common::MirrorState::Unknown {
+                        // A leader that has not read the partition's state yet (restarted).
+                        self.mark("mirror-txn-marker-refused-state-unknown");
+                    }
+                }
                 BrokerEvent::TxnMarkerMoot { .. } => self.mark("mirror-txn-marker-moot"),
                 BrokerEvent::TxnMarkerAdmittedBeforeCut { .. } => {
                     self.mark("mirror-txn-marker-before-cut")
