@@ -552,6 +552,25 @@ fn follower_truncates_divergent_suffix_after_leader_change() {
         )));
 }
 
+/// A consumer's fetch of `tp()` from offset 0 (READ_UNCOMMITTED up to the high watermark) in
+/// leader epoch `epoch`, naming `topic_id` if given (Fetch v13+).
+fn consumer_fetch(epoch: LeaderEpoch, topic_id: Option<TopicId>) -> Request {
+    Request::Replica(ReplicaRequest::Fetch {
+        replica_id: None,
+        replica_epoch: -1,
+        isolation: FetchIsolation::HighWatermark,
+        max_wait_ms: 0,
+        max_bytes: 1 << 20,
+        partitions: vec![FetchPartition {
+            topic_id,
+            topic_partition: tp(),
+            current_leader_epoch: epoch,
+            fetch_offset: Offset(0),
+            last_fetched_epoch: LeaderEpoch::NONE,
+        }],
+    })
+}
+
 #[test]
 fn consumer_fetch_is_bounded_by_high_watermark_and_leader_epoch_is_checked() {
     let mut cluster = Cluster::new(&[1, 2], &[1, 2], 1);
@@ -561,22 +580,7 @@ fn consumer_fetch_is_bounded_by_high_watermark_and_leader_epoch_is_checked() {
     ));
     cluster.produce(1, Acks::Leader, 0);
     cluster.run_for(5);
-    let fetch = |epoch| {
-        Request::Replica(ReplicaRequest::Fetch {
-            replica_id: None,
-            replica_epoch: -1,
-            isolation: FetchIsolation::HighWatermark,
-            max_wait_ms: 0,
-            max_bytes: 1 << 20,
-            partitions: vec![FetchPartition {
-                topic_id: None,
-                topic_partition: tp(),
-                current_leader_epoch: epoch,
-                fetch_offset: Offset(0),
-                last_fetched_epoch: LeaderEpoch::NONE,
-            }],
-        })
-    };
+    let fetch = |epoch| consumer_fetch(epoch, None);
     cluster.client_request(1, 1, fetch(LeaderEpoch(0)));
     cluster.client_request(1, 2, fetch(LeaderEpoch(5)));
     cluster.run_for(2);
@@ -621,22 +625,7 @@ fn a_fetch_naming_another_topic_id_is_refused_and_one_naming_the_replicas_is_ser
     let mut cluster = Cluster::new(&[1], &[1], 1);
     cluster.produce(1, Acks::Leader, 0);
     cluster.run_for(5);
-    let fetch = |topic_id| {
-        Request::Replica(ReplicaRequest::Fetch {
-            replica_id: None,
-            replica_epoch: -1,
-            isolation: FetchIsolation::HighWatermark,
-            max_wait_ms: 0,
-            max_bytes: 1 << 20,
-            partitions: vec![FetchPartition {
-                topic_id,
-                topic_partition: tp(),
-                current_leader_epoch: LeaderEpoch(0),
-                fetch_offset: Offset(0),
-                last_fetched_epoch: LeaderEpoch::NONE,
-            }],
-        })
-    };
+    let fetch = |topic_id| consumer_fetch(LeaderEpoch(0), topic_id);
     assert_eq!(cluster.partition(1).topic_id, TOPIC_ID);
     cluster.client_request(1, 1, fetch(Some(TopicId(TOPIC_ID.0 + 1))));
     cluster.client_request(1, 2, fetch(Some(TOPIC_ID)));

@@ -11,8 +11,11 @@
 //!
 //! What the old life held is gone with it, as Kafka allows: an acknowledged record of a topic
 //! deleted since need not be on any log nor read by anyone. A record is judged to belong to
-//! the old life when it was *sent* before the deletion: the producer names the partition,
-//! not the topic id (Produce before v13), so a send retried across a deletion and a
+//! the old life when it was *sent* before the life ended: before the controller's image showed
+//! the deletion, or before the last broker still holding a replica of the old topic removed it
+//! (a broker learns of the deletion after the controller, and appends to and answers for the
+//! old topic until then; it reports the removal, `PartitionRemoved`). The producer names the
+//! partition, not the topic id (Produce before v13), so a send retried across a deletion and a
 //! re-creation may land in either life, and the checkers cannot tell which; they excuse it
 //! (the lenient side: a record the new life loses that way goes unreported).
 
@@ -26,8 +29,7 @@ use super::Checkers;
 /// The lives of every topic name of every cluster, as the controllers' images show them.
 #[derive(Debug, Default)]
 pub(super) struct TopicLives {
-    /// Per (cluster, topic name): the current topic id (`None` while deleted) and the checker
-    /// times at which a life ended (the topic went away or its id changed).
+    /// Per (cluster, topic name): its current topic id and when its last life ended.
     lives: BTreeMap<(ClusterIndex, String), TopicLife>,
     /// Per cluster: the controller's metadata log end at the last look (its image changes
     /// only with its log).
@@ -36,8 +38,10 @@ pub(super) struct TopicLives {
 
 #[derive(Debug, Default)]
 struct TopicLife {
+    /// The controller's topic id for the name (`None` while the topic is deleted).
     id: Option<TopicId>,
-    ended_ms: Vec<i64>,
+    /// The checker time at which a life last ended (the topic went away or its id changed).
+    last_ended_ms: Option<i64>,
     /// When a broker last reported removing its replica of a partition of the topic
     /// (`PartitionRemoved`): until then that broker could append to and serve the old life
     /// (its metadata lagged the controller's), so the old life lasts at least that long.
@@ -65,7 +69,7 @@ impl TopicLives {
                 }
                 let now = ids.get(topic).copied();
                 if life.id.is_some() && life.id != now {
-                    life.ended_ms.push(time_ms);
+                    life.last_ended_ms = Some(time_ms);
                     ended.push((*cluster, topic.clone()));
                 }
                 life.id = now;
@@ -100,12 +104,11 @@ impl TopicLives {
     ) -> bool {
         self.lives
             .get(&(cluster, topic.to_owned()))
-            .is_some_and(|life| {
-                let last_end = life.ended_ms.iter().max().copied();
-                last_end
-                    .map(|ended| ended.max(life.last_removed_ms.unwrap_or(ended)))
-                    .is_some_and(|until| sent_ms < until)
+            .and_then(|life| {
+                let ended = life.last_ended_ms?;
+                Some(ended.max(life.last_removed_ms.unwrap_or(ended)))
             })
+            .is_some_and(|until| sent_ms < until)
     }
 }
 
@@ -251,7 +254,7 @@ mod tests {
             (a, "orders".to_owned()),
             TopicLife {
                 id: Some(TopicId(9)),
-                ended_ms: vec![5_000],
+                last_ended_ms: Some(5_000),
                 last_removed_ms: None,
             },
         );
