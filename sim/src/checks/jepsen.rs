@@ -67,6 +67,7 @@ impl Checkers {
             let ended_life = |consumer: NodeId, poll: &PollRecord| {
                 let sent = sent_ms.get(poll.value.as_str()).copied();
                 self.read_of_ended_topic_life(consumer, poll, sent)
+                    || self.mirrored_read_of_ended_source_life(consumer, poll, sent)
             };
             // Every excuse but the last, which is counted on its own below.
             let rewritten_before_deposed_cut = |consumer: &NodeId, poll: &PollRecord| {

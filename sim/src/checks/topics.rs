@@ -202,6 +202,33 @@ impl Checkers {
         )
     }
 
+    /// Whether `consumer`'s read `poll` was of a record mirrored from a life of its source
+    /// topic that has ended (`sent_ms` as [`Self::read_of_ended_topic_life`] takes it), from a
+    /// log a mirroring truncation cut below it since: a topic added back to its mirror after
+    /// its source topic was deleted and created again mirrors the new topic from scratch, its
+    /// PREPARING cutting what it held of the old one (generated seed 13500000000000133).
+    pub(super) fn mirrored_read_of_ended_source_life(
+        &self,
+        consumer: NodeId,
+        poll: &crate::world::workload::PollRecord,
+        sent_ms: Option<i64>,
+    ) -> bool {
+        let origin = super::reads::cluster_of_value(&poll.value);
+        origin != consumer.cluster()
+            && self.topic_lives.sent_before_an_end(
+                origin,
+                &poll.topic_partition.topic,
+                sent_ms.unwrap_or(poll.fetched_ms),
+            )
+            && self.cut_by_mirroring(
+                consumer.cluster(),
+                &poll.topic_partition,
+                poll.offset,
+                poll.fetched_ms,
+                |_| true,
+            )
+    }
+
     /// Forgets every partition of `topic` on `cluster`: its next life is another topic.
     fn forget_topic(&mut self, time_ms: i64, cluster: ClusterIndex, topic: &str) {
         forget_in(&mut self.metadata_epochs, cluster, topic);

@@ -361,12 +361,16 @@ impl MirrorChecks {
                 if tp.topic != topic.as_str() || *first_ms > ended_ms {
                     continue;
                 }
+                // The leader's state: a follower's is not kept (generated seed
+                // 13500000000000210: the deletion landed after the stop, and a follower's
+                // state read as still mirroring).
                 let mirrors_source = brokers.iter().any(|view| {
                     view.cluster == *destination
                         && source_cluster(view, &topic) == Some(source)
-                        && view
-                            .partition(tp)
-                            .is_some_and(|p| p.mirror_state != MirrorState::Stopped)
+                        && view.partition(tp).is_some_and(|p| {
+                            matches!(p.role, Role::Leader(_))
+                                && p.mirror_state != MirrorState::Stopped
+                        })
                 });
                 if mirrors_source {
                     self.mirrored_ended_lives
