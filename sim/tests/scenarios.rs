@@ -1115,23 +1115,12 @@ fn a_mirror_that_knows_its_source_topic_by_name_only_follows_a_recreated_one_and
     // (`mirror-ignores-source-topic-id`) reads the new topic's epoch 0 as an unclean election
     // of the old one (b's orders follows such losses), cuts b's log and mirrors the new topic
     // into it, which `mirror-prefix` judges across the source topic's lives.
-    let scenario = load("source_topic_recreated");
     let broken = vec![BrokenSwitch::MirrorIgnoresSourceTopicId];
     for seed in 1..=3 {
-        let report = run_scenario(&scenario, seed, Vec::new());
-        assert_eq!(
-            report.verdict,
-            Verdict::Pass,
-            "seed {seed}: {:?}",
-            report.violations
-        );
-        let report = run_scenario(&scenario, seed, broken.clone());
-        let caught = report.violations.iter().any(|violation| {
-            violation.invariant == "mirror-prefix"
-                && violation
-                    .to_string()
-                    .contains("the source topic's batch of a later life")
-        });
+        assert_passes("source_topic_recreated", seed);
+        let report = run_seed("source_topic_recreated", seed, broken.clone());
+        let caught = violation_of(&report, "mirror-prefix")
+            .is_some_and(|detail| detail.contains("the source topic's batch of a later life"));
         assert!(caught, "seed {seed}: {:?}", report.violations);
         assert!(
             report

@@ -56,6 +56,7 @@ impl MirrorManager {
         topic_partition: &TopicPartition,
         status: MirrorPartitionStatus,
     ) {
+        let ignores_id = self.ignores_source_topic_id();
         let task = self.task_mut(topic_partition);
         if status.state == MirrorState::Preparing && task.state == MirrorState::Failed {
             // A recovery (RecoverMirrorTopics) moved the partition on while this leadership
@@ -71,8 +72,6 @@ impl MirrorManager {
         task.previous_state = status.previous_state;
         task.retry_attempt = status.retry_attempt;
         task.last_mirrored = status.last_mirrored;
-        let ignores_id = self.ignores_source_topic_id();
-        let task = self.task_mut(topic_partition);
         if let Some(id) = status.source_topic_id.filter(|_| !ignores_id) {
             // The source topic an earlier leadership mirrored: a source answer naming another
             // id for it is another topic (`watch_source_topics`), and fetches and lookups

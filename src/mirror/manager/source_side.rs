@@ -56,7 +56,7 @@ impl MirrorManager {
         let mirror = own
             .filter(|own| from_requester.contains(&own))
             .or_else(|| from_requester.first().map(|name| (*name).clone()));
-        let Some(topic_id) = host.image().topic_ids.get(topic).copied() else {
+        let Some(topic_id) = known_id else {
             // No such topic here (deleted, or not yet in this broker's image): there is nothing
             // to align with, and −1 would have the requester mirror from scratch, cutting its
             // whole log, the only copy left of a deleted source topic's records.
