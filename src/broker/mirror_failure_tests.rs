@@ -139,6 +139,49 @@ fn a_silent_source_fails_the_partition_until_its_attempts_run_out_and_recover_re
     ));
 }
 
+/// Generated seed 13600000000000283: the answer to the write of FAILED (the source silent) was
+/// lost, so the leader learned FAILED from the stored state it read back; with no attempt
+/// left it waited for an operator. The recovery's PREPARING must wait for the source afresh,
+/// not fail at once on the silence clock of the MIRRORING before the failure.
+#[test]
+fn a_failed_learned_by_reading_back_starts_the_recovered_preparing_with_a_fresh_silence_clock() {
+    let mut world = World::new();
+    assert!(world.produce(A, 7, 0, 5).iter().all(|e| e.is_none()));
+    create_mirror_with(
+        &mut world,
+        "m",
+        (A, B),
+        &[
+            (SOCKET_TIMEOUT_CONFIG, "500"),
+            (RETRY_MAX_ATTEMPTS_CONFIG, "1"),
+        ],
+    );
+    alter_on(&mut world, B, "m", MirrorTopicOperation::Add);
+    run_until(&mut world, B, MirrorState::Mirroring);
+    world.run_for(300);
+    cut_source(&mut world, true);
+    world.drop_if = Some(|envelope| {
+        matches!(
+            &envelope.message,
+            Message::Response(
+                _,
+                Response::Coordinator(CoordinatorResponse::WriteMirrorStates { .. })
+            )
+        )
+    });
+    world.run_for(3_000);
+    world.drop_if = None;
+    cut_source(&mut world, false);
+    world.run_for(1_000);
+    assert_eq!(stored_status(&mut world).state, MirrorState::Failed);
+    assert!(matches!(
+        recover(&mut world, "m", &["orders"]),
+        Response::Mirror(MirrorResponse::RecoverMirrorTopics { recovered, .. })
+            if recovered == [orders()]
+    ));
+    run_until(&mut world, B, MirrorState::Mirroring);
+}
+
 #[test]
 fn a_failover_from_failed_needs_nothing_from_the_source() {
     // L-2: the partition FAILED with no attempt left and the source still cut off; the

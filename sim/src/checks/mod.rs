@@ -533,6 +533,11 @@ impl Checkers {
                 let held = configs.contains_key(&resource);
                 self.mirror_images.observe(time_ms, node, mirror, held);
             }
+            for topic in self.admin_world.topics_of(view.cluster) {
+                let in_mirror = !image.topic_config(topic, "mirror.name", "").is_empty();
+                self.mirror_images
+                    .observe_topic(time_ms, node, topic, in_mirror);
+            }
         }
     }
 
@@ -912,6 +917,14 @@ mod tests {
     fn log_with(
         batches: &[(mirrorsim::record::RecordBatch, AppendOrigin)],
     ) -> PartitionLog<MemoryDirDisk> {
+        log_committed_to(batches, None)
+    }
+
+    /// A log of `batches` whose high watermark is `high_watermark` (`None`: its end).
+    fn log_committed_to(
+        batches: &[(mirrorsim::record::RecordBatch, AppendOrigin)],
+        high_watermark: Option<i64>,
+    ) -> PartitionLog<MemoryDirDisk> {
         let mut storage = mirrorsim::broker::MemoryStorage::new();
         let (mut log, _) =
             PartitionLog::open(storage.open_dir("t-0"), LogConfig::default()).unwrap();
@@ -919,7 +932,8 @@ mod tests {
             log.append_as_leader(batch, LeaderEpoch(0), *origin, 0)
                 .unwrap();
         }
-        log.maybe_increment_high_watermark(log.log_end_offset());
+        let high_watermark = high_watermark.map_or(log.log_end_offset(), Offset);
+        log.maybe_increment_high_watermark(high_watermark);
         log
     }
 
@@ -4025,16 +4039,21 @@ mod tests {
         // final log holds a's mirrored records there.
         let tp = TopicPartition::new("t", 0);
         let local = "a-producer-1/1/t-0/1/x";
-        let read_version = |committed| {
-            log_with(&[
-                (plain_batch("a-v0"), AppendOrigin::Client),
-                (
-                    value_batch(7, "a-producer-2/1/t-0/0/t"),
-                    AppendOrigin::Client,
-                ),
-                (marker(7, committed), AppendOrigin::Coordinator),
-                (plain_batch(local), AppendOrigin::Client),
-            ])
+        // `seen_high_watermark`: the read version's high watermark as the checkers' last step
+        // before the cut saw it.
+        let read_version = |committed, seen_high_watermark| {
+            log_committed_to(
+                &[
+                    (plain_batch("a-v0"), AppendOrigin::Client),
+                    (
+                        value_batch(7, "a-producer-2/1/t-0/0/t"),
+                        AppendOrigin::Client,
+                    ),
+                    (marker(7, committed), AppendOrigin::Coordinator),
+                    (plain_batch(local), AppendOrigin::Client),
+                ],
+                seen_high_watermark,
+            )
         };
         let final_log = FixedLogs(BTreeMap::from([(
             tp.clone(),
@@ -4052,13 +4071,16 @@ mod tests {
             record
         };
         // `answered_ms`: the last step that saw the read's log; `cut_ms`: the truncation.
-        let invariants = |committed, read_committed, answered_ms, cut_ms, with_fix| {
+        let invariants_seen = |committed, read_committed, answered_ms, cut_ms, with_fix, seen| {
             let mut checkers = Checkers::default();
             let mut history = History::default();
             if read_committed {
                 history.read_committed.insert(CONSUMER);
             }
-            let version = FixedLogs(BTreeMap::from([(tp.clone(), read_version(committed))]));
+            let version = FixedLogs(BTreeMap::from([(
+                tp.clone(),
+                read_version(committed, seen),
+            )]));
             history
                 .polls
                 .insert((CONSUMER, 1), vec![read(0, "a-v0", 3_000)]);
@@ -4097,8 +4119,26 @@ mod tests {
                 .map(|v| v.invariant)
                 .collect::<Vec<_>>()
         };
+        let invariants = |committed, read_committed, answered_ms, cut_ms, with_fix| {
+            invariants_seen(
+                committed,
+                read_committed,
+                answered_ms,
+                cut_ms,
+                with_fix,
+                None,
+            )
+        };
         // The aborted transaction held nothing for READ_COMMITTED in the log it read.
         assert!(invariants(false, true, 4_000, 4_005, true).is_empty());
+        // Also when the last step before the cut saw the high watermark below the reads: the
+        // reads show it had passed them when the leader answered (generated seed
+        // 13600000000000283).
+        assert!(invariants_seen(false, true, 4_000, 4_005, true, Some(1)).is_empty());
+        assert_eq!(
+            invariants_seen(true, true, 4_000, 4_005, true, Some(1)),
+            vec!["skipped-poll"]
+        );
         // What the step of the read saw (an empty log) excuses nothing by itself.
         assert_eq!(
             invariants(false, true, 4_000, 4_005, false),

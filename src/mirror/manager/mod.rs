@@ -466,7 +466,8 @@ struct MirrorTask {
     /// and since when answers have said it does not exist (see `watch_source_topic`).
     source_topic: SourceTopicWatch,
     /// PREPARING and MIRRORING: since when the source has answered nothing for this
-    /// partition (set when the state is entered, moved on by every answer of the source).
+    /// partition (set when the state is entered, by this leadership's write or learned by a
+    /// read, moved on by every answer of the source).
     source_waited_since_ms: Option<i64>,
     /// The steps this leadership's STOPPING took, in order (see [`StopStep`]); begun afresh
     /// when a new stop is persisted.

@@ -67,6 +67,17 @@ impl MirrorManager {
             // Some write landed (this leadership's or a later one's): what it stored decides.
             task.transition_in_doubt = false;
         }
+        if status.state != task.state || task.source_waited_since_ms.is_none() {
+            // A state learned by reading is entered as one this leadership wrote: the wait for
+            // the source starts now, or ends (generated seed 13600000000000283: a FAILED whose
+            // write timed out, learned by the re-read, kept the silence clock of the MIRRORING
+            // before it, and the PREPARING a recovery wrote failed as silent at once).
+            task.source_waited_since_ms = matches!(
+                status.state,
+                MirrorState::Preparing | MirrorState::Mirroring
+            )
+            .then_some(now_ms);
+        }
         task.state = status.state;
         task.state_epoch = status.state_epoch;
         task.previous_state = status.previous_state;
