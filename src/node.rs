@@ -51,9 +51,23 @@ impl Outbox {
         self.next_correlation_id += 1;
         self.queued.push(Envelope {
             from: self.from,
+            principal: None,
             to,
             message: crate::protocol::Message::Request(correlation_id, request),
         });
+        correlation_id
+    }
+
+    /// Queues a request to `to` over a connection authenticated as `principal`; returns its
+    /// correlation id.
+    pub fn request_as(
+        &mut self,
+        to: NodeId,
+        request: crate::protocol::Request,
+        principal: String,
+    ) -> u64 {
+        let correlation_id = self.request(to, request);
+        self.queued.last_mut().expect("queued just above").principal = Some(principal);
         correlation_id
     }
 
@@ -66,6 +80,7 @@ impl Outbox {
     ) {
         self.queued.push(Envelope {
             from: self.from,
+            principal: None,
             to,
             message: crate::protocol::Message::Response(correlation_id, response),
         });

@@ -49,6 +49,9 @@ pub struct BrokerConfig {
     pub mirror_metadata_refresh_interval_ms: i64,
     /// Which KIP-1279 design the mirroring code follows (the seed's by default).
     pub mirror_design: crate::mirror::MirrorDesign,
+    /// The StandardAuthorizer (`authorizer.class.name`) and its settings; `None`: no
+    /// authorizer, every request allowed (Kafka's default).
+    pub authorizer: Option<crate::metadata::authorizer::AuthorizerConfig>,
     /// Deliberate bugs for checker tests only; empty in every real configuration.
     pub broken: Vec<BrokenSwitch>,
 }
@@ -188,6 +191,7 @@ impl Default for BrokerConfig {
             internal_topic_replication_factor: 3,
             mirror_metadata_refresh_interval_ms: 5_000,
             mirror_design: crate::mirror::MirrorDesign::Seed,
+            authorizer: None,
             broken: Vec::new(),
         }
     }

@@ -474,3 +474,75 @@ fn a_bootstrap_naming_another_cluster_fails_the_partition_for_good() {
     request_failover(&mut world);
     run_until(&mut world, B, MirrorState::Stopped);
 }
+
+/// `cluster`'s controller creates (`create`) or deletes `binding`.
+fn change_acl(world: &mut World, cluster: ClusterIndex, create: bool, binding: &[&str; 4]) {
+    let bindings = vec![crate::metadata::AclBinding {
+        resource: binding[0].into(),
+        principal: binding[1].into(),
+        operation: binding[2].into(),
+        permission: binding[3].into(),
+    }];
+    let request = if create {
+        ControllerRequest::CreateAcls { bindings }
+    } else {
+        ControllerRequest::DeleteAcls { bindings }
+    };
+    world.call(NodeId::Controller(cluster), Request::Controller(request));
+}
+
+#[test]
+fn a_source_that_refuses_the_mirrors_principal_fails_the_partition_until_access_is_granted() {
+    let mut world = World::with_source_authorizer(crate::metadata::authorizer::AuthorizerConfig {
+        allow_everyone_if_no_acl_found: false,
+    });
+    let grant = ["topic:*", "User:m", "Read", "Allow"];
+    change_acl(&mut world, A, true, &grant);
+    assert!(world.produce(A, 7, 0, 5).iter().all(|e| e.is_none()));
+    let jaas = "org.apache.kafka.common.security.plain.PlainLoginModule required \
+                username=\"m\" password=\"secret\";";
+    create_mirror_with(
+        &mut world,
+        "m",
+        (A, B),
+        &[
+            ("sasl.jaas.config", jaas),
+            (RETRY_MAX_ATTEMPTS_CONFIG, "50"),
+            (RETRY_INITIAL_BACKOFF_CONFIG, "100"),
+            (RETRY_MAX_BACKOFF_CONFIG, "200"),
+        ],
+    );
+    alter_on(&mut world, B, "m", MirrorTopicOperation::Add);
+    run_until(&mut world, B, MirrorState::Mirroring);
+    world.run_for(300);
+    // Denied Read: the fetch is refused, the partition fails (retryable) with the refusal.
+    let deny = ["topic:orders", "User:m", "Read", "Deny"];
+    change_acl(&mut world, A, true, &deny);
+    run_until(&mut world, B, MirrorState::Failed);
+    let status = stored_status(&mut world);
+    assert!(status.retry_attempt > 0, "{status:?}");
+    assert!(
+        status
+            .error_message
+            .as_deref()
+            .is_some_and(|message| message
+                .contains("refuses User:m Read on topic orders (TopicAuthorizationFailed)")),
+        "{status:?}"
+    );
+    // Deleted: a retry mirrors again, and what a wrote meanwhile arrives.
+    change_acl(&mut world, A, false, &deny);
+    assert!(world.produce(A, 8, 0, 3).iter().all(|e| e.is_none()));
+    run_until(&mut world, B, MirrorState::Mirroring);
+    world.run_for(1_000);
+    assert_eq!(state_on(&world, B), MirrorState::Mirroring);
+    let log_end = |cluster| world.partition(world.leader(cluster)).log.log_end_offset();
+    let (a_end, b_end) = (log_end(A), log_end(B));
+    assert_eq!(b_end, a_end, "b mirrored a's records written while refused");
+    // With no grant at all (and no ACL found allowing), the metadata is refused too, which is
+    // not a deleted topic: the partition fails retryably, never for good.
+    change_acl(&mut world, A, false, &grant);
+    run_until(&mut world, B, MirrorState::Failed);
+    world.run_for(2_000);
+    let status = stored_status(&mut world);
+    assert!(status.retry_attempt > 0, "retryable: {status:?}");
+}

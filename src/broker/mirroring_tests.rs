@@ -63,6 +63,18 @@ impl World {
 
     /// Both clusters' brokers following `design`.
     fn with_design(design: crate::mirror::MirrorDesign) -> Self {
+        Self::build(design, None)
+    }
+
+    /// a's brokers running an authorizer with these settings.
+    fn with_source_authorizer(authorizer: crate::metadata::authorizer::AuthorizerConfig) -> Self {
+        Self::build(crate::mirror::MirrorDesign::Seed, Some(authorizer))
+    }
+
+    fn build(
+        design: crate::mirror::MirrorDesign,
+        source_authorizer: Option<crate::metadata::authorizer::AuthorizerConfig>,
+    ) -> Self {
         let mut world = Self {
             now_ms: 0,
             controllers: BTreeMap::new(),
@@ -86,6 +98,7 @@ impl World {
             for id in 1..=BROKERS {
                 let config = BrokerConfig {
                     mirror_design: design,
+                    authorizer: source_authorizer.filter(|_| cluster == A),
                     ..BrokerConfig::default()
                 };
                 let broker = Broker::new(cluster, BrokerId(id), config, MemoryStorage::new(), 1, 0)
@@ -192,6 +205,7 @@ impl World {
         self.next_correlation_id += 1;
         self.queue.push_back(Envelope {
             from,
+            principal: None,
             to,
             message: Message::Request(correlation_id, request),
         });
@@ -380,6 +394,7 @@ fn request_failover(world: &mut World) {
     });
     world.queue.push_back(Envelope {
         from: admin(B),
+        principal: None,
         to: NodeId::Controller(B),
         message: Message::Request(999, request),
     });
@@ -1085,6 +1100,7 @@ fn bump_leader_epoch(world: &mut World, cluster: ClusterIndex) {
     });
     world.queue.push_back(Envelope {
         from: leader,
+        principal: None,
         to: NodeId::Controller(cluster),
         message: Message::Request(u64::MAX, request),
     });
@@ -1605,6 +1621,7 @@ fn a_stopping_write_answered_after_a_new_leadership_began_is_not_the_new_tasks()
     // request it did not send.
     world.queue.push_back(Envelope {
         from: leader,
+        principal: None,
         to: NodeId::Controller(B),
         message: Message::Request(1_000_000, request),
     });

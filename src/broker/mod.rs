@@ -35,6 +35,7 @@
 //! single-partition produce requests, no partition reassignment or deletion, and the high
 //! watermark advances even while the ISR is below `min.insync.replicas` (pre-KIP-966 behaviour).
 
+mod authorization;
 mod config;
 mod controller_session;
 mod coordinators;
@@ -413,9 +414,12 @@ impl<S: BrokerStorage> Node for Broker<S> {
                 });
                 self.held_requests.push(envelope);
             }
-            Message::Request(correlation_id, request) => {
-                self.handle_request(now_ms, envelope.from, correlation_id, request)
-            }
+            Message::Request(correlation_id, request) => self.handle_request(
+                now_ms,
+                (envelope.from, envelope.principal.as_deref()),
+                correlation_id,
+                request,
+            ),
             Message::Response(correlation_id, response) => {
                 self.handle_response(now_ms, envelope.from, correlation_id, response)
             }

@@ -98,7 +98,7 @@ impl<S: BrokerStorage> Broker<S> {
     pub(super) fn handle_fetch(
         &mut self,
         now_ms: i64,
-        from: NodeId,
+        (from, principal): (NodeId, Option<&str>),
         correlation_id: u64,
         replica_id: Option<BrokerId>,
         isolation: FetchIsolation,
@@ -106,6 +106,22 @@ impl<S: BrokerStorage> Broker<S> {
         max_bytes: usize,
         partitions: Vec<FetchPartition>,
     ) {
+        let refused = self.unreadable_partitions(principal, &partitions);
+        if !refused.is_empty() {
+            // An error answers at once, with what the other partitions hold now.
+            let readable: Vec<FetchPartition> = (0..partitions.len())
+                .filter(|index| !refused.contains(index))
+                .map(|index| partitions[index].clone())
+                .collect();
+            let read =
+                self.read_fetch_partitions(now_ms, replica_id, isolation, max_bytes, &readable);
+            let answers = Self::merge_refused_fetch_answers(&partitions, &refused, read);
+            let response = Response::Replica(ReplicaResponse::Fetch {
+                partitions: answers,
+            });
+            self.outbox.respond(from, correlation_id, response);
+            return;
+        }
         let answers =
             self.read_fetch_partitions(now_ms, replica_id, isolation, max_bytes, &partitions);
         if fetch_answer_ready(&answers) || max_wait_ms <= 0 {
@@ -235,7 +251,8 @@ impl<S: BrokerStorage> Broker<S> {
         self.serving_requests = true;
         for envelope in std::mem::take(&mut self.held_requests) {
             if let Message::Request(correlation_id, request) = envelope.message {
-                self.handle_request(now_ms, envelope.from, correlation_id, request);
+                let from = (envelope.from, envelope.principal.as_deref());
+                self.handle_request(now_ms, from, correlation_id, request);
             }
         }
     }

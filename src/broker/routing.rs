@@ -2,21 +2,23 @@
 //! mirror component, or back as NotCoordinator / NotController.
 
 use super::*;
+use crate::metadata::authorizer::AclOperation;
 use crate::protocol::{
     ClusterRequest, ClusterResponse, ControllerResponse, CoordinatorRequest, CoordinatorResponse,
-    MirrorRequest, ReplicaRequest, ReplicaResponse,
+    MirrorRequest, MirrorResponse, ReplicaRequest, ReplicaResponse,
 };
 
 impl<S: BrokerStorage> Broker<S> {
     pub(super) fn handle_metadata_request(
         &mut self,
-        from: NodeId,
+        (from, principal): (NodeId, Option<&str>),
         correlation_id: u64,
         topics: Option<Vec<String>>,
     ) {
+        let described = self.image.describe_topics(topics.as_deref());
         let response = Response::Cluster(ClusterResponse::Metadata {
             brokers: self.image.live_brokers(),
-            topics: self.image.describe_topics(topics.as_deref()),
+            topics: self.authorize_metadata(principal, topics.is_some(), described),
         });
         self.outbox.respond(from, correlation_id, response);
     }
@@ -24,25 +26,27 @@ impl<S: BrokerStorage> Broker<S> {
     /// Routes a request by its family: each family's handler below serves every kind in it.
     /// A broker is not the controller: controller requests (admin clients send them to the
     /// controller, and brokers do not forward them) are answered `NotController`.
+    /// `from`: the sender, and the principal its connection authenticated as, if any (the
+    /// authorization of `authorization.rs` applies to the requests that carry one).
     pub(super) fn handle_request(
         &mut self,
         now_ms: i64,
-        from: NodeId,
+        (from, principal): (NodeId, Option<&str>),
         correlation_id: u64,
         request: Request,
     ) {
         match request {
             Request::Replica(request) => {
-                self.handle_replica_request(now_ms, from, correlation_id, request)
+                self.handle_replica_request(now_ms, (from, principal), correlation_id, request)
             }
             Request::Coordinator(request) => {
                 self.handle_coordinator_request(now_ms, from, correlation_id, request)
             }
             Request::Mirror(request) => {
-                self.handle_mirror_request(now_ms, from, correlation_id, request)
+                self.handle_mirror_request(now_ms, (from, principal), correlation_id, request)
             }
             Request::Cluster(request) => {
-                self.handle_cluster_request(now_ms, from, correlation_id, request)
+                self.handle_cluster_request(now_ms, (from, principal), correlation_id, request)
             }
             Request::Controller(request) => {
                 if let Some(response) = request.error_response(ErrorCode::NotController) {
@@ -57,7 +61,7 @@ impl<S: BrokerStorage> Broker<S> {
     fn handle_replica_request(
         &mut self,
         now_ms: i64,
-        from: NodeId,
+        (from, principal): (NodeId, Option<&str>),
         correlation_id: u64,
         request: ReplicaRequest,
     ) {
@@ -87,7 +91,7 @@ impl<S: BrokerStorage> Broker<S> {
                 partitions,
             } => self.handle_fetch(
                 now_ms,
-                from,
+                (from, principal),
                 correlation_id,
                 replica_id,
                 isolation,
@@ -202,11 +206,22 @@ impl<S: BrokerStorage> Broker<S> {
     fn handle_mirror_request(
         &mut self,
         now_ms: i64,
-        from: NodeId,
+        (from, principal): (NodeId, Option<&str>),
         correlation_id: u64,
         request: MirrorRequest,
     ) {
         match request {
+            MirrorRequest::LastMirroredEpochLookup { topic, .. }
+                if !self.authorized(principal, AclOperation::Describe, &topic) =>
+            {
+                let response = Response::Mirror(MirrorResponse::LastMirroredEpochLookup {
+                    error: ErrorCode::TopicAuthorizationFailed,
+                    last_mirrored_epoch: crate::protocol::LeaderEpoch::NONE,
+                    last_mirrored_offset: crate::protocol::Offset::NONE,
+                    topic_id: None,
+                });
+                self.outbox.respond(from, correlation_id, response);
+            }
             MirrorRequest::LastMirroredEpochLookup {
                 requester,
                 topic,
@@ -252,13 +267,13 @@ impl<S: BrokerStorage> Broker<S> {
     fn handle_cluster_request(
         &mut self,
         now_ms: i64,
-        from: NodeId,
+        (from, principal): (NodeId, Option<&str>),
         correlation_id: u64,
         request: ClusterRequest,
     ) {
         match request {
             ClusterRequest::Metadata { topics } => {
-                self.handle_metadata_request(from, correlation_id, topics)
+                self.handle_metadata_request((from, principal), correlation_id, topics)
             }
             ClusterRequest::DescribeConfigs { resources } => {
                 let response = self.describe_configs(resources);

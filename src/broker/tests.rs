@@ -234,6 +234,7 @@ impl Cluster {
     fn client_request(&mut self, to: i32, correlation_id: u64, request: Request) {
         self.send(Envelope {
             from: CLIENT,
+            principal: None,
             to: NodeId::Broker(CLUSTER, BrokerId(to)),
             message: Message::Request(correlation_id, request),
         });
@@ -293,6 +294,7 @@ impl Cluster {
                 let response = self.controller.answer(request);
                 self.queue.push_back(Envelope {
                     from: envelope.to,
+                    principal: None,
                     to: envelope.from,
                     message: Message::Response(correlation_id, response),
                 });
@@ -323,6 +325,7 @@ impl Cluster {
             let response = self.controller.answer(request);
             self.queue.push_back(Envelope {
                 from: NodeId::Controller(CLUSTER),
+                principal: None,
                 to: from,
                 message: Message::Response(correlation_id, response),
             });

@@ -691,6 +691,7 @@ mod against_a_real_log {
                 (now_ms + delay, sequence),
                 Envelope {
                     from: envelope.to,
+                    principal: None,
                     to: envelope.from,
                     message: Message::Response(*correlation_id, response),
                 },

@@ -419,6 +419,7 @@ impl GroupConsumer {
         self.next_correlation_id += 1;
         self.outbox.push(Envelope {
             from: self.node_id,
+            principal: None,
             to,
             message: Message::Request(correlation_id, request),
         });
@@ -708,6 +709,7 @@ impl Node for GroupConsumer {
                     now_ms,
                     Envelope {
                         from: envelope.from,
+                        principal: None,
                         to: envelope.to,
                         message,
                     },

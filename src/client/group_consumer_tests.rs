@@ -829,6 +829,7 @@ impl World {
         };
         Some(Envelope {
             from: envelope.to,
+            principal: None,
             to: envelope.from,
             message: Message::Response(correlation_id, response),
         })

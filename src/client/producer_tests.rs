@@ -918,6 +918,7 @@ mod against_a_real_log {
                     let response = self.serve(request);
                     self.transmit(Envelope {
                         from: envelope.to,
+                        principal: None,
                         to: envelope.from,
                         message: Message::Response(correlation_id, response),
                     });

@@ -141,6 +141,7 @@ pub(crate) fn take_requests(client: &mut impl Node) -> Vec<Sent> {
 pub(crate) fn respond(client: &mut impl Node, now_ms: i64, request: &Sent, response: Response) {
     let envelope = Envelope {
         from: request.to,
+        principal: None,
         to: client.node_id(),
         message: Message::Response(request.correlation_id, response),
     };

@@ -898,6 +898,7 @@ mod end_to_end {
                 for (to, correlation_id, response) in out.responses.drain(..) {
                     self.to_clients.push(Envelope {
                         from: self.coordinator_node(),
+                        principal: None,
                         to,
                         message: Message::Response(correlation_id, response),
                     });
@@ -965,6 +966,7 @@ mod end_to_end {
             };
             self.to_clients.push(Envelope {
                 from: envelope.to,
+                principal: None,
                 to: from,
                 message: Message::Response(correlation_id, response),
             });

@@ -107,6 +107,9 @@ error_codes! {
     NotCoordinator = 16,
     /// 25: the member is not in the group (also the answer to an admin offset write to a group with members).
     UnknownMemberId = 25,
+    /// 29: the request's principal may not perform the operation on the topic (its source
+    /// cluster's authorizer refused a KIP-1279 mirror's fetch, metadata or lookup).
+    TopicAuthorizationFailed = 29,
     /// 49: the producer id does not match the transactional id.
     InvalidProducerIdMapping = 49,
     /// 50: the transaction timeout is out of range.

@@ -54,6 +54,7 @@ fn send<D: LogDisk>(
         now_ms,
         Envelope {
             from,
+            principal: None,
             to,
             message: Message::Request(42, request),
         },
@@ -1145,6 +1146,7 @@ fn fetch_metadata_lets_a_fresh_image_reach_the_controller_image() {
 fn metadata_fetch(correlation_id: u64, from_offset: i64, max_wait_ms: i64) -> Envelope {
     Envelope {
         from: broker_node(1),
+        principal: None,
         to: controller_id(),
         message: Message::Request(
             correlation_id,
@@ -1198,6 +1200,7 @@ fn an_empty_metadata_fetch_is_held_until_a_record_is_committed_or_its_wait_ends(
         30,
         Envelope {
             from: broker_node(2),
+            principal: None,
             to: controller_id(),
             message: Message::Request(
                 3,
@@ -1253,6 +1256,7 @@ fn metadata_request_is_answered_from_the_image_and_data_plane_requests_are_dropp
         0,
         Envelope {
             from: admin_node(),
+            principal: None,
             to: controller_id(),
             message: Message::Request(
                 1,
@@ -1327,6 +1331,7 @@ fn failed_flush_stops_the_controller_without_an_answer_and_recovery_keeps_flushe
         10,
         Envelope {
             from: admin_node(),
+            principal: None,
             to: controller_id(),
             message: Message::Request(
                 1,
@@ -1352,6 +1357,7 @@ fn failed_flush_stops_the_controller_without_an_answer_and_recovery_keeps_flushe
         11,
         Envelope {
             from: broker_node(1),
+            principal: None,
             to: controller_id(),
             message: Message::Request(
                 2,

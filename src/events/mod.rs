@@ -501,6 +501,16 @@ pub enum BrokerEvent {
         /// Its retry count (−1: non-retryable).
         retry_attempt: i16,
     },
+    /// This broker's authorizer refused a request's principal an operation on a topic (a
+    /// KIP-1279 mirror's fetch, metadata or lookup at its source; [`crate::metadata::authorizer`]).
+    AuthorizationDenied {
+        /// The principal refused.
+        principal: String,
+        /// The operation (`Read`, `Describe`).
+        operation: &'static str,
+        /// The topic.
+        topic: String,
+    },
     /// The source answered nothing for a mirror partition (no fetch, no last-mirrored-epoch
     /// lookup) for `mirror.socket.timeout.ms`: the partition goes FAILED (retryable).
     MirrorSourceSilent {

@@ -388,6 +388,11 @@ impl fmt::Display for BrokerEvent {
                 f,
                 "MirrorAwaitsOperator {topic_partition} retry_attempt={retry_attempt}"
             ),
+            Self::AuthorizationDenied {
+                principal,
+                operation,
+                topic,
+            } => write!(f, "AuthorizationDenied {principal} {operation} topic:{topic}"),
             Self::MirrorSourceSilent {
                 topic_partition,
                 since_ms,

@@ -10,6 +10,7 @@
 //! `cache` is the other view of metadata: what a client learns from Metadata answers (the
 //! simulated clients', and a destination broker's view of each source cluster it mirrors).
 
+pub mod authorizer;
 pub(crate) mod cache;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -68,7 +69,8 @@ pub struct PartitionRecord {
     pub partition_epoch: i32,
 }
 
-/// An access-control entry (kept as opaque strings; authorization is not modelled).
+/// An access-control entry, as CreateAcls gives it (a cluster with an authorizer evaluates
+/// them: [`authorizer`]).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct AclBinding {
     /// Resource type and name, e.g. `topic:orders`.

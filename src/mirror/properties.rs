@@ -104,6 +104,24 @@ pub fn cluster_id_of_bootstrap(bootstrap: &str) -> Option<String> {
     nodes.first().map(|node| node.cluster().cluster_id())
 }
 
+/// The client setting that holds a source connection's SASL credentials
+/// (`… required username="m1" password="…";`).
+pub const SASL_JAAS_CONFIG: &str = "sasl.jaas.config";
+
+/// The principal a KIP-1279 mirror's connections to its source authenticate as, given its
+/// properties: `User:<username>` of its `sasl.jaas.config`, else `User:ANONYMOUS` (Kafka's
+/// principal of a PLAINTEXT connection). Read afresh for every request, so a changed setting
+/// takes effect at the next one.
+pub fn source_principal(properties: Option<&BTreeMap<String, String>>) -> String {
+    let username = properties
+        .and_then(|properties| properties.get(SASL_JAAS_CONFIG))
+        .and_then(|jaas| {
+            let (_, rest) = jaas.split_once("username=\"")?;
+            rest.split_once('"').map(|(username, _)| username)
+        });
+    format!("User:{}", username.unwrap_or("ANONYMOUS"))
+}
+
 /// Whether a change of `key` resets the brokers' connection to the source.
 pub fn resets_source_connection(key: &str) -> bool {
     key == BOOTSTRAP_SERVERS_CONFIG
@@ -129,6 +147,18 @@ mod tests {
             .iter()
             .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))
             .collect()
+    }
+
+    #[test]
+    fn a_mirror_authenticates_as_the_username_of_its_sasl_settings() {
+        let jaas = "org.apache.kafka.common.security.plain.PlainLoginModule required \
+                    username=\"m1\" password=\"secret\";";
+        let with = properties(&[(SASL_JAAS_CONFIG, jaas)]);
+        assert_eq!(source_principal(Some(&with)), "User:m1");
+        assert_eq!(source_principal(Some(&properties(&[]))), "User:ANONYMOUS");
+        assert_eq!(source_principal(None), "User:ANONYMOUS");
+        let unreadable = properties(&[(SASL_JAAS_CONFIG, "username=m1")]);
+        assert_eq!(source_principal(Some(&unreadable)), "User:ANONYMOUS");
     }
 
     #[test]

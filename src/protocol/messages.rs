@@ -17,6 +17,10 @@ pub struct Envelope {
     pub to: NodeId,
     /// Content.
     pub message: Message,
+    /// The principal the sender's connection authenticated as (SASL), on requests a KIP-1279
+    /// mirror sends to its source cluster; `None` for everything else, which the model's
+    /// authorizer lets through as a super user's (`crate::metadata::authorizer`).
+    pub principal: Option<String>,
 }
 
 /// A request or a response.

@@ -353,6 +353,22 @@ pub struct FetchPartitionResponse {
     pub batches: Vec<RecordBatch>,
 }
 
+impl FetchPartitionResponse {
+    /// An answer for `topic_partition` that carries only `error`.
+    pub fn error(topic_partition: &TopicPartition, error: ErrorCode) -> Self {
+        Self {
+            topic_partition: topic_partition.clone(),
+            error,
+            high_watermark: Offset::NONE,
+            last_stable_offset: Offset::NONE,
+            log_start_offset: Offset::NONE,
+            diverging_epoch: None,
+            aborted_transactions: None,
+            batches: Vec::new(),
+        }
+    }
+}
+
 /// One partition of an OffsetsForLeaderEpoch response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EpochAnswer {

@@ -754,6 +754,13 @@ impl Checkers {
                     });
                 }
                 BrokerEvent::MirrorSourceSilent { .. } => self.mark("mirror-source-silent"),
+                BrokerEvent::AuthorizationDenied { operation, .. } => {
+                    self.mark(if *operation == "Read" {
+                        "source-denied-mirror-read"
+                    } else {
+                        "source-denied-mirror-describe"
+                    })
+                }
                 BrokerEvent::MirrorPartitionRecovered { .. } => self.mark("mirror-recovered"),
                 BrokerEvent::MirrorTopicGrowing { .. } => self.mark("mirror-topic-grown"),
                 BrokerEvent::MirrorTopicExcluded { .. } => self.mark("mirror-topic-excluded"),

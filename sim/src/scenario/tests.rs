@@ -700,6 +700,15 @@ fn values_that_hung_or_panicked_a_run_are_refused() {
         20,
         "between 1 and 604800000",
     );
+    assert_refused(
+        &base_with(
+            "brokers = 3\n[[clusters]]",
+            "brokers = 3\nallow_everyone_if_no_acl_found = true\n[[clusters]]",
+        ),
+        "clusters[0].allow_everyone_if_no_acl_found",
+        5,
+        "needs `authorizer = true`",
+    );
     for timeout in ["0", "-5", "200", "9223372036854775807"] {
         assert_refused(
             &base_with(

@@ -811,6 +811,12 @@ fn validate_cluster(source: &Source<'_>, field: &str, cluster: &ClusterSpec) -> 
             "must be between 100 and 600000 ms".into(),
         ));
     }
+    if cluster.allow_everyone_if_no_acl_found.is_some() && !cluster.authorizer {
+        return Err(source.error(
+            &format!("{field}.allow_everyone_if_no_acl_found"),
+            "needs `authorizer = true` (it is a setting of the authorizer)".into(),
+        ));
+    }
     // The last net: what the model itself refuses (the checks above name the field first).
     if let Err(error) = cluster.controller_config().validate() {
         return Err(source.error(field, error.to_string()));

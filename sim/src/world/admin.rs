@@ -1140,6 +1140,7 @@ mod tests {
             now_ms,
             Envelope {
                 from: CONTROLLER,
+                principal: None,
                 to: ADMIN,
                 message: Message::Response(correlation_id, response),
             },

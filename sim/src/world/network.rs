@@ -419,6 +419,7 @@ mod tests {
     fn envelope(from: NodeId, to: NodeId, id: u64) -> Envelope {
         Envelope {
             from,
+            principal: None,
             to,
             message: Message::Request(id, Request::Coordinator(CoordinatorRequest::ListGroups)),
         }

@@ -177,6 +177,13 @@ impl MirrorManager {
                 self.fail_mirror_partition(host, now_ms, topic_partition, reason, true);
                 return;
             }
+            ErrorCode::TopicAuthorizationFailed => {
+                // Retryable, as the prototype fails a partition on any other fetch error: an
+                // operator may grant the access, and the retries then find it.
+                let reason = self.refused_by_source(host, topic_partition, "Read");
+                self.fail_mirror_partition(host, now_ms, topic_partition, reason, false);
+                return;
+            }
             _ => {
                 self.mirror_fetch_failed(now_ms, topic_partition);
                 return;
@@ -740,6 +747,27 @@ impl MirrorManager {
         }
     }
 
+    /// The error message of a partition the source's authorizer refused `operation` on the
+    /// topic, naming the principal the mirror's connections authenticate as.
+    pub(super) fn refused_by_source(
+        &self,
+        host: &impl MirrorHost,
+        topic_partition: &TopicPartition,
+        operation: &str,
+    ) -> String {
+        let mirror = &self.tasks[topic_partition].mirror;
+        let properties = host
+            .image()
+            .configs
+            .get(&ConfigResource::Mirror(mirror.clone()));
+        let principal = crate::mirror::properties::source_principal(properties);
+        format!(
+            "the source cluster refuses {principal} {operation} on topic {} \
+             (TopicAuthorizationFailed)",
+            topic_partition.topic
+        )
+    }
+
     /// Whether the broken switch `mirror-ignores-source-topic-id` is on.
     pub(super) fn ignores_source_topic_id(&self) -> bool {
         self.broken
@@ -826,6 +854,13 @@ impl MirrorManager {
             else {
                 continue;
             };
+            if answer.error == ErrorCode::TopicAuthorizationFailed {
+                // Not a deletion: the source hides the topic from this mirror's principal.
+                // Retryable, as a refused fetch is.
+                let reason = self.refused_by_source(host, &topic_partition, "Describe");
+                self.fail_mirror_partition(host, now_ms, &topic_partition, reason, false);
+                continue;
+            }
             let watch = &mut self.task_mut(&topic_partition).source_topic;
             let reason = match (answer.error, answer.topic_id, watch.topic_id) {
                 (ErrorCode::None, Some(id), Some(seen)) if id != seen => Some(format!(

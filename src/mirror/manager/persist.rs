@@ -20,7 +20,26 @@ impl MirrorManager {
             .task_partition()
             .and_then(|tp| self.tasks.get(tp))
             .map(|task| task.generation);
-        let correlation_id = host.lend().outbox.request(to, request);
+        let to_source = to.cluster() != host.node_id().cluster();
+        let mirror = match &what {
+            SentRequest::SourceMetadata { mirror, .. } => Some(mirror.as_str()),
+            other => other
+                .task_partition()
+                .and_then(|tp| self.tasks.get(tp))
+                .map(|task| task.mirror.as_str()),
+        };
+        let correlation_id = match mirror.filter(|_| to_source) {
+            // The source sees the mirror's credentials on every request of its connection.
+            Some(mirror) => {
+                let properties = host
+                    .image()
+                    .configs
+                    .get(&ConfigResource::Mirror(mirror.into()));
+                let principal = crate::mirror::properties::source_principal(properties);
+                host.lend().outbox.request_as(to, request, principal)
+            }
+            None => host.lend().outbox.request(to, request),
+        };
         self.requests
             .insert(correlation_id, (what, now_ms, generation));
     }

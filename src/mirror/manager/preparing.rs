@@ -160,6 +160,12 @@ impl MirrorManager {
                 self.fail_mirror_partition(host, now_ms, topic_partition, reason, false);
                 return;
             }
+            Ok((ErrorCode::TopicAuthorizationFailed, _)) => {
+                // The lookup's failure is retryable (spec §2.6): access may be granted.
+                let reason = self.refused_by_source(host, topic_partition, "Describe");
+                self.fail_mirror_partition(host, now_ms, topic_partition, reason, false);
+                return;
+            }
             Ok(_) | Err(_) => {
                 let mirror = self.tasks[topic_partition].mirror.clone();
                 if let Some(source) = self.sources.get_mut(&mirror) {

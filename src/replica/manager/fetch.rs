@@ -57,16 +57,7 @@ pub fn check_leader_epoch(requested: LeaderEpoch, local: LeaderEpoch) -> Option<
 }
 
 fn error_answer(topic_partition: &TopicPartition, error: ErrorCode) -> FetchPartitionResponse {
-    FetchPartitionResponse {
-        topic_partition: topic_partition.clone(),
-        error,
-        high_watermark: Offset::NONE,
-        last_stable_offset: Offset::NONE,
-        log_start_offset: Offset::NONE,
-        diverging_epoch: None,
-        aborted_transactions: None,
-        batches: Vec::new(),
-    }
+    FetchPartitionResponse::error(topic_partition, error)
 }
 
 /// A successful read's answer.

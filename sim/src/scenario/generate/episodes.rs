@@ -935,6 +935,128 @@ impl Draft {
 }
 
 impl Draft {
+    /// One origin link in eight: a *source denial* (issue #17 part 1, authorization). The
+    /// source cluster runs an authorizer (see [`Self::grant_mirrors_their_sources`]), and while
+    /// the mirror runs its operator denies the mirror's principal Read on one of the link's
+    /// topics, deleting the deny 1–4 s later: the partitions' fetches are refused, they fail
+    /// (retryable) and mirror again once the deny is gone (liveness). Not on a link whose
+    /// mirror has an outage's short failure settings: its few attempts could run out while
+    /// denied. From a stream of its own (see the module doc).
+    pub(super) fn maybe_source_denial(&mut self, link: &Link, added_ms: u64, walk_until: u64) {
+        if !self.authorization.random_bool(1.0 / 8.0) || link.topics.is_empty() {
+            return;
+        }
+        let destination = letter(link.destination);
+        let short_budget = self.admin.iter().any(|(_, op)| {
+            matches!(op, AdminOpSpec::CreateMirror(create)
+                if *create.cluster.get_ref() == destination
+                    && *create.mirror.get_ref() == link.mirror
+                    && create.configs.contains_key(mirrorsim::mirror::failure::RETRY_MAX_ATTEMPTS_CONFIG))
+        });
+        let Some(window) = self.while_mirroring(added_ms + 500, walk_until) else {
+            return;
+        };
+        if short_budget {
+            return;
+        }
+        let topic = link.topics[self.authorization.random_range(0..link.topics.len())].clone();
+        let denied_ms = self.authorization.random_range(window);
+        let allowed_ms = denied_ms + self.authorization.random_range(10..=40) * 100;
+        if allowed_ms + 2_000 >= self.duration_ms {
+            return;
+        }
+        let source = letter(link.source);
+        let orders = [self.admin.len(), self.admin.len() + 1];
+        self.denials.push((link.source, orders));
+        let deny = vec![AclSpec {
+            resource: format!("topic:{topic}"),
+            principal: format!("User:{}", link.mirror),
+            operation: "Read".to_owned(),
+            permission: "Deny".to_owned(),
+        }];
+        self.push_source_admin(AdminOpSpec::CreateAcls(AclsOp {
+            at_ms: denied_ms,
+            cluster: spanned(source.clone()),
+            acls: deny.clone(),
+        }));
+        self.push_source_admin(AdminOpSpec::DeleteAcls(AclsOp {
+            at_ms: allowed_ms,
+            cluster: spanned(source.clone()),
+            acls: deny,
+        }));
+        self.notes.push(format!(
+            "{source} denies {} Read on {topic} for a while",
+            link.mirror
+        ));
+    }
+
+    /// Every source cluster a denial episode chose runs an authorizer that lets a topic no
+    /// binding names be read by all (`allow_everyone_if_no_acl_found`), every mirror that
+    /// reads from it authenticates as itself (`sasl.jaas.config` naming the mirror), and its
+    /// operator grants each of them Read on every topic first (a wildcard binding names every
+    /// topic, so a principal without a grant would be refused all of them). Run once every
+    /// `create_mirror` is drawn.
+    ///
+    /// A source that is itself some mirror's destination (a loop's, drawn on any link) loses
+    /// its denials: that mirror's ACL sync copies the other cluster's bindings back, and the
+    /// deny, copied there by the first mirror's sync, comes back after its deletion when the
+    /// reverse sync runs first, for good (spec §7 item 7 as the seed specifies it; generated
+    /// seed 14000000000000148, a finding for the KIP: with mirrors both ways an ACL deletion
+    /// does not hold).
+    pub(super) fn grant_mirrors_their_sources(&mut self) {
+        let mut authorizing = BTreeSet::new();
+        let mut dropped = BTreeSet::new();
+        for (source_index, orders) in std::mem::take(&mut self.denials) {
+            let source = letter(source_index);
+            let mirrored_into = self.admin.iter().any(|(_, op)| {
+                matches!(op, AdminOpSpec::CreateMirror(create) if *create.cluster.get_ref() == source)
+            });
+            if mirrored_into {
+                dropped.extend(orders);
+                let denies = format!("{source} denies ");
+                self.notes.retain(|note| !note.starts_with(&denies));
+            } else {
+                authorizing.insert(source_index);
+            }
+        }
+        self.admin.retain(|(order, _)| !dropped.contains(order));
+        for source_index in authorizing {
+            let source = letter(source_index);
+            self.clusters[source_index].authorizer = true;
+            self.clusters[source_index].allow_everyone_if_no_acl_found = Some(true);
+            let mut mirrors = BTreeSet::new();
+            for (_, op) in &mut self.admin {
+                if let AdminOpSpec::CreateMirror(create) = op {
+                    if *create.source.get_ref() == source {
+                        let mirror = create.mirror.get_ref().clone();
+                        create.configs.insert(
+                            mirrorsim::mirror::properties::SASL_JAAS_CONFIG.to_owned(),
+                            format!(
+                                "org.apache.kafka.common.security.plain.PlainLoginModule \
+                                 required username=\"{mirror}\" password=\"{mirror}-secret\";"
+                            ),
+                        );
+                        mirrors.insert(mirror);
+                    }
+                }
+            }
+            let grants = mirrors
+                .into_iter()
+                .map(|mirror| AclSpec {
+                    resource: "topic:*".to_owned(),
+                    principal: format!("User:{mirror}"),
+                    operation: "Read".to_owned(),
+                    permission: "Allow".to_owned(),
+                })
+                .collect();
+            self.push_source_admin(AdminOpSpec::CreateAcls(AclsOp {
+                at_ms: 0,
+                cluster: spanned(source),
+                acls: grants,
+            }));
+        }
+    }
+
     /// Drops the re-creation of a deleted source topic a transactional producer writes to
     /// (the deletion stays): a transaction's produce retried across the deletion lands in the
     /// new topic after its coordinator aborted it (its markers went to the deleted topic), and

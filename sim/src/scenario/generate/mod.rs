@@ -63,7 +63,10 @@
 //!   that the mirror adopts) and, on any link, an *exclusion* (one link in eight: an
 //!   `alter_mirror` excludes one of the mirror's topics, which its sync then removes) and a
 //!   *source deletion* (one origin link in eight: `delete_topics` of one of its topics on the
-//!   source cluster while the mirror runs, half the time created again 1.5–4 s later).
+//!   source cluster while the mirror runs, half the time created again 1.5–4 s later) and a
+//!   *source denial* (one origin link in eight: the source runs an authorizer, every mirror
+//!   reading from it authenticates as itself and is granted Read on every topic, and the
+//!   source's operator denies the link's mirror Read on one of its topics for 1–4 s).
 
 mod episodes;
 mod faults;
@@ -166,6 +169,11 @@ struct Draft {
     recreations: Vec<(usize, String, usize)>,
     /// The source deletion episode's own stream (see [`Draft::maybe_source_deletion`]).
     deletion: StdRng,
+    /// The source denial episode's own stream (see [`Draft::maybe_source_denial`]).
+    authorization: StdRng,
+    /// Each denial episode's source cluster and the orders of its deny's `create_acls` and
+    /// `delete_acls` in `admin` (see [`Draft::grant_mirrors_their_sources`]).
+    denials: Vec<(usize, [usize; 2])>,
     /// Topics a source's `create_topics` creates mid-run, with the producer that writes to
     /// each: added when the scenario is finished, after every other draw, so that no other
     /// draw (workload, faults, codecs) sees them.
@@ -222,6 +230,7 @@ impl Draft {
         let changes = StdRng::seed_from_u64(seed ^ 0x5c0e_c4a9_e500_0009);
         let exclusion = StdRng::seed_from_u64(seed ^ 0xe8c1_0de0_7091_000a);
         let deletion = StdRng::seed_from_u64(seed ^ 0xde1e_7e70_9c5e_000b);
+        let authorization = StdRng::seed_from_u64(seed ^ 0xac1a_c1a0_7e57_000c);
         let duration_ms = rng.random_range(12..=22) * 1_000;
         let heal_ms = rng.random_range(10..=15) * 1_000;
         Self {
@@ -239,6 +248,8 @@ impl Draft {
             changes,
             exclusion,
             deletion,
+            authorization,
+            denials: Vec::new(),
             recreations: Vec::new(),
             deferred: Vec::new(),
             shape: "single",
@@ -292,6 +303,7 @@ impl Draft {
         self.draw_planned_failovers(&links);
         self.draw_faults();
         self.draw_codecs();
+        self.grant_mirrors_their_sources();
         self.finish()
     }
 
@@ -374,6 +386,8 @@ impl Draft {
             mirror_state_partitions: self.rng.random_range(1..=6),
             mirror_state_replication_factor: None,
             mirror_metadata_refresh_interval_ms: self.rng.random_range(1..=5) * 1_000,
+            authorizer: false,
+            allow_everyone_if_no_acl_found: None,
         }
     }
 
@@ -550,6 +564,7 @@ impl Draft {
                 self.maybe_source_unclean_election(link, added, walk_until);
                 self.maybe_source_changes(link, added, walk_until);
                 self.maybe_source_deletion(link, added, walk_until);
+                self.maybe_source_denial(link, added, walk_until);
             }
             if let Some(at) = failover {
                 self.topics_op(at, link, AdminOpSpec::RemoveTopics, &link.topics);

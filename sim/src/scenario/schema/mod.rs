@@ -12,6 +12,7 @@
 
 use mirrorsim::broker::BrokerConfig;
 use mirrorsim::controller::ControllerConfig;
+use mirrorsim::metadata::authorizer::AuthorizerConfig;
 use mirrorsim::mirror::MirrorDesign;
 use mirrorsim::switches::BrokenSwitch;
 use serde::{Deserialize, Serialize};
@@ -111,6 +112,14 @@ pub struct ClusterSpec {
     /// `mirror.metadata.refresh.interval.ms`: the KIP-1279 periodic sync's interval.
     #[serde(default = "default_mirror_sync_interval_ms")]
     pub mirror_metadata_refresh_interval_ms: i64,
+    /// Whether the brokers run Kafka's StandardAuthorizer (`authorizer.class.name`): a KIP-1279
+    /// mirror reading from this cluster is then authorized by the cluster's ACLs, as the
+    /// principal of its `sasl.jaas.config` (`mirrorsim::metadata::authorizer`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub authorizer: bool,
+    /// `allow.everyone.if.no.acl.found` (only with `authorizer`; Kafka's default `false`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_everyone_if_no_acl_found: Option<bool>,
 }
 
 impl ClusterSpec {
@@ -142,6 +151,11 @@ impl ClusterSpec {
             internal_topic_replication_factor: i16::from(self.brokers.min(3)),
             mirror_metadata_refresh_interval_ms: self.mirror_metadata_refresh_interval_ms,
             mirror_design: design,
+            authorizer: self.authorizer.then(|| AuthorizerConfig {
+                allow_everyone_if_no_acl_found: self
+                    .allow_everyone_if_no_acl_found
+                    .unwrap_or(false),
+            }),
             broken,
             ..BrokerConfig::default()
         }
