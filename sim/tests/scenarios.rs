@@ -459,6 +459,20 @@ fn a_mirrors_bootstrap_may_move_within_its_source_but_not_to_another_cluster() {
     }
 }
 
+/// Every partition `describe` shows is MIRRORING with no failure on record.
+fn assert_all_mirroring_with_no_failure_on_record(
+    describe: &mirrorsim_sim::world::admin::AdminOutcome,
+    seed: u64,
+) {
+    assert!(
+        describe
+            .described
+            .iter()
+            .all(|line| line.contains("=MIRRORING(") && !line.contains("retries=")),
+        "seed {seed}: {describe:?}"
+    );
+}
+
 #[test]
 fn a_partition_failed_by_a_short_outage_mirrors_again_on_its_own() {
     // `source_outage_auto_recovery` (the prototype's testAutoRecovery): a is cut off from 3 s to
@@ -477,14 +491,7 @@ fn a_partition_failed_by_a_short_outage_mirrors_again_on_its_own() {
             "seed {seed}: {:?}",
             describes[0]
         );
-        assert!(
-            describes[1]
-                .described
-                .iter()
-                .all(|line| line.contains("=MIRRORING(") && !line.contains("retries=")),
-            "seed {seed}: {:?}",
-            describes[1]
-        );
+        assert_all_mirroring_with_no_failure_on_record(&describes[1], seed);
         assert!(!report.marks.contains_key("mirror-retries-exhausted"));
     }
 }
@@ -520,14 +527,7 @@ fn a_source_that_refuses_the_mirrors_principal_fails_the_partitions_until_access
             "seed {seed}: {:?}",
             describes[0]
         );
-        assert!(
-            describes[1]
-                .described
-                .iter()
-                .all(|line| line.contains("=MIRRORING(") && !line.contains("retries=")),
-            "seed {seed}: {:?}",
-            describes[1]
-        );
+        assert_all_mirroring_with_no_failure_on_record(&describes[1], seed);
         assert!(!report.marks.contains_key("mirror-failed-non-retryable"));
     }
 }

@@ -11,19 +11,20 @@ use crate::mirror::failure::{
 /// Mirror `m` from a to b that fails a partition after 500 ms of silence and allows 2
 /// attempts, 100 ms apart at first, and orders mirroring through it.
 fn failing_mirror_world() -> World {
-    let mut world = World::new();
+    let settings = [
+        (SOCKET_TIMEOUT_CONFIG, "500"),
+        (RETRY_MAX_ATTEMPTS_CONFIG, "2"),
+        (RETRY_INITIAL_BACKOFF_CONFIG, "100"),
+        (RETRY_MAX_BACKOFF_CONFIG, "300"),
+    ];
+    mirroring_orders(World::new(), &settings)
+}
+
+/// `world` with 5 records on a's orders and mirror `m` (with `properties`) from a to b
+/// mirroring orders.
+fn mirroring_orders(mut world: World, properties: &[(&str, &str)]) -> World {
     assert!(world.produce(A, 7, 0, 5).iter().all(|e| e.is_none()));
-    create_mirror_with(
-        &mut world,
-        "m",
-        (A, B),
-        &[
-            (SOCKET_TIMEOUT_CONFIG, "500"),
-            (RETRY_MAX_ATTEMPTS_CONFIG, "2"),
-            (RETRY_INITIAL_BACKOFF_CONFIG, "100"),
-            (RETRY_MAX_BACKOFF_CONFIG, "300"),
-        ],
-    );
+    create_mirror_with(&mut world, "m", (A, B), properties);
     alter_on(&mut world, B, "m", MirrorTopicOperation::Add);
     run_until(&mut world, B, MirrorState::Mirroring);
     world.run_for(300);
@@ -145,20 +146,11 @@ fn a_silent_source_fails_the_partition_until_its_attempts_run_out_and_recover_re
 /// not fail at once on the silence clock of the MIRRORING before the failure.
 #[test]
 fn a_failed_learned_by_reading_back_starts_the_recovered_preparing_with_a_fresh_silence_clock() {
-    let mut world = World::new();
-    assert!(world.produce(A, 7, 0, 5).iter().all(|e| e.is_none()));
-    create_mirror_with(
-        &mut world,
-        "m",
-        (A, B),
-        &[
-            (SOCKET_TIMEOUT_CONFIG, "500"),
-            (RETRY_MAX_ATTEMPTS_CONFIG, "1"),
-        ],
-    );
-    alter_on(&mut world, B, "m", MirrorTopicOperation::Add);
-    run_until(&mut world, B, MirrorState::Mirroring);
-    world.run_for(300);
+    let settings = [
+        (SOCKET_TIMEOUT_CONFIG, "500"),
+        (RETRY_MAX_ATTEMPTS_CONFIG, "1"),
+    ];
+    let mut world = mirroring_orders(World::new(), &settings);
     cut_source(&mut world, true);
     world.drop_if = Some(|envelope| {
         matches!(
@@ -498,23 +490,15 @@ fn a_source_that_refuses_the_mirrors_principal_fails_the_partition_until_access_
     });
     let grant = ["topic:*", "User:m", "Read", "Allow"];
     change_acl(&mut world, A, true, &grant);
-    assert!(world.produce(A, 7, 0, 5).iter().all(|e| e.is_none()));
     let jaas = "org.apache.kafka.common.security.plain.PlainLoginModule required \
                 username=\"m\" password=\"secret\";";
-    create_mirror_with(
-        &mut world,
-        "m",
-        (A, B),
-        &[
-            ("sasl.jaas.config", jaas),
-            (RETRY_MAX_ATTEMPTS_CONFIG, "50"),
-            (RETRY_INITIAL_BACKOFF_CONFIG, "100"),
-            (RETRY_MAX_BACKOFF_CONFIG, "200"),
-        ],
-    );
-    alter_on(&mut world, B, "m", MirrorTopicOperation::Add);
-    run_until(&mut world, B, MirrorState::Mirroring);
-    world.run_for(300);
+    let settings = [
+        ("sasl.jaas.config", jaas),
+        (RETRY_MAX_ATTEMPTS_CONFIG, "50"),
+        (RETRY_INITIAL_BACKOFF_CONFIG, "100"),
+        (RETRY_MAX_BACKOFF_CONFIG, "200"),
+    ];
+    let mut world = mirroring_orders(world, &settings);
     // Denied Read: the fetch is refused, the partition fails (retryable) with the refusal.
     let deny = ["topic:orders", "User:m", "Read", "Deny"];
     change_acl(&mut world, A, true, &deny);

@@ -33,16 +33,7 @@ fn offsets(answers: &[i64]) -> Response {
 }
 
 fn fetch_error(topic_partition: TopicPartition, error: ErrorCode) -> FetchPartitionResponse {
-    FetchPartitionResponse {
-        topic_partition,
-        error,
-        high_watermark: Offset::NONE,
-        last_stable_offset: Offset::NONE,
-        log_start_offset: Offset::NONE,
-        diverging_epoch: None,
-        aborted_transactions: None,
-        batches: Vec::new(),
-    }
+    FetchPartitionResponse::error(&topic_partition, error)
 }
 
 /// What a leader answers for one partition of a consumer fetch, read from `log`.
