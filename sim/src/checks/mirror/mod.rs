@@ -307,6 +307,13 @@ pub struct MirrorChecks {
     /// `mirror-loss-followed`: (destination cluster, partition) → where the records its
     /// leaders mirrored since its last PREPARING end (exclusive), lowered by cuts.
     mirrored_since_prepare: BTreeMap<(ClusterIndex, TopicPartition), i64>,
+    /// `mirror-loss-followed`: (destination cluster, partition) → the leader that appended
+    /// mirrored records last, and the highest high watermark it had at its appends (see
+    /// `observe_source_loss`).
+    mirroring_leaders: BTreeMap<(ClusterIndex, TopicPartition), (NodeId, i64)>,
+    /// `mirror-loss-followed`: (destination cluster, partition) → the broker that took its
+    /// latest leader epoch, and that epoch.
+    latest_leaders: BTreeMap<(ClusterIndex, TopicPartition), (NodeId, i32)>,
     /// Marks of excuses used (merged into the checkers' marks).
     pub marks: BTreeMap<&'static str, u64>,
     /// (cluster, topic) → when the checkers last saw a life of that topic end (deleted, or
@@ -357,6 +364,8 @@ impl MirrorChecks {
         forget_in(&mut self.first_mirror_append_ms, cluster, topic);
         forget_in(&mut self.own_write_stops, cluster, topic);
         forget_in(&mut self.mirrored_since_prepare, cluster, topic);
+        forget_in(&mut self.mirroring_leaders, cluster, topic);
+        forget_in(&mut self.latest_leaders, cluster, topic);
         forget_in(&mut self.destination_losses, cluster, topic);
     }
 }
