@@ -530,3 +530,27 @@ fn a_source_that_refuses_the_mirrors_principal_fails_the_partition_until_access_
     let status = stored_status(&mut world);
     assert!(status.retry_attempt > 0, "retryable: {status:?}");
 }
+
+#[test]
+fn a_source_loss_at_the_tail_behind_an_open_transaction_is_found_by_a_probe_at_the_log_end() {
+    // Generated seed 14000000000000043: b mirrored 0..5, its last batch at 4. a loses every
+    // record from 4 on (its epoch 0 now ends at 4), goes on in a new epoch, and an open
+    // transaction there holds its last stable offset at 4. The tail check fetches from 4 with
+    // last fetched epoch 0: no divergence at 4, and nothing served below the LSO, so it can
+    // never compare the tail. The probe at b's log end (5) is told epoch 0 ends at 4: the
+    // source lost records it served, and the partition fails keeping them (spec §4.7).
+    let mut world = failing_mirror_world();
+    assert_eq!(world.partition(world.leader(B)).log.log_end_offset().0, 5);
+    source_loses_records_above(&mut world, 4);
+    bump_leader_epoch(&mut world, A);
+    open_transaction(&mut world, A, 9);
+    assert!(world.produce(A, 10, 0, 3).iter().all(|e| e.is_none()));
+    run_until(&mut world, B, MirrorState::Failed);
+    world.run_for(1_000);
+    assert_eq!(
+        world.partition(world.leader(B)).log.log_end_offset().0,
+        5,
+        "kept"
+    );
+    assert_failed_for_good(&mut world, "offsets 4..5");
+}

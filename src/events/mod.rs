@@ -501,6 +501,14 @@ pub enum BrokerEvent {
         /// Its retry count (−1: non-retryable).
         retry_attempt: i16,
     },
+    /// A mirror fetcher's tail check got nothing at the tail though the source's high
+    /// watermark is past it: its next fetch probes the source's epoch at the log end.
+    MirrorTailProbed {
+        /// The mirror partition.
+        topic_partition: TopicPartition,
+        /// The tail batch's base offset.
+        base_offset: Offset,
+    },
     /// This broker's authorizer refused a request's principal an operation on a topic (a
     /// KIP-1279 mirror's fetch, metadata or lookup at its source; [`crate::metadata::authorizer`]).
     AuthorizationDenied {
@@ -653,6 +661,9 @@ impl BrokerEvent {
                 topic_partition, ..
             }
             | Self::MirrorSourceSilent {
+                topic_partition, ..
+            }
+            | Self::MirrorTailProbed {
                 topic_partition, ..
             }
             | Self::MirrorStateOfNewerLeader {

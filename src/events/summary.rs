@@ -388,6 +388,10 @@ impl fmt::Display for BrokerEvent {
                 f,
                 "MirrorAwaitsOperator {topic_partition} retry_attempt={retry_attempt}"
             ),
+            Self::MirrorTailProbed {
+                topic_partition,
+                base_offset,
+            } => write!(f, "MirrorTailProbed {topic_partition} tail@{base_offset}"),
             Self::AuthorizationDenied {
                 principal,
                 operation,

@@ -754,6 +754,7 @@ impl Checkers {
                     });
                 }
                 BrokerEvent::MirrorSourceSilent { .. } => self.mark("mirror-source-silent"),
+                BrokerEvent::MirrorTailProbed { .. } => self.mark("mirror-tail-probed"),
                 BrokerEvent::AuthorizationDenied { operation, .. } => {
                     self.mark(if *operation == "Read" {
                         "source-denied-mirror-read"

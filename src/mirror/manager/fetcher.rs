@@ -65,7 +65,9 @@ impl MirrorManager {
         };
         let offset = partition.log.log_end_offset();
         let last_fetched_epoch = partition.log.latest_epoch().unwrap_or(LeaderEpoch(-1));
-        let unchecked = self.design.verifies_mirrored_tail()
+        let probe = std::mem::take(&mut self.task_mut(topic_partition).probe_log_end);
+        let unchecked = !probe
+            && self.design.verifies_mirrored_tail()
             && self.tasks[topic_partition].verified_source_epoch != Some(LeaderEpoch(source_epoch));
         let tail_check = if unchecked {
             let last_batch = partition.log.batches_from(offset - 1).next();
@@ -100,6 +102,7 @@ impl MirrorManager {
             partition: topic_partition.clone(),
             offset,
             tail_check,
+            probe,
         };
         self.send_mirror_request(host, now_ms, leader, request, what);
     }
@@ -109,7 +112,7 @@ impl MirrorManager {
         host: &mut impl MirrorHost,
         now_ms: i64,
         topic_partition: &TopicPartition,
-        (sent_offset, tail_check): (Offset, Option<TailCheck>),
+        (sent_offset, tail_check, probe): (Offset, Option<TailCheck>, bool),
         result: Result<FetchPartitionResponse, ErrorCode>,
     ) {
         self.note_source_answered(now_ms, topic_partition, result.is_ok());
@@ -199,13 +202,19 @@ impl MirrorManager {
             self.cut_on_source_word(host, now_ms, topic_partition, sent_offset, cut, None);
             return;
         }
+        if probe {
+            // No divergence at the log end: the tail is checked again by the next fetch.
+            self.task_mut(topic_partition).fetch_not_before_ms =
+                Some(now_ms + MIRROR_RETRY_BACKOFF_MS);
+            return;
+        }
         let fetched = match tail_check {
             Some(check) => {
                 match self.check_tail(
                     host,
                     now_ms,
                     topic_partition,
-                    sent_offset,
+                    (sent_offset, answer.high_watermark),
                     check,
                     answer.batches,
                 ) {
@@ -287,15 +296,24 @@ impl MirrorManager {
         host: &mut impl MirrorHost,
         now_ms: i64,
         topic_partition: &TopicPartition,
-        sent_offset: Offset,
+        (sent_offset, source_high_watermark): (Offset, Offset),
         check: TailCheck,
         fetched: Vec<RecordBatch>,
     ) -> Option<Vec<RecordBatch>> {
         let design = self.design;
         let partition = host.lend().partitions.get_mut(topic_partition)?;
         let Some(first) = fetched.first() else {
-            self.task_mut(topic_partition).fetch_not_before_ms =
-                Some(now_ms + MIRROR_RETRY_BACKOFF_MS);
+            let task = self.task_mut(topic_partition);
+            task.fetch_not_before_ms = Some(now_ms + MIRROR_RETRY_BACKOFF_MS);
+            if source_high_watermark > check.base_offset {
+                // The source holds the tail's offsets but would not serve them: probe its
+                // epoch at this log's end instead (see `Task::probe_log_end`).
+                task.probe_log_end = true;
+                host.lend().events.push(BrokerEvent::MirrorTailProbed {
+                    topic_partition: topic_partition.clone(),
+                    base_offset: check.base_offset,
+                });
+            }
             return None;
         };
         let same = partition

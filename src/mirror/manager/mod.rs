@@ -325,6 +325,8 @@ enum SentRequest {
         /// The log end offset when the fetch went out.
         offset: Offset,
         tail_check: Option<TailCheck>,
+        /// A probe at the log end (see `Task::probe_log_end`).
+        probe: bool,
     },
     SourceMetadata {
         mirror: String,
@@ -441,6 +443,13 @@ struct MirrorTask {
     /// check, or an empty log); `None` in a new leadership. A fetch in another source epoch
     /// checks the tail first ([`MirrorDesign::verifies_mirrored_tail`]).
     verified_source_epoch: Option<LeaderEpoch>,
+    /// MIRRORING: the next fetch goes out at the log end without a tail check, as a probe of
+    /// KIP-320's divergence check only (nothing it brings is appended): a tail check's answer
+    /// held nothing at the tail though the source's high watermark is past it (its isolation
+    /// bound, a last stable offset held back by an open transaction, stops the read there),
+    /// and a check from the tail's base offset cannot see that the source's epoch of the tail
+    /// ends below this log's end (generated seed 14000000000000043).
+    probe_log_end: bool,
     /// A mirroring cut of this leadership removed records: the leader epoch is raised before
     /// the next mirrored append, so that a mirror of this log sees a new epoch and checks its
     /// tail ([`MirrorDesign::verifies_mirrored_tail`]). Cleared by any epoch increase.
@@ -695,6 +704,7 @@ impl MirrorManager {
                             transition_in_doubt: false,
                             decide_after_write: false,
                             verified_source_epoch: None,
+                            probe_log_end: false,
                             bump_before_append: false,
                             generation,
                             source_confirmed_end: None,
@@ -1005,6 +1015,7 @@ impl MirrorManager {
                 partition,
                 offset,
                 tail_check,
+                probe,
             } => {
                 let result = match response {
                     Ok(Response::Replica(ReplicaResponse::Fetch { mut partitions }))
@@ -1015,7 +1026,8 @@ impl MirrorManager {
                     Ok(_) => Err(ErrorCode::InvalidRequest),
                     Err(error) => Err(error),
                 };
-                self.apply_mirror_fetch(host, now_ms, &partition, (offset, tail_check), result);
+                let sent = (offset, tail_check, probe);
+                self.apply_mirror_fetch(host, now_ms, &partition, sent, result);
             }
             SentRequest::SourceMetadata {
                 mirror,

@@ -114,6 +114,7 @@ impl MirrorManager {
             transition_in_doubt: false,
             decide_after_write: false,
             verified_source_epoch: None,
+            probe_log_end: false,
             bump_before_append: false,
             generation: 0,
             source_confirmed_end: None,
