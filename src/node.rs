@@ -58,16 +58,16 @@ impl Outbox {
         correlation_id
     }
 
-    /// Queues a request to `to` over a connection authenticated as `principal`; returns its
-    /// correlation id.
+    /// Queues a request to `to` over a connection authenticated as `principal` (none: as
+    /// [`Self::request`]); returns its correlation id.
     pub fn request_as(
         &mut self,
         to: NodeId,
         request: crate::protocol::Request,
-        principal: String,
+        principal: Option<String>,
     ) -> u64 {
         let correlation_id = self.request(to, request);
-        self.queued.last_mut().expect("queued just above").principal = Some(principal);
+        self.queued.last_mut().expect("queued just above").principal = principal;
         correlation_id
     }
 

@@ -34,6 +34,12 @@ impl<S: BrokerStorage> Broker<S> {
         false
     }
 
+    /// Whether this broker judges a request of `principal` at all (it has an authorizer, and
+    /// the request a principal): the fast path of every request that does not.
+    fn authorizes(&self, principal: Option<&str>) -> bool {
+        principal.is_some() && self.config.authorizer.is_some()
+    }
+
     /// The partitions of a Fetch `principal` may not read, by their index in `partitions`;
     /// empty when all may be read.
     pub(super) fn unreadable_partitions(
@@ -41,7 +47,7 @@ impl<S: BrokerStorage> Broker<S> {
         principal: Option<&str>,
         partitions: &[FetchPartition],
     ) -> Vec<usize> {
-        if principal.is_none() || self.config.authorizer.is_none() {
+        if !self.authorizes(principal) {
             return Vec::new();
         }
         (0..partitions.len())
@@ -83,7 +89,7 @@ impl<S: BrokerStorage> Broker<S> {
         named: bool,
         topics: Vec<TopicMetadata>,
     ) -> Vec<TopicMetadata> {
-        if principal.is_none() || self.config.authorizer.is_none() {
+        if !self.authorizes(principal) {
             return topics;
         }
         topics

@@ -344,14 +344,19 @@ fn a_source_that_lost_records_it_served_fails_the_partition_keeping_them() {
     let mut world = failing_mirror_world();
     assert_eq!(world.partition(world.leader(B)).log.log_end_offset().0, 5);
     source_loses_records_above(&mut world, 3);
-    run_until(&mut world, B, MirrorState::Failed);
+    assert_failed_keeping_all_five(&mut world, "offsets 3..5");
+}
+
+/// b's orders-0 goes FAILED for good with `reason`, and its log keeps the 5 records it mirrored.
+fn assert_failed_keeping_all_five(world: &mut World, reason: &str) {
+    run_until(world, B, MirrorState::Failed);
     world.run_for(1_000);
     assert_eq!(
         world.partition(world.leader(B)).log.log_end_offset().0,
         5,
         "kept"
     );
-    assert_failed_for_good(&mut world, "offsets 3..5");
+    assert_failed_for_good(world, reason);
 }
 
 #[test]
@@ -545,12 +550,5 @@ fn a_source_loss_at_the_tail_behind_an_open_transaction_is_found_by_a_probe_at_t
     bump_leader_epoch(&mut world, A);
     open_transaction(&mut world, A, 9);
     assert!(world.produce(A, 10, 0, 3).iter().all(|e| e.is_none()));
-    run_until(&mut world, B, MirrorState::Failed);
-    world.run_for(1_000);
-    assert_eq!(
-        world.partition(world.leader(B)).log.log_end_offset().0,
-        5,
-        "kept"
-    );
-    assert_failed_for_good(&mut world, "offsets 4..5");
+    assert_failed_keeping_all_five(&mut world, "offsets 4..5");
 }

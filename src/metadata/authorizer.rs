@@ -1,23 +1,23 @@
 //! Kafka's StandardAuthorizer (KIP-801) over the ACL bindings of a metadata image: whether a
 //! principal may perform an operation on a resource.
 //!
-//! Contract ([`Authorizer::authorize`]):
+//! Contract ([`Authorizer::authorize_topic`]):
 //! - A request with no principal is let through: the model's brokers, controllers, workload
 //!   clients and admin client stand for Kafka's super users (inter-broker traffic, and clients
 //!   whose credentials the scenarios do not spell out). Only a KIP-1279 mirror's connections to
-//!   its source carry a principal (`crate::mirror::source_principal`).
+//!   its source carry a principal (`crate::mirror::properties::mirror_principal`).
 //! - A binding matches when its resource is the one asked (`type:name`) or that type's
 //!   wildcard (`type:*`), its principal is the one asked or `User:*`, and its operation is the
 //!   one asked or `All`.
 //! - A matching `Deny` refuses, whatever allows (Kafka's deny-overrides rule).
 //! - A matching `Allow` allows; an `Allow` of `Read`, `Write`, `Delete` or `Alter` also allows
-//!   `Describe`, and one of `AlterConfigs` allows `DescribeConfigs`, as in Kafka. A deny of
-//!   those does not deny `Describe`.
+//!   `Describe`, as in Kafka. A deny of those does not deny `Describe`.
 //! - With no binding of any principal on the resource (its name or its wildcard),
 //!   `allow.everyone.if.no.acl.found` decides (Kafka's default: refuse).
 //!
-//! Not modelled: prefixed resource patterns, hosts (every binding is for any host), and
-//! cluster or group resources (the mirror's reads that are authorized are all of topics).
+//! Not modelled: prefixed resource patterns, hosts (every binding is for any host), cluster
+//! or group resources and the other operations (the mirror's requests that are authorized all
+//! read topics: `Read` and `Describe`).
 
 use std::collections::BTreeSet;
 

@@ -309,17 +309,10 @@ impl MirrorSyncs {
             .expect("requests are sent for live rounds");
         round.waiting += 1;
         let round_id = round.id;
-        let correlation_id = if to.cluster() == ctx.node_id.cluster() {
-            ctx.outbox.request(to, request)
-        } else {
-            // The source sees the mirror's credentials on every request of its connection.
-            let properties = ctx
-                .image
-                .configs
-                .get(&ConfigResource::Mirror(mirror.into()));
-            let principal = crate::mirror::properties::source_principal(properties);
-            ctx.outbox.request_as(to, request, principal)
-        };
+        let own = ctx.node_id.cluster();
+        let principal =
+            crate::mirror::properties::request_principal(ctx.image, (own, Some(mirror)), to);
+        let correlation_id = ctx.outbox.request_as(to, request, principal);
         self.requests.insert(
             correlation_id,
             (mirror.to_owned(), round_id, what, ctx.now_ms),

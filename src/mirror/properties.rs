@@ -108,6 +108,26 @@ pub fn cluster_id_of_bootstrap(bootstrap: &str) -> Option<String> {
 /// (`… required username="m1" password="…";`).
 pub const SASL_JAAS_CONFIG: &str = "sasl.jaas.config";
 
+/// The principal `mirror`'s connections to its source authenticate as, by its properties in
+/// `image` (see [`source_principal`]).
+pub fn mirror_principal(image: &crate::metadata::MetadataImage, mirror: &str) -> String {
+    let resource = crate::metadata::ConfigResource::Mirror(mirror.to_owned());
+    source_principal(image.configs.get(&resource))
+}
+
+/// The principal a request of `mirror` from a broker of cluster `own` to `to` carries: the
+/// mirror's when `to` is of another cluster (its source: the source sees the mirror's
+/// credentials on every request of its connection), none otherwise.
+pub fn request_principal(
+    image: &crate::metadata::MetadataImage,
+    (own, mirror): (ClusterIndex, Option<&str>),
+    to: crate::protocol::NodeId,
+) -> Option<String> {
+    mirror
+        .filter(|_| to.cluster() != own)
+        .map(|mirror| mirror_principal(image, mirror))
+}
+
 /// The principal a KIP-1279 mirror's connections to its source authenticate as, given its
 /// properties: `User:<username>` of its `sasl.jaas.config`, else `User:ANONYMOUS` (Kafka's
 /// principal of a PLAINTEXT connection). Read afresh for every request, so a changed setting

@@ -774,11 +774,7 @@ impl MirrorManager {
         operation: &str,
     ) -> String {
         let mirror = &self.tasks[topic_partition].mirror;
-        let properties = host
-            .image()
-            .configs
-            .get(&ConfigResource::Mirror(mirror.clone()));
-        let principal = crate::mirror::properties::source_principal(properties);
+        let principal = crate::mirror::properties::mirror_principal(host.image(), mirror);
         format!(
             "the source cluster refuses {principal} {operation} on topic {} \
              (TopicAuthorizationFailed)",

@@ -20,7 +20,6 @@ impl MirrorManager {
             .task_partition()
             .and_then(|tp| self.tasks.get(tp))
             .map(|task| task.generation);
-        let to_source = to.cluster() != host.node_id().cluster();
         let mirror = match &what {
             SentRequest::SourceMetadata { mirror, .. } => Some(mirror.as_str()),
             other => other
@@ -28,18 +27,10 @@ impl MirrorManager {
                 .and_then(|tp| self.tasks.get(tp))
                 .map(|task| task.mirror.as_str()),
         };
-        let correlation_id = match mirror.filter(|_| to_source) {
-            // The source sees the mirror's credentials on every request of its connection.
-            Some(mirror) => {
-                let properties = host
-                    .image()
-                    .configs
-                    .get(&ConfigResource::Mirror(mirror.into()));
-                let principal = crate::mirror::properties::source_principal(properties);
-                host.lend().outbox.request_as(to, request, principal)
-            }
-            None => host.lend().outbox.request(to, request),
-        };
+        let own = host.node_id().cluster();
+        let principal =
+            crate::mirror::properties::request_principal(host.image(), (own, mirror), to);
+        let correlation_id = host.lend().outbox.request_as(to, request, principal);
         self.requests
             .insert(correlation_id, (what, now_ms, generation));
     }
