@@ -1087,15 +1087,15 @@ fn a_mirror_partition_takes_no_transaction_marker_until_it_is_stopped() {
         }
     }
     // STOPPING (set by hand: this cluster has no mirror coordinator) refuses an ABORT too.
-    let partition = |cluster: &mut Cluster| {
+    let set_mirror_state = |cluster: &mut Cluster, state: MirrorState| {
         cluster
             .brokers
             .get_mut(&leader)
             .and_then(|broker| broker.replicas.partitions_mut().get_mut(&tp()))
             .expect("the leader's replica")
-            .mirror_state = MirrorState::Stopping;
+            .mirror_state = state;
     };
-    partition(&mut cluster);
+    set_mirror_state(&mut cluster, MirrorState::Stopping);
     assert_eq!(write_marker(&mut cluster, false), ErrorCode::ReadOnlyTopic);
     assert_eq!(
         cluster.partition(1).log.log_end_offset(),
@@ -1120,11 +1120,27 @@ fn a_mirror_partition_takes_no_transaction_marker_until_it_is_stopped() {
     assert_eq!(refused.len(), 7, "{refused:?}");
     assert_eq!(refused[6], (false, MirrorState::Stopping));
     // A marker of a producer with nothing open in the log closes nothing: acknowledged,
-    // nothing appended (the seed's choice; the prototype's two rules refuse it).
+    // nothing appended (the seed's choice; the prototype's two rules refuse it) — but not in
+    // STOPPING, writable within moments, where the producer's late produce would land after it.
     let moot = crate::protocol::TxnMarker {
         producer_id: ProducerId(8),
         ..marker(true)
     };
+    cluster.client_request(
+        1,
+        902,
+        Request::Replica(ReplicaRequest::WriteTxnMarkers {
+            markers: vec![moot.clone()],
+        }),
+    );
+    cluster.run_for(50);
+    match cluster.client_response(902) {
+        Some(Response::Replica(ReplicaResponse::WriteTxnMarkers { results })) => {
+            assert_eq!(results[0].1[0].1, ErrorCode::ReadOnlyTopic);
+        }
+        other => panic!("{other:?}"),
+    }
+    set_mirror_state(&mut cluster, MirrorState::Mirroring);
     cluster.client_request(
         1,
         901,

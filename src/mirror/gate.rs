@@ -125,6 +125,12 @@ pub struct MarkerFacts {
 /// restarted) may lead a STOPPED, writable partition, where the transaction's produce retried
 /// later would land after an ABORT acknowledged unappended and hang the partition's last
 /// stable offset (generated seed 13300000000000199); it refuses, and the coordinator retries.
+/// STOPPING refuses a moot marker for the same reason: it turns writable within moments, and a
+/// produce the transaction's producer is still retrying lands there after the coordinator's
+/// timeout ABORT — whose epoch bump, never appended, fences nothing (generated seed
+/// 14200000000000179). Refused, the marker lands once the partition is STOPPED and fences
+/// the producer's old epoch. The hazard remains, narrower, for a retry that straddles a whole
+/// stop from MIRRORING or PAUSED; only KIP-890's transaction verification closes it.
 pub fn marker_gate(design: MirrorDesign, facts: MarkerFacts) -> MarkerGate {
     let own_writes_only =
         facts.mirror_topic && design.admits_markers_before_cut() && facts.own_writes_only;
@@ -141,10 +147,11 @@ pub fn marker_gate(design: MirrorDesign, facts: MarkerFacts) -> MarkerGate {
             admitted_before_cut: own_writes_only && !facts.mirror_state.is_writable(),
         };
     }
-    if design.acknowledges_moot_markers()
-        && !facts.open_transaction
-        && facts.mirror_state != MirrorState::Unknown
-    {
+    let about_to_be_writable = matches!(
+        facts.mirror_state,
+        MirrorState::Unknown | MirrorState::Stopping
+    );
+    if design.acknowledges_moot_markers() && !facts.open_transaction && !about_to_be_writable {
         MarkerGate::Moot
     } else {
         MarkerGate::Refuse
@@ -267,7 +274,7 @@ mod tests {
         for state in [
             MirrorState::Preparing,
             MirrorState::Mirroring,
-            MirrorState::Stopping,
+            MirrorState::Paused,
         ] {
             assert_eq!(
                 marker_gate(MirrorDesign::Seed, facts(state)),
@@ -295,6 +302,20 @@ mod tests {
             ..facts(MirrorState::Unknown)
         };
         assert_eq!(marker_gate(MirrorDesign::Seed, unknown), MarkerGate::Refuse);
+        // STOPPING is writable within moments: a marker acknowledged unappended there would
+        // leave the producer's old epoch unfenced for a produce it is still retrying.
+        let stopping = MarkerFacts {
+            open_transaction: false,
+            ..facts(MirrorState::Stopping)
+        };
+        assert_eq!(
+            marker_gate(MirrorDesign::Seed, stopping),
+            MarkerGate::Refuse
+        );
+        assert_eq!(
+            marker_gate(MirrorDesign::Seed, facts(MirrorState::Stopping)),
+            MarkerGate::Refuse
+        );
         let other_topic = MarkerFacts {
             mirror_topic: false,
             ..facts(MirrorState::Unknown)

@@ -783,6 +783,10 @@ impl Checkers {
                         // A leader that has not read the partition's state yet (restarted).
                         self.mark("mirror-txn-marker-refused-state-unknown");
                     }
+                    if *mirror_state == mirrorsim::common::MirrorState::Stopping {
+                        // Writable within moments: no marker is moot there.
+                        self.mark("mirror-txn-marker-refused-in-stopping");
+                    }
                 }
                 BrokerEvent::TxnMarkerMoot { .. } => self.mark("mirror-txn-marker-moot"),
                 BrokerEvent::TxnMarkerAdmittedBeforeCut { .. } => {
