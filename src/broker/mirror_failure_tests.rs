@@ -552,3 +552,109 @@ fn a_source_loss_at_the_tail_behind_an_open_transaction_is_found_by_a_probe_at_t
     assert!(world.produce(A, 10, 0, 3).iter().all(|e| e.is_none()));
     assert_failed_keeping_all_five(&mut world, "offsets 4..5");
 }
+
+#[test]
+fn a_read_denial_that_lasts_runs_out_of_attempts_though_each_retry_reaches_mirroring() {
+    // The source answers every LastMirroredEpochLookup (a deny of Read does not deny the
+    // Describe a grant of Read implies) but refuses every fetch: each retry's PREPARING
+    // reaches MIRRORING, which mirrors nothing. The failure record stays until a mirrored
+    // append, so the attempts run out (the prototype clears it only in
+    // `clearFailedStateAndPersist`, on a successful append).
+    let mut world = World::with_source_authorizer(crate::metadata::authorizer::AuthorizerConfig {
+        allow_everyone_if_no_acl_found: false,
+    });
+    change_acl(
+        &mut world,
+        A,
+        true,
+        &["topic:*", "User:ANONYMOUS", "Read", "Allow"],
+    );
+    let settings = [
+        (RETRY_MAX_ATTEMPTS_CONFIG, "3"),
+        (RETRY_INITIAL_BACKOFF_CONFIG, "100"),
+        (RETRY_MAX_BACKOFF_CONFIG, "200"),
+    ];
+    let mut world = mirroring_orders(world, &settings);
+    change_acl(
+        &mut world,
+        A,
+        true,
+        &["topic:orders", "User:ANONYMOUS", "Read", "Deny"],
+    );
+    run_until(&mut world, B, MirrorState::Failed);
+    world.run_for(5_000);
+    let status = stored_status(&mut world);
+    assert_eq!(
+        (status.state, status.retry_attempt),
+        (MirrorState::Failed, 3),
+        "{status:?}"
+    );
+    let (mut mirroring, mut cleared, mut awaits) = (0, 0, false);
+    for event in events_on(&mut world, B, Some) {
+        match event {
+            BrokerEvent::MirrorTransition {
+                to: MirrorState::Mirroring,
+                ..
+            } => mirroring += 1,
+            BrokerEvent::MirrorFailureRecordCleared { .. } => cleared += 1,
+            BrokerEvent::MirrorAwaitsOperator { retry_attempt, .. } => awaits |= retry_attempt == 3,
+            _ => {}
+        }
+    }
+    assert!(
+        mirroring >= 2,
+        "the retries reached MIRRORING ({mirroring} times)"
+    );
+    assert_eq!(cleared, 0, "nothing mirrored, nothing cleared");
+    assert!(awaits, "the partition waits for an operator");
+    // Granted and recovered: a fresh budget.
+    change_acl(
+        &mut world,
+        A,
+        false,
+        &["topic:orders", "User:ANONYMOUS", "Read", "Deny"],
+    );
+    world.run_for(300);
+    assert!(matches!(
+        recover(&mut world, "m", &["orders"]),
+        Response::Mirror(MirrorResponse::RecoverMirrorTopics { recovered, .. })
+            if recovered == [orders()]
+    ));
+    run_until(&mut world, B, MirrorState::Mirroring);
+    world.run_for(500);
+    let status = stored_status(&mut world);
+    assert_eq!(status.retry_attempt, 0, "{status:?}");
+    // A retry's record is cleared by its first mirrored append (here the records its
+    // PREPARING cut, mirrored again).
+    change_acl(
+        &mut world,
+        A,
+        true,
+        &["topic:orders", "User:ANONYMOUS", "Read", "Deny"],
+    );
+    run_until(&mut world, B, MirrorState::Failed);
+    change_acl(
+        &mut world,
+        A,
+        false,
+        &["topic:orders", "User:ANONYMOUS", "Read", "Deny"],
+    );
+    run_until(&mut world, B, MirrorState::Mirroring);
+    world.run_for(1_000);
+    let status = stored_status(&mut world);
+    assert_eq!(
+        (
+            status.state,
+            status.retry_attempt,
+            status.error_message.as_deref()
+        ),
+        (MirrorState::Mirroring, 0, None),
+        "cleared by the append: {status:?}"
+    );
+    let cleared = events_on(&mut world, B, |event| match event {
+        BrokerEvent::MirrorFailureRecordCleared { retry_attempt, .. } => Some(retry_attempt),
+        _ => None,
+    });
+    assert_eq!(cleared, [1]);
+    assert_eq!(world.partition(world.leader(B)).log.log_end_offset().0, 5);
+}

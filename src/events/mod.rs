@@ -509,6 +509,16 @@ pub enum BrokerEvent {
         /// The tail batch's base offset.
         base_offset: Offset,
     },
+    /// A retried mirror partition's first mirrored append since its FAILED: its leader
+    /// persisted MIRRORING with the failure record (retry count, last error, state before
+    /// FAILED) cleared, a fresh budget for the next failure (the prototype's
+    /// `clearFailedStateAndPersist`).
+    MirrorFailureRecordCleared {
+        /// The mirror partition.
+        topic_partition: TopicPartition,
+        /// The retry count the record held.
+        retry_attempt: i16,
+    },
     /// This broker's authorizer refused a request's principal an operation on a topic (a
     /// KIP-1279 mirror's fetch, metadata or lookup at its source; [`crate::metadata::authorizer`]).
     AuthorizationDenied {
@@ -524,8 +534,10 @@ pub enum BrokerEvent {
     MirrorSourceSilent {
         /// The mirror partition.
         topic_partition: TopicPartition,
-        /// Since when the source has been silent.
+        /// Since when the source has been silent (the leader's clock).
         since_ms: i64,
+        /// For how long (the leader's clock).
+        silent_for_ms: i64,
     },
     /// A mirror partition's leader read a state that a newer leadership persisted (a
     /// greater leader epoch than its own): it is a deposed leader behind on metadata, and
@@ -664,6 +676,9 @@ impl BrokerEvent {
                 topic_partition, ..
             }
             | Self::MirrorTailProbed {
+                topic_partition, ..
+            }
+            | Self::MirrorFailureRecordCleared {
                 topic_partition, ..
             }
             | Self::MirrorStateOfNewerLeader {

@@ -392,6 +392,13 @@ impl fmt::Display for BrokerEvent {
                 topic_partition,
                 base_offset,
             } => write!(f, "MirrorTailProbed {topic_partition} tail@{base_offset}"),
+            Self::MirrorFailureRecordCleared {
+                topic_partition,
+                retry_attempt,
+            } => write!(
+                f,
+                "MirrorFailureRecordCleared {topic_partition} retry_attempt={retry_attempt}"
+            ),
             Self::AuthorizationDenied {
                 principal,
                 operation,
@@ -400,7 +407,11 @@ impl fmt::Display for BrokerEvent {
             Self::MirrorSourceSilent {
                 topic_partition,
                 since_ms,
-            } => write!(f, "MirrorSourceSilent {topic_partition} since_ms={since_ms}"),
+                silent_for_ms,
+            } => write!(
+                f,
+                "MirrorSourceSilent {topic_partition} since_ms={since_ms} silent_for_ms={silent_for_ms}"
+            ),
             Self::MirrorStateOfNewerLeader {
                 topic_partition,
                 leader_epoch,

@@ -26,7 +26,8 @@
 //!   leader epoch = max(stored, request), and for FAILED the retry counter (−1 when
 //!   non-retryable, else the previous count + 1) and the state failed from; the other states
 //!   keep or clear those failure details as [`keeps_failure_record`] says (a retry keeps them,
-//!   progress clears them), and a write with `recover` (RecoverMirrorTopics) clears them. A
+//!   the operator's PAUSED and STOPPED clear them), and a write with `recover` clears them
+//!   (RecoverMirrorTopics; a retried partition's first mirrored append). A
 //!   write may carry only a last mirrored epoch. All accepted partitions of a request are
 //!   written as one batch and answered once it commits; refused ones are answered with their error in the same response.
 //! - **DeleteMirrorStates** tombstones both records of every key of the mirror in this shard

@@ -407,7 +407,7 @@ fn failures_count_retries_keep_the_failed_state_and_preparing_clears_them() {
 }
 
 #[test]
-fn a_retry_keeps_the_count_progress_clears_it_and_a_recovery_resets_it() {
+fn a_retry_keeps_the_count_until_a_mirrored_append_clears_it_and_a_recovery_resets_it() {
     let mut runtime = Runtime::new();
     let id = owned_by(0, 1)[0];
     let count = |runtime: &mut Runtime| {
@@ -429,27 +429,35 @@ fn a_retry_keeps_the_count_progress_clears_it_and_a_recovery_resets_it() {
     runtime.write_one(failed(id, 3, false));
     assert_eq!(count(&mut runtime), (Failed, 2));
     assert_eq!(runtime.read_one(id).previous_state, Some(Preparing));
-    // MIRRORING reached from PREPARING is progress: the record is cleared.
+    // MIRRORING reached from PREPARING keeps it (nothing mirrored yet); the first mirrored
+    // append's MIRRORING written with `recover` clears it.
     runtime.write_one(write(id, Preparing, 5, 4));
     runtime.write_one(write(id, Mirroring, 5, 5));
+    assert_eq!(count(&mut runtime), (Mirroring, 2));
+    let cleared = MirrorStateWrite {
+        recover: true,
+        ..write(id, Mirroring, 5, 6)
+    };
+    runtime.write_one(cleared);
     let status = runtime.read_one(id);
     assert_eq!(
         (
+            status.state,
             status.retry_attempt,
             status.previous_state,
             status.error_message
         ),
-        (0, None, None)
+        (Mirroring, 0, None, None)
     );
     // A recovery (any writer, leader epoch unchecked) resets a FAILED record for good.
-    runtime.write_one(failed(id, 6, false));
     runtime.write_one(failed(id, 7, false));
+    runtime.write_one(failed(id, 8, false));
     assert_eq!(count(&mut runtime), (Failed, 2));
     let recover = MirrorStateWrite {
         recover: true,
-        ..write(id, Preparing, -1, 8)
+        ..write(id, Preparing, -1, 9)
     };
-    assert_eq!(runtime.write_one(recover), (ErrorCode::None, 9));
+    assert_eq!(runtime.write_one(recover), (ErrorCode::None, 10));
     let status = runtime.read_one(id);
     assert_eq!(
         (status.state, status.retry_attempt, status.error_message),
@@ -458,7 +466,7 @@ fn a_retry_keeps_the_count_progress_clears_it_and_a_recovery_resets_it() {
     // A recovery carrying a stale state epoch (the leader moved the partition on) is fenced.
     let stale = MirrorStateWrite {
         recover: true,
-        ..write(id, Preparing, -1, 8)
+        ..write(id, Preparing, -1, 9)
     };
     assert_eq!(runtime.write_one(stale).0, ErrorCode::FencedStateEpoch);
 }

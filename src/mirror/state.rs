@@ -186,14 +186,16 @@ pub fn retry_target(
 /// failure record (retry count, last error, state before FAILED), which decides when retries
 /// run out. A retry keeps it (FAILED → PREPARING or STOPPING: the seed's retries realign the
 /// log, and a source that stays down must exhaust the retries as the late revision's FAILED →
-/// MIRRORING retries do, spec §2.6); progress clears it: MIRRORING reached from PREPARING
-/// (the source answered the lookup and the log was aligned), PAUSED and STOPPED (the
-/// operator's), a PREPARING begun afresh. A MIRRORING or PAUSING re-entered keeps what it had.
+/// MIRRORING retries do, spec §2.6), and so does the MIRRORING the retry's PREPARING reaches:
+/// only the first mirrored append shows the cause gone (spec §2.6's `clearFailedStateAndPersist`,
+/// a MIRRORING written again with `recover`; a source that answers the lookup but refuses every
+/// fetch must still run out of attempts). The operator's PAUSED and STOPPED clear it, and a
+/// PREPARING begun afresh starts without one.
 pub fn keeps_failure_record(stored: MirrorState, target: MirrorState) -> bool {
     use MirrorState::*;
     match target {
         Preparing => stored == Failed,
-        Mirroring => stored != Preparing,
+        Mirroring => true,
         Paused | Stopped | Unknown => false,
         Pausing | Stopping | Failed | UleRecovery | EpochFencing => true,
     }
@@ -213,8 +215,8 @@ mod tests {
         assert!(!keeps_failure_record(Unknown, Preparing), "a fresh start");
         assert!(!keeps_failure_record(Stopped, Preparing), "added again");
         assert!(
-            !keeps_failure_record(Preparing, Mirroring),
-            "aligned: progress"
+            keeps_failure_record(Preparing, Mirroring),
+            "aligned, but nothing mirrored yet"
         );
         assert!(keeps_failure_record(Mirroring, Mirroring), "a new leader");
         assert!(keeps_failure_record(Paused, Mirroring));

@@ -272,12 +272,22 @@ impl Checkers {
             controllers,
             brokers,
             (&self.failed_on_source_loss, &lost_on),
+            &self
+                .failed_on_fault_silence
+                .iter()
+                .filter(|(_, awaits)| **awaits)
+                .map(|(key, _)| key.clone())
+                .collect(),
             |destination, tp, source| self.mirror.source_life_ended_under(destination, tp, source),
         );
         self.mark_times("liveness-mirror-loop-retrying", excused.loops);
         self.mark_times("liveness-source-topic-missing", excused.source_missing);
         self.mark_times("liveness-source-lost-records", excused.source_lost_records);
         self.mark_times("liveness-source-topic-recreated", excused.source_recreated);
+        self.mark_times(
+            "liveness-failed-awaiting-operator",
+            excused.awaiting_operator,
+        );
         let (kept_lost, judged) = crate::checks::mirror::check_source_loss_kept(
             time_ms,
             self.mirror.design,

@@ -104,6 +104,11 @@ use mirrorsim::protocol::{BrokerId, ClusterIndex, NodeId, TopicName, TopicPartit
 
 use crate::world::workload::{parse_value, History, PollRecord};
 
+/// How much earlier than the checkers saw a partition enter PREPARING or MIRRORING its
+/// leader's silence clock may start and still count as fresh: events reach the checkers up to
+/// one heal-phase step (100 ms) late, and a skewed clock measures a silence a few percent long.
+const CHECK_STEP_SLACK_MS: i64 = 500;
+
 /// The acknowledged records of one partition of a durable topic, by offset (two records may
 /// claim one offset when the system is broken), split by whether the current leader epoch has
 /// verified them.
@@ -215,6 +220,17 @@ pub struct Checkers {
     /// served (spec §4.7): reported, so `liveness` accepts them FAILED until they prepare
     /// again (a recovery).
     failed_on_source_loss: BTreeSet<(ClusterIndex, TopicPartition)>,
+    /// Mirror partitions whose last failure was a silent source, the silence begun before the
+    /// heal phase (the faults' doing); `true` once the partition ran out of attempts and waits
+    /// for an operator, which `liveness` then accepts (the KIP's manual intervention). A
+    /// retry's PREPARING or MIRRORING forgets it.
+    failed_on_fault_silence: BTreeMap<(ClusterIndex, TopicPartition), bool>,
+    /// When each mirror partition last entered PREPARING or MIRRORING (the checkers' clock):
+    /// a silence its leader says began earlier was measured on a stale clock, and excuses
+    /// nothing (generated seed 13600000000000283's bug).
+    waiting_for_source_since: BTreeMap<(ClusterIndex, TopicPartition), i64>,
+    /// When the heal phase began (the checkers' clock), once it has.
+    heal_started_ms: Option<i64>,
     /// `stop-keeps-caught-up`: every stop of a mirror partition seen, in time order.
     stops_seen: BTreeMap<(ClusterIndex, TopicPartition), Vec<caught_up::StopSeen>>,
     /// `stop-keeps-caught-up`: when each mirror partition went FAILED.
@@ -422,6 +438,12 @@ impl Checkers {
     /// and turned into `precondition:NAME` marks by [`Checkers::take_preconditions`].
     pub fn precondition(&mut self, invariant: Invariant) {
         *self.preconditions.entry(invariant).or_default() += 1;
+    }
+
+    /// The heal phase begins now: a source silence that begins from here on is not the
+    /// faults' doing.
+    pub fn heal_started(&mut self, time_ms: i64) {
+        self.heal_started_ms = Some(time_ms);
     }
 
     /// Moves the preconditions noted so far (the KIP-1279 checkers' too) into the marks.
@@ -706,6 +728,16 @@ impl Checkers {
                         self.failed_on_source_loss
                             .remove(&(view.cluster, topic_partition.clone()));
                     }
+                    if matches!(
+                        to,
+                        mirrorsim::mirror::MirrorState::Preparing
+                            | mirrorsim::mirror::MirrorState::Mirroring
+                    ) {
+                        self.failed_on_fault_silence
+                            .remove(&(view.cluster, topic_partition.clone()));
+                        self.waiting_for_source_since
+                            .insert((view.cluster, topic_partition.clone()), time_ms);
+                    }
                     self.mark(&format!("mirror-transition:{from}->{to}"));
                     self.note_stop_or_failure(time_ms, view, topic_partition, (*from, *to));
                     if *to == mirrorsim::mirror::MirrorState::Stopped {
@@ -746,15 +778,44 @@ impl Checkers {
                         self.mark("mirror-state-write-unanswered");
                     }
                 }
-                BrokerEvent::MirrorAwaitsOperator { retry_attempt, .. } => {
+                BrokerEvent::MirrorAwaitsOperator {
+                    retry_attempt,
+                    topic_partition,
+                } => {
+                    if *retry_attempt >= 0 {
+                        let key = (view.cluster, topic_partition.clone());
+                        if let Some(awaits) = self.failed_on_fault_silence.get_mut(&key) {
+                            *awaits = true;
+                        }
+                    }
                     self.mark(if *retry_attempt < 0 {
                         "mirror-failed-non-retryable"
                     } else {
                         "mirror-retries-exhausted"
                     });
                 }
-                BrokerEvent::MirrorSourceSilent { .. } => self.mark("mirror-source-silent"),
+                BrokerEvent::MirrorSourceSilent {
+                    topic_partition,
+                    silent_for_ms,
+                    ..
+                } => {
+                    self.mark("mirror-source-silent");
+                    let key = (view.cluster, topic_partition.clone());
+                    let began_ms = time_ms - silent_for_ms;
+                    // A check step's slack: events reach the checkers up to one step late.
+                    let entered_ms = self.waiting_for_source_since.get(&key).copied();
+                    let clock_fresh =
+                        entered_ms.is_none_or(|entered| began_ms + CHECK_STEP_SLACK_MS >= entered);
+                    if clock_fresh && self.heal_started_ms.is_none_or(|heal| began_ms < heal) {
+                        self.failed_on_fault_silence.insert(key, false);
+                    } else {
+                        self.failed_on_fault_silence.remove(&key);
+                    }
+                }
                 BrokerEvent::MirrorTailProbed { .. } => self.mark("mirror-tail-probed"),
+                BrokerEvent::MirrorFailureRecordCleared { .. } => {
+                    self.mark("mirror-failure-record-cleared")
+                }
                 BrokerEvent::AuthorizationDenied { operation, .. } => {
                     self.mark(if *operation == "Read" {
                         "source-denied-mirror-read"

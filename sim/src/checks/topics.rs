@@ -251,6 +251,8 @@ impl Checkers {
         forget_in(&mut self.last_leaders, cluster, topic);
         forget_in_set(&mut self.leader_changed, cluster, topic);
         forget_in_set(&mut self.failed_on_source_loss, cluster, topic);
+        self.failed_on_fault_silence
+            .retain(|key, _| !key.of_topic(cluster, topic));
         forget_in(&mut self.stops_seen, cluster, topic);
         forget_in(&mut self.failures_seen, cluster, topic);
         forget_in(&mut self.member_commits, cluster, topic);

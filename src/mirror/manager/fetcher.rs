@@ -275,6 +275,9 @@ impl MirrorManager {
                     last_offset: info.last_offset,
                 });
                 host.maybe_increment_high_watermark(now_ms, topic_partition);
+                if self.tasks[topic_partition].retry_attempt != 0 {
+                    self.clear_failure_record(host, now_ms, topic_partition);
+                }
             }
             Err(error) => {
                 let reason = format!("mirrored batches were refused: {error}");
@@ -696,6 +699,7 @@ impl MirrorManager {
         host.lend().events.push(BrokerEvent::MirrorSourceSilent {
             topic_partition: topic_partition.clone(),
             since_ms,
+            silent_for_ms: now_ms - since_ms,
         });
         let reason = format!(
             "the source cluster answered nothing for this partition for {} ms \

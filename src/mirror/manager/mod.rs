@@ -98,8 +98,10 @@
 //!   it failed in, unless non-retryable or its attempts are used up; a topic removed from the
 //!   mirror meanwhile goes to STOPPING instead, retryable or not (see `retry_target` for why
 //!   the prototype's order is not kept), so a failover never waits on the source (L-2). The
-//!   retry count survives the retry (see [`keeps_failure_record`]) and is cleared by
-//!   progress, so a cause that persists runs out of attempts: the partition then waits for
+//!   retry count survives the retry, MIRRORING included (see [`keeps_failure_record`]), and
+//!   is cleared by the first mirrored append after it (MIRRORING written again with
+//!   `recover`, event `MirrorFailureRecordCleared`), so a cause that persists runs out of
+//!   attempts, a fetch refused after an answered lookup too: the partition then waits for
 //!   an operator, reading its stored state again every maximum backoff to see a
 //!   RecoverMirrorTopics. A source that answers nothing for this partition (no fetch, no
 //!   lookup answered) for `mirror.socket.timeout.ms` fails it, retryably.
@@ -287,6 +289,9 @@ enum WritePurpose {
     Transition(MirrorState, bool),
     /// STOPPING's last-mirrored-epoch record.
     LastMirrored,
+    /// MIRRORING again, with the failure record cleared: a retried partition's first mirrored
+    /// append (`recover` set on the write).
+    ClearFailure,
 }
 
 impl SentRequest {

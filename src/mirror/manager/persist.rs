@@ -245,6 +245,33 @@ impl MirrorManager {
         );
     }
 
+    /// A retried partition's first mirrored append: MIRRORING persisted again with the failure
+    /// record cleared (the prototype's `clearFailedStateAndPersist`). Until then the retry
+    /// count stands, so a cause that lets the retry reach MIRRORING but not mirror (the source
+    /// answers the lookup and refuses every fetch) runs out of attempts as it should.
+    pub(super) fn clear_failure_record(
+        &mut self,
+        host: &mut impl MirrorHost,
+        now_ms: i64,
+        topic_partition: &TopicPartition,
+    ) {
+        let task = &self.tasks[topic_partition];
+        let write = MirrorStateWrite {
+            source_topic_id: task.source_topic.topic_id,
+            id: task.id,
+            state: Some(MirrorState::Mirroring),
+            leader_epoch: task.leader_epoch,
+            state_epoch: task.state_epoch,
+            error_message: None,
+            non_retryable: false,
+            last_mirrored: None,
+            own_writes_only: false,
+            recover: true,
+        };
+        let purpose = WritePurpose::ClearFailure;
+        self.send_write(host, now_ms, topic_partition, write, purpose);
+    }
+
     pub(super) fn send_write(
         &mut self,
         host: &mut impl MirrorHost,
@@ -256,7 +283,7 @@ impl MirrorManager {
         let task = &self.tasks[topic_partition];
         let retry_step = match purpose {
             WritePurpose::Transition(..) => Step::Decide,
-            WritePurpose::LastMirrored => Step::Act,
+            WritePurpose::LastMirrored | WritePurpose::ClearFailure => Step::Act,
         };
         let Some((coordinator, coordinator_partition)) =
             MirrorDirectory::new(host.image(), host.node_id().cluster())
@@ -370,6 +397,20 @@ impl MirrorManager {
                     to: target,
                 });
             }
+            (WritePurpose::ClearFailure, ErrorCode::None) => {
+                let state_epoch = result.map_or(-1, |(_, epoch)| epoch);
+                let task = self.task_mut(topic_partition);
+                let retry_attempt = std::mem::take(&mut task.retry_attempt);
+                task.previous_state = None;
+                task.state_epoch = state_epoch;
+                task.step = Step::Fetching;
+                host.lend()
+                    .events
+                    .push(BrokerEvent::MirrorFailureRecordCleared {
+                        topic_partition: topic_partition.clone(),
+                        retry_attempt,
+                    });
+            }
             (WritePurpose::LastMirrored, ErrorCode::None) => {
                 self.task_mut(topic_partition).step = Step::Act;
                 if self.design.stops_with_abort_markers() {
@@ -410,6 +451,14 @@ impl MirrorManager {
                 self.retry_step_later(now_ms, topic_partition, Step::Decide);
             }
             (WritePurpose::LastMirrored, _) => {
+                self.retry_step_later(now_ms, topic_partition, Step::Act);
+            }
+            (WritePurpose::ClearFailure, ErrorCode::RequestTimedOut) => {
+                // It may have landed and moved the state epoch: read it again.
+                self.retry_step_later(now_ms, topic_partition, Step::Read);
+            }
+            (WritePurpose::ClearFailure, _) => {
+                // Mirror on; the next append asks again.
                 self.retry_step_later(now_ms, topic_partition, Step::Act);
             }
         }

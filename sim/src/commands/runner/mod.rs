@@ -311,6 +311,8 @@ impl World {
 
     async fn heal_phase(&mut self, scenario: &Scenario) {
         self.heal_everything();
+        let now = self.now_ms();
+        self.checkers.heal_started(now);
         *lock(&self.shared.load_enabled) = false;
         // Liveness tests something only if the system still has to converge.
         if !self.liveness().is_empty() {
