@@ -214,27 +214,10 @@ impl MirrorManager {
         error_message: Option<String>,
         non_retryable: bool,
     ) {
-        let task = &self.tasks[topic_partition];
         let write = MirrorStateWrite {
-            source_topic_id: task.source_topic.topic_id,
-            id: task.id,
-            state: Some(target),
-            leader_epoch: task.leader_epoch,
-            state_epoch: task.state_epoch,
             error_message,
             non_retryable,
-            last_mirrored: None,
-            // A state that mirrors holds the source's records from its first fetch on.
-            own_writes_only: (task.own_writes_only
-                && matches!(
-                    target,
-                    MirrorState::Preparing
-                        | MirrorState::Failed
-                        | MirrorState::Stopping
-                        | MirrorState::Stopped
-                ))
-                || task.stop_own_writes_only,
-            recover: false,
+            ..self.state_write(topic_partition, target)
         };
         self.send_write(
             host,
@@ -255,21 +238,43 @@ impl MirrorManager {
         now_ms: i64,
         topic_partition: &TopicPartition,
     ) {
-        let task = &self.tasks[topic_partition];
         let write = MirrorStateWrite {
+            recover: true,
+            ..self.state_write(topic_partition, MirrorState::Mirroring)
+        };
+        let purpose = WritePurpose::ClearFailure;
+        self.send_write(host, now_ms, topic_partition, write, purpose);
+    }
+
+    /// This leadership's write of `target` for the partition: fenced by its leader and state
+    /// epochs, with no failure, last mirrored epoch or recovery.
+    fn state_write(
+        &self,
+        topic_partition: &TopicPartition,
+        target: MirrorState,
+    ) -> MirrorStateWrite {
+        let task = &self.tasks[topic_partition];
+        MirrorStateWrite {
             source_topic_id: task.source_topic.topic_id,
             id: task.id,
-            state: Some(MirrorState::Mirroring),
+            state: Some(target),
             leader_epoch: task.leader_epoch,
             state_epoch: task.state_epoch,
             error_message: None,
             non_retryable: false,
             last_mirrored: None,
-            own_writes_only: false,
-            recover: true,
-        };
-        let purpose = WritePurpose::ClearFailure;
-        self.send_write(host, now_ms, topic_partition, write, purpose);
+            // A state that mirrors holds the source's records from its first fetch on.
+            own_writes_only: (task.own_writes_only
+                && matches!(
+                    target,
+                    MirrorState::Preparing
+                        | MirrorState::Failed
+                        | MirrorState::Stopping
+                        | MirrorState::Stopped
+                ))
+                || task.stop_own_writes_only,
+            recover: false,
+        }
     }
 
     pub(super) fn send_write(
