@@ -191,6 +191,7 @@ impl<S: BrokerStorage> super::Broker<S> {
         let CoordinatorRequest::AddPartitionsToTxn {
             transactional_id,
             partitions,
+            verify_only,
             ..
         } = &request
         else {
@@ -200,7 +201,12 @@ impl<S: BrokerStorage> super::Broker<S> {
         let hosted = self
             .coordinators
             .hosts_key(&self.image, key_type, transactional_id);
-        let read_only = refuses_txn_enlist(&self.image, self.config.mirror_design, partitions);
+        // A verification enlists nothing: it asks about partitions already enlisted.
+        let read_only = if *verify_only {
+            Vec::new()
+        } else {
+            refuses_txn_enlist(&self.image, self.config.mirror_design, partitions)
+        };
         if !hosted || read_only.is_empty() {
             let key = transactional_id.clone();
             self.route_to_coordinator(now_ms, from, correlation_id, key_type, &key, request);
@@ -237,6 +243,14 @@ impl<S: BrokerStorage> super::Broker<S> {
         correlation_id: u64,
         markers: Vec<TxnMarker>,
     ) {
+        // A marker ends the producer's transaction here: a verification in flight for it
+        // (KIP-890) no longer proves the partition is in an ongoing transaction.
+        for marker in &markers {
+            for topic_partition in &marker.partitions {
+                self.txn_verifications
+                    .drop_guard(topic_partition, marker.producer_id);
+            }
+        }
         let design = self.config.mirror_design;
         let unchecked = self
             .config

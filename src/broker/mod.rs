@@ -41,6 +41,7 @@ mod controller_session;
 mod coordinators;
 mod replicas;
 mod routing;
+mod txn_verification;
 pub use crate::mirror::periodic_sync::SYNC_REQUEST_TIMEOUT_MS;
 #[cfg(test)]
 #[path = "mirroring_tests.rs"]
@@ -156,6 +157,8 @@ pub struct Broker<S: BrokerStorage> {
     mirror_describes: MirrorDescribes,
     mirror_recoveries: MirrorRecoveries,
     topic_admins: TopicAdmins,
+    /// KIP-890 part 1: produces waiting for their transaction's verification.
+    txn_verifications: txn_verification::TxnVerifications,
     /// Messages this broker sent itself (to a coordinator it hosts), handled on the next
     /// timeout as Kafka calls a local coordinator directly.
     loopback: Vec<crate::protocol::Envelope>,
@@ -231,6 +234,7 @@ impl<S: BrokerStorage> Broker<S> {
             mirror_syncs: MirrorSyncs::new(sync_config),
             mirror_describes: MirrorDescribes::default(),
             mirror_recoveries: MirrorRecoveries::default(),
+            txn_verifications: Default::default(),
             topic_admins,
             loopback: Vec::new(),
             last_now_ms: now_ms,
@@ -454,6 +458,7 @@ impl<S: BrokerStorage> Node for Broker<S> {
             .chain(self.mirror_describes.deadline())
             .chain(self.mirror_recoveries.deadline())
             .chain(self.topic_admins.deadline())
+            .chain(self.txn_verifications.deadline())
             .chain((!self.loopback.is_empty()).then_some(self.last_now_ms))
             .min()
     }
@@ -488,6 +493,7 @@ impl<S: BrokerStorage> Broker<S> {
         self.mirror_describes.poll(&mut context!(self, now_ms));
         self.mirror_recoveries.poll(&mut context!(self, now_ms));
         self.topic_admins.poll(&mut context!(self, now_ms));
+        self.expire_txn_verifications(now_ms);
     }
 }
 

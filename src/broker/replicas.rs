@@ -12,7 +12,9 @@ use crate::protocol::{Offset, ReplicaResponse};
 use crate::replica::WriteGate;
 
 impl<S: BrokerStorage> Broker<S> {
-    pub(super) fn handle_produce(&mut self, now_ms: i64, request: ProduceRequest) {
+    /// A Produce (verified, where KIP-890 asks for it: `txn_verification`) on the replica
+    /// manager, with KIP-1279's read-only gate, and the high-watermark fan-out after it.
+    pub(super) fn append_produce(&mut self, now_ms: i64, request: ProduceRequest) {
         let topic_partition = request.topic_partition.clone();
         let gate = self.write_gate(&topic_partition);
         let outcome =
@@ -26,7 +28,7 @@ impl<S: BrokerStorage> Broker<S> {
 
     /// KIP-1279's read-only gate on a client write to `topic_partition`, as this broker's
     /// image and the replica's mirror state decide it (`crate::mirror::gate`).
-    fn write_gate(&self, topic_partition: &TopicPartition) -> WriteGate {
+    pub(super) fn write_gate(&self, topic_partition: &TopicPartition) -> WriteGate {
         let partition_state = self
             .replicas
             .partitions()

@@ -71,6 +71,7 @@ impl<S: BrokerStorage> Broker<S> {
                 timeout_ms,
                 topic_partition,
                 batch,
+                transactional_id,
             } => self.handle_produce(
                 now_ms,
                 ProduceRequest {
@@ -81,6 +82,7 @@ impl<S: BrokerStorage> Broker<S> {
                     topic_partition,
                     batch,
                 },
+                transactional_id,
             ),
             ReplicaRequest::Fetch {
                 replica_id,
@@ -328,6 +330,10 @@ impl<S: BrokerStorage> Broker<S> {
             let context = &mut context!(self, now_ms);
             self.mirror_recoveries
                 .handle_response(context, correlation_id, Ok(response));
+            return;
+        }
+        if self.txn_verifications.owns(correlation_id) {
+            self.handle_verification_answer(now_ms, correlation_id, Ok(response));
             return;
         }
         if self.topic_admins.owns(correlation_id) {

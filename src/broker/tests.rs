@@ -344,6 +344,7 @@ impl Cluster {
                 timeout_ms: 500,
                 topic_partition: tp(),
                 batch: builder.build(),
+                transactional_id: None,
             }),
         );
         correlation_id
@@ -759,6 +760,7 @@ fn write_txn_markers_appends_markers_and_answers_once_the_isr_has_them() {
             timeout_ms: 500,
             topic_partition: tp(),
             batch: builder.build(),
+            transactional_id: None,
         }),
     );
     cluster.run_for(50);
@@ -1069,6 +1071,7 @@ fn a_mirror_partition_takes_no_transaction_marker_until_it_is_stopped() {
             timeout_ms: 500,
             topic_partition: tp(),
             batch: open.build(),
+            transactional_id: None,
         }),
     );
     cluster.run_for(50);

@@ -747,6 +747,7 @@ impl IdempotentProducer {
             timeout_ms: self.config.request_timeout_ms,
             topic_partition: topic_partition.clone(),
             batch: batch.encoded.clone(),
+            transactional_id: None,
         });
         let pending = PendingRequest::Produce {
             topic_partition: topic_partition.clone(),

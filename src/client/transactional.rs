@@ -50,10 +50,11 @@
 //! Differences from the Java client, on purpose: one batch in flight per partition; one Produce
 //! request per batch, no linger, no byte-size batching; the producer starts initialising on its
 //! first input instead of on `initTransactions()`; INVALID_PRODUCER_ID_MAPPING on EndTxn is fatal
-//! (Java makes it abortable when it can bump the epoch). Like Java before KIP-890, a produce
-//! request the client gave up on (delivery timeout) can still reach the leader after the abort
-//! marker and leave a hanging transaction there until the coordinator's next abort of this
-//! producer id; the model keeps that hole.
+//! (Java makes it abortable when it can bump the epoch). A produce request the client gave up on
+//! (delivery timeout) can still reach the leader after the abort marker; the leader's KIP-890
+//! verification (`crate::broker`'s `txn_verification`) refuses it, and under the `pre-kip-890`
+//! design it opens a transaction nobody ends there, as it did in Kafka before 3.6. Produce
+//! requests carry the transactional id for that verification.
 
 mod answers;
 
@@ -696,6 +697,7 @@ impl TransactionalProducer {
                 producer_id: ProducerId(producer.producer_id),
                 producer_epoch: ProducerEpoch(producer.epoch),
                 partitions: to_add.clone(),
+                verify_only: false,
             });
             let pending = PendingRequest::AddPartitions { partitions: to_add };
             self.send_request(now_ms, coordinator, request, pending);
@@ -867,6 +869,7 @@ impl TransactionalProducer {
             timeout_ms: self.config.request_timeout_ms,
             topic_partition: topic_partition.clone(),
             batch: batch.encoded.clone(),
+            transactional_id: Some(self.config.transactional_id.clone()),
         });
         let pending = PendingRequest::Produce {
             topic_partition: topic_partition.clone(),

@@ -262,6 +262,7 @@ fn happy_path_find_coordinator_init_add_partitions_produce_end_txn() {
         producer_id,
         producer_epoch,
         partitions,
+        verify_only: false,
     }) = &add.request
     else {
         panic!("expected AddPartitionsToTxn, got {:?}", add.request);

@@ -25,6 +25,11 @@
 //!   transaction → answered at once; otherwise Ongoing with the union is written and the answer
 //!   follows the write. Partitions the metadata image does not know get UNKNOWN_TOPIC_OR_PARTITION
 //!   and the others OPERATION_NOT_ATTEMPTED (55), as Kafka's `KafkaApis` answers.
+//! - **AddPartitionsToTxn with `verify_only`** (KIP-890 part 1, a partition leader's question
+//!   before a transaction's first append there): nothing is written; each partition is
+//!   answered NONE if it is in the producer's Ongoing transaction, else INVALID_TXN_STATE;
+//!   INVALID_PRODUCER_ID_MAPPING and PRODUCER_FENCED as above (no CONCURRENT_TRANSACTIONS:
+//!   the answer reads the durable metadata).
 //! - **EndTxn.** Same producer checks. Ongoing → Prepare{Commit,Abort} is written and the client
 //!   is answered once it is durable (Kafka answers after the prepare write); the markers follow.
 //!   Complete* with the same outcome → success (a retry); Prepare* with the same outcome →
@@ -633,6 +638,34 @@ impl TransactionCoordinatorShard {
         self.write_metadata(transactional_id, metadata, purpose, out);
     }
 
+    /// KIP-890 part 1's question from a partition leader about to append a transaction's first
+    /// batch: the partitions of the producer's ongoing transaction (empty when it has none),
+    /// or why the producer is not this transactional id's current one. A write in progress
+    /// does not delay the answer (Kafka answers from the current metadata too): an ongoing
+    /// transaction's partitions are already durable, and one being ended is still Ongoing
+    /// until its Prepare* write lands, after which the markers follow the append.
+    fn verify_partitions(
+        &self,
+        transactional_id: &str,
+        producer_id: ProducerId,
+        producer_epoch: ProducerEpoch,
+    ) -> Result<BTreeSet<TopicPartition>, ErrorCode> {
+        let Some(current) = self.transactions.get(transactional_id) else {
+            return Err(ErrorCode::InvalidProducerIdMapping);
+        };
+        if current.producer_id != producer_id.0 {
+            return Err(ErrorCode::InvalidProducerIdMapping);
+        }
+        if current.producer_epoch != producer_epoch.0 {
+            return Err(ErrorCode::ProducerFenced);
+        }
+        Ok(if current.state == TransactionState::Ongoing {
+            current.partitions.clone()
+        } else {
+            BTreeSet::new()
+        })
+    }
+
     /// The routing checks AddPartitionsToTxn and EndTxn share: this shard's key, and a key at
     /// all (in that order; InitProducerId checks for a key first).
     fn check_routing(&self, env: &ShardEnv<'_>, transactional_id: &str) -> Result<(), ErrorCode> {
@@ -808,6 +841,32 @@ impl Shard for TransactionCoordinatorShard {
                 producer_id,
                 producer_epoch,
                 partitions,
+                verify_only: true,
+            } => {
+                let checked = self.check_routing(env, &transactional_id).and_then(|()| {
+                    self.verify_partitions(&transactional_id, producer_id, producer_epoch)
+                });
+                let results = partitions
+                    .into_iter()
+                    .map(|tp| {
+                        let error = match &checked {
+                            Ok(joined) if joined.contains(&tp) => ErrorCode::None,
+                            Ok(_) => ErrorCode::InvalidTxnState,
+                            Err(error) => *error,
+                        };
+                        (tp, error)
+                    })
+                    .collect();
+                let response =
+                    Response::Coordinator(CoordinatorResponse::AddPartitionsToTxn { results });
+                out.responses.push((from, correlation_id, response));
+            }
+            CoordinatorRequest::AddPartitionsToTxn {
+                transactional_id,
+                producer_id,
+                producer_epoch,
+                partitions,
+                verify_only: false,
             } => {
                 self.handle_add_partitions(
                     env,

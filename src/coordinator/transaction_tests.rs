@@ -141,6 +141,7 @@ fn add(producer_id: i64, producer_epoch: i16, partitions: &[TopicPartition]) -> 
         producer_id: ProducerId(producer_id),
         producer_epoch: ProducerEpoch(producer_epoch),
         partitions: partitions.to_vec(),
+        verify_only: false,
     }
 }
 
@@ -956,6 +957,7 @@ fn requests_for_keys_of_another_partition_get_not_coordinator() {
         producer_id: ProducerId(1),
         producer_epoch: ProducerEpoch(0),
         partitions: vec![tp("orders", 0)],
+        verify_only: false,
     };
     assert_add_answer(
         &rt.ask(add_request),
@@ -1222,4 +1224,48 @@ fn failed_timeout_abort_is_retried_after_the_backoff_not_in_a_busy_loop() {
         metadata_of(rt.next_write()).state,
         TransactionState::PrepareAbort
     );
+}
+
+fn verify(
+    producer_id: i64,
+    producer_epoch: i16,
+    partitions: &[TopicPartition],
+) -> CoordinatorRequest {
+    CoordinatorRequest::AddPartitionsToTxn {
+        transactional_id: TXN.to_owned(),
+        producer_id: ProducerId(producer_id),
+        producer_epoch: ProducerEpoch(producer_epoch),
+        partitions: partitions.to_vec(),
+        verify_only: true,
+    }
+}
+
+#[test]
+fn verification_answers_from_the_ongoing_transaction_and_adds_nothing() {
+    // KIP-890 part 1: a partition leader asks before a transaction's first append there.
+    let mut rt = Runtime::new(TransactionCoordinatorConfig::default());
+    let producer = rt.init_producer();
+    let (orders_0, orders_1) = ([tp("orders", 0)], [tp("orders", 1)]);
+    let answer = rt.ask(verify(producer.0, producer.1, &orders_0));
+    assert_add_answer(&answer, &orders_0, ErrorCode::InvalidTxnState);
+    rt.add_partitions(producer, &orders_0);
+    let answer = rt.ask(verify(producer.0, producer.1, &orders_0));
+    assert_add_answer(&answer, &orders_0, ErrorCode::None);
+    let answer = rt.ask(verify(producer.0, producer.1, &orders_1));
+    assert_add_answer(&answer, &orders_1, ErrorCode::InvalidTxnState);
+    assert!(rt.pending.is_empty(), "a verification writes nothing");
+    assert_eq!(rt.state().partitions.len(), 1, "and adds nothing");
+    let answer = rt.ask(verify(producer.0, producer.1 + 1, &orders_0));
+    assert_add_answer(&answer, &orders_0, ErrorCode::ProducerFenced);
+    let answer = rt.ask(verify(producer.0 + 1, producer.1, &orders_0));
+    assert_add_answer(&answer, &orders_0, ErrorCode::InvalidProducerIdMapping);
+    // Ended (aborted, markers written): a late produce of the transaction is not in one.
+    rt.ask_committed(end(producer.0, producer.1, false));
+    for (_, request, token) in rt.take_requests() {
+        rt.answer(token, Ok(markers_ok(&request)));
+    }
+    rt.commit_all();
+    assert_eq!(rt.state().state, TransactionState::CompleteAbort);
+    let answer = rt.ask(verify(producer.0, producer.1, &orders_0));
+    assert_add_answer(&answer, &orders_0, ErrorCode::InvalidTxnState);
 }

@@ -509,6 +509,18 @@ pub enum BrokerEvent {
         /// The tail batch's base offset.
         base_offset: Offset,
     },
+    /// KIP-890 part 1: a transaction's verification was answered (or timed out) and its
+    /// produce was given `error` (NONE: appended as any produce is).
+    TxnVerified {
+        /// The partition the produce was for.
+        topic_partition: TopicPartition,
+        /// The producer.
+        producer_id: crate::protocol::ProducerId,
+        /// The coordinator's answer (REQUEST_TIMED_OUT when none came).
+        coordinator_error: crate::protocol::ErrorCode,
+        /// What the produce was answered.
+        error: crate::protocol::ErrorCode,
+    },
     /// A retried mirror partition's first mirrored append since its FAILED: its leader
     /// persisted MIRRORING with the failure record (retry count, last error, state before
     /// FAILED) cleared, a fresh budget for the next failure (the prototype's
@@ -679,6 +691,9 @@ impl BrokerEvent {
                 topic_partition, ..
             }
             | Self::MirrorFailureRecordCleared {
+                topic_partition, ..
+            }
+            | Self::TxnVerified {
                 topic_partition, ..
             }
             | Self::MirrorStateOfNewerLeader {

@@ -392,6 +392,15 @@ impl fmt::Display for BrokerEvent {
                 topic_partition,
                 base_offset,
             } => write!(f, "MirrorTailProbed {topic_partition} tail@{base_offset}"),
+            Self::TxnVerified {
+                topic_partition,
+                producer_id,
+                coordinator_error,
+                error,
+            } => write!(
+                f,
+                "TxnVerified {topic_partition} pid={producer_id} coordinator={coordinator_error:?} produce={error:?}"
+            ),
             Self::MirrorFailureRecordCleared {
                 topic_partition,
                 retry_attempt,

@@ -181,11 +181,20 @@ pub enum MirrorDesign {
     /// waits for the bump, retrying it) and retries a FAILED partition through PREPARING
     /// ([`MirrorDesign::persists_epoch_fencing`]).
     EpochFencingState,
+    /// Kafka before KIP-890 part 1 (transaction verification, Kafka 3.6; KAFKA-14402): a
+    /// partition leader appends a transaction's first batch without asking the coordinator
+    /// whether the partition is in the producer's ongoing transaction. A produce delayed past
+    /// the transaction's end (the coordinator's timeout abort, the client's abort after its
+    /// delivery timeout) then lands after the ABORT marker and opens a transaction nobody
+    /// will end: the partition's last stable offset hangs (`liveness`). Not a KIP-1279
+    /// choice: a replication/transaction-layer design of issue #18, on the same switch
+    /// ([`MirrorDesign::verifies_transactions`]).
+    PreKip890,
 }
 
 impl MirrorDesign {
     /// Every design, the seed first.
-    pub const ALL: [Self; 26] = [
+    pub const ALL: [Self; 27] = [
         Self::Seed,
         Self::AbortMarkers,
         Self::PidRewrite,
@@ -212,6 +221,7 @@ impl MirrorDesign {
         Self::SourceClusterUnchecked,
         Self::ExcludeUnenforced,
         Self::EpochFencingState,
+        Self::PreKip890,
     ];
 
     /// The name on the command line (`--design`) and in scenario files (`design = "…"`).
@@ -243,6 +253,7 @@ impl MirrorDesign {
             Self::SourceClusterUnchecked => "source-cluster-unchecked",
             Self::ExcludeUnenforced => "exclude-unenforced",
             Self::EpochFencingState => "epoch-fencing-state",
+            Self::PreKip890 => "pre-kip-890",
         }
     }
 
@@ -327,6 +338,9 @@ impl MirrorDesign {
             Self::EpochFencingState => {
                 "EPOCH_FENCING persisted; a failed bump FAILED, retried to it (the prototype)"
             }
+            Self::PreKip890 => {
+                "a transaction's first batch appended unverified (Kafka before KIP-890)"
+            }
         }
     }
 
@@ -371,6 +385,13 @@ impl MirrorDesign {
             self,
             Self::TxnEnlistUnchecked | Self::StoppingAdmitsTxnAbort
         )
+    }
+
+    /// Whether a partition leader verifies a transaction's first batch with the coordinator
+    /// before appending it (KIP-890 part 1; `crate::broker`'s `txn_verification`); only
+    /// `pre-kip-890` does not.
+    pub fn verifies_transactions(self) -> bool {
+        self != Self::PreKip890
     }
 
     /// Whether a STOPPING partition appends an ABORT marker WriteTxnMarkers brings (the

@@ -211,6 +211,9 @@ pub enum ReplicaRequest {
         topic_partition: TopicPartition,
         /// Exactly one batch (Produce v3+).
         batch: RecordBatch,
+        /// The producer's transactional id (Produce v3+), which KIP-890's verification asks
+        /// the coordinator about; `None` for a producer without one.
+        transactional_id: Option<String>,
     },
     /// Follower or consumer → partition leader.
     Fetch {
@@ -292,6 +295,9 @@ pub enum CoordinatorRequest {
         key: String,
     },
     /// Transactional producer → its coordinator: partitions joining the ongoing transaction.
+    /// A partition leader → the coordinator with `verify_only` (KIP-890 part 1, Kafka's
+    /// AddPartitionsToTxn v4 `VerifyOnly`): are these partitions in the producer's ongoing
+    /// transaction? Nothing is added.
     AddPartitionsToTxn {
         /// Transactional id.
         transactional_id: String,
@@ -301,6 +307,8 @@ pub enum CoordinatorRequest {
         producer_epoch: ProducerEpoch,
         /// Partitions to add.
         partitions: Vec<TopicPartition>,
+        /// Only verify membership (a broker's check before a transaction's first append).
+        verify_only: bool,
     },
     /// Transactional producer → its coordinator: commit or abort the ongoing transaction.
     EndTxn {
@@ -740,6 +748,7 @@ mod tests {
                 producer_id: ProducerId(4),
                 producer_epoch: ProducerEpoch(0),
                 partitions: vec![tp()],
+                verify_only: false,
             },
             CoordinatorRequest::EndTxn {
                 transactional_id: "t".into(),

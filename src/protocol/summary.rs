@@ -339,6 +339,7 @@ fn request_fields_replica(f: &mut fmt::Formatter<'_>, request: &ReplicaRequest) 
             timeout_ms,
             topic_partition,
             batch,
+            transactional_id: _,
         } => {
             let acks = match acks {
                 Acks::Leader => "1",
@@ -440,11 +441,15 @@ fn request_fields_coordinator(
             producer_id,
             producer_epoch,
             partitions,
+            verify_only,
         } => {
             write!(
                 f,
                 " transactional_id={transactional_id} pid={producer_id} epoch={producer_epoch}"
             )?;
+            if *verify_only {
+                write!(f, " verify_only")?;
+            }
             display_list(f, "partitions", partitions)
         }
         CoordinatorRequest::EndTxn {

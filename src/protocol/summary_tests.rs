@@ -18,6 +18,7 @@ fn produce() -> Message {
             timeout_ms: 1_000,
             topic_partition: TopicPartition::new("orders", 1),
             batch: builder.build(),
+            transactional_id: None,
         }),
     )
 }

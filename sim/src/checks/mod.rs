@@ -813,6 +813,15 @@ impl Checkers {
                     }
                 }
                 BrokerEvent::MirrorTailProbed { .. } => self.mark("mirror-tail-probed"),
+                BrokerEvent::TxnVerified { error, .. } => self.mark(match error {
+                    mirrorsim::protocol::ErrorCode::None => "txn-verified",
+                    mirrorsim::protocol::ErrorCode::InvalidTxnState
+                    | mirrorsim::protocol::ErrorCode::ProducerFenced
+                    | mirrorsim::protocol::ErrorCode::InvalidProducerIdMapping => {
+                        "txn-verification-refused"
+                    }
+                    _ => "txn-verification-retried",
+                }),
                 BrokerEvent::MirrorFailureRecordCleared { .. } => {
                     self.mark("mirror-failure-record-cleared")
                 }
