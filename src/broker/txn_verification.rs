@@ -17,7 +17,9 @@
 //!   the partition is caught when the answer comes.
 //! - **Answer.** NONE with the guard still held and the same leader epoch: the batch is
 //!   appended as any produce is (its own checks follow). NONE with the guard dropped (a
-//!   marker ended the transaction meanwhile): INVALID_TXN_STATE. INVALID_TXN_STATE (the
+//!   marker ended the transaction meanwhile): INVALID_TXN_STATE, unless the producer has a
+//!   transaction open here by then (a retry whose first attempt was verified and appended
+//!   first: appended, a duplicate, as Kafka appends every batch of an open transaction). INVALID_TXN_STATE (the
 //!   partition is not in an ongoing transaction of this producer: the transaction ended and
 //!   this is a late or retried produce), PRODUCER_FENCED and INVALID_PRODUCER_ID_MAPPING are
 //!   returned to the producer as they come; coordinator errors (NOT_COORDINATOR,
@@ -149,10 +151,6 @@ impl<S: BrokerStorage> Broker<S> {
         if !self.config.mirror_design.verifies_transactions()
             || !header.is_transactional()
             || header.is_control()
-            || self
-                .write_gate(&request.topic_partition)
-                .refused_in
-                .is_some()
         {
             return None;
         }
@@ -161,12 +159,26 @@ impl<S: BrokerStorage> Broker<S> {
         let Role::Leader(state) = &partition.role else {
             return None;
         };
-        let open = partition
-            .log
-            .producer_state()
-            .producer(ProducerId(header.producer_id))
-            .is_some_and(|entry| entry.current_txn_first_offset.is_some());
-        (!open).then_some((transactional_id, state.leader_epoch))
+        let producer_id = ProducerId(header.producer_id);
+        if self.transaction_open(&request.topic_partition, producer_id)
+            || self
+                .write_gate(&request.topic_partition)
+                .refused_in
+                .is_some()
+        {
+            return None;
+        }
+        Some((transactional_id, state.leader_epoch))
+    }
+
+    /// Whether `producer_id` has a transaction open in `topic_partition`'s producer state
+    /// here: its batches need no verification (Kafka's `hasOngoingTransaction`).
+    fn transaction_open(&self, topic_partition: &TopicPartition, producer_id: ProducerId) -> bool {
+        self.replicas
+            .partitions()
+            .get(topic_partition)
+            .and_then(|partition| partition.log.producer_state().producer(producer_id))
+            .is_some_and(|entry| entry.current_txn_first_offset.is_some())
     }
 
     /// Asks the transactional id's coordinator about `request`'s partition; the produce
@@ -253,14 +265,18 @@ impl<S: BrokerStorage> Broker<S> {
                     if state.leader_epoch == verification.leader_epoch)
             });
         let guarded = self.txn_verifications.take_guard(&verification);
+        // A retry whose first attempt's append opened the transaction here meanwhile needs no
+        // guard: it is appended as any batch of an open transaction is (a duplicate then).
+        let producer_id = ProducerId(verification.request.batch.header().producer_id);
+        let open_now = self.transaction_open(&topic_partition, producer_id);
         let error = match produce_error_after(coordinator_error) {
             ErrorCode::None if !still_leader => ErrorCode::NotLeaderOrFollower,
-            ErrorCode::None if !guarded => ErrorCode::InvalidTxnState,
+            ErrorCode::None if !guarded && !open_now => ErrorCode::InvalidTxnState,
             error => error,
         };
         self.events.push(BrokerEvent::TxnVerified {
             topic_partition,
-            producer_id: ProducerId(verification.request.batch.header().producer_id),
+            producer_id,
             coordinator_error,
             error,
         });
