@@ -97,18 +97,25 @@ impl TxnVerifications {
             })
     }
 
-    /// Whether `verification`'s guard is still in force (and then lets it go: the append
-    /// that follows opens the transaction here, so the next batch needs no verification).
-    fn take_guard(&mut self, verification: &Verification) -> bool {
-        let key = (
+    /// The (partition, producer) key `verification` is guarded under.
+    fn key_of(verification: &Verification) -> (TopicPartition, ProducerId) {
+        (
             verification.request.topic_partition.clone(),
             ProducerId(verification.request.batch.header().producer_id),
-        );
-        if self.guards.get(&key) == Some(&verification.guard) {
-            self.guards.remove(&key);
-            true
-        } else {
-            false
+        )
+    }
+
+    /// Whether `verification`'s guard is still in force.
+    fn holds_guard(&self, verification: &Verification) -> bool {
+        self.guards.get(&Self::key_of(verification)) == Some(&verification.guard)
+    }
+
+    /// Lets `verification`'s guard go once its batch is appended: the append opens the
+    /// transaction here, so the next batch needs no verification. A refused one keeps it for
+    /// a retry of the same batch still waiting under it.
+    fn release_guard(&mut self, verification: &Verification) {
+        if self.holds_guard(verification) {
+            self.guards.remove(&Self::key_of(verification));
         }
     }
 }
@@ -264,7 +271,7 @@ impl<S: BrokerStorage> Broker<S> {
                 matches!(&partition.role, Role::Leader(state)
                     if state.leader_epoch == verification.leader_epoch)
             });
-        let guarded = self.txn_verifications.take_guard(&verification);
+        let guarded = self.txn_verifications.holds_guard(&verification);
         // A retry whose first attempt's append opened the transaction here meanwhile needs no
         // guard: it is appended as any batch of an open transaction is (a duplicate then).
         let producer_id = ProducerId(verification.request.batch.header().producer_id);
@@ -281,6 +288,7 @@ impl<S: BrokerStorage> Broker<S> {
             error,
         });
         if error == ErrorCode::None {
+            self.txn_verifications.release_guard(&verification);
             self.append_produce(now_ms, verification.request);
         } else {
             self.answer_produce(&verification.request, error);
