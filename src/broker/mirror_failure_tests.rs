@@ -275,6 +275,27 @@ fn a_source_topic_deleted_and_created_again_fails_the_partition_for_good() {
 }
 
 #[test]
+fn a_partition_added_back_after_its_stop_mirrors_the_source_topic_created_again_meanwhile() {
+    // Generated seed 14500000000000274: a stop ends the mirroring of a source topic; added
+    // back after the source deleted and created orders again, the partition mirrors the new
+    // topic instead of failing it as a replacement of the one it stopped mirroring.
+    let mut world = failing_mirror_world();
+    request_failover(&mut world);
+    run_until(&mut world, B, MirrorState::Stopped);
+    delete_source_orders(&mut world);
+    world.run_for(300);
+    world.create_orders(A);
+    world.run_for(300);
+    assert!(world.produce(A, 8, 0, 3).iter().all(|e| e.is_none()));
+    alter_on(&mut world, B, "m", MirrorTopicOperation::Add);
+    run_until(&mut world, B, MirrorState::Mirroring);
+    world.run_for(1_000);
+    assert_eq!(state_on(&world, B), MirrorState::Mirroring);
+    let log_end = |cluster| world.partition(world.leader(cluster)).log.log_end_offset();
+    assert_eq!(log_end(B), log_end(A), "b mirrors the new topic's records");
+}
+
+#[test]
 fn a_deleted_source_topic_fails_the_partition_only_after_a_refresh_without_it() {
     let mut world = failing_mirror_world();
     let log_end = world.partition(world.leader(B)).log.log_end_offset();

@@ -98,6 +98,8 @@ impl MirrorManager {
             // id for it is another topic (`watch_source_topics`), and fetches and lookups
             // name this one (the source refuses them once the topic is replaced).
             task.source_topic.topic_id = Some(id);
+        } else if status.state == MirrorState::Stopped {
+            forget_source_topic(task);
         }
         // A re-read by this leadership (after a fenced or refused write) of the PREPARING or
         // FAILED it wrote itself keeps what it knows: only this leadership cuts or mirrors
@@ -380,6 +382,7 @@ impl MirrorManager {
                 if target == MirrorState::Stopped {
                     task.own_writes_only = true;
                     task.cut_decided = false;
+                    forget_source_topic(task);
                 }
                 if target == MirrorState::Preparing {
                     task.preparing_resumed =
@@ -468,4 +471,13 @@ impl MirrorManager {
             }
         }
     }
+}
+
+/// A stop ends the mirroring of the source topic, as the coordinator's stored value says
+/// (`next_value`): the partition added back later mirrors whatever topic of that name the
+/// source has then, learned afresh. Kept, the id of a source topic deleted and created again
+/// meanwhile failed the re-added partition for good as "replaced" (generated seed
+/// 14500000000000274, with re-creations on transactional topics allowed).
+fn forget_source_topic(task: &mut MirrorTask) {
+    task.source_topic.topic_id = None;
 }
