@@ -574,6 +574,9 @@ fn a_source_loss_at_the_tail_behind_an_open_transaction_is_found_by_a_probe_at_t
     assert_failed_keeping_all_five(&mut world, "offsets 4..5");
 }
 
+/// The binding that refuses a mirror without a SASL login (`User:ANONYMOUS`) Read on orders.
+const DENY_ANONYMOUS_READ_ON_ORDERS: [&str; 4] = ["topic:orders", "User:ANONYMOUS", "Read", "Deny"];
+
 #[test]
 fn a_read_denial_that_lasts_runs_out_of_attempts_though_each_retry_reaches_mirroring() {
     // The source answers every LastMirroredEpochLookup (a deny of Read does not deny the
@@ -596,12 +599,7 @@ fn a_read_denial_that_lasts_runs_out_of_attempts_though_each_retry_reaches_mirro
         (RETRY_MAX_BACKOFF_CONFIG, "200"),
     ];
     let mut world = mirroring_orders(world, &settings);
-    change_acl(
-        &mut world,
-        A,
-        true,
-        &["topic:orders", "User:ANONYMOUS", "Read", "Deny"],
-    );
+    change_acl(&mut world, A, true, &DENY_ANONYMOUS_READ_ON_ORDERS);
     run_until(&mut world, B, MirrorState::Failed);
     world.run_for(5_000);
     let status = stored_status(&mut world);
@@ -629,12 +627,7 @@ fn a_read_denial_that_lasts_runs_out_of_attempts_though_each_retry_reaches_mirro
     assert_eq!(cleared, 0, "nothing mirrored, nothing cleared");
     assert!(awaits, "the partition waits for an operator");
     // Granted and recovered: a fresh budget.
-    change_acl(
-        &mut world,
-        A,
-        false,
-        &["topic:orders", "User:ANONYMOUS", "Read", "Deny"],
-    );
+    change_acl(&mut world, A, false, &DENY_ANONYMOUS_READ_ON_ORDERS);
     world.run_for(300);
     assert!(matches!(
         recover(&mut world, "m", &["orders"]),
@@ -647,19 +640,9 @@ fn a_read_denial_that_lasts_runs_out_of_attempts_though_each_retry_reaches_mirro
     assert_eq!(status.retry_attempt, 0, "{status:?}");
     // A retry's record is cleared by its first mirrored append (here the records its
     // PREPARING cut, mirrored again).
-    change_acl(
-        &mut world,
-        A,
-        true,
-        &["topic:orders", "User:ANONYMOUS", "Read", "Deny"],
-    );
+    change_acl(&mut world, A, true, &DENY_ANONYMOUS_READ_ON_ORDERS);
     run_until(&mut world, B, MirrorState::Failed);
-    change_acl(
-        &mut world,
-        A,
-        false,
-        &["topic:orders", "User:ANONYMOUS", "Read", "Deny"],
-    );
+    change_acl(&mut world, A, false, &DENY_ANONYMOUS_READ_ON_ORDERS);
     run_until(&mut world, B, MirrorState::Mirroring);
     world.run_for(1_000);
     let status = stored_status(&mut world);
