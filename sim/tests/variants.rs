@@ -538,3 +538,38 @@ fn pre_kip_890_lets_a_produce_delayed_past_the_abort_join_the_next_transaction()
         );
     }
 }
+
+#[test]
+fn pre_kip_101_loses_acknowledged_records_cut_to_a_lagging_high_watermark() {
+    // KIP-101's first scenario (KAFKA-1211): the leader crashes, then the replica next in
+    // line; the third replica begins to follow the second (dead) one, then leads. Its high
+    // watermark lags the leader's by a fetch round trip: before KIP-101 becoming a follower
+    // cut its log there, and the acknowledged records above it were gone when it led. Since
+    // KIP-101 it keeps them (`leader-elected-above-its-high-watermark`).
+    let seeds = [1, 2];
+    seed_passes_and_variant_is_caught(
+        "follower_elected_after_hw_truncation",
+        MirrorDesign::PreKip101,
+        "acked-writes-durable",
+        &seeds,
+    );
+    let scenario = load("follower_elected_after_hw_truncation");
+    for seed in seeds {
+        let report = run_design(&scenario, MirrorDesign::Seed, seed);
+        assert!(
+            report
+                .marks
+                .contains_key("leader-elected-above-its-high-watermark"),
+            "seed {seed}: no replica led with records above its high watermark: {:?}",
+            report.marks
+        );
+        let variant = run_design(&scenario, MirrorDesign::PreKip101, seed);
+        assert!(
+            variant
+                .marks
+                .contains_key("follower-truncated-to-high-watermark"),
+            "seed {seed}: {:?}",
+            variant.marks
+        );
+    }
+}

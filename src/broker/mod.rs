@@ -185,6 +185,7 @@ impl<S: BrokerStorage> Broker<S> {
             wait_max_ms: config.replica_fetch_wait_max_ms,
             max_bytes: config.replica_fetch_max_bytes,
             backoff_ms: config.replica_fetch_backoff_ms,
+            truncation: config.mirror_design.follower_truncation(),
             skip_divergence_truncation: config
                 .broken
                 .contains(&BrokenSwitch::SkipDivergenceTruncation),
@@ -512,6 +513,7 @@ fn replica_config(config: &BrokerConfig) -> ReplicaConfig {
                 .contains(&BrokenSwitch::LsoIgnoresOpenTransactions),
             ..LogConfig::default()
         },
+        follower_truncation: config.mirror_design.follower_truncation(),
         broken: config.broken.clone(),
     }
 }

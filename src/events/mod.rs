@@ -21,6 +21,9 @@ pub enum TruncationReason {
     DivergingEpoch,
     /// The follower's log had no epochs; it restarted from its high watermark.
     NoEpochsOnBecomingFollower,
+    /// Before KIP-101 (`--design pre-kip-101`): a replica that became a follower cut its log
+    /// to its high watermark.
+    HighWatermarkOnBecomingFollower,
     /// The leader's log is shorter than the fetch offset.
     OffsetOutOfRangeAboveLeader,
     /// The leader's log starts above the follower's log end.
@@ -67,6 +70,10 @@ pub enum BrokerEvent {
         leader_epoch: LeaderEpoch,
         /// The log end offset at which the epoch starts.
         start_offset: Offset,
+        /// The replica's high watermark when it took over (as a follower it learned it from
+        /// the previous leader, a fetch round trip late): the records between it and
+        /// `start_offset` are the ones a pre-KIP-101 follower cut before it could lead.
+        high_watermark: Offset,
     },
     /// This broker now follows `leader` (or waits, when `None`).
     BecameFollower {
@@ -76,6 +83,10 @@ pub enum BrokerEvent {
         leader: Option<BrokerId>,
         /// The leader epoch.
         leader_epoch: LeaderEpoch,
+        /// The log end offset before the change (before any truncation it made).
+        log_end_offset: Offset,
+        /// The high watermark before the change.
+        high_watermark: Offset,
     },
     /// A log was truncated.
     Truncated {

@@ -29,21 +29,27 @@ impl fmt::Display for BrokerEvent {
                 topic_partition,
                 leader_epoch,
                 start_offset,
+                high_watermark,
             } => write!(
                 f,
-                "BecameLeader {topic_partition} leader_epoch={leader_epoch} start_offset={start_offset}"
+                "BecameLeader {topic_partition} leader_epoch={leader_epoch} start_offset={start_offset} hw={high_watermark}"
             ),
             Self::BecameFollower {
                 topic_partition,
                 leader,
                 leader_epoch,
+                log_end_offset,
+                high_watermark,
             } => {
                 write!(f, "BecameFollower {topic_partition} leader=")?;
                 match leader {
                     Some(leader) => write!(f, "{leader}")?,
                     None => f.write_str("none")?,
                 }
-                write!(f, " leader_epoch={leader_epoch}")
+                write!(
+                    f,
+                    " leader_epoch={leader_epoch} log_end={log_end_offset} hw={high_watermark}"
+                )
             }
             Self::Truncated {
                 topic_partition,

@@ -15,6 +15,7 @@ use std::fmt;
 
 use crate::log::FetchIsolation;
 use crate::record::RecordBatch;
+use crate::replica::FollowerTruncation;
 
 /// How far above the source's leader epoch a fencing bump raises the destination's (the
 /// prototype's `LEADER_EPOCH_BUMP_INCREMENT`), so that the next source elections need no bump.
@@ -190,11 +191,20 @@ pub enum MirrorDesign {
     /// choice: a replication/transaction-layer design of issue #18, on the same switch
     /// ([`MirrorDesign::verifies_transactions`]).
     PreKip890,
+    /// Kafka before KIP-101 (Kafka 0.11; KAFKA-1211): a replica that becomes a follower (a
+    /// leader change, a restart) truncates its log to its high watermark and fetches from
+    /// there without a leader epoch, so no divergence is ever detected. A follower's high
+    /// watermark lags the leader's by a fetch round trip: a follower cut so and elected
+    /// before it fetched again loses acknowledged records (`acked-writes-durable`), and a
+    /// replica whose high watermark is above its new leader's log end keeps records the
+    /// leader replaced (`replica-convergence`). A replication-layer design of issue #18
+    /// ([`MirrorDesign::follower_truncation`]).
+    PreKip101,
 }
 
 impl MirrorDesign {
     /// Every design, the seed first.
-    pub const ALL: [Self; 27] = [
+    pub const ALL: [Self; 28] = [
         Self::Seed,
         Self::AbortMarkers,
         Self::PidRewrite,
@@ -222,6 +232,7 @@ impl MirrorDesign {
         Self::ExcludeUnenforced,
         Self::EpochFencingState,
         Self::PreKip890,
+        Self::PreKip101,
     ];
 
     /// The name on the command line (`--design`) and in scenario files (`design = "…"`).
@@ -254,6 +265,7 @@ impl MirrorDesign {
             Self::ExcludeUnenforced => "exclude-unenforced",
             Self::EpochFencingState => "epoch-fencing-state",
             Self::PreKip890 => "pre-kip-890",
+            Self::PreKip101 => "pre-kip-101",
         }
     }
 
@@ -341,6 +353,9 @@ impl MirrorDesign {
             Self::PreKip890 => {
                 "a transaction's first batch appended unverified (Kafka before KIP-890)"
             }
+            Self::PreKip101 => {
+                "a new follower truncates to its high watermark, no epochs (Kafka before KIP-101)"
+            }
         }
     }
 
@@ -392,6 +407,16 @@ impl MirrorDesign {
     /// `pre-kip-890` does not.
     pub fn verifies_transactions(self) -> bool {
         self != Self::PreKip890
+    }
+
+    /// How a replica that becomes a follower finds where its log and the leader's part: by
+    /// leader epochs (KIP-101, with KIP-279 and KIP-595's truncation on fetch), or, for
+    /// `pre-kip-101`, by truncating to its high watermark.
+    pub fn follower_truncation(self) -> FollowerTruncation {
+        match self {
+            Self::PreKip101 => FollowerTruncation::HighWatermark,
+            _ => FollowerTruncation::LeaderEpoch,
+        }
     }
 
     /// Whether a STOPPING partition appends an ABORT marker WriteTxnMarkers brings (the

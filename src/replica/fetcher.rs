@@ -14,7 +14,9 @@
 //!   ([`follower_truncation_for_batches`]); OffsetOutOfRange restarts at the leader's log start
 //!   (below it) or truncates to the leader's high watermark (above it). Appended data moves
 //!   the follower's high watermark to the leader's (reported when that lowers it) and its log
-//!   start up to the leader's, never above its high watermark.
+//!   start up to the leader's, never above its high watermark. A pre-KIP-101 fetcher
+//!   ([`FollowerTruncation::HighWatermark`]) sends no epoch and cuts nothing by epochs: its
+//!   follower truncated to its high watermark when it began to follow.
 //! - After an answer the session fetches again at once, or after the backoff when a partition's
 //!   answer was an error to wait out.
 
@@ -26,7 +28,7 @@ use std::collections::BTreeMap;
 
 use super::{
     follower_truncation_for_batches, follower_truncation_offset, report_truncation_among,
-    Partition, Role,
+    FollowerTruncation, Partition, Role,
 };
 use crate::events::{BrokerEvent, TruncationReason};
 use crate::log::{FetchIsolation, LogDisk};
@@ -43,6 +45,10 @@ pub struct FetcherConfig {
     pub max_bytes: usize,
     /// `replica.fetch.backoff.ms`: the pause after an answer with an error.
     pub backoff_ms: i64,
+    /// How the follower finds where its log and the leader's part: with leader epochs (the
+    /// fetch carries the last fetched epoch), or, before KIP-101, not at all (the fetch
+    /// carries none, and only becoming a follower truncated, to the high watermark).
+    pub truncation: FollowerTruncation,
     /// Broken on purpose: a diverging epoch is not truncated to.
     pub skip_divergence_truncation: bool,
     /// Broken on purpose: a follower keeps producer state across MIRROR_PID_RESET.
@@ -154,7 +160,8 @@ impl ReplicaFetcher {
             if now_ms < session.next_fetch_ms {
                 continue;
             }
-            let requests = follower_fetch_partitions(ctx.partitions, leader);
+            let requests =
+                follower_fetch_partitions(ctx.partitions, leader, self.config.truncation);
             if requests.is_empty() {
                 self.sessions.remove(&leader);
                 continue;
@@ -258,7 +265,10 @@ impl ReplicaFetcher {
                 return false;
             }
             Some(diverging) => Some(follower_truncation_offset(&partition.log, diverging)),
-            None => follower_truncation_for_batches(&partition.log, &answer.batches),
+            None if self.config.truncation.uses_leader_epochs() => {
+                follower_truncation_for_batches(&partition.log, &answer.batches)
+            }
+            None => None,
         };
         if let Some(target) = target {
             let _ = partition.log.truncate_to(target);
@@ -304,11 +314,14 @@ impl ReplicaFetcher {
     }
 }
 
-/// What this broker fetches from `leader`: every partition it follows there, from its log end.
+/// What this broker fetches from `leader`: every partition it follows there, from its log end
+/// (with its latest epoch as the last fetched one, unless `truncation` uses no epochs).
 fn follower_fetch_partitions<D: LogDisk>(
     partitions: &BTreeMap<TopicPartition, Partition<D>>,
     leader: BrokerId,
+    truncation: FollowerTruncation,
 ) -> Vec<FetchPartition> {
+    let no_epoch = LeaderEpoch(-1);
     partitions
         .values()
         .filter_map(|partition| match &partition.role {
@@ -317,7 +330,11 @@ fn follower_fetch_partitions<D: LogDisk>(
                 topic_partition: partition.topic_partition.clone(),
                 current_leader_epoch: role.leader_epoch,
                 fetch_offset: partition.log.log_end_offset(),
-                last_fetched_epoch: partition.log.latest_epoch().unwrap_or(LeaderEpoch(-1)),
+                last_fetched_epoch: if truncation.uses_leader_epochs() {
+                    partition.log.latest_epoch().unwrap_or(no_epoch)
+                } else {
+                    no_epoch
+                },
             }),
             _ => None,
         })
@@ -344,6 +361,7 @@ mod tests {
             wait_max_ms: 100,
             max_bytes: 1 << 20,
             backoff_ms: 50,
+            truncation: FollowerTruncation::LeaderEpoch,
             skip_divergence_truncation: false,
             ignores_pid_reset: false,
         }
@@ -511,5 +529,73 @@ mod tests {
         fetcher.poll(&mut ctx, 5);
         assert!(ctx.outbox.take().is_empty());
         assert_eq!(fetcher.deadlines().count(), 0);
+    }
+
+    #[test]
+    fn a_pre_kip_101_follower_fetches_without_an_epoch_and_cuts_nothing_by_epochs() {
+        // The same answer to a follower in epoch 2: a batch of epoch 1 at its log end. With
+        // leader epochs it cuts its epoch-2 tail (the batch says the leader's history went
+        // another way there); before KIP-101 it knows no epochs and appends.
+        let tp = TopicPartition::new("orders", 0);
+        let mut builder = BatchBuilder::default();
+        builder.append(0, None, Some(Bytes::from_static(b"w")), vec![]);
+        let older_epoch = builder
+            .build()
+            .with_base_offset(2)
+            .with_partition_leader_epoch(1);
+        for (truncation, last_fetched_epoch, log_end_after) in [
+            (FollowerTruncation::LeaderEpoch, LeaderEpoch(2), Offset(1)),
+            (
+                FollowerTruncation::HighWatermark,
+                LeaderEpoch(-1),
+                Offset(3),
+            ),
+        ] {
+            let mut partitions = follower(&[0, 2]);
+            let node_id = NodeId::Broker(ClusterIndex(1), ME);
+            let mut outbox = Outbox::new(node_id);
+            let mut events = Vec::new();
+            let mut fetcher = ReplicaFetcher::new(FetcherConfig {
+                truncation,
+                ..config()
+            });
+            fetcher.follow(LEADER);
+            let mut ctx = FetcherContext {
+                now_ms: 0,
+                node_id,
+                broker_id: ME,
+                partitions: &mut partitions,
+                outbox: &mut outbox,
+                events: &mut events,
+            };
+            fetcher.poll(&mut ctx, 5);
+            let (correlation_id, asked) = sent(ctx.outbox).remove(0);
+            assert_eq!(
+                (asked[0].fetch_offset, asked[0].last_fetched_epoch),
+                (Offset(2), last_fetched_epoch),
+                "{truncation:?}"
+            );
+            let answer = FetchPartitionResponse {
+                topic_partition: tp.clone(),
+                error: ErrorCode::None,
+                high_watermark: Offset(2),
+                last_stable_offset: Offset(2),
+                log_start_offset: Offset(0),
+                diverging_epoch: None,
+                aborted_transactions: None,
+                batches: vec![older_epoch.clone()],
+            };
+            fetcher.handle_response(&mut ctx, LEADER, correlation_id, vec![answer]);
+            assert_eq!(
+                ctx.partitions[&tp].log.log_end_offset(),
+                log_end_after,
+                "{truncation:?}"
+            );
+            let truncated = ctx
+                .events
+                .iter()
+                .any(|event| matches!(event, BrokerEvent::Truncated { .. }));
+            assert_eq!(truncated, truncation.uses_leader_epochs(), "{truncation:?}");
+        }
     }
 }

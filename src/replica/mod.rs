@@ -16,7 +16,9 @@ pub use manager::{
     ReplicaContext, ReplicaManager, WriteGate,
 };
 pub use partition::{FollowerRole, FollowerState, LeaderState, Partition, Role};
-pub use truncation::{follower_truncation_for_batches, follower_truncation_offset};
+pub use truncation::{
+    follower_truncation_for_batches, follower_truncation_offset, FollowerTruncation,
+};
 
 use crate::common::Offset;
 use crate::events::{BrokerEvent, TruncationReason};

@@ -14,6 +14,7 @@ use crate::common::{LeaderEpoch, Offset};
 use crate::log::{LogDisk, PartitionLog};
 use crate::metadata::PartitionRecord;
 use crate::protocol::{BrokerId, TopicId, TopicPartition};
+use crate::replica::FollowerTruncation;
 
 /// What the leader knows about one follower.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -190,11 +191,12 @@ impl<D: LogDisk> Partition<D> {
 
     /// Follows `record.leader` (or waits, when there is none). A log with data but no epochs
     /// cannot use truncation-on-fetch, so it is truncated to the high watermark first, as
-    /// Kafka's follower start-up does.
-    pub fn become_follower(&mut self, record: &PartitionRecord) {
-        if self.log.latest_epoch().is_none()
-            && self.log.log_end_offset() > self.log.high_watermark()
-        {
+    /// Kafka's follower start-up does; before KIP-101 every log was
+    /// ([`FollowerTruncation::HighWatermark`]).
+    pub fn become_follower(&mut self, record: &PartitionRecord, truncation: FollowerTruncation) {
+        let by_high_watermark =
+            self.log.latest_epoch().is_none() || !truncation.uses_leader_epochs();
+        if by_high_watermark && self.log.log_end_offset() > self.log.high_watermark() {
             let high_watermark = self.log.high_watermark();
             // The disk error case leaves the log as it was; the next fetch retries.
             let _ = self.log.truncate_to(high_watermark);

@@ -6,6 +6,35 @@ use crate::common::{LeaderEpoch, Offset};
 use crate::log::{EpochEndOffset, LogDisk, PartitionLog};
 use crate::record::RecordBatch;
 
+/// How a follower finds where its log and its leader's part: the replication protocol's
+/// history, one rule per era (issue #18 runs the older ones as pre-fix designs).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum FollowerTruncation {
+    /// Kafka since KIP-101 (0.11), with KIP-279's follower-side epoch lookup and KIP-595's
+    /// truncation on fetch (2.7): a follower fetches with its last fetched epoch, the leader
+    /// answers a diverging epoch where their histories part, and the follower cuts there
+    /// ([`follower_truncation_offset`]). Becoming a follower truncates nothing (unless the log
+    /// has no epochs at all).
+    #[default]
+    LeaderEpoch,
+    /// Kafka before KIP-101 (KAFKA-1211): a replica that becomes a follower (a leader change,
+    /// a restart) truncates its log to its high watermark and fetches from there, with no
+    /// epoch and no divergence check. A follower's high watermark lags the leader's by a fetch
+    /// round trip (by a checkpoint interval after a restart), so the cut removes committed
+    /// records; elected before it fetched them again, the follower loses them for good (the
+    /// KIP's first scenario), and a high watermark above the new leader's log keeps records
+    /// the new leader replaced (its second).
+    HighWatermark,
+}
+
+impl FollowerTruncation {
+    /// Whether followers use leader epochs at all (fetch with the last fetched epoch, cut a
+    /// tail whose epochs go back).
+    pub fn uses_leader_epochs(self) -> bool {
+        self != Self::HighWatermark
+    }
+}
+
 /// Where a follower must truncate before appending `batches` (fetched at its log end), if
 /// they would put an epoch below its latest one after it; `None` when they fit.
 ///

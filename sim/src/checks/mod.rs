@@ -580,6 +580,9 @@ impl Checkers {
                         (*from_log_end_offset, *to_log_end_offset, *reason);
                     if from_log_end_offset > to_log_end_offset {
                         match reason {
+                            TruncationReason::HighWatermarkOnBecomingFollower => {
+                                self.mark("follower-truncated-to-high-watermark");
+                            }
                             TruncationReason::MirrorLastMirroredEpoch => {
                                 self.mark("lme-truncation-removed-data");
                             }
@@ -673,9 +676,16 @@ impl Checkers {
                     topic_partition,
                     leader_epoch,
                     start_offset,
+                    high_watermark,
                 } => {
                     let (leader_epoch, start_offset) = (*leader_epoch, *start_offset);
                     self.mark("leader-elected");
+                    if start_offset > *high_watermark {
+                        // KIP-101's precondition: the new leader holds records above its own
+                        // high watermark (it learned it a fetch round trip late), which a
+                        // pre-KIP-101 follower cut when it began to follow.
+                        self.mark("leader-elected-above-its-high-watermark");
+                    }
                     self.forget_refetches_past(view.cluster, topic_partition, start_offset.0);
                     let prior_epoch = view
                         .partition(topic_partition)
@@ -923,7 +933,18 @@ impl Checkers {
                         "mirror-fetch-epoch-above-source-latest"
                     })
                 }
-                BrokerEvent::BecameFollower { .. } | BrokerEvent::LeaderAppend { .. } => {}
+                BrokerEvent::BecameFollower {
+                    log_end_offset,
+                    high_watermark,
+                    ..
+                } => {
+                    if log_end_offset > high_watermark {
+                        // What a pre-KIP-101 follower cuts: records it holds above its high
+                        // watermark when it begins to follow.
+                        self.mark("follower-above-its-high-watermark");
+                    }
+                }
+                BrokerEvent::LeaderAppend { .. } => {}
             }
         }
     }

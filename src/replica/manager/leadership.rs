@@ -116,31 +116,41 @@ impl<S: BrokerStorage> ReplicaManager<S> {
                 ReplicaChange::Unchanged
             }
             (_, Some(leader)) if leader == self_id => {
+                let high_watermark = partition.log.high_watermark();
                 partition.become_leader(record, self_id, context.now_ms, mirror_topic);
                 context.events.push(BrokerEvent::BecameLeader {
                     topic_partition: topic_partition.clone(),
                     leader_epoch: LeaderEpoch(record.leader_epoch),
                     start_offset: partition.log.log_end_offset(),
+                    high_watermark,
                 });
                 ReplicaChange::BecameLeader
             }
             (_, leader) => {
                 let log_end_before = partition.log.log_end_offset();
                 let high_watermark_before = partition.log.high_watermark();
-                partition.become_follower(record);
+                let truncation = self.config.follower_truncation;
+                let reason = if truncation.uses_leader_epochs() {
+                    TruncationReason::NoEpochsOnBecomingFollower
+                } else {
+                    TruncationReason::HighWatermarkOnBecomingFollower
+                };
+                partition.become_follower(record, truncation);
                 if partition.log.log_end_offset() < log_end_before {
                     context.events.push(BrokerEvent::Truncated {
                         topic_partition: topic_partition.clone(),
                         from_log_end_offset: log_end_before,
                         to_log_end_offset: partition.log.log_end_offset(),
                         high_watermark_before,
-                        reason: TruncationReason::NoEpochsOnBecomingFollower,
+                        reason,
                     });
                 }
                 context.events.push(BrokerEvent::BecameFollower {
                     topic_partition: topic_partition.clone(),
                     leader,
                     leader_epoch: LeaderEpoch(record.leader_epoch),
+                    log_end_offset: log_end_before,
+                    high_watermark: high_watermark_before,
                 });
                 self.fail_delayed_produces(
                     context,

@@ -66,6 +66,8 @@ pub struct ReplicaConfig {
     pub controller_request_timeout_ms: i64,
     /// How each replica's log is opened.
     pub log: LogConfig,
+    /// How a replica that becomes a follower finds where its log and the leader's part.
+    pub follower_truncation: crate::replica::FollowerTruncation,
     /// Test switches that break the replica layer on purpose.
     pub broken: Vec<BrokenSwitch>,
 }
@@ -297,6 +299,7 @@ mod tests {
     use bytes::Bytes;
 
     use super::*;
+    use crate::events::TruncationReason;
     use crate::log::FetchIsolation;
     use crate::metadata::PartitionRecord;
     use crate::protocol::{
@@ -306,6 +309,7 @@ mod tests {
     use crate::protocol::{ControllerRequest, LeaderEpoch, ReplicaResponse};
     use crate::record::BatchBuilder;
     use crate::replica::storage::MemoryStorage;
+    use crate::replica::FollowerTruncation;
 
     const ME: BrokerId = BrokerId(1);
     const FOLLOWER: BrokerId = BrokerId(2);
@@ -320,6 +324,7 @@ mod tests {
             high_watermark_checkpoint_interval_ms: 5_000,
             controller_request_timeout_ms: 2_000,
             log: LogConfig::default(),
+            follower_truncation: FollowerTruncation::LeaderEpoch,
             broken: Vec::new(),
         }
     }
@@ -456,6 +461,66 @@ mod tests {
             other => panic!("one produce answer expected: {other:?}"),
         }
         assert_eq!(replicas.deadline(), Some(500), "the next ISR check only");
+    }
+
+    #[test]
+    fn a_leader_deposed_above_its_high_watermark_keeps_its_tail_unless_it_predates_kip_101() {
+        // Two records the follower never fetched: the high watermark stays at 0. Deposed, the
+        // replica keeps them (its fetches find any divergence by epoch) since KIP-101; before,
+        // becoming a follower cut the log to the high watermark.
+        for (truncation, log_end_after) in [
+            (FollowerTruncation::LeaderEpoch, Offset(2)),
+            (FollowerTruncation::HighWatermark, Offset(0)),
+        ] {
+            let mut host = Host::new();
+            let config = ReplicaConfig {
+                follower_truncation: truncation,
+                ..config()
+            };
+            let mut replicas = ReplicaManager::new(config, MemoryStorage::new(), 0).unwrap();
+            let led = record(&[ME, FOLLOWER], 0);
+            assert!(replicas.ensure_replica(&tp(), &led));
+            replicas.apply_partition_record(&mut host.context(), &tp(), &led, false);
+            for _ in 0..2 {
+                let produce = produce(Acks::Leader);
+                replicas.handle_produce(&mut host.context(), produce, WriteGate::default());
+            }
+            host.events.clear();
+            let deposed = PartitionRecord {
+                leader: Some(FOLLOWER),
+                leader_epoch: 2,
+                partition_epoch: 1,
+                ..led
+            };
+            let change =
+                replicas.apply_partition_record(&mut host.context(), &tp(), &deposed, false);
+            assert_eq!(
+                change,
+                ReplicaChange::BecameFollower {
+                    leader: Some(FOLLOWER)
+                }
+            );
+            let log = &replicas.partitions()[&tp()].log;
+            assert_eq!(log.log_end_offset(), log_end_after, "{truncation:?}");
+            let cut = host.events.iter().any(|event| {
+                matches!(
+                    event,
+                    BrokerEvent::Truncated {
+                        reason: TruncationReason::HighWatermarkOnBecomingFollower,
+                        ..
+                    }
+                )
+            });
+            assert_eq!(cut, !truncation.uses_leader_epochs(), "{truncation:?}");
+            assert!(host.events.iter().any(|event| matches!(
+                event,
+                BrokerEvent::BecameFollower {
+                    log_end_offset: Offset(2),
+                    high_watermark: Offset(0),
+                    ..
+                }
+            )));
+        }
     }
 
     #[test]
