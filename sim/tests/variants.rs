@@ -573,3 +573,30 @@ fn pre_kip_101_loses_acknowledged_records_cut_to_a_lagging_high_watermark() {
         );
     }
 }
+
+#[test]
+fn pre_kip_279_leaves_a_follower_diverged_after_two_fast_leader_changes() {
+    // KIP-279's motivation (KAFKA-6361): the follower wrote epoch 1 as an unclean leader the
+    // final leader (elected uncleanly in epoch 3 with a longer epoch 0) never knew. Asked for
+    // epoch 1, the leader answers with the end of its epoch 0; before KIP-279 the follower cut
+    // there and kept its own epoch-1 records below it. Since KIP-279 it cuts at its own end of
+    // epoch 0 (`follower-truncated-below-leader-epoch-end`).
+    let seeds = [1, 5];
+    seed_passes_and_variant_is_caught(
+        "follower_diverged_after_fast_leader_changes",
+        MirrorDesign::PreKip279,
+        "replica-convergence",
+        &seeds,
+    );
+    let scenario = load("follower_diverged_after_fast_leader_changes");
+    for seed in seeds {
+        let report = run_design(&scenario, MirrorDesign::Seed, seed);
+        assert!(
+            report
+                .marks
+                .contains_key("follower-truncated-below-leader-epoch-end"),
+            "seed {seed}: {:?}",
+            report.marks
+        );
+    }
+}

@@ -19,6 +19,11 @@ use crate::protocol::{BrokerId, ClusterIndex, ErrorCode, NodeId, TopicPartition}
 pub enum TruncationReason {
     /// A fetch answer carried a diverging epoch.
     DivergingEpoch,
+    /// A fetch answer carried a diverging epoch whose end in the follower's own log lies
+    /// below the leader's end offset for it (the follower never had the epoch, or ended it
+    /// earlier): since KIP-279 it cuts there, below the leader's offset, which a pre-KIP-279
+    /// follower took as it was.
+    DivergingEpochBelowLeaderEnd,
     /// The follower's log had no epochs; it restarted from its high watermark.
     NoEpochsOnBecomingFollower,
     /// Before KIP-101 (`--design pre-kip-101`): a replica that became a follower cut its log

@@ -200,11 +200,20 @@ pub enum MirrorDesign {
     /// leader replaced (`replica-convergence`). A replication-layer design of issue #18
     /// ([`MirrorDesign::follower_truncation`]).
     PreKip101,
+    /// Kafka between KIP-101 and KIP-279 (0.11 to 1.1; KAFKA-6361): a replica that begins to
+    /// follow asks the leader once for the end of its own latest epoch and truncates to the
+    /// offset the leader gives, without checking which epoch that offset ends; then it fetches
+    /// by offset alone. After two leader changes in quick succession (an unclean election
+    /// among them), the leader never had the follower's latest epoch and answers with the end
+    /// of an older one that the follower's log ended earlier: the follower keeps records of its
+    /// own in between and appends the leader's after them (`replica-convergence`).
+    /// ([`MirrorDesign::follower_truncation`]).
+    PreKip279,
 }
 
 impl MirrorDesign {
     /// Every design, the seed first.
-    pub const ALL: [Self; 28] = [
+    pub const ALL: [Self; 29] = [
         Self::Seed,
         Self::AbortMarkers,
         Self::PidRewrite,
@@ -233,6 +242,7 @@ impl MirrorDesign {
         Self::EpochFencingState,
         Self::PreKip890,
         Self::PreKip101,
+        Self::PreKip279,
     ];
 
     /// The name on the command line (`--design`) and in scenario files (`design = "…"`).
@@ -266,6 +276,7 @@ impl MirrorDesign {
             Self::EpochFencingState => "epoch-fencing-state",
             Self::PreKip890 => "pre-kip-890",
             Self::PreKip101 => "pre-kip-101",
+            Self::PreKip279 => "pre-kip-279",
         }
     }
 
@@ -356,6 +367,9 @@ impl MirrorDesign {
             Self::PreKip101 => {
                 "a new follower truncates to its high watermark, no epochs (Kafka before KIP-101)"
             }
+            Self::PreKip279 => {
+                "one epoch lookup per follow, cut at the leader's end offset (Kafka before KIP-279)"
+            }
         }
     }
 
@@ -410,11 +424,13 @@ impl MirrorDesign {
     }
 
     /// How a replica that becomes a follower finds where its log and the leader's part: by
-    /// leader epochs (KIP-101, with KIP-279 and KIP-595's truncation on fetch), or, for
-    /// `pre-kip-101`, by truncating to its high watermark.
+    /// leader epochs (KIP-101, with KIP-279 and KIP-595's truncation on fetch), by one lookup
+    /// when it begins to follow (`pre-kip-279`), or by truncating to its high watermark
+    /// (`pre-kip-101`).
     pub fn follower_truncation(self) -> FollowerTruncation {
         match self {
             Self::PreKip101 => FollowerTruncation::HighWatermark,
+            Self::PreKip279 => FollowerTruncation::EpochLookupOnFollow,
             _ => FollowerTruncation::LeaderEpoch,
         }
     }

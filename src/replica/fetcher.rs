@@ -10,13 +10,16 @@
 //!   fetch is dropped.
 //! - **Answers** are applied only if the partition still follows that leader and its log end is
 //!   where the fetch started. A diverging epoch truncates per Kafka's rule
-//!   ([`follower_truncation_offset`]), as does a batch whose epoch goes below the local latest
+//!   ([`super::follower_truncation_offset`]), as does a batch whose epoch goes below the local latest
 //!   ([`follower_truncation_for_batches`]); OffsetOutOfRange restarts at the leader's log start
 //!   (below it) or truncates to the leader's high watermark (above it). Appended data moves
 //!   the follower's high watermark to the leader's (reported when that lowers it) and its log
 //!   start up to the leader's, never above its high watermark. A pre-KIP-101 fetcher
 //!   ([`FollowerTruncation::HighWatermark`]) sends no epoch and cuts nothing by epochs: its
-//!   follower truncated to its high watermark when it began to follow.
+//!   follower truncated to its high watermark when it began to follow. A pre-KIP-279 one
+//!   ([`FollowerTruncation::EpochLookupOnFollow`]) sends its epoch until a fetch since it
+//!   began to follow is answered, and cuts a diverging answer at the leader's end offset
+//!   whatever epoch that offset ends.
 //! - After an answer the session fetches again at once, or after the backoff when a partition's
 //!   answer was an error to wait out.
 
@@ -27,7 +30,7 @@ use crate::protocol::{
 use std::collections::BTreeMap;
 
 use super::{
-    follower_truncation_for_batches, follower_truncation_offset, report_truncation_among,
+    end_offset_truncation, follower_truncation_for_batches, report_truncation_among,
     FollowerTruncation, Partition, Role,
 };
 use crate::events::{BrokerEvent, TruncationReason};
@@ -243,7 +246,13 @@ impl ReplicaFetcher {
             return true;
         }
         match answer.error {
-            ErrorCode::None => {}
+            ErrorCode::None => {
+                // The leader placed the fetch against its log (diverging or not): before
+                // KIP-279 that one lookup is all the follower asks while it follows.
+                if let Role::Follower(role) = &mut partition.role {
+                    role.epoch_looked_up = true;
+                }
+            }
             ErrorCode::OffsetOutOfRange => {
                 let reason = if answer.log_start_offset > partition.log.log_end_offset() {
                     let _ = partition
@@ -264,19 +273,27 @@ impl ReplicaFetcher {
             Some(_) if self.config.skip_divergence_truncation => {
                 return false;
             }
-            Some(diverging) => Some(follower_truncation_offset(&partition.log, diverging)),
-            None if self.config.truncation.uses_leader_epochs() => {
+            Some(diverging) => {
+                let log = &partition.log;
+                let target = self.config.truncation.truncation_offset(log, diverging);
+                // KIP-279's case: the leader's epoch ends past where the follower's own log
+                // ends it, and the follower cuts below the leader's end offset.
+                let reason = if target < end_offset_truncation(log, diverging) {
+                    TruncationReason::DivergingEpochBelowLeaderEnd
+                } else {
+                    TruncationReason::DivergingEpoch
+                };
+                Some((target, reason))
+            }
+            None if self.config.truncation.cuts_by_batch_epochs() => {
                 follower_truncation_for_batches(&partition.log, &answer.batches)
+                    .map(|target| (target, TruncationReason::DivergingEpoch))
             }
             None => None,
         };
-        if let Some(target) = target {
+        if let Some((target, reason)) = target {
             let _ = partition.log.truncate_to(target);
-            ctx.push_truncation(
-                &topic_partition,
-                sent_offset,
-                TruncationReason::DivergingEpoch,
-            );
+            ctx.push_truncation(&topic_partition, sent_offset, reason);
             return true;
         }
         let appended = if self.config.ignores_pid_reset {
@@ -330,7 +347,7 @@ fn follower_fetch_partitions<D: LogDisk>(
                 topic_partition: partition.topic_partition.clone(),
                 current_leader_epoch: role.leader_epoch,
                 fetch_offset: partition.log.log_end_offset(),
-                last_fetched_epoch: if truncation.uses_leader_epochs() {
+                last_fetched_epoch: if truncation.fetches_with_epoch(role.epoch_looked_up) {
                     partition.log.latest_epoch().unwrap_or(no_epoch)
                 } else {
                     no_epoch
@@ -391,6 +408,7 @@ mod tests {
             role: Role::Follower(FollowerRole {
                 leader: Some(LEADER),
                 leader_epoch: LeaderEpoch(1),
+                epoch_looked_up: false,
             }),
             mirror_state: MirrorState::Unknown,
         };
@@ -523,6 +541,7 @@ mod tests {
         let moved = Role::Follower(FollowerRole {
             leader: Some(BrokerId(9)),
             leader_epoch: LeaderEpoch(2),
+            epoch_looked_up: false,
         });
         ctx.partitions.get_mut(&tp).unwrap().role = moved;
         ctx.now_ms = 10;
@@ -595,7 +614,93 @@ mod tests {
                 .events
                 .iter()
                 .any(|event| matches!(event, BrokerEvent::Truncated { .. }));
-            assert_eq!(truncated, truncation.uses_leader_epochs(), "{truncation:?}");
+            assert_eq!(
+                truncated,
+                truncation.cuts_by_batch_epochs(),
+                "{truncation:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_pre_kip_279_follower_cuts_at_the_leaders_end_offset_and_then_fetches_without_an_epoch() {
+        // The follower's epoch 0 ends at 2, then it wrote epoch 1 (offsets 2 and 3) as a
+        // leader the current one never knew. The leader's epoch 0 ends at 3. Since KIP-279
+        // the follower cuts at its own end of epoch 0; before, at the leader's 3, keeping its
+        // epoch-1 record at 2, and its next fetch carries no epoch that could tell.
+        let tp = TopicPartition::new("orders", 0);
+        for (truncation, cut_to, reason, next_epoch) in [
+            (
+                FollowerTruncation::LeaderEpoch,
+                Offset(2),
+                TruncationReason::DivergingEpochBelowLeaderEnd,
+                LeaderEpoch(0),
+            ),
+            (
+                FollowerTruncation::EpochLookupOnFollow,
+                Offset(3),
+                TruncationReason::DivergingEpoch,
+                LeaderEpoch(-1),
+            ),
+        ] {
+            let mut partitions = follower(&[0, 0, 1, 1]);
+            let node_id = NodeId::Broker(ClusterIndex(1), ME);
+            let mut outbox = Outbox::new(node_id);
+            let mut events = Vec::new();
+            let mut fetcher = ReplicaFetcher::new(FetcherConfig {
+                truncation,
+                ..config()
+            });
+            fetcher.follow(LEADER);
+            let mut ctx = FetcherContext {
+                now_ms: 0,
+                node_id,
+                broker_id: ME,
+                partitions: &mut partitions,
+                outbox: &mut outbox,
+                events: &mut events,
+            };
+            fetcher.poll(&mut ctx, 5);
+            let (correlation_id, asked) = sent(ctx.outbox).remove(0);
+            assert_eq!(
+                asked[0].last_fetched_epoch,
+                LeaderEpoch(1),
+                "{truncation:?}"
+            );
+            let answer = FetchPartitionResponse {
+                topic_partition: tp.clone(),
+                error: ErrorCode::None,
+                high_watermark: Offset(2),
+                last_stable_offset: Offset(2),
+                log_start_offset: Offset(0),
+                diverging_epoch: Some(EpochEndOffset {
+                    epoch: LeaderEpoch(0),
+                    end_offset: Offset(3),
+                }),
+                aborted_transactions: None,
+                batches: Vec::new(),
+            };
+            fetcher.handle_response(&mut ctx, LEADER, correlation_id, vec![answer]);
+            assert_eq!(
+                ctx.partitions[&tp].log.log_end_offset(),
+                cut_to,
+                "{truncation:?}"
+            );
+            assert!(
+                matches!(
+                    ctx.events.as_slice(),
+                    [BrokerEvent::Truncated { reason: r, .. }] if *r == reason
+                ),
+                "{truncation:?}: {:?}",
+                ctx.events
+            );
+            fetcher.poll(&mut ctx, 5);
+            let asked = sent(ctx.outbox).remove(0).1;
+            assert_eq!(
+                (asked[0].fetch_offset, asked[0].last_fetched_epoch),
+                (cut_to, next_epoch),
+                "{truncation:?}"
+            );
         }
     }
 }

@@ -16,6 +16,7 @@ pub use manager::{
     ReplicaContext, ReplicaManager, WriteGate,
 };
 pub use partition::{FollowerRole, FollowerState, LeaderState, Partition, Role};
+use truncation::end_offset_truncation;
 pub use truncation::{
     follower_truncation_for_batches, follower_truncation_offset, FollowerTruncation,
 };

@@ -77,6 +77,10 @@ pub struct FollowerRole {
     pub leader: Option<BrokerId>,
     /// Leader epoch of the partition as last seen in metadata.
     pub leader_epoch: LeaderEpoch,
+    /// Whether a fetch since this replica began to follow was answered without an error:
+    /// before KIP-279 ([`FollowerTruncation::EpochLookupOnFollow`]) the follower's epoch
+    /// lookup is then done, and its fetches carry no epoch any more.
+    pub epoch_looked_up: bool,
 }
 
 /// The replica's role.
@@ -195,7 +199,7 @@ impl<D: LogDisk> Partition<D> {
     /// ([`FollowerTruncation::HighWatermark`]).
     pub fn become_follower(&mut self, record: &PartitionRecord, truncation: FollowerTruncation) {
         let by_high_watermark =
-            self.log.latest_epoch().is_none() || !truncation.uses_leader_epochs();
+            self.log.latest_epoch().is_none() || truncation.truncates_to_high_watermark();
         if by_high_watermark && self.log.log_end_offset() > self.log.high_watermark() {
             let high_watermark = self.log.high_watermark();
             // The disk error case leaves the log as it was; the next fetch retries.
@@ -204,6 +208,7 @@ impl<D: LogDisk> Partition<D> {
         self.role = Role::Follower(FollowerRole {
             leader: record.leader,
             leader_epoch: LeaderEpoch(record.leader_epoch),
+            epoch_looked_up: false,
         });
     }
 
@@ -415,6 +420,7 @@ mod tests {
             role: Role::Follower(FollowerRole {
                 leader: None,
                 leader_epoch: LeaderEpoch(0),
+                epoch_looked_up: false,
             }),
             mirror_state: MirrorState::Unknown,
         };

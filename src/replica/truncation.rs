@@ -17,6 +17,15 @@ pub enum FollowerTruncation {
     /// has no epochs at all).
     #[default]
     LeaderEpoch,
+    /// KIP-101 as first shipped (Kafka 0.11 to 1.1), before KIP-279 (KAFKA-6361): when a
+    /// replica begins to follow, it asks the leader once for the end offset of its own latest
+    /// epoch and truncates to that offset (or its log end, if lower), whatever epoch the
+    /// leader's answer is for; then it fetches by offset alone. When the leader never had the
+    /// follower's latest epoch (two leader changes in quick succession, an unclean election),
+    /// the end offset the leader gives is that of an older epoch, which the follower's log may
+    /// have ended earlier: the follower keeps records of its own in between, and its fetches,
+    /// which no longer carry an epoch, append the leader's after them.
+    EpochLookupOnFollow,
     /// Kafka before KIP-101 (KAFKA-1211): a replica that becomes a follower (a leader change,
     /// a restart) truncates its log to its high watermark and fetches from there, with no
     /// epoch and no divergence check. A follower's high watermark lags the leader's by a fetch
@@ -28,11 +37,52 @@ pub enum FollowerTruncation {
 }
 
 impl FollowerTruncation {
-    /// Whether followers use leader epochs at all (fetch with the last fetched epoch, cut a
-    /// tail whose epochs go back).
-    pub fn uses_leader_epochs(self) -> bool {
-        self != Self::HighWatermark
+    /// Whether becoming a follower cuts the log to the high watermark (before KIP-101).
+    pub fn truncates_to_high_watermark(self) -> bool {
+        self == Self::HighWatermark
     }
+
+    /// Whether a follower's fetch carries its last fetched epoch, given whether its one epoch
+    /// lookup since it began to follow is `done` (which only matters before KIP-279).
+    pub fn fetches_with_epoch(self, done: bool) -> bool {
+        match self {
+            Self::LeaderEpoch => true,
+            Self::EpochLookupOnFollow => !done,
+            Self::HighWatermark => false,
+        }
+    }
+
+    /// Whether a fetched batch whose epoch goes below the follower's latest one cuts the
+    /// follower's tail ([`follower_truncation_for_batches`]; a KIP-1279 addition on top of
+    /// today's Kafka).
+    pub fn cuts_by_batch_epochs(self) -> bool {
+        self == Self::LeaderEpoch
+    }
+
+    /// Where a follower cuts its log on the leader's diverging-epoch answer `leader`.
+    pub fn truncation_offset<D: LogDisk>(
+        self,
+        log: &PartitionLog<D>,
+        leader: EpochEndOffset,
+    ) -> Offset {
+        match self {
+            Self::EpochLookupOnFollow => end_offset_truncation(log, leader),
+            Self::LeaderEpoch | Self::HighWatermark => follower_truncation_offset(log, leader),
+        }
+    }
+}
+
+/// The follower's rule before KIP-279: the leader's end offset, or the follower's log end if
+/// lower, without looking at which epoch the offset ends; an answer with no offset sends the
+/// follower back to its high watermark.
+pub(super) fn end_offset_truncation<D: LogDisk>(
+    log: &PartitionLog<D>,
+    leader: EpochEndOffset,
+) -> Offset {
+    if leader.end_offset.is_none() {
+        return log.high_watermark();
+    }
+    leader.end_offset.min(log.log_end_offset())
 }
 
 /// Where a follower must truncate before appending `batches` (fetched at its log end), if

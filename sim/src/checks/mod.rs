@@ -583,6 +583,9 @@ impl Checkers {
                             TruncationReason::HighWatermarkOnBecomingFollower => {
                                 self.mark("follower-truncated-to-high-watermark");
                             }
+                            TruncationReason::DivergingEpochBelowLeaderEnd => {
+                                self.mark("follower-truncated-below-leader-epoch-end");
+                            }
                             TruncationReason::MirrorLastMirroredEpoch => {
                                 self.mark("lme-truncation-removed-data");
                             }

@@ -67,6 +67,7 @@ impl<S: BrokerStorage> ReplicaManager<S> {
                 role: Role::Follower(FollowerRole {
                     leader: None,
                     leader_epoch: LeaderEpoch(-1),
+                    epoch_looked_up: false,
                 }),
                 mirror_state: MirrorState::Unknown,
             },
@@ -130,10 +131,10 @@ impl<S: BrokerStorage> ReplicaManager<S> {
                 let log_end_before = partition.log.log_end_offset();
                 let high_watermark_before = partition.log.high_watermark();
                 let truncation = self.config.follower_truncation;
-                let reason = if truncation.uses_leader_epochs() {
-                    TruncationReason::NoEpochsOnBecomingFollower
-                } else {
+                let reason = if truncation.truncates_to_high_watermark() {
                     TruncationReason::HighWatermarkOnBecomingFollower
+                } else {
+                    TruncationReason::NoEpochsOnBecomingFollower
                 };
                 partition.become_follower(record, truncation);
                 if partition.log.log_end_offset() < log_end_before {

@@ -511,7 +511,11 @@ mod tests {
                     }
                 )
             });
-            assert_eq!(cut, !truncation.uses_leader_epochs(), "{truncation:?}");
+            assert_eq!(
+                cut,
+                truncation.truncates_to_high_watermark(),
+                "{truncation:?}"
+            );
             assert!(host.events.iter().any(|event| matches!(
                 event,
                 BrokerEvent::BecameFollower {

@@ -347,6 +347,7 @@ pub(super) fn mark_group(mark: &str) -> usize {
             | "follower-high-watermark-lowered"
             | "follower-above-its-high-watermark"
             | "follower-truncated-to-high-watermark"
+            | "follower-truncated-below-leader-epoch-end"
             | "leader-elected-above-its-high-watermark"
             | "group-offset-committed"
             | "group-offset-admin-reset"
