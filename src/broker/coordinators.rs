@@ -70,7 +70,7 @@ impl<S: BrokerStorage> super::Broker<S> {
     }
 
     /// Calls `action` with a hosted shard and the context it needs.
-    fn with_coordinator(
+    pub(super) fn with_coordinator(
         &mut self,
         now_ms: i64,
         partition: &TopicPartition,

@@ -159,6 +159,9 @@ pub struct Broker<S: BrokerStorage> {
     topic_admins: TopicAdmins,
     /// KIP-890 part 1: produces waiting for their transaction's verification.
     txn_verifications: txn_verification::TxnVerifications,
+    /// The image's topics (name → id) at the last metadata application, to tell the
+    /// coordinators which were deleted since.
+    topic_ids_seen: std::collections::BTreeMap<String, crate::protocol::TopicId>,
     /// Messages this broker sent itself (to a coordinator it hosts), handled on the next
     /// timeout as Kafka calls a local coordinator directly.
     loopback: Vec<crate::protocol::Envelope>,
@@ -237,6 +240,7 @@ impl<S: BrokerStorage> Broker<S> {
             mirror_recoveries: MirrorRecoveries::default(),
             txn_verifications: Default::default(),
             topic_admins,
+            topic_ids_seen: Default::default(),
             loopback: Vec::new(),
             last_now_ms: now_ms,
         })

@@ -8,7 +8,7 @@
 use super::*;
 use crate::mirror::gate::{mirror_state_of, refuses_client_write, refuses_delete_records};
 use crate::mirror::TopicMirrorConfig;
-use crate::protocol::{Offset, ReplicaResponse};
+use crate::protocol::{Offset, ReplicaResponse, TopicName};
 use crate::replica::WriteGate;
 
 impl<S: BrokerStorage> Broker<S> {
@@ -236,6 +236,7 @@ impl<S: BrokerStorage> Broker<S> {
                 self.events
                     .push(BrokerEvent::PartitionRemoved { topic_partition });
             }
+            self.tell_coordinators_of_deleted_topics(now_ms);
             self.reconcile_partitions(now_ms);
             self.with_mirror_manager(|manager, broker| {
                 manager.reconcile_mirror_tasks(broker, now_ms);
@@ -244,6 +245,36 @@ impl<S: BrokerStorage> Broker<S> {
         }
         if self.session.metadata_ready() && !self.serving_requests {
             self.open_listeners(now_ms);
+        }
+    }
+
+    /// Tells the coordinator shards this broker hosts which topics the image dropped since the
+    /// last call (deleted, or deleted and created again under the same name): the group
+    /// coordinator deletes their committed offsets. A topic deleted while this broker was
+    /// down is not reported (its first image after a restart has nothing to compare with), as
+    /// Kafka's metadata publisher reports deletions from the deltas it applies.
+    fn tell_coordinators_of_deleted_topics(&mut self, now_ms: i64) {
+        let deleted: Vec<TopicName> = self
+            .topic_ids_seen
+            .iter()
+            .filter(|(name, id)| self.image.topic_ids.get(name.as_str()) != Some(id))
+            .map(|(name, _)| TopicName::from(name.as_str()))
+            .collect();
+        if self.topic_ids_seen != self.image.topic_ids {
+            self.topic_ids_seen = self.image.topic_ids.clone();
+        }
+        if deleted.is_empty() {
+            return;
+        }
+        let hosted: Vec<TopicPartition> = self
+            .coordinators
+            .shards()
+            .map(|(partition, _)| partition.clone())
+            .collect();
+        for partition in hosted {
+            self.with_coordinator(now_ms, &partition, |host, context| {
+                host.topics_deleted(context, &deleted)
+            });
         }
     }
 

@@ -58,6 +58,10 @@
 //!   the last of them completed (Kafka's consumers fetch with `requireStable`, which the
 //!   coordinator runtime runs as a write operation), so a commit accepted before the fetch is
 //!   never missed by it.
+//! - **Topic deletion** (Kafka's `onPartitionsDeleted`): when the broker's image drops a topic,
+//!   a loaded shard writes a tombstone ([`GroupRecord::OffsetDeleted`]) for every committed
+//!   offset of it, so a topic created again under the name starts without offsets; a shard
+//!   not loaded then, or a failed write, leaves them, as Kafka's does.
 //! - **DescribeGroups** gives, per group, `Empty` (no members), `Reconciling` (a member's epoch
 //!   is behind the group epoch, or it has not acknowledged a revocation), `Stable`, or `Dead`
 //!   (unknown group), and the member ids in order. An empty id list describes every group of
@@ -81,8 +85,8 @@
 //!   response. Kafka answers a commit with a stale member epoch `STALE_MEMBER_EPOCH` (113);
 //!   this model answers `FencedMemberEpoch`.
 //! - One server-side assignor (range); no static membership, rebalance timeout, regex
-//!   subscriptions, classic-protocol groups, offset expiry or deletion, or transactional
-//!   offset commits. A commit for a partition the metadata image does not have is refused
+//!   subscriptions, classic-protocol groups, offset expiry or OffsetDelete, or transactional
+//!   offset commits (a deleted topic's offsets are deleted: [`Shard::topics_deleted`]). A commit for a partition the metadata image does not have is refused
 //!   (Kafka only checks the topic). A group-epoch bump when a subscribed topic gains
 //!   partitions is not written (Kafka writes the group's new subscription metadata and bumps
 //!   the epoch): the new partitions enter the targets at the next heartbeats, and a member
@@ -101,7 +105,7 @@ use super::{partition_count, Shard, ShardEnv, ShardOutput, ShardWrite};
 use crate::metadata::MetadataImage;
 use crate::protocol::{
     CommittedOffset, CoordinatorRequest, CoordinatorResponse, ErrorCode, GroupDescription, NodeId,
-    OffsetCommitEntry, Response, TopicPartition,
+    OffsetCommitEntry, Response, TopicName, TopicPartition,
 };
 
 /// The group coordinator's settings (Kafka's `group.consumer.*` broker configs, scaled to the
@@ -167,6 +171,14 @@ pub enum GroupRecord {
         group_id: String,
         /// Member id.
         member_id: String,
+    },
+    /// The tombstone of a committed offset (Kafka's `OffsetCommitKey` with a null value),
+    /// written when the offset's topic is deleted.
+    OffsetDeleted {
+        /// Group id.
+        group_id: String,
+        /// The partition.
+        topic_partition: TopicPartition,
     },
 }
 
@@ -237,6 +249,9 @@ enum PendingWrite {
         correlation_id: u64,
         results: Vec<(TopicPartition, Option<ErrorCode>)>,
     },
+    /// The tombstones of a deleted topic's offsets (nobody to answer; a failed write leaves
+    /// the offsets, as Kafka's does).
+    OffsetCleanup,
 }
 
 /// An OffsetFetch waiting for the writes before it (Kafka's `requireStable` fetch, which the
@@ -447,7 +462,7 @@ fn pending_response(pending: PendingWrite, error: ErrorCode) -> Option<(NodeId, 
             member_id,
             ..
         } => Some((to, correlation_id, heartbeat_error(&member_id, -1, error))),
-        PendingWrite::Expiry { .. } => None,
+        PendingWrite::Expiry { .. } | PendingWrite::OffsetCleanup => None,
         PendingWrite::Commit {
             to, correlation_id, ..
         } => Some((to, correlation_id, commit_response(pending, error))),
@@ -583,6 +598,14 @@ impl Shard for GroupCoordinatorShard {
                     .or_default()
                     .entry(member_id.clone())
                     .or_default();
+            }
+            GroupRecord::OffsetDeleted {
+                group_id,
+                topic_partition,
+            } => {
+                if let Some(group) = self.groups.get_mut(group_id) {
+                    group.offsets.remove(topic_partition);
+                }
             }
             GroupRecord::MemberRemoved {
                 group_id,
@@ -801,6 +824,32 @@ impl Shard for GroupCoordinatorShard {
                 },
                 out,
             );
+        }
+    }
+
+    fn topics_deleted(&mut self, _env: &ShardEnv<'_>, topics: &[TopicName], out: &mut Out) {
+        if !self.loaded || self.unloaded {
+            return;
+        }
+        // Kafka's `OffsetMetadataManager.onPartitionsDeleted`: one tombstone per committed
+        // offset of a deleted topic, so a group never resumes a topic created again under the
+        // same name at an offset of the deleted one's.
+        let records: Vec<GroupRecord> = self
+            .groups
+            .iter()
+            .flat_map(|(group_id, group)| {
+                group
+                    .offsets
+                    .keys()
+                    .filter(|partition| topics.contains(&partition.topic))
+                    .map(|partition| GroupRecord::OffsetDeleted {
+                        group_id: group_id.clone(),
+                        topic_partition: partition.clone(),
+                    })
+            })
+            .collect();
+        if !records.is_empty() {
+            self.write(records, PendingWrite::OffsetCleanup, out);
         }
     }
 

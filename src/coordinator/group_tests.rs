@@ -1008,3 +1008,49 @@ fn partitions_a_topic_gains_are_handed_out_without_an_epoch_bump() {
     assert_eq!(beat.assignment, Some(orders_range(2..6)));
     assert_eq!(runtime.shard.group_epoch("g"), 2);
 }
+
+#[test]
+fn a_deleted_topics_offsets_are_tombstoned_and_stay_deleted_after_a_failover() {
+    // Kafka's onPartitionsDeleted: a topic created again under a deleted one's name must not
+    // hand its groups the old topic's offsets.
+    let mut runtime = Runtime::new();
+    let payments = TopicPartition::new("payments", 1);
+    let committed = runtime
+        .commit(
+            ADMIN,
+            "",
+            -1,
+            &[(orders(0), 7), (orders(3), 9), (payments.clone(), 4)],
+        )
+        .unwrap();
+    assert!(all_ok(&committed), "{committed:?}");
+    runtime.call(|shard, env, out| shard.topics_deleted(env, &["orders".into()], out));
+    let tombstones: Vec<&GroupRecord> = runtime
+        .log
+        .iter()
+        .filter(|record| matches!(record, GroupRecord::OffsetDeleted { .. }))
+        .collect();
+    assert_eq!(tombstones.len(), 2, "one per committed partition of orders");
+    let expected = vec![
+        (-1, -1, String::new()),
+        (-1, -1, String::new()),
+        (4, 4, "m4".into()),
+    ];
+    let asked = [orders(0), orders(3), payments.clone()];
+    assert_eq!(runtime.fetch_offsets(&asked), expected);
+    runtime.failover();
+    assert_eq!(runtime.fetch_offsets(&asked), expected);
+    assert_eq!(
+        runtime
+            .shard
+            .committed_offsets("g")
+            .keys()
+            .collect::<Vec<_>>(),
+        vec![&payments]
+    );
+    // A shard that is not loaded (still loading, or handed over) writes nothing.
+    let before = runtime.log.len();
+    runtime.shard.unloaded(&mut ShardOutput::default());
+    runtime.call(|shard, env, out| shard.topics_deleted(env, &["payments".into()], out));
+    assert_eq!(runtime.log.len(), before);
+}

@@ -38,7 +38,7 @@ use serde::Serialize;
 use crate::metadata::{MetadataImage, MIN_INSYNC_REPLICAS};
 use crate::protocol::{
     ControllerRequest, CoordinatorRequest, ErrorCode, NewTopic, NodeId, Request, Response,
-    TopicPartition,
+    TopicName, TopicPartition,
 };
 
 /// The group coordinator's internal topic.
@@ -204,6 +204,17 @@ pub trait Shard {
 
     /// The deadline from [`Shard::poll_timeout`] passed.
     fn handle_timeout(&mut self, env: &ShardEnv<'_>, out: &mut ShardOutput<Self::Record>);
+
+    /// The broker's metadata image dropped these topics (deleted, or deleted and created
+    /// again under the same name): Kafka's `onPartitionsDeleted`, called on the shards loaded
+    /// at that moment. By default nothing.
+    fn topics_deleted(
+        &mut self,
+        _env: &ShardEnv<'_>,
+        _topics: &[TopicName],
+        _out: &mut ShardOutput<Self::Record>,
+    ) {
+    }
 
     /// The earliest time the shard wants `handle_timeout`.
     fn poll_timeout(&self) -> Option<i64>;

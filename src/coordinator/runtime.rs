@@ -19,7 +19,7 @@ use super::{Shard, ShardEnv, ShardOutput};
 use crate::log::{AppendOrigin, LogDisk, PartitionLog};
 use crate::metadata::MetadataImage;
 use crate::node::Outbox;
-use crate::protocol::{CoordinatorRequest, ErrorCode, NodeId, Response, TopicPartition};
+use crate::protocol::{CoordinatorRequest, ErrorCode, NodeId, Response, TopicName, TopicPartition};
 use crate::record::{BatchBuilder, RecordBatch};
 
 /// How long a request a shard sent may stay unanswered.
@@ -78,6 +78,8 @@ pub trait HostedCoordinator<D: LogDisk> {
     fn poll_timeout(&self) -> Option<i64>;
     /// The broker lost the partition.
     fn unload(&mut self, outbox: &mut Outbox);
+    /// The broker's image dropped `topics` ([`Shard::topics_deleted`]).
+    fn topics_deleted(&mut self, context: &mut HostContext<'_, D>, topics: &[TopicName]);
     /// The host as `Any`, so checkers can read a known shard type
     /// (`downcast_ref::<ShardHost<GroupCoordinatorShard>>()`).
     fn as_any(&self) -> &dyn std::any::Any;
@@ -376,6 +378,15 @@ impl<S: Shard + 'static, D: LogDisk> HostedCoordinator<D> for ShardHost<S> {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
+    }
+
+    fn topics_deleted(&mut self, context: &mut HostContext<'_, D>, topics: &[TopicName]) {
+        let mut out = ShardOutput::default();
+        {
+            let env = env(context, &self.partition);
+            self.shard.topics_deleted(&env, topics, &mut out);
+        }
+        self.carry_out(context, out);
     }
 
     fn unload(&mut self, outbox: &mut Outbox) {

@@ -71,7 +71,9 @@ impl Checkers {
                     .get(&(cluster, tp.clone()))
                     .map_or(0, Vec::len);
                 for group in host.shard().group_ids() {
-                    for (partition, committed) in host.shard().committed_offsets(&group) {
+                    let offsets = host.shard().committed_offsets(&group);
+                    self.forget_tombstoned_offsets(cluster, &group, &offsets);
+                    for (partition, committed) in offsets {
                         if !committed.by_admin {
                             let key = (cluster, group.to_string(), partition.clone());
                             let log = || {
@@ -90,6 +92,35 @@ impl Checkers {
                     }
                 }
             }
+        }
+    }
+
+    /// Forgets what was seen of `group`'s offsets on `cluster` that its current coordinator no
+    /// longer holds: a tombstone removed them when their topic was deleted (Kafka's group
+    /// coordinator deletes a deleted topic's offsets), so the next commit of the partition is
+    /// of the topic's next life, whatever its offset. The checkers forget a topic when its
+    /// life ends, but a coordinator that learns of the deletion a metadata fetch later shows
+    /// the old offsets again meanwhile.
+    pub(super) fn forget_tombstoned_offsets(
+        &mut self,
+        cluster: ClusterIndex,
+        group: &str,
+        offsets: &BTreeMap<TopicPartition, mirrorsim::coordinator::group::OffsetAndMetadata>,
+    ) {
+        let gone: Vec<(ClusterIndex, String, TopicPartition)> = self
+            .group_offsets
+            .range((cluster, group.to_owned(), TopicPartition::new("", 0))..)
+            .map(|(key, _)| key)
+            .take_while(|(seen_cluster, seen_group, _)| {
+                *seen_cluster == cluster && seen_group == group
+            })
+            .filter(|(_, _, partition)| !offsets.contains_key(partition))
+            .cloned()
+            .collect();
+        for key in &gone {
+            self.group_offsets.remove(key);
+            self.member_commits.remove(key);
+            self.mark("group-offsets-deleted-with-topic");
         }
     }
 

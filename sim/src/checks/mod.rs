@@ -2450,6 +2450,42 @@ mod tests {
     }
 
     #[test]
+    fn a_group_offset_tombstoned_with_its_topic_is_forgotten_and_only_that_one() {
+        // The coordinator deleted t's offsets with t (a tombstone): the group's next commit of
+        // t-0 is of t's next life. u-0, still held, is judged as before.
+        use mirrorsim::coordinator::group::OffsetAndMetadata;
+        let mut checkers = Checkers::default();
+        let (t, u) = (TopicPartition::new("t", 0), TopicPartition::new("u", 0));
+        let cluster = ClusterIndex(0);
+        let observe = |checkers: &mut Checkers, tp: &TopicPartition, offset| {
+            checkers.observe_group_offset(0, (cluster, "g", tp.clone(), offset), false)
+        };
+        assert!(observe(&mut checkers, &t, 250).is_none());
+        assert!(observe(&mut checkers, &u, 40).is_none());
+        let held = OffsetAndMetadata {
+            offset: 40,
+            leader_epoch: 0,
+            metadata: String::new(),
+            commit_timestamp_ms: 0,
+            by_admin: false,
+        };
+        let still_held = BTreeMap::from([(u.clone(), held)]);
+        checkers.forget_tombstoned_offsets(cluster, "g", &still_held);
+        assert_eq!(checkers.marks["group-offsets-deleted-with-topic"], 1);
+        assert!(observe(&mut checkers, &t, 49).is_none(), "t's next life");
+        assert!(
+            observe(&mut checkers, &u, 30).is_some(),
+            "u's offset, still held, going back"
+        );
+        // Another group's offsets are not this group's to forget.
+        let other = (cluster, "h", t.clone(), 300);
+        assert!(checkers.observe_group_offset(0, other, false).is_none());
+        checkers.forget_tombstoned_offsets(cluster, "g", &BTreeMap::new());
+        let back = (cluster, "h", t.clone(), 299);
+        assert!(checkers.observe_group_offset(0, back, false).is_some());
+    }
+
+    #[test]
     fn group_offsets_checker_excuses_one_reset_per_mirroring_truncation() {
         // Generator seeds 4, 22 and 28: b's stopped topic mirrors a again, PREPARING cuts b's
         // log to 0 below the group's committed offset, the member's fetch is out of range and

@@ -919,8 +919,6 @@ impl Draft {
         }));
         let again_ms = at_ms + self.deletion.random_range(15..=40) * 100;
         if self.deletion.random_bool(0.5) && again_ms < self.duration_ms {
-            self.recreations
-                .push((link.source, topic.clone(), self.admin.len()));
             self.push_source_admin(AdminOpSpec::CreateTopics(TopicsOp {
                 at_ms: again_ms,
                 cluster: spanned(source.clone()),
@@ -1054,35 +1052,6 @@ impl Draft {
                 cluster: spanned(source),
                 acls: grants,
             }));
-        }
-    }
-
-    /// Drops the re-creation of a deleted source topic a transactional producer writes to
-    /// (the deletion stays): a transaction's produce retried across the deletion lands in the
-    /// new topic after its coordinator aborted it (its markers went to the deleted topic), and
-    /// without KIP-890's verification (`pre-kip-890`) that transaction hangs the new topic's
-    /// last stable offset for good, as in Kafka before 3.6 (generated seed 13200000000000173).
-    /// The default design's verification refuses that produce, but lifting this rule opens
-    /// re-created topics under transactional workloads, where the soak met failures not yet
-    /// triaged (generated seeds 14500000000000022, …181: a group resuming from offsets of
-    /// the deleted topic's life; …274: a FAILED partition not excused). Run after the
-    /// workload is drawn; the draws stay what they were.
-    pub(super) fn keep_recreations_off_transactions(&mut self) {
-        for (cluster, topic, order) in std::mem::take(&mut self.recreations) {
-            let source = letter(cluster);
-            let transactional = self.producers.iter().any(|producer| {
-                producer.transactional
-                    && *producer.cluster.get_ref() == source
-                    && *producer.topic.get_ref() == topic
-            });
-            if !transactional {
-                continue;
-            }
-            self.admin.retain(|(drawn, _)| *drawn != order);
-            let note = format!("{source} deletes {topic} and creates it again");
-            if let Some(kept) = self.notes.iter_mut().find(|kept| **kept == note) {
-                *kept = format!("{source} deletes {topic}");
-            }
         }
     }
 }

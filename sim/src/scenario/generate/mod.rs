@@ -164,9 +164,6 @@ struct Draft {
     changes: StdRng,
     /// The exclusion episode's own stream (see [`Draft::maybe_exclusion`]).
     exclusion: StdRng,
-    /// (source cluster, topic, order of its `create_topics` in `admin`) of each source
-    /// deletion that creates the topic again (see [`Draft::maybe_source_deletion`]).
-    recreations: Vec<(usize, String, usize)>,
     /// The source deletion episode's own stream (see [`Draft::maybe_source_deletion`]).
     deletion: StdRng,
     /// The source denial episode's own stream (see [`Draft::maybe_source_denial`]).
@@ -250,7 +247,6 @@ impl Draft {
             deletion,
             authorization,
             denials: Vec::new(),
-            recreations: Vec::new(),
             deferred: Vec::new(),
             shape: "single",
             duration_ms,
@@ -299,7 +295,6 @@ impl Draft {
         }
         self.draw_timelines(&links);
         self.draw_workloads(&links);
-        self.keep_recreations_off_transactions();
         self.draw_planned_failovers(&links);
         self.draw_faults();
         self.draw_codecs();
