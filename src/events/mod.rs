@@ -409,6 +409,9 @@ pub enum BrokerEvent {
         topic_partition: TopicPartition,
         /// The cut's offset.
         offset: Offset,
+        /// Whether this cut removed records; when not, the wait is for what an earlier cut of
+        /// the same PREPARING (or an earlier leadership's) removed.
+        cut_removed_records: bool,
     },
     /// A request arrived before this incarnation's listeners were open; it is held and handled
     /// once they open (see `Broker::serving_requests`).

@@ -315,9 +315,10 @@ impl fmt::Display for BrokerEvent {
             Self::PreparingAwaitsReplicaOutsideIsr {
                 topic_partition,
                 offset,
+                cut_removed_records,
             } => write!(
                 f,
-                "PreparingAwaitsReplicaOutsideIsr {topic_partition} cut_at={offset}"
+                "PreparingAwaitsReplicaOutsideIsr {topic_partition} cut_at={offset} removed={cut_removed_records}"
             ),
             Self::RequestHeldBeforeListening { from, request } => {
                 write!(f, "RequestHeldBeforeListening {request} from={from}")

@@ -2,7 +2,10 @@
 //!
 //! A variant is one named switch read by the destination broker's mirroring code (fetcher,
 //! STOPPING, PREPARING, periodic sync) and by its read-only checks on the transaction paths
-//! (AddPartitionsToTxn, WriteTxnMarkers). Everything else — the clusters, the workloads, the
+//! (AddPartitionsToTxn, WriteTxnMarkers); issue #18's designs from Kafka's own history are on
+//! the same switch, read by the partition leader's transaction verification (`pre-kip-890`)
+//! and by the replica layer's follower truncation (`pre-kip-101`, `pre-kip-279`:
+//! [`MirrorDesign::follower_truncation`]). Everything else — the clusters, the workloads, the
 //! checkers — is the same for every variant, so running a scenario under two designs shows
 //! which invariant the difference breaks. `../shared/docs/kip1279-spec.md` §0 and §9 describe
 //! each one; the README's variants table records what the simulator found.

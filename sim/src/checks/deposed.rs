@@ -433,6 +433,45 @@ impl Checkers {
         read_from_deposed_tail(starts, deposed, poll, |_| 0)
     }
 
+    /// Whether the jump of `consumer` from its `previous` read of a partition to `poll` over
+    /// `skipped`, a data record of the final log, is excused because `poll` came from a
+    /// deposed leader's doomed tail ([`Self::read_from_deposed_leader`]) whose log held no
+    /// record for the consumer between the two reads, and `skipped` is at or above the start
+    /// of the successor epoch that dooms that tail: the record there now is the successor's,
+    /// never in the log the consumer read. Regression
+    /// `unclean_leader_of_stopped_mirror_lacking_local_epoch` seed 32: c-broker-2, deposed by
+    /// an unclean election that began c-broker-3's epoch 8 at 47, still served c-consumer-1 in
+    /// epoch 6 (it had not learned of the election): 45..47 held the stop's control batches,
+    /// 48 its own write; the consumer then found the truncation by position validation and
+    /// read the successor's 47 on.
+    pub(super) fn skip_into_deposed_tail(
+        &self,
+        consumer: NodeId,
+        read_committed: bool,
+        (previous, poll): (&PollRecord, &PollRecord),
+        skipped: i64,
+    ) -> bool {
+        let key = (consumer.cluster(), poll.topic_partition.clone());
+        let (Some(starts), Some(deposed)) = (
+            self.lossy_epoch_starts.get(&key),
+            self.deposed_logs.get(&key),
+        ) else {
+            return false;
+        };
+        deposed.iter().any(|log| {
+            let first = log.version.batches.first().map(|batch| batch.base_offset());
+            let from = first.map_or(i64::MAX, |first| first.max(previous.offset + 1));
+            from <= skipped
+                && starts
+                    .iter()
+                    .any(|&(epoch, start)| log.leader_epoch < epoch && start <= skipped)
+                && read_from_deposed_tail(starts, std::slice::from_ref(log), poll, |_| 0)
+                && log
+                    .version
+                    .holds_nothing_between(from, poll.offset, read_committed)
+        })
+    }
+
     /// Whether the jump of `consumer`'s `poll` from its `previous` read of the partition over
     /// `skipped`, a data record of the final log, is excused because it read both from a
     /// version of the leader's log (what it read is what that version held there, below a

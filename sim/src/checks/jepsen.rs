@@ -31,6 +31,7 @@ impl Checkers {
         let failback_decided_reads = std::cell::Cell::new(0u64);
         let outcome_lost_skips = std::cell::Cell::new(0u64);
         let ended_life_skips = std::cell::Cell::new(0u64);
+        let deposed_tail_skips = std::cell::Cell::new(0u64);
         let (mut out, (rewritten_reads, rewritten_skips, across_skips)) = {
             let by_mirroring = |consumer: NodeId, poll: &PollRecord| {
                 self.rewritten_by_mirroring(
@@ -166,6 +167,13 @@ impl Checkers {
                     || previous.is_some_and(|previous| {
                         self.skip_over_replaced_log(key.0, read_committed, previous, poll, skipped)
                     });
+                let into_deposed_tail = !excused
+                    && previous.is_some_and(|previous| {
+                        let reads = (previous, poll);
+                        self.skip_into_deposed_tail(key.0, read_committed, reads, skipped)
+                    });
+                deposed_tail_skips.set(deposed_tail_skips.get() + u64::from(into_deposed_tail));
+                let excused = excused || into_deposed_tail;
                 let across = !excused
                     && previous.is_some_and(|previous| {
                         let log = logs.leader_log(key.0.cluster(), &poll.topic_partition);
@@ -214,6 +222,7 @@ impl Checkers {
         };
         self.mark_times("read-of-deleted-topic-life", ended_life_reads);
         self.mark_times("skip-in-deleted-topic-life", ended_life_skips.get());
+        self.mark_times("skip-into-deposed-tail", deposed_tail_skips.get());
         self.mark_times("read-rewritten-by-mirroring", rewritten_reads);
         self.mark_times("read-lost-with-committed-tail", lost_reads);
         self.mark_times("mirrored-read-lost-at-origin", lost_at_origin_reads);

@@ -926,8 +926,14 @@ impl Checkers {
                 BrokerEvent::MirrorCutFencedFollower { .. } => {
                     self.mark("mirror-cut-fenced-follower")
                 }
-                BrokerEvent::PreparingAwaitsReplicaOutsideIsr { .. } => {
-                    self.mark("preparing-awaits-replica-outside-isr")
+                BrokerEvent::PreparingAwaitsReplicaOutsideIsr {
+                    cut_removed_records,
+                    ..
+                } => {
+                    self.mark("preparing-awaits-replica-outside-isr");
+                    if !cut_removed_records {
+                        self.mark("preparing-awaits-replica-outside-isr-after-earlier-cut");
+                    }
                 }
                 BrokerEvent::FetchedEpochAboveLatest { follower, .. } => {
                     self.mark(if follower.is_some() {
@@ -3580,6 +3586,69 @@ mod tests {
         let current = [deposed(1, 4)];
         assert!(!excused(&starts, &current, 2, "old-2", 10_000, 10_010));
         assert!(!excused(&[], &zombie, 2, "old-2", 10_000, 10_010));
+    }
+
+    #[test]
+    fn a_jump_into_a_deposed_leaders_tail_is_excused_only_over_what_that_tail_held_nothing_at() {
+        // Epoch 1 began uncleanly at 2. The deposed leader of epoch 0, not yet aware, served
+        // a consumer that had read 1: its log held two COMMIT markers at 2 and 3, then "old-4".
+        // The final log holds the successor's record at 2, which the consumer never saw in the
+        // log it read.
+        let tp = TopicPartition::new("payments", 0);
+        let deposed_log = |at_3: (mirrorsim::record::RecordBatch, AppendOrigin)| {
+            let log = log_with(&[
+                (value_batch(1, "old-0"), AppendOrigin::Client),
+                (value_batch(2, "old-1"), AppendOrigin::Client),
+                (marker(1, true), AppendOrigin::Coordinator),
+                at_3,
+                (value_batch(3, "old-4"), AppendOrigin::Client),
+            ]);
+            DeposedLog {
+                broker: BrokerId(3),
+                incarnation: 1,
+                leader_epoch: 0,
+                first_seen_ms: 9_950,
+                last_seen_ms: 12_600,
+                version: LogVersion {
+                    high_watermark: 5,
+                    batches: log.batches_from(Offset(0)).cloned().collect(),
+                },
+            }
+        };
+        let key = (ClusterIndex(0), tp.clone());
+        let checkers = |lossy_start: i64, at_3| {
+            let mut checkers = Checkers::default();
+            checkers
+                .lossy_epoch_starts
+                .insert(key.clone(), vec![(1, lossy_start)]);
+            checkers
+                .deposed_logs
+                .insert(key.clone(), vec![deposed_log(at_3)]);
+            checkers
+        };
+        let previous = poll(&tp, 1, "old-1");
+        let landing = PollRecord {
+            fetched_ms: 10_000,
+            received_ms: 10_010,
+            ..poll(&tp, 4, "old-4")
+        };
+        let commit_2 = || (marker(2, true), AppendOrigin::Coordinator);
+        let excused = |checkers: Checkers, skipped| {
+            checkers.skip_into_deposed_tail(CONSUMER, false, (&previous, &landing), skipped)
+        };
+        assert!(excused(checkers(2, commit_2()), 2));
+        // The deposed log held a record for the consumer in the gap: a real skip there.
+        let data_at_3 = (value_batch(4, "old-3"), AppendOrigin::Client);
+        assert!(!excused(checkers(2, data_at_3), 2));
+        // The record jumped over is below the successor's start: both lineages hold it.
+        assert!(!excused(checkers(3, commit_2()), 2));
+        // A landing read the deposed log does not hold is no read of its tail.
+        let elsewhere = PollRecord {
+            value: "new-4".into(),
+            ..landing.clone()
+        };
+        let checkers = checkers(2, commit_2());
+        assert!(!checkers.skip_into_deposed_tail(CONSUMER, false, (&previous, &elsewhere), 2));
     }
 
     #[test]

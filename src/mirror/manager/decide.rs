@@ -139,6 +139,7 @@ impl MirrorManager {
                 task.step = Step::AwaitTruncation {
                     offset: log_end,
                     every_replica: true,
+                    removed: true,
                     reported: true,
                 };
                 task.not_before_ms = now_ms;

@@ -265,6 +265,8 @@ enum Step {
     AwaitTruncation {
         offset: Offset,
         every_replica: bool,
+        /// This cut removed records (a re-run of PREPARING's act removes none).
+        removed: bool,
         reported: bool,
     },
     /// MIRRORING: the fetcher runs.
@@ -403,9 +405,12 @@ struct MirrorTask {
     /// The desired state changed while a request was in flight.
     re_evaluate: bool,
     /// PREPARING was entered from a state in which an earlier leadership may already have
-    /// cut the log (PREPARING itself, re-run by a new leader, or FAILED, retried): this
-    /// leadership's cut then removes nothing, though a replica outside the ISR may still
-    /// hold what the first cut removed.
+    /// cut the log (PREPARING itself, re-run by a new leader, or FAILED, retried), or this
+    /// leadership's own PREPARING cut removed records and its act runs again (a
+    /// re-evaluation): the cut then removes nothing, though a replica outside the ISR may
+    /// still hold what the first cut removed (generated seed 15100000000000342: a replica
+    /// paused across the first cut kept its 32 records, the second cut waited for the ISR
+    /// alone, and the replica came back on an epoch number the mirrored batches re-used).
     preparing_resumed: bool,
     /// This leadership read the partition UNKNOWN or STOPPED and has neither removed records
     /// by a cut nor mirrored into it since (it went PREPARING and FAILED only): the log holds
@@ -787,6 +792,7 @@ impl MirrorManager {
             Step::AwaitTruncation {
                 offset,
                 every_replica,
+                removed,
                 reported,
             } => {
                 if self.replicas_truncated_to(&*host, topic_partition, offset, every_replica) {
@@ -800,6 +806,7 @@ impl MirrorManager {
                     self.task_mut(topic_partition).step = Step::AwaitTruncation {
                         offset,
                         every_replica,
+                        removed,
                         reported: true,
                     };
                     host.lend()
@@ -807,6 +814,7 @@ impl MirrorManager {
                         .push(BrokerEvent::PreparingAwaitsReplicaOutsideIsr {
                             topic_partition: topic_partition.clone(),
                             offset,
+                            cut_removed_records: removed,
                         });
                 }
                 false

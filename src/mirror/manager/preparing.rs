@@ -237,10 +237,14 @@ impl MirrorManager {
                 }
                 let task = self.task_mut(topic_partition);
                 let every_replica = design.prepare_awaits_every_replica_after_cut()
-                    && (offset < log_end_before || task.preparing_resumed);
+                    && (removed || task.preparing_resumed);
+                // A later run of this act (a re-evaluation) cuts nothing: it must still wait
+                // for the replicas this cut did not reach.
+                task.preparing_resumed |= removed;
                 task.step = Step::AwaitTruncation {
                     offset,
                     every_replica,
+                    removed,
                     reported: false,
                 };
                 task.not_before_ms = now_ms;

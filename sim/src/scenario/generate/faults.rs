@@ -20,18 +20,21 @@ impl Draft {
         } else {
             // One broker of a cluster at a time, each kill well clear of the next (the
             // single-impaired-broker model acks=all promises to survive).
-            let topics: Vec<(String, String, i32)> = self
+            let topics: Vec<(String, String, i32, i16)> = self
                 .topics
                 .iter()
                 .filter(|t| t.replication_factor >= 2)
-                .map(|t| (t.cluster.get_ref().clone(), t.name.clone(), t.partitions))
+                .map(|t| {
+                    let cluster = t.cluster.get_ref().clone();
+                    (cluster, t.name.clone(), t.partitions, t.replication_factor)
+                })
                 .collect();
             let mut next_free: BTreeMap<String, u64> = BTreeMap::new();
             for _ in 0..self.rng.random_range(0..=4) {
                 if topics.is_empty() {
                     break;
                 }
-                let (cluster, topic, partitions) =
+                let (cluster, topic, partitions, replicas) =
                     topics[self.rng.random_range(0..topics.len())].clone();
                 let free = next_free.get(&cluster).copied().unwrap_or(500);
                 let at = free + self.rng.random_range(0..=2_000);
@@ -39,13 +42,19 @@ impl Draft {
                     continue;
                 }
                 let duration = self.rng.random_range(5..=15) * 100;
-                next_free.insert(cluster.clone(), at + duration + 4_000);
+                // KIP-101's first scenario (issue #18): the next replica in line crashes
+                // 100–400 ms after the leader, so the controller may elect it dead and the third
+                // replica follows it before it leads. Process crashes lose nothing acknowledged
+                // (the page cache survives), which Kafka's design survives with leader epochs.
+                let gap = self.double_crash_gap(replicas >= 3);
+                let down_until = at + gap.unwrap_or(0) + duration;
+                next_free.insert(cluster.clone(), down_until + 4_000);
                 let partition = self.rng.random_range(0..partitions);
                 let index = crate::scenario::cluster_index(&cluster).expect("a letter");
                 let near_a_pause = self.aimed_broker_faults.iter().any(|(c, start, end)| {
                     *c == index
                         && at < end + RECOVERY_MARGIN_MS
-                        && *start < at + duration + RECOVERY_MARGIN_MS
+                        && *start < down_until + RECOVERY_MARGIN_MS
                 });
                 if near_a_pause {
                     // One impaired broker per cluster at a time.
@@ -56,9 +65,28 @@ impl Draft {
                     &format!("{cluster}-leader:{topic}:{partition}"),
                     duration,
                 );
+                if let Some(gap) = gap {
+                    self.kill(
+                        at + gap,
+                        &format!("{cluster}-follower:{topic}:{partition}"),
+                        duration,
+                    );
+                    self.notes.push(format!(
+                        "{cluster}'s leader of {topic}-{partition} and the next in line crash together"
+                    ));
+                }
             }
         }
         self.client_faults();
+    }
+
+    /// How long after a scripted leader kill the next replica in line is killed too, for one
+    /// kill in three of a partition with at least three replicas (`eligible`); drawn from the
+    /// episode's own stream, so the other draws stay what they were.
+    fn double_crash_gap(&mut self, eligible: bool) -> Option<u64> {
+        let drawn = self.double_crash.random_bool(1.0 / 3.0);
+        let gap = self.double_crash.random_range(1..=4) * 100;
+        (eligible && drawn).then_some(gap)
     }
 
     /// Pauses and kills of client nodes (a transactional producer paused mid-transaction, a

@@ -22,8 +22,9 @@
 //!   delete, re-add after STOPPED, a reverse mirror started too early; the outcome of each is
 //!   judged by the `admin-outcomes` checker from the seed design's rules;
 //! - the **fault plan**: swarm mode over the world's brokers and controllers (its own
-//!   one-impaired-broker rule), or scripted leader kills spaced apart, plus pauses and kills of
-//!   client nodes;
+//!   one-impaired-broker rule), or scripted leader kills spaced apart (one in three a double
+//!   crash: the next replica in line 100–400 ms after the leader, KIP-101's first scenario),
+//!   plus pauses and kills of client nodes;
 //! - **aimed episodes**, windows that need two things at once and that independent draws
 //!   almost never line up: a *mirror loop* (the source adds its topics to a mirror from its own
 //!   destination while the destination still mirrors them, a transactional producer
@@ -167,6 +168,9 @@ struct Draft {
     /// The source deletion episode's own stream (see [`Draft::maybe_source_deletion`]).
     deletion: StdRng,
     /// The source denial episode's own stream (see [`Draft::maybe_source_denial`]).
+    /// The double crash's own stream (see [`Draft::draw_faults`]): one scripted leader kill
+    /// in three takes the next replica in line down with it.
+    double_crash: StdRng,
     authorization: StdRng,
     /// Each denial episode's source cluster and the orders of its deny's `create_acls` and
     /// `delete_acls` in `admin` (see [`Draft::grant_mirrors_their_sources`]).
@@ -228,6 +232,7 @@ impl Draft {
         let exclusion = StdRng::seed_from_u64(seed ^ 0xe8c1_0de0_7091_000a);
         let deletion = StdRng::seed_from_u64(seed ^ 0xde1e_7e70_9c5e_000b);
         let authorization = StdRng::seed_from_u64(seed ^ 0xac1a_c1a0_7e57_000c);
+        let double_crash = StdRng::seed_from_u64(seed ^ 0xd0b1_ec7a_54e5_000d);
         let duration_ms = rng.random_range(12..=22) * 1_000;
         let heal_ms = rng.random_range(10..=15) * 1_000;
         Self {
@@ -246,6 +251,7 @@ impl Draft {
             exclusion,
             deletion,
             authorization,
+            double_crash,
             denials: Vec::new(),
             deferred: Vec::new(),
             shape: "single",
