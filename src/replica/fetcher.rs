@@ -366,7 +366,7 @@ mod tests {
     use crate::common::MirrorState;
     use crate::log::{AppendOrigin, EpochEndOffset, LogConfig, MemoryDisk, PartitionLog};
     use crate::protocol::{ClusterIndex, Envelope, Message, TopicId};
-    use crate::record::BatchBuilder;
+    use crate::record::{BatchBuilder, RecordBatch};
     use crate::replica::FollowerRole;
 
     const LEADER: BrokerId = BrokerId(2);
@@ -550,6 +550,56 @@ mod tests {
         assert_eq!(fetcher.deadlines().count(), 0);
     }
 
+    /// A fetcher with `truncation` following LEADER on orders-0 (one batch in each of
+    /// `epochs`): its first fetch is sent and answered with `answer(that fetch)`; `check` then
+    /// gets the fetcher and its context.
+    fn first_fetch_answered(
+        truncation: FollowerTruncation,
+        epochs: &[i32],
+        answer: impl FnOnce(&FetchPartition) -> FetchPartitionResponse,
+        check: impl FnOnce(&mut ReplicaFetcher, &mut FetcherContext<'_, MemoryDisk>),
+    ) {
+        let mut partitions = follower(epochs);
+        let node_id = NodeId::Broker(ClusterIndex(1), ME);
+        let mut outbox = Outbox::new(node_id);
+        let mut events = Vec::new();
+        let mut fetcher = ReplicaFetcher::new(FetcherConfig {
+            truncation,
+            ..config()
+        });
+        fetcher.follow(LEADER);
+        let mut ctx = FetcherContext {
+            now_ms: 0,
+            node_id,
+            broker_id: ME,
+            partitions: &mut partitions,
+            outbox: &mut outbox,
+            events: &mut events,
+        };
+        fetcher.poll(&mut ctx, 5);
+        let (correlation_id, asked) = sent(ctx.outbox).remove(0);
+        let answer = answer(&asked[0]);
+        fetcher.handle_response(&mut ctx, LEADER, correlation_id, vec![answer]);
+        check(&mut fetcher, &mut ctx);
+    }
+
+    /// A successful answer for orders-0 with high watermark 2.
+    fn answer_at_2(
+        diverging_epoch: Option<EpochEndOffset>,
+        batches: Vec<RecordBatch>,
+    ) -> FetchPartitionResponse {
+        FetchPartitionResponse {
+            topic_partition: TopicPartition::new("orders", 0),
+            error: ErrorCode::None,
+            high_watermark: Offset(2),
+            last_stable_offset: Offset(2),
+            log_start_offset: Offset(0),
+            diverging_epoch,
+            aborted_transactions: None,
+            batches,
+        }
+    }
+
     #[test]
     fn a_pre_kip_101_follower_fetches_without_an_epoch_and_cuts_nothing_by_epochs() {
         // The same answer to a follower in epoch 2: a batch of epoch 1 at its log end. With
@@ -570,55 +620,24 @@ mod tests {
                 Offset(3),
             ),
         ] {
-            let mut partitions = follower(&[0, 2]);
-            let node_id = NodeId::Broker(ClusterIndex(1), ME);
-            let mut outbox = Outbox::new(node_id);
-            let mut events = Vec::new();
-            let mut fetcher = ReplicaFetcher::new(FetcherConfig {
-                truncation,
-                ..config()
+            let answer = |asked: &FetchPartition| {
+                assert_eq!(
+                    (asked.fetch_offset, asked.last_fetched_epoch),
+                    (Offset(2), last_fetched_epoch),
+                    "{truncation:?}"
+                );
+                answer_at_2(None, vec![older_epoch.clone()])
+            };
+            first_fetch_answered(truncation, &[0, 2], answer, |_, ctx| {
+                let log_end = ctx.partitions[&tp].log.log_end_offset();
+                assert_eq!(log_end, log_end_after, "{truncation:?}");
+                let truncated = ctx
+                    .events
+                    .iter()
+                    .any(|event| matches!(event, BrokerEvent::Truncated { .. }));
+                let cuts = truncation.cuts_by_batch_epochs();
+                assert_eq!(truncated, cuts, "{truncation:?}");
             });
-            fetcher.follow(LEADER);
-            let mut ctx = FetcherContext {
-                now_ms: 0,
-                node_id,
-                broker_id: ME,
-                partitions: &mut partitions,
-                outbox: &mut outbox,
-                events: &mut events,
-            };
-            fetcher.poll(&mut ctx, 5);
-            let (correlation_id, asked) = sent(ctx.outbox).remove(0);
-            assert_eq!(
-                (asked[0].fetch_offset, asked[0].last_fetched_epoch),
-                (Offset(2), last_fetched_epoch),
-                "{truncation:?}"
-            );
-            let answer = FetchPartitionResponse {
-                topic_partition: tp.clone(),
-                error: ErrorCode::None,
-                high_watermark: Offset(2),
-                last_stable_offset: Offset(2),
-                log_start_offset: Offset(0),
-                diverging_epoch: None,
-                aborted_transactions: None,
-                batches: vec![older_epoch.clone()],
-            };
-            fetcher.handle_response(&mut ctx, LEADER, correlation_id, vec![answer]);
-            assert_eq!(
-                ctx.partitions[&tp].log.log_end_offset(),
-                log_end_after,
-                "{truncation:?}"
-            );
-            let truncated = ctx
-                .events
-                .iter()
-                .any(|event| matches!(event, BrokerEvent::Truncated { .. }));
-            assert_eq!(
-                truncated,
-                truncation.cuts_by_batch_epochs(),
-                "{truncation:?}"
-            );
         }
     }
 
@@ -643,64 +662,33 @@ mod tests {
                 LeaderEpoch(-1),
             ),
         ] {
-            let mut partitions = follower(&[0, 0, 1, 1]);
-            let node_id = NodeId::Broker(ClusterIndex(1), ME);
-            let mut outbox = Outbox::new(node_id);
-            let mut events = Vec::new();
-            let mut fetcher = ReplicaFetcher::new(FetcherConfig {
-                truncation,
-                ..config()
-            });
-            fetcher.follow(LEADER);
-            let mut ctx = FetcherContext {
-                now_ms: 0,
-                node_id,
-                broker_id: ME,
-                partitions: &mut partitions,
-                outbox: &mut outbox,
-                events: &mut events,
-            };
-            fetcher.poll(&mut ctx, 5);
-            let (correlation_id, asked) = sent(ctx.outbox).remove(0);
-            assert_eq!(
-                asked[0].last_fetched_epoch,
-                LeaderEpoch(1),
-                "{truncation:?}"
-            );
-            let answer = FetchPartitionResponse {
-                topic_partition: tp.clone(),
-                error: ErrorCode::None,
-                high_watermark: Offset(2),
-                last_stable_offset: Offset(2),
-                log_start_offset: Offset(0),
-                diverging_epoch: Some(EpochEndOffset {
+            let answer = |asked: &FetchPartition| {
+                assert_eq!(asked.last_fetched_epoch, LeaderEpoch(1), "{truncation:?}");
+                let leaders_epoch_0 = EpochEndOffset {
                     epoch: LeaderEpoch(0),
                     end_offset: Offset(3),
-                }),
-                aborted_transactions: None,
-                batches: Vec::new(),
+                };
+                answer_at_2(Some(leaders_epoch_0), Vec::new())
             };
-            fetcher.handle_response(&mut ctx, LEADER, correlation_id, vec![answer]);
-            assert_eq!(
-                ctx.partitions[&tp].log.log_end_offset(),
-                cut_to,
-                "{truncation:?}"
-            );
-            assert!(
-                matches!(
-                    ctx.events.as_slice(),
-                    [BrokerEvent::Truncated { reason: r, .. }] if *r == reason
-                ),
-                "{truncation:?}: {:?}",
-                ctx.events
-            );
-            fetcher.poll(&mut ctx, 5);
-            let asked = sent(ctx.outbox).remove(0).1;
-            assert_eq!(
-                (asked[0].fetch_offset, asked[0].last_fetched_epoch),
-                (cut_to, next_epoch),
-                "{truncation:?}"
-            );
+            first_fetch_answered(truncation, &[0, 0, 1, 1], answer, |fetcher, ctx| {
+                let log_end = ctx.partitions[&tp].log.log_end_offset();
+                assert_eq!(log_end, cut_to, "{truncation:?}");
+                assert!(
+                    matches!(
+                        ctx.events.as_slice(),
+                        [BrokerEvent::Truncated { reason: r, .. }] if *r == reason
+                    ),
+                    "{truncation:?}: {:?}",
+                    ctx.events
+                );
+                fetcher.poll(ctx, 5);
+                let asked = sent(ctx.outbox).remove(0).1;
+                assert_eq!(
+                    (asked[0].fetch_offset, asked[0].last_fetched_epoch),
+                    (cut_to, next_epoch),
+                    "{truncation:?}"
+                );
+            });
         }
     }
 }

@@ -4,6 +4,9 @@
 use super::*;
 use mirrorsim::common::Offset;
 
+/// A partition's lossy epoch starts (epoch, start offset) and its deposed leaders' logs.
+type LossyStartsAndDeposedLogs<'a> = (&'a [(i32, i64)], &'a [DeposedLog]);
+
 /// Whether `poll` read a record a deposed leader's log held below its high watermark at an
 /// offset at or above the start of a later leader epoch (`lossy_starts`: (epoch, start offset)
 /// of epochs that began below the committed high watermark), while it was seen leading: the
@@ -423,14 +426,21 @@ impl Checkers {
     /// and c-consumer-1, still fetching in epoch 0, read 488..535 from it after the election
     /// until c-broker-3 learned of it at 12.6 s and truncated to 379.
     pub(super) fn read_from_deposed_leader(&self, consumer: NodeId, poll: &PollRecord) -> bool {
+        self.lossy_starts_and_deposed_logs(consumer, poll)
+            .is_some_and(|(starts, deposed)| read_from_deposed_tail(starts, deposed, poll, |_| 0))
+    }
+
+    /// The lossy epoch starts and the deposed leaders' logs of the partition `consumer` read
+    /// `poll` from, when it has both.
+    fn lossy_starts_and_deposed_logs(
+        &self,
+        consumer: NodeId,
+        poll: &PollRecord,
+    ) -> Option<LossyStartsAndDeposedLogs<'_>> {
         let key = (consumer.cluster(), poll.topic_partition.clone());
-        let (Some(starts), Some(deposed)) = (
-            self.lossy_epoch_starts.get(&key),
-            self.deposed_logs.get(&key),
-        ) else {
-            return false;
-        };
-        read_from_deposed_tail(starts, deposed, poll, |_| 0)
+        let starts = self.lossy_epoch_starts.get(&key)?;
+        let deposed = self.deposed_logs.get(&key)?;
+        Some((starts, deposed))
     }
 
     /// Whether the jump of `consumer` from its `previous` read of a partition to `poll` over
@@ -451,11 +461,7 @@ impl Checkers {
         (previous, poll): (&PollRecord, &PollRecord),
         skipped: i64,
     ) -> bool {
-        let key = (consumer.cluster(), poll.topic_partition.clone());
-        let (Some(starts), Some(deposed)) = (
-            self.lossy_epoch_starts.get(&key),
-            self.deposed_logs.get(&key),
-        ) else {
+        let Some((starts, deposed)) = self.lossy_starts_and_deposed_logs(consumer, poll) else {
             return false;
         };
         deposed.iter().any(|log| {
