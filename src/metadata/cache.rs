@@ -8,7 +8,10 @@
 //!   never filled, or when it is older than `metadata_max_age_ms`. At most one Metadata request
 //!   is in flight, and a new one waits `retry_backoff_ms` after the previous answer or failure.
 //! - A partition's cached leader is replaced only by an answer with the same or a newer leader
-//!   epoch, so a broker with stale metadata cannot move the client backwards (KIP-320).
+//!   epoch, so a broker with stale metadata cannot move the client backwards (KIP-320) — of
+//!   the same topic: an answer naming another topic id for the name (the topic was deleted and
+//!   created again, its epochs start over) drops what the cache held of the old one, leaders
+//!   and seen epochs, as Kafka's client does since KAFKA-12257.
 //! - The cache also remembers the greatest leader epoch the client has *seen* for a partition
 //!   from elsewhere (a committed offset's epoch; Kafka's `updateLastSeenEpochIfNewer`). While
 //!   the cached leader's epoch is older than that, the leader counts as unknown and a refresh is
@@ -49,6 +52,8 @@ pub(crate) struct MetadataCache {
     topics: BTreeSet<String>,
     partitions: BTreeMap<TopicPartition, PartitionLeader>,
     last_seen_leader_epochs: BTreeMap<TopicPartition, i32>,
+    /// The topic id each topic's cached leaders belong to.
+    topic_ids: BTreeMap<String, crate::common::TopicId>,
     last_refresh_ms: Option<i64>,
     update_requested: bool,
     request_in_flight: bool,
@@ -85,6 +90,7 @@ impl MetadataCache {
             topics: BTreeSet::new(),
             partitions: BTreeMap::new(),
             last_seen_leader_epochs: BTreeMap::new(),
+            topic_ids: BTreeMap::new(),
             last_refresh_ms: None,
             update_requested: false,
             request_in_flight: false,
@@ -243,6 +249,23 @@ impl MetadataCache {
     }
 
     fn apply_topic(&mut self, topic: &TopicMetadata, changed: &mut Vec<TopicPartition>) {
+        let mut dropped = Vec::new();
+        if let Some(topic_id) = topic.topic_id {
+            let previous = self.topic_ids.insert(topic.name.clone(), topic_id);
+            if previous.is_some_and(|previous| previous != topic_id) {
+                // Another topic under the name: its leader epochs start over.
+                let of_topic =
+                    |topic_partition: &TopicPartition| topic_partition.topic == topic.name.as_str();
+                dropped = self
+                    .partitions
+                    .keys()
+                    .filter(|tp| of_topic(tp))
+                    .cloned()
+                    .collect();
+                self.partitions.retain(|tp, _| !of_topic(tp));
+                self.last_seen_leader_epochs.retain(|tp, _| !of_topic(tp));
+            }
+        }
         for record in &topic.partitions {
             let topic_partition = TopicPartition::new(topic.name.clone(), record.partition);
             let fresh = PartitionLeader {
@@ -265,6 +288,12 @@ impl MetadataCache {
             }
             self.partitions.insert(topic_partition, fresh);
         }
+        // Partitions the old topic had and the new one has not.
+        changed.extend(
+            dropped
+                .into_iter()
+                .filter(|tp| !self.partitions.contains_key(tp)),
+        );
     }
 
     fn forget_topic(&mut self, topic: &str, changed: &mut Vec<TopicPartition>) {
@@ -371,6 +400,38 @@ mod tests {
         cache.on_sent();
         assert!(cache.apply(20, &[], &[topic(1, 4)]).is_empty());
         assert_eq!(cache.leader(&tp), Some((broker(2), 5)));
+    }
+
+    #[test]
+    fn a_topic_created_again_under_the_name_starts_its_epochs_over() {
+        // KAFKA-12257: the deleted topic's leader epoch 5 must not hold back the new topic's
+        // epoch 0 (a mirror fetcher fetched the deleted topic's leader for good: generated seed
+        // 15200000000000021). The same topic's older epoch is still refused.
+        let tp = TopicPartition::new("t", 0);
+        let mut cache = MetadataCache::new(&[broker(1)], 1000, 10).unwrap();
+        cache.add_topic("t");
+        cache.on_sent();
+        cache.apply(0, &[], &[topic(2, 5)]);
+        cache.update_last_seen_epoch_if_newer(&tp, 6);
+        let again = |leader, leader_epoch| {
+            let mut created_again = topic(leader, leader_epoch);
+            created_again.topic_id = Some(TopicId(2));
+            created_again.partitions[0].topic_id = TopicId(2);
+            created_again
+        };
+        cache.on_sent();
+        assert_eq!(cache.apply(20, &[], &[again(1, 0)]), vec![tp.clone()]);
+        assert_eq!(cache.leader(&tp), Some((broker(1), 0)));
+        cache.on_sent();
+        assert!(
+            cache.apply(40, &[], &[topic(2, 5)]).len() == 1,
+            "the old id again is news"
+        );
+        cache.on_sent();
+        cache.apply(60, &[], &[again(1, 3)]);
+        cache.on_sent();
+        assert!(cache.apply(80, &[], &[again(2, 2)]).is_empty());
+        assert_eq!(cache.leader(&tp), Some((broker(1), 3)));
     }
 
     #[test]
