@@ -47,6 +47,7 @@ fn admin_commit(world: &mut World, cluster: ClusterIndex, group: &str, offset: i
             offset: Offset(offset),
             leader_epoch: LeaderEpoch(epoch),
             metadata: format!("from {cluster}"),
+            topic_id: None,
         }],
     });
     let answer = world.call(coordinator, request);

@@ -47,6 +47,7 @@
 
 mod answers;
 
+use crate::common::TopicId;
 use crate::protocol::{
     Envelope, EpochAnswer, EpochQuery, ErrorCode, FetchPartition, FetchPartitionResponse,
     LeaderEpoch, ListOffsetsAnswer, ListOffsetsQuery, NodeId, Offset, OffsetSpec, ReplicaRequest,
@@ -184,6 +185,15 @@ pub enum ConsumerEvent {
         /// The policy used.
         policy: AutoOffsetReset,
     },
+    /// Metadata named another topic id for the partition's topic than the one its position
+    /// belonged to (deleted and created again): the position was dropped and the partition
+    /// starts over under `auto_offset_reset`.
+    TopicRecreated {
+        /// The partition.
+        topic_partition: TopicPartition,
+        /// The dropped position.
+        previous: Option<i64>,
+    },
     /// A fetch or ListOffsets failed for the partition; it will be retried.
     FetchFailed {
         /// The partition.
@@ -231,6 +241,10 @@ struct AssignedPartition {
     high_watermark: i64,
     last_stable_offset: i64,
     log_start_offset: i64,
+    /// The topic id the position belongs to, once a Metadata answer named one: a position in
+    /// a topic that was deleted and created again under the same name means nothing in the
+    /// new one.
+    topic_id: Option<TopicId>,
 }
 
 impl AssignedPartition {
@@ -246,6 +260,26 @@ impl AssignedPartition {
             high_watermark: -1,
             last_stable_offset: -1,
             log_start_offset: -1,
+            topic_id: None,
+        }
+    }
+
+    /// Whether the position waits for an OffsetsForLeaderEpoch answer before it may be
+    /// fetched from (Kafka's `AWAIT_VALIDATION`), given the cached leader's epoch: one from a
+    /// committed offset never validated, or one validated under another leader epoch than the
+    /// cached one. Without a cached leader the state stays as it was (Kafka validates only
+    /// against a known leader).
+    fn awaits_validation(&self, leader_epoch: Option<i32>) -> bool {
+        if matches!(self.phase, Phase::Validating { .. }) {
+            return true;
+        }
+        if self.offset_epoch.is_none() {
+            return false;
+        }
+        match (self.validated_leader_epoch, leader_epoch) {
+            (None, _) => true,
+            (Some(validated), Some(current)) => validated != current,
+            (Some(_), None) => false,
         }
     }
 
@@ -337,6 +371,9 @@ impl Consumer {
         self.io.metadata.add_topic(&topic_partition.topic);
         let mut partition = AssignedPartition::new();
         partition.position = position;
+        if position.is_some() {
+            partition.topic_id = self.io.metadata.topic_id(&topic_partition.topic);
+        }
         self.partitions.insert(topic_partition, partition);
     }
 
@@ -388,6 +425,31 @@ impl Consumer {
         }
     }
 
+    /// After a Metadata answer: a positioned partition takes the id the answer gave its
+    /// topic, and one positioned under another id (its topic was deleted and created again)
+    /// loses its position, which starts over under `auto_offset_reset` in the new topic, as
+    /// for a partition newly assigned (the KIP-848 consumer revokes the old topic id's
+    /// partition and is assigned the new one's). Answers in flight for it are dropped.
+    fn forget_positions_in_deleted_topics(&mut self) {
+        for (topic_partition, partition) in self.partitions.iter_mut() {
+            let Some(current) = self.io.metadata.topic_id(&topic_partition.topic) else {
+                continue;
+            };
+            match partition.topic_id {
+                Some(previous) if previous != current => {
+                    let previous_position = partition.position;
+                    *partition = AssignedPartition::new();
+                    self.events.push(ConsumerEvent::TopicRecreated {
+                        topic_partition: topic_partition.clone(),
+                        previous: previous_position,
+                    });
+                }
+                None if partition.position.is_some() => partition.topic_id = Some(current),
+                _ => {}
+            }
+        }
+    }
+
     /// Removes `topic_partition` from the assignment; returns its last position. Answers to
     /// requests in flight for it are dropped.
     pub fn unassign_partition(&mut self, topic_partition: &TopicPartition) -> Option<i64> {
@@ -418,6 +480,38 @@ impl Consumer {
     pub fn position_epoch(&self, topic_partition: &TopicPartition) -> Option<i32> {
         let partition = self.partitions.get(topic_partition)?;
         partition.position.and(partition.offset_epoch)
+    }
+
+    /// The position of `topic_partition` as a commit may record it: (offset, the position's
+    /// leader epoch or −1, the topic id it belongs to), or `None` while the position is not
+    /// valid — unknown, or awaiting validation (Kafka's `allConsumed` takes only positions
+    /// with `hasValidPosition`; committing one that the log may have truncated below would
+    /// make the next member resume past records nobody read).
+    pub fn committable_position(
+        &self,
+        topic_partition: &TopicPartition,
+    ) -> Option<(i64, i32, Option<TopicId>)> {
+        let partition = self.partitions.get(topic_partition)?;
+        let position = partition.position?;
+        let leader_epoch = self
+            .io
+            .metadata
+            .leader(topic_partition)
+            .map(|(_, leader_epoch)| leader_epoch);
+        if partition.awaits_validation(leader_epoch) {
+            return None;
+        }
+        let topic_id = self.position_topic_id(topic_partition);
+        Some((position, partition.offset_epoch.unwrap_or(-1), topic_id))
+    }
+
+    /// The topic id `topic_partition`'s position belongs to, or, when not assigned or not
+    /// yet known, the id metadata last gave its topic.
+    pub fn position_topic_id(&self, topic_partition: &TopicPartition) -> Option<TopicId> {
+        self.partitions
+            .get(topic_partition)
+            .and_then(|partition| partition.topic_id)
+            .or_else(|| self.io.metadata.topic_id(&topic_partition.topic))
     }
 
     /// Every assigned partition's position.

@@ -6,10 +6,12 @@ use bytes::Bytes;
 
 use super::*;
 use crate::client::test_support::{
-    broker, orders_metadata, respond, take_requests, tp, Sent, CLUSTER,
+    broker, orders_metadata, respond, take_requests, tp, Sent, CLUSTER, ORDERS_TOPIC_ID,
 };
 use crate::log::{AppendOrigin, LogConfig, MemoryDisk, PartitionLog};
-use crate::protocol::{ClientKind, ClusterRequest, Message, ReplicaRequest, ReplicaResponse};
+use crate::protocol::{
+    ClientKind, ClusterRequest, ClusterResponse, Message, ReplicaRequest, ReplicaResponse,
+};
 use crate::record::{end_transaction_marker, BatchBuilder, MarkerProducer};
 
 const T0: i64 = 1_700_000_000_000;
@@ -816,6 +818,83 @@ fn consumer_position_that_survived_the_leader_change_is_fetched_unchanged() {
         list[0].request,
         Request::Replica(ReplicaRequest::ListOffsets { .. })
     ));
+}
+
+#[test]
+fn a_position_awaiting_validation_is_not_committable() {
+    // Kafka's `allConsumed` takes only valid positions: committing 3 before the new leader
+    // confirms it would let the next member resume past a truncation nobody read.
+    let (mut harness, validate) = after_leader_change();
+    assert_eq!(harness.consumer.position(&tp(0)), Some(3));
+    assert_eq!(harness.consumer.committable_position(&tp(0)), None);
+    harness.answer(&validate[0], epoch_end(0, 3));
+    assert_eq!(
+        harness.consumer.committable_position(&tp(0)),
+        Some((3, 0, Some(ORDERS_TOPIC_ID)))
+    );
+}
+
+/// `orders_metadata` for a topic `orders` that has the id `topic_id`.
+fn metadata_with_topic_id(leader: i32, leader_epoch: i32, topic_id: TopicId) -> Response {
+    let Response::Cluster(ClusterResponse::Metadata {
+        brokers,
+        mut topics,
+    }) = metadata(leader, leader_epoch)
+    else {
+        unreachable!("orders_metadata answers Metadata");
+    };
+    for topic in &mut topics {
+        topic.topic_id = Some(topic_id);
+        for partition in &mut topic.partitions {
+            partition.topic_id = topic_id;
+        }
+    }
+    Response::Cluster(ClusterResponse::Metadata { brokers, topics })
+}
+
+#[test]
+fn a_position_in_a_topic_created_again_under_its_name_is_dropped() {
+    // The topic was deleted and created again: offset 3 of the old log means nothing in the
+    // new one (whose epochs start over at 0, so validation would not notice), and the
+    // partition starts over under the reset policy.
+    let mut log = empty_log();
+    append(&mut log, &data_batch(1, 0, &["a", "b", "c"], false));
+    log.maybe_increment_high_watermark(Offset(3));
+    let (mut harness, fetch) = Harness::fetching(ConsumerConfig::default(), 0);
+    harness.serve_fetch(&fetch, &log);
+    assert_eq!(harness.delivered_offsets(), vec![0, 1, 2]);
+    let fetch = harness.sent();
+    harness.advance_to(50);
+    harness.answer(
+        &fetch[0],
+        Response::Replica(ReplicaResponse::Fetch {
+            partitions: vec![fetch_error(tp(0), ErrorCode::UnknownTopicOrPartition)],
+        }),
+    );
+    harness.advance_to(100);
+    let refresh = harness.sent();
+    harness.events();
+    harness.answer(&refresh[0], metadata_with_topic_id(1, 0, TopicId(8)));
+    assert!(harness.events().contains(&ConsumerEvent::TopicRecreated {
+        topic_partition: tp(0),
+        previous: Some(3),
+    }));
+    assert_eq!(harness.consumer.position(&tp(0)), None);
+    assert_eq!(harness.consumer.committable_position(&tp(0)), None);
+    harness.advance_to(150);
+    let list = harness.sent();
+    assert!(
+        matches!(
+            list[0].request,
+            Request::Replica(ReplicaRequest::ListOffsets { .. })
+        ),
+        "{list:?}"
+    );
+    harness.answer(&list[0], offsets(&[0]));
+    assert_eq!(
+        harness.consumer.committable_position(&tp(0)),
+        Some((0, -1, Some(TopicId(8))))
+    );
 }
 
 #[test]

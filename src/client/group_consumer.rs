@@ -542,12 +542,13 @@ impl GroupConsumer {
         partitions
             .iter()
             .filter_map(|tp| {
-                let position = self.consumer.position(tp)?;
+                // Only a valid position: one awaiting validation may lie past where the log
+                // was truncated. Its epoch is the position's own, the one it is validated with
+                // (KIP-320).
+                let (position, epoch, _) = self.consumer.committable_position(tp)?;
                 if self.committed.get(tp).map(|(offset, _)| *offset) == Some(position) {
                     return None;
                 }
-                // The position's own epoch, the one it is validated with (KIP-320).
-                let epoch = self.consumer.position_epoch(tp).unwrap_or(-1);
                 Some((tp.clone(), position, epoch))
             })
             .collect()
@@ -567,6 +568,9 @@ impl GroupConsumer {
                 offset: Offset(*offset),
                 leader_epoch: LeaderEpoch(*leader_epoch),
                 metadata: String::new(),
+                // OffsetCommit v10 names the topic by id: a commit for a topic since deleted
+                // is refused rather than applied to one created again under its name.
+                topic_id: self.consumer.position_topic_id(tp),
             })
             .collect();
         let request = Request::Coordinator(CoordinatorRequest::OffsetCommit {

@@ -7,7 +7,9 @@ use bytes::Bytes;
 
 use super::*;
 use crate::client::consumer::AutoOffsetReset;
-use crate::client::test_support::{orders_metadata, respond, take_requests, tp, Sent, CLUSTER};
+use crate::client::test_support::{
+    orders_metadata, respond, take_requests, tp, Sent, CLUSTER, ORDERS_TOPIC_ID,
+};
 use crate::coordinator::group::{GroupCoordinatorConfig, GroupCoordinatorShard};
 use crate::coordinator::{Shard, ShardEnv, ShardOutput, CONSUMER_OFFSETS_TOPIC};
 use crate::log::{AppendOrigin, FetchIsolation, LogConfig, MemoryDisk, PartitionLog};
@@ -704,7 +706,13 @@ impl World {
             .into_iter()
             .enumerate()
         {
-            let topic_id = TopicId(index as u128 + 1);
+            // The id the scripted Metadata answers give `orders`: the coordinator refuses
+            // commits naming another.
+            let topic_id = if name == "orders" {
+                ORDERS_TOPIC_ID
+            } else {
+                TopicId(index as u128 + 1)
+            };
             let mut records = vec![MetadataRecord::Topic {
                 name: name.to_string(),
                 topic_id,

@@ -21,6 +21,9 @@ pub(crate) fn broker(id: i32) -> NodeId {
     NodeId::Broker(CLUSTER, BrokerId(id))
 }
 
+/// The id of the test topic `orders` in every Metadata answer of the tests.
+pub(crate) const ORDERS_TOPIC_ID: TopicId = TopicId(7);
+
 /// Partition `partition` of the test topic `orders`.
 pub(crate) fn tp(partition: i32) -> TopicPartition {
     TopicPartition::new("orders", partition)
@@ -33,7 +36,7 @@ pub(crate) fn orders_metadata(brokers: &[i32], leaders: &[i32], leader_epoch: i3
     let partitions = (0..)
         .zip(leaders)
         .map(|(partition, leader)| PartitionRecord {
-            topic_id: TopicId(7),
+            topic_id: ORDERS_TOPIC_ID,
             partition,
             replicas: brokers.clone(),
             isr: brokers.clone(),
@@ -47,7 +50,7 @@ pub(crate) fn orders_metadata(brokers: &[i32], leaders: &[i32], leader_epoch: i3
         topics: vec![TopicMetadata {
             name: "orders".into(),
             error: ErrorCode::None,
-            topic_id: Some(TopicId(7)),
+            topic_id: Some(ORDERS_TOPIC_ID),
             partitions,
         }],
     })

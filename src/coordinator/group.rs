@@ -102,6 +102,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use super::{partition_count, Shard, ShardEnv, ShardOutput, ShardWrite};
+use crate::common::TopicId;
 use crate::metadata::MetadataImage;
 use crate::protocol::{
     CommittedOffset, CoordinatorRequest, CoordinatorResponse, ErrorCode, GroupDescription, NodeId,
@@ -151,6 +152,11 @@ pub enum GroupRecord {
         /// anywhere (an admin reset, or mirroring's offset sync), unlike a member's commit.
         #[serde(default)]
         by_admin: bool,
+        /// The id of the topic the offset is of (Kafka's `OffsetCommitValue.TopicId`,
+        /// KAFKA-19141): a topic deleted and created again under the name has another id, and
+        /// the offset is not its.
+        #[serde(default)]
+        topic_id: Option<TopicId>,
     },
     /// A member joined or changed its subscription (Kafka's `ConsumerGroupMemberMetadata`).
     /// Bumps the group epoch when it adds the member or changes its subscription.
@@ -195,6 +201,18 @@ pub struct OffsetAndMetadata {
     pub commit_timestamp_ms: i64,
     /// Written by an admin commit (member epoch < 0) to a group without members.
     pub by_admin: bool,
+    /// The id of the topic the offset is of, if recorded.
+    pub topic_id: Option<TopicId>,
+}
+
+impl OffsetAndMetadata {
+    /// Whether the offset is of the topic `image` names `topic`: not when the image gives the
+    /// name another id than the one recorded (the topic was deleted, or deleted and created
+    /// again). An offset without a recorded id is taken to be.
+    pub fn is_of_current_topic(&self, image: &MetadataImage, topic: &str) -> bool {
+        self.topic_id
+            .is_none_or(|recorded| image.topic_ids.get(topic) == Some(&recorded))
+    }
 }
 
 /// A group's persisted state (built by replay only).
@@ -565,6 +583,7 @@ impl Shard for GroupCoordinatorShard {
                 metadata,
                 commit_timestamp_ms,
                 by_admin,
+                topic_id,
             } => {
                 let group = self.groups.entry(group_id.clone()).or_default();
                 self.runtime.entry(group_id.clone()).or_default();
@@ -576,6 +595,7 @@ impl Shard for GroupCoordinatorShard {
                         metadata: metadata.clone(),
                         commit_timestamp_ms: *commit_timestamp_ms,
                         by_admin: *by_admin,
+                        topic_id: *topic_id,
                     },
                 );
             }
@@ -623,9 +643,10 @@ impl Shard for GroupCoordinatorShard {
         }
     }
 
-    fn loaded(&mut self, env: &ShardEnv<'_>, _out: &mut Out) {
+    fn loaded(&mut self, env: &ShardEnv<'_>, out: &mut Out) {
         self.loaded = true;
         self.arm_sessions(env.now_ms);
+        self.delete_offsets_of_deleted_topics(env.image, out);
     }
 
     fn handle_request(
@@ -834,23 +855,7 @@ impl Shard for GroupCoordinatorShard {
         // Kafka's `OffsetMetadataManager.onPartitionsDeleted`: one tombstone per committed
         // offset of a deleted topic, so a group never resumes a topic created again under the
         // same name at an offset of the deleted one's.
-        let records: Vec<GroupRecord> = self
-            .groups
-            .iter()
-            .flat_map(|(group_id, group)| {
-                group
-                    .offsets
-                    .keys()
-                    .filter(|partition| topics.contains(&partition.topic))
-                    .map(|partition| GroupRecord::OffsetDeleted {
-                        group_id: group_id.clone(),
-                        topic_partition: partition.clone(),
-                    })
-            })
-            .collect();
-        if !records.is_empty() {
-            self.write(records, PendingWrite::OffsetCleanup, out);
-        }
+        self.delete_offsets_where(|partition, _| topics.contains(&partition.topic), out);
     }
 
     fn poll_timeout(&self) -> Option<i64> {

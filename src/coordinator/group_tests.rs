@@ -286,6 +286,7 @@ impl Runtime {
                 offset: Offset(*offset),
                 leader_epoch: LeaderEpoch(4),
                 metadata: format!("m{offset}"),
+                topic_id: None,
             })
             .collect();
         let request = CoordinatorRequest::OffsetCommit {
@@ -827,6 +828,7 @@ fn member_commit_with_a_stale_epoch_is_fenced() {
             offset: Offset(1),
             leader_epoch: LeaderEpoch::NONE,
             metadata: String::new(),
+            topic_id: None,
         }],
     };
     let Some(Response::Coordinator(CoordinatorResponse::OffsetCommit { results })) =
@@ -897,6 +899,7 @@ fn keys_of_another_partition_get_not_coordinator_and_so_does_an_unloaded_shard()
                 offset: Offset(1),
                 leader_epoch: LeaderEpoch::NONE,
                 metadata: String::new(),
+                topic_id: None,
             }],
         },
         CoordinatorRequest::OffsetFetch {
@@ -1053,4 +1056,111 @@ fn a_deleted_topics_offsets_are_tombstoned_and_stay_deleted_after_a_failover() {
     runtime.shard.unloaded(&mut ShardOutput::default());
     runtime.call(|shard, env, out| shard.topics_deleted(env, &["payments".into()], out));
     assert_eq!(runtime.log.len(), before);
+}
+
+/// `orders` deleted and created again under a new id in the runtime's image, without telling
+/// the shard (its coordinator was failing over when brokers applied the deletion).
+fn recreate_orders_unnoticed(runtime: &mut Runtime) -> TopicId {
+    let old = runtime.image.topic_ids["orders"];
+    let new = TopicId(99);
+    let mut records = vec![
+        MetadataRecord::RemoveTopic { topic_id: old },
+        MetadataRecord::Topic {
+            name: "orders".into(),
+            topic_id: new,
+        },
+    ];
+    records.extend((0..4).map(|partition| led_by_broker_1(new, partition)));
+    let first = runtime.image.next_offset;
+    for (offset, record) in (first..).zip(records) {
+        runtime.image.apply(offset, &record);
+    }
+    new
+}
+
+#[test]
+fn a_shard_loaded_after_a_deletion_it_missed_deletes_the_old_topics_offsets() {
+    // Kafka's onPartitionsDeleted reaches only shards loaded at that moment; the recorded
+    // topic id (KAFKA-19141) lets a shard loaded later tell the old topic's offsets apart.
+    let mut runtime = Runtime::new();
+    let payments = TopicPartition::new("payments", 1);
+    let committed = runtime
+        .commit(ADMIN, "", -1, &[(orders(0), 7), (payments.clone(), 4)])
+        .unwrap();
+    assert!(all_ok(&committed), "{committed:?}");
+    recreate_orders_unnoticed(&mut runtime);
+    // Before any tombstone is written, OffsetFetch already hides the old topic's offset.
+    let asked = [orders(0), payments.clone()];
+    let expected = vec![(-1, -1, String::new()), (4, 4, "m4".to_string())];
+    let fetched = runtime.shard.handle_offset_fetch(
+        &env(runtime.now_ms, 0, &runtime.image, &runtime.partition),
+        "g",
+        Some(asked.to_vec()),
+    );
+    let Response::Coordinator(CoordinatorResponse::OffsetFetch { offsets, .. }) = fetched else {
+        panic!("expected an OffsetFetch answer, got {fetched:?}");
+    };
+    assert_eq!(
+        offsets
+            .into_iter()
+            .map(|offset| (offset.offset.0, offset.leader_epoch.0, offset.metadata))
+            .collect::<Vec<_>>(),
+        expected
+    );
+    runtime.failover();
+    let tombstones = runtime
+        .log
+        .iter()
+        .filter(|record| matches!(record, GroupRecord::OffsetDeleted { topic_partition, .. } if *topic_partition == orders(0)))
+        .count();
+    assert_eq!(tombstones, 1, "the load tombstones the old topic's offset");
+    assert_eq!(
+        runtime
+            .shard
+            .committed_offsets("g")
+            .keys()
+            .collect::<Vec<_>>(),
+        vec![&payments]
+    );
+    assert_eq!(runtime.fetch_offsets(&asked), expected);
+}
+
+#[test]
+fn a_commit_naming_a_deleted_topics_id_is_refused_and_one_by_name_records_the_current_id() {
+    let mut runtime = Runtime::new();
+    let old = runtime.image.topic_ids["orders"];
+    let new = recreate_orders_unnoticed(&mut runtime);
+    let commit = |topic_partition: TopicPartition, offset: i64, topic_id: Option<TopicId>| {
+        CoordinatorRequest::OffsetCommit {
+            group_id: "g".into(),
+            member_id: String::new(),
+            member_epoch: -1,
+            offsets: vec![OffsetCommitEntry {
+                topic_partition,
+                offset: Offset(offset),
+                leader_epoch: LeaderEpoch(1),
+                metadata: String::new(),
+                topic_id,
+            }],
+        }
+    };
+    let results = |response: Option<Response>| match response {
+        Some(Response::Coordinator(CoordinatorResponse::OffsetCommit { results })) => results,
+        other => panic!("expected a commit answer, got {other:?}"),
+    };
+    // OffsetCommit v10: a member whose position is of the deleted topic.
+    let refused = results(runtime.send(ADMIN, commit(orders(0), 449, Some(old))));
+    assert_eq!(refused, vec![(orders(0), ErrorCode::UnknownTopicId)]);
+    let accepted = results(runtime.send(ADMIN, commit(orders(1), 3, Some(new))));
+    assert!(all_ok(&accepted), "{accepted:?}");
+    let by_name = results(runtime.send(ADMIN, commit(orders(2), 5, None)));
+    assert!(all_ok(&by_name), "{by_name:?}");
+    let offsets = runtime.shard.committed_offsets("g");
+    assert!(!offsets.contains_key(&orders(0)));
+    assert_eq!(offsets[&orders(1)].topic_id, Some(new));
+    assert_eq!(
+        offsets[&orders(2)].topic_id,
+        Some(new),
+        "recorded from the image"
+    );
 }

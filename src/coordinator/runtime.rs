@@ -528,6 +528,7 @@ mod tests {
                 offset: Offset(amount),
                 leader_epoch: LeaderEpoch::NONE,
                 metadata: String::new(),
+                topic_id: None,
             }],
         }
     }

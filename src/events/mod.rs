@@ -181,6 +181,21 @@ pub enum BrokerEvent {
         /// clamp's upper bound), for the checkers; not in the event's summary line.
         high_watermark_read: Offset,
     },
+    /// The mirror sync left a source group's offset for a later round: the source committed
+    /// it in a leader epoch newer than the epoch at the destination's log end, so where the
+    /// two logs agree is not known yet (see `clamp_group_offset`).
+    MirrorOffsetSyncDeferred {
+        /// The group.
+        group_id: String,
+        /// The partition.
+        topic_partition: TopicPartition,
+        /// The source's committed offset.
+        source_offset: Offset,
+        /// Its leader epoch.
+        source_epoch: LeaderEpoch,
+        /// The leader epoch at the destination's log end.
+        destination_epoch: LeaderEpoch,
+    },
     /// This broker loaded the coordinator shard of an internal partition it now leads.
     CoordinatorLoaded {
         /// The internal partition.
@@ -617,6 +632,9 @@ impl BrokerEvent {
                 topic_partition, ..
             }
             | Self::MirrorOffsetSynced {
+                topic_partition, ..
+            }
+            | Self::MirrorOffsetSyncDeferred {
                 topic_partition, ..
             }
             | Self::CoordinatorLoaded {

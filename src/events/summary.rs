@@ -129,6 +129,16 @@ impl fmt::Display for BrokerEvent {
                 f,
                 "MirrorOffsetSynced group={group_id} {topic_partition} offset={offset} source_offset={source_offset}"
             ),
+            Self::MirrorOffsetSyncDeferred {
+                group_id,
+                topic_partition,
+                source_offset,
+                source_epoch,
+                destination_epoch,
+            } => write!(
+                f,
+                "MirrorOffsetSyncDeferred group={group_id} {topic_partition} source_offset={source_offset} source_epoch={source_epoch} destination_epoch={destination_epoch}"
+            ),
             Self::CoordinatorLoaded {
                 topic_partition,
                 leader_epoch,

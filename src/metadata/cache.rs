@@ -162,6 +162,11 @@ impl MetadataCache {
             .map_or(-1, |cached| cached.leader_epoch)
     }
 
+    /// The id of `topic` as the last answer naming it gave, if any answer did.
+    pub fn topic_id(&self, topic: &str) -> Option<crate::common::TopicId> {
+        self.topic_ids.get(topic).copied()
+    }
+
     /// The broker that "any broker" requests go to now.
     pub fn target(&self) -> NodeId {
         self.target

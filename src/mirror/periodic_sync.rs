@@ -48,7 +48,8 @@
 //!      - differing source topic configs are SET (IncrementalAlterConfigs; exclude list);
 //!      - ACLs are created and deleted to match the source (`mirror.acl.include`);
 //!      - each group offset of a partition verified MIRRORING is clamped into the destination log
-//!        ([`clamp_group_offset`]) and committed as an admin commit to the destination's group
+//!        ([`clamp_group_offset`]; one committed in a source leader epoch newer than the epoch at
+//!        the destination's log end waits for a later round) and committed as an admin commit to the destination's group
 //!        coordinator, which refuses it while the group has members there (`UnknownMemberId`:
 //!        the group is active on the destination and skipped). The topic must still be active
 //!        in the image when the commit is sent.
@@ -850,6 +851,15 @@ impl MirrorSyncs {
                     clamp_group_offset(source, OffsetBounds { log_start, log_end })
                 };
                 let Some((offset, leader_epoch)) = synced else {
+                    if source.1 > log_end.1 {
+                        ctx.events.push(BrokerEvent::MirrorOffsetSyncDeferred {
+                            group_id: group.clone(),
+                            topic_partition: tp.clone(),
+                            source_offset: committed.offset,
+                            source_epoch: committed.leader_epoch,
+                            destination_epoch: LeaderEpoch(log_end.1),
+                        });
+                    }
                     continue;
                 };
                 entries.push(OffsetCommitEntry {
@@ -857,6 +867,7 @@ impl MirrorSyncs {
                     offset: Offset(offset),
                     leader_epoch: LeaderEpoch(leader_epoch),
                     metadata: committed.metadata.clone(),
+                    topic_id: None,
                 });
                 sources.push((committed.offset.0, log_end.0));
             }

@@ -326,9 +326,19 @@ pub fn include_with_patterns(include: &str, patterns: &[String]) -> Option<Strin
 }
 
 /// The clamped offset and leader epoch to commit for a source commit `(offset, epoch)`; `None`
-/// when the epoch to use is unknown (the spec skips the partition then).
+/// when the epoch to use is unknown (the spec skips the partition then), or when the source
+/// commit's leader epoch is newer than the epoch at the destination's log end: the group read
+/// records of a source leader the destination has not mirrored from yet, so where the two logs
+/// still agree is unknown — after an unclean election in the source they part below the new
+/// epoch's start, and the destination's records there are the deposed leader's, which the group
+/// never read (generated seed 15200000000000574: a's group committed 55 in a's epoch 1, b still
+/// held a's lost epoch-0 records 38..53, and a sync to b's end, 54, made b's group skip them).
+/// The next round syncs once the destination has mirrored that epoch.
 pub fn clamp_group_offset(source: (i64, i32), bounds: OffsetBounds) -> Option<(i64, i32)> {
     let (offset, epoch) = source;
+    if epoch > bounds.log_end.1 {
+        return None;
+    }
     let synced = offset.min(bounds.log_end.0).max(bounds.log_start.0);
     let epoch = if synced == offset {
         epoch
@@ -466,7 +476,7 @@ mod tests {
         };
         assert_eq!(clamp_group_offset((30, 2), bounds), Some((30, 2)), "copied");
         assert_eq!(
-            clamp_group_offset((80, 4), bounds),
+            clamp_group_offset((80, 3), bounds),
             Some((50, 3)),
             "beyond the end"
         );
@@ -476,6 +486,11 @@ mod tests {
             "below the start"
         );
         assert_eq!(clamp_group_offset((50, 3), bounds), Some((50, 3)));
+        assert_eq!(
+            clamp_group_offset((45, 4), bounds),
+            None,
+            "an epoch the destination has not mirrored: where the logs agree is unknown"
+        );
         let empty = OffsetBounds {
             log_start: (0, -1),
             log_end: (0, -1),

@@ -228,6 +228,11 @@ pub struct OffsetCommitEntry {
     pub leader_epoch: LeaderEpoch,
     /// Free-form metadata.
     pub metadata: String,
+    /// The topic id the committer means (OffsetCommit v10): a coordinator whose metadata
+    /// gives the name another id (deleted and created again) refuses the partition with
+    /// `UnknownTopicId`. `None` commits by name (an admin's or the mirror's offset sync); the
+    /// coordinator then records the id its metadata has.
+    pub topic_id: Option<TopicId>,
 }
 
 /// A committed offset as OffsetFetch returns it.

@@ -771,6 +771,7 @@ mod tests {
                     offset: Offset(5),
                     leader_epoch: LeaderEpoch::NONE,
                     metadata: String::new(),
+                    topic_id: None,
                 }],
             },
             CoordinatorRequest::OffsetFetch {

@@ -770,6 +770,9 @@ impl Checkers {
                         self.precondition(Invariant::OffsetSyncClamped);
                     }
                 }
+                BrokerEvent::MirrorOffsetSyncDeferred { .. } => {
+                    self.mark("mirror-offset-sync-awaits-epoch");
+                }
                 BrokerEvent::DuplicateBatch { .. } => {
                     self.mark("duplicate-batch-answered");
                     self.precondition(Invariant::NoDuplicates);
@@ -2474,6 +2477,7 @@ mod tests {
             metadata: String::new(),
             commit_timestamp_ms: 0,
             by_admin: false,
+            topic_id: None,
         };
         let still_held = BTreeMap::from([(u.clone(), held)]);
         checkers.forget_tombstoned_offsets(cluster, "g", &still_held);

@@ -18,7 +18,8 @@
 //! - **Outcomes.** Every operation ends with an [`AdminOutcome`]: the request-level error and
 //!   the per-topic errors of the answers, taken as they are. A retry after an unanswered
 //!   attempt may see that attempt's effect (e.g. `ClusterMirrorAlreadyExists` after a create
-//!   whose answer was lost), so the outcome counts the unanswered attempts to let a reader
+//!   whose answer was lost), so the outcome counts the unanswered attempts (an answer of
+//!   `RequestTimedOut`, a broker that gave up on the controller, counts as none) to let a reader
 //!   tell. Finished operations are handed out by [`AdminClient::take_finished`]; the world's
 //!   driver records them in the history and the trace.
 //!
@@ -295,8 +296,11 @@ pub struct AdminOutcome {
     pub finished_ms: i64,
     /// Attempts sent.
     pub attempts: u32,
-    /// Attempts given up without an answer; each may still have taken effect.
+    /// Attempts given up without an answer, or answered `RequestTimedOut` (the answering
+    /// broker gave up on the controller); each may still have taken effect.
     pub unanswered: u32,
+    /// Of those, the attempts answered `RequestTimedOut`.
+    pub timed_out_answers: u32,
     /// DescribeMirror only: one line per partition, `topic-partition=STATE(lag=L,lme=E@O)`,
     /// with `,retries=N,error="…"` inside the brackets while a failure is on record;
     /// RecoverMirrorTopics: `topic-partition=RECOVERED` per partition recovered.
@@ -347,6 +351,7 @@ impl AdminOutcome {
             finished_ms,
             attempts: 1,
             unanswered: 0,
+            timed_out_answers: 0,
             described: Vec::new(),
             caught_up: Vec::new(),
             answered_by: None,
@@ -523,6 +528,7 @@ struct Running {
     started_ms: i64,
     attempts: u32,
     unanswered: u32,
+    timed_out_answers: u32,
     /// The correlation ids of every attempt's request.
     requests: Vec<u64>,
     /// (correlation id, local send time) of the attempt awaiting its answer.
@@ -547,6 +553,7 @@ impl Running {
             started_ms,
             attempts: 0,
             unanswered: 0,
+            timed_out_answers: 0,
             requests: Vec::new(),
             in_flight: None,
             next_attempt_ms: now_ms,
@@ -642,6 +649,7 @@ impl Running {
             finished_ms,
             attempts: self.attempts,
             unanswered: self.unanswered,
+            timed_out_answers: self.timed_out_answers,
             described,
             caught_up: self.caught_up.clone(),
             answered_by: None,
@@ -662,6 +670,15 @@ impl Running {
         described: Vec<String>,
     ) -> Option<AdminOutcome> {
         self.in_flight = None;
+        let timed_out = |error: &ErrorCode| *error == ErrorCode::RequestTimedOut;
+        if timed_out(&error) || results.iter().any(|(_, error)| timed_out(error)) {
+            // The broker gave up waiting for the controller, which may still have applied the
+            // change: as good as no answer (generated seed 15300000000000370, a broker whose
+            // skewed clock expired its forward of an AddTopicsToMirror the controller had
+            // accepted; the retry was refused as already in the mirror).
+            self.unanswered += 1;
+            self.timed_out_answers += 1;
+        }
         if is_retriable(error) {
             self.next_attempt_ms = now_ms + RETRY_BACKOFF_MS;
             return None;
@@ -1297,6 +1314,10 @@ mod tests {
             outcome.topic_error("z"),
             Some(ErrorCode::UnknownTopicOrPartition)
         );
+        // y's RequestTimedOut may hide its addition: the refusal that followed may be the
+        // first attempt's own effect, and the outcome says so.
+        assert_eq!((outcome.attempts, outcome.unanswered), (2, 1));
+        assert_eq!(outcome.timed_out_answers, 1);
     }
 
     #[test]

@@ -154,6 +154,9 @@ pub struct History {
     /// Transactional producers fenced while alive (a coordinator's timeout abort bumped the
     /// epoch under their open transaction).
     pub transactional_fenced: u64,
+    /// Positions consumers dropped because their topic was deleted and created again under
+    /// its name (their `TopicRecreated` events).
+    pub consumer_positions_dropped_with_topic: u64,
     /// Topics each consumer reads (every partition, from the earliest offset).
     pub subscriptions: BTreeMap<NodeId, Vec<String>>,
     /// Consumers that read with READ_COMMITTED.
@@ -740,6 +743,9 @@ impl ConsumerWorkload {
                     });
                 }
                 self.reset_pending.insert(topic_partition, true);
+            }
+            ConsumerEvent::TopicRecreated { .. } => {
+                history.consumer_positions_dropped_with_topic += 1;
             }
             _ => {}
         }

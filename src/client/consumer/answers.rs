@@ -48,6 +48,7 @@ impl Consumer {
             ) => {
                 let leaders_changed = self.io.metadata.apply(now_ms, &brokers, &topics);
                 self.assign_new_partitions_of_whole_topics();
+                self.forget_positions_in_deleted_topics();
                 self.events.push(ConsumerEvent::MetadataRefreshed {
                     broker,
                     leaders_changed,
@@ -194,8 +195,10 @@ impl Consumer {
             "ListOffsets gave offset {offset} for {topic_partition}"
         );
         let leader_epoch = self.io.metadata.leader_epoch(topic_partition);
+        let topic_id = self.io.metadata.topic_id(&topic_partition.topic);
         let partition = self.partitions.get_mut(topic_partition).expect("assigned");
         partition.position = Some(offset);
+        partition.topic_id = topic_id;
         partition.offset_epoch = None;
         partition.validated_leader_epoch = Some(leader_epoch);
         partition.wait(now_ms);

@@ -63,6 +63,16 @@ impl GroupCoordinatorShard {
                 ));
                 continue;
             }
+            let topic_id = env
+                .image
+                .topic_ids
+                .get(entry.topic_partition.topic.as_str())
+                .copied();
+            if entry.topic_id.is_some() && entry.topic_id != topic_id {
+                // Meant for a topic since deleted; the name now has another id.
+                results.push((entry.topic_partition, Some(ErrorCode::UnknownTopicId)));
+                continue;
+            }
             results.push((entry.topic_partition.clone(), None));
             records.push(GroupRecord::OffsetCommit {
                 group_id: group_id.clone(),
@@ -72,6 +82,7 @@ impl GroupCoordinatorShard {
                 metadata: entry.metadata,
                 commit_timestamp_ms: env.now_ms,
                 by_admin: member_epoch < 0,
+                topic_id,
             });
         }
         let pending = PendingWrite::Commit {
@@ -111,7 +122,11 @@ impl GroupCoordinatorShard {
         let offsets = partitions
             .into_iter()
             .map(|topic_partition| {
-                let found = committed.and_then(|offsets| offsets.get(&topic_partition));
+                // An offset of a deleted topic, not yet tombstoned, is not the group's offset
+                // of a topic created again under the name (KAFKA-19141's fetch-path check).
+                let found = committed
+                    .and_then(|offsets| offsets.get(&topic_partition))
+                    .filter(|offset| offset.is_of_current_topic(env.image, &topic_partition.topic));
                 CommittedOffset {
                     offset: Offset(found.map_or(-1, |offset| offset.offset)),
                     leader_epoch: LeaderEpoch(found.map_or(-1, |offset| offset.leader_epoch)),
@@ -127,6 +142,47 @@ impl GroupCoordinatorShard {
             error: ErrorCode::None,
             offsets,
         })
+    }
+
+    /// Tombstones, in one write, every committed offset of every group that `doomed` picks.
+    pub(super) fn delete_offsets_where(
+        &mut self,
+        doomed: impl Fn(&TopicPartition, &OffsetAndMetadata) -> bool,
+        out: &mut Out,
+    ) {
+        let records: Vec<GroupRecord> = self
+            .groups
+            .iter()
+            .flat_map(|(group_id, group)| {
+                group
+                    .offsets
+                    .iter()
+                    .filter(|(partition, offset)| doomed(partition, offset))
+                    .map(|(partition, _)| GroupRecord::OffsetDeleted {
+                        group_id: group_id.clone(),
+                        topic_partition: partition.clone(),
+                    })
+            })
+            .collect();
+        if !records.is_empty() {
+            self.write(records, PendingWrite::OffsetCleanup, out);
+        }
+    }
+
+    /// On load: tombstones the offsets of topics deleted while no coordinator had the shard
+    /// loaded. Kafka's `onPartitionsDeleted` reaches only the shards loaded when a broker
+    /// applies the deletion, so a shard whose leader was failing over at that moment keeps
+    /// them, and a topic created again under the name would be resumed at the deleted one's
+    /// offsets; the recorded topic id tells them apart.
+    pub(super) fn delete_offsets_of_deleted_topics(
+        &mut self,
+        image: &MetadataImage,
+        out: &mut Out,
+    ) {
+        self.delete_offsets_where(
+            |partition, offset| !offset.is_of_current_topic(image, &partition.topic),
+            out,
+        );
     }
 
     pub(super) fn handle_describe_groups(

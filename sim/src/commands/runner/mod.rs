@@ -761,7 +761,7 @@ impl World {
             self.final_verdict(now)
         };
         self.say_verdict(seed, verdict);
-        let (records, producer_epoch_bumps, transactional_fenced, admin) = {
+        let (records, producer_epoch_bumps, transactional_fenced, positions_dropped, admin) = {
             let history = lock(&self.shared.history);
             let sends = history.sends.values();
             let acked = sends.clone().filter(|s| s.acked_offset.is_some()).count();
@@ -770,6 +770,7 @@ impl World {
                 (history.sends.len(), acked, failed),
                 history.producer_epoch_bumps,
                 history.transactional_fenced,
+                history.consumer_positions_dropped_with_topic,
                 history.admin_ops.clone(),
             )
         };
@@ -783,6 +784,13 @@ impl World {
                 .marks
                 .entry("txn-producer-fenced-by-timeout".into())
                 .or_default() += transactional_fenced;
+        }
+        if positions_dropped > 0 {
+            *self
+                .checkers
+                .marks
+                .entry("consumer-position-dropped-with-topic".into())
+                .or_default() += positions_dropped;
         }
         if producer_epoch_bumps > 0 {
             *self
@@ -869,6 +877,9 @@ fn admin_marks(admin: &[AdminOpRecord]) -> BTreeMap<&'static str, u64> {
             .or_default() += 1;
         if outcome.attempts > 1 {
             *marks.entry("admin-op-retried").or_default() += 1;
+        }
+        if outcome.timed_out_answers > 0 {
+            *marks.entry("admin-answer-timed-out").or_default() += 1;
         }
     }
     marks
