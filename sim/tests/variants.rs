@@ -600,3 +600,28 @@ fn pre_kip_279_leaves_a_follower_diverged_after_two_fast_leader_changes() {
         );
     }
 }
+
+#[test]
+fn pre_kip_320_consumer_skips_the_new_leaders_records_below_its_position() {
+    // KIP-320's motivation (KAFKA-6880, KAFKA-7395): after an unclean election the consumer's
+    // position lies past the new leader's log end at election time. Since KIP-320 it validates
+    // the position against the new leader epoch and goes back to where the old epoch ends
+    // there; before, it fetches on from its position once the new leader's log has grown past
+    // it, and never reads the new leader's records below it.
+    let seeds = [1, 2];
+    seed_passes_and_variant_is_caught(
+        "consumer_past_unclean_leader_end",
+        MirrorDesign::PreKip320,
+        "unseen",
+        &seeds,
+    );
+    let scenario = load("consumer_past_unclean_leader_end");
+    for seed in seeds {
+        let report = run_design(&scenario, MirrorDesign::Seed, seed);
+        assert!(
+            report.marks.contains_key("consumer-position-moved-back"),
+            "seed {seed}: the consumer never validated its way back: {:?}",
+            report.marks
+        );
+    }
+}

@@ -189,6 +189,7 @@ impl<S: BrokerStorage> Broker<S> {
             max_bytes: config.replica_fetch_max_bytes,
             backoff_ms: config.replica_fetch_backoff_ms,
             truncation: config.mirror_design.follower_truncation(),
+            sends_current_leader_epoch: config.mirror_design.fences_by_leader_epoch(),
             skip_divergence_truncation: config
                 .broken
                 .contains(&BrokenSwitch::SkipDivergenceTruncation),

@@ -102,6 +102,12 @@ pub struct ConsumerConfig {
     pub retry_backoff_ms: i64,
     /// `metadata.max.age.ms`. Default 300 000.
     pub metadata_max_age_ms: i64,
+    /// KIP-320: Fetch and ListOffsets carry the cached leader epoch (a leader in another
+    /// epoch refuses them), a position carries the leader epoch of the last batch consumed
+    /// below it and is validated after a leader change, and a committed offset's epoch is
+    /// known to exist. `false` is a client from before KIP-320 (Kafka 2.0 and older): none of
+    /// it. Default `true`.
+    pub fences_by_leader_epoch: bool,
 }
 
 impl Default for ConsumerConfig {
@@ -115,6 +121,7 @@ impl Default for ConsumerConfig {
             auto_offset_reset: AutoOffsetReset::Latest,
             retry_backoff_ms: 100,
             metadata_max_age_ms: 300_000,
+            fences_by_leader_epoch: true,
         }
     }
 }
@@ -387,8 +394,9 @@ impl Consumer {
         leader_epoch: i32,
     ) {
         self.assign_partition(topic_partition.clone(), Some(position));
+        let fences = self.config.fences_by_leader_epoch;
         let partition = self.partitions.get_mut(&topic_partition).expect("assigned");
-        partition.offset_epoch = (leader_epoch >= 0).then_some(leader_epoch);
+        partition.offset_epoch = (fences && leader_epoch >= 0).then_some(leader_epoch);
     }
 
     /// Records a leader epoch known to exist for `topic_partition` (a committed offset's
@@ -399,9 +407,21 @@ impl Consumer {
         topic_partition: &TopicPartition,
         leader_epoch: i32,
     ) {
-        self.io
-            .metadata
-            .update_last_seen_epoch_if_newer(topic_partition, leader_epoch);
+        if self.config.fences_by_leader_epoch {
+            self.io
+                .metadata
+                .update_last_seen_epoch_if_newer(topic_partition, leader_epoch);
+        }
+    }
+
+    /// The leader epoch a request about `topic_partition` carries: the cached leader's, or −1
+    /// (no check) for a client from before KIP-320.
+    fn current_leader_epoch(&self, topic_partition: &TopicPartition) -> LeaderEpoch {
+        if self.config.fences_by_leader_epoch {
+            LeaderEpoch(self.io.metadata.leader_epoch(topic_partition))
+        } else {
+            LeaderEpoch::NONE
+        }
     }
 
     /// Assigns every partition of `topic` that metadata shows, now and after every Metadata
@@ -661,9 +681,7 @@ impl Consumer {
                 .iter()
                 .map(|topic_partition| ListOffsetsQuery {
                     topic_partition: topic_partition.clone(),
-                    current_leader_epoch: LeaderEpoch(
-                        self.io.metadata.leader_epoch(topic_partition),
-                    ),
+                    current_leader_epoch: self.current_leader_epoch(topic_partition),
                     spec,
                 })
                 .collect();
@@ -753,7 +771,7 @@ impl Consumer {
             .map(|(topic_partition, position)| FetchPartition {
                 topic_id: None,
                 topic_partition: topic_partition.clone(),
-                current_leader_epoch: LeaderEpoch(self.io.metadata.leader_epoch(topic_partition)),
+                current_leader_epoch: self.current_leader_epoch(topic_partition),
                 fetch_offset: Offset(*position),
                 // Consumers detect truncation by validation, not by diverging epochs.
                 last_fetched_epoch: LeaderEpoch::NONE,

@@ -5,7 +5,8 @@
 //! (AddPartitionsToTxn, WriteTxnMarkers); issue #18's designs from Kafka's own history are on
 //! the same switch, read by the partition leader's transaction verification (`pre-kip-890`)
 //! and by the replica layer's follower truncation (`pre-kip-101`, `pre-kip-279`:
-//! [`MirrorDesign::follower_truncation`]). Everything else — the clusters, the workloads, the
+//! [`MirrorDesign::follower_truncation`]), and by the clients and followers (`pre-kip-320`:
+//! [`MirrorDesign::fences_by_leader_epoch`]). Everything else — the clusters, the workloads, the
 //! checkers — is the same for every variant, so running a scenario under two designs shows
 //! which invariant the difference breaks. `../shared/docs/kip1279-spec.md` §0 and §9 describe
 //! each one; the README's variants table records what the simulator found.
@@ -212,11 +213,20 @@ pub enum MirrorDesign {
     /// own in between and appends the leader's after them (`replica-convergence`).
     /// ([`MirrorDesign::follower_truncation`]).
     PreKip279,
+    /// Kafka before KIP-320 (2.0 and older; KAFKA-6880, KAFKA-7395): clients and followers
+    /// fetch without their current leader epoch, so a leader whose epoch is not the asker's
+    /// answers anyway; a consumer's position carries no leader epoch, is never validated
+    /// after a leader change, and commits record none. After an unclean election a consumer
+    /// whose position lies past the new leader's log end at election time fetches on from it
+    /// once the new leader's log has grown there, and never reads the new leader's records
+    /// below it (`unseen`). The mirror fetcher keeps KIP-320 (KIP-1279 builds on it)
+    /// ([`MirrorDesign::fences_by_leader_epoch`]).
+    PreKip320,
 }
 
 impl MirrorDesign {
     /// Every design, the seed first.
-    pub const ALL: [Self; 29] = [
+    pub const ALL: [Self; 30] = [
         Self::Seed,
         Self::AbortMarkers,
         Self::PidRewrite,
@@ -246,6 +256,7 @@ impl MirrorDesign {
         Self::PreKip890,
         Self::PreKip101,
         Self::PreKip279,
+        Self::PreKip320,
     ];
 
     /// The name on the command line (`--design`) and in scenario files (`design = "…"`).
@@ -280,6 +291,7 @@ impl MirrorDesign {
             Self::PreKip890 => "pre-kip-890",
             Self::PreKip101 => "pre-kip-101",
             Self::PreKip279 => "pre-kip-279",
+            Self::PreKip320 => "pre-kip-320",
         }
     }
 
@@ -373,6 +385,9 @@ impl MirrorDesign {
             Self::PreKip279 => {
                 "one epoch lookup per follow, cut at the leader's end offset (Kafka before KIP-279)"
             }
+            Self::PreKip320 => {
+                "fetches without the current leader epoch, no position validation (before KIP-320)"
+            }
         }
     }
 
@@ -436,6 +451,14 @@ impl MirrorDesign {
             Self::PreKip279 => FollowerTruncation::EpochLookupOnFollow,
             _ => FollowerTruncation::LeaderEpoch,
         }
+    }
+
+    /// Whether consumers and followers fence by leader epoch (KIP-320): their Fetch and
+    /// ListOffsets carry the current leader epoch, a consumer's position carries the epoch of
+    /// the last batch consumed below it, is validated with OffsetsForLeaderEpoch after a
+    /// leader change, and commits record it. Only `pre-kip-320` does none of it.
+    pub fn fences_by_leader_epoch(self) -> bool {
+        self != Self::PreKip320
     }
 
     /// Whether a STOPPING partition appends an ABORT marker WriteTxnMarkers brings (the

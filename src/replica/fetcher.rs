@@ -52,6 +52,9 @@ pub struct FetcherConfig {
     /// fetch carries the last fetched epoch), or, before KIP-101, not at all (the fetch
     /// carries none, and only becoming a follower truncated, to the high watermark).
     pub truncation: FollowerTruncation,
+    /// Whether a fetch carries the follower's current leader epoch, so that a leader in
+    /// another epoch refuses it (KIP-320); before KIP-320 it carries none (−1).
+    pub sends_current_leader_epoch: bool,
     /// Broken on purpose: a diverging epoch is not truncated to.
     pub skip_divergence_truncation: bool,
     /// Broken on purpose: a follower keeps producer state across MIRROR_PID_RESET.
@@ -163,8 +166,7 @@ impl ReplicaFetcher {
             if now_ms < session.next_fetch_ms {
                 continue;
             }
-            let requests =
-                follower_fetch_partitions(ctx.partitions, leader, self.config.truncation);
+            let requests = follower_fetch_partitions(ctx.partitions, leader, &self.config);
             if requests.is_empty() {
                 self.sessions.remove(&leader);
                 continue;
@@ -332,20 +334,26 @@ impl ReplicaFetcher {
 }
 
 /// What this broker fetches from `leader`: every partition it follows there, from its log end
-/// (with its latest epoch as the last fetched one, unless `truncation` uses no epochs).
+/// (with its latest epoch as the last fetched one, unless the follower truncation uses no
+/// epochs; with its current leader epoch, unless the config predates KIP-320).
 fn follower_fetch_partitions<D: LogDisk>(
     partitions: &BTreeMap<TopicPartition, Partition<D>>,
     leader: BrokerId,
-    truncation: FollowerTruncation,
+    config: &FetcherConfig,
 ) -> Vec<FetchPartition> {
     let no_epoch = LeaderEpoch(-1);
+    let truncation = config.truncation;
     partitions
         .values()
         .filter_map(|partition| match &partition.role {
             Role::Follower(role) if role.leader == Some(leader) => Some(FetchPartition {
                 topic_id: None,
                 topic_partition: partition.topic_partition.clone(),
-                current_leader_epoch: role.leader_epoch,
+                current_leader_epoch: if config.sends_current_leader_epoch {
+                    role.leader_epoch
+                } else {
+                    no_epoch
+                },
                 fetch_offset: partition.log.log_end_offset(),
                 last_fetched_epoch: if truncation.fetches_with_epoch(role.epoch_looked_up) {
                     partition.log.latest_epoch().unwrap_or(no_epoch)
@@ -379,6 +387,7 @@ mod tests {
             max_bytes: 1 << 20,
             backoff_ms: 50,
             truncation: FollowerTruncation::LeaderEpoch,
+            sends_current_leader_epoch: true,
             skip_divergence_truncation: false,
             ignores_pid_reset: false,
         }

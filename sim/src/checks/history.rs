@@ -40,13 +40,21 @@ pub(super) fn deposed_commit_past_successor(
 /// another cluster at the same offset: the mirror's offset sync carries a group's progress
 /// from its source to the destination (spec §7), so the group resumes past what it read
 /// there (generated seed 9960000000000208: `resume-a-payments` read b's record mirrored to a,
-/// and b's sync of a's offsets moved the group on b past it), and those the reader's position
-/// passed on a history a loss of committed data then replaced ([`jumped_over_loss`]).
+/// and b's sync of a's offsets moved the group on b past it), those the reader's position
+/// passed on a history a loss of committed data then replaced ([`jumped_over_loss`]), and
+/// those at an offset where the reader read another record of a newer leader epoch than the
+/// final log's there (`final_epoch_at`): a later unclean election brought back an older
+/// epoch's tail over what the reader read, and KIP-320's validation cannot see it (the older
+/// epoch ends above the reader's position on the new leader; generated seed
+/// 12600000000000233). A record of a newer epoch than the one the reader read there is the
+/// new leader's own: KIP-320's validation sends the reader back to it, and a reader that never
+/// read it skipped it (a consumer from before KIP-320, `consumer_past_unclean_leader_end`).
 pub(super) fn unseen(
     time_ms: i64,
     history: &History,
     excused: impl Fn(i64, &crate::world::workload::SendRecord, bool) -> bool,
     loss_between: impl Fn(ClusterIndex, &TopicPartition, i64, (i64, i64)) -> bool,
+    final_epoch_at: impl Fn(ClusterIndex, &TopicPartition, i64) -> Option<i32>,
 ) -> UnseenReport {
     // A plain consumer must see everything itself; a group must see everything between its
     // members, whoever held the partition.
@@ -54,19 +62,29 @@ pub(super) fn unseen(
         Some(group) => format!("group {group} of cluster {}", consumer.cluster()),
         None => consumer.to_string(),
     };
-    let mut seen_by: BTreeMap<String, BTreeSet<(&TopicPartition, i64)>> = BTreeMap::new();
+    // What each reader received: the record as well as its offset, since a loss of committed
+    // data may put another record at an offset the reader already read (a consumer from
+    // before KIP-320 goes on past the new leader's records below its position).
+    let mut seen_by: BTreeMap<String, BTreeSet<(&TopicPartition, i64, &str)>> = BTreeMap::new();
     // Per reader and partition, its reads as (received at, offset), in time order.
     type ReadsByPartition<'a> = BTreeMap<&'a TopicPartition, Vec<(i64, i64)>>;
     let mut reads_of: BTreeMap<String, ReadsByPartition<'_>> = BTreeMap::new();
+    // Per reader: the newest leader epoch of what it read at each offset.
+    let mut epochs_read: BTreeMap<String, BTreeMap<(&TopicPartition, i64), i32>> = BTreeMap::new();
     // (group, cluster) → what its members received, value included.
     type Reads<'a> = BTreeSet<(&'a TopicPartition, i64, &'a str)>;
     let mut group_reads: BTreeMap<(&str, ClusterIndex), Reads<'_>> = BTreeMap::new();
     for ((consumer, _), polls) in &history.polls {
         let name = reader(consumer);
         let reads = reads_of.entry(name.clone()).or_default();
+        let epochs = epochs_read.entry(name.clone()).or_default();
         let set = seen_by.entry(name).or_default();
         for poll in polls {
-            set.insert((&poll.topic_partition, poll.offset));
+            set.insert((&poll.topic_partition, poll.offset, poll.value.as_str()));
+            let newest = epochs
+                .entry((&poll.topic_partition, poll.offset))
+                .or_insert(poll.leader_epoch);
+            *newest = (*newest).max(poll.leader_epoch);
             reads
                 .entry(&poll.topic_partition)
                 .or_default()
@@ -104,20 +122,29 @@ pub(super) fn unseen(
     }
     let nothing = BTreeSet::new();
     let no_reads = BTreeMap::new();
+    let no_epochs = BTreeMap::new();
     for (name, (consumer, topics, read_committed)) in readers {
         let cluster = consumer.cluster();
         let seen = seen_by.get(&name).unwrap_or(&nothing);
         let reads = reads_of.get(&name).unwrap_or(&no_reads);
+        let epochs = epochs_read.get(&name).unwrap_or(&no_epochs);
         let missing = history
             .acked_sends()
             .filter(|(offset, send)| !excused(*offset, send, read_committed))
             .map(|(offset, send)| (&send.topic_partition, offset, send.value.as_str()))
             .filter(|(_, _, value)| cluster_of_value(value) == cluster)
             .filter(|(tp, _, _)| topics.iter().any(|topic| *topic == tp.topic))
-            .filter(|(tp, offset, _)| !seen.contains(&(*tp, *offset)))
+            .filter(|(tp, offset, value)| !seen.contains(&(*tp, *offset, *value)))
             .find(|(tp, offset, value)| {
                 if read_by_group_elsewhere(&consumer, tp, *offset, value) {
                     report.read_elsewhere += 1;
+                    return false;
+                }
+                let read_newer = epochs.get(&(*tp, *offset)).is_some_and(|read| {
+                    final_epoch_at(cluster, tp, *offset).is_some_and(|there| *read > there)
+                });
+                if read_newer {
+                    report.read_newer_epoch_there += 1;
                     return false;
                 }
                 let tp_reads = reads.get(tp).map_or(&[][..], Vec::as_slice);
@@ -151,6 +178,8 @@ pub(super) struct UnseenReport {
     pub read_elsewhere: u64,
     /// Passed on a history a loss then replaced ([`jumped_over_loss`]).
     pub jumped_over_loss: u64,
+    /// Another record read at its offset, of a newer leader epoch than the final log's there.
+    pub read_newer_epoch_there: u64,
 }
 
 /// Whether a reader's position went over `offset` on a history that a loss of committed data

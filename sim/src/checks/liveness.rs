@@ -496,6 +496,11 @@ impl Checkers {
                     || (read_committed && enlist_lost())
             },
             |cluster, tp, offset, window| self.lost_between(cluster, tp, offset, window),
+            |cluster, tp, offset| {
+                let log = logs.leader_log(cluster, tp)?;
+                let batch = log.batches_from(Offset(offset)).next()?;
+                (batch.base_offset() <= offset).then(|| batch.partition_leader_epoch())
+            },
         );
         out.extend(report.violations);
         self.mark_times(
@@ -503,6 +508,10 @@ impl Checkers {
             report.read_elsewhere,
         );
         self.mark_times("unseen-jumped-over-loss", report.jumped_over_loss);
+        self.mark_times(
+            "unseen-read-newer-epoch-there",
+            report.read_newer_epoch_there,
+        );
         self.mark_times("unseen-topic-deleted-since", ended_life_sends.get());
         self.mark_times("unseen-commit-lost-not-durable", outcome_lost_sends.get());
         self.mark_times(

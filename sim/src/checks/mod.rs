@@ -1075,10 +1075,16 @@ mod tests {
             topic_partition: tp.clone(),
             offset,
             value: value.into(),
+            leader_epoch: 0,
             after_reset: false,
             received_ms: 0,
             fetched_ms: 0,
         }
+    }
+
+    /// For [`unseen`]: no final log to ask for epochs.
+    fn no_epochs(_: ClusterIndex, _: &TopicPartition, _: i64) -> Option<i32> {
+        None
     }
 
     /// For [`unseen`]: no loss of committed data anywhere.
@@ -1100,6 +1106,7 @@ mod tests {
             .sends
             .insert((PRODUCER, 1, 0), send_record(&tp, value, 0, Some(32), None));
         let read = |offset, received_ms| PollRecord {
+            leader_epoch: 0,
             received_ms,
             ..poll(&tp, offset, "a-producer-2/1/t-0/0/0")
         };
@@ -1113,6 +1120,7 @@ mod tests {
                 &history,
                 |_, _, _| false,
                 |cluster, tp, offset, window| checkers.lost_between(cluster, tp, offset, window),
+                no_epochs,
             )
         };
         // No loss: the jump from 31 to 33 went over it, unseen.
@@ -1586,6 +1594,7 @@ mod tests {
         let final_log = FixedLogs(BTreeMap::from([(tp.clone(), log(true))]));
         let on_b = NodeId::Client(b, ClientKind::Consumer, 1);
         let read = |offset, value: &str| PollRecord {
+            leader_epoch: 0,
             received_ms: 4_000,
             fetched_ms: 4_000,
             ..poll(&tp, offset, value)
@@ -2692,6 +2701,7 @@ mod tests {
         // A read the lost tail took after it was read is not held against the final log; one
         // read after the loss, or below the cut, is.
         let poll = |offset, fetched_ms| PollRecord {
+            leader_epoch: 0,
             topic_partition: tp.clone(),
             offset,
             value: "a-producer-3/1/payments-1/39/x".into(),
@@ -2719,6 +2729,7 @@ mod tests {
         let tp = TopicPartition::new("orders", 1);
         let on_b = NodeId::Client(b, mirrorsim::protocol::ClientKind::Consumer, 1);
         let poll = |offset, fetched_ms, value: &str| PollRecord {
+            leader_epoch: 0,
             topic_partition: tp.clone(),
             offset,
             value: value.into(),
@@ -2808,6 +2819,7 @@ mod tests {
         let tp = TopicPartition::new("orders", 1);
         let on_b = NodeId::Client(b, mirrorsim::protocol::ClientKind::Consumer, 1);
         let poll = |offset, fetched_ms, value: &str| PollRecord {
+            leader_epoch: 0,
             topic_partition: tp.clone(),
             offset,
             value: value.into(),
@@ -3091,15 +3103,46 @@ mod tests {
             (PRODUCER, 1, 0),
             send_record(&tp, "a-producer-1/1/t-0/0/0", 0, Some(0), None),
         );
-        let found = unseen(0, &history, |_, _, _| false, no_loss).violations;
+        let found = unseen(0, &history, |_, _, _| false, no_loss, no_epochs).violations;
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].invariant, "unseen");
         history
             .polls
             .insert((CONSUMER, 1), vec![poll(&tp, 0, "a-producer-1/1/t-0/0/0")]);
-        assert!(unseen(0, &history, |_, _, _| false, no_loss)
+        assert!(unseen(0, &history, |_, _, _| false, no_loss, no_epochs)
             .violations
             .is_empty());
+    }
+
+    #[test]
+    fn unseen_tells_another_record_read_at_the_offset_by_its_leader_epoch() {
+        // The consumer read offset 5 of one history; the final log holds the acknowledged
+        // record there from another. Read by offset alone, it would count as seen.
+        let tp = TopicPartition::new("t", 0);
+        let mut history = History::default();
+        history.subscriptions.insert(CONSUMER, vec!["t".into()]);
+        history.sends.insert(
+            (PRODUCER, 1, 0),
+            send_record(&tp, "a-producer-1/1/t-0/9/0", 0, Some(5), None),
+        );
+        let read_in = |leader_epoch| PollRecord {
+            leader_epoch,
+            ..poll(&tp, 5, "a-producer-1/1/t-0/4/0")
+        };
+        let final_epoch_1 =
+            |_: ClusterIndex, _: &TopicPartition, offset: i64| (offset == 5).then_some(1);
+        // Read in epoch 0, the final log's record there is of epoch 1: the new leader's own,
+        // which KIP-320's validation sends a reader back to (`consumer_past_unclean_leader_end`
+        // under `pre-kip-320`).
+        history.polls.insert((CONSUMER, 1), vec![read_in(0)]);
+        let report = unseen(0, &history, |_, _, _| false, no_loss, final_epoch_1);
+        assert_eq!(report.violations.len(), 1, "{report:?}");
+        // Read in epoch 2 over the final log's epoch 1: an older epoch's tail came back over
+        // what it read, which no validation can see (generated seed 12600000000000233).
+        history.polls.insert((CONSUMER, 1), vec![read_in(2)]);
+        let report = unseen(0, &history, |_, _, _| false, no_loss, final_epoch_1);
+        assert!(report.violations.is_empty(), "{report:?}");
+        assert_eq!(report.read_newer_epoch_there, 1);
     }
 
     #[test]
@@ -3120,7 +3163,7 @@ mod tests {
         history.subscriptions.insert(CONSUMER, vec!["t".into()]);
         history.groups.insert(CONSUMER, "g".into());
         let other = |history: &History| {
-            let report = unseen(0, &history.clone(), |_, _, _| false, no_loss);
+            let report = unseen(0, &history.clone(), |_, _, _| false, no_loss, no_epochs);
             (report.violations, report.read_elsewhere)
         };
         // No one received it: unseen, nothing excused.
@@ -3345,6 +3388,7 @@ mod tests {
                 &history,
                 |offset, send, _| checkers.lost_legally(logs, offset, send),
                 no_loss,
+                no_epochs,
             )
             .violations
         };
@@ -3422,6 +3466,7 @@ mod tests {
                         )
                 },
                 no_loss,
+                no_epochs,
             )
             .violations
             .iter()
@@ -3543,6 +3588,7 @@ mod tests {
         };
         let tp = TopicPartition::new("payments", 0);
         let read = |offset, value: &str, fetched_ms, received_ms| PollRecord {
+            leader_epoch: 0,
             fetched_ms,
             received_ms,
             ..poll(&tp, offset, value)
@@ -3688,6 +3734,7 @@ mod tests {
             },
         };
         let read = |offset, value: &str| PollRecord {
+            leader_epoch: 0,
             fetched_ms: 12_544,
             received_ms: 12_553,
             ..poll(&tp, offset, value)

@@ -127,6 +127,8 @@ pub struct PollRecord {
     pub offset: i64,
     /// Its value (lossy UTF-8).
     pub value: String,
+    /// The partition leader epoch of the batch it came in.
+    pub leader_epoch: i32,
     /// Whether the consumer was repositioned right before this record.
     pub after_reset: bool,
     /// When the consumer received it, on the simulation's clock (see [`History::clock_ms`]).
@@ -720,6 +722,7 @@ impl ConsumerWorkload {
                     polls.push(PollRecord {
                         topic_partition: topic_partition.clone(),
                         offset: record.offset,
+                        leader_epoch: record.partition_leader_epoch,
                         value,
                         after_reset,
                         received_ms: clock_ms,

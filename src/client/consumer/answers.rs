@@ -289,7 +289,7 @@ impl Consumer {
         let partition = self.partitions.get_mut(topic_partition).expect("assigned");
         update_offsets(partition, answer);
         partition.position = Some(fetch.next_fetch_offset);
-        if consumed_epoch.is_some() {
+        if consumed_epoch.is_some() && self.config.fences_by_leader_epoch {
             partition.offset_epoch = consumed_epoch;
         }
         let progressed = fetch.next_fetch_offset > fetch_offset;

@@ -82,6 +82,7 @@ pub(super) fn build_nodes(
             broken.push(switch);
         }
     }
+    let design = options.design.unwrap_or_else(|| scenario.mirror_design());
     let mut nodes = BTreeMap::new();
     let mut add = |id: NodeId, factory: NodeFactory, storage: MemoryStorage| {
         let slot = Arc::new(Mutex::new(Slot::default()));
@@ -148,10 +149,7 @@ pub(super) fn build_nodes(
                 unreachable!()
             };
             let storage = MemoryStorage::new();
-            let config = cluster_spec.broker_config(
-                options.design.unwrap_or_else(|| scenario.mirror_design()),
-                broken.clone(),
-            );
+            let config = cluster_spec.broker_config(design, broken.clone());
             let broker_storage = storage.clone();
             add(
                 *broker,
@@ -312,7 +310,7 @@ pub(super) fn build_nodes(
                 add(
                     id,
                     Arc::new(move |_, incarnation| {
-                        let config = simulated_consumer_config(isolation);
+                        let config = simulated_consumer_config(isolation, design);
                         let client = match &group {
                             Some(group) => {
                                 let mut group_config =
@@ -397,10 +395,15 @@ pub(super) fn simulated_producer_config(acks: Acks) -> ProducerConfig {
 }
 
 /// Consumers read every partition from the earliest offset (the history's `unseen` check
-/// relies on it), with timeouts scaled like the producer's.
-pub(super) fn simulated_consumer_config(isolation: IsolationLevel) -> ConsumerConfig {
+/// relies on it), with timeouts scaled like the producer's, and fence by leader epoch unless
+/// the design predates KIP-320.
+pub(super) fn simulated_consumer_config(
+    isolation: IsolationLevel,
+    design: MirrorDesign,
+) -> ConsumerConfig {
     ConsumerConfig {
         isolation,
+        fences_by_leader_epoch: design.fences_by_leader_epoch(),
         auto_offset_reset: AutoOffsetReset::Earliest,
         request_timeout_ms: 1_000,
         fetch_max_wait_ms: 100,

@@ -761,7 +761,14 @@ impl World {
             self.final_verdict(now)
         };
         self.say_verdict(seed, verdict);
-        let (records, producer_epoch_bumps, transactional_fenced, positions_dropped, admin) = {
+        let (
+            records,
+            producer_epoch_bumps,
+            transactional_fenced,
+            positions_dropped,
+            moved_back,
+            admin,
+        ) = {
             let history = lock(&self.shared.history);
             let sends = history.sends.values();
             let acked = sends.clone().filter(|s| s.acked_offset.is_some()).count();
@@ -771,6 +778,7 @@ impl World {
                 history.producer_epoch_bumps,
                 history.transactional_fenced,
                 history.consumer_positions_dropped_with_topic,
+                history.position_resets.len(),
                 history.admin_ops.clone(),
             )
         };
@@ -784,6 +792,15 @@ impl World {
                 .marks
                 .entry("txn-producer-fenced-by-timeout".into())
                 .or_default() += transactional_fenced;
+        }
+        if moved_back > 0 {
+            // A consumer's position went back: validation found the log truncated below it
+            // (KIP-320), or a reset placed it lower.
+            *self
+                .checkers
+                .marks
+                .entry("consumer-position-moved-back".into())
+                .or_default() += moved_back as u64;
         }
         if positions_dropped > 0 {
             *self
