@@ -266,6 +266,7 @@ impl World {
                     topic_partition: orders(),
                     batch: builder.build(),
                     transactional_id: None,
+                    topic_id: None,
                 });
                 match self.call_from(producer(cluster), leader, request) {
                     Response::Replica(ReplicaResponse::Produce { error, .. }) => error,
@@ -1261,6 +1262,7 @@ fn delete_records_delete_topics_and_create_partitions_wait_for_stopped() {
         topic_partition: orders_1,
         batch: builder.build(),
         transactional_id: None,
+        topic_id: None,
     });
     assert!(matches!(
         world.call_from(producer(B), node_1, produce),
@@ -1915,6 +1917,7 @@ fn open_transaction(world: &mut World, cluster: ClusterIndex, producer_id: i64) 
         topic_partition: orders(),
         batch: open.build(),
         transactional_id: None,
+        topic_id: None,
     });
     let leader = world.leader(cluster);
     match world.call_from(producer(cluster), leader, request) {

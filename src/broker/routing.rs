@@ -72,6 +72,7 @@ impl<S: BrokerStorage> Broker<S> {
                 topic_partition,
                 batch,
                 transactional_id,
+                topic_id,
             } => self.handle_produce(
                 now_ms,
                 ProduceRequest {
@@ -81,6 +82,7 @@ impl<S: BrokerStorage> Broker<S> {
                     timeout_ms,
                     topic_partition,
                     batch,
+                    topic_id,
                 },
                 transactional_id,
             ),

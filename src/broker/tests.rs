@@ -345,6 +345,7 @@ impl Cluster {
                 topic_partition: tp(),
                 batch: builder.build(),
                 transactional_id: None,
+                topic_id: None,
             }),
         );
         correlation_id
@@ -761,6 +762,7 @@ fn write_txn_markers_appends_markers_and_answers_once_the_isr_has_them() {
             topic_partition: tp(),
             batch: builder.build(),
             transactional_id: None,
+            topic_id: None,
         }),
     );
     cluster.run_for(50);
@@ -1072,6 +1074,7 @@ fn a_mirror_partition_takes_no_transaction_marker_until_it_is_stopped() {
             topic_partition: tp(),
             batch: open.build(),
             transactional_id: None,
+            topic_id: None,
         }),
     );
     cluster.run_for(50);

@@ -40,7 +40,13 @@
 //!   offset with an [`ConsumerEvent::OffsetReset`] (Kafka's "Truncation detected … resetting
 //!   offset to the first offset known to diverge", as with a reset policy); an undefined epoch
 //!   resets the position under `auto_offset_reset`. A position without an epoch (after a
-//!   ListOffsets reset) is not validated.
+//!   ListOffsets reset) is not validated. Only a valid position (not awaiting validation) is
+//!   committable ([`Consumer::committable_position`], Kafka's `allConsumed`). A client from
+//!   before KIP-320 (`fences_by_leader_epoch: false`) sends no current leader epoch, keeps no
+//!   position epoch and validates nothing.
+//! - **A topic created again.** A position records the topic id it belongs to; a Metadata
+//!   answer giving the name another id drops it ([`ConsumerEvent::TopicRecreated`]) and the
+//!   partition starts over under `auto_offset_reset`.
 //!
 //! Not modelled: group membership and offset commits (see `GroupConsumer`) and preferred read
 //! replicas.

@@ -6,12 +6,11 @@ use bytes::Bytes;
 
 use super::*;
 use crate::client::test_support::{
-    broker, orders_metadata, respond, take_requests, tp, Sent, CLUSTER, ORDERS_TOPIC_ID,
+    broker, orders_metadata, recreated_orders_metadata, respond, take_requests, tp, Sent, CLUSTER,
+    ORDERS_TOPIC_ID,
 };
 use crate::log::{AppendOrigin, LogConfig, MemoryDisk, PartitionLog};
-use crate::protocol::{
-    ClientKind, ClusterRequest, ClusterResponse, Message, ReplicaRequest, ReplicaResponse,
-};
+use crate::protocol::{ClientKind, ClusterRequest, Message, ReplicaRequest, ReplicaResponse};
 use crate::record::{end_transaction_marker, BatchBuilder, MarkerProducer};
 
 const T0: i64 = 1_700_000_000_000;
@@ -834,24 +833,6 @@ fn a_position_awaiting_validation_is_not_committable() {
     );
 }
 
-/// `orders_metadata` for a topic `orders` that has the id `topic_id`.
-fn metadata_with_topic_id(leader: i32, leader_epoch: i32, topic_id: TopicId) -> Response {
-    let Response::Cluster(ClusterResponse::Metadata {
-        brokers,
-        mut topics,
-    }) = metadata(leader, leader_epoch)
-    else {
-        unreachable!("orders_metadata answers Metadata");
-    };
-    for topic in &mut topics {
-        topic.topic_id = Some(topic_id);
-        for partition in &mut topic.partitions {
-            partition.topic_id = topic_id;
-        }
-    }
-    Response::Cluster(ClusterResponse::Metadata { brokers, topics })
-}
-
 #[test]
 fn a_position_in_a_topic_created_again_under_its_name_is_dropped() {
     // The topic was deleted and created again: offset 3 of the old log means nothing in the
@@ -874,7 +855,10 @@ fn a_position_in_a_topic_created_again_under_its_name_is_dropped() {
     harness.advance_to(100);
     let refresh = harness.sent();
     harness.events();
-    harness.answer(&refresh[0], metadata_with_topic_id(1, 0, TopicId(8)));
+    harness.answer(
+        &refresh[0],
+        recreated_orders_metadata(&[1, 2], &[1, 1], 0, TopicId(8)),
+    );
     assert!(harness.events().contains(&ConsumerEvent::TopicRecreated {
         topic_partition: tp(0),
         previous: Some(3),

@@ -32,6 +32,12 @@
 //!   been written was resent unchanged as a probe and came back acknowledged (a duplicate) or
 //!   OUT_OF_ORDER (absent). Other partitions keep their sequences until their unfinished
 //!   batches drain, then restart at 0 under the new epoch (new batches wait for that).
+//! - **A topic created again.** Each produce names the topic id metadata gives (Produce v13),
+//!   which a leader of another topic of the name refuses (`UnknownTopicId`). When metadata
+//!   gives the topic another id than the partition's batches went out under, none of them is
+//!   in the new topic's log: nothing is probed, and the partition's sequences start over under
+//!   a new epoch ([`ProducerEvent::TopicCreatedAgain`]), as the new leader knows nothing of
+//!   them.
 //! - **Delivery timeout.** A record not acknowledged `delivery_timeout_ms` after `send` fails
 //!   with [`ProduceError::DeliveryTimeout`]. If it was never sent the outcome is known (not
 //!   written); a batch that was sent fails with `outcome_unknown = true`, its request is
@@ -68,8 +74,8 @@ mod sequences;
 
 use crate::protocol::{
     Acks, BrokerId, ClusterResponse, CoordinatorRequest, CoordinatorResponse, ErrorCode, NodeId,
-    ProducerEpoch, ProducerId, ReplicaRequest, ReplicaResponse, Request, Response, TopicMetadata,
-    TopicPartition,
+    ProducerEpoch, ProducerId, ReplicaRequest, ReplicaResponse, Request, Response, TopicId,
+    TopicMetadata, TopicPartition,
 };
 use sequences::next_action;
 
@@ -212,6 +218,12 @@ pub enum ProducerEvent {
         /// The id and its epoch.
         producer: ProducerIdAndEpoch,
     },
+    /// Metadata gave the partition's topic another id than the one its batches were sent
+    /// under (deleted and created again): its sequences start over under a new epoch.
+    TopicCreatedAgain {
+        /// The partition.
+        topic_partition: TopicPartition,
+    },
     /// The epoch was bumped locally (KIP-360) and these partitions restarted at sequence 0.
     EpochBumped {
         /// The producer id.
@@ -339,6 +351,9 @@ struct PartitionState {
     unresolved_next_sequence: Option<i32>,
     /// Batches drained so far (the next batch's `drain_index`).
     drained_batches: u64,
+    /// The topic id the partition's batches were last sent under (`None` before the first
+    /// send, or while metadata gave none).
+    topic_id: Option<TopicId>,
 }
 
 impl PartitionState {
@@ -351,6 +366,7 @@ impl PartitionState {
             last_acked_sequence: -1,
             unresolved_next_sequence: None,
             drained_batches: 0,
+            topic_id: None,
         }
     }
 
@@ -742,12 +758,14 @@ impl IdempotentProducer {
     ) {
         let batch = &self.partitions[topic_partition].batches[index];
         assert!(!batch.is_in_flight(), "a batch is in at most one request");
+        let topic_id = self.io.metadata.topic_id(&topic_partition.topic);
         let request = Request::Replica(ReplicaRequest::Produce {
             acks: self.config.acks,
             timeout_ms: self.config.request_timeout_ms,
             topic_partition: topic_partition.clone(),
             batch: batch.encoded.clone(),
             transactional_id: None,
+            topic_id,
         });
         let pending = PendingRequest::Produce {
             topic_partition: topic_partition.clone(),
@@ -757,6 +775,7 @@ impl IdempotentProducer {
         let correlation_id = self.io.send_request(now_ms, leader, request, pending);
         let partition = self.partitions.get_mut(topic_partition).expect("listed");
         partition.batches[index].state = BatchState::InFlight { correlation_id };
+        partition.topic_id = topic_id.or(partition.topic_id);
     }
 
     // ----- answers -----

@@ -5,7 +5,8 @@ use bytes::Bytes;
 
 use super::*;
 use crate::client::test_support::{
-    broker, orders_metadata, produce_error, produce_ok, respond, take_requests, tp, Sent, CLUSTER,
+    broker, orders_metadata, produce_error, produce_ok, recreated_orders_metadata, respond,
+    take_requests, tp, Sent, CLUSTER, ORDERS_TOPIC_ID,
 };
 use crate::node::Node;
 use crate::protocol::{
@@ -413,6 +414,75 @@ fn producer_out_of_order_bump_first_probes_batches_that_may_already_be_written()
     assert_eq!(restamped[0].stamp(), (PID, 1, 0, 1));
     harness.answer(&restamped[0], produce_ok(2));
     assert_eq!(harness.events(), vec![acked(1, 0, 2)]);
+}
+
+#[test]
+fn producer_starts_sequences_over_instead_of_probing_in_a_topic_created_again() {
+    // Sequence 1 is refused (NotLeaderOrFollower) and sequence 2's answer is lost, so it may be
+    // written. Then metadata gives orders another id: the topic was deleted and created again.
+    // Every attempt named the old id, which the new leader refuses (Produce v13), so neither
+    // batch is in the new log and nothing is probed: a probe of sequence 2, resent unchanged,
+    // would be written ahead of sequence 1 by a leader that accepts any first sequence
+    // (generated seeds 15300000000000424, 15400000000000210). The sequences start over under
+    // a new epoch, the oldest batch first and alone.
+    let (mut harness, first) = Harness::ready(ProducerConfig::default());
+    harness.answer(&first, produce_ok(0));
+    harness.send(0, "r1");
+    harness.send(0, "r2");
+    let batches = harness.sent();
+    assert!(
+        matches!(
+            &batches[0].request,
+            Request::Replica(ReplicaRequest::Produce { topic_id: Some(id), .. }) if *id == ORDERS_TOPIC_ID
+        ),
+        "a produce names the topic id: {:?}",
+        batches[0].request
+    );
+    harness.advance_to(10);
+    harness.answer(&batches[0], produce_error(ErrorCode::NotLeaderOrFollower));
+    // A delayed produce that timed out at the leader: it may be in the log.
+    harness.answer(&batches[1], produce_error(ErrorCode::RequestTimedOut));
+    harness.advance_to(110);
+    let sent = harness.sent();
+    let refresh = sent
+        .iter()
+        .find(|sent| matches!(sent.request, Request::Cluster(_)))
+        .expect("a metadata refresh");
+    let retry = sent
+        .iter()
+        .find(|sent| matches!(sent.request, Request::Replica(_)))
+        .expect("sequence 1 retried");
+    assert_eq!(retry.stamp(), (PID, 0, 1, 1));
+    harness.answer(retry, produce_error(ErrorCode::NotLeaderOrFollower));
+    harness.answer(
+        refresh,
+        recreated_orders_metadata(&[1, 2, 3], &[1, 1], 0, TopicId(8)),
+    );
+    harness.events();
+    harness.advance_to(300);
+    let sent = harness.sent();
+    let produces: Vec<&Sent> = sent
+        .iter()
+        .filter(|sent| {
+            matches!(
+                sent.request,
+                Request::Replica(ReplicaRequest::Produce { .. })
+            )
+        })
+        .collect();
+    assert_eq!(produces.len(), 1, "the oldest batch alone: {sent:?}");
+    assert_eq!(
+        produces[0].stamp(),
+        (PID, 1, 0, 1),
+        "re-stamped, not probed"
+    );
+    assert!(matches!(
+        &produces[0].request,
+        Request::Replica(ReplicaRequest::Produce {
+            topic_id: Some(TopicId(8)),
+            ..
+        })
+    ));
 }
 
 #[test]

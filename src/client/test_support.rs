@@ -29,6 +29,29 @@ pub(crate) fn tp(partition: i32) -> TopicPartition {
     TopicPartition::new("orders", partition)
 }
 
+/// [`orders_metadata`] for an `orders` created again under the id `topic_id`.
+pub(crate) fn recreated_orders_metadata(
+    brokers: &[i32],
+    leaders: &[i32],
+    leader_epoch: i32,
+    topic_id: TopicId,
+) -> Response {
+    let Response::Cluster(ClusterResponse::Metadata {
+        brokers,
+        mut topics,
+    }) = orders_metadata(brokers, leaders, leader_epoch)
+    else {
+        unreachable!("orders_metadata answers Metadata");
+    };
+    for topic in &mut topics {
+        topic.topic_id = Some(topic_id);
+        for partition in &mut topic.partitions {
+            partition.topic_id = topic_id;
+        }
+    }
+    Response::Cluster(ClusterResponse::Metadata { brokers, topics })
+}
+
 /// A Metadata answer naming live `brokers`, where partition `i` of `orders` is led by
 /// `leaders[i]` in `leader_epoch` (every broker a replica and in the ISR).
 pub(crate) fn orders_metadata(brokers: &[i32], leaders: &[i32], leader_epoch: i32) -> Response {

@@ -870,6 +870,9 @@ impl TransactionalProducer {
             topic_partition: topic_partition.clone(),
             batch: batch.encoded.clone(),
             transactional_id: Some(self.config.transactional_id.clone()),
+            // By name: KIP-890's verification already refuses a transaction's produce to a
+            // topic created again (its partition is not in the ongoing transaction there).
+            topic_id: None,
         });
         let pending = PendingRequest::Produce {
             topic_partition: topic_partition.clone(),

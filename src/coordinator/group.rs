@@ -49,19 +49,22 @@
 //!   mirroring's offset sync must be refused for active groups). Otherwise the member must
 //!   exist (`UnknownMemberId`; `GroupIdNotFound` if the group does not) and the epoch must be
 //!   the member's current one (`FencedMemberEpoch`). Partitions of topics or partitions the
-//!   metadata image does not know get `UnknownTopicOrPartition`; the others are written, one
-//!   record per partition (offset, leader epoch, metadata, commit time), and answered once the
-//!   write completes.
+//!   metadata image does not know get `UnknownTopicOrPartition`, and ones naming a topic id the
+//!   image does not give the name (OffsetCommit v10) `UnknownTopicId`; the others are written,
+//!   one record per partition (offset, leader epoch, metadata, commit time, and the topic id:
+//!   the commit's, else the image's), and answered once the write completes.
 //! - **OffsetFetch** answers from replayed state: the committed offset, or −1 (with leader
-//!   epoch −1) for a partition without one; `partitions: None` means every partition the group
+//!   epoch −1) for a partition without one, or whose recorded topic id the image no longer
+//!   gives the name (KAFKA-19141's check); `partitions: None` means every partition the group
 //!   has. An unknown group is not an error. While writes are pending, the answer waits until
 //!   the last of them completed (Kafka's consumers fetch with `requireStable`, which the
 //!   coordinator runtime runs as a write operation), so a commit accepted before the fetch is
 //!   never missed by it.
 //! - **Topic deletion** (Kafka's `onPartitionsDeleted`): when the broker's image drops a topic,
 //!   a loaded shard writes a tombstone ([`GroupRecord::OffsetDeleted`]) for every committed
-//!   offset of it, so a topic created again under the name starts without offsets; a shard
-//!   not loaded then, or a failed write, leaves them, as Kafka's does.
+//!   offset of it, so a topic created again under the name starts without offsets. A shard not
+//!   loaded then (its leader failing over), or a failed write, leaves them, as Kafka's does; a
+//!   shard tombstones them when it loads, as their recorded topic id is not the image's.
 //! - **DescribeGroups** gives, per group, `Empty` (no members), `Reconciling` (a member's epoch
 //!   is behind the group epoch, or it has not acknowledged a revocation), `Stable`, or `Dead`
 //!   (unknown group), and the member ids in order. An empty id list describes every group of

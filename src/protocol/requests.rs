@@ -214,6 +214,11 @@ pub enum ReplicaRequest {
         /// The producer's transactional id (Produce v3+), which KIP-890's verification asks
         /// the coordinator about; `None` for a producer without one.
         transactional_id: Option<String>,
+        /// The topic id the producer means (Produce v13): a leader whose partition has another
+        /// id (the topic was deleted and created again) refuses it with `UnknownTopicId`
+        /// rather than write a batch of the deleted topic's sequences into the new one. `None`
+        /// produces by name.
+        topic_id: Option<TopicId>,
     },
     /// Follower or consumer → partition leader.
     Fetch {

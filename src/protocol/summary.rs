@@ -340,6 +340,7 @@ fn request_fields_replica(f: &mut fmt::Formatter<'_>, request: &ReplicaRequest) 
             topic_partition,
             batch,
             transactional_id: _,
+            topic_id: _,
         } => {
             let acks = match acks {
                 Acks::Leader => "1",

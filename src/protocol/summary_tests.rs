@@ -19,6 +19,7 @@ fn produce() -> Message {
             topic_partition: TopicPartition::new("orders", 1),
             batch: builder.build(),
             transactional_id: None,
+            topic_id: None,
         }),
     )
 }

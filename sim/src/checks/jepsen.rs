@@ -32,6 +32,7 @@ impl Checkers {
         let outcome_lost_skips = std::cell::Cell::new(0u64);
         let ended_life_skips = std::cell::Cell::new(0u64);
         let deposed_tail_skips = std::cell::Cell::new(0u64);
+        let before_rewrite_skips = std::cell::Cell::new(0u64);
         let (mut out, (rewritten_reads, rewritten_skips, across_skips)) = {
             let by_mirroring = |consumer: NodeId, poll: &PollRecord| {
                 self.rewritten_by_mirroring(
@@ -167,6 +168,13 @@ impl Checkers {
                     || previous.is_some_and(|previous| {
                         self.skip_over_replaced_log(key.0, read_committed, previous, poll, skipped)
                     });
+                let before_rewrite = !excused
+                    && previous.is_some()
+                    && self.skip_before_rewrite(key.0, poll, skipped);
+                before_rewrite_skips.set(before_rewrite_skips.get() + u64::from(before_rewrite));
+                if before_rewrite {
+                    return true;
+                }
                 let into_deposed_tail = !excused
                     && previous.is_some_and(|previous| {
                         let reads = (previous, poll);
@@ -240,6 +248,7 @@ impl Checkers {
         );
         self.mark_times("read-committed-outcome-lost", outcome_lost_reads.get());
         self.mark_times("skip-rewritten-by-mirroring", rewritten_skips);
+        self.mark_times("skip-before-rewrite", before_rewrite_skips.get());
         self.mark_times("skip-across-replaced-log", across_skips);
         self.mark_times(
             "skip-over-outcome-lost-not-durable",

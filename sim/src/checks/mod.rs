@@ -3115,6 +3115,33 @@ mod tests {
     }
 
     #[test]
+    fn a_skip_is_excused_only_when_the_log_was_rewritten_after_both_fetches() {
+        // Generated seed 15600000000000068: the consumer read 58 and 60 past the reset batch at
+        // 59, then PREPARING cut the log to 0 and mirrored a record to 59.
+        let tp = TopicPartition::new("payments", 0);
+        let consumer = CONSUMER;
+        let mut checkers = Checkers::default();
+        checkers.mirror_truncations.insert(
+            (consumer.cluster(), tp.clone()),
+            vec![(5_239, 0, TruncationReason::MirrorLastMirroredEpoch)],
+        );
+        let read = |fetched_ms| PollRecord {
+            fetched_ms,
+            received_ms: fetched_ms + 2,
+            ..poll(&tp, 60, "b/1/payments-0/60/x")
+        };
+        assert!(checkers.skip_before_rewrite(consumer, &read(5_237), 59));
+        // Fetched after the cut: the answer came from the rewritten log, which held the record.
+        assert!(!checkers.skip_before_rewrite(consumer, &read(5_240), 59));
+        // A cut above the skipped offset rewrote nothing there.
+        checkers.mirror_truncations.insert(
+            (consumer.cluster(), tp.clone()),
+            vec![(5_239, 60, TruncationReason::MirrorLastMirroredEpoch)],
+        );
+        assert!(!checkers.skip_before_rewrite(consumer, &read(5_237), 59));
+    }
+
+    #[test]
     fn unseen_tells_another_record_read_at_the_offset_by_its_leader_epoch() {
         // The consumer read offset 5 of one history; the final log holds the acknowledged
         // record there from another. Read by offset alone, it would count as seen.

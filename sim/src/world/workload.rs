@@ -156,6 +156,9 @@ pub struct History {
     /// Transactional producers fenced while alive (a coordinator's timeout abort bumped the
     /// epoch under their open transaction).
     pub transactional_fenced: u64,
+    /// Partitions whose idempotent producer started its sequences over because the topic was
+    /// deleted and created again (their `TopicCreatedAgain` events).
+    pub producer_sequences_restarted_with_topic: u64,
     /// Positions consumers dropped because their topic was deleted and created again under
     /// its name (their `TopicRecreated` events).
     pub consumer_positions_dropped_with_topic: u64,
@@ -391,6 +394,9 @@ impl ProducerWorkload {
                 } => history.record_failure(key(handle), outcome_unknown),
                 ProducerEvent::EpochBumped { .. } => history.producer_epoch_bumps += 1,
                 ProducerEvent::Retried { .. } => history.batch_retries += 1,
+                ProducerEvent::TopicCreatedAgain { .. } => {
+                    history.producer_sequences_restarted_with_topic += 1;
+                }
                 _ => {}
             }
         }

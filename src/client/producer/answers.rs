@@ -12,10 +12,41 @@ impl IdempotentProducer {
         topics: &[TopicMetadata],
     ) {
         let leaders_changed = self.io.metadata.apply(now_ms, brokers, topics);
+        self.start_over_in_created_again_topics();
         self.events.push(ProducerEvent::MetadataRefreshed {
             broker,
             leaders_changed,
         });
+    }
+
+    /// A partition whose batches went out under a topic id that metadata no longer gives the
+    /// name (the topic was deleted and created again): none of them can be in the new topic's
+    /// log, as every attempt named the old id (Produce v13) and the new leader refuses those,
+    /// so nothing is left to probe; and the new leader knows nothing of our sequences, so they
+    /// start over under a new epoch, the first batch alone, as after any loss of the broker's
+    /// state (KIP-360). Otherwise a probe resent unchanged would be written ahead of the
+    /// partition's older batches by a leader that accepts any first sequence (generated seeds
+    /// 15300000000000424, 15400000000000210: `producer-order`).
+    fn start_over_in_created_again_topics(&mut self) {
+        for (topic_partition, partition) in &mut self.partitions {
+            let current = self.io.metadata.topic_id(&topic_partition.topic);
+            let Some(sent_under) = partition.topic_id else {
+                continue;
+            };
+            if current.is_none_or(|current| current == sent_under) {
+                continue;
+            }
+            partition.topic_id = current;
+            for batch in partition.batches.iter_mut().filter(|b| !b.is_in_flight()) {
+                batch.maybe_written = false;
+            }
+            if !partition.batches.is_empty() || partition.last_acked_sequence >= 0 {
+                self.partitions_to_rewrite.insert(topic_partition.clone());
+                self.events.push(ProducerEvent::TopicCreatedAgain {
+                    topic_partition: topic_partition.clone(),
+                });
+            }
+        }
     }
 
     pub(super) fn handle_init_producer_id(
@@ -107,6 +138,11 @@ impl IdempotentProducer {
                     batch.maybe_written = false;
                 }
                 self.handle_out_of_order(topic_partition, index, stamp);
+            }
+            ErrorCode::UnknownTopicId => {
+                // Produce v13: refused before the append, the leader's partition is of a topic
+                // created again under the name; metadata will give its id.
+                self.io.metadata.request_update();
             }
             UNKNOWN_PRODUCER_ID => {
                 // Pre-2.5 brokers: the leader lost our state; for idempotence, bump and retry.

@@ -405,6 +405,7 @@ mod tests {
             timeout_ms: 30_000,
             topic_partition: tp(),
             batch: builder.build(),
+            topic_id: None,
         }
     }
 
@@ -461,6 +462,36 @@ mod tests {
             other => panic!("one produce answer expected: {other:?}"),
         }
         assert_eq!(replicas.deadline(), Some(500), "the next ISR check only");
+    }
+
+    #[test]
+    fn a_produce_naming_another_topic_id_is_refused_and_one_naming_the_partitions_is_written() {
+        // Produce v13: a producer whose batch belongs to a topic of this name deleted since
+        // (orders-0 here is TopicId(7)).
+        let mut host = Host::new();
+        let mut replicas = leader(&mut host);
+        let naming = |topic_id| ProduceRequest {
+            topic_id: Some(topic_id),
+            ..produce(Acks::Leader)
+        };
+        let outcome = replicas.handle_produce(
+            &mut host.context(),
+            naming(TopicId(6)),
+            WriteGate::default(),
+        );
+        assert_eq!(outcome, ProduceOutcome::Refused);
+        match host.sent().as_slice() {
+            [Message::Response(9, Response::Replica(ReplicaResponse::Produce { error, .. }))] => {
+                assert_eq!(*error, ErrorCode::UnknownTopicId);
+            }
+            other => panic!("one produce answer expected: {other:?}"),
+        }
+        let outcome = replicas.handle_produce(
+            &mut host.context(),
+            naming(TopicId(7)),
+            WriteGate::default(),
+        );
+        assert_eq!(outcome, ProduceOutcome::Appended);
     }
 
     #[test]

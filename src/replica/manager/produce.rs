@@ -3,7 +3,7 @@
 //! watermark.
 
 use super::{ReplicaContext, ReplicaManager};
-use crate::common::{LeaderEpoch, MirrorState};
+use crate::common::{LeaderEpoch, MirrorState, TopicId};
 use crate::events::BrokerEvent;
 use crate::log::AppendOrigin;
 use crate::protocol::{Acks, ErrorCode, NodeId, Offset, ReplicaResponse, Response, TopicPartition};
@@ -62,6 +62,8 @@ pub struct ProduceRequest {
     pub topic_partition: TopicPartition,
     /// The batch.
     pub batch: RecordBatch,
+    /// The topic id the producer means, if it names one (Produce v13).
+    pub topic_id: Option<TopicId>,
 }
 
 impl<S: BrokerStorage> ReplicaManager<S> {
@@ -81,6 +83,7 @@ impl<S: BrokerStorage> ReplicaManager<S> {
             timeout_ms,
             topic_partition,
             batch,
+            topic_id,
         } = request;
         let refuse = |context: &mut ReplicaContext<'_>, error, log_start_offset| {
             respond_produce(
@@ -101,6 +104,11 @@ impl<S: BrokerStorage> ReplicaManager<S> {
         let Role::Leader(state) = &partition.role else {
             return refuse(context, ErrorCode::NotLeaderOrFollower, Offset::NONE);
         };
+        if topic_id.is_some_and(|id| id != partition.topic_id) {
+            // Produce v13: the producer means a topic of this name that was deleted since;
+            // its sequences are not this partition's.
+            return refuse(context, ErrorCode::UnknownTopicId, Offset::NONE);
+        }
         let leader_epoch = state.leader_epoch;
         let mirror_state = gate.mirror_state;
         if let Some(state) = gate.refused_in {

@@ -761,14 +761,7 @@ impl World {
             self.final_verdict(now)
         };
         self.say_verdict(seed, verdict);
-        let (
-            records,
-            producer_epoch_bumps,
-            transactional_fenced,
-            positions_dropped,
-            moved_back,
-            admin,
-        ) = {
+        let (records, producer_epoch_bumps, transactional_fenced, counted, admin) = {
             let history = lock(&self.shared.history);
             let sends = history.sends.values();
             let acked = sends.clone().filter(|s| s.acked_offset.is_some()).count();
@@ -777,8 +770,22 @@ impl World {
                 (history.sends.len(), acked, failed),
                 history.producer_epoch_bumps,
                 history.transactional_fenced,
-                history.consumer_positions_dropped_with_topic,
-                history.position_resets.len(),
+                [
+                    (
+                        "consumer-position-dropped-with-topic",
+                        history.consumer_positions_dropped_with_topic,
+                    ),
+                    // A consumer's position went back: validation found the log truncated
+                    // below it (KIP-320), or a reset placed it lower.
+                    (
+                        "consumer-position-moved-back",
+                        history.position_resets.len() as u64,
+                    ),
+                    (
+                        "producer-sequences-restarted-with-topic",
+                        history.producer_sequences_restarted_with_topic,
+                    ),
+                ],
                 history.admin_ops.clone(),
             )
         };
@@ -793,21 +800,8 @@ impl World {
                 .entry("txn-producer-fenced-by-timeout".into())
                 .or_default() += transactional_fenced;
         }
-        if moved_back > 0 {
-            // A consumer's position went back: validation found the log truncated below it
-            // (KIP-320), or a reset placed it lower.
-            *self
-                .checkers
-                .marks
-                .entry("consumer-position-moved-back".into())
-                .or_default() += moved_back as u64;
-        }
-        if positions_dropped > 0 {
-            *self
-                .checkers
-                .marks
-                .entry("consumer-position-dropped-with-topic".into())
-                .or_default() += positions_dropped;
+        for (mark, count) in counted.into_iter().filter(|(_, count)| *count > 0) {
+            *self.checkers.marks.entry(mark.into()).or_default() += count;
         }
         if producer_epoch_bumps > 0 {
             *self
