@@ -666,8 +666,7 @@ impl Consumer {
                 continue;
             }
             if let Some((leader, leader_epoch)) = self.io.metadata.leader(topic_partition) {
-                let needs_validation = partition.offset_epoch.is_some()
-                    && partition.validated_leader_epoch != Some(leader_epoch);
+                let needs_validation = partition.awaits_validation(Some(leader_epoch));
                 if positioned && needs_validation != validating {
                     continue;
                 }

@@ -720,9 +720,9 @@ mod against_a_real_log {
 }
 
 /// A consumer of `orders-0` that read `a`, `b`, `c` (offsets 0..3, leader epoch 0) from broker
-/// 1, then saw broker 1 lose leadership and metadata name broker 2 in epoch 2: returns the
-/// harness with the request it sends next.
-fn after_leader_change() -> (Harness, Vec<Sent>) {
+/// 1, then had its next fetch answered with `error`: returns the harness at 100 ms with the
+/// metadata refresh the error asked for, unanswered.
+fn read_then_refresh_after(error: ErrorCode) -> (Harness, Sent) {
     let mut log = empty_log();
     append(&mut log, &data_batch(1, 0, &["a", "b", "c"], false));
     log.maybe_increment_high_watermark(Offset(3));
@@ -734,12 +734,20 @@ fn after_leader_change() -> (Harness, Vec<Sent>) {
     harness.answer(
         &fetch[0],
         Response::Replica(ReplicaResponse::Fetch {
-            partitions: vec![fetch_error(tp(0), ErrorCode::NotLeaderOrFollower)],
+            partitions: vec![fetch_error(tp(0), error)],
         }),
     );
     harness.advance_to(100);
-    let refresh = harness.sent();
-    harness.answer(&refresh[0], metadata(2, 2));
+    let mut refresh = harness.sent();
+    harness.events();
+    (harness, refresh.remove(0))
+}
+
+/// [`read_then_refresh_after`] a leader change: broker 1 lost leadership and metadata names
+/// broker 2 in epoch 2. Returns the harness with the request it sends next.
+fn after_leader_change() -> (Harness, Vec<Sent>) {
+    let (mut harness, refresh) = read_then_refresh_after(ErrorCode::NotLeaderOrFollower);
+    harness.answer(&refresh, metadata(2, 2));
     harness.advance_to(150);
     harness.events();
     let next = harness.sent();
@@ -838,25 +846,9 @@ fn a_position_in_a_topic_created_again_under_its_name_is_dropped() {
     // The topic was deleted and created again: offset 3 of the old log means nothing in the
     // new one (whose epochs start over at 0, so validation would not notice), and the
     // partition starts over under the reset policy.
-    let mut log = empty_log();
-    append(&mut log, &data_batch(1, 0, &["a", "b", "c"], false));
-    log.maybe_increment_high_watermark(Offset(3));
-    let (mut harness, fetch) = Harness::fetching(ConsumerConfig::default(), 0);
-    harness.serve_fetch(&fetch, &log);
-    assert_eq!(harness.delivered_offsets(), vec![0, 1, 2]);
-    let fetch = harness.sent();
-    harness.advance_to(50);
+    let (mut harness, refresh) = read_then_refresh_after(ErrorCode::UnknownTopicOrPartition);
     harness.answer(
-        &fetch[0],
-        Response::Replica(ReplicaResponse::Fetch {
-            partitions: vec![fetch_error(tp(0), ErrorCode::UnknownTopicOrPartition)],
-        }),
-    );
-    harness.advance_to(100);
-    let refresh = harness.sent();
-    harness.events();
-    harness.answer(
-        &refresh[0],
+        &refresh,
         recreated_orders_metadata(&[1, 2], &[1, 1], 0, TopicId(8)),
     );
     assert!(harness.events().contains(&ConsumerEvent::TopicRecreated {

@@ -1043,19 +1043,17 @@ fn a_deleted_topics_offsets_are_tombstoned_and_stay_deleted_after_a_failover() {
     assert_eq!(runtime.fetch_offsets(&asked), expected);
     runtime.failover();
     assert_eq!(runtime.fetch_offsets(&asked), expected);
-    assert_eq!(
-        runtime
-            .shard
-            .committed_offsets("g")
-            .keys()
-            .collect::<Vec<_>>(),
-        vec![&payments]
-    );
+    assert_eq!(partitions_with_offsets(&runtime), vec![payments.clone()]);
     // A shard that is not loaded (still loading, or handed over) writes nothing.
     let before = runtime.log.len();
     runtime.shard.unloaded(&mut ShardOutput::default());
     runtime.call(|shard, env, out| shard.topics_deleted(env, &["payments".into()], out));
     assert_eq!(runtime.log.len(), before);
+}
+
+/// The partitions group `g` has committed offsets for, in order.
+fn partitions_with_offsets(runtime: &Runtime) -> Vec<TopicPartition> {
+    runtime.shard.committed_offsets("g").into_keys().collect()
 }
 
 /// `orders` deleted and created again under a new id in the runtime's image, without telling
@@ -1114,14 +1112,7 @@ fn a_shard_loaded_after_a_deletion_it_missed_deletes_the_old_topics_offsets() {
         .filter(|record| matches!(record, GroupRecord::OffsetDeleted { topic_partition, .. } if *topic_partition == orders(0)))
         .count();
     assert_eq!(tombstones, 1, "the load tombstones the old topic's offset");
-    assert_eq!(
-        runtime
-            .shard
-            .committed_offsets("g")
-            .keys()
-            .collect::<Vec<_>>(),
-        vec![&payments]
-    );
+    assert_eq!(partitions_with_offsets(&runtime), vec![payments.clone()]);
     assert_eq!(runtime.fetch_offsets(&asked), expected);
 }
 
