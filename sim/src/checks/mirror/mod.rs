@@ -301,6 +301,9 @@ pub struct MirrorChecks {
     mirror_state_losses: BTreeMap<ClusterIndex, Vec<i64>>,
     /// (destination cluster, partition) → when a leader first appended mirrored data.
     first_mirror_append_ms: BTreeMap<(ClusterIndex, TopicPartition), i64>,
+    /// (destination cluster, partition) → when it first went PREPARING: its last-mirrored-epoch
+    /// lookup then learned the source topic's id, even if nothing was ever appended.
+    first_prepare_ms: BTreeMap<(ClusterIndex, TopicPartition), i64>,
     /// (node, incarnation, partition) of the stops a leader made as stops of its cluster's
     /// own writes (no cut to the LSO, no MIRROR_PID_RESET), when they began.
     own_write_stops: BTreeMap<(NodeId, u64, TopicPartition), i64>,
@@ -336,16 +339,27 @@ impl MirrorChecks {
     /// `checks::topics`); the source's losses and cuts noted there are kept, since the mirrors
     /// that fetched them still hold what they fetched.
     /// Whether the life of `source`'s topic that `destination`'s `tp` mirrored has ended: the
-    /// checkers saw it end after the destination first appended from the source.
+    /// checkers saw it end after the destination first appended from the source, or first went
+    /// PREPARING (whose lookup learned the source topic id: a partition that met the source's
+    /// deletion before its first append fails on the new id too; generated seed
+    /// 15400000000000201).
     pub(crate) fn source_life_ended_under(
         &self,
         destination: ClusterIndex,
         tp: &TopicPartition,
         source: ClusterIndex,
     ) -> bool {
-        let ended = self.source_lives_ended.get(&(source, tp.topic.to_string()));
-        let first_append = self.first_mirror_append_ms.get(&(destination, tp.clone()));
-        matches!((ended, first_append), (Some(ended), Some(first)) if first <= ended)
+        let Some(&ended) = self.source_lives_ended.get(&(source, tp.topic.to_string())) else {
+            return false;
+        };
+        let key = (destination, tp.clone());
+        [
+            self.first_mirror_append_ms.get(&key),
+            self.first_prepare_ms.get(&key),
+        ]
+        .into_iter()
+        .flatten()
+        .any(|&since| since <= ended)
     }
 
     pub(crate) fn forget_topic(&mut self, time_ms: i64, cluster: ClusterIndex, topic: &str) {
@@ -362,6 +376,7 @@ impl MirrorChecks {
         forget_in(&mut self.stopped_scanned, cluster, topic);
         forget_in(&mut self.fetcher_brokers, cluster, topic);
         forget_in(&mut self.first_mirror_append_ms, cluster, topic);
+        forget_in(&mut self.first_prepare_ms, cluster, topic);
         forget_in(&mut self.own_write_stops, cluster, topic);
         forget_in(&mut self.mirrored_since_prepare, cluster, topic);
         forget_in(&mut self.mirroring_leaders, cluster, topic);
@@ -497,6 +512,15 @@ impl MirrorChecks {
             } => {
                 self.own_write_stops
                     .entry((node, view.incarnation, topic_partition.clone()))
+                    .or_insert(time_ms);
+            }
+            BrokerEvent::MirrorTransition {
+                topic_partition,
+                to: MirrorState::Preparing,
+                ..
+            } => {
+                self.first_prepare_ms
+                    .entry((view.cluster, topic_partition.clone()))
                     .or_insert(time_ms);
             }
             BrokerEvent::MirrorAppend {

@@ -407,3 +407,29 @@ fn a_stop_committed_in_the_step_counts_for_an_add_forwarded_in_it() {
         MirrorState::Preparing
     );
 }
+
+#[test]
+fn a_source_life_ended_after_the_destination_prepared_counts_without_an_append() {
+    // Generated seed 15400000000000201: d's payments-0 went PREPARING (its lookup learned c's
+    // topic id), c deleted payments before d appended anything, and d failed on the new id.
+    let (d, c) = (ClusterIndex(3), ClusterIndex(2));
+    let tp = TopicPartition::new("payments", 0);
+    let mut checks = MirrorChecks::default();
+    checks
+        .source_lives_ended
+        .insert((c, "payments".into()), 7_364);
+    assert!(!checks.source_life_ended_under(d, &tp, c), "never mirrored");
+    checks.first_prepare_ms.insert((d, tp.clone()), 7_400);
+    assert!(
+        !checks.source_life_ended_under(d, &tp, c),
+        "prepared after the end"
+    );
+    checks.first_prepare_ms.insert((d, tp.clone()), 4_468);
+    assert!(checks.source_life_ended_under(d, &tp, c));
+    checks.first_prepare_ms.clear();
+    checks.first_mirror_append_ms.insert((d, tp.clone()), 5_000);
+    assert!(
+        checks.source_life_ended_under(d, &tp, c),
+        "appended before the end"
+    );
+}
