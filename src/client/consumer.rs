@@ -509,14 +509,11 @@ impl Consumer {
     }
 
     /// The position of `topic_partition` as a commit may record it: (offset, the position's
-    /// leader epoch or −1, the topic id it belongs to), or `None` while the position is not
-    /// valid — unknown, or awaiting validation (Kafka's `allConsumed` takes only positions
+    /// leader epoch or −1; its topic id is [`Consumer::position_topic_id`]), or `None` while
+    /// the position is not valid — unknown, or awaiting validation (Kafka's `allConsumed` takes only positions
     /// with `hasValidPosition`; committing one that the log may have truncated below would
     /// make the next member resume past records nobody read).
-    pub fn committable_position(
-        &self,
-        topic_partition: &TopicPartition,
-    ) -> Option<(i64, i32, Option<TopicId>)> {
+    pub fn committable_position(&self, topic_partition: &TopicPartition) -> Option<(i64, i32)> {
         let partition = self.partitions.get(topic_partition)?;
         let position = partition.position?;
         let leader_epoch = self
@@ -527,8 +524,7 @@ impl Consumer {
         if partition.awaits_validation(leader_epoch) {
             return None;
         }
-        let topic_id = self.position_topic_id(topic_partition);
-        Some((position, partition.offset_epoch.unwrap_or(-1), topic_id))
+        Some((position, partition.offset_epoch.unwrap_or(-1)))
     }
 
     /// The topic id `topic_partition`'s position belongs to, or, when not assigned or not

@@ -545,7 +545,7 @@ impl GroupConsumer {
                 // Only a valid position: one awaiting validation may lie past where the log
                 // was truncated. Its epoch is the position's own, the one it is validated with
                 // (KIP-320).
-                let (position, epoch, _) = self.consumer.committable_position(tp)?;
+                let (position, epoch) = self.consumer.committable_position(tp)?;
                 if self.committed.get(tp).map(|(offset, _)| *offset) == Some(position) {
                     return None;
                 }

@@ -761,16 +761,20 @@ impl World {
             self.final_verdict(now)
         };
         self.say_verdict(seed, verdict);
-        let (records, producer_epoch_bumps, transactional_fenced, counted, admin) = {
+        let (records, counted, admin) = {
             let history = lock(&self.shared.history);
             let sends = history.sends.values();
             let acked = sends.clone().filter(|s| s.acked_offset.is_some()).count();
             let failed = sends.filter(|s| s.failed.is_some()).count();
             (
                 (history.sends.len(), acked, failed),
-                history.producer_epoch_bumps,
-                history.transactional_fenced,
+                // Client outcomes counted in the history, as coverage marks.
                 [
+                    ("producer-epoch-bumped", history.producer_epoch_bumps),
+                    (
+                        "txn-producer-fenced-by-timeout",
+                        history.transactional_fenced,
+                    ),
                     (
                         "consumer-position-dropped-with-topic",
                         history.consumer_positions_dropped_with_topic,
@@ -793,22 +797,8 @@ impl World {
         for (mark, count) in admin_marks(&admin) {
             *self.checkers.marks.entry(mark.into()).or_default() += count;
         }
-        if transactional_fenced > 0 {
-            *self
-                .checkers
-                .marks
-                .entry("txn-producer-fenced-by-timeout".into())
-                .or_default() += transactional_fenced;
-        }
         for (mark, count) in counted.into_iter().filter(|(_, count)| *count > 0) {
             *self.checkers.marks.entry(mark.into()).or_default() += count;
-        }
-        if producer_epoch_bumps > 0 {
-            *self
-                .checkers
-                .marks
-                .entry("producer-epoch-bumped".into())
-                .or_default() += producer_epoch_bumps;
         }
         let report = RunReport {
             seed,
