@@ -329,13 +329,28 @@ pub enum BrokerEvent {
         /// The source leader epoch the fetch named.
         source_epoch: LeaderEpoch,
     },
-    /// A tail check found the log's last batch, at `base_offset`, differing from the source's
-    /// batch there (another history in the same epoch numbers): the batch was cut, and the
-    /// next fetch checks the one before.
+    /// A tail check found the first batch it compared, at `base_offset`, differing from the
+    /// source's batch there (another history in the same epoch numbers), and this log holds
+    /// batches below it: nothing is cut yet, the next check starts at `next_check`, further
+    /// back from the log end.
+    MirrorTailSearchedBack {
+        /// The mirror partition.
+        topic_partition: TopicPartition,
+        /// The base offset of the batch that differs.
+        base_offset: Offset,
+        /// Where the next tail check starts.
+        next_check: Offset,
+        /// The source leader epoch the fetch named.
+        source_epoch: LeaderEpoch,
+    },
+    /// A tail check found the batch at `base_offset` differing from the source's batch there
+    /// (another history in the same epoch numbers) and every batch it compared below it
+    /// equal (or none below it here): the log was cut at `base_offset`, and the next fetch
+    /// checks the tail again.
     MirrorTailDiverged {
         /// The mirror partition.
         topic_partition: TopicPartition,
-        /// The base offset of the batch cut.
+        /// The base offset of the first batch that differs, where the log was cut.
         base_offset: Offset,
         /// The source leader epoch the fetch named.
         source_epoch: LeaderEpoch,
@@ -674,6 +689,9 @@ impl BrokerEvent {
                 topic_partition, ..
             }
             | Self::MirrorTailDiverged {
+                topic_partition, ..
+            }
+            | Self::MirrorTailSearchedBack {
                 topic_partition, ..
             }
             | Self::MirrorSourceLostRecords {

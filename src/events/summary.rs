@@ -263,6 +263,15 @@ impl fmt::Display for BrokerEvent {
                 f,
                 "MirrorTailDiverged {topic_partition} batch@{base_offset} source_epoch={source_epoch} (differs; cut)"
             ),
+            Self::MirrorTailSearchedBack {
+                topic_partition,
+                base_offset,
+                next_check,
+                source_epoch,
+            } => write!(
+                f,
+                "MirrorTailSearchedBack {topic_partition} batch@{base_offset} source_epoch={source_epoch} (differs; next check from {next_check})"
+            ),
             Self::MirrorSourceLostRecords {
                 topic_partition,
                 cut_to,

@@ -30,6 +30,7 @@ impl Checkers {
         let outcome_lost_reads = std::cell::Cell::new(0u64);
         let failback_decided_reads = std::cell::Cell::new(0u64);
         let outcome_lost_skips = std::cell::Cell::new(0u64);
+        let failback_decided_skips = std::cell::Cell::new(0u64);
         let ended_life_skips = std::cell::Cell::new(0u64);
         let deposed_tail_skips = std::cell::Cell::new(0u64);
         let before_rewrite_skips = std::cell::Cell::new(0u64);
@@ -188,19 +189,26 @@ impl Checkers {
                         let reads = (previous, poll);
                         self.skip_across_replaced_log(key.0, read_committed, reads, skipped, log)
                     });
-                let outcome_lost = !excused
-                    && !across
-                    && read_committed
-                    && logs
-                        .leader_log(key.0.cluster(), &poll.topic_partition)
-                        .and_then(|log| transaction_end_at(log, skipped))
-                        .is_some_and(|end| {
-                            self.skip_over_lost_outcome(key, poll, skipped, end.decided_at)
-                        });
+                // Where the final log decides the skipped record's transaction, for a
+                // READ_COMMITTED consumer's jump no other excuse covers.
+                let decided_at = (!excused && !across && read_committed)
+                    .then(|| logs.leader_log(key.0.cluster(), &poll.topic_partition))
+                    .flatten()
+                    .and_then(|log| transaction_end_at(log, skipped))
+                    .map(|end| end.decided_at);
+                let outcome_lost = decided_at.is_some_and(|decided_at| {
+                    self.skip_over_lost_outcome(key, poll, skipped, decided_at)
+                });
+                let failback_decided = !outcome_lost
+                    && decided_at.is_some_and(|decided_at| {
+                        self.skip_over_failback_decided_outcome(key, poll, skipped, decided_at)
+                    });
                 rewritten_skips.set(rewritten_skips.get() + u64::from(excused));
                 across_skips.set(across_skips.get() + u64::from(across));
                 outcome_lost_skips.set(outcome_lost_skips.get() + u64::from(outcome_lost));
-                excused || across || outcome_lost
+                failback_decided_skips
+                    .set(failback_decided_skips.get() + u64::from(failback_decided));
+                excused || across || outcome_lost || failback_decided
             };
             let mut out = check_polls(time_ms, &logs, history, &rewritten, &skip_rewritten);
             let outcome_lost = |cluster, tp: &TopicPartition, offset, decided_at, since_ms| {
@@ -253,6 +261,10 @@ impl Checkers {
         self.mark_times(
             "skip-over-outcome-lost-not-durable",
             outcome_lost_skips.get(),
+        );
+        self.mark_times(
+            "skip-over-outcome-decided-by-failback-source",
+            failback_decided_skips.get(),
         );
         let gone_marks = std::cell::RefCell::new(Vec::new());
         let gone_legally = |send: &crate::world::workload::SendRecord| {

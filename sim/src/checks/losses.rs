@@ -830,6 +830,37 @@ impl Checkers {
             && self.outcome_lost_since(cluster, tp, skipped, decided_at, poll.fetched_ms)
     }
 
+    /// Whether the jump of a READ_COMMITTED consumer's poll (`key`, `poll`) over `skipped`, a
+    /// transactional record the final log decides at `decided_at`, is excused because a
+    /// failback decided its transaction after the read: when the consumer read past it the
+    /// log held nothing there for it (seen in the step of the read, `note_poll_gaps`: the
+    /// transaction was aborted), and a mirroring cut that follows the source came after the
+    /// read, above the record and at or below the control batch that decides it now
+    /// ([`Checkers::outcome_decided_by_failback_source`]). The marker that hid it was the old
+    /// primary's own, cut with its unmirrored writes; the one that decides it now is the new
+    /// primary's, mirrored back (generated seed 15700000000000057: a's only replica of
+    /// payments-1 lost the COMMIT at 64 of the transaction at 62 in a torn power loss, the
+    /// coordinator aborted it at 102 and the consumer read 61 then 63; a's failback cut the log
+    /// to 64 and mirrored b's copy of the COMMIT back there). A jump over a record its
+    /// transaction committed when the consumer read past it is never excused.
+    pub(super) fn skip_over_failback_decided_outcome(
+        &self,
+        key: (NodeId, u64, usize),
+        poll: &PollRecord,
+        skipped: i64,
+        decided_at: Option<i64>,
+    ) -> bool {
+        let (cluster, tp) = (key.0.cluster(), &poll.topic_partition);
+        self.empty_gaps.contains(&key)
+            && self.outcome_decided_by_failback_source(
+                cluster,
+                tp,
+                skipped,
+                decided_at,
+                poll.fetched_ms,
+            )
+    }
+
     /// Whether the jump of `consumer`'s `poll` over `skipped`, a data record of the final log,
     /// is excused because the log was rewritten there only after the fetches of both reads
     /// around it were sent: a mirroring truncation or a loss of committed data at or below

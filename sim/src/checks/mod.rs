@@ -887,6 +887,9 @@ impl Checkers {
                 BrokerEvent::MirrorCutEpochBump { .. } => self.mark("mirror-cut-epoch-bump"),
                 BrokerEvent::MirrorTailChecked { .. } => self.mark("mirror-tail-checked"),
                 BrokerEvent::MirrorTailDiverged { .. } => self.mark("mirror-tail-diverged"),
+                BrokerEvent::MirrorTailSearchedBack { .. } => {
+                    self.mark("mirror-tail-searched-back")
+                }
                 BrokerEvent::MirrorSourceLostRecords {
                     followed,
                     topic_partition,
@@ -4318,6 +4321,78 @@ mod tests {
         assert_eq!(invariants(false, true, Some((5_000, 2))), caught);
         assert_eq!(invariants(true, false, Some((5_000, 2))), caught);
         assert_eq!(transaction_end_at(&final_log.0[&tp], 2), None);
+    }
+
+    #[test]
+    fn jumps_over_an_aborted_record_a_failback_then_committed_are_excused_and_only_those() {
+        let tp = TopicPartition::new("t", 0);
+        let a = ClusterIndex(0);
+        let new = "a-producer-1/1/t-0/9/new";
+        // Producer 1's record at 1, then its transaction's marker at 2 (`committed`), and a
+        // record at 3.
+        let log = |committed| {
+            log_with(&[
+                (plain_batch("a-v0"), AppendOrigin::Client),
+                (value_batch(1, "a-aborted"), AppendOrigin::Client),
+                (marker(1, committed), AppendOrigin::Coordinator),
+                (plain_batch(new), AppendOrigin::Client),
+            ])
+        };
+        // The final log (generated seed 15700000000000057): a failback cut a's log above the
+        // record and mirrored the new primary's COMMIT back at 2.
+        let final_log = FixedLogs(BTreeMap::from([(tp.clone(), log(true))]));
+        let read = |offset, value: &str| {
+            let mut record = poll(&tp, offset, value);
+            record.received_ms = 4_000;
+            record.fetched_ms = 4_000;
+            record
+        };
+        // A READ_COMMITTED consumer read 0, then 3 past the transaction the read-time log held
+        // (`aborted`); a mirroring truncation (`cut`: time, offset, reason) came after.
+        let invariants = |aborted: bool, read_committed: bool, cut: Option<(i64, i64, _)>| {
+            let mut checkers = Checkers::default();
+            let mut history = History::default();
+            if read_committed {
+                history.read_committed.insert(CONSUMER);
+            }
+            history
+                .polls
+                .insert((CONSUMER, 1), vec![read(0, "a-v0"), read(3, new)]);
+            let read_time = FixedLogs(BTreeMap::from([(tp.clone(), log(!aborted))]));
+            checkers.note_poll_gaps(&read_time, &history);
+            if let Some((cut_ms, to, reason)) = cut {
+                checkers.note_mirror_truncation(cut_ms, a, &tp, to, reason);
+            }
+            let skip = |key, poll: &PollRecord, skipped| {
+                let end = transaction_end_at(&final_log.0[&tp], skipped);
+                checkers.skip_rewritten_by_mirroring(key, poll, skipped)
+                    || end.is_some_and(|end| {
+                        checkers.skip_over_failback_decided_outcome(
+                            key,
+                            poll,
+                            skipped,
+                            end.decided_at,
+                        )
+                    })
+            };
+            let found = check_polls(0, &final_log, &history, &|_, _| false, &skip);
+            found.into_iter().map(|v| v.invariant).collect::<Vec<_>>()
+        };
+        let failback = TruncationReason::MirrorLastMirroredEpoch;
+        let caught = vec!["skipped-poll"];
+        // PREPARING's cut after the read, above the record and at the marker: excused.
+        assert!(invariants(true, true, Some((5_000, 2, failback))).is_empty());
+        // No cut, a cut before the read, one above the marker, or STOPPING's cut to the last
+        // stable offset (it follows no source): caught.
+        assert_eq!(invariants(true, true, None), caught);
+        assert_eq!(invariants(true, true, Some((3_000, 2, failback))), caught);
+        assert_eq!(invariants(true, true, Some((5_000, 3, failback))), caught);
+        let stop = TruncationReason::MirrorStopAtLastStableOffset;
+        assert_eq!(invariants(true, true, Some((5_000, 2, stop))), caught);
+        // A record committed when the consumer read past it, or one a READ_UNCOMMITTED consumer
+        // jumped over, was skipped whatever the failback did since.
+        assert_eq!(invariants(false, true, Some((5_000, 2, failback))), caught);
+        assert_eq!(invariants(true, false, Some((5_000, 2, failback))), caught);
     }
 
     #[test]

@@ -70,8 +70,15 @@ impl MirrorManager {
             && self.design.verifies_mirrored_tail()
             && self.tasks[topic_partition].verified_source_epoch != Some(LeaderEpoch(source_epoch));
         let tail_check = if unchecked {
-            let last_batch = partition.log.batches_from(offset - 1).next();
-            last_batch.map(|batch| TailCheck {
+            // A search under way starts where it left off; else at the last batch.
+            let from = self.tasks[topic_partition]
+                .tail_check_from
+                .filter(|from| *from < offset && *from >= partition.log.log_start_offset());
+            let first_batch = partition
+                .log
+                .batches_from(from.unwrap_or(offset - 1))
+                .next();
+            first_batch.map(|batch| TailCheck {
                 base_offset: Offset(batch.base_offset()),
                 source_epoch: LeaderEpoch(source_epoch),
             })
@@ -287,13 +294,21 @@ impl MirrorManager {
     }
 
     /// A tail check's answer ([`MirrorDesign::verifies_mirrored_tail`]): the fetched batches
-    /// above the log end (`sent_offset`) when the source's batch at the check's offset is the
-    /// local last batch in the design's stored form (the seed's: byte for byte); `None` when
-    /// there is nothing to append now. On a difference the local batch is cut (a mirroring
-    /// cut, which fences the followers and asks for a bump before the next append) and the
-    /// next fetch checks the batch before it. An empty answer proves nothing (a new source
-    /// leader whose high watermark is catching up, or a source that ends at the batch's base
-    /// and will refill it): the check is sent again after the backoff.
+    /// above the log end (`sent_offset`) when every local batch from the check's offset to
+    /// the log end is the source's batch there in the design's stored form (the seed's: byte
+    /// for byte); `None` when there is nothing to append now. The local batches are compared
+    /// with the fetched ones in order:
+    /// - the first one differs: the search goes further back (twice the distance from the
+    ///   log end) and nothing is cut, unless it is this log's first batch;
+    /// - a later one differs: the log is cut at it (a mirroring cut, which fences the
+    ///   followers and asks for a bump before the next append), and the next fetch checks
+    ///   the new tail;
+    /// - the answer ends before the log does (its byte limit): the next check goes on from
+    ///   the first batch not compared.
+    ///
+    /// An empty answer proves nothing (a new source leader whose high watermark is catching
+    /// up, or a source that ends at the batch's base and will refill it): the check is sent
+    /// again after the backoff.
     pub(super) fn check_tail(
         &mut self,
         host: &mut impl MirrorHost,
@@ -304,8 +319,8 @@ impl MirrorManager {
         fetched: Vec<RecordBatch>,
     ) -> Option<Vec<RecordBatch>> {
         let design = self.design;
-        let partition = host.lend().partitions.get_mut(topic_partition)?;
-        let Some(first) = fetched.first() else {
+        let partition = host.lend().partitions.get(topic_partition)?;
+        if fetched.is_empty() {
             let task = self.task_mut(topic_partition);
             task.fetch_not_before_ms = Some(now_ms + MIRROR_RETRY_BACKOFF_MS);
             if source_high_watermark > check.base_offset {
@@ -318,38 +333,67 @@ impl MirrorManager {
                 });
             }
             return None;
-        };
-        let same = partition
-            .log
-            .batches_from(check.base_offset)
-            .next()
-            .is_some_and(|local| {
-                Offset(local.base_offset()) == check.base_offset
-                    && design.is_stored_form_of(first, local)
-            });
-        let (base_offset, source_epoch) = (check.base_offset, check.source_epoch);
-        if !same {
-            let event = BrokerEvent::MirrorTailDiverged {
-                topic_partition: topic_partition.clone(),
-                base_offset,
-                source_epoch,
-            };
-            let cut = FetcherCut::To(base_offset);
-            self.cut_on_source_word(host, now_ms, topic_partition, sent_offset, cut, Some(event));
-            return None;
         }
-        self.task_mut(topic_partition).verified_source_epoch = Some(source_epoch);
-        host.lend().events.push(BrokerEvent::MirrorTailChecked {
-            topic_partition: topic_partition.clone(),
-            base_offset,
-            source_epoch,
-        });
-        Some(
-            fetched
-                .into_iter()
-                .filter(|batch| Offset(batch.base_offset()) >= sent_offset)
-                .collect(),
-        )
+        let comparison = compare_with_source(&partition.log, check.base_offset, &fetched, design);
+        let step = next_tail_step(
+            comparison,
+            check.base_offset,
+            sent_offset,
+            partition.log.log_start_offset(),
+        );
+        let (base_offset, source_epoch) = (check.base_offset, check.source_epoch);
+        match step {
+            TailStep::SearchBack(next_check) => {
+                self.task_mut(topic_partition).tail_check_from = Some(next_check);
+                host.lend()
+                    .events
+                    .push(BrokerEvent::MirrorTailSearchedBack {
+                        topic_partition: topic_partition.clone(),
+                        base_offset,
+                        next_check,
+                        source_epoch,
+                    });
+                None
+            }
+            TailStep::Cut(first_differing) => {
+                self.task_mut(topic_partition).tail_check_from = None;
+                let event = BrokerEvent::MirrorTailDiverged {
+                    topic_partition: topic_partition.clone(),
+                    base_offset: first_differing,
+                    source_epoch,
+                };
+                let cut = FetcherCut::To(first_differing);
+                self.cut_on_source_word(
+                    host,
+                    now_ms,
+                    topic_partition,
+                    sent_offset,
+                    cut,
+                    Some(event),
+                );
+                None
+            }
+            TailStep::ContinueFrom(next_check) => {
+                self.task_mut(topic_partition).tail_check_from = Some(next_check);
+                None
+            }
+            TailStep::Verified => {
+                let task = self.task_mut(topic_partition);
+                task.verified_source_epoch = Some(source_epoch);
+                task.tail_check_from = None;
+                host.lend().events.push(BrokerEvent::MirrorTailChecked {
+                    topic_partition: topic_partition.clone(),
+                    base_offset,
+                    source_epoch,
+                });
+                Some(
+                    fetched
+                        .into_iter()
+                        .filter(|batch| Offset(batch.base_offset()) >= sent_offset)
+                        .collect(),
+                )
+            }
+        }
     }
 
     /// The source answered a fetch at `offset` without a divergence, or this log now ends at
@@ -911,5 +955,187 @@ impl MirrorManager {
                 self.fail_mirror_partition(host, now_ms, &topic_partition, reason, true);
             }
         }
+    }
+}
+
+/// What a tail check's answer shows of the local log from its check offset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TailComparison {
+    /// Every local batch compared is the source's; the comparison ended at this offset (the
+    /// log end, or where the answer's batches ran out).
+    EqualUpTo(Offset),
+    /// The local batch at this base offset is not the source's batch there (or the source
+    /// has none that starts there).
+    Differs(Offset),
+}
+
+/// Compares the local batches from `from` with the `fetched` ones, pairwise in order: the
+/// same base offset and the same batch in the design's stored form.
+fn compare_with_source<D: crate::log::LogDisk>(
+    log: &crate::log::PartitionLog<D>,
+    from: Offset,
+    fetched: &[RecordBatch],
+    design: MirrorDesign,
+) -> TailComparison {
+    let mut local = log.batches_from(from).peekable();
+    if local
+        .peek()
+        .is_none_or(|first| Offset(first.base_offset()) != from)
+    {
+        // The batch the check was sent for is gone (the log start moved past it).
+        return TailComparison::Differs(from);
+    }
+    let mut compared_end = from;
+    for (local, source) in local.zip(fetched) {
+        if local.base_offset() != source.base_offset() || !design.is_stored_form_of(source, local) {
+            return TailComparison::Differs(Offset(local.base_offset()));
+        }
+        compared_end = Offset(local.last_offset() + 1);
+    }
+    TailComparison::EqualUpTo(compared_end)
+}
+
+/// What a tail check does next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TailStep {
+    /// The first batch compared differs and the log holds batches below it: check again
+    /// from this offset, nothing cut.
+    SearchBack(Offset),
+    /// Cut the log at this offset, the base of the first batch that differs (every batch
+    /// compared below it is the source's, or there is none below it).
+    Cut(Offset),
+    /// Every batch compared is the source's but the answer ended before the log does: check
+    /// again from this offset.
+    ContinueFrom(Offset),
+    /// Every batch from the check's offset to the log end is the source's.
+    Verified,
+}
+
+/// The tail check's decision for a `comparison` of the local log from `checked_from` (the
+/// log ends at `log_end`, starts at `log_start`). Going back doubles the distance from the
+/// log end each time, so a tail of n diverged batches costs about log2(n) checks.
+fn next_tail_step(
+    comparison: TailComparison,
+    checked_from: Offset,
+    log_end: Offset,
+    log_start: Offset,
+) -> TailStep {
+    match comparison {
+        TailComparison::Differs(first) if first == checked_from && checked_from > log_start => {
+            let distance = (log_end.0 - checked_from.0).max(1);
+            TailStep::SearchBack(Offset((checked_from.0 - distance).max(log_start.0)))
+        }
+        TailComparison::Differs(first) => TailStep::Cut(first),
+        TailComparison::EqualUpTo(end) if end < log_end => TailStep::ContinueFrom(end),
+        TailComparison::EqualUpTo(_) => TailStep::Verified,
+    }
+}
+
+#[cfg(test)]
+mod tail_search_tests {
+    use super::*;
+    use crate::log::{AppendOrigin, LogConfig, MemoryDisk, PartitionLog};
+    use crate::record::BatchBuilder;
+    use bytes::Bytes;
+
+    fn log_of(values: &[String]) -> PartitionLog<MemoryDisk> {
+        let mut log = PartitionLog::open(MemoryDisk::new(), LogConfig::default())
+            .expect("an empty disk opens")
+            .0;
+        for value in values {
+            let mut builder = BatchBuilder::default();
+            builder.append(0, None, Some(Bytes::from(value.clone())), vec![]);
+            log.append_as_leader(&builder.build(), LeaderEpoch(0), AppendOrigin::Client, 0)
+                .expect("a plain batch appends");
+        }
+        log
+    }
+
+    /// `length` one-record batches, the same in both logs below `diverged_from`.
+    fn source_and_local(length: usize, diverged_from: usize) -> [PartitionLog<MemoryDisk>; 2] {
+        let source: Vec<String> = (0..length).map(|index| format!("r{index}")).collect();
+        let mut local = source.clone();
+        for value in &mut local[diverged_from..] {
+            value.push_str("-other-history");
+        }
+        [log_of(&source), log_of(&local)]
+    }
+
+    /// Runs the search as the fetcher does, each answer holding at most `per_answer` batches
+    /// from the check's offset: the cut it ends with, and the number of checks.
+    fn search(
+        source: &PartitionLog<MemoryDisk>,
+        local: &PartitionLog<MemoryDisk>,
+        per_answer: usize,
+    ) -> (Option<Offset>, usize) {
+        let log_end = local.log_end_offset();
+        let mut from = Offset(log_end.0 - 1);
+        for checks in 1..=64 {
+            let fetched: Vec<RecordBatch> = source
+                .batches_from(from)
+                .take(per_answer)
+                .cloned()
+                .collect();
+            let comparison = compare_with_source(local, from, &fetched, MirrorDesign::Seed);
+            match next_tail_step(comparison, from, log_end, local.log_start_offset()) {
+                TailStep::SearchBack(next) | TailStep::ContinueFrom(next) => from = next,
+                TailStep::Cut(at) => return (Some(at), checks),
+                TailStep::Verified => return (None, checks),
+            }
+        }
+        panic!("the search did not end in 64 checks");
+    }
+
+    #[test]
+    fn a_diverged_tail_is_found_in_logarithmically_many_checks_and_cut_once() {
+        // Generated seed 4704630039932608: 165 diverged batches, one cut (and one
+        // ULE_RECOVERY) per batch, never finished. Now: back 1, 2, 4, ... then forward.
+        for (length, diverged_from) in [(165, 0), (200, 37), (200, 198), (8, 7), (1, 0)] {
+            let [source, local] = source_and_local(length, diverged_from);
+            let (cut, checks) = search(&source, &local, 1_000);
+            assert_eq!(
+                cut,
+                Some(Offset(diverged_from as i64)),
+                "{length} from {diverged_from}"
+            );
+            let bound = 2 + (length as f64).log2().ceil() as usize;
+            assert!(
+                checks <= bound,
+                "{checks} checks for {length} batches (bound {bound})"
+            );
+        }
+    }
+
+    #[test]
+    fn answers_shorter_than_the_tail_read_on_from_where_they_ended() {
+        let [source, local] = source_and_local(100, 90);
+        let (cut, checks) = search(&source, &local, 7);
+        assert_eq!(cut, Some(Offset(90)));
+        assert!(
+            checks > 2,
+            "the forward read took several answers: {checks}"
+        );
+    }
+
+    #[test]
+    fn the_same_tail_is_verified_by_one_check() {
+        let [source, local] = source_and_local(50, 50);
+        assert_eq!(search(&source, &local, 1_000), (None, 1));
+    }
+
+    #[test]
+    fn a_batch_the_source_starts_elsewhere_differs() {
+        let [source, local] = source_and_local(10, 10);
+        // The source's answer from 5 starts at 6: its batch at 5 is not this log's.
+        let fetched: Vec<RecordBatch> = source.batches_from(Offset(6)).cloned().collect();
+        assert_eq!(
+            compare_with_source(&local, Offset(5), &fetched, MirrorDesign::Seed),
+            TailComparison::Differs(Offset(5))
+        );
+        assert_eq!(
+            compare_with_source(&local, Offset(5), &fetched[..0], MirrorDesign::Seed),
+            TailComparison::EqualUpTo(Offset(5)),
+            "an empty answer compares nothing (the fetcher retries it)"
+        );
     }
 }

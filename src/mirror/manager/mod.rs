@@ -460,6 +460,14 @@ struct MirrorTask {
     /// and a check from the tail's base offset cannot see that the source's epoch of the tail
     /// ends below this log's end (generated seed 14000000000000043).
     probe_log_end: bool,
+    /// MIRRORING: where the next tail check starts while a search for the first batch that
+    /// differs from the source's is under way (`None`: at the last batch). A differing
+    /// batch sends the search back twice as far from the log end, an equal one lets the
+    /// check read forward from it: the divergence is found in a number of fetches that grows
+    /// with the logarithm of the diverged tail's length, and cut once (generated seed
+    /// 4704630039932608: a chain's middle refilled 165 records one cut per batch, each with
+    /// its own ULE_RECOVERY, and the run ended before the tail was gone).
+    tail_check_from: Option<Offset>,
     /// A mirroring cut of this leadership removed records: the leader epoch is raised before
     /// the next mirrored append, so that a mirror of this log sees a new epoch and checks its
     /// tail ([`MirrorDesign::verifies_mirrored_tail`]). Cleared by any epoch increase.
@@ -715,6 +723,7 @@ impl MirrorManager {
                             decide_after_write: false,
                             verified_source_epoch: None,
                             probe_log_end: false,
+                            tail_check_from: None,
                             bump_before_append: false,
                             generation,
                             source_confirmed_end: None,

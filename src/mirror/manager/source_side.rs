@@ -115,6 +115,7 @@ impl MirrorManager {
             decide_after_write: false,
             verified_source_epoch: None,
             probe_log_end: false,
+            tail_check_from: None,
             bump_before_append: false,
             generation: 0,
             source_confirmed_end: None,
