@@ -27,7 +27,10 @@
 //! 8269 of `swarm_transactions` and 7010 of `swarm_one_cluster` did, then power-lost that
 //! leader): swarm mode never lets a power loss (with its margin) overlap them (with theirs).
 //! KIP-966 (eligible leader replicas, unclean-shutdown detection) is what lets real Kafka 4.x
-//! survive these, and is not modelled yet.
+//! survive these. It is modelled now, as the default design (`mirrorsim::controller`'s
+//! `partition_change` and the replica's min-ISR high watermark; `pre-kip-966` is the model
+//! this rule was written for), but swarm plans keep the rule until its lifting for clusters
+//! with ELR has its own soak (issue #18).
 
 use std::fmt;
 

@@ -519,6 +519,7 @@ fn replica_config(config: &BrokerConfig) -> ReplicaConfig {
             ..LogConfig::default()
         },
         follower_truncation: config.mirror_design.follower_truncation(),
+        high_watermark_waits_for_min_isr: config.mirror_design.eligible_leader_replicas(),
         broken: config.broken.clone(),
     }
 }

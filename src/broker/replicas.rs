@@ -77,7 +77,7 @@ impl<S: BrokerStorage> Broker<S> {
     ) {
         if self
             .replicas
-            .increment_high_watermark(self.broker_id, topic_partition)
+            .increment_high_watermark(&self.image, self.broker_id, topic_partition)
         {
             self.complete_delayed_produces(now_ms);
             self.complete_delayed_markers(now_ms);

@@ -66,6 +66,8 @@ impl ScriptedController {
             leader: Some(BrokerId(brokers[0])),
             leader_epoch: 0,
             partition_epoch: 0,
+            eligible_leader_replicas: Vec::new(),
+            last_known_elr: Vec::new(),
         };
         records.push(MetadataRecord::Partition(partition.clone()));
         Self {

@@ -726,6 +726,8 @@ impl World {
                     leader: Some(BrokerId(1)),
                     leader_epoch: EPOCH,
                     partition_epoch: 0,
+                    eligible_leader_replicas: Vec::new(),
+                    last_known_elr: Vec::new(),
                 })
             }));
             for record in records {

@@ -66,6 +66,8 @@ pub(crate) fn orders_metadata(brokers: &[i32], leaders: &[i32], leader_epoch: i3
             leader: Some(BrokerId(*leader)),
             leader_epoch,
             partition_epoch: leader_epoch,
+            eligible_leader_replicas: Vec::new(),
+            last_known_elr: Vec::new(),
         })
         .collect();
     Response::Cluster(ClusterResponse::Metadata {

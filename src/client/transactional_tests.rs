@@ -827,6 +827,8 @@ mod end_to_end {
                             leader: Some(BrokerId(leader)),
                             leader_epoch: LEADER_EPOCH,
                             partition_epoch: 0,
+                            eligible_leader_replicas: Vec::new(),
+                            last_known_elr: Vec::new(),
                         }),
                     );
                 }

@@ -32,6 +32,16 @@ pub struct ControllerConfig {
     /// Replication factor of `__mirror_state` (`mirror.state.topic.replication.factor`).
     /// Default 3.
     pub mirror_state_replication_factor: i16,
+    /// KIP-966's eligible leader replicas (Kafka's `eligible.leader.replicas.version` ≥ 1):
+    /// the last ISR member leaves the ISR when fenced, a shrink below min ISR keeps the
+    /// removed members eligible, a registration after an unclean shutdown (every restart
+    /// here: no controlled shutdown is modelled) removes the broker from ISRs and ELRs, and an
+    /// empty ISR elects from the ELR (see `partition_change`). `false` is Kafka before
+    /// KIP-966 (`pre-kip-966`). Default true.
+    pub eligible_leader_replicas: bool,
+    /// `min.insync.replicas` of topics that do not set it (the cluster-level value; Kafka's
+    /// default 1). Default 1.
+    pub default_min_insync_replicas: usize,
 }
 
 impl Default for ControllerConfig {
@@ -45,6 +55,8 @@ impl Default for ControllerConfig {
             fetch_metadata_records_max: 1_000,
             mirror_state_partitions: 50,
             mirror_state_replication_factor: 3,
+            eligible_leader_replicas: true,
+            default_min_insync_replicas: 1,
         }
     }
 }
@@ -75,6 +87,9 @@ impl ControllerConfig {
             || self.mirror_state_partitions > self.topic_partition_count_max
         {
             return invalid("mirror_state_partitions must be in 1..=topic_partition_count_max");
+        }
+        if self.default_min_insync_replicas == 0 {
+            return invalid("default_min_insync_replicas must be positive");
         }
         if self.mirror_state_replication_factor <= 0 {
             return invalid("mirror_state_replication_factor must be positive");

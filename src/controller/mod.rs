@@ -44,18 +44,27 @@
 //!
 //! # Elections
 //!
-//! When a broker is fenced (session timeout, or re-registration of a new incarnation while
-//! unfenced), every partition it is in changes in the same batch as its `FenceBroker`: it leaves
-//! the ISR unless it is the last member (then the ISR is kept, so that only that replica can
-//! become leader cleanly later); if it led, the new leader is the first replica, in `replicas`
-//! order, that is in the new ISR and unfenced. Without one the partition is leaderless, unless
-//! the topic config `unclean.leader.election.enable` is `"true"`: then the first unfenced
-//! replica leads with ISR = `[it]`. When a broker is unfenced, every leaderless partition it
-//! replicates gets a leader by the same rule. Every change bumps `partition_epoch`; every
-//! leader change (to or from none included) bumps `leader_epoch`.
+//! Every change of a partition's leader and ISR goes through one builder (`partition_change`,
+//! Kafka's `PartitionChangeBuilder`), which also keeps KIP-966's eligible leader replicas
+//! (ELR) and last known leader when [`ControllerConfig::eligible_leader_replicas`] is on (the
+//! default; `pre-kip-966` turns it off). When a broker is fenced (session timeout, or
+//! re-registration of a new incarnation while unfenced), every partition it is in changes in
+//! the same batch as its `FenceBroker`: it leaves the ISR (without ELR, unless it is the last
+//! member: then the ISR is kept, so that only that replica can become leader cleanly later);
+//! if it led, the new leader is the first replica, in `replicas` order, that is in the new
+//! ISR and unfenced, or with an empty ISR one of the ELR; without one the partition is
+//! leaderless, unless the topic config `unclean.leader.election.enable` is `"true"` (or, with
+//! ELR, the partition's last known leader is back): then that replica leads with ISR =
+//! `[it]`. A new incarnation's registration is an unclean shutdown (no controlled shutdown
+//! writes Kafka's clean-shutdown file here): with ELR it leaves every ISR and ELR it is in.
+//! When a broker is unfenced, every leaderless partition it replicates gets a leader by the
+//! same rule. A change of `min.insync.replicas` clears the ELR of the partitions it covers.
+//! Every change bumps `partition_epoch`; every leader change (to or from none included) bumps
+//! `leader_epoch`.
 //!
-//! Invariants asserted on every record written: leader ∈ ISR, ISR ⊆ replicas (non-empty, no
-//! duplicates), a leader is an unfenced broker, epochs never decrease, offsets are consecutive.
+//! Invariants asserted on every record written: leader ∈ ISR, ISR ⊆ replicas (no duplicates;
+//! empty only without a leader), ELR ⊆ replicas and disjoint from the ISR, a leader is an
+//! unfenced broker, epochs never decrease, offsets are consecutive.
 //! Operating problems (bad requests, stale epochs) are answered with error codes; a failing disk
 //! makes the controller stop serving ([`Controller::fatal_error`]), like Kafka's controller
 //! process exiting on a metadata-log fault; it is restarted by building a new one on the disk.
@@ -70,7 +79,8 @@
 //! # Not modelled
 //!
 //! Raft quorum and controller failover, snapshots (the log is kept whole, in memory too),
-//! controlled shutdown, eligible leader replicas (KIP-966), preferred-leader election,
+//! controlled shutdown (so no clean shutdown either), KIP-966's unclean recovery (the
+//! GetReplicaLogInfo exchange Kafka never shipped), preferred-leader election,
 //! reassignment, topic deletion, racks. Kafka refuses a new incarnation while the old session is
 //! alive (`DUPLICATE_BROKER_REGISTRATION`); this controller fences the old one at once instead.
 //! Determinism: `BTreeMap`/`Vec` only, no clock (time comes in as `now_ms`), no randomness.
@@ -83,6 +93,7 @@ mod placement;
 mod tests;
 mod topic_admin;
 
+mod partition_change;
 mod requests;
 
 use std::collections::BTreeMap;
@@ -99,13 +110,14 @@ pub use placement::{
 use crate::log::LogDisk;
 use crate::metadata::{
     AclBinding, ConfigResource, MetadataImage, MetadataRecord, PartitionRecord,
-    UNCLEAN_LEADER_ELECTION_ENABLE,
+    MIN_INSYNC_REPLICAS, UNCLEAN_LEADER_ELECTION_ENABLE,
 };
 use crate::node::{Node, Outbox};
 use crate::protocol::{
     BrokerId, ClusterIndex, ClusterRequest, ClusterResponse, ControllerRequest, Envelope,
     ErrorCode, Message, MirrorRequest, NewTopic, NodeId, Offset, Request, Response, TopicId,
 };
+use partition_change::{build_partition_change, ChangeRules};
 
 /// Kafka's `UNKNOWN_SERVER_ERROR` (−1), for the exhausted producer-id space.
 const UNKNOWN_SERVER_ERROR: ErrorCode = ErrorCode::Other(-1);
@@ -313,60 +325,42 @@ impl<D: LogDisk> Controller<D> {
             == "true"
     }
 
-    /// The leader and ISR a partition gets from `isr`: the first replica in the ISR that is
-    /// unfenced; else, with unclean election enabled, the first unfenced replica with ISR = `[it]`;
-    /// else no leader and the ISR unchanged.
-    fn elect(
+    /// The rules of a change of `partition` of `topic` (see `partition_change`), with
+    /// `acceptable` the replicas that may lead.
+    fn change_rules<'a>(
         &self,
         topic: &str,
-        replicas: &[BrokerId],
-        isr: Vec<BrokerId>,
-    ) -> (Option<BrokerId>, Vec<BrokerId>) {
-        let alive = |replica: &&BrokerId| self.image.is_broker_alive(**replica);
-        if let Some(leader) = replicas
-            .iter()
-            .filter(|replica| isr.contains(replica))
-            .find(alive)
-        {
-            return (Some(*leader), isr);
+        partition: &PartitionRecord,
+        unclean_shutdown: Option<BrokerId>,
+        acceptable: &'a dyn Fn(BrokerId) -> bool,
+    ) -> ChangeRules<'a> {
+        let min_insync_replicas = self
+            .image
+            .topic_config(topic, MIN_INSYNC_REPLICAS, "")
+            .parse()
+            .unwrap_or(self.config.default_min_insync_replicas)
+            .min(partition.replicas.len());
+        ChangeRules {
+            eligible_leader_replicas: self.config.eligible_leader_replicas,
+            min_insync_replicas,
+            unclean_election_enabled: self.unclean_election_enabled(topic),
+            unclean_shutdown,
+            acceptable,
         }
-        if self.unclean_election_enabled(topic) {
-            if let Some(leader) = replicas.iter().find(alive) {
-                return (Some(*leader), vec![*leader]);
-            }
-        }
-        (None, isr)
     }
 
-    /// The next state of `current` with `leader` and `isr`, or `None` if nothing changes.
+    /// The change of `partition` of `topic` to `target_isr`, electing among unfenced brokers
+    /// (see `partition_change`); `None` if nothing changes.
     fn partition_change(
-        current: &PartitionRecord,
-        leader: Option<BrokerId>,
-        isr: Vec<BrokerId>,
+        &self,
+        topic: &str,
+        partition: &PartitionRecord,
+        target_isr: Vec<BrokerId>,
+        unclean_shutdown: Option<BrokerId>,
     ) -> Option<PartitionRecord> {
-        if leader == current.leader && isr == current.isr {
-            return None;
-        }
-        let leader_epoch = if leader == current.leader {
-            current.leader_epoch
-        } else {
-            current
-                .leader_epoch
-                .checked_add(1)
-                .expect("leader epoch overflow")
-        };
-        Some(PartitionRecord {
-            topic_id: current.topic_id,
-            partition: current.partition,
-            replicas: current.replicas.clone(),
-            isr,
-            leader,
-            leader_epoch,
-            partition_epoch: current
-                .partition_epoch
-                .checked_add(1)
-                .expect("partition epoch overflow"),
-        })
+        let acceptable = |replica: BrokerId| self.image.is_broker_alive(replica);
+        let rules = self.change_rules(topic, partition, unclean_shutdown, &acceptable);
+        build_partition_change(partition, target_isr, &rules)
     }
 
     /// Stages `FenceBroker` for an unfenced broker and moves every partition off it.
@@ -392,15 +386,11 @@ impl<D: LogDisk> Controller<D> {
                     return None;
                 }
                 let mut isr = partition.isr.clone();
-                if isr.len() > 1 {
+                // Without ELR the last member stays, so that only it can lead cleanly later.
+                if isr.len() > 1 || self.config.eligible_leader_replicas {
                     isr.retain(|replica| *replica != broker_id);
                 }
-                let (leader, isr) = if leads {
-                    self.elect(&topic_partition.topic, &partition.replicas, isr)
-                } else {
-                    (partition.leader, isr)
-                };
-                Self::partition_change(partition, leader, isr)
+                self.partition_change(&topic_partition.topic, partition, isr, None)
             })
             .collect();
         for change in changes {
@@ -426,17 +416,70 @@ impl<D: LogDisk> Controller<D> {
                 partition.leader.is_none() && partition.replicas.contains(&broker_id)
             })
             .filter_map(|(topic_partition, partition)| {
-                let (leader, isr) = self.elect(
-                    &topic_partition.topic,
-                    &partition.replicas,
-                    partition.isr.clone(),
-                );
-                leader?;
-                Self::partition_change(partition, leader, isr)
+                let isr = partition.isr.clone();
+                let change = self.partition_change(&topic_partition.topic, partition, isr, None)?;
+                change.leader.is_some().then_some(change)
             })
             .collect();
         for change in changes {
             assert!(change.leader.is_some());
+            self.stage(MetadataRecord::Partition(change));
+        }
+    }
+
+    /// KIP-966's unclean-shutdown handling, for a new incarnation of `broker_id` (fenced by
+    /// now): it leaves every ISR and ELR it is in, so that an eligible replica that kept its
+    /// records leads rather than one that may have lost unflushed ones. Every restart here is
+    /// unclean: no controlled shutdown writes Kafka's clean-shutdown file. Without ELR a
+    /// restart changes nothing more than its fence did.
+    fn stage_unclean_shutdown(&mut self, broker_id: BrokerId) {
+        if !self.config.eligible_leader_replicas {
+            return;
+        }
+        assert!(!self.image.is_broker_alive(broker_id), "fenced before");
+        let changes: Vec<PartitionRecord> = self
+            .image
+            .all_partitions()
+            .filter(|(_, partition)| {
+                partition.isr.contains(&broker_id)
+                    || partition.eligible_leader_replicas.contains(&broker_id)
+            })
+            .filter_map(|(topic_partition, partition)| {
+                let mut isr = partition.isr.clone();
+                isr.retain(|replica| *replica != broker_id);
+                let topic = &topic_partition.topic;
+                self.partition_change(topic, partition, isr, Some(broker_id))
+            })
+            .collect();
+        for change in changes {
+            assert_ne!(change.leader, Some(broker_id));
+            self.stage(MetadataRecord::Partition(change));
+        }
+    }
+
+    /// KIP-966's `ClearElrRecord`: a change of `min.insync.replicas` (of `topic`, or of the
+    /// cluster default with `None`) clears the ELR and last known leader of the partitions it
+    /// applies to; the next change of each recomputes them.
+    fn stage_clear_elr(&mut self, topic: Option<&str>) {
+        if !self.config.eligible_leader_replicas {
+            return;
+        }
+        let cleared: Vec<PartitionRecord> = self
+            .image
+            .all_partitions()
+            .filter(|(topic_partition, partition)| {
+                topic.is_none_or(|topic| topic == topic_partition.topic)
+                    && !(partition.eligible_leader_replicas.is_empty()
+                        && partition.last_known_elr.is_empty())
+            })
+            .map(|(_, partition)| PartitionRecord {
+                eligible_leader_replicas: Vec::new(),
+                last_known_elr: Vec::new(),
+                partition_epoch: partition.partition_epoch + 1,
+                ..partition.clone()
+            })
+            .collect();
+        for change in cleared {
             self.stage(MetadataRecord::Partition(change));
         }
     }
@@ -766,8 +809,27 @@ fn check_partition_shape(partition: &PartitionRecord) -> Result<(), String> {
     if partition.replicas.is_empty() || !distinct(&partition.replicas) {
         return Err("replicas must be non-empty and distinct".to_string());
     }
-    if partition.isr.is_empty() || !distinct(&partition.isr) {
-        return Err("ISR must be non-empty and distinct".to_string());
+    if !distinct(&partition.isr) {
+        return Err("ISR must be distinct".to_string());
+    }
+    if partition.isr.is_empty() && partition.leader.is_some() {
+        return Err("a led partition must have a non-empty ISR".to_string());
+    }
+    let elr = &partition.eligible_leader_replicas;
+    if !distinct(elr)
+        || !elr
+            .iter()
+            .all(|replica| partition.replicas.contains(replica))
+        || elr.iter().any(|replica| partition.isr.contains(replica))
+    {
+        return Err("ELR must be distinct replicas outside the ISR".to_string());
+    }
+    if !partition
+        .last_known_elr
+        .iter()
+        .all(|replica| partition.replicas.contains(replica))
+    {
+        return Err("the last known ELR must be replicas".to_string());
     }
     if !partition
         .isr

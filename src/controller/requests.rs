@@ -42,6 +42,7 @@ impl<D: LogDisk> Controller<D> {
                 // leadership under its old registration before it registers again.
                 self.stage_fence_broker(broker_id);
             }
+            self.stage_unclean_shutdown(broker_id);
         }
         let broker_epoch = self.image.next_offset;
         self.stage(MetadataRecord::RegisterBroker {
@@ -165,9 +166,12 @@ impl<D: LogDisk> Controller<D> {
         if partition_epoch != current.partition_epoch {
             return refuse(ErrorCode::InvalidUpdateVersion);
         }
+        // The ISR's shape is checked alone: the ELR follows from it (`partition_change`).
         let proposal = PartitionRecord {
             isr: new_isr,
             partition_epoch: current.partition_epoch + 1,
+            eligible_leader_replicas: Vec::new(),
+            last_known_elr: Vec::new(),
             ..current.clone()
         };
         if check_partition_shape(&proposal).is_err() {
@@ -189,6 +193,18 @@ impl<D: LogDisk> Controller<D> {
         if unchanged {
             return Ok(reply(ErrorCode::None, Some(current)));
         }
+        let topic = self
+            .image
+            .topic_name(topic_id)
+            .expect("a partition's topic has a name")
+            .to_string();
+        let proposal = self
+            .partition_change(&topic, &current, proposal.isr, None)
+            .expect("a changed ISR changes the partition");
+        assert_eq!(
+            proposal.leader, current.leader,
+            "the leader proposed its ISR"
+        );
         self.stage(MetadataRecord::Partition(proposal.clone()));
         self.commit()?;
         Ok(reply(ErrorCode::None, Some(proposal)))
@@ -282,6 +298,7 @@ impl<D: LogDisk> Controller<D> {
                 ControllerResponse::IncrementalAlterConfigs { error },
             ));
         }
+        let min_isr_changed = changes.iter().any(|(name, _)| name == MIN_INSYNC_REPLICAS);
         for (name, value) in changes {
             let current = self
                 .image
@@ -294,6 +311,13 @@ impl<D: LogDisk> Controller<D> {
                     name,
                     value,
                 });
+            }
+        }
+        if min_isr_changed {
+            match &resource {
+                ConfigResource::Topic(topic) => self.stage_clear_elr(Some(topic)),
+                ConfigResource::Broker => self.stage_clear_elr(None),
+                ConfigResource::Mirror(_) => {}
             }
         }
         self.commit()?;
@@ -407,6 +431,8 @@ impl<D: LogDisk> Controller<D> {
                 leader: Some(leader),
                 leader_epoch: 0,
                 partition_epoch: 0,
+                eligible_leader_replicas: Vec::new(),
+                last_known_elr: Vec::new(),
             }));
         }
         Ok(topic_id)

@@ -155,6 +155,8 @@ impl<D: LogDisk> Controller<D> {
                 replicas,
                 leader_epoch: 0,
                 partition_epoch: 0,
+                eligible_leader_replicas: Vec::new(),
+                last_known_elr: Vec::new(),
             }));
         }
         Ok(())

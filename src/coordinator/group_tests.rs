@@ -37,6 +37,8 @@ fn led_by_broker_1(topic_id: TopicId, partition: i32) -> MetadataRecord {
         leader: Some(BrokerId(1)),
         leader_epoch: 0,
         partition_epoch: 0,
+        eligible_leader_replicas: Vec::new(),
+        last_known_elr: Vec::new(),
     })
 }
 

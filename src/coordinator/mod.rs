@@ -246,6 +246,8 @@ pub(crate) fn image_with_topic(
             leader: Some(leader),
             leader_epoch: 0,
             partition_epoch: 0,
+            eligible_leader_replicas: Vec::new(),
+            last_known_elr: Vec::new(),
         });
         image.apply(1 + i64::from(partition), &record);
     }

@@ -99,6 +99,8 @@ impl ImageBuilder {
             leader: leader.map(BrokerId),
             leader_epoch: epoch,
             partition_epoch: epoch,
+            eligible_leader_replicas: Vec::new(),
+            last_known_elr: Vec::new(),
         }));
     }
 }

@@ -363,6 +363,8 @@ mod tests {
                 leader: Some(BrokerId(leader)),
                 leader_epoch,
                 partition_epoch: leader_epoch,
+                eligible_leader_replicas: Vec::new(),
+                last_known_elr: Vec::new(),
             }],
         }
     }

@@ -67,6 +67,17 @@ pub struct PartitionRecord {
     pub leader_epoch: i32,
     /// Bumped on every change of this record.
     pub partition_epoch: i32,
+    /// KIP-966's eligible leader replicas: replicas that were in the ISR when a change left it
+    /// below `min.insync.replicas`, and so hold every record the high watermark covered
+    /// (a leader does not move it while its ISR is below min ISR). With an empty ISR the
+    /// controller elects from them. Always empty without eligible leader replicas.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub eligible_leader_replicas: Vec<BrokerId>,
+    /// KIP-966's last known ELR, as Kafka uses it: the leader of the change that left the
+    /// partition without one, while the ISR and ELR are empty; the controller elects it again
+    /// once it is unfenced, unclean-election config or not (it may have lost records).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub last_known_elr: Vec<BrokerId>,
 }
 
 /// An access-control entry, as CreateAcls gives it (a cluster with an authorizer evaluates

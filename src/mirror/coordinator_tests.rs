@@ -35,6 +35,8 @@ fn image() -> MetadataImage {
             leader: Some(BrokerId(1)),
             leader_epoch: 0,
             partition_epoch: 0,
+            eligible_leader_replicas: Vec::new(),
+            last_known_elr: Vec::new(),
         })
     }));
     for (offset, record) in records.iter().enumerate() {

@@ -222,11 +222,20 @@ pub enum MirrorDesign {
     /// below it (`unseen`). The mirror fetcher keeps KIP-320 (KIP-1279 builds on it)
     /// ([`MirrorDesign::fences_by_leader_epoch`]).
     PreKip320,
+    /// Kafka before KIP-966 (3.6 and older; the KIP's "last replica standing"): a leader
+    /// alone in its ISR moves its high watermark on what it alone holds, the last ISR member
+    /// stays in the ISR when it is fenced, and a restart (an unclean shutdown) is elected
+    /// again as that member. Two brokers impaired at once (a follower cut off, then the
+    /// leader's power loss) then lose acknowledged records: the restarted leader lost its
+    /// unflushed tail, and the replica that had it is not in the ISR
+    /// (`acked-writes-durable`). A replication-layer design of issue #18
+    /// ([`MirrorDesign::eligible_leader_replicas`]).
+    PreKip966,
 }
 
 impl MirrorDesign {
     /// Every design, the seed first.
-    pub const ALL: [Self; 30] = [
+    pub const ALL: [Self; 31] = [
         Self::Seed,
         Self::AbortMarkers,
         Self::PidRewrite,
@@ -257,6 +266,7 @@ impl MirrorDesign {
         Self::PreKip101,
         Self::PreKip279,
         Self::PreKip320,
+        Self::PreKip966,
     ];
 
     /// The name on the command line (`--design`) and in scenario files (`design = "…"`).
@@ -292,6 +302,7 @@ impl MirrorDesign {
             Self::PreKip101 => "pre-kip-101",
             Self::PreKip279 => "pre-kip-279",
             Self::PreKip320 => "pre-kip-320",
+            Self::PreKip966 => "pre-kip-966",
         }
     }
 
@@ -388,6 +399,9 @@ impl MirrorDesign {
             Self::PreKip320 => {
                 "fetches without the current leader epoch, no position validation (before KIP-320)"
             }
+            Self::PreKip966 => {
+                "no eligible leader replicas, HW moves below min ISR (Kafka before KIP-966)"
+            }
         }
     }
 
@@ -459,6 +473,13 @@ impl MirrorDesign {
     /// leader change, and commits record it. Only `pre-kip-320` does none of it.
     pub fn fences_by_leader_epoch(self) -> bool {
         self != Self::PreKip320
+    }
+
+    /// Whether the clusters have KIP-966: eligible leader replicas in the controller
+    /// (`crate::controller`'s `partition_change`) and a leader high watermark that waits for
+    /// min ISR (`crate::replica`). Only `pre-kip-966` has neither.
+    pub fn eligible_leader_replicas(self) -> bool {
+        self != Self::PreKip966
     }
 
     /// Whether a STOPPING partition appends an ABORT marker WriteTxnMarkers brings (the

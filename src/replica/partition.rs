@@ -255,11 +255,21 @@ impl<D: LogDisk> Partition<D> {
     }
 
     /// Leader: raises the high watermark to the smallest log end offset in the maximal ISR.
-    /// Returns whether it moved.
-    pub fn maybe_increment_high_watermark(&mut self, self_id: BrokerId) -> bool {
+    /// Returns whether it moved. With `min_insync_replicas` above 1 (KIP-966's strict rule,
+    /// Kafka's `isUnderMinIsr`) it does not move while the committed ISR is smaller than it
+    /// (at most the replica count): so a record is committed only once min ISR replicas hold
+    /// it, and every replica KIP-966 keeps eligible after the ISR shrank holds all of them.
+    pub fn maybe_increment_high_watermark(
+        &mut self,
+        self_id: BrokerId,
+        min_insync_replicas: usize,
+    ) -> bool {
         let Role::Leader(state) = &self.role else {
             return false;
         };
+        if state.isr.len() < min_insync_replicas.min(state.replicas.len()) {
+            return false;
+        }
         let mut candidate = self.log.log_end_offset();
         for member in state.maximal_isr() {
             if member == self_id {
@@ -432,6 +442,8 @@ mod tests {
             leader: Some(LEADER),
             leader_epoch: 1,
             partition_epoch: 1,
+            eligible_leader_replicas: Vec::new(),
+            last_known_elr: Vec::new(),
         };
         partition.become_leader(&record, LEADER, 0, false);
         partition
@@ -450,6 +462,44 @@ mod tests {
     }
 
     #[test]
+    fn below_min_isr_the_high_watermark_stays_where_the_isr_last_held_it() {
+        // KIP-966's strict rule: a leader alone in its ISR with min ISR 2 commits nothing it
+        // alone holds; with min ISR 1 (or before KIP-966) it does.
+        let mut partition = leader_partition();
+        append(&mut partition, 10);
+        partition.record_follower_fetch(FOLLOWER, Offset(10), 10);
+        assert!(partition.maybe_increment_high_watermark(LEADER, 2));
+        let mut alone = partition
+            .leader_state()
+            .map(|state| PartitionRecord {
+                topic_id: TopicId(1),
+                partition: 5,
+                replicas: state.replicas.clone(),
+                isr: vec![LEADER],
+                leader: Some(LEADER),
+                leader_epoch: 1,
+                partition_epoch: 2,
+                eligible_leader_replicas: vec![FOLLOWER],
+                last_known_elr: Vec::new(),
+            })
+            .unwrap();
+        partition.update_isr(&alone);
+        append(&mut partition, 5);
+        assert!(!partition.maybe_increment_high_watermark(LEADER, 2));
+        assert_eq!(partition.log.high_watermark(), Offset(10));
+        assert!(partition.maybe_increment_high_watermark(LEADER, 1));
+        assert_eq!(partition.log.high_watermark(), Offset(15));
+        // Min ISR above the replica count counts as the replica count.
+        alone.isr = vec![LEADER, FOLLOWER];
+        alone.partition_epoch = 3;
+        partition.update_isr(&alone);
+        append(&mut partition, 1);
+        partition.record_follower_fetch(FOLLOWER, Offset(16), 20);
+        assert!(partition.maybe_increment_high_watermark(LEADER, 3));
+        assert_eq!(partition.log.high_watermark(), Offset(16));
+    }
+
+    #[test]
     fn a_leader_truncation_forgets_what_followers_had_fetched_past_it() {
         // Generated seed 2292223553896607: a mirror leader cut 40 → 5 (the source's diverging
         // epoch) while a follower's last fetch stood at 40; the 25 mirrored records appended
@@ -457,13 +507,13 @@ mod tests {
         let mut partition = leader_partition();
         append(&mut partition, 40);
         partition.record_follower_fetch(FOLLOWER, Offset(40), 10);
-        assert!(partition.maybe_increment_high_watermark(LEADER));
+        assert!(partition.maybe_increment_high_watermark(LEADER, 1));
         assert_eq!(partition.log.high_watermark(), Offset(40));
 
         partition.log.truncate_to(Offset(5)).unwrap();
         partition.leader_log_truncated();
         append(&mut partition, 25);
-        partition.maybe_increment_high_watermark(LEADER);
+        partition.maybe_increment_high_watermark(LEADER, 1);
         assert_eq!(
             partition.log.high_watermark(),
             Offset(5),
@@ -477,10 +527,10 @@ mod tests {
         );
 
         partition.record_follower_fetch(FOLLOWER, Offset(5), 20);
-        partition.maybe_increment_high_watermark(LEADER);
+        partition.maybe_increment_high_watermark(LEADER, 1);
         assert_eq!(partition.log.high_watermark(), Offset(5));
         partition.record_follower_fetch(FOLLOWER, Offset(30), 30);
-        assert!(partition.maybe_increment_high_watermark(LEADER));
+        assert!(partition.maybe_increment_high_watermark(LEADER, 1));
         assert_eq!(partition.log.high_watermark(), Offset(30));
     }
 

@@ -14,6 +14,11 @@ impl Checkers {
     ) {
         for view in controllers {
             for (tp, record) in view.controller.image().all_partitions() {
+                let leaderless_isr = record.leader.is_none() && record.isr.is_empty();
+                let tracked = !self.eligible_seen.is_empty();
+                if leaderless_isr || !record.eligible_leader_replicas.is_empty() || tracked {
+                    self.observe_eligible_leaders(view.cluster, &tp, record);
+                }
                 out.extend(self.observe_metadata_epoch(
                     time_ms,
                     view.cluster,
@@ -21,6 +26,50 @@ impl Checkers {
                     record.leader_epoch,
                 ));
             }
+        }
+    }
+
+    /// KIP-966's elections, as marks: a partition with eligible leader replicas
+    /// (`elr-populated`), one left without a leader and with an empty ISR (`elr-leaderless`),
+    /// and a leader elected from the eligible replicas last seen (`elr-leader-elected`) or,
+    /// after a leaderless state with none of them, another (`elr-last-known-leader-elected`:
+    /// the last known leader, or an unclean election).
+    fn observe_eligible_leaders(
+        &mut self,
+        cluster: ClusterIndex,
+        tp: &TopicPartition,
+        record: &mirrorsim::metadata::PartitionRecord,
+    ) {
+        let key = (cluster, tp.clone());
+        let leaderless = record.leader.is_none() && record.isr.is_empty();
+        if let (Some(leader), Some((eligible, was_leaderless))) =
+            (record.leader, self.eligible_seen.get(&key))
+        {
+            if eligible.contains(&leader) {
+                self.mark("elr-leader-elected");
+            } else if *was_leaderless {
+                self.mark("elr-last-known-leader-elected");
+            }
+        }
+        if record.eligible_leader_replicas.is_empty() && !leaderless {
+            self.eligible_seen.remove(&key);
+            return;
+        }
+        let seen = (record.eligible_leader_replicas.clone(), leaderless);
+        let previous = self.eligible_seen.insert(key, seen);
+        if !record.eligible_leader_replicas.is_empty()
+            && previous
+                .as_ref()
+                .is_none_or(|(eligible, _)| eligible.is_empty())
+        {
+            self.mark("elr-populated");
+        }
+        if leaderless
+            && previous
+                .as_ref()
+                .is_none_or(|(_, was_leaderless)| !was_leaderless)
+        {
+            self.mark("elr-leaderless");
         }
     }
 

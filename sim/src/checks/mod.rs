@@ -134,6 +134,10 @@ struct ReplicaSeen {
 #[derive(Default)]
 pub struct Checkers {
     metadata_epochs: BTreeMap<(ClusterIndex, TopicPartition), i32>,
+    /// KIP-966, per (cluster, partition) the controller last showed with eligible leader
+    /// replicas or leaderless with an empty ISR: those replicas, and whether it was
+    /// leaderless, to tell the next leader's election (`observe_eligible_leaders`).
+    eligible_seen: BTreeMap<(ClusterIndex, TopicPartition), (Vec<BrokerId>, bool)>,
     epoch_leaders: BTreeMap<(ClusterIndex, TopicPartition, i32), BrokerId>,
     /// What the per-step replica checks last saw of each replica (one entry, so a step
     /// searches once per replica).

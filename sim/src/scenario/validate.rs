@@ -818,7 +818,7 @@ fn validate_cluster(source: &Source<'_>, field: &str, cluster: &ClusterSpec) -> 
         ));
     }
     // The last net: what the model itself refuses (the checks above name the field first).
-    if let Err(error) = cluster.controller_config().validate() {
+    if let Err(error) = cluster.controller_config(MirrorDesign::Seed).validate() {
         return Err(source.error(field, error.to_string()));
     }
     if let Err(error) = cluster

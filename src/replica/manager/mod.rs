@@ -68,6 +68,10 @@ pub struct ReplicaConfig {
     pub log: LogConfig,
     /// How a replica that becomes a follower finds where its log and the leader's part.
     pub follower_truncation: crate::replica::FollowerTruncation,
+    /// KIP-966's strict min ISR (Kafka 3.7's KAFKA-15583): a leader's high watermark does not
+    /// move while its ISR is below the topic's `min.insync.replicas`. `false` is Kafka before
+    /// it (`pre-kip-966`), where a leader left alone in its ISR commits what it alone holds.
+    pub high_watermark_waits_for_min_isr: bool,
     /// Test switches that break the replica layer on purpose.
     pub broken: Vec<BrokenSwitch>,
 }
@@ -170,15 +174,25 @@ impl<S: BrokerStorage> ReplicaManager<S> {
     }
 
     /// Moves `topic_partition`'s high watermark over its maximal ISR when this broker leads
-    /// it; whether it moved (the broker then runs what waits on it, see the module doc).
+    /// it; whether it moved (the broker then runs what waits on it, see the module doc). With
+    /// [`ReplicaConfig::high_watermark_waits_for_min_isr`] it stays while the ISR is below the
+    /// topic's `min.insync.replicas`.
     pub fn increment_high_watermark(
         &mut self,
+        image: &MetadataImage,
         broker_id: BrokerId,
         topic_partition: &TopicPartition,
     ) -> bool {
+        let min_insync = if self.config.high_watermark_waits_for_min_isr {
+            self.min_insync_replicas(image, &topic_partition.topic)
+        } else {
+            1
+        };
         self.partitions
             .get_mut(topic_partition)
-            .is_some_and(|partition| partition.maybe_increment_high_watermark(broker_id))
+            .is_some_and(|partition| {
+                partition.maybe_increment_high_watermark(broker_id, min_insync)
+            })
     }
 
     /// Flushes every log (a clean shutdown, and the periodic flush).
@@ -325,6 +339,7 @@ mod tests {
             controller_request_timeout_ms: 2_000,
             log: LogConfig::default(),
             follower_truncation: FollowerTruncation::LeaderEpoch,
+            high_watermark_waits_for_min_isr: true,
             broken: Vec::new(),
         }
     }
@@ -343,6 +358,8 @@ mod tests {
             leader: Some(ME),
             leader_epoch: 1,
             partition_epoch,
+            eligible_leader_replicas: Vec::new(),
+            last_known_elr: Vec::new(),
         }
     }
 
@@ -434,7 +451,7 @@ mod tests {
         );
         assert_eq!(outcome, ProduceOutcome::Appended);
         assert!(host.sent().is_empty(), "acks=all waits for the ISR");
-        assert!(!replicas.increment_high_watermark(ME, &tp()));
+        assert!(!replicas.increment_high_watermark(&host.image, ME, &tp()));
 
         // The follower fetches from 0 (gets the batch), then from 1: it has it.
         for offset in [0, 1] {
@@ -448,7 +465,7 @@ mod tests {
             assert_eq!(read.followed, vec![tp()]);
             assert_eq!(read.answers[0].error, ErrorCode::None);
         }
-        assert!(replicas.increment_high_watermark(ME, &tp()));
+        assert!(replicas.increment_high_watermark(&host.image, ME, &tp()));
         replicas.complete_delayed_produces(&mut host.context());
         match host.sent().as_slice() {
             [Message::Response(
@@ -740,7 +757,7 @@ mod tests {
                 WriteGate::default(),
             );
         }
-        assert!(replicas.increment_high_watermark(ME, &tp()));
+        assert!(replicas.increment_high_watermark(&host.image, ME, &tp()));
         host.sent();
         let mut delete = |replicas: &mut ReplicaManager<MemoryStorage>,
                           partitions: Vec<(TopicPartition, i64)>,

@@ -127,7 +127,7 @@ pub(super) fn build_nodes(
             .map(|id| NodeId::Broker(cluster, BrokerId(i32::from(id))))
             .collect();
         let controller_storage = MemoryStorage::new();
-        let controller_config = cluster_spec.controller_config();
+        let controller_config = cluster_spec.controller_config(design);
         let disk_storage = controller_storage.clone();
         add(
             NodeId::Controller(cluster),

@@ -133,9 +133,11 @@ impl ClusterSpec {
 
     /// The configuration of this cluster's controller (validated at load with
     /// [`ControllerConfig::validate`], so the runner can build it without checking again).
-    pub fn controller_config(&self) -> ControllerConfig {
+    pub fn controller_config(&self, design: MirrorDesign) -> ControllerConfig {
         ControllerConfig {
             broker_session_timeout_ms: self.broker_session_timeout_ms,
+            eligible_leader_replicas: design.eligible_leader_replicas(),
+            default_min_insync_replicas: BrokerConfig::default().default_min_insync_replicas,
             mirror_state_partitions: self.mirror_state_partitions,
             mirror_state_replication_factor: self.mirror_state_replication_factor(),
             ..ControllerConfig::default()
