@@ -492,6 +492,8 @@ fn swarm_plan(scenario: &Scenario, rng: &mut StdRng) -> (SwarmChoice, Vec<Planne
     let mut faults = Vec::new();
     let mut calendar = Calendar {
         down: vec![Vec::new(); scenario.clusters.len()],
+        impaired_max: scenario.faults.impaired_brokers_max(),
+        restarts: vec![Vec::new(); scenario.clusters.len()],
         ..Calendar::default()
     };
     reserve_scripted_brokers(scenario, &mut calendar);
@@ -525,13 +527,108 @@ fn swarm_plan(scenario: &Scenario, rng: &mut StdRng) -> (SwarmChoice, Vec<Planne
             }
         }
     }
+    if calendar.impaired_max >= 2 {
+        space_restarts(&mut faults);
+    }
     (choice, faults)
+}
+
+/// The cluster letter of a broker target (`x-broker-N`, `x-leader:…`, `x-follower:…`).
+fn broker_cluster(target: &Target) -> Option<char> {
+    let name = match target {
+        Target::Node(name) if name.contains("-broker-") => name.as_str(),
+        Target::Node(_) => return None,
+        Target::Leader(cluster, _, _) | Target::Follower(cluster, _, _) => cluster.as_str(),
+    };
+    name.chars().next()
+}
+
+/// With two impaired brokers allowed, drops a restart (a kill or a power loss) of a cluster
+/// that comes before the previous restart there has recovered. A restart is an unclean
+/// shutdown: the broker leaves every ISR and ELR and must catch up before it holds what the
+/// others hold, and KIP-966 survives one such broker at min ISR 2, not two (a power loss of
+/// the last ISR member while the other replica still catches up loses what only the former
+/// held; swarm_two_impaired seed 54, before this). The calendar's recovery margin assumes the
+/// broker catches up; a fault that slows it — any fault of a broker of its cluster, or one
+/// that shrinks ISRs everywhere (packet loss, a latency spike, a clock jump) — meeting the
+/// margin pushes the recovery to that fault's end plus the margin. Applied to the drawn plan,
+/// so the draws stay what they were.
+fn space_restarts(faults: &mut Vec<PlannedFault>) {
+    let window = |fault: &PlannedFault| (fault.at_ms, fault.at_ms + fault.duration_ms);
+    let slows = |fault: &PlannedFault, cluster: char| match &fault.action {
+        FaultAction::PacketLoss(_) | FaultAction::LatencySpike(_) => true,
+        FaultAction::ClockSkew { .. } => true,
+        FaultAction::Kill { nodes, .. }
+        | FaultAction::Pause { nodes }
+        | FaultAction::Isolate { nodes }
+        | FaultAction::HoldBack { nodes, .. } => nodes
+            .iter()
+            .any(|node| broker_cluster(node) == Some(cluster)),
+        FaultAction::Partition { side_a, .. } => side_a
+            .iter()
+            .any(|node| broker_cluster(node) == Some(cluster)),
+        FaultAction::Duplicate(_) => false,
+    };
+    let restart_cluster = |fault: &PlannedFault| match &fault.action {
+        FaultAction::Kill { nodes, .. } => nodes.iter().find_map(broker_cluster),
+        _ => None,
+    };
+    faults.sort_by_key(|fault| fault.at_ms);
+    let mut dropped = vec![false; faults.len()];
+    let mut recovered_at: std::collections::BTreeMap<char, u64> = Default::default();
+    for index in 0..faults.len() {
+        let Some(cluster) = restart_cluster(&faults[index]) else {
+            continue;
+        };
+        if recovered_at
+            .get(&cluster)
+            .is_some_and(|recovered| faults[index].at_ms < *recovered)
+        {
+            dropped[index] = true;
+            continue;
+        }
+        // The recovery ends a margin after the restart, or after the last slowing fault that
+        // meets it, whichever is later (a fixed point: each extension may meet another).
+        let (at_ms, mut end_ms) = window(&faults[index]);
+        end_ms += RECOVERY_MARGIN_MS;
+        loop {
+            let extended = faults
+                .iter()
+                .enumerate()
+                .filter(|(other, fault)| {
+                    *other != index && !dropped[*other] && slows(fault, cluster)
+                })
+                .map(|(_, fault)| window(fault))
+                .filter(|(start, stop)| *start < end_ms && at_ms < *stop)
+                .map(|(_, stop)| stop + RECOVERY_MARGIN_MS)
+                .fold(end_ms, u64::max);
+            if extended == end_ms {
+                break;
+            }
+            end_ms = extended;
+        }
+        recovered_at.insert(cluster, end_ms);
+    }
+    let mut index = 0;
+    faults.retain(|_| {
+        index += 1;
+        !dropped[index - 1]
+    });
 }
 
 /// The windows swarm mode has already given out, each extended by [`RECOVERY_MARGIN_MS`].
 #[derive(Default)]
 struct Calendar {
-    /// Per cluster, when a broker is impaired, to keep at most one impaired.
+    /// How many brokers of a cluster may be impaired at once (`[faults]
+    /// swarm_impaired_brokers`, 1 or 2). With 2 a power loss may also meet the ISR-shrinking
+    /// faults: KIP-966's eligible leader replicas keep a replica with every committed record.
+    impaired_max: usize,
+    /// Per cluster, when a broker restarts (a kill or a power loss), to keep at most one
+    /// restarting at a time even with two impaired: a restart is an unclean shutdown (no
+    /// controlled shutdown here, none in Kafka after a crash), which takes the broker out of
+    /// the eligible replicas, and KIP-966 survives min ISR − 1 of them (one, at min ISR 2).
+    restarts: Vec<Vec<(u64, u64)>>,
+    /// Per cluster, when a broker is impaired, to keep at most `impaired_max` impaired.
     down: Vec<Vec<(u64, u64)>>,
     /// When packet loss, a latency spike or a clock jump is on. Loss or delay on every link can
     /// shrink any partition's ISR to its leader alone, and so can a leader whose clock jumps
@@ -573,10 +670,14 @@ fn reserve_scripted_brokers(scenario: &Scenario, calendar: &mut Calendar) {
                 .bytes()
                 .next()
                 .map(|b| usize::from(b.wrapping_sub(b'a')));
-            if let Some(windows) = cluster
-                .filter(|_| is_broker)
-                .and_then(|c| calendar.down.get_mut(c))
-            {
+            let Some(cluster) = cluster.filter(|_| is_broker) else {
+                continue;
+            };
+            if let Some(windows) = calendar.down.get_mut(cluster) {
+                windows.push((at_ms, end_ms));
+            }
+            let restarts = matches!(spec, ScriptedFault::Kill(_) | ScriptedFault::DiskTear(_));
+            if let Some(windows) = calendar.restarts.get_mut(cluster).filter(|_| restarts) {
                 windows.push((at_ms, end_ms));
             }
         }
@@ -590,6 +691,27 @@ fn overlaps(windows: &[(u64, u64)], at_ms: u64, end_ms: u64) -> bool {
         .any(|(start, stop)| at_ms < *stop && *start < end_ms)
 }
 
+/// The most of `windows` that are open at one instant of `[at_ms, end_ms)`. The count only
+/// rises at a window's start, so the instants to look at are `at_ms` and the starts inside.
+fn most_open_at_once(windows: &[(u64, u64)], at_ms: u64, end_ms: u64) -> usize {
+    let open_at = |instant: u64| {
+        windows
+            .iter()
+            .filter(|(start, stop)| *start <= instant && instant < *stop)
+            .count()
+    };
+    std::iter::once(at_ms)
+        .chain(
+            windows
+                .iter()
+                .map(|(start, _)| *start)
+                .filter(|start| at_ms < *start && *start < end_ms),
+        )
+        .map(open_at)
+        .max()
+        .unwrap_or(0)
+}
+
 fn swarm_action(
     kind: &str,
     scenario: &Scenario,
@@ -600,10 +722,15 @@ fn swarm_action(
 ) -> Option<FaultAction> {
     let end_ms = at_ms + duration_ms + RECOVERY_MARGIN_MS;
     let Calendar {
+        impaired_max,
+        restarts,
         down,
         isr_shrinking,
         power_loss,
     } = calendar;
+    // One impaired broker per cluster is the model before KIP-966's promise; with two, a power
+    // loss may meet the ISR-shrinking faults too (eligible leader replicas survive both).
+    let single_impaired = *impaired_max <= 1;
     let cluster = rng.random_range(0..scenario.clusters.len());
     let letter = (b'a' + cluster as u8) as char;
     let brokers = scenario.clusters[cluster].brokers;
@@ -616,7 +743,7 @@ fn swarm_action(
         // The impaired broker needs time after the fault to catch up and rejoin the ISR; no
         // other broker of the cluster is impaired until then.
         let end_ms = end_ms + lingers_ms;
-        if overlaps(&down[cluster], at_ms, end_ms) {
+        if most_open_at_once(&down[cluster], at_ms, end_ms) >= *impaired_max {
             return None;
         }
         down[cluster].push((at_ms, end_ms));
@@ -626,18 +753,28 @@ fn swarm_action(
             broker(rng)
         })
     };
+    // A restart is one of the impaired, and at most one of them restarts at a time.
+    let restarting = matches!(kind, "kill" | "disk_tear");
+    if restarting && overlaps(&restarts[cluster], at_ms, end_ms) {
+        return None;
+    }
     Some(match kind {
         "kill" => FaultAction::Kill {
-            nodes: vec![take_down(rng, 0)?],
+            nodes: {
+                let node = take_down(rng, 0)?;
+                restarts[cluster].push((at_ms, end_ms));
+                vec![node]
+            },
             lose_unflushed: false,
             tear: false,
         },
         "disk_tear" => FaultAction::Kill {
             nodes: {
-                if overlaps(isr_shrinking, at_ms, end_ms) {
+                if single_impaired && overlaps(isr_shrinking, at_ms, end_ms) {
                     return None;
                 }
                 let node = take_down(rng, 0)?;
+                restarts[cluster].push((at_ms, end_ms));
                 power_loss.push((at_ms, end_ms));
                 vec![node]
             },
@@ -664,14 +801,14 @@ fn swarm_action(
             }
         }
         "packet_loss" => {
-            if overlaps(power_loss, at_ms, end_ms) {
+            if single_impaired && overlaps(power_loss, at_ms, end_ms) {
                 return None;
             }
             isr_shrinking.push((at_ms, end_ms));
             FaultAction::PacketLoss(rng.random_range(0.01..0.2))
         }
         "latency_spike" => {
-            if overlaps(power_loss, at_ms, end_ms) {
+            if single_impaired && overlaps(power_loss, at_ms, end_ms) {
                 return None;
             }
             isr_shrinking.push((at_ms, end_ms));
@@ -692,7 +829,7 @@ fn swarm_action(
         }
         "clock_skew" => FaultAction::ClockSkew {
             nodes: {
-                if overlaps(power_loss, at_ms, end_ms) {
+                if single_impaired && overlaps(power_loss, at_ms, end_ms) {
                     return None;
                 }
                 isr_shrinking.push((at_ms, end_ms));
@@ -812,6 +949,92 @@ mod tests {
             power_losses > 200 && isr_shrinking > 400,
             "both kinds occur: {power_losses} power losses, {isr_shrinking} ISR-shrinking faults"
         );
+    }
+
+    #[test]
+    fn a_two_impaired_swarm_keeps_two_at_most_and_restarts_one_recovery_apart() {
+        // `swarm_impaired_brokers = 2` (KIP-966): two brokers of the cluster may be impaired
+        // at once and a power loss may meet the ISR-shrinking faults, but never three, and a
+        // restart never starts before the previous one has had its margin after every fault
+        // that slowed its recovery.
+        let path = Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../scenarios/swarm_two_impaired.toml"
+        ));
+        let scenario = Scenario::load(path).expect("the scenario parses");
+        assert_eq!(scenario.faults.impaired_brokers_max(), 2);
+        let (mut two_at_once, mut loss_meets_shrinking) = (0, 0);
+        for seed in 0..300 {
+            let plan = plan(&scenario, seed);
+            let impaired: Vec<_> = plan
+                .faults
+                .iter()
+                .filter(|f| {
+                    matches!(
+                        f.action,
+                        FaultAction::Kill { .. }
+                            | FaultAction::Pause { .. }
+                            | FaultAction::Isolate { .. }
+                            | FaultAction::Partition { .. }
+                            | FaultAction::HoldBack { .. }
+                    )
+                })
+                .map(window)
+                .collect();
+            for (at_ms, end_ms) in &impaired {
+                let open = most_open_at_once(&impaired, *at_ms, *end_ms);
+                assert!(open <= 2, "seed {seed}: {open} impaired at once: {plan:#?}");
+                two_at_once += usize::from(open == 2);
+            }
+            let restarts: Vec<_> = plan
+                .faults
+                .iter()
+                .filter(|f| matches!(f.action, FaultAction::Kill { .. }))
+                .map(window)
+                .collect();
+            for (index, (at_ms, end_ms)) in restarts.iter().enumerate() {
+                assert!(
+                    !overlaps(&restarts[index + 1..], *at_ms, *end_ms),
+                    "seed {seed}: two restarts within a recovery: {plan:#?}"
+                );
+            }
+            let shrinking: Vec<_> = plan
+                .faults
+                .iter()
+                .filter(|f| matches!(f.action, FaultAction::PacketLoss(_)))
+                .map(|f| (f.at_ms, f.at_ms + f.duration_ms))
+                .collect();
+            loss_meets_shrinking += plan
+                .faults
+                .iter()
+                .filter(|f| {
+                    matches!(
+                        f.action,
+                        FaultAction::Kill {
+                            lose_unflushed: true,
+                            ..
+                        }
+                    )
+                })
+                .filter(|f| overlaps(&shrinking, f.at_ms, f.at_ms + f.duration_ms))
+                .count();
+        }
+        assert!(
+            two_at_once > 100 && loss_meets_shrinking > 20,
+            "both cases occur: {two_at_once} times two impaired, {loss_meets_shrinking} power \
+             losses during packet loss"
+        );
+    }
+
+    #[test]
+    fn most_open_at_once_counts_the_deepest_overlap_inside_the_window() {
+        let windows = [(0, 10), (5, 20), (30, 40)];
+        assert_eq!(most_open_at_once(&windows, 0, 4), 1);
+        assert_eq!(most_open_at_once(&windows, 0, 6), 2);
+        assert_eq!(most_open_at_once(&windows, 10, 30), 1);
+        assert_eq!(most_open_at_once(&windows, 20, 30), 0);
+        assert_eq!(most_open_at_once(&windows, 25, 35), 1);
+        assert_eq!(most_open_at_once(&[], 0, 100), 0);
     }
 
     /// The broker-impairing faults swarm mode drew, with their margins.

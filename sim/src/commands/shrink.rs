@@ -169,6 +169,7 @@ pub fn materialise(scenario: &Scenario, seed: u64) -> Scenario {
     materialised.faults = FaultSpec {
         swarm: false,
         swarm_kinds: Vec::new(),
+        swarm_impaired_brokers: None,
         scripted: plan.faults.iter().map(PlannedFault::to_scripted).collect(),
     };
     materialised.coverage.clear();

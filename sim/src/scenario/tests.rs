@@ -1047,6 +1047,22 @@ fn faults_that_would_never_act_or_keys_of_another_kind_are_refused() {
         29,
         "need `swarm = true`",
     );
+    // Up to two impaired brokers, and only for a swarm.
+    assert_refused(
+        &base_with(
+            BASE_KILL,
+            "[faults]\nswarm = true\nswarm_impaired_brokers = 3",
+        ),
+        "faults.swarm_impaired_brokers",
+        30,
+        "must be 1 or 2, not 3",
+    );
+    assert_refused(
+        &base_with(BASE_KILL, "[faults]\nswarm_impaired_brokers = 2"),
+        "faults.swarm_impaired_brokers",
+        29,
+        "needs `swarm = true`",
+    );
 }
 
 /// Every fault kind refuses a key only another kind takes, by name, at the key's line: the
@@ -1225,7 +1241,7 @@ fn the_untyped_format_is_refused_naming_the_typed_one() {
         ),
         "faults.scripted[0]",
         28,
-        "unknown field `scripted`, expected one of `swarm`, `swarm_kinds`, `kill`, `pause`",
+        "unknown field `scripted`, expected one of `swarm`, `swarm_kinds`, `swarm_impaired_brokers`, `kill`, `pause`",
     );
     assert_refused(
         &base_with(
@@ -1566,7 +1582,7 @@ fn the_file_tables_are_named_by_the_kinds_and_operations() {
     let kinds = quoted(&mut FAULT_KINDS.iter().copied());
     assert_eq!(
         error.message,
-        format!("unknown field `nope`, expected one of `swarm`, `swarm_kinds`, {kinds}")
+        format!("unknown field `nope`, expected one of `swarm`, `swarm_kinds`, `swarm_impaired_brokers`, {kinds}")
     );
     let error = parse(&base_with(
         "[[admin.create_mirror]]",

@@ -294,6 +294,20 @@ impl Scenario {
                 "swarm kinds need `swarm = true` (without it they choose nothing)".into(),
             ));
         }
+        if let Some(max) = &self.faults.swarm_impaired_brokers {
+            if !self.faults.swarm {
+                return Err(source.error(
+                    "faults.swarm_impaired_brokers",
+                    "needs `swarm = true` (without it nothing is impaired by the swarm)".into(),
+                ));
+            }
+            if !(1..=2).contains(max.get_ref()) {
+                return Err(source.error(
+                    "faults.swarm_impaired_brokers",
+                    format!("must be 1 or 2, not {}", max.get_ref()),
+                ));
+            }
+        }
         for (index, kind) in self.faults.swarm_kinds.iter().enumerate() {
             if !FAULT_KINDS.contains(&kind.get_ref().as_str()) {
                 return Err(source.error(

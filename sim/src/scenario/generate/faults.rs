@@ -17,6 +17,12 @@ impl Draft {
                 self.faults.swarm_kinds =
                     kinds.into_iter().map(|k| spanned(k.to_owned())).collect();
             }
+            // Half the swarms impair up to two brokers of a cluster at once, power losses
+            // included, which eligible leader replicas (KIP-966, the default) survive.
+            if self.impairment.random_bool(0.5) {
+                self.faults.swarm_impaired_brokers = Some(spanned(2));
+                self.notes.push("two brokers impaired at once".to_owned());
+            }
         } else {
             // One broker of a cluster at a time, each kill well clear of the next (the
             // single-impaired-broker model acks=all promises to survive).

@@ -22,7 +22,8 @@
 //!   delete, re-add after STOPPED, a reverse mirror started too early; the outcome of each is
 //!   judged by the `admin-outcomes` checker from the seed design's rules;
 //! - the **fault plan**: swarm mode over the world's brokers and controllers (its own
-//!   one-impaired-broker rule), or scripted leader kills spaced apart (one in three a double
+//!   impaired-broker rule: one per cluster, or for half the swarms two, KIP-966's
+//!   `swarm_impaired_brokers = 2`), or scripted leader kills spaced apart (one in three a double
 //!   crash: the next replica in line 100–400 ms after the leader, KIP-101's first scenario),
 //!   plus pauses and kills of client nodes;
 //! - **aimed episodes**, windows that need two things at once and that independent draws
@@ -171,6 +172,9 @@ struct Draft {
     /// The double crash's own stream (see [`Draft::draw_faults`]): one scripted leader kill
     /// in three takes the next replica in line down with it.
     double_crash: StdRng,
+    /// Whether the swarm may impair two brokers of a cluster at once (KIP-966, issue #18): its
+    /// own stream, so the other draws stay what they were.
+    impairment: StdRng,
     authorization: StdRng,
     /// Each denial episode's source cluster and the orders of its deny's `create_acls` and
     /// `delete_acls` in `admin` (see [`Draft::grant_mirrors_their_sources`]).
@@ -233,6 +237,7 @@ impl Draft {
         let deletion = StdRng::seed_from_u64(seed ^ 0xde1e_7e70_9c5e_000b);
         let authorization = StdRng::seed_from_u64(seed ^ 0xac1a_c1a0_7e57_000c);
         let double_crash = StdRng::seed_from_u64(seed ^ 0xd0b1_ec7a_54e5_000d);
+        let impairment = StdRng::seed_from_u64(seed ^ 0x1e1d_7a0b_2b40_000e);
         let duration_ms = rng.random_range(12..=22) * 1_000;
         let heal_ms = rng.random_range(10..=15) * 1_000;
         Self {
@@ -252,6 +257,7 @@ impl Draft {
             deletion,
             authorization,
             double_crash,
+            impairment,
             denials: Vec::new(),
             deferred: Vec::new(),
             shape: "single",

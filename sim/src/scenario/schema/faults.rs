@@ -50,6 +50,12 @@ pub struct FaultSpec {
     /// Fault kinds swarm mode may choose from (default: all).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub swarm_kinds: Vec<Spanned<String>>,
+    /// How many brokers of a cluster swarm mode may impair at once, 1 or 2 (`None`: 1). With
+    /// 1 no power loss meets a cluster-wide ISR-shrinking fault either (the model before
+    /// KIP-966 loses acknowledged writes there); with 2 both go, which KIP-966's eligible
+    /// leader replicas survive (`crate::faults`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub swarm_impaired_brokers: Option<Spanned<u64>>,
     /// Faults at fixed times, in file order. Not serialised with the settings above:
     /// `Scenario::to_toml` writes them one table each, to keep their order across kinds.
     #[serde(skip_serializing)]
@@ -59,7 +65,15 @@ pub struct FaultSpec {
 impl FaultSpec {
     /// No swarm setting (what the `[faults]` table itself would hold).
     pub(super) fn has_no_settings(&self) -> bool {
-        !self.swarm && self.swarm_kinds.is_empty()
+        !self.swarm && self.swarm_kinds.is_empty() && self.swarm_impaired_brokers.is_none()
+    }
+
+    /// How many brokers of a cluster swarm mode may impair at once (see
+    /// [`FaultSpec::swarm_impaired_brokers`]; validated to 1 or 2).
+    pub fn impaired_brokers_max(&self) -> usize {
+        self.swarm_impaired_brokers
+            .as_ref()
+            .map_or(1, |max| usize::try_from(*max.get_ref()).unwrap_or(1))
     }
 }
 
@@ -82,6 +96,8 @@ struct FaultTables {
     swarm: bool,
     #[serde(default)]
     swarm_kinds: Vec<Spanned<String>>,
+    #[serde(default)]
+    swarm_impaired_brokers: Option<Spanned<u64>>,
     #[serde(default)]
     kill: Vec<Spanned<KillFault>>,
     #[serde(default)]
@@ -121,6 +137,7 @@ impl From<FaultTables> for FaultSpec {
         Self {
             swarm: tables.swarm,
             swarm_kinds: tables.swarm_kinds,
+            swarm_impaired_brokers: tables.swarm_impaired_brokers,
             scripted,
         }
     }
