@@ -878,6 +878,37 @@ mod tests {
         (fault.at_ms, end)
     }
 
+    /// The windows (with their margins, see [`window`]) of `plan`'s faults that `pick` takes.
+    fn windows_of(plan: &FaultPlan, pick: impl Fn(&FaultAction) -> bool) -> Vec<(u64, u64)> {
+        plan.faults
+            .iter()
+            .filter(|fault| pick(&fault.action))
+            .map(window)
+            .collect()
+    }
+
+    fn is_power_loss(action: &FaultAction) -> bool {
+        matches!(
+            action,
+            FaultAction::Kill {
+                lose_unflushed: true,
+                ..
+            }
+        )
+    }
+
+    /// A fault that impairs one broker (its ISR membership or session).
+    fn impairs_a_broker(action: &FaultAction) -> bool {
+        matches!(
+            action,
+            FaultAction::Kill { .. }
+                | FaultAction::Pause { .. }
+                | FaultAction::Isolate { .. }
+                | FaultAction::Partition { .. }
+                | FaultAction::HoldBack { .. }
+        )
+    }
+
     #[test]
     fn swarm_never_lets_a_power_loss_meet_packet_loss_clock_skew_or_another_impaired_broker() {
         let path = Path::new(concat!(
@@ -888,54 +919,22 @@ mod tests {
         let (mut power_losses, mut isr_shrinking) = (0, 0);
         for seed in 0..500 {
             let plan = plan(&scenario, seed);
-            let power_loss: Vec<_> = plan
-                .faults
-                .iter()
-                .filter(|f| {
-                    matches!(
-                        f.action,
-                        FaultAction::Kill {
-                            lose_unflushed: true,
-                            ..
-                        }
-                    )
-                })
-                .map(window)
-                .collect();
-            let shrinking: Vec<_> = plan
-                .faults
-                .iter()
-                .filter(|f| {
-                    matches!(
-                        f.action,
-                        FaultAction::PacketLoss(_)
-                            | FaultAction::LatencySpike(_)
-                            | FaultAction::ClockSkew { .. }
-                    )
-                })
-                .map(window)
-                .collect();
+            let power_loss = windows_of(&plan, is_power_loss);
+            let shrinking = windows_of(&plan, |action| {
+                matches!(
+                    action,
+                    FaultAction::PacketLoss(_)
+                        | FaultAction::LatencySpike(_)
+                        | FaultAction::ClockSkew { .. }
+                )
+            });
             for (at_ms, end_ms) in &power_loss {
                 assert!(
                     !overlaps(&shrinking, *at_ms, *end_ms),
                     "seed {seed}: {plan:#?}"
                 );
             }
-            let impaired: Vec<_> = plan
-                .faults
-                .iter()
-                .filter(|f| {
-                    matches!(
-                        f.action,
-                        FaultAction::Kill { .. }
-                            | FaultAction::Pause { .. }
-                            | FaultAction::Isolate { .. }
-                            | FaultAction::Partition { .. }
-                            | FaultAction::HoldBack { .. }
-                    )
-                })
-                .map(window)
-                .collect();
+            let impaired = windows_of(&plan, impairs_a_broker);
             for (index, (at_ms, end_ms)) in impaired.iter().enumerate() {
                 assert!(
                     !overlaps(&impaired[index + 1..], *at_ms, *end_ms),
@@ -966,32 +965,13 @@ mod tests {
         let (mut two_at_once, mut loss_meets_shrinking) = (0, 0);
         for seed in 0..300 {
             let plan = plan(&scenario, seed);
-            let impaired: Vec<_> = plan
-                .faults
-                .iter()
-                .filter(|f| {
-                    matches!(
-                        f.action,
-                        FaultAction::Kill { .. }
-                            | FaultAction::Pause { .. }
-                            | FaultAction::Isolate { .. }
-                            | FaultAction::Partition { .. }
-                            | FaultAction::HoldBack { .. }
-                    )
-                })
-                .map(window)
-                .collect();
+            let impaired = windows_of(&plan, impairs_a_broker);
             for (at_ms, end_ms) in &impaired {
                 let open = most_open_at_once(&impaired, *at_ms, *end_ms);
                 assert!(open <= 2, "seed {seed}: {open} impaired at once: {plan:#?}");
                 two_at_once += usize::from(open == 2);
             }
-            let restarts: Vec<_> = plan
-                .faults
-                .iter()
-                .filter(|f| matches!(f.action, FaultAction::Kill { .. }))
-                .map(window)
-                .collect();
+            let restarts = windows_of(&plan, |action| matches!(action, FaultAction::Kill { .. }));
             for (index, (at_ms, end_ms)) in restarts.iter().enumerate() {
                 assert!(
                     !overlaps(&restarts[index + 1..], *at_ms, *end_ms),
@@ -1007,15 +987,7 @@ mod tests {
             loss_meets_shrinking += plan
                 .faults
                 .iter()
-                .filter(|f| {
-                    matches!(
-                        f.action,
-                        FaultAction::Kill {
-                            lose_unflushed: true,
-                            ..
-                        }
-                    )
-                })
+                .filter(|f| is_power_loss(&f.action))
                 .filter(|f| overlaps(&shrinking, f.at_ms, f.at_ms + f.duration_ms))
                 .count();
         }
@@ -1023,6 +995,48 @@ mod tests {
             two_at_once > 100 && loss_meets_shrinking > 20,
             "both cases occur: {two_at_once} times two impaired, {loss_meets_shrinking} power \
              losses during packet loss"
+        );
+    }
+
+    #[test]
+    fn a_restart_waits_until_the_last_one_recovered_from_every_fault_that_slowed_it() {
+        let kill = |at_ms, node: &str| PlannedFault {
+            at_ms,
+            duration_ms: 1_000,
+            action: FaultAction::Kill {
+                nodes: vec![Target::Node(node.to_owned())],
+                lose_unflushed: true,
+                tear: false,
+            },
+        };
+        let mut faults = vec![
+            kill(0, "a-broker-1"),
+            // Packet loss from 2 s to 6 s slows a-broker-1's catching up: recovered at 9 s.
+            PlannedFault {
+                at_ms: 2_000,
+                duration_ms: 4_000,
+                action: FaultAction::PacketLoss(0.1),
+            },
+            kill(5_000, "a-broker-2"),
+            kill(5_000, "b-broker-1"),
+            kill(9_500, "a-broker-3"),
+        ];
+        space_restarts(&mut faults);
+        let kept: Vec<(u64, String)> = faults
+            .iter()
+            .filter_map(|fault| match &fault.action {
+                FaultAction::Kill { nodes, .. } => Some((fault.at_ms, nodes[0].to_string())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            kept,
+            vec![
+                (0, "a-broker-1".to_owned()),
+                (5_000, "b-broker-1".to_owned()),
+                (9_500, "a-broker-3".to_owned()),
+            ],
+            "a-broker-2's restart came before a-broker-1 had recovered"
         );
     }
 

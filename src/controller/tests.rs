@@ -627,24 +627,42 @@ fn with_elr_the_fenced_last_isr_member_leaves_the_isr_and_leads_again_from_the_e
     assert_eq!(back.leader_epoch, leaderless.leader_epoch + 1);
 }
 
+/// `orders` (three replicas, `min.insync.replicas` = 2) on `controller`, its ISR shrunk by its
+/// leader to the leader alone: the controller, the brokers' epochs, the topic, the record
+/// before the shrink and the one after.
+fn shrunk_to_its_leader(
+    controller: Controller<MemoryDisk>,
+) -> (
+    Controller<MemoryDisk>,
+    Vec<(i32, i64)>,
+    TopicId,
+    PartitionRecord,
+    PartitionRecord,
+) {
+    let min_isr = vec![(MIN_INSYNC_REPLICAS.to_string(), "2".to_string())];
+    let (mut controller, epochs, topic_id) = three_broker_topic_on(controller, min_isr);
+    let before = partition(&controller, topic_id, 0);
+    let leader = before.leader.expect("a leader");
+    let (error, _) = leader_alters_isr(&mut controller, 0, &epochs, &before, vec![leader]);
+    assert_eq!(error, ErrorCode::None);
+    let shrunk = partition(&controller, topic_id, 0);
+    (controller, epochs, topic_id, before, shrunk)
+}
+
 #[test]
 fn with_elr_a_replica_that_left_below_min_isr_leads_when_the_last_member_fails() {
     // KIP-966's motivation, min ISR 2: the ISR shrinks to the leader alone (the followers stay
     // eligible), the leader's session expires, and an eligible follower leads cleanly; the
     // old leader's re-registration (an unclean shutdown) takes it out of the ELR.
-    let min_isr = vec![(MIN_INSYNC_REPLICAS.to_string(), "2".to_string())];
-    let (mut controller, epochs, topic_id) = three_broker_topic(min_isr.clone());
-    let before = partition(&controller, topic_id, 0);
+    let (mut controller, epochs, topic_id, before, shrunk) = shrunk_to_its_leader(new_controller());
     let leader = before.leader.unwrap();
-    let (error, shrunk) = leader_alters_isr(&mut controller, 0, &epochs, &before, vec![leader]);
-    assert_eq!(error, ErrorCode::None);
     let followers: Vec<BrokerId> = before
         .replicas
         .iter()
         .copied()
         .filter(|r| *r != leader)
         .collect();
-    assert_eq!(shrunk.unwrap().eligible_leader_replicas, followers);
+    assert_eq!(shrunk.eligible_leader_replicas, followers);
     expire_session(&mut controller, &epochs, leader);
     let after = partition(&controller, topic_id, 0);
     assert_eq!(after.leader, Some(followers[0]));
@@ -659,11 +677,9 @@ fn with_elr_a_replica_that_left_below_min_isr_leads_when_the_last_member_fails()
     assert_eq!(restarted.eligible_leader_replicas, vec![followers[1]]);
     assert_eq!(restarted.leader, Some(followers[0]));
     // Without ELR the same shrink and expiry leave the partition waiting for the old leader.
-    let (mut controller, epochs, topic_id) =
-        three_broker_topic_on(new_controller_without_elr(), min_isr);
-    let before = partition(&controller, topic_id, 0);
+    let (mut controller, epochs, topic_id, before, _) =
+        shrunk_to_its_leader(new_controller_without_elr());
     let leader = before.leader.unwrap();
-    leader_alters_isr(&mut controller, 0, &epochs, &before, vec![leader]);
     expire_session(&mut controller, &epochs, leader);
     let after = partition(&controller, topic_id, 0);
     assert_eq!((after.leader, after.isr), (None, vec![leader]));
@@ -673,12 +689,8 @@ fn with_elr_a_replica_that_left_below_min_isr_leads_when_the_last_member_fails()
 fn with_elr_an_isr_expansion_back_to_min_isr_clears_the_elr() {
     // The leader proposes a follower the ELR holds back into the ISR (generated scenarios
     // hung on this when the proposal was checked with the ELR still naming it).
-    let min_isr = vec![(MIN_INSYNC_REPLICAS.to_string(), "2".to_string())];
-    let (mut controller, epochs, topic_id) = three_broker_topic(min_isr);
-    let before = partition(&controller, topic_id, 0);
+    let (mut controller, epochs, _, before, shrunk) = shrunk_to_its_leader(new_controller());
     let leader = before.leader.unwrap();
-    leader_alters_isr(&mut controller, 0, &epochs, &before, vec![leader]);
-    let shrunk = partition(&controller, topic_id, 0);
     assert_eq!(shrunk.eligible_leader_replicas.len(), 2);
     let back = vec![leader, shrunk.eligible_leader_replicas[0]];
     let (error, grown) = leader_alters_isr(&mut controller, 0, &epochs, &shrunk, back.clone());
@@ -690,12 +702,7 @@ fn with_elr_an_isr_expansion_back_to_min_isr_clears_the_elr() {
 
 #[test]
 fn a_min_isr_change_clears_the_elr() {
-    let min_isr = vec![(MIN_INSYNC_REPLICAS.to_string(), "2".to_string())];
-    let (mut controller, epochs, topic_id) = three_broker_topic(min_isr);
-    let before = partition(&controller, topic_id, 0);
-    let leader = before.leader.unwrap();
-    leader_alters_isr(&mut controller, 0, &epochs, &before, vec![leader]);
-    let shrunk = partition(&controller, topic_id, 0);
+    let (mut controller, _, topic_id, _, shrunk) = shrunk_to_its_leader(new_controller());
     assert_eq!(shrunk.eligible_leader_replicas.len(), 2);
     let alter = Request::Controller(ControllerRequest::IncrementalAlterConfigs {
         resource: ConfigResource::Topic("orders".into()),

@@ -17,7 +17,7 @@ impl Checkers {
                 let leaderless_isr = record.leader.is_none() && record.isr.is_empty();
                 let tracked = !self.eligible_seen.is_empty();
                 if leaderless_isr || !record.eligible_leader_replicas.is_empty() || tracked {
-                    self.observe_eligible_leaders(view.cluster, &tp, record);
+                    self.observe_eligible_leaders(view.cluster, record);
                 }
                 out.extend(self.observe_metadata_epoch(
                     time_ms,
@@ -37,10 +37,10 @@ impl Checkers {
     fn observe_eligible_leaders(
         &mut self,
         cluster: ClusterIndex,
-        tp: &TopicPartition,
         record: &mirrorsim::metadata::PartitionRecord,
     ) {
-        let key = (cluster, tp.clone());
+        // By topic id: a copy key, looked up for every partition while any is tracked.
+        let key = (cluster, record.topic_id, record.partition);
         let leaderless = record.leader.is_none() && record.isr.is_empty();
         if let (Some(leader), Some((eligible, was_leaderless))) =
             (record.leader, self.eligible_seen.get(&key))

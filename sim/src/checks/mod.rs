@@ -137,7 +137,8 @@ pub struct Checkers {
     /// KIP-966, per (cluster, partition) the controller last showed with eligible leader
     /// replicas or leaderless with an empty ISR: those replicas, and whether it was
     /// leaderless, to tell the next leader's election (`observe_eligible_leaders`).
-    eligible_seen: BTreeMap<(ClusterIndex, TopicPartition), (Vec<BrokerId>, bool)>,
+    eligible_seen:
+        BTreeMap<(ClusterIndex, mirrorsim::protocol::TopicId, i32), (Vec<BrokerId>, bool)>,
     epoch_leaders: BTreeMap<(ClusterIndex, TopicPartition, i32), BrokerId>,
     /// What the per-step replica checks last saw of each replica (one entry, so a step
     /// searches once per replica).
@@ -4262,13 +4263,19 @@ mod tests {
         assert_eq!(invariants(with_reset(), 5_000, 2), vec!["skipped-poll"]);
     }
 
-    #[test]
-    fn jumps_over_an_aborted_record_whose_abort_a_later_loss_took_are_excused_and_only_those() {
+    /// The skip excuses for a record whose transaction's outcome changed after the read: a
+    /// READ_COMMITTED consumer (or not, `read_committed`) read 0, then 3, past producer 1's
+    /// record at 1 whose marker at 2 was an ABORT (`aborted`) or a COMMIT when it read; the
+    /// final log has a COMMIT there. `after` notes what came after the read (a loss, a cut);
+    /// `excuse` is the excuse under test. The invariants found.
+    fn jump_over_a_record_decided_after_the_read(
+        aborted: bool,
+        read_committed: bool,
+        after: impl FnOnce(&mut Checkers, ClusterIndex, &TopicPartition),
+        excuse: impl Fn(&Checkers, (NodeId, u64, usize), &PollRecord, i64, Option<i64>) -> bool,
+    ) -> Vec<Invariant> {
         let tp = TopicPartition::new("t", 0);
-        let a = ClusterIndex(0);
         let new = "a-producer-1/1/t-0/9/new";
-        // Producer 1's record at 1, then its transaction's marker at 2 (`committed`), and a
-        // record at 3.
         let log = |committed| {
             log_with(&[
                 (plain_batch("a-v0"), AppendOrigin::Client),
@@ -4277,9 +4284,6 @@ mod tests {
                 (plain_batch(new), AppendOrigin::Client),
             ])
         };
-        // The final log (seeds 9400000000000713, 9400000000000338): the only replica's power
-        // loss kept the record at 1 but not the ABORT at 2, and the coordinator's COMMIT of
-        // the producer's next transaction landed there, committing the record.
         let final_log = FixedLogs(BTreeMap::from([(tp.clone(), log(true))]));
         let read = |offset, value: &str| {
             let mut record = poll(&tp, offset, value);
@@ -4287,31 +4291,43 @@ mod tests {
             record.fetched_ms = 4_000;
             record
         };
-        // A READ_COMMITTED consumer read 0, then 3 past the transaction the read-time log held
-        // (`aborted`); a loss at `loss_ms` kept the log up to `kept`.
-        let invariants = |aborted: bool, read_committed: bool, loss: Option<(i64, i64)>| {
-            let mut checkers = Checkers::default();
-            let mut history = History::default();
-            if read_committed {
-                history.read_committed.insert(CONSUMER);
-            }
-            history
-                .polls
-                .insert((CONSUMER, 1), vec![read(0, "a-v0"), read(3, new)]);
-            let read_time = FixedLogs(BTreeMap::from([(tp.clone(), log(!aborted))]));
-            checkers.note_poll_gaps(&read_time, &history);
-            if let Some((loss_ms, kept)) = loss {
-                checkers.note_loss(loss_ms, a, &tp, kept, Some(1));
-            }
-            let skip = |key, poll: &PollRecord, skipped| {
-                let end = transaction_end_at(&final_log.0[&tp], skipped);
-                checkers.skip_rewritten_by_mirroring(key, poll, skipped)
-                    || end.is_some_and(|end| {
-                        checkers.skip_over_lost_outcome(key, poll, skipped, end.decided_at)
-                    })
+        let mut checkers = Checkers::default();
+        let mut history = History::default();
+        if read_committed {
+            history.read_committed.insert(CONSUMER);
+        }
+        history
+            .polls
+            .insert((CONSUMER, 1), vec![read(0, "a-v0"), read(3, new)]);
+        let read_time = FixedLogs(BTreeMap::from([(tp.clone(), log(!aborted))]));
+        checkers.note_poll_gaps(&read_time, &history);
+        after(&mut checkers, ClusterIndex(0), &tp);
+        let skip = |key, poll: &PollRecord, skipped| {
+            let end = transaction_end_at(&final_log.0[&tp], skipped);
+            checkers.skip_rewritten_by_mirroring(key, poll, skipped)
+                || end.is_some_and(|end| excuse(&checkers, key, poll, skipped, end.decided_at))
+        };
+        assert_eq!(transaction_end_at(&final_log.0[&tp], 2), None);
+        let found = check_polls(0, &final_log, &history, &|_, _| false, &skip);
+        found.into_iter().map(|v| v.invariant).collect()
+    }
+
+    #[test]
+    fn jumps_over_an_aborted_record_whose_abort_a_later_loss_took_are_excused_and_only_those() {
+        // Seeds 9400000000000713, 9400000000000338: the only replica's power loss kept the
+        // record at 1 but not the ABORT at 2, and the coordinator's COMMIT of the producer's
+        // next transaction landed there, committing the record. A loss at `loss_ms` kept the
+        // log up to `kept`.
+        let invariants = |aborted, read_committed, loss: Option<(i64, i64)>| {
+            let after = |checkers: &mut Checkers, a, tp: &TopicPartition| {
+                if let Some((loss_ms, kept)) = loss {
+                    checkers.note_loss(loss_ms, a, tp, kept, Some(1));
+                }
             };
-            let found = check_polls(0, &final_log, &history, &|_, _| false, &skip);
-            found.into_iter().map(|v| v.invariant).collect::<Vec<_>>()
+            let excuse = |checkers: &Checkers, key, poll: &PollRecord, skipped, decided_at| {
+                checkers.skip_over_lost_outcome(key, poll, skipped, decided_at)
+            };
+            jump_over_a_record_decided_after_the_read(aborted, read_committed, after, excuse)
         };
         let caught = vec!["skipped-poll"];
         // The loss after the read kept the record and not its ABORT: excused.
@@ -4324,63 +4340,23 @@ mod tests {
         // jumped over, was skipped whatever the loss did since.
         assert_eq!(invariants(false, true, Some((5_000, 2))), caught);
         assert_eq!(invariants(true, false, Some((5_000, 2))), caught);
-        assert_eq!(transaction_end_at(&final_log.0[&tp], 2), None);
     }
 
     #[test]
     fn jumps_over_an_aborted_record_a_failback_then_committed_are_excused_and_only_those() {
-        let tp = TopicPartition::new("t", 0);
-        let a = ClusterIndex(0);
-        let new = "a-producer-1/1/t-0/9/new";
-        // Producer 1's record at 1, then its transaction's marker at 2 (`committed`), and a
-        // record at 3.
-        let log = |committed| {
-            log_with(&[
-                (plain_batch("a-v0"), AppendOrigin::Client),
-                (value_batch(1, "a-aborted"), AppendOrigin::Client),
-                (marker(1, committed), AppendOrigin::Coordinator),
-                (plain_batch(new), AppendOrigin::Client),
-            ])
-        };
-        // The final log (generated seed 15700000000000057): a failback cut a's log above the
-        // record and mirrored the new primary's COMMIT back at 2.
-        let final_log = FixedLogs(BTreeMap::from([(tp.clone(), log(true))]));
-        let read = |offset, value: &str| {
-            let mut record = poll(&tp, offset, value);
-            record.received_ms = 4_000;
-            record.fetched_ms = 4_000;
-            record
-        };
-        // A READ_COMMITTED consumer read 0, then 3 past the transaction the read-time log held
-        // (`aborted`); a mirroring truncation (`cut`: time, offset, reason) came after.
-        let invariants = |aborted: bool, read_committed: bool, cut: Option<(i64, i64, _)>| {
-            let mut checkers = Checkers::default();
-            let mut history = History::default();
-            if read_committed {
-                history.read_committed.insert(CONSUMER);
-            }
-            history
-                .polls
-                .insert((CONSUMER, 1), vec![read(0, "a-v0"), read(3, new)]);
-            let read_time = FixedLogs(BTreeMap::from([(tp.clone(), log(!aborted))]));
-            checkers.note_poll_gaps(&read_time, &history);
-            if let Some((cut_ms, to, reason)) = cut {
-                checkers.note_mirror_truncation(cut_ms, a, &tp, to, reason);
-            }
-            let skip = |key, poll: &PollRecord, skipped| {
-                let end = transaction_end_at(&final_log.0[&tp], skipped);
-                checkers.skip_rewritten_by_mirroring(key, poll, skipped)
-                    || end.is_some_and(|end| {
-                        checkers.skip_over_failback_decided_outcome(
-                            key,
-                            poll,
-                            skipped,
-                            end.decided_at,
-                        )
-                    })
+        // Generated seed 15700000000000057: a failback cut a's log above the record and
+        // mirrored the new primary's COMMIT back at 2. A mirroring truncation (`cut`: time,
+        // offset, reason) came after the read.
+        let invariants = |aborted, read_committed, cut: Option<(i64, i64, TruncationReason)>| {
+            let after = |checkers: &mut Checkers, a, tp: &TopicPartition| {
+                if let Some((cut_ms, to, reason)) = cut {
+                    checkers.note_mirror_truncation(cut_ms, a, tp, to, reason);
+                }
             };
-            let found = check_polls(0, &final_log, &history, &|_, _| false, &skip);
-            found.into_iter().map(|v| v.invariant).collect::<Vec<_>>()
+            let excuse = |checkers: &Checkers, key, poll: &PollRecord, skipped, decided_at| {
+                checkers.skip_over_failback_decided_outcome(key, poll, skipped, decided_at)
+            };
+            jump_over_a_record_decided_after_the_read(aborted, read_committed, after, excuse)
         };
         let failback = TruncationReason::MirrorLastMirroredEpoch;
         let caught = vec!["skipped-poll"];

@@ -165,12 +165,7 @@ impl<S: BrokerStorage> ReplicaManager<S> {
 
     /// The topic's `min.insync.replicas`; the broker default when unset or unparsable.
     pub fn min_insync_replicas(&self, image: &MetadataImage, topic: &str) -> usize {
-        // The empty fallback fails to parse, so the default needs no string of its own (this
-        // runs for every acks=all produce and coordinator write).
-        image
-            .topic_config(topic, MIN_INSYNC_REPLICAS, "")
-            .parse()
-            .unwrap_or(self.config.default_min_insync_replicas)
+        min_insync_replicas_of(image, topic, self.config.default_min_insync_replicas)
     }
 
     /// Moves `topic_partition`'s high watermark over its maximal ISR when this broker leads
@@ -183,14 +178,21 @@ impl<S: BrokerStorage> ReplicaManager<S> {
         broker_id: BrokerId,
         topic_partition: &TopicPartition,
     ) -> bool {
-        let min_insync = if self.config.high_watermark_waits_for_min_isr {
-            self.min_insync_replicas(image, &topic_partition.topic)
-        } else {
-            1
-        };
+        let strict = self.config.high_watermark_waits_for_min_isr;
+        let default = self.config.default_min_insync_replicas;
         self.partitions
             .get_mut(topic_partition)
             .is_some_and(|partition| {
+                // A full ISR meets any min ISR (it is at most the replica count): the topic's
+                // config is read only when the ISR is short, off the path of every append.
+                let short = partition
+                    .leader_state()
+                    .is_some_and(|state| state.isr.len() < state.replicas.len());
+                let min_insync = if strict && short {
+                    min_insync_replicas_of(image, &topic_partition.topic, default)
+                } else {
+                    1
+                };
                 partition.maybe_increment_high_watermark(broker_id, min_insync)
             })
     }
@@ -304,6 +306,16 @@ impl<S: BrokerStorage> ReplicaManager<S> {
             .ok()
             .map(|(log, _)| log)
     }
+}
+
+/// `topic`'s `min.insync.replicas` in `image`; `default` when unset or unparsable.
+fn min_insync_replicas_of(image: &MetadataImage, topic: &str, default: usize) -> usize {
+    // The empty fallback fails to parse, so the default needs no string of its own (this runs
+    // for every acks=all produce and coordinator write).
+    image
+        .topic_config(topic, MIN_INSYNC_REPLICAS, "")
+        .parse()
+        .unwrap_or(default)
 }
 
 #[cfg(test)]
