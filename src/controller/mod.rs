@@ -372,6 +372,13 @@ impl<D: LogDisk> Controller<D> {
             broker_id,
             broker_epoch,
         });
+        self.stage_broker_leaving(broker_id, false);
+    }
+
+    /// Moves every partition off `broker_id`, fenced by now, in the batch being staged: it
+    /// leaves the ISR (without ELR the last member stays, so that only it can lead cleanly
+    /// later) and, after an `unclean_shutdown` (KIP-966), the ELR too and may not lead.
+    fn stage_broker_leaving(&mut self, broker_id: BrokerId, unclean_shutdown: bool) {
         let changes: Vec<PartitionRecord> = self
             .image
             .all_partitions()
@@ -382,15 +389,18 @@ impl<D: LogDisk> Controller<D> {
                     !leads || in_isr,
                     "{topic_partition}: leader outside the ISR"
                 );
-                if !in_isr {
+                let eligible = partition.eligible_leader_replicas.contains(&broker_id);
+                let leaves = in_isr || (unclean_shutdown && eligible);
+                if !leaves {
                     return None;
                 }
                 let mut isr = partition.isr.clone();
-                // Without ELR the last member stays, so that only it can lead cleanly later.
                 if isr.len() > 1 || self.config.eligible_leader_replicas {
                     isr.retain(|replica| *replica != broker_id);
                 }
-                self.partition_change(&topic_partition.topic, partition, isr, None)
+                let topic = &topic_partition.topic;
+                let unclean = unclean_shutdown.then_some(broker_id);
+                self.partition_change(topic, partition, isr, unclean)
             })
             .collect();
         for change in changes {
@@ -437,24 +447,7 @@ impl<D: LogDisk> Controller<D> {
             return;
         }
         assert!(!self.image.is_broker_alive(broker_id), "fenced before");
-        let changes: Vec<PartitionRecord> = self
-            .image
-            .all_partitions()
-            .filter(|(_, partition)| {
-                partition.isr.contains(&broker_id)
-                    || partition.eligible_leader_replicas.contains(&broker_id)
-            })
-            .filter_map(|(topic_partition, partition)| {
-                let mut isr = partition.isr.clone();
-                isr.retain(|replica| *replica != broker_id);
-                let topic = &topic_partition.topic;
-                self.partition_change(topic, partition, isr, Some(broker_id))
-            })
-            .collect();
-        for change in changes {
-            assert_ne!(change.leader, Some(broker_id));
-            self.stage(MetadataRecord::Partition(change));
-        }
+        self.stage_broker_leaving(broker_id, true);
     }
 
     /// KIP-966's `ClearElrRecord`: a change of `min.insync.replicas` (of `topic`, or of the
