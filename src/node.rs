@@ -33,6 +33,8 @@ pub struct Outbox {
     from: NodeId,
     next_correlation_id: u64,
     queued: Vec<Envelope>,
+    /// The connection requests to each destination use now (0 when absent).
+    connections: std::collections::BTreeMap<NodeId, u32>,
 }
 
 impl Outbox {
@@ -42,7 +44,15 @@ impl Outbox {
             from,
             next_correlation_id: 1,
             queued: Vec::new(),
+            connections: std::collections::BTreeMap::new(),
         }
+    }
+
+    /// Closes the connection to `to`: later requests travel on a new one (see
+    /// [`Envelope::connection`]), as Java's `NetworkClient` disconnects from a node when a
+    /// request to it times out. What the old connection already carries may still arrive.
+    pub fn reconnect(&mut self, to: NodeId) {
+        *self.connections.entry(to).or_insert(0) += 1;
     }
 
     /// Queues a request to `to`; returns its correlation id.
@@ -52,6 +62,7 @@ impl Outbox {
         self.queued.push(Envelope {
             from: self.from,
             principal: None,
+            connection: self.connections.get(&to).copied().unwrap_or(0),
             to,
             message: crate::protocol::Message::Request(correlation_id, request),
         });
@@ -81,6 +92,7 @@ impl Outbox {
         self.queued.push(Envelope {
             from: self.from,
             principal: None,
+            connection: 0,
             to,
             message: crate::protocol::Message::Response(correlation_id, response),
         });

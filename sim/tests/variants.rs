@@ -523,7 +523,7 @@ fn pre_kip_890_lets_a_produce_delayed_past_the_abort_join_the_next_transaction()
     // verification the leader opens a new transaction with it, which the producer's next
     // transaction on the partition commits: an aborted record committed. The seed design's
     // leader asks the coordinator first and refuses it (`txn-verification-refused`).
-    let seeds = [9, 11];
+    let seeds = [14, 35];
     seed_passes_and_variant_is_caught(
         "delayed_produce_after_abort",
         MirrorDesign::PreKip890,
@@ -650,4 +650,28 @@ fn pre_kip_966_elects_the_last_isr_member_that_lost_acknowledged_records() {
             report.marks
         );
     }
+}
+
+#[test]
+fn pre_kip_890_part_2_lets_a_late_end_txn_end_the_next_transaction() {
+    // KIP-890 part 2's motivation: an EndTxn held in the network past the producer's retry
+    // reaches the coordinator while the producer's next transaction is open. With one epoch
+    // across transactions it commits that transaction halfway; with the per-transaction
+    // epoch bump (transaction version 2) it is fenced.
+    let seeds = [6, 7];
+    seed_passes_and_variant_is_caught(
+        "delayed_end_txn_ends_next_transaction",
+        MirrorDesign::PreKip890Part2,
+        "transaction-atomicity",
+        &seeds,
+    );
+    let scenario = load("delayed_end_txn_ends_next_transaction");
+    let fenced = (0..10).filter(|&seed| {
+        let report = run_design(&scenario, MirrorDesign::Seed, seed);
+        report.marks.contains_key("txn-late-end-txn-fenced")
+    });
+    assert!(
+        fenced.count() > 0,
+        "no late EndTxn reached the coordinator under the default in seeds 0-9"
+    );
 }

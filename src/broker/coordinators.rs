@@ -82,20 +82,24 @@ impl<S: BrokerStorage> super::Broker<S> {
         let Some(mut host) = self.coordinators.take(partition) else {
             return;
         };
-        if let Some(mut context) = self.host_context(now_ms, partition) {
+        let mut marks = Vec::new();
+        if let Some(mut context) = self.host_context(now_ms, partition, &mut marks) {
             action(host.as_mut(), &mut context);
         }
         self.coordinators.put(partition, host);
+        self.events
+            .extend((marks.into_iter()).map(|mark| super::BrokerEvent::CoordinatorMark { mark }));
         // A coordinator write is committed at once when the leader is the whole ISR.
         self.maybe_increment_high_watermark(now_ms, partition);
     }
 
     /// What a shard of `partition` works with, while this broker leads the partition.
-    fn host_context(
-        &mut self,
+    fn host_context<'a>(
+        &'a mut self,
         now_ms: i64,
         partition: &TopicPartition,
-    ) -> Option<HostContext<'_, S::Disk>> {
+        marks: &'a mut Vec<&'static str>,
+    ) -> Option<HostContext<'a, S::Disk>> {
         let min_insync = self.min_insync_replicas(&partition.topic);
         let replica = self.replicas.partitions_mut().get_mut(partition)?;
         let Role::Leader(state) = &replica.role else {
@@ -112,6 +116,7 @@ impl<S: BrokerStorage> super::Broker<S> {
             node_id: self.node_id,
             enough_replicas,
             broken: &self.config.broken,
+            marks,
         })
     }
 
@@ -119,11 +124,17 @@ impl<S: BrokerStorage> super::Broker<S> {
     /// leader epoch).
     pub(super) fn load_coordinator(&mut self, now_ms: i64, partition: &TopicPartition) {
         self.unload_coordinator(partition);
-        let Some(mut context) = self.host_context(now_ms, partition) else {
+        let transaction_config = TransactionCoordinatorConfig {
+            transaction_version_2: self.config.mirror_design.transaction_version_2(),
+            ..TransactionCoordinatorConfig::default()
+        };
+        // Loading replays the log and resumes markers: nothing a mark is kept for.
+        let mut marks = Vec::new();
+        let Some(mut context) = self.host_context(now_ms, partition, &mut marks) else {
             return;
         };
         let leader_epoch = context.leader_epoch;
-        if let Some(host) = host_for(partition, &mut context) {
+        if let Some(host) = host_for(partition, transaction_config, &mut context) {
             self.coordinators.insert(partition, host);
             self.events.push(super::BrokerEvent::CoordinatorLoaded {
                 topic_partition: partition.clone(),
@@ -373,6 +384,7 @@ impl<S: BrokerStorage> super::Broker<S> {
 /// `None` when the partition belongs to no coordinator.
 fn host_for<D: crate::log::LogDisk>(
     partition: &TopicPartition,
+    transaction_config: TransactionCoordinatorConfig,
     context: &mut HostContext<'_, D>,
 ) -> Option<Box<dyn HostedCoordinator<D> + Send>> {
     match partition.topic.as_str() {
@@ -381,10 +393,7 @@ fn host_for<D: crate::log::LogDisk>(
             Some(Box::new(ShardHost::load(partition.clone(), shard, context)))
         }
         TRANSACTION_STATE_TOPIC => {
-            let shard = TransactionCoordinatorShard::new(
-                partition.partition,
-                TransactionCoordinatorConfig::default(),
-            );
+            let shard = TransactionCoordinatorShard::new(partition.partition, transaction_config);
             Some(Box::new(ShardHost::load(partition.clone(), shard, context)))
         }
         MIRROR_STATE_TOPIC => {

@@ -206,6 +206,7 @@ impl World {
         self.queue.push_back(Envelope {
             from,
             principal: None,
+            connection: 0,
             to,
             message: Message::Request(correlation_id, request),
         });
@@ -397,6 +398,7 @@ fn request_failover(world: &mut World) {
     world.queue.push_back(Envelope {
         from: admin(B),
         principal: None,
+        connection: 0,
         to: NodeId::Controller(B),
         message: Message::Request(999, request),
     });
@@ -1103,6 +1105,7 @@ fn bump_leader_epoch(world: &mut World, cluster: ClusterIndex) {
     world.queue.push_back(Envelope {
         from: leader,
         principal: None,
+        connection: 0,
         to: NodeId::Controller(cluster),
         message: Message::Request(u64::MAX, request),
     });
@@ -1626,6 +1629,7 @@ fn a_stopping_write_answered_after_a_new_leadership_began_is_not_the_new_tasks()
     world.queue.push_back(Envelope {
         from: leader,
         principal: None,
+        connection: 0,
         to: NodeId::Controller(B),
         message: Message::Request(1_000_000, request),
     });

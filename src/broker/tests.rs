@@ -237,6 +237,7 @@ impl Cluster {
         self.send(Envelope {
             from: CLIENT,
             principal: None,
+            connection: 0,
             to: NodeId::Broker(CLUSTER, BrokerId(to)),
             message: Message::Request(correlation_id, request),
         });
@@ -297,6 +298,7 @@ impl Cluster {
                 self.queue.push_back(Envelope {
                     from: envelope.to,
                     principal: None,
+                    connection: 0,
                     to: envelope.from,
                     message: Message::Response(correlation_id, response),
                 });
@@ -328,6 +330,7 @@ impl Cluster {
             self.queue.push_back(Envelope {
                 from: NodeId::Controller(CLUSTER),
                 principal: None,
+                connection: 0,
                 to: from,
                 message: Message::Response(correlation_id, response),
             });

@@ -684,6 +684,7 @@ mod against_a_real_log {
                 Envelope {
                     from: envelope.to,
                     principal: None,
+                    connection: 0,
                     to: envelope.from,
                     message: Message::Response(*correlation_id, response),
                 },

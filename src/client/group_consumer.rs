@@ -420,6 +420,7 @@ impl GroupConsumer {
         self.outbox.push(Envelope {
             from: self.node_id,
             principal: None,
+            connection: 0,
             to,
             message: Message::Request(correlation_id, request),
         });
@@ -714,6 +715,7 @@ impl Node for GroupConsumer {
                     Envelope {
                         from: envelope.from,
                         principal: None,
+                        connection: 0,
                         to: envelope.to,
                         message,
                     },

@@ -840,6 +840,7 @@ impl World {
         Some(Envelope {
             from: envelope.to,
             principal: None,
+            connection: 0,
             to: envelope.from,
             message: Message::Response(correlation_id, response),
         })

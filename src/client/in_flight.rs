@@ -75,6 +75,23 @@ impl<T> InFlightRequests<T> {
             .collect()
     }
 
+    /// Removes and returns every request sent to `broker`, in correlation-id order.
+    pub fn take_to(&mut self, broker: NodeId) -> Vec<(u64, InFlight<T>)> {
+        let to_broker: Vec<u64> = self
+            .entries
+            .iter()
+            .filter(|(_, entry)| entry.broker == broker)
+            .map(|(correlation_id, _)| *correlation_id)
+            .collect();
+        to_broker
+            .into_iter()
+            .map(|correlation_id| {
+                let entry = self.entries.remove(&correlation_id).expect("listed above");
+                (correlation_id, entry)
+            })
+            .collect()
+    }
+
     /// The earliest deadline in the table.
     pub fn next_deadline(&self) -> Option<i64> {
         self.entries.values().map(|entry| entry.deadline_ms).min()

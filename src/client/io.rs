@@ -64,6 +64,25 @@ impl<P> ClientIo<P> {
         correlation_id
     }
 
+    /// Removes every request whose deadline passed, and every other request in flight to the
+    /// same brokers with it: the client gives up on a request by closing its connection to
+    /// the broker, as Java's `NetworkClient` does, which fails everything that connection
+    /// carried. Later requests to the broker travel on a new connection (`Outbox::reconnect`),
+    /// so one still held in the network on the old connection may reach the broker after
+    /// them; an answer to it is ignored (its correlation id is no longer in flight). In
+    /// correlation-id order.
+    pub fn take_timed_out(&mut self, now_ms: i64) -> Vec<(u64, InFlight<P>)> {
+        let mut out = self.in_flight.take_expired(now_ms);
+        let brokers: std::collections::BTreeSet<NodeId> =
+            out.iter().map(|(_, entry)| entry.broker).collect();
+        for broker in brokers {
+            self.outbox.reconnect(broker);
+            out.extend(self.in_flight.take_to(broker));
+        }
+        out.sort_by_key(|(correlation_id, _)| *correlation_id);
+        out
+    }
+
     /// Sends a Metadata request, remembered as `pending`, if one is due.
     pub fn maybe_send_metadata(&mut self, now_ms: i64, pending: P) {
         if !self.metadata.should_send(now_ms) {

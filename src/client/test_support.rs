@@ -170,6 +170,7 @@ pub(crate) fn respond(client: &mut impl Node, now_ms: i64, request: &Sent, respo
     let envelope = Envelope {
         from: request.to,
         principal: None,
+        connection: 0,
         to: client.node_id(),
         message: Message::Response(request.correlation_id, response),
     };

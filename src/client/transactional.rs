@@ -1,7 +1,6 @@
 //! Kafka's transactional producer (`transactional.id` set) as a sans-IO [`Node`].
 //!
-//! Contract (Java's `TransactionManager` and `Sender`, transaction version 1; kafka-storage.md
-//! §6):
+//! Contract (Java's `TransactionManager` and `Sender`; kafka-storage.md §6):
 //! - **Start.** On its first input the producer finds its transaction coordinator
 //!   (FindCoordinator of type Transaction, to the metadata rotation target) and sends
 //!   InitProducerId(transactional id, `transaction_timeout_ms`) to it. NOT_COORDINATOR and
@@ -21,7 +20,15 @@
 //! - **Commit** ([`TransactionalProducer::commit_transaction`]) waits until every record is
 //!   acknowledged, then sends EndTxn(commit); the transaction is committed when the coordinator
 //!   answers (it answers once PrepareCommit is durable). A transaction that never added a
-//!   partition completes without a request.
+//!   partition completes without a request. A transaction-version-2 coordinator answers EndTxn
+//!   with the epoch it bumped to (KIP-890 part 2): the producer takes it for its next
+//!   transaction, every partition from sequence 0, and needs no KIP-360 bump of its own
+//!   (KAFKA-17898); a version-1 answer names none and the epoch stays.
+//! - **Connections.** A request that outlives `request_timeout_ms` closes the connection to
+//!   its broker, as Java's `NetworkClient` does: every request that connection carried fails
+//!   with it, and later ones travel on a new connection, which a message still held on the old
+//!   one does not delay (`ClientIo::take_timed_out`). The old one may still arrive: a late
+//!   EndTxn that, under one epoch across transactions, would end the next transaction.
 //! - **Abort** ([`TransactionalProducer::abort_transaction`]) fails the records not yet sent (and
 //!   batches waiting for a retry), waits for batches in flight, re-sends AddPartitionsToTxn for
 //!   partitions whose earlier request went unanswered, then sends EndTxn(abort). If any batch
@@ -47,7 +54,9 @@
 //!   producer died; the outcome is unknown if EndTxn(commit) was sent, otherwise the
 //!   coordinator aborts it).
 //!
-//! Differences from the Java client, on purpose: one batch in flight per partition; one Produce
+//! Differences from the Java client, on purpose: AddPartitionsToTxn is sent under transaction
+//! version 2 too (Kafka 4.0's client lets the partition leader add the partition; the epoch
+//! rules are the same either way); one batch in flight per partition; one Produce
 //! request per batch, no linger, no byte-size batching; the producer starts initialising on its
 //! first input instead of on `initTransactions()`; INVALID_PRODUCER_ID_MAPPING on EndTxn is fatal
 //! (Java makes it abortable when it can bump the epoch). A produce request the client gave up on
@@ -200,7 +209,8 @@ pub enum TransactionalEvent {
         /// The coordinator broker.
         coordinator: NodeId,
     },
-    /// InitProducerId gave a producer id and epoch (at start, and after an epoch bump).
+    /// InitProducerId gave a producer id and epoch (at start, and after an epoch bump), or a
+    /// transaction-version-2 EndTxn answered the bumped epoch the next transaction uses.
     ProducerIdAssigned {
         /// The id and epoch.
         producer: ProducerIdAndEpoch,
@@ -931,8 +941,9 @@ impl ProducerNode for TransactionalProducer {
         self.maybe_send_coordinator_request(now_ms);
     }
 
+    /// Requests that timed out, and the others their closed connection carried, fail.
     fn expire_requests(&mut self, now_ms: i64) {
-        for (_, entry) in self.io.in_flight.take_expired(now_ms) {
+        for (_, entry) in self.io.take_timed_out(now_ms) {
             self.fail_request(now_ms, entry.broker, entry.request);
             if self.fatal_error.is_some() {
                 return;
@@ -972,9 +983,17 @@ impl ProducerNode for TransactionalProducer {
             ) => self.handle_add_partitions(now_ms, partitions, &results),
             (
                 PendingRequest::EndTxn { committed },
-                Response::Coordinator(CoordinatorResponse::EndTxn { error }),
+                Response::Coordinator(CoordinatorResponse::EndTxn {
+                    error,
+                    producer_id,
+                    producer_epoch,
+                }),
             ) => {
-                self.handle_end_txn(now_ms, committed, error);
+                let next = (producer_id != ProducerId::NONE).then_some(ProducerIdAndEpoch {
+                    producer_id: producer_id.0,
+                    epoch: producer_epoch.0,
+                });
+                self.handle_end_txn(now_ms, committed, error, next);
             }
             (
                 PendingRequest::Produce {

@@ -57,8 +57,22 @@ fn add_answer(request: &Sent, error: ErrorCode) -> Response {
     })
 }
 
+/// A transaction-version-1 EndTxn answer (no producer id or epoch in it).
 fn end_answer(error: ErrorCode) -> Response {
-    Response::Coordinator(CoordinatorResponse::EndTxn { error })
+    Response::Coordinator(CoordinatorResponse::EndTxn {
+        error,
+        producer_id: ProducerId::NONE,
+        producer_epoch: ProducerEpoch::NONE,
+    })
+}
+
+/// A transaction-version-2 EndTxn answer: NONE with the epoch the next transaction uses.
+fn end_answer_v2(producer_epoch: i16) -> Response {
+    Response::Coordinator(CoordinatorResponse::EndTxn {
+        error: ErrorCode::None,
+        producer_id: ProducerId(PID),
+        producer_epoch: ProducerEpoch(producer_epoch),
+    })
 }
 
 /// (producer id, epoch, base sequence, record count, transactional) of a Produce.
@@ -587,6 +601,63 @@ fn abort_fails_unsent_records_waits_for_batches_in_flight_then_ends_the_transact
 }
 
 #[test]
+fn v2_end_txn_answer_moves_the_next_transaction_to_the_bumped_epoch_from_sequence_0() {
+    let mut h = Harness::ready();
+    let produce = h.open_with_records(&["a", "b"]);
+    assert_eq!(txn_stamp(&produce), (PID, 0, 0, 2, true));
+    h.answer(&produce, produce_ok(10));
+    h.producer.commit_transaction(h.now_ms).unwrap();
+    let end = h.sent_one();
+    h.answer(&end, end_answer_v2(1));
+    assert_eq!(
+        h.events(),
+        vec![
+            acked(0, 0, 10),
+            acked(1, 0, 11),
+            TransactionalEvent::TransactionCompleted {
+                transaction: 0,
+                committed: true,
+                producer: producer(0),
+            },
+            TransactionalEvent::ProducerIdAssigned {
+                producer: producer(1).unwrap()
+            },
+        ]
+    );
+    // The partition is added again (a new transaction) and written at epoch 1 from 0.
+    h.producer.begin_transaction().unwrap();
+    let produce = h.open_with_records_after_begin(&["c"]);
+    assert_eq!(txn_stamp(&produce), (PID, 1, 0, 1, true));
+    h.answer(&produce, produce_ok(13));
+    h.producer.commit_transaction(h.now_ms).unwrap();
+    let end = h.sent_one();
+    let Request::Coordinator(CoordinatorRequest::EndTxn { producer_epoch, .. }) = &end.request
+    else {
+        panic!("expected EndTxn, got {:?}", end.request);
+    };
+    assert_eq!(
+        producer_epoch.0, 1,
+        "EndTxn names the epoch the transaction ran under"
+    );
+}
+
+#[test]
+fn v2_abort_after_a_failed_batch_needs_no_separate_epoch_bump() {
+    // KAFKA-17898: the abort's own bump restarts every sequence, so no InitProducerId.
+    let mut h = Harness::ready();
+    let produce = h.open_with_records(&["a"]);
+    h.answer(&produce, produce_error(ErrorCode::OutOfOrderSequenceNumber));
+    h.events();
+    h.producer.abort_transaction(h.now_ms).unwrap();
+    let end = h.sent_one();
+    h.answer(&end, end_answer_v2(1));
+    assert!(h.requests().is_empty(), "no InitProducerId follows");
+    h.producer.begin_transaction().unwrap();
+    let produce = h.open_with_records_after_begin(&["b"]);
+    assert_eq!(txn_stamp(&produce), (PID, 1, 0, 1, true));
+}
+
+#[test]
 fn abortable_produce_error_requires_abort_and_bumps_the_epoch_afterwards() {
     let mut h = Harness::ready();
     let produce = h.open_with_records(&["a"]);
@@ -902,6 +973,7 @@ mod end_to_end {
                     self.to_clients.push(Envelope {
                         from: self.coordinator_node(),
                         principal: None,
+                        connection: 0,
                         to,
                         message: Message::Response(correlation_id, response),
                     });
@@ -970,6 +1042,7 @@ mod end_to_end {
             self.to_clients.push(Envelope {
                 from: envelope.to,
                 principal: None,
+                connection: 0,
                 to: from,
                 message: Message::Response(correlation_id, response),
             });

@@ -64,6 +64,7 @@ fn send<D: LogDisk>(
         Envelope {
             from,
             principal: None,
+            connection: 0,
             to,
             message: Message::Request(42, request),
         },
@@ -1292,6 +1293,7 @@ fn metadata_fetch(correlation_id: u64, from_offset: i64, max_wait_ms: i64) -> En
     Envelope {
         from: broker_node(1),
         principal: None,
+        connection: 0,
         to: controller_id(),
         message: Message::Request(
             correlation_id,
@@ -1346,6 +1348,7 @@ fn an_empty_metadata_fetch_is_held_until_a_record_is_committed_or_its_wait_ends(
         Envelope {
             from: broker_node(2),
             principal: None,
+            connection: 0,
             to: controller_id(),
             message: Message::Request(
                 3,
@@ -1402,6 +1405,7 @@ fn metadata_request_is_answered_from_the_image_and_data_plane_requests_are_dropp
         Envelope {
             from: admin_node(),
             principal: None,
+            connection: 0,
             to: controller_id(),
             message: Message::Request(
                 1,
@@ -1477,6 +1481,7 @@ fn failed_flush_stops_the_controller_without_an_answer_and_recovery_keeps_flushe
         Envelope {
             from: admin_node(),
             principal: None,
+            connection: 0,
             to: controller_id(),
             message: Message::Request(
                 1,
@@ -1503,6 +1508,7 @@ fn failed_flush_stops_the_controller_without_an_answer_and_recovery_keeps_flushe
         Envelope {
             from: broker_node(1),
             principal: None,
+            connection: 0,
             to: controller_id(),
             message: Message::Request(
                 2,

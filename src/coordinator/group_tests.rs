@@ -216,6 +216,7 @@ impl Runtime {
             writes: held,
             responses: Vec::new(),
             requests: Vec::new(),
+            marks: Vec::new(),
         };
         self.carry_out(out);
     }

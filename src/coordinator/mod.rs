@@ -143,6 +143,9 @@ pub struct ShardOutput<R> {
     pub responses: Vec<(NodeId, u64, Response)>,
     /// Requests to send: (to, request, token).
     pub requests: Vec<(NodeId, Request, u64)>,
+    /// Coverage marks for the simulator's checkers: cases only the shard sees (see
+    /// `BrokerEvent::CoordinatorMark`). They change nothing in the shard or the runtime.
+    pub marks: Vec<&'static str>,
 }
 
 impl<R> Default for ShardOutput<R> {
@@ -151,6 +154,7 @@ impl<R> Default for ShardOutput<R> {
             writes: Vec::new(),
             responses: Vec::new(),
             requests: Vec::new(),
+            marks: Vec::new(),
         }
     }
 }
@@ -158,7 +162,10 @@ impl<R> Default for ShardOutput<R> {
 impl<R> ShardOutput<R> {
     /// Whether nothing was asked for.
     pub fn is_empty(&self) -> bool {
-        self.writes.is_empty() && self.responses.is_empty() && self.requests.is_empty()
+        self.writes.is_empty()
+            && self.responses.is_empty()
+            && self.requests.is_empty()
+            && self.marks.is_empty()
     }
 }
 

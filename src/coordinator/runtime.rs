@@ -49,6 +49,8 @@ pub struct HostContext<'a, D: LogDisk> {
     pub enough_replicas: bool,
     /// The broker's test-only broken switches (shards that honour one say so).
     pub broken: &'a [crate::switches::BrokenSwitch],
+    /// Where the shard's coverage marks go (`ShardOutput::marks`).
+    pub marks: &'a mut Vec<&'static str>,
 }
 
 /// A hosted shard of any kind; see [`ShardHost`].
@@ -174,6 +176,7 @@ impl<S: Shard> ShardHost<S> {
         mut out: ShardOutput<S::Record>,
     ) {
         loop {
+            context.marks.append(&mut out.marks);
             for answer in std::mem::take(&mut out.responses) {
                 self.respond(context, Some(answer));
             }
@@ -555,6 +558,7 @@ mod tests {
         log: PartitionLog<MemoryDisk>,
         image: MetadataImage,
         outbox: Outbox,
+        marks: Vec<&'static str>,
     }
 
     impl Broker {
@@ -565,6 +569,7 @@ mod tests {
                 log,
                 image: MetadataImage::default(),
                 outbox: Outbox::new(BROKER),
+                marks: Vec::new(),
             }
         }
 
@@ -578,6 +583,7 @@ mod tests {
                 outbox: &mut self.outbox,
                 node_id: BROKER,
                 enough_replicas: true,
+                marks: &mut self.marks,
             }
         }
 

@@ -2,7 +2,8 @@
 //! `TransactionMarkerChannelManager`) as one coordinator [`Shard`] per partition of
 //! `__transaction_state`.
 //!
-//! Contract (Kafka before transaction version 2, kafka-storage.md §2, §3.3, §6.1):
+//! Contract (kafka-storage.md §2, §3.3, §6.1; transaction version 2, KIP-890 part 2, unless
+//! [`TransactionCoordinatorConfig::transaction_version_2`] is off):
 //! - **State.** Per transactional id a [`TransactionMetadata`]: producer id and epoch, the
 //!   previous ones (KIP-360), timeout, [`TransactionState`], the partitions of the ongoing
 //!   transaction and two timestamps. The shard changes it only in [`Shard::replay`]; every
@@ -30,10 +31,22 @@
 //!   answered NONE if it is in the producer's Ongoing transaction, else INVALID_TXN_STATE;
 //!   INVALID_PRODUCER_ID_MAPPING and PRODUCER_FENCED as above (no CONCURRENT_TRANSACTIONS:
 //!   the answer reads the durable metadata).
-//! - **EndTxn.** Same producer checks. Ongoing → Prepare{Commit,Abort} is written and the client
-//!   is answered once it is durable (Kafka answers after the prepare write); the markers follow.
-//!   Complete* with the same outcome → success (a retry); Prepare* with the same outcome →
-//!   CONCURRENT_TRANSACTIONS; any other combination, and Empty → INVALID_TXN_STATE.
+//! - **EndTxn, transaction version 2** (Kafka 4.0). Ongoing at the producer's epoch e →
+//!   Prepare{Commit,Abort} is written with the epoch bumped to e + 1 (the markers carry it), and
+//!   the client is answered once it is durable with the producer id and e + 1, under which its
+//!   next transaction runs; at an exhausted epoch (`i16::MAX - 1`) the markers carry `i16::MAX`
+//!   and the answer a fresh producer id at epoch 0, which Complete* then installs. A request at
+//!   e against e + 1 is a retry: CONCURRENT_TRANSACTIONS while Prepare*, success with the
+//!   current id and epoch once Complete* with the same outcome, INVALID_TXN_STATE with the
+//!   other. An abort at the current epoch with nothing open (Empty, Complete*) bumps the epoch
+//!   with no markers; a commit there is INVALID_TXN_STATE; any other epoch is PRODUCER_FENCED.
+//!   So a request of one transaction that arrives late can no longer end the next one (mark
+//!   `txn-late-end-txn-fenced`).
+//! - **EndTxn, transaction version 1** (Kafka 3.x, `pre-kip-890`, `pre-kip-890-part-2`). Same
+//!   producer checks as AddPartitionsToTxn; the epoch stays. Ongoing → Prepare{Commit,Abort},
+//!   answered once durable; the markers follow. Complete* with the same outcome → success (a
+//!   retry); Prepare* with the same outcome → CONCURRENT_TRANSACTIONS; any other combination,
+//!   and Empty → INVALID_TXN_STATE.
 //! - **Markers.** One WriteTxnMarkers per partition leader (from [`ShardEnv::image`], resolved
 //!   again on every retry) with `coordinator_epoch = ShardEnv::coordinator_epoch`. Partitions that
 //!   fail (any error but the two below) or time out are retried after `retry_backoff_ms`; a
@@ -119,6 +132,10 @@ pub struct TransactionCoordinatorConfig {
     /// Wait before re-sending markers that failed, and before retrying a failed completion
     /// write. Default 100 (Kafka's marker sender retries on its next poll).
     pub retry_backoff_ms: i64,
+    /// Transaction version 2 (KIP-890 part 2; the finalized `transaction.version` ≥ 2 in
+    /// Kafka 4.0): every EndTxn bumps the producer epoch and answers with it. Default true;
+    /// false is Kafka 3.x (`MirrorDesign::transaction_version_2`).
+    pub transaction_version_2: bool,
 }
 
 impl Default for TransactionCoordinatorConfig {
@@ -127,6 +144,7 @@ impl Default for TransactionCoordinatorConfig {
             max_transaction_timeout_ms: 900_000,
             transactional_id_expiration_ms: 604_800_000,
             retry_backoff_ms: 100,
+            transaction_version_2: true,
         }
     }
 }
@@ -185,6 +203,20 @@ pub struct TransactionMetadata {
     pub txn_start_ms: i64,
     /// When the metadata last changed.
     pub last_update_ms: i64,
+    /// Transaction version 2, while a transaction whose EndTxn exhausted the epoch completes:
+    /// the producer id the producer holds once it is complete (its markers still carry the
+    /// old id at `i16::MAX`); −1 otherwise. Not written when −1, so version-1 records keep
+    /// their bytes.
+    #[serde(default = "no_producer_id", skip_serializing_if = "is_no_producer_id")]
+    pub next_producer_id: i64,
+}
+
+fn no_producer_id() -> i64 {
+    NO_PRODUCER_ID
+}
+
+fn is_no_producer_id(producer_id: &i64) -> bool {
+    *producer_id == NO_PRODUCER_ID
 }
 
 /// One record of a `__transaction_state` partition (stored as JSON by the runtime).
@@ -251,9 +283,51 @@ impl Reply {
             Self::EndTxn { to, correlation_id } => (
                 *to,
                 *correlation_id,
-                Response::Coordinator(CoordinatorResponse::EndTxn { error }),
+                Response::Coordinator(CoordinatorResponse::EndTxn {
+                    error,
+                    producer_id: ProducerId::NONE,
+                    producer_epoch: ProducerEpoch::NONE,
+                }),
             ),
         }
+    }
+
+    /// The successful answer to EndTxn. Under transaction version 2 it names what the
+    /// producer holds from now on: the bumped epoch, or the fresh producer id at epoch 0 once
+    /// the old one's epoch was exhausted (KAFKA-18660's answer); version 1 names nothing.
+    fn end_txn(&self, metadata: &TransactionMetadata, version_2: bool) -> (NodeId, u64, Response) {
+        let (to, correlation_id, mut response) = self.error(ErrorCode::None);
+        if version_2 {
+            let (producer_id, producer_epoch) = if metadata.next_producer_id == NO_PRODUCER_ID {
+                (metadata.producer_id, metadata.producer_epoch)
+            } else {
+                (metadata.next_producer_id, 0)
+            };
+            response = Response::Coordinator(CoordinatorResponse::EndTxn {
+                error: ErrorCode::None,
+                producer_id: ProducerId(producer_id),
+                producer_epoch: ProducerEpoch(producer_epoch),
+            });
+        }
+        (to, correlation_id, response)
+    }
+}
+
+/// What an EndTxn asks of the shard.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum EndTxnOutcome {
+    /// Write this Prepare* metadata; the answer follows the write.
+    Prepare(TransactionMetadata),
+    /// A retry of an EndTxn that already succeeded: answer NONE from the metadata.
+    Retried,
+}
+
+/// Prepare{Commit,Abort}.
+fn prepare_state(committed: bool) -> TransactionState {
+    if committed {
+        TransactionState::PrepareCommit
+    } else {
+        TransactionState::PrepareAbort
     }
 }
 
@@ -507,6 +581,7 @@ impl TransactionCoordinatorShard {
                 partitions: BTreeSet::new(),
                 txn_start_ms: -1,
                 last_update_ms: now_ms,
+                next_producer_id: NO_PRODUCER_ID,
             };
             return Ok((transactional_id, metadata));
         };
@@ -547,6 +622,7 @@ impl TransactionCoordinatorShard {
                         partitions: BTreeSet::new(),
                         txn_start_ms: -1,
                         last_update_ms: now_ms,
+                        next_producer_id: NO_PRODUCER_ID,
                     }
                 } else {
                     let (epoch, last_epoch) = increment_epoch(&current, expected_epoch)?;
@@ -713,39 +789,164 @@ impl TransactionCoordinatorShard {
         committed: bool,
         out: &mut ShardOutput<TransactionRecord>,
     ) {
-        let checked = self
-            .check_routing(env, transactional_id)
-            .and_then(|()| self.check_producer(transactional_id, producer_id, producer_epoch));
-        let current = match checked {
-            Ok(current) => current.clone(),
-            Err(error) => {
-                out.responses.push(reply.error(error));
-                return;
-            }
-        };
-        use TransactionState as S;
-        let answer = match (current.state, committed) {
-            (S::Ongoing, _) => None,
-            (S::CompleteCommit, true) | (S::CompleteAbort, false) => Some(ErrorCode::None),
-            (S::PrepareCommit, true) | (S::PrepareAbort, false) => {
-                Some(ErrorCode::ConcurrentTransactions)
-            }
-            _ => Some(ErrorCode::InvalidTxnState),
-        };
-        if let Some(error) = answer {
-            out.responses.push(reply.error(error));
-            return;
-        }
-        let metadata = TransactionMetadata {
-            state: if committed {
-                S::PrepareCommit
+        let outcome = self.check_routing(env, transactional_id).and_then(|()| {
+            if self.config.transaction_version_2 {
+                self.end_txn_v2(transactional_id, producer_id, producer_epoch, committed)
             } else {
-                S::PrepareAbort
-            },
-            last_update_ms: env.now_ms,
-            ..current
+                self.end_txn_v1(transactional_id, producer_id, producer_epoch, committed)
+            }
+        });
+        if outcome == Err(ErrorCode::ProducerFenced)
+            && self.is_late_end_txn(transactional_id, producer_id, producer_epoch)
+        {
+            out.marks.push("txn-late-end-txn-fenced");
+        }
+        match outcome {
+            Err(error) => out.responses.push(reply.error(error)),
+            Ok(EndTxnOutcome::Retried) => {
+                let metadata = &self.transactions[transactional_id];
+                out.responses
+                    .push(reply.end_txn(metadata, self.config.transaction_version_2));
+            }
+            Ok(EndTxnOutcome::Prepare(metadata)) => {
+                let metadata = TransactionMetadata {
+                    last_update_ms: env.now_ms,
+                    ..metadata
+                };
+                self.write_metadata(transactional_id, metadata, WritePurpose::EndTxn(reply), out);
+            }
+        }
+    }
+
+    /// Whether an EndTxn names the epoch just before an open transaction's: the producer's
+    /// previous transaction's request arriving late, which version 2's bump fences and version
+    /// 1 would apply to the open one (`txn-late-end-txn-fenced`).
+    fn is_late_end_txn(
+        &self,
+        transactional_id: &str,
+        producer_id: i64,
+        producer_epoch: i16,
+    ) -> bool {
+        self.transactions
+            .get(transactional_id)
+            .is_some_and(|current| {
+                current.state == TransactionState::Ongoing
+                    && current.producer_id == producer_id
+                    && i32::from(current.producer_epoch) == i32::from(producer_epoch) + 1
+            })
+    }
+
+    /// Transaction version 1: the epoch stays; a retry is recognised by the outcome alone.
+    fn end_txn_v1(
+        &self,
+        transactional_id: &str,
+        producer_id: i64,
+        producer_epoch: i16,
+        committed: bool,
+    ) -> Result<EndTxnOutcome, ErrorCode> {
+        let current = self.check_producer(transactional_id, producer_id, producer_epoch)?;
+        use TransactionState as S;
+        match (current.state, committed) {
+            (S::Ongoing, _) => Ok(EndTxnOutcome::Prepare(TransactionMetadata {
+                state: prepare_state(committed),
+                ..current.clone()
+            })),
+            (S::CompleteCommit, true) | (S::CompleteAbort, false) => Ok(EndTxnOutcome::Retried),
+            (S::PrepareCommit, true) | (S::PrepareAbort, false) => {
+                Err(ErrorCode::ConcurrentTransactions)
+            }
+            _ => Err(ErrorCode::InvalidTxnState),
+        }
+    }
+
+    /// Transaction version 2 (Kafka 4.0's `TransactionCoordinator.endTransaction` with an
+    /// epoch-bumping client): Ongoing at the producer's epoch prepares with the epoch bumped
+    /// (a fresh producer id once it is exhausted), so the markers and the producer's next
+    /// transaction use e + 1 and nothing sent under e can touch that transaction. A request
+    /// at e against e + 1 (or against the fresh id after an overflow) is a retry of the one
+    /// that bumped: answered from the completed state. An abort at the current epoch of an
+    /// id with no open transaction is an empty abort, which bumps too.
+    fn end_txn_v2(
+        &mut self,
+        transactional_id: &str,
+        producer_id: i64,
+        producer_epoch: i16,
+        committed: bool,
+    ) -> Result<EndTxnOutcome, ErrorCode> {
+        let Some(current) = self.transactions.get(transactional_id) else {
+            return Err(ErrorCode::InvalidProducerIdMapping);
         };
-        self.write_metadata(transactional_id, metadata, WritePurpose::EndTxn(reply), out);
+        let retry_on_bump = current.producer_id == producer_id
+            && i32::from(current.producer_epoch) == i32::from(producer_epoch) + 1;
+        let retry_on_overflow = current.last_producer_id == producer_id
+            && producer_epoch == i16::MAX - 1
+            && current.producer_epoch == 0;
+        if current.producer_id != producer_id && !retry_on_overflow {
+            return Err(ErrorCode::InvalidProducerIdMapping);
+        }
+        if self.in_progress.contains_key(transactional_id) {
+            return Err(ErrorCode::ConcurrentTransactions);
+        }
+        let retry = retry_on_bump || retry_on_overflow;
+        let at_current_epoch = !retry && current.producer_epoch == producer_epoch;
+        use TransactionState as S;
+        let (state, current) = (current.state, current.clone());
+        match state {
+            S::Ongoing if at_current_epoch => Ok(EndTxnOutcome::Prepare(
+                self.bumped_for_end(&current, committed),
+            )),
+            S::PrepareCommit | S::PrepareAbort if retry => Err(ErrorCode::ConcurrentTransactions),
+            S::CompleteCommit | S::CompleteAbort if retry => {
+                if (state == S::CompleteCommit) == committed {
+                    Ok(EndTxnOutcome::Retried)
+                } else {
+                    Err(ErrorCode::InvalidTxnState)
+                }
+            }
+            S::Empty | S::CompleteCommit | S::CompleteAbort if at_current_epoch => {
+                if committed {
+                    Err(ErrorCode::InvalidTxnState)
+                } else {
+                    // Nothing to abort, but the client asked for a new epoch (e.g. after a
+                    // batch failed before its partition was ever added).
+                    let empty = TransactionMetadata {
+                        partitions: BTreeSet::new(),
+                        ..current
+                    };
+                    Ok(EndTxnOutcome::Prepare(self.bumped_for_end(&empty, false)))
+                }
+            }
+            S::PrepareCommit | S::PrepareAbort if at_current_epoch => {
+                Err(ErrorCode::InvalidTxnState)
+            }
+            _ => Err(ErrorCode::ProducerFenced),
+        }
+    }
+
+    /// Prepare{Commit,Abort} with the epoch bumped for the markers (Kafka's
+    /// `prepareAbortOrCommit` under transaction version 2): e + 1, or, when e is exhausted,
+    /// `i16::MAX` with a fresh producer id for after the completion.
+    fn bumped_for_end(
+        &mut self,
+        current: &TransactionMetadata,
+        committed: bool,
+    ) -> TransactionMetadata {
+        let exhausted = is_epoch_exhausted(current.producer_epoch);
+        TransactionMetadata {
+            producer_epoch: if exhausted {
+                i16::MAX
+            } else {
+                current.producer_epoch + 1
+            },
+            last_producer_epoch: current.producer_epoch,
+            state: prepare_state(committed),
+            next_producer_id: if exhausted {
+                self.allocate_producer_id()
+            } else {
+                NO_PRODUCER_ID
+            },
+            ..current.clone()
+        }
     }
 
     // ----- markers -----
@@ -778,6 +979,7 @@ impl Shard for TransactionCoordinatorShard {
             } => {
                 self.note_producer_id(metadata.producer_id);
                 self.note_producer_id(metadata.last_producer_id);
+                self.note_producer_id(metadata.next_producer_id);
                 self.timer_backoff.remove(transactional_id);
                 self.transactions
                     .insert(transactional_id.clone(), metadata.clone());

@@ -53,6 +53,14 @@ fn own_keys() -> impl Iterator<Item = String> {
         .filter(|id| partition_for(id, STATE_PARTITIONS) == shard_partition())
 }
 
+/// Kafka 3.x's coordinator: EndTxn keeps the producer epoch (`pre-kip-890-part-2`).
+fn version_1() -> TransactionCoordinatorConfig {
+    TransactionCoordinatorConfig {
+        transaction_version_2: false,
+        ..TransactionCoordinatorConfig::default()
+    }
+}
+
 fn first_producer_id() -> i64 {
     TRANSACTIONAL_PRODUCER_ID_BASE + i64::from(shard_partition()) * PRODUCER_IDS_PER_SHARD
 }
@@ -201,6 +209,8 @@ struct Runtime {
     pending: VecDeque<ShardWrite<TransactionRecord>>,
     responses: Vec<(NodeId, u64, Response)>,
     requests: Vec<(NodeId, Request, u64)>,
+    /// Coverage marks the shard reported.
+    marks: Vec<&'static str>,
     next_correlation_id: u64,
 }
 
@@ -237,6 +247,7 @@ impl Runtime {
             pending: VecDeque::new(),
             responses: Vec::new(),
             requests: Vec::new(),
+            marks: Vec::new(),
             next_correlation_id: 100,
         };
         runtime.call(|shard, env, out| shard.loaded(env, out));
@@ -276,6 +287,7 @@ impl Runtime {
         self.pending.extend(out.writes);
         self.responses.extend(out.responses);
         self.requests.extend(out.requests);
+        self.marks.extend(out.marks);
     }
 
     /// Sends `request` from `from`; returns its correlation id.
@@ -398,7 +410,7 @@ fn assert_add_answer(response: &Response, partitions: &[TopicPartition], error: 
 
 fn end_error(response: Response) -> ErrorCode {
     match response {
-        Response::Coordinator(CoordinatorResponse::EndTxn { error }) => error,
+        Response::Coordinator(CoordinatorResponse::EndTxn { error, .. }) => error,
         other => panic!("expected EndTxn, got {other:?}"),
     }
 }
@@ -533,7 +545,9 @@ fn reinit_during_ongoing_aborts_with_markers_first_and_answers_concurrent_transa
 
 #[test]
 fn commit_answers_once_prepare_is_durable_sends_markers_to_leaders_and_completes_after_all_acks() {
-    let mut rt = Runtime::new(TransactionCoordinatorConfig::default());
+    // Transaction version 1: the markers carry the producer's own epoch (version 2's bump:
+    // `v2_end_txn_bumps_the_epoch_for_the_markers_and_the_next_transaction`).
+    let mut rt = Runtime::new(version_1());
     let producer = rt.init_producer();
     let partitions = [tp("orders", 0), tp("orders", 1), tp("payments", 0)];
     rt.add_partitions(producer, &partitions[..2]);
@@ -613,7 +627,9 @@ fn commit_answers_once_prepare_is_durable_sends_markers_to_leaders_and_completes
 
 #[test]
 fn end_txn_without_an_open_transaction_is_an_invalid_transition() {
-    let mut rt = Runtime::new(TransactionCoordinatorConfig::default());
+    // Transaction version 1 (version 2 bumps on an empty abort:
+    // `v2_abort_without_an_open_transaction_bumps_the_epoch`).
+    let mut rt = Runtime::new(version_1());
     let producer = rt.init_producer();
     for committed in [true, false] {
         let answer = rt.ask(end(producer.0, producer.1, committed));
@@ -752,7 +768,9 @@ fn a_fenced_marker_leaves_only_the_unacknowledged_partitions_in_prepare() {
 
 #[test]
 fn timed_out_transaction_is_aborted_with_an_epoch_bump_that_fences_the_producer() {
-    let mut rt = Runtime::new(TransactionCoordinatorConfig::default());
+    // Transaction version 1 (version 2 takes the producer's EndTxn at the old epoch for a
+    // retry: `v2_after_a_timeout_abort_the_old_epoch_reads_as_a_retry`).
+    let mut rt = Runtime::new(version_1());
     let correlation_id = rt.send(init(TXN, 1_000));
     rt.commit_all();
     let (_, producer_id, epoch) = init_answer(rt.take_response(correlation_id).unwrap());
@@ -933,6 +951,7 @@ fn exhausted_epoch_rotates_to_a_new_producer_id() {
             partitions: BTreeSet::new(),
             txn_start_ms: -1,
             last_update_ms: 0,
+            next_producer_id: -1,
         },
     });
     assert_eq!(
@@ -1115,6 +1134,7 @@ fn record_json_form_is_stable() {
             partitions: [tp("orders", 1)].into_iter().collect(),
             txn_start_ms: 10,
             last_update_ms: 11,
+            next_producer_id: -1,
         },
     };
     let json = serde_json::to_string(&record).unwrap();
@@ -1150,6 +1170,7 @@ fn shard_runs_inside_the_runtime_host_over_a_real_partition_log() {
         .expect("empty log")
         .0;
     let mut outbox = Outbox::new(broker(1));
+    let mut marks = Vec::new();
     let mut context = HostContext {
         broken: &[],
         now_ms: 0,
@@ -1159,6 +1180,7 @@ fn shard_runs_inside_the_runtime_host_over_a_real_partition_log() {
         outbox: &mut outbox,
         node_id: broker(1),
         enough_replicas: true,
+        marks: &mut marks,
     };
     let shard = TransactionCoordinatorShard::new(shard_partition(), Default::default());
     let mut host: Box<dyn HostedCoordinator<MemoryDisk> + Send> =
@@ -1201,6 +1223,7 @@ fn shard_runs_inside_the_runtime_host_over_a_real_partition_log() {
         outbox: &mut outbox,
         node_id: broker(2),
         enough_replicas: true,
+        marks: &mut marks,
     };
     let shard = TransactionCoordinatorShard::new(shard_partition(), Default::default());
     let host = ShardHost::load(partition, shard, &mut context);
@@ -1268,6 +1291,227 @@ fn verification_answers_from_the_ongoing_transaction_and_adds_nothing() {
     }
     rt.commit_all();
     assert_eq!(rt.state().state, TransactionState::CompleteAbort);
+    // Transaction version 2 bumped the epoch at the abort: the late produce is fenced.
+    let answer = rt.ask(verify(producer.0, producer.1, &orders_0));
+    assert_add_answer(&answer, &orders_0, ErrorCode::ProducerFenced);
+}
+
+#[test]
+fn v1_verification_refuses_a_late_produce_at_the_same_epoch_as_not_in_a_transaction() {
+    let mut rt = Runtime::new(version_1());
+    let producer = rt.init_producer();
+    let orders_0 = [tp("orders", 0)];
+    rt.add_partitions(producer, &orders_0);
+    rt.ask_committed(end(producer.0, producer.1, false));
+    rt.ack_all_markers();
+    rt.commit_all();
     let answer = rt.ask(verify(producer.0, producer.1, &orders_0));
     assert_add_answer(&answer, &orders_0, ErrorCode::InvalidTxnState);
+    // ... but once the next transaction (same epoch) added the partition, the late produce
+    // is verified into it: what part 2's bump closes.
+    rt.add_partitions(producer, &orders_0);
+    let answer = rt.ask(verify(producer.0, producer.1, &orders_0));
+    assert_add_answer(&answer, &orders_0, ErrorCode::None);
+}
+
+// ----- transaction version 2 (KIP-890 part 2) -----
+
+/// The whole answer to EndTxn: (error, producer id, epoch).
+fn end_answer(response: Response) -> (ErrorCode, i64, i16) {
+    match response {
+        Response::Coordinator(CoordinatorResponse::EndTxn {
+            error,
+            producer_id,
+            producer_epoch,
+        }) => (error, producer_id.0, producer_epoch.0),
+        other => panic!("expected EndTxn, got {other:?}"),
+    }
+}
+
+/// Runs the marker phase to its completion write.
+fn finish_markers(rt: &mut Runtime) {
+    rt.ack_all_markers();
+    rt.commit_all();
+}
+
+#[test]
+fn v2_end_txn_bumps_the_epoch_for_the_markers_and_the_next_transaction() {
+    let mut rt = Runtime::new(TransactionCoordinatorConfig::default());
+    let (producer_id, epoch) = rt.init_producer();
+    rt.add_partitions((producer_id, epoch), &[tp("orders", 0), tp("orders", 1)]);
+    let correlation_id = rt.send(end(producer_id, epoch, true));
+    let prepare = metadata_of(rt.next_write()).clone();
+    assert_eq!(prepare.state, TransactionState::PrepareCommit);
+    assert_eq!(
+        (prepare.producer_epoch, prepare.last_producer_epoch),
+        (epoch + 1, epoch)
+    );
+    rt.commit_next();
+    let answer = rt.take_response(correlation_id).expect("answered");
+    assert_eq!(
+        end_answer(answer),
+        (ErrorCode::None, producer_id, epoch + 1),
+        "the answer names the epoch the next transaction uses"
+    );
+    let requests = rt.take_requests();
+    assert_eq!(requests.len(), 2);
+    for (_, request, _) in &requests {
+        let marker = marker_of(request);
+        assert_eq!(
+            (marker.producer_id.0, marker.producer_epoch.0),
+            (producer_id, epoch + 1),
+            "markers carry the bumped epoch"
+        );
+    }
+    // While the markers are written, the retry waits.
+    let during = rt.ask(end(producer_id, epoch, true));
+    assert_eq!(end_error(during), ErrorCode::ConcurrentTransactions);
+    for (_, request, token) in requests {
+        rt.answer(token, Ok(markers_ok(&request)));
+    }
+    rt.commit_all();
+    assert_eq!(rt.state().state, TransactionState::CompleteCommit);
+    assert_eq!(rt.state().producer_epoch, epoch + 1);
+
+    // A retry at the old epoch is answered from the completed state; the opposite outcome
+    // is refused.
+    let retry = rt.ask(end(producer_id, epoch, true));
+    assert_eq!(end_answer(retry), (ErrorCode::None, producer_id, epoch + 1));
+    let opposite = rt.ask(end(producer_id, epoch, false));
+    assert_eq!(end_error(opposite), ErrorCode::InvalidTxnState);
+
+    // The next transaction runs at e + 1; the previous one's late requests (at e) cannot
+    // touch it: a held EndTxn(commit) is fenced, and so is a late produce's verification.
+    rt.add_partitions((producer_id, epoch + 1), &[tp("orders", 0)]);
+    assert!(rt.marks.is_empty());
+    let late_commit = rt.ask(end(producer_id, epoch, true));
+    assert_eq!(end_error(late_commit), ErrorCode::ProducerFenced);
+    assert_eq!(rt.marks, vec!["txn-late-end-txn-fenced"]);
+    assert!(rt.pending.is_empty(), "nothing written for it");
+    assert_eq!(rt.state().state, TransactionState::Ongoing);
+    let late_produce = rt.ask(verify(producer_id, epoch, &[tp("orders", 0)]));
+    assert_add_answer(&late_produce, &[tp("orders", 0)], ErrorCode::ProducerFenced);
+    let late_add = rt.ask(add(producer_id, epoch, &[tp("orders", 1)]));
+    assert_add_answer(&late_add, &[tp("orders", 1)], ErrorCode::ProducerFenced);
+}
+
+#[test]
+fn v1_a_late_end_txn_of_one_transaction_ends_the_next() {
+    // What part 2 fixes: under version 1 both transactions share the epoch.
+    let mut rt = Runtime::new(version_1());
+    let producer = rt.init_producer();
+    rt.add_partitions(producer, &[tp("orders", 0)]);
+    rt.ask_committed(end(producer.0, producer.1, true));
+    finish_markers(&mut rt);
+    rt.add_partitions(producer, &[tp("orders", 1)]);
+    let late_commit = rt.ask_committed(end(producer.0, producer.1, true));
+    assert_eq!(end_answer(late_commit), (ErrorCode::None, -1, -1));
+    assert_eq!(rt.state().state, TransactionState::PrepareCommit);
+}
+
+#[test]
+fn v2_abort_without_an_open_transaction_bumps_the_epoch() {
+    let mut rt = Runtime::new(TransactionCoordinatorConfig::default());
+    let (producer_id, epoch) = rt.init_producer();
+    let commit = rt.ask(end(producer_id, epoch, true));
+    assert_eq!(end_error(commit), ErrorCode::InvalidTxnState);
+    let correlation_id = rt.send(end(producer_id, epoch, false));
+    let prepare = metadata_of(rt.next_write()).clone();
+    assert_eq!(prepare.state, TransactionState::PrepareAbort);
+    assert!(prepare.partitions.is_empty());
+    rt.commit_all();
+    assert!(rt.take_requests().is_empty(), "no partition, no marker");
+    let answer = rt.take_response(correlation_id).expect("answered");
+    assert_eq!(
+        end_answer(answer),
+        (ErrorCode::None, producer_id, epoch + 1)
+    );
+    assert_eq!(rt.state().state, TransactionState::CompleteAbort);
+    assert_eq!(rt.state().producer_epoch, epoch + 1);
+    let stale = rt.ask(end(producer_id, epoch - 1, false));
+    assert_eq!(end_error(stale), ErrorCode::ProducerFenced);
+    let unknown = rt.ask(end(producer_id + 1, epoch, false));
+    assert_eq!(end_error(unknown), ErrorCode::InvalidProducerIdMapping);
+}
+
+#[test]
+fn v2_after_a_timeout_abort_the_old_epoch_reads_as_a_retry() {
+    // Kafka 4.0's rule: the fence's bump and an EndTxn's bump are the same e + 1, so the
+    // producer's abort at e is answered as a retry and it goes on at e + 1; its commit is
+    // refused, and so is any AddPartitionsToTxn at e.
+    let mut rt = Runtime::new(TransactionCoordinatorConfig::default());
+    let correlation_id = rt.send(init(TXN, 1_000));
+    rt.commit_all();
+    let (_, producer_id, epoch) = init_answer(rt.take_response(correlation_id).unwrap());
+    rt.add_partitions((producer_id, epoch), &[tp("orders", 0)]);
+    rt.advance_to(rt.now_ms + 1_001);
+    rt.commit_all();
+    finish_markers(&mut rt);
+    assert_eq!(rt.state().state, TransactionState::CompleteAbort);
+    let commit = rt.ask(end(producer_id, epoch, true));
+    assert_eq!(end_error(commit), ErrorCode::InvalidTxnState);
+    let more = rt.ask(add(producer_id, epoch, &[tp("orders", 1)]));
+    assert_add_answer(&more, &[tp("orders", 1)], ErrorCode::ProducerFenced);
+    let abort = rt.ask(end(producer_id, epoch, false));
+    assert_eq!(end_answer(abort), (ErrorCode::None, producer_id, epoch + 1));
+}
+
+#[test]
+fn v2_exhausted_epoch_completes_under_the_old_id_and_answers_a_fresh_one() {
+    let mut rt = Runtime::new(TransactionCoordinatorConfig::default());
+    let old_id = first_producer_id() + 7;
+    let exhausted = i16::MAX - 1;
+    rt.shard.replay(&TransactionRecord::Metadata {
+        transactional_id: TXN.to_owned(),
+        metadata: TransactionMetadata {
+            producer_id: old_id,
+            last_producer_id: -1,
+            producer_epoch: exhausted,
+            last_producer_epoch: -1,
+            timeout_ms: TIMEOUT_MS,
+            state: TransactionState::Ongoing,
+            partitions: [tp("orders", 0)].into_iter().collect(),
+            txn_start_ms: 0,
+            last_update_ms: 0,
+            next_producer_id: -1,
+        },
+    });
+    let correlation_id = rt.send(end(old_id, exhausted, true));
+    let prepare = metadata_of(rt.next_write()).clone();
+    let new_id = old_id + 1;
+    assert_eq!(
+        (
+            prepare.producer_id,
+            prepare.producer_epoch,
+            prepare.next_producer_id
+        ),
+        (old_id, i16::MAX, new_id)
+    );
+    rt.commit_next();
+    let answer = rt.take_response(correlation_id).expect("answered");
+    assert_eq!(end_answer(answer), (ErrorCode::None, new_id, 0));
+    let (_, request, _) = rt.requests.first().expect("a marker").clone();
+    let marker = marker_of(&request);
+    assert_eq!(
+        (marker.producer_id.0, marker.producer_epoch.0),
+        (old_id, i16::MAX),
+        "the markers still name the records' producer id"
+    );
+    finish_markers(&mut rt);
+    let state = rt.state().clone();
+    assert_eq!(
+        (
+            state.state,
+            state.producer_id,
+            state.producer_epoch,
+            state.last_producer_id,
+            state.next_producer_id
+        ),
+        (TransactionState::CompleteCommit, new_id, 0, old_id, -1)
+    );
+    // A retry from the old id at the exhausted epoch is recognised.
+    let retry = rt.ask(end(old_id, exhausted, true));
+    assert_eq!(end_answer(retry), (ErrorCode::None, new_id, 0));
+    // The fresh id survives a reload: replay keeps the allocation counter above it.
+    assert!(rt.shard.next_producer_id() > new_id);
 }

@@ -459,6 +459,12 @@ pub enum BrokerEvent {
         /// The partitions refused as read-only.
         partitions: Vec<TopicPartition>,
     },
+    /// A coordinator shard this broker hosts reached a case a checker's precondition needs,
+    /// which only the shard sees (`ShardOutput::marks`; e.g. `txn-late-end-txn-fenced`).
+    CoordinatorMark {
+        /// The coverage mark.
+        mark: &'static str,
+    },
     /// This broker removed its replica of a partition whose topic its metadata no longer has
     /// (a DeleteTopics; a topic created again under the name is another topic, with another
     /// topic id). Every earlier event of the partition was of the removed replica.

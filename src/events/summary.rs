@@ -356,6 +356,7 @@ impl fmt::Display for BrokerEvent {
             Self::PartitionRemoved { topic_partition } => {
                 write!(f, "PartitionRemoved {topic_partition}")
             }
+            Self::CoordinatorMark { mark } => write!(f, "CoordinatorMark {mark}"),
             Self::IsrChanged {
                 topic_partition,
                 isr,

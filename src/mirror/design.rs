@@ -191,9 +191,10 @@ pub enum MirrorDesign {
     /// whether the partition is in the producer's ongoing transaction. A produce delayed past
     /// the transaction's end (the coordinator's timeout abort, the client's abort after its
     /// delivery timeout) then lands after the ABORT marker and opens a transaction nobody
-    /// will end: the partition's last stable offset hangs (`liveness`). Not a KIP-1279
+    /// will end: the partition's last stable offset hangs (`liveness`). Before part 2 as
+    /// well: one producer epoch across transactions (as `pre-kip-890-part-2`). Not a KIP-1279
     /// choice: a replication/transaction-layer design of issue #18, on the same switch
-    /// ([`MirrorDesign::verifies_transactions`]).
+    /// ([`MirrorDesign::verifies_transactions`], [`MirrorDesign::transaction_version_2`]).
     PreKip890,
     /// Kafka before KIP-101 (Kafka 0.11; KAFKA-1211): a replica that becomes a follower (a
     /// leader change, a restart) truncates its log to its high watermark and fetches from
@@ -231,11 +232,22 @@ pub enum MirrorDesign {
     /// (`acked-writes-durable`). A replication-layer design of issue #18
     /// ([`MirrorDesign::eligible_leader_replicas`]).
     PreKip966,
+    /// Kafka between KIP-890's two parts (3.6 to 3.9; part 2 is KAFKA-14562, transaction
+    /// version 2 in Kafka 4.0): transaction verification, but one producer epoch across
+    /// transactions — EndTxn does not bump it, the markers carry the producer's own epoch and
+    /// the client keeps its epoch and sequences. A request of one transaction that arrives
+    /// late then acts on the next one, which has the same producer id and epoch: an
+    /// EndTxn(commit) held in the network past the client's retry commits the producer's next
+    /// transaction halfway, so records of a transaction its producer aborted are read
+    /// (`transaction-atomicity`). With it the model is exactly what it was before part 2
+    /// became the default (the same seed, the same trace hash). A transaction-layer design
+    /// of issue #18 ([`MirrorDesign::transaction_version_2`]).
+    PreKip890Part2,
 }
 
 impl MirrorDesign {
     /// Every design, the seed first.
-    pub const ALL: [Self; 31] = [
+    pub const ALL: [Self; 32] = [
         Self::Seed,
         Self::AbortMarkers,
         Self::PidRewrite,
@@ -267,6 +279,7 @@ impl MirrorDesign {
         Self::PreKip279,
         Self::PreKip320,
         Self::PreKip966,
+        Self::PreKip890Part2,
     ];
 
     /// The name on the command line (`--design`) and in scenario files (`design = "…"`).
@@ -303,6 +316,7 @@ impl MirrorDesign {
             Self::PreKip279 => "pre-kip-279",
             Self::PreKip320 => "pre-kip-320",
             Self::PreKip966 => "pre-kip-966",
+            Self::PreKip890Part2 => "pre-kip-890-part-2",
         }
     }
 
@@ -388,7 +402,7 @@ impl MirrorDesign {
                 "EPOCH_FENCING persisted; a failed bump FAILED, retried to it (the prototype)"
             }
             Self::PreKip890 => {
-                "a transaction's first batch appended unverified (Kafka before KIP-890)"
+                "first batch unverified, one epoch across transactions (Kafka before KIP-890)"
             }
             Self::PreKip101 => {
                 "a new follower truncates to its high watermark, no epochs (Kafka before KIP-101)"
@@ -401,6 +415,9 @@ impl MirrorDesign {
             }
             Self::PreKip966 => {
                 "no eligible leader replicas, HW moves below min ISR (Kafka before KIP-966)"
+            }
+            Self::PreKip890Part2 => {
+                "one producer epoch across transactions, no bump at EndTxn (before KIP-890 part 2)"
             }
         }
     }
@@ -453,6 +470,15 @@ impl MirrorDesign {
     /// `pre-kip-890` does not.
     pub fn verifies_transactions(self) -> bool {
         self != Self::PreKip890
+    }
+
+    /// Whether clients and coordinators speak transaction version 2 (KIP-890 part 2, Kafka
+    /// 4.0's `transaction.version=2`): every EndTxn bumps the producer epoch, the markers
+    /// carry the bumped epoch, and the client starts its next transaction at that epoch from
+    /// sequence 0 (`crate::coordinator::transaction`, `crate::client::transactional`).
+    /// `pre-kip-890` (neither part) and `pre-kip-890-part-2` speak version 1.
+    pub fn transaction_version_2(self) -> bool {
+        !matches!(self, Self::PreKip890 | Self::PreKip890Part2)
     }
 
     /// How a replica that becomes a follower finds where its log and the leader's part: by

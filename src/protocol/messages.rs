@@ -21,6 +21,12 @@ pub struct Envelope {
     /// mirror sends to its source cluster; `None` for everything else, which the model's
     /// authorizer lets through as a super user's (`crate::metadata::authorizer`).
     pub principal: Option<String>,
+    /// Which of the sender's connections to `to` carries it, counted from 0. A client that
+    /// gives up on a request closes its connection to that broker and opens a new one
+    /// ([`crate::node::Outbox::reconnect`]); the network keeps each connection in order, but
+    /// not one connection relative to another, so what the old one still carried may arrive
+    /// after what the new one carries. Responses go back on connection 0.
+    pub connection: u32,
 }
 
 /// A request or a response.

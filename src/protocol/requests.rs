@@ -601,7 +601,11 @@ impl CoordinatorRequest {
             Self::AddPartitionsToTxn { partitions, .. } => Answer::AddPartitionsToTxn {
                 results: partitions.iter().map(|tp| (tp.clone(), error)).collect(),
             },
-            Self::EndTxn { .. } => Answer::EndTxn { error },
+            Self::EndTxn { .. } => Answer::EndTxn {
+                error,
+                producer_id: ProducerId::NONE,
+                producer_epoch: ProducerEpoch::NONE,
+            },
             Self::ConsumerGroupHeartbeat {
                 member_id,
                 member_epoch,

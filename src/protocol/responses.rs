@@ -240,6 +240,14 @@ pub enum CoordinatorResponse {
     EndTxn {
         /// Error, or `None`.
         error: ErrorCode,
+        /// Transaction version 2 (KIP-890 part 2, EndTxn v5): the producer id the client
+        /// holds from now on (a new one once the epoch overflowed); [`ProducerId::NONE`] under
+        /// version 1 and with an error.
+        producer_id: ProducerId,
+        /// Transaction version 2: the epoch the coordinator bumped to for this transaction's
+        /// markers, which the client's next transaction uses; [`ProducerEpoch::NONE`] under
+        /// version 1 and with an error.
+        producer_epoch: ProducerEpoch,
     },
     /// Membership answer.
     ConsumerGroupHeartbeat {

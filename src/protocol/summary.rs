@@ -19,7 +19,7 @@ use crate::metadata::{MetadataRecord, PartitionRecord};
 use crate::record::{ControlRecordType, RecordBatch};
 
 use super::parts::{FetchPartitionResponse, MirrorPartitionStatus};
-use super::{Acks, BrokerId, ErrorCode, Message, Request, Response, TopicId};
+use super::{Acks, BrokerId, ErrorCode, Message, ProducerId, Request, Response, TopicId};
 use super::{
     ClusterRequest, ClusterResponse, ControllerRequest, ControllerResponse, CoordinatorRequest,
     CoordinatorResponse, MirrorRequest, MirrorResponse, ReplicaRequest, ReplicaResponse,
@@ -798,8 +798,20 @@ fn response_fields_coordinator(
         }
         CoordinatorResponse::AddPartitionsToTxn { results }
         | CoordinatorResponse::OffsetCommit { results } => partition_errors(f, results),
-        CoordinatorResponse::EndTxn { error: code }
-        | CoordinatorResponse::DeleteMirrorStates { error: code } => error(f, *code),
+        CoordinatorResponse::EndTxn {
+            error: code,
+            producer_id,
+            producer_epoch,
+        } => {
+            error(f, *code)?;
+            // Only transaction version 2 answers with the producer's next id and epoch; a
+            // version-1 answer reads as it always did.
+            if *producer_id == ProducerId::NONE {
+                return Ok(());
+            }
+            write!(f, " pid={producer_id} epoch={producer_epoch}")
+        }
+        CoordinatorResponse::DeleteMirrorStates { error: code } => error(f, *code),
         CoordinatorResponse::ConsumerGroupHeartbeat {
             error: code,
             member_id,

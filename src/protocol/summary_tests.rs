@@ -3,7 +3,7 @@
 use bytes::Bytes;
 
 use super::*;
-use crate::protocol::TopicPartition;
+use crate::protocol::{ProducerEpoch, TopicPartition};
 use crate::record::BatchBuilder;
 
 fn produce() -> Message {
@@ -61,6 +61,8 @@ fn long_lists_are_cut_and_successful_errors_left_out() {
         9,
         Response::Coordinator(CoordinatorResponse::EndTxn {
             error: ErrorCode::None,
+            producer_id: ProducerId::NONE,
+            producer_epoch: ProducerEpoch::NONE,
         }),
     )
     .summary()

@@ -428,7 +428,8 @@ impl Checkers {
     /// `transaction-atomicity`'s aborted branch, and marks for the markers the final logs hold:
     /// `txn-commit-marker`, `txn-abort-marker`, `txn-fence-abort` (an ABORT at a producer epoch
     /// above its transaction's records: the coordinator fenced the producer, on a timeout or a
-    /// new instance's InitProducerId) and `aborted-index-from-mirrored-data` (a destination's
+    /// new instance's InitProducerId; under transaction version 2, where every marker is above
+    /// its records, one the producer's next batch here is above too) and `aborted-index-from-mirrored-data` (a destination's
     /// aborted-transaction index holds a transaction it mirrored).
     pub(super) fn note_transaction_preconditions(
         &mut self,
@@ -491,29 +492,47 @@ impl Checkers {
         log: &PartitionLog<MemoryDirDisk>,
     ) {
         use mirrorsim::record::ControlRecord;
+        // (producer id, epoch, Some(committed) for a marker) of every transactional batch.
+        let batches: Vec<(i64, i16, Option<bool>)> = log
+            .batches_from(log.log_start_offset())
+            .filter_map(|batch| {
+                let header = batch.header();
+                let marker = match batch.control_record() {
+                    Some(Ok(ControlRecord::EndTransaction { committed, .. })) => Some(committed),
+                    _ if header.is_transactional() && !header.is_control() => None,
+                    _ => return None,
+                };
+                Some((header.producer_id, header.producer_epoch, marker))
+            })
+            .collect();
+        let version_2 = self.mirror.design.transaction_version_2();
         // Producer id → the epoch of its latest batch (data or marker): an ABORT above it was
         // written for an epoch the producer never wrote with, a fence.
         let mut epochs: BTreeMap<i64, i16> = BTreeMap::new();
-        for batch in log.batches_from(log.log_start_offset()) {
-            let header = batch.header();
-            match batch.control_record() {
-                Some(Ok(ControlRecord::EndTransaction { committed, .. })) => {
-                    self.mark(if committed {
-                        "txn-commit-marker"
-                    } else {
-                        "txn-abort-marker"
-                    });
-                    let fenced = epochs
-                        .insert(header.producer_id, header.producer_epoch)
-                        .is_some_and(|epoch| epoch < header.producer_epoch);
-                    if fenced && !committed {
-                        self.mark("txn-fence-abort");
-                    }
-                }
-                _ if header.is_transactional() && !header.is_control() => {
-                    epochs.insert(header.producer_id, header.producer_epoch);
-                }
-                _ => {}
+        for (index, &(producer_id, epoch, marker)) in batches.iter().enumerate() {
+            let above = epochs
+                .insert(producer_id, epoch)
+                .is_some_and(|previous| previous < epoch);
+            let Some(committed) = marker else {
+                continue;
+            };
+            self.mark(if committed {
+                "txn-commit-marker"
+            } else {
+                "txn-abort-marker"
+            });
+            // Under transaction version 2 every marker is one epoch above its records (the
+            // EndTxn bump), and the producer goes on at the marker's epoch; a fenced one
+            // starts over above it (a new instance's InitProducerId). The log cannot tell a
+            // fence whose producer wrote nothing here since.
+            let fenced = above
+                && (!version_2
+                    || batches[index + 1..]
+                        .iter()
+                        .find(|(id, _, _)| *id == producer_id)
+                        .is_some_and(|&(_, next, _)| next > epoch));
+            if fenced && !committed {
+                self.mark("txn-fence-abort");
             }
         }
         if let Some(mirrored_end) = self.mirror.mirrored_end(cluster, tp) {

@@ -884,6 +884,7 @@ impl Checkers {
                     self.mark("mirror-txn-marker-before-cut")
                 }
                 BrokerEvent::TxnEnlistRefused { .. } => self.mark("mirror-txn-enlist-refused"),
+                BrokerEvent::CoordinatorMark { mark } => self.mark(mark),
                 BrokerEvent::RequestHeldBeforeListening { .. } => {
                     self.mark("request-held-before-listening")
                 }
@@ -1793,6 +1794,62 @@ mod tests {
             &outcome_lost,
         );
         assert!(found.is_empty(), "{found:?}");
+    }
+
+    /// KIP-890 part 2's torn and aborted reads: a late EndTxn(commit) of the producer's previous
+    /// transaction commits the open one. If the producer had aborted that one, its answer is
+    /// a fatal error (the coordinator says the transaction is already committed), so no
+    /// confirmed outcome exists; but the producer never asked for a commit, so a committed
+    /// record of it is a violation. A transaction the producer meant to commit whose answer
+    /// it never got may end either way, as long as it ends whole.
+    #[test]
+    fn a_committed_record_of_a_transaction_its_producer_aborted_is_caught_without_an_answer() {
+        let tp = TopicPartition::new("t", 0);
+        let logs = FixedLogs(BTreeMap::from([(
+            tp.clone(),
+            log_with(&[
+                (value_batch(1, "v"), AppendOrigin::Client),
+                (marker(1, true), AppendOrigin::Coordinator),
+            ]),
+        )]));
+        let judge = |intended_commit: bool, committed: Option<bool>| {
+            let mut history = History::default();
+            history.sends.insert(
+                (PRODUCER, 1, 0),
+                send_record(&tp, "v", 100, Some(0), Some(7)),
+            );
+            history.transactions.insert(
+                (PRODUCER, 1, 7),
+                crate::world::workload::TransactionRecord {
+                    handles: vec![0],
+                    intended_commit,
+                    committed,
+                    completed_ms: None,
+                },
+            );
+            check_transaction_atomicity(
+                0,
+                &logs,
+                &history,
+                &|_| false,
+                &never_lost,
+                &never_lost,
+                &never_enlist_lost,
+            )
+        };
+        let found = judge(false, None);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            found[0].detail.contains("aborted by its producer"),
+            "{}",
+            found[0].detail
+        );
+        assert!(
+            judge(true, None).is_empty(),
+            "meant to commit, unanswered: either way"
+        );
+        assert!(judge(true, Some(true)).is_empty());
+        assert_eq!(judge(false, Some(false)).len(), 1, "confirmed aborted");
     }
 
     /// Generator seed 11 (`mirrorsim generate --seed 11`): c's only replica of payments-0 lost
@@ -3280,6 +3337,7 @@ mod tests {
             partitions: [events.clone()].into(),
             txn_start_ms: 0,
             last_update_ms: 0,
+            next_producer_id: -1,
         };
         let bumped = |_: &TopicPartition| Some(1);
         assert!(marker_fenced_after_coordinator_rollback(
@@ -3332,6 +3390,7 @@ mod tests {
             partitions: partitions.iter().map(|tp| (*tp).clone()).collect(),
             txn_start_ms: 0,
             last_update_ms: 0,
+            next_producer_id: -1,
         };
         let (other, mut checkers) = (TopicPartition::new("orders", 4), Checkers::default());
         let judge = |checkers: &Checkers, known: Option<&TransactionMetadata>| {

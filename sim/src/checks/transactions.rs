@@ -179,6 +179,13 @@ pub(super) fn check_transaction_atomicity(
     let mut values = ValueOffsetsMemo::default();
     for ((producer, incarnation, number), transaction) in &history.transactions {
         let cluster = producer.cluster();
+        // A transaction its producer aborted never had EndTxn(commit) sent for it: whatever
+        // answer the producer got (none, a fatal error), only a commit could make its records
+        // readable, and nothing asked for one (Jepsen's aborted read).
+        let aborted_by_producer = transaction.committed.is_none() && !transaction.intended_commit;
+        let expected = transaction
+            .committed
+            .or((!transaction.intended_commit).then_some(false));
         let mut committed = Vec::new();
         let mut not_committed = Vec::new();
         let mut still_open = false;
@@ -215,7 +222,7 @@ pub(super) fn check_transaction_atomicity(
                 continue;
             }
             if outcome == Some(TxnOutcome::Committed)
-                && transaction.committed == Some(false)
+                && expected == Some(false)
                 && abort_lost(cluster, tp, offset, decided_at, since_ms)
             {
                 continue;
@@ -227,7 +234,7 @@ pub(super) fn check_transaction_atomicity(
                 continue;
             }
             if outcome == Some(TxnOutcome::Committed)
-                && transaction.committed == Some(false)
+                && expected == Some(false)
                 && decided_at.is_some_and(|commit_at| {
                     let aborted = (*incarnation, *number);
                     let ends = partition_outcomes;
@@ -249,9 +256,12 @@ pub(super) fn check_transaction_atomicity(
         if still_open {
             continue;
         }
-        let problem = match transaction.committed {
+        let problem = match expected {
             Some(true) if !not_committed.is_empty() => {
                 Some("was confirmed committed but records on")
+            }
+            Some(false) if !committed.is_empty() && aborted_by_producer => {
+                Some("was aborted by its producer (outcome unconfirmed) but records on")
             }
             Some(false) if !committed.is_empty() => Some("was confirmed aborted but records on"),
             None if !committed.is_empty() && !not_committed.is_empty() => {
@@ -260,7 +270,7 @@ pub(super) fn check_transaction_atomicity(
             _ => None,
         };
         if let Some(problem) = problem {
-            let (listed, state) = if transaction.committed == Some(false) {
+            let (listed, state) = if expected == Some(false) {
                 (&committed, "are committed")
             } else {
                 (&not_committed, "are not committed")

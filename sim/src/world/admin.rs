@@ -1158,6 +1158,7 @@ mod tests {
             Envelope {
                 from: CONTROLLER,
                 principal: None,
+                connection: 0,
                 to: ADMIN,
                 message: Message::Response(correlation_id, response),
             },

@@ -31,8 +31,9 @@
 //! The message layer is the world's own: packets in flight wait in a time-ordered queue per
 //! receiving node ([`Network`]), and a node's driver sleeps until its next arrival or timer and
 //! then takes every packet due at once, so a message costs no madsim endpoint, task or timer of
-//! its own. It keeps every (sender, receiver) link in order, as the TCP connections Kafka runs on
-//! do (its idempotence relies on it): the sender stamps a link sequence number and chooses a
+//! its own. It keeps every link — a (sender, receiver) connection: a client that gives up on a
+//! request opens a new one, `Envelope::connection` — in order, as the TCP connections Kafka runs
+//! on do (its idempotence relies on it): the sender stamps a link sequence number and chooses a
 //! delivery time that never precedes the previous message's on the link, and the receiver puts
 //! packets back in order, skipping a missing one after a short gap timeout (the connection
 //! broke; what was on it is lost). Faults are applied at send time (loss, duplication — the
@@ -358,15 +359,18 @@ async fn drive(
         tracing::info!("start");
     }
     let wake = lock(&shared.network).start(node, incarnation, madsim::time::Instant::now());
-    let mut links_out: BTreeMap<NodeId, LinkSender> = BTreeMap::new();
-    let mut links_in: BTreeMap<NodeId, LinkReceiver> = BTreeMap::new();
+    // One ordered link per connection: (peer, the sender's connection number).
+    let mut links_out: BTreeMap<(NodeId, u32), LinkSender> = BTreeMap::new();
+    let mut links_in: BTreeMap<(NodeId, u32), LinkReceiver> = BTreeMap::new();
     // One clock reading per wake, used until the next await (see `Shared::now_ms_at`).
     let mut instant = madsim::time::Instant::now();
     let mut now = shared.now_ms_at(node, instant);
     loop {
         let (outbox, deadline) = step_outputs(node, &shared, &slot, now);
         for envelope in outbox {
-            let link = links_out.entry(envelope.to).or_default();
+            let link = links_out
+                .entry((envelope.to, envelope.connection))
+                .or_default();
             send(&shared, incarnation, link, envelope, instant);
         }
         let until = next_wake(node, &shared, deadline, &links_in, (instant, now));
@@ -380,7 +384,7 @@ async fn drive(
         let arrived = lock(&shared.network).take_arrived(node, instant);
         let mut ready = Vec::new();
         for packet in arrived {
-            let source = packet.envelope.from;
+            let source = (packet.envelope.from, packet.envelope.connection);
             ready.extend(links_in.entry(source).or_default().accept(packet, instant));
         }
         for link in links_in.values_mut() {
@@ -436,7 +440,7 @@ fn next_wake(
     node: NodeId,
     shared: &Shared,
     deadline: Option<i64>,
-    links_in: &BTreeMap<NodeId, LinkReceiver>,
+    links_in: &BTreeMap<(NodeId, u32), LinkReceiver>,
     (instant, now): (madsim::time::Instant, i64),
 ) -> madsim::time::Instant {
     let timer_ms = deadline.map_or(100, |deadline| (deadline - now).clamp(1, 100));

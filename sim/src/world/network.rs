@@ -1,5 +1,6 @@
-//! The message layer between nodes: one ordered link per (sender, receiver) as Kafka's TCP
-//! connections are, with the faults applied at send time (loss, duplication, a latency spike,
+//! The message layer between nodes: one ordered link per connection (sender, receiver, the
+//! sender's connection number: `Envelope::connection`) as Kafka's TCP connections are, with
+//! the faults applied at send time (loss, duplication, a latency spike,
 //! holding a message back) and at delivery (a partition or an isolated node cuts what crosses
 //! it, a node that is down receives nothing), and the receiver putting packets back in order
 //! (see the world's module doc).
@@ -311,7 +312,8 @@ impl Network {
 
 /// Hands one envelope to the network, applying the message-layer faults. Each link delivers
 /// in order, like a TCP connection: a latency spike or a held-back message delays everything
-/// behind it on that link, a lost message leaves a gap its receiver skips after
+/// behind it on that link (not on the sender's next connection to the same node, which a
+/// client opens when it gives up on a request), a lost message leaves a gap its receiver skips after
 /// [`GAP_TIMEOUT`], and a duplicated message arrives twice in a row.
 pub(super) fn send(
     shared: &Shared,
@@ -420,6 +422,7 @@ mod tests {
         Envelope {
             from,
             principal: None,
+            connection: 0,
             to,
             message: Message::Request(id, Request::Coordinator(CoordinatorRequest::ListGroups)),
         }

@@ -203,6 +203,22 @@ impl TransactionalProducer {
             .push(TransactionalEvent::ProducerIdAssigned { producer });
     }
 
+    /// KIP-890 part 2: the coordinator bumped the epoch for the transaction's markers and the
+    /// next transaction runs under it, every partition from sequence 0 (`sequence_owner`).
+    /// That also closes any sequence hole a failed batch left, so no KIP-360 bump follows
+    /// (KAFKA-17898: a version-2 client never bumps the epoch itself).
+    fn adopt_bumped_epoch(&mut self, producer: ProducerIdAndEpoch) {
+        assert!(
+            self.partitions.values().all(|p| p.batch.is_none()),
+            "a new epoch while batches are unfinished"
+        );
+        self.producer = Some(producer);
+        self.init_needed = false;
+        self.epoch_bump_required = false;
+        self.events
+            .push(TransactionalEvent::ProducerIdAssigned { producer });
+    }
+
     pub(super) fn handle_add_partitions(
         &mut self,
         now_ms: i64,
@@ -239,7 +255,15 @@ impl TransactionalProducer {
         }
     }
 
-    pub(super) fn handle_end_txn(&mut self, now_ms: i64, committed: bool, error: ErrorCode) {
+    /// `next`: what a transaction-version-2 coordinator answered the producer holds from now
+    /// on (`None` from version 1).
+    pub(super) fn handle_end_txn(
+        &mut self,
+        now_ms: i64,
+        committed: bool,
+        error: ErrorCode,
+        next: Option<ProducerIdAndEpoch>,
+    ) {
         self.coordinator_request_in_flight = false;
         if error.is_none() {
             let expected = match self.txn.as_ref().map(|txn| txn.phase) {
@@ -249,6 +273,9 @@ impl TransactionalProducer {
             };
             assert_eq!(expected, Some(committed), "EndTxn answered out of phase");
             self.complete_transaction(committed);
+            if let Some(producer) = next {
+                self.adopt_bumped_epoch(producer);
+            }
             return;
         }
         if !self.coordinator_error(now_ms, error) {

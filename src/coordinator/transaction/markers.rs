@@ -145,7 +145,7 @@ impl TransactionCoordinatorShard {
         job.completing = true;
         let committed = job.committed;
         let current = self.transactions[transactional_id].clone();
-        let metadata = TransactionMetadata {
+        let mut metadata = TransactionMetadata {
             state: if committed {
                 TransactionState::CompleteCommit
             } else {
@@ -155,6 +155,16 @@ impl TransactionCoordinatorShard {
             last_update_ms: env.now_ms,
             ..current
         };
+        if metadata.next_producer_id != NO_PRODUCER_ID {
+            // Transaction version 2 exhausted the epoch at EndTxn: the markers went out under
+            // the old id at `i16::MAX`, and the producer goes on with the fresh id (Kafka's
+            // `prepareComplete`).
+            metadata.last_producer_id = metadata.producer_id;
+            metadata.producer_id = metadata.next_producer_id;
+            metadata.producer_epoch = 0;
+            metadata.last_producer_epoch = NO_PRODUCER_EPOCH;
+            metadata.next_producer_id = NO_PRODUCER_ID;
+        }
         self.write_metadata(transactional_id, metadata, WritePurpose::Complete, out);
     }
 

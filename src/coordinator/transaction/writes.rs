@@ -77,7 +77,9 @@ impl TransactionCoordinatorShard {
             }
             WritePurpose::EndTxn(reply) => {
                 self.in_progress.remove(&transactional_id);
-                out.responses.push(reply.error(ErrorCode::None));
+                let metadata = &self.transactions[&transactional_id];
+                let version_2 = self.config.transaction_version_2;
+                out.responses.push(reply.end_txn(metadata, version_2));
                 self.start_markers(env, &transactional_id, out);
             }
             WritePurpose::Complete | WritePurpose::Expire => {

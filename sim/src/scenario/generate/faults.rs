@@ -1,6 +1,7 @@
 //! The generated faults: the swarm's kinds and rates, client faults, and scripted faults.
 
 use super::*;
+use crate::scenario::HoldBackFault;
 
 impl Draft {
     /// Swarm mode over the brokers, or scripted leader kills spaced apart; sometimes client
@@ -134,6 +135,47 @@ impl Draft {
                 self.kill(at, &node, duration);
             }
         }
+    }
+
+    /// One scenario in four with a transactional producer holds that producer's messages back
+    /// for longer than its request timeout (1 s) now and then (description note "a
+    /// transactional producer's requests delayed"): it gives up on the connection and retries
+    /// on a new one, and the held request arrives later, possibly while its next transaction
+    /// is open — the delayed EndTxn and produce of KIP-890 (issue #18). Drawn from its own
+    /// stream, after every other fault, so a scenario that draws none is what it was.
+    pub(super) fn maybe_delay_transactional_requests(&mut self) {
+        let mut names: Vec<String> = Vec::new();
+        let mut counts: BTreeMap<String, u32> = BTreeMap::new();
+        for producer in &self.producers {
+            let cluster = producer.cluster.get_ref().clone();
+            for _ in 0..producer.count {
+                let entry = counts.entry(cluster.clone()).or_insert(0);
+                *entry += 1;
+                if producer.transactional && producer.start_ms.is_none() {
+                    names.push(format!("{cluster}-producer-{entry}"));
+                }
+            }
+        }
+        if names.is_empty() || !self.delay.random_bool(0.25) || self.duration_ms < 6_000 {
+            return;
+        }
+        let node = names[self.delay.random_range(0..names.len())].clone();
+        let at_ms = self.delay.random_range(1_000..self.duration_ms - 4_000);
+        let duration_ms =
+            (self.delay.random_range(2..=8) * 1_000).min(self.duration_ms - at_ms - 1_000);
+        let hold_ms = self.delay.random_range(15..=40) * 100;
+        let probability = self.delay.random_range(10..=30) as f64 / 100.0;
+        self.faults
+            .scripted
+            .push(ScriptedFault::HoldBack(HoldBackFault {
+                at_ms,
+                nodes: vec![spanned(node)],
+                duration_ms: Some(duration_ms),
+                hold_ms,
+                probability: Some(probability),
+            }));
+        self.notes
+            .push("a transactional producer's requests delayed".to_owned());
     }
 
     /// A scripted kill (a crash, not a power loss) of `node`.

@@ -175,6 +175,9 @@ struct Draft {
     /// Whether the swarm may impair two brokers of a cluster at once (KIP-966, issue #18): its
     /// own stream, so the other draws stay what they were.
     impairment: StdRng,
+    /// The delayed transactional requests episode's own stream (see
+    /// [`Draft::maybe_delay_transactional_requests`]).
+    delay: StdRng,
     authorization: StdRng,
     /// Each denial episode's source cluster and the orders of its deny's `create_acls` and
     /// `delete_acls` in `admin` (see [`Draft::grant_mirrors_their_sources`]).
@@ -238,6 +241,7 @@ impl Draft {
         let authorization = StdRng::seed_from_u64(seed ^ 0xac1a_c1a0_7e57_000c);
         let double_crash = StdRng::seed_from_u64(seed ^ 0xd0b1_ec7a_54e5_000d);
         let impairment = StdRng::seed_from_u64(seed ^ 0x1e1d_7a0b_2b40_000e);
+        let delay = StdRng::seed_from_u64(seed ^ 0xde1a_7ed0_e17d_000f);
         let duration_ms = rng.random_range(12..=22) * 1_000;
         let heal_ms = rng.random_range(10..=15) * 1_000;
         Self {
@@ -258,6 +262,7 @@ impl Draft {
             authorization,
             double_crash,
             impairment,
+            delay,
             denials: Vec::new(),
             deferred: Vec::new(),
             shape: "single",
@@ -309,6 +314,7 @@ impl Draft {
         self.draw_workloads(&links);
         self.draw_planned_failovers(&links);
         self.draw_faults();
+        self.maybe_delay_transactional_requests();
         self.draw_codecs();
         self.grant_mirrors_their_sources();
         self.finish()
