@@ -72,6 +72,15 @@ fn no_pid_reset_leaves_the_sources_producer_ids_in_the_stopped_partition() {
         "no-stale-pid-after-stopped",
         &[0, 1],
     );
+    // Transactional producers only: under transaction version 2 each COMMIT moves the
+    // producer to a new epoch, which clears the batches its entry remembers; the entry is
+    // still the source's.
+    seed_passes_and_variant_is_caught(
+        "transactions_at_failover",
+        MirrorDesign::NoPidReset,
+        "no-stale-pid-after-stopped",
+        &[0],
+    );
 }
 
 #[test]

@@ -296,20 +296,23 @@ impl Reply {
     /// producer holds from now on: the bumped epoch, or the fresh producer id at epoch 0 once
     /// the old one's epoch was exhausted (KAFKA-18660's answer); version 1 names nothing.
     fn end_txn(&self, metadata: &TransactionMetadata, version_2: bool) -> (NodeId, u64, Response) {
-        let (to, correlation_id, mut response) = self.error(ErrorCode::None);
-        if version_2 {
-            let (producer_id, producer_epoch) = if metadata.next_producer_id == NO_PRODUCER_ID {
-                (metadata.producer_id, metadata.producer_epoch)
-            } else {
-                (metadata.next_producer_id, 0)
-            };
-            response = Response::Coordinator(CoordinatorResponse::EndTxn {
-                error: ErrorCode::None,
-                producer_id: ProducerId(producer_id),
-                producer_epoch: ProducerEpoch(producer_epoch),
-            });
-        }
-        (to, correlation_id, response)
+        let Self::EndTxn { to, correlation_id } = self else {
+            unreachable!("only an EndTxn is answered with a producer id and epoch");
+        };
+        let (producer_id, producer_epoch) = match (version_2, metadata.next_producer_id) {
+            (false, _) => (ProducerId::NONE, ProducerEpoch::NONE),
+            (true, NO_PRODUCER_ID) => (
+                ProducerId(metadata.producer_id),
+                ProducerEpoch(metadata.producer_epoch),
+            ),
+            (true, next) => (ProducerId(next), ProducerEpoch(0)),
+        };
+        let response = CoordinatorResponse::EndTxn {
+            error: ErrorCode::None,
+            producer_id,
+            producer_epoch,
+        };
+        (*to, *correlation_id, Response::Coordinator(response))
     }
 }
 

@@ -354,13 +354,18 @@ impl MirrorChecks {
     }
 
     /// Matches each source topic life that ended with the destination partitions that had
-    /// mirrored it (their first mirrored append came before the end) and are not STOPPED.
+    /// mirrored it and are not STOPPED ([`mirrored_ended_life`]).
     fn note_lives(&mut self, brokers: &[BrokerView<'_>]) {
         for (source, topic, ended_ms) in std::mem::take(&mut self.lives_to_match) {
-            for ((destination, tp), first_ms) in &self.first_mirror_append_ms {
-                if tp.topic != topic.as_str() || *first_ms > ended_ms {
-                    continue;
-                }
+            let partitions: BTreeSet<&(ClusterIndex, TopicPartition)> = self
+                .first_mirror_append_ms
+                .keys()
+                .chain(self.first_prepare_ms.keys())
+                .filter(|(_, tp)| tp.topic == topic.as_str())
+                .collect();
+            for key @ (destination, tp) in partitions {
+                let first_append_ms = self.first_mirror_append_ms.get(key).copied();
+                let first_prepare_ms = self.first_prepare_ms.get(key).copied();
                 // The leader's state: a follower's is not kept (generated seed
                 // 13500000000000210: the deletion landed after the stop, and a follower's
                 // state read as still mirroring).
@@ -369,7 +374,11 @@ impl MirrorChecks {
                         && source_cluster(view, &topic) == Some(source)
                         && view.partition(tp).is_some_and(|p| {
                             matches!(p.role, Role::Leader(_))
-                                && p.mirror_state != MirrorState::Stopped
+                                && mirrored_ended_life(
+                                    (first_append_ms, first_prepare_ms),
+                                    ended_ms,
+                                    p.mirror_state,
+                                )
                         })
                 });
                 if mirrors_source {
@@ -421,6 +430,29 @@ impl MirrorChecks {
                 .or_default() += judged;
         }
     }
+}
+
+/// Whether a destination partition whose leader is in `state` mirrored a source topic life
+/// that ended at `ended_ms`: not STOPPED, and it appended before the end, or it is past
+/// PREPARING (its lookup's answer named the ended life's topic id) with no append yet: a
+/// source broker whose metadata lags serves the ended life after its controller's end
+/// (generated seed 16000000000000032). One still PREPARING may learn the next life's id.
+pub(super) fn mirrored_ended_life(
+    (first_append_ms, first_prepare_ms): (Option<i64>, Option<i64>),
+    ended_ms: i64,
+    state: MirrorState,
+) -> bool {
+    let before_end = |first: Option<i64>| first.is_some_and(|ms| ms <= ended_ms);
+    let past_lookup = matches!(
+        state,
+        MirrorState::Mirroring
+            | MirrorState::Pausing
+            | MirrorState::Paused
+            | MirrorState::UleRecovery
+            | MirrorState::EpochFencing
+    );
+    state != MirrorState::Stopped
+        && (before_end(first_append_ms) || (past_lookup && before_end(first_prepare_ms)))
 }
 
 /// For a destination log that mirrored a life of its source topic that has ended: the first

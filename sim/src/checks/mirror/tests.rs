@@ -433,3 +433,33 @@ fn a_source_life_ended_after_the_destination_prepared_counts_without_an_append()
         "appended before the end"
     );
 }
+
+#[test]
+fn a_life_ended_after_the_destination_prepared_is_mirrored_once_past_preparing() {
+    // Generated seed 16000000000000032: c's orders-0 went PREPARING at 5.36 s and MIRRORING at
+    // 5.44 s; a's controller removed orders at 6.73 s, before c's first append (7.58 s, served
+    // by a-broker-1, whose metadata lagged): c's log holds the ended life.
+    use super::prefix::mirrored_ended_life;
+    use MirrorState::*;
+    let ended = 6_729;
+    assert!(mirrored_ended_life((None, Some(5_360)), ended, Mirroring));
+    assert!(mirrored_ended_life((None, Some(5_360)), ended, Paused));
+    // Still PREPARING: its lookup may yet learn the next life's id, and mirror it rightly.
+    assert!(!mirrored_ended_life((None, Some(5_360)), ended, Preparing));
+    assert!(!mirrored_ended_life((None, Some(5_360)), ended, Failed));
+    // Prepared after the end: the next life, or none.
+    assert!(!mirrored_ended_life((None, Some(7_000)), ended, Mirroring));
+    // Appended before the end: mirrored the ended life, in any state but STOPPED.
+    assert!(mirrored_ended_life(
+        (Some(6_000), Some(5_360)),
+        ended,
+        Preparing
+    ));
+    assert!(mirrored_ended_life((Some(6_000), None), ended, Failed));
+    assert!(!mirrored_ended_life(
+        (Some(6_000), Some(5_360)),
+        ended,
+        Stopped
+    ));
+    assert!(!mirrored_ended_life((None, None), ended, Mirroring));
+}
