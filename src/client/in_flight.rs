@@ -60,31 +60,22 @@ impl<T> InFlightRequests<T> {
     /// Removes and returns every request whose deadline is at or before `now_ms`, in
     /// correlation-id (that is, sending) order.
     pub fn take_expired(&mut self, now_ms: i64) -> Vec<(u64, InFlight<T>)> {
-        let expired: Vec<u64> = self
-            .entries
-            .iter()
-            .filter(|(_, entry)| entry.deadline_ms <= now_ms)
-            .map(|(correlation_id, _)| *correlation_id)
-            .collect();
-        expired
-            .into_iter()
-            .map(|correlation_id| {
-                let entry = self.entries.remove(&correlation_id).expect("listed above");
-                (correlation_id, entry)
-            })
-            .collect()
+        self.take_where(|entry| entry.deadline_ms <= now_ms)
     }
 
     /// Removes and returns every request sent to `broker`, in correlation-id order.
     pub fn take_to(&mut self, broker: NodeId) -> Vec<(u64, InFlight<T>)> {
-        let to_broker: Vec<u64> = self
+        self.take_where(|entry| entry.broker == broker)
+    }
+
+    fn take_where(&mut self, taken: impl Fn(&InFlight<T>) -> bool) -> Vec<(u64, InFlight<T>)> {
+        let ids: Vec<u64> = self
             .entries
             .iter()
-            .filter(|(_, entry)| entry.broker == broker)
+            .filter(|(_, entry)| taken(entry))
             .map(|(correlation_id, _)| *correlation_id)
             .collect();
-        to_broker
-            .into_iter()
+        ids.into_iter()
             .map(|correlation_id| {
                 let entry = self.entries.remove(&correlation_id).expect("listed above");
                 (correlation_id, entry)

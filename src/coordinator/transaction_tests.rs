@@ -934,26 +934,37 @@ fn kip360_reinit_with_the_current_epoch_bumps_once_and_a_retry_gets_the_same_epo
     assert_eq!(error, ErrorCode::ProducerFenced);
 }
 
-#[test]
-fn exhausted_epoch_rotates_to_a_new_producer_id() {
-    let mut rt = Runtime::new(TransactionCoordinatorConfig::default());
-    let old_id = first_producer_id() + 7;
-    let exhausted = i16::MAX - 1;
+/// Replays [`TXN`]'s metadata at the exhausted epoch (`i16::MAX - 1`) in `state`, with
+/// `partitions` open since 0 (if any); returns its producer id.
+fn replay_exhausted(
+    rt: &mut Runtime,
+    state: TransactionState,
+    partitions: &[TopicPartition],
+) -> i64 {
+    let producer_id = first_producer_id() + 7;
     rt.shard.replay(&TransactionRecord::Metadata {
         transactional_id: TXN.to_owned(),
         metadata: TransactionMetadata {
-            producer_id: old_id,
+            producer_id,
             last_producer_id: -1,
-            producer_epoch: exhausted,
+            producer_epoch: i16::MAX - 1,
             last_producer_epoch: -1,
             timeout_ms: TIMEOUT_MS,
-            state: TransactionState::CompleteCommit,
-            partitions: BTreeSet::new(),
-            txn_start_ms: -1,
+            state,
+            partitions: partitions.iter().cloned().collect(),
+            txn_start_ms: if partitions.is_empty() { -1 } else { 0 },
             last_update_ms: 0,
             next_producer_id: -1,
         },
     });
+    producer_id
+}
+
+#[test]
+fn exhausted_epoch_rotates_to_a_new_producer_id() {
+    let mut rt = Runtime::new(TransactionCoordinatorConfig::default());
+    let exhausted = i16::MAX - 1;
+    let old_id = replay_exhausted(&mut rt, TransactionState::CompleteCommit, &[]);
     assert_eq!(
         rt.shard.next_producer_id(),
         old_id + 1,
@@ -1459,23 +1470,8 @@ fn v2_after_a_timeout_abort_the_old_epoch_reads_as_a_retry() {
 #[test]
 fn v2_exhausted_epoch_completes_under_the_old_id_and_answers_a_fresh_one() {
     let mut rt = Runtime::new(TransactionCoordinatorConfig::default());
-    let old_id = first_producer_id() + 7;
     let exhausted = i16::MAX - 1;
-    rt.shard.replay(&TransactionRecord::Metadata {
-        transactional_id: TXN.to_owned(),
-        metadata: TransactionMetadata {
-            producer_id: old_id,
-            last_producer_id: -1,
-            producer_epoch: exhausted,
-            last_producer_epoch: -1,
-            timeout_ms: TIMEOUT_MS,
-            state: TransactionState::Ongoing,
-            partitions: [tp("orders", 0)].into_iter().collect(),
-            txn_start_ms: 0,
-            last_update_ms: 0,
-            next_producer_id: -1,
-        },
-    });
+    let old_id = replay_exhausted(&mut rt, TransactionState::Ongoing, &[tp("orders", 0)]);
     let correlation_id = rt.send(end(old_id, exhausted, true));
     let prepare = metadata_of(rt.next_write()).clone();
     let new_id = old_id + 1;
