@@ -1038,7 +1038,7 @@ mod tests {
         }
     }
 
-    fn log_with(
+    pub(super) fn log_with(
         batches: &[(mirrorsim::record::RecordBatch, AppendOrigin)],
     ) -> PartitionLog<MemoryDirDisk> {
         log_committed_to(batches, None)

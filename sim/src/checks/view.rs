@@ -142,6 +142,18 @@ pub(crate) fn current_leader<'a>(
     leader_log_of(brokers, cluster, tp, record)
 }
 
+/// [`current_leader`]'s partition as a whole (its mirror state among the rest).
+pub(crate) fn current_leader_partition<'a>(
+    controllers: &[ControllerView<'_>],
+    brokers: &'a [BrokerView<'_>],
+    cluster: ClusterIndex,
+    tp: &TopicPartition,
+) -> Option<&'a Partition<MemoryDirDisk>> {
+    let controller = controllers.iter().find(|view| view.cluster == cluster)?;
+    let record = controller.controller.image().partition(tp)?;
+    leader_partition_of(brokers, cluster, tp, record)
+}
+
 /// [`current_leader`] for a partition whose metadata record the caller already holds.
 pub(crate) fn leader_log_of<'a>(
     brokers: &'a [BrokerView<'_>],
@@ -149,12 +161,22 @@ pub(crate) fn leader_log_of<'a>(
     tp: &TopicPartition,
     record: &PartitionRecord,
 ) -> Option<(i32, &'a PartitionLog<MemoryDirDisk>)> {
+    let partition = leader_partition_of(brokers, cluster, tp, record)?;
+    Some((record.leader_epoch, &partition.log))
+}
+
+/// The partition of the live broker `record` names leader, if it leads in `record`'s epoch.
+fn leader_partition_of<'a>(
+    brokers: &'a [BrokerView<'_>],
+    cluster: ClusterIndex,
+    tp: &TopicPartition,
+    record: &PartitionRecord,
+) -> Option<&'a Partition<MemoryDirDisk>> {
     let leader = record.leader?;
-    let view = broker_view(brokers, cluster, leader)?;
-    let partition = view.partition(tp)?;
+    let partition = broker_view(brokers, cluster, leader)?.partition(tp)?;
     match &partition.role {
         Role::Leader(state) if state.leader_epoch == LeaderEpoch(record.leader_epoch) => {
-            Some((state.leader_epoch.0, &partition.log))
+            Some(partition)
         }
         _ => None,
     }

@@ -455,18 +455,8 @@ fn leader_is_stopped(
     cluster: ClusterIndex,
     tp: &TopicPartition,
 ) -> bool {
-    let leader = controllers
-        .iter()
-        .find(|view| view.cluster == cluster)
-        .and_then(|view| view.controller.image().partition(tp))
-        .and_then(|record| record.leader);
-    leader
-        .and_then(|leader| crate::checks::view::broker_view(brokers, cluster, leader))
-        .and_then(|view| view.partition(tp))
-        .is_some_and(|partition| {
-            matches!(partition.role, Role::Leader(_))
-                && partition.mirror_state == MirrorState::Stopped
-        })
+    crate::checks::view::current_leader_partition(controllers, brokers, cluster, tp)
+        .is_some_and(|partition| partition.mirror_state == MirrorState::Stopped)
 }
 
 /// Whether a destination partition whose leader is in `state` mirrored a source topic life
