@@ -290,10 +290,11 @@ pub struct MirrorImages {
     /// (broker, mirror) → (checkers' ms, whether the image holds the mirror from then on),
     /// one entry per change, in time order.
     changes: BTreeMap<(NodeId, String), Vec<(i64, bool)>>,
-    /// (broker, topic) → (checkers' ms, whether the image names a mirror in the topic's
-    /// `mirror.name` from then on), as `changes`: a broker checks an AddTopicsToMirror against
-    /// its own image, which may still show a topic removed from a mirror deleted since.
-    topic_changes: BTreeMap<(NodeId, String), Vec<(i64, bool)>>,
+    /// (broker, topic) → (checkers' ms, the mirror the topic's `mirror.name` in the image
+    /// names from then on, whatever its state; empty for none), as `changes`: a broker checks an AddTopicsToMirror and a
+    /// RecoverMirrorTopics against its own image, which may still show a topic removed from a
+    /// mirror deleted since, or name the mirror a change just before moved it from.
+    topic_changes: BTreeMap<(NodeId, String), Vec<(i64, String)>>,
     /// Each broker's image as last looked at: (process incarnation, the image's next metadata
     /// offset). An image changes only by applying records (or by a restart), so an unchanged
     /// version needs no new look.
@@ -317,13 +318,14 @@ impl MirrorImages {
         );
     }
 
-    /// Notes whether `broker`'s image names a mirror in `topic`'s `mirror.name` at `time_ms`.
-    pub fn observe_topic(&mut self, time_ms: i64, broker: NodeId, topic: &str, in_mirror: bool) {
+    /// Notes the mirror `broker`'s image names in `topic`'s `mirror.name` at `time_ms`, whatever
+    /// the state the value asks for (empty: none).
+    pub fn observe_topic(&mut self, time_ms: i64, broker: NodeId, topic: &str, mirror: &str) {
         note_change(
             &mut self.topic_changes,
             time_ms,
             (broker, topic.to_owned()),
-            in_mirror,
+            mirror.to_owned(),
         );
     }
 
@@ -333,7 +335,7 @@ impl MirrorImages {
     fn was(&self, broker: NodeId, mirror: &str, held: bool, from_ms: i64, to_ms: i64) -> bool {
         was_in(
             self.changes.get(&(broker, mirror.to_owned())),
-            held,
+            |was| *was == held,
             from_ms,
             to_ms,
         )
@@ -349,26 +351,31 @@ impl MirrorImages {
         self.was(broker, mirror, !exists, from_ms, outcome.answered_at_ms)
     }
 
-    /// Whether the broker that answered `outcome` may have seen `topic` in a mirror in its
-    /// image while the final attempt was at it.
-    fn named_in_mirror(&self, outcome: &AdminOutcome, topic: &str) -> bool {
+    /// Whether the broker that answered `outcome` may have read a `mirror.name` of `topic`
+    /// that `named` accepts (empty: none) in its image while the final attempt was at it.
+    fn topic_named(
+        &self,
+        outcome: &AdminOutcome,
+        topic: &str,
+        named: impl Fn(&str) -> bool,
+    ) -> bool {
         let Some((broker, from_ms)) = answering_broker(outcome) else {
             return false;
         };
         let changes = self.topic_changes.get(&(broker, topic.to_owned()));
-        was_in(changes, true, from_ms, outcome.answered_at_ms)
+        was_in(changes, |name| named(name), from_ms, outcome.answered_at_ms)
     }
 }
 
 /// Appends `value` to `key`'s changes in `changes` if it differs from the last one noted.
-fn note_change<K: Ord>(
-    changes: &mut BTreeMap<K, Vec<(i64, bool)>>,
+fn note_change<K: Ord, V: PartialEq>(
+    changes: &mut BTreeMap<K, Vec<(i64, V)>>,
     time_ms: i64,
     key: K,
-    value: bool,
+    value: V,
 ) {
     let changes = changes.entry(key).or_default();
-    if changes.last().map(|(_, was)| *was) != Some(value) {
+    if changes.last().map(|(_, was)| was) != Some(&value) {
         changes.push((time_ms, value));
     }
 }
@@ -381,21 +388,27 @@ fn answering_broker(outcome: &AdminOutcome) -> Option<(NodeId, i64)> {
     Some((broker, outcome.answered_at_ms - outcome.final_attempt_ms))
 }
 
-/// Whether `changes` (one image's changes of one fact, in time order) had the fact `value`
-/// at some time in `[from_ms, to_ms]`; a fact never observed was `false`.
-fn was_in(changes: Option<&Vec<(i64, bool)>>, value: bool, from_ms: i64, to_ms: i64) -> bool {
+/// Whether `changes` (one image's changes of one fact, in time order) held a value `wanted`
+/// accepts at some time in `[from_ms, to_ms]`; a fact never observed held its default
+/// (`false`, or no mirror).
+fn was_in<V: Default>(
+    changes: Option<&Vec<(i64, V)>>,
+    wanted: impl Fn(&V) -> bool,
+    from_ms: i64,
+    to_ms: i64,
+) -> bool {
     let Some(changes) = changes else {
-        return !value;
+        return wanted(&V::default());
     };
-    let at_start = changes
-        .iter()
-        .rev()
-        .find(|(at, _)| *at <= from_ms)
-        .is_some_and(|(_, was)| *was);
-    at_start == value
+    let at_start = changes.iter().rev().find(|(at, _)| *at <= from_ms);
+    let at_start_wanted = match at_start {
+        Some((_, was)) => wanted(was),
+        None => wanted(&V::default()),
+    };
+    at_start_wanted
         || changes
             .iter()
-            .any(|(at, was)| *at > from_ms && *at <= to_ms && *was == value)
+            .any(|(at, was)| *at > from_ms && *at <= to_ms && wanted(was))
 }
 
 /// The rules `strict` widened for an AddTopicsToMirror answered from a stale image, if that
@@ -423,12 +436,53 @@ fn added_over_stale_topic_names(
     let mut stale = strict.clone();
     for topic in topics {
         if outcome.topic_error(topic) == Some(ErrorCode::MirrorTopicNotStopped)
-            && images.named_in_mirror(outcome, topic)
+            && images.topic_named(outcome, topic, |name| !name.is_empty())
         {
             let errors = stale.topics.entry(topic.clone()).or_default();
             if !errors.contains(&ErrorCode::MirrorTopicNotStopped) {
                 errors.push(ErrorCode::MirrorTopicNotStopped);
             }
+        }
+    }
+    judge(&stale, outcome).is_none().then_some(stale)
+}
+
+/// The rules `strict` widened for a RecoverMirrorTopics answered from a stale image, if that
+/// makes `outcome` legal: the broker reads each topic's `mirror.name` from its own image, so a
+/// topic it still saw in the recovered mirror gets that mirror's answers, and one it did not
+/// (yet) see there is refused as in another mirror (generated seed 16100000000000117: a
+/// recover of m1's removed topic started as an add of it to another mirror was answered, and
+/// the broker, not yet holding that change, recovered it).
+fn recovered_over_stale_topic_names(
+    images: &MirrorImages,
+    model: &ClusterModel,
+    op: &AdminOp,
+    outcome: &AdminOutcome,
+    strict: &Allowed,
+) -> Option<Allowed> {
+    let AdminAction::RecoverTopics { topics } = &op.action else {
+        return None;
+    };
+    let mut stale = strict.clone();
+    for topic in topics
+        .iter()
+        .filter(|topic| model.topics.contains_key(*topic))
+    {
+        let Some(error) = outcome.topic_error(topic) else {
+            continue;
+        };
+        let errors = stale.topics.entry(topic.clone()).or_default();
+        if errors.contains(&error) {
+            continue;
+        }
+        let read_as = if error == ErrorCode::InvalidClusterMirrorState {
+            images.topic_named(outcome, topic, |name| name != op.mirror)
+        } else {
+            images.topic_named(outcome, topic, |name| name == op.mirror)
+                && RECOVERED_TOPIC_ERRORS.contains(&error)
+        };
+        if read_as {
+            errors.push(error);
         }
     }
     judge(&stale, outcome).is_none().then_some(stale)
@@ -515,8 +569,11 @@ pub fn check_admin_outcomes(
             if judge(&strict, outcome).is_none() {
                 return (strict, false);
             }
-            if let Some(stale) = added_over_stale_topic_names(images, &record.op, outcome, &strict)
-            {
+            let stale_names = added_over_stale_topic_names(images, &record.op, outcome, &strict)
+                .or_else(|| {
+                    recovered_over_stale_topic_names(images, model, &record.op, outcome, &strict)
+                });
+            if let Some(stale) = stale_names {
                 return (stale, true);
             }
             let exists = model.mirrors.contains(&record.op.mirror);
@@ -818,18 +875,22 @@ fn allowed(model: &ClusterModel, op: &AdminOp, retried: bool, lagging: bool) -> 
     allowed
 }
 
+/// What a topic of the mirror a RecoverMirrorTopics names may get: recovered, or its
+/// coordinators' errors, which depend on timing.
+const RECOVERED_TOPIC_ERRORS: [ErrorCode; 6] = [
+    ErrorCode::None,
+    ErrorCode::FencedStateEpoch,
+    ErrorCode::CoordinatorNotAvailable,
+    ErrorCode::CoordinatorLoadInProgress,
+    ErrorCode::NotCoordinator,
+    ErrorCode::RequestTimedOut,
+];
+
 /// The errors a topic may get from a RecoverMirrorTopics of `mirror`: a topic of the mirror
 /// is recovered (or meets its coordinators' errors, which depend on timing, or a leader that
 /// moved the partition on first); another mirror's, or one in none, is refused.
 fn recover_rule(model: &ClusterModel, mirror: &str, topic: &str) -> Vec<ErrorCode> {
-    let of_mirror = vec![
-        ErrorCode::None,
-        ErrorCode::FencedStateEpoch,
-        ErrorCode::CoordinatorNotAvailable,
-        ErrorCode::CoordinatorLoadInProgress,
-        ErrorCode::NotCoordinator,
-        ErrorCode::RequestTimedOut,
-    ];
+    let of_mirror = RECOVERED_TOPIC_ERRORS.to_vec();
     if !model.topics.contains_key(topic) {
         return if model.maybe_topics.contains(topic) {
             let mut any = of_mirror;
@@ -1516,8 +1577,8 @@ mod tests {
         // The broker's image named orders in a mirror until `until_ms`.
         let judge = |until_ms: i64| {
             let mut images = MirrorImages::default();
-            images.observe_topic(100, broker, "orders", true);
-            images.observe_topic(until_ms, broker, "orders", false);
+            images.observe_topic(100, broker, "orders", "m");
+            images.observe_topic(until_ms, broker, "orders", "");
             check_admin_outcomes(0, &world(), &images, &ops())
         };
         // Still named there when the add reached it: excused, and counted.
@@ -1528,6 +1589,89 @@ mod tests {
         let (violations, _, excused) = judge(3_500);
         assert_eq!(violations.len(), 1, "{violations:?}");
         assert_eq!(excused.stale_images, 0);
+    }
+
+    /// Generated seed 16100000000000117: orders, removed from m, was added to m2, and a
+    /// recover of m's topics started the instant that add was answered; the broker it reached
+    /// had not applied the add's record yet, still read orders as m's, and recovered it.
+    #[test]
+    fn a_recover_answered_from_an_image_that_still_names_the_old_mirror_is_excused() {
+        use AdminOpKind::*;
+        use ErrorCode::{InvalidClusterMirrorState, None as Ok};
+        let broker = NodeId::Broker(B, mirrorsim::protocol::BrokerId(1));
+        let at = |mut record: AdminOpRecord, started_ms: i64| {
+            let outcome = record.outcome.as_mut().expect("finished");
+            (outcome.started_ms, outcome.finished_ms) = (started_ms, started_ms + 10);
+            outcome.answered_by = Some(broker);
+            (outcome.answered_at_ms, outcome.final_attempt_ms) = (started_ms + 10, 10);
+            record
+        };
+        let on_m2 = |mut record: AdminOpRecord| {
+            record.op.mirror = "m2".to_owned();
+            record
+        };
+        let recover = |error: ErrorCode| {
+            let mut record = finished(op(5, DescribeMirror, &[]), Ok, &[("orders", error)]);
+            record.op.kind = RecoverTopics;
+            record.op.action = AdminAction::RecoverTopics {
+                topics: vec!["orders".to_owned()],
+            };
+            at(record, 1_010)
+        };
+        let ops = |last: AdminOpRecord| {
+            vec![
+                at(finished(op(0, CreateMirror, &[]), Ok, &[]), 0),
+                at(
+                    finished(op(1, AddTopics, &["orders"]), Ok, &[("orders", Ok)]),
+                    100,
+                ),
+                at(
+                    finished(op(2, RemoveTopics, &["orders"]), Ok, &[("orders", Ok)]),
+                    200,
+                ),
+                on_m2(at(finished(op(3, CreateMirror, &[]), Ok, &[]), 900)),
+                on_m2(at(
+                    finished(op(4, AddTopics, &["orders"]), Ok, &[("orders", Ok)]),
+                    1_000,
+                )),
+                last,
+            ]
+        };
+        let mut world = world();
+        world.mirrors.insert((B, "m2".to_owned()));
+        // The broker's image named m in orders' `mirror.name` until `until_ms`, m2 after.
+        let judge = |until_ms: i64, last: AdminOpRecord| {
+            let mut images = MirrorImages::default();
+            images.observe_topic(100, broker, "orders", "m");
+            images.observe_topic(until_ms, broker, "orders", "m2");
+            check_admin_outcomes(0, &world, &images, &ops(last))
+        };
+        // Still m's when the recover reached it: excused, and counted.
+        let (violations, _, excused) = judge(1_030, recover(Ok));
+        assert!(violations.is_empty(), "{violations:?}");
+        assert_eq!(excused.stale_images, 1);
+        // Its image had moved orders to m2 before: a wrong answer.
+        let (violations, _, excused) = judge(1_005, recover(Ok));
+        assert_eq!(violations.len(), 1, "{violations:?}");
+        assert_eq!(excused.stale_images, 0);
+        // The refusal the rules expect needs no excuse either way.
+        for until_ms in [1_005, 1_030] {
+            let (violations, _, excused) = judge(until_ms, recover(InvalidClusterMirrorState));
+            assert!(violations.is_empty() && excused.stale_images == 0);
+        }
+        // An image that never named m2 gives no excuse for refusing a topic of m.
+        let mut images = MirrorImages::default();
+        images.observe_topic(100, broker, "orders", "m");
+        let refused_own = vec![
+            at(finished(op(0, CreateMirror, &[]), Ok, &[]), 0),
+            at(
+                finished(op(1, AddTopics, &["orders"]), Ok, &[("orders", Ok)]),
+                100,
+            ),
+            recover(InvalidClusterMirrorState),
+        ];
+        let (violations, _, _) = check_admin_outcomes(0, &world, &images, &refused_own);
+        assert_eq!(violations.len(), 1, "{violations:?}");
     }
 
     /// Generator seeds 9400000000000347 and …2109: b's pause_topics of orders was delivered

@@ -100,6 +100,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use mirrorsim::broker::{BrokerEvent, MemoryDirDisk, Role, TruncationReason};
 use mirrorsim::log::PartitionLog;
+use mirrorsim::mirror::state::TopicMirrorConfig;
 use mirrorsim::protocol::{BrokerId, ClusterIndex, NodeId, TopicName, TopicPartition};
 
 use crate::world::workload::{parse_value, History, PollRecord};
@@ -561,9 +562,10 @@ impl Checkers {
                 self.mirror_images.observe(time_ms, node, mirror, held);
             }
             for topic in self.admin_world.topics_of(view.cluster) {
-                let in_mirror = !image.topic_config(topic, "mirror.name", "").is_empty();
+                let desired = image.mirror_desired_state(topic);
+                let mirror = desired.as_ref().map_or("", |desired| desired.mirror());
                 self.mirror_images
-                    .observe_topic(time_ms, node, topic, in_mirror);
+                    .observe_topic(time_ms, node, topic, mirror);
             }
         }
     }
