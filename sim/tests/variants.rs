@@ -662,6 +662,34 @@ fn pre_kip_966_elects_the_last_isr_member_that_lost_acknowledged_records() {
 }
 
 #[test]
+fn pre_kafka_7128_lets_a_follower_at_a_stale_high_watermark_join_and_be_elected() {
+    // KAFKA-7128: a new leader keeps the high watermark it had as a follower, a fetch round
+    // trip behind the committed records. Before the fix a follower that reached only that
+    // joins the ISR and, elected when the leader dies, lacks an acknowledged record; with the
+    // fix it joins only past the log end the leadership began at.
+    let seeds = [4, 5];
+    seed_passes_and_variant_is_caught(
+        "lagging_high_watermark_isr_join",
+        MirrorDesign::PreKafka7128,
+        "acked-writes-durable",
+        &seeds,
+    );
+    let scenario = load("lagging_high_watermark_isr_join");
+    for seed in seeds {
+        let held = run_design(&scenario, MirrorDesign::Seed, seed);
+        assert!(
+            held.marks.contains_key("isr-join-held-below-epoch-start"),
+            "seed {seed}: the default kept no follower out at the stale high watermark"
+        );
+        let joined = run_design(&scenario, MirrorDesign::PreKafka7128, seed);
+        assert!(
+            joined.marks.contains_key("isr-joined-below-epoch-start"),
+            "seed {seed}: no follower joined below the epoch start before the fix"
+        );
+    }
+}
+
+#[test]
 fn pre_kip_890_part_2_lets_a_late_end_txn_end_the_next_transaction() {
     // KIP-890 part 2's motivation: an EndTxn held in the network past the producer's retry
     // reaches the coordinator while the producer's next transaction is open. With one epoch

@@ -520,6 +520,7 @@ fn replica_config(config: &BrokerConfig) -> ReplicaConfig {
         },
         follower_truncation: config.mirror_design.follower_truncation(),
         high_watermark_waits_for_min_isr: config.mirror_design.eligible_leader_replicas(),
+        isr_join_waits_for_epoch_start: config.mirror_design.isr_join_waits_for_epoch_start(),
         broken: config.broken.clone(),
     }
 }

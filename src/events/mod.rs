@@ -430,6 +430,25 @@ pub enum BrokerEvent {
         /// The latest epoch of this log, and its log end offset: the answer.
         latest: EpochEndOffset,
     },
+    /// A follower outside the ISR reached the leader's high watermark but not the log end the
+    /// leadership began at (the high watermark a new leader keeps lags the committed
+    /// records): KAFKA-7128's fix keeps it out of the ISR
+    /// (`ReplicaConfig::isr_join_waits_for_epoch_start`); Kafka before the fix let it in
+    /// (`joined`).
+    IsrJoinBelowEpochStart {
+        /// The partition.
+        topic_partition: TopicPartition,
+        /// The follower kept out.
+        follower: BrokerId,
+        /// Its log end offset (its fetch offset).
+        follower_end: Offset,
+        /// The leader's high watermark.
+        high_watermark: Offset,
+        /// The leader's log end when its leadership began.
+        epoch_start: Offset,
+        /// Whether the follower was proposed for the ISR all the same (`pre-kafka-7128`).
+        joined: bool,
+    },
     /// PREPARING's cut removed records (or an earlier leadership's may have), and its ISR has
     /// truncated, but a replica outside the ISR has not been seen at or below the cut: the
     /// seed design here waits for it (`MirrorDesign::prepare_awaits_every_replica_after_cut`),
@@ -713,6 +732,9 @@ impl BrokerEvent {
                 topic_partition, ..
             }
             | Self::FetchedEpochAboveLatest {
+                topic_partition, ..
+            }
+            | Self::IsrJoinBelowEpochStart {
                 topic_partition, ..
             }
             | Self::PreparingAwaitsReplicaOutsideIsr {

@@ -331,6 +331,17 @@ impl fmt::Display for BrokerEvent {
                     latest.epoch, latest.end_offset
                 )
             }
+            Self::IsrJoinBelowEpochStart {
+                topic_partition,
+                follower,
+                follower_end,
+                high_watermark,
+                epoch_start,
+                joined,
+            } => write!(
+                f,
+                "IsrJoinBelowEpochStart {topic_partition} follower={follower} follower_end={follower_end} hw={high_watermark} epoch_start={epoch_start} joined={joined}"
+            ),
             Self::PreparingAwaitsReplicaOutsideIsr {
                 topic_partition,
                 offset,

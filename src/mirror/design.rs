@@ -243,11 +243,20 @@ pub enum MirrorDesign {
     /// became the default (the same seed, the same trace hash). A transaction-layer design
     /// of issue #18 ([`MirrorDesign::transaction_version_2`]).
     PreKip890Part2,
+    /// Kafka before KAFKA-7128's fix (2.0.0 and older; fixed in 2.0.1 and 2.1.0): a follower
+    /// outside the ISR joins it once it reaches the leader's high watermark. A new leader
+    /// keeps the high watermark it had as a follower, which lags the committed records by a
+    /// fetch round trip, until its followers fetch in its epoch; a follower that reached only
+    /// that stale high watermark joins without the records between, and, elected when the
+    /// leader fails before it fetched them, loses them (`acked-writes-durable`). The fix also
+    /// asks for the log end the leadership began at. A replication-layer design of issue #18
+    /// ([`MirrorDesign::isr_join_waits_for_epoch_start`]).
+    PreKafka7128,
 }
 
 impl MirrorDesign {
     /// Every design, the seed first.
-    pub const ALL: [Self; 32] = [
+    pub const ALL: [Self; 33] = [
         Self::Seed,
         Self::AbortMarkers,
         Self::PidRewrite,
@@ -280,6 +289,7 @@ impl MirrorDesign {
         Self::PreKip320,
         Self::PreKip966,
         Self::PreKip890Part2,
+        Self::PreKafka7128,
     ];
 
     /// The name on the command line (`--design`) and in scenario files (`design = "…"`).
@@ -317,6 +327,7 @@ impl MirrorDesign {
             Self::PreKip320 => "pre-kip-320",
             Self::PreKip966 => "pre-kip-966",
             Self::PreKip890Part2 => "pre-kip-890-part-2",
+            Self::PreKafka7128 => "pre-kafka-7128",
         }
     }
 
@@ -419,6 +430,9 @@ impl MirrorDesign {
             Self::PreKip890Part2 => {
                 "one producer epoch across transactions, no bump at EndTxn (before KIP-890 part 2)"
             }
+            Self::PreKafka7128 => {
+                "a follower joins the ISR at the leader's high watermark alone (before KAFKA-7128)"
+            }
         }
     }
 
@@ -506,6 +520,14 @@ impl MirrorDesign {
     /// min ISR (`crate::replica`). Only `pre-kip-966` has neither.
     pub fn eligible_leader_replicas(self) -> bool {
         self != Self::PreKip966
+    }
+
+    /// Whether a follower outside the ISR joins it only once it reached the log end its
+    /// leader's leadership began at, besides the leader's high watermark (KAFKA-7128's fix;
+    /// `crate::replica`'s `Partition::maybe_expand_isr`). Only `pre-kafka-7128` lets it join
+    /// at the high watermark alone.
+    pub fn isr_join_waits_for_epoch_start(self) -> bool {
+        self != Self::PreKafka7128
     }
 
     /// Whether a STOPPING partition appends an ABORT marker WriteTxnMarkers brings (the

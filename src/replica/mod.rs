@@ -15,7 +15,7 @@ pub use manager::{
     FetchRead, MarkerGate, ProduceOutcome, ProduceRequest, ReplicaChange, ReplicaConfig,
     ReplicaContext, ReplicaManager, WriteGate,
 };
-pub use partition::{FollowerRole, FollowerState, LeaderState, Partition, Role};
+pub use partition::{FollowerRole, FollowerState, IsrExpansion, LeaderState, Partition, Role};
 use truncation::end_offset_truncation;
 pub use truncation::{
     follower_truncation_for_batches, follower_truncation_offset, FollowerTruncation,

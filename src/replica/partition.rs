@@ -35,6 +35,27 @@ pub struct FollowerState {
     pub must_truncate_to: Option<Offset>,
 }
 
+/// What [`Partition::maybe_expand_isr`] decided for a follower's fetch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IsrExpansion {
+    /// The ISR stays: the follower is in it, behind the high watermark, or a change is pending.
+    Unchanged,
+    /// The follower joins: the ISR proposed to the controller.
+    Proposed(Vec<BrokerId>),
+    /// The follower reached the high watermark but not the log end this leadership began at
+    /// (KAFKA-7128's case): it stays out, or, before the fix, joins (`proposed`).
+    BelowEpochStart {
+        /// The ISR proposed to the controller, if the follower joins all the same.
+        proposed: Option<Vec<BrokerId>>,
+        /// The follower's log end offset.
+        follower_end: Offset,
+        /// The leader's high watermark.
+        high_watermark: Offset,
+        /// The leader's log end when its leadership began.
+        epoch_start: Offset,
+    },
+}
+
 /// Leader-side state.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LeaderState {
@@ -284,27 +305,59 @@ impl<D: LogDisk> Partition<D> {
         candidate.is_some() && self.log.maybe_increment_high_watermark(candidate)
     }
 
-    /// Leader: a follower outside the ISR that reached the high watermark and the epoch start
-    /// should join. Returns the proposed ISR, if any (and records it as pending).
-    pub fn maybe_expand_isr(&mut self, follower: BrokerId) -> Option<Vec<BrokerId>> {
+    /// Leader: a follower outside the ISR that reached the high watermark and, when
+    /// `waits_for_epoch_start`, the log end this leadership began at (KAFKA-7128) should join.
+    /// Proposes the grown ISR (recording it as pending), or says that only the epoch start
+    /// held the follower back.
+    ///
+    /// Why the epoch start: a new leader keeps the high watermark it had as a follower, which
+    /// lags the old leader's by a fetch round trip, and it cannot move it until its followers
+    /// fetch in the new epoch; the records between are committed all the same. A follower
+    /// that reached only that stale high watermark would join the ISR without them, and, once
+    /// elected, lose them. Every committed record lies below the leader's log end at its
+    /// election, so a follower past that holds them all.
+    pub fn maybe_expand_isr(
+        &mut self,
+        follower: BrokerId,
+        waits_for_epoch_start: bool,
+    ) -> IsrExpansion {
         let high_watermark = self.log.high_watermark();
         let Role::Leader(state) = &mut self.role else {
-            return None;
+            return IsrExpansion::Unchanged;
         };
         if state.pending_isr.is_some() || state.isr.contains(&follower) {
-            return None;
+            return IsrExpansion::Unchanged;
         }
-        let follower_state = state.followers.get(&follower)?;
-        let caught_up = follower_state.log_end_offset >= high_watermark
-            && follower_state.log_end_offset >= state.leader_epoch_start_offset;
-        if !caught_up {
-            return None;
+        let Some(follower_state) = state.followers.get(&follower) else {
+            return IsrExpansion::Unchanged;
+        };
+        let follower_end = follower_state.log_end_offset;
+        if follower_end < high_watermark {
+            return IsrExpansion::Unchanged;
+        }
+        let epoch_start = state.leader_epoch_start_offset;
+        let below_epoch_start = follower_end < epoch_start;
+        if below_epoch_start && waits_for_epoch_start {
+            return IsrExpansion::BelowEpochStart {
+                proposed: None,
+                follower_end,
+                high_watermark,
+                epoch_start,
+            };
         }
         let mut proposed = state.isr.clone();
         proposed.push(follower);
         proposed.sort();
         state.pending_isr = Some(proposed.clone());
-        Some(proposed)
+        if below_epoch_start {
+            return IsrExpansion::BelowEpochStart {
+                proposed: Some(proposed),
+                follower_end,
+                high_watermark,
+                epoch_start,
+            };
+        }
+        IsrExpansion::Proposed(proposed)
     }
 
     /// A leader truncated its own log (KIP-1279: a mirror leader's last-mirrored-epoch,
@@ -497,6 +550,71 @@ mod tests {
         partition.record_follower_fetch(FOLLOWER, Offset(16), 20);
         assert!(partition.maybe_increment_high_watermark(LEADER, 3));
         assert_eq!(partition.log.high_watermark(), Offset(16));
+    }
+
+    #[test]
+    fn a_follower_at_a_new_leaders_stale_high_watermark_joins_the_isr_only_before_kafka_7128() {
+        // KAFKA-7128: the leader's high watermark stood at 5 with 10 records in its log when
+        // it was elected again (epoch 2), alone in the ISR; the records above 5 may have been
+        // committed by the leader before it. A follower at 5 has reached the high watermark
+        // but not the log end the leadership began at.
+        let elected_again = || {
+            let mut partition = leader_partition();
+            append(&mut partition, 10);
+            partition.record_follower_fetch(FOLLOWER, Offset(5), 10);
+            assert!(partition.maybe_increment_high_watermark(LEADER, 1));
+            let alone = PartitionRecord {
+                topic_id: TopicId(1),
+                partition: 5,
+                replicas: vec![LEADER, FOLLOWER],
+                isr: vec![LEADER],
+                leader: Some(LEADER),
+                leader_epoch: 2,
+                partition_epoch: 2,
+                eligible_leader_replicas: Vec::new(),
+                last_known_elr: Vec::new(),
+            };
+            partition.become_leader(&alone, LEADER, 20, false);
+            assert_eq!(partition.log.high_watermark(), Offset(5));
+            partition
+        };
+        let below = |proposed| IsrExpansion::BelowEpochStart {
+            proposed,
+            follower_end: Offset(5),
+            high_watermark: Offset(5),
+            epoch_start: Offset(10),
+        };
+        // Behind the high watermark it joins in neither design.
+        let mut before_fix = elected_again();
+        before_fix.record_follower_fetch(FOLLOWER, Offset(4), 30);
+        assert_eq!(
+            before_fix.maybe_expand_isr(FOLLOWER, false),
+            IsrExpansion::Unchanged
+        );
+        // Before the fix it joins at the high watermark; the proposal is then pending.
+        before_fix.record_follower_fetch(FOLLOWER, Offset(5), 40);
+        assert_eq!(
+            before_fix.maybe_expand_isr(FOLLOWER, false),
+            below(Some(vec![LEADER, FOLLOWER]))
+        );
+        assert_eq!(
+            before_fix.maybe_expand_isr(FOLLOWER, false),
+            IsrExpansion::Unchanged
+        );
+        // With it, it stays out until it reached the epoch start.
+        let mut partition = elected_again();
+        partition.record_follower_fetch(FOLLOWER, Offset(5), 40);
+        assert_eq!(partition.maybe_expand_isr(FOLLOWER, true), below(None));
+        partition.record_follower_fetch(FOLLOWER, Offset(9), 50);
+        assert!(matches!(
+            partition.maybe_expand_isr(FOLLOWER, true),
+            IsrExpansion::BelowEpochStart { proposed: None, .. }
+        ));
+        partition.record_follower_fetch(FOLLOWER, Offset(10), 60);
+        assert_eq!(
+            partition.maybe_expand_isr(FOLLOWER, true),
+            IsrExpansion::Proposed(vec![LEADER, FOLLOWER])
+        );
     }
 
     #[test]

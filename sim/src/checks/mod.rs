@@ -949,6 +949,13 @@ impl Checkers {
                         self.mark("preparing-awaits-replica-outside-isr-after-earlier-cut");
                     }
                 }
+                // KAFKA-7128's case: a follower at a new leader's stale high watermark, below
+                // the committed records the leader's epoch start covers.
+                BrokerEvent::IsrJoinBelowEpochStart { joined, .. } => self.mark(if *joined {
+                    "isr-joined-below-epoch-start"
+                } else {
+                    "isr-join-held-below-epoch-start"
+                }),
                 BrokerEvent::FetchedEpochAboveLatest { follower, .. } => {
                     self.mark(if follower.is_some() {
                         "follower-epoch-above-leader-latest"

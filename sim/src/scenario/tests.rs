@@ -830,6 +830,21 @@ fn set_up_failures_are_bad_input_refused_at_load() {
             "must be between 1 and 2147483647 ms",
         );
     }
+    for (bytes, message) in [
+        ("0", "must be at least 1 byte"),
+        ("-1", "invalid value"),
+        ("5000000000", "invalid value"),
+    ] {
+        assert_refused(
+            &base_with(
+                "brokers = 3\n[[topics]]",
+                &format!("brokers = 3\nreplica_fetch_max_bytes = {bytes}\n[[topics]]"),
+            ),
+            "clusters[1].replica_fetch_max_bytes",
+            7,
+            message,
+        );
+    }
 }
 
 #[test]

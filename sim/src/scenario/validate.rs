@@ -794,6 +794,12 @@ fn validate_cluster(source: &Source<'_>, field: &str, cluster: &ClusterSpec) -> 
         1,
         "",
     )?;
+    if cluster.replica_fetch_max_bytes == Some(0) {
+        return Err(source.error(
+            &format!("{field}.replica_fetch_max_bytes"),
+            "must be at least 1 byte (leave it out for Kafka's 1 MiB)".into(),
+        ));
+    }
     if let Some(interval) = cluster.log_flush_interval_ms {
         check_config_ms(
             source,

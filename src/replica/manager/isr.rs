@@ -6,7 +6,7 @@ use crate::events::BrokerEvent;
 use crate::metadata::PartitionRecord;
 use crate::protocol::{BrokerId, ControllerRequest, ErrorCode, Request, TopicPartition};
 use crate::replica::storage::BrokerStorage;
-use crate::replica::Role;
+use crate::replica::{IsrExpansion, Role};
 
 impl<S: BrokerStorage> ReplicaManager<S> {
     /// Proposes `follower` for the ISR of `topic_partition` if it caught up.
@@ -19,8 +19,30 @@ impl<S: BrokerStorage> ReplicaManager<S> {
         let Some(partition) = self.partitions.get_mut(topic_partition) else {
             return;
         };
-        if let Some(proposed) = partition.maybe_expand_isr(follower) {
-            self.send_alter_partition(context, topic_partition, proposed);
+        let waits_for_epoch_start = self.config.isr_join_waits_for_epoch_start;
+        match partition.maybe_expand_isr(follower, waits_for_epoch_start) {
+            IsrExpansion::Proposed(proposed) => {
+                self.send_alter_partition(context, topic_partition, proposed);
+            }
+            IsrExpansion::BelowEpochStart {
+                proposed,
+                follower_end,
+                high_watermark,
+                epoch_start,
+            } => {
+                context.events.push(BrokerEvent::IsrJoinBelowEpochStart {
+                    topic_partition: topic_partition.clone(),
+                    follower,
+                    follower_end,
+                    high_watermark,
+                    epoch_start,
+                    joined: proposed.is_some(),
+                });
+                if let Some(proposed) = proposed {
+                    self.send_alter_partition(context, topic_partition, proposed);
+                }
+            }
+            IsrExpansion::Unchanged => {}
         }
     }
 

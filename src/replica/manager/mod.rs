@@ -72,6 +72,10 @@ pub struct ReplicaConfig {
     /// move while its ISR is below the topic's `min.insync.replicas`. `false` is Kafka before
     /// it (`pre-kip-966`), where a leader left alone in its ISR commits what it alone holds.
     pub high_watermark_waits_for_min_isr: bool,
+    /// KAFKA-7128's fix (Kafka 2.0.1, 2.1): a follower joins the ISR only once it reached the
+    /// leader's log end at the start of its leadership, not only its high watermark, which a
+    /// new leader's lags. `false` is Kafka before it (`pre-kafka-7128`).
+    pub isr_join_waits_for_epoch_start: bool,
     /// Test switches that break the replica layer on purpose.
     pub broken: Vec<BrokenSwitch>,
 }
@@ -352,6 +356,7 @@ mod tests {
             log: LogConfig::default(),
             follower_truncation: FollowerTruncation::LeaderEpoch,
             high_watermark_waits_for_min_isr: true,
+            isr_join_waits_for_epoch_start: true,
             broken: Vec::new(),
         }
     }

@@ -395,6 +395,7 @@ impl Draft {
             brokers,
             broker_session_timeout_ms: 1_000,
             replica_lag_time_max_ms: 1_000,
+            replica_fetch_max_bytes: None,
             log_flush_interval_ms: flush,
             mirror_state_partitions: self.rng.random_range(1..=6),
             mirror_state_replication_factor: None,

@@ -100,6 +100,11 @@ pub struct ClusterSpec {
     /// `replica.lag.time.max.ms`.
     #[serde(default = "default_replica_lag_time_max_ms")]
     pub replica_lag_time_max_ms: i64,
+    /// `replica.fetch.max.bytes`: how many bytes of a partition a follower's fetch brings at
+    /// most (the first batch always comes whole, KIP-74); `None`: Kafka's 1 MiB. A small value
+    /// makes a lagging follower catch up a batch or a few at a time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replica_fetch_max_bytes: Option<u32>,
     /// Flush every log at this interval (`None`: never, as Kafka's default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log_flush_interval_ms: Option<i64>,
@@ -149,6 +154,11 @@ impl ClusterSpec {
     pub fn broker_config(&self, design: MirrorDesign, broken: Vec<BrokenSwitch>) -> BrokerConfig {
         BrokerConfig {
             replica_lag_time_max_ms: self.replica_lag_time_max_ms,
+            replica_fetch_max_bytes: self
+                .replica_fetch_max_bytes
+                .map_or(BrokerConfig::default().replica_fetch_max_bytes, |bytes| {
+                    bytes as usize
+                }),
             log_flush_interval_ms: self.log_flush_interval_ms,
             internal_topic_replication_factor: i16::from(self.brokers.min(3)),
             mirror_metadata_refresh_interval_ms: self.mirror_metadata_refresh_interval_ms,
