@@ -55,11 +55,22 @@ pub enum Target {
     /// A follower of a partition on a cluster when the fault fires: its first replica, in
     /// assignment order, other than the current leader (none for a single replica).
     Follower(String, String, i32),
+    /// The replica at a 1-based position of a partition's assignment (`a-replica:orders:0:3`),
+    /// whatever its role when the fault fires: a fault sequence can name each replica of a
+    /// partition by the order the controller elects in.
+    Replica(String, String, i32, usize),
 }
 
 impl Target {
     /// Parses a scenario node name (already validated).
     pub fn parse(name: &str) -> Self {
+        if let Some((cluster, rest)) = name.split_once("-replica:") {
+            let mut parts = rest.rsplitn(3, ':');
+            let position = parts.next().and_then(|n| n.parse().ok()).unwrap_or(1);
+            let partition = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+            let topic = parts.next().unwrap_or_default();
+            return Self::Replica(cluster.to_string(), topic.to_string(), partition, position);
+        }
         type Make = fn(String, String, i32) -> Target;
         let roles: [(&str, Make); 2] = [("-leader:", Self::Leader), ("-follower:", Self::Follower)];
         for (role, target) in roles {
@@ -86,6 +97,9 @@ impl fmt::Display for Target {
             }
             Self::Follower(cluster, topic, partition) => {
                 write!(f, "{cluster}-follower:{topic}:{partition}")
+            }
+            Self::Replica(cluster, topic, partition, position) => {
+                write!(f, "{cluster}-replica:{topic}:{partition}:{position}")
             }
         }
     }
@@ -533,12 +547,15 @@ fn swarm_plan(scenario: &Scenario, rng: &mut StdRng) -> (SwarmChoice, Vec<Planne
     (choice, faults)
 }
 
-/// The cluster letter of a broker target (`x-broker-N`, `x-leader:…`, `x-follower:…`).
+/// The cluster letter of a broker target (`x-broker-N`, `x-leader:…`, `x-follower:…`,
+/// `x-replica:…`).
 fn broker_cluster(target: &Target) -> Option<char> {
     let name = match target {
         Target::Node(name) if name.contains("-broker-") => name.as_str(),
         Target::Node(_) => return None,
-        Target::Leader(cluster, _, _) | Target::Follower(cluster, _, _) => cluster.as_str(),
+        Target::Leader(cluster, _, _)
+        | Target::Follower(cluster, _, _)
+        | Target::Replica(cluster, _, _, _) => cluster.as_str(),
     };
     name.chars().next()
 }
@@ -665,7 +682,8 @@ fn reserve_scripted_brokers(scenario: &Scenario, calendar: &mut Calendar) {
             let name = node.get_ref();
             let is_broker = name.contains("-broker-")
                 || name.contains("-leader:")
-                || name.contains("-follower:");
+                || name.contains("-follower:")
+                || name.contains("-replica:");
             let cluster = name
                 .bytes()
                 .next()

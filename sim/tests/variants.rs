@@ -690,6 +690,30 @@ fn pre_kafka_7128_lets_a_follower_at_a_stale_high_watermark_join_and_be_elected(
 }
 
 #[test]
+fn pre_kafka_7128_is_caught_by_the_generators_slow_rejoin() {
+    // Generated seed 17000000000000526: the generator's KAFKA-7128 episode (a replica paused
+    // out of the ISR while the producers are, the leader killed a moment after they resume,
+    // the replica slow to catch up from the next in line, whose answers to it stop and which
+    // dies soon after) on a's orders-1; 1 of the 19 seeds of 17000000000000000 + 0-599 that
+    // draw the episode catches it (the README's KAFKA-7128 row).
+    let seed = 17_000_000_000_000_526;
+    let scenario = mirrorsim_sim::scenario::generate::generate(seed);
+    assert!(
+        scenario
+            .description
+            .contains("a slow replica rejoins at a new leader's stale high watermark"),
+        "{}",
+        scenario.description
+    );
+    seed_passes_and_variant_is_caught_in(
+        &scenario,
+        MirrorDesign::PreKafka7128,
+        "acked-writes-durable",
+        &[seed],
+    );
+}
+
+#[test]
 fn pre_kip_890_part_2_lets_a_late_end_txn_end_the_next_transaction() {
     // KIP-890 part 2's motivation: an EndTxn held in the network past the producer's retry
     // reaches the coordinator while the producer's next transaction is open. With one epoch

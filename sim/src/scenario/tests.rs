@@ -110,6 +110,7 @@ fn scenario_fault_targets_are_checked() {
     assert_eq!(error.line, Some(17));
     assert!(parse(&kill("a-follower:orders:1")).is_ok());
     assert!(parse(&kill("a-leader:orders:1")).is_ok());
+    assert!(parse(&kill("a-replica:orders:1:3")).is_ok());
     // An unknown kind is an unknown table of `[faults]`, at its header.
     let text = format!("{MINIMAL}\n[[faults.explode]]\nat_ms = 10\nnodes = [\"a-broker-1\"]\n");
     let error = parse(&text).unwrap_err();
@@ -1313,6 +1314,22 @@ fn names_kafka_refuses_or_that_would_forge_output_are_refused() {
         ("a-follower:orders", "use `a-follower:TOPIC:PARTITION`"),
         ("a-follower:nothing:0", "no such topic partition"),
         ("a-leader:orders:+0", "bad partition"),
+        ("a-replica:orders:0", "position in the assignment is 1..=3"),
+        (
+            "a-replica:orders:0:0",
+            "position in the assignment is 1..=3",
+        ),
+        (
+            "a-replica:orders:0:4",
+            "position in the assignment is 1..=3",
+        ),
+        (
+            "a-replica:orders:0:02",
+            "position in the assignment is 1..=3",
+        ),
+        ("a-replica:orders:01:2", "bad partition"),
+        ("a-replica:nothing:0:2", "no such topic partition"),
+        ("a-replica:orders", "use `a-replica:TOPIC:PARTITION:N`"),
     ] {
         assert_refused(
             &base_with("nodes = [\"a-broker-1\"]", &format!("nodes = [\"{node}\"]")),

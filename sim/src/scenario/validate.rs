@@ -701,8 +701,8 @@ impl Scenario {
         ))
     }
 
-    /// Checks a node name such as `a-broker-2`, `b-controller`, `a-leader:orders:0` or
-    /// `a-follower:orders:0`; numbers
+    /// Checks a node name such as `a-broker-2`, `b-controller`, `a-leader:orders:0`,
+    /// `a-follower:orders:0` or `a-replica:orders:0:3`; numbers
     /// are written as the node table names them (no sign, no leading zero), so one node has
     /// one name.
     fn check_node_name(&self, name: &str) -> Result<(), String> {
@@ -739,10 +739,25 @@ impl Scenario {
                 };
             }
         }
-        let role_target = ["leader:", "follower:"]
+        let role_target = ["leader:", "follower:", "replica:"]
             .into_iter()
             .find_map(|role| Some((role, rest.strip_prefix(role)?)));
         if let Some((role, target)) = role_target {
+            let target = if role == "replica:" {
+                let usage = || format!("{name:?}: use `{cluster}-replica:TOPIC:PARTITION:N`");
+                let (target, position) = target.rsplit_once(':').ok_or_else(usage)?;
+                let brokers = self.clusters[index].brokers;
+                match canonical_number(position) {
+                    Some(n) if (1..=u64::from(brokers)).contains(&n) => target,
+                    _ => {
+                        return Err(format!(
+                            "{name:?}: the replica's position in the assignment is 1..={brokers}"
+                        ))
+                    }
+                }
+            } else {
+                target
+            };
             let (topic, partition) = target
                 .rsplit_once(':')
                 .ok_or_else(|| format!("{name:?}: use `{cluster}-{role}TOPIC:PARTITION`"))?;
@@ -767,7 +782,7 @@ impl Scenario {
             };
         }
         Err(format!(
-            "{name:?} is not a controller, broker, producer, consumer, `leader:` or `follower:` target"
+            "{name:?} is not a controller, broker, producer, consumer, `leader:`, `follower:` or `replica:` target"
         ))
     }
 }

@@ -392,6 +392,18 @@ impl World {
                 };
                 Some(NodeId::Broker(index, broker))
             }
+            Target::Replica(cluster, topic, partition, position) => {
+                let index = ClusterIndex(crate::scenario::cluster_index(cluster)? as u8);
+                let slot = lock(&self.nodes.get(&NodeId::Controller(index))?.slot);
+                let Some(NodeState::Controller(controller)) = &slot.state else {
+                    return None;
+                };
+                let record = controller
+                    .image()
+                    .partition(&TopicPartition::new(topic.clone(), *partition))?;
+                let broker = *record.replicas.get(position.checked_sub(1)?)?;
+                Some(NodeId::Broker(index, broker))
+            }
         }
     }
 

@@ -1,7 +1,7 @@
 //! The generated faults: the swarm's kinds and rates, client faults, and scripted faults.
 
 use super::*;
-use crate::scenario::HoldBackFault;
+use crate::scenario::{AcksSpec, HoldBackFault};
 
 impl Draft {
     /// Swarm mode over the brokers, or scripted leader kills spaced apart; sometimes client
@@ -176,6 +176,149 @@ impl Draft {
             }));
         self.notes
             .push("a transactional producer's requests delayed".to_owned());
+    }
+
+    /// KAFKA-7128's sequence (issue #18) on one partition, for one scenario in two without a
+    /// swarm that has a topic with three replicas, min ISR 2 and an acks=all producer on it
+    /// (description note "a slow replica rejoins at a new leader's stale high watermark"). The
+    /// cluster's followers fetch a batch at a time (`replica_fetch_max_bytes = 1`). The topic's
+    /// producers are paused while the third replica in assignment order is paused out of the
+    /// ISR, so it is only a few batches behind when they resume and, a moment later, the
+    /// leader dies: the second replica leads with the high watermark it had as a follower, a
+    /// batch or so below its log end. The third replica comes back slow (its requests held),
+    /// catching up a batch per held request; at a drawn number of those the second's answers
+    /// to it stop arriving, and the second dies soon after. Where the third replica's fetch at
+    /// the stale high watermark is what reached the leader last, `pre-kafka-7128` adds it to
+    /// the ISR and elects it without the acknowledged records above it; the default keeps it
+    /// out. Drawn from its own stream, after every other fault, so a scenario that draws none
+    /// is what it was; the cluster's scripted broker faults near its window are dropped (one
+    /// impaired broker at a time is what the other faults keep to), and a cluster another
+    /// episode aims at meanwhile draws none.
+    pub(super) fn maybe_rejoin_at_stale_high_watermark(&mut self) {
+        const SPAN_MS: u64 = 11_000;
+        let drawn = self.rejoin.random_bool(0.5);
+        if !drawn || self.faults.swarm || self.duration_ms < SPAN_MS + 1_500 {
+            return;
+        }
+        let Some((cluster, topic, partitions, producers)) = self.rejoin_candidate() else {
+            return;
+        };
+        let partition = self.rejoin.random_range(0..partitions);
+        let t0 = self
+            .rejoin
+            .random_range(500..=self.duration_ms - SPAN_MS - 1_000);
+        let index = crate::scenario::cluster_index(&cluster).expect("a letter");
+        if self.aimed_near(index, t0, t0 + SPAN_MS) {
+            return;
+        }
+        self.drop_broker_faults_near(&cluster, t0, t0 + SPAN_MS);
+        // The producers resume once the third replica has left the ISR (its lag is checked
+        // every 500 ms), and write for a moment before the leader dies, so that the second
+        // replica's high watermark lags the last acknowledged batch.
+        let resume = t0 + 1_800;
+        let leader_dies = resume + self.rejoin.random_range(3..=9) * 100;
+        let hold_ms = self.rejoin.random_range(3..=5) * 100;
+        // The second replica leads about a session timeout after the kill; the third replica's
+        // first held fetch reaches it one hold later, each further batch one hold after that.
+        let holds = self.rejoin.random_range(1..=8);
+        let cut_at = leader_dies + 1_100 + holds * hold_ms + self.rejoin.random_range(0..hold_ms);
+        self.clusters[index].replica_fetch_max_bytes = Some(1);
+        let replica = |n: u32| format!("{cluster}-replica:{topic}:{partition}:{n}");
+        for producer in &producers {
+            self.pause(t0, producer, resume - t0);
+        }
+        self.pause(t0 + 200, &replica(3), leader_dies + 200 - (t0 + 200));
+        self.kill(leader_dies, &replica(1), t0 + SPAN_MS - leader_dies);
+        self.faults
+            .scripted
+            .push(ScriptedFault::HoldBack(HoldBackFault {
+                at_ms: leader_dies + 200,
+                nodes: vec![spanned(replica(3))],
+                duration_ms: Some(t0 + SPAN_MS - leader_dies - 200),
+                hold_ms,
+                probability: Some(1.0),
+            }));
+        self.faults
+            .scripted
+            .push(ScriptedFault::Partition(PartitionFault {
+                at_ms: cut_at,
+                nodes: vec![spanned(replica(2))],
+                other: vec![spanned(replica(3))],
+                duration_ms: Some(2_500),
+                asymmetric: true,
+            }));
+        self.kill(cut_at + hold_ms + 250, &replica(2), 3_000);
+        self.aimed_broker_faults.push((index, t0, t0 + SPAN_MS));
+        self.notes
+            .push("a slow replica rejoins at a new leader's stale high watermark".to_owned());
+    }
+
+    /// A topic for [`Draft::maybe_rejoin_at_stale_high_watermark`]: (cluster, topic, partition
+    /// count, the nodes of its acks=all producers on the cluster), drawn from the episode's
+    /// stream among those with three replicas, min ISR 2 and no unclean elections.
+    fn rejoin_candidate(&mut self) -> Option<(String, String, i32, Vec<String>)> {
+        let mut numbers: BTreeMap<String, u32> = BTreeMap::new();
+        let mut writers: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
+        for producer in &self.producers {
+            let cluster = producer.cluster.get_ref().clone();
+            for _ in 0..producer.count {
+                let number = numbers.entry(cluster.clone()).or_insert(0);
+                *number += 1;
+                let plain = producer.acks == AcksSpec::All && !producer.transactional;
+                if plain && producer.start_ms.is_none() && producer.stop_ms.is_none() {
+                    let key = (cluster.clone(), producer.topic.get_ref().clone());
+                    writers
+                        .entry(key)
+                        .or_default()
+                        .push(format!("{cluster}-producer-{number}"));
+                }
+            }
+        }
+        let candidates: Vec<(String, String, i32, Vec<String>)> = self
+            .topics
+            .iter()
+            .filter(|t| {
+                t.replication_factor >= 3
+                    && t.min_insync_replicas >= 2
+                    && !t.unclean_leader_election
+                    && !t.deferred
+            })
+            .filter_map(|t| {
+                let cluster = t.cluster.get_ref().clone();
+                let nodes = writers.get(&(cluster.clone(), t.name.clone()))?.clone();
+                Some((cluster, t.name.clone(), t.partitions, nodes))
+            })
+            .collect();
+        if candidates.is_empty() {
+            return None;
+        }
+        Some(candidates[self.rejoin.random_range(0..candidates.len())].clone())
+    }
+
+    /// Whether an episode aims a broker fault at cluster `index` within a recovery margin of
+    /// `[from_ms, to_ms]`.
+    fn aimed_near(&self, index: usize, from_ms: u64, to_ms: u64) -> bool {
+        self.aimed_broker_faults.iter().any(|(c, start, end)| {
+            *c == index && *start < to_ms + RECOVERY_MARGIN_MS && from_ms < end + RECOVERY_MARGIN_MS
+        })
+    }
+
+    /// Drops the scripted faults of `cluster`'s brokers and controller that come within a
+    /// recovery margin of `[from_ms, to_ms]`.
+    fn drop_broker_faults_near(&mut self, cluster: &str, from_ms: u64, to_ms: u64) {
+        let prefix = format!("{cluster}-");
+        self.faults.scripted.retain(|fault| {
+            let start = fault.at_ms();
+            let end = start + fault.duration_ms();
+            let near = start < to_ms + RECOVERY_MARGIN_MS && from_ms < end + RECOVERY_MARGIN_MS;
+            let on_brokers = fault.nodes().iter().any(|node| {
+                let name = node.get_ref();
+                name.starts_with(&prefix)
+                    && !name.contains("-producer-")
+                    && !name.contains("-consumer-")
+            });
+            !(near && on_brokers)
+        });
     }
 
     /// A scripted kill (a crash, not a power loss) of `node`.

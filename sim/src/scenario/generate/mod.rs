@@ -178,6 +178,8 @@ struct Draft {
     /// The delayed transactional requests episode's own stream (see
     /// [`Draft::maybe_delay_transactional_requests`]).
     delay: StdRng,
+    /// KAFKA-7128's episode's own stream ([`Draft::maybe_rejoin_at_stale_high_watermark`]).
+    rejoin: StdRng,
     authorization: StdRng,
     /// Each denial episode's source cluster and the orders of its deny's `create_acls` and
     /// `delete_acls` in `admin` (see [`Draft::grant_mirrors_their_sources`]).
@@ -242,6 +244,7 @@ impl Draft {
         let double_crash = StdRng::seed_from_u64(seed ^ 0xd0b1_ec7a_54e5_000d);
         let impairment = StdRng::seed_from_u64(seed ^ 0x1e1d_7a0b_2b40_000e);
         let delay = StdRng::seed_from_u64(seed ^ 0xde1a_7ed0_e17d_000f);
+        let rejoin = StdRng::seed_from_u64(seed ^ 0x4e70_1a7e_0c0d_0010);
         let duration_ms = rng.random_range(12..=22) * 1_000;
         let heal_ms = rng.random_range(10..=15) * 1_000;
         Self {
@@ -263,6 +266,7 @@ impl Draft {
             double_crash,
             impairment,
             delay,
+            rejoin,
             denials: Vec::new(),
             deferred: Vec::new(),
             shape: "single",
@@ -315,6 +319,7 @@ impl Draft {
         self.draw_planned_failovers(&links);
         self.draw_faults();
         self.maybe_delay_transactional_requests();
+        self.maybe_rejoin_at_stale_high_watermark();
         self.draw_codecs();
         self.grant_mirrors_their_sources();
         self.finish()
