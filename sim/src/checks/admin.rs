@@ -1205,6 +1205,18 @@ mod tests {
         MirrorImages::default()
     }
 
+    const BROKER_1: NodeId = NodeId::Broker(B, mirrorsim::protocol::BrokerId(1));
+
+    /// `record` started at `started_ms`, answered by broker 1 10 ms later, its only attempt
+    /// reaching the broker at once.
+    fn answered_by_broker_1(mut record: AdminOpRecord, started_ms: i64) -> AdminOpRecord {
+        let outcome = record.outcome.as_mut().expect("finished");
+        (outcome.started_ms, outcome.finished_ms) = (started_ms, started_ms + 10);
+        outcome.answered_by = Some(BROKER_1);
+        (outcome.answered_at_ms, outcome.final_attempt_ms) = (started_ms + 10, 10);
+        record
+    }
+
     #[test]
     fn a_timeline_that_follows_the_rules_passes_and_its_refusals_count() {
         use AdminOpKind::*;
@@ -1543,14 +1555,8 @@ mod tests {
     fn an_add_refused_as_not_stopped_by_a_broker_whose_image_names_the_topic_is_excused() {
         use AdminOpKind::*;
         use ErrorCode::{MirrorTopicNotStopped, None as Ok};
-        let broker = NodeId::Broker(B, mirrorsim::protocol::BrokerId(1));
-        let at = |mut record: AdminOpRecord, started_ms: i64| {
-            let outcome = record.outcome.as_mut().expect("finished");
-            (outcome.started_ms, outcome.finished_ms) = (started_ms, started_ms + 10);
-            outcome.answered_by = Some(broker);
-            (outcome.answered_at_ms, outcome.final_attempt_ms) = (started_ms + 10, 10);
-            record
-        };
+        let broker = BROKER_1;
+        let at = answered_by_broker_1;
         let ops = || {
             vec![
                 at(finished(op(0, CreateMirror, &[]), Ok, &[]), 0),
@@ -1598,14 +1604,8 @@ mod tests {
     fn a_recover_answered_from_an_image_that_still_names_the_old_mirror_is_excused() {
         use AdminOpKind::*;
         use ErrorCode::{InvalidClusterMirrorState, None as Ok};
-        let broker = NodeId::Broker(B, mirrorsim::protocol::BrokerId(1));
-        let at = |mut record: AdminOpRecord, started_ms: i64| {
-            let outcome = record.outcome.as_mut().expect("finished");
-            (outcome.started_ms, outcome.finished_ms) = (started_ms, started_ms + 10);
-            outcome.answered_by = Some(broker);
-            (outcome.answered_at_ms, outcome.final_attempt_ms) = (started_ms + 10, 10);
-            record
-        };
+        let broker = BROKER_1;
+        let at = answered_by_broker_1;
         let on_m2 = |mut record: AdminOpRecord| {
             record.op.mirror = "m2".to_owned();
             record

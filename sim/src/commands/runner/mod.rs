@@ -372,39 +372,41 @@ impl World {
                 .keys()
                 .find(|id| id.to_string() == *name)
                 .copied(),
-            Target::Leader(cluster, topic, partition)
-            | Target::Follower(cluster, topic, partition) => {
-                let index = ClusterIndex(crate::scenario::cluster_index(cluster)? as u8);
-                let slot = lock(&self.nodes.get(&NodeId::Controller(index))?.slot);
-                let Some(NodeState::Controller(controller)) = &slot.state else {
-                    return None;
-                };
-                let record = controller
-                    .image()
-                    .partition(&TopicPartition::new(topic.clone(), *partition))?;
-                let broker = if matches!(target, Target::Leader(..)) {
-                    record.leader?
-                } else {
-                    *record
-                        .replicas
-                        .iter()
-                        .find(|replica| Some(**replica) != record.leader)?
-                };
-                Some(NodeId::Broker(index, broker))
+            Target::Leader(cluster, topic, partition) => {
+                self.partition_broker(cluster, topic, *partition, |record| record.leader)
+            }
+            Target::Follower(cluster, topic, partition) => {
+                self.partition_broker(cluster, topic, *partition, |record| {
+                    let leader = record.leader;
+                    record.replicas.iter().copied().find(|r| Some(*r) != leader)
+                })
             }
             Target::Replica(cluster, topic, partition, position) => {
-                let index = ClusterIndex(crate::scenario::cluster_index(cluster)? as u8);
-                let slot = lock(&self.nodes.get(&NodeId::Controller(index))?.slot);
-                let Some(NodeState::Controller(controller)) = &slot.state else {
-                    return None;
-                };
-                let record = controller
-                    .image()
-                    .partition(&TopicPartition::new(topic.clone(), *partition))?;
-                let broker = *record.replicas.get(position.checked_sub(1)?)?;
-                Some(NodeId::Broker(index, broker))
+                self.partition_broker(cluster, topic, *partition, |record| {
+                    record.replicas.get(position.checked_sub(1)?).copied()
+                })
             }
         }
+    }
+
+    /// The broker `pick` chooses from a partition's record in its cluster's controller image
+    /// now (none while the controller is down or the partition unknown).
+    fn partition_broker(
+        &self,
+        cluster: &str,
+        topic: &str,
+        partition: i32,
+        pick: impl Fn(&mirrorsim::metadata::PartitionRecord) -> Option<BrokerId>,
+    ) -> Option<NodeId> {
+        let index = ClusterIndex(crate::scenario::cluster_index(cluster)? as u8);
+        let slot = lock(&self.nodes.get(&NodeId::Controller(index))?.slot);
+        let Some(NodeState::Controller(controller)) = &slot.state else {
+            return None;
+        };
+        let record = controller
+            .image()
+            .partition(&TopicPartition::new(topic.to_owned(), partition))?;
+        Some(NodeId::Broker(index, pick(record)?))
     }
 
     /// Applies a fault; returns the nodes it resolved to. A replay shows the fault, then what
