@@ -460,6 +460,110 @@ fn dump_log_kafka_layout_matches_the_independent_formatter_line_for_line() {
 }
 
 #[test]
+fn dump_log_decodes_legacy_message_sets_as_kafka_dump_log_prints_them() {
+    // `tests/fixtures/legacy`: magic 0 and 1 message sets built by kafka-python 2.0.2's
+    // LegacyRecordBatchBuilder (plain, gzip, snappy and lz4 wrappers, magic 0's lz4 with the
+    // descriptor checksum Kafka 0.8-0.9 got wrong, and one with a flipped byte), and what
+    // kafka-dump-log --print-data-log prints for each, formatted by generate.py from
+    // kafka-python's own decode following DumpLogSegments.scala.
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/legacy");
+    let mut compared = 0;
+    for entry in std::fs::read_dir(&dir).expect("the fixture directory") {
+        let name = entry
+            .expect("an entry")
+            .file_name()
+            .into_string()
+            .expect("UTF-8");
+        let Some(stem) = name.strip_suffix(".log") else {
+            continue;
+        };
+        let expected = std::fs::read(dir.join(format!("{stem}.kafka.txt"))).expect("expected");
+        let output = Command::new(env!("CARGO_BIN_EXE_mirrorsim"))
+            .current_dir(&dir)
+            .args(["dump-log", &name, "--format", "kafka", "--print-data-log"])
+            .output()
+            .expect("the binary runs");
+        assert_eq!(output.status.code(), Some(0), "{name}: {}", stderr(&output));
+        let (got, want) = (
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&expected),
+        );
+        for (index, (got, want)) in got.split('\n').zip(want.split('\n')).enumerate() {
+            assert_eq!(got, want, "{name} line {}", index + 1);
+        }
+        assert_eq!(output.stdout, expected, "{name}");
+        compared += 1;
+    }
+    assert_eq!(
+        compared, 9,
+        "every legacy fixture has its expected kafka layout"
+    );
+}
+
+#[test]
+fn dump_log_json_of_a_legacy_gzip_wrapper_and_a_damaged_message() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/legacy");
+    let path = dir.join("v1-gzip.log").display().to_string();
+    let output = mirrorsim(&["dump-log", &path, "--json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let objects: Vec<serde_json::Value> = stdout_lines(&output)
+        .iter()
+        .map(|line| serde_json::from_str(line).expect("JSON"))
+        .collect();
+    assert_eq!(objects.len(), 2);
+    let wrapper = &objects[0];
+    assert_eq!(
+        (
+            &wrapper["magic"],
+            &wrapper["compression"],
+            &wrapper["count"]
+        ),
+        (
+            &serde_json::json!(1),
+            &serde_json::json!("gzip"),
+            &serde_json::json!(5)
+        )
+    );
+    assert_eq!(
+        (&wrapper["baseOffset"], &wrapper["lastOffset"]),
+        (&serde_json::json!(0), &serde_json::json!(4))
+    );
+    let offsets: Vec<i64> = wrapper["records"]
+        .as_array()
+        .expect("records")
+        .iter()
+        .map(|record| record["offset"].as_i64().expect("an offset"))
+        .collect();
+    assert_eq!(
+        offsets,
+        [0, 1, 2, 3, 4],
+        "relative inner offsets made absolute"
+    );
+    assert_eq!(wrapper["records"][1]["key"], serde_json::Value::Null);
+    assert_eq!(wrapper["records"][2]["valueSize"], -1);
+    assert!(wrapper["records"][0]["valid"].as_bool().expect("a check"));
+    // A flipped byte in the last message: printed invalid, the dump goes on, exit 0.
+    let path = dir.join("v1-bad-crc.log").display().to_string();
+    let output = mirrorsim(&["dump-log", &path, "--json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let objects: Vec<serde_json::Value> = stdout_lines(&output)
+        .iter()
+        .map(|line| serde_json::from_str(line).expect("JSON"))
+        .collect();
+    assert_eq!(objects.len(), 8, "every message of both sets");
+    let valid: Vec<bool> = objects
+        .iter()
+        .map(|object| object["valid"].as_bool().expect("valid"))
+        .collect();
+    assert_eq!(valid, [true, true, true, true, true, true, true, false]);
+    assert!(
+        stderr(&output).contains("at byte 299: CRC mismatch"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
 fn dump_log_kafka_layout_on_a_mixed_segment() {
     let path = fixture("mixed.log");
     let output = mirrorsim(&["dump-log", &path, "--format", "kafka", "--print-data-log"]);

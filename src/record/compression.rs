@@ -98,6 +98,21 @@ pub fn decompress(
     }
 }
 
+/// [`decompress`] for the value of a magic 0 message (a legacy message set's wrapper): Kafka
+/// 0.8–0.9 computed the LZ4 frame descriptor's checksum over the magic number too, so Kafka's
+/// reader ignores that checksum for magic 0 (KAFKA-3160's `ignoreFlagDescriptorChecksum`);
+/// every other codec and check is [`decompress`]'s.
+pub fn decompress_magic_v0(
+    codec: CompressionType,
+    payload: &[u8],
+    limit: usize,
+) -> Result<Vec<u8>, DecompressError> {
+    match codec {
+        CompressionType::Lz4 if !payload.is_empty() => lz4::decompress_frame(payload, limit, false),
+        _ => decompress(codec, payload, limit),
+    }
+}
+
 /// Compresses a records region with `codec` as Kafka's Java producer does (see the module doc).
 /// `CompressionType::None` returns the bytes as they are.
 ///
@@ -338,7 +353,17 @@ mod lz4 {
     }
 
     pub(super) fn decompress(payload: &[u8], limit: usize) -> Result<Vec<u8>, DecompressError> {
-        let descriptor = read_descriptor(payload)?;
+        decompress_frame(payload, limit, true)
+    }
+
+    /// [`decompress`], with the frame descriptor's checksum checked only when
+    /// `checks_descriptor` (Kafka's reader skips it for magic 0 messages: KAFKA-3160).
+    pub(super) fn decompress_frame(
+        payload: &[u8],
+        limit: usize,
+        checks_descriptor: bool,
+    ) -> Result<Vec<u8>, DecompressError> {
+        let descriptor = read_descriptor(payload, checks_descriptor)?;
         let mut out = Vec::new();
         let mut content_hash = XxHash32::with_seed(0);
         let mut at = descriptor.end;
@@ -385,7 +410,10 @@ mod lz4 {
     }
 
     /// Reads and checks the frame descriptor the way Kafka's reader does.
-    fn read_descriptor(payload: &[u8]) -> Result<Descriptor, DecompressError> {
+    fn read_descriptor(
+        payload: &[u8],
+        checks_descriptor: bool,
+    ) -> Result<Descriptor, DecompressError> {
         if payload.len() < 7 {
             return Err(premature_end(payload, 0));
         }
@@ -427,7 +455,7 @@ mod lz4 {
             .get(checksum_at)
             .ok_or_else(|| premature_end(payload, checksum_at))?;
         let computed = (XxHash32::oneshot(0, &payload[4..checksum_at]) >> 8) as u8;
-        if stored != computed {
+        if checks_descriptor && stored != computed {
             return Err(DecompressError::corrupt(
                 checksum_at,
                 format!("lz4: frame descriptor checksum 0x{stored:02x}, computed 0x{computed:02x}"),

@@ -29,7 +29,8 @@ pub use builder::{
     encode_batch, end_transaction_marker, mirror_pid_reset, BatchBuilder, MarkerProducer,
 };
 pub use compression::{
-    compress, decompress, DecompressError, DecompressFailure, DEFAULT_DECOMPRESSED_LIMIT,
+    compress, decompress, decompress_magic_v0, DecompressError, DecompressFailure,
+    DEFAULT_DECOMPRESSED_LIMIT,
 };
 pub use control::{
     control_record_key, end_transaction_value, mirror_pid_reset_value, parse_control_record,

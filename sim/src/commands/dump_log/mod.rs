@@ -2,13 +2,16 @@
 //!
 //! Contract:
 //! - Input is a segment: RecordBatch v2 batches laid end to end from byte 0, uncompressed or
-//!   compressed with gzip, snappy, lz4 or zstd (the records are decompressed and printed). It
-//!   is read one batch at a time (a FIFO or a device is dumped as it delivers).
+//!   compressed with gzip, snappy, lz4 or zstd (the records are decompressed and printed), and
+//!   magic 0 and 1 messages (older clusters' message sets, plain or compressed wrappers:
+//!   `legacy.rs`), printed as kafka-dump-log prints them. It is read one entry at a time (a
+//!   FIFO or a device is dumped as it delivers).
 //! - As kafka-dump-log does, a damaged batch is printed and the dump goes on wherever the
 //!   batch's length lets it: a CRC that does not match shows as `valid=false` (`isvalid: false`
 //!   in the kafka layout); a batch whose records do not decode is printed with the records that
-//!   did and its error (`error=` with the byte position); an entry that is not a v2 batch
-//!   (magic 0 or 1, or a length no v2 batch has) is named and skipped by its length. Where the
+//!   did and its error (`error=` with the byte position); an entry that is neither (a magic 0
+//!   or 1 entry that is not a message, another magic, or a length no v2 batch has) is named
+//!   and skipped by its length. Where the
 //!   length cannot be trusted (the file ends inside the batch, or the length field is below
 //!   Kafka's minimum of 14, as in a zero-filled tail) the rest of the file is reported as
 //!   "Found N invalid bytes at the end of FILE", kafka-dump-log's line, which is where log
@@ -25,6 +28,7 @@
 //! - Only reading the input or writing the output can fail the dump ([`DumpError`]); nothing
 //!   here panics on bad input.
 
+mod legacy;
 mod model;
 mod output;
 mod side_files;
@@ -307,23 +311,60 @@ pub fn dump_reader(
                 note_batch_problems(&described, inspected.computed_crc, &mut summary);
                 write_batch(out, options, &described)?;
             }
-            Err(error) => {
-                // An entry this tool does not decode (magic 0/1, or a v2 length below 49).
-                let skipped = SkippedDump {
-                    position,
-                    size: bytes.len(),
-                    magic: bytes.get(16).map_or(-1, |magic| *magic as i8),
-                    valid: false,
-                    error: error.to_string(),
-                };
-                summary.invalid_batches += 1;
-                summary.problem(error);
-                write_skipped(out, options.format, &skipped)?;
+            Err(error) if legacy_magic(&bytes) => {
+                // A magic 0 or 1 message: decoded as kafka-dump-log does; skipped only when it
+                // is not a message at all.
+                match legacy::describe_legacy(position, &bytes, options.reads_records()) {
+                    Some(described) => {
+                        let computed = crc32_ieee_of_message(&bytes);
+                        note_offsets(&described, &mut last_record_offset, &mut summary);
+                        note_batch_problems(&described, computed, &mut summary);
+                        write_batch(out, options, &described)?;
+                    }
+                    None => skip_entry(out, options.format, position, &bytes, error, &mut summary)?,
+                }
             }
+            Err(error) => skip_entry(out, options.format, position, &bytes, error, &mut summary)?,
         }
         position += bytes.len() as u64;
     }
     Ok(summary)
+}
+
+/// Whether a whole entry's magic byte says magic 0 or 1.
+fn legacy_magic(entry: &Bytes) -> bool {
+    matches!(entry.get(HEADER_UP_TO_MAGIC - 1), Some(0 | 1))
+}
+
+/// The CRC-32 a legacy message's bytes from its magic byte on have (its CRC field covers them).
+fn crc32_ieee_of_message(entry: &Bytes) -> u32 {
+    entry
+        .get(HEADER_UP_TO_MAGIC - 1..)
+        .map_or(0, crc32fast::hash)
+}
+
+/// Names an entry this tool does not decode (a v2 length below 49, or a magic 0/1 entry too
+/// short to be a message) and skips it by its length.
+fn skip_entry(
+    out: &mut impl Write,
+    format: OutputFormat,
+    position: u64,
+    bytes: &Bytes,
+    error: RecordError,
+    summary: &mut DumpSummary,
+) -> io::Result<()> {
+    let skipped = SkippedDump {
+        position,
+        size: bytes.len(),
+        magic: bytes
+            .get(HEADER_UP_TO_MAGIC - 1)
+            .map_or(-1, |magic| *magic as i8),
+        valid: false,
+        error: error.to_string(),
+    };
+    summary.invalid_batches += 1;
+    summary.problem(error);
+    write_skipped(out, format, &skipped)
 }
 
 /// Counts a batch that is not whole and valid, and keeps its problems: a CRC mismatch (named
@@ -333,8 +374,13 @@ fn note_batch_problems(batch: &model::BatchDump, computed_crc: u32, summary: &mu
         summary.invalid_batches += 1;
     }
     if !batch.valid {
+        let crc_at = if batch.magic < MAGIC_V2 {
+            LEGACY_CRC_AT
+        } else {
+            CRC_AT
+        };
         summary.problem(RecordError::new(
-            batch.position + CRC_AT,
+            batch.position + crc_at,
             RecordErrorKind::CrcMismatch {
                 stored: batch.crc,
                 computed: computed_crc,
@@ -348,6 +394,8 @@ fn note_batch_problems(batch: &model::BatchDump, computed_crc: u32, summary: &mu
 
 /// Byte position of the CRC field in a batch.
 const CRC_AT: u64 = 17;
+/// Byte position of the CRC field in a magic 0 or 1 message.
+const LEGACY_CRC_AT: u64 = 12;
 
 /// kafka-dump-log's first lines for a file: `Dumping PATH` and, for a `.log` file named by its
 /// base offset, `Log starting offset: N`; for a KRaft snapshot

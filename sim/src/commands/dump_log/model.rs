@@ -77,6 +77,17 @@ pub(super) struct RecordDump {
     pub raw_key: Option<Bytes>,
     #[serde(skip)]
     pub raw_value: Option<Bytes>,
+    /// A magic 0 or 1 record's own CRC check (each legacy message has one); `None` in a v2
+    /// batch, whose CRC is the batch's.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub legacy: Option<LegacyCheck>,
+}
+
+/// A magic 0 or 1 message's stored CRC-32 and whether it matches its bytes.
+#[derive(Debug, Serialize)]
+pub(super) struct LegacyCheck {
+    pub crc: u32,
+    pub valid: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -328,6 +339,7 @@ fn describe_record(
         body,
         raw_key: record.key.clone(),
         raw_value: record.value.clone(),
+        legacy: None,
     })
 }
 

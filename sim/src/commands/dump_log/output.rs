@@ -124,13 +124,17 @@ fn write_text_record(out: &mut impl Write, record: &RecordDump) -> io::Result<()
                 .iter()
                 .map(|header| format!("{:?}={}", header.key, Nullable(&header.value)))
                 .collect();
-            writeln!(
+            write!(
                 out,
                 "key={} value={} headers=[{}]",
                 Nullable(key),
                 Nullable(value),
                 headers.join(", ")
-            )
+            )?;
+            match &record.legacy {
+                Some(check) => writeln!(out, " crc=0x{:08x} valid={}", check.crc, check.valid),
+                None => writeln!(out),
+            }
         }
     }
 }
@@ -190,6 +194,9 @@ pub(super) fn write_kafka_batch(
     batch: &BatchDump,
     print_data_log: bool,
 ) -> io::Result<()> {
+    if batch.magic < 2 {
+        return write_kafka_legacy_entry(out, batch, print_data_log);
+    }
     let delete_horizon = batch.delete_horizon_ms.map_or_else(
         || "OptionalLong.empty".to_string(),
         |ms| format!("OptionalLong[{ms}]"),
@@ -226,6 +233,33 @@ pub(super) fn write_kafka_batch(
     Ok(())
 }
 
+/// A magic 0 or 1 message as `printBatchLevel` prints an entry below magic 2 (`offset:` its
+/// last offset, then the fields every entry has) and its records as `dumpLog` does: with each
+/// message's own `isValid` and `crc`, closed by the `}` Kafka's format string leaves there.
+fn write_kafka_legacy_entry(
+    out: &mut impl Write,
+    batch: &BatchDump,
+    print_data_log: bool,
+) -> io::Result<()> {
+    writeln!(
+        out,
+        "offset: {} position: {} {}: {} size: {} magic: {} compresscodec: {} crc: {} isvalid: {}",
+        batch.last_offset,
+        batch.position,
+        batch.timestamp_type,
+        batch.max_timestamp,
+        batch.size,
+        batch.magic,
+        batch.compression,
+        batch.crc,
+        batch.valid,
+    )?;
+    for record in &batch.records {
+        write_kafka_record(out, batch.timestamp_type, record, print_data_log)?;
+    }
+    Ok(())
+}
+
 fn write_kafka_record(
     out: &mut impl Write,
     timestamp_type: &str,
@@ -234,14 +268,18 @@ fn write_kafka_record(
 ) -> io::Result<()> {
     write!(
         out,
-        "| offset: {} {timestamp_type}: {} keySize: {} valueSize: {} sequence: {} headerKeys: [{}]",
-        record.offset,
-        record.timestamp,
-        record.key_size,
-        record.value_size,
-        record.sequence,
-        record.body.header_keys().join(",")
+        "| offset: {} {timestamp_type}: {} keySize: {} valueSize: {}",
+        record.offset, record.timestamp, record.key_size, record.value_size,
     )?;
+    match &record.legacy {
+        Some(check) => write!(out, " isValid: {} crc: {}}}", check.valid, check.crc)?,
+        None => write!(
+            out,
+            " sequence: {} headerKeys: [{}]",
+            record.sequence,
+            record.body.header_keys().join(",")
+        )?,
+    }
     match &record.body {
         RecordBody::Control { control, .. } => write_kafka_control(out, control)?,
         RecordBody::Data { .. } if print_data_log => {
@@ -272,8 +310,8 @@ fn write_kafka_control(out: &mut impl Write, control: &ControlDump) -> io::Resul
     }
 }
 
-/// An entry that is not a v2 batch. Kafka would decode magic 0 and 1 message sets; this tool
-/// names the entry and skips it by its length.
+/// An entry that is neither a v2 batch nor a magic 0/1 message (which Kafka would refuse with
+/// an exception): named and skipped by its length.
 pub(super) fn write_kafka_skipped(out: &mut impl Write, skipped: &SkippedDump) -> io::Result<()> {
     writeln!(
         out,
