@@ -421,11 +421,13 @@ fn dump_log_prints_compressed_batches_of_every_codec() {
     }
 }
 
-#[test]
-fn dump_log_kafka_layout_matches_the_independent_formatter_line_for_line() {
-    // `<segment>.kafka.txt` is kafka-dump-log's output for the segment with --print-data-log,
-    // formatted by generate.py from kafka-python's decode, following DumpLogSegments.scala.
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/compressed");
+/// Dumps every `*.log` of the fixture directory `dir` (relative to the repository root) with
+/// `--format kafka --print-data-log` and holds the output line for line against the file's
+/// `<stem>.kafka.txt`; returns how many segments were compared.
+fn assert_kafka_layouts_match(dir: &str) -> usize {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join(dir);
     let mut compared = 0;
     for entry in std::fs::read_dir(&dir).expect("the fixture directory") {
         let name = entry
@@ -453,8 +455,16 @@ fn dump_log_kafka_layout_matches_the_independent_formatter_line_for_line() {
         assert_eq!(output.stdout, expected, "{name}");
         compared += 1;
     }
+    compared
+}
+
+#[test]
+fn dump_log_kafka_layout_matches_the_independent_formatter_line_for_line() {
+    // `<segment>.kafka.txt` is kafka-dump-log's output for the segment with --print-data-log,
+    // formatted by generate.py from kafka-python's decode, following DumpLogSegments.scala.
     assert_eq!(
-        compared, 9,
+        assert_kafka_layouts_match("tests/fixtures/compressed"),
+        9,
         "every fixture segment has its expected kafka layout"
     );
 }
@@ -466,36 +476,9 @@ fn dump_log_decodes_legacy_message_sets_as_kafka_dump_log_prints_them() {
     // descriptor checksum Kafka 0.8-0.9 got wrong, and one with a flipped byte), and what
     // kafka-dump-log --print-data-log prints for each, formatted by generate.py from
     // kafka-python's own decode following DumpLogSegments.scala.
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/legacy");
-    let mut compared = 0;
-    for entry in std::fs::read_dir(&dir).expect("the fixture directory") {
-        let name = entry
-            .expect("an entry")
-            .file_name()
-            .into_string()
-            .expect("UTF-8");
-        let Some(stem) = name.strip_suffix(".log") else {
-            continue;
-        };
-        let expected = std::fs::read(dir.join(format!("{stem}.kafka.txt"))).expect("expected");
-        let output = Command::new(env!("CARGO_BIN_EXE_mirrorsim"))
-            .current_dir(&dir)
-            .args(["dump-log", &name, "--format", "kafka", "--print-data-log"])
-            .output()
-            .expect("the binary runs");
-        assert_eq!(output.status.code(), Some(0), "{name}: {}", stderr(&output));
-        let (got, want) = (
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&expected),
-        );
-        for (index, (got, want)) in got.split('\n').zip(want.split('\n')).enumerate() {
-            assert_eq!(got, want, "{name} line {}", index + 1);
-        }
-        assert_eq!(output.stdout, expected, "{name}");
-        compared += 1;
-    }
     assert_eq!(
-        compared, 9,
+        assert_kafka_layouts_match("tests/fixtures/legacy"),
+        9,
         "every legacy fixture has its expected kafka layout"
     );
 }
