@@ -105,11 +105,8 @@ pub(super) fn describe_legacy(
                 described.records = records;
             }
         }
-        Err((records, error)) => {
-            described.count = records.len() as i32;
-            if read_records {
-                described.records = records;
-            }
+        Err(error) => {
+            described.count = 0;
             described.error = Some(error.to_string());
             described.error_detail = Some(error);
         }
@@ -118,15 +115,17 @@ pub(super) fn describe_legacy(
 }
 
 /// The records of a compressed wrapper, with absolute offsets and the timestamps Java gives
-/// them (the wrapper's under LogAppendTime); on a problem, the records before it and the error.
-fn inner_records(
-    position: u64,
-    wrapper: &Message,
-) -> Result<Vec<RecordDump>, (Vec<RecordDump>, RecordError)> {
-    let value_at = position + value_position(wrapper) as u64;
+/// them (the wrapper's under LogAppendTime); on a problem, its error and no records: Java
+/// reads every inner message of a wrapper before it gives the first (a magic 1 wrapper's
+/// offsets are relative to the last one), so a bad one fails them all.
+fn inner_records(position: u64, wrapper: &Message) -> Result<Vec<RecordDump>, RecordError> {
+    // The compressed payload begins after the value's 4-byte length.
+    let value_at = position + value_position(wrapper) as u64 + 4;
     let Some(value) = &wrapper.value else {
-        let error = corrupt(value_at, "a compressed message has no value".to_owned());
-        return Err((Vec::new(), error));
+        return Err(corrupt(
+            value_at - 4,
+            "a compressed message has no value".to_owned(),
+        ));
     };
     let codec = wrapper.codec();
     let name = codec.codec_name().unwrap_or("unknown");
@@ -148,44 +147,30 @@ fn inner_records(
                 },
                 DecompressFailure::UnknownCodec(_) => RecordErrorKind::UnsupportedCompression(name),
             };
-            (
-                Vec::new(),
-                RecordError::new(value_at + error.offset as u64, kind),
-            )
+            RecordError::new(value_at + error.offset as u64, kind)
         })?;
     let mut inner = Vec::new();
     let mut at = 0usize;
     while at < raw.len() {
         let problem = |reason: String| corrupt(value_at, reason);
         let Some(length) = raw.get(at + 8..at + LOG_OVERHEAD).map(read_i32) else {
-            return Err((
-                Vec::new(),
-                problem(format!("a partial inner message at byte {at}")),
-            ));
+            return Err(problem(format!("a partial inner message at byte {at}")));
         };
         let end = usize::try_from(length)
             .ok()
             .and_then(|length| (at + LOG_OVERHEAD).checked_add(length))
             .filter(|end| *end <= raw.len());
         let Some(end) = end else {
-            return Err((
-                Vec::new(),
-                problem(format!("inner message at byte {at} overruns the set")),
-            ));
+            return Err(problem(format!(
+                "inner message at byte {at} overruns the set"
+            )));
         };
-        let message = parse_message(&raw.slice(at..end)).map_err(|reason| {
-            (
-                Vec::new(),
-                problem(format!("inner message at byte {at}: {reason}")),
-            )
-        })?;
+        let message = parse_message(&raw.slice(at..end))
+            .map_err(|reason| problem(format!("inner message at byte {at}: {reason}")))?;
         if message.codec() != CompressionType::None {
-            return Err((
-                Vec::new(),
-                problem(format!(
-                    "a compressed message inside a compressed one at byte {at}"
-                )),
-            ));
+            return Err(problem(format!(
+                "a compressed message inside a compressed one at byte {at}"
+            )));
         }
         inner.push(message);
         at = end;
@@ -346,7 +331,9 @@ mod tests {
             error.kind,
             RecordErrorKind::Decompression { codec: "gzip", .. }
         ));
-        assert!(error.position >= 100 + 26, "inside the value: {error}");
+        // The payload begins at 100 + 34: the log overhead and CRC (16), magic and attributes,
+        // the timestamp, the empty key's length and the value's length.
+        assert!(error.position >= 100 + 34, "inside the payload: {error}");
     }
 
     #[test]
