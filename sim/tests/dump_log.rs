@@ -134,6 +134,14 @@ fn stdout_lines(output: &Output) -> Vec<String> {
         .collect()
 }
 
+/// Every stdout line parsed as the one JSON object `--json` writes per line.
+fn json_lines(output: &Output) -> Vec<serde_json::Value> {
+    stdout_lines(output)
+        .iter()
+        .map(|line| serde_json::from_str(line).expect("every line is one JSON object"))
+        .collect()
+}
+
 fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
@@ -219,10 +227,7 @@ fn dump_log_json_prints_one_object_per_batch() {
     let file = TempSegment::new(&segment.bytes());
     let output = dump_log(&file, &["--json"]);
     assert_eq!(output.status.code(), Some(0), "stderr: {}", stderr(&output));
-    let objects: Vec<serde_json::Value> = stdout_lines(&output)
-        .iter()
-        .map(|line| serde_json::from_str(line).expect("every line is one JSON object"))
-        .collect();
+    let objects = json_lines(&output);
     assert_eq!(objects.len(), segment.batches.len());
     for (index, (object, batch)) in objects.iter().zip(&segment.batches).enumerate() {
         let header = batch.header();
@@ -352,10 +357,7 @@ fn dump_log_dumps_several_files_in_order_and_goes_past_an_unreadable_one() {
         "{}",
         stderr(&output)
     );
-    let objects: Vec<serde_json::Value> = stdout_lines(&output)
-        .iter()
-        .map(|line| serde_json::from_str(line).expect("JSON"))
-        .collect();
+    let objects = json_lines(&output);
     let files: Vec<(usize, &str)> = objects
         .iter()
         .enumerate()
@@ -403,10 +405,7 @@ fn dump_log_prints_compressed_batches_of_every_codec() {
         let output = mirrorsim(&["dump-log", &path, "--json"]);
         assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
         assert!(output.stderr.is_empty(), "{}", stderr(&output));
-        let objects: Vec<serde_json::Value> = stdout_lines(&output)
-            .iter()
-            .map(|line| serde_json::from_str(line).expect("JSON"))
-            .collect();
+        let objects = json_lines(&output);
         assert_eq!(objects.len(), 3);
         let mut count = 0;
         for object in &objects {
@@ -489,10 +488,7 @@ fn dump_log_json_of_a_legacy_gzip_wrapper_and_a_damaged_message() {
     let path = dir.join("v1-gzip.log").display().to_string();
     let output = mirrorsim(&["dump-log", &path, "--json"]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let objects: Vec<serde_json::Value> = stdout_lines(&output)
-        .iter()
-        .map(|line| serde_json::from_str(line).expect("JSON"))
-        .collect();
+    let objects = json_lines(&output);
     assert_eq!(objects.len(), 2);
     let wrapper = &objects[0];
     assert_eq!(
@@ -529,10 +525,7 @@ fn dump_log_json_of_a_legacy_gzip_wrapper_and_a_damaged_message() {
     let path = dir.join("v1-bad-crc.log").display().to_string();
     let output = mirrorsim(&["dump-log", &path, "--json"]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let objects: Vec<serde_json::Value> = stdout_lines(&output)
-        .iter()
-        .map(|line| serde_json::from_str(line).expect("JSON"))
-        .collect();
+    let objects = json_lines(&output);
     assert_eq!(objects.len(), 8, "every message of both sets");
     let valid: Vec<bool> = objects
         .iter()

@@ -32,6 +32,8 @@ const LOG_APPEND_TIME_BIT: u8 = 0x08;
 struct Message {
     offset: i64,
     crc: u32,
+    /// The CRC-32 of the bytes the CRC field covers.
+    computed_crc: u32,
     valid: bool,
     magic: i8,
     attributes: u8,
@@ -56,12 +58,13 @@ impl Message {
 }
 
 /// Describes the magic 0 or 1 entry `entry` (log overhead included) at segment byte
-/// `position`, its records too when `read_records`; `None` when it is not a message.
+/// `position`, its records too when `read_records`, with the CRC its bytes have (for the
+/// report of a mismatch); `None` when it is not a message.
 pub(super) fn describe_legacy(
     position: u64,
     entry: &Bytes,
     read_records: bool,
-) -> Option<BatchDump> {
+) -> Option<(BatchDump, u32)> {
     let wrapper = parse_message(entry).ok()?;
     let codec = wrapper.codec();
     let mut described = BatchDump {
@@ -94,7 +97,7 @@ pub(super) fn describe_legacy(
                 .records
                 .push(record_of(&wrapper, wrapper.offset, wrapper.timestamp));
         }
-        return Some(described);
+        return Some((described, wrapper.computed_crc));
     }
     // The count and first offset need the inner messages, as Java's legacy batch does.
     match inner_records(position, &wrapper) {
@@ -111,7 +114,7 @@ pub(super) fn describe_legacy(
             described.error_detail = Some(error);
         }
     }
-    Some(described)
+    Some((described, wrapper.computed_crc))
 }
 
 /// The records of a compressed wrapper, with absolute offsets and the timestamps Java gives
@@ -251,11 +254,12 @@ fn parse_message(entry: &Bytes) -> Result<Message, String> {
     if at != entry.len() {
         return Err(format!("{} bytes after the value", entry.len() - at));
     }
-    let valid = crc32fast::hash(&entry[MAGIC_AT..]) == crc;
+    let computed_crc = crc32fast::hash(&entry[MAGIC_AT..]);
     Ok(Message {
         offset,
         crc,
-        valid,
+        computed_crc,
+        valid: computed_crc == crc,
         magic,
         attributes,
         timestamp,
@@ -319,7 +323,7 @@ mod tests {
     #[test]
     fn a_wrapper_whose_value_does_not_decompress_keeps_its_header_and_the_error() {
         let entry = Bytes::from(message(9, 1, 1, b"", b"not gzip"));
-        let described = describe_legacy(100, &entry, true).expect("a message");
+        let described = describe_legacy(100, &entry, true).expect("a message").0;
         assert!(described.valid, "the CRC covers the bytes as they are");
         assert_eq!(
             (described.last_offset, described.compression.as_str()),
@@ -341,7 +345,7 @@ mod tests {
         let inner = message(0, 1, 1, b"", b"x");
         let value = mirrorsim::record::compress(CompressionType::Gzip, &inner);
         let entry = Bytes::from(message(0, 1, 1, b"", &value));
-        let described = describe_legacy(0, &entry, true).expect("a message");
+        let described = describe_legacy(0, &entry, true).expect("a message").0;
         let error = described.error.expect("nested compression refused");
         assert!(error.contains("inside a compressed one"), "{error}");
         // Too short to hold a key and a value: not a message, skipped by the caller.
@@ -357,7 +361,7 @@ mod tests {
         let inner: Vec<u8> = [message(0, 1, 0, b"a", b"1"), message(1, 1, 0, b"b", b"2")].concat();
         let value = mirrorsim::record::compress(CompressionType::Gzip, &inner);
         let entry = Bytes::from(message(41, 1, 1 | LOG_APPEND_TIME_BIT, b"", &value));
-        let described = describe_legacy(0, &entry, true).expect("a message");
+        let described = describe_legacy(0, &entry, true).expect("a message").0;
         assert_eq!(described.timestamp_type, "LogAppendTime");
         let records: Vec<(i64, i64)> = described
             .records

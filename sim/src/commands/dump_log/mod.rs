@@ -315,8 +315,7 @@ pub fn dump_reader(
                 // A magic 0 or 1 message: decoded as kafka-dump-log does; skipped only when it
                 // is not a message at all.
                 match legacy::describe_legacy(position, &bytes, options.reads_records()) {
-                    Some(described) => {
-                        let computed = crc32_ieee_of_message(&bytes);
+                    Some((described, computed)) => {
                         note_offsets(&described, &mut last_record_offset, &mut summary);
                         note_batch_problems(&described, computed, &mut summary);
                         write_batch(out, options, &described)?;
@@ -334,13 +333,6 @@ pub fn dump_reader(
 /// Whether a whole entry's magic byte says magic 0 or 1.
 fn legacy_magic(entry: &Bytes) -> bool {
     matches!(entry.get(HEADER_UP_TO_MAGIC - 1), Some(0 | 1))
-}
-
-/// The CRC-32 a legacy message's bytes from its magic byte on have (its CRC field covers them).
-fn crc32_ieee_of_message(entry: &Bytes) -> u32 {
-    entry
-        .get(HEADER_UP_TO_MAGIC - 1..)
-        .map_or(0, crc32fast::hash)
 }
 
 /// Names an entry this tool does not decode (a v2 length below 49, or a magic 0/1 entry too

@@ -195,8 +195,18 @@ pub(super) fn write_kafka_batch(
     print_data_log: bool,
 ) -> io::Result<()> {
     if batch.magic < 2 {
-        return write_kafka_legacy_entry(out, batch, print_data_log);
+        write_kafka_legacy_entry_line(out, batch)?;
+    } else {
+        write_kafka_batch_line(out, batch)?;
     }
+    for record in &batch.records {
+        write_kafka_record(out, batch.timestamp_type, record, print_data_log)?;
+    }
+    Ok(())
+}
+
+/// `printBatchLevel`'s line for a v2 batch.
+fn write_kafka_batch_line(out: &mut impl Write, batch: &BatchDump) -> io::Result<()> {
     let delete_horizon = batch.delete_horizon_ms.map_or_else(
         || "OptionalLong.empty".to_string(),
         |ms| format!("OptionalLong[{ms}]"),
@@ -226,21 +236,13 @@ pub(super) fn write_kafka_batch(
         batch.compression,
         batch.crc,
         batch.valid,
-    )?;
-    for record in &batch.records {
-        write_kafka_record(out, batch.timestamp_type, record, print_data_log)?;
-    }
-    Ok(())
+    )
 }
 
-/// A magic 0 or 1 message as `printBatchLevel` prints an entry below magic 2 (`offset:` its
-/// last offset, then the fields every entry has) and its records as `dumpLog` does: with each
-/// message's own `isValid` and `crc`, closed by the `}` Kafka's format string leaves there.
-fn write_kafka_legacy_entry(
-    out: &mut impl Write,
-    batch: &BatchDump,
-    print_data_log: bool,
-) -> io::Result<()> {
+/// `printBatchLevel`'s line for a magic 0 or 1 message (`offset:` its last offset, then the
+/// fields every entry has); its records (`write_kafka_record`) carry each message's own
+/// `isValid` and `crc`, closed by the `}` Kafka's format string leaves there.
+fn write_kafka_legacy_entry_line(out: &mut impl Write, batch: &BatchDump) -> io::Result<()> {
     writeln!(
         out,
         "offset: {} position: {} {}: {} size: {} magic: {} compresscodec: {} crc: {} isvalid: {}",
@@ -253,11 +255,7 @@ fn write_kafka_legacy_entry(
         batch.compression,
         batch.crc,
         batch.valid,
-    )?;
-    for record in &batch.records {
-        write_kafka_record(out, batch.timestamp_type, record, print_data_log)?;
-    }
-    Ok(())
+    )
 }
 
 fn write_kafka_record(

@@ -144,18 +144,12 @@ impl Draft {
     /// is open — the delayed EndTxn and produce of KIP-890 (issue #18). Drawn from its own
     /// stream, after every other fault, so a scenario that draws none is what it was.
     pub(super) fn maybe_delay_transactional_requests(&mut self) {
-        let mut names: Vec<String> = Vec::new();
-        let mut counts: BTreeMap<String, u32> = BTreeMap::new();
-        for producer in &self.producers {
-            let cluster = producer.cluster.get_ref().clone();
-            for _ in 0..producer.count {
-                let entry = counts.entry(cluster.clone()).or_insert(0);
-                *entry += 1;
-                if producer.transactional && producer.start_ms.is_none() {
-                    names.push(format!("{cluster}-producer-{entry}"));
-                }
-            }
-        }
+        let names: Vec<String> = self
+            .producer_nodes()
+            .into_iter()
+            .filter(|(_, producer)| producer.transactional && producer.start_ms.is_none())
+            .map(|(node, _)| node)
+            .collect();
         if names.is_empty() || !self.delay.random_bool(0.25) || self.duration_ms < 6_000 {
             return;
         }
@@ -208,7 +202,7 @@ impl Draft {
             .rejoin
             .random_range(500..=self.duration_ms - SPAN_MS - 1_000);
         let index = crate::scenario::cluster_index(&cluster).expect("a letter");
-        if self.aimed_near(index, t0, t0 + SPAN_MS) {
+        if !self.aimed_clear(index, t0, t0 + SPAN_MS) {
             return;
         }
         self.drop_broker_faults_near(&cluster, t0, t0 + SPAN_MS);
@@ -257,21 +251,15 @@ impl Draft {
     /// count, the nodes of its acks=all producers on the cluster), drawn from the episode's
     /// stream among those with three replicas, min ISR 2 and no unclean elections.
     fn rejoin_candidate(&mut self) -> Option<(String, String, i32, Vec<String>)> {
-        let mut numbers: BTreeMap<String, u32> = BTreeMap::new();
         let mut writers: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
-        for producer in &self.producers {
-            let cluster = producer.cluster.get_ref().clone();
-            for _ in 0..producer.count {
-                let number = numbers.entry(cluster.clone()).or_insert(0);
-                *number += 1;
-                let plain = producer.acks == AcksSpec::All && !producer.transactional;
-                if plain && producer.start_ms.is_none() && producer.stop_ms.is_none() {
-                    let key = (cluster.clone(), producer.topic.get_ref().clone());
-                    writers
-                        .entry(key)
-                        .or_default()
-                        .push(format!("{cluster}-producer-{number}"));
-                }
+        for (node, producer) in self.producer_nodes() {
+            let plain = producer.acks == AcksSpec::All && !producer.transactional;
+            if plain && producer.start_ms.is_none() && producer.stop_ms.is_none() {
+                let key = (
+                    producer.cluster.get_ref().clone(),
+                    producer.topic.get_ref().clone(),
+                );
+                writers.entry(key).or_default().push(node);
             }
         }
         let candidates: Vec<(String, String, i32, Vec<String>)> = self
@@ -295,14 +283,6 @@ impl Draft {
         Some(candidates[self.rejoin.random_range(0..candidates.len())].clone())
     }
 
-    /// Whether an episode aims a broker fault at cluster `index` within a recovery margin of
-    /// `[from_ms, to_ms]`.
-    fn aimed_near(&self, index: usize, from_ms: u64, to_ms: u64) -> bool {
-        self.aimed_broker_faults.iter().any(|(c, start, end)| {
-            *c == index && *start < to_ms + RECOVERY_MARGIN_MS && from_ms < end + RECOVERY_MARGIN_MS
-        })
-    }
-
     /// Drops the scripted faults of `cluster`'s brokers and controller that come within a
     /// recovery margin of `[from_ms, to_ms]`.
     fn drop_broker_faults_near(&mut self, cluster: &str, from_ms: u64, to_ms: u64) {
@@ -319,6 +299,22 @@ impl Draft {
             });
             !(near && on_brokers)
         });
+    }
+
+    /// Every producer node with the workload entry it runs, named as the runner names them:
+    /// `x-producer-N`, numbered per cluster across the entries in file order, `count` each.
+    fn producer_nodes(&self) -> Vec<(String, &ProducerSpec)> {
+        let mut numbers: BTreeMap<&str, u32> = BTreeMap::new();
+        let mut nodes = Vec::new();
+        for producer in &self.producers {
+            let cluster = producer.cluster.get_ref().as_str();
+            for _ in 0..producer.count {
+                let number = numbers.entry(cluster).or_insert(0);
+                *number += 1;
+                nodes.push((format!("{cluster}-producer-{number}"), producer));
+            }
+        }
+        nodes
     }
 
     /// A scripted kill (a crash, not a power loss) of `node`.
