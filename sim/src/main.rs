@@ -61,7 +61,9 @@ use std::process::ExitCode;
 use clap::error::ErrorKind;
 use clap::{Args, Parser, Subcommand};
 
-use mirrorsim_sim::commands::dump_log::{self, DumpError, DumpOptions, OutputFormat};
+use mirrorsim_sim::commands::dump_log::{
+    self, DumpError, DumpOptions, OutputFormat, RecordDecoder,
+};
 
 use cli::run::{dump_log_command, run_command};
 use cli::shrink::shrink_command;
@@ -278,6 +280,18 @@ struct DumpLogArgs {
     /// kafka-dump-log's option: with `--format kafka`, print every record without payload.
     #[arg(long)]
     deep_iteration: bool,
+    /// kafka-dump-log's option: decode records as `__consumer_offsets` holds them (implies
+    /// `--print-data-log`).
+    #[arg(long, group = "topic_decoder")]
+    offsets_decoder: bool,
+    /// kafka-dump-log's option: decode records as `__transaction_state` holds them (implies
+    /// `--print-data-log`).
+    #[arg(long, group = "topic_decoder")]
+    transaction_log_decoder: bool,
+    /// Decode records as this model's mirror coordinator writes `__mirror_state` (implies
+    /// `--print-data-log`).
+    #[arg(long, group = "topic_decoder")]
+    mirror_state_decoder: bool,
 }
 
 /// `--format` of `dump-log`.

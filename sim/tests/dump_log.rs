@@ -333,8 +333,14 @@ fn dump_log_torn_tail_is_reported_as_invalid_bytes_and_exits_0() {
 /// A fixture of `tests/fixtures/compressed` (written by kafka-python and other independent
 /// tools; see its generate.py).
 fn fixture(name: &str) -> String {
+    fixture_in("compressed", name)
+}
+
+/// The path of `tests/fixtures/DIR/NAME`.
+fn fixture_in(dir: &str, name: &str) -> String {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/fixtures/compressed")
+        .join("../tests/fixtures")
+        .join(dir)
         .join(name);
     path.to_str().expect("UTF-8 path").to_string()
 }
@@ -423,7 +429,9 @@ fn dump_log_prints_compressed_batches_of_every_codec() {
 /// Dumps every `*.log` of the fixture directory `dir` (relative to the repository root) with
 /// `--format kafka --print-data-log` and holds the output line for line against the file's
 /// `<stem>.kafka.txt`; returns how many segments were compared.
-fn assert_kafka_layouts_match(dir: &str) -> usize {
+/// Dumps every `<stem>.log` of `dir` in the kafka layout with the flag `flag(stem)` gives and
+/// compares it with `<stem>.kafka.txt` line for line; returns how many it compared.
+fn assert_kafka_layouts_match(dir: &str, flag: fn(&str) -> &'static str) -> usize {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("..")
         .join(dir);
@@ -440,7 +448,7 @@ fn assert_kafka_layouts_match(dir: &str) -> usize {
         let expected = std::fs::read(dir.join(format!("{stem}.kafka.txt"))).expect("expected");
         let output = Command::new(env!("CARGO_BIN_EXE_mirrorsim"))
             .current_dir(&dir)
-            .args(["dump-log", &name, "--format", "kafka", "--print-data-log"])
+            .args(["dump-log", &name, "--format", "kafka", flag(stem)])
             .output()
             .expect("the binary runs");
         assert_eq!(output.status.code(), Some(0), "{name}: {}", stderr(&output));
@@ -462,7 +470,7 @@ fn dump_log_kafka_layout_matches_the_independent_formatter_line_for_line() {
     // `<segment>.kafka.txt` is kafka-dump-log's output for the segment with --print-data-log,
     // formatted by generate.py from kafka-python's decode, following DumpLogSegments.scala.
     assert_eq!(
-        assert_kafka_layouts_match("tests/fixtures/compressed"),
+        assert_kafka_layouts_match("tests/fixtures/compressed", |_| "--print-data-log"),
         9,
         "every fixture segment has its expected kafka layout"
     );
@@ -476,9 +484,218 @@ fn dump_log_decodes_legacy_message_sets_as_kafka_dump_log_prints_them() {
     // kafka-dump-log --print-data-log prints for each, formatted by generate.py from
     // kafka-python's own decode following DumpLogSegments.scala.
     assert_eq!(
-        assert_kafka_layouts_match("tests/fixtures/legacy"),
+        assert_kafka_layouts_match("tests/fixtures/legacy", |_| "--print-data-log"),
         9,
         "every legacy fixture has its expected kafka layout"
+    );
+}
+
+/// The decoder flag for a segment of `tests/fixtures/coordinator`.
+fn coordinator_decoder(stem: &str) -> &'static str {
+    match stem {
+        "offsets" => "--offsets-decoder",
+        "transactions" => "--transaction-log-decoder",
+        other => panic!("no decoder for the fixture {other}"),
+    }
+}
+
+#[test]
+fn dump_log_topic_decoders_print_kmsg_records_as_kafka_dump_log_does() {
+    // `tests/fixtures/coordinator`: `__consumer_offsets` and `__transaction_state` records
+    // encoded by franz-go's kmsg (generate.go: offset commits of key versions 0-1 and value
+    // versions 0-4 with 4.1's tagged topic id, group metadata of value versions 0-4 with consumer
+    // subscriptions and assignments of versions 0-3, a connect group, tombstones, a KIP-848
+    // record type; transactions in every state, value versions 0-1 with tagged fields), laid out
+    // by kafka-python's batch builder in plain, gzip and zstd batches (generate.py), and what
+    // kafka-dump-log --offsets-decoder / --transaction-log-decoder prints for them.
+    assert_eq!(
+        assert_kafka_layouts_match("tests/fixtures/coordinator", coordinator_decoder),
+        2,
+        "both coordinator segments have their expected kafka layout"
+    );
+}
+
+/// The printed key and payload of every record of records.json for `topic`, as JSON values
+/// where they are JSON (the offsets decoder's) and strings otherwise.
+fn expected_decoded(topic: &str) -> Vec<(serde_json::Value, serde_json::Value)> {
+    let path = fixture_in("coordinator", "records.json");
+    let records: Vec<serde_json::Value> =
+        serde_json::from_slice(&std::fs::read(path).expect("records.json")).expect("JSON");
+    let as_value = |text: &str| {
+        serde_json::from_str(text).unwrap_or_else(|_| serde_json::Value::String(text.into()))
+    };
+    records
+        .iter()
+        .filter(|record| record["topic"] == topic)
+        .enumerate()
+        .map(|(offset, record)| {
+            let printed = record["printed"].as_str().expect("printed").to_string();
+            let printed = printed.replace("{offset}", &offset.to_string());
+            let printed = printed.strip_prefix(" key: ").expect("a key");
+            match printed.split_once(" payload: ") {
+                Some((key, payload)) => (as_value(key), as_value(payload)),
+                None => (as_value(printed), serde_json::Value::Null),
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn dump_log_json_nests_every_decoded_field_of_the_kmsg_records() {
+    for (stem, topic) in [
+        ("offsets", "__consumer_offsets"),
+        ("transactions", "__transaction_state"),
+    ] {
+        let path = fixture_in("coordinator", &format!("{stem}.log"));
+        let output = mirrorsim(&["dump-log", &path, "--json", coordinator_decoder(stem)]);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        let decoded: Vec<(serde_json::Value, serde_json::Value)> = json_lines(&output)
+            .iter()
+            .flat_map(|batch| batch["records"].as_array().expect("records").clone())
+            .map(|record| {
+                let decoded = &record["decoded"];
+                (decoded["key"].clone(), decoded["payload"].clone())
+            })
+            .collect();
+        let expected = expected_decoded(topic);
+        assert_eq!(decoded.len(), expected.len(), "{stem}");
+        for (index, (got, want)) in decoded.iter().zip(&expected).enumerate() {
+            assert_eq!(got, want, "{stem} record {index}");
+        }
+    }
+    // Our text layout carries the same object at the end of each record line.
+    let path = fixture_in("coordinator", "offsets.log");
+    let output = mirrorsim(&["dump-log", &path, "--offsets-decoder"]);
+    let lines = stdout_lines(&output);
+    let first = lines.iter().find(|l| l.starts_with("  offset=0 ")).unwrap();
+    assert!(
+        first.ends_with(
+            r#" decoded={"key":{"type":"0","data":{"group":"legacy-group","topic":"orders","partition":0}},"payload":{"version":"0","data":{"offset":10,"metadata":"m0","commitTimestamp":1700000000010}}}"#
+        ),
+        "{first}"
+    );
+}
+
+#[test]
+fn dump_log_mirror_state_decoder_prints_the_models_coordinator_records() {
+    use mirrorsim::common::{LeaderEpoch, MirrorState, Offset, TopicId};
+    use mirrorsim::coordinator::runtime::encode_records;
+    use mirrorsim::mirror::coordinator::{MirrorStateRecord, PartitionStateValue};
+    use mirrorsim::protocol::MirrorPartitionId;
+
+    let id = MirrorPartitionId {
+        topic_id: TopicId(0x0123_4567_89ab_cdef_0011_2233_4455_6677),
+        partition: 1,
+    };
+    let state = |state, state_epoch| MirrorStateRecord::PartitionState {
+        mirror: "m1".into(),
+        id,
+        value: Some(PartitionStateValue {
+            state,
+            leader_epoch: LeaderEpoch(2),
+            state_epoch,
+            previous_state: None,
+            retry_attempt: 0,
+            error_message: None,
+            own_writes_only: false,
+            source_topic_id: Some(id.topic_id),
+        }),
+    };
+    // What the coordinator appends as a partition goes MIRRORING → STOPPING → STOPPED, then
+    // the tombstones of a DeleteMirror.
+    let writes = [
+        vec![state(MirrorState::Mirroring, 0)],
+        vec![
+            state(MirrorState::Stopping, 1),
+            MirrorStateRecord::LastMirroredEpoch {
+                mirror: "m1".into(),
+                id,
+                value: Some((LeaderEpoch(2), Offset(40))),
+            },
+        ],
+        vec![state(MirrorState::Stopped, 2)],
+        vec![
+            MirrorStateRecord::PartitionState {
+                mirror: "m1".into(),
+                id,
+                value: None,
+            },
+            MirrorStateRecord::LastMirroredEpoch {
+                mirror: "m1".into(),
+                id,
+                value: None,
+            },
+        ],
+    ];
+    let mut base_offset = 0;
+    let mut bytes = Vec::new();
+    for records in &writes {
+        let batch = encode_records(records, T0).stamped_by_leader(base_offset, 3, None);
+        base_offset += records.len() as i64;
+        bytes.extend_from_slice(batch.bytes());
+    }
+    // Something that is not a mirror state record, as a damaged or foreign value would be.
+    let mut foreign = BatchBuilder::default();
+    foreign.append(T0, None, Some(Bytes::from("{\"group\":1}")), vec![]);
+    bytes.extend_from_slice(
+        foreign
+            .build()
+            .stamped_by_leader(base_offset, 3, None)
+            .bytes(),
+    );
+    let segment = TempSegment::new(&bytes);
+    let output = dump_log(&segment, &["--format", "kafka", "--mirror-state-decoder"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let mut tails: Vec<String> = stdout_lines(&output)
+        .iter()
+        .filter_map(|line| {
+            line.split_once("headerKeys: [] ")
+                .map(|(_, t)| t.to_string())
+        })
+        .collect();
+    let key = r#"{"mirrorName":"m1","topicId":"ASNFZ4mrze8AESIzRFVmdw","partition":1}"#;
+    let value = |state: &str, epoch: i32| {
+        format!(
+            r#"{{"data":{{"state":"{state}","leaderEpoch":2,"stateEpoch":{epoch},"previousState":null,"retryAttempt":0,"errorMessage":null,"ownWritesOnly":false,"sourceTopicId":"ASNFZ4mrze8AESIzRFVmdw"}}}}"#
+        )
+    };
+    let partition_key = format!(r#"{{"type":"MirrorPartitionState","data":{key}}}"#);
+    let epochs_key = format!(r#"{{"type":"LastMirrorEpochs","data":{key}}}"#);
+    // Something that is not a mirror state record is a line that says so; the dump went on.
+    let foreign = tails.pop().expect("the foreign record's line");
+    assert!(
+        foreign.starts_with(
+            "key: Error at offset 6, skipping. the value is not a mirror state record:"
+        ),
+        "{foreign}"
+    );
+    assert_eq!(
+        tails,
+        vec![
+            format!("key: {partition_key} payload: {}", value("MIRRORING", 0)),
+            format!("key: {partition_key} payload: {}", value("STOPPING", 1)),
+            format!(
+                r#"key: {epochs_key} payload: {{"data":{{"lastMirrorEpoch":2,"lastMirrorOffset":40}}}}"#
+            ),
+            format!("key: {partition_key} payload: {}", value("STOPPED", 2)),
+            format!("key: {partition_key} payload: <DELETE>"),
+            format!("key: {epochs_key} payload: <DELETE>"),
+        ]
+    );
+}
+
+#[test]
+fn dump_log_refuses_two_topic_decoders_at_once() {
+    let segment = TempSegment::new(&Segment::new().bytes());
+    let output = dump_log(
+        &segment,
+        &["--offsets-decoder", "--transaction-log-decoder"],
+    );
+    assert_eq!(output.status.code(), Some(EXIT_BAD_INPUT));
+    assert!(
+        stderr(&output).contains("cannot be used with"),
+        "{}",
+        stderr(&output)
     );
 }
 

@@ -471,15 +471,28 @@ proptest! {
     fn every_mutated_segment_dumps_and_names_bytes_inside_it(
         mutations in proptest::collection::vec(byte_mutation(), 1..4),
         format in prop::sample::select(vec![Format::Text, Format::Json, Format::Kafka]),
-        compressed in any::<bool>(),
+        source in 0..4usize,
+        decoder in prop::sample::select(vec![
+            RecordDecoder::Strings,
+            RecordDecoder::Offsets,
+            RecordDecoder::TransactionLog,
+            RecordDecoder::MirrorState,
+        ]),
     ) {
-        let mut bytes = if compressed { mixed_segment() } else { sample_segment() };
+        // Our sample, plain and compressed batches mixed, and the kmsg-written coordinator
+        // segments (their records are what the topic decoders read).
+        let mut bytes = match source {
+            0 => sample_segment(),
+            1 => mixed_segment(),
+            2 => coordinator_segment("offsets.log"),
+            _ => coordinator_segment("transactions.log"),
+        };
         for mutation in &mutations {
             apply_bytes(&mut bytes, mutation);
         }
         let length = bytes.len() as u64;
         let mut out = Vec::new();
-        let options = DumpOptions { format, print_data_log: true, deep_iteration: false };
+        let options = DumpOptions { print_data_log: true, decoder, ..DumpOptions::new(format) };
         let outcome = std::panic::catch_unwind(move || {
             let result = dump(Bytes::from(bytes), options, &mut out);
             (result, out)
@@ -499,7 +512,15 @@ proptest! {
     }
 }
 
-use mirrorsim_sim::commands::dump_log::{dump, DumpOptions, OutputFormat as Format};
+use mirrorsim_sim::commands::dump_log::{dump, DumpOptions, OutputFormat as Format, RecordDecoder};
+
+/// A segment of `tests/fixtures/coordinator`.
+fn coordinator_segment(name: &str) -> Vec<u8> {
+    let path = repository_root()
+        .join("tests/fixtures/coordinator")
+        .join(name);
+    std::fs::read(&path).unwrap_or_else(|error| panic!("{}: {error}", path.display()))
+}
 
 #[test]
 fn the_sample_segment_dumps_whole() {

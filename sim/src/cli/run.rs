@@ -129,6 +129,15 @@ pub(crate) fn dump_log_command(args: &DumpLogArgs) -> ExitCode {
         format,
         print_data_log: args.print_data_log,
         deep_iteration: args.deep_iteration,
+        decoder: if args.offsets_decoder {
+            RecordDecoder::Offsets
+        } else if args.transaction_log_decoder {
+            RecordDecoder::TransactionLog
+        } else if args.mirror_state_decoder {
+            RecordDecoder::MirrorState
+        } else {
+            RecordDecoder::Strings
+        },
     };
     let mut out = BufWriter::new(io::stdout().lock());
     let several = args.files.len() > 1;

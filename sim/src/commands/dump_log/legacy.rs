@@ -213,6 +213,7 @@ fn record_of(message: &Message, offset: i64, timestamp: i64) -> RecordDump {
         },
         raw_key: message.key.clone(),
         raw_value: message.value.clone(),
+        decoded: None,
         legacy: Some(LegacyCheck {
             crc: message.crc,
             valid: message.valid,

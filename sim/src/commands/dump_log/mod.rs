@@ -22,17 +22,22 @@
 //!   `ABORT coordinatorEpoch=N`, `MIRROR_PID_RESET sourceClusterId=ID`, `UNKNOWN type=N`), JSON
 //!   (one object per batch per line with the same field names; a payload is `null`,
 //!   `{"text": …}` or `{"hex": …}`), and kafka-dump-log's layout (see [`output`]).
+//! - A data record's key and value are shown as [`DumpOptions::decoder`] reads them: Kafka's
+//!   string decoder, or a topic decoder for `__consumer_offsets`, `__transaction_state` or
+//!   `__mirror_state` (`decode/`), which adds the decoded key and payload to every layout.
 //! - A file named like a side file of a partition (`.index`, `.timeindex`, `.txnindex`,
 //!   `.snapshot`, `leader-epoch-checkpoint`, `partition.metadata`) is decoded as that file
 //!   (`side_files.rs`) by [`dump_file`].
 //! - Only reading the input or writing the output can fail the dump ([`DumpError`]); nothing
 //!   here panics on bad input.
 
+mod decode;
 mod legacy;
 mod model;
 mod output;
 mod side_files;
 
+pub use decode::RecordDecoder;
 pub use side_files::FileKind;
 
 use std::fmt;
@@ -67,6 +72,10 @@ pub struct DumpOptions {
     pub print_data_log: bool,
     /// kafka-dump-log's `--deep-iteration`: in the kafka layout, the records without payloads.
     pub deep_iteration: bool,
+    /// How data records' keys and values are read: Kafka's string decoder, or one of the topic
+    /// decoders (`--offsets-decoder`, `--transaction-log-decoder`, `--mirror-state-decoder`),
+    /// which add the decoded key and payload to every layout.
+    pub decoder: RecordDecoder,
 }
 
 impl DumpOptions {
@@ -76,13 +85,20 @@ impl DumpOptions {
             format,
             print_data_log: false,
             deep_iteration: false,
+            decoder: RecordDecoder::Strings,
         }
     }
 
     /// Whether records are decoded: always in our layouts, with `--deep-iteration` or
     /// `--print-data-log` in Kafka's.
     fn reads_records(&self) -> bool {
-        self.format != OutputFormat::Kafka || self.print_data_log || self.deep_iteration
+        self.format != OutputFormat::Kafka || self.prints_data() || self.deep_iteration
+    }
+
+    /// Whether the kafka layout prints keys and payloads: `--print-data-log`, or a topic
+    /// decoder (kafka-dump-log's decoders imply it).
+    fn prints_data(&self) -> bool {
+        self.print_data_log || self.decoder.is_topic_decoder()
     }
 }
 
@@ -306,7 +322,8 @@ pub fn dump_reader(
             .and_then(|()| RecordBatch::inspect(&bytes, position))
         {
             Ok(inspected) => {
-                let described = describe_batch(position, &inspected, options.reads_records());
+                let mut described = describe_batch(position, &inspected, options.reads_records());
+                decode_records(&mut described, options);
                 note_offsets(&described, &mut last_record_offset, &mut summary);
                 note_batch_problems(&described, inspected.computed_crc, &mut summary);
                 write_batch(out, options, &described)?;
@@ -315,7 +332,8 @@ pub fn dump_reader(
                 // A magic 0 or 1 message: decoded as kafka-dump-log does; skipped only when it
                 // is not a message at all.
                 match legacy::describe_legacy(position, &bytes, options.reads_records()) {
-                    Some((described, computed)) => {
+                    Some((mut described, computed)) => {
+                        decode_records(&mut described, options);
                         note_offsets(&described, &mut last_record_offset, &mut summary);
                         note_batch_problems(&described, computed, &mut summary);
                         write_batch(out, options, &described)?;
@@ -328,6 +346,21 @@ pub fn dump_reader(
         position += bytes.len() as u64;
     }
     Ok(summary)
+}
+
+/// With a topic decoder, each data record's key and payload as it reads them (control records
+/// are not given to a decoder, as Kafka gives them to none).
+fn decode_records(batch: &mut model::BatchDump, options: DumpOptions) {
+    if !options.decoder.is_topic_decoder() || batch.is_control {
+        return;
+    }
+    for record in &mut batch.records {
+        record.decoded = Some(options.decoder.decode(
+            record.offset,
+            record.raw_key.as_deref(),
+            record.raw_value.as_deref(),
+        ));
+    }
 }
 
 /// Whether a whole entry's magic byte says magic 0 or 1.
@@ -422,7 +455,10 @@ fn write_batch(
     match options.format {
         OutputFormat::Text => output::write_text(out, batch),
         OutputFormat::Json => output::write_json(out, batch),
-        OutputFormat::Kafka => output::write_kafka_batch(out, batch, options.print_data_log),
+        OutputFormat::Kafka => {
+            let data = options.prints_data().then_some(options.decoder);
+            output::write_kafka_batch(out, batch, data)
+        }
     }
 }
 
@@ -937,7 +973,7 @@ mod tests {
         let options = DumpOptions {
             format: OutputFormat::Kafka,
             print_data_log: true,
-            deep_iteration: false,
+            ..DumpOptions::new(OutputFormat::Kafka)
         };
         let (text, _) = dump_with(bytes.clone(), options);
         let expected = format!(
@@ -980,8 +1016,8 @@ mod tests {
         builder.append(T0, None, Some(Bytes::from_static(b"x")), Vec::new());
         let options = DumpOptions {
             format: OutputFormat::Kafka,
-            print_data_log: false,
             deep_iteration: true,
+            ..DumpOptions::new(OutputFormat::Kafka)
         };
         let (text, _) = dump_with(segment(&[builder.build()]), options);
         let lines: Vec<&str> = text.lines().collect();

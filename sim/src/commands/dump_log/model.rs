@@ -13,6 +13,8 @@ use mirrorsim::record::{
 };
 use serde::Serialize;
 
+use super::decode::Decoded;
+
 /// One batch as printed.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -81,6 +83,10 @@ pub(super) struct RecordDump {
     /// batch, whose CRC is the batch's.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub legacy: Option<LegacyCheck>,
+    /// The key and payload as a topic decoder reads them (`--offsets-decoder` and the like),
+    /// set only when one was asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decoded: Option<Decoded>,
 }
 
 /// A magic 0 or 1 message's stored CRC-32 and whether it matches its bytes.
@@ -340,6 +346,7 @@ fn describe_record(
         raw_key: record.key.clone(),
         raw_value: record.value.clone(),
         legacy: None,
+        decoded: None,
     })
 }
 

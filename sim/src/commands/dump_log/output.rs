@@ -12,6 +12,7 @@ use std::io::{self, Write};
 
 use mirrorsim::record::ControlRecordType;
 
+use super::decode::RecordDecoder;
 use super::model::{BatchDump, ControlDump, Payload, RecordBody, RecordDump, SkippedDump};
 use super::{InvalidTail, TailLength};
 
@@ -131,8 +132,14 @@ fn write_text_record(out: &mut impl Write, record: &RecordDump) -> io::Result<()
                 Nullable(value),
                 headers.join(", ")
             )?;
-            match &record.legacy {
-                Some(check) => writeln!(out, " crc=0x{:08x} valid={}", check.crc, check.valid),
+            if let Some(check) = &record.legacy {
+                write!(out, " crc=0x{:08x} valid={}", check.crc, check.valid)?;
+            }
+            match &record.decoded {
+                Some(decoded) => {
+                    write!(out, " decoded=")?;
+                    write_json(out, decoded)
+                }
                 None => writeln!(out),
             }
         }
@@ -187,12 +194,13 @@ pub(super) fn write_json_tail(out: &mut impl Write, tail: &InvalidTail) -> io::R
 }
 
 /// kafka-dump-log's batch line (`printBatchLevel` for magic 2) and, when the records were
-/// read, one `| offset: …` line per record (`dumpLog`'s deep iteration); `print_data_log`
-/// adds the key and payload of data records as Kafka's default `StringDecoder` shows them.
+/// read, one `| offset: …` line per record (`dumpLog`'s deep iteration); with a decoder
+/// (`--print-data-log` or a topic decoder) the key and payload of data records as it shows
+/// them.
 pub(super) fn write_kafka_batch(
     out: &mut impl Write,
     batch: &BatchDump,
-    print_data_log: bool,
+    data: Option<RecordDecoder>,
 ) -> io::Result<()> {
     if batch.magic < 2 {
         write_kafka_legacy_entry_line(out, batch)?;
@@ -200,7 +208,7 @@ pub(super) fn write_kafka_batch(
         write_kafka_batch_line(out, batch)?;
     }
     for record in &batch.records {
-        write_kafka_record(out, batch.timestamp_type, record, print_data_log)?;
+        write_kafka_record(out, batch.timestamp_type, record, data)?;
     }
     Ok(())
 }
@@ -262,7 +270,7 @@ fn write_kafka_record(
     out: &mut impl Write,
     timestamp_type: &str,
     record: &RecordDump,
-    print_data_log: bool,
+    data: Option<RecordDecoder>,
 ) -> io::Result<()> {
     write!(
         out,
@@ -280,16 +288,28 @@ fn write_kafka_record(
     }
     match &record.body {
         RecordBody::Control { control, .. } => write_kafka_control(out, control)?,
-        RecordBody::Data { .. } if print_data_log => {
-            // Kafka's StringDecoder: `new String(bytes, UTF_8)`, malformed input replaced.
-            if let Some(key) = &record.raw_key {
-                write!(out, " key: {}", String::from_utf8_lossy(key))?;
-            }
-            if let Some(value) = &record.raw_value {
-                write!(out, " payload: {}", String::from_utf8_lossy(value))?;
+        RecordBody::Data { .. } => {
+            if let Some(decoder) = data {
+                let fresh;
+                let decoded = match &record.decoded {
+                    Some(decoded) => decoded,
+                    None => {
+                        fresh = decoder.decode(
+                            record.offset,
+                            record.raw_key.as_deref(),
+                            record.raw_value.as_deref(),
+                        );
+                        &fresh
+                    }
+                };
+                if let Some(key) = &decoded.key {
+                    write!(out, " key: {key}")?;
+                }
+                if let Some(payload) = &decoded.payload {
+                    write!(out, " payload: {payload}")?;
+                }
             }
         }
-        RecordBody::Data { .. } => {}
     }
     writeln!(out)
 }
