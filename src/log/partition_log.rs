@@ -18,10 +18,9 @@
 //! - Truncation ([`PartitionLog::truncate_to`], [`PartitionLog::truncate_fully_and_start_at`])
 //!   truncates the epoch cache from the end and rebuilds producer state by replay, as Kafka does.
 //!
-//! Modelling limits (written down so nobody relies on them): no compaction; compressed batches
-//! decode (the record layer reads every codec, and validation decompresses their records), but
-//! no simulated producer writes one yet, so that path runs only in the record layer's tests; no
-//! producer-state snapshot files (producer state is rebuilt by replaying every retained batch,
+//! Modelling limits (written down so nobody relies on them): no compaction (compressed batches,
+//! which producers write when a scenario sets `compression`, are stored and replicated as they
+//! came, validation decompressing their records); no producer-state snapshot files (producer state is rebuilt by replaying every retained batch,
 //! so after a restart the duplicate window still holds five batches per producer where Kafka
 //! keeps one), and the epoch cache is rebuilt from batches rather than read from a checkpoint.
 
