@@ -550,8 +550,9 @@ fn dump_log_topic_decoders_print_kmsg_records_as_kafka_dump_log_does() {
     // `tests/fixtures/coordinator`: `__consumer_offsets` and `__transaction_state` records
     // encoded by franz-go's kmsg (generate.go: offset commits of key versions 0-1 and value
     // versions 0-4 with 4.1's tagged topic id, group metadata of value versions 0-4 with consumer
-    // subscriptions and assignments of versions 0-3, a connect group, tombstones, a KIP-848
-    // record type; transactions in every state, value versions 0-1 with tagged fields), laid out
+    // subscriptions and assignments of versions 0-3, a connect group, tombstones; two KIP-848
+    // records encoded by hand, an unknown record type; transactions in every state, value
+    // versions 0-1 with tagged fields), laid out
     // by kafka-python's batch builder in plain, gzip and zstd batches (generate.py), and what
     // kafka-dump-log --offsets-decoder / --transaction-log-decoder prints for them.
     assert_eq!(

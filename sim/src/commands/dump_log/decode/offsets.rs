@@ -12,10 +12,13 @@
 //!   each member's `subscription` and `assignment` bytes are replaced by their decoded
 //!   `ConsumerProtocolSubscription`/`ConsumerProtocolAssignment` (v0–3) as Kafka does; bytes
 //!   that do not decode stay base64.
-//! - Record types Kafka has beyond the classic three (3–8 for KIP-848 consumer groups, later
-//!   ones for share groups) print `Unknown record type T at offset O, skipping.` (Kafka decodes
-//!   them; their schemas are not transcribed here: the README says so). A record that does not
-//!   decode prints `Error at offset O, skipping. REASON`; a record without a key, which stops
+//! - Types 3–8 are KIP-848's consumer-group records (`ConsumerGroupMetadata`,
+//!   `…PartitionMetadata`, `…MemberMetadata` with its tagged `classicMemberMetadata`,
+//!   `…TargetAssignmentMetadata`, `…TargetAssignmentMember`, `…CurrentMemberAssignment`; keys of
+//!   the type's own version, values flexible v0, so a later version's new tagged fields are
+//!   skipped). Share-group types (9 and up, whose numbering moved between releases) and any
+//!   other print `Unknown record type T at offset O, skipping.` A record that does not decode
+//!   prints `Error at offset O, skipping. REASON`; a record without a key, which stops
 //!   kafka-dump-log with an exception, prints the same error line and the dump goes on.
 
 use super::schema::{self, from, Field, Json, Message, Type, Versions, NONE};
@@ -120,11 +123,176 @@ const ASSIGNMENT: Message = Message {
     ],
 };
 
-/// The key and value schemas of a record type.
+// KIP-848's consumer groups (the `consumer` group protocol, Kafka 3.7+): record types 3-8, keys
+// of the type's own version, values v0 and flexible (later fields are tagged, so a newer record
+// reads with these schemas, its new tags skipped).
+
+const GROUP_ID: &[Field] = &[Field::new("groupId", Type::String, from(0))];
+const GROUP_AND_MEMBER_ID: &[Field] = &[
+    Field::new("groupId", Type::String, from(0)),
+    Field::new("memberId", Type::String, from(0)),
+];
+
+/// A key of `record_type` that is the group id and, for member records, the member id.
+const fn group_key(name: &'static str, record_type: i16, member: bool) -> Message {
+    Message {
+        name,
+        valid: Versions(record_type, record_type),
+        flexible: NONE,
+        fields: if member {
+            GROUP_AND_MEMBER_ID
+        } else {
+            GROUP_ID
+        },
+    }
+}
+
+/// A v0 flexible value.
+const fn group_value(name: &'static str, fields: &'static [Field]) -> Message {
+    Message {
+        name,
+        valid: Versions(0, 0),
+        flexible: from(0),
+        fields,
+    }
+}
+
+const CONSUMER_GROUP_METADATA_KEY: Message = group_key("ConsumerGroupMetadataKey", 3, false);
+const CONSUMER_GROUP_METADATA_VALUE: Message = group_value(
+    "ConsumerGroupMetadataValue",
+    &[Field::new("epoch", Type::Int32, from(0))],
+);
+
+const PARTITION_METADATA: &[Field] = &[
+    Field::new("partition", Type::Int32, from(0)),
+    Field::new("racks", Type::Array(&Type::String), from(0)),
+];
+const TOPIC_METADATA: &[Field] = &[
+    Field::new("topicId", Type::Uuid, from(0)),
+    Field::new("topicName", Type::String, from(0)),
+    Field::new("numPartitions", Type::Int32, from(0)),
+    Field::new(
+        "partitionMetadata",
+        Type::Array(&Type::Struct(PARTITION_METADATA)),
+        from(0),
+    ),
+];
+const CONSUMER_GROUP_PARTITION_METADATA_KEY: Message =
+    group_key("ConsumerGroupPartitionMetadataKey", 4, false);
+const CONSUMER_GROUP_PARTITION_METADATA_VALUE: Message = group_value(
+    "ConsumerGroupPartitionMetadataValue",
+    &[Field::new(
+        "topics",
+        Type::Array(&Type::Struct(TOPIC_METADATA)),
+        from(0),
+    )],
+);
+
+const CLASSIC_PROTOCOL: &[Field] = &[
+    Field::new("name", Type::String, from(0)),
+    Field::new("metadata", Type::Bytes, from(0)),
+];
+const CLASSIC_MEMBER_METADATA: &[Field] = &[
+    Field::new("sessionTimeoutMs", Type::Int32, from(0)),
+    Field::new(
+        "supportedProtocols",
+        Type::Array(&Type::Struct(CLASSIC_PROTOCOL)),
+        from(0),
+    ),
+];
+const CONSUMER_GROUP_MEMBER_METADATA_KEY: Message =
+    group_key("ConsumerGroupMemberMetadataKey", 5, true);
+const CONSUMER_GROUP_MEMBER_METADATA_VALUE: Message = group_value(
+    "ConsumerGroupMemberMetadataValue",
+    &[
+        Field::new("instanceId", Type::String, from(0)).nullable(from(0)),
+        Field::new("rackId", Type::String, from(0)).nullable(from(0)),
+        Field::new("clientId", Type::String, from(0)),
+        Field::new("clientHost", Type::String, from(0)),
+        Field::new("subscribedTopicNames", Type::Array(&Type::String), from(0)),
+        Field::new("subscribedTopicRegex", Type::String, from(0)).nullable(from(0)),
+        Field::new("rebalanceTimeoutMs", Type::Int32, from(0)),
+        Field::new("serverAssignor", Type::String, from(0)).nullable(from(0)),
+        // A member that joined with the classic protocol (KIP-848's upgrade path), tag 0.
+        Field::new(
+            "classicMemberMetadata",
+            Type::Struct(CLASSIC_MEMBER_METADATA),
+            from(0),
+        )
+        .nullable(from(0))
+        .tagged(0, 0),
+    ],
+);
+
+const CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_KEY: Message =
+    group_key("ConsumerGroupTargetAssignmentMetadataKey", 6, false);
+const CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE: Message = group_value(
+    "ConsumerGroupTargetAssignmentMetadataValue",
+    &[Field::new("assignmentEpoch", Type::Int32, from(0))],
+);
+
+const TOPIC_ID_PARTITIONS: &[Field] = &[
+    Field::new("topicId", Type::Uuid, from(0)),
+    Field::new("partitions", Type::Array(&Type::Int32), from(0)),
+];
+const CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY: Message =
+    group_key("ConsumerGroupTargetAssignmentMemberKey", 7, true);
+const CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE: Message = group_value(
+    "ConsumerGroupTargetAssignmentMemberValue",
+    &[Field::new(
+        "topicPartitions",
+        Type::Array(&Type::Struct(TOPIC_ID_PARTITIONS)),
+        from(0),
+    )],
+);
+
+const CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY: Message =
+    group_key("ConsumerGroupCurrentMemberAssignmentKey", 8, true);
+const CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE: Message = group_value(
+    "ConsumerGroupCurrentMemberAssignmentValue",
+    &[
+        Field::new("memberEpoch", Type::Int32, from(0)),
+        Field::new("previousMemberEpoch", Type::Int32, from(0)),
+        Field::new("state", Type::Int8, from(0)),
+        Field::new(
+            "assignedPartitions",
+            Type::Array(&Type::Struct(TOPIC_ID_PARTITIONS)),
+            from(0),
+        ),
+        Field::new(
+            "partitionsPendingRevocation",
+            Type::Array(&Type::Struct(TOPIC_ID_PARTITIONS)),
+            from(0),
+        ),
+    ],
+);
+
+/// The key and value schemas of a record type (Kafka's `GroupCoordinatorRecordSerde`).
 fn schemas_of(record_type: i16) -> Option<(&'static Message, &'static Message)> {
     match record_type {
         0 | 1 => Some((&OFFSET_COMMIT_KEY, &OFFSET_COMMIT_VALUE)),
         2 => Some((&GROUP_METADATA_KEY, &GROUP_METADATA_VALUE)),
+        3 => Some((&CONSUMER_GROUP_METADATA_KEY, &CONSUMER_GROUP_METADATA_VALUE)),
+        4 => Some((
+            &CONSUMER_GROUP_PARTITION_METADATA_KEY,
+            &CONSUMER_GROUP_PARTITION_METADATA_VALUE,
+        )),
+        5 => Some((
+            &CONSUMER_GROUP_MEMBER_METADATA_KEY,
+            &CONSUMER_GROUP_MEMBER_METADATA_VALUE,
+        )),
+        6 => Some((
+            &CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_KEY,
+            &CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE,
+        )),
+        7 => Some((
+            &CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY,
+            &CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE,
+        )),
+        8 => Some((
+            &CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY,
+            &CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE,
+        )),
         _ => None,
     }
 }
@@ -265,11 +433,44 @@ mod tests {
     }
 
     #[test]
-    fn unknown_types_missing_keys_and_damage_are_lines_not_failures() {
-        let decoded = decode(9, Some(&[0, 3, 0, 0]), Some(&[0, 0]));
+    fn a_kip_848_member_that_joined_with_the_classic_protocol_shows_its_tagged_metadata() {
+        let mut key = 5i16.to_be_bytes().to_vec();
+        key.extend(string("cg"));
+        key.extend(string("m-1"));
+        // ConsumerGroupMemberMetadataValue v0 (compact strings: length + 1).
+        let mut value = 0i16.to_be_bytes().to_vec();
+        value.push(0); // instanceId null
+        value.extend([2, b'r']); // rackId "r"
+        value.extend([3, b'c', b'1']); // clientId
+        value.extend([2, b'h']); // clientHost
+        value.extend([2, 2, b'o']); // subscribedTopicNames ["o"]
+        value.push(0); // subscribedTopicRegex null
+        value.extend(30_000i32.to_be_bytes()); // rebalanceTimeoutMs
+        value.push(0); // serverAssignor null
+                       // Tagged section: one field, tag 0 (classicMemberMetadata), 16 bytes: present (varint 1).
+        value.extend([1, 0, 16, 1]);
+        value.extend(45_000i32.to_be_bytes()); // sessionTimeoutMs
+        value.extend([2, 6, b'r', b'a', b'n', b'g', b'e', 2, 7, 0]); // [{range, 0x07}] + tags
+        value.push(0); // the struct's own tagged section
+        let decoded = decode(3, Some(&key), Some(&value));
         assert_eq!(
             decoded.key.as_deref(),
-            Some("Unknown record type 3 at offset 9, skipping.")
+            Some(r#"{"type":"5","data":{"groupId":"cg","memberId":"m-1"}}"#)
+        );
+        assert_eq!(
+            decoded.payload.as_deref(),
+            Some(
+                r#"{"version":"0","data":{"instanceId":null,"rackId":"r","clientId":"c1","clientHost":"h","subscribedTopicNames":["o"],"subscribedTopicRegex":null,"rebalanceTimeoutMs":30000,"serverAssignor":null,"classicMemberMetadata":{"sessionTimeoutMs":45000,"supportedProtocols":[{"name":"range","metadata":"Bw=="}]}}}"#
+            )
+        );
+    }
+
+    #[test]
+    fn unknown_types_missing_keys_and_damage_are_lines_not_failures() {
+        let decoded = decode(9, Some(&[0, 99, 0, 0]), Some(&[0, 0]));
+        assert_eq!(
+            decoded.key.as_deref(),
+            Some("Unknown record type 99 at offset 9, skipping.")
         );
         assert_eq!(decoded.payload, None);
         let decoded = decode(9, None, Some(&[0, 0]));

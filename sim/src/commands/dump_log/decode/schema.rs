@@ -90,9 +90,11 @@ impl Field {
         }
     }
 
-    /// Whether a decoded tagged value is its field's default (and so is not printed).
+    /// Whether a decoded tagged value is its field's default (and so is not printed): an
+    /// integer equal to it, the zero UUID, or null.
     fn is_default(&self, value: &Json) -> bool {
         match (self.tagged, value) {
+            (Some(_), Json::Null) => true,
             (Some((_, default)), Json::Int(number)) => *number == default,
             (Some(_), Json::Text(text)) if matches!(self.ty, Type::Uuid) => {
                 *text == uuid_text(&[0; 16])
@@ -246,6 +248,7 @@ pub(crate) fn read(message: &Message, version: i16, bytes: &[u8]) -> Result<Json
         message: message.name,
         version,
         flexible: message.flexible.contains(version),
+        in_tag: false,
     };
     reader.read_struct(message.fields)
 }
@@ -264,6 +267,8 @@ struct Reader<'a> {
     message: &'static str,
     version: i16,
     flexible: bool,
+    /// Reading a tagged field's body (where a nullable struct's marker is a varint).
+    in_tag: bool,
 }
 
 impl<'a> Reader<'a> {
@@ -312,6 +317,7 @@ impl<'a> Reader<'a> {
             let mut inner = Reader {
                 bytes: body,
                 position: 0,
+                in_tag: true,
                 ..*self
             };
             let value = inner.read_field(field).map_err(|mut error| {
@@ -352,6 +358,20 @@ impl<'a> Reader<'a> {
                 None => Json::Null,
                 Some(count) => self.read_array(field, element, count)?,
             },
+            // A nullable struct carries a presence marker: an int8, −1 for null, or, as a
+            // tagged field's body, an unsigned varint, 0 for null.
+            Type::Struct(fields) if nullable => {
+                let null = if self.in_tag {
+                    self.unsigned_varint(field)? == 0
+                } else {
+                    (self.take::<1>(field)?[0] as i8) < 0
+                };
+                if null {
+                    Json::Null
+                } else {
+                    self.read_struct(fields)?
+                }
+            }
             Type::Struct(fields) => self.read_struct(fields)?,
         };
         if value == Json::Null && !nullable {
@@ -512,6 +532,40 @@ mod tests {
         // A tag whose body is shorter than its field names the byte where the body starts.
         let error = read(&MESSAGE, 2, &[0, 0, 0, 1, 0, 1, 1, 1, 2, 0, 0]).unwrap_err();
         assert_eq!(error.position, Some(9));
+    }
+
+    #[test]
+    fn a_nullable_struct_has_a_presence_byte() {
+        const INNER: &[Field] = &[Field::new("n", Type::Int8, from(0))];
+        const OUTER: Message = Message {
+            name: "Outer",
+            valid: Versions(0, 0),
+            flexible: from(0),
+            fields: &[
+                Field::new("a", Type::Struct(INNER), from(0)).nullable(from(0)),
+                Field::new("b", Type::Struct(INNER), from(0))
+                    .nullable(from(0))
+                    .tagged(0, 0),
+            ],
+        };
+        // a: present (int8 1, n = 5, its tagged section), then the outer tagged section with b
+        // present (tag 0, size 3: varint 1, n = 6, its tagged section).
+        let bytes = [1, 5, 0, 1, 0, 3, 1, 6, 0];
+        assert_eq!(
+            read(&OUTER, 0, &bytes).unwrap().to_string(),
+            r#"{"a":{"n":5},"b":{"n":6}}"#
+        );
+        // a null (int8 −1), b absent: a prints null, b (tagged, default null) is left out.
+        assert_eq!(
+            read(&OUTER, 0, &[0xff, 0]).unwrap().to_string(),
+            r#"{"a":null}"#
+        );
+        // b tagged but null (varint 0): left out as its default.
+        let bytes = [1, 5, 0, 1, 0, 1, 0];
+        assert_eq!(
+            read(&OUTER, 0, &bytes).unwrap().to_string(),
+            r#"{"a":{"n":5}}"#
+        );
     }
 
     #[test]
