@@ -240,6 +240,10 @@ struct RunArgs {
     /// Test-only broken broker switches (e.g. `ack-before-replication`).
     #[arg(long = "broken")]
     broken: Vec<String>,
+    /// After the run, write every broker's log directories under DIR
+    /// (`DIR/<cluster>/broker-<id>/<topic>-<partition>/`), for `dump-log`.
+    #[arg(long, value_name = "DIR")]
+    logs: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

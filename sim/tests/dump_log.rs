@@ -731,6 +731,135 @@ fn dump_log_mirror_state_decoder_prints_the_models_coordinator_records() {
     );
 }
 
+/// Every `.log` file under `dir` whose partition directory starts with `prefix`, sorted.
+fn segments_under(dir: &std::path::Path, prefix: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(next) = pending.pop() {
+        for entry in std::fs::read_dir(&next).expect("a directory the run wrote") {
+            let path = entry.expect("an entry").path();
+            let in_partition = path
+                .parent()
+                .and_then(|p| p.file_name())
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(prefix));
+            if path.is_dir() {
+                pending.push(path);
+            } else if in_partition && path.extension().is_some_and(|e| e == "log") {
+                found.push(path.to_str().expect("UTF-8").to_string());
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// `mirrorsim run SCENARIO --seed SEED --logs DIR`, checked to pass, with the trace hash the
+/// same run prints without `--logs`.
+fn run_writing_logs(scenario: &str, seed: &str, dir: &std::path::Path) {
+    let scenario = format!("{}/../scenarios/{scenario}", env!("CARGO_MANIFEST_DIR"));
+    let _ = std::fs::remove_dir_all(dir);
+    let logs = dir.to_str().expect("UTF-8");
+    let with = mirrorsim(&["run", &scenario, "--seed", seed, "--logs", logs]);
+    assert_eq!(with.status.code(), Some(0), "{}", stderr(&with));
+    let without = mirrorsim(&["run", &scenario, "--seed", seed]);
+    let hash = |output: &Output| {
+        stdout_lines(output)
+            .into_iter()
+            .find(|line| line.starts_with("trace_hash="))
+            .expect("a trace hash")
+    };
+    assert_eq!(hash(&with), hash(&without), "--logs changed the run");
+    assert!(stdout_lines(&with)
+        .iter()
+        .any(|line| line.starts_with("logs ") && line.contains("files written under")));
+}
+
+#[test]
+fn dump_log_decodes_the_logs_a_simulated_run_wrote() {
+    let dir = std::env::temp_dir().join(format!("mirrorsim-logs-{}", std::process::id()));
+    // group_offset_sync: consumer groups on both clusters, a mirror syncing their offsets.
+    run_writing_logs("group_offset_sync.toml", "3", &dir);
+    for (prefix, decoder, expected) in [
+        (
+            "__mirror_state-",
+            "--mirror-state-decoder",
+            "\"state\":\"MIRRORING\"",
+        ),
+        (
+            "__consumer_offsets-",
+            "--offsets-decoder",
+            "{\"type\":\"OffsetCommit\"}",
+        ),
+    ] {
+        let segments = segments_under(&dir, prefix);
+        assert!(!segments.is_empty(), "the run wrote {prefix} segments");
+        let mut args = vec!["dump-log", "--format", "kafka", decoder];
+        args.extend(segments.iter().map(String::as_str));
+        let output = mirrorsim(&args);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        assert_eq!(stderr(&output), "", "the run's segments are whole");
+        let text = String::from_utf8(output.stdout).expect("UTF-8");
+        let records = text.lines().filter(|l| l.starts_with("| offset: ")).count();
+        assert!(records > 0, "{prefix}: records");
+        assert!(text.contains(expected), "{prefix}: {expected}");
+        assert!(
+            !text.contains("Error at offset"),
+            "{prefix}: every record decodes"
+        );
+    }
+    // The data partitions: whole batches, valid CRCs, nothing left over.
+    let segments = segments_under(&dir, "orders-");
+    let mut args = vec!["dump-log", "--json"];
+    args.extend(segments.iter().map(String::as_str));
+    let output = mirrorsim(&args);
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(stderr(&output), "");
+    let batches = json_lines(&output)
+        .into_iter()
+        .filter(|object| object.get("baseOffset").is_some())
+        .collect::<Vec<_>>();
+    assert!(!batches.is_empty());
+    assert!(batches.iter().all(|batch| batch["valid"] == true));
+
+    // active_passive: transactional producers, so __transaction_state.
+    run_writing_logs("active_passive.toml", "3", &dir);
+    let segments = segments_under(&dir, "__transaction_state-");
+    let mut args = vec!["dump-log", "--format", "kafka", "--transaction-log-decoder"];
+    args.extend(segments.iter().map(String::as_str));
+    let output = mirrorsim(&args);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = String::from_utf8(output.stdout).expect("UTF-8");
+    assert!(text.contains("key: {\"type\":\"Metadata\"}"));
+    assert!(text.contains("\"state\":\"CompleteCommit\""));
+    assert!(!text.contains("Error at offset"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn run_logs_into_a_directory_that_cannot_be_made_exits_74() {
+    let blocker = TempSegment::new(b"a file where the directory would go");
+    let dir = blocker.path.join("logs");
+    let scenario = format!(
+        "{}/../scenarios/leader_crash.toml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let output = mirrorsim(&[
+        "run",
+        &scenario,
+        "--seed",
+        "1",
+        "--logs",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(74));
+    assert!(
+        stderr(&output).starts_with("mirrorsim: --logs "),
+        "{}",
+        stderr(&output)
+    );
+}
+
 #[test]
 fn dump_log_refuses_two_topic_decoders_at_once() {
     let segment = TempSegment::new(&Segment::new().bytes());

@@ -8,7 +8,7 @@ pub(crate) fn run_command(
     args: &RunArgs,
     trace: Option<&mirrorsim_sim::commands::replay::TraceOptions>,
 ) -> ExitCode {
-    use mirrorsim_sim::commands::runner::{run, RunOptions};
+    use mirrorsim_sim::commands::runner::{run_keeping_disks, RunOptions};
     use mirrorsim_sim::scenario::Scenario;
 
     let design = match parse_design(args.design.as_deref()) {
@@ -61,7 +61,10 @@ pub(crate) fn run_command(
             .collect::<String>()
     );
     let outcome = std::panic::catch_unwind(|| match trace {
-        None => (run(&scenario, &options), false),
+        None => {
+            let (report, disks) = run_keeping_disks(&scenario, &options);
+            (report, false, disks)
+        }
         Some(trace) => {
             // Buffered: a full trace has a line per message, and the buffer is flushed before
             // the report below.
@@ -70,13 +73,20 @@ pub(crate) fn run_command(
             for name in &replay.unmatched_nodes {
                 eprintln!("mirrorsim replay: --node {name}: no node of this run has that name");
             }
-            (replay.report, replay.output_failed)
+            (replay.report, replay.output_failed, replay.disks)
         }
     });
     let report = match outcome {
         // Whoever read the trace stopped reading (`replay … | head`): nothing more to print.
-        Ok((report, true)) => return ExitCode::from(report.verdict.exit_code()),
-        Ok((report, false)) => report,
+        Ok((report, true, _)) => return ExitCode::from(report.verdict.exit_code()),
+        Ok((report, false, disks)) => {
+            if let Some(dir) = &args.logs {
+                if let Err(code) = write_logs(dir, &disks) {
+                    return code;
+                }
+            }
+            report
+        }
         Err(_) => {
             out!("PANIC inside the simulation seed={seed}");
             out!("replay: {replay_line}");
@@ -117,6 +127,26 @@ pub(crate) fn run_command(
     }
     out!("trace_hash={:016x}", report.trace_hash);
     ExitCode::from(report.verdict.exit_code())
+}
+
+/// `--logs DIR`: every broker's log directories under `DIR`, one directory per cluster named
+/// by its scenario letter (`a`, `b`, …). A directory that cannot be written exits 74 (as
+/// `--out` does).
+fn write_logs(
+    dir: &Path,
+    disks: &mirrorsim_sim::commands::runner::BrokerDisks,
+) -> Result<(), ExitCode> {
+    let cluster_name = |index: u8| char::from(b'a' + index).to_string();
+    match disks.write_to(dir, cluster_name) {
+        Ok(files) => {
+            out!("logs {files} files written under {}", dir.display());
+            Ok(())
+        }
+        Err(error) => {
+            eprintln!("mirrorsim: --logs {}: {error}", dir.display());
+            Err(ExitCode::from(EXIT_OUTPUT_FAILED))
+        }
+    }
 }
 
 pub(crate) fn dump_log_command(args: &DumpLogArgs) -> ExitCode {

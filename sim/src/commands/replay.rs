@@ -43,7 +43,7 @@ use tracing_subscriber::layer::{Context, Layer};
 use tracing_subscriber::prelude::*;
 use tracing_subscriber::registry::LookupSpan;
 
-use crate::commands::runner::{run, RunOptions, RunReport};
+use crate::commands::runner::{run_keeping_disks, BrokerDisks, RunOptions, RunReport};
 use crate::scenario::Scenario;
 use crate::world::lock;
 use crate::world::trace::NODE_SPAN;
@@ -99,6 +99,8 @@ pub struct Replay {
     pub unmatched_nodes: Vec<String>,
     /// Writing the trace failed (e.g. its reader, `| head`, went away); the rest was dropped.
     pub output_failed: bool,
+    /// Every broker's storage as the run left it (for `--logs`).
+    pub disks: BrokerDisks,
 }
 
 /// Runs `scenario` like [`run`] and writes its trace to `out` as the run goes.
@@ -124,7 +126,8 @@ pub fn replay(
         trace: true,
         ..options.clone()
     };
-    let report = tracing::subscriber::with_default(subscriber, || run(scenario, &options));
+    let (report, disks) =
+        tracing::subscriber::with_default(subscriber, || run_keeping_disks(scenario, &options));
     let output_failed = {
         let mut output = lock(&output);
         output.flush();
@@ -141,6 +144,7 @@ pub fn replay(
         report,
         unmatched_nodes,
         output_failed,
+        disks,
     }
 }
 

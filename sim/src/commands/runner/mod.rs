@@ -13,6 +13,9 @@
 //! heal phase; liveness requires every one to have finished.
 
 mod build;
+mod logs;
+
+pub use logs::BrokerDisks;
 
 use build::{admin_world, build_nodes};
 
@@ -131,6 +134,12 @@ pub struct RunReport {
 
 /// Runs `scenario` with `options` in a fresh madsim runtime.
 pub fn run(scenario: &Scenario, options: &RunOptions) -> RunReport {
+    run_keeping_disks(scenario, options).0
+}
+
+/// Runs like [`run`] and also hands back every broker's storage as the run left it (for
+/// `--logs`; the run is the same).
+pub fn run_keeping_disks(scenario: &Scenario, options: &RunOptions) -> (RunReport, BrokerDisks) {
     let plan = plan(scenario, options.seed);
     let runtime = Runtime::with_seed_and_config(options.seed, simulation_config());
     let scenario = Arc::new(scenario.clone());
@@ -152,7 +161,7 @@ pub fn simulation_config() -> madsim::Config {
 pub async fn supervise_for_test(scenario: Scenario, seed: u64) -> RunReport {
     let plan = plan(&scenario, seed);
     let options = RunOptions::new(seed);
-    supervise(Arc::new(scenario), options, plan).await
+    supervise(Arc::new(scenario), options, plan).await.0
 }
 
 struct Node {
@@ -174,7 +183,11 @@ struct World {
     setup_failed: bool,
 }
 
-async fn supervise(scenario: Arc<Scenario>, options: RunOptions, plan: FaultPlan) -> RunReport {
+async fn supervise(
+    scenario: Arc<Scenario>,
+    options: RunOptions,
+    plan: FaultPlan,
+) -> (RunReport, BrokerDisks) {
     let mut shared = Shared::new();
     shared.print_trace = options.trace;
     let shared = Arc::new(shared);
@@ -212,12 +225,25 @@ async fn supervise(scenario: Arc<Scenario>, options: RunOptions, plan: FaultPlan
     if world.violations.is_empty() {
         world.heal_phase(&scenario).await;
     }
-    world.finish(options.seed, plan)
+    let disks = world.broker_disks();
+    (world.finish(options.seed, plan), disks)
 }
 
 impl World {
     fn now_ms(&self) -> i64 {
         self.shared.elapsed_ms()
+    }
+
+    /// Every broker's storage (shared handles: the disks as they are now).
+    fn broker_disks(&self) -> BrokerDisks {
+        BrokerDisks {
+            brokers: self
+                .nodes
+                .values()
+                .filter(|node| matches!(node.id, NodeId::Broker(..)))
+                .map(|node| (node.id, node.storage.clone()))
+                .collect(),
+        }
     }
 
     /// Waits until every topic exists with a leader and a full ISR.

@@ -57,6 +57,20 @@ impl RecordDecoder {
     }
 }
 
+/// A record as this model's coordinators store one (`coordinator::runtime::encode_records`):
+/// no key, the value the JSON of the coordinator's record enum `T`, `{"Variant":{…}}`. Shown as
+/// the key `{"type":"Variant"}` and the variant's body as stored; `None` when the value is not
+/// a `T`.
+fn model_record<T: serde::de::DeserializeOwned>(value: Option<&[u8]>) -> Option<Decoded> {
+    let value = value?;
+    serde_json::from_slice::<T>(value).ok()?;
+    let parsed: std::collections::BTreeMap<String, Box<serde_json::value::RawValue>> =
+        serde_json::from_slice(value).ok()?;
+    let (variant, body) = parsed.into_iter().next()?;
+    let key = Json::Object(vec![("type", Json::Text(variant))]);
+    Some(Decoded::json(key, Some(Json::Raw(body.get().to_string()))))
+}
+
 /// What a parser returns for one record: Kafka's `(Option[key], Option[payload])`, each
 /// already a string, and their JSON trees where the decoder produced JSON (for our JSON
 /// layout, which nests them instead of quoting them).
@@ -143,6 +157,10 @@ impl Serialize for Json {
         match self {
             Self::Null => serializer.serialize_none(),
             Self::Bool(value) => serializer.serialize_bool(*value),
+            Self::Raw(text) => match serde_json::value::RawValue::from_string(text.clone()) {
+                Ok(raw) => raw.serialize(serializer),
+                Err(_) => serializer.serialize_str(text),
+            },
             Self::Int(value) => serializer.serialize_i64(*value),
             Self::Text(text) => serializer.serialize_str(text),
             // Bytes as Kafka's JSON shows them: base64 text.

@@ -19,7 +19,11 @@
 //!   skipped). Share-group types (9 and up, whose numbering moved between releases) and any
 //!   other print `Unknown record type T at offset O, skipping.` A record that does not decode
 //!   prints `Error at offset O, skipping. REASON`; a record without a key, which stops
-//!   kafka-dump-log with an exception, prints the same error line and the dump goes on.
+//!   kafka-dump-log with an exception, prints the same error line and the dump goes on, unless
+//!   it is one of this model's group records (no key, the value a `GroupRecord` as JSON), which
+//!   prints as `{"type":"OffsetCommit"}` and its body as stored.
+
+use mirrorsim::coordinator::group::GroupRecord;
 
 use super::schema::{self, from, Field, Json, Message, Type, Versions, NONE};
 use super::Decoded;
@@ -300,6 +304,9 @@ fn schemas_of(record_type: i16) -> Option<(&'static Message, &'static Message)> 
 /// Decodes one `__consumer_offsets` record.
 pub(super) fn decode(offset: i64, key: Option<&[u8]>, value: Option<&[u8]>) -> Decoded {
     let Some(key) = key else {
+        if let Some(model) = super::model_record::<GroupRecord>(value) {
+            return model;
+        }
         return Decoded::key_only(format!(
             "Failed to decode message at offset {offset} using offset topic decoder (message \
              had a missing key)"

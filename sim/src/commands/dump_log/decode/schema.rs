@@ -135,6 +135,8 @@ pub(crate) enum Json {
     Array(Vec<Json>),
     /// Fields in schema order.
     Object(Vec<(&'static str, Json)>),
+    /// A JSON document kept as the text it was stored as (the model's coordinator records).
+    Raw(String),
 }
 
 impl Json {
@@ -160,6 +162,7 @@ impl fmt::Display for Json {
         match self {
             Self::Null => f.write_str("null"),
             Self::Bool(value) => write!(f, "{value}"),
+            Self::Raw(text) => f.write_str(text),
             Self::Int(value) => write!(f, "{value}"),
             Self::Text(text) => write_json_string(f, text),
             Self::Bytes(bytes) => write!(f, "\"{}\"", STANDARD.encode(bytes)),

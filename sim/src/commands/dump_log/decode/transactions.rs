@@ -16,7 +16,11 @@
 //!   (the same members; the README says so).
 //! - Where kafka-dump-log stops with an exception (no key, a value version or status it does
 //!   not know, a record that does not decode), this prints `Error at offset O, skipping.
-//!   REASON` as the offsets decoder does, and the dump goes on.
+//!   REASON` as the offsets decoder does, and the dump goes on. A keyless record that is one of
+//!   this model's transaction records (a `TransactionRecord` as JSON) prints as
+//!   `{"type":"Metadata"}` and its body as stored.
+
+use mirrorsim::coordinator::transaction::TransactionRecord;
 
 use super::schema::{self, from, Field, Json, Message, Type, Versions, NONE};
 use super::Decoded;
@@ -74,7 +78,11 @@ pub(super) fn decode(offset: i64, key: Option<&[u8]>, value: Option<&[u8]>) -> D
 }
 
 fn decode_record(key: Option<&[u8]>, value: Option<&[u8]>) -> Result<Decoded, String> {
-    let key = key.ok_or("the record has no key")?;
+    let Some(key) = key else {
+        return super::model_record::<TransactionRecord>(value).ok_or_else(|| {
+            "the record has no key (nor is it a transaction record of this model)".to_string()
+        });
+    };
     let (version, body) = schema::split_version(key).ok_or("the key has no version")?;
     if version != 0 {
         return Ok(Decoded::key_only(format!("unknown::version={version}")));
