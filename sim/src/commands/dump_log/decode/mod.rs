@@ -44,12 +44,10 @@ impl RecordDecoder {
     /// The key and payload of a data record as this decoder shows them.
     pub(super) fn decode(self, offset: i64, key: Option<&[u8]>, value: Option<&[u8]>) -> Decoded {
         match self {
-            Self::Strings => Decoded::text(
-                key.map(|k| String::from_utf8_lossy(k).into_owned())
-                    .unwrap_or_default(),
-                value.map(|v| String::from_utf8_lossy(v).into_owned()),
-            )
-            .without_absent_key(key.is_none()),
+            Self::Strings => {
+                let lossy = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+                Decoded::text(key.map(lossy), value.map(lossy))
+            }
             Self::Offsets => offsets::decode(offset, key, value),
             Self::TransactionLog => transactions::decode(offset, key, value),
             Self::MirrorState => mirror_state::decode(offset, value),
@@ -84,9 +82,9 @@ pub(crate) struct Decoded {
 
 impl Decoded {
     /// Plain strings.
-    fn text(key: String, payload: Option<String>) -> Self {
+    fn text(key: Option<String>, payload: Option<String>) -> Self {
         Self {
-            key: Some(key),
+            key,
             payload,
             key_json: None,
             payload_json: None,
@@ -115,13 +113,6 @@ impl Decoded {
             key_json: None,
             payload_json: None,
         }
-    }
-
-    fn without_absent_key(mut self, absent: bool) -> Self {
-        if absent {
-            self.key = None;
-        }
-        self
     }
 }
 

@@ -323,7 +323,8 @@ pub(super) fn decode(offset: i64, key: Option<&[u8]>, value: Option<&[u8]>) -> D
     }
 }
 
-pub(super) enum RecordProblem {
+/// Why a record did not decode, in the two kinds Kafka's parser tells apart.
+enum RecordProblem {
     UnknownType(i16),
     Bad(String),
 }

@@ -92,7 +92,7 @@ fn decode_record(key: Option<&[u8]>, value: Option<&[u8]>) -> Result<Decoded, St
     let id = text(&key, "transactionalId");
     let key_line = format!("transaction_metadata::transactionalId={id}");
     let Some(value) = value else {
-        return Ok(Decoded::text(key_line, Some("<DELETE>".to_string())));
+        return Ok(Decoded::text(Some(key_line), Some("<DELETE>".to_string())));
     };
     let (version, body) = schema::split_version(value).ok_or("the value has no version")?;
     if !TRANSACTION_LOG_VALUE.valid.contains(version) {
@@ -102,7 +102,7 @@ fn decode_record(key: Option<&[u8]>, value: Option<&[u8]>) -> Result<Decoded, St
     }
     let value = schema::read(&TRANSACTION_LOG_VALUE, version, body)
         .map_err(|error| format!("the value does not decode: {error}"))?;
-    Ok(Decoded::text(key_line, Some(format_value(&value)?)))
+    Ok(Decoded::text(Some(key_line), Some(format_value(&value)?)))
 }
 
 fn format_value(value: &Json) -> Result<String, String> {
