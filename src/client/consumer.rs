@@ -63,7 +63,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::error::{require_positive_ms, ClientConfigError};
 use super::fetch::{completed_fetch, ConsumerRecord, IsolationLevel};
-use super::io::{invalidates_metadata, next_wakeup_after, ClientIo};
+use super::io::{invalidates_metadata, ClientIo, WakeupAfter};
 use crate::log::FetchIsolation;
 use crate::node::Node;
 use crate::record::{RecordBatch, RecordError};
@@ -831,13 +831,14 @@ impl Node for Consumer {
         let Some(now_ms) = self.now_ms else {
             return Some(0); // Not started: wake at once (0 is never after a simulated clock).
         };
-        let mut wakeups: Vec<i64> = self.io.wakeups().collect();
+        let mut wakeups = WakeupAfter::new(now_ms);
+        wakeups.extend(self.io.wakeups());
         for partition in self.partitions.values() {
             if let Phase::Idle { not_before_ms } = partition.phase {
                 wakeups.push(not_before_ms);
             }
         }
-        next_wakeup_after(wakeups, now_ms)
+        wakeups.earliest()
     }
 
     fn take_outbox(&mut self) -> Vec<Envelope> {

@@ -50,7 +50,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::consumer::{Consumer, ConsumerConfig, ConsumerEvent};
 use super::error::{require_positive_ms, ClientConfigError};
 use super::in_flight::InFlightRequests;
-use super::io::next_wakeup_after;
+use super::io::WakeupAfter;
 use crate::node::Node;
 
 /// The group half's first correlation id (the embedded consumer counts from 1).
@@ -739,7 +739,7 @@ impl Node for GroupConsumer {
         if self.phase == Phase::Left {
             return self.in_flight.next_deadline();
         }
-        let mut wakeups: Vec<i64> = Vec::new();
+        let mut wakeups = WakeupAfter::new(now_ms);
         wakeups.extend(self.in_flight.next_deadline());
         match self.coordinator {
             None => wakeups.push(self.find_not_before_ms),
@@ -758,7 +758,7 @@ impl Node for GroupConsumer {
         if self.consumer_started {
             wakeups.extend(self.consumer.poll_timeout());
         }
-        next_wakeup_after(wakeups, now_ms)
+        wakeups.earliest()
     }
 
     fn take_outbox(&mut self) -> Vec<Envelope> {

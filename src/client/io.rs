@@ -127,13 +127,41 @@ impl<P> ClientIo<P> {
     }
 }
 
-/// The earliest of `wakeups` after `now_ms`: anything due by now was done, or is blocked on
-/// an answer or a later timer.
-pub(super) fn next_wakeup_after(
-    wakeups: impl IntoIterator<Item = i64>,
+/// The earliest of the wake-ups given to it that is after `now_ms`: anything due by now was
+/// done, or is blocked on an answer or a later timer. Folded as they come, since a client's
+/// deadline is asked after every input and nothing needs collecting.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct WakeupAfter {
     now_ms: i64,
-) -> Option<i64> {
-    wakeups.into_iter().filter(|at| *at > now_ms).min()
+    earliest: Option<i64>,
+}
+
+impl WakeupAfter {
+    pub(super) fn new(now_ms: i64) -> Self {
+        Self {
+            now_ms,
+            earliest: None,
+        }
+    }
+
+    pub(super) fn push(&mut self, at_ms: i64) {
+        if at_ms > self.now_ms {
+            self.earliest = Some(self.earliest.map_or(at_ms, |earliest| earliest.min(at_ms)));
+        }
+    }
+
+    /// The earliest wake-up after `now_ms`, if any was given.
+    pub(super) fn earliest(self) -> Option<i64> {
+        self.earliest
+    }
+}
+
+impl Extend<i64> for WakeupAfter {
+    fn extend<I: IntoIterator<Item = i64>>(&mut self, wakeups: I) {
+        for at_ms in wakeups {
+            self.push(at_ms);
+        }
+    }
 }
 
 /// Errors after which the cached leader is probably wrong (Java's `InvalidMetadataException`).

@@ -21,7 +21,7 @@ use std::collections::VecDeque;
 
 use bytes::Bytes;
 
-use super::io::{next_wakeup_after, ClientIo};
+use super::io::{ClientIo, WakeupAfter};
 use crate::node::Node;
 use crate::protocol::{Envelope, ErrorCode, NodeId, Response, TopicPartition};
 use crate::record::{BatchBuilder, CompressionType, RecordBatch};
@@ -257,7 +257,7 @@ pub(super) trait ProducerNode {
     fn pump(&mut self, now_ms: i64);
     /// The producer's own wake-ups beyond the plumbing's: its next lookup and every batch's
     /// retry time and delivery deadline.
-    fn own_wakeups(&self, wakeups: &mut Vec<i64>);
+    fn own_wakeups(&self, wakeups: &mut WakeupAfter);
 }
 
 impl<P: ProducerNode> Node for P {
@@ -288,9 +288,10 @@ impl<P: ProducerNode> Node for P {
         if self.has_fatal_error() {
             return None;
         }
-        let mut wakeups: Vec<i64> = self.io().wakeups().collect();
+        let mut wakeups = WakeupAfter::new(now_ms);
+        wakeups.extend(self.io().wakeups());
         self.own_wakeups(&mut wakeups);
-        next_wakeup_after(wakeups, now_ms)
+        wakeups.earliest()
     }
 
     fn take_outbox(&mut self) -> Vec<Envelope> {

@@ -84,7 +84,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use bytes::Bytes;
 
 use super::error::{require_positive_ms, ClientConfigError};
-use super::io::{invalidates_metadata, ClientIo};
+use super::io::{invalidates_metadata, ClientIo, WakeupAfter};
 use super::produce_core::{
     ack_records, encode_batch, fail_records, queued_wakeup, take_expired_records, BatchState,
     PendingRecord, ProducerBatch, ProducerIdAndEpoch, ProducerNode, RecordEvent, SendHandle,
@@ -916,7 +916,7 @@ impl ProducerNode for IdempotentProducer {
         }
     }
 
-    fn own_wakeups(&self, wakeups: &mut Vec<i64>) {
+    fn own_wakeups(&self, wakeups: &mut WakeupAfter) {
         if self.producer.is_none() && !self.init_in_flight {
             wakeups.push(self.init_not_before_ms);
         }

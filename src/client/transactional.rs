@@ -77,7 +77,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use bytes::Bytes;
 
 use super::error::{require_positive_ms, ClientConfigError};
-use super::io::{invalidates_metadata, ClientIo};
+use super::io::{invalidates_metadata, ClientIo, WakeupAfter};
 use super::produce_core::{
     ack_records, encode_batch, fail_records, queued_wakeup, take_expired_records, BatchState,
     PendingRecord, ProducerBatch, ProducerNode, RecordEvent, DUPLICATE_SEQUENCE_NUMBER,
@@ -1012,7 +1012,7 @@ impl ProducerNode for TransactionalProducer {
         }
     }
 
-    fn own_wakeups(&self, wakeups: &mut Vec<i64>) {
+    fn own_wakeups(&self, wakeups: &mut WakeupAfter) {
         if !self.coordinator_request_in_flight {
             wakeups.push(self.coordinator_not_before_ms);
         }
