@@ -77,13 +77,15 @@ pub(crate) fn run_command(
         }
     });
     let report = match outcome {
-        // Whoever read the trace stopped reading (`replay … | head`): nothing more to print.
-        Ok((report, true, _)) => return ExitCode::from(report.verdict.exit_code()),
-        Ok((report, false, disks)) => {
+        Ok((report, output_failed, disks)) => {
             if let Some(dir) = &args.logs {
                 if let Err(code) = write_logs(dir, &disks) {
                     return code;
                 }
+            }
+            // Whoever read the trace stopped reading (`replay … | head`): nothing more to print.
+            if output_failed {
+                return ExitCode::from(report.verdict.exit_code());
             }
             report
         }
