@@ -66,13 +66,14 @@ impl Checkers {
                 }
                 records.unverified.extend(verified);
             }
+            let mut values = ValueCursor::default();
             while records
                 .unverified
                 .first()
                 .is_some_and(|(offset, _)| *offset < log.high_watermark().0)
             {
                 let (offset, value) = records.unverified.pop_first().expect("checked above");
-                match record_value_at(log, offset) {
+                match values.value_at(log, offset) {
                     Some(found) if found == value => {}
                     found => out.push(Violation {
                         invariant: Invariant::AckedWritesDurable,

@@ -13,7 +13,7 @@ use mirrorsim::protocol::{BrokerId, ClusterIndex, NodeId, TopicPartition};
 
 use super::invariants::{Invariant, Violation};
 use super::outcomes::{transaction_outcomes, TxnOutcome};
-use super::reads::{cluster_of_value, record_value_at, LeaderLogs};
+use super::reads::{cluster_of_value, LeaderLogs, ValueCursor};
 use crate::world::workload::{parse_value, History, PollRecord, RecordId};
 
 /// For a broker still leading a partition in `leader_epoch` with `high_watermark`: the later
@@ -407,6 +407,8 @@ pub(super) fn check_polls(
     skip_rewritten: &SkipRewrittenByMirroring<'_>,
 ) -> Vec<Violation> {
     let mut out = Vec::new();
+    // One cursor per log: a consumer's reads of a partition walk its batches in order.
+    let mut values: BTreeMap<(ClusterIndex, &TopicPartition), ValueCursor> = BTreeMap::new();
     for ((consumer, incarnation), polls) in &history.polls {
         let mut last: BTreeMap<&TopicPartition, i64> = BTreeMap::new();
         for (index, poll) in polls.iter().enumerate() {
@@ -414,7 +416,10 @@ pub(super) fn check_polls(
             let previous = last.insert(&poll.topic_partition, poll.offset);
             if let Some(log) = logs.leader_log(cluster, &poll.topic_partition) {
                 if poll.offset < log.high_watermark().0 && !rewritten(*consumer, poll) {
-                    let found = record_value_at(log, poll.offset);
+                    let found = values
+                        .entry((cluster, &poll.topic_partition))
+                        .or_default()
+                        .value_at(log, poll.offset);
                     if found.as_deref() != Some(poll.value.as_str()) {
                         out.push(Violation {
                             invariant: Invariant::InconsistentOffsets,

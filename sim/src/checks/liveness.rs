@@ -11,7 +11,7 @@ use mirrorsim::mirror::TopicMirrorConfig;
 use mirrorsim::protocol::{ClusterIndex, TopicPartition};
 
 use super::invariants::{Invariant, Violation};
-use super::reads::{cluster_of_value, LeaderLogs};
+use super::reads::{cluster_of_value, record_value_at_is, LeaderLogs};
 use super::view::{broker_view, current_leader, BrokerView, ControllerView};
 use crate::world::workload::History;
 
@@ -549,10 +549,7 @@ impl Checkers {
         let Some(log) = logs.leader_log(cluster, tp) else {
             return false;
         };
-        let holds_it = log
-            .batches_from(Offset(offset))
-            .next()
-            .is_some_and(|batch| record_value_in(batch, offset).as_deref() == Some(value));
+        let holds_it = record_value_at_is(log, offset, value);
         if !holds_it {
             return false;
         }
@@ -603,10 +600,7 @@ impl Checkers {
         let Some(log) = logs.leader_log(cluster, tp) else {
             return false;
         };
-        let holds_it = log
-            .batches_from(Offset(offset))
-            .next()
-            .is_some_and(|batch| record_value_in(batch, offset).as_deref() == Some(value));
+        let holds_it = record_value_at_is(log, offset, value);
         holds_it
             && txn_ends
                 .end_at(cluster, tp, log, offset)
@@ -771,6 +765,6 @@ impl Checkers {
         !self.durable_topics.contains(&(cluster, tp.topic.clone()))
             && logs
                 .leader_log(cluster, tp)
-                .is_some_and(|log| record_value_at(log, offset).as_deref() != Some(value))
+                .is_some_and(|log| !record_value_at_is(log, offset, value))
     }
 }

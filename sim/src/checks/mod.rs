@@ -92,7 +92,7 @@ use outcomes::{
 pub use reads::LeaderLogs;
 use reads::{
     cluster_of_value, control_batches_span, control_run_before, offset_of_value, record_value_at,
-    record_value_in, ViewLeaderLogs,
+    record_value_is, ValueCursor, ViewLeaderLogs,
 };
 use transactions::{check_delivered_records, check_transaction_atomicity, commits_confirmed_at};
 
@@ -330,8 +330,7 @@ impl LogVersion {
             && self
                 .batches
                 .get(at)
-                .and_then(|batch| record_value_in(batch, offset))
-                == Some(value.to_owned())
+                .is_some_and(|batch| record_value_is(batch, offset, value))
     }
 
     /// Whether this version held no record a consumer must receive in `[from, to)`: control
@@ -985,6 +984,7 @@ mod tests {
     use super::deposed::read_from_deposed_tail;
     use super::history::{jumped_over_loss, OutcomeLost};
     use super::liveness::{above_forgotten_txn, marker_fenced_after_coordinator_rollback};
+    use super::reads::record_value_at_is;
     use super::*;
     use bytes::Bytes;
     use mirrorsim::broker::BrokerStorage;
@@ -2969,6 +2969,49 @@ mod tests {
         let mut builder = BatchBuilder::default();
         builder.append(0, None, Some(Bytes::from(value.to_string())), vec![]);
         builder.build()
+    }
+
+    #[test]
+    fn a_value_cursor_reads_what_record_value_at_reads_at_every_offset() {
+        // Batches of several records (one with a null value), a commit marker between them,
+        // a single-record batch: every offset, in order and out of order, past the end.
+        let mut three = BatchBuilder::idempotent(7, 0, 0);
+        three.transactional = true;
+        for value in [Some("a"), None, Some("c")] {
+            three.append(0, None, value.map(|v| Bytes::from(v.to_string())), vec![]);
+        }
+        let mut two = BatchBuilder::default();
+        two.append(0, None, Some(Bytes::from_static(b"d")), vec![]);
+        two.append(0, None, Some(Bytes::from_static(b"\xffe")), vec![]);
+        let log = log_committed_to(
+            &[
+                (three.build(), AppendOrigin::Client),
+                (marker(7, true), AppendOrigin::Coordinator),
+                (two.build(), AppendOrigin::Client),
+                (plain_batch("f"), AppendOrigin::Client),
+            ],
+            None,
+        );
+        let offsets: Vec<i64> = (-1..9).chain([5, 0, 6, 2, 7, 3, 1]).collect();
+        let mut cursor = ValueCursor::default();
+        for offset in offsets {
+            assert_eq!(
+                cursor.value_at(&log, offset),
+                record_value_at(&log, offset),
+                "offset {offset}"
+            );
+        }
+        assert_eq!(
+            cursor.value_at(&log, 1),
+            Some(String::new()),
+            "a null value"
+        );
+        assert_eq!(cursor.value_at(&log, 3), None, "the marker");
+        assert_eq!(cursor.value_at(&log, 5), Some("\u{fffd}e".to_string()));
+        assert!(record_value_at_is(&log, 5, "\u{fffd}e"));
+        assert!(record_value_at_is(&log, 1, ""));
+        assert!(!record_value_at_is(&log, 3, ""));
+        assert!(!record_value_at_is(&log, 0, "c"));
     }
 
     #[test]

@@ -42,6 +42,107 @@ pub(super) fn record_value_in(
         })
 }
 
+/// [`record_value_at`] for walks that ask one log for many offsets in turn: the batch holding
+/// the last offset asked is decoded once and kept (each [`record_value_at`] decodes a batch's
+/// records up to the offset again, quadratic in a batch's length over a walk of it). Give each
+/// log its own cursor; a log that changed since the cursor read it needs a new one.
+#[derive(Debug, Default)]
+pub(super) struct ValueCursor {
+    /// The kept batch; `None` before the first read.
+    batch: Option<KeptBatch>,
+}
+
+/// One batch's offsets and its data records' values (none for a control batch).
+#[derive(Debug)]
+struct KeptBatch {
+    base_offset: i64,
+    last_offset: i64,
+    values: Vec<(i64, String)>,
+}
+
+impl ValueCursor {
+    /// The value of the data record at `offset` of `log`, exactly as [`record_value_at`] gives it.
+    pub(super) fn value_at(
+        &mut self,
+        log: &PartitionLog<MemoryDirDisk>,
+        offset: i64,
+    ) -> Option<String> {
+        let kept = self
+            .batch
+            .as_ref()
+            .is_some_and(|kept| (kept.base_offset..=kept.last_offset).contains(&offset));
+        if !kept {
+            let batch = log.batches_from(Offset(offset)).next()?;
+            if batch.base_offset() > offset {
+                return None;
+            }
+            let values = if batch.is_control() {
+                Vec::new()
+            } else {
+                batch
+                    .records()
+                    .filter_map(Result::ok)
+                    .map(|record| {
+                        let value = record
+                            .value
+                            .as_deref()
+                            .map(|bytes| String::from_utf8_lossy(bytes).into_owned())
+                            .unwrap_or_default();
+                        (record.offset, value)
+                    })
+                    .collect()
+            };
+            self.batch = Some(KeptBatch {
+                base_offset: batch.base_offset(),
+                last_offset: batch.last_offset(),
+                values,
+            });
+        }
+        self.batch
+            .as_ref()?
+            .values
+            .iter()
+            .find(|(at, _)| *at == offset)
+            .map(|(_, value)| value.clone())
+    }
+}
+
+/// Whether `batch`'s data record at `offset` has the value `value` (as [`record_value_in`]
+/// would give it, a null value as the empty string), without building the value: the per-step
+/// checks ask this for every record a consumer could have read.
+pub(super) fn record_value_is(
+    batch: &mirrorsim::record::RecordBatch,
+    offset: i64,
+    value: &str,
+) -> bool {
+    if batch.base_offset() > offset || batch.is_control() {
+        return false;
+    }
+    batch
+        .records()
+        .filter_map(Result::ok)
+        .find(|record| record.offset == offset)
+        .is_some_and(|record| {
+            let bytes = record.value.as_deref().unwrap_or_default();
+            match std::str::from_utf8(bytes) {
+                Ok(text) => text == value,
+                // As record_value_in reads it: malformed bytes replaced.
+                Err(_) => String::from_utf8_lossy(bytes) == value,
+            }
+        })
+}
+
+/// Whether the data record at `offset` of `log` has the value `value` ([`record_value_is`]).
+pub(super) fn record_value_at_is(
+    log: &PartitionLog<MemoryDirDisk>,
+    offset: i64,
+    value: &str,
+) -> bool {
+    log.batches_from(Offset(offset))
+        .next()
+        .is_some_and(|batch| record_value_is(batch, offset, value))
+}
+
 /// Where a value sits in the log, if anywhere (for violation details).
 pub(super) fn offset_of_value(log: &PartitionLog<MemoryDirDisk>, value: &str) -> Option<i64> {
     log.batches_from(log.log_start_offset())
