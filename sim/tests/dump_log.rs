@@ -821,6 +821,21 @@ fn dump_log_decodes_the_logs_a_simulated_run_wrote() {
         .collect::<Vec<_>>();
     assert!(!batches.is_empty());
     assert!(batches.iter().all(|batch| batch["valid"] == true));
+    // Every file of a partition directory, the model's checkpoint files beside the segment.
+    let partition = std::path::Path::new(&segments[0]).parent().unwrap();
+    let mut files: Vec<String> = std::fs::read_dir(partition)
+        .unwrap()
+        .map(|entry| entry.unwrap().path().to_str().unwrap().to_string())
+        .collect();
+    files.sort();
+    let mut args = vec!["dump-log"];
+    args.extend(files.iter().map(String::as_str));
+    let output = mirrorsim(&args);
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(stderr(&output), "", "{files:?}");
+    assert!(stdout_lines(&output)
+        .iter()
+        .any(|line| line.starts_with("highWatermark=")));
 
     // active_passive: transactional producers, so __transaction_state.
     run_writing_logs("active_passive.toml", "3", &dir);
@@ -833,6 +848,45 @@ fn dump_log_decodes_the_logs_a_simulated_run_wrote() {
     assert!(text.contains("key: {\"type\":\"Metadata\"}"));
     assert!(text.contains("\"state\":\"CompleteCommit\""));
     assert!(!text.contains("Error at offset"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn dump_log_reads_the_models_offset_checkpoints_and_names_a_bad_one() {
+    let dir = std::env::temp_dir().join(format!("mirrorsim-checkpoints-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cases = [
+        (
+            "high-watermark.checkpoint",
+            "482\n",
+            Some("highWatermark: 482"),
+        ),
+        (
+            "log-start-offset.checkpoint",
+            "7\n",
+            Some("logStartOffset: 7"),
+        ),
+    ];
+    for (name, content, expected) in cases {
+        let path = dir.join(name);
+        std::fs::write(&path, content).unwrap();
+        let output = mirrorsim(&["dump-log", path.to_str().unwrap(), "--format", "kafka"]);
+        assert_eq!(output.status.code(), Some(0));
+        assert_eq!(stderr(&output), "");
+        assert_eq!(stdout_lines(&output).last().map(String::as_str), expected);
+    }
+    // Damage is named at its byte, not read as a broken segment's batch.
+    for (content, reason) in [
+        ("48x\n", "not an offset: \"48x\""),
+        ("1\n2\n", "line after the offset: \"2\""),
+        ("", "empty checkpoint file"),
+    ] {
+        let path = dir.join("high-watermark.checkpoint");
+        std::fs::write(&path, content).unwrap();
+        let output = mirrorsim(&["dump-log", path.to_str().unwrap()]);
+        assert_eq!(output.status.code(), Some(0));
+        assert!(stderr(&output).contains(reason), "{}", stderr(&output));
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 

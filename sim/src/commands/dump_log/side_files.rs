@@ -38,6 +38,11 @@ pub enum FileKind {
     LeaderEpochCheckpoint,
     /// `partition.metadata`: the partition's topic id.
     PartitionMetadata,
+    /// This model's own `high-watermark.checkpoint` and `log-start-offset.checkpoint` (one
+    /// offset as a decimal line, in each partition directory `run --logs` writes; Kafka keeps
+    /// these per log directory, in `replication-offset-checkpoint` and
+    /// `log-start-offset-checkpoint`).
+    ModelOffsetCheckpoint,
 }
 
 impl FileKind {
@@ -46,6 +51,9 @@ impl FileKind {
         match file_name {
             "leader-epoch-checkpoint" => return Self::LeaderEpochCheckpoint,
             "partition.metadata" => return Self::PartitionMetadata,
+            "high-watermark.checkpoint" | "log-start-offset.checkpoint" => {
+                return Self::ModelOffsetCheckpoint
+            }
             _ => {}
         }
         match file_name.rsplit_once('.').map(|(_, suffix)| suffix) {
@@ -126,6 +134,7 @@ pub(super) fn dump_side_file(
         FileKind::ProducerSnapshot => producer_snapshot(bytes),
         FileKind::LeaderEpochCheckpoint => leader_epoch_checkpoint(bytes),
         FileKind::PartitionMetadata => partition_metadata(bytes),
+        FileKind::ModelOffsetCheckpoint => model_offset_checkpoint(bytes, &source.file_name),
         // Segments are dumped batch by batch by `dump_reader`; nothing to decode here.
         FileKind::Segment => Decoded::new(),
     };
@@ -554,6 +563,38 @@ fn partition_metadata(bytes: &[u8]) -> Decoded {
     }
     if !fields.is_empty() {
         decoded.lines.push(Line::new(fields));
+    }
+    decoded
+}
+
+/// This model's `high-watermark.checkpoint` (`highWatermark: N`) or
+/// `log-start-offset.checkpoint` (`logStartOffset: N`): one decimal offset on one line.
+fn model_offset_checkpoint(bytes: &[u8], file_name: &str) -> Decoded {
+    let name = if file_name.starts_with("high-watermark") {
+        "highWatermark"
+    } else {
+        "logStartOffset"
+    };
+    let mut decoded = Decoded::new();
+    let mut lines = text_lines(bytes);
+    let problem = match (lines.next(), lines.next()) {
+        (Some((at, line)), None) => match line.parse::<i64>() {
+            Ok(offset) => {
+                decoded
+                    .lines
+                    .push(Line::new(vec![(name, Value::Int(offset))]));
+                None
+            }
+            Err(_) => Some((at, format!("not an offset: {line:?}"))),
+        },
+        (Some(_), Some((at, extra))) => Some((at, format!("line after the offset: {extra:?}"))),
+        (None, _) => Some((0, "empty checkpoint file".to_string())),
+    };
+    if let Some((at, reason)) = problem {
+        decoded.tail = Some((
+            at,
+            RecordError::new(at, RecordErrorKind::CorruptRecord(reason)),
+        ));
     }
     decoded
 }
