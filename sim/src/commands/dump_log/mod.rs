@@ -26,7 +26,8 @@
 //!   string decoder, or a topic decoder for `__consumer_offsets`, `__transaction_state` or
 //!   `__mirror_state` (`decode/`), which adds the decoded key and payload to every layout.
 //! - A file named like a side file of a partition (`.index`, `.timeindex`, `.txnindex`,
-//!   `.snapshot`, `leader-epoch-checkpoint`, `partition.metadata`) is decoded as that file
+//!   `.snapshot`, `leader-epoch-checkpoint`, `partition.metadata`, and the model's own
+//!   `high-watermark.checkpoint` and `log-start-offset.checkpoint`) is decoded as that file
 //!   (`side_files.rs`) by [`dump_file`].
 //! - Only reading the input or writing the output can fail the dump ([`DumpError`]); nothing
 //!   here panics on bad input.
