@@ -26,6 +26,14 @@ pub(super) fn record_value_in(
     batch: &mirrorsim::record::RecordBatch,
     offset: i64,
 ) -> Option<String> {
+    data_record_in(batch, offset).map(|record| value_text(&record))
+}
+
+/// `batch`'s data record at `offset`, if it holds one there.
+fn data_record_in(
+    batch: &mirrorsim::record::RecordBatch,
+    offset: i64,
+) -> Option<mirrorsim::record::Record> {
     if batch.base_offset() > offset || batch.is_control() {
         return None;
     }
@@ -33,13 +41,16 @@ pub(super) fn record_value_in(
         .records()
         .filter_map(Result::ok)
         .find(|record| record.offset == offset)
-        .map(|record| {
-            record
-                .value
-                .as_deref()
-                .map(|bytes| String::from_utf8_lossy(bytes).into_owned())
-                .unwrap_or_default()
-        })
+}
+
+/// A record's value as the checks compare values: UTF-8 with malformed bytes replaced, a null
+/// value the empty string.
+fn value_text(record: &mirrorsim::record::Record) -> String {
+    record
+        .value
+        .as_deref()
+        .map(|bytes| String::from_utf8_lossy(bytes).into_owned())
+        .unwrap_or_default()
 }
 
 /// [`record_value_at`] for walks that ask one log for many offsets in turn: the batch holding
@@ -82,14 +93,7 @@ impl ValueCursor {
                 batch
                     .records()
                     .filter_map(Result::ok)
-                    .map(|record| {
-                        let value = record
-                            .value
-                            .as_deref()
-                            .map(|bytes| String::from_utf8_lossy(bytes).into_owned())
-                            .unwrap_or_default();
-                        (record.offset, value)
-                    })
+                    .map(|record| (record.offset, value_text(&record)))
                     .collect()
             };
             self.batch = Some(KeptBatch {
@@ -115,21 +119,14 @@ pub(super) fn record_value_is(
     offset: i64,
     value: &str,
 ) -> bool {
-    if batch.base_offset() > offset || batch.is_control() {
-        return false;
-    }
-    batch
-        .records()
-        .filter_map(Result::ok)
-        .find(|record| record.offset == offset)
-        .is_some_and(|record| {
-            let bytes = record.value.as_deref().unwrap_or_default();
-            match std::str::from_utf8(bytes) {
-                Ok(text) => text == value,
-                // As record_value_in reads it: malformed bytes replaced.
-                Err(_) => String::from_utf8_lossy(bytes) == value,
-            }
-        })
+    data_record_in(batch, offset).is_some_and(|record| {
+        let bytes = record.value.as_deref().unwrap_or_default();
+        match std::str::from_utf8(bytes) {
+            Ok(text) => text == value,
+            // As record_value_in reads it: malformed bytes replaced.
+            Err(_) => String::from_utf8_lossy(bytes) == value,
+        }
+    })
 }
 
 /// Whether the data record at `offset` of `log` has the value `value` ([`record_value_is`]).
