@@ -16,13 +16,11 @@
 use bytes::Bytes;
 use mirrorsim::record::{
     decompress, decompress_magic_v0, CompressionType, DecompressFailure, RecordError,
-    RecordErrorKind, DEFAULT_DECOMPRESSED_LIMIT,
+    RecordErrorKind, DEFAULT_DECOMPRESSED_LIMIT, LOG_OVERHEAD,
 };
 
 use super::model::{payload, BatchDump, LegacyCheck, RecordBody, RecordDump};
 
-/// Bytes before a message's CRC: its offset and size.
-const LOG_OVERHEAD: usize = 12;
 /// Where the CRC-covered part begins (the magic byte).
 const MAGIC_AT: usize = 16;
 /// Attribute bit 3: the timestamp is the broker's (LogAppendTime), magic 1 only.

@@ -90,16 +90,18 @@ impl DumpOptions {
         }
     }
 
-    /// Whether records are decoded: always in our layouts, with `--deep-iteration` or
-    /// `--print-data-log` in Kafka's.
+    /// Whether records are decoded: always in our layouts, with `--deep-iteration`,
+    /// `--print-data-log` or a topic decoder in Kafka's.
     fn reads_records(&self) -> bool {
-        self.format != OutputFormat::Kafka || self.prints_data() || self.deep_iteration
+        self.format != OutputFormat::Kafka || self.deep_iteration || self.record_decoder().is_some()
     }
 
-    /// Whether the kafka layout prints keys and payloads: `--print-data-log`, or a topic
-    /// decoder (kafka-dump-log's decoders imply it).
-    fn prints_data(&self) -> bool {
-        self.print_data_log || self.decoder.is_topic_decoder()
+    /// The decoder whose key and payload each data record carries: a topic decoder in every
+    /// layout (kafka-dump-log's decoders imply `--print-data-log`), Kafka's string decoder in
+    /// the kafka layout with `--print-data-log` (our layouts print keys and values themselves).
+    fn record_decoder(&self) -> Option<RecordDecoder> {
+        let strings_printed = self.format == OutputFormat::Kafka && self.print_data_log;
+        (self.decoder.is_topic_decoder() || strings_printed).then_some(self.decoder)
     }
 }
 
@@ -349,14 +351,17 @@ pub fn dump_reader(
     Ok(summary)
 }
 
-/// With a topic decoder, each data record's key and payload as it reads them (control records
-/// are not given to a decoder, as Kafka gives them to none).
+/// Each data record's key and payload as [`DumpOptions::record_decoder`] reads them (control
+/// records are not given to a decoder, as Kafka gives them to none).
 fn decode_records(batch: &mut model::BatchDump, options: DumpOptions) {
-    if !options.decoder.is_topic_decoder() || batch.is_control {
+    let Some(decoder) = options.record_decoder() else {
+        return;
+    };
+    if batch.is_control {
         return;
     }
     for record in &mut batch.records {
-        record.decoded = Some(options.decoder.decode(
+        record.decoded = Some(decoder.decode(
             record.offset,
             record.raw_key.as_deref(),
             record.raw_value.as_deref(),
@@ -456,10 +461,7 @@ fn write_batch(
     match options.format {
         OutputFormat::Text => output::write_text(out, batch),
         OutputFormat::Json => output::write_json(out, batch),
-        OutputFormat::Kafka => {
-            let data = options.prints_data().then_some(options.decoder);
-            output::write_kafka_batch(out, batch, data)
-        }
+        OutputFormat::Kafka => output::write_kafka_batch(out, batch),
     }
 }
 

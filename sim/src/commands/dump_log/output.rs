@@ -12,7 +12,6 @@ use std::io::{self, Write};
 
 use mirrorsim::record::ControlRecordType;
 
-use super::decode::RecordDecoder;
 use super::model::{BatchDump, ControlDump, Payload, RecordBody, RecordDump, SkippedDump};
 use super::{InvalidTail, TailLength};
 
@@ -194,37 +193,31 @@ pub(super) fn write_json_tail(out: &mut impl Write, tail: &InvalidTail) -> io::R
 }
 
 /// kafka-dump-log's batch line (`printBatchLevel` for magic 2) and, when the records were
-/// read, one `| offset: …` line per record (`dumpLog`'s deep iteration); with a decoder
-/// (`--print-data-log` or a topic decoder) the key and payload of data records as it shows
-/// them.
-pub(super) fn write_kafka_batch(
-    out: &mut impl Write,
-    batch: &BatchDump,
-    data: Option<RecordDecoder>,
-) -> io::Result<()> {
+/// read, one `| offset: …` line per record (`dumpLog`'s deep iteration), with the key and
+/// payload of a data record that was decoded (`--print-data-log` or a topic decoder).
+pub(super) fn write_kafka_batch(out: &mut impl Write, batch: &BatchDump) -> io::Result<()> {
     if batch.magic < 2 {
         write_kafka_legacy_entry_line(out, batch)?;
     } else {
         write_kafka_batch_line(out, batch)?;
     }
     for record in &batch.records {
-        write_kafka_record(out, batch.timestamp_type, record, data)?;
+        write_kafka_record(out, batch.timestamp_type, record)?;
     }
     Ok(())
 }
 
-/// `printBatchLevel`'s line for a v2 batch.
+/// `printBatchLevel`'s line for a v2 batch: its own fields, then the ones every entry has.
 fn write_kafka_batch_line(out: &mut impl Write, batch: &BatchDump) -> io::Result<()> {
     let delete_horizon = batch.delete_horizon_ms.map_or_else(
         || "OptionalLong.empty".to_string(),
         |ms| format!("OptionalLong[{ms}]"),
     );
-    writeln!(
+    write!(
         out,
         "baseOffset: {} lastOffset: {} count: {} baseSequence: {} lastSequence: {} \
          producerId: {} producerEpoch: {} partitionLeaderEpoch: {} isTransactional: {} \
-         isControl: {} deleteHorizonMs: {} position: {} {}: {} size: {} magic: {} \
-         compresscodec: {} crc: {} isvalid: {}",
+         isControl: {} deleteHorizonMs: {} ",
         batch.base_offset,
         batch.last_offset,
         batch.count,
@@ -236,25 +229,23 @@ fn write_kafka_batch_line(out: &mut impl Write, batch: &BatchDump) -> io::Result
         batch.is_transactional,
         batch.is_control,
         delete_horizon,
-        batch.position,
-        batch.timestamp_type,
-        batch.max_timestamp,
-        batch.size,
-        batch.magic,
-        batch.compression,
-        batch.crc,
-        batch.valid,
-    )
+    )?;
+    write_kafka_entry_fields(out, batch)
 }
 
 /// `printBatchLevel`'s line for a magic 0 or 1 message (`offset:` its last offset, then the
 /// fields every entry has); its records (`write_kafka_record`) carry each message's own
 /// `isValid` and `crc`, closed by the `}` Kafka's format string leaves there.
 fn write_kafka_legacy_entry_line(out: &mut impl Write, batch: &BatchDump) -> io::Result<()> {
+    write!(out, "offset: {} ", batch.last_offset)?;
+    write_kafka_entry_fields(out, batch)
+}
+
+/// The end of `printBatchLevel`'s line, the same for every magic.
+fn write_kafka_entry_fields(out: &mut impl Write, batch: &BatchDump) -> io::Result<()> {
     writeln!(
         out,
-        "offset: {} position: {} {}: {} size: {} magic: {} compresscodec: {} crc: {} isvalid: {}",
-        batch.last_offset,
+        "position: {} {}: {} size: {} magic: {} compresscodec: {} crc: {} isvalid: {}",
         batch.position,
         batch.timestamp_type,
         batch.max_timestamp,
@@ -270,7 +261,6 @@ fn write_kafka_record(
     out: &mut impl Write,
     timestamp_type: &str,
     record: &RecordDump,
-    data: Option<RecordDecoder>,
 ) -> io::Result<()> {
     write!(
         out,
@@ -289,19 +279,7 @@ fn write_kafka_record(
     match &record.body {
         RecordBody::Control { control, .. } => write_kafka_control(out, control)?,
         RecordBody::Data { .. } => {
-            if let Some(decoder) = data {
-                let fresh;
-                let decoded = match &record.decoded {
-                    Some(decoded) => decoded,
-                    None => {
-                        fresh = decoder.decode(
-                            record.offset,
-                            record.raw_key.as_deref(),
-                            record.raw_value.as_deref(),
-                        );
-                        &fresh
-                    }
-                };
+            if let Some(decoded) = &record.decoded {
                 if let Some(key) = &decoded.key {
                     write!(out, " key: {key}")?;
                 }

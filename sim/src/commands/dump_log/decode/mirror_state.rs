@@ -132,13 +132,13 @@ mod tests {
         let value = serde_json::to_vec(&record).unwrap();
         let decoded = decode(0, Some(&value));
         assert_eq!(
-            decoded.key.as_deref(),
+            decoded.printed().0.as_deref(),
             Some(
                 r#"{"type":"MirrorPartitionState","data":{"mirrorName":"m1","topicId":"AAAAAAAAAAAAAAAAAAAAAQ","partition":2}}"#
             )
         );
         assert_eq!(
-            decoded.payload.as_deref(),
+            decoded.printed().1.as_deref(),
             Some(
                 r#"{"data":{"state":"FAILED","leaderEpoch":4,"stateEpoch":9,"previousState":"MIRRORING","retryAttempt":2,"errorMessage":"source gone","ownWritesOnly":false,"sourceTopicId":null}}"#
             )
@@ -150,7 +150,7 @@ mod tests {
         };
         let decoded = decode(0, Some(&serde_json::to_vec(&epochs).unwrap()));
         assert_eq!(
-            decoded.payload.as_deref(),
+            decoded.printed().1.as_deref(),
             Some(r#"{"data":{"lastMirrorEpoch":3,"lastMirrorOffset":120}}"#)
         );
         let tombstone = MirrorStateRecord::LastMirroredEpoch {
@@ -159,17 +159,18 @@ mod tests {
             value: None,
         };
         let decoded = decode(0, Some(&serde_json::to_vec(&tombstone).unwrap()));
-        assert!(decoded.key.unwrap().contains("LastMirrorEpochs"));
-        assert_eq!(decoded.payload.as_deref(), Some("<DELETE>"));
+        assert!(decoded.printed().0.unwrap().contains("LastMirrorEpochs"));
+        assert_eq!(decoded.printed().1.as_deref(), Some("<DELETE>"));
     }
 
     #[test]
     fn anything_else_is_an_error_line() {
         let decoded = decode(7, Some(b"{\"Nope\":1}"));
         assert!(decoded
-            .key
+            .printed()
+            .0
             .unwrap()
             .starts_with("Error at offset 7, skipping. the value is not a mirror state record"));
-        assert!(decode(7, None).key.unwrap().contains("no value"));
+        assert!(decode(7, None).printed().0.unwrap().contains("no value"));
     }
 }

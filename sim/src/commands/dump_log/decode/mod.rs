@@ -16,7 +16,9 @@ mod offsets;
 pub(crate) mod schema;
 mod transactions;
 
-use serde::ser::{Serialize, SerializeStruct, Serializer};
+use std::fmt;
+
+use serde::ser::{Serialize, Serializer};
 
 use schema::Json;
 
@@ -69,76 +71,71 @@ fn model_record<T: serde::de::DeserializeOwned>(value: Option<&[u8]>) -> Option<
     Some(Decoded::json(key, Some(Json::Raw(body.get().to_string()))))
 }
 
-/// What a parser returns for one record: Kafka's `(Option[key], Option[payload])`, each
-/// already a string, and their JSON trees where the decoder produced JSON (for our JSON
-/// layout, which nests them instead of quoting them).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What a parser returns for one record: Kafka's `(Option[key], Option[payload])`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub(crate) struct Decoded {
-    pub key: Option<String>,
-    pub payload: Option<String>,
-    key_json: Option<Json>,
-    payload_json: Option<Json>,
+    pub key: Option<Part>,
+    pub payload: Option<Part>,
+}
+
+/// One side of a decoded record. Printed as the parser's string; in our JSON layout a JSON part
+/// is nested as itself instead of quoted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Part {
+    /// A decoder's JSON (the offsets and mirror-state decoders).
+    Json(Json),
+    /// Text (Kafka's string decoder, the transaction log's lines, the "skipping" lines).
+    Text(String),
+}
+
+impl fmt::Display for Part {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Json(json) => json.fmt(f),
+            Self::Text(text) => f.write_str(text),
+        }
+    }
+}
+
+impl Serialize for Part {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Json(json) => json.serialize(serializer),
+            Self::Text(text) => serializer.serialize_str(text),
+        }
+    }
 }
 
 impl Decoded {
     /// Plain strings.
     fn text(key: Option<String>, payload: Option<String>) -> Self {
         Self {
-            key,
-            payload,
-            key_json: None,
-            payload_json: None,
+            key: key.map(Part::Text),
+            payload: payload.map(Part::Text),
         }
     }
 
     /// A JSON key and value; a tombstone's value prints `<DELETE>` as Kafka's parsers print it.
     fn json(key: Json, value: Option<Json>) -> Self {
         Self {
-            key: Some(key.to_string()),
-            payload: Some(
-                value
-                    .as_ref()
-                    .map_or_else(|| "<DELETE>".to_string(), ToString::to_string),
-            ),
-            key_json: Some(key),
-            payload_json: value,
+            key: Some(Part::Json(key)),
+            payload: Some(value.map_or_else(|| Part::Text("<DELETE>".to_string()), Part::Json)),
         }
     }
 
     /// Only a key (Kafka's parsers put their "skipping" lines there) and no payload.
     fn key_only(key: String) -> Self {
         Self {
-            key: Some(key),
+            key: Some(Part::Text(key)),
             payload: None,
-            key_json: None,
-            payload_json: None,
         }
     }
-}
 
-/// In our JSON layout: `{"key": …, "payload": …}`, each a nested object where the decoder
-/// produced JSON, else a string or `null`.
-impl Serialize for Decoded {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut state = serializer.serialize_struct("Decoded", 2)?;
-        state.serialize_field("key", &Part(self.key.as_deref(), self.key_json.as_ref()))?;
-        state.serialize_field(
-            "payload",
-            &Part(self.payload.as_deref(), self.payload_json.as_ref()),
-        )?;
-        state.end()
-    }
-}
-
-struct Part<'a>(Option<&'a str>, Option<&'a Json>);
-
-impl Serialize for Part<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match (self.1, self.0) {
-            (Some(json), _) => json.serialize(serializer),
-            (None, Some(text)) => serializer.serialize_str(text),
-            (None, None) => serializer.serialize_none(),
-        }
+    /// The key and payload as printed (for tests).
+    #[cfg(test)]
+    pub(crate) fn printed(&self) -> (Option<String>, Option<String>) {
+        let text = |part: &Option<Part>| part.as_ref().map(ToString::to_string);
+        (text(&self.key), text(&self.payload))
     }
 }
 
@@ -185,9 +182,9 @@ mod tests {
     fn the_string_decoder_prints_keys_only_when_present_and_replaces_bad_utf8() {
         let decoded = RecordDecoder::Strings.decode(0, None, Some(b"v\xff"));
         assert_eq!(decoded.key, None);
-        assert_eq!(decoded.payload.as_deref(), Some("v\u{fffd}"));
+        assert_eq!(decoded.printed().1.as_deref(), Some("v\u{fffd}"));
         let decoded = RecordDecoder::Strings.decode(0, Some(b"k"), None);
-        assert_eq!(decoded.key.as_deref(), Some("k"));
+        assert_eq!(decoded.printed().0.as_deref(), Some("k"));
         assert_eq!(decoded.payload, None);
     }
 

@@ -427,17 +427,17 @@ mod tests {
         value.extend(1_700_000_000_000i64.to_be_bytes());
         let decoded = decode(5, Some(&key), Some(&value));
         assert_eq!(
-            decoded.key.as_deref(),
+            decoded.printed().0.as_deref(),
             Some(r#"{"type":"1","data":{"group":"g","topic":"orders","partition":3}}"#)
         );
         assert_eq!(
-            decoded.payload.as_deref(),
+            decoded.printed().1.as_deref(),
             Some(
                 r#"{"version":"3","data":{"offset":42,"leaderEpoch":7,"metadata":"","commitTimestamp":1700000000000}}"#
             )
         );
         let tombstone = decode(5, Some(&key), None);
-        assert_eq!(tombstone.payload.as_deref(), Some("<DELETE>"));
+        assert_eq!(tombstone.printed().1.as_deref(), Some("<DELETE>"));
     }
 
     #[test]
@@ -462,11 +462,11 @@ mod tests {
         value.push(0); // the struct's own tagged section
         let decoded = decode(3, Some(&key), Some(&value));
         assert_eq!(
-            decoded.key.as_deref(),
+            decoded.printed().0.as_deref(),
             Some(r#"{"type":"5","data":{"groupId":"cg","memberId":"m-1"}}"#)
         );
         assert_eq!(
-            decoded.payload.as_deref(),
+            decoded.printed().1.as_deref(),
             Some(
                 r#"{"version":"0","data":{"instanceId":null,"rackId":"r","clientId":"c1","clientHost":"h","subscribedTopicNames":["o"],"subscribedTopicRegex":null,"rebalanceTimeoutMs":30000,"serverAssignor":null,"classicMemberMetadata":{"sessionTimeoutMs":45000,"supportedProtocols":[{"name":"range","metadata":"Bw=="}]}}}"#
             )
@@ -477,21 +477,25 @@ mod tests {
     fn unknown_types_missing_keys_and_damage_are_lines_not_failures() {
         let decoded = decode(9, Some(&[0, 99, 0, 0]), Some(&[0, 0]));
         assert_eq!(
-            decoded.key.as_deref(),
+            decoded.printed().0.as_deref(),
             Some("Unknown record type 99 at offset 9, skipping.")
         );
         assert_eq!(decoded.payload, None);
         let decoded = decode(9, None, Some(&[0, 0]));
-        assert!(decoded.key.unwrap().contains("message had a missing key"));
+        assert!(decoded
+            .printed()
+            .0
+            .unwrap()
+            .contains("message had a missing key"));
         let decoded = decode(9, Some(&[0]), None);
         assert_eq!(
-            decoded.key.as_deref(),
+            decoded.printed().0.as_deref(),
             Some("Error at offset 9, skipping. Could not read version from key's buffer.")
         );
         let key = offset_commit_key(0, "g", "t", 0);
         let decoded = decode(9, Some(&key), Some(&[0, 9, 0]));
         assert_eq!(
-            decoded.key.as_deref(),
+            decoded.printed().0.as_deref(),
             Some(
                 "Error at offset 9, skipping. Could not read record with version 9 from value's \
                  buffer due to: Can't read version 9 of OffsetCommitValue."

@@ -204,11 +204,11 @@ mod tests {
     fn an_ongoing_transaction_prints_as_kafkas_transaction_log_formatter_prints_it() {
         let decoded = decode(0, Some(&key("tx-1")), Some(&value(1, &[("a", &[0, 2])])));
         assert_eq!(
-            decoded.key.as_deref(),
+            decoded.printed().0.as_deref(),
             Some("transaction_metadata::transactionalId=tx-1")
         );
         assert_eq!(
-            decoded.payload.as_deref(),
+            decoded.printed().1.as_deref(),
             Some(
                 "producerId:1000,producerEpoch:2,state=Ongoing,partitions=[a-0,a-2],\
                  txnLastUpdateTimestamp=1700000000123,txnTimeoutMs=60000"
@@ -216,33 +216,41 @@ mod tests {
         );
         // Empty leaves its partitions out, as Kafka does.
         let empty = decode(0, Some(&key("tx-1")), Some(&value(0, &[("a", &[0])])));
-        assert!(empty.payload.unwrap().contains("state=Empty,partitions=[]"));
+        assert!(empty
+            .printed()
+            .1
+            .unwrap()
+            .contains("state=Empty,partitions=[]"));
         let tombstone = decode(0, Some(&key("tx-1")), None);
-        assert_eq!(tombstone.payload.as_deref(), Some("<DELETE>"));
+        assert_eq!(tombstone.printed().1.as_deref(), Some("<DELETE>"));
     }
 
     #[test]
     fn other_versions_and_damage_are_lines_not_failures() {
         let decoded = decode(4, Some(&[0, 1, 0, 0]), Some(&[0, 0]));
-        assert_eq!(decoded.key.as_deref(), Some("unknown::version=1"));
+        assert_eq!(decoded.printed().0.as_deref(), Some("unknown::version=1"));
         assert_eq!(decoded.payload, None);
         let decoded = decode(4, Some(&key("t")), Some(&value(9, &[])));
         assert_eq!(
-            decoded.key.as_deref(),
+            decoded.printed().0.as_deref(),
             Some(
                 "Error at offset 4, skipping. Unknown transaction state id 9 from the \
                  transaction status message"
             )
         );
         let decoded = decode(4, Some(&key("t")), Some(&[0, 2]));
-        assert!(decoded.key.unwrap().contains("Unknown version 2"));
+        assert!(decoded.printed().0.unwrap().contains("Unknown version 2"));
         let decoded = decode(4, None, None);
-        assert!(decoded.key.unwrap().contains("no key"));
+        assert!(decoded.printed().0.unwrap().contains("no key"));
         let full = value(1, &[("a", &[0])]);
         for cut in 2..full.len() {
             let decoded = decode(4, Some(&key("t")), Some(&full[..cut]));
             assert!(
-                decoded.key.unwrap().starts_with("Error at offset 4"),
+                decoded
+                    .printed()
+                    .0
+                    .unwrap()
+                    .starts_with("Error at offset 4"),
                 "cut {cut}"
             );
         }
